@@ -1,0 +1,24 @@
+"""pypto_sim: write PTO-level NPU kernels in Python and run them, cycle by cycle, on a
+simulated Ascend-style NPU.
+
+``import pypto_sim as pto`` gives the public API of API.md; nothing else is exported here.
+"""
+from .dtypes import bool_, float16, float32, int32
+from .errors import (CompileError, DeadlockError, L1CapacityError, LaunchError,
+                     NPUUnavailableError, OutOfBoundsError, PtoError, RaceError,
+                     SimulationLimitError, UninitializedReadError, UseAfterFreeError)
+from .frontend.builtins import BUILTINS as _BUILTINS
+from .frontend.kernel import Kernel, kernel
+
+globals().update(_BUILTINS)
+
+__version__ = "0.1.0"
+from .runtime.api import Tensor, alloc_tensor, launch, memcpy_d2h, memcpy_h2d, profile, sync
+from .runtime.memory import DeviceTensor
+from .timing.machine import machine, use_machine
+
+
+def instructions():
+    """The ISA table: one record per instruction (.name, .opcode, .pipe, .category, .doc, ...)."""
+    from .isa import load_isa
+    return load_isa().specs

@@ -1,0 +1,82 @@
+"""Typed errors. Every error the simulator raises derives from :class:`PtoError`.
+
+Messages name the kernel, the source location, the lane/warp/block and the address or size
+involved, and end with what to do about it. The structured fields are kept as attributes so
+tools (the debugger, tests, IDEs) can read them without parsing text.
+"""
+from __future__ import annotations
+
+
+class PtoError(Exception):
+    """Base class of every pypto_sim error."""
+
+    def __init__(self, message: str, *, kernel: str | None = None, file: str | None = None,
+                 line: int | None = None, hint: str | None = None, **fields):
+        self.kernel = kernel
+        self.file = file
+        self.line = line
+        self.hint = hint
+        self.fields = fields
+        for key, value in fields.items():
+            setattr(self, key, value)
+        where = []
+        if kernel:
+            where.append(f"kernel '{kernel}'")
+        if file and line:
+            where.append(f"{file}:{line}")
+        elif line:
+            where.append(f"line {line}")
+        text = message
+        if where:
+            text = f"{', '.join(where)}: {message}"
+        if hint:
+            text = f"{text}\n  hint: {hint}"
+        super().__init__(text)
+
+
+class IsaError(PtoError):
+    """The ISA table in isa/*.toml is malformed (names the file and the instruction)."""
+
+
+class MachineError(PtoError):
+    """A latency table (machine description) is malformed or does not cover the ISA."""
+
+
+class CompileError(PtoError):
+    """The kernel's Python source uses a construct pypto_sim cannot compile."""
+
+
+class LaunchError(PtoError):
+    """A launch or a memcpy was given arguments that do not fit the kernel or the tensor."""
+
+
+class OutOfBoundsError(PtoError):
+    """A lane or tile accessed memory outside the allocation it points into."""
+
+
+class UseAfterFreeError(PtoError):
+    """A tensor was freed while a queued kernel still used it."""
+
+
+class L1CapacityError(PtoError):
+    """A block needs more L1 than the core has."""
+
+
+class DeadlockError(PtoError):
+    """Warps wait for something that can never happen (a block barrier not all warps reach)."""
+
+
+class RaceError(PtoError):
+    """Two unordered accesses to the same word, at least one a write."""
+
+
+class UninitializedReadError(PtoError):
+    """A read of a memory word that was never written."""
+
+
+class NPUUnavailableError(PtoError):
+    """No hardware backend is installed for profile_on_npu."""
+
+
+class SimulationLimitError(PtoError):
+    """A kernel ran past the configured cycle limit."""

@@ -1,0 +1,307 @@
+"""The numba lane executor: executes one instruction for one warp's lanes.
+
+This file is a template: ``pypto_sim.exec.lane`` prepends the constants derived from the ISA
+table (opcodes, families, encoding columns) and appends the generated per-opcode semantics
+(``alu_float`` and ``alu_int``, built from the table's expressions), writes the result to the
+cache directory under a name that hashes all of it, and imports that with numba's on-disk cache.
+So an edit to the ISA or to this file can never run against stale compiled code.
+
+State it works on (all numpy arrays, owned by the caller):
+  regs   float64[n_regs, 32]  this warp's registers (lane slots, then uniform registers)
+  hbm    float64[words]       simulated HBM, one word per element
+  l1     float64[words]       this block's alloc_local area
+  tbase, tcount, tbytes       per tensor slot: first HBM word, element count, byte address
+  ctx    int64[10]            block id xyz, block dim xyz, grid dim xyz, warp index in block
+  pend_idx, pend_val          a store's gathered (word index, value) pairs, committed later
+  info   int64[8]             out: fault lane, offset, count; bytes moved; lanes touched
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+ST_OK = 0
+ST_OOB = 1
+
+
+@njit(cache=True, error_model="numpy")
+def round_f16(x):
+    """Round a float64 to the nearest float16 value (ties to even), returned as float64."""
+    if x != x or x == 0.0 or math.isinf(x):
+        return x
+    ax = abs(x)
+    if ax >= 65520.0:
+        return math.copysign(math.inf, x)
+    m, e = math.frexp(ax)
+    q = math.ldexp(1.0, max(e - 11, -24))
+    return math.copysign(np.rint(ax / q) * q, x)
+
+
+@njit(cache=True, error_model="numpy")
+def wrap_i32(v):
+    """Wrap an int64 to int32 two's complement."""
+    v = v & 0xFFFFFFFF
+    if v >= 0x80000000:
+        v -= 0x100000000
+    return v
+
+
+@njit(cache=True, error_model="numpy")
+def round_to(dt, x):
+    """Round a float64 result to dtype code dt: the stored word is a value of that dtype.
+
+    Float to int32 truncates toward zero and saturates; NaN gives 0.
+    """
+    if dt == DT_FLOAT32:
+        return np.float64(np.float32(x))
+    if dt == DT_FLOAT16:
+        return round_f16(x)
+    if dt == DT_INT32:
+        if x != x:
+            return 0.0
+        if x >= 2147483647.0:
+            return 2147483647.0
+        if x <= -2147483648.0:
+            return -2147483648.0
+        return np.float64(math.trunc(x))
+    return 1.0 if x != 0.0 else 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def operand(code, imm, regs, pc, j, lane):
+    r = code[pc, C_SRC + j]
+    if r < 0:
+        return imm[pc, j]
+    return regs[r, lane]
+
+
+@njit(cache=True, error_model="numpy")
+def lane_active(mask, lane):
+    return (mask >> lane) & 1
+
+
+@njit(cache=True, error_model="numpy")
+def pred_bits(code, imm, regs, pc, j, mask):
+    """Bitmask of the lanes in mask whose operand j is true (non-zero)."""
+    out = 0
+    for lane in range(32):
+        if lane_active(mask, lane) and operand(code, imm, regs, pc, j, lane) != 0.0:
+            out |= 1 << lane
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def exec_alu(pc, code, imm, regs, mask):
+    op = code[pc, C_OP]
+    d = code[pc, C_DST]
+    dt = code[pc, C_DTYPE]
+    int_sem = code[pc, C_AUX]
+    every = code[pc, C_UNIFORM] == 1
+    for lane in range(32):
+        if not every and not lane_active(mask, lane):
+            continue
+        a = operand(code, imm, regs, pc, 0, lane)
+        b = operand(code, imm, regs, pc, 1, lane)
+        c = operand(code, imm, regs, pc, 2, lane)
+        if int_sem == 1:
+            r = wrap_i32(alu_int(op, np.int64(a), np.int64(b), np.int64(c)))
+            regs[d, lane] = round_to(dt, np.float64(r))
+        else:
+            regs[d, lane] = round_to(dt, alu_float(op, a, b, c))
+    return ST_OK
+
+
+@njit(cache=True, error_model="numpy")
+def exec_id(pc, code, regs, mask, ctx):
+    op = code[pc, C_OP]
+    d = code[pc, C_DST]
+    dim = code[pc, C_AUX]
+    bdx = ctx[3]
+    bdy = ctx[4]
+    warp = ctx[9]
+    every = code[pc, C_UNIFORM] == 1
+    for lane in range(32):
+        if not every and not lane_active(mask, lane):
+            continue
+        lin = warp * 32 + lane
+        if dim == 0:
+            local = lin % bdx
+        elif dim == 1:
+            local = (lin // bdx) % bdy
+        else:
+            local = lin // (bdx * bdy)
+        if op == OP_GLOBAL_ID:
+            v = ctx[dim] * ctx[3 + dim] + local
+        elif op == OP_LOCAL_ID:
+            v = local
+        elif op == OP_BLOCK_ID:
+            v = ctx[dim]
+        elif op == OP_BLOCK_DIM:
+            v = ctx[3 + dim]
+        elif op == OP_GRID_DIM:
+            v = ctx[6 + dim]
+        elif op == OP_LANE_ID:
+            v = lane
+        else:
+            v = warp
+        regs[d, lane] = np.float64(v)
+    return ST_OK
+
+
+@njit(cache=True, error_model="numpy")
+def fault(info, lane, off, count):
+    info[0] = lane
+    info[1] = off
+    info[2] = count
+    return ST_OOB
+
+
+@njit(cache=True, error_model="numpy")
+def count_sectors(addrs, n, sector):
+    """Distinct sector-sized blocks touched by the n byte addresses (memory transactions)."""
+    sectors = 0
+    for k in range(n):
+        s = addrs[k] // sector
+        seen = False
+        for j in range(k):
+            if addrs[j] // sector == s:
+                seen = True
+                break
+        if not seen:
+            sectors += 1
+    return sectors
+
+
+@njit(cache=True, error_model="numpy")
+def exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, info):
+    op = code[pc, C_OP]
+    d = code[pc, C_DST]
+    dt = code[pc, C_DTYPE]
+    every = code[pc, C_UNIFORM] == 1
+    slot = code[pc, C_AUX]
+    to_hbm = op == OP_LOAD
+    if to_hbm:
+        base = tbase[slot]
+        count = tcount[slot]
+    else:
+        base = code[pc, C_AUX]
+        count = code[pc, C_AUX + 1]
+    item = ITEMSIZE[dt]
+    addrs = np.empty(32, np.int64)
+    n = 0
+    for lane in range(32):
+        if not every and not lane_active(mask, lane):
+            continue
+        off = np.int64(operand(code, imm, regs, pc, 0, lane))
+        if off < 0 or off >= count:
+            if lane_active(mask, lane):
+                return fault(info, lane, off, count)
+            continue
+        if lane_active(mask, lane):
+            if to_hbm:
+                addrs[n] = tbytes[slot] + off * item
+            n += 1
+        if to_hbm:
+            regs[d, lane] = hbm[base + off]
+        else:
+            regs[d, lane] = l1[base + off]
+    info[4] = n
+    if to_hbm:
+        info[3] = count_sectors(addrs, n, sector) * sector
+    else:
+        info[3] = n * item
+    return ST_OK
+
+
+@njit(cache=True, error_model="numpy")
+def gather_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx, pend_val,
+                 value_src, info):
+    """Compute a store's (word, value) pairs now; the caller commits them at completion."""
+    op = code[pc, C_OP]
+    dt = code[pc, C_DTYPE]
+    slot = code[pc, C_AUX]
+    to_hbm = op != OP_STORE_L1
+    if to_hbm:
+        base = tbase[slot]
+        count = tcount[slot]
+    else:
+        base = code[pc, C_AUX]
+        count = code[pc, C_AUX + 1]
+    item = ITEMSIZE[dt]
+    addrs = np.empty(32, np.int64)
+    n = 0
+    for lane in range(32):
+        if not lane_active(mask, lane):
+            continue
+        off = np.int64(operand(code, imm, regs, pc, 0, lane))
+        if off < 0 or off >= count:
+            info[4] = n
+            return fault(info, lane, off, count)
+        if value_src < 0:
+            v = operand(code, imm, regs, pc, 1, lane)
+        else:
+            v = regs[value_src, lane]
+        pend_idx[n] = base + off
+        pend_val[n] = round_to(dt, v)
+        if to_hbm:
+            addrs[n] = tbytes[slot] + off * item
+        n += 1
+    info[4] = n
+    if to_hbm:
+        info[3] = count_sectors(addrs, n, sector) * sector
+    else:
+        info[3] = n * item
+    return ST_OK
+
+
+@njit(cache=True, error_model="numpy")
+def commit_store(mem, pend_idx, pend_val, n):
+    """Make a gathered store visible."""
+    for k in range(n):
+        mem[pend_idx[k]] = pend_val[k]
+
+
+@njit(cache=True, error_model="numpy")
+def exec_fma_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx, pend_val,
+                   info):
+    op = code[pc, C_OP]
+    d = code[pc, C_DST]
+    dt = code[pc, C_DTYPE]
+    every = code[pc, C_UNIFORM] == 1
+    for lane in range(32):
+        if not every and not lane_active(mask, lane):
+            continue
+        a = operand(code, imm, regs, pc, 1, lane)
+        b = operand(code, imm, regs, pc, 2, lane)
+        c = operand(code, imm, regs, pc, 3, lane)
+        if code[pc, C_AUX + 1] == 1:
+            r = wrap_i32(alu_int(op, np.int64(a), np.int64(b), np.int64(c)))
+            regs[d, lane] = round_to(dt, np.float64(r))
+        else:
+            regs[d, lane] = round_to(dt, alu_float(op, a, b, c))
+    return gather_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx,
+                        pend_val, d, info)
+
+
+@njit(cache=True, error_model="numpy")
+def execute(pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector, pend_idx,
+            pend_val, info):
+    """Execute instruction pc for the warp's active lanes (mask). Returns a status code.
+
+    Stores only gather: the caller commits pend_idx/pend_val (info[4] pairs) at completion.
+    Control and sync instructions are the timing model's business and do nothing here.
+    """
+    fam = FAMILY[code[pc, C_OP]]
+    if fam == F_ALU:
+        return exec_alu(pc, code, imm, regs, mask)
+    if fam == F_ID:
+        return exec_id(pc, code, regs, mask, ctx)
+    if fam == F_LOAD:
+        return exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, info)
+    if fam == F_STORE:
+        return gather_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx,
+                            pend_val, -1, info)
+    if fam == F_FMA_STORE:
+        return exec_fma_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx,
+                              pend_val, info)
+    return ST_OK

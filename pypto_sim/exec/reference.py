@@ -1,0 +1,247 @@
+"""The reference lane executor: the living specification of what one PTO instruction does.
+
+Plain Python and numpy, written to be obviously correct rather than fast. The numba executor
+(``pypto_sim.exec.lane``) is an optimisation of this module and must agree with it bit for bit:
+``tests/test_executor_differential.py`` runs both, instruction by instruction, on random inputs.
+When they disagree, this file says what is right (or it is this file that gets fixed, on purpose).
+
+``execute`` has exactly the numba executor's signature and effects:
+
+* registers are float64[n_regs, 32]; every word holds a value of its dtype exactly;
+* source j of instruction pc is register ``code[pc, C_SRC + j]``, or ``imm[pc, j]`` when that is -1;
+* an instruction acts on the lanes set in ``mask``, in lane order; a uniform instruction
+  (``C_UNIFORM == 1``) computes its register result in all 32 lanes (memory is still read and
+  written for the active lanes only);
+* every result is rounded to the instruction's dtype (``C_DTYPE``) with numpy's own conversions:
+  float32 and float16 round to nearest even, float to int32 truncates toward zero and saturates
+  (NaN gives 0), bool is ``x != 0``;
+* ALU semantics are the ISA table's ``float`` expression (operands as float64, result rounded)
+  or, when ``code[pc, C_AUX] == 1``, its ``int`` expression (operands as Python ints, result
+  wrapped to int32, then converted to the dtype);
+* status is ST_OK, or ST_OOB with info[0..2] = faulting lane, offset, element count.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM
+from ..isa import load_isa
+
+ST_OK = 0
+ST_OOB = 1
+INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
+ITEMSIZE = {d.code: d.itemsize for d in dtypes.ALL}
+L1_OPS = ("LOAD_L1", "STORE_L1")        # lane memory on the block's L1; the rest go to HBM
+_EVAL_GLOBALS = {"__builtins__": {}, "np": np, "math": math, "abs": abs}
+
+
+def lanes(mask, everyone=False):
+    """The lanes an instruction acts on, in order: those set in mask, or all 32 if everyone."""
+    return [lane for lane in range(32) if everyone or (mask >> lane) & 1]
+
+
+def is_active(mask, lane):
+    """True when lane is set in mask."""
+    return bool((mask >> lane) & 1)
+
+
+def source(code, imm, regs, pc, j, lane):
+    """Source operand j of instruction pc in lane: its register, or the immediate if that is -1."""
+    r = int(code[pc, C_SRC + j])
+    return float(imm[pc, j]) if r < 0 else float(regs[r, lane])
+
+
+def wrap_int32(v):
+    """Wrap a Python int to int32 two's complement."""
+    return (int(v) - INT32_MIN) % 2**32 + INT32_MIN
+
+
+def to_dtype(dt, x):
+    """Round the number x to a value of dtype code dt, returned as the float64 register word."""
+    x = float(x)
+    with np.errstate(all="ignore"):
+        if dt == dtypes.float32.code:
+            return float(np.float32(x))
+        if dt == dtypes.float16.code:
+            return float(np.float16(x))
+    if dt == dtypes.int32.code:
+        if math.isnan(x):
+            return 0.0
+        return float(round(min(max(x, INT32_MIN), INT32_MAX)))   # saturate, truncate
+    return 1.0 if x != 0 else 0.0
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(text):
+    return compile(text, "<isa expression>", "eval")
+
+
+def evaluate(spec, a, b, c, int_sem):
+    """One lane of spec's scalar semantics, unrounded: the table's int or float expression.
+
+    An instruction without the requested expression has no defined result; like the numba
+    executor it gives 0 (int) or NaN (float). The compiler never emits that.
+    """
+    if int_sem:
+        if spec.int_expr is None:
+            return 0
+        env = {"a": int(a), "b": int(b), "c": int(c)}
+        return wrap_int32(eval(_compiled(spec.int_expr), _EVAL_GLOBALS, env))
+    if spec.float_expr is None:
+        return math.nan
+    env = {"a": np.float64(a), "b": np.float64(b), "c": np.float64(c)}
+    with np.errstate(all="ignore"):
+        return float(eval(_compiled(spec.float_expr), _EVAL_GLOBALS, env))
+
+
+def exec_alu(spec, pc, code, imm, regs, mask):
+    """ALU family: dst = spec's semantics of sources 0..2, for the active (or, uniform, all) lanes."""
+    d, dt = int(code[pc, C_DST]), int(code[pc, C_DTYPE])
+    int_sem = code[pc, C_AUX] == 1
+    for lane in lanes(mask, code[pc, C_UNIFORM] == 1):
+        a, b, c = (source(code, imm, regs, pc, j, lane) for j in range(3))
+        regs[d, lane] = to_dtype(dt, evaluate(spec, a, b, c, int_sem))
+    return ST_OK
+
+
+def id_value(name, dim, ctx, lane):
+    """The value of ID instruction name along dim in lane, from ctx (see ``execute``)."""
+    block, bdim, grid, warp = ctx[0:3], ctx[3:6], ctx[6:9], int(ctx[9])
+    linear = warp * 32 + lane                       # the lane's linear index in its block
+    local = (linear % bdim[0], linear // bdim[0] % bdim[1], linear // (bdim[0] * bdim[1]))
+    values = {"GLOBAL_ID": lambda: block[dim] * bdim[dim] + local[dim],
+              "LOCAL_ID": lambda: local[dim], "BLOCK_ID": lambda: block[dim],
+              "BLOCK_DIM": lambda: bdim[dim], "GRID_DIM": lambda: grid[dim],
+              "LANE_ID": lambda: lane, "WARP_ID": lambda: warp}
+    return int(values[name]())
+
+
+def exec_id(spec, pc, code, regs, mask, ctx):
+    """ID family: dst = the lane's id value along dim = aux0, for the active (or all) lanes."""
+    d, dim = int(code[pc, C_DST]), int(code[pc, C_AUX])
+    ctx = [int(v) for v in ctx]
+    for lane in lanes(mask, code[pc, C_UNIFORM] == 1):
+        regs[d, lane] = float(id_value(spec.name, dim, ctx, lane))
+    return ST_OK
+
+
+def region(spec, pc, code, tbase, tcount, tbytes):
+    """Where a lane-memory instruction's pointer points: (to_hbm, first word, count, byte address).
+
+    HBM: aux0 is the tensor slot. L1: aux0 is the first word in l1 and aux1 the element count.
+    """
+    if spec.name in L1_OPS:
+        return False, int(code[pc, C_AUX]), int(code[pc, C_AUX + 1]), 0
+    slot = int(code[pc, C_AUX])
+    return True, int(tbase[slot]), int(tcount[slot]), int(tbytes[slot])
+
+
+def bytes_moved(to_hbm, byte_addrs, item, sector):
+    """HBM: distinct sector-sized blocks touched, times sector. L1: lanes times itemsize."""
+    if to_hbm:
+        return len({addr // sector for addr in byte_addrs}) * sector
+    return len(byte_addrs) * item
+
+
+def fault(info, lane, off, count):
+    """Record an out-of-bounds access in info[0..2] and return ST_OOB."""
+    info[0], info[1], info[2] = lane, off, count
+    return ST_OOB
+
+
+def exec_load(spec, pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, info):
+    """Load family: dst = mem[base + offset (source 0)]; info[3] bytes moved, info[4] lanes.
+
+    The first active lane out of bounds faults. A uniform load fills all 32 lanes but only
+    the active lanes count as traffic, and inactive lanes out of bounds are skipped.
+    """
+    d, item = int(code[pc, C_DST]), ITEMSIZE[int(code[pc, C_DTYPE])]
+    to_hbm, base, count, byte0 = region(spec, pc, code, tbase, tcount, tbytes)
+    mem = hbm if to_hbm else l1
+    touched = []
+    for lane in lanes(mask, code[pc, C_UNIFORM] == 1):
+        off = int(source(code, imm, regs, pc, 0, lane))
+        if not 0 <= off < count:
+            if is_active(mask, lane):
+                return fault(info, lane, off, count)
+            continue
+        regs[d, lane] = mem[base + off]
+        if is_active(mask, lane):
+            touched.append(byte0 + off * item)
+    info[4] = len(touched)
+    info[3] = bytes_moved(to_hbm, touched, item, sector)
+    return ST_OK
+
+
+def gather_store(spec, pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx,
+                 pend_val, info, value_reg=None):
+    """Store family: gather (word, value rounded to dtype) pairs for the active lanes, in order.
+
+    The value is source 1, or register value_reg (FMA_STORE). Nothing is written to memory:
+    the caller commits info[4] pairs with ``commit_store``. A fault leaves info[4] = pairs so far.
+    """
+    dt = int(code[pc, C_DTYPE])
+    item = ITEMSIZE[dt]
+    to_hbm, base, count, byte0 = region(spec, pc, code, tbase, tcount, tbytes)
+    touched = []
+    for lane in lanes(mask):
+        off = int(source(code, imm, regs, pc, 0, lane))
+        if not 0 <= off < count:
+            info[4] = len(touched)
+            return fault(info, lane, off, count)
+        value = source(code, imm, regs, pc, 1, lane) if value_reg is None else regs[value_reg, lane]
+        pend_idx[len(touched)] = base + off
+        pend_val[len(touched)] = to_dtype(dt, value)
+        touched.append(byte0 + off * item)
+    info[4] = len(touched)
+    info[3] = bytes_moved(to_hbm, touched, item, sector)
+    return ST_OK
+
+
+def exec_fma_store(spec, pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx,
+                   pend_val, info):
+    """FMA_STORE: dst = x*y + z (sources 1..3; int semantics if aux1 == 1), then store dst to
+    the pointer (tensor slot aux0, offset source 0) like STORE."""
+    d, dt = int(code[pc, C_DST]), int(code[pc, C_DTYPE])
+    int_sem = code[pc, C_AUX + 1] == 1
+    for lane in lanes(mask, code[pc, C_UNIFORM] == 1):
+        a, b, c = (source(code, imm, regs, pc, j, lane) for j in (1, 2, 3))
+        regs[d, lane] = to_dtype(dt, evaluate(spec, a, b, c, int_sem))
+    return gather_store(spec, pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx,
+                        pend_val, info, value_reg=d)
+
+
+def execute(pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector, pend_idx,
+            pend_val, info):
+    """Execute instruction pc for the warp's active lanes (mask). Returns a status code.
+
+    Dispatches on the ISA table's family of the opcode. Stores only gather: the caller commits
+    pend_idx/pend_val (info[4] pairs) at completion. alloc, sync and control instructions are
+    the timing model's business and do nothing here.
+    """
+    spec = load_isa().by_opcode[int(code[pc, C_OP])]
+    mask = int(mask)
+    if spec.family == "alu":
+        return exec_alu(spec, pc, code, imm, regs, mask)
+    if spec.family == "id":
+        return exec_id(spec, pc, code, regs, mask, ctx)
+    if spec.family == "load":
+        return exec_load(spec, pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1,
+                         int(sector), info)
+    if spec.family == "store":
+        return gather_store(spec, pc, code, imm, regs, mask, tbase, tcount, tbytes, int(sector),
+                            pend_idx, pend_val, info)
+    if spec.family == "fma_store":
+        return exec_fma_store(spec, pc, code, imm, regs, mask, tbase, tcount, tbytes,
+                              int(sector), pend_idx, pend_val, info)
+    return ST_OK
+
+
+def commit_store(mem, pend_idx, pend_val, n):
+    """Make a gathered store visible: write its first n (word, value) pairs in order."""
+    for k in range(int(n)):
+        mem[pend_idx[k]] = pend_val[k]

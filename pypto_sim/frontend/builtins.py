@@ -1,0 +1,54 @@
+"""The ``pto.*`` builtins, derived from the ISA table.
+
+Each builtin named by an instruction's ``builtin`` field becomes a :class:`Builtin` object whose
+signature and docstring come from the table. Builtins only have meaning inside a kernel: the
+compiler recognises them when it resolves a call; calling one from ordinary Python raises a
+CompileError that says so.
+"""
+from __future__ import annotations
+
+import inspect
+
+from .. import dtypes
+from ..errors import CompileError
+from ..isa import load_isa
+
+
+class Builtin:
+    """A kernel builtin such as ``pto.fma``: a name, the instructions it may emit, a signature."""
+
+    def __init__(self, name: str, specs: tuple):
+        self.name = name
+        self.specs = specs
+        self.signature_text = specs[0].signature
+        self.__name__ = name
+        self.__qualname__ = name
+        self.__module__ = "pypto_sim"
+        self.__signature__ = _parse_signature(self.signature_text)
+        lines = [specs[0].doc, ""]
+        for spec in specs:
+            lines.append(f"Emits {spec.name} ({spec.category}, {spec.pipe} pipe): {spec.doc}")
+        self.__doc__ = "\n".join(lines)
+
+    def __call__(self, *args, **kwargs):
+        raise CompileError(
+            f"pto.{self.name}{self.signature_text} was called outside a @pto.kernel",
+            hint="builtins describe PTO instructions; call them inside a function decorated with "
+                 "@pto.kernel and run it with pto.launch(...) or pto.profile(...)")
+
+    def __repr__(self):
+        return f"<pto builtin {self.name}{self.signature_text}>"
+
+
+def _parse_signature(text: str) -> inspect.Signature:
+    namespace = {"float32": dtypes.float32}
+    exec(f"def _f{text}: pass", namespace)  # the table's signature text is validated Python
+    return inspect.signature(namespace["_f"])
+
+
+def make_builtins() -> dict:
+    """name -> Builtin for every builtin the ISA table names."""
+    return {name: Builtin(name, specs) for name, specs in load_isa().builtins().items()}
+
+
+BUILTINS = make_builtins()

@@ -1,0 +1,379 @@
+"""Lowering of kernel expressions (operators, pointers, builtin calls) to PTO instructions.
+
+A mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`; it relies on the compiler's
+``emit``, ``new_reg``, ``error``, ``lookup`` and ``inline_helper``.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import math
+
+from .. import dtypes
+from ..dtypes import DType, promote
+from ..ir import Imm, Reg
+from .builtins import Builtin
+from .values import NONE, Const, DTypeRef, ModuleRef, Ptr, PyCallable, Val
+
+BINOPS = {ast.Add: "ADD", ast.Sub: "SUB", ast.Mult: "MUL", ast.Div: "DIV",
+          ast.FloorDiv: "FLOORDIV", ast.Mod: "MOD", ast.BitAnd: "AND", ast.BitOr: "OR",
+          ast.BitXor: "XOR", ast.LShift: "SHL", ast.RShift: "SHR"}
+CMPOPS = {ast.Lt: "LT", ast.LtE: "LE", ast.Gt: "GT", ast.GtE: "GE", ast.Eq: "EQ", ast.NotEq: "NE"}
+PYFOLD = {"ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": lambda a, b: a * b,
+          "DIV": lambda a, b: a / b, "FLOORDIV": lambda a, b: a // b, "MOD": lambda a, b: a % b,
+          "AND": lambda a, b: a & b, "OR": lambda a, b: a | b, "XOR": lambda a, b: a ^ b,
+          "SHL": lambda a, b: a << b, "SHR": lambda a, b: a >> b, "MIN": min, "MAX": max,
+          "LT": lambda a, b: a < b, "LE": lambda a, b: a <= b, "GT": lambda a, b: a > b,
+          "GE": lambda a, b: a >= b, "EQ": lambda a, b: a == b, "NE": lambda a, b: a != b}
+FLOAT_ONLY = {"DIV", "EXP", "LOG", "SQRT", "RSQRT"}
+INT_ONLY = {"AND", "OR", "XOR", "SHL", "SHR", "INV"}
+PY_CALLABLES = {min: "min", max: "max", abs: "abs", range: "range", float: "float", int: "int",
+                bool: "bool", len: "len", print: "print"}
+
+
+def const_of(value, node=None):
+    """The Const for a Python literal (bool -> bool, int -> int32, float -> float32)."""
+    if isinstance(value, bool):
+        return Const(value, dtypes.bool_)
+    if isinstance(value, int):
+        return Const(value, dtypes.int32)
+    if isinstance(value, float):
+        return Const(value, dtypes.float32)
+    return None
+
+
+class ExprLowering:
+    """Expression half of the kernel compiler."""
+
+    # ---------------------------------------------------------------- operands
+    def operand(self, v, dtype: DType, node):
+        """An instruction operand of dtype from a Const (immediate) or Val (register, cast if needed)."""
+        if isinstance(v, Const):
+            value = v.value
+            if dtype.is_float:
+                return Imm(float(value), dtype)
+            if dtype == dtypes.bool_:
+                return Imm(1.0 if value else 0.0, dtype)
+            if isinstance(value, float) and not float(value).is_integer():
+                self.error(node, f"the float constant {value} cannot be used as {dtype}",
+                           "write an integer, or cast the other operand to float32")
+            return Imm(float(int(value)), dtype)
+        if isinstance(v, Val):
+            if v.dtype != dtype:
+                return self.cast(v, dtype, node).reg
+            return v.reg
+        if isinstance(v, Ptr):
+            self.error(node, f"the pointer '{v.name}' is used as a value",
+                       f"read through it with pto.load({v.name} + offset)")
+        self.error(node, f"{type(v).__name__} cannot be used as a value here")
+
+    def cast(self, v, dtype: DType, node):
+        """Convert a value to dtype (CAST instruction, or folded for constants)."""
+        if isinstance(v, Const):
+            if dtype.is_float:
+                return Const(float(v.value), dtype, weak=False)
+            if dtype == dtypes.bool_:
+                return Const(bool(v.value), dtype, weak=False)
+            return Const(int(v.value), dtype, weak=False)
+        if isinstance(v, Val) and v.dtype == dtype:
+            return v
+        src = self.operand(v, v.dtype, node)
+        dst = self.new_reg(dtype, src.uniform)
+        self.emit("CAST", dst, (src,), dtype, node, aux=(0,))
+        return Val(dst)
+
+    def result_dtype(self, *args) -> DType:
+        """Dtype of an operation: weak constants adopt the other operands' dtype (a float
+        literal still makes an integer operation float32)."""
+        strong = [a.dtype for a in args if not (isinstance(a, Const) and a.weak)]
+        weak = [a.dtype for a in args if isinstance(a, Const) and a.weak]
+        if not strong:
+            return functools.reduce(promote, weak)
+        dtype = functools.reduce(promote, strong)
+        if any(w.is_float for w in weak) and not dtype.is_float:
+            dtype = dtypes.float32
+        return dtype
+
+    # ---------------------------------------------------------------- the generic ALU emitter
+    def alu(self, op: str, args: list, node, dtype: DType | None = None, result: DType | None = None):
+        """Emit one ALU instruction over args (Const/Val), folding when all are constants.
+
+        dtype: the operand dtype (default: promotion of the args); result: the result dtype
+        (default: dtype, or bool for conditions).
+        """
+        spec = self.isa[op]
+        if dtype is None:
+            dtype = self.result_dtype(*args)
+        if op in FLOAT_ONLY and not dtype.is_float:
+            dtype = dtypes.float32
+        if op in INT_ONLY and dtype.is_float:
+            self.error(node, f"{op} needs integer operands, got {dtype}",
+                       "cast with pto.cast(x, pto.int32) first")
+        if result is None:
+            result = dtypes.bool_ if spec.result == "pred" else dtype
+        if all(isinstance(a, Const) for a in args) and op in PYFOLD:
+            try:
+                vals = [self.cast(a, dtype, node).value for a in args]
+                return self.cast(Const(PYFOLD[op](*vals), result), result, node)
+            except (ZeroDivisionError, ValueError, OverflowError):
+                pass
+        ops = tuple(self.operand(a, dtype, node) for a in args)
+        if result.name not in spec.dtypes and op not in ("LT", "LE", "GT", "GE", "EQ", "NE"):
+            self.error(node, f"{op} does not support {result} (supports {', '.join(spec.dtypes)})")
+        uniform = all(o.uniform for o in ops if isinstance(o, Reg))
+        dst = self.new_reg(result, uniform)
+        int_sem = 1 if (not dtype.is_float and spec.int_expr) else 0
+        if not spec.float_expr:
+            int_sem = 1
+        self.emit(op, dst, ops, result, node, aux=(int_sem,))
+        return Val(dst)
+
+    # ---------------------------------------------------------------- expressions
+    def expr(self, node):
+        """Lower an expression; returns Const, Val, Ptr or a compile-time reference."""
+        method = getattr(self, f"expr_{type(node).__name__}", None)
+        if method is None:
+            self.error(node, f"the expression '{ast.unparse(node)}' ({type(node).__name__}) "
+                             "is not supported in a kernel")
+        return method(node)
+
+    def expr_Constant(self, node):
+        if node.value is None:
+            return NONE
+        c = const_of(node.value, node)
+        if c is None:
+            self.error(node, f"the constant {node.value!r} is not supported in a kernel")
+        return c
+
+    def expr_Name(self, node):
+        return self.lookup(node.id, node)
+
+    def expr_Attribute(self, node):
+        base = self.expr(node.value)
+        if isinstance(base, ModuleRef):
+            try:
+                value = getattr(base.module, node.attr)
+            except AttributeError:
+                self.error(node, f"module '{base.module.__name__}' has no attribute '{node.attr}'")
+            return self.from_python(value, node, ast.unparse(node))
+        self.error(node, f"attribute access '{ast.unparse(node)}' is not supported in a kernel")
+
+    def expr_Subscript(self, node):
+        base = self.expr(node.value)
+        if not isinstance(base, Ptr):
+            self.error(node, f"only pointers can be indexed; '{ast.unparse(node.value)}' is not one")
+        return self.ptr_add(base, self.expr(node.slice), node, 1)
+
+    def ptr_add(self, ptr: Ptr, delta, node, sign: int) -> Ptr:
+        if isinstance(delta, Ptr):
+            self.error(node, "two pointers cannot be added", "add an integer offset to one pointer")
+        if isinstance(delta, Val) and delta.dtype.is_float or isinstance(delta, Const) and delta.dtype.is_float:
+            self.error(node, f"pointer offsets must be integers, got {delta.dtype}",
+                       "cast the offset with pto.cast(x, pto.int32)")
+        if isinstance(ptr.offset, Const) and ptr.offset.value == 0 and sign > 0:
+            offset = delta if isinstance(delta, Const) else self.cast(delta, dtypes.int32, node)
+        else:
+            offset = self.alu("ADD" if sign > 0 else "SUB", [ptr.offset, delta], node, dtype=dtypes.int32)
+        return Ptr(ptr.space, ptr.slot, ptr.dtype, ptr.name, offset, ptr.count, ptr.base)
+
+    def expr_BinOp(self, node):
+        left, right = self.expr(node.left), self.expr(node.right)
+        op = BINOPS.get(type(node.op))
+        if op is None:
+            self.error(node, f"the operator {type(node.op).__name__} is not supported in a kernel")
+        if isinstance(left, Ptr) and op in ("ADD", "SUB"):
+            return self.ptr_add(left, right, node, 1 if op == "ADD" else -1)
+        if isinstance(right, Ptr) and op == "ADD":
+            return self.ptr_add(right, left, node, 1)
+        self.require_value(left, node.left)
+        self.require_value(right, node.right)
+        return self.alu(op, [left, right], node)
+
+    def expr_UnaryOp(self, node):
+        v = self.expr(node.operand)
+        self.require_value(v, node.operand)
+        if isinstance(node.op, ast.UAdd):
+            return v
+        if isinstance(node.op, ast.USub):
+            return self.alu("NEG", [v], node)
+        if isinstance(node.op, ast.Not):
+            return self.alu("NOT", [self.truth(v, node)], node, dtype=dtypes.bool_)
+        return self.alu("INV", [v], node)
+
+    def truth(self, v, node):
+        """A value as a condition (bool): non-zero is true."""
+        self.require_value(v, node)
+        if v.dtype == dtypes.bool_:
+            return v
+        return self.alu("NE", [v, Const(0, v.dtype)], node)
+
+    def expr_Compare(self, node):
+        left = self.expr(node.left)
+        result = None
+        for op_node, right_node in zip(node.ops, node.comparators):
+            op = CMPOPS.get(type(op_node))
+            if op is None:
+                self.error(node, f"the comparison {type(op_node).__name__} is not supported in a kernel")
+            right = self.expr(right_node)
+            self.require_value(left, node)
+            self.require_value(right, node)
+            dtype = self.result_dtype(left, right)
+            part = self.alu(op, [left, right], node, dtype=dtype, result=dtypes.bool_)
+            result = part if result is None else self.alu("AND", [result, part], node, dtype=dtypes.bool_)
+            left = right
+        return result
+
+    def expr_BoolOp(self, node):
+        """`a and b` / `a or b` on conditions, short-circuit per lane (b runs only where needed)."""
+        first = self.truth(self.expr(node.values[0]), node)
+        if all(isinstance(v, ast.Constant) for v in node.values) or isinstance(first, Const):
+            result = first
+            for v in node.values[1:]:
+                if isinstance(result, Const) and (bool(result.value) == isinstance(node.op, ast.Or)):
+                    return result
+                result = self.truth(self.expr(v), node)
+            return result
+        acc = self.new_reg(dtypes.bool_, self.is_uniform_expr(node))
+        self.emit("MOV", acc, (self.operand(first, dtypes.bool_, node),), dtypes.bool_, node, aux=(1,))
+        for v in node.values[1:]:
+            cond = Val(acc)
+            if isinstance(node.op, ast.Or):
+                cond = self.alu("NOT", [cond], node, dtype=dtypes.bool_)
+            with self.masked_if(cond, node):
+                nxt = self.truth(self.expr(v), node)
+                self.emit("MOV", acc, (self.operand(nxt, dtypes.bool_, node),), dtypes.bool_, node, aux=(1,))
+        return Val(acc)
+
+    def expr_IfExp(self, node):
+        """`x if c else y`: only the chosen side is evaluated in each lane."""
+        cond = self.truth(self.expr(node.test), node)
+        if isinstance(cond, Const):
+            return self.expr(node.body if cond.value else node.orelse)
+        out = None
+        with self.masked_if(cond, node, has_else=True) as branch:
+            a = self.expr(node.body)
+            self.require_value(a, node.body)
+            out = self.new_reg(a.dtype, self.is_uniform_expr(node))
+            self.emit("MOV", out, (self.operand(a, a.dtype, node),), a.dtype, node, aux=(0 if a.dtype.is_float else 1,))
+            branch.else_()
+            b = self.expr(node.orelse)
+            self.require_value(b, node.orelse)
+            self.emit("MOV", out, (self.operand(b, out.dtype, node),), out.dtype, node, aux=(0 if out.dtype.is_float else 1,))
+        return Val(out)
+
+    def require_value(self, v, node):
+        if not isinstance(v, (Const, Val)):
+            what = f"the pointer '{v.name}'" if isinstance(v, Ptr) else type(v).__name__
+            self.error(node, f"{what} is used where a value is needed in '{ast.unparse(node)}'")
+
+    # ---------------------------------------------------------------- calls
+    def expr_Call(self, node):
+        func = self.expr(node.func)
+        if isinstance(func, Builtin):
+            return self.call_builtin(func, node)
+        if isinstance(func, PyCallable):
+            return self.call_python(func.name, node)
+        if hasattr(func, "is_pto_kernel"):
+            return self.inline_helper(func, node)
+        self.error(node, f"'{ast.unparse(node.func)}' cannot be called in a kernel",
+                   "kernels can call pto builtins, min/max/abs/float/int, and other @pto.kernel functions")
+
+    def bind_call(self, builtin: Builtin, node) -> dict:
+        args = [self.expr(a) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        try:
+            bound = builtin.__signature__.bind(*args, **kwargs)
+        except TypeError as exc:
+            self.error(node, f"pto.{builtin.name}{builtin.signature_text}: {exc}")
+        given = set(bound.arguments)
+        bound.apply_defaults()
+        out = dict(bound.arguments)
+        for key, value in out.items():
+            if key not in given:   # defaults are Python objects from the table's signature
+                out[key] = NONE if value is None else self.from_python(value, node, key)
+        return out
+
+    def call_python(self, name: str, node):
+        args = [self.expr(a) for a in node.args]
+        if node.keywords:
+            self.error(node, f"{name}() with keyword arguments is not supported in a kernel")
+        if name in ("min", "max") and len(args) >= 2:
+            result = args[0]
+            for other in args[1:]:
+                result = self.alu(name.upper(), [result, other], node)
+            return result
+        if name == "abs" and len(args) == 1:
+            return self.alu("ABS", args, node)
+        if name in ("float", "int", "bool") and len(args) == 1:
+            target = {"float": dtypes.float32, "int": dtypes.int32, "bool": dtypes.bool_}[name]
+            if name == "bool":
+                return self.truth(args[0], node)
+            return self.cast(args[0], target, node)
+        self.error(node, f"{name}() is not supported here in a kernel")
+
+    def call_builtin(self, builtin: Builtin, node):
+        handler = getattr(self, f"builtin_{builtin.name}", None)
+        if handler is not None:
+            return handler(node, self.bind_call(builtin, node))
+        spec = builtin.specs[0]
+        if spec.family == "id":
+            dim = self.bind_call(builtin, node).get("dim", Const(0, dtypes.int32))
+            if not isinstance(dim, Const) or int(dim.value) not in (0, 1, 2):
+                self.error(node, f"pto.{builtin.name}: dim must be the constant 0, 1 or 2")
+            uniform = builtin.name not in ("get_global_id", "get_local_id", "get_lane_id")
+            dst = self.new_reg(dtypes.int32, uniform)
+            self.emit(spec.name, dst, (), dtypes.int32, node, aux=(int(dim.value),))
+            return Val(dst)
+        if spec.family == "alu":
+            args = list(self.bind_call(builtin, node).values())
+            for a, arg_node in zip(args, node.args):
+                self.require_value(a, arg_node)
+            return self.alu(spec.name, args, node)
+        self.error(node, f"pto.{builtin.name} has no lowering in the compiler")
+
+    def builtin_cast(self, node, args):
+        target = args["dtype"]
+        if not isinstance(target, DTypeRef):
+            self.error(node, "pto.cast(x, dtype): dtype must be pto.float32, pto.float16, pto.int32 or pto.bool_")
+        self.require_value(args["x"], node)
+        return self.cast(args["x"], target.dtype, node)
+
+    def builtin_select(self, node, args):
+        cond = self.truth(args["cond"], node)
+        x, y = args["x"], args["y"]
+        self.require_value(x, node)
+        self.require_value(y, node)
+        dtype = self.result_dtype(x, y)
+        if isinstance(cond, Const):
+            return self.cast(x if cond.value else y, dtype, node)
+        ops = (self.operand(cond, dtypes.bool_, node), self.operand(x, dtype, node),
+               self.operand(y, dtype, node))
+        dst = self.new_reg(dtype, all(o.uniform for o in ops if isinstance(o, Reg)))
+        self.emit("SELECT", dst, ops, dtype, node, aux=(0 if dtype.is_float else 1,))
+        return Val(dst)
+
+    def from_python(self, value, node, text):
+        """A Python object reached from kernel code (global, closure, module attribute)."""
+        if isinstance(value, Builtin):
+            return value
+        if isinstance(value, DType):
+            return DTypeRef(value)
+        if isinstance(value, type(math)):
+            return ModuleRef(value)
+        if hasattr(value, "is_pto_kernel"):
+            return value
+        for fn, name in PY_CALLABLES.items():
+            if value is fn:
+                return PyCallable(name)
+        c = const_of(value)
+        if c is None and hasattr(value, "dtype") and getattr(value, "shape", None) == ():
+            c = const_of(value.item())
+        if c is not None:
+            return Const(c.value, c.dtype, weak=True)
+        try:
+            return DTypeRef(dtypes.as_dtype(value))
+        except TypeError:
+            pass
+        self.error(node, f"'{text}' is a {type(value).__name__}, which a kernel cannot use",
+                   "kernels can use numbers, pto builtins, dtypes and other @pto.kernel functions")
+

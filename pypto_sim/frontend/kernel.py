@@ -1,0 +1,122 @@
+"""``@pto.kernel``: a Python function compiled to PTO IR, once per argument signature."""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+
+from .. import dtypes
+from ..errors import CompileError, LaunchError
+from ..ir import ArgSpec, Program
+
+
+class Kernel:
+    """A kernel: the function's source and AST, and its compiled Programs by signature.
+
+    Launch it with ``pto.launch(kernel, grid=..., block=..., args=...)``; calling it directly
+    is an error. Other kernels may call it as a helper (it is inlined).
+    """
+
+    is_pto_kernel = True
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.name = fn.__name__
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        try:
+            lines, first = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as exc:
+            raise CompileError(f"cannot read the source of '{fn.__name__}': {exc}",
+                               kernel=fn.__name__,
+                               hint="kernels must be defined in a file (not typed at a bare prompt)") from None
+        self.file = inspect.getsourcefile(fn) or "<unknown>"
+        self.first_line = first
+        source = textwrap.dedent("".join(lines))
+        tree = ast.parse(source)
+        fn_ast = tree.body[0]
+        if not isinstance(fn_ast, ast.FunctionDef):
+            raise CompileError(f"@pto.kernel must decorate a plain function, not {type(fn_ast).__name__}",
+                               kernel=fn.__name__, file=self.file, line=first)
+        self.fn_ast = fn_ast
+        self.line_offset = first - 1
+        self.source_lines = {first + i: text.rstrip() for i, text in enumerate(lines)}
+        self.fn_globals = fn.__globals__
+        self.closure = inspect.getclosurevars(fn).nonlocals if fn.__closure__ else {}
+        self.params = [a.arg for a in fn_ast.args.args]
+        a = fn_ast.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs:
+            raise CompileError("kernel parameters must be plain positional names (no defaults, "
+                               "*args, **kwargs or keyword-only parameters)",
+                               kernel=self.name, file=self.file, line=fn_ast.lineno + self.line_offset)
+        self._programs: dict = {}
+
+    def __call__(self, *args, **kwargs):
+        raise LaunchError(f"kernel '{self.name}' cannot be called like a Python function",
+                          kernel=self.name,
+                          hint=f"launch it: pto.launch({self.name}, grid=(...), block=(...), args=(...)); "
+                               "or call it from another @pto.kernel, where it is inlined")
+
+    def __repr__(self):
+        return f"<pto.kernel {self.name}({', '.join(self.params)}) at {self.file}:{self.first_line}>"
+
+    # ---------------------------------------------------------------- specialisation
+    def signature_of(self, args) -> tuple:
+        """The argument signature used to specialise: per parameter, ('tensor', dtype) or ('scalar', dtype)."""
+        if len(args) != len(self.params):
+            raise LaunchError(f"kernel '{self.name}' takes {len(self.params)} arguments "
+                              f"({', '.join(self.params)}) but {len(args)} were given",
+                              kernel=self.name, hint="pass args=(...) with one value per parameter")
+        sig = []
+        for name, value in zip(self.params, args):
+            if getattr(value, "is_device_tensor", False):
+                sig.append(("tensor", value.dtype))
+            elif isinstance(value, bool):
+                sig.append(("scalar", dtypes.int32))
+            elif isinstance(value, int) or (hasattr(value, "dtype") and getattr(value, "shape", None) == ()
+                                            and value.dtype.kind in "iu"):
+                if not -2**31 <= int(value) < 2**31:
+                    raise LaunchError(f"argument '{name}' = {int(value)} does not fit in int32",
+                                      kernel=self.name)
+                sig.append(("scalar", dtypes.int32))
+            elif isinstance(value, float) or (hasattr(value, "dtype") and getattr(value, "shape", None) == ()
+                                              and value.dtype.kind == "f"):
+                sig.append(("scalar", dtypes.float32))
+            else:
+                hint = ("copy host arrays to the device first: d = pto.alloc_tensor(nbytes); "
+                        "pto.memcpy_h2d(d, array)") if hasattr(value, "shape") else None
+                raise LaunchError(f"argument '{name}' is a {type(value).__name__}; kernels take device "
+                                  "tensors, ints and floats", kernel=self.name, hint=hint)
+        return tuple(sig)
+
+    def program_for(self, args) -> Program:
+        """The compiled Program for these launch arguments (compiled once per signature)."""
+        sig = self.signature_of(args)
+        prog = self._programs.get(sig)
+        if prog is None:
+            from .codegen import KernelCompiler  # noqa: the compiler imports this module's users
+            specs = []
+            tensor_slot = 0
+            for name, (kind, dtype) in zip(self.params, sig):
+                if kind == "tensor":
+                    specs.append(ArgSpec(name, "tensor", dtype, tensor_slot))
+                    tensor_slot += 1
+                else:
+                    specs.append(ArgSpec(name, "scalar", dtype, -1))
+            prog = KernelCompiler(self, specs).compile()
+            from ..ir.verify import verify
+            verify(prog)
+            self._programs[sig] = prog
+        return prog
+
+    def asm(self, grid=(1, 1, 1), block=(32, 1, 1), args=()) -> str:
+        """The PTO assembly listing for these arguments: one instruction per line, each with the
+        Python source line it came from. grid and block are shown in the header."""
+        from ..ir.printer import format_program
+        return format_program(self.program_for(args), grid=grid, block=block)
+
+
+def kernel(fn) -> Kernel:
+    """Decorator: compile a Python function into a PTO kernel (see docs/quickstart.md)."""
+    return Kernel(fn)

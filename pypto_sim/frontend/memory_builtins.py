@@ -1,0 +1,103 @@
+"""Lowering of the memory and synchronisation builtins: load, store, fma, alloc_local, barriers.
+
+A mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from .. import dtypes
+from ..ir import LocalBuffer, Reg
+from .values import NONE, Const, DTypeRef, Ptr, Val
+
+
+class MemoryBuiltins:
+    """Memory and sync half of the kernel compiler."""
+
+    def require_ptr(self, value, node, what):
+        if not isinstance(value, Ptr):
+            self.error(node, f"{what} must be a pointer (a tensor argument or alloc_local buffer "
+                             f"plus an offset), got {type(value).__name__}",
+                       "write e.g. pto.load(a + i) where a is a device tensor argument")
+        return value
+
+    def memory_aux(self, ptr: Ptr) -> tuple:
+        return (ptr.slot,) if ptr.space == "hbm" else (ptr.base, ptr.count)
+
+    def builtin_load(self, node, args):
+        ptr = self.require_ptr(args["ptr"], node, "pto.load(ptr): ptr")
+        offset = self.operand(ptr.offset, dtypes.int32, node)
+        uniform = not isinstance(offset, Reg) or offset.uniform
+        dst = self.new_reg(ptr.dtype, uniform)
+        op = "LOAD" if ptr.space == "hbm" else "LOAD_L1"
+        self.emit(op, dst, (offset,), ptr.dtype, node, aux=self.memory_aux(ptr))
+        self.instrs[-1].comment = ptr.name
+        return Val(dst)
+
+    def store_to(self, ptr: Ptr, value, node):
+        self.require_value(value, node)
+        offset = self.operand(ptr.offset, dtypes.int32, node)
+        src = self.operand(value, ptr.dtype, node)
+        op = "STORE" if ptr.space == "hbm" else "STORE_L1"
+        self.emit(op, None, (offset, src), ptr.dtype, node, aux=self.memory_aux(ptr))
+        self.instrs[-1].comment = ptr.name
+
+    def builtin_store(self, node, args):
+        ptr = self.require_ptr(args["ptr"], node, "pto.store(ptr, value): ptr")
+        self.store_to(ptr, args["value"], node)
+
+    def builtin_fma(self, node, args):
+        x, y, z = args["x"], args["y"], args["z"]
+        for v in (x, y, z):
+            self.require_value(v, node)
+        dst = args["dst"]
+        if dst is NONE or dst is None:
+            return self.alu("FMA", [x, y, z], node)
+        ptr = self.require_ptr(dst, node, "pto.fma(dst, x, y, z): dst")
+        if ptr.space != "hbm":
+            value = self.alu("FMA", [x, y, z], node)
+            self.store_to(ptr, value, node)
+            return value
+        dtype = ptr.dtype
+        offset = self.operand(ptr.offset, dtypes.int32, node)
+        ops = (offset,) + tuple(self.operand(v, dtype, node) for v in (x, y, z))
+        out = self.new_reg(dtype, False)
+        self.emit("FMA_STORE", out, ops, dtype, node, aux=(ptr.slot, 0 if dtype.is_float else 1))
+        self.instrs[-1].comment = ptr.name
+        return Val(out)
+
+    def builtin_alloc_local(self, node, args):
+        n = args["n_elems"]
+        if not isinstance(n, Const) or isinstance(n.value, bool) or int(n.value) != n.value or int(n.value) <= 0:
+            self.error(node, "pto.alloc_local(n_elems): n_elems must be a positive integer known "
+                             "at compile time", "use a literal, a module constant or a constant expression")
+        dtype = args["dtype"]
+        if isinstance(dtype, DTypeRef):
+            dtype = dtype.dtype
+        if dtype not in dtypes.TENSOR_DTYPES:
+            self.error(node, f"pto.alloc_local: dtype must be one of float32, float16, int32, got {dtype}")
+        count = int(n.value)
+        base = sum(b.count for b in self.buffers)
+        name = f"local{len(self.buffers)}"
+        line = getattr(node, "lineno", 0) + self.kernel.line_offset
+        self.buffers.append(LocalBuffer(name, base, count, dtype, line))
+        self.emit("ALLOC_LOCAL", None, (), dtype, node, aux=(base, count))
+        self.instrs[-1].comment = f"{name}: {count} x {dtype} at L1 word {base}"
+        return Ptr("l1", len(self.buffers) - 1, dtype, name, Const(0, dtypes.int32), count, base)
+
+    def rename_buffer(self, ptr: Ptr, name: str) -> Ptr:
+        """Give an alloc_local buffer the name of the variable it is assigned to."""
+        if ptr.space != "l1" or not ptr.name.startswith("local"):
+            return ptr
+        buf = self.buffers[ptr.slot]
+        self.buffers[ptr.slot] = dataclasses.replace(buf, name=name)
+        for ins in self.instrs:
+            if ins.op == "ALLOC_LOCAL" and ins.aux == (buf.offset, buf.count):
+                ins.comment = ins.comment.replace(buf.name, name, 1)
+        return dataclasses.replace(ptr, name=name)
+
+    def builtin_barrier(self, node, args):
+        self.emit("BARRIER", None, (), None, node)
+
+    def builtin_barrier_block(self, node, args):
+        self.emit("BARRIER_BLOCK", None, (), None, node)

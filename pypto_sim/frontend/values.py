@@ -1,0 +1,94 @@
+"""Compile-time values the kernel compiler manipulates while lowering Python to PTO IR."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..dtypes import DType
+from ..ir import Reg
+
+
+@dataclass(frozen=True)
+class Const:
+    """A Python constant known at compile time. ``weak``: a literal that adopts the other
+    operand's dtype (``x * 2.0`` stays float16 when x is float16), as in Triton."""
+
+    value: object
+    dtype: DType
+    weak: bool = True
+
+
+@dataclass(frozen=True)
+class Val:
+    """A value held in a register."""
+
+    reg: Reg
+
+    @property
+    def dtype(self) -> DType:
+        return self.reg.dtype
+
+    @property
+    def uniform(self) -> bool:
+        return self.reg.uniform
+
+
+@dataclass(frozen=True)
+class Ptr:
+    """A pointer: a device tensor (space 'hbm', slot = tensor argument index) or an alloc_local
+    buffer (space 'l1', slot = buffer index), plus an element offset (Const or int32 Val)."""
+
+    space: str
+    slot: int
+    dtype: DType
+    name: str
+    offset: object
+    count: int = 0       # l1 buffers: element count (known at compile time)
+    base: int = 0        # l1 buffers: word offset in the block's L1 area
+
+
+@dataclass(frozen=True)
+class DTypeRef:
+    """A dtype used as a value in kernel code (``pto.float16``)."""
+
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class ModuleRef:
+    """A Python module referenced from kernel code (``pto``, ``math``, ``np``)."""
+
+    module: object
+
+
+@dataclass(frozen=True)
+class PyCallable:
+    """A Python builtin the compiler understands (min, max, abs, range, float, int, len)."""
+
+    name: str
+
+
+@dataclass
+class HomeVar:
+    """A variable assigned in more than one place: every assignment writes its home register."""
+
+    reg: Reg
+    line: int
+
+
+@dataclass
+class PtrVar:
+    """A pointer variable assigned in more than one place: fixed base, offset in a register."""
+
+    proto: Ptr
+    reg: Reg
+    line: int
+
+
+class _NoneValue:
+    """Python's None inside kernel code (``pto.fma(None, x, y, z)``)."""
+
+    def __repr__(self):
+        return "None"
+
+
+NONE = _NoneValue()

@@ -1,0 +1,58 @@
+"""The PTO assembly printer: one instruction per line with the Python source it came from."""
+from __future__ import annotations
+
+from ..isa import load_isa
+from .program import Program, Reg
+
+_TARGET_LABELS = {"IF": ("else", "end"), "ELSE": ("end",), "LOOP": ("cont", "end"), "ENDLOOP": ("head",)}
+
+
+def format_instr(prog: Program, pc: int) -> str:
+    """One instruction as text: mnemonic, dst, operands, attributes."""
+    ins = prog.instrs[pc]
+    isa = load_isa()
+    spec = isa[ins.op]
+    parts = []
+    if ins.dst is not None:
+        parts.append(str(ins.dst))
+    for operand, src in zip(spec.value_operands, ins.srcs):
+        text = str(src)
+        if operand.kind == "pointer":
+            if ins.op in ("LOAD_L1", "STORE_L1"):
+                text = f"{ins.comment or 'l1'}[{src}]"
+            else:
+                text = f"{ins.comment or 'arg' + str(ins.aux[0])}[{src}]"
+        parts.append(text)
+    labels = _TARGET_LABELS.get(ins.op)
+    if labels:
+        parts += [f"{label}=@{target}" for label, target in zip(labels, ins.aux)]
+    elif spec.family == "id" and any(o.kind == "dim" for o in spec.operands):
+        parts.append("xyz"[ins.aux[0]])
+    elif ins.op == "ALLOC_LOCAL":
+        parts.append(ins.comment)
+    name = ins.op
+    if ins.dtype is not None and spec.family in ("alu", "load", "store", "fma_store"):
+        name = f"{ins.op}.{ins.dtype}"
+    return f"{name:16s} {', '.join(parts)}"
+
+
+def format_program(prog: Program, grid=None, block=None) -> str:
+    """The whole listing, with a header naming arguments, registers and L1 use."""
+    args = ", ".join(f"{a.name}: {a.dtype}{'*' if a.kind == 'tensor' else ''}"
+                     + (f" ({a.reg})" if a.reg is not None else "") for a in prog.args)
+    head = [f"; kernel {prog.kernel}({args})",
+            f"; source {prog.file}:{prog.first_line}"]
+    if grid is not None or block is not None:
+        head.append(f"; grid={tuple(grid)} block={tuple(block)}")
+    head.append(f"; registers: {prog.n_lane_slots} lane slots (v, one L1 word per lane), "
+                f"{prog.n_scalar_regs} scalar (s); alloc_local: {prog.local_bytes} bytes")
+    lines = list(head)
+    last_line = None
+    for pc, ins in enumerate(prog.instrs):
+        text = format_instr(prog, pc)
+        src = ""
+        if ins.line and ins.line != last_line:
+            src = f"; {ins.line}: {prog.source_lines.get(ins.line, '').strip()}"
+            last_line = ins.line
+        lines.append(f"{pc:04d}  {text:48s} {src}".rstrip())
+    return "\n".join(lines)

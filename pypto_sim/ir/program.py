@@ -1,0 +1,177 @@
+"""The IR of a compiled kernel and its encoding into numpy arrays for the executors.
+
+Register space: each warp has ``n_lane_slots`` per-lane registers (one L1 word per lane each,
+printed ``v0, v1, ...``) followed by ``n_scalar_regs`` uniform registers (the scalar unit's
+GPRs, printed ``s0, s1, ...``). In the encoding both live in one (n_regs, 32) array; a uniform
+register holds the same value in every lane.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..dtypes import DType
+from ..isa import load_isa
+
+MAX_SRCS = 4
+AUX_WIDTH = 3
+
+
+@dataclass(frozen=True)
+class Reg:
+    """A register: its index in its file, dtype, and whether it is uniform (scalar file)."""
+
+    index: int
+    dtype: DType
+    uniform: bool
+
+    def __str__(self):
+        return f"{'s' if self.uniform else 'v'}{self.index}"
+
+
+@dataclass(frozen=True)
+class Imm:
+    """An immediate operand."""
+
+    value: float
+    dtype: DType
+
+    def __str__(self):
+        if self.dtype.is_float:
+            return repr(float(self.value))
+        return str(int(self.value))
+
+
+@dataclass
+class Instr:
+    """One PTO instruction in a kernel, with the source line it came from."""
+
+    op: str
+    dst: Reg | None = None
+    srcs: tuple = ()
+    dtype: DType | None = None
+    aux: tuple = ()
+    line: int = 0
+    comment: str = ""
+
+    @property
+    def uniform(self) -> bool:
+        """True when every register operand is uniform: the scalar unit computes it once."""
+        regs = [s for s in self.srcs if isinstance(s, Reg)]
+        if self.dst is not None and not self.dst.uniform:
+            return False
+        return all(r.uniform for r in regs)
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """A kernel parameter as specialised for one launch signature."""
+
+    name: str
+    kind: str            # "tensor" or "scalar"
+    dtype: DType
+    slot: int            # tensor: index into the launch's tensor table; scalar: register index
+    reg: Reg | None = None
+
+
+@dataclass(frozen=True)
+class LocalBuffer:
+    """A block-scoped L1 buffer from alloc_local: word offset in the block's L1 area and size."""
+
+    name: str
+    offset: int
+    count: int
+    dtype: DType
+    line: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.count * self.dtype.itemsize
+
+
+@dataclass
+class Program:
+    """A kernel compiled for one argument signature."""
+
+    kernel: str
+    file: str
+    first_line: int
+    args: tuple
+    instrs: list = field(default_factory=list)
+    n_lane_slots: int = 0
+    n_scalar_regs: int = 0
+    buffers: tuple = ()
+    source_lines: dict = field(default_factory=dict)
+
+    @property
+    def local_words(self) -> int:
+        """L1 words of alloc_local buffers per block."""
+        return sum(b.count for b in self.buffers)
+
+    @property
+    def local_bytes(self) -> int:
+        """L1 bytes of alloc_local buffers per block."""
+        return sum(b.nbytes for b in self.buffers)
+
+    def encode(self) -> "EncodedProgram":
+        """Encode to the flat numpy arrays that the executors and the timing model read."""
+        return EncodedProgram.from_program(self)
+
+
+# Columns of EncodedProgram.code (one int64 row per instruction).
+C_OP, C_DST, C_SRC, C_DTYPE, C_AUX, C_UNIFORM, C_LINE = 0, 1, 2, 2 + MAX_SRCS, 3 + MAX_SRCS, 3 + MAX_SRCS + AUX_WIDTH, 4 + MAX_SRCS + AUX_WIDTH
+N_COLS = C_LINE + 1
+
+
+@dataclass
+class EncodedProgram:
+    """A Program as two arrays: ``code`` (int64, one row per instruction, columns C_*) and
+    ``imm`` (float64 immediates, one column per source). Register numbers are flat: lane slots
+    first, then the scalar registers. A source register of -1 means "use the immediate".
+    """
+
+    code: np.ndarray
+    imm: np.ndarray
+    n_regs: int
+    n_lane_slots: int
+
+    @property
+    def op(self):
+        return self.code[:, C_OP]
+
+    @property
+    def line(self):
+        return self.code[:, C_LINE]
+
+    def __len__(self):
+        return self.code.shape[0]
+
+    @classmethod
+    def from_program(cls, prog: Program) -> "EncodedProgram":
+        isa = load_isa()
+        n = len(prog.instrs)
+        code = np.zeros((n, N_COLS), np.int64)
+        code[:, C_DST] = -1
+        code[:, C_SRC:C_SRC + MAX_SRCS] = -1
+        imm = np.zeros((n, MAX_SRCS), np.float64)
+        nv = prog.n_lane_slots
+
+        def flat(reg: Reg) -> int:
+            return reg.index + nv if reg.uniform else reg.index
+
+        for i, ins in enumerate(prog.instrs):
+            code[i, C_OP] = isa[ins.op].opcode
+            if ins.dst is not None:
+                code[i, C_DST] = flat(ins.dst)
+            for j, s in enumerate(ins.srcs):
+                if isinstance(s, Reg):
+                    code[i, C_SRC + j] = flat(s)
+                else:
+                    imm[i, j] = s.value
+            code[i, C_DTYPE] = ins.dtype.code if ins.dtype is not None else 0
+            for j, a in enumerate(ins.aux):
+                code[i, C_AUX + j] = a
+            code[i, C_UNIFORM] = 1 if ins.uniform else 0
+            code[i, C_LINE] = ins.line
+        return cls(code, imm, nv + prog.n_scalar_regs, nv)

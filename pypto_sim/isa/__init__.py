@@ -1,0 +1,9 @@
+"""The PTO instruction set, loaded from isa/*.toml: the single source of truth.
+
+``load_isa()`` parses and validates the table once per process and returns an :class:`Isa`
+holding one :class:`InstrSpec` per instruction and the ``Opcode`` enum built from it.
+"""
+from .table import Isa, InstrSpec, Operand, load_isa, load_isa_from, PIPES, CATEGORIES, FAMILIES
+
+__all__ = ["Isa", "InstrSpec", "Operand", "load_isa", "load_isa_from", "PIPES", "CATEGORIES",
+           "FAMILIES"]

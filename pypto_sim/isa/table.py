@@ -1,0 +1,203 @@
+"""Parse and validate the ISA table. Imports nothing else of pypto_sim but errors/resources."""
+from __future__ import annotations
+
+import enum
+import functools
+import keyword
+from dataclasses import dataclass, field
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+from .._resources import data_dir
+from ..errors import IsaError
+
+PIPES = ("scalar", "vector", "sfu", "load", "store", "mma")
+CATEGORIES = ("id", "move", "lane_alu", "sfu", "compare", "convert", "lane_memory", "sync",
+              "control", "tile_memory", "tile_alu", "mma")
+FAMILIES = ("alu", "id", "load", "store", "fma_store", "alloc", "sync", "control")
+OPERAND_KINDS = ("value", "pointer", "dim", "dtype", "target", "imm")
+RESULTS = ("value", "pred", "none")
+DTYPE_NAMES = ("float32", "float16", "int32", "bool")
+_REQUIRED = ("name", "opcode", "category", "family", "pipe", "operands", "result", "dtypes", "doc")
+_OPTIONAL = ("uniform_pipe", "float", "int", "builtin", "signature", "syntax")
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One operand of an instruction: its name and kind (value, pointer, dim, dtype, target, imm)."""
+
+    name: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class InstrSpec:
+    """One instruction of the ISA table, exactly as the TOML record describes it."""
+
+    name: str
+    opcode: int
+    category: str
+    family: str
+    pipe: str
+    operands: tuple
+    result: str
+    dtypes: tuple
+    doc: str
+    source_file: str
+    uniform_pipe: str | None = None
+    float_expr: str | None = None
+    int_expr: str | None = None
+    builtin: str | None = None
+    signature: str | None = None
+    syntax: str | None = None
+
+    @property
+    def value_operands(self) -> tuple:
+        """Operands that the executor reads as a, b, c (values and pointers' offsets)."""
+        return tuple(o for o in self.operands if o.kind in ("value", "pointer"))
+
+    @property
+    def pipes(self) -> tuple:
+        """Every pipe the instruction may issue on."""
+        return (self.pipe,) + ((self.uniform_pipe,) if self.uniform_pipe else ())
+
+
+@dataclass
+class Isa:
+    """The loaded instruction set: specs in opcode order, lookups by name and opcode, the enum."""
+
+    version: str
+    specs: tuple
+    files: tuple
+    by_name: dict = field(init=False)
+    by_opcode: dict = field(init=False)
+    Opcode: type = field(init=False)
+
+    def __post_init__(self):
+        self.by_name = {s.name: s for s in self.specs}
+        self.by_opcode = {s.opcode: s for s in self.specs}
+        self.Opcode = enum.IntEnum("Opcode", {s.name: s.opcode for s in self.specs})
+
+    def __getitem__(self, name: str) -> InstrSpec:
+        return self.by_name[name]
+
+    def builtins(self) -> dict:
+        """Builtin name -> tuple of the instructions it may emit, in opcode order."""
+        out: dict = {}
+        for spec in self.specs:
+            if spec.builtin:
+                out.setdefault(spec.builtin, []).append(spec)
+        return {k: tuple(v) for k, v in out.items()}
+
+
+def _fail(path, name, msg):
+    where = f"{path}: instruction {name}" if name else str(path)
+    raise IsaError(f"{where}: {msg}", hint="fix the record in isa/*.toml (fields: isa/README.md)")
+
+
+def _check_expr(path, name, label, text):
+    try:
+        compile(text, f"{path}:{name}:{label}", "eval")
+    except SyntaxError as exc:
+        _fail(path, name, f"'{label}' is not a Python expression: {exc.msg}")
+
+
+def _parse_record(path: Path, rec: dict) -> InstrSpec:
+    name = rec.get("name")
+    for key in _REQUIRED:
+        if key not in rec:
+            _fail(path, name, f"missing field '{key}'")
+    unknown = set(rec) - set(_REQUIRED) - set(_OPTIONAL)
+    if unknown:
+        _fail(path, name, f"unknown field(s) {sorted(unknown)}")
+    if not (isinstance(name, str) and name.isupper() and name.replace("_", "").isalnum()):
+        _fail(path, name, "name must be an upper-case identifier")
+    if not isinstance(rec["opcode"], int) or not 0 <= rec["opcode"] < 256:
+        _fail(path, name, f"opcode {rec['opcode']!r} must be an integer in 0..255")
+    if rec["category"] not in CATEGORIES:
+        _fail(path, name, f"category {rec['category']!r} is not one of {CATEGORIES}")
+    if rec["family"] not in FAMILIES:
+        _fail(path, name, f"family {rec['family']!r} is not one of {FAMILIES}")
+    for key in ("pipe", "uniform_pipe"):
+        if key in rec and rec[key] not in PIPES:
+            _fail(path, name, f"{key} {rec[key]!r} is not one of {PIPES}")
+    if rec["result"] not in RESULTS:
+        _fail(path, name, f"result {rec['result']!r} is not one of {RESULTS}")
+    operands = []
+    for text in rec["operands"]:
+        oname, _, kind = str(text).partition(":")
+        if kind not in OPERAND_KINDS:
+            _fail(path, name, f"operand {text!r}: kind must be one of {OPERAND_KINDS}")
+        operands.append(Operand(oname, kind))
+    for d in rec["dtypes"]:
+        if d not in DTYPE_NAMES:
+            _fail(path, name, f"dtype {d!r} is not one of {DTYPE_NAMES}")
+    if rec["family"] in ("alu", "fma_store") and not (rec.get("float") or rec.get("int")):
+        _fail(path, name, "an alu instruction needs a 'float' or 'int' semantic expression")
+    for label in ("float", "int"):
+        if label in rec:
+            _check_expr(path, name, label, rec[label])
+    if "builtin" in rec:
+        if not rec["builtin"].isidentifier() or keyword.iskeyword(rec["builtin"]):
+            _fail(path, name, f"builtin {rec['builtin']!r} is not a Python identifier")
+        if "signature" not in rec:
+            _fail(path, name, "a builtin needs a 'signature'")
+    if "builtin" not in rec and "syntax" not in rec:
+        _fail(path, name, "an instruction needs a 'builtin' or the 'syntax' that emits it")
+    if not rec["doc"].strip():
+        _fail(path, name, "doc must not be empty")
+    return InstrSpec(
+        name=name, opcode=rec["opcode"], category=rec["category"], family=rec["family"],
+        pipe=rec["pipe"], operands=tuple(operands), result=rec["result"],
+        dtypes=tuple(rec["dtypes"]), doc=rec["doc"].strip(), source_file=path.name,
+        uniform_pipe=rec.get("uniform_pipe"), float_expr=rec.get("float"),
+        int_expr=rec.get("int"), builtin=rec.get("builtin"), signature=rec.get("signature"),
+        syntax=rec.get("syntax"))
+
+
+def load_isa_from(directory: Path) -> Isa:
+    """Load and validate every ``*.toml`` in ``directory``; raise IsaError naming file and record."""
+    directory = Path(directory)
+    files = sorted(directory.glob("*.toml"))
+    if not files:
+        raise IsaError(f"{directory}: no *.toml instruction files")
+    specs, version = [], None
+    seen_names, seen_opcodes = {}, {}
+    for path in files:
+        try:
+            doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise IsaError(f"{path}: not valid TOML: {exc}") from None
+        if "isa_version" in doc:
+            if version not in (None, doc["isa_version"]):
+                _fail(path, None, f"isa_version {doc['isa_version']} differs from {version}")
+            version = doc["isa_version"]
+        for rec in doc.get("instruction", []):
+            spec = _parse_record(path, rec)
+            if spec.name in seen_names:
+                _fail(path, spec.name, f"name already defined in {seen_names[spec.name]}")
+            if spec.opcode in seen_opcodes:
+                _fail(path, spec.name, f"opcode 0x{spec.opcode:02X} already used by {seen_opcodes[spec.opcode]}")
+            seen_names[spec.name] = path.name
+            seen_opcodes[spec.opcode] = spec.name
+            specs.append(spec)
+    if version is None:
+        raise IsaError(f"{directory}: no file declares isa_version")
+    specs.sort(key=lambda s: s.opcode)
+    isa = Isa(version=str(version), specs=tuple(specs), files=tuple(p.name for p in files))
+    for bname, group in isa.builtins().items():
+        sigs = {s.signature for s in group}
+        if len(sigs) > 1:
+            _fail(group[0].source_file, group[0].name,
+                  f"builtin '{bname}' has different signatures {sorted(sigs)} across instructions")
+    return isa
+
+
+@functools.lru_cache(maxsize=1)
+def load_isa() -> Isa:
+    """The ISA shipped with pypto_sim, loaded and validated once per process."""
+    return load_isa_from(data_dir("isa"))

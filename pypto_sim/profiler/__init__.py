@@ -1,0 +1,1 @@
+"""Profiles: what a simulated launch did, turned into breakdowns, timelines and reports."""

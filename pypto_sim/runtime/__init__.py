@@ -1,0 +1,1 @@
+"""The host runtime: simulated HBM, device tensors, memcpy, the launch stream and sync."""

@@ -1,0 +1,204 @@
+"""The simulated device: its HBM, its stream of queued launches, memcpy and sync.
+
+``launch`` compiles and checks at once (so mistakes surface at the call) and queues the work;
+it runs, in order, at ``sync()``, at a ``memcpy_d2h`` of a tensor it writes, at ``memcpy_h2d``
+into a tensor it uses, or when a ``pto.Tensor`` it uses leaves its ``with`` block. The queue
+holds allocations, not tensors: the runtime never keeps a tensor alive for the user, and a
+tensor freed while a queued kernel uses it is reported as UseAfterFreeError.
+"""
+from __future__ import annotations
+
+import contextvars
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import dtypes
+from ..errors import LaunchError, UseAfterFreeError
+from ..timing.machine import machine as active_machine
+from .memory import HBM, DeviceTensor
+
+
+def _dims(value, what, kernel):
+    if isinstance(value, (int, np.integer)):
+        value = (int(value),)
+    try:
+        dims = tuple(int(v) for v in value)
+    except (TypeError, ValueError):
+        raise LaunchError(f"{what}={value!r} must be an int or a tuple of up to 3 ints",
+                          kernel=kernel) from None
+    if not 1 <= len(dims) <= 3 or any(d <= 0 for d in dims):
+        raise LaunchError(f"{what}={value!r}: every dimension must be a positive integer (1 to 3 of them)",
+                          kernel=kernel, hint=f"for example {what}=(4, 1, 1)")
+    return dims + (1,) * (3 - len(dims))
+
+
+@dataclass
+class PendingLaunch:
+    """A launch waiting in the stream."""
+
+    kernel: object
+    program: object
+    grid: tuple
+    block: tuple
+    args: tuple           # allocations for tensors, Python numbers for scalars
+    names: tuple
+    machine: object
+    handle: "LaunchHandle"
+
+
+@dataclass
+class LaunchHandle:
+    """Returned by pto.launch: ``result()`` waits and gives the run's Profile."""
+
+    device: "Device"
+    kernel_name: str
+    profile: object = None
+    error: Exception | None = field(default=None)
+
+    @property
+    def done(self) -> bool:
+        return self.profile is not None or self.error is not None
+
+    def result(self):
+        """Wait for this launch (and everything queued before it); return its Profile."""
+        if not self.done:
+            self.device.sync()
+        if self.error is not None:
+            raise self.error
+        return self.profile
+
+
+class Device:
+    """One simulated NPU: HBM and a single in-order stream."""
+
+    def __init__(self, machine=None):
+        self.machine = machine or active_machine()
+        self.hbm = HBM(self.machine.hbm_bytes)
+        self.queue: list = []
+
+    # ---------------------------------------------------------------- tensors
+    def alloc_tensor(self, nbytes, dtype=dtypes.float32, name=None) -> DeviceTensor:
+        return DeviceTensor(self, nbytes, dtype, name)
+
+    def users_of(self, alloc):
+        return [p for p in self.queue if any(a is alloc for a in p.args)]
+
+    def release_allocation(self, alloc):
+        users = self.users_of(alloc)
+        if users:
+            alloc.freed_while_used_by = users[0].kernel.name
+            alloc.freed = True        # the kernel will not run on it; reported at sync
+            return
+        self.hbm.release(alloc)
+
+    # ---------------------------------------------------------------- memcpy
+    def memcpy_h2d(self, dst, host):
+        _check_tensor(dst, "memcpy_h2d(dst, host)")
+        host = np.asarray(host)
+        _check_copy("memcpy_h2d", dst, host)
+        if self.users_of(dst.alloc):
+            self.sync()
+        self.hbm.view(dst.alloc)[:] = host.reshape(-1).astype(dst.dtype.numpy).astype(np.float64)
+
+    def memcpy_d2h(self, host, src):
+        _check_tensor(src, "memcpy_d2h(host, src)")
+        if not isinstance(host, np.ndarray):
+            raise TypeError("memcpy_d2h(host, src): host must be a numpy array to copy into")
+        _check_copy("memcpy_d2h", src, host)
+        if not host.flags.writeable:
+            raise ValueError("memcpy_d2h: the host array is read-only")
+        if self.users_of(src.alloc):
+            self.sync()
+        host.reshape(-1)[:] = self.hbm.view(src.alloc).astype(src.dtype.numpy)
+
+    # ---------------------------------------------------------------- launch and sync
+    def launch(self, kernel, grid, block, args, names=None):
+        if not getattr(kernel, "is_pto_kernel", False):
+            raise LaunchError(f"launch() needs a @pto.kernel function, got {type(kernel).__name__}",
+                              hint="decorate the function with @pto.kernel")
+        grid = _dims(grid, "grid", kernel.name)
+        block = _dims(block, "block", kernel.name)
+        args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+        for name, value in zip(kernel.params, args):
+            if getattr(value, "is_device_tensor", False):
+                if value.device is not self:
+                    raise LaunchError(f"argument '{name}' lives on another device", kernel=kernel.name)
+                if value.freed:
+                    raise UseAfterFreeError(f"argument '{name}' ({value.name}) was already freed",
+                                            kernel=kernel.name, tensor=value.name,
+                                            hint="keep the tensor alive until the kernel has run")
+        program = kernel.program_for(args)
+        names = names or tuple(None for _ in args)
+        stored = tuple(v.alloc if getattr(v, "is_device_tensor", False) else v for v in args)
+        handle = LaunchHandle(self, kernel.name)
+        self.queue.append(PendingLaunch(kernel, program, grid, block, stored, tuple(names),
+                                        active_machine(), handle))
+        return handle
+
+    def sync(self):
+        """Run every queued launch, in order. Raises the first error; the queue is then empty."""
+        from ..profiler.profile import run_launch
+        while self.queue:
+            pending = self.queue.pop(0)
+            freed = [a for a in pending.args if getattr(a, "freed", False)]
+            if freed:
+                alloc = freed[0]
+                for a in freed:
+                    if not self.users_of(a):
+                        self.hbm.release(a)
+                name = alloc.name or f"tensor{alloc.id}"
+                err = UseAfterFreeError(
+                    f"tensor '{name}' ({alloc.nbytes} bytes at 0x{alloc.byte_addr:x}) was freed while "
+                    f"kernel '{pending.kernel.name}' was still queued to use it; the kernel was not run",
+                    kernel=pending.kernel.name, tensor=name,
+                    hint="wrap the tensor in `with pto.Tensor(...) as t:` or call pto.sync() before "
+                         "`del`/free()")
+                pending.handle.error = err
+                raise err
+            try:
+                pending.handle.profile = run_launch(self, pending)
+            except Exception as exc:
+                pending.handle.error = exc
+                raise
+
+    def pending_for(self, tensor) -> bool:
+        return bool(self.users_of(tensor.alloc))
+
+
+def _check_tensor(t, call):
+    if not getattr(t, "is_device_tensor", False):
+        raise TypeError(f"{call}: expected a device tensor from pto.alloc_tensor, got {type(t).__name__}")
+    if t.freed:
+        raise UseAfterFreeError(f"{call}: tensor '{t.name}' was already freed", tensor=t.name)
+
+
+def _check_copy(call, tensor, host):
+    if host.size * host.dtype.itemsize != tensor.nbytes or host.size != tensor.size:
+        raise LaunchError(f"{call}: the device tensor '{tensor.name}' is {tensor.nbytes} bytes "
+                          f"({tensor.size} x {tensor.dtype}) but the host array is "
+                          f"{host.size * host.dtype.itemsize} bytes ({host.size} x {host.dtype})",
+                          hint="allocate the tensor with nbytes = array.nbytes and the array's dtype")
+    if dtypes.as_dtype(host.dtype) != tensor.dtype if host.dtype in (np.float32, np.float16, np.int32) else True:
+        raise LaunchError(f"{call}: the device tensor '{tensor.name}' holds {tensor.dtype} but the "
+                          f"host array is {host.dtype}",
+                          hint=f"convert the host array with .astype(np.{tensor.dtype})")
+
+
+_DEVICE: contextvars.ContextVar = contextvars.ContextVar("pypto_sim_device", default=None)
+
+
+def current_device() -> Device:
+    """The device of this context (created on first use)."""
+    dev = _DEVICE.get()
+    if dev is None:
+        dev = Device()
+        _DEVICE.set(dev)
+    return dev
+
+
+def reset_device(machine=None) -> Device:
+    """Start a fresh device (empty HBM and stream) in this context; return it."""
+    dev = Device(machine)
+    _DEVICE.set(dev)
+    return dev

@@ -1,0 +1,138 @@
+"""Simulated HBM: one float64 word per element, a first-fit allocator, and device tensors.
+
+Each element occupies one word whatever its dtype (the word always holds a value of that
+dtype exactly); byte addresses, which the timing model uses for transaction counting, follow
+the real layout (element i of a tensor is at byte ``addr + i * itemsize``).
+"""
+from __future__ import annotations
+
+import itertools
+import weakref
+
+import numpy as np
+
+from .. import dtypes
+from ..errors import LaunchError
+
+ALIGN_WORDS = 128          # allocations start on 512-byte boundaries
+_ids = itertools.count(1)
+
+
+class Allocation:
+    """One HBM allocation: where it lives, its size and dtype, and whether it was freed."""
+
+    def __init__(self, word_base: int, count: int, dtype, name: str | None):
+        self.id = next(_ids)
+        self.word_base = word_base
+        self.count = count
+        self.dtype = dtype
+        self.name = name
+        self.freed = False
+        self.freed_while_used_by = None
+
+    @property
+    def byte_addr(self) -> int:
+        return self.word_base * 4
+
+    @property
+    def nbytes(self) -> int:
+        return self.count * self.dtype.itemsize
+
+
+class HBM:
+    """The device's memory words and its allocator."""
+
+    def __init__(self, capacity_bytes: int):
+        self.capacity_bytes = capacity_bytes
+        self.words = np.zeros(1 << 16, np.float64)
+        self.free_ranges = [(0, 1 << 62)]
+        self.live: dict = {}
+
+    def allocate(self, count: int, dtype, name=None) -> Allocation:
+        size = -(-max(count, 1) // ALIGN_WORDS) * ALIGN_WORDS
+        used = sum(a.nbytes for a in self.live.values())
+        if used + count * dtype.itemsize > self.capacity_bytes:
+            raise LaunchError(f"out of simulated HBM: {count * dtype.itemsize} bytes requested, "
+                              f"{self.capacity_bytes - used} free of {self.capacity_bytes}",
+                              hint="free tensors you no longer need, or use a machine with more HBM")
+        for i, (start, length) in enumerate(self.free_ranges):
+            if length >= size:
+                self.free_ranges[i] = (start + size, length - size)
+                break
+        end = start + size
+        if end > len(self.words):
+            grown = np.zeros(max(end, 2 * len(self.words)), np.float64)
+            grown[:len(self.words)] = self.words
+            self.words = grown
+        self.words[start:end] = 0.0
+        alloc = Allocation(start, count, dtype, name)
+        self.live[alloc.id] = alloc
+        return alloc
+
+    def release(self, alloc: Allocation):
+        if alloc.freed:
+            return
+        alloc.freed = True
+        self.live.pop(alloc.id, None)
+        size = -(-max(alloc.count, 1) // ALIGN_WORDS) * ALIGN_WORDS
+        self.free_ranges.append((alloc.word_base, size))
+        self.free_ranges.sort()
+        merged = []
+        for start, length in self.free_ranges:
+            if merged and merged[-1][0] + merged[-1][1] == start:
+                merged[-1] = (merged[-1][0], merged[-1][1] + length)
+            else:
+                merged.append((start, length))
+        self.free_ranges = merged
+
+    def view(self, alloc: Allocation) -> np.ndarray:
+        """The words of an allocation (a view into HBM)."""
+        return self.words[alloc.word_base:alloc.word_base + alloc.count]
+
+
+class DeviceTensor:
+    """A tensor in simulated HBM. Free it with ``free()``, ``del`` or ``with pto.Tensor(...)``.
+
+    ``nbytes``, ``dtype``, ``size`` (elements). ``numpy()`` returns a host copy (after the
+    kernels that write it have finished).
+    """
+
+    is_device_tensor = True
+
+    def __init__(self, device, nbytes: int, dtype, name=None):
+        dtype = dtypes.as_dtype(dtype)
+        if dtype not in dtypes.TENSOR_DTYPES:
+            raise TypeError(f"tensors hold float32, float16 or int32, not {dtype}")
+        if not isinstance(nbytes, (int, np.integer)) or nbytes <= 0:
+            raise ValueError(f"alloc_tensor(nbytes={nbytes!r}): nbytes must be a positive integer")
+        if nbytes % dtype.itemsize:
+            raise ValueError(f"alloc_tensor(nbytes={nbytes}): not a multiple of {dtype}'s "
+                             f"{dtype.itemsize}-byte element size")
+        self.device = device
+        self.dtype = dtype
+        self.nbytes = int(nbytes)
+        self.size = self.nbytes // dtype.itemsize
+        self.alloc = device.hbm.allocate(self.size, dtype, name)
+        self._finalizer = weakref.finalize(self, device.release_allocation, self.alloc)
+
+    @property
+    def name(self):
+        return self.alloc.name or f"tensor{self.alloc.id}"
+
+    def free(self):
+        """Free the tensor now (an error if a queued kernel still uses it; see pto.sync())."""
+        self._finalizer()
+
+    @property
+    def freed(self) -> bool:
+        return self.alloc.freed
+
+    def numpy(self) -> np.ndarray:
+        """A host copy of the tensor's contents (waits for kernels that write it)."""
+        out = np.empty(self.size, self.dtype.numpy)
+        self.device.memcpy_d2h(out, self)
+        return out
+
+    def __repr__(self):
+        state = "freed" if self.freed else f"at 0x{self.alloc.byte_addr:x}"
+        return f"DeviceTensor({self.name}, {self.size} x {self.dtype}, {state})"

@@ -1,0 +1,261 @@
+"""Machine descriptions: latency tables loaded from latency_tables/*.toml.
+
+A table is versioned data. Every number is written ``{ value = N, source = "..." }`` so its
+provenance travels with it; the loader checks that every ISA instruction has a latency and an
+issue interval and that every pipe the ISA names exists.
+"""
+from __future__ import annotations
+
+import contextvars
+import functools
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+import numpy as np
+
+from .._resources import data_dir
+from ..errors import MachineError
+from ..isa import PIPES, load_isa
+
+DEFAULT_MACHINE = "ascend910b"
+
+_STRUCTURE = ("cores", "warp_slots_per_core", "lanes_per_warp", "issue_width", "clock_ghz")
+_CAPACITY = ("l1_bytes", "ub_bytes", "l0a_bytes", "l0b_bytes", "l0c_bytes", "hbm_bytes",
+             "scalar_registers", "lane_slot_bytes")
+_MEMORY = ("hbm_chip_bytes_per_cycle", "hbm_core_read_bytes_per_cycle",
+           "hbm_core_write_bytes_per_cycle", "sector_bytes")
+
+
+@dataclass(frozen=True)
+class InstrTiming:
+    """Latency, issue interval and provenance of one instruction in one machine."""
+
+    latency: int
+    issue_interval: int
+    source: str
+
+
+@dataclass
+class Machine:
+    """A machine: structure, capacities, memory system and per-instruction timing.
+
+    Attributes mirror the table: ``cores``, ``warp_slots_per_core``, ``lanes_per_warp``,
+    ``issue_width``, ``clock_ghz``, ``l1_bytes`` ... and ``sources[key]`` says where each number
+    came from.
+    """
+
+    name: str
+    path: Path
+    isa_version: str
+    description: str
+    values: dict
+    sources: dict
+    pipes: dict
+    instructions: dict
+    pipe_index: dict = field(init=False)
+
+    def __post_init__(self):
+        self.pipe_index = {p: i for i, p in enumerate(PIPES)}
+
+    def __getattr__(self, key):
+        values = self.__dict__.get("values", {})
+        if key in values:
+            return values[key]
+        raise AttributeError(f"machine '{self.__dict__.get('name')}' has no attribute {key!r}")
+
+    def latency(self, name: str) -> int:
+        """Cycles from the issue of instruction ``name`` until a dependent instruction can issue.
+
+        For memory instructions this is the fixed part; each transfer adds
+        ceil(bytes / bandwidth) (docs/timing.md).
+        """
+        return self._timing(name).latency
+
+    def issue_interval(self, name: str) -> int:
+        """Cycles between two issues of instruction ``name`` on the same pipe by one warp."""
+        return self._timing(name).issue_interval
+
+    def source(self, name: str) -> str:
+        """Where the numbers of instruction or table entry ``name`` come from."""
+        if name in self.instructions:
+            return self.instructions[name].source
+        return self.sources[name]
+
+    def _timing(self, name: str) -> InstrTiming:
+        try:
+            return self.instructions[name.upper()]
+        except KeyError:
+            raise MachineError(f"machine '{self.name}' has no instruction {name!r}",
+                               hint="see pto.instructions() for the names") from None
+
+    @property
+    def scalar_latency(self) -> int:
+        """Latency of an ALU instruction whose operands are all uniform (scalar unit)."""
+        return self.pipes["scalar"]["latency"]
+
+    @property
+    def scalar_issue_interval(self) -> int:
+        """Issue interval of the scalar unit's uniform ALU instructions."""
+        return self.pipes["scalar"]["issue_interval"]
+
+    def opcode_arrays(self):
+        """(latency, issue_interval) arrays indexed by opcode, for the timing model's hot loop."""
+        return _opcode_arrays(self)
+
+    def describe(self) -> str:
+        """A multi-line human-readable summary of the machine and its numbers."""
+        lines = [f"machine {self.name} ({self.path.name}): {self.description}"]
+        for key in _STRUCTURE + _CAPACITY + _MEMORY:
+            lines.append(f"  {key:34s} {self.values[key]!s:>14}   {self.sources[key]}")
+        for pipe, info in self.pipes.items():
+            lines.append(f"  pipe {pipe:29s} {info['count']:>14}   {info['source']}")
+        lines.append(f"  {'instruction':20s} {'latency':>8} {'interval':>8}")
+        for name, t in self.instructions.items():
+            lines.append(f"  {name:20s} {t.latency:>8} {t.issue_interval:>8}   {t.source}")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return (f"Machine({self.name!r}, cores={self.cores}, warp_slots={self.warp_slots_per_core}, "
+                f"lanes_per_warp={self.lanes_per_warp}, clock_ghz={self.clock_ghz}, "
+                f"l1_bytes={self.l1_bytes})")
+
+
+def _opcode_arrays(machine: Machine):
+    isa = load_isa()
+    size = max(s.opcode for s in isa.specs) + 1
+    lat = np.zeros(size, dtype=np.int64)
+    ii = np.zeros(size, dtype=np.int64)
+    for spec in isa.specs:
+        t = machine.instructions[spec.name]
+        lat[spec.opcode] = t.latency
+        ii[spec.opcode] = t.issue_interval
+    return lat, ii
+
+
+def _number(path, section, key, entry):
+    if not isinstance(entry, dict) or "value" not in entry or not str(entry.get("source", "")).strip():
+        raise MachineError(f"{path}: [{section}] {key} must be {{ value = ..., source = \"...\" }}",
+                           hint="every number names its source or says 'assumed'")
+    value = entry["value"]
+    if not isinstance(value, (int, float)) or value <= 0:
+        raise MachineError(f"{path}: [{section}] {key} = {value!r} must be a positive number")
+    return value, str(entry["source"])
+
+
+def load_machine_from(path) -> Machine:
+    """Load and validate one latency table; raise MachineError naming the file and entry."""
+    path = Path(path)
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MachineError(f"no machine table at {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise MachineError(f"{path}: not valid TOML: {exc}") from None
+    isa = load_isa()
+    for key in ("name", "isa_version"):
+        if key not in doc:
+            raise MachineError(f"{path}: missing top-level '{key}'")
+    if str(doc["isa_version"]) != isa.version:
+        raise MachineError(f"{path}: table targets isa_version {doc['isa_version']} but the ISA is {isa.version}",
+                           hint="update the table's instruction entries for the new ISA")
+    values, sources = {}, {}
+    for section, keys in (("structure", _STRUCTURE), ("capacity", _CAPACITY), ("memory", _MEMORY)):
+        table = doc.get(section, {})
+        for key in keys:
+            if key not in table:
+                raise MachineError(f"{path}: [{section}] is missing '{key}'")
+            values[key], sources[key] = _number(path, section, key, table[key])
+        for key in table:
+            if key not in keys:
+                raise MachineError(f"{path}: [{section}] has unknown entry '{key}'")
+    for key in ("cores", "warp_slots_per_core", "lanes_per_warp", "issue_width", "sector_bytes"):
+        if not float(values[key]).is_integer():
+            raise MachineError(f"{path}: {key} = {values[key]} must be a whole number")
+        values[key] = int(values[key])
+    if values["lanes_per_warp"] != 32:
+        raise MachineError(f"{path}: lanes_per_warp must be 32 (the PTO warp), not {values['lanes_per_warp']}")
+    pipes = {}
+    for pipe in PIPES:
+        entry = doc.get("pipes", {}).get(pipe)
+        if entry is None:
+            raise MachineError(f"{path}: [pipes] is missing '{pipe}'")
+        if not str(entry.get("source", "")).strip() or int(entry.get("count", 0)) < 1:
+            raise MachineError(f"{path}: [pipes] {pipe} needs count >= 1 and a source")
+        pipes[pipe] = dict(entry)
+    for key in ("latency", "issue_interval"):
+        if int(pipes["scalar"].get(key, 0)) < 1:
+            raise MachineError(f"{path}: [pipes] scalar needs {key} >= 1 (uniform ALU instructions)")
+    instructions = {}
+    table = doc.get("instruction", {})
+    for spec in isa.specs:
+        entry = table.get(spec.name)
+        if entry is None:
+            raise MachineError(f"{path}: [instruction] has no entry for {spec.name}",
+                               hint=f"add {spec.name} = {{ latency = ..., issue_interval = ..., source = \"...\" }}")
+        lat, ii, src = entry.get("latency"), entry.get("issue_interval"), str(entry.get("source", ""))
+        if not (isinstance(lat, int) and lat >= 0 and isinstance(ii, int) and ii >= 1 and src.strip()):
+            raise MachineError(f"{path}: [instruction] {spec.name} needs integer latency >= 0, "
+                               f"issue_interval >= 1 and a source; got {entry}")
+        instructions[spec.name] = InstrTiming(lat, ii, src)
+    extra = set(table) - set(isa.by_name)
+    if extra:
+        raise MachineError(f"{path}: [instruction] names unknown instruction(s) {sorted(extra)}")
+    return Machine(name=str(doc["name"]), path=path, isa_version=str(doc["isa_version"]),
+                   description=str(doc.get("description", "")), values=values, sources=sources,
+                   pipes=pipes, instructions=instructions)
+
+
+def machine_names() -> list:
+    """Names of the tables shipped in latency_tables/."""
+    return sorted(p.stem for p in data_dir("latency_tables").glob("*.toml"))
+
+
+@functools.lru_cache(maxsize=16)
+def _load_cached(path: str, mtime: float) -> Machine:
+    return load_machine_from(path)
+
+
+def resolve_machine(name_or_path) -> Machine:
+    """Load a shipped table by name ('ascend910b') or any table by path."""
+    if isinstance(name_or_path, Machine):
+        return name_or_path
+    text = str(name_or_path)
+    path = Path(text)
+    if not (text.endswith(".toml") or path.exists()):
+        path = data_dir("latency_tables") / f"{text}.toml"
+        if not path.exists():
+            raise MachineError(f"no machine named {text!r}; shipped tables: {', '.join(machine_names())}",
+                               hint="pass a shipped name or the path of a .toml table")
+    path = path.resolve()
+    if not path.exists():
+        raise MachineError(f"no machine table at {path}")
+    return _load_cached(str(path), path.stat().st_mtime)
+
+
+_ACTIVE: contextvars.ContextVar = contextvars.ContextVar("pypto_sim_machine", default=None)
+
+
+def machine() -> Machine:
+    """The active machine (the default table unless use_machine() chose another)."""
+    active = _ACTIVE.get()
+    if active is None:
+        active = resolve_machine(DEFAULT_MACHINE)
+    return active
+
+
+def use_machine(name_or_path) -> Machine:
+    """Make a shipped table (by name) or a table file (by path) the active machine; return it."""
+    m = resolve_machine(name_or_path)
+    _ACTIVE.set(m)
+    return m
+
+
+def ceil_div(a: float, b: float) -> int:
+    """ceil(a / b) for the bandwidth terms of transfers."""
+    return int(math.ceil(a / b - 1e-12))

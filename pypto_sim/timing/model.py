@@ -1,0 +1,354 @@
+"""The SimPy model of the NPU: execution-driven, cycle-level, deterministic.
+
+Blocks are dispatched to cores as warp slots and L1 allow; each warp is one SimPy process that
+issues in order. An instruction issues when its operands are ready (scoreboard), its pipe
+accepts it (issue interval), the core's issue port is free (issue width per cycle) and, for
+barriers, when the barrier condition holds. At issue the lane executor computes its values
+(so values and time always agree); its result is ready ``latency`` cycles later, plus the
+bandwidth term for memory transfers. Stores become visible to other warps at completion.
+Pipes and HBM links are arithmetic (``busy_until``), never SimPy resources: SimPy's event order
+(time, priority, id) makes arbitration deterministic anyway.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import simpy
+
+from ..errors import DeadlockError, L1CapacityError, LaunchError, OutOfBoundsError
+from ..exec.lane import executor
+from ..ir.program import C_AUX, C_DST, C_OP, C_SRC, C_UNIFORM, MAX_SRCS
+from ..isa import PIPES, load_isa
+from .records import CAUSE, LaunchRecords
+from .warp_control import ControlFlow, WarpState
+
+FULL_MASK = (1 << 32) - 1
+
+
+class BlockState:
+    """A block resident on a core: its L1 area and its block-barrier counter."""
+
+    def __init__(self, env, block_id, coords, core, n_warps, local_words):
+        self.id = block_id
+        self.coords = coords
+        self.core = core
+        self.l1 = np.zeros(max(local_words, 1), np.float64)
+        self.live = n_warps
+        self.arrived = 0
+        self.release = env.event()
+        self.waiting = []
+
+
+class CoreState:
+    """Per-core timing state: when each pipe, the issue port and the HBM links are next free."""
+
+    def __init__(self, index):
+        self.index = index
+        self.pipe_free = [0] * len(PIPES)
+        self.issue_cycle = -1
+        self.issued_this_cycle = 0
+        self.read_free = 0.0
+        self.write_free = 0.0
+
+
+class LaunchSimulation:
+    """Simulate one kernel launch on one machine; results land in device memory."""
+
+    def __init__(self, program, encoded, grid, block, tensors, scalars, hbm, machine, kernel_name,
+                 tensor_names, record=True, max_cycles=None):
+        self.prog = program
+        self.enc = encoded
+        self.grid = grid
+        self.block = block
+        self.hbm = hbm
+        self.m = machine
+        self.kernel_name = kernel_name
+        self.tensor_names = tensor_names
+        self.record = record
+        self.max_cycles = max_cycles
+        self.ex = executor()
+        isa = load_isa()
+        self.env = simpy.Environment()
+        self.cores = [CoreState(i) for i in range(machine.cores)]
+        self.chip_free = 0.0
+        self.rows = []
+        self.pending_commits = {}
+        self.commit_seq = 0
+        self.warps_done = 0
+        self.unfinished = {}
+        self.tbase = np.array([t[0] for t in tensors] or [0], np.int64)
+        self.tcount = np.array([t[1] for t in tensors] or [0], np.int64)
+        self.tbytes = np.array([t[2] for t in tensors] or [0], np.int64)
+        self.scalars = scalars
+        self.block_lanes = block[0] * block[1] * block[2]
+        self.warps_per_block = -(-self.block_lanes // 32)
+        self._precompute(isa)
+
+    # ---------------------------------------------------------------- per-pc tables
+    def _precompute(self, isa):
+        code = self.enc.code
+        n = len(code)
+        lat_table, ii_table = self.m.opcode_arrays()
+        scalar_pipe = PIPES.index("scalar")
+        self.pc_family, self.pc_pipe, self.pc_lat, self.pc_ii = [], [], [], []
+        self.pc_srcs, self.pc_dst, self.pc_name, self.pc_mem = [], [], [], []
+        for pc in range(n):
+            spec = isa.by_opcode[int(code[pc, C_OP])]
+            uniform = bool(code[pc, C_UNIFORM])
+            on_scalar = uniform and spec.uniform_pipe == "scalar"
+            self.pc_family.append(spec.family)
+            self.pc_name.append(spec.name)
+            self.pc_pipe.append(scalar_pipe if on_scalar else PIPES.index(spec.pipe))
+            self.pc_lat.append(self.m.scalar_latency if on_scalar else int(lat_table[spec.opcode]))
+            self.pc_ii.append(self.m.scalar_issue_interval if on_scalar else int(ii_table[spec.opcode]))
+            self.pc_srcs.append([int(r) for r in code[pc, C_SRC:C_SRC + MAX_SRCS] if r >= 0])
+            self.pc_dst.append(int(code[pc, C_DST]))
+            self.pc_mem.append("hbm" if spec.name in ("LOAD", "STORE", "FMA_STORE") else
+                               "l1" if spec.name in ("LOAD_L1", "STORE_L1") else None)
+        self.store_latency = self.m.latency("STORE")
+
+    # ---------------------------------------------------------------- dispatch
+    def run(self) -> int:
+        """Run the launch to completion; return total cycles. Raises the kernel's errors."""
+        m = self.m
+        block_l1 = (self.prog.n_lane_slots * m.lane_slot_bytes * self.warps_per_block * 32
+                    + self.prog.local_bytes)
+        if block_l1 > m.l1_bytes:
+            raise L1CapacityError(
+                f"a block of {self.block_lanes} lanes needs {block_l1} bytes of L1 "
+                f"({self.prog.n_lane_slots} lane slots x {m.lane_slot_bytes} B x {self.warps_per_block * 32} lanes "
+                f"+ {self.prog.local_bytes} B of alloc_local) but a core has {m.l1_bytes}",
+                kernel=self.kernel_name, file=self.prog.file, line=self.prog.first_line,
+                requested=block_l1, free=m.l1_bytes,
+                hint="use fewer lanes per block or smaller alloc_local buffers")
+        if self.warps_per_block > m.warp_slots_per_core:
+            raise LaunchError(f"a block of {self.block_lanes} lanes is {self.warps_per_block} warps but a core "
+                              f"holds {m.warp_slots_per_core}", kernel=self.kernel_name,
+                              hint=f"use at most {m.warp_slots_per_core * 32} lanes per block")
+        per_core = min(m.warp_slots_per_core // self.warps_per_block, m.l1_bytes // max(block_l1, 1))
+        gx, gy, gz = self.grid
+        self.block_queue = iter(range(gx * gy * gz))
+        for _slot in range(per_core):
+            for core in self.cores:
+                self.env.process(self._slot(core))
+        try:
+            self.env.run(until=self.max_cycles)
+        except OutOfBoundsError:
+            # what was issued before the fault lands; nothing after it does
+            self._flush_commits()
+            raise
+        if self.unfinished:
+            self._deadlock()
+        return int(self.env.now)
+
+    def _slot(self, core):
+        gx, gy, _ = self.grid
+        for block_id in self.block_queue:
+            coords = (block_id % gx, (block_id // gx) % gy, block_id // (gx * gy))
+            yield self.env.process(self._block(core, block_id, coords))
+
+    def _block(self, core, block_id, coords):
+        blk = BlockState(self.env, block_id, coords, core, self.warps_per_block, self.prog.local_words)
+        procs = [self.env.process(self._warp(core, blk, w)) for w in range(self.warps_per_block)]
+        yield self.env.all_of(procs)
+
+    # ---------------------------------------------------------------- one warp
+    def _warp(self, core, blk, w):
+        env, ex, enc = self.env, self.ex, self.enc
+        code, imm = enc.code, enc.imm
+        lanes_here = min(32, self.block_lanes - w * 32)
+        ws = WarpState(enc.n_regs, FULL_MASK if lanes_here == 32 else (1 << lanes_here) - 1)
+        for arg in self.prog.args:
+            if arg.reg is not None:
+                ws.regs[self.prog.n_lane_slots + arg.reg.index, :] = self.scalars[arg.name]
+        bx, by, bz = blk.coords
+        ctx = np.array([bx, by, bz, *self.block, *self.grid, w], np.int64)
+        info = np.zeros(8, np.int64)
+        pend_idx = np.zeros(32, np.int64)
+        pend_val = np.zeros(32, np.float64)
+        control = ControlFlow(code, imm, ws, ex)
+        sector = self.m.sector_bytes
+        key = (blk.id, w)
+        self.unfinished[key] = ws
+        pc = 0
+        record = self.record
+        while True:
+            fam = self.pc_family[pc]
+            # ---- when can this instruction issue?
+            now = env.now
+            t, cause, cause_pc = ws.next_issue, CAUSE["none"], -1
+            if t < now:
+                t = now
+            for r in self.pc_srcs[pc]:
+                if ws.ready[r] > t:
+                    t, cause, cause_pc = ws.ready[r], CAUSE["operand"], ws.producer[r]
+            d = self.pc_dst[pc]
+            if d >= 0 and ws.ready[d] > t:
+                t, cause, cause_pc = ws.ready[d], CAUSE["operand"], ws.producer[d]
+            p = self.pc_pipe[pc]
+            if core.pipe_free[p] > t:
+                t, cause = core.pipe_free[p], CAUSE["pipe"]
+            if fam == "sync" and ws.store_done > t:
+                t, cause = ws.store_done, CAUSE["barrier"]
+            if t > now:
+                ws.note_stall(cause, cause_pc)
+                yield env.timeout(t - now)
+                continue
+            if core.issue_cycle == now and core.issued_this_cycle >= self.m.issue_width:
+                ws.note_stall(CAUSE["issue"], -1)
+                yield env.timeout(1)
+                continue
+            if core.issue_cycle != now:
+                core.issue_cycle, core.issued_this_cycle = now, 0
+            core.issued_this_cycle += 1
+            # ---- issue
+            stall = now - ws.next_issue if now > ws.next_issue else 0
+            lat = self.pc_lat[pc]
+            core.pipe_free[p] = now + self.pc_ii[pc]
+            ws.next_issue = now + 1
+            complete = now + lat
+            moved = 0
+            mask = ws.mask
+            next_pc = pc + 1
+            if fam == "control":
+                next_pc = control.step(pc, self.pc_name[pc])
+            elif fam in ("alu", "id"):
+                ex.execute(pc, code, imm, ws.regs, mask, ctx, self.hbm, self.tbase, self.tcount,
+                           self.tbytes, blk.l1, sector, pend_idx, pend_val, info)
+                ws.ready[d], ws.producer[d] = complete, pc
+            elif fam == "load":
+                if ex.execute(pc, code, imm, ws.regs, mask, ctx, self.hbm, self.tbase, self.tcount,
+                              self.tbytes, blk.l1, sector, pend_idx, pend_val, info):
+                    raise self._oob(pc, blk, w, info)
+                moved = int(info[3])
+                if self.pc_mem[pc] == "hbm":
+                    complete = now + lat + self._transfer(core, moved, now, read=True)
+                ws.ready[d], ws.producer[d] = complete, pc
+            elif fam in ("store", "fma_store"):
+                status = ex.execute(pc, code, imm, ws.regs, mask, ctx, self.hbm, self.tbase,
+                                    self.tcount, self.tbytes, blk.l1, sector, pend_idx, pend_val, info)
+                if status:
+                    raise self._oob(pc, blk, w, info)
+                n_pairs = int(info[4])
+                if fam == "fma_store":
+                    ws.ready[d], ws.producer[d] = complete, pc
+                    complete = complete + self.store_latency
+                moved = int(info[3])
+                if self.pc_mem[pc] == "hbm":
+                    complete += self._transfer(core, moved, complete - lat if fam == "store" else complete - self.store_latency, read=False)
+                mem = self.hbm if self.pc_mem[pc] == "hbm" else blk.l1
+                self._schedule_commit(mem, pend_idx[:n_pairs].copy(), pend_val[:n_pairs].copy(),
+                                      complete - now)
+                if complete > ws.store_done:
+                    ws.store_done = complete
+            elif fam == "sync" and self.pc_name[pc] == "BARRIER_BLOCK":
+                issued = now
+                blk.arrived += 1
+                if blk.arrived >= blk.live:
+                    self._release(blk)
+                else:
+                    ws.waiting_at = pc
+                    yield blk.release
+                    ws.waiting_at = None
+                complete = env.now + lat
+                ws.next_issue = complete
+                if record:
+                    self.rows.append((blk.id, w, core.index, pc, issued, complete, stall,
+                                      CAUSE["barrier_block"] if complete - issued > lat else ws.cause,
+                                      ws.cause_pc, bin(mask).count("1"), 0))
+                ws.reset_stall()
+                pc = next_pc
+                continue
+            if record:
+                self.rows.append((blk.id, w, core.index, pc, now, complete, stall, ws.cause,
+                                  ws.cause_pc, bin(mask).count("1"), moved))
+            ws.reset_stall()
+            if next_pc < 0:
+                break
+            pc = next_pc
+        # retire: the warp finishes once its stores are visible
+        if ws.store_done > env.now:
+            yield env.timeout(ws.store_done - env.now)
+        del self.unfinished[key]
+        blk.live -= 1
+        if blk.live > 0 and blk.arrived >= blk.live:
+            self._release(blk)
+
+    # ---------------------------------------------------------------- shared resources
+    def _transfer(self, core, nbytes, start, read):
+        """Cycles of bandwidth a transfer of nbytes adds, on the core link and the chip's HBM."""
+        if nbytes <= 0:
+            return 0
+        m = self.m
+        bw = m.hbm_core_read_bytes_per_cycle if read else m.hbm_core_write_bytes_per_cycle
+        link_free = core.read_free if read else core.write_free
+        link_done = max(start, link_free) + nbytes / bw
+        if read:
+            core.read_free = link_done
+        else:
+            core.write_free = link_done
+        chip_done = max(start, self.chip_free) + nbytes / m.hbm_chip_bytes_per_cycle
+        self.chip_free = chip_done
+        return int(math.ceil(max(link_done, chip_done) - start - 1e-9))
+
+    def _schedule_commit(self, mem, idx, val, delay):
+        seq = self.commit_seq
+        self.commit_seq += 1
+        self.pending_commits[seq] = (mem, idx, val)
+
+        def commit(_event, seq=seq):
+            entry = self.pending_commits.pop(seq, None)
+            if entry is not None:
+                self.ex.commit_store(entry[0], entry[1], entry[2], len(entry[1]))
+
+        self.env.timeout(delay).callbacks.append(commit)
+
+    def _flush_commits(self):
+        for seq in sorted(self.pending_commits):
+            mem, idx, val = self.pending_commits[seq]
+            self.ex.commit_store(mem, idx, val, len(idx))
+        self.pending_commits.clear()
+
+    def _release(self, blk):
+        event = blk.release
+        blk.release = self.env.event()
+        blk.arrived = 0
+        event.succeed()
+
+    # ---------------------------------------------------------------- errors
+    def _line_text(self, line):
+        return self.prog.source_lines.get(line, "").strip()
+
+    def _oob(self, pc, blk, w, info) -> OutOfBoundsError:
+        lane, offset, count = int(info[0]), int(info[1]), int(info[2])
+        ins = self.prog.instrs[pc]
+        target = ins.comment or "memory"
+        kind = "L1 buffer" if self.pc_mem[pc] == "l1" else "tensor"
+        return OutOfBoundsError(
+            f"{ins.op} out of bounds: block {blk.coords}, warp {w}, lane {lane} (local id "
+            f"{w * 32 + lane}) accessed {target}[{offset}] but the {kind} '{target}' has "
+            f"{count} elements (valid 0..{count - 1})",
+            kernel=self.kernel_name, file=self.prog.file, line=ins.line, block=blk.coords, warp=w,
+            lane=lane, offset=offset, count=count, tensor=target,
+            hint="guard the access with a bounds check such as `if i < n:`, or allocate more")
+
+    def _deadlock(self):
+        stuck = []
+        for (block_id, w), ws in sorted(self.unfinished.items()):
+            if ws.waiting_at is not None:
+                line = self.prog.instrs[ws.waiting_at].line
+                stuck.append(f"block {block_id} warp {w} waits at line {line} "
+                             f"({self._line_text(line)})")
+        first = next((ws.waiting_at for ws in self.unfinished.values() if ws.waiting_at is not None), None)
+        line = self.prog.instrs[first].line if first is not None else None
+        raise DeadlockError(
+            "barrier_block() can never complete: " + "; ".join(stuck[:8])
+            + (f" (and {len(stuck) - 8} more)" if len(stuck) > 8 else ""),
+            kernel=self.kernel_name, file=self.prog.file, line=line,
+            hint="every warp of the block that is still running must reach the same barrier_block(); "
+                 "do not put it inside a branch that only some warps take")
+
+    def records(self) -> LaunchRecords:
+        """The per warp-instruction records of the run."""
+        return LaunchRecords.from_rows(self.rows)

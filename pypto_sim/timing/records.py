@@ -1,0 +1,45 @@
+"""Compact records of what happened during a simulated launch.
+
+One row per issued warp-instruction, appended to plain lists during the run and turned into
+numpy arrays once at the end (appending tuples is the cheapest thing SimPy code can do).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# stall causes: why a warp-instruction issued later than the warp was ready to issue
+STALL_CAUSES = ("none", "operand", "pipe", "issue", "barrier", "barrier_block", "memory")
+CAUSE = {name: i for i, name in enumerate(STALL_CAUSES)}
+
+FIELDS = ("block", "warp", "core", "pc", "issue", "complete", "stall", "cause", "cause_pc", "lanes",
+          "bytes")
+
+
+@dataclass
+class LaunchRecords:
+    """Per warp-instruction columns (numpy arrays of equal length), in issue order."""
+
+    block: np.ndarray
+    warp: np.ndarray
+    core: np.ndarray
+    pc: np.ndarray
+    issue: np.ndarray
+    complete: np.ndarray
+    stall: np.ndarray
+    cause: np.ndarray
+    cause_pc: np.ndarray
+    lanes: np.ndarray
+    bytes: np.ndarray
+
+    @classmethod
+    def from_rows(cls, rows: list) -> "LaunchRecords":
+        if rows:
+            arr = np.array(rows, dtype=np.int64)
+        else:
+            arr = np.zeros((0, len(FIELDS)), np.int64)
+        return cls(*(arr[:, i].copy() for i in range(len(FIELDS))))
+
+    def __len__(self):
+        return len(self.pc)

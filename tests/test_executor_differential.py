@@ -1,0 +1,375 @@
+"""Differential tests: the numba lane executor against the reference executor (the spec).
+
+Every instruction the executors implement is run by both on the same random state (registers
+with special values, masks, immediates, uniform flags, memory layouts), and everything they touch
+must come out identical: status, registers, HBM, L1, the gathered store pairs and info. Floats are
+compared with NaN == NaN but +0.0 != -0.0.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pypto_sim import dtypes
+from pypto_sim.exec import reference
+from pypto_sim.exec.lane import executor
+from pypto_sim.ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM, MAX_SRCS, N_COLS
+from pypto_sim.isa import load_isa
+
+ISA = load_isa()
+EXECUTED_FAMILIES = ("alu", "id", "load", "store", "fma_store")
+ALU_OPS = [s.name for s in ISA.specs if s.family == "alu"]
+ID_OPS = [s.name for s in ISA.specs if s.family == "id"]
+# lane-memory instructions: where they point (HBM tensor slot or L1 word range)
+MEMORY_OPS = {"LOAD": "hbm", "LOAD_L1": "l1", "STORE": "hbm", "STORE_L1": "l1", "FMA_STORE": "hbm"}
+
+FULL = (1 << 32) - 1
+N_REGS = 8
+PC = 1                       # instruction under test sits between two decoys
+I32_MIN, I32_MAX = -2**31, 2**31 - 1
+F32, F16, I32, BOOL = (dtypes.float32.code, dtypes.float16.code, dtypes.int32.code,
+                       dtypes.bool_.code)
+
+# Tensor slots in HBM: (dtype code, element count, first word, byte address). The last slot's
+# byte address is deliberately not sector aligned.
+SLOTS = [(F32, 100, 0, 0x1000), (F16, 77, 100, 0x1200), (I32, 64, 177, 0x2004)]
+HBM_WORDS = 260              # words after the slots must stay untouched
+L1_WORDS = 200
+
+F_SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, -7.0, math.nan, math.inf, -math.inf,
+             65504.0, 65519.0, 65520.0, -65536.0, 1e-8, -6e-8, 2.0**-24, 3 * 2.0**-26,
+             1 + 2.0**-11, 1 + 3 * 2.0**-11, 1 + 2.0**-11 + 2.0**-23, 2049.0, 3.4028234663852886e38,
+             -3.4028234663852886e38, 1e30, 3e9, -3e9, 2147483520.0, 16777217.0, 2147483647.0,
+             -2147483648.0, 1.401298464324817e-45, 0.1, -0.3]
+I_SPECIAL = [0, 1, -1, 2, -2, 3, 7, -7, 31, 32, 33, -31, -32, 65535, 65536, 2**24 + 1,
+             I32_MIN, I32_MAX, I32_MIN + 1, I32_MAX - 1, 46341, -46341]
+
+
+@pytest.fixture(scope="module")
+def ex():
+    """The numba executor module (compiled once per process)."""
+    return executor()
+
+
+# ---------------------------------------------------------------- value generators
+
+def float_values(rng, n):
+    """n float64 words that are values of some dtype: specials, random f32/f16, int32 values."""
+    kind = rng.integers(0, 5, n)
+    scale = 10.0 ** rng.uniform(-8, 9, n)
+    normal = rng.standard_normal(n) * scale
+    out = np.where(kind == 0, rng.choice(F_SPECIAL, n), 0.0)
+    out = np.where(kind == 1, normal.astype(np.float32).astype(np.float64), out)
+    with np.errstate(over="ignore"):
+        out = np.where(kind == 2, (normal / 1e4).astype(np.float16).astype(np.float64), out)
+    out = np.where(kind == 3, rng.integers(-40, 41, n).astype(np.float64), out)
+    out = np.where(kind == 4, rng.integers(I32_MIN, I32_MAX, n, endpoint=True) * 1.0, out)
+    return out
+
+
+def int_values(rng, n):
+    """n int32 values as float64 words: specials, small, shift-sized and full-range ints."""
+    kind = rng.integers(0, 4, n)
+    out = np.where(kind == 0, rng.choice(I_SPECIAL, n), 0)
+    out = np.where(kind == 1, rng.integers(-100, 101, n), out)
+    out = np.where(kind == 2, rng.integers(0, 2, n), out)
+    out = np.where(kind == 3, rng.integers(I32_MIN, I32_MAX, n, endpoint=True), out)
+    return out.astype(np.float64)
+
+
+def random_mask(rng):
+    """A partial mask: some random lanes, never all or none."""
+    while True:
+        m = int(rng.integers(1, FULL))
+        if m not in (0, FULL):
+            return m
+
+
+# ---------------------------------------------------------------- running both executors
+
+def blank_code(op_name):
+    """Three encoded rows; the instruction under test is row PC, the others are decoys."""
+    code = np.zeros((3, N_COLS), np.int64)
+    code[:, C_DST] = 5
+    code[:, C_SRC:C_SRC + MAX_SRCS] = 3
+    code[:, C_OP] = ISA.by_name["ADD"].opcode
+    code[PC, C_OP] = ISA.by_name[op_name].opcode
+    code[PC, C_DST] = -1
+    code[PC, C_SRC:C_SRC + MAX_SRCS] = -1
+    imm = np.full((3, MAX_SRCS), 99.0)
+    imm[PC] = 0.0
+    return code, imm
+
+
+def make_state(rng, regs):
+    """Machine state around one instruction: registers, ctx, HBM with its slots, L1, outputs."""
+    hbm = np.full(HBM_WORDS, -12345.0)
+    for dt, count, base, _ in SLOTS:
+        with np.errstate(over="ignore"):
+            hbm[base:base + count] = (int_values(rng, count) if dt == I32 else
+                                      float_values(rng, count).astype(dtypes.BY_CODE[dt].numpy))
+    return dict(
+        regs=regs, ctx=np.array([1, 0, 0, 32, 1, 1, 4, 1, 1, 0], np.int64), hbm=hbm,
+        tbase=np.array([s[2] for s in SLOTS], np.int64),
+        tcount=np.array([s[1] for s in SLOTS], np.int64),
+        tbytes=np.array([s[3] for s in SLOTS], np.int64),
+        l1=float_values(rng, L1_WORDS).astype(np.float32).astype(np.float64),
+        pend_idx=np.full(32, -7, np.int64), pend_val=np.full(32, -7.0),
+        info=np.full(8, -9, np.int64))
+
+
+def assert_same(got, want, what):
+    """Arrays equal element by element, NaN equal to NaN, and signed zeros told apart."""
+    np.testing.assert_array_equal(got, want, err_msg=what)
+    if got.dtype.kind == "f":
+        keep = ~np.isnan(want)
+        np.testing.assert_array_equal(np.signbit(got) & keep, np.signbit(want) & keep,
+                                      err_msg=f"{what}: sign of zero differs")
+
+
+def run_both(ex, code, imm, mask, state, what, sector=32):
+    """Execute row PC with both executors on copies of state; require identical effects.
+
+    Returns (status, state after the reference) for further checks.
+    """
+    results = []
+    for impl in (ex, reference):
+        s = {k: v.copy() for k, v in state.items()}
+        status = impl.execute(PC, code, imm, s["regs"], mask, s["ctx"], s["hbm"], s["tbase"],
+                              s["tcount"], s["tbytes"], s["l1"], sector, s["pend_idx"],
+                              s["pend_val"], s["info"])
+        results.append((int(status), s))
+    (st_numba, numba_state), (st_ref, ref_state) = results
+    assert st_numba == st_ref, f"{what}: status numba {st_numba} reference {st_ref}"
+    for key in state:
+        assert_same(numba_state[key], ref_state[key], f"{what}: {key}")
+    return st_ref, ref_state, numba_state
+
+
+# ---------------------------------------------------------------- ALU
+
+def alu_cases(spec):
+    """(dtype code, int semantics) pairs: every dtype of the instruction, with each semantic
+    expression the table defines (int semantics on a float dtype rounds the int32 result)."""
+    out = []
+    for name in spec.dtypes:
+        code = dtypes.BY_NAME[name].code
+        if spec.float_expr:
+            out.append((code, False))
+        if spec.int_expr:
+            out.append((code, True))
+    return out
+
+
+@pytest.mark.parametrize("name", ALU_OPS)
+def test_alu_matches_reference(ex, name):
+    """Each ALU instruction, for each dtype and semantics, on random and special operands:
+    registers and immediates, full, partial and empty masks, uniform (all 32 lanes) or not,
+    with the destination sometimes aliasing a source."""
+    spec = ISA.by_name[name]
+    n_src = len(spec.value_operands)
+    assert n_src <= 3, f"{name}: ALU sources a, b, c only"
+    rng = np.random.default_rng(spec.opcode)
+    for dt, int_sem in alu_cases(spec):
+        values = int_values if int_sem else float_values
+        for trial in range(16):
+            regs = values(rng, N_REGS * 32).reshape(N_REGS, 32)
+            code, imm = blank_code(name)
+            code[PC, C_DTYPE] = dt
+            code[PC, C_AUX] = 1 if int_sem else 0
+            code[PC, C_DST] = rng.integers(0, N_REGS)
+            use_imm = trial >= 4 and rng.random() < 0.5
+            for j in range(n_src):
+                if use_imm and rng.random() < 0.6:
+                    imm[PC, j] = values(rng, 1)[0]
+                else:
+                    code[PC, C_SRC + j] = rng.integers(0, N_REGS)
+            mask = (FULL, random_mask(rng), random_mask(rng), 0)[trial % 4]
+            code[PC, C_UNIFORM] = 1 if trial % 4 == 2 or (trial >= 4 and rng.random() < 0.3) else 0
+            what = f"{name} dtype={dt} int={int_sem} trial={trial}"
+            run_both(ex, code, imm, mask, make_state(rng, regs), what)
+
+
+# ---------------------------------------------------------------- ID
+
+CTXS = [
+    [0, 0, 0, 32, 1, 1, 1, 1, 1, 0],
+    [3, 1, 0, 8, 4, 2, 5, 2, 1, 1],        # 64-lane block, second warp
+    [2, 5, 1, 5, 3, 7, 4, 6, 2, 2],        # odd 3-D block: dims wrap inside a warp
+    [7, 0, 0, 256, 1, 1, 100, 1, 1, 7],
+    [1, 2, 3, 16, 16, 1, 2, 3, 4, 5],
+]
+
+
+@pytest.mark.parametrize("name", ID_OPS)
+def test_id_matches_reference(ex, name):
+    """Each ID instruction along each dim for several block/grid shapes and warps, with full,
+    partial and empty masks, uniform or not (inactive lanes of a per-lane register keep their
+    values)."""
+    spec = ISA.by_name[name]
+    dims = (0, 1, 2) if any(o.kind == "dim" for o in spec.operands) else (0,)
+    rng = np.random.default_rng(spec.opcode)
+    for ctx in CTXS:
+        for dim in dims:
+            for trial, mask in enumerate((FULL, random_mask(rng), 0, random_mask(rng))):
+                code, imm = blank_code(name)
+                code[PC, C_DTYPE] = I32
+                code[PC, C_DST] = rng.integers(0, N_REGS)
+                code[PC, C_AUX] = dim
+                code[PC, C_UNIFORM] = trial == 3
+                state = make_state(rng, int_values(rng, N_REGS * 32).reshape(N_REGS, 32))
+                state["ctx"] = np.array(ctx, np.int64)
+                run_both(ex, code, imm, mask, state, f"{name} ctx={ctx} dim={dim} mask={mask:#x}")
+
+
+# ---------------------------------------------------------------- lane memory
+
+def offsets(rng, count, pattern):
+    """32 per-lane element offsets following pattern, within [0, count) unless pattern says."""
+    lane = np.arange(32)
+    start = int(rng.integers(0, count))
+    if pattern == "contiguous":
+        out = (start + lane) % count
+    elif pattern == "strided":
+        out = (start + lane * int(rng.integers(2, 9))) % count
+    elif pattern == "broadcast":
+        out = np.full(32, start)
+    elif pattern == "random":
+        out = rng.integers(0, count, 32)
+    else:                                   # "oob": a few lanes past either end
+        out = rng.integers(0, count, 32)
+        bad = rng.choice(32, int(rng.integers(1, 4)), replace=False)
+        out[bad] = rng.choice([-1, -1000, count, count + 17, 2**31 - 1], bad.size)
+    return out.astype(np.float64)
+
+
+PATTERNS = ("contiguous", "strided", "broadcast", "random", "oob")
+
+
+def memory_trial(rng, name, trial):
+    """One lane-memory instruction with its state: (code, imm, mask, state, sector, what)."""
+    spec = ISA.by_name[name]
+    code, imm = blank_code(name)
+    if MEMORY_OPS[name] == "hbm":
+        slot = int(rng.integers(0, len(SLOTS)))
+        dt, count = SLOTS[slot][0], SLOTS[slot][1]
+        code[PC, C_AUX] = slot
+    else:
+        dt = dtypes.BY_NAME[spec.dtypes[int(rng.integers(0, len(spec.dtypes)))]].code
+        count = int(rng.integers(1, 60))
+        code[PC, C_AUX] = rng.integers(0, L1_WORDS - count)
+        code[PC, C_AUX + 1] = count
+    code[PC, C_DTYPE] = dt
+    int_flag = spec.family == "fma_store" and (dt == I32 or rng.random() < 0.3)
+    values = int_values if int_flag or (dt == I32 and rng.random() < 0.5) else float_values
+    regs = values(rng, N_REGS * 32).reshape(N_REGS, 32)
+    pattern = PATTERNS[trial % len(PATTERNS)]
+    off_reg = int(rng.integers(0, N_REGS))
+    regs[off_reg] = offsets(rng, count, pattern)
+    if pattern == "broadcast" and rng.random() < 0.5:
+        imm[PC, 0] = regs[off_reg, 0]       # the same offset as an immediate
+    else:
+        code[PC, C_SRC] = off_reg
+    n_values = len(spec.value_operands) - 1
+    for j in range(1, 1 + n_values):
+        if rng.random() < 0.25:
+            imm[PC, j] = values(rng, 1)[0]
+        else:
+            code[PC, C_SRC + j] = rng.choice([r for r in range(N_REGS) if r != off_reg])
+    if spec.result != "none":
+        code[PC, C_DST] = rng.choice([r for r in range(N_REGS) if r != off_reg])
+    if spec.family == "fma_store":
+        code[PC, C_AUX + 1] = 1 if int_flag else 0
+    mask = (FULL, random_mask(rng), random_mask(rng), 1 << int(rng.integers(0, 32)), 0)[
+        (trial // len(PATTERNS)) % 5]
+    code[PC, C_UNIFORM] = 1 if rng.random() < 0.3 else 0
+    sector = int(rng.choice([32, 64, 128]))
+    what = f"{name} dtype={dt} pattern={pattern} mask={mask:#x} sector={sector} trial={trial}"
+    return code, imm, mask, make_state(rng, regs), sector, what
+
+
+@pytest.mark.parametrize("name", sorted(MEMORY_OPS))
+def test_memory_matches_reference(ex, name):
+    """Loads, stores and FMA_STORE on HBM slots and L1 ranges: contiguous, strided, broadcast,
+    random and out-of-bounds offsets (status and info[0..4] must match: faulting lane, offset,
+    count, bytes moved from sector counting, lanes), partial masks and the uniform flag. After
+    a store, both commit_store functions must leave memory identical."""
+    spec = ISA.by_name[name]
+    rng = np.random.default_rng(1000 + spec.opcode)
+    statuses = set()
+    for trial in range(100):
+        code, imm, mask, state, sector, what = memory_trial(rng, name, trial)
+        status, ref_state, numba_state = run_both(ex, code, imm, mask, state, what, sector)
+        statuses.add(status)
+        if spec.family in ("store", "fma_store") and status == reference.ST_OK:
+            target = "hbm" if MEMORY_OPS[name] == "hbm" else "l1"
+            n = int(ref_state["info"][4])
+            ex.commit_store(numba_state[target], numba_state["pend_idx"], numba_state["pend_val"], n)
+            reference.commit_store(ref_state[target], ref_state["pend_idx"], ref_state["pend_val"], n)
+            assert_same(numba_state[target], ref_state[target], f"{what}: {target} after commit")
+    assert statuses == {reference.ST_OK, reference.ST_OOB}, "both in-bounds and faults exercised"
+
+
+def test_store_duplicate_addresses_commit_in_lane_order(ex):
+    """Two lanes storing to one element: pairs are gathered in lane order and the higher lane
+    wins at commit, in both executors; one sector is counted once."""
+    rng = np.random.default_rng(7)
+    code, imm = blank_code("STORE")
+    code[PC, C_AUX], code[PC, C_DTYPE] = 0, F32
+    code[PC, C_SRC], code[PC, C_SRC + 1] = 0, 1
+    regs = np.zeros((N_REGS, 32))
+    regs[0] = 5.0
+    regs[1] = np.arange(32) + 0.25
+    status, ref_state, numba_state = run_both(ex, code, imm, FULL, make_state(rng, regs), "dup")
+    assert status == reference.ST_OK and ref_state["info"][3] == 32 and ref_state["info"][4] == 32
+    for impl, s in ((ex, numba_state), (reference, ref_state)):
+        impl.commit_store(s["hbm"], s["pend_idx"], s["pend_val"], 32)
+        assert s["hbm"][5] == 31.25
+
+
+# ---------------------------------------------------------------- the rest and coverage
+
+def test_other_families_do_nothing(ex):
+    """alloc, sync and control instructions change no state in either executor."""
+    rng = np.random.default_rng(3)
+    for spec in ISA.specs:
+        if spec.family in EXECUTED_FAMILIES:
+            continue
+        code, imm = blank_code(spec.name)
+        code[PC, C_DST] = 0
+        state = make_state(rng, float_values(rng, N_REGS * 32).reshape(N_REGS, 32))
+        status, _, _ = run_both(ex, code, imm, FULL, state, spec.name)
+        assert status == reference.ST_OK
+
+
+def test_reference_known_answers():
+    """Anchor the spec itself on hand-checked values, so that both executors cannot drift
+    together: rounding ties, f16 overflow, saturating casts, int wrap, Python floor division."""
+    r = reference
+    assert r.to_dtype(F16, 1 + 2.0**-11 + 2.0**-40) == 1 + 2.0**-10    # no double rounding
+    assert r.to_dtype(F16, 1 + 2.0**-11) == 1.0                        # tie to even
+    assert r.to_dtype(F16, 65519.99) == 65504.0 and r.to_dtype(F16, 65520.0) == math.inf
+    assert r.to_dtype(F32, 16777217.0) == 16777216.0
+    assert r.to_dtype(I32, 3e9) == I32_MAX and r.to_dtype(I32, -math.inf) == I32_MIN
+    assert r.to_dtype(I32, math.nan) == 0 and r.to_dtype(I32, -2.9) == -2.0
+    assert r.to_dtype(BOOL, math.nan) == 1.0 and r.to_dtype(BOOL, -0.0) == 0.0
+    ev = r.evaluate
+    assert ev(ISA["ADD"], I32_MAX, 1, 0, True) == I32_MIN
+    assert ev(ISA["FLOORDIV"], -7, 2, 0, True) == -4 and ev(ISA["FLOORDIV"], 3, 0, 0, True) == -1
+    assert ev(ISA["MOD"], -7, 2, 0, True) == 1 and ev(ISA["MOD"], -7.0, 2.0, 0, False) == 1.0
+    assert ev(ISA["SHR"], -8, 33, 0, True) == -4 and ev(ISA["INV"], 0, 0, 0, True) == -1
+    assert math.isnan(ev(ISA["MIN"], math.nan, 1.0, 0, False))
+
+
+def test_every_executed_instruction_is_covered():
+    """Fails when the ISA gains an instruction of an executed family that no differential test
+    above exercises (lane-memory instructions are listed by hand in MEMORY_OPS)."""
+    covered = set(ALU_OPS) | set(ID_OPS) | set(MEMORY_OPS)
+    needed = {s.name for s in ISA.specs if s.family in EXECUTED_FAMILIES}
+    assert needed - covered == set(), f"no differential test for {sorted(needed - covered)}"
+    stale = {n for n in MEMORY_OPS if n not in ISA.by_name or
+             ISA[n].family not in ("load", "store", "fma_store")}
+    assert not stale, f"MEMORY_OPS lists non-memory instructions {sorted(stale)}"
+    assert set(reference.L1_OPS) == {n for n, where in MEMORY_OPS.items() if where == "l1"}
