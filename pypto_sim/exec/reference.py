@@ -71,7 +71,7 @@ def to_dtype(dt, x):
     if dt == dtypes.int32.code:
         if math.isnan(x):
             return 0.0
-        return float(round(min(max(x, INT32_MIN), INT32_MAX)))   # saturate, truncate
+        return float(math.trunc(min(max(x, INT32_MIN), INT32_MAX)))   # saturate, truncate
     return 1.0 if x != 0 else 0.0
 
 

@@ -237,6 +237,11 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
         uniform = name not in scope.varying
         if isinstance(value, Val) and value.reg.uniform is False and uniform:
             uniform = False
+        if (isinstance(value, Val) and value.reg.uniform == uniform and self.instrs
+                and self.instrs[-1].dst == value.reg and not self._named(value.reg)):
+            # the expression's fresh result register becomes the variable's home: no MOV
+            scope.names[name] = HomeVar(value.reg, getattr(node, "lineno", 0))
+            return
         home = self.new_reg(value.dtype, uniform)
         self.emit("MOV", home, (self.operand(value, value.dtype, node),), value.dtype, node,
                   aux=(0 if value.dtype.is_float else 1,))
@@ -250,16 +255,22 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
             return False
         if value.reg == home or value.dtype != home.dtype:
             return False
-        for scope in self.scopes:
-            for bound in scope.names.values():
-                if getattr(bound, "reg", None) == value.reg:
-                    return False
+        if self._named(value.reg):
+            return False
         self.instrs[-1].dst = home
         if value.reg.uniform and self.n_scalar - 1 == value.reg.index:
             self.n_scalar -= 1
         elif not value.reg.uniform and self.n_lane - 1 == value.reg.index:
             self.n_lane -= 1
         return True
+
+    def _named(self, reg: Reg) -> bool:
+        """True when some variable refers to this register."""
+        for scope in self.scopes:
+            for bound in scope.names.values():
+                if getattr(bound, "reg", None) == reg:
+                    return True
+        return False
 
     # ---------------------------------------------------------------- statements
     def block(self, stmts):

@@ -123,14 +123,12 @@ class Profile:
         for i in order:
             pc = int(rec.pc[i])
             w = int(rec.warp[i])
-            n = int(rec.lanes[i])
             out.append(TimelineEntry(
-                cycle=int(rec.issue[i]), lane=_lane_range(rec, i, w), inst=self._pc_name[pc],
+                cycle=int(rec.issue[i]), lane=lane_ranges(int(rec.mask[i]), w), inst=self._pc_name[pc],
                 warp=w, block=int(rec.block[i]), core=int(rec.core[i]),
                 pipe=PIPES[self._pc_pipe[pc]], start=int(rec.issue[i]), end=int(rec.complete[i]),
                 stall=STALL_CAUSES[int(rec.cause[i])] if rec.stall[i] else "none",
                 stall_cycles=int(rec.stall[i]), line=self.program.instrs[pc].line, pc=pc))
-            del n
         return out
 
     def pipe_utilization(self) -> dict:
@@ -156,12 +154,18 @@ class Profile:
         return f"<Profile {self.kernel_name}: {self.total_cycles} cycles, {self.warp_instructions} warp-instructions>"
 
 
-def _lane_range(rec, i, warp):
-    n = int(rec.lanes[i])
-    first = warp * 32
-    if n <= 1:
-        return str(first)
-    return f"{first}-{first + n - 1}"
+def lane_ranges(mask: int, warp: int) -> str:
+    """Block-local lane ids of a warp's active mask as ranges: '0-31', '0-15', '3,8-11'."""
+    parts, lane = [], 0
+    while lane < 32:
+        if (mask >> lane) & 1:
+            start = lane
+            while lane + 1 < 32 and (mask >> (lane + 1)) & 1:
+                lane += 1
+            a, b = warp * 32 + start, warp * 32 + lane
+            parts.append(str(a) if a == b else f"{a}-{b}")
+        lane += 1
+    return ",".join(parts) or "-"
 
 
 def run_launch(device, pending, record=True) -> Profile:

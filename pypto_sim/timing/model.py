@@ -256,13 +256,13 @@ class LaunchSimulation:
                 if record:
                     self.rows.append((blk.id, w, core.index, pc, issued, complete, stall,
                                       CAUSE["barrier_block"] if complete - issued > lat else ws.cause,
-                                      ws.cause_pc, bin(mask).count("1"), 0))
+                                      ws.cause_pc, mask, 0))
                 ws.reset_stall()
                 pc = next_pc
                 continue
             if record:
                 self.rows.append((blk.id, w, core.index, pc, now, complete, stall, ws.cause,
-                                  ws.cause_pc, bin(mask).count("1"), moved))
+                                  ws.cause_pc, mask, moved))
             ws.reset_stall()
             if next_pc < 0:
                 break

@@ -13,7 +13,7 @@ import numpy as np
 STALL_CAUSES = ("none", "operand", "pipe", "issue", "barrier", "barrier_block", "memory")
 CAUSE = {name: i for i, name in enumerate(STALL_CAUSES)}
 
-FIELDS = ("block", "warp", "core", "pc", "issue", "complete", "stall", "cause", "cause_pc", "lanes",
+FIELDS = ("block", "warp", "core", "pc", "issue", "complete", "stall", "cause", "cause_pc", "mask",
           "bytes")
 
 
@@ -30,7 +30,7 @@ class LaunchRecords:
     stall: np.ndarray
     cause: np.ndarray
     cause_pc: np.ndarray
-    lanes: np.ndarray
+    mask: np.ndarray
     bytes: np.ndarray
 
     @classmethod
