@@ -68,14 +68,14 @@ def test_independent_fmas_on_a_slower_pipe(make_kernels, simple_machine, tmp_pat
 LOAD_STORE = """
 @pto.kernel
 def copy(a, o):
-    i = pto.get_lane_id()
+    i = pto.get_global_id()
     v = pto.load(a + i)
     pto.store(o + i, v)
 """
 
 
 def test_load_costs_latency_plus_bytes_over_bandwidth(make_kernels, simple_machine):
-    """LANE_ID issues at 0 (ready at 1). LOAD issues at 1 and moves 32 x 4 B = 128 B = four
+    """GLOBAL_ID issues at 0 (ready at 1). LOAD issues at 1 and moves 32 x 4 B = 128 B = four
     32-byte sectors: ready at 1 + 100 + 128/32 = 105. STORE issues at 105 and completes at
     105 + 50 + 128/32 = 159, when the warp retires."""
     prof, a, out = _run(make_kernels(LOAD_STORE).copy)
@@ -131,13 +131,14 @@ SPLIT = {split}
 
 
 def test_diverged_if_costs_both_paths(make_kernels, simple_machine):
-    """Cycle by cycle (simple machine): LANE_ID 0 -> 1; LOAD 1 -> 105; LT (i < SPLIT) issues at
-    2, ready 6; IF at 6. All lanes taking the then-side: FMA 7 -> 11, FMA 11 -> 15, ENDIF at 12
-    (the if/else bookkeeping does not wait for values), STORE at 15 ... the chain is what
-    counts. With divergence the else-side FMA runs too, after the then-side: ELSE at 13, FMA
-    14 -> 18 (it waits on the second FMA's write of x), ENDIF 15, STORE at 18.
-    So divergence costs exactly the else path's latency plus ELSE's issue slot: 3 cycles here.
-    """
+    """Cycle by cycle (simple machine): LANE_ID 0 -> 1; LOAD 1 -> 105 (100 + 128 B / 32);
+    LT at 2, IF at 3. All lanes take the then-side: FMA 105 -> 109, FMA 109 -> 113 (a chain on
+    x); ELSE (no lane left for it) and ENDIF issue meanwhile; STORE at 113 completes at
+    113 + 50 + 4 = 167.
+    Lanes 16-31 taking the else-side: its FMA also writes x, whose register the then-side chain
+    still has pending, so it issues at 113 and is ready at 117; STORE at 117 -> 171.
+    Divergence costs exactly the else path: 4 cycles. All lanes on the else-side skip the
+    then-side (IF jumps straight to ELSE)."""
     all_then, a, out = _run(make_kernels(DIVERGE.format(split=32)).branch)
     assert np.array_equal(out, a * 4)
     split, a, out = _run(make_kernels(DIVERGE.format(split=16)).branch)
@@ -146,10 +147,11 @@ def test_diverged_if_costs_both_paths(make_kernels, simple_machine):
     assert np.array_equal(out, expect)
     all_else, a, out = _run(make_kernels(DIVERGE.format(split=0)).branch)
     assert np.array_equal(out, a * 3)
-    then_fmas = [e for e in split.timeline if e.inst == "FMA"]
-    assert [e.lane for e in then_fmas] == ["0-15", "0-15", "16-31"]
-    assert split.total_cycles > all_then.total_cycles > all_else.total_cycles
-    assert split.total_cycles - all_then.total_cycles == 3
+    fmas = [e.lane for e in split.timeline if e.inst == "FMA"]
+    assert fmas == ["0-15", "0-15", "16-31"]
+    assert (all_then.total_cycles, split.total_cycles) == (167, 171)
+    assert [e.lane for e in all_else.timeline if e.inst == "FMA"] == ["0-31"]
+    assert all_else.total_cycles == 105 + 4 + 54  # FMA 105 -> 109, STORE 109 -> 163
 
 
 def test_same_profile_twice_gives_same_cycles_and_timeline(make_kernels):
