@@ -271,9 +271,8 @@ class LaunchSimulation:
         if ws.store_done > env.now:
             yield env.timeout(ws.store_done - env.now)
         del self.unfinished[key]
-        blk.live -= 1
-        if blk.live > 0 and blk.arrived >= blk.live:
-            self._release(blk)
+        # A block barrier needs every warp of the block: a warp that exits while others wait
+        # leaves them waiting forever, which run() reports as a DeadlockError.
 
     # ---------------------------------------------------------------- shared resources
     def _transfer(self, core, nbytes, start, read):

@@ -1,0 +1,113 @@
+"""The article's vector_add, end to end: values against numpy, masked tails, the example script."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pto.kernel
+def vector_add(a, b, o, n):
+    i = pto.get_global_id()
+    if i < n:
+        a_val = pto.load(a + i)
+        b_val = pto.load(b + i)
+        pto.fma(o + i, a_val, 1.0, b_val)
+
+
+def _vector_add(n, grid, block=256, sentinel=-7.0):
+    rng = np.random.default_rng(n)
+    a = rng.random(n, dtype=np.float32)
+    b = rng.random(n, dtype=np.float32)
+    total = grid * block
+    d_a, d_b, d_o = (pto.alloc_tensor(total * 4) for _ in range(3))
+    pad = np.full(total, sentinel, np.float32)
+    for d, x in ((d_a, a), (d_b, b)):
+        host = pad.copy()
+        host[:n] = x
+        pto.memcpy_h2d(d, host)
+    pto.memcpy_h2d(d_o, pad)
+    pto.launch(vector_add, grid=(grid, 1, 1), block=(block, 1, 1), args=(d_a, d_b, d_o, n))
+    out = np.empty(total, np.float32)
+    pto.memcpy_d2h(out, d_o)
+    return a, b, out
+
+
+def test_article_vector_add_1024_on_4_blocks_of_256():
+    """The article's launch: n = 1024, grid (4,1,1), block (256,1,1); o == a + b exactly
+    (a * 1.0 + b with one rounding is a + b)."""
+    a, b, out = _vector_add(1024, 4)
+    assert np.array_equal(out, a + b)
+
+
+@pytest.mark.parametrize("n", [1, 255, 257, 1000])
+def test_masked_tail_is_left_untouched(n):
+    """For n not a multiple of 256 the lanes with i >= n are masked off: their o[i] keeps the
+    sentinel that was there before the launch."""
+    grid = -(-n // 256)
+    a, b, out = _vector_add(n, grid)
+    assert np.array_equal(out[:n], a + b)
+    assert np.all(out[n:] == -7.0)
+
+
+def test_launch_is_asynchronous_until_sync():
+    """launch() queues; the result appears at sync() (or at the memcpy_d2h that needs it)."""
+    n = 64
+    d_a, d_b, d_o = (pto.alloc_tensor(n * 4) for _ in range(3))
+    pto.memcpy_h2d(d_a, np.ones(n, np.float32))
+    pto.memcpy_h2d(d_b, np.ones(n, np.float32))
+    handle = pto.launch(vector_add, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_b, d_o, n))
+    assert not handle.done
+    pto.sync()
+    assert handle.done and handle.result().total_cycles > 0
+    assert np.all(d_o.numpy() == 2.0)
+
+
+def test_tensor_context_manager_waits_then_frees():
+    """`with pto.Tensor(...)` runs the queued kernels that use the tensor before freeing it."""
+    n = 32
+    out = np.zeros(n, np.float32)
+    with pto.Tensor(n * 4) as d_a, pto.Tensor(n * 4) as d_b, pto.Tensor(n * 4) as d_o:
+        pto.memcpy_h2d(d_a, np.full(n, 2, np.float32))
+        pto.memcpy_h2d(d_b, np.full(n, 3, np.float32))
+        pto.launch(vector_add, grid=(1, 1, 1), block=(32, 1, 1), args=(d_a, d_b, d_o, n))
+        keep = d_o
+    assert keep.freed
+    d = pto.alloc_tensor(n * 4)
+    pto.memcpy_h2d(d, np.full(n, 5, np.float32))
+    pto.memcpy_d2h(out, d)
+    assert np.all(out == 5)
+
+
+def test_float16_and_int32_tensors():
+    """Tensors of float16 and int32: values round to the tensor's dtype on store."""
+    @pto.kernel
+    def scale(x, y, n):
+        i = pto.get_global_id()
+        if i < n:
+            pto.store(y + i, pto.load(x + i) * 3)
+
+    n = 40
+    for dtype, host in ((pto.float16, np.linspace(-2, 2, n).astype(np.float16)),
+                        (pto.int32, np.arange(-20, 20, dtype=np.int32))):
+        d_x = pto.alloc_tensor(host.nbytes, dtype=dtype)
+        d_y = pto.alloc_tensor(host.nbytes, dtype=dtype)
+        pto.memcpy_h2d(d_x, host)
+        pto.launch(scale, grid=(1, 1, 1), block=(64, 1, 1), args=(d_x, d_y, n))
+        out = np.empty_like(host)
+        pto.memcpy_d2h(out, d_y)
+        assert np.array_equal(out, (host * host.dtype.type(3)).astype(host.dtype))
+
+
+def test_example_script_runs_and_reports_cycles():
+    """examples/vector_add.py prints its check against numpy and a cycle report."""
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / "vector_add.py")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "vector_add 1024 elements passed" in result.stdout
+    assert "total cycles:" in result.stdout and "LOAD" in result.stdout
