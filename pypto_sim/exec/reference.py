@@ -224,21 +224,31 @@ def execute(pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sect
     the timing model's business and do nothing here.
     """
     spec = load_isa().by_opcode[int(code[pc, C_OP])]
-    mask = int(mask)
-    if spec.family == "alu":
-        return exec_alu(spec, pc, code, imm, regs, mask)
-    if spec.family == "id":
-        return exec_id(spec, pc, code, regs, mask, ctx)
-    if spec.family == "load":
-        return exec_load(spec, pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1,
-                         int(sector), info)
-    if spec.family == "store":
-        return gather_store(spec, pc, code, imm, regs, mask, tbase, tcount, tbytes, int(sector),
-                            pend_idx, pend_val, info)
-    if spec.family == "fma_store":
-        return exec_fma_store(spec, pc, code, imm, regs, mask, tbase, tcount, tbytes,
-                              int(sector), pend_idx, pend_val, info)
-    return ST_OK
+    handler = FAMILY_HANDLERS.get(spec.family)
+    if handler is None:
+        return ST_OK
+    return handler(spec, pc, code, imm, regs, int(mask), ctx, hbm, tbase, tcount, tbytes, l1,
+                   int(sector), pend_idx, pend_val, info)
+
+
+# family -> handler, with one uniform calling convention; families absent here (alloc, sync,
+# control) have no effect on values
+FAMILY_HANDLERS = {
+    "alu": lambda spec, pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector,
+    pend_idx, pend_val, info: exec_alu(spec, pc, code, imm, regs, mask),
+    "id": lambda spec, pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector,
+    pend_idx, pend_val, info: exec_id(spec, pc, code, regs, mask, ctx),
+    "load": lambda spec, pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector,
+    pend_idx, pend_val, info: exec_load(spec, pc, code, imm, regs, mask, hbm, tbase, tcount,
+                                        tbytes, l1, sector, info),
+    "store": lambda spec, pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector,
+    pend_idx, pend_val, info: gather_store(spec, pc, code, imm, regs, mask, tbase, tcount, tbytes,
+                                           sector, pend_idx, pend_val, info),
+    "fma_store": lambda spec, pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1,
+    sector, pend_idx, pend_val, info: exec_fma_store(spec, pc, code, imm, regs, mask, tbase,
+                                                     tcount, tbytes, sector, pend_idx, pend_val,
+                                                     info),
+}
 
 
 def commit_store(mem, pend_idx, pend_val, n):
