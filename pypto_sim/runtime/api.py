@@ -1,38 +1,48 @@
 """The host API functions of API.md, bound to the current device of this context."""
 from __future__ import annotations
 
+import ast
 import inspect
+import linecache
 
 from .. import dtypes
 from .device import current_device
 
 
-def _caller_names(values):
-    """Variable names the caller used for these values (for messages and the debugger)."""
+def _assigned_name():
+    """The variable the caller assigns the result to (`d_a = pto.alloc_tensor(...)`,
+    `with pto.Tensor(...) as d_a:`), read from the call site's source line, or None.
+
+    Read from source text, never from frame locals: the runtime must not hold references to
+    the user's tensors (reading f_locals would keep them alive in the frame's snapshot).
+    """
     frame = inspect.currentframe()
     try:
         while frame is not None and frame.f_globals.get("__name__", "").startswith("pypto_sim"):
             frame = frame.f_back
         if frame is None:
-            return tuple(None for _ in values)
-        local = frame.f_locals
-        out = []
-        for v in values:
-            found = None
-            if getattr(v, "is_device_tensor", False):
-                for k, obj in local.items():
-                    if obj is v:
-                        found = k
-                        break
-            out.append(found)
-        return tuple(out)
+            return None
+        text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
     finally:
         del frame
+    if text.endswith(":"):
+        text += " pass"
+    try:
+        stmt = ast.parse(text).body[0]
+    except (SyntaxError, IndexError):
+        return None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+        return stmt.target.id
+    if isinstance(stmt, ast.With) and len(stmt.items) == 1 and isinstance(stmt.items[0].optional_vars, ast.Name):
+        return stmt.items[0].optional_vars.id
+    return None
 
 
 def alloc_tensor(nbytes, dtype=dtypes.float32):
     """Allocate ``nbytes`` of simulated HBM holding ``dtype`` elements; returns a DeviceTensor."""
-    return current_device().alloc_tensor(nbytes, dtype)
+    return current_device().alloc_tensor(nbytes, dtype, name=_assigned_name())
 
 
 class Tensor:
@@ -40,7 +50,7 @@ class Tensor:
     queued kernels that use it and then frees it."""
 
     def __init__(self, nbytes, dtype=dtypes.float32):
-        self.tensor = current_device().alloc_tensor(nbytes, dtype)
+        self.tensor = current_device().alloc_tensor(nbytes, dtype, name=_assigned_name())
 
     def __enter__(self):
         return self.tensor
@@ -70,7 +80,7 @@ def launch(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=()):
     when a memcpy or ``pto.Tensor`` exit needs its results.
     """
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
-    return current_device().launch(kernel, grid, block, args, names=_caller_names(args))
+    return current_device().launch(kernel, grid, block, args)
 
 
 def sync():
@@ -82,5 +92,5 @@ def profile(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=()):
     """Run ``kernel`` on the simulated NPU now (after anything queued) and return its Profile."""
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     dev = current_device()
-    handle = dev.launch(kernel, grid, block, args, names=_caller_names(args))
+    handle = dev.launch(kernel, grid, block, args)
     return handle.result()

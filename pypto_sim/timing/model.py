@@ -134,10 +134,15 @@ class LaunchSimulation:
                 self.env.process(self._slot(core))
         try:
             self.env.run(until=self.max_cycles)
-        except OutOfBoundsError:
+        except OutOfBoundsError as err:
             # what was issued before the fault lands; nothing after it does
             self._flush_commits()
-            raise
+            # SimPy re-raises a process's exception as a new instance (args only) chained to
+            # the original: raise the original, which carries the structured fields
+            original = err
+            while isinstance(original.__cause__, OutOfBoundsError):
+                original = original.__cause__
+            raise original.with_traceback(None) from None
         if self.unfinished:
             self._deadlock()
         return int(self.env.now)
@@ -324,6 +329,10 @@ class LaunchSimulation:
         ins = self.prog.instrs[pc]
         target = ins.comment or "memory"
         kind = "L1 buffer" if self.pc_mem[pc] == "l1" else "tensor"
+        if kind == "tensor":
+            tensor = self.tensor_names[int(self.enc.code[pc, C_AUX])]
+            if tensor and tensor != target:
+                kind = f"tensor {tensor} passed as"
         return OutOfBoundsError(
             f"{ins.op} out of bounds: block {blk.coords}, warp {w}, lane {lane} (local id "
             f"{w * 32 + lane}) accessed {target}[{offset}] but the {kind} '{target}' has "

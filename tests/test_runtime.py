@@ -1,0 +1,116 @@
+"""Host runtime: launch validation, memcpy checks, machines. Bad input gets a clear typed error."""
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+
+
+@pto.kernel
+def copy(a, o, n):
+    i = pto.get_global_id()
+    if i < n:
+        pto.store(o + i, pto.load(a + i))
+
+
+def _tensors(n=64):
+    d_a, d_o = pto.alloc_tensor(n * 4), pto.alloc_tensor(n * 4)
+    pto.memcpy_h2d(d_a, np.arange(n, dtype=np.float32))
+    return d_a, d_o
+
+
+def test_wrong_argument_count_names_the_parameters():
+    d_a, d_o = _tensors()
+    with pytest.raises(pto.LaunchError, match=r"kernel 'copy' takes 3 arguments \(a, o, n\) but 2 were given"):
+        pto.launch(copy, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_o))
+
+
+@pytest.mark.parametrize("grid,block,what", [((0, 1, 1), (64, 1, 1), "grid"),
+                                             ((1, 1, 1), (64, -1, 1), "block"),
+                                             ((1, 1, 1, 1), (64, 1, 1), "grid"),
+                                             ("x", (64, 1, 1), "grid")])
+def test_grid_and_block_must_be_positive(grid, block, what):
+    d_a, d_o = _tensors()
+    with pytest.raises(pto.LaunchError, match=what):
+        pto.launch(copy, grid=grid, block=block, args=(d_a, d_o, 64))
+
+
+def test_host_array_as_argument_says_to_copy_it_first():
+    d_a, _ = _tensors()
+    with pytest.raises(pto.LaunchError, match="memcpy_h2d") as err:
+        pto.launch(copy, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, np.zeros(64, np.float32), 64))
+    assert "argument 'o'" in str(err.value)
+
+
+def test_memcpy_checks_size_and_dtype_and_names_both():
+    d = pto.alloc_tensor(64 * 4)
+    with pytest.raises(pto.LaunchError, match=r"256 bytes \(64 x float32\).*128 bytes \(32 x float32\)"):
+        pto.memcpy_h2d(d, np.zeros(32, np.float32))
+    with pytest.raises(pto.LaunchError, match="holds float32 but the host array is int32"):
+        pto.memcpy_h2d(d, np.zeros(64, np.int32))
+    host = np.zeros(32, np.float32)
+    with pytest.raises(pto.LaunchError):
+        pto.memcpy_d2h(host, d)
+    assert np.all(host == 0)
+
+
+def test_calling_a_kernel_directly_is_an_error():
+    with pytest.raises(pto.LaunchError, match="pto.launch"):
+        copy(1, 2, 3)
+
+
+def test_alloc_tensor_rejects_bad_sizes():
+    with pytest.raises(ValueError, match="multiple of float32's 4-byte"):
+        pto.alloc_tensor(10)
+    with pytest.raises(ValueError, match="positive"):
+        pto.alloc_tensor(0)
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        pto.alloc_tensor(16, dtype="complex64")
+
+
+def test_out_of_bounds_access_is_a_typed_error_and_the_runtime_stays_usable():
+    """No bounds check in the kernel: lanes past the tensor fault with the kernel, line, block,
+    warp, lane and offset named; the host array is not touched and the next launch works."""
+    @pto.kernel
+    def unguarded(a, o):
+        i = pto.get_global_id()
+        pto.store(o + i, pto.load(a + i))
+
+    d_a, d_o = _tensors(48)
+    host = np.full(48, 9.0, np.float32)
+    with pytest.raises(pto.OutOfBoundsError) as err:
+        pto.launch(unguarded, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_o))
+        pto.memcpy_d2h(host, d_o)
+    e = err.value
+    assert (e.warp, e.lane, e.offset, e.count) == (1, 16, 48, 48)
+    assert "unguarded" in str(e) and f":{e.line}" in str(e) and "if i < n" in str(e)
+    assert np.all(host == 9.0)
+    pto.launch(copy, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_o, 48))
+    pto.memcpy_d2h(host, d_o)
+    assert np.array_equal(host, np.arange(48, dtype=np.float32))
+
+
+def test_use_after_free_is_reported_at_sync():
+    """The article's second pitfall: del d_a while the kernel is queued. The runtime does not
+    keep the tensor alive; the next sync reports it, names tensor and kernel, and the fix."""
+    d_a, d_o = _tensors()
+    pto.launch(copy, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_o, 64))
+    del d_a
+    with pytest.raises(pto.UseAfterFreeError, match=r"'d_a'.*kernel 'copy'.*pto.Tensor|sync") as err:
+        pto.sync()
+    assert "with pto.Tensor" in str(err.value)
+    pto.sync()   # the stream is usable again
+
+
+def test_machine_api_and_use_machine(simple_machine, tmp_path):
+    m = pto.machine()
+    assert m is simple_machine and m.cores == 2 and m.lanes_per_warp == 32
+    assert m.latency("FMA") == 4 and m.issue_interval("DIV") == 2
+    default = pto.use_machine("ascend910b")
+    assert default.cores == 24 and default.clock_ghz == 1.85 and default.l1_bytes == 512 * 1024
+    assert "VfSim" in default.source("ADD")
+    with pytest.raises(pto.PtoError, match="no machine named 'nope'"):
+        pto.use_machine("nope")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(simple_machine.path.read_text().replace("FMA = {", "XFMA = {"))
+    with pytest.raises(pto.PtoError, match="no entry for FMA"):
+        pto.use_machine(bad)
