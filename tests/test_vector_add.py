@@ -111,3 +111,16 @@ def test_example_script_runs_and_reports_cycles():
     assert result.returncode == 0, result.stderr
     assert "vector_add 1024 elements passed" in result.stdout
     assert "total cycles:" in result.stdout and "LOAD" in result.stdout
+
+
+def test_worked_example_in_docs_timing_md():
+    """docs/timing.md walks through this launch cycle by cycle on the default machine: warp 0's
+    loads issue at 20 and 21 and are ready at 328 and 329, its FMA_STORE is visible at 491, and
+    warp 7's at 516, the kernel's total."""
+    n = 1024
+    d_a, d_b, d_o = (pto.alloc_tensor(n * 4) for _ in range(3))
+    prof = pto.profile(vector_add, grid=(4, 1, 1), block=(256, 1, 1), args=(d_a, d_b, d_o, n))
+    warp0 = [(e.inst, e.start, e.end) for e in prof.timeline if e.block == 0 and e.warp == 0]
+    assert warp0[:6] == [("GLOBAL_ID", 0, 2), ("LT", 2, 9), ("IF", 9, 10), ("LOAD", 20, 328),
+                         ("LOAD", 21, 329), ("FMA_STORE", 329, 491)]
+    assert prof.total_cycles == 516
