@@ -114,3 +114,23 @@ def test_machine_api_and_use_machine(simple_machine, tmp_path):
     bad.write_text(simple_machine.path.read_text().replace("FMA = {", "XFMA = {"))
     with pytest.raises(pto.PtoError, match="no entry for FMA"):
         pto.use_machine(bad)
+
+
+def test_l1_overflow_is_reported_at_launch_before_any_data_moves():
+    """alloc_local buffers plus lane slots beyond the core's L1: L1CapacityError at launch,
+    naming the kernel, the buffer's line, what was asked and what the core has."""
+    @pto.kernel
+    def too_big(o):
+        buf = pto.alloc_local(200_000)
+        i = pto.get_local_id()
+        pto.store(buf + i, 1.0)
+        pto.store(o + i, pto.load(buf + i))
+
+    d_o = pto.alloc_tensor(32 * 4)
+    pto.memcpy_h2d(d_o, np.full(32, 3.0, np.float32))
+    with pytest.raises(pto.L1CapacityError) as err:
+        pto.launch(too_big, grid=(1, 1, 1), block=(32, 1, 1), args=(d_o,))
+    e = err.value
+    assert e.free == 524288 and e.requested > 800_000
+    assert "buf 800000 B" in str(e) and f":{e.line}" in str(e)
+    assert np.all(d_o.numpy() == 3.0)

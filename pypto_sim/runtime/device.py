@@ -16,6 +16,7 @@ import numpy as np
 from .. import dtypes
 from ..errors import LaunchError, UseAfterFreeError
 from ..timing.machine import machine as active_machine
+from ..timing.model import check_block_fits
 from .memory import HBM, DeviceTensor
 
 
@@ -129,6 +130,7 @@ class Device:
                                             kernel=kernel.name, tensor=value.name,
                                             hint="keep the tensor alive until the kernel has run")
         program = kernel.program_for(args)
+        check_block_fits(program, block, active_machine(), kernel.name)   # before any data moves
         names = names or tuple(None for _ in args)
         stored = tuple(v.alloc if getattr(v, "is_device_tensor", False) else v for v in args)
         handle = LaunchHandle(self, kernel.name)

@@ -26,6 +26,29 @@ from .warp_control import ControlFlow, WarpState
 FULL_MASK = (1 << 32) - 1
 
 
+def check_block_fits(prog, block, machine, kernel_name) -> int:
+    """L1 bytes one block needs (lane slots of all its lanes plus alloc_local buffers); raises
+    L1CapacityError or LaunchError when a block cannot fit on a core."""
+    lanes = block[0] * block[1] * block[2]
+    warps = -(-lanes // 32)
+    slot_bytes = prog.n_lane_slots * machine.lane_slot_bytes * warps * 32
+    need = slot_bytes + prog.local_bytes
+    if need > machine.l1_bytes:
+        buffers = ", ".join(f"{b.name} {b.nbytes} B (line {b.line})" for b in prog.buffers) or "none"
+        raise L1CapacityError(
+            f"a block of {lanes} lanes needs {need} bytes of L1 but a core has {machine.l1_bytes} "
+            f"({need - machine.l1_bytes} too many): {prog.n_lane_slots} lane slots x "
+            f"{machine.lane_slot_bytes} B x {warps * 32} lanes = {slot_bytes} B, alloc_local: {buffers}",
+            kernel=kernel_name, file=prog.file, line=(prog.buffers[-1].line if prog.buffers else prog.first_line),
+            requested=need, free=machine.l1_bytes,
+            hint="use fewer lanes per block or smaller alloc_local buffers")
+    if warps > machine.warp_slots_per_core:
+        raise LaunchError(f"a block of {lanes} lanes is {warps} warps but a core holds "
+                          f"{machine.warp_slots_per_core}", kernel=kernel_name,
+                          hint=f"use at most {machine.warp_slots_per_core * 32} lanes per block")
+    return need
+
+
 class BlockState:
     """A block resident on a core: its L1 area and its block-barrier counter."""
 
@@ -112,20 +135,7 @@ class LaunchSimulation:
     def run(self) -> int:
         """Run the launch to completion; return total cycles. Raises the kernel's errors."""
         m = self.m
-        block_l1 = (self.prog.n_lane_slots * m.lane_slot_bytes * self.warps_per_block * 32
-                    + self.prog.local_bytes)
-        if block_l1 > m.l1_bytes:
-            raise L1CapacityError(
-                f"a block of {self.block_lanes} lanes needs {block_l1} bytes of L1 "
-                f"({self.prog.n_lane_slots} lane slots x {m.lane_slot_bytes} B x {self.warps_per_block * 32} lanes "
-                f"+ {self.prog.local_bytes} B of alloc_local) but a core has {m.l1_bytes}",
-                kernel=self.kernel_name, file=self.prog.file, line=self.prog.first_line,
-                requested=block_l1, free=m.l1_bytes,
-                hint="use fewer lanes per block or smaller alloc_local buffers")
-        if self.warps_per_block > m.warp_slots_per_core:
-            raise LaunchError(f"a block of {self.block_lanes} lanes is {self.warps_per_block} warps but a core "
-                              f"holds {m.warp_slots_per_core}", kernel=self.kernel_name,
-                              hint=f"use at most {m.warp_slots_per_core * 32} lanes per block")
+        block_l1 = check_block_fits(self.prog, self.block, m, self.kernel_name)
         per_core = min(m.warp_slots_per_core // self.warps_per_block, m.l1_bytes // max(block_l1, 1))
         gx, gy, gz = self.grid
         self.block_queue = iter(range(gx * gy * gz))
