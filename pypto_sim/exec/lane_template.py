@@ -305,3 +305,66 @@ def execute(pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sect
         return exec_fma_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx,
                               pend_val, info)
     return ST_OK
+
+
+# ---------------------------------------------------------------- tile instructions
+# Tiles are row-major runs of words in the block's L1 area (``l1``); the timing model calls
+# these at the cycle the instruction completes on its pipe.
+
+@njit(cache=True, error_model="numpy")
+def tile_load(l1, dst, hbm, src, rows, cols, stride):
+    """async_load: rows x cols elements from HBM (row stride ``stride``) into a dense tile."""
+    for r in range(rows):
+        for c in range(cols):
+            l1[dst + r * cols + c] = hbm[src + r * stride + c]
+
+
+@njit(cache=True, error_model="numpy")
+def tile_store(hbm, dst, l1, src, rows, cols, stride, dt):
+    """Tile store: a dense rows x cols tile into HBM rows ``stride`` apart, rounded to dt."""
+    for r in range(rows):
+        for c in range(cols):
+            hbm[dst + r * stride + c] = round_to(dt, l1[src + r * cols + c])
+
+
+@njit(cache=True, error_model="numpy")
+def tile_mma(l1, c_base, a_base, b_base, m, n, k, dt):
+    """C[m,n] += A[m,k] @ B[k,n] (row-major tiles), accumulated in float64, rounded to dt."""
+    acc = np.empty(n, np.float64)
+    for i in range(m):
+        for j in range(n):
+            acc[j] = l1[c_base + i * n + j]
+        for p in range(k):
+            a = l1[a_base + i * k + p]
+            row = b_base + p * n
+            for j in range(n):
+                acc[j] += a * l1[row + j]
+        for j in range(n):
+            l1[c_base + i * n + j] = round_to(dt, acc[j])
+
+
+@njit(cache=True, error_model="numpy")
+def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
+    """dst[e] = op(a[e], b[e] or scalar) for e < count; unary ops ignore the second operand."""
+    for e in range(count):
+        y = scalar if use_scalar else (l1[b + e] if b >= 0 else 0.0)
+        l1[dst + e] = round_to(dt, alu_float(op, l1[a + e], y, 0.0))
+
+
+@njit(cache=True, error_model="numpy")
+def tile_row_reduce(op, l1, dst, src, rows, cols, init, dt):
+    """dst[r] = op-fold over src[r, :] starting from init (float64, rounded to dt once)."""
+    for r in range(rows):
+        acc = init
+        for c in range(cols):
+            acc = alu_float(op, acc, l1[src + r * cols + c], 0.0)
+        l1[dst + r] = round_to(dt, acc)
+
+
+@njit(cache=True, error_model="numpy")
+def tile_row_expand(l1, dst, src, rows, cols):
+    """dst[r, c] = src[r]: broadcast one value per row across the row."""
+    for r in range(rows):
+        v = l1[src + r]
+        for c in range(cols):
+            l1[dst + r * cols + c] = v
