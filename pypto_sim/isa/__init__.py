@@ -3,7 +3,8 @@
 ``load_isa()`` parses and validates the table once per process and returns an :class:`Isa`
 holding one :class:`InstrSpec` per instruction and the ``Opcode`` enum built from it.
 """
-from .table import Isa, InstrSpec, Operand, load_isa, load_isa_from, PIPES, CATEGORIES, FAMILIES
+from .table import (CATEGORIES, FAMILIES, PIPES, TILE_FAMILIES, InstrSpec, Isa, Operand,
+                    load_isa, load_isa_from)
 
 __all__ = ["Isa", "InstrSpec", "Operand", "load_isa", "load_isa_from", "PIPES", "CATEGORIES",
-           "FAMILIES"]
+           "FAMILIES", "TILE_FAMILIES"]

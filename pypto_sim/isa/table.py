@@ -18,12 +18,16 @@ from ..errors import IsaError
 PIPES = ("scalar", "vector", "sfu", "load", "store", "mma")
 CATEGORIES = ("id", "move", "lane_alu", "sfu", "compare", "convert", "lane_memory", "sync",
               "control", "tile_memory", "tile_alu", "mma")
-FAMILIES = ("alu", "id", "load", "store", "fma_store", "alloc", "sync", "control")
-OPERAND_KINDS = ("value", "pointer", "dim", "dtype", "target", "imm")
+FAMILIES = ("alu", "id", "load", "store", "fma_store", "alloc", "sync", "control",
+            "tile_load", "tile_store", "tile_mma", "tile_alu", "tile_reduce", "tile_expand",
+            "tile_sync")
+TILE_FAMILIES = ("tile_load", "tile_store", "tile_mma", "tile_alu", "tile_reduce", "tile_expand",
+                 "tile_sync")
+OPERAND_KINDS = ("value", "pointer", "dim", "dtype", "target", "imm", "tile")
 RESULTS = ("value", "pred", "none")
 DTYPE_NAMES = ("float32", "float16", "int32", "bool")
 _REQUIRED = ("name", "opcode", "category", "family", "pipe", "operands", "result", "dtypes", "doc")
-_OPTIONAL = ("uniform_pipe", "float", "int", "builtin", "signature", "syntax")
+_OPTIONAL = ("uniform_pipe", "float", "int", "builtin", "signature", "syntax", "init")
 
 
 @dataclass(frozen=True)
@@ -54,11 +58,17 @@ class InstrSpec:
     builtin: str | None = None
     signature: str | None = None
     syntax: str | None = None
+    init: str | None = None
 
     @property
     def value_operands(self) -> tuple:
-        """Operands that the executor reads as a, b, c (values and pointers' offsets)."""
-        return tuple(o for o in self.operands if o.kind in ("value", "pointer"))
+        """Operands that become source slots: values, pointers' offsets and tiles' L1 bases."""
+        return tuple(o for o in self.operands if o.kind in ("value", "pointer", "tile"))
+
+    @property
+    def is_tile(self) -> bool:
+        """Block-level tile instruction, run asynchronously on its pipe."""
+        return self.family in TILE_FAMILIES
 
     @property
     def pipes(self) -> tuple:
@@ -136,9 +146,11 @@ def _parse_record(path: Path, rec: dict) -> InstrSpec:
     for d in rec["dtypes"]:
         if d not in DTYPE_NAMES:
             _fail(path, name, f"dtype {d!r} is not one of {DTYPE_NAMES}")
-    if rec["family"] in ("alu", "fma_store") and not (rec.get("float") or rec.get("int")):
+    if rec["family"] in ("alu", "fma_store", "tile_alu", "tile_reduce") and not (rec.get("float") or rec.get("int")):
         _fail(path, name, "an alu instruction needs a 'float' or 'int' semantic expression")
-    for label in ("float", "int"):
+    if rec["family"] == "tile_reduce" and "init" not in rec:
+        _fail(path, name, "a tile_reduce instruction needs 'init', the reduction's identity")
+    for label in ("float", "int", "init"):
         if label in rec:
             _check_expr(path, name, label, rec[label])
     if "builtin" in rec:
@@ -156,7 +168,7 @@ def _parse_record(path: Path, rec: dict) -> InstrSpec:
         dtypes=tuple(rec["dtypes"]), doc=rec["doc"].strip(), source_file=path.name,
         uniform_pipe=rec.get("uniform_pipe"), float_expr=rec.get("float"),
         int_expr=rec.get("int"), builtin=rec.get("builtin"), signature=rec.get("signature"),
-        syntax=rec.get("syntax"))
+        syntax=rec.get("syntax"), init=rec.get("init"))
 
 
 def load_isa_from(directory: Path) -> Isa:

@@ -32,13 +32,18 @@ _MEMORY = ("hbm_chip_bytes_per_cycle", "hbm_core_read_bytes_per_cycle",
            "hbm_core_write_bytes_per_cycle", "sector_bytes")
 
 
+_INSTR_EXTRA = ("per_repeat", "per_repeat_f32", "repeat_bytes", "k_tile", "k_tile_f32")
+
+
 @dataclass(frozen=True)
 class InstrTiming:
-    """Latency, issue interval and provenance of one instruction in one machine."""
+    """Latency, issue interval and provenance of one instruction in one machine, plus the
+    size-dependent terms of tile instructions (per_repeat, repeat_bytes, k_tile, ...)."""
 
     latency: int
     issue_interval: int
     source: str
+    extra: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -80,6 +85,10 @@ class Machine:
     def issue_interval(self, name: str) -> int:
         """Cycles between two issues of instruction ``name`` on the same pipe by one warp."""
         return self._timing(name).issue_interval
+
+    def cost_term(self, name: str, key: str) -> float:
+        """A size-dependent cost term of a tile instruction (per_repeat, repeat_bytes, k_tile...)."""
+        return self._timing(name).extra[key]
 
     def source(self, name: str) -> str:
         """Where the numbers of instruction or table entry ``name`` come from."""
@@ -202,7 +211,18 @@ def load_machine_from(path) -> Machine:
         if not (isinstance(lat, int) and lat >= 0 and isinstance(ii, int) and ii >= 1 and src.strip()):
             raise MachineError(f"{path}: [instruction] {spec.name} needs integer latency >= 0, "
                                f"issue_interval >= 1 and a source; got {entry}")
-        instructions[spec.name] = InstrTiming(lat, ii, src)
+        extra = {k: v for k, v in entry.items() if k not in ("latency", "issue_interval", "source")}
+        for key, value in extra.items():
+            if key not in _INSTR_EXTRA or not isinstance(value, (int, float)) or value <= 0:
+                raise MachineError(f"{path}: [instruction] {spec.name}: '{key} = {value!r}' is not one "
+                                   f"of {_INSTR_EXTRA} with a positive number")
+        needed = {"tile_alu": ("per_repeat", "repeat_bytes"), "tile_reduce": ("per_repeat", "repeat_bytes"),
+                  "tile_expand": ("per_repeat", "repeat_bytes"),
+                  "tile_mma": ("per_repeat", "per_repeat_f32", "k_tile", "k_tile_f32")}.get(spec.family, ())
+        for key in needed:
+            if key not in extra:
+                raise MachineError(f"{path}: [instruction] {spec.name} needs '{key}' (its size-dependent cost)")
+        instructions[spec.name] = InstrTiming(lat, ii, src, extra)
     extra = set(table) - set(isa.by_name)
     if extra:
         raise MachineError(f"{path}: [instruction] names unknown instruction(s) {sorted(extra)}")
