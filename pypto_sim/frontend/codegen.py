@@ -10,15 +10,26 @@ from __future__ import annotations
 import ast
 import builtins as py_builtins
 import contextlib
+import dataclasses
 
 from .. import dtypes
 from ..errors import CompileError
-from ..ir import ArgSpec, Instr, Program, Reg
+from ..ir import ArgSpec, Imm, Instr, Program, Reg
 from ..isa import load_isa
 from .expressions import ExprLowering, const_of
 from .memory_builtins import MemoryBuiltins
 from .uniformity import VARYING_BUILTINS, Uniformity, assignment_sites
 from .values import Const, HomeVar, Ptr, PtrVar, Val
+
+
+UNSUPPORTED_STMTS = {"Try": "a try statement", "TryStar": "a try statement",
+                     "With": "a with statement", "AsyncWith": "an async with statement",
+                     "Import": "an import", "ImportFrom": "an import", "Global": "a global declaration",
+                     "Nonlocal": "a nonlocal declaration", "FunctionDef": "a nested function definition",
+                     "AsyncFunctionDef": "a nested function definition", "ClassDef": "a class definition",
+                     "Raise": "a raise statement", "Assert": "an assert statement",
+                     "Delete": "a del statement", "Match": "a match statement",
+                     "AsyncFor": "an async for loop"}
 
 
 class _Branch:
@@ -32,15 +43,20 @@ class _Branch:
 class Scope:
     """Names bound in one function body (the kernel or an inlined helper)."""
 
-    def __init__(self, fn_globals, closure, varying, sites, param_names=()):
+    def __init__(self, fn_globals, closure, varying, sites, param_names=(), body=()):
         self.names = {}
         self.fn_globals = fn_globals
         self.closure = closure
         self.varying = varying
         self.sites = sites
         self.params = set(param_names)
+        self.body = body                 # the function's statements (for look-ahead analyses)
         self.return_home = None
         self.return_frame = False
+        self.return_movs = []            # (pc, Const) of `return <literal>` MOVs into return_home
+        self.return_line = 0             # line of the return that fixed return_home's dtype
+        self.return_flag = None          # per-lane bool: returned from inside a loop of the helper
+        self.loops = []                  # the for/while statements being compiled, outermost first
 
 
 class KernelCompiler(ExprLowering, MemoryBuiltins):
@@ -57,6 +73,8 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
         self.scopes: list = []
         self.loop_depth = 0
         self.inline_stack = [kernel]
+        # line -> source text for the listing, profiler and errors; inlined helpers add theirs
+        self.source_lines = dict(kernel.source_lines)
 
     # ---------------------------------------------------------------- infrastructure
     def error(self, node, message, hint=None, kernel=None):
@@ -137,7 +155,8 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
             return self.from_python(scope.fn_globals[name], node, name)
         if hasattr(py_builtins, name):
             return self.from_python(getattr(py_builtins, name), node, name)
-        self.error(node, f"name '{name}' is not defined")
+        self.error(node, f"name '{name}' is not defined",
+                   "define it at module level, or pass it to the kernel as an argument")
 
     # ---------------------------------------------------------------- program
     def compile(self) -> Program:
@@ -145,7 +164,7 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
         params = [a.arg for a in fn_ast.args.args]
         sites = assignment_sites(fn_ast.body)
         varying = Uniformity(fn_ast.body, self._varying_call_for_analysis(self.kernel)).run()
-        scope = Scope(self.kernel.fn_globals, self.kernel.closure, varying, sites, params)
+        scope = Scope(self.kernel.fn_globals, self.kernel.closure, varying, sites, params, fn_ast.body)
         self.scopes.append(scope)
         args = []
         for spec in self.arg_specs:
@@ -168,7 +187,7 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
         return Program(kernel=self.kernel.name, file=self.kernel.file,
                        first_line=self.kernel.first_line, args=tuple(args), instrs=self.instrs,
                        n_lane_slots=self.n_lane, n_scalar_regs=self.n_scalar,
-                       buffers=tuple(self.buffers), source_lines=self.kernel.source_lines)
+                       buffers=tuple(self.buffers), source_lines=self.source_lines)
 
     def _varying_call_for_analysis(self, kernel):
         def check(call, args_varying):
@@ -201,6 +220,8 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
                     self.error(node, f"pointer '{name}' pointed into '{existing.proto.name}' "
                                      f"(line {existing.line}) and now into '{value.name}'",
                                "use a separate variable for each tensor")
+                if self.retarget_last(value.offset, existing.reg):
+                    return      # `p = p + 1`: the ADD writes p's offset register directly
                 self.emit("MOV", existing.reg, (self.operand(value.offset, dtypes.int32, node),),
                           dtypes.int32, node, aux=(1,))
                 return
@@ -212,7 +233,7 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
                           dtypes.int32, node, aux=(1,))
                 scope.names[name] = PtrVar(value, reg, getattr(node, "lineno", 0))
             else:
-                scope.names[name] = value
+                scope.names[name] = self.snapshot(value, node)
             return
         if not isinstance(value, (Const, Val)):
             scope.names[name] = value    # compile-time objects: modules, dtypes, helpers
@@ -223,16 +244,20 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
             home = existing.reg
             if isinstance(value, Val) and value.dtype != home.dtype:
                 first = existing.line + self.kernel.line_offset
+                start = f"initialise it with a {value.dtype} value at line {first}"
+                if value.dtype.is_float and not home.dtype.is_float:
+                    # the classic slip: `acc = 0` then `acc = acc + x` with x a float
+                    start += f" (`{name} = 0.0`, not `{name} = 0`)"
                 self.error(node, f"'{name}' is {home.dtype} (first assigned at line {first}) "
-                                 f"but is assigned a {value.dtype} value here",
-                           f"initialise it with a {value.dtype} value, or convert with pto.cast(..., pto.{home.dtype})")
+                                 f"but is assigned a {value.dtype} value here; a variable keeps one dtype",
+                           f"{start}, or convert here with pto.cast(..., pto.{home.dtype})")
             if self.retarget_last(value, home):
                 return
             src = self.operand(value, home.dtype, node)
             self.emit("MOV", home, (src,), home.dtype, node, aux=(0 if home.dtype.is_float else 1,))
             return
         if not multi:
-            scope.names[name] = value
+            scope.names[name] = self.snapshot(value, node)
             return
         uniform = name not in scope.varying
         if isinstance(value, Val) and value.reg.uniform is False and uniform:
@@ -246,6 +271,41 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
         self.emit("MOV", home, (self.operand(value, value.dtype, node),), value.dtype, node,
                   aux=(0 if value.dtype.is_float else 1,))
         scope.names[name] = HomeVar(home, getattr(node, "lineno", 0))
+
+    def snapshot(self, value, node):
+        """A single-assignment name is bound to its value's register, without a copy. When that
+        register is another variable's home and the variable is assigned again while this name
+        is live (later in the function, or anywhere in an enclosing loop), `y = x; x = x + 1`
+        would make y follow x: then y gets its own copy."""
+        reg = value.offset.reg if isinstance(value, Ptr) and isinstance(value.offset, Val) else \
+            value.reg if isinstance(value, Val) else None
+        if reg is None or not self._home_changes_later(reg, node):
+            return value
+        copy = self.new_reg(reg.dtype, reg.uniform)
+        self.emit("MOV", copy, (reg,), reg.dtype, node, aux=(0 if reg.dtype.is_float else 1,))
+        if isinstance(value, Ptr):
+            return dataclasses.replace(value, offset=Val(copy))
+        return Val(copy)
+
+    def _home_changes_later(self, reg: Reg, node) -> bool:
+        scope = self.scope
+        owners = {n for n, b in scope.names.items() if isinstance(b, (HomeVar, PtrVar)) and b.reg == reg}
+        if not owners:
+            return False
+        here = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+        def assigns(tree, after=None):
+            for sub in ast.walk(tree):
+                targets = sub.targets if isinstance(sub, ast.Assign) else \
+                    [sub.target] if isinstance(sub, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
+                for t in targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name) and n.id in owners and \
+                                (after is None or (n.lineno, n.col_offset) > after):
+                            return True
+            return False
+        return any(assigns(loop) for loop in scope.loops) or \
+            any(assigns(stmt, here) for stmt in scope.body)
 
     def retarget_last(self, value, home: Reg) -> bool:
         """Peephole: `x = <expr>` writes the expression's last instruction straight into x's
@@ -280,7 +340,13 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
     def stmt(self, node):
         method = getattr(self, f"stmt_{type(node).__name__}", None)
         if method is None:
-            self.error(node, f"the statement '{type(node).__name__}' is not supported in a kernel",
+            # name the construct as the user wrote it ("with open('f') as f:"), not its AST class
+            kind = UNSUPPORTED_STMTS.get(type(node).__name__, type(node).__name__)
+            text = ast.unparse(node).splitlines()[0]
+            if isinstance(node, (ast.Try, ast.FunctionDef, ast.ClassDef, ast.With, ast.AsyncWith,
+                                 ast.AsyncFunctionDef, ast.AsyncFor)) and not text.endswith(":"):
+                text += ":"
+            self.error(node, f"'{text}' ({kind}) is not supported in a kernel",
                        "kernels support assignments, if/elif/else, for-range, while, break, "
                        "continue, return and calls")
         method(node)
@@ -306,8 +372,13 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
     def stmt_AugAssign(self, node):
         current = self.expr(node.target) if not isinstance(node.target, ast.Subscript) else None
         if current is None:
-            self.error(node, "augmented assignment to memory is not supported",
-                       "load, compute and store explicitly")
+            # `o[i]` is an address here, so `o[i] += v` cannot mean "add to the element" without
+            # a hidden load: say so, and show the explicit form
+            target = ast.unparse(node.target)
+            op = ast.unparse(node).split(target, 1)[1].split("=", 1)[0].strip()    # "+" of "+="
+            explicit = f"{target} = pto.load({target}) {op} {ast.unparse(node.value)}"
+            self.error(node, f"'{ast.unparse(node)}': augmented assignment to memory is not supported",
+                       f"load, compute and store explicitly: {explicit}")
         value = self.expr(ast.copy_location(ast.BinOp(node.target, node.op, node.value), node))
         self.assign(node.target, value, node)
 
@@ -336,7 +407,7 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
             self.patch(branch.else_pc, end_pc)
 
     def stmt_If(self, node):
-        cond = self.truth(self.expr(node.test), node.test)
+        cond = self.condition(node.test)
         if isinstance(cond, Const):
             self.block(node.body if cond.value else node.orelse)
             return
@@ -346,8 +417,8 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
                 branch.else_()
                 self.block(node.orelse)
 
-    def loop(self, node, head_fn, step_fn, body, tail_fn=None):
-        """LOOP head: [cond; BRK_UNLESS] body [tail] LOOP_CONT [step] ENDLOOP."""
+    def loop(self, node, head_fn, step_fn, body, tail_fn=None, prefix_fn=None):
+        """LOOP head: [cond; BRK_UNLESS] [prefix] body [tail] LOOP_CONT [step] ENDLOOP."""
         loop_pc = self.emit("LOOP", None, (), None, node, aux=(0, 0))
         head = len(self.instrs)
         cond = head_fn()
@@ -358,9 +429,15 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
             else:
                 self.emit("BRK_UNLESS", None, (self.operand(cond, dtypes.bool_, node),), None, node)
         self.loop_depth += 1
+        if isinstance(node, (ast.For, ast.While)):
+            self.scope.loops.append(node)
+        if prefix_fn is not None:
+            prefix_fn()
         self.block(body)
         if tail_fn is not None:
             tail_fn()
+        if isinstance(node, (ast.For, ast.While)):
+            self.scope.loops.pop()
         self.loop_depth -= 1
         cont = self.emit("LOOP_CONT", None, (), None, node)
         step_fn()
@@ -370,7 +447,8 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
     def stmt_While(self, node):
         if node.orelse:
             self.error(node, "while ... else is not supported in a kernel")
-        self.loop(node, lambda: self.truth(self.expr(node.test), node.test), lambda: None, node.body)
+        self.loop(node, lambda: self.condition(node.test), lambda: None, node.body)
+        self.propagate_return(node)
 
     def stmt_For(self, node):
         if node.orelse:
@@ -380,7 +458,9 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
         it = node.iter
         func = self.expr(it.func) if isinstance(it, ast.Call) else None
         if getattr(func, "name", None) != "range":
-            self.error(node, f"kernels loop over range(...) only, not '{ast.unparse(it)}'")
+            self.error(node, f"kernels loop over range(...) only, not '{ast.unparse(it)}'",
+                       "loop over indices: `for k in range(n)`, and read element k of a tensor "
+                       "with pto.load(t + k)")
         if it.keywords or not 1 <= len(it.args) <= 3:
             self.error(node, "range() takes 1 to 3 positional arguments")
         args = [self.expr(a) for a in it.args]
@@ -392,14 +472,27 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
             (args[0], args[1], args[2] if len(args) == 3 else Const(1, dtypes.int32))
         if isinstance(step, Const) and step.value == 0:
             self.error(node, "range() step must not be zero")
-        name = node.target.id
-        self.bind(name, self.cast(start, dtypes.int32, node), node)
+        name = counter = node.target.id
+        prefix = None
+        if self.loop_var_is_observable(node, name):
+            # Python's loop variable is a copy of range's hidden counter: assigning it in the body
+            # does not change the iterations, and after the loop it holds the last value given
+            # (not the stop value). Step a hidden counter and copy it in at the top of the body;
+            # otherwise the variable itself is the counter (no extra MOV per iteration).
+            counter = f"{name}.range@{node.lineno}"      # not an identifier: cannot clash
+            self.scope.sites[counter] = 2
+            if name in self.scope.varying:
+                self.scope.varying.add(counter)
+
+            def prefix():
+                self.bind(name, self.lookup(counter, node), node)
+        self.bind(counter, self.cast(start, dtypes.int32, node), node)
         # loop-invariant bounds are evaluated once, before the loop, as Python does
         stop = self.freeze(stop, node)
         step = self.freeze(step, node)
 
         def head():
-            i = self.lookup(name, node)
+            i = self.lookup(counter, node)
             if isinstance(step, Const):
                 return self.alu("LT" if step.value > 0 else "GT", [i, stop], node, dtype=dtypes.int32)
             up = self.alu("AND", [self.alu("GT", [step, Const(0, dtypes.int32)], node),
@@ -409,9 +502,42 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
             return self.alu("OR", [up, down], node, dtype=dtypes.bool_)
 
         def step_fn():
-            self.bind(name, self.alu("ADD", [self.lookup(name, node), step], node, dtype=dtypes.int32), node)
+            self.bind(counter, self.alu("ADD", [self.lookup(counter, node), step], node, dtype=dtypes.int32), node)
 
-        self.loop(node, head, step_fn, node.body)
+        self.loop(node, head, step_fn, node.body, prefix_fn=prefix)
+        self.propagate_return(node)
+
+    def loop_var_is_observable(self, loop, name) -> bool:
+        """True when a for loop's variable is assigned in the body, or may be read where the loop
+        no longer sets it (after the loop, or before it in an enclosing loop). Reads inside
+        another `for` over the same name see that loop's value and do not count."""
+        for sub in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+            targets = []
+            if isinstance(sub, ast.Assign):
+                targets = sub.targets
+            elif isinstance(sub, (ast.AugAssign, ast.AnnAssign, ast.For)):
+                targets = [sub.target]
+            if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
+                return True
+
+        def read(node, shadowed):
+            if node is loop:
+                return False
+            if isinstance(node, ast.For) and isinstance(node.target, ast.Name) and node.target.id == name:
+                return read(node.iter, shadowed) or any(read(s, True) for s in node.body)
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                return not shadowed
+            return any(read(child, shadowed) for child in ast.iter_child_nodes(node))
+        return any(read(s, False) for s in self.scope.body)
+
+    def propagate_return(self, loop):
+        """After a loop inside an inlined helper that returns from within it: the lanes that
+        returned left only this loop (their `return` was a BREAK); leave the enclosing loop too,
+        up to the helper's frame."""
+        flag = self.scope.return_flag
+        if flag is not None and any(isinstance(n, ast.Return) for s in loop.body for n in ast.walk(s)):
+            with self.masked_if(Val(flag), loop):
+                self.emit("BREAK", None, (), None, loop)
 
     def freeze(self, v, node):
         """Copy a loop bound into its own register so the body cannot change it."""
@@ -442,14 +568,55 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
             value = self.expr(node.value)
             if scope.return_frame:
                 self.require_value(value, node.value)
-                if scope.return_home is None:
-                    scope.return_home = self.new_reg(value.dtype, False)
-                self.emit("MOV", scope.return_home, (self.operand(value, scope.return_home.dtype, node),),
-                          scope.return_home.dtype, node, aux=(0 if scope.return_home.dtype.is_float else 1,))
+                home = self.return_register(value, node)
+                pc = self.emit("MOV", home, (self.operand(value, home.dtype, node),), home.dtype, node,
+                               aux=(0 if home.dtype.is_float else 1,))
+                if isinstance(value, Const) and value.weak:
+                    scope.return_movs.append((pc, value))
             else:
                 scope.return_home = value
         if scope.return_frame:
+            if self.loop_depth > 1:
+                # inside a loop of the helper: BREAK leaves only that loop; flag the lanes so
+                # that propagate_return takes them out of the enclosing loops as well
+                self.emit("MOV", scope.return_flag, (Imm(1.0, dtypes.bool_),), dtypes.bool_, node, aux=(1,))
             self.emit("BREAK", None, (), None, node)
+
+    def return_register(self, value, node) -> Reg:
+        """The helper's per-lane result register, of the dtype its returns agree on.
+
+        A literal adopts the dtype of the other returns (`return 0` then `return x` with x
+        float32 returns float32, as Python would give 0 or x); two returns of different dtypes
+        are an error rather than a silent conversion."""
+        scope = self.scope
+        home = scope.return_home
+        line = getattr(node, "lineno", 0) + self.kernel.line_offset
+        if home is None:
+            scope.return_home = self.new_reg(value.dtype, False)
+            scope.return_line = line
+            return scope.return_home
+        if value.dtype == home.dtype:
+            return home
+        weak = isinstance(value, Const) and value.weak
+        if weak and self.cast(value, home.dtype, node).value == value.value:
+            return home
+        only_literals = len(scope.return_movs) == len([i for i in self.instrs if i.dst == home])
+        if only_literals and all(self.cast(c, value.dtype, node).value == c.value
+                                 for _, c in scope.return_movs):
+            # the earlier returns were literals: they take this value's dtype
+            new = self.new_reg(value.dtype, False)
+            for pc, c in scope.return_movs:
+                ins = self.instrs[pc]
+                ins.dst, ins.dtype = new, new.dtype
+                ins.srcs = (self.operand(c, new.dtype, node),)
+                ins.aux = (0 if new.dtype.is_float else 1,)
+            scope.return_home = new
+            scope.return_line = line
+            return new
+        self.error(node, f"this return gives a {value.dtype} value but the return at line "
+                         f"{scope.return_line} gives {home.dtype}; a helper returns one dtype",
+                   f"return {home.dtype} on every path (write 0.0 rather than 0 for a float), or "
+                   f"convert with pto.cast(..., pto.{home.dtype})")
 
     # ---------------------------------------------------------------- helpers (inlined)
     def inline_helper(self, helper, node):
@@ -462,30 +629,52 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
         if len(node.args) != len(params):
             self.error(node, f"'{helper.name}' takes {len(params)} arguments, {len(node.args)} given")
         args = [self.expr(a) for a in node.args]
-        varying_params = {p for p, a, an in zip(params, args, node.args)
-                          if isinstance(a, Val) and not a.uniform}
+        # a pointer whose offset is per-lane is as per-lane as a lane value: `pto.load(p)` differs
+        varying_params = {p for p, a in zip(params, args)
+                          if (isinstance(a, Val) and not a.uniform)
+                          or (isinstance(a, Ptr) and isinstance(a.offset, Val) and not a.offset.uniform)}
         # A helper's locals die when it returns, so lanes masked off at the call never read
         # them: only divergence inside the helper matters to its own analysis.
         varying = Uniformity(fn_ast.body, self._varying_call_for_analysis(helper), varying_params).run()
         sites = assignment_sites(fn_ast.body)
-        scope = Scope(helper.fn_globals, helper.closure, varying, sites, params)
+        scope = Scope(helper.fn_globals, helper.closure, varying, sites, params, fn_ast.body)
         returns = [n for s in fn_ast.body for n in ast.walk(s) if isinstance(n, ast.Return)]
         scope.return_frame = not (len(returns) <= 1 and (not returns or fn_ast.body[-1] is returns[0]))
         self.scopes.append(scope)
         self.inline_stack.append(helper)
+        # the inlined instructions carry the helper's line numbers: show the helper's text there.
+        # (Instructions record a line, not a file: a helper from another module keeps its text
+        # only where that does not clash with a line of this kernel's file.)
+        if helper.file == self.inline_stack[0].file:
+            self.source_lines.update(helper.source_lines)
+        else:
+            for line, text in helper.source_lines.items():
+                self.source_lines.setdefault(line, text)
         outer_kernel = self.kernel
         self.kernel = _HelperView(outer_kernel, helper)
         depth = self.loop_depth
         try:
             for p, a in zip(params, args):
-                if isinstance(a, Val) and sites.get(p, 0) > 0:
+                if isinstance(a, (Val, Const)) and sites.get(p, 0) > 0:
+                    # a parameter the helper assigns gets a home register, also when the caller
+                    # passed a literal: `x = x + 1` in a loop must carry x between iterations
                     home = self.new_reg(a.dtype, p not in varying)
-                    self.emit("MOV", home, (a.reg,), a.dtype, node, aux=(0 if a.dtype.is_float else 1,))
+                    # (fn_ast, not the call: lines now count from the helper's file offset)
+                    self.emit("MOV", home, (self.operand(a, a.dtype, fn_ast),), a.dtype, fn_ast,
+                              aux=(0 if a.dtype.is_float else 1,))
                     scope.names[p] = HomeVar(home, fn_ast.lineno)
+                elif isinstance(a, Ptr) and sites.get(p, 0) > 0:
+                    # a pointer parameter the helper reassigns (`p = p + 1` in a loop) needs its
+                    # offset in a register, exactly like a kernel's tensor parameter
+                    self.bind(p, a, fn_ast, is_param=True)
                 else:
                     scope.names[p] = a
             if scope.return_frame:
                 # early returns: a one-trip loop frame whose `return` is a BREAK
+                if any(isinstance(n, ast.Return) for s in fn_ast.body for loop in ast.walk(s)
+                       if isinstance(loop, (ast.For, ast.While)) for n in ast.walk(loop)):
+                    scope.return_flag = self.new_reg(dtypes.bool_, False)
+                    self.emit("MOV", scope.return_flag, (Imm(0.0, dtypes.bool_),), dtypes.bool_, fn_ast, aux=(1,))
                 self.loop_depth = 0
                 self.loop(fn_ast, lambda: None, lambda: None, fn_ast.body,
                           tail_fn=lambda: self.emit("BREAK", None, (), None, fn_ast.body[-1]))

@@ -24,11 +24,21 @@ PYFOLD = {"ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": lambda a,
           "AND": lambda a, b: a & b, "OR": lambda a, b: a | b, "XOR": lambda a, b: a ^ b,
           "SHL": lambda a, b: a << b, "SHR": lambda a, b: a >> b, "MIN": min, "MAX": max,
           "LT": lambda a, b: a < b, "LE": lambda a, b: a <= b, "GT": lambda a, b: a > b,
-          "GE": lambda a, b: a >= b, "EQ": lambda a, b: a == b, "NE": lambda a, b: a != b}
+          "GE": lambda a, b: a >= b, "EQ": lambda a, b: a == b, "NE": lambda a, b: a != b,
+          "NEG": lambda a: -a, "ABS": abs, "NOT": lambda a: not a, "INV": lambda a: ~a}
 FLOAT_ONLY = {"DIV", "EXP", "LOG", "SQRT", "RSQRT"}
 INT_ONLY = {"AND", "OR", "XOR", "SHL", "SHR", "INV"}
 PY_CALLABLES = {min: "min", max: "max", abs: "abs", range: "range", float: "float", int: "int",
                 bool: "bool", len: "len", print: "print"}
+
+
+UNSUPPORTED_EXPRS = {"List": "a list literal", "Tuple": "a tuple", "Dict": "a dict literal",
+                     "Set": "a set literal", "ListComp": "a list comprehension",
+                     "SetComp": "a set comprehension", "DictComp": "a dict comprehension",
+                     "GeneratorExp": "a generator expression", "Lambda": "a lambda",
+                     "JoinedStr": "an f-string", "NamedExpr": "an assignment expression (:=)",
+                     "Starred": "a starred expression", "Await": "await", "Yield": "yield",
+                     "YieldFrom": "yield from", "Slice": "a slice"}
 
 
 def const_of(value, node=None):
@@ -57,6 +67,10 @@ class ExprLowering:
             if isinstance(value, float) and not float(value).is_integer():
                 self.error(node, f"the float constant {value} cannot be used as {dtype}",
                            "write an integer, or cast the other operand to float32")
+            if not -2**31 <= int(value) < 2**31:
+                # an immediate outside int32 would silently become some other number
+                self.error(node, f"the constant {int(value)} does not fit in int32",
+                           "kernel integers are int32; use a float constant or a smaller value")
             return Imm(float(int(value)), dtype)
         if isinstance(v, Val):
             if v.dtype != dtype:
@@ -104,6 +118,9 @@ class ExprLowering:
         spec = self.isa[op]
         if dtype is None:
             dtype = self.result_dtype(*args)
+            if dtype == dtypes.bool_ and "bool" not in spec.dtypes and spec.result != "pred":
+                # arithmetic on bools is integer arithmetic, as in Python: (x > 0) * 100, -flag
+                dtype = dtypes.int32
         if op in FLOAT_ONLY and not dtype.is_float:
             dtype = dtypes.float32
         if op in INT_ONLY and dtype.is_float:
@@ -114,7 +131,10 @@ class ExprLowering:
         if all(isinstance(a, Const) for a in args) and op in PYFOLD:
             try:
                 vals = [self.cast(a, dtype, node).value for a in args]
-                return self.cast(Const(PYFOLD[op](*vals), result), result, node)
+                folded = self.cast(Const(PYFOLD[op](*vals), result), result, node)
+                # arithmetic on literals and module constants stays a Python number: `h * -2.0`
+                # and `h * (SCALE * 2)` keep a float16 h in float16, as `h * 2.0` does
+                return Const(folded.value, folded.dtype, weak=all(a.weak for a in args))
             except (ZeroDivisionError, ValueError, OverflowError):
                 pass
         ops = tuple(self.operand(a, dtype, node) for a in args)
@@ -133,8 +153,11 @@ class ExprLowering:
         """Lower an expression; returns Const, Val, Ptr or a compile-time reference."""
         method = getattr(self, f"expr_{type(node).__name__}", None)
         if method is None:
-            self.error(node, f"the expression '{ast.unparse(node)}' ({type(node).__name__}) "
-                             "is not supported in a kernel")
+            # name the construct in Python's words ("a list literal"), not the AST class name
+            what = UNSUPPORTED_EXPRS.get(type(node).__name__, f"the expression ({type(node).__name__})")
+            self.error(node, f"{what} '{ast.unparse(node)}' is not supported in a kernel",
+                       "kernels compute on numbers: lane values, uniform scalars and pointers; "
+                       "keep lists, strings and other Python objects on the host")
         return method(node)
 
     def expr_Constant(self, node):
@@ -142,7 +165,8 @@ class ExprLowering:
             return NONE
         c = const_of(node.value, node)
         if c is None:
-            self.error(node, f"the constant {node.value!r} is not supported in a kernel")
+            self.error(node, f"the {type(node.value).__name__} constant {node.value!r} is not supported "
+                             "in a kernel", "kernel values are numbers (int, float, bool)")
         return c
 
     def expr_Name(self, node):
@@ -180,7 +204,10 @@ class ExprLowering:
         left, right = self.expr(node.left), self.expr(node.right)
         op = BINOPS.get(type(node.op))
         if op is None:
-            self.error(node, f"the operator {type(node.op).__name__} is not supported in a kernel")
+            self.error(node, f"'{ast.unparse(node)}': the operator {type(node.op).__name__} is not "
+                             "supported in a kernel",
+                       "write x * x for a square, pto.exp(y * pto.log(x)) for x ** y"
+                       if isinstance(node.op, ast.Pow) else None)
         if isinstance(left, Ptr) and op in ("ADD", "SUB"):
             return self.ptr_add(left, right, node, 1 if op == "ADD" else -1)
         if isinstance(right, Ptr) and op == "ADD":
@@ -190,15 +217,22 @@ class ExprLowering:
         return self.alu(op, [left, right], node)
 
     def expr_UnaryOp(self, node):
+        if isinstance(node.op, ast.Not):
+            return self.alu("NOT", [self.condition(node.operand)], node, dtype=dtypes.bool_)
         v = self.expr(node.operand)
         self.require_value(v, node.operand)
         if isinstance(node.op, ast.UAdd):
             return v
         if isinstance(node.op, ast.USub):
             return self.alu("NEG", [v], node)
-        if isinstance(node.op, ast.Not):
-            return self.alu("NOT", [self.truth(v, node)], node, dtype=dtypes.bool_)
         return self.alu("INV", [v], node)
+
+    def condition(self, node):
+        """An expression used as a condition (if/while/ternary test, `not`): a bool. Unlike a
+        value-context `and`/`or`, which yields one of its operands, only truth matters here."""
+        if isinstance(node, ast.BoolOp):
+            return self.short_circuit(node, truth_only=True)
+        return self.truth(self.expr(node), node)
 
     def truth(self, v, node):
         """A value as a condition (bool): non-zero is true."""
@@ -209,44 +243,83 @@ class ExprLowering:
 
     def expr_Compare(self, node):
         left = self.expr(node.left)
+        left_node = node.left
         result = None
         for op_node, right_node in zip(node.ops, node.comparators):
             op = CMPOPS.get(type(op_node))
             if op is None:
                 self.error(node, f"the comparison {type(op_node).__name__} is not supported in a kernel")
             right = self.expr(right_node)
-            self.require_value(left, node)
-            self.require_value(right, node)
-            dtype = self.result_dtype(left, right)
-            part = self.alu(op, [left, right], node, dtype=dtype, result=dtypes.bool_)
+            a, b = left, right
+            if isinstance(a, Ptr) and isinstance(b, Ptr):
+                # pointers into the same tensor compare by element offset (`while p < end:`)
+                if (a.space, a.slot) != (b.space, b.slot):
+                    self.error(node, f"the pointers '{a.name}' and '{b.name}' point into different "
+                                     "tensors and cannot be compared")
+                a, b = a.offset, b.offset
+            self.require_value(a, left_node)
+            self.require_value(b, right_node)
+            dtype = self.result_dtype(a, b)
+            part = self.alu(op, [a, b], node, dtype=dtype, result=dtypes.bool_)
             result = part if result is None else self.alu("AND", [result, part], node, dtype=dtypes.bool_)
-            left = right
+            left, left_node = right, right_node
         return result
 
     def expr_BoolOp(self, node):
-        """`a and b` / `a or b` on conditions, short-circuit per lane (b runs only where needed)."""
-        first = self.truth(self.expr(node.values[0]), node)
-        if all(isinstance(v, ast.Constant) for v in node.values) or isinstance(first, Const):
-            result = first
-            for v in node.values[1:]:
-                if isinstance(result, Const) and (bool(result.value) == isinstance(node.op, ast.Or)):
-                    return result
-                result = self.truth(self.expr(v), node)
-            return result
-        acc = self.new_reg(dtypes.bool_, self.is_uniform_expr(node))
-        self.emit("MOV", acc, (self.operand(first, dtypes.bool_, node),), dtypes.bool_, node, aux=(1,))
-        for v in node.values[1:]:
-            cond = Val(acc)
-            if isinstance(node.op, ast.Or):
+        return self.short_circuit(node, truth_only=False)
+
+    def short_circuit(self, node, truth_only):
+        """`a and b` / `a or b`, short-circuit per lane: b runs only in the lanes that need it
+        (`i < n and pto.load(a + i) > 0` never loads where i >= n).
+
+        As a condition (truth_only) the result is the bool. As a value it is, as in Python, the
+        operand that decided (`x or 1.0` is x where x != 0, else 1.0); the operands then need one
+        dtype, since the result lives in one register.
+        """
+        is_or = isinstance(node.op, ast.Or)
+
+        def operand(v_node):
+            if truth_only:
+                return self.condition(v_node)
+            v = self.expr(v_node)
+            self.require_value(v, v_node)
+            return v
+
+        first = operand(node.values[0])
+        rest = node.values[1:]
+        # constant operands decide at compile time, as far as they go
+        while isinstance(first, Const) and rest:
+            if bool(first.value) == is_or:
+                return first
+            first = operand(rest[0])
+            rest = rest[1:]
+        if not rest:
+            return first
+        dtype = first.dtype
+        acc = self.new_reg(dtype, self.is_uniform_expr(node))
+        mov_aux = (0 if dtype.is_float else 1,)
+        self.emit("MOV", acc, (self.operand(first, dtype, node),), dtype, node, aux=mov_aux)
+        for v_node in rest:
+            cond = self.truth(Val(acc), node)
+            if is_or:
                 cond = self.alu("NOT", [cond], node, dtype=dtypes.bool_)
             with self.masked_if(cond, node):
-                nxt = self.truth(self.expr(v), node)
-                self.emit("MOV", acc, (self.operand(nxt, dtypes.bool_, node),), dtypes.bool_, node, aux=(1,))
+                nxt = operand(v_node)
+                if nxt.dtype != dtype:
+                    exact = isinstance(nxt, Const) and nxt.weak and \
+                        self.cast(nxt, dtype, v_node).value == nxt.value
+                    if not exact:
+                        word = "or" if is_or else "and"
+                        self.error(node, f"'{word}' gives one of its operands, and here they have "
+                                         f"different dtypes ({dtype} and {nxt.dtype})",
+                                   "use pto.select(cond, x, y) or `x if cond else y`, or compare "
+                                   "explicitly (`x != 0`) to get a bool")
+                self.emit("MOV", acc, (self.operand(nxt, dtype, v_node),), dtype, node, aux=mov_aux)
         return Val(acc)
 
     def expr_IfExp(self, node):
         """`x if c else y`: only the chosen side is evaluated in each lane."""
-        cond = self.truth(self.expr(node.test), node)
+        cond = self.condition(node.test)
         if isinstance(cond, Const):
             return self.expr(node.body if cond.value else node.orelse)
         out = None
@@ -254,17 +327,38 @@ class ExprLowering:
             a = self.expr(node.body)
             self.require_value(a, node.body)
             out = self.new_reg(a.dtype, self.is_uniform_expr(node))
-            self.emit("MOV", out, (self.operand(a, a.dtype, node),), a.dtype, node, aux=(0 if a.dtype.is_float else 1,))
+            then_pc = self.emit("MOV", out, (self.operand(a, a.dtype, node),), a.dtype, node,
+                                aux=(0 if a.dtype.is_float else 1,))
             branch.else_()
             b = self.expr(node.orelse)
             self.require_value(b, node.orelse)
+            dtype = self.result_dtype(a, b)
+            if dtype != out.dtype:
+                # The result has the promoted dtype of both sides (`0 if x < 0 else x` is float32,
+                # not x truncated to the literal's int32): the then-side's copy, already emitted,
+                # becomes a conversion into a register of that dtype, in place.
+                out = self.new_reg(dtype, out.uniform)
+                ins = self.instrs[then_pc]
+                ins.dst, ins.dtype = out, dtype
+                if isinstance(a, Const):
+                    ins.srcs, ins.aux = (self.operand(a, dtype, node),), (0 if dtype.is_float else 1,)
+                else:
+                    ins.op, ins.aux = "CAST", (0,)
             self.emit("MOV", out, (self.operand(b, out.dtype, node),), out.dtype, node, aux=(0 if out.dtype.is_float else 1,))
         return Val(out)
 
     def require_value(self, v, node):
         if not isinstance(v, (Const, Val)):
-            what = f"the pointer '{v.name}'" if isinstance(v, Ptr) else type(v).__name__
-            self.error(node, f"{what} is used where a value is needed in '{ast.unparse(node)}'")
+            hint = None
+            if isinstance(v, Ptr):
+                what = f"the pointer '{v.name}'"
+                # `a[i]` is an address (as `a + i`), so `a[i] * 2` is a common slip: say how to read
+                text = ast.unparse(node) if isinstance(node, (ast.Name, ast.Subscript, ast.BinOp)) \
+                    else f"{v.name} + offset"
+                hint = f"read the element it points to with pto.load({text})"
+            else:
+                what = type(v).__name__
+            self.error(node, f"{what} is used where a value is needed in '{ast.unparse(node)}'", hint)
 
     # ---------------------------------------------------------------- calls
     def expr_Call(self, node):
@@ -374,6 +468,12 @@ class ExprLowering:
             return DTypeRef(dtypes.as_dtype(value))
         except TypeError:
             pass
+        if callable(value) and not isinstance(value, type):
+            # a plain Python function cannot run on the lanes; it can be inlined if it is a kernel
+            self.error(node, f"'{text}' is a Python {type(value).__name__}, and a kernel cannot call "
+                             "Python code",
+                       f"decorate '{text}' with @pto.kernel to inline it, or compute its result on "
+                       "the host and pass it as a kernel argument")
         self.error(node, f"'{text}' is a {type(value).__name__}, which a kernel cannot use",
                    "kernels can use numbers, pto builtins, dtypes and other @pto.kernel functions")
 

@@ -93,12 +93,18 @@ class Uniformity:
         return ctrl
 
     def _loop_has_varying_jump(self, body) -> bool:
-        for node in body:
-            for sub in ast.walk(node):
-                if isinstance(sub, ast.If) and self.expr(sub.test) and (_has_loop_jump(sub.body) or _has_loop_jump(sub.orelse)):
+        """True when a break/continue of this loop (not of a nested loop) sits under a varying
+        condition. (This used to stop searching at the first nested varying `while`, so a
+        per-lane `break` after such a loop left the loop variable uniform: lanes that broke out
+        then saw it keep counting.)"""
+        for s in body:
+            if isinstance(s, ast.If):
+                if self.expr(s.test) and (_has_loop_jump(s.body) or _has_loop_jump(s.orelse)):
                     return True
-                if isinstance(sub, ast.While) and self.expr(sub.test):
-                    return False
+                if self._loop_has_varying_jump(s.body) or self._loop_has_varying_jump(s.orelse):
+                    return True
+            elif isinstance(s, ast.With) and self._loop_has_varying_jump(s.body):
+                return True
         return False
 
 
