@@ -9,6 +9,7 @@ from .errors import (CompileError, DeadlockError, L1CapacityError, LaunchError,
                      SimulationLimitError, UninitializedReadError, UseAfterFreeError)
 from .frontend.builtins import BUILTINS as _BUILTINS
 from .frontend.kernel import Kernel, kernel
+from .frontend.pipeline import pipeline
 
 globals().update(_BUILTINS)
 

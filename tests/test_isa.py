@@ -50,8 +50,13 @@ def test_every_executor_family_has_both_implementations():
             assert spec.float_expr or spec.int_expr
             assert f"# {spec.name}\n" in src
         family_code(spec.family)
-    for family in {s.family for s in ISA.specs} - {"alloc", "sync", "control"}:
-        assert family in reference.FAMILY_HANDLERS
+    ex = executor()
+    for family in {s.family for s in ISA.specs} - {"alloc", "sync", "control", "tile_sync"}:
+        if family.startswith("tile_"):
+            kernel = reference.TILE_FAMILY_KERNELS[family]
+            assert getattr(ex, kernel.__name__).__doc__ and kernel.__doc__
+        else:
+            assert family in reference.FAMILY_HANDLERS
 
 
 def test_every_machine_table_covers_every_instruction():
@@ -113,6 +118,39 @@ def everything(a, ai, o, oi, n):
         y = y + 0.5
     pto.store(oi + i, m)
     pto.fma(o + i, y, 1.0, 0.0)
+
+@pto.kernel
+def tiles(a, o):
+    t = pto.alloc_local(64)
+    u = pto.alloc_local(64)
+    r = pto.alloc_local(8)
+    with pto.pipeline(depth=2) as pl:
+        for k in pl.range(0, 2, 1):
+            with pl.stage("load"):
+                x = pto.alloc_local(64)
+                pto.async_load(x, a, 256)
+            with pl.stage("compute", after="load"):
+                pto.wait_all()
+                pto.mma(t, x, x, 8, 8, 8)
+    pto.set_flag("mma", "vector", 0)
+    pto.wait_flag("mma", "vector", 0)
+    pto.tadd(u, t, t, 64)
+    pto.tsub(u, u, t, 64)
+    pto.tmul(u, u, t, 64)
+    pto.tdiv(u, u, t, 64)
+    pto.tmax(u, u, t, 64)
+    pto.tmin(u, u, t, 64)
+    pto.texp(u, u, 64)
+    pto.tlog(u, u, 64)
+    pto.tsqrt(u, u, 64)
+    pto.tadds(u, u, 1.0, 64)
+    pto.tmuls(u, u, 2.0, 64)
+    pto.tmaxs(u, u, 0.0, 64)
+    pto.trowsum(r, u, 8, 8)
+    pto.trowmax(r, u, 8, 8)
+    pto.trowexpand(u, r, 8, 8)
+    pto.wait_all()
+    pto.store(o, u, rows=8, cols=8, stride=8)
 '''
 
 
@@ -124,6 +162,7 @@ def test_the_compiler_can_emit_every_instruction(make_kernels):
             pto.alloc_tensor(256, pto.int32), 64)
     prog = mod.everything.program_for(args)
     emitted = {ins.op for ins in prog.instrs}
+    emitted |= {ins.op for ins in mod.tiles.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256))).instrs}
     assert emitted == set(ISA.by_name), f"never emitted: {sorted(set(ISA.by_name) - emitted)}"
 
 

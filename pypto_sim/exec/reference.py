@@ -255,3 +255,61 @@ def commit_store(mem, pend_idx, pend_val, n):
     """Make a gathered store visible: write its first n (word, value) pairs in order."""
     for k in range(int(n)):
         mem[pend_idx[k]] = pend_val[k]
+
+
+# ---------------------------------------------------------------- tile instructions
+# The same signatures and effects as the numba executor's tile kernels; tiles are row-major
+# runs of words in the block's L1 area.
+
+def tile_load(l1, dst, hbm, src, rows, cols, stride):
+    """async_load: rows x cols elements from HBM (row stride ``stride``) into a dense tile."""
+    for r in range(rows):
+        l1[dst + r * cols: dst + (r + 1) * cols] = hbm[src + r * stride: src + r * stride + cols]
+
+
+def tile_store(hbm, dst, l1, src, rows, cols, stride, dt):
+    """A dense rows x cols tile into HBM rows ``stride`` apart, each value rounded to dt."""
+    for r in range(rows):
+        for c in range(cols):
+            hbm[dst + r * stride + c] = to_dtype(dt, l1[src + r * cols + c])
+
+
+def tile_mma(l1, c_base, a_base, b_base, m, n, k, dt):
+    """C[m,n] += A[m,k] @ B[k,n], accumulated in float64 in k order, each result rounded to dt."""
+    a = l1[a_base:a_base + m * k].reshape(m, k)
+    b = l1[b_base:b_base + k * n].reshape(k, n)
+    c = l1[c_base:c_base + m * n].reshape(m, n).copy()
+    for p in range(k):                       # the numba kernel's summation order, exactly
+        c = c + np.outer(a[:, p], b[p, :])
+    l1[c_base:c_base + m * n] = [to_dtype(dt, x) for x in c.reshape(-1)]
+
+
+def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
+    """dst[e] = the table's float expression of (a[e], b[e] or scalar)."""
+    spec = load_isa().by_opcode[int(op)]
+    out = []
+    for e in range(count):
+        y = scalar if use_scalar else (l1[b + e] if b >= 0 else 0.0)
+        out.append(to_dtype(dt, evaluate(spec, l1[a + e], y, 0.0, False)))
+    l1[dst:dst + count] = out
+
+
+def tile_row_reduce(op, l1, dst, src, rows, cols, init, dt):
+    """dst[r] = fold of the table's expression over src[r, :], from init, rounded once."""
+    spec = load_isa().by_opcode[int(op)]
+    for r in range(rows):
+        acc = init
+        for c in range(cols):
+            acc = evaluate(spec, acc, l1[src + r * cols + c], 0.0, False)
+        l1[dst + r] = to_dtype(dt, acc)
+
+
+def tile_row_expand(l1, dst, src, rows, cols):
+    """dst[r, c] = src[r]."""
+    for r in range(rows):
+        l1[dst + r * cols: dst + (r + 1) * cols] = l1[src + r]
+
+
+TILE_FAMILY_KERNELS = {"tile_load": tile_load, "tile_store": tile_store, "tile_mma": tile_mma,
+                       "tile_alu": tile_elementwise, "tile_reduce": tile_row_reduce,
+                       "tile_expand": tile_row_expand}

@@ -17,9 +17,13 @@ from ..errors import CompileError
 from ..ir import ArgSpec, Imm, Instr, Program, Reg
 from ..isa import load_isa
 from .expressions import ExprLowering, const_of
+from .helpers import HelperInlining
 from .memory_builtins import MemoryBuiltins
+from .pipeline import PipelineLowering, PipelineMethod
+from .tile_builtins import TileBuiltins
 from .uniformity import VARYING_BUILTINS, Uniformity, assignment_sites
-from .values import Const, HomeVar, Ptr, PtrVar, Val
+from .scope import Scope
+from .values import Const, HomeVar, Ptr, PtrVar, Text, Val
 
 
 UNSUPPORTED_STMTS = {"Try": "a try statement", "TryStar": "a try statement",
@@ -40,26 +44,7 @@ class _Branch:
         self.else_pc = self.compiler.emit("ELSE", None, (), None, self.node, aux=(0,))
 
 
-class Scope:
-    """Names bound in one function body (the kernel or an inlined helper)."""
-
-    def __init__(self, fn_globals, closure, varying, sites, param_names=(), body=()):
-        self.names = {}
-        self.fn_globals = fn_globals
-        self.closure = closure
-        self.varying = varying
-        self.sites = sites
-        self.params = set(param_names)
-        self.body = body                 # the function's statements (for look-ahead analyses)
-        self.return_home = None
-        self.return_frame = False
-        self.return_movs = []            # (pc, Const) of `return <literal>` MOVs into return_home
-        self.return_line = 0             # line of the return that fixed return_home's dtype
-        self.return_flag = None          # per-lane bool: returned from inside a loop of the helper
-        self.loops = []                  # the for/while statements being compiled, outermost first
-
-
-class KernelCompiler(ExprLowering, MemoryBuiltins):
+class KernelCompiler(TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining, PipelineLowering):
     """Compiles one kernel for one argument signature into a Program."""
 
     def __init__(self, kernel, arg_specs):
@@ -210,6 +195,9 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
 
     # ---------------------------------------------------------------- binding
     def bind(self, name, value, node, is_param=False):
+        if isinstance(value, Text):
+            self.error(node, f"the str constant {value.value!r} is not supported as a kernel value",
+                       "strings only name pipes and pipeline stages, directly in the call")
         scope = self.scope
         multi = scope.sites.get(name, 0) > 1 or (is_param and scope.sites.get(name, 0) > 0)
         existing = scope.names.get(name)
@@ -457,7 +445,12 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
             self.error(node, "the loop variable must be a single name")
         it = node.iter
         func = self.expr(it.func) if isinstance(it, ast.Call) else None
-        if getattr(func, "name", None) != "range":
+        pipe_prefix = pipe_step = pipe_state = None
+        if isinstance(func, PipelineMethod) and func.name == "range":
+            pipe_state = func.state
+            if self.pipeline_state is not pipe_state:
+                self.error(node, "pl.range(...) belongs inside its `with pto.pipeline(...)` block")
+        elif getattr(func, "name", None) != "range":
             self.error(node, f"kernels loop over range(...) only, not '{ast.unparse(it)}'",
                        "loop over indices: `for k in range(n)`, and read element k of a tensor "
                        "with pto.load(t + k)")
@@ -486,6 +479,15 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
 
             def prefix():
                 self.bind(name, self.lookup(counter, node), node)
+        if pipe_state is not None:
+            pipe_prefix, pipe_step = self.pipeline_range_hooks(pipe_state, node)
+            if pipe_prefix is not None:
+                user_prefix = prefix
+
+                def prefix():
+                    pipe_prefix()
+                    if user_prefix is not None:
+                        user_prefix()
         self.bind(counter, self.cast(start, dtypes.int32, node), node)
         # loop-invariant bounds are evaluated once, before the loop, as Python does
         stop = self.freeze(stop, node)
@@ -503,8 +505,12 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
 
         def step_fn():
             self.bind(counter, self.alu("ADD", [self.lookup(counter, node), step], node, dtype=dtypes.int32), node)
+            if pipe_step is not None:
+                pipe_step()
 
         self.loop(node, head, step_fn, node.body, prefix_fn=prefix)
+        if pipe_state is not None:
+            self.pipeline_range_done(pipe_state)
         self.propagate_return(node)
 
     def loop_var_is_observable(self, loop, name) -> bool:
@@ -581,127 +587,3 @@ class KernelCompiler(ExprLowering, MemoryBuiltins):
                 # that propagate_return takes them out of the enclosing loops as well
                 self.emit("MOV", scope.return_flag, (Imm(1.0, dtypes.bool_),), dtypes.bool_, node, aux=(1,))
             self.emit("BREAK", None, (), None, node)
-
-    def return_register(self, value, node) -> Reg:
-        """The helper's per-lane result register, of the dtype its returns agree on.
-
-        A literal adopts the dtype of the other returns (`return 0` then `return x` with x
-        float32 returns float32, as Python would give 0 or x); two returns of different dtypes
-        are an error rather than a silent conversion."""
-        scope = self.scope
-        home = scope.return_home
-        line = getattr(node, "lineno", 0) + self.kernel.line_offset
-        if home is None:
-            scope.return_home = self.new_reg(value.dtype, False)
-            scope.return_line = line
-            return scope.return_home
-        if value.dtype == home.dtype:
-            return home
-        weak = isinstance(value, Const) and value.weak
-        if weak and self.cast(value, home.dtype, node).value == value.value:
-            return home
-        only_literals = len(scope.return_movs) == len([i for i in self.instrs if i.dst == home])
-        if only_literals and all(self.cast(c, value.dtype, node).value == c.value
-                                 for _, c in scope.return_movs):
-            # the earlier returns were literals: they take this value's dtype
-            new = self.new_reg(value.dtype, False)
-            for pc, c in scope.return_movs:
-                ins = self.instrs[pc]
-                ins.dst, ins.dtype = new, new.dtype
-                ins.srcs = (self.operand(c, new.dtype, node),)
-                ins.aux = (0 if new.dtype.is_float else 1,)
-            scope.return_home = new
-            scope.return_line = line
-            return new
-        self.error(node, f"this return gives a {value.dtype} value but the return at line "
-                         f"{scope.return_line} gives {home.dtype}; a helper returns one dtype",
-                   f"return {home.dtype} on every path (write 0.0 rather than 0 for a float), or "
-                   f"convert with pto.cast(..., pto.{home.dtype})")
-
-    # ---------------------------------------------------------------- helpers (inlined)
-    def inline_helper(self, helper, node):
-        if helper in self.inline_stack:
-            self.error(node, f"'{helper.name}' calls itself; recursion cannot be inlined")
-        if node.keywords:
-            self.error(node, "helper kernels take positional arguments only")
-        fn_ast = helper.fn_ast
-        params = [a.arg for a in fn_ast.args.args]
-        if len(node.args) != len(params):
-            self.error(node, f"'{helper.name}' takes {len(params)} arguments, {len(node.args)} given")
-        args = [self.expr(a) for a in node.args]
-        # a pointer whose offset is per-lane is as per-lane as a lane value: `pto.load(p)` differs
-        varying_params = {p for p, a in zip(params, args)
-                          if (isinstance(a, Val) and not a.uniform)
-                          or (isinstance(a, Ptr) and isinstance(a.offset, Val) and not a.offset.uniform)}
-        # A helper's locals die when it returns, so lanes masked off at the call never read
-        # them: only divergence inside the helper matters to its own analysis.
-        varying = Uniformity(fn_ast.body, self._varying_call_for_analysis(helper), varying_params).run()
-        sites = assignment_sites(fn_ast.body)
-        scope = Scope(helper.fn_globals, helper.closure, varying, sites, params, fn_ast.body)
-        returns = [n for s in fn_ast.body for n in ast.walk(s) if isinstance(n, ast.Return)]
-        scope.return_frame = not (len(returns) <= 1 and (not returns or fn_ast.body[-1] is returns[0]))
-        self.scopes.append(scope)
-        self.inline_stack.append(helper)
-        # the inlined instructions carry the helper's line numbers: show the helper's text there.
-        # (Instructions record a line, not a file: a helper from another module keeps its text
-        # only where that does not clash with a line of this kernel's file.)
-        if helper.file == self.inline_stack[0].file:
-            self.source_lines.update(helper.source_lines)
-        else:
-            for line, text in helper.source_lines.items():
-                self.source_lines.setdefault(line, text)
-        outer_kernel = self.kernel
-        self.kernel = _HelperView(outer_kernel, helper)
-        depth = self.loop_depth
-        try:
-            for p, a in zip(params, args):
-                if isinstance(a, (Val, Const)) and sites.get(p, 0) > 0:
-                    # a parameter the helper assigns gets a home register, also when the caller
-                    # passed a literal: `x = x + 1` in a loop must carry x between iterations
-                    home = self.new_reg(a.dtype, p not in varying)
-                    # (fn_ast, not the call: lines now count from the helper's file offset)
-                    self.emit("MOV", home, (self.operand(a, a.dtype, fn_ast),), a.dtype, fn_ast,
-                              aux=(0 if a.dtype.is_float else 1,))
-                    scope.names[p] = HomeVar(home, fn_ast.lineno)
-                elif isinstance(a, Ptr) and sites.get(p, 0) > 0:
-                    # a pointer parameter the helper reassigns (`p = p + 1` in a loop) needs its
-                    # offset in a register, exactly like a kernel's tensor parameter
-                    self.bind(p, a, fn_ast, is_param=True)
-                else:
-                    scope.names[p] = a
-            if scope.return_frame:
-                # early returns: a one-trip loop frame whose `return` is a BREAK
-                if any(isinstance(n, ast.Return) for s in fn_ast.body for loop in ast.walk(s)
-                       if isinstance(loop, (ast.For, ast.While)) for n in ast.walk(loop)):
-                    scope.return_flag = self.new_reg(dtypes.bool_, False)
-                    self.emit("MOV", scope.return_flag, (Imm(0.0, dtypes.bool_),), dtypes.bool_, fn_ast, aux=(1,))
-                self.loop_depth = 0
-                self.loop(fn_ast, lambda: None, lambda: None, fn_ast.body,
-                          tail_fn=lambda: self.emit("BREAK", None, (), None, fn_ast.body[-1]))
-            else:
-                self.loop_depth = depth
-                self.block(fn_ast.body)
-        finally:
-            self.loop_depth = depth
-            self.kernel = outer_kernel
-            self.scopes.pop()
-            self.inline_stack.pop()
-        result = scope.return_home
-        if isinstance(result, Reg):
-            return Val(result)
-        return result if result is not None else Const(0, dtypes.int32)
-
-
-class _HelperView:
-    """The compiler's view of the kernel while inlining a helper: lines point into the helper."""
-
-    def __init__(self, outer, helper):
-        self.outer = outer
-        self.helper = helper
-        self.name = outer.name
-        self.file = helper.file
-        self.line_offset = helper.line_offset
-        self.first_line = outer.first_line
-        self.source_lines = outer.source_lines
-        self.fn_globals = helper.fn_globals
-        self.closure = helper.closure

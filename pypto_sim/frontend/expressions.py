@@ -13,7 +13,8 @@ from .. import dtypes
 from ..dtypes import DType, promote
 from ..ir import Imm, Reg
 from .builtins import Builtin
-from .values import NONE, Const, DTypeRef, ModuleRef, Ptr, PyCallable, Val
+from .pipeline import PipelineRef
+from .values import NONE, Text, Const, DTypeRef, ModuleRef, Ptr, PyCallable, Val
 
 BINOPS = {ast.Add: "ADD", ast.Sub: "SUB", ast.Mult: "MUL", ast.Div: "DIV",
           ast.FloorDiv: "FLOORDIV", ast.Mod: "MOD", ast.BitAnd: "AND", ast.BitOr: "OR",
@@ -163,6 +164,8 @@ class ExprLowering:
     def expr_Constant(self, node):
         if node.value is None:
             return NONE
+        if isinstance(node.value, str):
+            return Text(node.value)
         c = const_of(node.value, node)
         if c is None:
             self.error(node, f"the {type(node.value).__name__} constant {node.value!r} is not supported "
@@ -180,6 +183,8 @@ class ExprLowering:
             except AttributeError:
                 self.error(node, f"module '{base.module.__name__}' has no attribute '{node.attr}'")
             return self.from_python(value, node, ast.unparse(node))
+        if isinstance(base, PipelineRef):
+            return self.pipeline_attribute(base, node)
         self.error(node, f"attribute access '{ast.unparse(node)}' is not supported in a kernel")
 
     def expr_Subscript(self, node):
@@ -356,6 +361,8 @@ class ExprLowering:
                 text = ast.unparse(node) if isinstance(node, (ast.Name, ast.Subscript, ast.BinOp)) \
                     else f"{v.name} + offset"
                 hint = f"read the element it points to with pto.load({text})"
+            elif isinstance(v, Text):
+                what = f"the string {v.value!r}"
             else:
                 what = type(v).__name__
             self.error(node, f"{what} is used where a value is needed in '{ast.unparse(node)}'", hint)
@@ -367,6 +374,8 @@ class ExprLowering:
             return self.call_builtin(func, node)
         if isinstance(func, PyCallable):
             return self.call_python(func.name, node)
+        if getattr(func, "is_pipeline_method", False):
+            return self.call_pipeline_method(func, node)
         if hasattr(func, "is_pto_kernel"):
             return self.inline_helper(func, node)
         self.error(node, f"'{ast.unparse(node.func)}' cannot be called in a kernel",
@@ -423,6 +432,8 @@ class ExprLowering:
             for a, arg_node in zip(args, node.args):
                 self.require_value(a, arg_node)
             return self.alu(spec.name, args, node)
+        if spec.is_tile:
+            return self.lower_tile_op(spec, node, self.bind_call(builtin, node))
         self.error(node, f"pto.{builtin.name} has no lowering in the compiler")
 
     def builtin_cast(self, node, args):
@@ -454,7 +465,7 @@ class ExprLowering:
             return DTypeRef(value)
         if isinstance(value, type(math)):
             return ModuleRef(value)
-        if hasattr(value, "is_pto_kernel"):
+        if hasattr(value, "is_pto_kernel") or getattr(value, "is_pipeline_factory", False):
             return value
         for fn, name in PY_CALLABLES.items():
             if value is fn:

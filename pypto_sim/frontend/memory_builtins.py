@@ -22,7 +22,7 @@ class MemoryBuiltins:
         return value
 
     def memory_aux(self, ptr: Ptr) -> tuple:
-        return (ptr.slot,) if ptr.space == "hbm" else (ptr.base, ptr.count)
+        return (ptr.slot,) if ptr.space == "hbm" else (ptr.base, self.buffers[ptr.slot].words)
 
     def builtin_load(self, node, args):
         ptr = self.require_ptr(args["ptr"], node, "pto.load(ptr): ptr")
@@ -77,13 +77,15 @@ class MemoryBuiltins:
         if dtype not in dtypes.TENSOR_DTYPES:
             self.error(node, f"pto.alloc_local: dtype must be one of float32, float16, int32, got {dtype}")
         count = int(n.value)
-        base = sum(b.count for b in self.buffers)
+        copies, offset = self.buffer_copies(count, node)
+        base = sum(b.words for b in self.buffers)
         name = f"local{len(self.buffers)}"
         line = getattr(node, "lineno", 0) + self.kernel.line_offset
-        self.buffers.append(LocalBuffer(name, base, count, dtype, line))
-        self.emit("ALLOC_LOCAL", None, (), dtype, node, aux=(base, count))
-        self.instrs[-1].comment = f"{name}: {count} x {dtype} at L1 word {base}"
-        return Ptr("l1", len(self.buffers) - 1, dtype, name, Const(0, dtypes.int32), count, base)
+        self.buffers.append(LocalBuffer(name, base, count, dtype, line, copies))
+        self.emit("ALLOC_LOCAL", None, (), dtype, node, aux=(base, count * copies))
+        shape = f"{copies} x {count}" if copies > 1 else f"{count}"
+        self.instrs[-1].comment = f"{name}: {shape} x {dtype} at L1 word {base}"
+        return Ptr("l1", len(self.buffers) - 1, dtype, name, offset, count, base)
 
     def rename_buffer(self, ptr: Ptr, name: str) -> Ptr:
         """Give an alloc_local buffer the name of the variable it is assigned to."""
@@ -92,7 +94,7 @@ class MemoryBuiltins:
         buf = self.buffers[ptr.slot]
         self.buffers[ptr.slot] = dataclasses.replace(buf, name=name)
         for ins in self.instrs:
-            if ins.op == "ALLOC_LOCAL" and ins.aux == (buf.offset, buf.count):
+            if ins.op == "ALLOC_LOCAL" and ins.aux == (buf.offset, buf.words):
                 ins.comment = ins.comment.replace(buf.name, name, 1)
         return dataclasses.replace(ptr, name=name)
 

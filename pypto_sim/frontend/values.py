@@ -92,3 +92,10 @@ class _NoneValue:
 
 
 NONE = _NoneValue()
+
+
+@dataclass(frozen=True)
+class Text:
+    """A string literal: only meaningful where a builtin takes a name (a pipe, a stage)."""
+
+    value: str

@@ -14,7 +14,7 @@ import numpy as np
 from ..dtypes import DType
 from ..isa import load_isa
 
-MAX_SRCS = 4
+MAX_SRCS = 6
 AUX_WIDTH = 3
 
 
@@ -84,10 +84,15 @@ class LocalBuffer:
     count: int
     dtype: DType
     line: int
+    copies: int = 1      # pipeline buffers: one copy per iteration in flight
+
+    @property
+    def words(self) -> int:
+        return self.count * self.copies
 
     @property
     def nbytes(self) -> int:
-        return self.count * self.dtype.itemsize
+        return self.words * self.dtype.itemsize
 
 
 @dataclass
@@ -107,7 +112,7 @@ class Program:
     @property
     def local_words(self) -> int:
         """L1 words of alloc_local buffers per block."""
-        return sum(b.count for b in self.buffers)
+        return sum(b.words for b in self.buffers)
 
     @property
     def local_bytes(self) -> int:

@@ -18,9 +18,11 @@ import simpy
 
 from ..errors import DeadlockError, L1CapacityError, LaunchError, OutOfBoundsError
 from ..exec.lane import executor
-from ..ir.program import C_AUX, C_DST, C_OP, C_SRC, C_UNIFORM, MAX_SRCS
+from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM, MAX_SRCS
 from ..isa import PIPES, load_isa
 from .records import CAUSE, LaunchRecords
+from . import tiles as tile_ops
+from .tiles import TileEngine
 from .warp_control import ControlFlow, WarpState
 
 FULL_MASK = (1 << 32) - 1
@@ -61,6 +63,7 @@ class BlockState:
         self.arrived = 0
         self.release = env.event()
         self.waiting = []
+        self.tiles = TileEngine()
 
 
 class CoreState:
@@ -116,11 +119,14 @@ class LaunchSimulation:
         scalar_pipe = PIPES.index("scalar")
         self.pc_family, self.pc_pipe, self.pc_lat, self.pc_ii = [], [], [], []
         self.pc_srcs, self.pc_dst, self.pc_name, self.pc_mem = [], [], [], []
+        self.pc_spec, self.pc_tile = [], []
         for pc in range(n):
             spec = isa.by_opcode[int(code[pc, C_OP])]
             uniform = bool(code[pc, C_UNIFORM])
             on_scalar = uniform and spec.uniform_pipe == "scalar"
             self.pc_family.append(spec.family)
+            self.pc_spec.append(spec)
+            self.pc_tile.append(spec.is_tile and spec.family != "tile_sync")
             self.pc_name.append(spec.name)
             self.pc_pipe.append(scalar_pipe if on_scalar else PIPES.index(spec.pipe))
             self.pc_lat.append(self.m.scalar_latency if on_scalar else int(lat_table[spec.opcode]))
@@ -130,6 +136,15 @@ class LaunchSimulation:
             self.pc_mem.append("hbm" if spec.name in ("LOAD", "STORE", "FMA_STORE") else
                                "l1" if spec.name in ("LOAD_L1", "STORE_L1") else None)
         self.store_latency = self.m.latency("STORE")
+        self.buffer_spans = [(b.offset, b.offset + b.words, b) for b in self.prog.buffers]
+
+    def buffer_at(self, word):
+        """(lo, hi, buffer) of the alloc_local copy holding L1 word ``word``."""
+        for lo, hi, b in self.buffer_spans:
+            if lo <= word < hi:
+                copy = (word - lo) // b.count
+                return lo + copy * b.count, lo + (copy + 1) * b.count, b
+        return 0, 0, None
 
     # ---------------------------------------------------------------- dispatch
     def run(self) -> int:
@@ -202,10 +217,19 @@ class LaunchSimulation:
             if d >= 0 and ws.ready[d] > t:
                 t, cause, cause_pc = ws.ready[d], CAUSE["operand"], ws.producer[d]
             p = self.pc_pipe[pc]
-            if core.pipe_free[p] > t:
+            if self.pc_tile[pc]:
+                if w != 0:             # tile instructions are issued by warp 0 of the block
+                    pc += 1
+                    continue
+            elif core.pipe_free[p] > t:
                 t, cause = core.pipe_free[p], CAUSE["pipe"]
             if fam == "sync" and ws.store_done > t:
                 t, cause = ws.store_done, CAUSE["barrier"]
+            if fam == "tile_sync" and self.pc_name[pc] == "WAIT_ALL" and code[pc, C_AUX]:
+                after = int(code[pc, C_AUX + 2])
+                done = blk.tiles.after_time(after) if after else blk.tiles.done
+                if done > t:
+                    t, cause = done, CAUSE["wait_all"]
             if t > now:
                 ws.note_stall(cause, cause_pc)
                 yield env.timeout(t - now)
@@ -228,6 +252,16 @@ class LaunchSimulation:
             next_pc = pc + 1
             if fam == "control":
                 next_pc = control.step(pc, self.pc_name[pc])
+            elif self.pc_tile[pc]:
+                start, complete, moved, why = tile_ops.dispatch(self, pc, core, blk, w, ws, now)
+                if record:
+                    self.rows.append((blk.id, w, core.index, pc, start, complete, start - now,
+                                      CAUSE[why], -1, mask, moved))
+                ws.reset_stall()
+                pc = next_pc
+                continue
+            elif fam == "tile_sync" and self.pc_name[pc] != "WAIT_ALL":
+                tile_ops.flag(self, pc, blk, now)
             elif fam in ("alu", "id"):
                 ex.execute(pc, code, imm, ws.regs, mask, ctx, self.hbm, self.tbase, self.tcount,
                            self.tbytes, blk.l1, sector, pend_idx, pend_val, info)
@@ -282,9 +316,10 @@ class LaunchSimulation:
             if next_pc < 0:
                 break
             pc = next_pc
-        # retire: the warp finishes once its stores are visible
-        if ws.store_done > env.now:
-            yield env.timeout(ws.store_done - env.now)
+        # retire: the warp finishes once its stores (and, for warp 0, its tile ops) are done
+        done = max(ws.store_done, blk.tiles.done if w == 0 else 0)
+        if done > env.now:
+            yield env.timeout(done - env.now)
         del self.unfinished[key]
         # A block barrier needs every warp of the block: a warp that exits while others wait
         # leaves them waiting forever, which run() reports as a DeadlockError.
@@ -307,21 +342,28 @@ class LaunchSimulation:
         return int(math.ceil(max(link_done, chip_done) - start - 1e-9))
 
     def _schedule_commit(self, mem, idx, val, delay):
+        self._schedule_effect(delay, lambda: self.ex.commit_store(mem, idx, val, len(idx)))
+
+    def _schedule_effect(self, delay, effect):
+        """Apply effect() (a store's commit, a tile op's values) delay cycles from now."""
         seq = self.commit_seq
         self.commit_seq += 1
-        self.pending_commits[seq] = (mem, idx, val)
+        self.pending_commits[seq] = effect
 
-        def commit(_event, seq=seq):
-            entry = self.pending_commits.pop(seq, None)
-            if entry is not None:
-                self.ex.commit_store(entry[0], entry[1], entry[2], len(entry[1]))
+        def apply(_event, seq=seq):
+            fn = self.pending_commits.pop(seq, None)
+            if fn is not None:
+                fn()
 
-        self.env.timeout(delay).callbacks.append(commit)
+        self.env.timeout(delay).callbacks.append(apply)
+
+    def schedule_tile_effect(self, pc, vals, slot, delay, blk):
+        """Compute tile instruction pc's values when it completes."""
+        self._schedule_effect(delay, tile_ops.effect(self, pc, vals, slot, blk))
 
     def _flush_commits(self):
         for seq in sorted(self.pending_commits):
-            mem, idx, val = self.pending_commits[seq]
-            self.ex.commit_store(mem, idx, val, len(idx))
+            self.pending_commits[seq]()
         self.pending_commits.clear()
 
     def _release(self, blk):

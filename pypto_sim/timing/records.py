@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 
 # stall causes: why a warp-instruction issued later than the warp was ready to issue
-STALL_CAUSES = ("none", "operand", "pipe", "issue", "barrier", "barrier_block", "memory")
+STALL_CAUSES = ("none", "operand", "pipe", "issue", "barrier", "barrier_block", "memory", "wait_all",
+                "tile_dep", "flag")
 CAUSE = {name: i for i, name in enumerate(STALL_CAUSES)}
 
 FIELDS = ("block", "warp", "core", "pc", "issue", "complete", "stall", "cause", "cause_pc", "mask",

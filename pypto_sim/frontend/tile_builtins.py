@@ -1,0 +1,170 @@
+"""Lowering of the tile builtins: async_load, tile store, mma, wait_all, event flags and the
+elementwise / reduction tile operations. Tiles are alloc_local buffers (pointers into L1).
+
+A mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`. Every tile instruction carries
+aux = (tensor slot, pipeline stage tag, mask of the stages it comes after) for the timing
+model (docs/tiles.md).
+"""
+from __future__ import annotations
+
+import ast
+
+from .. import dtypes
+from ..ir import Imm, Reg
+from ..isa import PIPES
+from .values import NONE, Const, Ptr, Text, Val
+
+
+class TileBuiltins:
+    """Tile half of the kernel compiler."""
+
+    stage_tag = 0
+    stage_after = 0
+
+    # ---------------------------------------------------------------- operands
+    def tile_base(self, v, node, what):
+        """(operand holding the tile's first L1 word, the tile pointer)."""
+        if not (isinstance(v, Ptr) and v.space == "l1"):
+            self.error(node, f"{what} must be a tile from pto.alloc_local(...), got "
+                             f"{getattr(v, 'name', type(v).__name__)}",
+                       "allocate tiles with t = pto.alloc_local(rows * cols, dtype)")
+        if isinstance(v.offset, Const):
+            return Imm(float(v.base + int(v.offset.value)), dtypes.int32), v
+        if not v.offset.uniform:
+            self.error(node, f"{what}: a tile's offset must be the same in every lane",
+                       "tile instructions act for the whole block; index tiles with uniform values")
+        return self.alu("ADD", [v.offset, Const(v.base, dtypes.int32)], node, dtype=dtypes.int32).reg, v
+
+    def uniform_int(self, v, node, what):
+        self.require_value(v, node)
+        if v.dtype.is_float:
+            self.error(node, f"{what} must be an integer, got {v.dtype}")
+        if isinstance(v, Val) and not v.uniform:
+            self.error(node, f"{what} must be the same in every lane (a uniform value)",
+                       "tile shapes come from arguments, constants or block ids, not lane ids")
+        return self.operand(v, dtypes.int32, node)
+
+    def tile_aux(self, slot=0):
+        return (slot, self.stage_tag, self.stage_after)
+
+    def tile_shape(self, args, tile: Ptr, node, call):
+        """rows, cols, stride operands from nbytes= (contiguous) or rows=/cols=[/stride=]."""
+        nbytes, rows, cols, stride = (args.get(k, NONE) for k in ("nbytes", "rows", "cols", "stride"))
+        item = tile.dtype.itemsize
+        if nbytes is not NONE:
+            if rows is not NONE or cols is not NONE or stride is not NONE:
+                self.error(node, f"{call}: give nbytes (contiguous) or rows/cols/stride, not both")
+            if isinstance(nbytes, Const) and int(nbytes.value) % item:
+                self.error(node, f"{call}: nbytes={nbytes.value} is not a multiple of the "
+                                 f"{item}-byte {tile.dtype} element")
+            count = self.alu("FLOORDIV", [nbytes, Const(item, dtypes.int32)], node, dtype=dtypes.int32)
+            one = Imm(1.0, dtypes.int32)
+            c = self.uniform_int(count, node, f"{call}: nbytes")
+            return one, c, c
+        if rows is NONE and cols is NONE:
+            c = Imm(float(tile.count), dtypes.int32)
+            return Imm(1.0, dtypes.int32), c, c
+        if rows is NONE or cols is NONE:
+            self.error(node, f"{call}: the strided form needs both rows= and cols=")
+        r = self.uniform_int(rows, node, f"{call}: rows")
+        c = self.uniform_int(cols, node, f"{call}: cols")
+        s = c if stride is NONE else self.uniform_int(stride, node, f"{call}: stride")
+        return r, c, s
+
+    # ---------------------------------------------------------------- memory
+    def builtin_async_load(self, node, args):
+        dst_op, dst = self.tile_base(args["dst"], node, "async_load: dst")
+        src = self.require_ptr(args["src"], node, "async_load: src")
+        if src.space != "hbm":
+            self.error(node, "async_load: src must point into a device tensor (HBM)")
+        if src.dtype != dst.dtype:
+            self.error(node, f"async_load: the tile '{dst.name}' holds {dst.dtype} but '{src.name}' "
+                             f"holds {src.dtype}", "allocate the tile with the tensor's dtype")
+        shape = self.tile_shape(args, dst, node, "async_load")
+        off = self.uniform_int(src.offset, node, "async_load: the source offset")
+        self.emit("TLOAD", None, (dst_op, off) + shape, dst.dtype, node, aux=self.tile_aux(src.slot))
+        self.instrs[-1].comment = f"{dst.name} <- {src.name}"
+
+    def builtin_store(self, node, args):
+        value = args["value"]
+        if isinstance(value, Ptr) and value.space == "l1":
+            ptr = self.require_ptr(args["ptr"], node, "store(ptr, tile, ...): ptr")
+            if ptr.space != "hbm":
+                self.error(node, "the tile form of store writes to a device tensor (HBM)")
+            src_op, tile = self.tile_base(value, node, "store: tile")
+            shape = self.tile_shape(args, tile, node, "store")
+            off = self.uniform_int(ptr.offset, node, "store: the destination offset")
+            self.emit("TSTORE", None, (off, src_op) + shape, ptr.dtype, node, aux=self.tile_aux(ptr.slot))
+            self.instrs[-1].comment = f"{ptr.name} <- {tile.name}"
+            return
+        if any(args.get(k, NONE) is not NONE for k in ("nbytes", "rows", "cols", "stride")):
+            self.error(node, "nbytes/rows/cols/stride belong to the tile form pto.store(ptr, tile, nbytes)",
+                       "store one lane value with pto.store(ptr, value)")
+        return super().builtin_store(node, args)
+
+    # ---------------------------------------------------------------- compute
+    def builtin_mma(self, node, args):
+        c_op, c = self.tile_base(args["c"], node, "mma: c")
+        a_op, a = self.tile_base(args["a"], node, "mma: a")
+        b_op, b = self.tile_base(args["b"], node, "mma: b")
+        if c.dtype != dtypes.float32:
+            self.error(node, f"mma accumulates in float32; the tile '{c.name}' is {c.dtype}")
+        if a.dtype != b.dtype or a.dtype not in (dtypes.float16, dtypes.float32):
+            self.error(node, f"mma inputs must both be float16 or both float32, got {a.dtype} and {b.dtype}")
+        shape = tuple(self.uniform_int(args[k], node, f"mma: {k}") for k in ("m", "n", "k"))
+        self.emit("MMA", None, (c_op, a_op, b_op) + shape, dtypes.float32, node, aux=self.tile_aux())
+        self.instrs[-1].comment = f"{c.name} += {a.name} @ {b.name}"
+
+    def lower_tile_op(self, spec, node, args):
+        """Elementwise, tile-scalar, row-reduce and row-expand instructions, from their operands."""
+        ops, tiles = [], []
+        for operand in spec.value_operands:
+            v = args[operand.name]
+            if operand.kind == "tile":
+                op, t = self.tile_base(v, node, f"pto.{spec.builtin}: {operand.name}")
+                ops.append(op)
+                tiles.append(t)
+            elif operand.name == "scalar":
+                self.require_value(v, node)
+                if isinstance(v, Val) and not v.uniform:
+                    self.error(node, f"pto.{spec.builtin}: scalar must be uniform")
+                ops.append(self.operand(v, tiles[0].dtype, node))
+            else:
+                ops.append(self.uniform_int(v, node, f"pto.{spec.builtin}: {operand.name}"))
+        dtype = tiles[0].dtype
+        if any(t.dtype != dtype for t in tiles) or dtype.name not in spec.dtypes:
+            self.error(node, f"pto.{spec.builtin} needs tiles of one dtype among {', '.join(spec.dtypes)}, "
+                             f"got {', '.join(str(t.dtype) for t in tiles)}")
+        self.emit(spec.name, None, tuple(ops), dtype, node, aux=self.tile_aux())
+        self.instrs[-1].comment = ", ".join(t.name for t in tiles)
+
+    # ---------------------------------------------------------------- synchronisation
+    def builtin_wait_all(self, node, args):
+        # aux = (blocking, 0, after mask). Outside a pipeline stage the warp waits for every
+        # tile operation of the block. Inside a stage it orders the stage's tile operations
+        # after the stages it comes after, on the pipes, without stopping the warp (so warp 0
+        # runs ahead and issues the next iterations' loads); the pipeline makes it blocking
+        # when lane code in the stage reads L1 after it (see PipelineLowering._stage).
+        blocking = 0 if self.stage_tag else 1
+        self.emit("WAIT_ALL", None, (), None, node, aux=(blocking, 0, self.stage_after))
+
+    def _pipe_arg(self, value, node, what):
+        if isinstance(value, Text) and value.value in PIPES:
+            return PIPES.index(value.value)
+        self.error(node, f"{what} must be a pipe name, one of {', '.join(repr(p) for p in PIPES)}")
+
+    def _flag(self, op, node, args):
+        src = self._pipe_arg(args["src_pipe"], node, "src_pipe")
+        dst = self._pipe_arg(args["dst_pipe"], node, "dst_pipe")
+        event = args["event"]
+        if not isinstance(event, Const) or not 0 <= int(event.value) < 8:
+            self.error(node, "event must be a constant 0..7 (8 event ids per pipe pair, as on A2/A3)")
+        if src == dst:
+            self.error(node, "set_flag/wait_flag order two different pipes; one pipe is in order already")
+        self.emit(op, None, (), None, node, aux=(src, dst, int(event.value)))
+
+    def builtin_set_flag(self, node, args):
+        self._flag("SET_FLAG", node, args)
+
+    def builtin_wait_flag(self, node, args):
+        self._flag("WAIT_FLAG", node, args)

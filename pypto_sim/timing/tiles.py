@@ -1,0 +1,258 @@
+"""Tile instructions in the timing model: block-level operations that warp 0 of a block
+dispatches to a pipe and that run there asynchronously.
+
+A tile operation starts when its pipe takes it (pipes are in order), when the tiles it reads
+have been written (RAW), when the tiles it writes are no longer being read or written
+(WAR/WAW), and after the operations of the pipeline stages it comes ``after``. Those hazards
+are tracked on L1 word ranges, so a multi-buffered pipeline overlaps exactly as far as its
+buffers allow, and ``depth=1`` serialises. Costs:
+
+- TLOAD / TSTORE: latency + the bytes' transfer on the core's HBM link and the chip
+  (the same bandwidth model as lane loads and stores); the pipe is held for one cycle per
+  request, so DMA requests pipeline behind each other on the link;
+- MMA: latency + ceil(m/16) * ceil(k/k_tile) * ceil(n/16) repeats * per_repeat (k_tile and
+  per_repeat for float16 inputs, the _f32 variants for float32), holding the pipe throughout;
+- vector tile ops: latency + ceil(ceil(bytes / repeat_bytes) * per_repeat), holding the pipe.
+
+Values are computed by the lane executor's tile kernels at the cycle the operation completes.
+"""
+from __future__ import annotations
+
+import math
+
+from ..errors import DeadlockError, OutOfBoundsError
+from ..isa import PIPES
+
+
+class TileRange:
+    """Completion times of the last write and the last read of one L1 word range."""
+
+    __slots__ = ("lo", "hi", "write_done", "read_done")
+
+    def __init__(self, lo, hi):
+        self.lo, self.hi, self.write_done, self.read_done = lo, hi, 0, 0
+
+
+class TileEngine:
+    """Per-block tile state: hazards on L1 ranges, stage completion times, event flags."""
+
+    def __init__(self):
+        self.ranges: list = []
+        self.done = 0                     # completion of every tile op dispatched so far
+        self.stage_done: dict = {}        # stage tag -> completion of its ops so far
+        self.pipe_done = [0] * len(PIPES)  # per pipe: completion of its last op
+        self.flags: dict = {}             # (src, dst, event) -> list of fire times
+        self.flag_hold = [0] * len(PIPES)  # per pipe: ops after a wait_flag start no earlier
+
+    def _overlapping(self, lo, hi):
+        for r in self.ranges:
+            if r.lo < hi and lo < r.hi:
+                yield r
+
+    def ready_time(self, reads, writes):
+        """Earliest start allowed by RAW, WAR and WAW hazards on these (lo, hi) word ranges."""
+        t = 0
+        for lo, hi in reads:
+            for r in self._overlapping(lo, hi):
+                t = max(t, r.write_done)
+        for lo, hi in writes:
+            for r in self._overlapping(lo, hi):
+                t = max(t, r.write_done, r.read_done)
+        return t
+
+    def record(self, reads, writes, complete, pipe, tag):
+        for lo, hi in reads:
+            self._range(lo, hi).read_done = max(self._range(lo, hi).read_done, complete)
+        for lo, hi in writes:
+            self._range(lo, hi).write_done = max(self._range(lo, hi).write_done, complete)
+        self.done = max(self.done, complete)
+        self.pipe_done[pipe] = max(self.pipe_done[pipe], complete)
+        if tag:
+            self.stage_done[tag] = max(self.stage_done.get(tag, 0), complete)
+
+    def _range(self, lo, hi):
+        for r in self.ranges:
+            if r.lo == lo and r.hi == hi:
+                return r
+        r = TileRange(lo, hi)
+        self.ranges.append(r)
+        return r
+
+    def after_time(self, after_mask):
+        """Completion of the operations of the stages in after_mask (bit i = stage tag i+1)."""
+        t, tag = 0, 1
+        while after_mask:
+            if after_mask & 1:
+                t = max(t, self.stage_done.get(tag, 0))
+            after_mask >>= 1
+            tag += 1
+        return t
+
+
+def mma_cycles(machine, m, n, k, a_is_f32):
+    """Cycles of one MMA: latency + repeats x cycles per repeat (the cube formula)."""
+    k_tile = machine.cost_term("MMA", "k_tile_f32" if a_is_f32 else "k_tile")
+    per = machine.cost_term("MMA", "per_repeat_f32" if a_is_f32 else "per_repeat")
+    repeats = math.ceil(m / 16) * math.ceil(k / k_tile) * math.ceil(n / 16)
+    return machine.latency("MMA") + int(math.ceil(repeats * per - 1e-9))
+
+
+def vector_cycles(machine, name, nbytes):
+    """Cycles of a vector tile op over nbytes: latency + repeats of repeat_bytes x per_repeat."""
+    repeats = math.ceil(nbytes / machine.cost_term(name, "repeat_bytes"))
+    return machine.latency(name) + int(math.ceil(repeats * machine.cost_term(name, "per_repeat") - 1e-9))
+
+
+def deadlock_on_flag(kernel, prog, pc, key):
+    src, dst, event = key
+    return DeadlockError(
+        f"wait_flag({PIPES[src]!r}, {PIPES[dst]!r}, {event}) has no set_flag before it: the "
+        f"{PIPES[dst]} pipe would wait forever", kernel=kernel, file=prog.file,
+        line=prog.instrs[pc].line,
+        hint="issue the matching pto.set_flag(src_pipe, dst_pipe, event) earlier in the kernel")
+
+
+def tile_oob(kernel, prog, pc, what, lo, hi, limit_lo, limit_hi, block, warp):
+    return OutOfBoundsError(
+        f"{prog.instrs[pc].op} out of bounds: block {block}, warp {warp}: {what} covers "
+        f"[{lo}, {hi}) but its allocation is [{limit_lo}, {limit_hi})",
+        kernel=kernel, file=prog.file, line=prog.instrs[pc].line, block=block, warp=warp, lane=None,
+        offset=hi - 1, count=limit_hi - limit_lo, tensor=what,
+        hint="check the tile shape (rows, cols, n) against the size given to alloc_local / alloc_tensor")
+
+
+def _operand(code, imm, regs, pc, j):
+    from ..ir.program import C_SRC
+    r = code[pc, C_SRC + j]
+    return imm[pc, j] if r < 0 else regs[r, 0]
+
+
+def dispatch(sim, pc, core, blk, w, ws, now):
+    """Warp 0 hands tile instruction pc to its pipe at cycle now. Schedules the values at
+    completion; returns (start, complete, bytes moved, stall cause name)."""
+    from ..ir.program import C_AUX
+    spec, m, eng, ex = sim.pc_spec[pc], sim.m, blk.tiles, sim.ex
+    code, imm, prog = sim.enc.code, sim.enc.imm, sim.prog
+    vals = [_operand(code, imm, ws.regs, pc, j) for j in range(len(spec.value_operands))]
+    slot, tag, after = (int(x) for x in code[pc, C_AUX:C_AUX + 3])
+    pipe = sim.pc_pipe[pc]
+    reads, writes, fam = [], [], spec.family
+    buf = sim.buffer_at
+
+    def tile(j, extent, what):
+        base = int(vals[j])
+        lo, hi, b = buf(base)
+        if b is None or base + extent > hi or extent <= 0:
+            raise tile_oob(sim.kernel_name, prog, pc, f"tile '{what}'", base, base + max(extent, 1),
+                           lo if b is not None else 0, hi if b is not None else 0, blk.coords, w)
+        return base, b
+
+    moved = 0
+    if fam in ("tile_load", "tile_store"):
+        t_j, h_j = (0, 1) if fam == "tile_load" else (1, 0)
+        rows, cols, stride = (int(v) for v in vals[2:5])
+        base, b = tile(t_j, rows * cols, spec.operands[t_j].name)
+        off = int(vals[h_j])
+        last = off + (rows - 1) * stride + cols
+        if off < 0 or last > sim.tcount[slot] or rows <= 0 or cols <= 0:
+            raise OutOfBoundsError(
+                f"{spec.name} out of bounds: block {blk.coords}: rows={rows} cols={cols} stride={stride} "
+                f"from element {off} reaches element {last - 1} of '{sim.tensor_names[slot]}', which has "
+                f"{sim.tcount[slot]} elements", kernel=sim.kernel_name, file=prog.file,
+                line=prog.instrs[pc].line, block=blk.coords, warp=w, lane=None, offset=last - 1,
+                count=int(sim.tcount[slot]), tensor=sim.tensor_names[slot],
+                hint="check the offsets and the tile shape against the tensor's size")
+        (writes if fam == "tile_load" else reads).append((base, base + rows * cols))
+        moved = rows * cols * b.dtype.itemsize
+    elif fam == "tile_mma":
+        mm, nn, kk = (int(v) for v in vals[3:6])
+        c, cb = tile(0, mm * nn, "c")
+        a, ab = tile(1, mm * kk, "a")
+        bb_, bb = tile(2, kk * nn, "b")
+        reads += [(a, a + mm * kk), (bb_, bb_ + kk * nn), (c, c + mm * nn)]
+        writes.append((c, c + mm * nn))
+    elif fam == "tile_alu":
+        tiles = [j for j, o in enumerate(spec.value_operands) if o.kind == "tile"]
+        n = int(vals[-1])
+        for j in tiles:
+            base, b = tile(j, n, spec.value_operands[j].name)
+            (writes if j == 0 else reads).append((base, base + n))
+        moved = n * b.dtype.itemsize
+    elif fam in ("tile_reduce", "tile_expand"):
+        rows, cols = int(vals[2]), int(vals[3])
+        big, small = (1, 0) if fam == "tile_reduce" else (0, 1)
+        bbase, b = tile(big, rows * cols, spec.value_operands[big].name)
+        sbase, _ = tile(small, rows, spec.value_operands[small].name)
+        if fam == "tile_reduce":
+            reads.append((bbase, bbase + rows * cols))
+            writes.append((sbase, sbase + rows))
+        else:
+            reads.append((sbase, sbase + rows))
+            writes.append((bbase, bbase + rows * cols))
+        moved = rows * cols * b.dtype.itemsize
+
+    start = max(now, core.pipe_free[pipe], eng.ready_time(reads, writes), eng.after_time(after),
+                eng.flag_hold[pipe])
+    cause = "tile_dep" if start > max(now, core.pipe_free[pipe]) else ("pipe" if start > now else "none")
+    if fam == "tile_load":
+        core.pipe_free[pipe] = start + 1
+        complete = start + m.latency(spec.name) + sim._transfer(core, moved, start, read=True)
+    elif fam == "tile_store":
+        core.pipe_free[pipe] = start + 1
+        complete = start + m.latency(spec.name) + sim._transfer(core, moved, start, read=False)
+    elif fam == "tile_mma":
+        complete = start + mma_cycles(m, mm, nn, kk, ab.dtype.itemsize == 4)
+        core.pipe_free[pipe] = complete
+    else:
+        complete = start + vector_cycles(m, spec.name, moved)
+        core.pipe_free[pipe] = complete
+    eng.record(reads, writes, complete, pipe, tag)
+    sim.schedule_tile_effect(pc, vals, slot, complete - now, blk)
+    return start, complete, moved, cause
+
+
+def effect(sim, pc, vals, slot, blk):
+    """The closure that computes tile instruction pc's values (run at its completion)."""
+    from ..ir.program import C_DTYPE, C_OP
+    spec, ex, l1, hbm = sim.pc_spec[pc], sim.ex, blk.l1, sim.hbm
+    fam = spec.family
+    dt = int(sim.enc.code[pc, C_DTYPE])
+    op = int(sim.enc.code[pc, C_OP])
+    iv = [int(v) for v in vals]
+    if fam == "tile_load":
+        src = int(sim.tbase[slot]) + iv[1]
+        return lambda: ex.tile_load(l1, iv[0], hbm, src, iv[2], iv[3], iv[4])
+    if fam == "tile_store":
+        dst = int(sim.tbase[slot]) + iv[0]
+        return lambda: ex.tile_store(hbm, dst, l1, iv[1], iv[2], iv[3], iv[4], dt)
+    if fam == "tile_mma":
+        return lambda: ex.tile_mma(l1, iv[0], iv[1], iv[2], iv[3], iv[4], iv[5], dt)
+    if fam == "tile_alu":
+        n_tiles = sum(1 for o in spec.value_operands if o.kind == "tile")
+        if n_tiles == 3:      # dst, a, b, n
+            return lambda: ex.tile_elementwise(op, l1, iv[0], iv[1], iv[2], 0.0, False, iv[3], dt)
+        if len(vals) == 4:    # dst, src, scalar, n
+            scalar = float(vals[2])
+            return lambda: ex.tile_elementwise(op, l1, iv[0], iv[1], -1, scalar, True, iv[3], dt)
+        return lambda: ex.tile_elementwise(op, l1, iv[0], iv[1], -1, 0.0, False, iv[2], dt)
+    if fam == "tile_reduce":
+        init = float(eval(spec.init, {"np": __import__("numpy")}))  # the table's identity, validated at load
+        return lambda: ex.tile_row_reduce(op, l1, iv[0], iv[1], iv[2], iv[3], init, dt)
+    if fam == "tile_expand":
+        return lambda: ex.tile_row_expand(l1, iv[0], iv[1], iv[2], iv[3])
+    raise AssertionError(f"no tile effect for {spec.name}")
+
+
+def flag(sim, pc, blk, now):
+    """SET_FLAG / WAIT_FLAG at dispatch: flags fire when the source pipe has drained."""
+    from ..ir.program import C_AUX
+    src, dst, event = (int(x) for x in sim.enc.code[pc, C_AUX:C_AUX + 3])
+    eng = blk.tiles
+    key = (src, dst, event)
+    if sim.pc_name[pc] == "SET_FLAG":
+        eng.flags.setdefault(key, []).append(max(now, eng.pipe_done[src]))
+        return
+    pending = eng.flags.get(key)
+    if not pending:
+        raise deadlock_on_flag(sim.kernel_name, sim.prog, pc, key)
+    eng.flag_hold[dst] = max(eng.flag_hold[dst], pending.pop(0))
