@@ -132,14 +132,31 @@ class Profile:
         return out
 
     def pipe_utilization(self) -> dict:
-        """Per pipe: fraction of (cores x total cycles) in which an instruction issued on it."""
+        """Per pipe: the fraction of cycles in which it had an operation in flight (issue to
+        completion), over the cores that ran something and the kernel's total cycles."""
         rec = self.records
+        pipes = np.array(self._pc_pipe, dtype=np.int64)[rec.pc] if len(rec) else np.zeros(0, np.int64)
+        cores = np.unique(rec.core)
+        denom = max(self.total_cycles, 1) * max(len(cores), 1)
         out = {}
-        denom = max(self.total_cycles, 1) * self.machine.cores
-        pipes = np.array(self._pc_pipe)[rec.pc] if len(rec) else np.zeros(0, int)
         for i, pipe in enumerate(PIPES):
-            out[pipe] = float((pipes == i).sum()) / denom
+            busy = 0
+            for core in cores:
+                sel = (pipes == i) & (rec.core == core)
+                busy += busy_cycles(rec.issue[sel], rec.complete[sel])
+            out[pipe] = busy / denom
         return out
+
+    def busy_intervals(self, pipe: str, core=None, block=None) -> list:
+        """Merged [start, end) intervals in which ``pipe`` had an operation in flight."""
+        rec = self.records
+        pipes = np.array(self._pc_pipe, dtype=np.int64)[rec.pc] if len(rec) else np.zeros(0, np.int64)
+        sel = pipes == PIPES.index(pipe)
+        if core is not None:
+            sel &= rec.core == core
+        if block is not None:
+            sel &= rec.block == block
+        return merge_intervals(rec.issue[sel], rec.complete[sel])
 
     def report(self) -> str:
         """A short text report: totals, rate, breakdown."""
@@ -152,6 +169,23 @@ class Profile:
 
     def __repr__(self):
         return f"<Profile {self.kernel_name}: {self.total_cycles} cycles, {self.warp_instructions} warp-instructions>"
+
+
+def merge_intervals(starts, ends) -> list:
+    """Sorted, merged [start, end) intervals."""
+    order = np.argsort(starts, kind="stable")
+    merged = []
+    for s, e in zip(starts[order].tolist(), ends[order].tolist()):
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    return [tuple(iv) for iv in merged]
+
+
+def busy_cycles(starts, ends) -> int:
+    """Cycles covered by the union of [start, end) intervals."""
+    return sum(e - s for s, e in merge_intervals(starts, ends))
 
 
 def lane_ranges(mask: int, warp: int) -> str:

@@ -244,7 +244,8 @@ class LaunchSimulation:
             # ---- issue
             stall = now - ws.next_issue if now > ws.next_issue else 0
             lat = self.pc_lat[pc]
-            core.pipe_free[p] = now + self.pc_ii[pc]
+            if not self.pc_tile[pc]:          # tile ops take their pipe in tiles.dispatch
+                core.pipe_free[p] = now + self.pc_ii[pc]
             ws.next_issue = now + 1
             complete = now + lat
             moved = 0
