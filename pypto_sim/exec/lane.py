@@ -59,7 +59,9 @@ def generate_source() -> str:
         tail.append(f"    \"\"\"Scalar {kind} semantics of every ALU instruction, by opcode.\"\"\"\n")
         for spec in isa.specs:
             expr = getattr(spec, attr)
-            if expr and spec.family in ("alu", "fma_store"):
+            # tile_alu / tile_reduce included: tile_elementwise and tile_row_reduce call
+            # alu_float with their opcodes; without them every tile op returned NaN
+            if expr and spec.family in ("alu", "fma_store", "tile_alu", "tile_reduce"):
                 tail.append(f"    if op == {spec.opcode}:  # {spec.name}\n        return {expr}\n")
         tail.append(f"    return {default}\n")
     return "".join(head) + body + "".join(tail)

@@ -345,10 +345,18 @@ def tile_mma(l1, c_base, a_base, b_base, m, n, k, dt):
 
 @njit(cache=True, error_model="numpy")
 def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
-    """dst[e] = op(a[e], b[e] or scalar) for e < count; unary ops ignore the second operand."""
+    """dst[e] = op(a[e], b[e] or scalar) for e < count; unary ops ignore the second operand.
+
+    Every source word is read before dst is written, like the reference: a dst that partially
+    overlaps a source (e.g. dst = a + 1) must see the sources' old values, so the results go
+    through a buffer (writing in place let element e read element e-1's new value).
+    """
+    out = np.empty(count, np.float64)
     for e in range(count):
         y = scalar if use_scalar else (l1[b + e] if b >= 0 else 0.0)
-        l1[dst + e] = round_to(dt, alu_float(op, l1[a + e], y, 0.0))
+        out[e] = round_to(dt, alu_float(op, l1[a + e], y, 0.0))
+    for e in range(count):
+        l1[dst + e] = out[e]
 
 
 @njit(cache=True, error_model="numpy")

@@ -11,12 +11,14 @@ Pipes and HBM links are arithmetic (``busy_until``), never SimPy resources: SimP
 """
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
 import simpy
 
-from ..errors import DeadlockError, L1CapacityError, LaunchError, OutOfBoundsError
+from ..errors import (DeadlockError, L1CapacityError, LaunchError, OutOfBoundsError,
+                      SimulationLimitError)
 from ..exec.lane import executor
 from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM, MAX_SRCS
 from ..isa import PIPES, load_isa
@@ -103,6 +105,7 @@ class LaunchSimulation:
         self.commit_seq = 0
         self.warps_done = 0
         self.unfinished = {}
+        self.warp_states = {}        # (block id, warp) -> WarpState, kept after the warp retires
         self.tbase = np.array([t[0] for t in tensors] or [0], np.int64)
         self.tcount = np.array([t[1] for t in tensors] or [0], np.int64)
         self.tbytes = np.array([t[2] for t in tensors] or [0], np.int64)
@@ -147,8 +150,8 @@ class LaunchSimulation:
         return 0, 0, None
 
     # ---------------------------------------------------------------- dispatch
-    def run(self) -> int:
-        """Run the launch to completion; return total cycles. Raises the kernel's errors."""
+    def start(self):
+        """Dispatch the grid: create the SimPy processes, without running any of them."""
         m = self.m
         block_l1 = check_block_fits(self.prog, self.block, m, self.kernel_name)
         per_core = min(m.warp_slots_per_core // self.warps_per_block, m.l1_bytes // max(block_l1, 1))
@@ -157,8 +160,41 @@ class LaunchSimulation:
         for _slot in range(per_core):
             for core in self.cores:
                 self.env.process(self._slot(core))
-        try:
+
+    def run(self) -> int:
+        """Run the launch to completion; return total cycles. Raises the kernel's errors."""
+        self.start()
+        with self.translated_errors():
             self.env.run(until=self.max_cycles)
+        return self.finish()
+
+    def step(self) -> bool:
+        """Process one SimPy event (the debugger's single step); False when nothing is left."""
+        if not self.env._queue:
+            return False
+        if self.max_cycles is not None and self.env.peek() > self.max_cycles:
+            return False
+        with self.translated_errors():
+            self.env.step()
+        return True
+
+    def finish(self) -> int:
+        """After the events ran out: report a hang or a cycle limit; return total cycles."""
+        if self.unfinished:
+            if self.max_cycles is not None and self.env.peek() != float("inf"):
+                raise SimulationLimitError(
+                    f"the kernel was still running after the cycle limit of {self.max_cycles} "
+                    f"cycles ({len(self.unfinished)} warps unfinished)", kernel=self.kernel_name,
+                    file=self.prog.file, line=self.prog.first_line, limit=self.max_cycles,
+                    hint="raise the limit (max_cycles=...) or look for a loop that never ends")
+            self._deadlock()
+        return int(self.env.now)
+
+    @contextlib.contextmanager
+    def translated_errors(self):
+        """Kernel faults out of SimPy: flush what landed, re-raise the original error."""
+        try:
+            yield
         except OutOfBoundsError as err:
             # what was issued before the fault lands; nothing after it does
             self._flush_commits()
@@ -168,9 +204,6 @@ class LaunchSimulation:
             while isinstance(original.__cause__, OutOfBoundsError):
                 original = original.__cause__
             raise original.with_traceback(None) from None
-        if self.unfinished:
-            self._deadlock()
-        return int(self.env.now)
 
     def _slot(self, core):
         gx, gy, _ = self.grid
@@ -201,6 +234,7 @@ class LaunchSimulation:
         sector = self.m.sector_bytes
         key = (blk.id, w)
         self.unfinished[key] = ws
+        self.warp_states[key] = ws
         pc = 0
         record = self.record
         while True:

@@ -1,0 +1,478 @@
+"""Differential tests of the tile kernels: the numba executor's against the reference's (the spec).
+
+The timing model computes every tile instruction's values with the numba kernels
+(``executor().tile_load`` ... ``tile_row_expand``) at the cycle the instruction completes.
+``pypto_sim.exec.reference`` has kernels with the same signatures written to be obviously
+right. Here both run on identical random L1 / HBM state (values of the instruction's dtype,
+with NaN, infinities, signed zeros, float16 overflow and rounding ties mixed in) and every word
+of both arrays must come out identical: NaN equals NaN, +0.0 and -0.0 differ, and words the
+instruction must not touch have to keep their values.
+
+The tile_alu and tile_reduce cases are derived from the ISA table, so a new instruction of
+those families is tested without editing this file; ``test_every_tile_instruction_is_covered``
+fails when a tile instruction of any other family has no case here.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pypto_sim import dtypes
+from pypto_sim.exec import reference
+from pypto_sim.exec.lane import executor
+from pypto_sim.isa import TILE_FAMILIES, load_isa
+
+ISA = load_isa()
+F32, F16, I32 = dtypes.float32.code, dtypes.float16.code, dtypes.int32.code
+NUMPY = {F32: np.float32, F16: np.float16, I32: np.int32}
+
+TILE_ALU = [s for s in ISA.specs if s.family == "tile_alu"]
+TILE_REDUCE = [s for s in ISA.specs if s.family == "tile_reduce"]
+# the instructions of the other value-computing tile families, each tested by hand below
+HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"MMA"},
+               "tile_expand": {"TROWEXPAND"}}
+NO_VALUES = ("tile_sync",)          # wait_all / flags: timing only, no kernel computes values
+
+L1_WORDS = 2048
+HBM_WORDS = 2048
+SENTINEL = -12345.0                 # HBM words no instruction under test may write
+
+F_SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, math.nan, math.inf, -math.inf,
+             65504.0, 65519.0, 65520.0, -65536.0, 1e-8, -6e-8, 2.0**-24, 3 * 2.0**-26,
+             1 + 2.0**-11, 1 + 3 * 2.0**-11, 1 + 2.0**-11 + 2.0**-23, 2049.0,
+             3.4028234663852886e38, -3.4028234663852886e38, 1e30, 3e9, -3e9, 2147483520.0,
+             16777217.0, 1.401298464324817e-45, 0.1, -0.3, 88.7, 89.0, -104.0, 11.1, -17.4]
+
+
+@pytest.fixture(scope="module")
+def ex():
+    """The numba executor module (compiled once per process, cached on disk)."""
+    return executor()
+
+
+# ---------------------------------------------------------------- values and comparison
+
+def values(rng, n, dt):
+    """n float64 words holding values of dtype code dt: specials, normals over many magnitudes,
+    small integers and (int32) full-range integers, each rounded to dt the way memory holds it."""
+    kind = rng.integers(0, 5, n)
+    normal = rng.standard_normal(n) * 10.0 ** rng.uniform(-6, 6, n)
+    out = np.where(kind == 0, rng.choice(F_SPECIAL, n), normal)
+    out = np.where(kind == 1, rng.standard_normal(n), out)
+    out = np.where(kind == 2, rng.integers(-40, 41, n).astype(np.float64), out)
+    if dt == I32:
+        out = np.where(kind == 3, rng.integers(-2**31, 2**31, n) * 1.0, out)
+        out = np.nan_to_num(out, nan=7.0, posinf=2**31 - 1, neginf=-2**31)
+        return np.clip(np.trunc(out), -2**31, 2**31 - 1)
+    with np.errstate(over="ignore"):
+        return out.astype(NUMPY[dt]).astype(np.float64)
+
+
+def assert_same(got, want, what):
+    """Arrays equal word by word, NaN equal to NaN, and signed zeros told apart."""
+    np.testing.assert_array_equal(got, want, err_msg=what)
+    keep = ~np.isnan(want)
+    np.testing.assert_array_equal(np.signbit(got) & keep, np.signbit(want) & keep,
+                                  err_msg=f"{what}: sign of zero differs")
+
+
+def run_both(ex, name, state, args, what):
+    """Call kernel ``name`` of both executors on copies of state (a dict of arrays, passed in
+    place of the arg names given as strings in args); every array must come out identical."""
+    results = []
+    for impl in (ex, reference):
+        s = {k: v.copy() for k, v in state.items()}
+        call = [s[a] if isinstance(a, str) else a for a in args]
+        with np.errstate(all="ignore"):
+            getattr(impl, name)(*call)
+        results.append(s)
+    for key in state:
+        assert_same(results[0][key], results[1][key], f"{what}: {key}")
+    return results[1]
+
+
+def regions(rng, sizes, limit=L1_WORDS):
+    """Disjoint [base, base + size) word ranges in an array of limit words, in random order
+    with random gaps between them."""
+    order = rng.permutation(len(sizes))
+    slack = limit - sum(sizes)
+    assert slack >= 0, f"regions {sizes} do not fit in {limit} words"
+    gaps = np.sort(rng.integers(0, slack + 1, len(sizes)))
+    bases, pos, used = [0] * len(sizes), 0, 0
+    for i, j in enumerate(order):
+        pos = used + int(gaps[i])
+        bases[j] = pos
+        used += int(sizes[j])
+    return bases
+
+
+# ---------------------------------------------------------------- DMA: tile_load / tile_store
+
+# rows, cols, stride: one element, one row, one column, dense (stride == cols), padded rows,
+# odd sizes, stride 0 (every row reads the same source row) and overlapping rows
+DMA_SHAPES = [(1, 1, 1), (1, 37, 37), (23, 1, 5), (4, 16, 16), (7, 13, 29), (16, 32, 40),
+              (3, 5, 0), (5, 9, 4), (32, 31, 33), (2, 100, 100)]
+
+
+@pytest.mark.parametrize("dt", [F32, F16, I32])
+def test_tile_load_matches_reference(ex, dt):
+    """async_load copies rows x cols HBM words (rows ``stride`` apart) into a dense tile: no
+    rounding (the tile has the tensor's dtype), nothing else in L1 changes."""
+    rng = np.random.default_rng(100 + dt)
+    for rows, cols, stride in DMA_SHAPES:
+        span = (rows - 1) * stride + cols
+        src, = regions(rng, [span], HBM_WORDS)
+        dst, = regions(rng, [rows * cols])
+        state = dict(l1=values(rng, L1_WORDS, F32), hbm=values(rng, HBM_WORDS, dt))
+        out = run_both(ex, "tile_load", state, ["l1", dst, "hbm", src, rows, cols, stride],
+                       f"TLOAD dt={dt} rows={rows} cols={cols} stride={stride}")
+        want = np.stack([state["hbm"][src + r * stride: src + r * stride + cols]
+                         for r in range(rows)]).reshape(-1)
+        assert_same(out["l1"][dst:dst + rows * cols], want, "TLOAD against numpy")
+
+
+@pytest.mark.parametrize("dt", [F32, F16, I32])
+def test_tile_store_matches_reference(ex, dt):
+    """The tile store writes a dense tile into HBM rows ``stride`` apart, each value rounded to
+    the tensor's dtype (float32 tile values into float16 overflow to inf or round to even,
+    into int32 truncate and saturate, NaN -> 0); HBM words outside the rows keep their values."""
+    rng = np.random.default_rng(200 + dt)
+    for tile_dt in (F32, F16, I32):
+        for rows, cols, stride in DMA_SHAPES:
+            if stride == 0:
+                continue            # every row onto the same words: only the last would count
+            span = (rows - 1) * stride + cols
+            dst, = regions(rng, [span], HBM_WORDS)
+            src, = regions(rng, [rows * cols])
+            state = dict(hbm=np.full(HBM_WORDS, SENTINEL), l1=values(rng, L1_WORDS, tile_dt))
+            what = f"TSTORE dt={dt} tile dt={tile_dt} rows={rows} cols={cols} stride={stride}"
+            out = run_both(ex, "tile_store", state,
+                           ["hbm", dst, "l1", src, rows, cols, stride, dt], what)
+            written = np.zeros(HBM_WORDS, bool)
+            for r in range(rows):
+                written[dst + r * stride: dst + r * stride + cols] = True
+            assert (out["hbm"][~written] == SENTINEL).all(), f"{what}: wrote outside the rows"
+
+
+def test_tile_store_rounds_like_numpy(ex):
+    """Anchor the rounding on numpy's own conversions, so both kernels cannot drift together."""
+    tile = np.array([1 + 2.0**-11, 65519.99, 65520.0, -3e9, math.nan, -2.9, 1e-8, 2.0**-25])
+    l1 = tile.copy()
+    with np.errstate(over="ignore"):
+        as_f16 = [np.float16(v) for v in tile]
+    for dt, expect in ((F16, as_f16), (I32, [1, 65519, 65520, -2**31, 0, -2, 0, 0])):
+        for impl in (ex, reference):
+            hbm = np.zeros(8)
+            with np.errstate(all="ignore"):
+                impl.tile_store(hbm, 0, l1, 0, 1, 8, 8, dt)
+            assert_same(hbm, np.array(expect, np.float64), f"{impl.__name__} dt={dt}")
+
+
+# ---------------------------------------------------------------- MMA
+
+MMA_SHAPES = [(1, 1, 1), (1, 8, 1), (5, 1, 3), (1, 1, 17), (4, 4, 4), (3, 5, 7), (7, 3, 5),
+              (16, 16, 16), (17, 9, 33), (2, 31, 1), (32, 16, 8), (9, 40, 23)]
+
+
+@pytest.mark.parametrize("in_dt", [F32, F16])
+def test_tile_mma_matches_reference(ex, in_dt):
+    """C[m,n] += A[m,k] @ B[k,n] with float32 accumulation (dt float32): unit, odd, non-square
+    and k = 1 shapes; float32- or float16-valued inputs; C starting at zero or holding values;
+    a few cases with NaN / inf among the inputs. Also checked against numpy in float64."""
+    rng = np.random.default_rng(300 + in_dt)
+    for trial, (m, n, k) in enumerate(MMA_SHAPES * 2):
+        c, a, b = regions(rng, [m * n, m * k, k * n])
+        l1 = values(rng, L1_WORDS, F32)
+        scale = 1.0 if in_dt == F32 else 0.25
+        l1[a:a + m * k] = (rng.standard_normal(m * k) * scale).astype(NUMPY[in_dt])
+        l1[b:b + k * n] = (rng.standard_normal(k * n) * scale).astype(NUMPY[in_dt])
+        if trial < len(MMA_SHAPES):
+            l1[c:c + m * n] = 0.0               # a fresh accumulator
+        else:
+            l1[c:c + m * n] = rng.standard_normal(m * n).astype(np.float32)
+        finite = trial % 5 != 4
+        if not finite:                          # specials: NaN and inf reach C
+            l1[a + int(rng.integers(0, m * k))] = rng.choice([math.nan, math.inf, -math.inf])
+        state = dict(l1=l1)
+        out = run_both(ex, "tile_mma", state, ["l1", c, a, b, m, n, k, F32],
+                       f"MMA in={in_dt} m={m} n={n} k={k} trial={trial}")
+        if finite:
+            want = (l1[c:c + m * n].reshape(m, n)
+                    + l1[a:a + m * k].reshape(m, k) @ l1[b:b + k * n].reshape(k, n))
+            np.testing.assert_allclose(out["l1"][c:c + m * n], want.reshape(-1),
+                                       rtol=1e-5, atol=1e-5)
+
+
+def test_tile_mma_accumulates_in_order_and_rounds_once(ex):
+    """The documented order: float64 sums over p = 0..k-1, one rounding to float32 at the end
+    (1 + 2^-30 - 1 would be lost by per-step float32 rounding; here it survives)."""
+    for impl in (ex, reference):
+        l1 = np.zeros(8)
+        l1[0] = 1.0                              # C (1x1)
+        l1[1:4] = [2.0**-30, 1.0, -1.0]          # A (1x3)
+        l1[4:7] = [1.0, 2.0**-30, 1.0]           # B (3x1): C += 2^-30 + 2^-30 - 1
+        impl.tile_mma(l1, 0, 1, 4, 1, 1, 3, F32)
+        assert l1[0] == np.float32(2.0**-29), impl.__name__
+
+
+# ---------------------------------------------------------------- tile_alu
+
+def alu_form(spec):
+    """'binary' (dst, a, b, n), 'scalar' (dst, src, scalar, n) or 'unary' (dst, src, n), from
+    the table's operands: the three layouts the timing model knows how to call."""
+    kinds = [o.kind for o in spec.value_operands]
+    names = [o.name for o in spec.value_operands]
+    if kinds == ["tile", "tile", "tile", "value"]:
+        return "binary"
+    if kinds == ["tile", "tile", "value", "value"] and names[2] == "scalar":
+        return "scalar"
+    if kinds == ["tile", "tile", "value"]:
+        return "unary"
+    raise AssertionError(f"{spec.name}: tile_alu operand layout {names} is none of the known forms")
+
+
+ALU_COUNTS = [1, 2, 7, 33, 64, 255]
+
+
+@pytest.mark.parametrize("name", [s.name for s in TILE_ALU])
+def test_tile_alu_matches_reference(ex, name):
+    """Every tile_alu instruction of the ISA, for each of its dtypes: random and special operands
+    (NaN, +-inf, +-0, overflow), odd counts, dst disjoint from or equal to a source (in place),
+    a == b, and for the scalar form special scalars too. Unary forms pass b = -1."""
+    spec = ISA.by_name[name]
+    form = alu_form(spec)
+    rng = np.random.default_rng(spec.opcode)
+    for dt_name in spec.dtypes:
+        dt = dtypes.BY_NAME[dt_name].code
+        for trial in range(24):
+            count = ALU_COUNTS[trial % len(ALU_COUNTS)]
+            dst, a, b = regions(rng, [count] * 3)
+            layout = trial % 4
+            if layout == 1:
+                dst = a                                  # in place on the first operand
+            elif layout == 2 and form == "binary":
+                dst = b                                  # in place on the second
+            elif layout == 3 and form == "binary":
+                b = a                                    # both operands one tile
+            l1 = values(rng, L1_WORDS, dt)
+            if form == "unary" and trial % 2:
+                l1[a:a + count] = np.abs(l1[a:a + count])  # mostly in the domain (log, sqrt)
+            scalar = float(values(rng, 1, dt)[0])
+            args = {"binary": ["l1", dst, a, b, 0.0, False, count, dt],
+                    "scalar": ["l1", dst, a, -1, scalar, True, count, dt],
+                    "unary": ["l1", dst, a, -1, 0.0, False, count, dt]}[form]
+            run_both(ex, "tile_elementwise", dict(l1=l1), [spec.opcode] + args,
+                     f"{name} dt={dt_name} count={count} layout={layout} scalar={scalar}")
+
+
+@pytest.mark.parametrize("name", [s.name for s in TILE_ALU if alu_form(s) != "unary"])
+def test_tile_alu_special_pairs(ex, name):
+    """Every pair of special values (both operand orders) through the binary and scalar forms,
+    so NaN propagation, inf - inf, 0 / 0, signed zeros and max/min with NaN are all exercised."""
+    spec = ISA.by_name[name]
+    form = alu_form(spec)
+    special = np.array(F_SPECIAL)
+    for dt in (F32, F16):
+        with np.errstate(over="ignore"):
+            sv = special.astype(NUMPY[dt]).astype(np.float64)
+        if form == "binary":
+            n = sv.size
+            l1 = np.concatenate([np.repeat(sv, n), np.tile(sv, n), np.zeros(n * n)])
+            run_both(ex, "tile_elementwise", dict(l1=l1),
+                     [spec.opcode, "l1", 2 * n * n, 0, n * n, 0.0, False, n * n, dt],
+                     f"{name} dt={dt} special pairs")
+        else:
+            for scalar in sv:
+                l1 = np.concatenate([sv, np.zeros(sv.size)])
+                run_both(ex, "tile_elementwise", dict(l1=l1),
+                         [spec.opcode, "l1", sv.size, 0, -1, float(scalar), True, sv.size, dt],
+                         f"{name} dt={dt} scalar={scalar}")
+
+
+def test_tile_alu_overlapping_tiles_read_the_old_values(ex):
+    """dst one word past a: the reference reads every source before writing (vector semantics,
+    ``dst[e] = f(a[e])`` of the values before the instruction); the numba kernel must too."""
+    spec = ISA.by_name["TADDS"]
+    l1 = np.arange(20, dtype=np.float64)
+    out = run_both(ex, "tile_elementwise", dict(l1=l1),
+                   [spec.opcode, "l1", 1, 0, -1, 100.0, True, 10, F32], "TADDS dst = a + 1")
+    assert list(out["l1"][1:11]) == [100.0 + i for i in range(10)]
+
+
+def test_tile_alu_known_answers():
+    """Anchor the spec on hand-checked values: float16 overflow, NaN-propagating max/min,
+    rounding of the float64 result once to the dtype."""
+    r, f = reference, ISA.by_name
+    def one(name, a, b=0.0, dt=F32, scalar=None):
+        l1 = np.array([a, b, 0.0])
+        with np.errstate(all="ignore"):
+            r.tile_elementwise(f[name].opcode, l1, 2, 0, -1 if scalar is not None else 1,
+                               0.0 if scalar is None else scalar, scalar is not None, 1, dt)
+        return l1[2]
+    assert one("TADD", 65504.0, 16.0, F16) == math.inf
+    assert one("TADD", 65504.0, 15.0, F16) == 65504.0
+    assert math.isnan(one("TMAX", math.nan, 1.0)) and math.isnan(one("TMIN", math.nan, 1.0))
+    assert math.isnan(one("TMAXS", math.nan, scalar=1.0)) and one("TMAXS", -3.0, scalar=2.0) == 2.0
+    assert one("TDIV", 1.0, 3.0) == float(np.float32(1 / 3))
+    assert one("TSQRT", 2.0, dt=F16) == float(np.float16(math.sqrt(2)))
+    assert one("TEXP", 0.0) == 1.0 and one("TLOG", 0.0) == -math.inf
+
+
+# ---------------------------------------------------------------- row reduce / expand
+
+REDUCE_SHAPES = [(1, 1), (1, 33), (9, 1), (8, 128), (7, 13), (16, 16), (3, 257)]
+
+
+@pytest.mark.parametrize("name", [s.name for s in TILE_REDUCE])
+def test_tile_row_reduce_matches_reference(ex, name):
+    """Every tile_reduce instruction, folding from its table identity (``init`` evaluated with
+    numpy) in column order in float64 and rounding once to dt: random rows, rows with NaN,
+    +-inf (inf - inf), all -inf, and float16 sums that overflow."""
+    spec = ISA.by_name[name]
+    init = float(eval(spec.init, {"np": np, "math": math}))
+    rng = np.random.default_rng(500 + spec.opcode)
+    for dt_name in spec.dtypes:
+        dt = dtypes.BY_NAME[dt_name].code
+        for trial, (rows, cols) in enumerate(REDUCE_SHAPES * 3):
+            dst, src = regions(rng, [rows, rows * cols])
+            l1 = values(rng, L1_WORDS, dt)
+            block = l1[src:src + rows * cols].reshape(rows, cols)
+            if trial >= len(REDUCE_SHAPES):
+                block[:] = rng.standard_normal((rows, cols)).astype(NUMPY[dt])
+            if trial >= 2 * len(REDUCE_SHAPES):        # special rows
+                block[0, :] = -math.inf
+                block[-1, int(rng.integers(0, cols))] = math.nan
+                block[rows // 2, :] = 60000.0 if dt == F16 else block[rows // 2, :]
+            out = run_both(ex, "tile_row_reduce", dict(l1=l1),
+                           [spec.opcode, "l1", dst, src, rows, cols, init, dt],
+                           f"{name} dt={dt_name} rows={rows} cols={cols} trial={trial}")
+            if len(REDUCE_SHAPES) <= trial < 2 * len(REDUCE_SHAPES):   # finite: numpy agrees
+                np_fn = {"TROWSUM": np.sum, "TROWMAX": np.max}.get(name)
+                if np_fn is not None:
+                    want = np_fn(block.astype(np.float64), axis=1).astype(NUMPY[dt])
+                    np.testing.assert_allclose(out["l1"][dst:dst + rows], want, rtol=1e-3, atol=1e-6)
+
+
+def test_tile_row_reduce_identity():
+    """Each tile_reduce instruction's table identity really is one: folding a single value from
+    init gives that value back (so a 1-column reduce is a copy)."""
+    for spec in TILE_REDUCE:
+        init = float(eval(spec.init, {"np": np, "math": math}))
+        for v in (0.0, 1.5, -2.0, 1e30, -1e30):
+            assert reference.evaluate(spec, init, v, 0.0, False) == v, (spec.name, v)
+
+
+@pytest.mark.parametrize("dt", [F32, F16])
+def test_tile_row_expand_matches_reference(ex, dt):
+    """trowexpand broadcasts src[r] over the r-th row of cols words, any value including NaN
+    and -0.0, for single rows and columns and odd shapes; nothing else changes."""
+    rng = np.random.default_rng(600 + dt)
+    for rows, cols in REDUCE_SHAPES + [(64, 2), (2, 64)]:
+        dst, src = regions(rng, [rows * cols, rows])
+        l1 = values(rng, L1_WORDS, dt)
+        out = run_both(ex, "tile_row_expand", dict(l1=l1), ["l1", dst, src, rows, cols],
+                       f"TROWEXPAND dt={dt} rows={rows} cols={cols}")
+        want = np.repeat(l1[src:src + rows], cols)
+        assert_same(out["l1"][dst:dst + rows * cols], want, "TROWEXPAND against numpy")
+
+
+# ---------------------------------------------------------------- through a kernel
+
+KROWS, KCOLS = 4, 10                 # the kernel-path tiles: 4 x 10, n = 40
+
+
+def kernel_source(dt_name):
+    """One kernel that applies every tile_alu / tile_reduce instruction of the table (and
+    trowexpand) to loaded tiles and stores each result into its own row block of ``o``."""
+    n = KROWS * KCOLS
+    lines = [f"N = {n}", "", "@pto.kernel", "def every_tile_op(a, b, o, s):",
+             f"    ta = pto.alloc_local(N, dtype=pto.{dt_name})",
+             f"    tb = pto.alloc_local(N, dtype=pto.{dt_name})",
+             f"    red = pto.alloc_local({KROWS}, dtype=pto.{dt_name})",
+             f"    pto.async_load(ta, a, N * {dtypes.BY_NAME[dt_name].itemsize})",
+             f"    pto.async_load(tb, b, rows={KROWS}, cols={KCOLS}, stride={KCOLS})"]
+    for i, spec in enumerate(TILE_ALU):
+        form = alu_form(spec)
+        call = {"binary": "t, ta, tb, N", "scalar": "t, ta, s, N", "unary": "t, ta, N"}[form]
+        call = call.replace("t,", f"t{i},", 1)
+        lines += [f"    t{i} = pto.alloc_local(N, dtype=pto.{dt_name})",
+                  f"    pto.{spec.builtin}({call})",
+                  f"    pto.store(o + {i * n}, t{i}, N * {dtypes.BY_NAME[dt_name].itemsize})"]
+    base = len(TILE_ALU) * n
+    for j, spec in enumerate(TILE_REDUCE):
+        lines += [f"    pto.{spec.builtin}(red, ta, {KROWS}, {KCOLS})",
+                  f"    e{j} = pto.alloc_local(N, dtype=pto.{dt_name})",
+                  f"    pto.trowexpand(e{j}, red, {KROWS}, {KCOLS})",
+                  f"    pto.store(o + {base}, e{j}, rows={KROWS}, cols={KCOLS}, stride={KCOLS})"]
+        base += n
+    lines.append("    pto.wait_all()")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("dt_name", ["float32", "float16"])
+def test_kernel_path_matches_reference_kernels(make_kernels, dt_name):
+    """The same instructions written as builtins in a kernel: the compiler's operand order, the
+    timing model's call of the kernels (binary / scalar / unary forms, reduce identities,
+    completion order on the pipes) must give what the reference kernels give on the host."""
+    import pypto_sim as pto
+    dt = dtypes.BY_NAME[dt_name].code
+    n = KROWS * KCOLS
+    rng = np.random.default_rng(700 + dt)
+    host_a = values(rng, n, dt).astype(NUMPY[dt])
+    host_a[::7] = np.abs(host_a[::7])
+    host_b = values(rng, n, dt).astype(NUMPY[dt])
+    scalar = -1.75
+    outputs = len(TILE_ALU) + len(TILE_REDUCE)
+    kernel = make_kernels(kernel_source(dt_name)).every_tile_op
+    npdt = dtypes.BY_NAME[dt_name]
+    d_a, d_b, d_o = (pto.alloc_tensor(k * n * npdt.itemsize, dtype=npdt) for k in (1, 1, outputs))
+    pto.memcpy_h2d(d_a, host_a)
+    pto.memcpy_h2d(d_b, host_b)
+    pto.launch(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(d_a, d_b, d_o, scalar))
+    got = np.zeros(outputs * n, NUMPY[dt])
+    pto.memcpy_d2h(got, d_o)
+
+    want = np.zeros(outputs * n)
+    a64, b64 = host_a.astype(np.float64), host_b.astype(np.float64)
+    with np.errstate(all="ignore"):
+        for i, spec in enumerate(TILE_ALU):
+            l1 = np.concatenate([a64, b64, np.zeros(n)])
+            form = alu_form(spec)
+            reference.tile_elementwise(spec.opcode, l1, 2 * n, 0, n if form == "binary" else -1,
+                                       scalar, form == "scalar", n, dt)
+            want[i * n:(i + 1) * n] = l1[2 * n:]
+        for j, spec in enumerate(TILE_REDUCE):
+            l1 = np.concatenate([a64, np.zeros(KROWS + n)])
+            init = float(eval(spec.init, {"np": np, "math": math}))
+            reference.tile_row_reduce(spec.opcode, l1, n, 0, KROWS, KCOLS, init, dt)
+            reference.tile_row_expand(l1, n + KROWS, n, KROWS, KCOLS)
+            k = len(TILE_ALU) + j
+            want[k * n:(k + 1) * n] = l1[n + KROWS:]
+    names = [s.name for s in TILE_ALU + TILE_REDUCE]
+    for k, name in enumerate(names):
+        assert_same(got[k * n:(k + 1) * n].astype(np.float64), want[k * n:(k + 1) * n],
+                    f"{name} {dt_name} through a kernel")
+
+
+# ---------------------------------------------------------------- coverage
+
+def test_every_tile_instruction_is_covered():
+    """Fails when the ISA gains a tile instruction that no differential case above exercises:
+    tile_alu and tile_reduce cases come from the table, the other families are listed by hand
+    in HAND_TESTED, and the reference must have a kernel for every family that computes values."""
+    covered = {s.name for s in TILE_ALU} | {s.name for s in TILE_REDUCE}
+    for names in HAND_TESTED.values():
+        covered |= names
+    needed = {s.name for s in ISA.specs if s.family in TILE_FAMILIES and s.family not in NO_VALUES}
+    assert needed - covered == set(), f"no tile differential test for {sorted(needed - covered)}"
+    stale = {n for fam, names in HAND_TESTED.items() for n in names
+             if n not in ISA.by_name or ISA.by_name[n].family != fam}
+    assert not stale, f"HAND_TESTED lists {sorted(stale)} under the wrong family"
+    value_families = set(TILE_FAMILIES) - set(NO_VALUES)
+    assert set(reference.TILE_FAMILY_KERNELS) == value_families
+    for spec in TILE_ALU:
+        alu_form(spec)                  # every layout is one the timing model can call
+    for spec in TILE_REDUCE:
+        assert spec.init is not None and spec.float_expr is not None, spec.name
