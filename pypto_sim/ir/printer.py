@@ -17,7 +17,12 @@ def format_instr(prog: Program, pc: int) -> str:
         parts.append(str(ins.dst))
     for operand, src in zip(spec.value_operands, ins.srcs):
         text = str(src)
-        if operand.kind == "pointer":
+        if spec.is_tile and operand.kind == "pointer":
+            tensors = [a.name for a in prog.args if a.kind == "tensor" and a.slot == ins.aux[0]]
+            text = f"{tensors[0] if tensors else 'arg' + str(ins.aux[0])}[{src}]"
+        elif operand.kind == "tile":
+            text = _tile_name(prog, src)
+        elif operand.kind == "pointer":
             if ins.op in ("LOAD_L1", "STORE_L1"):
                 text = f"{ins.comment or 'l1'}[{src}]"
             else:
@@ -30,10 +35,30 @@ def format_instr(prog: Program, pc: int) -> str:
         parts.append("xyz"[ins.aux[0]])
     elif ins.op == "ALLOC_LOCAL":
         parts.append(ins.comment)
+    elif ins.op in ("SET_FLAG", "WAIT_FLAG"):
+        from ..isa import PIPES
+        parts.append(f"{PIPES[ins.aux[0]]} -> {PIPES[ins.aux[1]]}, event {ins.aux[2]}")
+    elif spec.is_tile and ins.aux[1]:
+        parts.append(f"stage {ins.aux[1]}" + (f" after {_stage_bits(ins.aux[2])}" if ins.aux[2] else ""))
     name = ins.op
     if ins.dtype is not None and spec.family in ("alu", "load", "store", "fma_store"):
         name = f"{ins.op}.{ins.dtype}"
     return f"{name:16s} {', '.join(parts)}"
+
+
+def _tile_name(prog: Program, src) -> str:
+    """A tile operand: the buffer's name for a fixed L1 word, else the register holding it."""
+    if isinstance(src, Reg):
+        return f"l1[{src}]"
+    word = int(src.value)
+    for b in prog.buffers:
+        if b.offset <= word < b.offset + b.words:
+            return b.name if word == b.offset else f"{b.name}+{word - b.offset}"
+    return f"l1[{word}]"
+
+
+def _stage_bits(mask: int) -> str:
+    return ",".join(str(i + 1) for i in range(mask.bit_length()) if mask >> i & 1)
 
 
 def format_program(prog: Program, grid=None, block=None) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 
+from ..dtypes import BY_CODE
 from ..errors import DeadlockError, OutOfBoundsError
 from ..isa import PIPES
 
@@ -130,7 +131,7 @@ def _operand(code, imm, regs, pc, j):
 def dispatch(sim, pc, core, blk, w, ws, now):
     """Warp 0 hands tile instruction pc to its pipe at cycle now. Schedules the values at
     completion; returns (start, complete, bytes moved, stall cause name)."""
-    from ..ir.program import C_AUX
+    from ..ir.program import C_AUX, C_DTYPE
     spec, m, eng, ex = sim.pc_spec[pc], sim.m, blk.tiles, sim.ex
     code, imm, prog = sim.enc.code, sim.enc.imm, sim.prog
     vals = [_operand(code, imm, ws.regs, pc, j) for j in range(len(spec.value_operands))]
@@ -163,7 +164,8 @@ def dispatch(sim, pc, core, blk, w, ws, now):
                 count=int(sim.tcount[slot]), tensor=sim.tensor_names[slot],
                 hint="check the offsets and the tile shape against the tensor's size")
         (writes if fam == "tile_load" else reads).append((base, base + rows * cols))
-        moved = rows * cols * b.dtype.itemsize
+        # bytes that cross the HBM link: the tensor's elements (a store may round to a narrower dtype)
+        moved = rows * cols * BY_CODE[int(code[pc, C_DTYPE])].itemsize
     elif fam == "tile_mma":
         mm, nn, kk = (int(v) for v in vals[3:6])
         c, cb = tile(0, mm * nn, "c")
