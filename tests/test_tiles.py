@@ -275,3 +275,51 @@ def test_pipeline_matmul_example_runs():
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     assert "depth=1:" in result.stdout and "depth=2:" in result.stdout and "speed-up" in result.stdout
+
+
+FLAGS = """
+@pto.kernel
+def flags(a, o):
+    x = pto.alloc_local(64)
+    y = pto.alloc_local(64)
+    pto.tadds(x, x, 1.0, 64)
+    if USE_FLAGS:
+        pto.set_flag("vector", "load", 0)
+        pto.wait_flag("vector", "load", 0)
+    pto.async_load(y, a, 256)
+    pto.wait_all()
+    pto.store(o, y, 256)
+USE_FLAGS = {use}
+"""
+
+
+@pytest.mark.parametrize("use", [False, True])
+def test_event_flags_order_two_pipes_by_hand(make_kernels, simple_machine, use):
+    """The vector op and the load touch different tiles, so nothing orders them: the load
+    starts at once. With set_flag(vector -> load) / wait_flag, the load waits until the vector
+    pipe has finished (TADDS: 10 + ceil(256 / 256) x 1 = 11 cycles)."""
+    host, d_in, d_out = _tile_tensors(64)
+    prof = pto.profile(make_kernels(FLAGS.format(use=use)).flags, grid=(1, 1, 1),
+                       block=(32, 1, 1), args=(d_in, d_out))
+    ops = {e.inst: (e.start, e.end) for e in prof.timeline}
+    tadds, tload = ops["TADDS"], ops["TLOAD"]
+    assert tadds[1] - tadds[0] == 11
+    if use:
+        assert tload[0] == tadds[1]
+    else:
+        assert tload[0] < tadds[1]
+    assert np.array_equal(d_out.numpy(), host)
+
+
+def test_wait_flag_without_set_flag_is_a_deadlock(make_kernels):
+    """A wait_flag that no set_flag precedes would stall its pipe forever: DeadlockError."""
+    mod = make_kernels("""
+@pto.kernel
+def lonely(a):
+    y = pto.alloc_local(64)
+    pto.wait_flag("mma", "load", 3)
+    pto.async_load(y, a, 256)
+""")
+    d = pto.alloc_tensor(256)
+    with pytest.raises(pto.DeadlockError, match=r"wait_flag\('mma', 'load', 3\) has no set_flag"):
+        pto.profile(mod.lonely, grid=(1, 1, 1), block=(32, 1, 1), args=(d,))
