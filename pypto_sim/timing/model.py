@@ -261,7 +261,7 @@ class LaunchSimulation:
                 t, cause = ws.store_done, CAUSE["barrier"]
             if fam == "tile_sync" and self.pc_name[pc] == "WAIT_ALL" and code[pc, C_AUX]:
                 after = int(code[pc, C_AUX + 2])
-                done = blk.tiles.after_time(after) if after else blk.tiles.done
+                done = blk.tiles.after_time(after)[0] if after else blk.tiles.done
                 if done > t:
                     t, cause = done, CAUSE["wait_all"]
             if t > now:
@@ -288,10 +288,10 @@ class LaunchSimulation:
             if fam == "control":
                 next_pc = control.step(pc, self.pc_name[pc])
             elif self.pc_tile[pc]:
-                start, complete, moved, why = tile_ops.dispatch(self, pc, core, blk, w, ws, now)
+                start, complete, moved, why, why_pc = tile_ops.dispatch(self, pc, core, blk, w, ws, now)
                 if record:
                     self.rows.append((blk.id, w, core.index, pc, start, complete, start - now,
-                                      CAUSE[why], -1, mask, moved))
+                                      CAUSE[why], why_pc, mask, moved))
                 ws.reset_stall()
                 pc = next_pc
                 continue

@@ -11,7 +11,15 @@ import numpy as np
 
 # stall causes: why a warp-instruction issued later than the warp was ready to issue
 STALL_CAUSES = ("none", "operand", "pipe", "issue", "barrier", "barrier_block", "memory", "wait_all",
-                "tile_dep", "flag")
+                "tile_raw", "tile_war", "after", "flag")
+# what each cause means, for reports
+CAUSE_TEXT = {"none": "no wait", "operand": "an operand from an earlier instruction",
+              "pipe": "its pipe was busy (issue interval)", "issue": "the core's issue port",
+              "barrier": "barrier(): the warp's own stores", "barrier_block": "barrier_block(): other warps",
+              "memory": "memory bandwidth", "wait_all": "wait_all(): outstanding tile operations",
+              "tile_raw": "a tile it reads was still being written (data not loaded yet)",
+              "tile_war": "a tile it overwrites was still being read (pipeline depth: no free buffer)",
+              "after": "a pipeline stage it comes after", "flag": "an event flag (wait_flag)"}
 CAUSE = {name: i for i, name in enumerate(STALL_CAUSES)}
 
 FIELDS = ("block", "warp", "core", "pc", "issue", "complete", "stall", "cause", "cause_pc", "mask",

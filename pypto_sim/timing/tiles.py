@@ -26,12 +26,13 @@ from ..isa import PIPES
 
 
 class TileRange:
-    """Completion times of the last write and the last read of one L1 word range."""
+    """Completion times (and the instructions) of the last write and last read of an L1 range."""
 
-    __slots__ = ("lo", "hi", "write_done", "read_done")
+    __slots__ = ("lo", "hi", "write_done", "read_done", "write_pc", "read_pc")
 
     def __init__(self, lo, hi):
         self.lo, self.hi, self.write_done, self.read_done = lo, hi, 0, 0
+        self.write_pc = self.read_pc = -1
 
 
 class TileEngine:
@@ -40,7 +41,7 @@ class TileEngine:
     def __init__(self):
         self.ranges: list = []
         self.done = 0                     # completion of every tile op dispatched so far
-        self.stage_done: dict = {}        # stage tag -> completion of its ops so far
+        self.stage_done: dict = {}        # stage tag -> (completion of its ops so far, pc)
         self.pipe_done = [0] * len(PIPES)  # per pipe: completion of its last op
         self.flags: dict = {}             # (src, dst, event) -> list of fire times
         self.flag_hold = [0] * len(PIPES)  # per pipe: ops after a wait_flag start no earlier
@@ -51,25 +52,34 @@ class TileEngine:
                 yield r
 
     def ready_time(self, reads, writes):
-        """Earliest start allowed by RAW, WAR and WAW hazards on these (lo, hi) word ranges."""
-        t = 0
+        """(earliest start allowed by RAW/WAR/WAW hazards on these (lo, hi) word ranges, the
+        binding hazard's kind 'raw' or 'war', the pc of the instruction it waits for)."""
+        t, kind, pc = 0, None, -1
         for lo, hi in reads:
             for r in self._overlapping(lo, hi):
-                t = max(t, r.write_done)
+                if r.write_done > t:
+                    t, kind, pc = r.write_done, "raw", r.write_pc
         for lo, hi in writes:
             for r in self._overlapping(lo, hi):
-                t = max(t, r.write_done, r.read_done)
-        return t
+                if r.write_done > t:
+                    t, kind, pc = r.write_done, "raw", r.write_pc
+                if r.read_done > t:
+                    t, kind, pc = r.read_done, "war", r.read_pc
+        return t, kind, pc
 
-    def record(self, reads, writes, complete, pipe, tag):
+    def record(self, reads, writes, complete, pipe, tag, pc):
         for lo, hi in reads:
-            self._range(lo, hi).read_done = max(self._range(lo, hi).read_done, complete)
+            r = self._range(lo, hi)
+            if complete >= r.read_done:
+                r.read_done, r.read_pc = complete, pc
         for lo, hi in writes:
-            self._range(lo, hi).write_done = max(self._range(lo, hi).write_done, complete)
+            r = self._range(lo, hi)
+            if complete >= r.write_done:
+                r.write_done, r.write_pc = complete, pc
         self.done = max(self.done, complete)
         self.pipe_done[pipe] = max(self.pipe_done[pipe], complete)
-        if tag:
-            self.stage_done[tag] = max(self.stage_done.get(tag, 0), complete)
+        if tag and complete >= self.stage_done.get(tag, (0, -1))[0]:
+            self.stage_done[tag] = (complete, pc)
 
     def _range(self, lo, hi):
         for r in self.ranges:
@@ -80,14 +90,17 @@ class TileEngine:
         return r
 
     def after_time(self, after_mask):
-        """Completion of the operations of the stages in after_mask (bit i = stage tag i+1)."""
-        t, tag = 0, 1
+        """(completion of the operations of the stages in after_mask, bit i = stage tag i+1,
+        and the pc of the last of them)."""
+        t, pc, tag = 0, -1, 1
         while after_mask:
             if after_mask & 1:
-                t = max(t, self.stage_done.get(tag, 0))
+                done, last = self.stage_done.get(tag, (0, -1))
+                if done > t:
+                    t, pc = done, last
             after_mask >>= 1
             tag += 1
-        return t
+        return t, pc
 
 
 def mma_cycles(machine, m, n, k, a_is_f32):
@@ -130,7 +143,7 @@ def _operand(code, imm, regs, pc, j):
 
 def dispatch(sim, pc, core, blk, w, ws, now):
     """Warp 0 hands tile instruction pc to its pipe at cycle now. Schedules the values at
-    completion; returns (start, complete, bytes moved, stall cause name)."""
+    completion; returns (start, complete, bytes moved, stall cause name, the pc waited for)."""
     from ..ir.program import C_AUX, C_DTYPE
     spec, m, eng, ex = sim.pc_spec[pc], sim.m, blk.tiles, sim.ex
     code, imm, prog = sim.enc.code, sim.enc.imm, sim.prog
@@ -193,9 +206,20 @@ def dispatch(sim, pc, core, blk, w, ws, now):
             writes.append((bbase, bbase + rows * cols))
         moved = rows * cols * b.dtype.itemsize
 
-    start = max(now, core.pipe_free[pipe], eng.ready_time(reads, writes), eng.after_time(after),
-                eng.flag_hold[pipe])
-    cause = "tile_dep" if start > max(now, core.pipe_free[pipe]) else ("pipe" if start > now else "none")
+    hazard, kind, hazard_pc = eng.ready_time(reads, writes)
+    after_t, after_pc = eng.after_time(after)
+    start = max(now, core.pipe_free[pipe], hazard, after_t, eng.flag_hold[pipe])
+    # the binding constraint, for bubble reports: what this operation waited for
+    cause, cause_pc = "none", -1
+    if start > now:
+        if start == hazard:
+            cause, cause_pc = ("tile_raw" if kind == "raw" else "tile_war"), hazard_pc
+        elif start == after_t:
+            cause, cause_pc = "after", after_pc
+        elif start == eng.flag_hold[pipe]:
+            cause = "flag"
+        else:
+            cause = "pipe"
     if fam == "tile_load":
         core.pipe_free[pipe] = start + 1
         complete = start + m.latency(spec.name) + sim._transfer(core, moved, start, read=True)
@@ -208,9 +232,9 @@ def dispatch(sim, pc, core, blk, w, ws, now):
     else:
         complete = start + vector_cycles(m, spec.name, moved)
         core.pipe_free[pipe] = complete
-    eng.record(reads, writes, complete, pipe, tag)
+    eng.record(reads, writes, complete, pipe, tag, pc)
     sim.schedule_tile_effect(pc, vals, slot, complete - now, blk)
-    return start, complete, moved, cause
+    return start, complete, moved, cause, cause_pc
 
 
 def effect(sim, pc, vals, slot, blk):
