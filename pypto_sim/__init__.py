@@ -6,7 +6,8 @@ simulated Ascend-style NPU.
 from .dtypes import bool_, float16, float32, int32
 from .errors import (CompileError, DeadlockError, L1CapacityError, LaunchError,
                      NPUUnavailableError, OutOfBoundsError, PtoError, RaceError,
-                     SimulationLimitError, UninitializedReadError, UseAfterFreeError)
+                     SimulationLimitError, SyncCheckError, UninitializedReadError,
+                     UseAfterFreeError)
 from .frontend.builtins import BUILTINS as _BUILTINS
 from .frontend.kernel import Kernel, kernel
 from .frontend.pipeline import pipeline

@@ -74,6 +74,10 @@ class UninitializedReadError(PtoError):
     """A read of a memory word that was never written."""
 
 
+class SyncCheckError(PtoError):
+    """synccheck: a barrier or an event flag used in a way that breaks on hardware."""
+
+
 class NPUUnavailableError(PtoError):
     """No hardware backend is installed for profile_on_npu."""
 

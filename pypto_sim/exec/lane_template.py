@@ -173,7 +173,8 @@ def count_sectors(addrs, n, sector):
 
 
 @njit(cache=True, error_model="numpy")
-def exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, info):
+def exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, pend_idx, info):
+    """Load family; pend_idx[k] receives the word read by the k-th active lane (for checks)."""
     op = code[pc, C_OP]
     d = code[pc, C_DST]
     dt = code[pc, C_DTYPE]
@@ -200,6 +201,7 @@ def exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector,
         if lane_active(mask, lane):
             if to_hbm:
                 addrs[n] = tbytes[slot] + off * item
+            pend_idx[n] = base + off
             n += 1
         if to_hbm:
             regs[d, lane] = hbm[base + off]
@@ -297,7 +299,8 @@ def execute(pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sect
     if fam == F_ID:
         return exec_id(pc, code, regs, mask, ctx)
     if fam == F_LOAD:
-        return exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, info)
+        return exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, pend_idx,
+                         info)
     if fam == F_STORE:
         return gather_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx,
                             pend_val, -1, info)
@@ -376,3 +379,62 @@ def tile_row_expand(l1, dst, src, rows, cols):
         v = l1[src + r]
         for c in range(cols):
             l1[dst + r * cols + c] = v
+
+
+# ---------------------------------------------------------------- racecheck shadow memory
+# shadow[word] = (writer, writer epoch, writer pc, writer cycle, writer lane,
+#                 reader, reader epoch, reader pc, reader cycle, reader lane); -1 = none.
+# An accessor ("who") is block * 4096 + warp; block * 4096 + 4095 is the block's tile engine,
+# whose epoch field holds the tile operation's sequence number instead.
+
+@njit(cache=True, error_model="numpy")
+def _unordered(prev, prev_epoch, who, block, epoch, seen_tiles):
+    if prev < 0 or prev == who:
+        return False
+    if prev // 4096 != block:
+        return True                      # different blocks: nothing orders them in a kernel
+    if prev % 4096 == 4095:
+        return prev_epoch >= seen_tiles  # a tile op this warp has not waited for (wait_all)
+    return prev_epoch == epoch           # other warp of the block, no barrier_block between
+
+
+@njit(cache=True, error_model="numpy")
+def race_check(shadow, idx, n, mask, is_write, who, block, epoch, seen_tiles, pc, cycle, report):
+    """Check and record n lane accesses (words idx[k] by the k-th active lane of mask).
+    Returns 1 at the first access that conflicts with an unordered earlier one (report =
+    word, earlier was a write, earlier who, epoch, pc, cycle, lane, this lane)."""
+    k = 0
+    for lane in range(32):
+        if not lane_active(mask, lane):
+            continue
+        if k >= n:
+            break
+        w = idx[k]
+        k += 1
+        if _unordered(shadow[w, 0], shadow[w, 1], who, block, epoch, seen_tiles):
+            report[0] = w
+            report[1] = 1
+            for j in range(5):
+                report[2 + j] = shadow[w, j]
+            report[7] = lane
+            return 1
+        if is_write:
+            if _unordered(shadow[w, 5], shadow[w, 6], who, block, epoch, seen_tiles):
+                report[0] = w
+                report[1] = 0
+                for j in range(5):
+                    report[2 + j] = shadow[w, 5 + j]
+                report[7] = lane
+                return 1
+            shadow[w, 0] = who
+            shadow[w, 1] = epoch
+            shadow[w, 2] = pc
+            shadow[w, 3] = cycle
+            shadow[w, 4] = lane
+        else:
+            shadow[w, 5] = who
+            shadow[w, 6] = epoch
+            shadow[w, 7] = pc
+            shadow[w, 8] = cycle
+            shadow[w, 9] = lane
+    return 0

@@ -153,8 +153,10 @@ def fault(info, lane, off, count):
     return ST_OOB
 
 
-def exec_load(spec, pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, info):
-    """Load family: dst = mem[base + offset (source 0)]; info[3] bytes moved, info[4] lanes.
+def exec_load(spec, pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, info,
+              pend_idx=None):
+    """Load family: dst = mem[base + offset (source 0)]; info[3] bytes moved, info[4] lanes;
+    pend_idx[k] = the word the k-th active lane read (the sanitizers use it).
 
     The first active lane out of bounds faults. A uniform load fills all 32 lanes but only
     the active lanes count as traffic, and inactive lanes out of bounds are skipped.
@@ -171,6 +173,8 @@ def exec_load(spec, pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, s
             continue
         regs[d, lane] = mem[base + off]
         if is_active(mask, lane):
+            if pend_idx is not None:
+                pend_idx[len(touched)] = base + off
             touched.append(byte0 + off * item)
     info[4] = len(touched)
     info[3] = bytes_moved(to_hbm, touched, item, sector)
@@ -240,7 +244,7 @@ FAMILY_HANDLERS = {
     pend_idx, pend_val, info: exec_id(spec, pc, code, regs, mask, ctx),
     "load": lambda spec, pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector,
     pend_idx, pend_val, info: exec_load(spec, pc, code, imm, regs, mask, hbm, tbase, tcount,
-                                        tbytes, l1, sector, info),
+                                        tbytes, l1, sector, info, pend_idx),
     "store": lambda spec, pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector,
     pend_idx, pend_val, info: gather_store(spec, pc, code, imm, regs, mask, tbase, tcount, tbytes,
                                            sector, pend_idx, pend_val, info),

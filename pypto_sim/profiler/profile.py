@@ -215,7 +215,8 @@ def run_launch(device, pending, record=True) -> Profile:
     start = time.perf_counter()
     sim = LaunchSimulation(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
                            device.hbm.words, pending.machine, pending.kernel.name, names,
-                           record=record)
+                           record=record, max_cycles=pending.max_cycles, checks=pending.checks,
+                           hbm_init=device.hbm.init)
     total = sim.run()
     wall = time.perf_counter() - start
     return Profile(pending.kernel.name, prog, pending.machine, pending.grid, pending.block, total,

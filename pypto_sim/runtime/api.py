@@ -22,7 +22,10 @@ def _assigned_name():
             frame = frame.f_back
         if frame is None:
             return None
-        text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+        line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+        text = line.strip()
+        indent = len(line) - len(line.lstrip())
+        col = _call_column(frame)
     finally:
         del frame
     if text.endswith(":"):
@@ -33,11 +36,27 @@ def _assigned_name():
         return None
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
         return stmt.targets[0].id
+    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and col is not None
+            and isinstance(stmt.targets[0], ast.Tuple) and isinstance(stmt.value, ast.Tuple)
+            and len(stmt.targets[0].elts) == len(stmt.value.elts)):
+        # `d_a, d_b = pto.alloc_tensor(...), pto.alloc_tensor(...)`: the element being evaluated
+        for target, value in zip(stmt.targets[0].elts, stmt.value.elts):
+            if isinstance(target, ast.Name) and value.col_offset <= col - indent < value.end_col_offset:
+                return target.id
     if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
         return stmt.target.id
     if isinstance(stmt, ast.With) and len(stmt.items) == 1 and isinstance(stmt.items[0].optional_vars, ast.Name):
         return stmt.items[0].optional_vars.id
     return None
+
+
+def _call_column(frame):
+    """Column of the call being executed in frame (Python 3.11+), or None."""
+    try:
+        positions = list(frame.f_code.co_positions())
+        return positions[frame.f_lasti // 2][2]
+    except (AttributeError, IndexError):
+        return None
 
 
 def alloc_tensor(nbytes, dtype=dtypes.float32):
@@ -73,14 +92,17 @@ def memcpy_d2h(host_array, src):
     current_device().memcpy_d2h(host_array, src)
 
 
-def launch(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=()):
+def launch(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), check=None, max_cycles=None):
     """Queue ``kernel`` on the device stream and return at once (a LaunchHandle).
 
     The kernel is compiled and its arguments checked now; it runs at the next ``sync()``, or
-    when a memcpy or ``pto.Tensor`` exit needs its results.
+    when a memcpy or ``pto.Tensor`` exit needs its results. ``check``: "racecheck",
+    "initcheck", "synccheck", "all" or a tuple of them (default: $PYPTO_CHECK; bounds are
+    always checked). ``max_cycles``: stop with SimulationLimitError past this many cycles
+    (default $PYPTO_MAX_CYCLES or 20 million).
     """
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
-    return current_device().launch(kernel, grid, block, args)
+    return current_device().launch(kernel, grid, block, args, check=check, max_cycles=max_cycles)
 
 
 def sync():
@@ -88,9 +110,10 @@ def sync():
     current_device().sync()
 
 
-def profile(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=()):
-    """Run ``kernel`` on the simulated NPU now (after anything queued) and return its Profile."""
+def profile(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), check=None, max_cycles=None):
+    """Run ``kernel`` on the simulated NPU now (after anything queued) and return its Profile.
+    ``check`` and ``max_cycles`` as for launch()."""
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     dev = current_device()
-    handle = dev.launch(kernel, grid, block, args)
+    handle = dev.launch(kernel, grid, block, args, check=check, max_cycles=max_cycles)
     return handle.result()

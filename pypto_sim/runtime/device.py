@@ -9,6 +9,7 @@ tensor freed while a queued kernel uses it is reported as UseAfterFreeError.
 from __future__ import annotations
 
 import contextvars
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,6 +17,7 @@ import numpy as np
 from .. import dtypes
 from ..errors import LaunchError, UseAfterFreeError
 from ..timing.machine import machine as active_machine
+from ..timing.checks import parse_checks
 from ..timing.model import check_block_fits
 from .memory import HBM, DeviceTensor
 
@@ -46,6 +48,8 @@ class PendingLaunch:
     names: tuple
     machine: object
     handle: "LaunchHandle"
+    checks: frozenset = frozenset()
+    max_cycles: int | None = None
 
 
 @dataclass
@@ -101,6 +105,7 @@ class Device:
         if self.users_of(dst.alloc):
             self.sync()
         self.hbm.view(dst.alloc)[:] = host.reshape(-1).astype(dst.dtype.numpy).astype(np.float64)
+        self.hbm.init[dst.alloc.word_base:dst.alloc.word_base + dst.alloc.count] = 1
 
     def memcpy_d2h(self, host, src):
         _check_tensor(src, "memcpy_d2h(host, src)")
@@ -114,7 +119,9 @@ class Device:
         host.reshape(-1)[:] = self.hbm.view(src.alloc).astype(src.dtype.numpy)
 
     # ---------------------------------------------------------------- launch and sync
-    def launch(self, kernel, grid, block, args, names=None):
+    def launch(self, kernel, grid, block, args, names=None, check=None, max_cycles=None):
+        checks = parse_checks(check)                       # PYPTO_CHECK when check is None
+        max_cycles = _max_cycles(max_cycles)
         if not getattr(kernel, "is_pto_kernel", False):
             raise LaunchError(f"launch() needs a @pto.kernel function, got {type(kernel).__name__}",
                               hint="decorate the function with @pto.kernel")
@@ -133,9 +140,10 @@ class Device:
         check_block_fits(program, block, active_machine(), kernel.name)   # before any data moves
         names = names or tuple(None for _ in args)
         stored = tuple(v.alloc if getattr(v, "is_device_tensor", False) else v for v in args)
+        kernel.last_launch = (grid, block)     # the debugger's default grid and block
         handle = LaunchHandle(self, kernel.name)
         self.queue.append(PendingLaunch(kernel, program, grid, block, stored, tuple(names),
-                                        active_machine(), handle))
+                                        active_machine(), handle, checks, max_cycles))
         return handle
 
     def sync(self):
@@ -166,6 +174,22 @@ class Device:
 
     def pending_for(self, tensor) -> bool:
         return bool(self.users_of(tensor.alloc))
+
+
+DEFAULT_MAX_CYCLES = 20_000_000
+
+
+def _max_cycles(value):
+    """The cycle limit of a launch: max_cycles=, else $PYPTO_MAX_CYCLES, else 20 million."""
+    if value is None:
+        value = os.environ.get("PYPTO_MAX_CYCLES", DEFAULT_MAX_CYCLES)
+    try:
+        value = int(value)
+    except (TypeError, ValueError):
+        raise LaunchError(f"max_cycles={value!r} must be a positive integer") from None
+    if value <= 0:
+        raise LaunchError(f"max_cycles={value} must be a positive integer")
+    return value
 
 
 def _check_tensor(t, call):

@@ -45,6 +45,7 @@ class HBM:
     def __init__(self, capacity_bytes: int):
         self.capacity_bytes = capacity_bytes
         self.words = np.zeros(1 << 16, np.float64)
+        self.init = np.zeros(1 << 16, np.uint8)     # 1 = written (memcpy_h2d or a kernel store)
         self.free_ranges = [(0, 1 << 62)]
         self.live: dict = {}
 
@@ -64,7 +65,11 @@ class HBM:
             grown = np.zeros(max(end, 2 * len(self.words)), np.float64)
             grown[:len(self.words)] = self.words
             self.words = grown
+            grown_init = np.zeros(len(grown), np.uint8)
+            grown_init[:len(self.init)] = self.init
+            self.init = grown_init
         self.words[start:end] = 0.0
+        self.init[start:end] = 0
         alloc = Allocation(start, count, dtype, name)
         self.live[alloc.id] = alloc
         return alloc

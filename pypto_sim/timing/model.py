@@ -17,11 +17,12 @@ import math
 import numpy as np
 import simpy
 
-from ..errors import (DeadlockError, L1CapacityError, LaunchError, OutOfBoundsError,
+from ..errors import (DeadlockError, L1CapacityError, LaunchError, OutOfBoundsError, PtoError,
                       SimulationLimitError)
 from ..exec.lane import executor
 from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM, MAX_SRCS
 from ..isa import PIPES, load_isa
+from .checks import KernelChecks
 from .records import CAUSE, LaunchRecords
 from . import tiles as tile_ops
 from .tiles import TileEngine
@@ -66,6 +67,9 @@ class BlockState:
         self.release = env.event()
         self.waiting = []
         self.tiles = TileEngine()
+        self.epoch = 0          # block barriers released so far (racecheck's ordering)
+        self.tile_seq = 0       # tile operations dispatched so far
+        self.shadow = None
 
 
 class CoreState:
@@ -84,7 +88,8 @@ class LaunchSimulation:
     """Simulate one kernel launch on one machine; results land in device memory."""
 
     def __init__(self, program, encoded, grid, block, tensors, scalars, hbm, machine, kernel_name,
-                 tensor_names, record=True, max_cycles=None):
+                 tensor_names, record=True, max_cycles=None, checks=frozenset(), hbm_init=None,
+                 executor_module=None):
         self.prog = program
         self.enc = encoded
         self.grid = grid
@@ -95,7 +100,8 @@ class LaunchSimulation:
         self.tensor_names = tensor_names
         self.record = record
         self.max_cycles = max_cycles
-        self.ex = executor()
+        self.ex = executor_module or executor()
+        self.hbm_init = hbm_init
         isa = load_isa()
         self.env = simpy.Environment()
         self.cores = [CoreState(i) for i in range(machine.cores)]
@@ -106,6 +112,7 @@ class LaunchSimulation:
         self.warps_done = 0
         self.unfinished = {}
         self.warp_states = {}        # (block id, warp) -> WarpState, kept after the warp retires
+        self.end_time = 0            # when the last warp retired: the kernel's total cycles
         self.tbase = np.array([t[0] for t in tensors] or [0], np.int64)
         self.tcount = np.array([t[1] for t in tensors] or [0], np.int64)
         self.tbytes = np.array([t[2] for t in tensors] or [0], np.int64)
@@ -113,6 +120,8 @@ class LaunchSimulation:
         self.block_lanes = block[0] * block[1] * block[2]
         self.warps_per_block = -(-self.block_lanes // 32)
         self._precompute(isa)
+        self.blocks = []
+        self.checks = KernelChecks(self, checks, hbm_init) if checks else None
 
     # ---------------------------------------------------------------- per-pc tables
     def _precompute(self, isa):
@@ -180,28 +189,31 @@ class LaunchSimulation:
 
     def finish(self) -> int:
         """After the events ran out: report a hang or a cycle limit; return total cycles."""
+        if self.checks and not self.unfinished:
+            self.checks.finished(self.blocks)
         if self.unfinished:
-            if self.max_cycles is not None and self.env.peek() != float("inf"):
+            # run(until=limit) leaves its own marker event queued: anything more is real work
+            if self.max_cycles is not None and len(self.env._queue) > 1:
                 raise SimulationLimitError(
                     f"the kernel was still running after the cycle limit of {self.max_cycles} "
                     f"cycles ({len(self.unfinished)} warps unfinished)", kernel=self.kernel_name,
                     file=self.prog.file, line=self.prog.first_line, limit=self.max_cycles,
                     hint="raise the limit (max_cycles=...) or look for a loop that never ends")
             self._deadlock()
-        return int(self.env.now)
+        return int(self.end_time)
 
     @contextlib.contextmanager
     def translated_errors(self):
         """Kernel faults out of SimPy: flush what landed, re-raise the original error."""
         try:
             yield
-        except OutOfBoundsError as err:
+        except PtoError as err:
             # what was issued before the fault lands; nothing after it does
             self._flush_commits()
             # SimPy re-raises a process's exception as a new instance (args only) chained to
             # the original: raise the original, which carries the structured fields
             original = err
-            while isinstance(original.__cause__, OutOfBoundsError):
+            while isinstance(original.__cause__, PtoError):
                 original = original.__cause__
             raise original.with_traceback(None) from None
 
@@ -213,6 +225,9 @@ class LaunchSimulation:
 
     def _block(self, core, block_id, coords):
         blk = BlockState(self.env, block_id, coords, core, self.warps_per_block, self.prog.local_words)
+        self.blocks.append(blk)
+        if self.checks:
+            self.checks.block_started(blk)
         procs = [self.env.process(self._warp(core, blk, w)) for w in range(self.warps_per_block)]
         yield self.env.all_of(procs)
 
@@ -297,6 +312,8 @@ class LaunchSimulation:
                 continue
             elif fam == "tile_sync" and self.pc_name[pc] != "WAIT_ALL":
                 tile_ops.flag(self, pc, blk, now)
+            elif fam == "tile_sync":
+                ws.seen_tiles = blk.tile_seq     # the warp has waited for these tile ops
             elif fam in ("alu", "id"):
                 ex.execute(pc, code, imm, ws.regs, mask, ctx, self.hbm, self.tbase, self.tcount,
                            self.tbytes, blk.l1, sector, pend_idx, pend_val, info)
@@ -309,25 +326,34 @@ class LaunchSimulation:
                 if self.pc_mem[pc] == "hbm":
                     complete = now + lat + self._transfer(core, moved, now, read=True)
                 ws.ready[d], ws.producer[d] = complete, pc
+                if self.checks:
+                    self.checks.lane_access(pc, blk, w, ws, mask, int(info[4]), pend_idx, False,
+                                            self.pc_mem[pc], now)
             elif fam in ("store", "fma_store"):
                 status = ex.execute(pc, code, imm, ws.regs, mask, ctx, self.hbm, self.tbase,
                                     self.tcount, self.tbytes, blk.l1, sector, pend_idx, pend_val, info)
                 if status:
                     raise self._oob(pc, blk, w, info)
                 n_pairs = int(info[4])
+                if self.checks:
+                    self.checks.lane_access(pc, blk, w, ws, mask, n_pairs, pend_idx, True,
+                                            self.pc_mem[pc], now)
                 if fam == "fma_store":
                     ws.ready[d], ws.producer[d] = complete, pc
                     complete = complete + self.store_latency
                 moved = int(info[3])
                 if self.pc_mem[pc] == "hbm":
                     complete += self._transfer(core, moved, complete - lat if fam == "store" else complete - self.store_latency, read=False)
-                mem = self.hbm if self.pc_mem[pc] == "hbm" else blk.l1
-                self._schedule_commit(mem, pend_idx[:n_pairs].copy(), pend_val[:n_pairs].copy(),
-                                      complete - now)
+                to_hbm = self.pc_mem[pc] == "hbm"
+                self._schedule_commit(self.hbm if to_hbm else blk.l1, pend_idx[:n_pairs].copy(),
+                                      pend_val[:n_pairs].copy(), complete - now,
+                                      self.hbm_init if to_hbm else None)
                 if complete > ws.store_done:
                     ws.store_done = complete
             elif fam == "sync" and self.pc_name[pc] == "BARRIER_BLOCK":
                 issued = now
+                if self.checks:
+                    self.checks.barrier_block(pc, blk, w, ws, ws.alive & ~ws.exited)
                 blk.arrived += 1
                 if blk.arrived >= blk.live:
                     self._release(blk)
@@ -356,6 +382,10 @@ class LaunchSimulation:
         if done > env.now:
             yield env.timeout(done - env.now)
         del self.unfinished[key]
+        if env.now > self.end_time:
+            self.end_time = env.now
+        if self.checks:
+            self.checks.warp_exit(blk, w)
         # A block barrier needs every warp of the block: a warp that exits while others wait
         # leaves them waiting forever, which run() reports as a DeadlockError.
 
@@ -376,8 +406,12 @@ class LaunchSimulation:
         self.chip_free = chip_done
         return int(math.ceil(max(link_done, chip_done) - start - 1e-9))
 
-    def _schedule_commit(self, mem, idx, val, delay):
-        self._schedule_effect(delay, lambda: self.ex.commit_store(mem, idx, val, len(idx)))
+    def _schedule_commit(self, mem, idx, val, delay, init=None):
+        def commit():
+            self.ex.commit_store(mem, idx, val, len(idx))
+            if init is not None:
+                init[idx] = 1          # initcheck's record of written HBM words
+        self._schedule_effect(delay, commit)
 
     def _schedule_effect(self, delay, effect):
         """Apply effect() (a store's commit, a tile op's values) delay cycles from now."""
@@ -402,6 +436,7 @@ class LaunchSimulation:
         self.pending_commits.clear()
 
     def _release(self, blk):
+        blk.epoch += 1
         event = blk.release
         blk.release = self.env.event()
         blk.arrived = 0

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..dtypes import BY_CODE
 from ..errors import DeadlockError, OutOfBoundsError
 from ..isa import PIPES
@@ -232,6 +234,14 @@ def dispatch(sim, pc, core, blk, w, ws, now):
     else:
         complete = start + vector_cycles(m, spec.name, moved)
         core.pipe_free[pipe] = complete
+    if sim.checks:
+        hbm_reads = None
+        if fam == "tile_load" and sim.checks.init:
+            rows, cols, stride = (int(v) for v in vals[2:5])
+            start_word = int(sim.tbase[slot]) + int(vals[1])
+            hbm_reads = (np.arange(rows)[:, None] * stride + np.arange(cols)).ravel() + start_word
+        sim.checks.tile_access(pc, blk, reads, writes, blk.tile_seq, now, hbm_reads)
+    blk.tile_seq += 1
     eng.record(reads, writes, complete, pipe, tag, pc)
     sim.schedule_tile_effect(pc, vals, slot, complete - now, blk)
     return start, complete, moved, cause, cause_pc
@@ -250,7 +260,14 @@ def effect(sim, pc, vals, slot, blk):
         return lambda: ex.tile_load(l1, iv[0], hbm, src, iv[2], iv[3], iv[4])
     if fam == "tile_store":
         dst = int(sim.tbase[slot]) + iv[0]
-        return lambda: ex.tile_store(hbm, dst, l1, iv[1], iv[2], iv[3], iv[4], dt)
+        init = sim.hbm_init
+
+        def store():
+            ex.tile_store(hbm, dst, l1, iv[1], iv[2], iv[3], iv[4], dt)
+            if init is not None:       # initcheck's record of written HBM words
+                for r in range(iv[2]):
+                    init[dst + r * iv[4]: dst + r * iv[4] + iv[3]] = 1
+        return store
     if fam == "tile_mma":
         return lambda: ex.tile_mma(l1, iv[0], iv[1], iv[2], iv[3], iv[4], iv[5], dt)
     if fam == "tile_alu":

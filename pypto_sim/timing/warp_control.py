@@ -22,6 +22,8 @@ class WarpState:
         self.ready = [0] * max(n_regs, 1)
         self.producer = [-1] * max(n_regs, 1)
         self.mask = mask
+        self.alive = mask           # the lanes this warp has (a block's last warp may be partial)
+        self.seen_tiles = 0         # tile ops dispatched before this warp's last wait_all
         self.exited = 0
         self.stack = []
         self.next_issue = 0

@@ -1,0 +1,207 @@
+"""Opt-in kernel checks (sanitizers) for one launch: racecheck, initcheck, synccheck.
+
+Memcheck (bounds) is always on in the executor. The rest is switched on per launch with
+``check=`` ("racecheck", "initcheck", "synccheck", "all", or a tuple) or the PYPTO_CHECK
+environment variable, and costs nothing when off: the model calls these hooks only then.
+
+- racecheck keeps a shadow entry per memory word (last writer, last reader: block, warp, lane,
+  pc, cycle, barrier epoch). Two accesses to a word, at least one a write, conflict unless the
+  same warp made both, or a barrier_block() of their block separates them, or (for a tile
+  operation and lane code) the warp waited for the tile operation with wait_all(). Accesses by
+  different blocks are never ordered within a kernel.
+- initcheck reports reads of HBM words that no memcpy_h2d and no kernel store ever wrote.
+  alloc_local buffers start at zero (API.md), so L1 reads are always initialised.
+- synccheck reports barrier_block() reached by only some lanes of a warp or only some warps of
+  a block (a warp that finishes while others wait), and set_flag with no wait_flag.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import DeadlockError, LaunchError, RaceError, SyncCheckError, UninitializedReadError
+from ..isa import PIPES
+
+CHECKS = ("memcheck", "racecheck", "initcheck", "synccheck")
+TILE = 4095
+
+
+def parse_checks(check) -> frozenset:
+    """check= value (None, a name, 'all', or a tuple; PYPTO_CHECK when None) -> set of names."""
+    if check is None:
+        check = os.environ.get("PYPTO_CHECK", "")
+    if isinstance(check, str):
+        check = [c.strip() for c in check.replace(";", ",").split(",") if c.strip()]
+    names = set()
+    for c in check:
+        if c == "all":
+            names.update(CHECKS)
+        elif c in CHECKS:
+            names.add(c)
+        else:
+            raise LaunchError(f"unknown check {c!r}; choose from {', '.join(CHECKS)} or 'all'",
+                              hint="check='racecheck' or check=('racecheck', 'initcheck')")
+    names.discard("memcheck")        # always on
+    return frozenset(names)
+
+
+class KernelChecks:
+    """The enabled checks' state for one LaunchSimulation."""
+
+    def __init__(self, sim, enabled: frozenset, hbm_init):
+        self.sim = sim
+        self.race = "racecheck" in enabled
+        self.init = "initcheck" in enabled
+        self.sync = "synccheck" in enabled
+        self.hbm_init = hbm_init
+        self.report = np.zeros(8, np.int64)
+        self.hbm_shadow = self._shadow(len(sim.hbm)) if self.race else None
+
+    @staticmethod
+    def _shadow(words):
+        return np.full((max(words, 1), 10), -1, np.int64)
+
+    def block_started(self, blk):
+        blk.shadow = self._shadow(len(blk.l1)) if self.race else None
+
+    # ---------------------------------------------------------------- lane accesses
+    def lane_access(self, pc, blk, w, ws, mask, n, idx, is_write, space, cycle):
+        """A lane load (after it read) or store (when it issued): words idx[:n]."""
+        if self.init and space == "hbm" and not is_write:
+            bad = np.nonzero(self.hbm_init[idx[:n]] == 0)[0]
+            if len(bad):
+                raise self._uninit(pc, blk, w, _kth_lane(mask, int(bad[0])), int(idx[bad[0]]), cycle)
+        if self.race:
+            shadow = self.hbm_shadow if space == "hbm" else blk.shadow
+            who = blk.id * 4096 + w
+            if self.sim.ex.race_check(shadow, idx, n, mask, is_write, who, blk.id, blk.epoch,
+                                      ws.seen_tiles, pc, cycle, self.report):
+                raise self._race(pc, blk, w, is_write, space, cycle)
+
+    def tile_access(self, pc, blk, reads, writes, seq, cycle, hbm_reads=None):
+        """A tile operation dispatched by warp 0: L1 (lo, hi) ranges, and HBM words it reads."""
+        if self.init and hbm_reads is not None and len(hbm_reads):
+            bad = np.nonzero(self.hbm_init[hbm_reads] == 0)[0]
+            if len(bad):
+                raise self._uninit(pc, blk, 0, None, int(hbm_reads[bad[0]]), cycle)
+        if not self.race:
+            return
+        sh = blk.shadow
+        for (lo, hi), is_write in [(r, False) for r in reads] + [(wr, True) for wr in writes]:
+            cols = (0, 5) if is_write else (0,)
+            for col in cols:
+                who, epoch = sh[lo:hi, col], sh[lo:hi, col + 1]
+                lane_made = (who >= 0) & (who % 4096 != TILE) & (who % 4096 != 0)
+                clash = np.nonzero(lane_made & (epoch == blk.epoch))[0]
+                if len(clash):
+                    word = lo + int(clash[0])
+                    self.report[:] = (word, int(col == 0), *sh[word, col:col + 5], -1)
+                    raise self._race(pc, blk, 0, is_write, "l1", cycle, tile=True)
+            col = 0 if is_write else 5
+            sh[lo:hi, col:col + 5] = (blk.id * 4096 + TILE, seq, pc, cycle, -1)
+
+    # ---------------------------------------------------------------- synchronisation
+    def barrier_block(self, pc, blk, w, ws, lanes_alive):
+        if self.sync and ws.mask != lanes_alive:
+            line = self.sim.prog.instrs[pc].line
+            raise SyncCheckError(
+                f"synccheck: barrier_block() at line {line} was reached by only some lanes of "
+                f"block {blk.id} warp {w} (active {_mask_text(ws.mask)} of {_mask_text(lanes_alive)})",
+                kernel=self.sim.kernel_name, file=self.sim.prog.file, line=line, block=blk.id, warp=w,
+                hint="call barrier_block() where every lane of the block reaches it, outside "
+                     "per-lane if/while")
+
+    def warp_exit(self, blk, w):
+        if self.sync and blk.arrived:
+            waiting = sorted(k[1] for k, ws in self.sim.unfinished.items()
+                             if k[0] == blk.id and ws.waiting_at is not None)
+            pc = next(ws.waiting_at for k, ws in self.sim.unfinished.items()
+                      if k[0] == blk.id and ws.waiting_at is not None)
+            line = self.sim.prog.instrs[pc].line
+            raise SyncCheckError(
+                f"synccheck: warp {w} of block {blk.id} finished without reaching the "
+                f"barrier_block() at line {line} where warps {', '.join(map(str, waiting))} wait",
+                kernel=self.sim.kernel_name, file=self.sim.prog.file, line=line, block=blk.id,
+                warp=w, hint="every warp of the block must reach each barrier_block(); move it "
+                             "out of the branch that only some warps take")
+
+    def finished(self, blocks):
+        if not self.sync:
+            return
+        for blk in blocks:
+            for (src, dst, event), fires in blk.tiles.flags.items():
+                if fires:
+                    raise SyncCheckError(
+                        f"synccheck: set_flag({PIPES[src]!r}, {PIPES[dst]!r}, {event}) in block "
+                        f"{blk.id} was never waited for ({len(fires)} unmatched)",
+                        kernel=self.sim.kernel_name, file=self.sim.prog.file,
+                        hint="pair every set_flag with a wait_flag on the same pipes and event")
+
+    # ---------------------------------------------------------------- reports
+    def _where_word(self, space, word, blk):
+        sim = self.sim
+        if space == "hbm":
+            for slot, (base, count) in enumerate(zip(sim.tbase, sim.tcount)):
+                if base <= word < base + count:
+                    return f"{sim.tensor_names[slot]}[{word - base}]"
+            return f"HBM word {word}"
+        lo, hi, b = sim.buffer_at(word)
+        return f"{b.name}[{word - b.offset}] (L1)" if b is not None else f"L1 word {word}"
+
+    def _access_text(self, who, pc, cycle, lane, block_default):
+        sim = self.sim
+        line = sim.prog.instrs[pc].line if 0 <= pc < len(sim.prog.instrs) else 0
+        inst = sim.pc_name[pc] if 0 <= pc < len(sim.pc_name) else "?"
+        block, warp = divmod(int(who), 4096)
+        actor = f"block {block} tile engine" if warp == TILE else \
+            f"block {block} warp {warp}" + (f" lane {warp * 32 + lane}" if lane >= 0 else "")
+        return f"{inst} at line {line} ({actor}, cycle {cycle})", block, warp, line
+
+    def _race(self, pc, blk, w, is_write, space, cycle, tile=False):
+        r = self.report
+        word, prev_write = int(r[0]), bool(r[1])
+        prev_who, prev_epoch, prev_pc, prev_cycle, prev_lane, lane = (int(x) for x in r[2:8])
+        sim = self.sim
+        this, _, _, line = self._access_text(blk.id * 4096 + (TILE if tile else w), pc, cycle, lane, blk.id)
+        that, pblock, pwarp, pline = self._access_text(prev_who, prev_pc, prev_cycle, prev_lane, blk.id)
+        kind = {(True, True): "write-write", (True, False): "write-read",
+                (False, True): "read-write", (False, False): "read-read"}[(prev_write, is_write)]
+        if pblock != blk.id:
+            fix = ("blocks are not ordered within a kernel: give each block its own words, or "
+                   "split the work into two launches")
+        elif pwarp == TILE or tile:
+            fix = "call pto.wait_all() before lane code reads or writes a tile that a tile operation uses"
+        else:
+            fix = f"put pto.barrier_block() between line {pline} and line {line} (barrier() orders one warp only)"
+        return RaceError(
+            f"racecheck: {kind} race on {self._where_word(space, word, blk)}: {this} and earlier "
+            f"{that} are not ordered", kernel=sim.kernel_name, file=sim.prog.file, line=line,
+            block=blk.id, warp=w, lane=lane, word=word, other_line=pline, other_block=pblock,
+            other_warp=pwarp, cycle=cycle, other_cycle=prev_cycle, hint=fix)
+
+    def _uninit(self, pc, blk, w, lane, word, cycle):
+        sim = self.sim
+        line = sim.prog.instrs[pc].line
+        who = f"block {blk.id} warp {w}" + (f" lane {w * 32 + lane}" if lane is not None else " (tile load)")
+        return UninitializedReadError(
+            f"initcheck: {sim.pc_name[pc]} at line {line} ({who}, cycle {cycle}) read "
+            f"{self._where_word('hbm', word, blk)}, which was never written",
+            kernel=sim.kernel_name, file=sim.prog.file, line=line, block=blk.id, warp=w,
+            lane=lane, word=word, hint="copy data in with pto.memcpy_h2d first, or write the "
+                                       "word in an earlier kernel before reading it")
+
+
+def _kth_lane(mask, k):
+    for lane in range(32):
+        if mask >> lane & 1:
+            if k == 0:
+                return lane
+            k -= 1
+    return -1
+
+
+def _mask_text(mask):
+    lanes = [i for i in range(32) if mask >> i & 1]
+    return f"lanes {lanes[0]}-{lanes[-1]}" if lanes and lanes == list(range(lanes[0], lanes[-1] + 1)) \
+        else f"{len(lanes)} lanes"

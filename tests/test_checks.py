@@ -1,0 +1,251 @@
+"""Sanitizers: each check shows its error on a buggy kernel and stays silent on the fixed twin,
+with the message naming what the user needs (lines, warps, lanes, cycles, the fix)."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+
+
+# ---------------------------------------------------------------- racecheck
+@pto.kernel
+def share_with_warp_barrier(src, out):
+    lid = pto.get_local_id()
+    shared = pto.alloc_local(128)
+    if lid < 128:
+        pto.store(shared + lid, pto.load(src + lid))
+    pto.barrier()
+    pto.store(out + lid, pto.load(shared + lid % 128))
+
+
+@pto.kernel
+def share_with_block_barrier(src, out):
+    lid = pto.get_local_id()
+    shared = pto.alloc_local(128)
+    if lid < 128:
+        pto.store(shared + lid, pto.load(src + lid))
+    pto.barrier_block()
+    pto.store(out + lid, pto.load(shared + lid % 128))
+
+
+def _share(kernel, check="racecheck"):
+    d_src, d_out = pto.alloc_tensor(128 * 4), pto.alloc_tensor(256 * 4)
+    pto.memcpy_h2d(d_src, np.arange(128, dtype=np.float32))
+    return pto.profile(kernel, grid=(1, 1, 1), block=(256, 1, 1), args=(d_src, d_out), check=check), d_out
+
+
+def test_racecheck_flags_the_articles_barrier_example():
+    """barrier() orders one warp: warps 4-7 read shared[] while warps 0-3 have not stored yet.
+    racecheck names both accesses and says which barrier orders them."""
+    with pytest.raises(pto.RaceError) as err:
+        _share(share_with_warp_barrier)
+    e = err.value
+    text = str(e)
+    assert "race on shared[" in text and "(L1)" in text
+    assert "STORE_L1" in text and "LOAD_L1" in text
+    assert "warp 4" in text or "warp 5" in text or "warp 6" in text or "warp 7" in text
+    assert "cycle" in text and "lane" in text
+    assert "pto.barrier_block()" in e.hint and "barrier() orders one warp only" in e.hint
+    assert e.line != e.other_line
+
+
+def test_racecheck_is_silent_with_barrier_block():
+    prof, d_out = _share(share_with_block_barrier)
+    assert np.array_equal(d_out.numpy(), np.tile(np.arange(128, dtype=np.float32), 2))
+
+
+def test_racecheck_across_blocks():
+    """Block 1 reads the word block 0 writes: blocks are never ordered inside one kernel."""
+    @pto.kernel
+    def neighbours(buf, n):
+        i = pto.get_global_id()
+        if i < n:
+            pto.store(buf + i, 1.0)
+            if pto.get_local_id() == 0 and i > 0:
+                pto.store(buf + i - 1, pto.load(buf + i - 1) + 1.0)
+
+    @pto.kernel
+    def own_words(buf, n):
+        i = pto.get_global_id()
+        if i < n:
+            pto.store(buf + i, 1.0)
+
+    d = pto.alloc_tensor(64 * 4)
+    with pytest.raises(pto.RaceError, match="blocks are not ordered") as err:
+        pto.profile(neighbours, grid=(2, 1, 1), block=(32, 1, 1), args=(d, 64), check="racecheck")
+    assert "buf[31]" in str(err.value) or "d[31]" in str(err.value)
+    pto.profile(own_words, grid=(2, 1, 1), block=(32, 1, 1), args=(d, 64), check="racecheck")
+
+
+TILE_READ = """
+@pto.kernel
+def read_tile(a, o):
+    t = pto.alloc_local(32)
+    pto.async_load(t, a, 128)
+    if WAIT:
+        pto.wait_all()
+    i = pto.get_lane_id()
+    pto.store(o + i, pto.load(t + i))
+WAIT = {wait}
+"""
+
+
+def test_racecheck_lane_code_reading_a_tile_still_being_loaded(make_kernels):
+    """Lane code reads the tile while the async load is still filling it: a race (and stale
+    data); after wait_all() it is ordered, and the values are right."""
+    a = np.arange(32, dtype=np.float32)
+    d_a, d_o = pto.alloc_tensor(128), pto.alloc_tensor(128)
+    pto.memcpy_h2d(d_a, a)
+    with pytest.raises(pto.RaceError, match="wait_all"):
+        pto.profile(make_kernels(TILE_READ.format(wait=False)).read_tile, grid=(1, 1, 1),
+                    block=(32, 1, 1), args=(d_a, d_o), check="racecheck")
+    pto.profile(make_kernels(TILE_READ.format(wait=True)).read_tile, grid=(1, 1, 1),
+                block=(32, 1, 1), args=(d_a, d_o), check="racecheck")
+    assert np.array_equal(d_o.numpy(), a)
+
+
+# ---------------------------------------------------------------- initcheck
+@pto.kernel
+def copy(a, o, n):
+    i = pto.get_global_id()
+    if i < n:
+        pto.store(o + i, pto.load(a + i))
+
+
+def test_initcheck_reports_reads_of_never_written_memory():
+    d_a, d_o = pto.alloc_tensor(64 * 4), pto.alloc_tensor(64 * 4)
+    with pytest.raises(pto.UninitializedReadError) as err:
+        pto.profile(copy, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_o, 64), check="initcheck")
+    assert "read d_a[" in str(err.value) and "never written" in str(err.value)
+    assert "memcpy_h2d" in err.value.hint
+    pto.memcpy_h2d(d_a, np.ones(64, np.float32))
+    pto.profile(copy, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_o, 64), check="initcheck")
+    # what a kernel stored counts as written for the next kernel
+    pto.profile(copy, grid=(1, 1, 1), block=(64, 1, 1), args=(d_o, d_a, 64), check="initcheck")
+
+
+def test_initcheck_partial_copy_names_the_first_unwritten_word():
+    """Only the first half was written by an earlier kernel: lane 32 reads d_src[32]."""
+    d_src, d_dst = pto.alloc_tensor(64 * 4), pto.alloc_tensor(64 * 4)
+    d_half = pto.alloc_tensor(32 * 4)
+    pto.memcpy_h2d(d_half, np.ones(32, np.float32))
+    pto.profile(copy, grid=(1, 1, 1), block=(32, 1, 1), args=(d_half, d_src, 32))
+    with pytest.raises(pto.UninitializedReadError, match=r"lane 32, cycle \d+\) read d_src\[32\]"):
+        pto.profile(copy, grid=(1, 1, 1), block=(64, 1, 1), args=(d_src, d_dst, 64), check="all")
+
+
+# ---------------------------------------------------------------- synccheck
+def test_synccheck_barrier_block_reached_by_part_of_a_warp(make_kernels):
+    mod = make_kernels("""
+@pto.kernel
+def partial(o):
+    lid = pto.get_local_id()
+    if lid < 16:
+        pto.barrier_block()
+    pto.store(o + lid, 1.0)
+
+@pto.kernel
+def whole(o):
+    lid = pto.get_local_id()
+    pto.barrier_block()
+    pto.store(o + lid, 1.0)
+""")
+    d = pto.alloc_tensor(32 * 4)
+    with pytest.raises(pto.SyncCheckError, match=r"only some lanes of block 0 warp 0 \(active lanes 0-15 of lanes 0-31\)"):
+        pto.profile(mod.partial, grid=(1, 1, 1), block=(32, 1, 1), args=(d,), check="synccheck")
+    pto.profile(mod.whole, grid=(1, 1, 1), block=(32, 1, 1), args=(d,), check="synccheck")
+
+
+def test_synccheck_names_the_warp_that_skipped_the_barrier(make_kernels):
+    """Without synccheck this hang is a DeadlockError at the end; with it, the warp that finished
+    without reaching the barrier is named the moment it does."""
+    mod = make_kernels("""
+@pto.kernel
+def half(o):
+    lid = pto.get_local_id()
+    if lid < 32:
+        pto.barrier_block()
+    pto.store(o + lid, 1.0)
+""")
+    d = pto.alloc_tensor(64 * 4)
+    with pytest.raises(pto.SyncCheckError, match=r"warp 1 of block 0 finished without reaching the barrier_block\(\) at line \d+ where warps 0 wait"):
+        pto.profile(mod.half, grid=(1, 1, 1), block=(64, 1, 1), args=(d,), check="synccheck")
+    with pytest.raises(pto.DeadlockError):
+        pto.profile(mod.half, grid=(1, 1, 1), block=(64, 1, 1), args=(d,))
+
+
+def test_synccheck_unmatched_set_flag(make_kernels):
+    mod = make_kernels("""
+@pto.kernel
+def flags(a):
+    t = pto.alloc_local(32)
+    pto.async_load(t, a, 128)
+    pto.set_flag("load", "vector", 1)
+    if PAIRED:
+        pto.wait_flag("load", "vector", 1)
+    pto.tadds(t, t, 1.0, 32)
+PAIRED = False
+
+@pto.kernel
+def paired(a):
+    t = pto.alloc_local(32)
+    pto.async_load(t, a, 128)
+    pto.set_flag("load", "vector", 1)
+    pto.wait_flag("load", "vector", 1)
+    pto.tadds(t, t, 1.0, 32)
+""")
+    d = pto.alloc_tensor(128)
+    with pytest.raises(pto.SyncCheckError, match=r"set_flag\('load', 'vector', 1\) in block 0 was never waited for"):
+        pto.profile(mod.flags, grid=(1, 1, 1), block=(32, 1, 1), args=(d,), check="synccheck")
+    pto.profile(mod.paired, grid=(1, 1, 1), block=(32, 1, 1), args=(d,), check="synccheck")
+
+
+# ---------------------------------------------------------------- configuration
+def test_unknown_check_is_a_launch_error():
+    d_a, d_o = pto.alloc_tensor(128), pto.alloc_tensor(128)
+    with pytest.raises(pto.LaunchError, match="unknown check 'racechek'"):
+        pto.launch(copy, grid=(1, 1, 1), block=(32, 1, 1), args=(d_a, d_o, 32), check="racechek")
+
+
+def test_pypto_check_environment_variable_checks_unmodified_programs(tmp_path):
+    """PYPTO_CHECK=racecheck turns the check on for a program that never asks for it."""
+    script = tmp_path / "prog.py"
+    script.write_text(
+        "import numpy as np, pypto_sim as pto\n"
+        "@pto.kernel\n"
+        "def k(src, out):\n"
+        "    lid = pto.get_local_id()\n"
+        "    shared = pto.alloc_local(128)\n"
+        "    if lid < 128:\n"
+        "        pto.store(shared + lid, pto.load(src + lid))\n"
+        "    pto.barrier()\n"
+        "    pto.store(out + lid, pto.load(shared + lid % 128))\n"
+        "s, o = pto.alloc_tensor(512), pto.alloc_tensor(1024)\n"
+        "pto.memcpy_h2d(s, np.zeros(128, np.float32))\n"
+        "pto.launch(k, grid=(1, 1, 1), block=(256, 1, 1), args=(s, o))\n"
+        "pto.sync()\n"
+        "print('no error')\n")
+    env = dict(os.environ)
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert plain.returncode == 0 and "no error" in plain.stdout
+    env["PYPTO_CHECK"] = "racecheck"
+    checked = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert checked.returncode != 0 and "RaceError" in checked.stderr
+
+
+def test_cycle_limit_stops_a_kernel_that_never_ends(make_kernels):
+    mod = make_kernels("""
+@pto.kernel
+def forever(o):
+    x = 0.0
+    while True:
+        x = x + 1.0
+    pto.store(o, x)
+""")
+    d = pto.alloc_tensor(128)
+    with pytest.raises(pto.SimulationLimitError, match="cycle limit of 5000 cycles") as err:
+        pto.profile(mod.forever, grid=(1, 1, 1), block=(32, 1, 1), args=(d,), max_cycles=5000)
+    assert "max_cycles" in err.value.hint
