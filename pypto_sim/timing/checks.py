@@ -173,7 +173,12 @@ class KernelChecks:
         elif pwarp == TILE or tile:
             fix = "call pto.wait_all() before lane code reads or writes a tile that a tile operation uses"
         else:
-            fix = f"put pto.barrier_block() between line {pline} and line {line} (barrier() orders one warp only)"
+            first, second = (line, pline) if is_write and not prev_write else (pline, line)
+            fix = (f"make the write at line {first} happen before the access at line {second} with "
+                   f"pto.barrier_block() between them (barrier() orders one warp only)")
+            if prev_write and is_write:
+                fix = (f"two warps write the same word (lines {pline} and {line}): give each its own "
+                       f"word, or order them with pto.barrier_block()")
         return RaceError(
             f"racecheck: {kind} race on {self._where_word(space, word, blk)}: {this} and earlier "
             f"{that} are not ordered", kernel=sim.kernel_name, file=sim.prog.file, line=line,
