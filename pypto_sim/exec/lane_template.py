@@ -194,7 +194,7 @@ def exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector,
         if not every and not lane_active(mask, lane):
             continue
         off = np.int64(operand(code, imm, regs, pc, 0, lane))
-        if off < 0 or off >= count:
+        if BOUNDS_CHECK and (off < 0 or off >= count):
             if lane_active(mask, lane):
                 return fault(info, lane, off, count)
             continue
@@ -236,7 +236,7 @@ def gather_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_
         if not lane_active(mask, lane):
             continue
         off = np.int64(operand(code, imm, regs, pc, 0, lane))
-        if off < 0 or off >= count:
+        if BOUNDS_CHECK and (off < 0 or off >= count):
             info[4] = n
             return fault(info, lane, off, count)
         if value_src < 0:

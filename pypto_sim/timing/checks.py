@@ -56,7 +56,9 @@ class KernelChecks:
         self.sync = "synccheck" in enabled
         self.hbm_init = hbm_init
         self.report = np.zeros(8, np.int64)
-        self.hbm_shadow = self._shadow(len(sim.hbm)) if self.race else None
+        # the shadow covers the HBM words up to the end of this launch's last tensor
+        used = int(max((b + n for b, n in zip(sim.tbase, sim.tcount)), default=1))
+        self.hbm_shadow = self._shadow(used) if self.race else None
 
     @staticmethod
     def _shadow(words):
