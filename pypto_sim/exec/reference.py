@@ -317,3 +317,12 @@ def tile_row_expand(l1, dst, src, rows, cols):
 TILE_FAMILY_KERNELS = {"tile_load": tile_load, "tile_store": tile_store, "tile_mma": tile_mma,
                        "tile_alu": tile_elementwise, "tile_reduce": tile_row_reduce,
                        "tile_expand": tile_row_expand}
+
+
+def pred_bits(code, imm, regs, pc, j, mask):
+    """Bitmask of the lanes in mask whose source j is true (non-zero): IF, BRK_UNLESS."""
+    out = 0
+    for lane in lanes(int(mask)):
+        if source(code, imm, regs, pc, j, lane) != 0.0:
+            out |= 1 << lane
+    return out
