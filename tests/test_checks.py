@@ -249,3 +249,52 @@ def forever(o):
     with pytest.raises(pto.SimulationLimitError, match="cycle limit of 5000 cycles") as err:
         pto.profile(mod.forever, grid=(1, 1, 1), block=(32, 1, 1), args=(d,), max_cycles=5000)
     assert "max_cycles" in err.value.hint
+
+
+# ---------------------------------------------------------------- memcheck and lifetime twins
+def test_free_while_queued_is_use_after_free_and_sync_first_is_fine():
+    """free() while a queued kernel uses the tensor: reported at the next sync, naming the
+    tensor, the kernel and the fix; syncing before free() is the fixed twin."""
+    d_a, d_o = pto.alloc_tensor(64 * 4), pto.alloc_tensor(64 * 4)
+    pto.memcpy_h2d(d_a, np.ones(64, np.float32))
+    pto.launch(copy, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_o, 64))
+    d_a.free()
+    with pytest.raises(pto.UseAfterFreeError) as err:
+        pto.sync()
+    assert "'d_a'" in str(err.value) and "kernel 'copy'" in str(err.value)
+    assert "pto.sync()" in err.value.hint and "pto.Tensor" in err.value.hint
+    d_b = pto.alloc_tensor(64 * 4)
+    pto.memcpy_h2d(d_b, np.ones(64, np.float32))
+    pto.launch(copy, grid=(1, 1, 1), block=(64, 1, 1), args=(d_b, d_o, 64))
+    pto.sync()
+    d_b.free()
+    assert np.all(d_o.numpy() == 1.0)
+
+
+def test_memcheck_names_the_local_buffer_and_its_bounds(make_kernels):
+    """A lane indexing past an alloc_local buffer: the buffer, its size and the lane are named;
+    the guarded twin is clean."""
+    mod = make_kernels("""
+@pto.kernel
+def spill(o):
+    lid = pto.get_local_id()
+    buf = pto.alloc_local(32)
+    pto.store(buf + lid, 1.0)
+    pto.store(o + lid, pto.load(buf + lid))
+
+@pto.kernel
+def guarded(o):
+    lid = pto.get_local_id()
+    buf = pto.alloc_local(32)
+    if lid < 32:
+        pto.store(buf + lid, 1.0)
+    pto.barrier_block()          # warp 1 reads what warp 0 wrote (racecheck insists)
+    pto.store(o + lid, pto.load(buf + lid % 32))
+""")
+    d = pto.alloc_tensor(64 * 4)
+    with pytest.raises(pto.OutOfBoundsError) as err:
+        pto.profile(mod.spill, grid=(1, 1, 1), block=(64, 1, 1), args=(d,))
+    e = err.value
+    assert (e.warp, e.lane, e.offset, e.count) == (1, 0, 32, 32)
+    assert "buf[32]" in str(e) and "L1 buffer 'buf' has 32 elements" in str(e)
+    pto.profile(mod.guarded, grid=(1, 1, 1), block=(64, 1, 1), args=(d,), check="all")
