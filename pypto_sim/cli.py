@@ -1,9 +1,16 @@
 """The ``pypto-sim`` command line (also ``python -m pypto_sim``).
 
-  pypto-sim run SCRIPT [ARGS...]   run a Python program that uses pypto_sim
-  pypto-sim isa                    list the instruction set
-  pypto-sim machines               list the shipped machine tables
-  pypto-sim machine NAME|PATH      show a machine table with the source of every number
+  pypto-sim run SCRIPT [ARGS...]          run a Python program that uses pypto_sim
+  pypto-sim profile SCRIPT [OPTIONS] [-- ARGS...]
+        run the script (with ARGS) and report every launch: cycle breakdown, bubbles, hotspots,
+        core balance; OPTIONS: --kernel NAME, --launch I (which launch to export, default the
+        last), --trace OUT.json, --csv DIR, --plot OUT.png, --time-unit cycle|us, --top N
+  pypto-sim trace SCRIPT -o OUT.json [--kernel NAME] [--launch I] [-- ARGS...]
+        run the script and write the Chrome trace of one launch
+  pypto-sim isa                           list the instruction set
+  pypto-sim machines                      list the shipped machine tables
+  pypto-sim machine NAME|PATH             show a machine table with the source of every number
+  pypto-sim machine diff A B              show the entries that differ between two tables
 """
 from __future__ import annotations
 
@@ -21,22 +28,49 @@ def main(argv=None) -> int:
         return 0
 
 
-def _main(argv) -> int:
+def _parser():
     parser = argparse.ArgumentParser(prog="pypto-sim", description="PTO kernels on a simulated NPU")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a Python script that uses pypto_sim")
     run.add_argument("script")
     run.add_argument("args", nargs=argparse.REMAINDER)
+    prof = sub.add_parser("profile", help="run a script and profile the kernels it launches")
+    trace = sub.add_parser("trace", help="run a script and write the Chrome trace of a launch")
+    for p in (prof, trace):
+        p.add_argument("script", help="the Python script to run; its own arguments go after --")
+        p.add_argument("--kernel", help="only launches of the kernel with this name")
+        p.add_argument("--launch", type=int, default=-1,
+                       help="which of the (matching) launches to export: 0 first, -1 last (default)")
+        p.add_argument("--time-unit", choices=("cycle", "us"), default="cycle",
+                       help="trace time: 1 us = 1 cycle (default) or real time at the clock")
+    prof.add_argument("--trace", metavar="OUT.json", help="write a Chrome trace event JSON file")
+    prof.add_argument("--csv", metavar="DIR", help="write instr_exe, code_exe, pipeline_summary and "
+                      "bubbles CSVs into DIR")
+    prof.add_argument("--plot", metavar="OUT.png", help="write a Gantt + utilisation plot (matplotlib)")
+    prof.add_argument("--top", type=int, default=10, help="hotspot lines to show (default 10)")
+    trace.add_argument("-o", "--output", required=True, metavar="OUT.json")
     sub.add_parser("isa", help="list the instruction set")
     sub.add_parser("machines", help="list the shipped machine tables")
-    show = sub.add_parser("machine", help="show a machine table")
-    show.add_argument("name")
-    ns = parser.parse_args(argv)
+    show = sub.add_parser("machine", help="show a machine table, or `machine diff A B`")
+    show.add_argument("name", nargs="+", metavar="NAME", help="NAME|PATH, or: diff A B")
+    return parser
 
+
+def _main(argv) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    script_args = []
+    if argv and argv[0] in ("profile", "trace") and "--" in argv:
+        cut = argv.index("--")
+        argv, script_args = argv[:cut], argv[cut + 1:]
+    ns = _parser().parse_args(argv)
+    if ns.command in ("profile", "trace"):
+        ns.args = script_args
     if ns.command == "run":
         sys.argv = [ns.script] + ns.args
         runpy.run_path(ns.script, run_name="__main__")
         return 0
+    if ns.command in ("profile", "trace"):
+        return _profile(ns)
     if ns.command == "isa":
         from .isa import load_isa
         isa = load_isa()
@@ -52,9 +86,112 @@ def _main(argv) -> int:
         return 0
     if ns.command == "machine":
         from .timing.machine import resolve_machine
-        print(resolve_machine(ns.name).describe())
+        if ns.name[0] == "diff":
+            if len(ns.name) != 3:
+                print("usage: pypto-sim machine diff A B", file=sys.stderr)
+                return 2
+            print(machine_diff(resolve_machine(ns.name[1]), resolve_machine(ns.name[2])))
+            return 0
+        if len(ns.name) != 1:
+            print("usage: pypto-sim machine NAME|PATH  or  pypto-sim machine diff A B", file=sys.stderr)
+            return 2
+        print(resolve_machine(ns.name[0]).describe())
         return 0
     return 2
+
+
+def _profile(ns) -> int:
+    """Run the script with every launch's Profile collected; report and export."""
+    from .profiler.collect import collect_profiles
+    sys.argv = [ns.script] + ns.args
+    with collect_profiles() as profiles:
+        try:
+            runpy.run_path(ns.script, run_name="__main__")
+        except SystemExit as stop:          # a script's own sys.exit(0) still gets its report
+            if stop.code not in (None, 0):
+                raise
+    untimed = [p for p in profiles if not hasattr(p, "bubbles")]     # mode="functional" launches
+    if untimed:
+        print(f"pypto-sim {ns.command}: {len(untimed)} launch(es) ran in functional mode (values "
+              "only, no cycles) and are not profiled", file=sys.stderr)
+    chosen = [p for p in profiles if hasattr(p, "bubbles")
+              and (ns.kernel is None or p.kernel_name == ns.kernel)]
+    if not chosen:
+        names = sorted({getattr(p, "kernel_name", "?") for p in profiles})
+        print(f"pypto-sim {ns.command}: {ns.script} ran no launch"
+              + (f" of kernel '{ns.kernel}' (it launched: {', '.join(names) or 'nothing'})"
+                 if ns.kernel else ""), file=sys.stderr)
+        return 1
+    try:
+        export = chosen[ns.launch]
+    except IndexError:
+        print(f"pypto-sim {ns.command}: --launch {ns.launch} but there are {len(chosen)} launches",
+              file=sys.stderr)
+        return 2
+    which = f"launch {chosen.index(export)} of {len(chosen)}"
+    if ns.command == "trace":
+        path = export.save_trace(ns.output, time_unit=ns.time_unit)
+        print(f"pypto-sim: wrote {path} ({export.kernel_name}, {which}, {export.total_cycles} cycles); "
+              f"open it in https://ui.perfetto.dev or chrome://tracing")
+        return 0
+    for k, prof in enumerate(chosen):
+        bar = "=" * 100
+        print(f"{bar}\n[launch {k} of {len(chosen)}] {prof.report()}\n")
+        print(prof.bubbles(), end="\n\n")
+        print(prof.hotspots().top(ns.top), end="\n\n")
+        print(prof.core_balance())
+    if ns.trace:
+        print(f"pypto-sim: wrote {export.save_trace(ns.trace, time_unit=ns.time_unit)} ({which})")
+    if ns.csv:
+        paths = export.export_csv(ns.csv)
+        print(f"pypto-sim: wrote {', '.join(str(p) for p in paths.values())} ({which})")
+    if ns.plot:
+        print(f"pypto-sim: wrote {export.save_plot(ns.plot)} ({which})")
+    return 0
+
+
+def machine_diff(a, b) -> str:
+    """The entries that differ between machines a and b (values; sources only where the value
+    differs), then how many entries are the same."""
+    rows, same = [], 0
+
+    def compare(key, va, vb, sa="", sb=""):
+        nonlocal same
+        if va == vb:
+            same += 1
+        else:
+            rows.append((key, va, vb, sa, sb))
+
+    for key in sorted(set(a.values) | set(b.values)):
+        compare(key, a.values.get(key, "-"), b.values.get(key, "-"), a.sources.get(key, ""),
+                b.sources.get(key, ""))
+    for pipe in sorted(set(a.pipes) | set(b.pipes)):
+        pa, pb = a.pipes.get(pipe, {}), b.pipes.get(pipe, {})
+        for field in sorted((set(pa) | set(pb)) - {"source"}):
+            compare(f"pipe {pipe}.{field}", pa.get(field, "-"), pb.get(field, "-"),
+                    pa.get("source", ""), pb.get("source", ""))
+    for name in sorted(set(a.instructions) | set(b.instructions)):
+        ta, tb = a.instructions.get(name), b.instructions.get(name)
+        fa = {"latency": ta.latency, "issue_interval": ta.issue_interval, **ta.extra} if ta else {}
+        fb = {"latency": tb.latency, "issue_interval": tb.issue_interval, **tb.extra} if tb else {}
+        for field in sorted(set(fa) | set(fb)):
+            compare(f"{name}.{field}", fa.get(field, "-"), fb.get(field, "-"),
+                    ta.source if ta else "", tb.source if tb else "")
+    out = [f"machine diff: A = {a.name} ({a.path}), B = {b.name} ({b.path})",
+           f"{len(rows)} entries differ, {same} are the same"]
+    if rows:
+        width = max(len(r[0]) for r in rows)
+        out.append(f"  {'entry':{width}s} {'A':>14s} {'B':>14s}")
+        for key, va, vb, sa, sb in rows:
+            out.append(f"  {key:{width}s} {va!s:>14} {vb!s:>14}")
+            if sa or sb:
+                out.append(f"  {'':{width}s}   A: {_clip(sa)}")
+                out.append(f"  {'':{width}s}   B: {_clip(sb)}")
+    return "\n".join(out)
+
+
+def _clip(text, width=110):
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 if __name__ == "__main__":

@@ -23,6 +23,36 @@ from ..ir.program import C_AUX, C_DST, C_DTYPE, C_LINE, C_OP, C_SRC, C_UNIFORM
 from ..isa import FAMILIES, load_isa
 
 _TEMPLATE = Path(__file__).with_name("lane_template.py")
+_FUNCTIONAL = Path(__file__).with_name("functional_template.py")
+TILE_KINDS = ("none", "load", "store", "mma", "binary", "unary", "scalar", "reduce", "expand")
+
+
+def tile_kind(spec) -> str:
+    """How the functional runner calls a tile instruction, from its ISA record."""
+    if spec.family == "tile_load":
+        return "load"
+    if spec.family == "tile_store":
+        return "store"
+    if spec.family == "tile_mma":
+        return "mma"
+    if spec.family == "tile_reduce":
+        return "reduce"
+    if spec.family == "tile_expand":
+        return "expand"
+    if spec.family == "tile_alu":
+        n_tiles = sum(1 for o in spec.value_operands if o.kind == "tile")
+        if n_tiles == 3:
+            return "binary"
+        return "scalar" if any(o.name == "scalar" for o in spec.value_operands) else "unary"
+    return "none"
+
+
+def _float_literal(x: float) -> str:
+    if x != x:
+        return "np.nan"
+    if x in (float("inf"), float("-inf")):
+        return "np.inf" if x > 0 else "-np.inf"
+    return repr(x)
 
 
 def family_code(name: str) -> int:
@@ -52,7 +82,18 @@ def generate_source(bounds_check: bool = True) -> str:
         family[spec.opcode] = family_code(spec.family)
     body = _TEMPLATE.read_text(encoding="utf-8")
     # constants that need numpy go after the template's imports
+    kinds = [0] * size
+    inits = [0.0] * size
+    for spec in isa.specs:
+        kinds[spec.opcode] = TILE_KINDS.index(tile_kind(spec))
+        if spec.init:
+            inits[spec.opcode] = float(eval(spec.init, {"np": __import__("numpy")}))
+    for i, kind in enumerate(TILE_KINDS):
+        head.append(f"TK_{kind.upper()} = {i}\n")
+    init_text = ", ".join(_float_literal(x) for x in inits)
     arrays = (f"FAMILY = np.array({family}, dtype=np.int64)\n"
+              f"TILE_KIND = np.array({kinds}, dtype=np.int64)\n"
+              f"REDUCE_INIT = np.array([{init_text}], dtype=np.float64)\n"
               f"ITEMSIZE = np.array({[d.itemsize for d in sorted(dtypes.ALL, key=lambda d: d.code)]}, dtype=np.int64)\n")
     marker = "ST_OK = 0\n"
     body = body.replace(marker, arrays + "\n" + marker, 1)
@@ -68,7 +109,9 @@ def generate_source(bounds_check: bool = True) -> str:
             if expr and spec.family in ("alu", "fma_store", "tile_alu", "tile_reduce"):
                 tail.append(f"    if op == {spec.opcode}:  # {spec.name}\n        return {expr}\n")
         tail.append(f"    return {default}\n")
-    return "".join(head) + body + "".join(tail)
+    functional = _FUNCTIONAL.read_text(encoding="utf-8")
+    functional = functional.split('"""', 2)[2]        # drop its docstring: one module docstring
+    return "".join(head) + body + "".join(tail) + "\n\n# ---- functional-only runner ----" + functional
 
 
 def cache_dir() -> Path:

@@ -172,7 +172,19 @@ class KernelCompiler(TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining,
         return Program(kernel=self.kernel.name, file=self.kernel.file,
                        first_line=self.kernel.first_line, args=tuple(args), instrs=self.instrs,
                        n_lane_slots=self.n_lane, n_scalar_regs=self.n_scalar,
-                       buffers=tuple(self.buffers), source_lines=self.source_lines)
+                       buffers=tuple(self.buffers), source_lines=self.source_lines,
+                       symbols=self._symbols(scope))
+
+    @staticmethod
+    def _symbols(scope) -> dict:
+        """name -> Reg of the kernel's variables held in registers (the debugger's symbol table)."""
+        out = {}
+        for name, bound in scope.names.items():
+            if isinstance(bound, HomeVar):
+                out[name] = bound.reg
+            elif isinstance(bound, Val) and isinstance(bound.reg, Reg):
+                out[name] = bound.reg
+        return out
 
     def _varying_call_for_analysis(self, kernel):
         def check(call, args_varying):

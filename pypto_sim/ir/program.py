@@ -108,6 +108,8 @@ class Program:
     n_scalar_regs: int = 0
     buffers: tuple = ()
     source_lines: dict = field(default_factory=dict)
+    # kernel variable name -> the register holding it (top-level scope, for the debugger)
+    symbols: dict = field(default_factory=dict)
 
     @property
     def local_words(self) -> int:

@@ -1,12 +1,16 @@
-"""The Profile of one simulated launch: total cycles, cycle breakdown, timeline, utilisation."""
+"""The Profile of one simulated launch: total cycles, cycle breakdown, timeline, utilisation,
+and (computed only when asked, in the sibling modules) bubbles, hotspots, core balance, CSV
+exports, Chrome traces and plots."""
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from ..isa import PIPES
+from ..exec.functional import run_functional
 from ..timing.model import LaunchSimulation
 from ..timing.records import STALL_CAUSES
 
@@ -71,11 +75,16 @@ class Profile:
     """What one launch did on the simulated NPU.
 
     ``total_cycles``; ``cycle_breakdown()``; ``timeline`` (TimelineEntry list, issue order);
-    ``pipe_utilization()``; ``records`` (raw numpy columns); ``stats`` (simulation speed).
+    ``pipe_utilization()``; ``busy_intervals()``; ``bubbles()``; ``hotspots()``;
+    ``core_balance()``; ``export_csv(dir)``; ``save_trace(path)``; ``save_plot(path)``;
+    ``records`` (raw numpy columns); ``stats`` (simulation speed).
+
+    Construction only stores the records: every analysis is computed when first asked for
+    (and cached), so profiling costs no more than running.
     """
 
     def __init__(self, kernel_name, program, machine, grid, block, total_cycles, records,
-                 pc_pipe, pc_name, wall_seconds):
+                 pc_pipe, pc_name, wall_seconds, pc_lat=None):
         self.kernel_name = kernel_name
         self.program = program
         self.machine = machine
@@ -85,7 +94,86 @@ class Profile:
         self.records = records
         self._pc_pipe = pc_pipe
         self._pc_name = pc_name
+        self._pc_lat = pc_lat
         self.wall_seconds = wall_seconds
+        self._cache = {}
+
+    # ---------------------------------------------------------------- per-pc and per-record facts
+    @property
+    def pc_name(self) -> list:
+        """Instruction name of each pc."""
+        return self._pc_name
+
+    def pc_pipe_index(self, pc) -> int:
+        """Index in PIPES of the pipe instruction pc runs on (uniform ALU ops: scalar)."""
+        return self._pc_pipe[pc]
+
+    def pc_latency(self, pc) -> int:
+        """Latency of instruction pc in the machine table (the scalar unit's for uniform ops)."""
+        if self._pc_lat is not None:
+            return self._pc_lat[pc]
+        return self.machine.latency(self._pc_name[pc])
+
+    @cached_property
+    def pc_line(self) -> list:
+        """Source line of each pc."""
+        return [ins.line for ins in self.program.instrs]
+
+    @cached_property
+    def pc_is_tile(self) -> list:
+        """True for tile operations (block-level, asynchronous on their pipe)."""
+        from ..isa import load_isa
+        isa = load_isa()
+        return [isa[name].is_tile and isa[name].family != "tile_sync" for name in self._pc_name]
+
+    @cached_property
+    def record_pipes(self) -> np.ndarray:
+        """Pipe index (into PIPES) of each record."""
+        rec = self.records
+        return np.array(self._pc_pipe, dtype=np.int64)[rec.pc] if len(rec) else np.zeros(0, np.int64)
+
+    def producers(self) -> np.ndarray:
+        """For each record, the index of the record it waited for (-1: none); see deps.py."""
+        if "producers" not in self._cache:
+            from .deps import find_producers
+            self._cache["producers"] = find_producers(self)
+        return self._cache["producers"]
+
+    def previous_in_warp(self) -> np.ndarray:
+        if "prev" not in self._cache:
+            from .deps import previous_in_warp
+            self._cache["prev"] = previous_in_warp(self)
+        return self._cache["prev"]
+
+    def active_windows(self) -> dict:
+        """{core: (first issue, last completion)} for every core that ran something."""
+        if "windows" not in self._cache:
+            rec = self.records
+            out = {}
+            if len(rec):
+                cores, inv = np.unique(rec.core, return_inverse=True)
+                first = np.full(len(cores), np.iinfo(np.int64).max)
+                last = np.zeros(len(cores), np.int64)
+                np.minimum.at(first, inv, rec.issue)
+                np.maximum.at(last, inv, rec.complete)
+                out = {int(c): (int(a), int(b)) for c, a, b in zip(cores, first, last)}
+            self._cache["windows"] = out
+        return self._cache["windows"]
+
+    def busy_by_core(self) -> dict:
+        """{core: {pipe: cycles with an operation of that pipe in flight, "any": cycles with
+        any}} for every core that ran something."""
+        if "busy" not in self._cache:
+            rec, pipes = self.records, self.record_pipes
+            out = {}
+            for core in self.active_windows():
+                on = rec.core == core
+                row = {p: union_cycles(rec.issue[on & (pipes == i)], rec.complete[on & (pipes == i)])
+                       for i, p in enumerate(PIPES)}
+                row["any"] = union_cycles(rec.issue[on], rec.complete[on])
+                out[core] = row
+            self._cache["busy"] = out
+        return self._cache["busy"]
 
     @property
     def warp_instructions(self) -> int:
@@ -131,9 +219,17 @@ class Profile:
                 stall_cycles=int(rec.stall[i]), line=self.program.instrs[pc].line, pc=pc))
         return out
 
-    def pipe_utilization(self) -> dict:
+    def pipe_utilization(self, window="kernel") -> dict:
         """Per pipe: the fraction of cycles in which it had an operation in flight (issue to
-        completion), over the cores that ran something and the kernel's total cycles."""
+        completion), over the cores that ran something. ``window="kernel"``: of the kernel's
+        total cycles on each of those cores; ``window="active"``: of each core's own active
+        window (first issue to last completion), which discounts cores that finished early."""
+        if window == "active":
+            busy, windows = self.busy_by_core(), self.active_windows()
+            denom = sum(b - a for a, b in windows.values()) or 1
+            return {p: sum(busy[c][p] for c in windows) / denom for p in PIPES}
+        if window != "kernel":
+            raise ValueError(f"window must be 'kernel' or 'active', not {window!r}")
         rec = self.records
         pipes = np.array(self._pc_pipe, dtype=np.int64)[rec.pc] if len(rec) else np.zeros(0, np.int64)
         cores = np.unique(rec.core)
@@ -158,6 +254,62 @@ class Profile:
             sel &= rec.block == block
         return merge_intervals(rec.issue[sel], rec.complete[sel])
 
+    # ---------------------------------------------------------------- analyses (lazy)
+    def bubbles(self, pipe=None, core=None):
+        """Pipeline bubbles: each idle gap of each pipe inside each core's active window,
+        attributed to its cause (the instruction and line waited for, HBM bandwidth, pipeline
+        depth, wait_all, barrier, ...), summed per cause; printing shows a table per pipe.
+        ``pipe`` ("load", "mma", ...) and ``core`` narrow the report. See bubbles.py."""
+        from .bubbles import BubbleReport, compute_bubbles
+        if pipe is not None and pipe not in PIPES:
+            raise ValueError(f"pipe must be one of {PIPES}, not {pipe!r}")
+        if "bubbles" not in self._cache:
+            self._cache["bubbles"] = compute_bubbles(self)
+        busy, windows = self.busy_by_core(), self.active_windows()
+        active = {p: sum(b - a for c, (a, b) in windows.items() if busy[c][p] and core in (None, c))
+                  for p in PIPES}
+        return BubbleReport(self._cache["bubbles"], active, pipe=pipe, core=core)
+
+    def hotspots(self):
+        """Per source line: executions (warp-instructions), lanes, busy cycles, stall cycles,
+        the instructions it compiled to; busiest first (printing shows a table)."""
+        if "hotspots" not in self._cache:
+            from .hotspots import compute_hotspots
+            self._cache["hotspots"] = compute_hotspots(self)
+        return self._cache["hotspots"]
+
+    def core_balance(self):
+        """Per core: blocks, active window, busy cycles per pipe; the max-min spread of active
+        cycles and whether it exceeds msprof's 10% Occupancy rule (printing shows a table)."""
+        from .hotspots import compute_core_balance
+        return compute_core_balance(self)
+
+    def export_csv(self, directory, prefix="") -> dict:
+        """Write instr_exe.csv (per instruction), code_exe.csv (per source line),
+        pipeline_summary.csv (per core) and bubbles.csv into ``directory``; return their paths."""
+        from .export import export_csv
+        return export_csv(self, directory, prefix)
+
+    def trace(self, time_unit="cycle", warps=True, flows=True) -> dict:
+        """The Chrome trace event JSON of the launch as a dict (see ``save_trace``)."""
+        from .trace import build_trace
+        return build_trace(self, time_unit=time_unit, warps=warps, flows=flows)
+
+    def save_trace(self, path, time_unit="cycle", warps=True, flows=True):
+        """Write a Chrome trace event JSON file that opens in Perfetto and chrome://tracing:
+        one process per core, one track per pipe and per warp, a complete event per
+        warp-instruction, flow arrows from each operation waited for to its waiter.
+        ``time_unit="cycle"`` (default): 1 trace microsecond = 1 cycle; ``"us"``: real time at
+        the machine's clock. Returns the path."""
+        from .trace import save_trace
+        return save_trace(self, path, time_unit=time_unit, warps=warps, flows=flows)
+
+    def save_plot(self, path, max_cores=8):
+        """Write a pipeline Gantt chart, per-pipe utilisation and idle cycles by cause as an
+        image (PNG by the extension). Needs matplotlib: pip install pypto-sim[plot]."""
+        from .plot import save_plot
+        return save_plot(self, path, max_cores=max_cores)
+
     def report(self) -> str:
         """A short text report: totals, rate, breakdown."""
         s = self.stats
@@ -181,6 +333,20 @@ def merge_intervals(starts, ends) -> list:
         else:
             merged.append([s, e])
     return [tuple(iv) for iv in merged]
+
+
+def union_cycles(starts, ends) -> int:
+    """Cycles covered by the union of [start, end) intervals (numpy)."""
+    if not len(starts):
+        return 0
+    order = np.argsort(starts, kind="stable")
+    s, e = starts[order], ends[order]
+    covered = np.maximum.accumulate(e)
+    new = np.ones(len(s), bool)
+    new[1:] = s[1:] > covered[:-1]
+    first = np.nonzero(new)[0]
+    last = np.append(first[1:] - 1, len(s) - 1)
+    return int((covered[last] - s[first]).sum())
 
 
 def busy_cycles(starts, ends) -> int:
@@ -212,6 +378,10 @@ def run_launch(device, pending, record=True) -> Profile:
             names.append(name or value.name or arg.name)
         else:
             scalars[arg.name] = value
+    if pending.mode == "functional":
+        return run_functional(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
+                              device.hbm.words, device.hbm.init, pending.kernel.name, names,
+                              pending.max_cycles)
     start = time.perf_counter()
     sim = LaunchSimulation(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
                            device.hbm.words, pending.machine, pending.kernel.name, names,
@@ -220,4 +390,4 @@ def run_launch(device, pending, record=True) -> Profile:
     total = sim.run()
     wall = time.perf_counter() - start
     return Profile(pending.kernel.name, prog, pending.machine, pending.grid, pending.block, total,
-                   sim.records(), sim.pc_pipe, sim.pc_name, wall)
+                   sim.records(), sim.pc_pipe, sim.pc_name, wall, pc_lat=sim.pc_lat)

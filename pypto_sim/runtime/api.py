@@ -92,17 +92,20 @@ def memcpy_d2h(host_array, src):
     current_device().memcpy_d2h(host_array, src)
 
 
-def launch(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), check=None, max_cycles=None):
+def launch(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), check=None, max_cycles=None,
+           mode="timing"):
     """Queue ``kernel`` on the device stream and return at once (a LaunchHandle).
 
     The kernel is compiled and its arguments checked now; it runs at the next ``sync()``, or
     when a memcpy or ``pto.Tensor`` exit needs its results. ``check``: "racecheck",
     "initcheck", "synccheck", "all" or a tuple of them (default: $PYPTO_CHECK; bounds are
     always checked). ``max_cycles``: stop with SimulationLimitError past this many cycles
-    (default $PYPTO_MAX_CYCLES or 20 million).
+    (default $PYPTO_MAX_CYCLES or 20 million). ``mode="functional"``: compute the values only,
+    without timing (much faster; docs/performance.md).
     """
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
-    return current_device().launch(kernel, grid, block, args, check=check, max_cycles=max_cycles)
+    return current_device().launch(kernel, grid, block, args, check=check, max_cycles=max_cycles,
+                                   mode=mode)
 
 
 def sync():
@@ -110,10 +113,12 @@ def sync():
     current_device().sync()
 
 
-def profile(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), check=None, max_cycles=None):
-    """Run ``kernel`` on the simulated NPU now (after anything queued) and return its Profile.
-    ``check`` and ``max_cycles`` as for launch()."""
+def profile(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), check=None, max_cycles=None,
+            mode="timing"):
+    """Run ``kernel`` on the simulated NPU now (after anything queued) and return its Profile
+    (a FunctionalProfile, without cycles, for mode="functional"). ``check``, ``max_cycles``
+    and ``mode`` as for launch()."""
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     dev = current_device()
-    handle = dev.launch(kernel, grid, block, args, check=check, max_cycles=max_cycles)
+    handle = dev.launch(kernel, grid, block, args, check=check, max_cycles=max_cycles, mode=mode)
     return handle.result()

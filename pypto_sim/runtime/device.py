@@ -50,6 +50,7 @@ class PendingLaunch:
     handle: "LaunchHandle"
     checks: frozenset = frozenset()
     max_cycles: int | None = None
+    mode: str = "timing"
 
 
 @dataclass
@@ -119,8 +120,14 @@ class Device:
         host.reshape(-1)[:] = self.hbm.view(src.alloc).astype(src.dtype.numpy)
 
     # ---------------------------------------------------------------- launch and sync
-    def launch(self, kernel, grid, block, args, names=None, check=None, max_cycles=None):
+    def launch(self, kernel, grid, block, args, names=None, check=None, max_cycles=None,
+               mode="timing"):
+        if mode not in ("timing", "functional"):
+            raise LaunchError(f"mode={mode!r}: choose 'timing' (cycles) or 'functional' (values only, fast)")
         checks = parse_checks(check)                       # PYPTO_CHECK when check is None
+        if checks and mode == "functional":
+            raise LaunchError(f"check={sorted(checks)} needs mode='timing' (the checks follow the "
+                              "timing model's order of events); bounds are checked in both modes")
         max_cycles = _max_cycles(max_cycles)
         if not getattr(kernel, "is_pto_kernel", False):
             raise LaunchError(f"launch() needs a @pto.kernel function, got {type(kernel).__name__}",
@@ -143,11 +150,12 @@ class Device:
         kernel.last_launch = (grid, block)     # the debugger's default grid and block
         handle = LaunchHandle(self, kernel.name)
         self.queue.append(PendingLaunch(kernel, program, grid, block, stored, tuple(names),
-                                        active_machine(), handle, checks, max_cycles))
+                                        active_machine(), handle, checks, max_cycles, mode))
         return handle
 
     def sync(self):
         """Run every queued launch, in order. Raises the first error; the queue is then empty."""
+        from ..profiler.collect import report as collected
         from ..profiler.profile import run_launch
         while self.queue:
             pending = self.queue.pop(0)
@@ -171,6 +179,7 @@ class Device:
             except Exception as exc:
                 pending.handle.error = exc
                 raise
+            collected(pending.handle.profile)       # pypto-sim profile: collect every launch
 
     def pending_for(self, tensor) -> bool:
         return bool(self.users_of(tensor.alloc))

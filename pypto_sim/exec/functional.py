@@ -1,0 +1,129 @@
+"""Functional-only mode: the same IR through the same executor, with no timing.
+
+Each block runs its warps one after another inside numba (``run_warp``), each until it reaches
+a ``barrier_block()`` or the end; when every warp of the block is at the barrier they all go
+on. Stores land at once and tile instructions run at once, in program order, on warp 0. For a
+race-free kernel this computes exactly what the timing model computes (the shared corpus in
+tests/test_modes.py runs in both), much faster; racy kernels can differ, as they can on
+hardware from run to run. Bounds are checked as in timing mode.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
+from .lane import executor
+
+FULL_MASK = (1 << 32) - 1
+
+
+@dataclass
+class FunctionalProfile:
+    """What a functional-mode launch reports: no cycles, only how much it executed and how fast."""
+
+    kernel_name: str
+    grid: tuple
+    block: tuple
+    warp_instructions: int
+    wall_seconds: float
+    total_cycles = None
+    mode = "functional"
+
+    @property
+    def stats(self) -> dict:
+        """Simulation speed: warp-instructions per second."""
+        secs = max(self.wall_seconds, 1e-9)
+        return {"warp_instructions": self.warp_instructions, "wall_seconds": self.wall_seconds,
+                "warp_instructions_per_second": self.warp_instructions / secs}
+
+    def report(self) -> str:
+        s = self.stats
+        return (f"kernel {self.kernel_name} (functional mode, no timing): grid={self.grid} "
+                f"block={self.block}, {s['warp_instructions']} warp-instructions at "
+                f"{s['warp_instructions_per_second']:,.0f} warp-instr/s")
+
+    def cycle_breakdown(self):
+        raise TypeError("functional mode measures no cycles; profile with mode='timing' for them")
+
+
+def run_functional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init, kernel_name,
+                   tensor_names, max_instructions) -> FunctionalProfile:
+    """Run a launch functionally; results land in hbm. Raises the kernel's errors."""
+    ex = executor()
+    code, imm = encoded.code, encoded.imm
+    tbase = np.array([t[0] for t in tensors] or [0], np.int64)
+    tcount = np.array([t[1] for t in tensors] or [0], np.int64)
+    tbytes = np.array([t[2] for t in tensors] or [0], np.int64)
+    lanes = block[0] * block[1] * block[2]
+    n_warps = -(-lanes // 32)
+    depth = 1 + sum(1 for ins in prog.instrs if ins.op in ("IF", "LOOP"))
+    info = np.zeros(8, np.int64)
+    pend_idx = np.zeros(32, np.int64)
+    pend_val = np.zeros(32, np.float64)
+    seed_regs = np.zeros((max(encoded.n_regs, 1), 32), np.float64)
+    for arg in prog.args:
+        if arg.reg is not None:
+            seed_regs[prog.n_lane_slots + arg.reg.index, :] = scalars[arg.name]
+    gx, gy, gz = grid
+    executed = 0
+    start = time.perf_counter()
+    for block_id in range(gx * gy * gz):
+        coords = (block_id % gx, (block_id // gx) % gy, block_id // (gx * gy))
+        l1 = np.zeros(max(prog.local_words, 1), np.float64)
+        warps = []
+        for w in range(n_warps):
+            here = min(32, lanes - w * 32)
+            state = np.array([0, FULL_MASK if here == 32 else (1 << here) - 1, 0, 0, 0], np.int64)
+            ctx = np.array([*coords, *block, *grid, w], np.int64)
+            warps.append([seed_regs.copy(), state, np.zeros((depth, 7), np.int64), ctx, None])
+        live = list(range(n_warps))
+        while live:
+            at_barrier = []
+            for w in live:
+                regs, state, stack, ctx, _ = warps[w]
+                before = state[4]
+                status = ex.run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase,
+                                     tcount, tbytes, l1, 0, pend_idx, pend_val, info, w == 0,
+                                     max_instructions - int(before))
+                executed += int(state[4] - before)
+                if status == ex.RUN_BARRIER:
+                    at_barrier.append(w)
+                elif status != ex.RUN_EXIT:
+                    raise _error(status, prog, kernel_name, tensor_names, coords, w, int(state[0]),
+                                 info, max_instructions, tcount)
+            if at_barrier and len(at_barrier) != n_warps:
+                line = prog.instrs[int(warps[at_barrier[0]][1][0]) - 1].line
+                raise DeadlockError(
+                    f"barrier_block() can never complete: in block {coords} warps "
+                    f"{', '.join(map(str, at_barrier))} wait at line {line} but the other warps finished",
+                    kernel=kernel_name, file=prog.file, line=line,
+                    hint="every warp of the block must reach each barrier_block()")
+            live = at_barrier
+    return FunctionalProfile(kernel_name, grid, block, executed, time.perf_counter() - start)
+
+
+def _error(status, prog, kernel_name, tensor_names, coords, w, pc, info, budget, tcount):
+    ins = prog.instrs[pc]
+    if status == 2:
+        lane, offset, count = int(info[0]), int(info[1]), int(info[2])
+        target = ins.comment or "memory"
+        return OutOfBoundsError(
+            f"{ins.op} out of bounds: block {coords}, warp {w}, lane {lane} (local id "
+            f"{w * 32 + lane}) accessed {target}[{offset}] but '{target}' has {count} elements "
+            f"(valid 0..{count - 1})", kernel=kernel_name, file=prog.file, line=ins.line,
+            block=coords, warp=w, lane=lane, offset=offset, count=count, tensor=target,
+            hint="guard the access with a bounds check such as `if i < n:`, or allocate more")
+    if status == 3:
+        return OutOfBoundsError(
+            f"{ins.op} out of bounds: block {coords}: the tile operation reaches past its tensor "
+            f"or the block's L1 area", kernel=kernel_name, file=prog.file, line=ins.line,
+            block=coords, warp=w, lane=None, offset=None, count=None, tensor=ins.comment,
+            hint="check the offsets and the tile shape against the sizes")
+    return SimulationLimitError(
+        f"warp {w} of block {coords} executed {budget} instructions without finishing",
+        kernel=kernel_name, file=prog.file, line=ins.line, limit=budget,
+        hint="raise the limit (max_cycles=..., also the functional mode's instruction budget) "
+             "or look for a loop that never ends")

@@ -1,0 +1,221 @@
+"""Functional-only execution (no timing): a whole warp runs inside numba until it reaches a
+block barrier or exits. Appended to the lane executor by pypto_sim.exec.lane (it uses the
+lane template's functions and the ISA-derived constants); run by pypto_sim.exec.functional.
+
+state = [pc, active mask, exited mask, stack depth, warp-instructions executed]
+stack[k] = [kind (0 if, 1 loop), saved mask, other/broken, continued, else/cont pc, end pc,
+            in else]
+Returns RUN_EXIT, RUN_BARRIER, RUN_FAULT (info as the lane executor sets it), RUN_TILE_FAULT
+(info[0] = pc) or RUN_BUDGET (instruction budget spent: a kernel that does not end).
+"""
+import numpy as np
+from numba import njit
+
+RUN_EXIT = 0
+RUN_BARRIER = 1
+RUN_FAULT = 2
+RUN_TILE_FAULT = 3
+RUN_BUDGET = 4
+
+
+@njit(cache=True, error_model="numpy")
+def _innermost_loop(stack, sp):
+    for k in range(sp - 1, -1, -1):
+        if stack[k, 0] == 1:
+            return k
+    return -1
+
+
+@njit(cache=True, error_model="numpy")
+def _escape(stack, sp):
+    """Where a warp with no active lane goes: the next point that may reactivate some."""
+    if sp == 0:
+        return -1
+    k = sp - 1
+    if stack[k, 0] == 0:
+        return stack[k, 5] if stack[k, 6] == 1 else stack[k, 4]
+    return stack[k, 4]
+
+
+@njit(cache=True, error_model="numpy")
+def _leave(stack, sp, state, lanes, how, pc):
+    mask = state[1]
+    if how == 0 or how == 1:
+        k = _innermost_loop(stack, sp)
+        if how == 0:
+            stack[k, 2] |= lanes
+        else:
+            stack[k, 3] |= lanes
+    else:
+        state[2] |= lanes
+    mask &= ~lanes
+    state[1] = mask
+    return pc + 1 if mask else _escape(stack, sp)
+
+
+@njit(cache=True, error_model="numpy")
+def _tile_value(code, imm, regs, pc, j):
+    r = code[pc, C_SRC + j]
+    return imm[pc, j] if r < 0 else regs[r, 0]
+
+
+@njit(cache=True, error_model="numpy")
+def _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, info):
+    """Execute a tile instruction at once (program order is a valid order without timing)."""
+    op = code[pc, C_OP]
+    kind = TILE_KIND[op]
+    dt = code[pc, C_DTYPE]
+    v = np.empty(6, np.float64)
+    for j in range(6):
+        v[j] = _tile_value(code, imm, regs, pc, j)
+    if kind == TK_LOAD or kind == TK_STORE:
+        slot = code[pc, C_AUX]
+        t_j = 0 if kind == TK_LOAD else 1
+        h_j = 1 - t_j
+        rows, cols, stride = np.int64(v[2]), np.int64(v[3]), np.int64(v[4])
+        off = np.int64(v[h_j])
+        tile = np.int64(v[t_j])
+        last = off + (rows - 1) * stride + cols
+        if off < 0 or last > tcount[slot] or tile < 0 or tile + rows * cols > l1.shape[0]:
+            info[0] = pc
+            return 1
+        if kind == TK_LOAD:
+            tile_load(l1, tile, hbm, tbase[slot] + off, rows, cols, stride)
+        else:
+            tile_store(hbm, tbase[slot] + off, l1, tile, rows, cols, stride, dt)
+            for r in range(rows):
+                for c in range(cols):
+                    hbm_init[tbase[slot] + off + r * stride + c] = 1
+        return 0
+    if kind == TK_MMA:
+        m, n, k = np.int64(v[3]), np.int64(v[4]), np.int64(v[5])
+        tile_mma(l1, np.int64(v[0]), np.int64(v[1]), np.int64(v[2]), m, n, k, dt)
+        return 0
+    if kind == TK_BINARY:
+        tile_elementwise(op, l1, np.int64(v[0]), np.int64(v[1]), np.int64(v[2]), 0.0, False, np.int64(v[3]), dt)
+    elif kind == TK_UNARY:
+        tile_elementwise(op, l1, np.int64(v[0]), np.int64(v[1]), -1, 0.0, False, np.int64(v[2]), dt)
+    elif kind == TK_SCALAR:
+        tile_elementwise(op, l1, np.int64(v[0]), np.int64(v[1]), -1, v[2], True, np.int64(v[3]), dt)
+    elif kind == TK_REDUCE:
+        tile_row_reduce(op, l1, np.int64(v[0]), np.int64(v[1]), np.int64(v[2]), np.int64(v[3]),
+                        REDUCE_INIT[op], dt)
+    elif kind == TK_EXPAND:
+        tile_row_expand(l1, np.int64(v[0]), np.int64(v[1]), np.int64(v[2]), np.int64(v[3]))
+    return 0
+
+
+@njit(cache=True, error_model="numpy")
+def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, tbytes, l1,
+             sector, pend_idx, pend_val, info, leader, budget):
+    """Run one warp functionally from state until a block barrier, the end, a fault or the
+    budget. Stores land at once; tile instructions run at once, on the leader warp only."""
+    pc = state[0]
+    while True:
+        if budget <= 0:
+            state[0] = pc
+            return RUN_BUDGET
+        budget -= 1
+        state[4] += 1
+        op = code[pc, C_OP]
+        fam = FAMILY[op]
+        mask = state[1]
+        sp = state[3]
+        if fam == F_CONTROL:
+            if op == OP_IF:
+                taken = pred_bits(code, imm, regs, pc, 0, mask)
+                stack[sp, 0] = 0
+                stack[sp, 1] = mask
+                stack[sp, 2] = mask & ~taken
+                stack[sp, 3] = 0
+                stack[sp, 4] = code[pc, C_AUX]
+                stack[sp, 5] = code[pc, C_AUX + 1]
+                stack[sp, 6] = 0
+                state[3] = sp + 1
+                state[1] = taken
+                pc = pc + 1 if taken else code[pc, C_AUX]
+            elif op == OP_ELSE:
+                stack[sp - 1, 6] = 1
+                state[1] = stack[sp - 1, 2]
+                pc = pc + 1 if state[1] else stack[sp - 1, 5]
+            elif op == OP_ENDIF:
+                sp -= 1
+                state[3] = sp
+                m = stack[sp, 1] & ~state[2]
+                k = _innermost_loop(stack, sp)
+                if k >= 0:
+                    m &= ~(stack[k, 2] | stack[k, 3])
+                state[1] = m
+                pc = pc + 1 if m else _escape(stack, sp)
+            elif op == OP_LOOP:
+                stack[sp, 0] = 1
+                stack[sp, 1] = mask
+                stack[sp, 2] = 0
+                stack[sp, 3] = 0
+                stack[sp, 4] = code[pc, C_AUX]
+                stack[sp, 5] = code[pc, C_AUX + 1]
+                stack[sp, 6] = 0
+                state[3] = sp + 1
+                pc += 1
+            elif op == OP_BRK_UNLESS:
+                pc = _leave(stack, sp, state, mask & ~pred_bits(code, imm, regs, pc, 0, mask), 0, pc)
+            elif op == OP_BREAK:
+                pc = _leave(stack, sp, state, mask, 0, pc)
+            elif op == OP_CONTINUE:
+                pc = _leave(stack, sp, state, mask, 1, pc)
+            elif op == OP_RET:
+                pc = _leave(stack, sp, state, mask, 2, pc)
+            elif op == OP_LOOP_CONT:
+                k = sp - 1
+                m = (mask | stack[k, 3]) & ~state[2] & ~stack[k, 2]
+                stack[k, 3] = 0
+                state[1] = m
+                pc = pc + 1 if m else stack[k, 5] - 1
+            elif op == OP_ENDLOOP:
+                k = sp - 1
+                remaining = stack[k, 1] & ~stack[k, 2] & ~state[2]
+                if remaining:
+                    state[1] = remaining
+                    pc = code[pc, C_AUX]
+                else:
+                    sp -= 1
+                    state[3] = sp
+                    m = stack[sp, 1] & ~state[2]
+                    k = _innermost_loop(stack, sp)
+                    if k >= 0:
+                        m &= ~(stack[k, 2] | stack[k, 3])
+                    state[1] = m
+                    pc = pc + 1 if m else _escape(stack, sp)
+            else:                                   # EXIT
+                state[0] = pc
+                return RUN_EXIT
+            if pc < 0:
+                state[0] = pc
+                return RUN_EXIT
+            continue
+        if fam == F_SYNC:
+            if op == OP_BARRIER_BLOCK:
+                state[0] = pc + 1
+                return RUN_BARRIER
+            pc += 1
+            continue
+        if TILE_KIND[op] != TK_NONE:
+            if leader and _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, info):
+                state[0] = pc
+                return RUN_TILE_FAULT
+            pc += 1
+            continue
+        status = execute(pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector,
+                         pend_idx, pend_val, info)
+        if status != ST_OK:
+            state[0] = pc
+            return RUN_FAULT
+        if fam == F_STORE or fam == F_FMA_STORE:
+            n = info[4]
+            if op == OP_STORE_L1:
+                commit_store(l1, pend_idx, pend_val, n)
+            else:
+                commit_store(hbm, pend_idx, pend_val, n)
+                for q in range(n):
+                    hbm_init[pend_idx[q]] = 1
+        pc += 1

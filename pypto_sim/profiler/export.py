@@ -1,0 +1,99 @@
+"""CSV exports in the shapes Ascend users know.
+
+- ``instr_exe.csv``: one row per instruction (pc), like msprof op simulator's
+  ``*_instr_exe.csv``: instr, PC, pipe, call_count, cycles, running_time(us), detail;
+- ``code_exe.csv``: one row per source line, like ``*_code_exe.csv``: code (file:line),
+  call_count, cycles, running_time(us);
+- ``pipeline_summary.csv``: one row per core, like PTO-hw Perf-Sim's
+  ``<op>_pipeline_summary.csv``: total, active window, busy cycles overall and per pipe;
+- ``bubbles.csv``: one row per idle gap of a pipe, with its cause.
+
+Cycles are summed over warp-instructions (issue to completion), as msprof sums them over
+calls; running_time(us) converts them at the machine's clock.
+"""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+
+from ..ir.printer import format_instr
+from ..isa import PIPES
+from .hotspots import compute_core_rows, popcount
+
+INSTR_COLUMNS = ("op_name", "pc", "pc_addr", "instr", "pipe", "file", "line", "source", "call_count",
+                 "lane_count", "cycles", "stall_cycles", "running_time(us)", "bytes", "detail")
+CODE_COLUMNS = ("op_name", "code", "line", "source", "call_count", "lane_count", "cycles",
+                "stall_cycles", "running_time(us)", "instructions")
+SUMMARY_COLUMNS = ("op_name", "core_id", "total_cycles", "active_start_cycle", "active_end_cycle",
+                   "active_cycles", "busy_cycles") + tuple(f"{p}_cycles" for p in PIPES) + (
+                   "blocks", "warp_instructions")
+BUBBLE_COLUMNS = ("core_id", "pipe", "start_cycle", "end_cycle", "cycles", "kind", "cause",
+                  "waited_for", "line", "pc")
+
+
+def _us(prof, cycles) -> float:
+    return round(cycles / (prof.machine.clock_ghz * 1e3), 6)
+
+
+def instr_rows(prof) -> list:
+    rec = prof.records
+    if not len(rec):
+        return []
+    n_pc = len(prof.pc_name)
+    calls = np.bincount(rec.pc, minlength=n_pc)
+    lanes = np.bincount(rec.pc, weights=popcount(rec.mask), minlength=n_pc)
+    cycles = np.bincount(rec.pc, weights=rec.complete - rec.issue, minlength=n_pc)
+    stall = np.bincount(rec.pc, weights=rec.stall, minlength=n_pc)
+    moved = np.bincount(rec.pc, weights=rec.bytes, minlength=n_pc)
+    prog = prof.program
+    rows = []
+    for pc in np.nonzero(calls)[0].tolist():
+        line = prof.pc_line[pc]
+        rows.append({"op_name": prof.kernel_name, "pc": pc, "pc_addr": f"0x{pc:04x}",
+                     "instr": prof.pc_name[pc], "pipe": PIPES[prof.pc_pipe_index(pc)],
+                     "file": prog.file, "line": line,
+                     "source": prog.source_lines.get(line, "").strip(),
+                     "call_count": int(calls[pc]), "lane_count": int(lanes[pc]),
+                     "cycles": int(cycles[pc]), "stall_cycles": int(stall[pc]),
+                     "running_time(us)": _us(prof, int(cycles[pc])), "bytes": int(moved[pc]),
+                     "detail": " ".join(format_instr(prog, pc).split())})
+    return rows
+
+
+def code_rows(prof) -> list:
+    rows = []
+    for r in prof.hotspots().rows:
+        rows.append({"op_name": prof.kernel_name, "code": f"{r['file']}:{r['line']}",
+                     "line": r["line"], "source": r["source"], "call_count": r["executions"],
+                     "lane_count": r["lane_executions"], "cycles": r["busy_cycles"],
+                     "stall_cycles": r["stall_cycles"],
+                     "running_time(us)": _us(prof, r["busy_cycles"]),
+                     "instructions": " ".join(r["instructions"])})
+    rows.sort(key=lambda r: r["line"])
+    return rows
+
+
+def _write(path: Path, columns, rows):
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({c: row[c] for c in columns})
+
+
+def export_csv(prof, directory, prefix="") -> dict:
+    """Write the four CSVs into ``directory`` (created if needed); return {name: path}."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"instr_exe": (INSTR_COLUMNS, instr_rows(prof)),
+             "code_exe": (CODE_COLUMNS, code_rows(prof)),
+             "pipeline_summary": (SUMMARY_COLUMNS, compute_core_rows(prof)),
+             "bubbles": (BUBBLE_COLUMNS, prof.bubbles().rows())}
+    paths = {}
+    for name, (columns, rows) in files.items():
+        path = out / f"{prefix}{name}.csv"
+        _write(path, columns, rows)
+        paths[name] = path
+    return paths

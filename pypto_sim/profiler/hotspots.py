@@ -1,0 +1,164 @@
+"""Per-source-line hotspots and per-core balance.
+
+Hotspots are msprof's code hotspot map / ``code_exe.csv`` for a simulated launch: for each
+source line of the kernel, how many warp-instructions it issued, over how many lanes, the
+cycles they were in flight (issue to completion, summed) and the cycles they waited before
+issuing. Core balance is msprof's Occupancy view: each core's active window and busy cycles,
+and the spread between the busiest and the least busy core (above 10% of the busiest, msprof
+suggests retuning the tiling or the grid).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..isa import PIPES
+
+IMBALANCE_THRESHOLD = 0.10     # msprof Occupancy: max-min above 10% is worth tuning
+
+
+def popcount(masks: np.ndarray) -> np.ndarray:
+    """Active lanes of each 32-bit mask."""
+    m = masks.astype(np.uint64)
+    count = np.zeros(len(m), np.int64)
+    for bit in range(32):
+        count += ((m >> np.uint64(bit)) & np.uint64(1)).astype(np.int64)
+    return count
+
+
+class Hotspots:
+    """Per source line: ``file``, ``line``, ``source``, ``executions`` (warp-instructions),
+    ``lane_executions``, ``busy_cycles``, ``stall_cycles``, ``instructions``. Rows are ordered
+    by busy cycles; ``hotspots[line]`` gives one row; printing shows a table."""
+
+    def __init__(self, rows, kernel_name):
+        self.rows = rows
+        self.kernel_name = kernel_name
+
+    def __getitem__(self, line):
+        for r in self.rows:
+            if r["line"] == line:
+                return r
+        raise KeyError(f"line {line} issued no instruction in kernel {self.kernel_name}")
+
+    def __contains__(self, line):
+        return any(r["line"] == line for r in self.rows)
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __len__(self):
+        return len(self.rows)
+
+    @property
+    def lines(self) -> list:
+        return [r["line"] for r in self.rows]
+
+    def top(self, n=10) -> "Hotspots":
+        """The n busiest lines."""
+        return Hotspots(self.rows[:n], self.kernel_name)
+
+    def __str__(self):
+        total = sum(r["busy_cycles"] for r in self.rows) or 1
+        out = [f"hotspots of {self.kernel_name}: cycles in flight per source line",
+               f"{'line':>6s} {'executions':>10s} {'lanes':>8s} {'busy cycles':>12s} {'share':>6s} "
+               f"{'stall cycles':>12s}  {'instructions':24s} source"]
+        for r in self.rows:
+            out.append(f"{r['line']:>6d} {r['executions']:>10d} {r['lane_executions']:>8d} "
+                       f"{r['busy_cycles']:>12d} {100 * r['busy_cycles'] / total:>5.1f}% "
+                       f"{r['stall_cycles']:>12d}  {' '.join(r['instructions'])[:24]:24s} {r['source']}")
+        return "\n".join(out)
+
+    __repr__ = __str__
+
+
+def compute_hotspots(prof) -> Hotspots:
+    rec = prof.records
+    if not len(rec):
+        return Hotspots([], prof.kernel_name)
+    lines = np.asarray(prof.pc_line, np.int64)[rec.pc]
+    uniq, inv = np.unique(lines, return_inverse=True)
+    execs = np.bincount(inv, minlength=len(uniq))
+    lanes = np.bincount(inv, weights=popcount(rec.mask), minlength=len(uniq))
+    busy = np.bincount(inv, weights=rec.complete - rec.issue, minlength=len(uniq))
+    stall = np.bincount(inv, weights=rec.stall, minlength=len(uniq))
+    insts: dict = {}
+    for pc in np.unique(rec.pc).tolist():
+        insts.setdefault(prof.pc_line[pc], []).append(prof.pc_name[pc])
+    src = prof.program.source_lines
+    rows = [{"file": prof.program.file, "line": int(ln), "source": src.get(int(ln), "").strip(),
+             "executions": int(execs[k]), "lane_executions": int(lanes[k]),
+             "busy_cycles": int(busy[k]), "stall_cycles": int(stall[k]),
+             "instructions": sorted(set(insts.get(int(ln), [])))}
+            for k, ln in enumerate(uniq.tolist())]
+    rows.sort(key=lambda r: (-r["busy_cycles"], r["line"]))
+    return Hotspots(rows, prof.kernel_name)
+
+
+class CoreBalance:
+    """Per core that ran blocks: ``core_id``, ``blocks``, ``warp_instructions``,
+    ``active_start_cycle``, ``active_end_cycle``, ``active_cycles``, ``busy_cycles`` (some pipe
+    busy) and ``<pipe>_cycles``; ``spread`` = (max - min) / max of the active cycles;
+    ``imbalanced`` when the spread is above 10% (msprof's Occupancy rule); ``idle_cores``."""
+
+    def __init__(self, rows, machine_cores, kernel_name):
+        self.rows = rows
+        self.machine_cores = machine_cores
+        self.kernel_name = kernel_name
+        active = [r["active_cycles"] for r in rows]
+        self.max_cycles = max(active, default=0)
+        self.min_cycles = min(active, default=0)
+        self.spread = (self.max_cycles - self.min_cycles) / self.max_cycles if self.max_cycles else 0.0
+        self.imbalanced = self.spread > IMBALANCE_THRESHOLD
+        self.idle_cores = machine_cores - len(rows)
+
+    def __getitem__(self, core):
+        for r in self.rows:
+            if r["core_id"] == core:
+                return r
+        raise KeyError(f"core {core} ran no block")
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __str__(self):
+        used = [p for p in PIPES if any(r[f"{p}_cycles"] for r in self.rows)]
+        out = [f"core balance of {self.kernel_name}: {len(self.rows)} of {self.machine_cores} cores ran "
+               f"blocks; active cycles max {self.max_cycles}, min {self.min_cycles}, spread "
+               f"{100 * self.spread:.1f}%"
+               + (" > 10%: imbalanced (msprof Occupancy rule): rebalance the grid or the tiling"
+                  if self.imbalanced else " (balanced: within 10%)"),
+               f"{'core':>5s} {'blocks':>6s} {'warp-instr':>10s} {'active':>8s} {'busy':>8s} "
+               + " ".join(f"{p:>8s}" for p in used)]
+        for r in self.rows:
+            out.append(f"{r['core_id']:>5d} {r['blocks']:>6d} {r['warp_instructions']:>10d} "
+                       f"{r['active_cycles']:>8d} {r['busy_cycles']:>8d} "
+                       + " ".join(f"{r[f'{p}_cycles']:>8d}" for p in used))
+        return "\n".join(out)
+
+    __repr__ = __str__
+
+
+def compute_core_rows(prof) -> list:
+    """One dict per core that ran something (the pipeline_summary.csv columns)."""
+    rec = prof.records
+    windows = prof.active_windows()
+    busy = prof.busy_by_core()
+    rows = []
+    for core in sorted(windows):
+        sel = rec.core == core
+        w0, w1 = windows[core]
+        row = {"op_name": prof.kernel_name, "core_id": core, "total_cycles": prof.total_cycles,
+               "active_start_cycle": w0, "active_end_cycle": w1, "active_cycles": w1 - w0,
+               "busy_cycles": busy[core]["any"], "blocks": int(len(np.unique(rec.block[sel]))),
+               "warp_instructions": int(sel.sum())}
+        for p in PIPES:
+            row[f"{p}_cycles"] = busy[core][p]
+        rows.append(row)
+    return rows
+
+
+def compute_core_balance(prof) -> CoreBalance:
+    return CoreBalance(compute_core_rows(prof), prof.machine.cores, prof.kernel_name)

@@ -1,0 +1,85 @@
+"""Plots of a launch: a pipeline Gantt chart, per-pipe utilisation and idle time by cause.
+
+matplotlib is an optional extra (``pip install "pypto-sim[plot]"``). The figure is drawn with
+matplotlib's object API and the Agg canvas, never pyplot, so it needs no display and leaves
+the caller's matplotlib backend and figures alone.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..isa import PIPES
+
+PIPE_COLORS = {"scalar": "#7f7f7f", "vector": "#2ca02c", "sfu": "#9467bd", "load": "#1f77b4",
+               "store": "#ff7f0e", "mma": "#d62728"}
+
+
+def _matplotlib():
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError("save_plot needs matplotlib, an optional extra: "
+                          "pip install pypto-sim[plot]  (or: pip install matplotlib)") from None
+    return Figure, FigureCanvasAgg
+
+
+def save_plot(prof, path, max_cores=8, dpi=100) -> Path:
+    """Write a PNG (or any format matplotlib knows by the extension) with three panels:
+    the Gantt chart of busy intervals per core x pipe (the first ``max_cores`` cores that ran
+    blocks), the utilisation of each pipe over the cores' active windows, and the pipes' idle
+    cycles by cause (the largest causes of the bubble report, leaving out idle at end)."""
+    Figure, FigureCanvasAgg = _matplotlib()
+    windows = prof.active_windows()
+    cores = sorted(windows)[:max_cores]
+    rows = []                       # (core, pipe) with work, top to bottom
+    for c in cores:
+        for p in PIPES:
+            if prof.busy_intervals(p, core=c):
+                rows.append((c, p))
+    height = 3.2 + 0.28 * max(len(rows), 4)
+    fig = Figure(figsize=(12, height), dpi=dpi, layout="constrained")
+    FigureCanvasAgg(fig)
+    grid = fig.add_gridspec(2, 2, height_ratios=[max(len(rows), 4) * 0.28, 2.6],
+                            width_ratios=[1, 1.5])
+    gantt = fig.add_subplot(grid[0, :])
+    for y, (c, p) in enumerate(rows):
+        spans = [(s, e - s) for s, e in prof.busy_intervals(p, core=c)]
+        gantt.broken_barh(spans, (y - 0.4, 0.8), facecolors=PIPE_COLORS[p])
+    gantt.set_yticks(range(len(rows)))
+    gantt.set_yticklabels([f"core {c} {p}" for c, p in rows], fontsize=8)
+    gantt.invert_yaxis()
+    gantt.set_xlim(0, max(prof.total_cycles, 1))
+    gantt.set_xlabel("cycle")
+    more = len(windows) - len(cores)
+    gantt.set_title(f"{prof.kernel_name} on {prof.machine.name}: {prof.total_cycles} cycles, "
+                    f"grid={tuple(prof.grid)} block={tuple(prof.block)}"
+                    + (f" (first {len(cores)} of {len(windows)} cores)" if more > 0 else ""),
+                    fontsize=10)
+    gantt.grid(axis="x", alpha=0.3)
+
+    util = prof.pipe_utilization(window="active")
+    bars = fig.add_subplot(grid[1, 0])
+    values = [100 * util[p] for p in PIPES]
+    bars.bar(PIPES, values, color=[PIPE_COLORS[p] for p in PIPES])
+    for x, v in enumerate(values):
+        bars.text(x, v + 1, f"{v:.0f}%", ha="center", fontsize=8)
+    bars.set_ylim(0, 115)
+    bars.tick_params(axis="x", labelsize=8, labelrotation=30)
+    bars.set_ylabel("% of active cycles")
+    bars.set_title("pipe utilisation (busy / active window)", fontsize=10)
+
+    causes = fig.add_subplot(grid[1, 1])
+    top = sorted((r for r in prof.bubbles().by_cause() if r[2] != "end"), key=lambda r: -r[3])[:8]
+    labels = [f"{p}: {text}" for p, text, _k, _c, _g in top]
+    causes.barh(range(len(top)), [r[3] for r in top], color=[PIPE_COLORS[r[0]] for r in top])
+    causes.set_yticks(range(len(top)))
+    causes.set_yticklabels([t if len(t) <= 52 else t[:49] + "..." for t in labels], fontsize=7)
+    causes.invert_yaxis()
+    causes.set_xlabel("idle cycles (all cores)")
+    causes.set_title("idle cycles by cause (largest, without idle at end)", fontsize=10)
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    return path

@@ -1,0 +1,156 @@
+"""Functional-only mode and timing mode agree on every value for race-free kernels: a shared
+corpus of kernels runs in both (as PyMTL3 runs one test class against two models)."""
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+
+from test_tiles import make_matmul
+from test_vector_add import vector_add
+
+CORPUS = """
+@pto.kernel
+def staged(src, out, n):
+    lid = pto.get_local_id()
+    i = pto.get_global_id()
+    shared = pto.alloc_local(128)
+    if lid < 128:
+        pto.store(shared + lid, pto.load(src + (i % n)))
+    pto.barrier_block()
+    pto.store(out + i, pto.load(shared + (lid * 7) % 128) * 2.0)
+
+@pto.kernel
+def divergent(src, out, n):
+    i = pto.get_global_id()
+    if i >= n:
+        return
+    x = pto.load(src + i)
+    acc = 0.0
+    for k in range(i % 5):
+        if x > 0.5:
+            acc = acc + pto.exp(x * 0.1)
+            continue
+        acc = acc - x
+        if acc < -2.0:
+            break
+    j = 0
+    while j < 3 and acc < 10.0:
+        acc = acc * 1.5 + 0.25
+        j += 1
+    out[i] = acc if i % 2 == 0 else pto.sqrt(abs(acc))
+
+@pto.kernel
+def softmax_rows(x, y, cols):
+    row = pto.get_block_id()
+    t = pto.alloc_local(4 * 64)
+    m = pto.alloc_local(4)
+    e = pto.alloc_local(4 * 64)
+    pto.async_load(t, x + row * 4 * cols, rows=4, cols=cols, stride=cols)
+    pto.trowmax(m, t, 4, cols)
+    pto.trowexpand(e, m, 4, cols)
+    pto.tsub(e, t, e, 4 * cols)
+    pto.texp(e, e, 4 * cols)
+    pto.trowsum(m, e, 4, cols)
+    pto.trowexpand(t, m, 4, cols)
+    pto.tdiv(e, e, t, 4 * cols)
+    pto.store(y + row * 4 * cols, e, rows=4, cols=cols, stride=cols)
+    pto.wait_all()
+"""
+
+
+@pytest.fixture
+def corpus(make_kernels):
+    return make_kernels(CORPUS)
+
+
+def test_vector_add_agrees(corpus):
+    rng = np.random.default_rng(0)
+    a, b = rng.random(1000, dtype=np.float32), rng.random(1000, dtype=np.float32)
+    outs = []
+    for mode in ("timing", "functional"):
+        d_a, d_b, d_o = (pto.alloc_tensor(1024 * 4) for _ in range(3))
+        pto.memcpy_h2d(d_a, np.pad(a, (0, 24)))
+        pto.memcpy_h2d(d_b, np.pad(b, (0, 24)))
+        pto.profile(vector_add, grid=(4, 1, 1), block=(256, 1, 1), args=(d_a, d_b, d_o, 1000), mode=mode)
+        outs.append(d_o.numpy())
+    assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0][:1000], a + b)
+
+
+@pytest.mark.parametrize("kernel", ["staged", "divergent"])
+def test_lane_kernels_agree(corpus, kernel):
+    n = 300
+    src = np.random.default_rng(1).random(n, dtype=np.float32)
+    outs, counts = [], []
+    for mode in ("timing", "functional"):
+        d_src, d_out = pto.alloc_tensor(n * 4), pto.alloc_tensor(512 * 4)
+        pto.memcpy_h2d(d_src, src)
+        prof = pto.profile(getattr(corpus, kernel), grid=(2, 1, 1), block=(256, 1, 1),
+                           args=(d_src, d_out, n), mode=mode)
+        outs.append(d_out.numpy())
+        counts.append(prof.warp_instructions)
+    assert np.array_equal(outs[0], outs[1])
+    assert counts[0] == counts[1]          # the same warp-instructions, with and without timing
+    assert np.isfinite(outs[0][:n]).all()
+
+
+def test_tile_kernels_agree(corpus):
+    rows, cols = 16, 64
+    x = np.random.default_rng(2).standard_normal((rows, cols)).astype(np.float32)
+    outs = []
+    for mode in ("timing", "functional"):
+        d_x, d_y = pto.alloc_tensor(x.nbytes), pto.alloc_tensor(x.nbytes)
+        pto.memcpy_h2d(d_x, x)
+        pto.profile(corpus.softmax_rows, grid=(rows // 4, 1, 1), block=(32, 1, 1), args=(d_x, d_y, cols), mode=mode)
+        outs.append(d_y.numpy().reshape(rows, cols))
+    assert np.array_equal(outs[0], outs[1])
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(outs[0], e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_pipelined_matmul_agrees(depth):
+    M, N, K, t = 64, 32, 256, 32
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
+    outs = []
+    for mode in ("timing", "functional"):
+        d_a, d_b, d_c = pto.alloc_tensor(a.nbytes), pto.alloc_tensor(b.nbytes), pto.alloc_tensor(M * N * 4)
+        pto.memcpy_h2d(d_a, a)
+        pto.memcpy_h2d(d_b, b)
+        pto.profile(make_matmul(depth, t, t, t), grid=(N // t, M // t, 1), block=(32, 1, 1),
+                    args=(d_a, d_b, d_c, M, N, K, t, t, t), mode=mode)
+        outs.append(d_c.numpy())
+    assert np.array_equal(outs[0], outs[1])
+    np.testing.assert_allclose(outs[0].reshape(M, N), a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_functional_mode_errors(corpus, make_kernels):
+    """Bounds, block-barrier deadlocks and endless loops are caught in functional mode too."""
+    mod = make_kernels("""
+@pto.kernel
+def unguarded(a, o):
+    i = pto.get_global_id()
+    pto.store(o + i, pto.load(a + i))
+
+@pto.kernel
+def half(o):
+    lid = pto.get_local_id()
+    if lid < 32:
+        pto.barrier_block()
+    pto.store(o + lid, 1.0)
+
+@pto.kernel
+def forever(o):
+    x = 0
+    while True:
+        x += 1
+""")
+    d_a, d_o = pto.alloc_tensor(40 * 4), pto.alloc_tensor(64 * 4)
+    with pytest.raises(pto.OutOfBoundsError, match=r"warp 1, lane 8 \(local id 40\) accessed a\[40\]"):
+        pto.profile(mod.unguarded, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_o), mode="functional")
+    with pytest.raises(pto.DeadlockError, match="warps 0 wait"):
+        pto.profile(mod.half, grid=(1, 1, 1), block=(64, 1, 1), args=(d_o,), mode="functional")
+    with pytest.raises(pto.SimulationLimitError, match="executed 1000 instructions"):
+        pto.profile(mod.forever, grid=(1, 1, 1), block=(32, 1, 1), args=(d_o,), mode="functional", max_cycles=1000)
+    with pytest.raises(pto.LaunchError, match="needs mode='timing'"):
+        pto.launch(mod.half, grid=(1, 1, 1), block=(64, 1, 1), args=(d_o,), mode="functional", check="racecheck")

@@ -1,0 +1,349 @@
+"""Profiles: bubbles with their causes, hotspots, core balance, CSV exports, Chrome traces,
+plots and the pypto-sim profile/trace/machine diff commands.
+
+The pipelined matmul is tests/test_tiles.py's (64 x 64 x 1024 float32, 32 x 32 x 32 tiles,
+4 blocks on 4 cores of the default machine). Its numbers come from the timing model with the
+ascend910b table: TLOAD 307 cycles + 4 KiB over a 142.7 B/cycle link, MMA 38 cycles.
+"""
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+from pypto_sim.cli import machine_diff
+from pypto_sim.isa import PIPES
+from pypto_sim.profiler.collect import collect_profiles
+from pypto_sim.profiler.export import BUBBLE_COLUMNS, CODE_COLUMNS, INSTR_COLUMNS, SUMMARY_COLUMNS
+from pypto_sim.profiler.trace import slices_of, validate_trace
+from pypto_sim.timing.machine import resolve_machine
+from test_tiles import _matmul
+
+ROOT = Path(__file__).resolve().parent.parent
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def matmul():
+    """{depth: Profile} of the pipelined matmul at depth 1 and 2."""
+    out = {}
+    for depth in (1, 2):
+        prof, c, ref = _matmul(depth, 64, 64, 1024, 32, 32, 32)
+        np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-4)
+        out[depth] = prof
+    return out
+
+
+VECTOR_ADD = """
+@pto.kernel
+def vector_add(a, b, o, n):
+    i = pto.get_global_id()
+    if i < n:
+        a_val = pto.load(a + i)
+        b_val = pto.load(b + i)
+        pto.fma(o + i, a_val, 1.0, b_val)
+"""
+# line numbers in the generated file (line 1 is `import pypto_sim as pto`)
+LINE_ID, LINE_IF, LINE_LOAD_A, LINE_LOAD_B, LINE_FMA = 5, 6, 7, 8, 9
+
+
+def _vector_add(make_kernels, n=1024, grid=4, block=256):
+    k = make_kernels(VECTOR_ADD).vector_add
+    a = np.arange(n, dtype=np.float32)
+    d_a, d_b, d_o = (pto.alloc_tensor(n * 4) for _ in range(3))
+    pto.memcpy_h2d(d_a, a)
+    pto.memcpy_h2d(d_b, a)
+    prof = pto.profile(k, grid=(grid, 1, 1), block=(block, 1, 1), args=(d_a, d_b, d_o, n))
+    assert np.array_equal(d_o.numpy(), 2 * a)
+    return prof
+
+
+# ---------------------------------------------------------------- Chrome traces
+def test_trace_validates_against_the_trace_event_format(matmul, tmp_path):
+    """The file is JSON in the Object Format; every event has its phase's required keys;
+    complete events nest on each track; flows are paired s/f (same id, cat, name, start first,
+    bound to a slice); every process (core) and track (pipe, warp) is named."""
+    prof = matmul[2]
+    path = prof.save_trace(tmp_path / "matmul.json")
+    doc = json.loads(path.read_text())
+    assert validate_trace(doc) == []
+    events = doc["traceEvents"]
+    assert {e["ph"] for e in events} == {"M", "X", "s", "f"}
+    for e in slices_of(doc):
+        assert {"name", "cat", "ph", "ts", "dur", "pid", "tid", "args"} <= set(e)
+        assert e["args"]["line"] in prof.program.source_lines
+    assert doc["displayTimeUnit"] in ("ms", "ns")
+    assert doc["otherData"]["time_unit"] == "1 trace microsecond = 1 cycle"
+    # named tracks: one process per core, per-pipe and per-warp threads
+    procs = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    threads = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert procs == {"core 0", "core 1", "core 2", "core 3"}
+    assert {"load (MTE2)", "mma (cube)", "store (MTE3)", "scalar", "block 0 warp 0"} <= threads
+    # one complete event per warp-instruction on its pipe track and on its warp track
+    assert len(slices_of(doc)) == 2 * len(prof.records)
+    assert len(slices_of(doc, cat="mma")) == 4 * 32
+    # flow arrows for dependencies: data not loaded (RAW), buffer not free (WAR), operands
+    starts = [e for e in events if e["ph"] == "s"]
+    ends = [e for e in events if e["ph"] == "f"]
+    assert len(starts) == len(ends) == doc["otherData"]["flows"] > 0
+    assert {e["name"] for e in starts} >= {"tile_raw", "operand"}
+    assert all(e["bp"] == "e" for e in ends)
+    assert sorted(e["id"] for e in starts) == sorted(e["id"] for e in ends)
+    # a flow into an MMA starts on a load track: the MMA waited for the TLOAD of its tile
+    by_id = {e["id"]: e for e in starts}
+    tid_name = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    mma_tids = {e["tid"] for e in slices_of(doc, cat="mma")}
+    into_mma = [by_id[e["id"]] for e in ends if e["tid"] in mma_tids]
+    assert into_mma and all(tid_name[s["tid"]].startswith("load (MTE2)") for s in into_mma)
+
+
+def test_trace_validator_finds_what_viewers_reject():
+    """The validator is not vacuous: overlapping slices on one track, an unpaired or unbound
+    flow, an unnamed track and a metadata event without its argument are all reported."""
+    x = {"ph": "X", "name": "A", "cat": "c", "pid": 1, "tid": 2}
+    doc = {"traceEvents": [
+        {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "core 0"}},
+        {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {}},
+        dict(x, ts=0, dur=10), dict(x, ts=5, dur=10),
+        {"ph": "s", "id": 7, "cat": "dep", "name": "n", "ts": 50, "pid": 1, "tid": 2},
+        {"ph": "Q", "name": "?", "pid": 1, "tid": 2, "ts": 0}]}
+    errors = "\n".join(validate_trace(doc))
+    assert "overlaps another" in errors
+    assert "flow 7: needs exactly one 's' and one 'f'" in errors
+    assert "needs args.name" in errors and "no thread_name" in errors
+    assert "unknown or missing ph 'Q'" in errors
+    assert validate_trace({"events": []}) == ["the top level must be an object with a 'traceEvents' list"]
+
+
+def _overlap(a, b):
+    return any(s1 < s2 + d2 and s2 < s1 + d1 for s1, d1 in a for s2, d2 in b)
+
+
+def test_trace_shows_load_and_mma_overlapping_at_depth_2(matmul):
+    """On every core, at depth=2 a TLOAD and an MMA are in flight at the same time in the
+    trace; at depth=1 never (each load waits for the MMA that reads its buffer)."""
+    for depth, expect in ((1, False), (2, True)):
+        doc = matmul[depth].trace(warps=False)
+        assert validate_trace(doc) == []
+        for pid in range(1, 5):
+            loads = [(e["ts"], e["dur"]) for e in slices_of(doc, "TLOAD") if e["pid"] == pid]
+            mmas = [(e["ts"], e["dur"]) for e in slices_of(doc, "MMA") if e["pid"] == pid]
+            assert len(loads) == 64 and len(mmas) == 32
+            assert _overlap(loads, mmas) is expect, (depth, pid)
+
+
+def test_trace_in_microseconds_at_the_clock(matmul):
+    prof = matmul[2]
+    doc = prof.trace(time_unit="us", flows=False)
+    assert validate_trace(doc) == [] and doc["displayTimeUnit"] == "ns"
+    last = max(e["ts"] + e["dur"] for e in slices_of(doc))
+    assert last == pytest.approx(prof.total_cycles / (prof.machine.clock_ghz * 1e3), abs=1 / 4096)
+    with pytest.raises(ValueError, match="time_unit"):
+        prof.trace(time_unit="ms")
+
+
+# ---------------------------------------------------------------- bubbles
+def test_bubbles_blame_mma_idle_time_on_loads_and_depth_2_shrinks_it(matmul):
+    """depth=1: the MMA pipe is idle 47608 of its 52472 active cycles (4 cores x 13118), and
+    46832 of them (98%) are waiting on the TLOAD of B at line 144 (its 307-cycle latency:
+    39556; its HBM transfer beyond that: 7276); the load pipe idles 4712 cycles because of the
+    pipeline depth (no free buffer: the MMA still reads it). depth=2: the kernel takes 6732
+    cycles, waiting on TLOAD falls to 21288 MMA idle cycles, and the depth cause is gone."""
+    b1, b2 = matmul[1].bubbles(), matmul[2].bubbles()
+    assert matmul[1].total_cycles == 13118 and matmul[2].total_cycles == 6732
+    assert b1.cycles(pipe="mma") == 47608
+    assert b1.waiting_on("TLOAD", pipe="mma") == 46832
+    assert b1.cycles(kind="operand", inst="TLOAD", pipe="mma") == 39556
+    assert b1.cycles(kind="hbm", inst="TLOAD", pipe="mma") == 7276
+    assert b1.waiting_on("TLOAD", pipe="mma") > 0.9 * b1.cycles(pipe="mma")
+    assert b1.cycles(kind="depth", pipe="load") == 4712
+    assert b2.cycles(pipe="mma") == 22064
+    assert b2.waiting_on("TLOAD", pipe="mma") == 21288
+    assert b2.waiting_on("TLOAD", pipe="mma") < 0.5 * b1.waiting_on("TLOAD", pipe="mma")
+    assert b2.cycles(kind="depth") == 0
+    # the causes name the instruction and its line, and the table says so
+    mma = matmul[1].bubbles(pipe="mma")
+    top = mma.by_cause()[0]
+    assert top[:3] == ("mma", "waiting on TLOAD at line 144", "operand") and top[3] == 39556
+    text = str(mma)
+    assert "waiting on TLOAD at line 144" in text and "HBM bandwidth: waiting on TLOAD at line 144" in text
+    assert "mma pipe: 47608 idle cycles of 52472 active (91%)" in text
+    assert "pipeline depth (no free buffer): MMA at line 147 still reads it" in str(matmul[1].bubbles())
+
+
+def test_bubbles_and_busy_cycles_tile_each_active_window(matmul):
+    """For each core and each pipe it used: busy cycles + bubbles = the core's active window,
+    and no bubble overlaps an interval in which the pipe was busy."""
+    for prof in matmul.values():
+        windows, busy = prof.active_windows(), prof.busy_by_core()
+        report = prof.bubbles()
+        for core, (w0, w1) in windows.items():
+            for pipe in PIPES:
+                if not busy[core][pipe]:
+                    continue
+                gaps = [b for b in report if b.core == core and b.pipe == pipe]
+                assert busy[core][pipe] + sum(b.cycles for b in gaps) == w1 - w0
+                intervals = prof.busy_intervals(pipe, core=core)
+                assert not _overlap([(s, e - s) for s, e in intervals],
+                                    [(b.start, b.cycles) for b in gaps])
+
+
+def test_bubbles_of_a_lane_kernel(make_kernels):
+    """vector_add: the store pipe waits for the loads (their latency and their transfer)."""
+    prof = _vector_add(make_kernels)
+    store = prof.bubbles(pipe="store")
+    assert store.waiting_on("LOAD") > 0.9 * store.idle_cycles
+    assert all(b.line == LINE_LOAD_B for b in store if b.inst == "LOAD")
+    assert prof.bubbles(core=0).idle_cycles * 4 == prof.bubbles().idle_cycles
+    with pytest.raises(ValueError, match="pipe must be one of"):
+        prof.bubbles(pipe="cube")
+
+
+# ---------------------------------------------------------------- hotspots and balance
+def test_hotspots_name_the_lines_of_vector_add(make_kernels):
+    """1024 elements in 4 blocks of 256 lanes = 32 warps: each load line issues 32
+    warp-instructions over 1024 lanes; the two loads are the hottest lines."""
+    prof = _vector_add(make_kernels)
+    hot = prof.hotspots()
+    assert set(hot.lines) == {LINE_ID, LINE_IF, LINE_LOAD_A, LINE_LOAD_B, LINE_FMA}
+    assert set(hot.lines[:2]) == {LINE_LOAD_A, LINE_LOAD_B}
+    row = hot[LINE_LOAD_A]
+    assert row["source"] == "a_val = pto.load(a + i)" and row["instructions"] == ["LOAD"]
+    assert row["executions"] == 32 and row["lane_executions"] == 1024
+    assert row["busy_cycles"] > 32 * pto.machine().latency("LOAD")
+    assert sum(r["executions"] for r in hot) == len(prof.records)
+    text = str(hot.top(3))
+    assert "a_val = pto.load(a + i)" in text and "b_val = pto.load(b + i)" in text
+
+
+def test_core_balance_flags_a_core_with_twice_the_work(make_kernels, simple_machine):
+    """The simple machine has 2 cores of 8 warp slots: blocks of 256 lanes fill a core, so
+    3 blocks run as 2 on core 0 (one after the other) and 1 on core 1: a spread near 50%."""
+    balance = _vector_add(make_kernels, n=768, grid=3).core_balance()
+    assert [r["blocks"] for r in balance] == [2, 1]
+    assert balance.imbalanced and 0.4 < balance.spread < 0.6
+    assert "imbalanced (msprof Occupancy rule)" in str(balance)
+    even = _vector_add(make_kernels, n=512, grid=2).core_balance()
+    assert not even.imbalanced and even.spread == 0.0 and even.idle_cores == 0
+
+
+def test_pipe_utilization_over_active_windows(matmul):
+    prof = matmul[2]
+    busy, windows = prof.busy_by_core(), prof.active_windows()
+    util = prof.pipe_utilization(window="active")
+    active = sum(b - a for a, b in windows.values())
+    assert util["load"] == pytest.approx(sum(busy[c]["load"] for c in windows) / active)
+    assert util["load"] > 0.9 and util["vector"] == 0.0
+    with pytest.raises(ValueError):
+        prof.pipe_utilization(window="all")
+
+
+# ---------------------------------------------------------------- CSV exports
+def _read(path):
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        return reader.fieldnames, list(reader)
+
+
+def test_csv_exports_parse_with_the_expected_columns(matmul, tmp_path):
+    prof = matmul[1]
+    paths = prof.export_csv(tmp_path / "csv")
+    assert sorted(p.name for p in paths.values()) == ["bubbles.csv", "code_exe.csv",
+                                                     "instr_exe.csv", "pipeline_summary.csv"]
+    cols, rows = _read(paths["instr_exe"])
+    assert tuple(cols) == INSTR_COLUMNS
+    assert len(rows) == len(np.unique(prof.records.pc))
+    assert sum(int(r["call_count"]) for r in rows) == len(prof.records)
+    mma = next(r for r in rows if r["instr"] == "MMA")
+    assert (mma["pipe"], mma["line"], mma["call_count"], mma["cycles"]) == ("mma", "147", "128", str(128 * 38))
+    assert mma["detail"].startswith("MMA C_tile, A_tile, B_tile")
+    cols, rows = _read(paths["code_exe"])
+    assert tuple(cols) == CODE_COLUMNS
+    assert {r["code"].rsplit(":", 1)[1] for r in rows} == {str(ln) for ln in prof.hotspots().lines}
+    assert all(r["code"].startswith(prof.program.file) for r in rows)
+    cols, rows = _read(paths["pipeline_summary"])
+    assert tuple(cols) == SUMMARY_COLUMNS
+    assert [r["core_id"] for r in rows] == ["0", "1", "2", "3"]
+    for r in rows:
+        core = int(r["core_id"])
+        assert int(r["active_end_cycle"]) - int(r["active_start_cycle"]) == int(r["active_cycles"])
+        assert int(r["mma_cycles"]) == sum(e - s for s, e in prof.busy_intervals("mma", core=core))
+        assert int(r["total_cycles"]) == 13118
+    cols, rows = _read(paths["bubbles"])
+    assert tuple(cols) == BUBBLE_COLUMNS and len(rows) == len(prof.bubbles())
+
+
+# ---------------------------------------------------------------- plots
+def test_plot_renders_a_png(matmul, tmp_path):
+    pytest.importorskip("matplotlib")
+    import matplotlib.image
+    path = matmul[2].save_plot(tmp_path / "matmul.png")
+    assert path.read_bytes()[:8] == PNG_SIGNATURE and path.stat().st_size > 20_000
+    height, width = matplotlib.image.imread(path).shape[:2]
+    assert width >= 1000 and height >= 500
+
+
+def test_plot_without_matplotlib_says_how_to_install(matmul, tmp_path, monkeypatch):
+    for name in ("matplotlib", "matplotlib.figure", "matplotlib.backends.backend_agg"):
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(ImportError, match=r"pip install pypto-sim\[plot\]"):
+        matmul[1].save_plot(tmp_path / "x.png")
+
+
+# ---------------------------------------------------------------- collection and cost
+def test_collect_profiles_sees_every_launch_and_profiles_stay_lazy(make_kernels):
+    """Inside collect_profiles() every launch's Profile is collected (launch + sync and
+    pto.profile); outside, none. A new Profile has computed no analysis (profiling costs
+    no more than running)."""
+    with collect_profiles() as profiles:
+        prof = _vector_add(make_kernels)
+    assert profiles == [prof] and prof._cache == {}
+    _vector_add(make_kernels)
+    assert len(profiles) == 1
+
+
+# ---------------------------------------------------------------- command line
+def _cli(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "pypto_sim", *args], capture_output=True,
+                          text=True, timeout=300, cwd=cwd)
+
+
+def test_cli_profile_writes_trace_csv_and_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    trace, plot, out = tmp_path / "t.json", tmp_path / "p.png", tmp_path / "csv"
+    r = _cli("profile", "examples/pipeline_matmul.py", "--trace", str(trace), "--csv", str(out),
+             "--plot", str(plot), "--top", "3")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("[launch ") == 2          # depth=1 and depth=2
+    assert "waiting on TLOAD at line 22" in r.stdout and "hotspots of matmul_tile" in r.stdout
+    assert "core balance of matmul_tile" in r.stdout
+    assert validate_trace(json.loads(trace.read_text())) == []
+    assert plot.read_bytes()[:8] == PNG_SIGNATURE
+    assert (out / "instr_exe.csv").exists() and (out / "pipeline_summary.csv").exists()
+
+
+def test_cli_trace_and_errors(tmp_path):
+    trace = tmp_path / "va.json"
+    r = _cli("trace", "examples/vector_add.py", "-o", str(trace), "--time-unit", "us")
+    assert r.returncode == 0, r.stderr
+    assert "wrote" in r.stdout and "ui.perfetto.dev" in r.stdout
+    doc = json.loads(trace.read_text())
+    assert validate_trace(doc) == [] and doc["otherData"]["kernel"] == "vector_add"
+    r = _cli("profile", "examples/vector_add.py", "--kernel", "nope")
+    assert r.returncode == 1 and "ran no launch of kernel 'nope'" in r.stderr
+    assert "vector_add" in r.stderr
+
+
+def test_cli_machine_diff():
+    r = _cli("machine", "diff", "ascend910b", "tests/machines/simple.toml")
+    assert r.returncode == 0, r.stderr
+    assert "entries differ" in r.stdout
+    lines = r.stdout.splitlines()
+    assert any(line.split()[:1] == ["cores"] and line.split()[1:3] == ["24", "2"] for line in lines)
+    assert any(line.split()[:1] == ["TLOAD.latency"] for line in lines)
+    m = resolve_machine("ascend910b")
+    assert "0 entries differ" in machine_diff(m, m)
