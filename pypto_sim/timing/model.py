@@ -73,15 +73,46 @@ class BlockState:
 
 
 class CoreState:
-    """Per-core timing state: when each pipe, the issue port and the HBM links are next free."""
+    """Per-core timing state: the issue port's and the pipes' booked cycles, the tile
+    operations' pipe occupancy, and when the HBM links are next free."""
 
     def __init__(self, index):
         self.index = index
-        self.pipe_free = [0] * len(PIPES)
-        self.issue_cycle = -1
-        self.issued_this_cycle = 0
+        self.pipe_free = [0] * len(PIPES)          # tile ops: in-order high-water per pipe
+        self.tile_spans = [[] for _ in PIPES]      # tile ops: (start, end) held per pipe
+        self.port = {}                             # cycle -> warp-instructions issued then
+        self.busy = [set() for _ in PIPES]         # lane instructions: booked pipe cycles
         self.read_free = 0.0
         self.write_free = 0.0
+
+    def book(self, t, pipe, interval, width, now):
+        """Reserve the first cycle c >= t with a free issue slot and, when pipe >= 0, the pipe
+        free for [c, c + interval). Returns (c, the stall cause that moved it past t or 0)."""
+        if len(self.port) > 4096:               # forget the past
+            self.port = {c: k for c, k in self.port.items() if c >= now}
+            for i, cycles in enumerate(self.busy):
+                self.busy[i] = {c for c in cycles if c >= now}
+            self.tile_spans = [[s for s in spans if s[1] > now] for spans in self.tile_spans]
+        port, c, why = self.port, t, 0
+        busy = self.busy[pipe] if pipe >= 0 else None
+        spans = self.tile_spans[pipe] if pipe >= 0 else ()
+        while True:
+            if port.get(c, 0) >= width:
+                c, why = c + 1, CAUSE["issue"]
+                continue
+            if busy is not None:
+                if c in busy or (interval > 1 and any(c + k in busy for k in range(1, interval))):
+                    c, why = c + 1, CAUSE["pipe"]
+                    continue
+                held = next((e for s, e in spans if s <= c < e), None)
+                if held is not None:
+                    c, why = held, CAUSE["pipe"]
+                    continue
+            break
+        port[c] = port.get(c, 0) + 1
+        if busy is not None:
+            busy.update(range(c, c + interval))
+        return c, why
 
 
 class LaunchSimulation:
@@ -266,12 +297,10 @@ class LaunchSimulation:
             if d >= 0 and ws.ready[d] > t:
                 t, cause, cause_pc = ws.ready[d], CAUSE["operand"], ws.producer[d]
             p = self.pc_pipe[pc]
-            if self.pc_tile[pc]:
-                if w != 0:             # tile instructions are issued by warp 0 of the block
-                    pc += 1
-                    continue
-            elif core.pipe_free[p] > t:
-                t, cause = core.pipe_free[p], CAUSE["pipe"]
+            tile = self.pc_tile[pc]
+            if tile and w != 0:        # tile instructions are issued by warp 0 of the block
+                pc += 1
+                continue
             if fam == "sync" and ws.store_done > t:
                 t, cause = ws.store_done, CAUSE["barrier"]
             if fam == "tile_sync" and self.pc_name[pc] == "WAIT_ALL" and code[pc, C_AUX]:
@@ -279,22 +308,19 @@ class LaunchSimulation:
                 done = blk.tiles.after_time(after)[0] if after else blk.tiles.done
                 if done > t:
                     t, cause = done, CAUSE["wait_all"]
-            if t > now:
+            # Book the first cycle >= t with room on the core's issue port and (lane
+            # instructions) a free pipe for issue_interval cycles: arbitration as arithmetic,
+            # first come first served in simulated time, and one wakeup per instruction.
+            c, why = core.book(t, -1 if tile else p, self.pc_ii[pc], self.m.issue_width, now)
+            if why:
+                cause, cause_pc = why, -1
+            if c > now:
                 ws.note_stall(cause, cause_pc)
-                yield env.timeout(t - now)
-                continue
-            if core.issue_cycle == now and core.issued_this_cycle >= self.m.issue_width:
-                ws.note_stall(CAUSE["issue"], -1)
-                yield env.timeout(1)
-                continue
-            if core.issue_cycle != now:
-                core.issue_cycle, core.issued_this_cycle = now, 0
-            core.issued_this_cycle += 1
+                yield env.timeout(c - now)
+                now = env.now
             # ---- issue
             stall = now - ws.next_issue if now > ws.next_issue else 0
             lat = self.pc_lat[pc]
-            if not self.pc_tile[pc]:          # tile ops take their pipe in tiles.dispatch
-                core.pipe_free[p] = now + self.pc_ii[pc]
             ws.next_issue = now + 1
             complete = now + lat
             moved = 0

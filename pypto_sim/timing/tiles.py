@@ -242,6 +242,7 @@ def dispatch(sim, pc, core, blk, w, ws, now):
             hbm_reads = (np.arange(rows)[:, None] * stride + np.arange(cols)).ravel() + start_word
         sim.checks.tile_access(pc, blk, reads, writes, blk.tile_seq, now, hbm_reads)
     blk.tile_seq += 1
+    core.tile_spans[pipe].append((start, core.pipe_free[pipe]))   # lane ops keep out
     eng.record(reads, writes, complete, pipe, tag, pc)
     sim.schedule_tile_effect(pc, vals, slot, complete - now, blk)
     return start, complete, moved, cause, cause_pc
