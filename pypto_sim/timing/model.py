@@ -179,6 +179,9 @@ class LaunchSimulation:
             self.pc_mem.append("hbm" if spec.name in ("LOAD", "STORE", "FMA_STORE") else
                                "l1" if spec.name in ("LOAD_L1", "STORE_L1") else None)
         self.store_latency = self.m.latency("STORE")
+        self.read_bw = self.m.hbm_core_read_bytes_per_cycle
+        self.write_bw = self.m.hbm_core_write_bytes_per_cycle
+        self.chip_bw = self.m.hbm_chip_bytes_per_cycle
         self.buffer_spans = [(b.offset, b.offset + b.words, b) for b in self.prog.buffers]
 
     def buffer_at(self, word):
@@ -278,6 +281,7 @@ class LaunchSimulation:
         pend_val = np.zeros(32, np.float64)
         control = ControlFlow(code, imm, ws, ex)
         sector = self.m.sector_bytes
+        width = self.m.issue_width
         key = (blk.id, w)
         self.unfinished[key] = ws
         self.warp_states[key] = ws
@@ -311,7 +315,7 @@ class LaunchSimulation:
             # Book the first cycle >= t with room on the core's issue port and (lane
             # instructions) a free pipe for issue_interval cycles: arbitration as arithmetic,
             # first come first served in simulated time, and one wakeup per instruction.
-            c, why = core.book(t, -1 if tile else p, self.pc_ii[pc], self.m.issue_width, now)
+            c, why = core.book(t, -1 if tile else p, self.pc_ii[pc], width, now)
             if why:
                 cause, cause_pc = why, -1
             if c > now:
@@ -420,15 +424,14 @@ class LaunchSimulation:
         """Cycles of bandwidth a transfer of nbytes adds, on the core link and the chip's HBM."""
         if nbytes <= 0:
             return 0
-        m = self.m
-        bw = m.hbm_core_read_bytes_per_cycle if read else m.hbm_core_write_bytes_per_cycle
+        bw = self.read_bw if read else self.write_bw
         link_free = core.read_free if read else core.write_free
         link_done = max(start, link_free) + nbytes / bw
         if read:
             core.read_free = link_done
         else:
             core.write_free = link_done
-        chip_done = max(start, self.chip_free) + nbytes / m.hbm_chip_bytes_per_cycle
+        chip_done = max(start, self.chip_free) + nbytes / self.chip_bw
         self.chip_free = chip_done
         return int(math.ceil(max(link_done, chip_done) - start - 1e-9))
 

@@ -59,13 +59,9 @@ class ControlFlow:
 
     def __init__(self, code, imm, ws: WarpState, ex):
         self.code, self.imm, self.ws, self.ex = code, imm, ws, ex
-        self.handlers = {"IF": self._if, "ELSE": self._else, "ENDIF": self._endif,
-                         "LOOP": self._loop, "BRK_UNLESS": self._brk_unless, "BREAK": self._break,
-                         "CONTINUE": self._continue, "LOOP_CONT": self._loop_cont,
-                         "ENDLOOP": self._endloop, "RET": self._ret, "EXIT": self._exit}
 
     def step(self, pc: int, name: str) -> int:
-        return self.handlers[name](pc)
+        return _HANDLERS[name](self, pc)
 
     # -- helpers
     def _pred(self, pc):
@@ -169,3 +165,10 @@ class ControlFlow:
 
     def _exit(self, pc):
         return -1
+
+
+_HANDLERS = {"IF": ControlFlow._if, "ELSE": ControlFlow._else, "ENDIF": ControlFlow._endif,
+             "LOOP": ControlFlow._loop, "BRK_UNLESS": ControlFlow._brk_unless,
+             "BREAK": ControlFlow._break, "CONTINUE": ControlFlow._continue,
+             "LOOP_CONT": ControlFlow._loop_cont, "ENDLOOP": ControlFlow._endloop,
+             "RET": ControlFlow._ret, "EXIT": ControlFlow._exit}
