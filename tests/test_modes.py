@@ -148,7 +148,7 @@ def forever(o):
     d_a, d_o = pto.alloc_tensor(40 * 4), pto.alloc_tensor(64 * 4)
     with pytest.raises(pto.OutOfBoundsError, match=r"warp 1, lane 8 \(local id 40\) accessed a\[40\]"):
         pto.profile(mod.unguarded, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_o), mode="functional")
-    with pytest.raises(pto.DeadlockError, match="warps 0 wait"):
+    with pytest.raises(pto.DeadlockError, match="warp 0 waits at line"):
         pto.profile(mod.half, grid=(1, 1, 1), block=(64, 1, 1), args=(d_o,), mode="functional")
     with pytest.raises(pto.SimulationLimitError, match="executed 1000 instructions"):
         pto.profile(mod.forever, grid=(1, 1, 1), block=(32, 1, 1), args=(d_o,), mode="functional", max_cycles=1000)

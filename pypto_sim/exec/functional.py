@@ -1,8 +1,8 @@
 """Functional-only mode: the same IR through the same executor, with no timing.
 
-Each block runs its warps one after another inside numba (``run_warp``), each until it reaches
-a ``barrier_block()`` or the end; when every warp of the block is at the barrier they all go
-on. Stores land at once and tile instructions run at once, in program order, on warp 0. For a
+The whole grid runs inside numba (``run_grid``): each block runs its warps one after another,
+each until it reaches a ``barrier_block()`` or the end; when every warp of the block is at the
+barrier they all go on. Stores land at once and tile instructions run at once, in program order, on warp 0. For a
 race-free kernel this computes exactly what the timing model computes (the shared corpus in
 tests/test_modes.py runs in both), much faster; racy kernels can differ, as they can on
 hardware from run to run. Bounds are checked as in timing mode.
@@ -16,9 +16,6 @@ import numpy as np
 
 from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
 from .lane import executor
-
-FULL_MASK = (1 << 32) - 1
-
 
 @dataclass
 class FunctionalProfile:
@@ -57,51 +54,30 @@ def run_functional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init, 
     tbase = np.array([t[0] for t in tensors] or [0], np.int64)
     tcount = np.array([t[1] for t in tensors] or [0], np.int64)
     tbytes = np.array([t[2] for t in tensors] or [0], np.int64)
-    lanes = block[0] * block[1] * block[2]
-    n_warps = -(-lanes // 32)
     depth = 1 + sum(1 for ins in prog.instrs if ins.op in ("IF", "LOOP"))
     info = np.zeros(8, np.int64)
-    pend_idx = np.zeros(32, np.int64)
-    pend_val = np.zeros(32, np.float64)
     seed_regs = np.zeros((max(encoded.n_regs, 1), 32), np.float64)
     for arg in prog.args:
         if arg.reg is not None:
             seed_regs[prog.n_lane_slots + arg.reg.index, :] = scalars[arg.name]
-    gx, gy, gz = grid
-    executed = 0
+    out = np.zeros(8, np.int64)
     start = time.perf_counter()
-    for block_id in range(gx * gy * gz):
+    ex.run_grid(code, imm, seed_regs, np.array(grid, np.int64), np.array(block, np.int64), hbm,
+                hbm_init, tbase, tcount, tbytes, prog.local_words, depth, max_instructions, out)
+    status, block_id, w, pc, executed = (int(x) for x in out[:5])
+    if status != ex.RUN_EXIT:
+        gx, gy, _ = grid
         coords = (block_id % gx, (block_id // gx) % gy, block_id // (gx * gy))
-        l1 = np.zeros(max(prog.local_words, 1), np.float64)
-        warps = []
-        for w in range(n_warps):
-            here = min(32, lanes - w * 32)
-            state = np.array([0, FULL_MASK if here == 32 else (1 << here) - 1, 0, 0, 0], np.int64)
-            ctx = np.array([*coords, *block, *grid, w], np.int64)
-            warps.append([seed_regs.copy(), state, np.zeros((depth, 7), np.int64), ctx, None])
-        live = list(range(n_warps))
-        while live:
-            at_barrier = []
-            for w in live:
-                regs, state, stack, ctx, _ = warps[w]
-                before = state[4]
-                status = ex.run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase,
-                                     tcount, tbytes, l1, 0, pend_idx, pend_val, info, w == 0,
-                                     max_instructions - int(before))
-                executed += int(state[4] - before)
-                if status == ex.RUN_BARRIER:
-                    at_barrier.append(w)
-                elif status != ex.RUN_EXIT:
-                    raise _error(status, prog, kernel_name, tensor_names, coords, w, int(state[0]),
-                                 info, max_instructions, tcount)
-            if at_barrier and len(at_barrier) != n_warps:
-                line = prog.instrs[int(warps[at_barrier[0]][1][0]) - 1].line
-                raise DeadlockError(
-                    f"barrier_block() can never complete: in block {coords} warps "
-                    f"{', '.join(map(str, at_barrier))} wait at line {line} but the other warps finished",
-                    kernel=kernel_name, file=prog.file, line=line,
-                    hint="every warp of the block must reach each barrier_block()")
-            live = at_barrier
+        info[:3] = out[5:8]
+        if status == ex.RUN_BARRIER:
+            line = prog.instrs[pc].line
+            raise DeadlockError(
+                f"barrier_block() can never complete: in block {coords} warp {w} waits at line "
+                f"{line} but other warps of the block finished without reaching it",
+                kernel=kernel_name, file=prog.file, line=line,
+                hint="every warp of the block must reach each barrier_block()")
+        raise _error(status, prog, kernel_name, tensor_names, coords, w, pc, info,
+                     max_instructions, tcount)
     return FunctionalProfile(kernel_name, grid, block, executed, time.perf_counter() - start)
 
 

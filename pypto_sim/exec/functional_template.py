@@ -219,3 +219,82 @@ def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, t
                 for q in range(n):
                     hbm_init[pend_idx[q]] = 1
         pc += 1
+
+
+@njit(cache=True, error_model="numpy")
+def run_grid(code, imm, seed_regs, grid, block, hbm, hbm_init, tbase, tcount, tbytes,
+             local_words, depth, budget, out):
+    """Run every block of the grid functionally, warps round-robin between block barriers.
+
+    out = [status, block id, warp, pc, warp-instructions executed, info[0..2]] where status
+    is RUN_EXIT (all done), RUN_FAULT / RUN_TILE_FAULT / RUN_BUDGET, or RUN_BARRIER for a
+    block barrier some warps never reach (a deadlock)."""
+    lanes = block[0] * block[1] * block[2]
+    n_warps = (lanes + 31) // 32
+    n_blocks = grid[0] * grid[1] * grid[2]
+    n_regs = seed_regs.shape[0]
+    regs = np.empty((n_warps, n_regs, 32), np.float64)
+    states = np.zeros((n_warps, 5), np.int64)
+    stacks = np.zeros((n_warps, depth, 7), np.int64)
+    at_barrier = np.zeros(n_warps, np.int64)
+    ctx = np.zeros(10, np.int64)
+    info = np.zeros(8, np.int64)
+    pend_idx = np.zeros(32, np.int64)
+    pend_val = np.zeros(32, np.float64)
+    l1 = np.zeros(max(local_words, 1), np.float64)
+    executed = 0
+    for b in range(n_blocks):
+        l1[:] = 0.0
+        for w in range(n_warps):
+            regs[w, :, :] = seed_regs
+            here = min(32, lanes - w * 32)
+            states[w, 0] = 0
+            states[w, 1] = 0xFFFFFFFF if here == 32 else (1 << here) - 1
+            states[w, 2] = 0
+            states[w, 3] = 0
+            states[w, 4] = 0
+            at_barrier[w] = 1
+        ctx[0] = b % grid[0]
+        ctx[1] = (b // grid[0]) % grid[1]
+        ctx[2] = b // (grid[0] * grid[1])
+        for k in range(3):
+            ctx[3 + k] = block[k]
+            ctx[6 + k] = grid[k]
+        waiting = n_warps
+        while waiting > 0:
+            waiting = 0
+            finished = 0
+            for w in range(n_warps):
+                if at_barrier[w] == 0:
+                    continue
+                ctx[9] = w
+                before = states[w, 4]
+                status = run_warp(code, imm, regs[w], states[w], stacks[w], ctx, hbm, hbm_init,
+                                  tbase, tcount, tbytes, l1, 0, pend_idx, pend_val, info, w == 0,
+                                  budget - before)
+                executed += states[w, 4] - before
+                if status == RUN_BARRIER:
+                    waiting += 1
+                elif status == RUN_EXIT:
+                    at_barrier[w] = 0
+                    finished += 1
+                else:
+                    out[0] = status
+                    out[1] = b
+                    out[2] = w
+                    out[3] = states[w, 0]
+                    out[4] = executed
+                    for q in range(3):
+                        out[5 + q] = info[q]
+                    return
+            if waiting > 0 and waiting != n_warps:
+                for w in range(n_warps):
+                    if at_barrier[w] == 1:
+                        out[0] = RUN_BARRIER
+                        out[1] = b
+                        out[2] = w
+                        out[3] = states[w, 0] - 1
+                        out[4] = executed
+                        return
+    out[0] = RUN_EXIT
+    out[4] = executed

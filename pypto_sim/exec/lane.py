@@ -109,9 +109,41 @@ def generate_source(bounds_check: bool = True) -> str:
             if expr and spec.family in ("alu", "fma_store", "tile_alu", "tile_reduce"):
                 tail.append(f"    if op == {spec.opcode}:  # {spec.name}\n        return {expr}\n")
         tail.append(f"    return {default}\n")
+    tail.append(_alu_lanes_source(isa))
     functional = _FUNCTIONAL.read_text(encoding="utf-8")
     functional = functional.split('"""', 2)[2]        # drop its docstring: one module docstring
     return "".join(head) + body + "".join(tail) + "\n\n# ---- functional-only runner ----" + functional
+
+
+_LANE_LOOP = """    if op == {opcode} and int_sem == {int_sem}:  # {name}
+        for lane in range(32):
+            if every or (mask >> lane) & 1:
+                a = {conv}(regs[r0, lane] if r0 >= 0 else i0)
+                b = {conv}(regs[r1, lane] if r1 >= 0 else i1)
+                c = {conv}(regs[r2, lane] if r2 >= 0 else i2)
+                regs[d, lane] = round_to(dt, {result})
+        return ST_OK
+"""
+
+
+def _alu_lanes_source(isa) -> str:
+    """alu_lanes: for every ALU opcode and semantics, its own lane loop with the table's
+    expression inlined, so the opcode is decided once per instruction, not once per lane."""
+    out = ['\n\n@njit(cache=True, error_model="numpy")\n',
+           "def alu_lanes(op, int_sem, d, dt, every, mask, r0, r1, r2, i0, i1, i2, regs):\n",
+           '    """Execute ALU opcode op for the active lanes (all 32 when every)."""\n']
+    for spec in isa.specs:
+        if spec.family != "alu":
+            continue
+        if spec.float_expr:
+            out.append(_LANE_LOOP.format(opcode=spec.opcode, int_sem=0, name=spec.name, conv="",
+                                         result=f"({spec.float_expr})"))
+        if spec.int_expr:
+            out.append(_LANE_LOOP.format(opcode=spec.opcode, int_sem=1, name=spec.name,
+                                         conv="np.int64",
+                                         result=f"np.float64(wrap_i32({spec.int_expr}))"))
+    out.append("    return ST_OK\n")
+    return "".join(out)
 
 
 def cache_dir() -> Path:

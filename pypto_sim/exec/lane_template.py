@@ -92,23 +92,10 @@ def pred_bits(code, imm, regs, pc, j, mask):
 
 @njit(cache=True, error_model="numpy")
 def exec_alu(pc, code, imm, regs, mask):
-    op = code[pc, C_OP]
-    d = code[pc, C_DST]
-    dt = code[pc, C_DTYPE]
-    int_sem = code[pc, C_AUX]
-    every = code[pc, C_UNIFORM] == 1
-    for lane in range(32):
-        if not every and not lane_active(mask, lane):
-            continue
-        a = operand(code, imm, regs, pc, 0, lane)
-        b = operand(code, imm, regs, pc, 1, lane)
-        c = operand(code, imm, regs, pc, 2, lane)
-        if int_sem == 1:
-            r = wrap_i32(alu_int(op, np.int64(a), np.int64(b), np.int64(c)))
-            regs[d, lane] = round_to(dt, np.float64(r))
-        else:
-            regs[d, lane] = round_to(dt, alu_float(op, a, b, c))
-    return ST_OK
+    """ALU family: the generated alu_lanes has one lane loop per opcode (no per-lane switch)."""
+    return alu_lanes(code[pc, C_OP], code[pc, C_AUX], code[pc, C_DST], code[pc, C_DTYPE],
+                     code[pc, C_UNIFORM] == 1, mask, code[pc, C_SRC], code[pc, C_SRC + 1],
+                     code[pc, C_SRC + 2], imm[pc, 0], imm[pc, 1], imm[pc, 2], regs)
 
 
 @njit(cache=True, error_model="numpy")
@@ -120,12 +107,13 @@ def exec_id(pc, code, regs, mask, ctx):
     bdy = ctx[4]
     warp = ctx[9]
     every = code[pc, C_UNIFORM] == 1
+    one_d = ctx[4] == 1 and ctx[5] == 1     # 1-D blocks: the local id is the linear id
     for lane in range(32):
         if not every and not lane_active(mask, lane):
             continue
         lin = warp * 32 + lane
         if dim == 0:
-            local = lin % bdx
+            local = lin if one_d else lin % bdx
         elif dim == 1:
             local = (lin // bdx) % bdy
         else:
@@ -158,8 +146,24 @@ def fault(info, lane, off, count):
 
 @njit(cache=True, error_model="numpy")
 def count_sectors(addrs, n, sector):
-    """Distinct sector-sized blocks touched by the n byte addresses (memory transactions)."""
+    """Distinct sector-sized blocks touched by the n byte addresses (memory transactions).
+
+    Lanes usually access ascending addresses: then the distinct sectors are the changes of
+    sector along the lanes (linear); otherwise compare every pair."""
+    ascending = True
+    for k in range(1, n):
+        if addrs[k] < addrs[k - 1]:
+            ascending = False
+            break
     sectors = 0
+    if ascending:
+        last = -1
+        for k in range(n):
+            s = addrs[k] // sector
+            if s != last:
+                sectors += 1
+                last = s
+        return sectors
     for k in range(n):
         s = addrs[k] // sector
         seen = False
