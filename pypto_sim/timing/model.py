@@ -23,6 +23,7 @@ from ..exec.lane import executor
 from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM, MAX_SRCS
 from ..isa import PIPES, load_isa
 from .checks import KernelChecks
+from .progress import Progress
 from .records import CAUSE, LaunchRecords
 from . import tiles as tile_ops
 from .tiles import TileEngine
@@ -200,6 +201,7 @@ class LaunchSimulation:
         per_core = min(m.warp_slots_per_core // self.warps_per_block, m.l1_bytes // max(block_l1, 1))
         gx, gy, gz = self.grid
         self.block_queue = iter(range(gx * gy * gz))
+        self.progress = Progress(self.kernel_name, gx * gy * gz)
         for _slot in range(per_core):
             for core in self.cores:
                 self.env.process(self._slot(core))
@@ -256,6 +258,7 @@ class LaunchSimulation:
         for block_id in self.block_queue:
             coords = (block_id % gx, (block_id // gx) % gy, block_id // (gx * gy))
             yield self.env.process(self._block(core, block_id, coords))
+            self.progress.block_done(int(self.env.now))
 
     def _block(self, core, block_id, coords):
         blk = BlockState(self.env, block_id, coords, core, self.warps_per_block, self.prog.local_words)

@@ -1,0 +1,135 @@
+"""The speed benchmarks, side by side in one process tree (run by hand, never in tests).
+
+    python benchmarks/run.py [--quick]
+
+Prints one table: vector_add of 65,536 elements on numba's CUDA simulator
+(NUMBA_ENABLE_CUDASIM=1, in a child process) and on pypto_sim in timing and functional modes;
+vector_add of 1M elements; the pipelined tiled matmul; the 1024^3 GEMM; and a grid-size sweep
+with its fitted scaling exponent. Wall times are medians; every pypto_sim row also reports
+warp-instructions per second and simulated cycles per second (prof.stats).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import pypto_sim as pto
+
+HERE = Path(__file__).resolve().parent
+
+CUDASIM = r"""
+import json, sys, time
+import numpy as np
+from numba import cuda
+
+@cuda.jit
+def vector_add(a, b, o, n):
+    i = cuda.grid(1)
+    if i < n:
+        o[i] = a[i] * 1.0 + b[i]
+
+n = int(sys.argv[1])
+a = np.random.rand(n).astype(np.float32)
+b = np.random.rand(n).astype(np.float32)
+o = np.zeros(n, np.float32)
+times = []
+for _ in range(int(sys.argv[2])):
+    start = time.perf_counter()
+    vector_add[(n + 255) // 256, 256](a, b, o, n)
+    times.append(time.perf_counter() - start)
+assert np.allclose(o, a + b)
+print(json.dumps(times))
+"""
+
+
+@pto.kernel
+def vector_add(a, b, o, n):
+    i = pto.get_global_id()
+    if i < n:
+        a_val = pto.load(a + i)
+        b_val = pto.load(b + i)
+        pto.fma(o + i, a_val, 1.0, b_val)
+
+
+def cudasim(n, repeat):
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    out = subprocess.run([sys.executable, "-c", CUDASIM, str(n), str(repeat)], env=env,
+                         capture_output=True, text=True, timeout=3600)
+    if out.returncode != 0:
+        return None, out.stderr.strip().splitlines()[-1]
+    return statistics.median(json.loads(out.stdout)), None
+
+
+def vector_add_run(n, mode, repeat):
+    d_a, d_b, d_o = (pto.alloc_tensor(n * 4) for _ in range(3))
+    a, b = np.random.rand(n).astype(np.float32), np.random.rand(n).astype(np.float32)
+    pto.memcpy_h2d(d_a, a)
+    pto.memcpy_h2d(d_b, b)
+    run = lambda: pto.profile(vector_add, grid=((n + 255) // 256, 1, 1), block=(256, 1, 1),  # noqa: E731
+                              args=(d_a, d_b, d_o, n), mode=mode)
+    run()                                       # warm: compile the kernel, touch the memory
+    profs = [run() for _ in range(repeat)]
+    assert np.allclose(d_o.numpy(), a + b)
+    walls = [p.stats["wall_seconds"] for p in profs]
+    return statistics.median(walls), profs[-1]
+
+
+def row(name, wall, prof=None, note=""):
+    rate = cycles = ""
+    if prof is not None:
+        s = prof.stats
+        rate = f"{s['warp_instructions_per_second']:,.0f}"
+        if prof.total_cycles:
+            cycles = f"{s['simulated_cycles_per_second']:,.0f}"
+    print(f"{name:44s} {wall:10.3f} {rate:>14s} {cycles:>14s}  {note}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, no 1M timing run")
+    ns = parser.parse_args()
+    repeat = 1 if ns.quick else 3
+    print(f"{'benchmark':44s} {'wall (s)':>10s} {'warp-inst/s':>14s} {'cycles/s':>14s}  note")
+    n = 65536
+    sim, err = cudasim(n, repeat)
+    timing, tprof = vector_add_run(n, "timing", repeat)
+    functional, fprof = vector_add_run(n, "functional", repeat)
+    if sim is None:
+        print(f"{'vector_add 64K, numba CUDA simulator':44s} {'-':>10s}  not available: {err}")
+    else:
+        row("vector_add 64K, numba CUDA simulator", sim)
+    row("vector_add 64K, pypto_sim timing", timing, tprof,
+        f"{sim / timing:.0f}x the CUDA simulator" if sim else "")
+    row("vector_add 64K, pypto_sim functional", functional, fprof,
+        f"{sim / functional:.0f}x the CUDA simulator" if sim else "")
+    if not ns.quick:
+        wall, prof = vector_add_run(1 << 20, "timing", 1)
+        row("vector_add 1M, timing", wall, prof)
+    wall, prof = vector_add_run(1 << 20, "functional", repeat)
+    row("vector_add 1M, functional", wall, prof)
+    # grid-size sweep: wall time against blocks, fitted exponent
+    sizes, walls = [64, 128, 256, 512], []
+    for blocks in sizes:
+        w, _ = vector_add_run(blocks * 256, "timing", repeat)
+        walls.append(w)
+    exponent = np.polyfit(np.log(sizes), np.log(walls), 1)[0]
+    print(f"{'grid sweep 64..512 blocks, timing':44s} {walls[-1]:10.3f} {'':>14s} {'':>14s}  "
+          f"wall ~ blocks^{exponent:.2f}")
+    # the tiled matmul and the GEMM (their own scripts)
+    for script, args in (("gemm.py", []),):
+        out = subprocess.run([sys.executable, str(HERE / script), *args], capture_output=True,
+                             text=True, timeout=3600)
+        wall_line = next((l for l in out.stdout.splitlines() if "wall time" in l), out.stderr[-200:])
+        tf_line = next((l for l in out.stdout.splitlines() if "TFLOP/s" in l), "")
+        print(f"{'GEMM 1024^3 float32 (benchmarks/gemm.py)':44s} {wall_line.split()[2]:>10s} "
+              f"{'':>14s} {'':>14s}  {tf_line.strip()}")
+
+
+if __name__ == "__main__":
+    main()
