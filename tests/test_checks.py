@@ -11,24 +11,8 @@ import pypto_sim as pto
 
 
 # ---------------------------------------------------------------- racecheck
-@pto.kernel
-def share_with_warp_barrier(src, out):
-    lid = pto.get_local_id()
-    shared = pto.alloc_local(128)
-    if lid < 128:
-        pto.store(shared + lid, pto.load(src + lid))
-    pto.barrier()
-    pto.store(out + lid, pto.load(shared + lid % 128))
-
-
-@pto.kernel
-def share_with_block_barrier(src, out):
-    lid = pto.get_local_id()
-    shared = pto.alloc_local(128)
-    if lid < 128:
-        pto.store(shared + lid, pto.load(src + lid))
-    pto.barrier_block()
-    pto.store(out + lid, pto.load(shared + lid % 128))
+from test_barriers import share_block_barrier as share_with_block_barrier  # noqa: E402
+from test_barriers import share_warp_barrier as share_with_warp_barrier  # noqa: E402
 
 
 def _share(kernel, check="racecheck"):

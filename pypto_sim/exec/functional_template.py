@@ -27,6 +27,20 @@ def _innermost_loop(stack, sp):
 
 
 @njit(cache=True, error_model="numpy")
+def _push(stack, state, kind, saved, other, target, end):
+    """Open an IF (kind 0: other = lanes waiting for ELSE) or a LOOP (kind 1) frame."""
+    sp = state[3]
+    stack[sp, 0] = kind
+    stack[sp, 1] = saved
+    stack[sp, 2] = other
+    stack[sp, 3] = 0
+    stack[sp, 4] = target
+    stack[sp, 5] = end
+    stack[sp, 6] = 0
+    state[3] = sp + 1
+
+
+@njit(cache=True, error_model="numpy")
 def _escape(stack, sp):
     """Where a warp with no active lane goes: the next point that may reactivate some."""
     if sp == 0:
@@ -124,14 +138,7 @@ def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, t
         if fam == F_CONTROL:
             if op == OP_IF:
                 taken = pred_bits(code, imm, regs, pc, 0, mask)
-                stack[sp, 0] = 0
-                stack[sp, 1] = mask
-                stack[sp, 2] = mask & ~taken
-                stack[sp, 3] = 0
-                stack[sp, 4] = code[pc, C_AUX]
-                stack[sp, 5] = code[pc, C_AUX + 1]
-                stack[sp, 6] = 0
-                state[3] = sp + 1
+                _push(stack, state, 0, mask, mask & ~taken, code[pc, C_AUX], code[pc, C_AUX + 1])
                 state[1] = taken
                 pc = pc + 1 if taken else code[pc, C_AUX]
             elif op == OP_ELSE:
@@ -148,14 +155,7 @@ def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, t
                 state[1] = m
                 pc = pc + 1 if m else _escape(stack, sp)
             elif op == OP_LOOP:
-                stack[sp, 0] = 1
-                stack[sp, 1] = mask
-                stack[sp, 2] = 0
-                stack[sp, 3] = 0
-                stack[sp, 4] = code[pc, C_AUX]
-                stack[sp, 5] = code[pc, C_AUX + 1]
-                stack[sp, 6] = 0
-                state[3] = sp + 1
+                _push(stack, state, 1, mask, 0, code[pc, C_AUX], code[pc, C_AUX + 1])
                 pc += 1
             elif op == OP_BRK_UNLESS:
                 pc = _leave(stack, sp, state, mask & ~pred_bits(code, imm, regs, pc, 0, mask), 0, pc)

@@ -177,6 +177,16 @@ def count_sectors(addrs, n, sector):
 
 
 @njit(cache=True, error_model="numpy")
+def region(pc, code, tbase, tcount, to_hbm):
+    """(first word, element count) of the memory a lane access of pc may touch: the tensor in
+    its slot (HBM), or the alloc_local buffer named by aux (L1)."""
+    if to_hbm:
+        slot = code[pc, C_AUX]
+        return tbase[slot], tcount[slot]
+    return code[pc, C_AUX], code[pc, C_AUX + 1]
+
+
+@njit(cache=True, error_model="numpy")
 def exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, pend_idx, info):
     """Load family; pend_idx[k] receives the word read by the k-th active lane (for checks)."""
     op = code[pc, C_OP]
@@ -185,12 +195,7 @@ def exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector,
     every = code[pc, C_UNIFORM] == 1
     slot = code[pc, C_AUX]
     to_hbm = op == OP_LOAD
-    if to_hbm:
-        base = tbase[slot]
-        count = tcount[slot]
-    else:
-        base = code[pc, C_AUX]
-        count = code[pc, C_AUX + 1]
+    base, count = region(pc, code, tbase, tcount, to_hbm)
     item = ITEMSIZE[dt]
     addrs = np.empty(32, np.int64)
     n = 0
@@ -227,12 +232,7 @@ def gather_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_
     dt = code[pc, C_DTYPE]
     slot = code[pc, C_AUX]
     to_hbm = op != OP_STORE_L1
-    if to_hbm:
-        base = tbase[slot]
-        count = tcount[slot]
-    else:
-        base = code[pc, C_AUX]
-        count = code[pc, C_AUX + 1]
+    base, count = region(pc, code, tbase, tcount, to_hbm)
     item = ITEMSIZE[dt]
     addrs = np.empty(32, np.int64)
     n = 0

@@ -27,13 +27,12 @@ from .values import Const, HomeVar, Ptr, PtrVar, Text, Val
 
 
 UNSUPPORTED_STMTS = {"Try": "a try statement", "TryStar": "a try statement",
-                     "With": "a with statement", "AsyncWith": "an async with statement",
-                     "Import": "an import", "ImportFrom": "an import", "Global": "a global declaration",
+                     "AsyncWith": "an async with statement", "Import": "an import",
+                     "ImportFrom": "an import", "Global": "a global declaration",
                      "Nonlocal": "a nonlocal declaration", "FunctionDef": "a nested function definition",
                      "AsyncFunctionDef": "a nested function definition", "ClassDef": "a class definition",
                      "Raise": "a raise statement", "Assert": "an assert statement",
-                     "Delete": "a del statement", "Match": "a match statement",
-                     "AsyncFor": "an async for loop"}
+                     "Delete": "a del statement", "Match": "a match statement", "AsyncFor": "an async for loop"}
 
 
 class _Branch:
