@@ -41,6 +41,20 @@ def _push(stack, state, kind, saved, other, target, end):
 
 
 @njit(cache=True, error_model="numpy")
+def _pop(stack, state, pc):
+    """Close the top frame (ENDIF, or ENDLOOP with no lane left): restore its mask less the
+    lanes that returned or left the enclosing loop; return the next pc."""
+    sp = state[3] - 1
+    state[3] = sp
+    m = stack[sp, 1] & ~state[2]
+    k = _innermost_loop(stack, sp)
+    if k >= 0:
+        m &= ~(stack[k, 2] | stack[k, 3])
+    state[1] = m
+    return pc + 1 if m else _escape(stack, sp)
+
+
+@njit(cache=True, error_model="numpy")
 def _escape(stack, sp):
     """Where a warp with no active lane goes: the next point that may reactivate some."""
     if sp == 0:
@@ -146,14 +160,7 @@ def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, t
                 state[1] = stack[sp - 1, 2]
                 pc = pc + 1 if state[1] else stack[sp - 1, 5]
             elif op == OP_ENDIF:
-                sp -= 1
-                state[3] = sp
-                m = stack[sp, 1] & ~state[2]
-                k = _innermost_loop(stack, sp)
-                if k >= 0:
-                    m &= ~(stack[k, 2] | stack[k, 3])
-                state[1] = m
-                pc = pc + 1 if m else _escape(stack, sp)
+                pc = _pop(stack, state, pc)
             elif op == OP_LOOP:
                 _push(stack, state, 1, mask, 0, code[pc, C_AUX], code[pc, C_AUX + 1])
                 pc += 1
@@ -178,14 +185,7 @@ def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, t
                     state[1] = remaining
                     pc = code[pc, C_AUX]
                 else:
-                    sp -= 1
-                    state[3] = sp
-                    m = stack[sp, 1] & ~state[2]
-                    k = _innermost_loop(stack, sp)
-                    if k >= 0:
-                        m &= ~(stack[k, 2] | stack[k, 3])
-                    state[1] = m
-                    pc = pc + 1 if m else _escape(stack, sp)
+                    pc = _pop(stack, state, pc)
             else:                                   # EXIT
                 state[0] = pc
                 return RUN_EXIT
