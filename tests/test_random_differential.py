@@ -115,3 +115,21 @@ def test_random_control_flow_kernels_agree_between_executors(make_kernels, seed)
     a = pto.alloc_tensor(16 * 4, dtype=pto.int32)
     pto.memcpy_h2d(a, np.random.default_rng(seed).integers(-5, 6, 16).astype(np.int32))
     assert_same(mod.kern, (out, a, seed % 7 - 2), (1, 1, 1), (lanes, 1, 1), source)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_control_flow_kernels_agree_between_modes(make_kernels, seed):
+    """Functional mode runs its own (numba) mask stack: on the random control-flow kernels it
+    must store exactly what timing mode stores."""
+    source = RandomKernel(2000 + seed).source()
+    mod = make_kernels(source)
+    lanes = 64 if seed % 2 else 32
+    outs = []
+    for mode in ("timing", "functional"):
+        out = pto.alloc_tensor(lanes * mod.S * 4, dtype=pto.int32)
+        pto.memcpy_h2d(out, np.full(lanes * mod.S, -999, np.int32))
+        a = pto.alloc_tensor(16 * 4, dtype=pto.int32)
+        pto.memcpy_h2d(a, np.random.default_rng(seed).integers(-5, 6, 16).astype(np.int32))
+        pto.profile(mod.kern, grid=(1, 1, 1), block=(lanes, 1, 1), args=(out, a, seed % 7 - 2), mode=mode)
+        outs.append(out.numpy())
+    assert np.array_equal(outs[0], outs[1]), source
