@@ -18,6 +18,7 @@ __version__ = "0.1.0"
 from .runtime.api import Tensor, alloc_tensor, launch, memcpy_d2h, memcpy_h2d, profile, sync
 from .runtime.memory import DeviceTensor
 from .timing.machine import machine, use_machine
+from .calibrate.npu import profile_on_npu
 
 
 def instructions():

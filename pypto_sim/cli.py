@@ -11,6 +11,10 @@
   pypto-sim machines                      list the shipped machine tables
   pypto-sim machine NAME|PATH             show a machine table with the source of every number
   pypto-sim machine diff A B              show the entries that differ between two tables
+  pypto-sim microbench [--machine X] -o ROWS.csv [--only ADD,TLOAD] [--npu] [--kernels DIR]
+        run the calibration microbenchmarks and write their rows (docs/calibration.md)
+  pypto-sim calibrate ROWS.csv [--base X] -o NEW.toml [--label TEXT]
+        fit a latency table to measured rows, starting from the base table
 """
 from __future__ import annotations
 
@@ -53,6 +57,17 @@ def _parser():
     sub.add_parser("machines", help="list the shipped machine tables")
     show = sub.add_parser("machine", help="show a machine table, or `machine diff A B`")
     show.add_argument("name", nargs="+", metavar="NAME", help="NAME|PATH, or: diff A B")
+    bench = sub.add_parser("microbench", help="run the calibration microbenchmarks, write their rows")
+    bench.add_argument("--machine", default=None, help="table name or path (default: ascend910b)")
+    bench.add_argument("-o", "--output", required=True, metavar="ROWS.csv")
+    bench.add_argument("--only", help="comma-separated instructions / table keys to measure")
+    bench.add_argument("--npu", action="store_true", help="run on hardware via pto.profile_on_npu")
+    bench.add_argument("--kernels", metavar="DIR", help="keep the generated kernel sources in DIR")
+    cal = sub.add_parser("calibrate", help="fit a latency table to microbenchmark rows")
+    cal.add_argument("rows", help="CSV of rows: benchmark,instruction,size,cycles[,machine,notes]")
+    cal.add_argument("--base", default="ascend910b", help="table to start from (default ascend910b)")
+    cal.add_argument("-o", "--output", required=True, metavar="NEW.toml")
+    cal.add_argument("--label", help="names the measurements in the sources (default: the rows file)")
     return parser
 
 
@@ -97,7 +112,48 @@ def _main(argv) -> int:
             return 2
         print(resolve_machine(ns.name[0]).describe())
         return 0
+    if ns.command == "microbench":
+        return _microbench(ns)
+    if ns.command == "calibrate":
+        return _calibrate(ns)
     return 2
+
+
+def _microbench(ns) -> int:
+    """Run the microbenchmarks on a machine (or the NPU) and write their rows as CSV."""
+    import time
+    from .calibrate import run_microbenchmarks, write_rows
+    from .timing.machine import DEFAULT_MACHINE, resolve_machine
+    m = resolve_machine(ns.machine or DEFAULT_MACHINE)
+    only = [x.strip() for x in ns.only.split(",") if x.strip()] if ns.only else None
+    start = time.perf_counter()
+    rows = run_microbenchmarks(m, only=only, on_npu=ns.npu, keep_sources=ns.kernels)
+    path = write_rows(rows, ns.output)
+    kinds = len({(r.benchmark, r.instruction) for r in rows})
+    print(f"pypto-sim: ran {kinds} microbenchmarks ({len(rows)} kernel runs) on "
+          f"{'the NPU' if ns.npu else m.name} in {time.perf_counter() - start:.1f} s; wrote {path}")
+    if ns.kernels:
+        print(f"pypto-sim: kernel sources in {ns.kernels}")
+    return 0
+
+
+def _calibrate(ns) -> int:
+    """Fit a table to rows and write it; print what changed against the base."""
+    from pathlib import Path
+    from .calibrate import fit, read_rows, write_table
+    from .timing.machine import load_machine_from, resolve_machine
+    base = resolve_machine(ns.base)
+    fitted = fit(read_rows(ns.rows), base=base)
+    path = write_table(fitted, base, ns.output, label=ns.label or Path(ns.rows).name)
+    new = load_machine_from(path)
+    print(f"pypto-sim: fitted {sum(len(v) for v in fitted.values())} values of {len(fitted)} entries "
+          f"from {ns.rows}; {len(fitted.bounded)} only bounded by the rows")
+    if fitted.unused:
+        print(f"pypto-sim: warning: no formula uses the rows of {len(fitted.unused)} benchmark(s): "
+              + ", ".join(f"{b} ({i})" for b, i in fitted.unused[:8]), file=sys.stderr)
+    print(machine_diff(base, new))
+    print(f"pypto-sim: wrote {path}; use it with pto.use_machine({str(path)!r})")
+    return 0
 
 
 def _profile(ns) -> int:
@@ -177,6 +233,12 @@ def machine_diff(a, b) -> str:
         for field in sorted(set(fa) | set(fb)):
             compare(f"{name}.{field}", fa.get(field, "-"), fb.get(field, "-"),
                     ta.source if ta else "", tb.source if tb else "")
+    fa = {r.name: r for r in getattr(a, "fusions", ())}
+    fb = {r.name: r for r in getattr(b, "fusions", ())}
+    for name in sorted(set(fa) | set(fb)):
+        ra, rb = fa.get(name), fb.get(name)
+        compare(f"fusion {name}.saving", ra.saving if ra else "-", rb.saving if rb else "-",
+                ra.source if ra else "", rb.source if rb else "")
     out = [f"machine diff: A = {a.name} ({a.path}), B = {b.name} ({b.path})",
            f"{len(rows)} entries differ, {same} are the same"]
     if rows:

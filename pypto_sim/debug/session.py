@@ -53,7 +53,8 @@ class Breakpoint:
             return False
         if self.line is not None and sim.prog.instrs[pc].line != self.line:
             return False
-        if self.inst is not None and sim.pc_name[pc] != self.inst:
+        # a fused pair's second instruction answers to its own name and to "FIRST+SECOND"
+        if self.inst is not None and self.inst not in (sim.pc_name[pc], sim.pc_spec[pc].name):
             return False
         if self.warp is not None and warp != self.warp:
             return False

@@ -78,6 +78,6 @@ def fixed_cycles(prof, pc: int) -> int:
     the store's latency for FMA_STORE, which computes and then stores)."""
     name = prof.pc_name[pc]
     lat = prof.pc_latency(pc)
-    if name == "FMA_STORE":
+    if name.rsplit("+", 1)[-1] == "FMA_STORE":          # also a fused "X+FMA_STORE"
         lat += prof.machine.latency("STORE")
     return lat

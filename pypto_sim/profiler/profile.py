@@ -124,7 +124,9 @@ class Profile:
         """True for tile operations (block-level, asynchronous on their pipe)."""
         from ..isa import load_isa
         isa = load_isa()
-        return [isa[name].is_tile and isa[name].family != "tile_sync" for name in self._pc_name]
+        # a fused pair's second instruction is named "FIRST+SECOND": its kind is SECOND's
+        specs = [isa[name.rsplit("+", 1)[-1]] for name in self._pc_name]
+        return [s.is_tile and s.family != "tile_sync" for s in specs]
 
     @cached_property
     def record_pipes(self) -> np.ndarray:

@@ -33,6 +33,10 @@ _MEMORY = ("hbm_chip_bytes_per_cycle", "hbm_core_read_bytes_per_cycle",
 
 
 _INSTR_EXTRA = ("per_repeat", "per_repeat_f32", "repeat_bytes", "k_tile", "k_tile_f32")
+_FUSION_KEYS = ("first", "second", "latency", "saving", "source")
+# families whose instructions may be fused: they compute or move data (not control or sync)
+FUSABLE_FAMILIES = ("alu", "id", "load", "store", "fma_store", "tile_load", "tile_store", "tile_mma",
+                    "tile_alu", "tile_reduce", "tile_expand")
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,27 @@ class InstrTiming:
     issue_interval: int
     source: str
     extra: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FusionRule:
+    """A pair of dependent instructions the firmware executes as one (a ``[[fusion]]`` entry).
+
+    When ``second`` reads what ``first`` wrote (docs/latency_tables.md, "Fusion rules"), the
+    second instruction's fixed latency becomes ``latency`` (``saving`` cycles less than its own);
+    its timeline entries and breakdown row are named ``first+second``.
+    """
+
+    first: str
+    second: str
+    saving: int
+    latency: int | None
+    source: str
+
+    @property
+    def name(self) -> str:
+        """The fused instruction's name, as timelines and breakdowns show it: 'TLOAD+MMA'."""
+        return f"{self.first}+{self.second}"
 
 
 @dataclass
@@ -63,6 +88,7 @@ class Machine:
     sources: dict
     pipes: dict
     instructions: dict
+    fusions: tuple = ()
     pipe_index: dict = field(init=False)
 
     def __post_init__(self):
@@ -127,6 +153,9 @@ class Machine:
         lines.append(f"  {'instruction':20s} {'latency':>8} {'interval':>8}")
         for name, t in self.instructions.items():
             lines.append(f"  {name:20s} {t.latency:>8} {t.issue_interval:>8}   {t.source}")
+        for rule in self.fusions:
+            fused = self.latency(rule.second) - rule.saving
+            lines.append(f"  fusion {rule.name:13s} latency {fused} (saves {rule.saving})   {rule.source}")
         return "\n".join(lines)
 
     def __repr__(self):
@@ -226,9 +255,56 @@ def load_machine_from(path) -> Machine:
     extra = set(table) - set(isa.by_name)
     if extra:
         raise MachineError(f"{path}: [instruction] names unknown instruction(s) {sorted(extra)}")
+    fusions = _fusion_rules(path, doc.get("fusion", []), isa, instructions)
     return Machine(name=str(doc["name"]), path=path, isa_version=str(doc["isa_version"]),
                    description=str(doc.get("description", "")), values=values, sources=sources,
-                   pipes=pipes, instructions=instructions)
+                   pipes=pipes, instructions=instructions, fusions=fusions)
+
+
+def _fusion_rules(path, entries, isa, instructions) -> tuple:
+    """Validate the [[fusion]] entries: first, second, one of latency / saving, source."""
+    if not isinstance(entries, list):
+        raise MachineError(f"{path}: 'fusion' must be an array of tables ([[fusion]] entries)")
+    rules, seen = [], set()
+    example = 'first = "TLOAD", second = "MMA", saving = 3, source = "..."'
+    for k, entry in enumerate(entries):
+        where = f"{path}: [[fusion]] #{k + 1}"
+        if not isinstance(entry, dict):
+            raise MachineError(f"{where} must be a table ({example})")
+        unknown = set(entry) - set(_FUSION_KEYS)
+        if unknown:
+            raise MachineError(f"{where} has unknown key(s) {sorted(unknown)}; keys: {_FUSION_KEYS}")
+        names = []
+        for key in ("first", "second"):
+            name = str(entry.get(key, "")).upper()
+            spec = isa.by_name.get(name)
+            if spec is None:
+                raise MachineError(f"{where}: {key} = {entry.get(key)!r} is not an ISA instruction",
+                                   hint=example)
+            if spec.family not in FUSABLE_FAMILIES:
+                raise MachineError(f"{where}: {name} ({spec.family}) cannot be fused; only instructions "
+                                   f"that compute or move data can ({', '.join(FUSABLE_FAMILIES)})")
+            names.append(name)
+        first, second = names
+        if ("latency" in entry) == ("saving" in entry):
+            raise MachineError(f"{where} ({first}+{second}) needs exactly one of latency (the fused "
+                               f"{second}'s latency) or saving (cycles saved per fused pair)", hint=example)
+        value = entry.get("latency", entry.get("saving"))
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise MachineError(f"{where} ({first}+{second}): latency / saving must be an integer, not {value!r}")
+        own = instructions[second].latency
+        saving = own - value if "latency" in entry else value
+        if not 0 <= own - saving:
+            raise MachineError(f"{where} ({first}+{second}): saving {saving} exceeds {second}'s latency "
+                               f"{own}; the saving comes off the second instruction's fixed latency")
+        source = str(entry.get("source", "")).strip()
+        if not source:
+            raise MachineError(f"{where} ({first}+{second}) needs a source", hint="say where the rule comes from")
+        if (first, second) in seen:
+            raise MachineError(f"{where}: a second rule for {first}+{second}")
+        seen.add((first, second))
+        rules.append(FusionRule(first, second, saving, entry.get("latency"), source))
+    return tuple(rules)
 
 
 def machine_names() -> list:

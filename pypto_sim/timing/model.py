@@ -179,6 +179,16 @@ class LaunchSimulation:
             self.pc_dst.append(int(code[pc, C_DST]))
             self.pc_mem.append("hbm" if spec.name in ("LOAD", "STORE", "FMA_STORE") else
                                "l1" if spec.name in ("LOAD_L1", "STORE_L1") else None)
+        # fusion rules of the machine table (timing/fusion.py): the second instruction of each
+        # fused pair loses `saving` cycles of fixed latency and is named "FIRST+SECOND" (only
+        # data instructions fuse, so no name that the warp loop tests is ever renamed)
+        self.pc_saving = [0] * n
+        if self.m.fusions:
+            from .fusion import find_fused_pairs
+            for b, (_a, rule) in find_fused_pairs(code, self.enc.imm, self.pc_spec, self.m.fusions).items():
+                self.pc_saving[b] = rule.saving
+                self.pc_lat[b] = max(0, self.pc_lat[b] - rule.saving)
+                self.pc_name[b] = rule.name
         self.store_latency = self.m.latency("STORE")
         self.read_bw = self.m.hbm_core_read_bytes_per_cycle
         self.write_bw = self.m.hbm_core_write_bytes_per_cycle

@@ -8,11 +8,14 @@ are tracked on L1 word ranges, so a multi-buffered pipeline overlaps exactly as 
 buffers allow, and ``depth=1`` serialises. Costs:
 
 - TLOAD / TSTORE: latency + the bytes' transfer on the core's HBM link and the chip
-  (the same bandwidth model as lane loads and stores); the pipe is held for one cycle per
-  request, so DMA requests pipeline behind each other on the link;
+  (the same bandwidth model as lane loads and stores); the pipe is held for the instruction's
+  issue_interval per request, so DMA requests pipeline behind each other on the link;
 - MMA: latency + ceil(m/16) * ceil(k/k_tile) * ceil(n/16) repeats * per_repeat (k_tile and
   per_repeat for float16 inputs, the _f32 variants for float32), holding the pipe throughout;
 - vector tile ops: latency + ceil(ceil(bytes / repeat_bytes) * per_repeat), holding the pipe.
+
+The fixed part ("latency") is the launch's per-pc latency: the table's, less the saving of a
+fusion rule when the operation is the second of a fused pair (timing/fusion.py).
 
 Values are computed by the lane executor's tile kernels at the cycle the operation completes.
 """
@@ -105,18 +108,22 @@ class TileEngine:
         return t, pc
 
 
-def mma_cycles(machine, m, n, k, a_is_f32):
-    """Cycles of one MMA: latency + repeats x cycles per repeat (the cube formula)."""
+def mma_cycles(machine, m, n, k, a_is_f32, latency=None):
+    """Cycles of one MMA: latency + repeats x cycles per repeat (the cube formula).
+    ``latency`` overrides the table's fixed part (a fused MMA's)."""
     k_tile = machine.cost_term("MMA", "k_tile_f32" if a_is_f32 else "k_tile")
     per = machine.cost_term("MMA", "per_repeat_f32" if a_is_f32 else "per_repeat")
     repeats = math.ceil(m / 16) * math.ceil(k / k_tile) * math.ceil(n / 16)
-    return machine.latency("MMA") + int(math.ceil(repeats * per - 1e-9))
+    fixed = machine.latency("MMA") if latency is None else latency
+    return fixed + int(math.ceil(repeats * per - 1e-9))
 
 
-def vector_cycles(machine, name, nbytes):
-    """Cycles of a vector tile op over nbytes: latency + repeats of repeat_bytes x per_repeat."""
+def vector_cycles(machine, name, nbytes, latency=None):
+    """Cycles of a vector tile op over nbytes: latency + repeats of repeat_bytes x per_repeat.
+    ``latency`` overrides the table's fixed part (a fused operation's)."""
     repeats = math.ceil(nbytes / machine.cost_term(name, "repeat_bytes"))
-    return machine.latency(name) + int(math.ceil(repeats * machine.cost_term(name, "per_repeat") - 1e-9))
+    fixed = machine.latency(name) if latency is None else latency
+    return fixed + int(math.ceil(repeats * machine.cost_term(name, "per_repeat") - 1e-9))
 
 
 def deadlock_on_flag(kernel, prog, pc, key):
@@ -222,17 +229,18 @@ def dispatch(sim, pc, core, blk, w, ws, now):
             cause = "flag"
         else:
             cause = "pipe"
+    fixed = sim.pc_lat[pc]              # the table's latency, less a fusion rule's saving
     if fam == "tile_load":
-        core.pipe_free[pipe] = start + 1
-        complete = start + m.latency(spec.name) + sim._transfer(core, moved, start, read=True)
+        core.pipe_free[pipe] = start + sim.pc_ii[pc]
+        complete = start + fixed + sim._transfer(core, moved, start, read=True)
     elif fam == "tile_store":
-        core.pipe_free[pipe] = start + 1
-        complete = start + m.latency(spec.name) + sim._transfer(core, moved, start, read=False)
+        core.pipe_free[pipe] = start + sim.pc_ii[pc]
+        complete = start + fixed + sim._transfer(core, moved, start, read=False)
     elif fam == "tile_mma":
-        complete = start + mma_cycles(m, mm, nn, kk, ab.dtype.itemsize == 4)
+        complete = start + mma_cycles(m, mm, nn, kk, ab.dtype.itemsize == 4, latency=fixed)
         core.pipe_free[pipe] = complete
     else:
-        complete = start + vector_cycles(m, spec.name, moved)
+        complete = start + vector_cycles(m, spec.name, moved, latency=fixed)
         core.pipe_free[pipe] = complete
     if sim.checks:
         hbm_reads = None

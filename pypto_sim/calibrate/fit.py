@@ -1,0 +1,349 @@
+"""Fit latency-table entries to microbenchmark rows (kernels.py says what each one runs).
+
+Every benchmark's rows give a straight line, cycles = a + b * size; its slope b is the cycles
+one more measured instruction adds. Each entry follows from the slopes by the formula of its
+kernel, in terms of g(X) = max(1, issue_interval(X)) and values fitted before it (or, when the
+rows do not cover them, the base table's):
+
+- issue_interval(X) = stream slope; latency(X) = chain slope (when it exceeds g(X); a latency
+  below the issue interval only bounds it); ids: id_use slope - 1
+- pipes.scalar: the same two slopes on uniform (scalar-unit) ADDs
+- LOAD = chase slope - ceil(32 / read bandwidth); STORE = store_barrier slope - 1 - ceil(32 /
+  write bandwidth); STORE_L1 = store_barrier slope - 1; LOAD_L1, FMA_STORE: chain slopes
+- TLOAD, TSTORE and the HBM bandwidths: the chain slopes at several sizes follow
+  latency + ceil(bytes / bandwidth) (+ 1 for TSTORE's wait_all) exactly (fitmath.ceil_fit);
+  the chip's bandwidth from one TLOAD per core on every core
+- MMA and vector tile ops: latency + ceil(repeats * per_repeat), repeats from the base table's
+  k_tile / repeat_bytes
+- BARRIER_BLOCK: stream slope max(latency, ii), barrier_gap slope max(latency + 1, ii)
+- control instructions: the pattern formulas in :func:`_control`
+- a TLOAD+MMA fusion: the pair's cost predicted from the fitted parts minus the measured one
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+from .fitmath import ceil_fit, linear_fit, reciprocal_interval, simplest_in
+from .kernels import CTL_FILL, LOOP_FILL
+from .rows import CalibrationError
+
+SECTOR = 32
+
+
+class Fitted(dict):
+    """``{entry: {field: value}}`` for every entry the rows determine: instruction names
+    (``ADD``: latency, issue_interval; ``MMA``, ``TADD``: also per_repeat...), ``pipes.scalar``,
+    ``memory.<key>`` ({"value": ...}) and ``fusion.FIRST+SECOND`` ({"saving": ...}).
+    ``unused``: (benchmark, instruction) pairs of the rows that no formula reads (a typo?).
+
+    ``notes[entry]``: how each was derived; ``bounded[(entry, field)] = (lo, hi, chosen)`` for
+    values the rows only bound (kept from the base table when it lies within, not written by
+    write_table); ``base``: the machine the fit started from."""
+
+    def __init__(self, base):
+        super().__init__()
+        self.base = base
+        self.notes = defaultdict(list)
+        self.bounded = {}
+        self.unused = []            # (benchmark, instruction) series no formula reads
+
+    def put(self, name, fld, value, how):
+        self.setdefault(name, {})[fld] = value
+        self.notes[name].append(f"{fld} {value}: {how}")
+
+    def bound(self, name, fld, lo, hi, how):
+        """The rows only bound this value: keep the base's when it lies within, else take the
+        nearest bound (then it counts as fitted: the base value was contradicted)."""
+        old = _base_value(self.base, name, fld)
+        if old is not None and lo <= old <= hi:
+            self.bounded[(name, fld)] = (lo, hi, old)
+            self.notes[name].append(f"{fld} only bounded to [{lo}, {hi}] ({how}); keeping {old}")
+            return
+        chosen = lo if hi == math.inf else hi
+        self.bounded[(name, fld)] = (lo, hi, chosen)
+        self.put(name, fld, chosen, f"only bounded to [{lo}, {hi}] ({how}); the base's {old} is "
+                                    f"outside, so the nearest bound")
+
+    def report(self) -> str:
+        """One line per fitted entry, then the bounded ones."""
+        lines = [f"{name:40s} " + ", ".join(f"{k} = {v}" for k, v in fields.items())
+                 for name, fields in self.items()]
+        for (name, fld), (lo, hi, chosen) in self.bounded.items():
+            lines.append(f"{name:40s} {fld} in [{lo}, {hi}]: not determined, "
+                         + (f"set to {chosen}" if fld in self.get(name, {}) else f"kept {chosen}"))
+        return "\n".join(lines)
+
+
+def _base_value(base, name, fld):
+    if base is None:
+        return None
+    if name == "pipes.scalar":
+        return base.pipes["scalar"].get(fld)
+    if name.startswith("memory."):
+        return base.values.get(name[7:])
+    if name in base.instructions:
+        t = base.instructions[name]
+        return {"latency": t.latency, "issue_interval": t.issue_interval}.get(fld, t.extra.get(fld))
+    return None
+
+
+class _Slopes:
+    def __init__(self, rows):
+        self.series = defaultdict(list)
+        self.used = set()
+        for r in rows:
+            self.series[(r.benchmark, r.instruction)].append((r.size, float(r.cycles)))
+
+    def __call__(self, bench, instr):
+        self.used.add((bench, instr))
+        pts = self.series.get((bench, instr))
+        if not pts or len({s for s, _ in pts}) < 2:
+            return None
+        return linear_fit([s for s, _ in pts], [c for _, c in pts])[1]
+
+    def family(self, prefix, instr):
+        """{parameter value: slope} of the benchmarks named ``prefix<value>`` for instr."""
+        out = {}
+        for bench, ins in self.series:
+            if bench.startswith(prefix) and ins == instr:
+                s = self(bench, ins)
+                if s is not None:
+                    out[int(bench[len(prefix):].split(".")[0])] = s
+        return dict(sorted(out.items()))
+
+
+def fit(rows, base=None) -> Fitted:
+    """Fit table entries to microbenchmark rows; returns a :class:`Fitted` dict
+    ``{name: {"latency": ..., "issue_interval": ...}, ...}``. ``base`` (a Machine, name or
+    path; default the default machine) supplies the repeat geometry (k_tile, repeat_bytes),
+    the sector size, and the values of entries the rows do not cover."""
+    from ..timing.machine import DEFAULT_MACHINE, resolve_machine
+    rows = list(rows)
+    if not rows:
+        raise CalibrationError("no rows to fit", hint="run pypto-sim microbench first")
+    base = resolve_machine(base if base is not None else DEFAULT_MACHINE)
+    F, S = Fitted(base), _Slopes(rows)
+
+    def known(name, fld):
+        v = F.get(name, {}).get(fld)
+        if v is None and (name, fld) in F.bounded:
+            v = F.bounded[(name, fld)][2]
+        return v if v is not None else _base_value(base, name, fld)
+
+    def g(name):
+        return max(1, known(name, "issue_interval"))
+
+    names = [n for n in base.instructions] + ["pipes.scalar"]
+    for name in names:                                   # issue intervals: independent streams
+        b = S("stream", name)
+        if b is not None:
+            F.put(name, "issue_interval", max(1, round(b)), f"independent stream slope {b:g}")
+    for name in names:                                   # latencies: dependent chains
+        b = S("chain", name)
+        if b is None:
+            b = S("chase", name) if name == "LOAD_L1" else None
+        if b is not None:
+            if round(b) > g(name):
+                F.put(name, "latency", round(b), f"dependent chain slope {b:g}")
+            else:
+                F.bound(name, "latency", 0, g(name), f"chain slope {b:g} = the issue interval")
+        b = S("id_use", name)
+        if b is not None:
+            F.put(name, "latency", round(b) - 1, f"id then a dependent ADD: slope {b:g} - 1")
+    _bandwidth(F, S, base, known)
+    eff_read = min(known("memory.hbm_core_read_bytes_per_cycle", "value"),
+                   known("memory.hbm_chip_bytes_per_cycle", "value"))
+    eff_write = min(known("memory.hbm_core_write_bytes_per_cycle", "value"),
+                    known("memory.hbm_chip_bytes_per_cycle", "value"))
+    sector = base.sector_bytes
+    b = S("chase", "LOAD")
+    if b is not None:
+        xfer = math.ceil(sector / eff_read - 1e-9)
+        F.put("LOAD", "latency", round(b) - xfer, f"pointer chase slope {b:g} - ceil({sector} B / {eff_read:g})")
+    b = S("store_barrier", "STORE")
+    if b is not None:
+        xfer = math.ceil(sector / eff_write - 1e-9)
+        F.put("STORE", "latency", round(b) - 1 - xfer,
+              f"store + barrier slope {b:g} - 1 - ceil({sector} B / {eff_write:g})")
+    b = S("store_barrier", "STORE_L1")
+    if b is not None:
+        F.put("STORE_L1", "latency", round(b) - 1, f"store + barrier slope {b:g} - 1")
+    _barrier_block(F, S, g)
+    _tiles(F, S, base, known)
+    _control(F, S, g, known)
+    _fusion(F, S, base, known, eff_read)
+    F.unused = sorted(set(S.series) - S.used)
+    return F
+
+
+def _bandwidth(F, S, base, known):
+    """TLOAD / TSTORE latencies and the HBM bandwidths (module docstring)."""
+    reads = S.family("tload_chain.bytes=", "TLOAD")
+    s_read = None
+    if len(reads) >= 2:
+        res = ceil_fit(list(reads), [round(v) for v in reads.values()], prefer=known("TLOAD", "latency"))
+        if res is not None:
+            a, lo, hi = res
+            s_read = (lo, hi)
+            F.put("TLOAD", "latency", a, "TLOAD chain: latency + ceil(bytes / bandwidth), exact fit")
+        else:
+            a, b, _ = linear_fit(list(reads), list(reads.values()))
+            s_read = (b, b)
+            F.put("TLOAD", "latency", round(a), "TLOAD chain: least-squares intercept")
+    key = ("load_strided.bytes=1024", "memory.hbm_core_read_bytes_per_cycle")
+    strided = S.series.get(key)
+    if strided:                      # lane loads of 32 sectors each, back to back: a cross-check
+        S.used.add(key)
+        res = ceil_fit([1024 * k for k, _ in strided], [c for _, c in strided])
+        if res is not None:
+            lane_bw = simplest_in(*reciprocal_interval(res[1], res[2]), True, False)
+            if s_read is None:
+                s_read = (res[1], res[2])
+            else:
+                agree = res[1] < s_read[1] and s_read[0] < res[2]
+                F.notes["memory.hbm_core_read_bytes_per_cycle"].append(
+                    f"lane loads of 1024 bytes stream at {lane_bw} bytes per cycle: "
+                    + ("consistent with the TLOADs" if agree else "NOT consistent with the TLOADs"))
+    writes = S.family("tstore_chain.bytes=", "TSTORE")
+    s_write = None
+    if len(writes) >= 2:
+        res = ceil_fit(list(writes), [round(v) for v in writes.values()],
+                       prefer=known("TSTORE", "latency") + 1)
+        if res is not None:
+            a, lo, hi = res
+            s_write = (lo, hi)
+            F.put("TSTORE", "latency", a - 1, "TSTORE + wait_all chain: latency + ceil(bytes / bw) + 1")
+        else:
+            a, b, _ = linear_fit(list(writes), list(writes.values()))
+            s_write = (b, b)
+            F.put("TSTORE", "latency", round(a) - 1, "TSTORE + wait_all chain: least-squares intercept - 1")
+    chip = None
+    for (bench, ins), pts in S.series.items():
+        if not bench.startswith("tload_cores.cores="):
+            continue
+        S.used.add((bench, ins))
+        n = int(bench.split("=")[1])
+        res = ceil_fit([s for s, _ in pts], [c for _, c in pts])
+        lo, hi = (res[1], res[2]) if res else (linear_fit([s for s, _ in pts], [c for _, c in pts])[1],) * 2
+        if s_read is not None and lo >= s_read[1] * 1.0001:     # all cores slower than one: chip-bound
+            c_lo, c_hi = reciprocal_interval(lo / n, hi / n)
+            chip = simplest_in(c_lo, c_hi, True, False)
+            F.put("memory.hbm_chip_bytes_per_cycle", "value", chip,
+                  f"one TLOAD on each of {n} cores: {n} x bytes / extra cycles")
+        elif s_read is not None:
+            r_lo, _ = reciprocal_interval(*s_read)
+            F.bound("memory.hbm_chip_bytes_per_cycle", "value", float(n * r_lo), math.inf,
+                    f"{n} cores loading at once are no slower than one: the chip is not the limit")
+    for key, s_iv, what in (("memory.hbm_core_read_bytes_per_cycle", s_read, "TLOAD"),
+                            ("memory.hbm_core_write_bytes_per_cycle", s_write, "TSTORE")):
+        if s_iv is None:
+            continue
+        b_lo, b_hi = reciprocal_interval(*s_iv) if s_iv[0] != s_iv[1] else (1 / s_iv[0],) * 2
+        eff = simplest_in(b_lo, b_hi, True, False) if b_lo != b_hi else float(b_lo)
+        if chip is not None and chip <= b_hi:
+            F.bound(key, "value", float(chip), math.inf, f"one core's {what}s already run at the chip's rate")
+        else:
+            F.put(key, "value", eff, f"{what} chain at several sizes: bytes / extra cycles")
+
+
+def _barrier_block(F, S, g):
+    a, b = S("stream", "BARRIER_BLOCK"), S("barrier_gap", "BARRIER_BLOCK")
+    if a is None or b is None:
+        return
+    a, b = round(a), round(b)
+    # its stream slope is max(latency, issue interval), not the interval: redo the entry
+    F.pop("BARRIER_BLOCK", None)
+    F.notes.pop("BARRIER_BLOCK", None)
+    if b == a + 1:          # latency >= issue interval: the latency shows, the interval is <= it
+        F.put("BARRIER_BLOCK", "latency", a, f"stream slope {a}, one more with an ADD after each")
+        if a == 1:
+            F.put("BARRIER_BLOCK", "issue_interval", 1, "at most the latency 1")
+        else:
+            F.bound("BARRIER_BLOCK", "issue_interval", 1, a, "hidden behind the latency")
+    else:                   # the issue interval shows, the latency is below it
+        F.put("BARRIER_BLOCK", "issue_interval", a, f"stream slope {a} = barrier_gap slope")
+        F.bound("BARRIER_BLOCK", "latency", 0, a - 1, "hidden behind the issue interval")
+
+
+def _ceil_entry(F, name, xs, ys, prefer, per_key, what):
+    res = ceil_fit(xs, [round(y) for y in ys], prefer=prefer)
+    if res is not None:
+        a, lo, hi = res
+        return a, simplest_in(lo, hi), f"{what}: latency + ceil(repeats x {per_key}), exact fit"
+    a, b, _ = linear_fit(xs, ys)
+    return round(a), round(b, 3), f"{what}: least squares"
+
+
+def _tiles(F, S, base, known):
+    for key, fld in (("tload_stream", "TLOAD"), ("tstore_stream", "TSTORE")):
+        b = S(key, fld)
+        if b is not None:
+            F.put(fld, "issue_interval", max(1, round(b)), f"{key} slope {b:g} (32-byte requests)")
+    lat = {}
+    for dt, per_key, kt_key in (("float16", "per_repeat", "k_tile"), ("float32", "per_repeat_f32", "k_tile_f32")):
+        fam = S.family(f"mma_chain.{dt}.k=", "MMA")
+        if len(fam) < 2:
+            continue
+        kt = base.cost_term("MMA", kt_key)
+        xs = [math.ceil(k / kt) for k in fam]
+        a, per, how = _ceil_entry(F, "MMA", xs, list(fam.values()), known("MMA", "latency"), per_key,
+                                  f"MMA chain, {dt} inputs")
+        lat[dt] = a
+        F.put("MMA", per_key, per, how)
+    if lat:
+        F.put("MMA", "latency", lat.get("float16", lat.get("float32")),
+              "MMA chain head" + ("" if len(set(lat.values())) == 1 else f" (dtypes disagree: {lat})"))
+    for name, t in base.instructions.items():
+        if "repeat_bytes" not in t.extra:
+            continue
+        fam = S.family("tile_chain.bytes=", name)
+        if len(fam) < 2:
+            continue
+        xs = [math.ceil(nb / t.extra["repeat_bytes"]) for nb in fam]
+        a, per, how = _ceil_entry(F, name, xs, list(fam.values()), known(name, "latency"), "per_repeat",
+                                  f"{name} chain")
+        F.put(name, "latency", a, how)
+        F.put(name, "per_repeat", per, how)
+
+
+def _control(F, S, g, known):
+    """Control instructions' issue intervals from their patterns (kernels.py). Each slope is
+    a sum of gaps: g(X) where X is followed by an instruction on the same (scalar) pipe, 1 where
+    the next is a filler on another pipe, a latency where the next waits for a result."""
+    m, big = CTL_FILL, LOOP_FILL
+    gf, gs = g("ADD"), g("pipes.scalar")
+    lt, eq = known("LT", "latency"), known("EQ", "latency")
+    fills = (m - 1) * gf
+    loop_body = lt + 3 + big * gf          # LT->BRK_UNLESS, the counter ADD and fillers, ENDLOOP->LT
+    formulas = [   # (instruction, benchmark, known part of the slope)
+        ("IF", "ctl_if", lambda: gs + 2 + fills),
+        ("ENDIF", "ctl_endif", lambda: 2 + fills + gs),
+        ("ELSE", "ctl_else", lambda: 4 + 2 * fills),
+        ("LOOP_CONT", "ctl_loop_cont", lambda: loop_body),
+        ("BRK_UNLESS", "ctl_brk_unless", lambda: loop_body + g("LOOP_CONT")),
+        ("CONTINUE", "ctl_continue", lambda: loop_body + g("LOOP_CONT") + g("IF") + g("ENDIF")),
+        ("RET", "ctl_ret", lambda: 1 + eq + g("IF")),
+        ("BREAK", "ctl_break", lambda: 4 + 2 * fills + g("LOOP_CONT")),
+        ("LOOP", "ctl_loop", lambda: 2 + fills + g("BREAK") + g("LOOP_CONT")),
+        ("ENDLOOP", "ctl_endloop", lambda: 2 + fills + g("BREAK") + g("LOOP_CONT") + gs),
+    ]
+    for name, bench, rest in formulas:
+        b = S(bench, name)
+        if b is None:
+            continue
+        known_part = rest()
+        F.put(name, "issue_interval", max(1, round(b - known_part)),
+              f"{bench} slope {b:g} - {known_part} (the pattern's other gaps)")
+
+
+def _fusion(F, S, base, known, eff_read):
+    b = S("fused_pair.bytes=1024", "TLOAD+MMA")
+    if b is None:
+        return
+    kt, per = base.cost_term("MMA", "k_tile_f32"), known("MMA", "per_repeat_f32")
+    mma = known("MMA", "latency") + math.ceil(math.ceil(16 / kt) * per - 1e-9)
+    tload = known("TLOAD", "latency") + math.ceil(1024 / eff_read - 1e-9)
+    saving = tload + mma - round(b)
+    F.put("fusion.TLOAD+MMA", "saving", saving,
+          f"TLOAD {tload} + MMA {mma} predicted, pair measured {b:g} cycles")

@@ -1,0 +1,140 @@
+"""Run the microbenchmarks (kernels.py) on a machine and return measurement rows.
+
+The kernels are generated PTO source written to a temporary module (kernels need a real source
+file) and run with ``pto.profile`` in a copied context with its own device and the machine made
+active, so the caller's device, machine and HBM are untouched. With ``on_npu=True`` the same
+kernels run through ``pto.profile_on_npu`` (a hardware backend plugin) instead.
+"""
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import importlib.util
+import sys
+import tempfile
+from pathlib import Path
+
+from .kernels import TENSOR_ELEMS, all_benchmarks
+from .rows import CalibrationError, Row
+
+# Entries the microbenchmarks cannot measure, and why (docs/calibration.md, "Coverage").
+_NO_LATENCY = ("they have no result register and the warp issues its next instruction one cycle "
+               "later whatever their latency is: nothing in the timing model waits for it, so no "
+               "kernel's cycles depend on it (only the timeline's end of the entry shows it)")
+UNCOVERED = {
+    **{(name, "latency"): _NO_LATENCY for name in (
+        "ALLOC_LOCAL", "BARRIER", "IF", "ELSE", "ENDIF", "LOOP", "BRK_UNLESS", "BREAK", "CONTINUE",
+        "LOOP_CONT", "ENDLOOP", "RET", "EXIT", "WAIT_ALL", "SET_FLAG", "WAIT_FLAG")},
+    ("EXIT", "issue_interval"): "EXIT is a warp's last instruction: nothing issues after it on "
+                                "its pipe, so its issue interval never delays anything",
+    **{(name, "issue_interval"): "the timing model holds the pipe for the whole operation "
+                                 "(latency + repeats), so the issue interval is never used"
+       for name in ("MMA", "TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN", "TEXP", "TLOG", "TSQRT",
+                    "TADDS", "TMULS", "TMAXS", "TROWSUM", "TROWMAX", "TROWEXPAND")},
+}
+NOT_FITTED = {
+    "memory.sector_bytes": "structural: the access granule, not a rate (taken from the base table)",
+    "k_tile, k_tile_f32, repeat_bytes": "structural: the cube's and vector unit's repeat geometry; "
+                                        "fit() takes them from the base table and fits the cycles "
+                                        "per repeat",
+    "[structure], [capacity]": "counts and sizes, not timing (cores, L1 bytes, ...)",
+}
+
+
+def coverage(machine=None) -> dict:
+    """{(entry, field): "covered" or the reason it is not} for every latency and issue-interval
+    entry of the machine's table (instructions and ``pipes.scalar``)."""
+    from ..timing.machine import machine as active, resolve_machine
+    m = resolve_machine(machine) if machine is not None else active()
+    out = {}
+    for name in list(m.instructions) + ["pipes.scalar"]:
+        for fld in ("latency", "issue_interval"):
+            out[(name, fld)] = UNCOVERED.get((name, fld), "covered")
+    return out
+
+
+def _module(directory: Path, source: str):
+    digest = hashlib.sha1(source.encode()).hexdigest()[:16]
+    name = f"pypto_microbench_{digest}"
+    path = directory / f"{name}.py"
+    path.write_text("import pypto_sim as pto\n\n" + source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[name]
+    return module.bench
+
+
+def _count(kernel, args, name) -> int:
+    prog = kernel.program_for(args)
+    return sum(1 for ins in prog.instrs if ins.op == name)
+
+
+def run_microbenchmarks(machine=None, only=None, on_npu=False, keep_sources=None) -> list:
+    """Run every microbenchmark on ``machine`` (a Machine, a shipped table's name or a .toml
+    path; default the active machine) and return rows (benchmark, instruction, size, cycles).
+
+    ``only``: an iterable of instruction names (or table keys such as ``pipes.scalar``) to
+    restrict the run; benchmarks that fit.py needs as known values for those are not added, so
+    pass the whole set for a full calibration. ``on_npu``: run through ``pto.profile_on_npu``.
+    ``keep_sources``: a directory to keep the generated kernel sources in (to read or port).
+    The active machine and device of the caller are left as they were."""
+    from ..timing.machine import machine as active, resolve_machine
+    m = resolve_machine(machine) if machine is not None else active()
+    benches = all_benchmarks(m.cores)
+    if only is not None:
+        wanted = {str(x) for x in only}
+        benches = [b for b in benches if b.instruction in wanted or b.instruction.upper() in wanted]
+        if not benches:
+            raise CalibrationError(f"no microbenchmark measures {sorted(wanted)}",
+                                   hint="names are instruction names (ADD, TLOAD, ...) or table keys "
+                                        "(pipes.scalar, memory.hbm_core_read_bytes_per_cycle)")
+    return contextvars.copy_context().run(_run_all, m, benches, on_npu, keep_sources)
+
+
+def _run_all(m, benches, on_npu, keep_sources):
+    import pypto_sim as pto
+    from ..runtime import device as device_mod
+    from ..timing import machine as machine_mod
+    machine_mod._ACTIVE.set(m)
+    device_mod._DEVICE.set(device_mod.Device(m))
+    profile = pto.profile_on_npu if on_npu else pto.profile
+    af = pto.alloc_tensor(TENSOR_ELEMS * 4)
+    ai = pto.alloc_tensor(64 * 4, dtype=pto.int32)
+    out = pto.alloc_tensor(TENSOR_ELEMS * 4)
+    rows, kernels = [], {}
+    with tempfile.TemporaryDirectory(prefix="pypto_microbench_") as tmp:
+        directory = Path(keep_sources) if keep_sources else Path(tmp)
+        directory.mkdir(parents=True, exist_ok=True)
+        for bench in benches:
+            counts = []
+            for size in bench.sizes:
+                src = bench.source(size)
+                if src not in kernels:
+                    kernels[src] = _module(directory, src)
+                kernel = kernels[src]
+                n = bench.runtime(size) if bench.runtime else 0
+                args = (af, ai, out, int(n), 0)
+                if bench.count and not bench.runtime:
+                    counts.append(_count(kernel, args, bench.count))
+                prof = profile(kernel, grid=bench.grid, block=(32, 1, 1), args=args)
+                rows.append(Row(bench.name, bench.instruction, int(size), int(prof.total_cycles), m.name,
+                                "npu" if on_npu else ""))
+            _check_counts(bench, counts)
+    return rows
+
+
+def _check_counts(bench, counts):
+    """The kernel must contain one more measured instruction per size step (the compiler
+    could fold or merge what the benchmark means to repeat)."""
+    if len(counts) < 2:
+        return
+    for (s0, c0), (s1, c1) in zip(zip(bench.sizes, counts), zip(bench.sizes[1:], counts[1:])):
+        if c1 - c0 != bench.per_size * (s1 - s0):
+            raise CalibrationError(
+                f"microbenchmark {bench.name} for {bench.instruction}: {bench.count} appears {c0} times "
+                f"at size {s0} and {c1} times at size {s1}, not {bench.per_size} more per size step",
+                hint="the compiler no longer emits what the benchmark repeats; see kernels.py")

@@ -1,0 +1,103 @@
+"""Write a latency table with fitted entries: the base table's text, entries replaced in place.
+
+Comments, order and every entry the fit did not determine stay as they are; a fitted entry
+keeps its other fields (per_repeat, k_tile, ...) and gets ``source = "fitted from
+microbenchmarks (<label>)"``. Fusion rules measured by the fit replace the base's rule for the
+same pair (a saving of 0 removes it).
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import re
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+from .rows import CalibrationError
+
+_ENTRY = re.compile(r"^(\s*)([A-Za-z_][A-Za-z0-9_]*)(\s*=\s*)\{(.*)\}(\s*(?:#.*)?)$")
+_HEADER = re.compile(r"^\s*\[\[?\s*([A-Za-z_.]+)\s*\]\]?\s*(?:#.*)?$")
+
+
+def _format(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def _rewrite(line, updates, source):
+    m = _ENTRY.match(line)
+    indent, key, eq, inner, tail = m.groups()
+    fields = tomllib.loads(f"x = {{{inner}}}")["x"]
+    for k, v in updates.items():
+        fields[k] = v
+    fields["source"] = source
+    order = [k for k in fields if k != "source"] + ["source"]
+    body = ", ".join(f"{k} = {_format(fields[k])}" for k in order)
+    return f"{indent}{key}{eq}{{ {body} }}{tail}"
+
+
+def write_table(fitted, base, path, label=None) -> Path:
+    """Write the base table (a Machine, a shipped name or a path) with the fitted entries
+    (a :class:`~pypto_sim.calibrate.fit.Fitted` or any ``{name: {field: value}}``) to ``path``;
+    ``label`` names the measurements in the sources (default: today's date). The result is
+    loaded with ``load_machine_from`` before this returns, so it is a valid table."""
+    from ..timing.machine import load_machine_from, resolve_machine
+    base = resolve_machine(base)
+    path = Path(path)
+    label = label or datetime.date.today().isoformat()
+    source = f"fitted from microbenchmarks ({label})"
+    pending = {name: dict(fields) for name, fields in fitted.items() if not name.startswith("fusion.")}
+    for name in pending:
+        if name.startswith("memory."):
+            pending[name] = {"value": float(pending[name]["value"])}
+    fusions = {name[len("fusion."):]: fields["saving"] for name, fields in fitted.items()
+               if name.startswith("fusion.")}
+    out, section, skipping = [], None, False
+    for line in base.path.read_text(encoding="utf-8").splitlines():
+        head = _HEADER.match(line)
+        if head:
+            section = head.group(1)
+            skipping = False
+            if line.strip().startswith("[[fusion"):
+                block_start = len(out)
+        if section == "fusion" and not head and not skipping:
+            rule = re.match(r"^\s*(first|second)\s*=\s*\"([A-Za-z_]+)\"", line)
+            if rule:
+                out.append(line)
+                text = "\n".join(out[block_start:])
+                pair = re.findall(r'first\s*=\s*"(\w+)"', text), re.findall(r'second\s*=\s*"(\w+)"', text)
+                if pair[0] and pair[1] and f"{pair[0][0].upper()}+{pair[1][0].upper()}" in fusions:
+                    del out[block_start:]
+                    skipping = True
+                continue
+        if skipping:
+            continue
+        m = _ENTRY.match(line)
+        if m and section in ("instruction", "memory", "pipes"):
+            key = {"memory": f"memory.{m.group(2)}", "pipes": f"pipes.{m.group(2)}"}.get(section, m.group(2))
+            if key in pending:
+                line = _rewrite(line, pending.pop(key), source)
+        elif section is None and re.match(r"^name\s*=", line):
+            line = f"name = {json.dumps(path.stem)}"
+        out.append(line)
+    if pending:
+        raise CalibrationError(f"write_table: the base table {base.path} has no single-line entry for "
+                               f"{sorted(pending)}", hint="entries must be inline tables on one line")
+    text = (f"# Fitted from microbenchmarks ({label}) starting from {base.path.name}: entries whose\n"
+            f"# source says \"fitted from microbenchmarks\" were measured; the rest are the base's.\n"
+            + "\n".join(out).rstrip("\n") + "\n")
+    for pair, saving in fusions.items():
+        if saving:
+            first, second = pair.split("+")
+            text += (f"\n[[fusion]]\nfirst = \"{first}\"\nsecond = \"{second}\"\nsaving = {int(saving)}\n"
+                     f"source = \"{source}\"\n")
+    path.write_text(text, encoding="utf-8")
+    load_machine_from(path)        # raises MachineError naming the entry if anything is off
+    return path

@@ -1,0 +1,396 @@
+"""Calibration (issue #7): microbenchmarks, fitting, correlation, fusion rules, profile_on_npu.
+
+The microbenchmarks re-derive the default table exactly; rows measured on a perturbed copy fit
+back to the perturbed numbers; a fusion rule lowers a kernel's cycles by exactly its saving per
+fused pair (hand-computed on tests/machines/simple.toml).
+"""
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+from pypto_sim.calibrate import (UNCOVERED, CalibrationError, Row, correlate, coverage, fit,
+                                 read_rows, run_microbenchmarks, write_rows, write_table)
+from pypto_sim.calibrate.fitmath import ceil_fit, simplest_in
+from pypto_sim.errors import MachineError
+from pypto_sim.timing.machine import load_machine_from, resolve_machine
+
+ROOT = Path(__file__).resolve().parent.parent
+SIMPLE = ROOT / "tests" / "machines" / "simple.toml"
+RATES = ("hbm_core_read_bytes_per_cycle", "hbm_core_write_bytes_per_cycle", "hbm_chip_bytes_per_cycle")
+
+
+@pytest.fixture(scope="module")
+def default_rows():
+    return run_microbenchmarks("ascend910b")
+
+
+def _table_value(m, name, fld):
+    if name == "pipes.scalar":
+        return m.pipes["scalar"][fld]
+    return getattr(m, fld)(name)
+
+
+# ---------------------------------------------------------------- microbenchmarks on the default
+def test_microbenchmarks_rederive_every_covered_entry_exactly(default_rows):
+    """Every latency and issue interval the microbenchmarks cover comes back exactly, as do the
+    tile ops' cycles per repeat and the three HBM bandwidths; nothing is left only bounded."""
+    m = resolve_machine("ascend910b")
+    fitted = fit(default_rows, base=m)
+    covered = [key for key, status in coverage(m).items() if status == "covered"]
+    assert len(covered) == 2 * (len(m.instructions) + 1) - len(UNCOVERED)
+    wrong = {key: (fitted.get(key[0], {}).get(key[1]), _table_value(m, *key)) for key in covered
+             if fitted.get(key[0], {}).get(key[1]) != _table_value(m, *key)}
+    assert not wrong
+    for name, t in m.instructions.items():
+        for key in ("per_repeat", "per_repeat_f32"):
+            if key in t.extra:
+                assert fitted[name][key] == t.extra[key], name
+    for key in RATES:
+        assert fitted[f"memory.{key}"]["value"] == m.values[key]
+    assert fitted["fusion.TLOAD+MMA"]["saving"] == 0
+    assert not fitted.bounded
+
+
+def test_every_instruction_is_covered_and_the_gaps_are_listed_with_reasons():
+    """Each instruction has its latency or its issue interval (or both) measured, except EXIT,
+    whose neither can influence any cycle count. The uncovered entries are exactly these, each
+    with its reason: control, sync and ALLOC_LOCAL latencies (no result; the next instruction
+    issues a cycle later whatever the latency), EXIT's issue interval (nothing follows it) and
+    the issue intervals of MMA and vector tile ops (the pipe is held for the whole operation)."""
+    no_latency = {"ALLOC_LOCAL", "BARRIER", "IF", "ELSE", "ENDIF", "LOOP", "BRK_UNLESS", "BREAK",
+                  "CONTINUE", "LOOP_CONT", "ENDLOOP", "RET", "EXIT", "WAIT_ALL", "SET_FLAG", "WAIT_FLAG"}
+    held_pipe = {"MMA", "TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN", "TEXP", "TLOG", "TSQRT",
+                 "TADDS", "TMULS", "TMAXS", "TROWSUM", "TROWMAX", "TROWEXPAND"}
+    expected = ({(n, "latency") for n in no_latency} | {(n, "issue_interval") for n in held_pipe}
+                | {("EXIT", "issue_interval")})
+    assert set(UNCOVERED) == expected
+    assert all(len(reason) > 40 for reason in UNCOVERED.values())
+    status = coverage()
+    for spec in pto.instructions():
+        measured = [f for f in ("latency", "issue_interval") if status[(spec.name, f)] == "covered"]
+        assert measured or spec.name == "EXIT", spec.name
+    assert status[("pipes.scalar", "latency")] == status[("pipes.scalar", "issue_interval")] == "covered"
+
+
+def test_rows_name_their_benchmark_and_what_a_size_step_adds(default_rows):
+    """The rows of the default run: a dependent FMA chain adds latency(FMA) = 7 per FMA, an
+    independent stream issue_interval = 1, a 32-byte pointer chase 307 + 1 per LOAD."""
+    def series(bench, instr):
+        return sorted((r.size, r.cycles) for r in default_rows if (r.benchmark, r.instruction) == (bench, instr))
+    for bench, instr, step in (("chain", "FMA", 7), ("stream", "FMA", 1), ("chase", "LOAD", 308),
+                               ("chain", "DIV", 17), ("stream", "EXP", 2), ("chain", "pipes.scalar", 2)):
+        pts = series(bench, instr)
+        assert len(pts) == 3
+        assert all(c1 - c0 == step * (s1 - s0) for (s0, c0), (s1, c1) in zip(pts, pts[1:]))
+    assert all(r.machine == "ascend910b" for r in default_rows)
+
+
+def test_microbenchmarks_leave_the_callers_machine_and_device_alone(simple_machine):
+    d = pto.alloc_tensor(16)
+    pto.memcpy_h2d(d, np.arange(4, dtype=np.float32))
+    rows = run_microbenchmarks("ascend910b", only=["FMA"])
+    assert {r.instruction for r in rows} == {"FMA"}
+    assert pto.machine().name == "simple"
+    assert np.array_equal(d.numpy(), np.arange(4, dtype=np.float32))
+
+
+# ---------------------------------------------------------------- calibrating a perturbed table
+PERTURBED = {
+    "ADD": {"latency": 9}, "EXP": {"latency": 12, "issue_interval": 3}, "DIV": {"issue_interval": 3},
+    "LT": {"latency": 5}, "EQ": {"latency": 8}, "MOV": {"latency": 4}, "SELECT": {"issue_interval": 2},
+    "GLOBAL_ID": {"latency": 3}, "WARP_ID": {"latency": 1},
+    "LOAD": {"latency": 350, "issue_interval": 2}, "STORE": {"latency": 120}, "FMA_STORE": {"latency": 9},
+    "LOAD_L1": {"latency": 6}, "STORE_L1": {"latency": 12}, "BARRIER_BLOCK": {"latency": 3},
+    "IF": {"issue_interval": 2}, "ENDLOOP": {"issue_interval": 3}, "BREAK": {"issue_interval": 2},
+    "LOOP_CONT": {"issue_interval": 2}, "RET": {"issue_interval": 2}, "ALLOC_LOCAL": {"issue_interval": 2},
+    "TLOAD": {"latency": 280, "issue_interval": 2}, "TSTORE": {"latency": 170},
+    "MMA": {"latency": 8, "per_repeat_f32": 3}, "TADD": {"latency": 30, "per_repeat": 2.5},
+    "TEXP": {"per_repeat": 1.75}, "TROWSUM": {"latency": 36},
+    "pipes.scalar": {"latency": 3, "issue_interval": 2},
+    "memory.hbm_core_read_bytes_per_cycle": {"value": 120.5},
+    "memory.hbm_core_write_bytes_per_cycle": {"value": 88.0},
+    "memory.hbm_chip_bytes_per_cycle": {"value": 700.0},
+}
+
+
+def test_calibrating_from_the_default_recovers_a_perturbed_table(tmp_path):
+    """Rows measured on a copy of the default table with latencies up and down, issue
+    intervals and cycles per repeat changed and every HBM bandwidth lower: fitting them
+    starting from the default table and writing the result gives back the perturbed table,
+    entry for entry, with the changed entries sourced "fitted from microbenchmarks"."""
+    truth_path = write_table(PERTURBED, "ascend910b", tmp_path / "npu.toml", label="perturbed")
+    truth = load_machine_from(truth_path)
+    rows = run_microbenchmarks(truth)
+    write_rows(rows, tmp_path / "rows.csv")
+    fitted = fit(read_rows(tmp_path / "rows.csv"), base="ascend910b")
+    new = load_machine_from(write_table(fitted, "ascend910b", tmp_path / "new.toml", label="rows.csv"))
+    base = resolve_machine("ascend910b")
+    for name, t in truth.instructions.items():
+        got = new.instructions[name]
+        assert (got.latency, got.issue_interval, got.extra) == (t.latency, t.issue_interval, t.extra), name
+    assert new.pipes["scalar"]["latency"] == 3 and new.pipes["scalar"]["issue_interval"] == 2
+    for key in RATES:
+        assert new.values[key] == truth.values[key]
+    for name in ("ADD", "LOAD", "TADD", "MMA", "IF"):
+        assert new.source(name) == "fitted from microbenchmarks (rows.csv)"
+        assert (base.latency(name), base.issue_interval(name)) != (new.latency(name), new.issue_interval(name)) \
+            or base.instructions[name].extra != new.instructions[name].extra
+    # BARRIER_BLOCK's issue interval hides behind its latency 3: only bounded, base kept
+    assert fitted.bounded[("BARRIER_BLOCK", "issue_interval")] == (1, 3, 1)
+
+
+def test_noisy_hardware_rows_fit_by_least_squares():
+    """Real measurements are not integers: with +-0.4 cycles of noise on every row the exact fit
+    finds no solution and least squares takes over; latencies still round to the table's and the
+    bandwidths land within 1%."""
+    rng = np.random.default_rng(7)
+    rows = [Row(r.benchmark, r.instruction, r.size, r.cycles + rng.uniform(-0.4, 0.4))
+            for r in run_microbenchmarks("ascend910b", only=["ADD", "EXP", "TLOAD", "TSTORE", "TADD",
+                                                            "memory.hbm_chip_bytes_per_cycle"])]
+    fitted = fit(rows)
+    m = resolve_machine("ascend910b")
+    assert fitted["ADD"] == {"issue_interval": 1, "latency": 7}
+    assert fitted["EXP"] == {"issue_interval": 2, "latency": 16}
+    assert fitted["TLOAD"]["latency"] == 307 and fitted["TADD"]["latency"] in (24, 25)
+    assert abs(fitted["TADD"]["per_repeat"] - 2.11) < 0.02
+    for key in ("hbm_core_read_bytes_per_cycle", "hbm_core_write_bytes_per_cycle"):
+        assert abs(fitted[f"memory.{key}"]["value"] / m.values[key] - 1) < 0.01
+
+
+# ---------------------------------------------------------------- fusion rules
+PAIRS_HEAD = """
+@pto.kernel
+def pairs(a, o):
+    c = pto.alloc_local(256)
+    x = pto.alloc_local(256)
+"""
+PAIR = "    pto.async_load(x, a, 1024)\n    pto.mma(c, x, x, 16, 16, 16)\n"
+PAIRS_TAIL = "    pto.wait_all()\n    pto.store(o, c, 1024)\n"
+
+
+def _fused_table(tmp_path, rule='saving = 3'):
+    text = SIMPLE.read_text() + f'\n[[fusion]]\nfirst = "TLOAD"\nsecond = "MMA"\n{rule}\nsource = "test"\n'
+    path = tmp_path / "fused.toml"
+    path.write_text(text)
+    return path
+
+
+def _run_pairs(make_kernels, k):
+    src = PAIRS_HEAD + PAIR * k + PAIRS_TAIL
+    d_a, d_o = pto.alloc_tensor(1024), pto.alloc_tensor(1024)
+    pto.memcpy_h2d(d_a, np.full(256, 0.5, np.float32))
+    prof = pto.profile(make_kernels(src).pairs, args=(d_a, d_o))
+    return prof, d_o.numpy().reshape(16, 16)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_fusion_rule_saves_its_cycles_once_per_fused_pair(make_kernels, simple_machine, tmp_path, k):
+    """simple.toml: ALLOC_LOCAL x2 at 0 and 1; each TLOAD of 1024 B takes 100 + 1024 / 32 = 132,
+    each float32 16x16x16 MMA 6 + 2 x 2 = 10. The next TLOAD overwrites x, which the MMA reads,
+    so everything is serial: the last MMA ends at 2 + 142k, WAIT_ALL issues then, the TSTORE at
+    2 + 142k + 1 and it takes 50 + 32: total 85 + 142k (227 for k=1, 511 for k=3).
+    With [[fusion]] TLOAD+MMA saving 3 every MMA takes 7: total 85 + 139k, 3k cycles less; the
+    MMAs appear as TLOAD+MMA in the timeline and the breakdown, the TLOADs as themselves."""
+    plain, c_plain = _run_pairs(make_kernels, k)
+    assert plain.total_cycles == 85 + 142 * k
+    pto.use_machine(_fused_table(tmp_path))
+    fused, c_fused = _run_pairs(make_kernels, k)
+    assert fused.total_cycles == plain.total_cycles - 3 * k == 85 + 139 * k
+    assert np.array_equal(c_plain, c_fused)                       # values do not change
+    names = [e.inst for e in fused.timeline]
+    assert names.count("TLOAD+MMA") == k and names.count("TLOAD") == k and "MMA" not in names
+    assert all(e.end - e.start == 7 for e in fused.timeline if e.inst == "TLOAD+MMA")
+    row = fused.cycle_breakdown()["TLOAD+MMA"]
+    assert (row["count"], row["busy_cycles"], row["pipe"]) == (k, 7 * k, "mma")
+    assert "TLOAD+MMA" in str(fused.cycle_breakdown())
+
+
+def test_fusion_by_latency_and_on_lane_instructions(make_kernels, simple_machine, tmp_path):
+    """`latency = 5` gives the fused MMA a head of 5 instead of 6 (saving 1). A lane rule: a LOAD
+    whose value an ADD consumes. simple.toml: LANE_ID at 0, LOAD at 1 ready at 1 + 100 + 128/32
+    = 105, ADD (latency 4) ready at 109, STORE issues at 109 and ends at 109 + 50 + 4 = 163. With
+    LOAD+ADD saving 2 the ADD takes 2 cycles: 161."""
+    pto.use_machine(_fused_table(tmp_path, "latency = 5"))
+    assert pto.machine().fusions[0].saving == 1
+    prof, _ = _run_pairs(make_kernels, 2)
+    assert prof.total_cycles == 85 + 141 * 2
+    k = make_kernels("@pto.kernel\ndef f(a, o):\n    i = pto.get_lane_id()\n"
+                     "    x = pto.load(a + i)\n    pto.store(o + i, x + 1.0)\n").f
+    d_a, d_o = pto.alloc_tensor(128), pto.alloc_tensor(128)
+    pto.use_machine(SIMPLE)
+    assert pto.profile(k, args=(d_a, d_o)).total_cycles == 163
+    text = SIMPLE.read_text() + '\n[[fusion]]\nfirst = "LOAD"\nsecond = "ADD"\nsaving = 2\nsource = "t"\n'
+    (tmp_path / "lane.toml").write_text(text)
+    pto.use_machine(tmp_path / "lane.toml")
+    prof = pto.profile(k, args=(d_a, d_o))
+    assert prof.total_cycles == 161
+    assert [e.inst for e in prof.timeline][:4] == ["LANE_ID", "LOAD", "LOAD+ADD", "STORE"]
+
+
+def test_fusion_finds_the_load_before_an_mma_in_the_pipelined_matmul(tmp_path):
+    """In the pipelined matmul the MMA reads A and B through addresses recomputed for each use
+    and a WAIT_ALL sits between: the rule pairs each MMA with the TLOAD of B just before it.
+    depth=1 serialises TLOADs and MMAs, so each of the 8 MMAs per block saves its 3 cycles."""
+    from test_tiles import _matmul
+    p1, c1, ref = _matmul(1, 32, 32, 256, 32, 32, 32)
+    pto.use_machine(write_table({"fusion.TLOAD+MMA": {"saving": 3}}, "ascend910b", tmp_path / "f.toml"))
+    p2, c2, _ = _matmul(1, 32, 32, 256, 32, 32, 32)
+    assert p1.total_cycles - p2.total_cycles == 3 * 256 // 32
+    np.testing.assert_allclose(c2, ref, rtol=1e-4, atol=1e-4)
+    assert p2.cycle_breakdown()["TLOAD+MMA"]["count"] == 8 and p2.cycle_breakdown()["TLOAD"]["count"] == 16
+
+
+@pytest.mark.parametrize("rule,message", [
+    ('first = "TLOAD"\nsecond = "MMX"\nsaving = 1', "not an ISA instruction"),
+    ('first = "IF"\nsecond = "MMA"\nsaving = 1', "cannot be fused"),
+    ('first = "TLOAD"\nsecond = "MMA"\nsaving = 1\nlatency = 3', "exactly one of latency"),
+    ('first = "TLOAD"\nsecond = "MMA"\nsaving = 9', "exceeds MMA's latency"),
+    ('first = "TLOAD"\nsecond = "MMA"\nsaving = 1\ncolour = 1', "unknown key"),
+])
+def test_fusion_rules_are_validated(tmp_path, rule, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(SIMPLE.read_text() + f'\n[[fusion]]\n{rule}\nsource = "t"\n')
+    with pytest.raises(MachineError, match=message):
+        load_machine_from(path)
+
+
+def test_calibration_measures_a_fusion_and_write_table_replaces_rules(tmp_path):
+    """The fused_pair benchmark sees the saving of a TLOAD+MMA rule; write_table writes it as a
+    [[fusion]] entry, and a measured saving of 0 removes the base's rule."""
+    fused = write_table({"fusion.TLOAD+MMA": {"saving": 4}}, "ascend910b", tmp_path / "f.toml", label="x")
+    assert resolve_machine(fused).fusions[0].saving == 4
+    fitted = fit(run_microbenchmarks(fused, only=["TLOAD+MMA"]))
+    assert fitted["fusion.TLOAD+MMA"] == {"saving": 4}
+    plain = fit(run_microbenchmarks("ascend910b", only=["TLOAD+MMA"]), base=fused)
+    back = load_machine_from(write_table(plain, fused, tmp_path / "back.toml"))
+    assert back.fusions == ()
+
+
+# ---------------------------------------------------------------- profile_on_npu
+def test_profile_on_npu_without_a_backend_says_what_to_do(monkeypatch):
+    from pypto_sim.calibrate import npu
+    monkeypatch.setattr(npu.metadata, "entry_points", lambda group=None: [])
+    with pytest.raises(pto.NPUUnavailableError) as err:
+        pto.profile_on_npu(None)
+    text = str(err.value)
+    for needle in ("pto.profile(", "pypto-sim microbench", "pypto-sim calibrate", "pypto_sim.npu_backends"):
+        assert needle in text
+
+
+class _EntryPoint:
+    def __init__(self, name, obj):
+        self.name, self.obj = name, obj
+
+    def load(self):
+        return self.obj
+
+
+def test_profile_on_npu_runs_a_registered_backend(monkeypatch, make_kernels):
+    """A backend registered in the entry-point group returns a profile of the same shape as
+    pto.profile (here the test backend runs the simulator on the simple table, as a stand-in)."""
+    from pypto_sim.calibrate import npu
+    calls = []
+
+    def board(kernel, grid, block, args):
+        calls.append((kernel.name, grid, block))
+        pto.use_machine(SIMPLE)
+        return pto.profile(kernel, grid=grid, block=block, args=args)
+
+    monkeypatch.setattr(npu.metadata, "entry_points",
+                        lambda group=None: [_EntryPoint("board", board)] if group == npu.GROUP else [])
+    k = make_kernels("@pto.kernel\ndef f(a, o):\n    i = pto.get_lane_id()\n"
+                     "    pto.store(o + i, pto.load(a + i) * 2.0)\n").f
+    d_a, d_o = pto.alloc_tensor(128), pto.alloc_tensor(128)
+    hw = pto.profile_on_npu(k, grid=(1, 1, 1), block=(32, 1, 1), args=(d_a, d_o))
+    sim = pto.profile(k, grid=(1, 1, 1), block=(32, 1, 1), args=(d_a, d_o))
+    assert calls == [("f", (1, 1, 1), (32, 1, 1))]
+    assert type(hw) is type(sim) and hw.total_cycles == sim.total_cycles
+    assert [e.inst for e in hw.timeline] == [e.inst for e in sim.timeline]
+    assert set(hw.cycle_breakdown().as_dict()) == set(sim.cycle_breakdown().as_dict())
+    monkeypatch.setattr(npu.metadata, "entry_points", lambda group=None: [_EntryPoint("bad", lambda kernel, **kw: 42)])
+    with pytest.raises(pto.NPUUnavailableError, match="lacks total_cycles"):
+        pto.profile_on_npu(k, args=(d_a, d_o))
+
+
+# ---------------------------------------------------------------- correlation
+def test_correlate_reports_accel_sim_metrics(tmp_path):
+    """Errors -20, +10, -300 against 120, 240, 1300: MAE 110 cycles, MAPE (16.67 + 4.17 + 23.08)
+    / 3 = 14.64%, NMSE sqrt(90500 / 3) / 553.3 = 0.3139, r as numpy's corrcoef."""
+    sim, hw = {"a": 100, "b": 250, "c": 1000}, {"a": 120, "b": 240, "c": 1300}
+    c = correlate(sim, hw)
+    assert c.n == 3 and c.mae == 110
+    assert c.mape == pytest.approx(100 * (20 / 120 + 10 / 240 + 300 / 1300) / 3)
+    assert c.nmse == pytest.approx(math.sqrt(90500 / 3) / (1660 / 3))
+    assert c.r == pytest.approx(np.corrcoef([100, 250, 1000], [120, 240, 1300])[0, 1])
+    assert [p.kernel for p in c.rows] == ["a", "b", "c"] and c.rows[2].error == -300
+    assert "MAPE=14.64%" in str(c)
+    png = c.save_plot(tmp_path / "corr.png")
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    same = correlate([("k1", 10), ("k2", 20)], [("k1", 10), ("k2", 20)])
+    assert (same.r, same.mae, same.mape, same.nmse) == (1.0, 0, 0, 0)
+    with pytest.raises(CalibrationError, match="only one"):
+        correlate({"a": 1}, {"b": 1})
+
+
+# ---------------------------------------------------------------- CSV, numerics, command line
+def test_rows_csv_round_trip_and_errors(tmp_path):
+    rows = [Row("chain", "ADD", 2, 481, "ascend910b", ""), Row("stream", "ADD", 6, 479.5, "board", "median of 5")]
+    path = write_rows(rows, tmp_path / "rows.csv")
+    assert path.read_text().splitlines()[0] == "benchmark,instruction,size,cycles,machine,notes"
+    assert read_rows(path) == rows
+    (tmp_path / "min.csv").write_text("# measured on my board\ncycles,size,instruction,benchmark\n481,2,ADD,chain\n")
+    assert read_rows(tmp_path / "min.csv") == [Row("chain", "ADD", 2, 481.0)]
+    (tmp_path / "bad.csv").write_text("benchmark,instruction,cycles\nchain,ADD,4\n")
+    with pytest.raises(CalibrationError, match="missing: size"):
+        read_rows(tmp_path / "bad.csv")
+
+
+def test_ceil_fit_recovers_rates_with_the_fewest_digits():
+    xs = [32, 4096, 65536, 262144]
+    ys = [307 + math.ceil(x / 142.7) for x in xs]
+    a, lo, hi = ceil_fit(xs, ys)
+    assert a == 307 and simplest_in(1 / hi, 1 / lo, True, False) == 142.7
+    reps = [1, 4, 16, 32]                      # a whole per_repeat: a - 1 fits too; 1 wins
+    a, lo, hi = ceil_fit(reps, [8 + r for r in reps], prefer=6)
+    assert (a, simplest_in(lo, hi)) == (8, 1)
+    assert ceil_fit([1, 2, 3], [5.5, 6.1, 7.9]) is None
+
+
+def test_cli_microbench_and_calibrate(tmp_path):
+    """`pypto-sim microbench` writes the rows, `pypto-sim calibrate` fits and writes a table
+    that loads, and prints what changed."""
+    rows = tmp_path / "rows.csv"
+    run = subprocess.run([sys.executable, "-m", "pypto_sim", "microbench", "--machine", "ascend910b",
+                          "--only", "FMA,pipes.scalar", "-o", str(rows)],
+                         capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    assert "wrote" in run.stdout and rows.read_text().startswith("benchmark,instruction,size,cycles")
+    out = tmp_path / "new.toml"
+    cal = subprocess.run([sys.executable, "-m", "pypto_sim", "calibrate", str(rows), "--base", "ascend910b",
+                          "-o", str(out)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert cal.returncode == 0, cal.stderr
+    assert "0 entries differ" in cal.stdout and "wrote" in cal.stdout
+    m = load_machine_from(out)
+    assert m.latency("FMA") == 7 and m.source("FMA") == "fitted from microbenchmarks (rows.csv)"
+    assert m.pipes["scalar"]["latency"] == 2
+    assert m.source("ADD") == resolve_machine("ascend910b").source("ADD")      # not measured: kept
+
+
+def test_calibration_loop_example(tmp_path, monkeypatch, capsys):
+    """examples/calibration_loop.py: against the stand-in NPU the default table is about 20%
+    fast on every kernel; the table fitted from the NPU's microbenchmark rows matches each
+    kernel to the cycle, and both scatter plots are written."""
+    import runpy
+    monkeypatch.setattr(sys, "argv", ["calibration_loop.py", str(tmp_path)])
+    runpy.run_path(str(ROOT / "examples" / "calibration_loop.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    before, after = out.split("calibrated from")
+    assert "MAPE=20.02%" in before and "MAPE=0.00%" in after and "MAE=0.0 cycles" in after
+    assert (tmp_path / "correlation_before.png").exists() and (tmp_path / "correlation_after.png").exists()
+    new, truth = load_machine_from(tmp_path / "calibrated.toml"), load_machine_from(tmp_path / "stand_in_npu.toml")
+    assert [(r.name, r.saving) for r in new.fusions] == [(r.name, r.saving) for r in truth.fusions] == [("TLOAD+MMA", 3)]
