@@ -370,7 +370,7 @@ def lane_ranges(mask: int, warp: int) -> str:
     return ",".join(parts) or "-"
 
 
-def run_launch(device, pending, record=True) -> Profile:
+def run_launch(device, pending, record=True, executor_module=None) -> Profile:
     """Simulate one queued launch on its machine; results land in the device's HBM."""
     prog = pending.program
     tensors, scalars, names = [], {}, []
@@ -388,7 +388,7 @@ def run_launch(device, pending, record=True) -> Profile:
     sim = LaunchSimulation(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
                            device.hbm.words, pending.machine, pending.kernel.name, names,
                            record=record, max_cycles=pending.max_cycles, checks=pending.checks,
-                           hbm_init=device.hbm.init)
+                           hbm_init=device.hbm.init, executor_module=executor_module)
     total = sim.run()
     wall = time.perf_counter() - start
     return Profile(pending.kernel.name, prog, pending.machine, pending.grid, pending.block, total,
