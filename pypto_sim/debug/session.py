@@ -124,7 +124,8 @@ class DebugContext(InspectMixin):
         """A fresh simulation from the snapshot's HBM contents, paused before anything ran."""
         self.sim = LaunchSimulation(self.program, self.program.encode(), self.grid, self.block,
                                     self._tensors, self._scalars, self._hbm, self.machine,
-                                    self.kernel.name, self._names, record=True, **self._extra)
+                                    self.kernel.name, self._names, record=True,
+                                    keep_warp_states=True, **self._extra)
         self.sim.start()
         self.describer = Describer(self.sim)
         self.error = None

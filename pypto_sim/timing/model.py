@@ -24,7 +24,7 @@ from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM, MAX_SRCS
 from ..isa import PIPES, load_isa
 from .checks import KernelChecks
 from .progress import Progress
-from .records import CAUSE, LaunchRecords
+from .records import CAUSE, LaunchRecords, RecordBuffer
 from . import tiles as tile_ops
 from .tiles import TileEngine
 from .warp_control import ControlFlow, WarpState
@@ -121,7 +121,7 @@ class LaunchSimulation:
 
     def __init__(self, program, encoded, grid, block, tensors, scalars, hbm, machine, kernel_name,
                  tensor_names, record=True, max_cycles=None, checks=frozenset(), hbm_init=None,
-                 executor_module=None):
+                 executor_module=None, keep_warp_states=False):
         self.prog = program
         self.enc = encoded
         self.grid = grid
@@ -138,12 +138,16 @@ class LaunchSimulation:
         self.env = simpy.Environment()
         self.cores = [CoreState(i) for i in range(machine.cores)]
         self.chip_free = 0.0
-        self.rows = []
+        self.rows = RecordBuffer()
         self.pending_commits = {}
         self.commit_seq = 0
         self.warps_done = 0
         self.unfinished = {}
-        self.warp_states = {}        # (block id, warp) -> WarpState, kept after the warp retires
+        # (block id, warp) -> WarpState: every warp, kept after it retires, when the debugger
+        # asks (keep_warp_states); otherwise none (self.unfinished holds the running ones), so
+        # memory does not grow with the grid
+        self.warp_states = {}
+        self.keep_warp_states = keep_warp_states
         self.end_time = 0            # when the last warp retired: the kernel's total cycles
         self.tbase = np.array([t[0] for t in tensors] or [0], np.int64)
         self.tcount = np.array([t[1] for t in tensors] or [0], np.int64)
@@ -297,7 +301,8 @@ class LaunchSimulation:
         width = self.m.issue_width
         key = (blk.id, w)
         self.unfinished[key] = ws
-        self.warp_states[key] = ws
+        if self.keep_warp_states:
+            self.warp_states[key] = ws
         pc = 0
         record = self.record
         while True:
@@ -348,7 +353,7 @@ class LaunchSimulation:
             elif self.pc_tile[pc]:
                 start, complete, moved, why, why_pc = tile_ops.dispatch(self, pc, core, blk, w, ws, now)
                 if record:
-                    self.rows.append((blk.id, w, core.index, pc, start, complete, start - now,
+                    self.rows.extend((blk.id, w, core.index, pc, start, complete, start - now,
                                       CAUSE[why], why_pc, mask, moved))
                 ws.reset_stall()
                 pc = next_pc
@@ -407,14 +412,14 @@ class LaunchSimulation:
                 complete = env.now + lat
                 ws.next_issue = complete
                 if record:
-                    self.rows.append((blk.id, w, core.index, pc, issued, complete, stall,
+                    self.rows.extend((blk.id, w, core.index, pc, issued, complete, stall,
                                       CAUSE["barrier_block"] if complete - issued > lat else ws.cause,
                                       ws.cause_pc, mask, 0))
                 ws.reset_stall()
                 pc = next_pc
                 continue
             if record:
-                self.rows.append((blk.id, w, core.index, pc, now, complete, stall, ws.cause,
+                self.rows.extend((blk.id, w, core.index, pc, now, complete, stall, ws.cause,
                                   ws.cause_pc, mask, moved))
             ws.reset_stall()
             if next_pc < 0:

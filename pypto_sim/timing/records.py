@@ -5,6 +5,7 @@ numpy arrays once at the end (appending tuples is the cheapest thing SimPy code 
 """
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +27,40 @@ FIELDS = ("block", "warp", "core", "pc", "issue", "complete", "stall", "cause", 
           "bytes")
 
 
+class RecordBuffer:
+    """Rows of FIELDS, stored flat in an int64 ``array`` (88 bytes a row, not a tuple's ~400):
+    the model appends with ``extend`` (a row tuple); len(), indexing and slicing give tuples."""
+
+    width = len(FIELDS)
+
+    def __init__(self):
+        self.data = array("q")
+        self.extend = self.data.extend
+
+    def __len__(self):
+        return len(self.data) // self.width
+
+    def __getitem__(self, k):
+        w = self.width
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self)))]
+        if k < 0:
+            k += len(self)
+        if not 0 <= k < len(self):
+            raise IndexError(k)
+        return tuple(self.data[k * w:(k + 1) * w])
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __bool__(self):
+        return len(self.data) > 0
+
+    def array(self) -> np.ndarray:
+        """All rows as an (n, len(FIELDS)) int64 array (a copy)."""
+        return np.frombuffer(self.data, dtype=np.int64).reshape(-1, self.width).copy()
+
+
 @dataclass
 class LaunchRecords:
     """Per warp-instruction columns (numpy arrays of equal length), in issue order."""
@@ -43,8 +78,10 @@ class LaunchRecords:
     bytes: np.ndarray
 
     @classmethod
-    def from_rows(cls, rows: list) -> "LaunchRecords":
-        if rows:
+    def from_rows(cls, rows) -> "LaunchRecords":
+        if isinstance(rows, RecordBuffer):
+            arr = rows.array()
+        elif rows:
             arr = np.array(rows, dtype=np.int64)
         else:
             arr = np.zeros((0, len(FIELDS)), np.int64)
