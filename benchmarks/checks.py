@@ -9,23 +9,19 @@ racecheck, initcheck and all checks. Reports median CPU times (this process) and
 import argparse
 import random
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 import pypto_sim as pto
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kernels import vector_add  # noqa: E402  (shared with the other benchmark scripts)
 from pypto_sim.exec.lane import executor
 from pypto_sim.profiler.profile import run_launch
 from pypto_sim.runtime.device import current_device
-
-
-@pto.kernel
-def vector_add(a, b, o, n):
-    i = pto.get_global_id()
-    if i < n:
-        a_val = pto.load(a + i)
-        b_val = pto.load(b + i)
-        pto.fma(o + i, a_val, 1.0, b_val)
 
 
 @pto.kernel

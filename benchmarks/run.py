@@ -21,6 +21,9 @@ import numpy as np
 
 import pypto_sim as pto
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kernels import vector_add  # noqa: E402  (shared with the other benchmark scripts)
+
 HERE = Path(__file__).resolve().parent
 
 CUDASIM = r"""
@@ -46,15 +49,6 @@ for _ in range(int(sys.argv[2])):
 assert np.allclose(o, a + b)
 print(json.dumps(times))
 """
-
-
-@pto.kernel
-def vector_add(a, b, o, n):
-    i = pto.get_global_id()
-    if i < n:
-        a_val = pto.load(a + i)
-        b_val = pto.load(b + i)
-        pto.fma(o + i, a_val, 1.0, b_val)
 
 
 def cudasim(n, repeat):

@@ -18,21 +18,11 @@ from __future__ import annotations
 
 from ..ir.printer import format_instr
 from ..ir.program import Imm, Reg
+from ..profiler.profile import lane_runs
 
 MAX_LISTED = 4          # irregular index lists longer than this are abbreviated
 
 
-def lane_runs(mask: int) -> list:
-    """Contiguous runs of set bits of a 32-bit warp mask, as (first, last) warp-local lanes."""
-    runs, lane = [], 0
-    while lane < 32:
-        if (mask >> lane) & 1:
-            first = lane
-            while lane + 1 < 32 and (mask >> (lane + 1)) & 1:
-                lane += 1
-            runs.append((first, lane))
-        lane += 1
-    return runs
 
 
 def reg_text(reg: Reg) -> str:

@@ -177,6 +177,18 @@ def count_sectors(addrs, n, sector):
 
 
 @njit(cache=True, error_model="numpy")
+def traffic(info, addrs, n, to_hbm, item, sector):
+    """Record a lane access's lanes (info[4]) and bytes moved (info[3]): whole sectors for HBM,
+    elements for L1. Returns ST_OK."""
+    info[4] = n
+    if to_hbm:
+        info[3] = count_sectors(addrs, n, sector) * sector
+    else:
+        info[3] = n * item
+    return ST_OK
+
+
+@njit(cache=True, error_model="numpy")
 def region(pc, code, tbase, tcount, to_hbm):
     """(first word, element count) of the memory a lane access of pc may touch: the tensor in
     its slot (HBM), or the alloc_local buffer named by aux (L1)."""
@@ -216,12 +228,7 @@ def exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector,
             regs[d, lane] = hbm[base + off]
         else:
             regs[d, lane] = l1[base + off]
-    info[4] = n
-    if to_hbm:
-        info[3] = count_sectors(addrs, n, sector) * sector
-    else:
-        info[3] = n * item
-    return ST_OK
+    return traffic(info, addrs, n, to_hbm, item, sector)
 
 
 @njit(cache=True, error_model="numpy")
@@ -252,12 +259,7 @@ def gather_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_
         if to_hbm:
             addrs[n] = tbytes[slot] + off * item
         n += 1
-    info[4] = n
-    if to_hbm:
-        info[3] = count_sectors(addrs, n, sector) * sector
-    else:
-        info[3] = n * item
-    return ST_OK
+    return traffic(info, addrs, n, to_hbm, item, sector)
 
 
 @njit(cache=True, error_model="numpy")

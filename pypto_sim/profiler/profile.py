@@ -356,17 +356,23 @@ def busy_cycles(starts, ends) -> int:
     return sum(e - s for s, e in merge_intervals(starts, ends))
 
 
-def lane_ranges(mask: int, warp: int) -> str:
-    """Block-local lane ids of a warp's active mask as ranges: '0-31', '0-15', '3,8-11'."""
-    parts, lane = [], 0
+def lane_runs(mask: int) -> list:
+    """Contiguous runs of set bits of a 32-bit warp mask, as (first, last) warp-local lanes."""
+    runs, lane = [], 0
     while lane < 32:
         if (mask >> lane) & 1:
-            start = lane
+            first = lane
             while lane + 1 < 32 and (mask >> (lane + 1)) & 1:
                 lane += 1
-            a, b = warp * 32 + start, warp * 32 + lane
-            parts.append(str(a) if a == b else f"{a}-{b}")
+            runs.append((first, lane))
         lane += 1
+    return runs
+
+
+def lane_ranges(mask: int, warp: int) -> str:
+    """Block-local lane ids of a warp's active mask as ranges: '0-31', '0-15', '3,8-11'."""
+    parts = [str(warp * 32 + a) if a == b else f"{warp * 32 + a}-{warp * 32 + b}"
+             for a, b in lane_runs(mask)]
     return ",".join(parts) or "-"
 
 
