@@ -18,7 +18,7 @@ RUN_TILE_FAULT = 3
 RUN_BUDGET = 4
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _innermost_loop(stack, sp):
     for k in range(sp - 1, -1, -1):
         if stack[k, 0] == 1:
@@ -26,7 +26,7 @@ def _innermost_loop(stack, sp):
     return -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _push(stack, state, kind, saved, other, target, end):
     """Open an IF (kind 0: other = lanes waiting for ELSE) or a LOOP (kind 1) frame."""
     sp = state[3]
@@ -40,7 +40,7 @@ def _push(stack, state, kind, saved, other, target, end):
     state[3] = sp + 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _pop(stack, state, pc):
     """Close the top frame (ENDIF, or ENDLOOP with no lane left): restore its mask less the
     lanes that returned or left the enclosing loop; return the next pc."""
@@ -54,7 +54,7 @@ def _pop(stack, state, pc):
     return pc + 1 if m else _escape(stack, sp)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _escape(stack, sp):
     """Where a warp with no active lane goes: the next point that may reactivate some."""
     if sp == 0:
@@ -65,7 +65,7 @@ def _escape(stack, sp):
     return stack[k, 4]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _leave(stack, sp, state, lanes, how, pc):
     mask = state[1]
     if how == 0 or how == 1:

@@ -24,6 +24,7 @@ from ..isa import FAMILIES, load_isa
 
 _TEMPLATE = Path(__file__).with_name("lane_template.py")
 _FUNCTIONAL = Path(__file__).with_name("functional_template.py")
+_TIMING = Path(__file__).with_name("timing_template.py")
 TILE_KINDS = ("none", "load", "store", "mma", "binary", "unary", "scalar", "reduce", "expand")
 
 
@@ -110,9 +111,11 @@ def generate_source(bounds_check: bool = True) -> str:
                 tail.append(f"    if op == {spec.opcode}:  # {spec.name}\n        return {expr}\n")
         tail.append(f"    return {default}\n")
     tail.append(_alu_lanes_source(isa))
-    functional = _FUNCTIONAL.read_text(encoding="utf-8")
-    functional = functional.split('"""', 2)[2]        # drop its docstring: one module docstring
-    return "".join(head) + body + "".join(tail) + "\n\n# ---- functional-only runner ----" + functional
+    # the appended templates' docstrings are dropped: one module docstring
+    functional = _FUNCTIONAL.read_text(encoding="utf-8").split('"""', 2)[2]
+    timing = _TIMING.read_text(encoding="utf-8").split('"""', 2)[2]
+    return ("".join(head) + body + "".join(tail) + "\n\n# ---- functional-only runner ----"
+            + functional + "\n\n# ---- the timing model's event loop (timing/fast.py) ----" + timing)
 
 
 _LANE_LOOP = """    if op == {opcode} and int_sem == {int_sem}:  # {name}
@@ -129,7 +132,7 @@ _LANE_LOOP = """    if op == {opcode} and int_sem == {int_sem}:  # {name}
 def _alu_lanes_source(isa) -> str:
     """alu_lanes: for every ALU opcode and semantics, its own lane loop with the table's
     expression inlined, so the opcode is decided once per instruction, not once per lane."""
-    out = ['\n\n@njit(cache=True, error_model="numpy")\n',
+    out = ['\n\n@njit(cache=True, error_model="numpy", _nrt=False)\n',
            "def alu_lanes(op, int_sem, d, dt, every, mask, r0, r1, r2, i0, i1, i2, regs):\n",
            '    """Execute ALU opcode op for the active lanes (all 32 when every)."""\n']
     for spec in isa.specs:

@@ -67,7 +67,7 @@ def round_to(dt, x):
     return 1.0 if x != 0.0 else 0.0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def operand(code, imm, regs, pc, j, lane):
     r = code[pc, C_SRC + j]
     if r < 0:
@@ -75,12 +75,12 @@ def operand(code, imm, regs, pc, j, lane):
     return regs[r, lane]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def lane_active(mask, lane):
     return (mask >> lane) & 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def pred_bits(code, imm, regs, pc, j, mask):
     """Bitmask of the lanes in mask whose operand j is true (non-zero)."""
     out = 0
@@ -90,7 +90,7 @@ def pred_bits(code, imm, regs, pc, j, mask):
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def exec_alu(pc, code, imm, regs, mask):
     """ALU family: the generated alu_lanes has one lane loop per opcode (no per-lane switch)."""
     return alu_lanes(code[pc, C_OP], code[pc, C_AUX], code[pc, C_DST], code[pc, C_DTYPE],
@@ -98,7 +98,7 @@ def exec_alu(pc, code, imm, regs, mask):
                      code[pc, C_SRC + 2], imm[pc, 0], imm[pc, 1], imm[pc, 2], regs)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def exec_id(pc, code, regs, mask, ctx):
     op = code[pc, C_OP]
     d = code[pc, C_DST]
@@ -136,7 +136,7 @@ def exec_id(pc, code, regs, mask, ctx):
     return ST_OK
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def fault(info, lane, off, count):
     info[0] = lane
     info[1] = off
@@ -144,31 +144,32 @@ def fault(info, lane, off, count):
     return ST_OOB
 
 
-@njit(cache=True, error_model="numpy")
-def count_sectors(addrs, n, sector):
-    """Distinct sector-sized blocks touched by the n byte addresses (memory transactions).
+@njit(cache=True, error_model="numpy", _nrt=False)
+def count_sectors(words, n, base_word, base_byte, item, sector):
+    """Distinct sector-sized blocks touched by the n accessed words (memory transactions);
+    word w of the tensor lies at byte base_byte + (w - base_word) * item.
 
     Lanes usually access ascending addresses: then the distinct sectors are the changes of
     sector along the lanes (linear); otherwise compare every pair."""
     ascending = True
     for k in range(1, n):
-        if addrs[k] < addrs[k - 1]:
+        if words[k] < words[k - 1]:
             ascending = False
             break
     sectors = 0
     if ascending:
         last = -1
         for k in range(n):
-            s = addrs[k] // sector
+            s = (base_byte + (words[k] - base_word) * item) // sector
             if s != last:
                 sectors += 1
                 last = s
         return sectors
     for k in range(n):
-        s = addrs[k] // sector
+        s = (base_byte + (words[k] - base_word) * item) // sector
         seen = False
         for j in range(k):
-            if addrs[j] // sector == s:
+            if (base_byte + (words[j] - base_word) * item) // sector == s:
                 seen = True
                 break
         if not seen:
@@ -176,19 +177,19 @@ def count_sectors(addrs, n, sector):
     return sectors
 
 
-@njit(cache=True, error_model="numpy")
-def traffic(info, addrs, n, to_hbm, item, sector):
+@njit(cache=True, error_model="numpy", _nrt=False)
+def traffic(info, words, n, to_hbm, base_word, base_byte, item, sector):
     """Record a lane access's lanes (info[4]) and bytes moved (info[3]): whole sectors for HBM,
     elements for L1. Returns ST_OK."""
     info[4] = n
     if to_hbm:
-        info[3] = count_sectors(addrs, n, sector) * sector
+        info[3] = count_sectors(words, n, base_word, base_byte, item, sector) * sector
     else:
         info[3] = n * item
     return ST_OK
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def region(pc, code, tbase, tcount, to_hbm):
     """(first word, element count) of the memory a lane access of pc may touch: the tensor in
     its slot (HBM), or the alloc_local buffer named by aux (L1)."""
@@ -198,7 +199,7 @@ def region(pc, code, tbase, tcount, to_hbm):
     return code[pc, C_AUX], code[pc, C_AUX + 1]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, pend_idx, info):
     """Load family; pend_idx[k] receives the word read by the k-th active lane (for checks)."""
     op = code[pc, C_OP]
@@ -209,7 +210,6 @@ def exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector,
     to_hbm = op == OP_LOAD
     base, count = region(pc, code, tbase, tcount, to_hbm)
     item = ITEMSIZE[dt]
-    addrs = np.empty(32, np.int64)
     n = 0
     for lane in range(32):
         if not every and not lane_active(mask, lane):
@@ -220,18 +220,16 @@ def exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector,
                 return fault(info, lane, off, count)
             continue
         if lane_active(mask, lane):
-            if to_hbm:
-                addrs[n] = tbytes[slot] + off * item
             pend_idx[n] = base + off
             n += 1
         if to_hbm:
             regs[d, lane] = hbm[base + off]
         else:
             regs[d, lane] = l1[base + off]
-    return traffic(info, addrs, n, to_hbm, item, sector)
+    return traffic(info, pend_idx, n, to_hbm, base, tbytes[slot], item, sector)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def gather_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx, pend_val,
                  value_src, info):
     """Compute a store's (word, value) pairs now; the caller commits them at completion."""
@@ -241,7 +239,6 @@ def gather_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_
     to_hbm = op != OP_STORE_L1
     base, count = region(pc, code, tbase, tcount, to_hbm)
     item = ITEMSIZE[dt]
-    addrs = np.empty(32, np.int64)
     n = 0
     for lane in range(32):
         if not lane_active(mask, lane):
@@ -256,20 +253,18 @@ def gather_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_
             v = regs[value_src, lane]
         pend_idx[n] = base + off
         pend_val[n] = round_to(dt, v)
-        if to_hbm:
-            addrs[n] = tbytes[slot] + off * item
         n += 1
-    return traffic(info, addrs, n, to_hbm, item, sector)
+    return traffic(info, pend_idx, n, to_hbm, base, tbytes[slot], item, sector)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def commit_store(mem, pend_idx, pend_val, n):
     """Make a gathered store visible."""
     for k in range(n):
         mem[pend_idx[k]] = pend_val[k]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def exec_fma_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx, pend_val,
                    info):
     op = code[pc, C_OP]
@@ -291,7 +286,7 @@ def exec_fma_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pen
                         pend_val, d, info)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def execute(pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector, pend_idx,
             pend_val, info):
     """Execute instruction pc for the warp's active lanes (mask). Returns a status code.

@@ -26,9 +26,14 @@ class Progress:
         self.enabled = setting == "1" or (setting != "0" and interactive and total_blocks >= 64)
 
     def block_done(self, cycle: int):
+        """One more block finished, at simulated cycle ``cycle``."""
+        self.advance(self.done + 1, cycle)
+
+    def advance(self, done: int, cycle: int):
+        """``done`` blocks have finished by simulated cycle ``cycle``."""
         if not self.enabled:
             return
-        self.done += 1
+        self.done = done
         now = time.perf_counter()
         if now - self.last_draw < 0.2 and self.done < self.total:
             return

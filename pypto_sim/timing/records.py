@@ -79,13 +79,19 @@ class LaunchRecords:
 
     @classmethod
     def from_rows(cls, rows) -> "LaunchRecords":
+        """Records from a RecordBuffer or a list of row tuples."""
         if isinstance(rows, RecordBuffer):
             arr = rows.array()
         elif rows:
             arr = np.array(rows, dtype=np.int64)
         else:
             arr = np.zeros((0, len(FIELDS)), np.int64)
-        return cls(*(arr[:, i].copy() for i in range(len(FIELDS))))
+        return cls.from_array(arr)
+
+    @classmethod
+    def from_array(cls, arr: np.ndarray) -> "LaunchRecords":
+        """Records from an (n, len(FIELDS)) int64 array of rows."""
+        return cls(*(np.ascontiguousarray(arr[:, i]) for i in range(len(FIELDS))))
 
     def __len__(self):
         return len(self.pc)

@@ -1,0 +1,263 @@
+"""The compiled event loop of the timing model (exec/timing_template.py), driven from here.
+
+``LaunchSimulation.run`` uses it for kernels of lane instructions only, run without racecheck
+or initcheck and outside the debugger; everything else runs under SimPy. Both give the same
+records, cycles and values (tests/test_fast_engine.py): the compiled loop numbers and orders
+its events exactly as SimPy does. Set ``PYPTO_TIMING_ENGINE=simpy`` to force the SimPy
+model (for instance to compare), ``fast`` to insist on the compiled one.
+
+This module owns the engine's arrays: it sizes them, grows them when the engine says a
+buffer is full, shows progress between calls, and turns the engine's results into what
+LaunchSimulation reports (records, total cycles, the kernel's errors).
+"""
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+
+import numpy as np
+
+from ..errors import LaunchError
+from ..ir.program import C_DST, C_OP, C_SRC, MAX_SRCS
+from ..isa import FAMILIES
+from .records import CAUSE, FIELDS
+
+ENGINES = ("auto", "simpy", "fast")
+EVENTS_PER_CALL = 250_000          # between progress redraws
+_MEM_CODE = {None: 0, "hbm": 1, "l1": 2}
+
+
+def engine_setting(value=None) -> str:
+    """The timing engine to use: the argument, else $PYPTO_TIMING_ENGINE, else 'auto'."""
+    value = value or os.environ.get("PYPTO_TIMING_ENGINE") or "auto"
+    if value not in ENGINES:
+        raise LaunchError(f"timing engine {value!r} (PYPTO_TIMING_ENGINE): choose one of {ENGINES}")
+    return value
+
+
+def why_not_fast(sim) -> str | None:
+    """Why the compiled engine cannot run this launch (None: it can)."""
+    if not hasattr(sim.ex, "engine_run"):
+        return "this executor module has no compiled event loop"
+    if sim.checks:
+        return "racecheck/initcheck follow the SimPy model's events"
+    if sim.keep_warp_states:
+        return "the debugger steps the SimPy model"
+    if any(spec.is_tile for spec in sim.pc_spec):
+        return "tile instructions run in the SimPy model"
+    return None
+
+
+class FastEngine:
+    """One launch on the compiled event loop."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        ex = sim.ex
+        self.ex = ex
+        _check_cause_codes(ex)
+        m, prog, enc = sim.m, sim.prog, sim.enc
+        code = enc.code
+        wpb = sim.warps_per_block
+        gx, gy, gz = sim.grid
+        n_blocks = gx * gy * gz
+        per_core = min(m.warp_slots_per_core // wpb, m.l1_bytes // max(sim.block_l1, 1))
+        self.slots = min(per_core * m.cores, n_blocks)
+        slots, warps = self.slots, self.slots * wpb
+        max_ii = max(sim.pc_ii) if sim.pc_ii else 1
+        cfg = np.zeros(ex.N_CFG, np.int64)
+        cfg[ex.K_CORES] = m.cores
+        cfg[ex.K_WPB] = wpb
+        cfg[ex.K_LANES] = sim.block_lanes
+        cfg[ex.K_GX:ex.K_GZ + 1] = sim.grid
+        cfg[ex.K_BX:ex.K_BZ + 1] = sim.block
+        cfg[ex.K_WIDTH] = m.issue_width
+        cfg[ex.K_STORE_LAT] = sim.store_latency
+        cfg[ex.K_N_BLOCKS] = n_blocks
+        cfg[ex.K_SECTOR] = m.sector_bytes
+        cfg[ex.K_RECORD] = 1 if sim.record else 0
+        cfg[ex.K_MAX_CYCLES] = sim.max_cycles if sim.max_cycles is not None else 1 << 62
+        cfg[ex.K_SLOTS] = slots
+        cfg[ex.K_BOOK_ROOM] = wpb * (1 + max_ii) + 8
+        self.cfg = cfg
+        n_regs = max(enc.n_regs, 1)
+        seed = np.zeros((n_regs, 32), np.float64)
+        for arg in prog.args:
+            if arg.reg is not None:
+                seed[prog.n_lane_slots + arg.reg.index, :] = sim.scalars[arg.name]
+        depth = 1 + sum(1 for ins in prog.instrs if ins.op in ("IF", "LOOP"))
+        fam_index = {name: i for i, name in enumerate(FAMILIES)}
+        self.pcs = dict(
+            code=code, imm=enc.imm,
+            pc_fam=np.array([fam_index[f] for f in sim.pc_family], np.int64),
+            pc_op=code[:, C_OP].astype(np.int64).copy(),
+            pc_pipe=np.array(sim.pc_pipe, np.int64), pc_lat=np.array(sim.pc_lat, np.int64),
+            pc_ii=np.array(sim.pc_ii, np.int64),
+            pc_srcs=code[:, C_SRC:C_SRC + MAX_SRCS].astype(np.int64).copy(),
+            pc_dst=code[:, C_DST].astype(np.int64).copy(),
+            pc_mem=np.array([_MEM_CODE[k] for k in sim.pc_mem], np.int64))
+        heap = 4 * warps + 64
+        commits = 2 * warps + 64
+        self.st = np.zeros(ex.N_ST, np.int64)
+        self.ht = np.zeros(heap, np.int64)
+        self.hk = np.zeros(heap, np.int64)
+        self.hv = np.zeros((heap, 2), np.int64)
+        table = 1 << max(12, int(4 * (cfg[ex.K_BOOK_ROOM] * slots + 64)).bit_length())
+        self.keys = np.full(table, -1, np.int64)
+        self.vals = np.zeros(table, np.int64)
+        self.links = np.zeros(1 + 2 * m.cores, np.float64)
+        self.bw = np.array([sim.read_bw, sim.write_bw, sim.chip_bw], np.float64)
+        self.seed = seed
+        self.regs = np.zeros((warps, n_regs, 32), np.float64)
+        self.ready = np.zeros((warps, n_regs), np.int64)
+        self.producer = np.full((warps, n_regs), -1, np.int64)
+        self.wst = np.zeros((warps, 5), np.int64)
+        self.stacks = np.zeros((warps, depth, 7), np.int64)
+        self.wv = np.zeros((warps, ex.N_WV), np.int64)
+        self.wv[:, ex.W_PHASE] = ex.PH_DONE
+        self.bv = np.zeros((slots, ex.N_BV), np.int64)
+        self.waitq = np.zeros((slots, wpb), np.int64)
+        self.rel = np.zeros((slots, wpb), np.int64)
+        self.l1 = np.zeros((slots, max(prog.local_words, 1)), np.float64)
+        self.hbm_init = sim.hbm_init if sim.hbm_init is not None else np.zeros(len(sim.hbm), np.uint8)
+        self.cm_idx = np.zeros((commits, 32), np.int64)
+        self.cm_val = np.zeros((commits, 32), np.float64)
+        self.cm_n = np.zeros(commits, np.int64)
+        self.cm_tgt = np.zeros(commits, np.int64)
+        self.cm_free = np.arange(commits, dtype=np.int64)
+        self.st[ex.S_COMMIT_FREE] = commits
+        self.rec = np.zeros((65536 if sim.record else 1, len(FIELDS)), np.int64)
+        self.chunks = []
+        self.ctx = np.zeros(10, np.int64)
+        self.info = np.zeros(8, np.int64)
+        self.pend_idx = np.zeros(32, np.int64)
+        self.pend_val = np.zeros(32, np.float64)
+        # start(): one process per core slot, numbered as SimPy numbers them, then run's limit
+        for p in range(slots):
+            ex.schedule(self.st, self.ht, self.hk, self.hv, 0, ex.URGENT, ex.EV_SLOT, p)
+        self.st[ex.S_LIMIT_KEY] = ex.URGENT * int(ex.PRIO_SHIFT) + int(self.st[ex.S_SEQ])
+
+    # ---------------------------------------------------------------- running
+    def run(self) -> int:
+        """Run the launch; return total cycles (records go to the simulation)."""
+        ex, st, sim = self.ex, self.st, self.sim
+        while True:
+            status = ex.engine_run(EVENTS_PER_CALL, self.cfg, st, self.ht, self.hk, self.hv,
+                                   self.keys, self.vals, self.links, self.bw, self.pcs["code"],
+                                   self.pcs["imm"], self.pcs["pc_fam"], self.pcs["pc_op"],
+                                   self.pcs["pc_pipe"], self.pcs["pc_lat"], self.pcs["pc_ii"],
+                                   self.pcs["pc_srcs"], self.pcs["pc_dst"], self.pcs["pc_mem"],
+                                   self.seed, self.regs, self.ready, self.producer, self.wst,
+                                   self.stacks, self.wv, self.bv, self.waitq, self.rel, self.l1,
+                                   sim.hbm, self.hbm_init, sim.tbase, sim.tcount, sim.tbytes,
+                                   self.cm_idx, self.cm_val, self.cm_n, self.cm_tgt, self.cm_free,
+                                   self.rec, self.ctx, self.info, self.pend_idx, self.pend_val)
+            sim.progress.advance(int(st[ex.S_BLOCKS_DONE]), int(st[ex.S_NOW]))
+            if status == ex.ENG_YIELD:
+                continue
+            if status == ex.ENG_GROW:
+                self._grow(int(st[ex.S_GROW]))
+                continue
+            break
+        sim.warp_instructions = int(st[ex.S_WARP_INSTRS])
+        sim.events = int(st[ex.S_EVENTS])
+        if sim.record:
+            self.chunks.append(self.rec[:st[ex.S_REC_N]])
+            sim.record_array = np.concatenate(self.chunks) if len(self.chunks) > 1 else self.chunks[0].copy()
+            self.chunks = []
+        sim.end_time = int(st[ex.S_END_TIME])
+        if status == ex.ENG_FAULT:
+            self._flush_commits()
+            g = int(st[ex.S_FAULT_G])
+            wpb = sim.warps_per_block
+            block_id = int(self.bv[g // wpb, ex.B_BLOCK])
+            gx, gy, _ = sim.grid
+            blk = SimpleNamespace(id=block_id, coords=(block_id % gx, (block_id // gx) % gy,
+                                                       block_id // (gx * gy)))
+            fault = self.wv[g]
+            info = np.array([fault[ex.W_FAULT_LANE], fault[ex.W_FAULT_OFFSET],
+                             fault[ex.W_FAULT_COUNT]], np.int64)
+            raise sim._oob(int(fault[ex.W_FAULT_PC]), blk, g % wpb, info)
+        unfinished = int(st[ex.S_UNFINISHED])
+        if unfinished:
+            if status == ex.ENG_LIMIT:
+                raise sim.limit_error(unfinished)
+            raise sim.deadlock_error(self._stuck())
+        return sim.end_time
+
+    def _stuck(self):
+        """(block id, warp, pc it waits at or None) of every unfinished warp, in order."""
+        ex, wpb = self.ex, self.sim.warps_per_block
+        out = []
+        for g in np.nonzero(self.wv[:, ex.W_PHASE] != ex.PH_DONE)[0].tolist():
+            waiting = self.wv[g, ex.W_PHASE] == ex.PH_BARRIER
+            out.append((int(self.bv[g // wpb, ex.B_BLOCK]), g % wpb,
+                        int(self.wst[g, 0]) if waiting else None))
+        return sorted(out, key=lambda s: (s[0], s[1]))
+
+    def _flush_commits(self):
+        """A fault: what was issued before it lands (the pending commits, in their order)."""
+        ex = self.ex
+        n = int(self.st[ex.S_HEAP_N])
+        pending = [(int(self.hk[i]), int(self.hv[i, 1])) for i in range(n)
+                   if self.hv[i, 0] == ex.EV_COMMIT]
+        for _key, slot in sorted(pending):
+            idx = self.cm_idx[slot, :self.cm_n[slot]]
+            vals = self.cm_val[slot, :self.cm_n[slot]]
+            if self.cm_tgt[slot] < 0:
+                self.sim.hbm[idx] = vals
+                self.hbm_init[idx] = 1
+            else:
+                self.l1[self.cm_tgt[slot], idx] = vals
+
+    # ---------------------------------------------------------------- growing buffers
+    def _grow(self, what):
+        ex = self.ex
+        if what == ex.GROW_HEAP:
+            n = len(self.ht) * 2
+            self.ht = _grown(self.ht, n)
+            self.hk = _grown(self.hk, n)
+            self.hv = _grown(self.hv, n)
+        elif what == ex.GROW_RECORDS:
+            self.chunks.append(self.rec[:self.st[ex.S_REC_N]])
+            size = min(max(2 * len(self.rec), 65536), 1 << 20)
+            self.rec = np.zeros((size, len(FIELDS)), np.int64)
+            self.st[ex.S_REC_N] = 0
+        elif what == ex.GROW_COMMITS:
+            old = len(self.cm_n)
+            n = 2 * old
+            self.cm_idx = _grown(self.cm_idx, n)
+            self.cm_val = _grown(self.cm_val, n)
+            self.cm_n = _grown(self.cm_n, n)
+            self.cm_tgt = _grown(self.cm_tgt, n)
+            free = int(self.st[ex.S_COMMIT_FREE])
+            cm_free = np.zeros(n, np.int64)
+            cm_free[:free] = self.cm_free[:free]
+            cm_free[free:free + old] = np.arange(old, n)
+            self.cm_free = cm_free
+            self.st[ex.S_COMMIT_FREE] = free + old
+        else:                                               # GROW_TABLE
+            size = len(self.keys)
+            room = int(self.cfg[ex.K_BOOK_ROOM])
+            while True:
+                keys = np.full(size, -1, np.int64)
+                vals = np.zeros(size, np.int64)
+                used = ex.table_rebuild(self.keys, self.vals, keys, vals, int(self.st[ex.S_NOW]),
+                                        int(self.cfg[ex.K_CORES]))
+                if 4 * (used + room) <= size:
+                    break
+                size *= 2
+            self.keys, self.vals = keys, vals
+            self.st[ex.S_TABLE_USED] = used
+
+
+def _grown(a, n):
+    out = np.zeros((n,) + a.shape[1:], a.dtype)
+    out[:len(a)] = a
+    return out
+
+
+def _check_cause_codes(ex):
+    """The engine's cause numbers are records.py's (one list of causes)."""
+    for name in ("none", "operand", "pipe", "issue", "barrier", "barrier_block"):
+        assert getattr(ex, "CA_" + name.upper()) == CAUSE[name], name
