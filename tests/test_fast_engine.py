@@ -1,0 +1,224 @@
+"""The compiled event loop (timing/fast.py) is the SimPy model, only faster: for every kernel
+it can run, both engines give the same records (every field of every warp-instruction, in
+the same order), the same total cycles, the same memory and the same errors. Each test runs
+one launch twice, on a private copy of device memory, once per engine."""
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+from pypto_sim.errors import PtoError
+from pypto_sim.runtime.device import current_device
+from pypto_sim.timing.fast import why_not_fast
+from pypto_sim.timing.model import LaunchSimulation
+from pypto_sim.timing.records import FIELDS
+
+from test_modes import CORPUS
+from test_random_differential import float_kernel
+from test_compiler import RandomKernel
+
+
+def simulate(kernel, args, grid, block, engine, max_cycles=None, record=True):
+    """One launch with the given engine on copies of HBM; returns what it produced."""
+    dev = current_device()
+    handle = dev.launch(kernel, grid, block, args)
+    pending = dev.queue.pop()
+    prog = pending.program
+    words, init = dev.hbm.words.copy(), dev.hbm.init.copy()
+    tensors = [(v.word_base, v.count, v.byte_addr) for a, v in zip(prog.args, pending.args)
+               if a.kind == "tensor"]
+    scalars = {a.name: v for a, v in zip(prog.args, pending.args) if a.kind == "scalar"}
+    sim = LaunchSimulation(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
+                           words, pending.machine, kernel.name,
+                           [a.name for a in prog.args if a.kind == "tensor"], hbm_init=init,
+                           engine=engine, max_cycles=max_cycles, record=record)
+    try:
+        cycles, error = sim.run(), None
+    except PtoError as err:
+        cycles, error = None, err
+    del handle
+    assert sim.engine_used == engine
+    return dict(words=words, init=init, cycles=cycles, error=error,
+                records=sim.records() if record and error is None else None)
+
+
+def assert_engines_agree(kernel, args, grid, block, **kw):
+    """Run on both engines; every output must be identical. Returns the SimPy run's results."""
+    slow = simulate(kernel, args, grid, block, "simpy", **kw)
+    fast = simulate(kernel, args, grid, block, "fast", **kw)
+    assert fast["cycles"] == slow["cycles"]
+    assert type(fast["error"]) is type(slow["error"])
+    assert str(fast["error"]) == str(slow["error"])
+    same = (fast["words"] == slow["words"]) | (np.isnan(fast["words"]) & np.isnan(slow["words"]))
+    assert same.all(), f"HBM differs at words {np.nonzero(~same)[0][:8]}"
+    assert np.array_equal(fast["init"], slow["init"])
+    if slow["records"] is not None:
+        assert len(fast["records"]) == len(slow["records"])
+        for name in FIELDS:
+            a, b = getattr(slow["records"], name), getattr(fast["records"], name)
+            assert np.array_equal(a, b), f"records.{name} differ first at row {np.argmax(a != b)}"
+    return slow
+
+
+def tensors(*hosts):
+    out = []
+    for host in hosts:
+        d = pto.alloc_tensor(host.nbytes, dtype=host.dtype)
+        pto.memcpy_h2d(d, host)
+        out.append(d)
+    return out
+
+
+VECTOR_ADD = """
+@pto.kernel
+def vector_add(a, b, c, n: int):
+    i = pto.get_global_id(0)
+    if i < n:
+        c[i] = pto.load(a + i) + pto.load(b + i)
+
+@pto.kernel
+def saxpy(x, y, n: int, alpha: float):
+    i = pto.get_global_id(0)
+    if i < n:
+        pto.fma(y + i, alpha, pto.load(x + i), pto.load(y + i))
+
+@pto.kernel
+def grid2d(o, w: int):
+    x = pto.get_global_id(0)
+    y = pto.get_global_id(1)
+    o[y * w + x] = pto.cast(x * 100 + y, pto.float32) + pto.cast(pto.get_local_id(1), pto.float32)
+"""
+
+
+@pytest.mark.parametrize("n,block", [(1, 32), (1000, 256), (5000, 96), (70000, 512)])
+def test_vector_add_sizes(make_kernels, n, block):
+    """A partial last warp, blocks of 3 warps, and more blocks than the chip has slots
+    (blocks queue for cores; HBM links contended)."""
+    k = make_kernels(VECTOR_ADD).vector_add
+    a, b, c = tensors(np.arange(n, dtype=np.float32), np.ones(n, np.float32), np.zeros(n, np.float32))
+    slow = assert_engines_agree(k, (a, b, c, n), (-(-n // block), 1, 1), (block, 1, 1))
+    base = c.alloc.word_base
+    assert np.array_equal(slow["words"][base:base + n], np.arange(n) + 1.0)
+
+
+def test_fma_store_and_scalar_arguments(make_kernels):
+    k = make_kernels(VECTOR_ADD).saxpy
+    x, y = tensors(np.arange(3000, dtype=np.float32), np.ones(3000, np.float32))
+    assert_engines_agree(k, (x, y, 3000, 0.5), (12, 1, 1), (256, 1, 1))
+
+
+def test_two_dimensional_grid_and_block(make_kernels):
+    k = make_kernels(VECTOR_ADD).grid2d
+    (o,) = tensors(np.zeros(64 * 24, np.float32))
+    assert_engines_agree(k, (o, 64), (4, 3, 1), (16, 8, 1))
+
+
+@pytest.mark.parametrize("kernel", ["staged", "divergent"])
+def test_corpus_kernels(make_kernels, kernel):
+    """Block barriers and L1 stores (staged); break, continue, return and while (divergent)."""
+    corpus = make_kernels(CORPUS)
+    src, out = tensors(np.linspace(-1, 2, 600).astype(np.float32), np.zeros(512 * 3, np.float32))
+    assert_engines_agree(getattr(corpus, kernel), (src, out, 600), (6, 1, 1), (256, 1, 1))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_float_kernels(make_kernels, seed):
+    kern = make_kernels(float_kernel(seed)).kern
+    rng = np.random.default_rng(seed)
+    args = tensors(*(rng.uniform(-4, 4, 128).astype(np.float32) for _ in range(3)))
+    assert_engines_agree(kern, tuple(args), (2, 1, 1), (64, 1, 1))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_control_flow_kernels(make_kernels, seed):
+    mod = make_kernels(RandomKernel(3000 + seed).source())
+    lanes = 64 if seed % 2 else 32
+    out = pto.alloc_tensor(lanes * mod.S * 4, dtype=pto.int32)
+    (a,) = tensors(np.random.default_rng(seed).integers(-5, 6, 16).astype(np.int32))
+    assert_engines_agree(mod.kern, (out, a, seed % 7 - 2), (2, 1, 1), (lanes, 1, 1))
+
+
+def test_out_of_bounds_fault_lands_what_was_issued(make_kernels):
+    """The same error, and the same stores landed before it (those already issued)."""
+    mod = make_kernels("""
+@pto.kernel
+def overrun(a, o):
+    i = pto.get_global_id()
+    o[i] = 1.0
+    o[i] = pto.load(a + i * 3)
+""")
+    a, o = tensors(np.arange(300, dtype=np.float32), np.zeros(1024, np.float32))
+    slow = assert_engines_agree(mod.overrun, (a, o), (4, 1, 1), (256, 1, 1))
+    assert isinstance(slow["error"], pto.OutOfBoundsError)
+
+
+def test_deadlock_and_cycle_limit(make_kernels):
+    mod = make_kernels("""
+@pto.kernel
+def half_barrier(out):
+    lid = pto.get_local_id()
+    if lid < 128:
+        pto.barrier_block()
+    out[lid] = 1.0
+
+@pto.kernel
+def forever(out):
+    k = 0
+    while k < 1:
+        k = k * 1
+    out[pto.get_global_id()] = 1.0
+""")
+    (out,) = tensors(np.zeros(256, np.float32))
+    slow = assert_engines_agree(mod.half_barrier, (out,), (1, 1, 1), (256, 1, 1))
+    assert isinstance(slow["error"], pto.DeadlockError)
+    slow = assert_engines_agree(mod.forever, (out,), (2, 1, 1), (64, 1, 1), max_cycles=3000)
+    assert isinstance(slow["error"], pto.SimulationLimitError)
+
+
+def test_without_records(make_kernels):
+    """record=False keeps no per-instruction rows and changes nothing else."""
+    k = make_kernels(VECTOR_ADD).vector_add
+    a, b, c = tensors(*(np.ones(4096, np.float32) for _ in range(3)))
+    on = simulate(k, (a, b, c, 4096), (16, 1, 1), (256, 1, 1), "fast")
+    off = simulate(k, (a, b, c, 4096), (16, 1, 1), (256, 1, 1), "fast", record=False)
+    assert on["cycles"] == off["cycles"] and np.array_equal(on["words"], off["words"])
+
+
+def test_simple_machine(make_kernels, simple_machine):
+    """Another table: issue width, pipes and HBM bandwidths all differ from the default."""
+    corpus = make_kernels(CORPUS)
+    src, out = tensors(np.linspace(-1, 2, 600).astype(np.float32), np.zeros(1536, np.float32))
+    assert_engines_agree(corpus.staged, (src, out, 600), (6, 1, 1), (256, 1, 1))
+
+
+def test_what_stays_on_simpy(make_kernels):
+    """Tile kernels, racecheck/initcheck and the debugger run on the SimPy model."""
+    corpus = make_kernels(CORPUS)
+    dev = current_device()
+    x, y = tensors(np.zeros(256, np.float32), np.zeros(256, np.float32))
+    dev.launch(corpus.softmax_rows, (1, 1, 1), (32, 1, 1), (x, y, 64))
+    pending = dev.queue.pop()
+    prog = pending.program
+    sim = LaunchSimulation(prog, prog.encode(), (1, 1, 1), (32, 1, 1), [], {}, dev.hbm.words,
+                           pending.machine, "softmax_rows", [])
+    assert "tile" in why_not_fast(sim)
+    with pytest.raises(pto.LaunchError, match="tile"):
+        LaunchSimulation(prog, prog.encode(), (1, 1, 1), (32, 1, 1), [], {}, dev.hbm.words,
+                         pending.machine, "softmax_rows", [], engine="fast").run()
+
+
+def test_blocks_of_uneven_length_queue_for_two_cores(make_kernels, simple_machine):
+    """40 one-warp blocks of 0-4 loop trips on simple.toml's 2 cores: blocks start as others
+    end, at cycles where the warps already resident issue too."""
+    mod = make_kernels("""
+@pto.kernel
+def uneven(o):
+    i = pto.get_global_id()
+    a = 1.0
+    c = 2.0
+    for k in range(pto.get_block_id() % 5):
+        a = a + 1.0
+        c = c * 2.0
+    o[i] = a + c
+""")
+    (o,) = tensors(np.zeros(40 * 32, np.float32))
+    assert_engines_agree(mod.uneven, (o,), (40, 1, 1), (32, 1, 1))
