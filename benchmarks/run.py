@@ -4,9 +4,11 @@
 
 Prints one table: vector_add of 65,536 elements on numba's CUDA simulator
 (NUMBA_ENABLE_CUDASIM=1, in a child process) and on pypto_sim in timing and functional modes;
-vector_add of 1M elements; the pipelined tiled matmul; the 1024^3 GEMM; and a grid-size sweep
-with its fitted scaling exponent. Wall times are medians; every pypto_sim row also reports
-warp-instructions per second and simulated cycles per second (prof.stats).
+vector_add of 1M elements; a pipelined tiled matmul; the 1024^3 GEMM; and a grid-size sweep
+with its fitted scaling exponent. Wall times are medians of whole calls, as a user waits for
+them (``pto.profile`` from call to return, after one warm-up call; the CUDA simulator's kernel
+launch likewise); every pypto_sim row also reports warp-instructions per second and simulated
+cycles per second over that wall time.
 """
 import argparse
 import json
@@ -22,6 +24,7 @@ import numpy as np
 import pypto_sim as pto
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gemm import TM, TN, make_gemm  # noqa: E402
 from kernels import vector_add  # noqa: E402  (shared with the other benchmark scripts)
 
 HERE = Path(__file__).resolve().parent
@@ -60,33 +63,55 @@ def cudasim(n, repeat):
     return statistics.median(json.loads(out.stdout)), None
 
 
+def timed(run, repeat):
+    """Median wall time of run() over `repeat` calls after one warm-up call; the last result."""
+    run()                                       # warm: compile the kernel, touch the memory
+    walls = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = run()
+        walls.append(time.perf_counter() - start)
+    return statistics.median(walls), result
+
+
 def vector_add_run(n, mode, repeat):
     d_a, d_b, d_o = (pto.alloc_tensor(n * 4) for _ in range(3))
     a, b = np.random.rand(n).astype(np.float32), np.random.rand(n).astype(np.float32)
     pto.memcpy_h2d(d_a, a)
     pto.memcpy_h2d(d_b, b)
-    run = lambda: pto.profile(vector_add, grid=((n + 255) // 256, 1, 1), block=(256, 1, 1),  # noqa: E731
-                              args=(d_a, d_b, d_o, n), mode=mode)
-    run()                                       # warm: compile the kernel, touch the memory
-    profs = [run() for _ in range(repeat)]
+    wall, prof = timed(lambda: pto.profile(vector_add, grid=((n + 255) // 256, 1, 1),
+                                           block=(256, 1, 1), args=(d_a, d_b, d_o, n), mode=mode),
+                       repeat)
     assert np.allclose(d_o.numpy(), a + b)
-    walls = [p.stats["wall_seconds"] for p in profs]
-    return statistics.median(walls), profs[-1]
+    return wall, prof
+
+
+def tiled_matmul_run(repeat, size=256):
+    """The pipelined tiled matmul (benchmarks/gemm.py's kernel, 128x128x64 tiles, depth 2)."""
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((size, size)).astype(np.float32) for _ in range(2))
+    d_a, d_b, d_c = (pto.alloc_tensor(size * size * 4) for _ in range(3))
+    pto.memcpy_h2d(d_a, a)
+    pto.memcpy_h2d(d_b, b)
+    kernel = make_gemm(2)
+    wall, prof = timed(lambda: pto.profile(kernel, grid=(size // TN, size // TM, 1), block=(32, 1, 1),
+                                           args=(d_a, d_b, d_c, size, size, size)), repeat)
+    assert np.allclose(d_c.numpy().reshape(size, size), a @ b, rtol=1e-4, atol=1e-3)
+    return wall, prof
 
 
 def row(name, wall, prof=None, note=""):
     rate = cycles = ""
     if prof is not None:
-        s = prof.stats
-        rate = f"{s['warp_instructions_per_second']:,.0f}"
+        rate = f"{prof.stats['warp_instructions'] / wall:,.0f}"
         if prof.total_cycles:
-            cycles = f"{s['simulated_cycles_per_second']:,.0f}"
+            cycles = f"{prof.total_cycles / wall:,.0f}"
     print(f"{name:44s} {wall:10.3f} {rate:>14s} {cycles:>14s}  {note}")
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="fewer repeats, no 1M timing run")
+    parser.add_argument("--quick", action="store_true", help="one timed run of each, not three")
     ns = parser.parse_args()
     repeat = 1 if ns.quick else 3
     print(f"{'benchmark':44s} {'wall (s)':>10s} {'warp-inst/s':>14s} {'cycles/s':>14s}  note")
@@ -102,18 +127,19 @@ def main():
         f"{sim / timing:.0f}x the CUDA simulator" if sim else "")
     row("vector_add 64K, pypto_sim functional", functional, fprof,
         f"{sim / functional:.0f}x the CUDA simulator" if sim else "")
-    if not ns.quick:
-        wall, prof = vector_add_run(1 << 20, "timing", 1)
-        row("vector_add 1M, timing", wall, prof)
+    wall, prof = vector_add_run(1 << 20, "timing", repeat)
+    row("vector_add 1M, timing", wall, prof)
     wall, prof = vector_add_run(1 << 20, "functional", repeat)
     row("vector_add 1M, functional", wall, prof)
+    wall, prof = tiled_matmul_run(repeat)
+    row("tiled matmul 256^3, depth 2, timing", wall, prof, f"{prof.total_cycles} cycles")
     # grid-size sweep: wall time against blocks, fitted exponent
-    sizes, walls = [64, 128, 256, 512], []
+    sizes, walls = [256, 512, 1024, 2048, 4096], []
     for blocks in sizes:
         w, _ = vector_add_run(blocks * 256, "timing", repeat)
         walls.append(w)
     exponent = np.polyfit(np.log(sizes), np.log(walls), 1)[0]
-    print(f"{'grid sweep 64..512 blocks, timing':44s} {walls[-1]:10.3f} {'':>14s} {'':>14s}  "
+    print(f"{'grid sweep 256..4096 blocks, timing':44s} {walls[-1]:10.3f} {'':>14s} {'':>14s}  "
           f"wall ~ blocks^{exponent:.2f}")
     # the tiled matmul and the GEMM (their own scripts)
     for script, args in (("gemm.py", []),):

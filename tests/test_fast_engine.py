@@ -17,7 +17,7 @@ from test_random_differential import float_kernel
 from test_compiler import RandomKernel
 
 
-def simulate(kernel, args, grid, block, engine, max_cycles=None, record=True):
+def simulate(kernel, args, grid, block, engine, max_cycles=None, record=True, checks=frozenset()):
     """One launch with the given engine on copies of HBM; returns what it produced."""
     dev = current_device()
     handle = dev.launch(kernel, grid, block, args)
@@ -30,7 +30,8 @@ def simulate(kernel, args, grid, block, engine, max_cycles=None, record=True):
     sim = LaunchSimulation(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
                            words, pending.machine, kernel.name,
                            [a.name for a in prog.args if a.kind == "tensor"], hbm_init=init,
-                           engine=engine, max_cycles=max_cycles, record=record)
+                           engine=engine, max_cycles=max_cycles, record=record,
+                           checks=frozenset(checks))
     try:
         cycles, error = sim.run(), None
     except PtoError as err:
@@ -190,8 +191,80 @@ def test_simple_machine(make_kernels, simple_machine):
     assert_engines_agree(corpus.staged, (src, out, 600), (6, 1, 1), (256, 1, 1))
 
 
+CHECKED = """
+@pto.kernel
+def share(src, out, ordered: int):
+    lid = pto.get_local_id()
+    shared = pto.alloc_local(128)
+    if lid < 128:
+        pto.store(shared + lid, pto.load(src + lid))
+    if ordered == 1:
+        pto.barrier_block()
+    else:
+        pto.barrier()
+    pto.store(out + pto.get_global_id(), pto.load(shared + lid % 128))
+
+@pto.kernel
+def neighbours(buf, n: int):
+    i = pto.get_global_id()
+    if i < n:
+        pto.store(buf + i, 1.0)
+        if pto.get_local_id() == 0 and i > 0:
+            pto.store(buf + i - 1, pto.load(buf + i - 1) + 1.0)
+
+@pto.kernel
+def copy(a, o, n: int):
+    i = pto.get_global_id()
+    if i < n:
+        pto.store(o + i, pto.load(a + i))
+
+@pto.kernel
+def partial(o):
+    lid = pto.get_local_id()
+    if lid < 16:
+        pto.barrier_block()
+    pto.store(o + lid, 1.0)
+
+@pto.kernel
+def half(o):
+    lid = pto.get_local_id()
+    if lid < 32:
+        pto.barrier_block()
+    pto.store(o + lid, 1.0)
+"""
+
+
+@pytest.mark.parametrize("ordered", [0, 1])
+def test_racecheck_in_l1(make_kernels, ordered):
+    """The article's barrier example: a RaceError with the same text (lines, warps, lanes,
+    cycles) from both engines; silence and equal records for the fixed twin."""
+    k = make_kernels(CHECKED).share
+    src, out = tensors(np.arange(128, dtype=np.float32), np.zeros(512, np.float32))
+    slow = assert_engines_agree(k, (src, out, ordered), (2, 1, 1), (256, 1, 1),
+                                checks={"racecheck", "initcheck", "synccheck"})
+    assert isinstance(slow["error"], pto.RaceError) != bool(ordered)
+
+
+def test_racecheck_across_blocks_and_initcheck(make_kernels):
+    mod = make_kernels(CHECKED)
+    (buf,) = tensors(np.zeros(64, np.float32))
+    slow = assert_engines_agree(mod.neighbours, (buf, 64), (2, 1, 1), (32, 1, 1), checks={"racecheck"})
+    assert isinstance(slow["error"], pto.RaceError)
+    a, o = pto.alloc_tensor(64 * 4), pto.alloc_tensor(64 * 4)        # a never written
+    slow = assert_engines_agree(mod.copy, (a, o, 64), (2, 1, 1), (32, 1, 1), checks={"initcheck"})
+    assert isinstance(slow["error"], pto.UninitializedReadError)
+
+
+@pytest.mark.parametrize("kernel,lanes", [("partial", 32), ("half", 64)])
+def test_synccheck(make_kernels, kernel, lanes):
+    k = getattr(make_kernels(CHECKED), kernel)
+    (o,) = tensors(np.zeros(lanes, np.float32))
+    slow = assert_engines_agree(k, (o,), (1, 1, 1), (lanes, 1, 1), checks={"synccheck"})
+    assert isinstance(slow["error"], pto.SyncCheckError)
+
+
 def test_what_stays_on_simpy(make_kernels):
-    """Tile kernels, racecheck/initcheck and the debugger run on the SimPy model."""
+    """Tile kernels and the debugger run on the SimPy model."""
     corpus = make_kernels(CORPUS)
     dev = current_device()
     x, y = tensors(np.zeros(256, np.float32), np.zeros(256, np.float32))

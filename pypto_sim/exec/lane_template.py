@@ -388,7 +388,7 @@ def tile_row_expand(l1, dst, src, rows, cols):
 # An accessor ("who") is block * 4096 + warp; block * 4096 + 4095 is the block's tile engine,
 # whose epoch field holds the tile operation's sequence number instead.
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _unordered(prev, prev_epoch, who, block, epoch, seen_tiles):
     if prev < 0 or prev == who:
         return False
@@ -399,7 +399,7 @@ def _unordered(prev, prev_epoch, who, block, epoch, seen_tiles):
     return prev_epoch == epoch           # other warp of the block, no barrier_block between
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def race_check(shadow, idx, n, mask, is_write, who, block, epoch, seen_tiles, pc, cycle, report):
     """Check and record n lane accesses (words idx[k] by the k-th active lane of mask).
     Returns 1 at the first access that conflicts with an unordered earlier one (report =

@@ -75,11 +75,29 @@ W_CAUSE_PC = 3
 W_PHASE = 4         # PH_*
 W_ARRIVED = 5       # the cycle it reached the block barrier it waits at
 W_STALL = 6         # that barrier's stall
-W_FAULT_PC = 7      # a faulting access: pc, lane, offset, count
-W_FAULT_LANE = 8
-W_FAULT_OFFSET = 9
-W_FAULT_COUNT = 10
-N_WV = 11
+W_ALIVE = 7         # the lanes the warp has (a block's last warp may be partial)
+N_WV = 8
+
+# wfault[g, :]: why warp g's process failed (FK_*) and what the error message needs
+FK_OOB = 1          # out of bounds (memcheck): lane, offset, count
+FK_RACE = 2         # racecheck: lane, word, write?, space; report (race_check's) in F_REPORT..
+FK_UNINIT = 3       # initcheck: lane, word
+FK_SYNC_BARRIER = 4  # synccheck: barrier_block by some lanes only: mask, alive
+FK_SYNC_EXIT = 5    # synccheck: warp ended while others wait: waiting warps (bits), their pc
+F_KIND = 0
+F_PC = 1
+F_CYCLE = 2
+F_LANE = 3
+F_WORD = 4          # the offset (FK_OOB) or the HBM / L1 word
+F_COUNT = 5
+F_WRITE = 6
+F_SPACE = 7         # MEM_HBM or MEM_L1
+F_MASK = 8
+F_ALIVE = 9
+F_WAITING = 10
+F_WAIT_PC = 11
+F_REPORT = 12       # 8 values
+N_WFAULT = 20
 
 # bv[p, :] per core slot (p = slot * cores + core)
 B_BLOCK = 0         # the block it runs
@@ -87,7 +105,8 @@ B_ARRIVED = 1       # warps at the block barrier
 B_ENDED = 2         # warps ended (the block's all_of)
 B_FAILED = 3        # a warp of the block faulted
 B_RELEASED = 4      # warps a pending release will resume (their order: bs_rel)
-N_BV = 5
+B_EPOCH = 5         # block barriers released so far (racecheck's ordering)
+N_BV = 6
 
 # cfg[] launch constants
 K_CORES = 0
@@ -107,7 +126,10 @@ K_RECORD = 13
 K_MAX_CYCLES = 14
 K_SLOTS = 15
 K_BOOK_ROOM = 16   # table entries one event may add at most
-N_CFG = 17
+K_RACE = 17        # racecheck, initcheck, synccheck on (timing/checks.py)
+K_INIT = 18
+K_SYNC = 19
+N_CFG = 20
 
 # cause codes, as timing/records.py numbers them (checked by the driver)
 CA_NONE = 0
@@ -314,7 +336,8 @@ def _end(g, now, st, ht, hk, hv, wv):
 
 # ---------------------------------------------------------------- the launch
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _init_block(p, now, cfg, st, ht, hk, hv, seed_regs, regs, ready, producer, wst, wv, bv, bs_l1):
+def _init_block(p, now, cfg, st, ht, hk, hv, seed_regs, regs, ready, producer, wst, wv, bv, bs_l1,
+                l1_shadow):
     """A block's process starts on core slot p: fresh L1 and warps, each a process."""
     wpb = cfg[K_WPB]
     lanes = cfg[K_LANES]
@@ -322,8 +345,13 @@ def _init_block(p, now, cfg, st, ht, hk, hv, seed_regs, regs, ready, producer, w
     bv[p, B_ENDED] = 0
     bv[p, B_FAILED] = 0
     bv[p, B_RELEASED] = 0
+    bv[p, B_EPOCH] = 0
     for k in range(bs_l1.shape[1]):
         bs_l1[p, k] = 0.0
+    if cfg[K_RACE] != 0:
+        for k in range(l1_shadow.shape[1]):
+            for j in range(l1_shadow.shape[2]):
+                l1_shadow[p, k, j] = -1
     for w in range(wpb):
         g = p * wpb + w
         for r in range(seed_regs.shape[0]):       # element loops: no temporaries (no NRT)
@@ -341,19 +369,62 @@ def _init_block(p, now, cfg, st, ht, hk, hv, seed_regs, regs, ready, producer, w
             wv[g, k] = 0
         wv[g, W_CAUSE_PC] = -1
         wv[g, W_PHASE] = PH_DECIDE
+        wv[g, W_ALIVE] = wst[g, 1]
         st[S_UNFINISHED] += 1
         schedule(st, ht, hk, hv, now, URGENT, EV_WARP, g)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _fault(g, now, st, ht, hk, hv, wst, wv, info):
-    """Warp g's instruction faulted: its process fails (an event at now, as in SimPy)."""
+def _fault(g, now, st, ht, hk, hv, wv, wfault, kind, pc):
+    """Warp g failed (wfault[g] says why): its process fails with an event at now, as in
+    SimPy, and the failure travels to the launch (EV_FAIL)."""
     wv[g, W_PHASE] = PH_DONE
-    wv[g, W_FAULT_PC] = wst[g, 0]
-    wv[g, W_FAULT_LANE] = info[0]
-    wv[g, W_FAULT_OFFSET] = info[1]
-    wv[g, W_FAULT_COUNT] = info[2]
+    wfault[g, F_KIND] = kind
+    wfault[g, F_PC] = pc
+    wfault[g, F_CYCLE] = now
     schedule(st, ht, hk, hv, now, NORMAL, EV_FAIL, g * 4)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _lane_checks(cfg, g, w, block_id, epoch, pc, now, mask, n, idx, is_write, space, hbm_init,
+                 shadow, wfault):
+    """initcheck and racecheck of a lane access (KernelChecks.lane_access): words idx[:n] by
+    the active lanes of mask. Returns the FK_* failure, or 0."""
+    if cfg[K_INIT] != 0 and space == MEM_HBM and not is_write:
+        for q in range(n):
+            if hbm_init[idx[q]] == 0:
+                k = q
+                for lane in range(32):
+                    if (mask >> lane) & 1:
+                        if k == 0:
+                            wfault[g, F_LANE] = lane
+                            break
+                        k -= 1
+                wfault[g, F_WORD] = idx[q]
+                return FK_UNINIT
+    if cfg[K_RACE] != 0:
+        if race_check(shadow, idx, n, mask, is_write, block_id * 4096 + w, block_id, epoch, 0,
+                      pc, now, wfault[g, F_REPORT:F_REPORT + 8]):
+            wfault[g, F_WRITE] = 1 if is_write else 0
+            wfault[g, F_SPACE] = space
+            return FK_RACE
+    return 0
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _exit_check(cfg, g, p, bv, bs_waitq, wst, wpb, wfault):
+    """synccheck at a warp's end (KernelChecks.warp_exit): may it end while others of its
+    block wait at a barrier? Returns FK_SYNC_EXIT, or 0."""
+    if cfg[K_SYNC] == 0 or bv[p, B_ARRIVED] == 0:
+        return 0
+    bits = 0
+    first = wpb
+    for q in range(bv[p, B_ARRIVED]):
+        bits |= np.int64(1) << bs_waitq[p, q]
+        first = min(first, bs_waitq[p, q])
+    wfault[g, F_WAITING] = bits
+    wfault[g, F_WAIT_PC] = wst[p * wpb + first, 0]
+    return FK_SYNC_EXIT
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -361,11 +432,12 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                pc_pipe, pc_lat, pc_ii, pc_srcs, pc_dst, pc_mem, seed_regs, regs, ready,
                producer, wst, stacks, wv, bv, bs_waitq, bs_rel, bs_l1, hbm, hbm_init, tbase,
                tcount, tbytes, cm_idx, cm_val, cm_n, cm_tgt, cm_free, rec, ctx, info, pend_idx,
-               pend_val):
+               pend_val, hbm_shadow, l1_shadow, wfault):
     """Process events in SimPy's order until none is left, the cycle limit, a fault, a full
     buffer or `budget` events. Returns an ENG_* code."""
     wpb = cfg[K_WPB]
     limit = cfg[K_MAX_CYCLES]
+    checks = cfg[K_RACE] != 0 or cfg[K_INIT] != 0
     while budget > 0:
         n = st[S_HEAP_N]
         if n == 0:
@@ -417,7 +489,11 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                 l1 = bs_l1[p]
                 phase = wv[g, W_PHASE]
                 if phase == PH_RETIRE:
-                    _end(g, now, st, ht, hk, hv, wv)
+                    why = _exit_check(cfg, g, p, bv, bs_waitq, wst, wpb, wfault)
+                    if why:
+                        _fault(g, now, st, ht, hk, hv, wv, wfault, why, state[0])
+                    else:
+                        _end(g, now, st, ht, hk, hv, wv)
                     continue
                 gx = cfg[K_GX]
                 gy = cfg[K_GY]
@@ -536,7 +612,10 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                         # one call site: the executor is inlined here once
                         if execute(pc, code, imm, wregs, mask, ctx, hbm, tbase, tcount, tbytes, l1,
                                    cfg[K_SECTOR], pend_idx, pend_val, info) != ST_OK:
-                            _fault(g, now, st, ht, hk, hv, wst, wv, info)
+                            wfault[g, F_LANE] = info[0]
+                            wfault[g, F_WORD] = info[1]
+                            wfault[g, F_COUNT] = info[2]
+                            _fault(g, now, st, ht, hk, hv, wv, wfault, FK_OOB, pc)
                             break
                         d = pc_dst[pc]
                         if fam == F_ALU or fam == F_ID:
@@ -548,8 +627,24 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                                 complete = now + lat + transfer(links, core, moved, now, True, bw[0], bw[1], bw[2])
                             wready[d] = complete
                             wprod[d] = pc
+                            if checks:
+                                why = _lane_checks(cfg, g, w, block_id, bv[p, B_EPOCH], pc, now, mask,
+                                                   info[4], pend_idx, False, pc_mem[pc], hbm_init,
+                                                   hbm_shadow if pc_mem[pc] == MEM_HBM else l1_shadow[p],
+                                                   wfault)
+                                if why:
+                                    _fault(g, now, st, ht, hk, hv, wv, wfault, why, pc)
+                                    break
                         else:
                             n_pairs = info[4]
+                            if checks:
+                                why = _lane_checks(cfg, g, w, block_id, bv[p, B_EPOCH], pc, now, mask,
+                                                   n_pairs, pend_idx, True, pc_mem[pc], hbm_init,
+                                                   hbm_shadow if pc_mem[pc] == MEM_HBM else l1_shadow[p],
+                                                   wfault)
+                                if why:
+                                    _fault(g, now, st, ht, hk, hv, wv, wfault, why, pc)
+                                    break
                             if fam == F_FMA_STORE:
                                 wready[d] = complete
                                 wprod[d] = pc
@@ -572,6 +667,12 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                             if complete > wv[g, W_STORE_DONE]:
                                 wv[g, W_STORE_DONE] = complete
                     elif fam == F_SYNC and op == OP_BARRIER_BLOCK:
+                        alive = wv[g, W_ALIVE] & ~state[2]
+                        if cfg[K_SYNC] != 0 and mask != alive:
+                            wfault[g, F_MASK] = mask
+                            wfault[g, F_ALIVE] = alive
+                            _fault(g, now, st, ht, hk, hv, wv, wfault, FK_SYNC_BARRIER, pc)
+                            break
                         arrived = bv[p, B_ARRIVED] + 1
                         if arrived >= wpb:
                             # the last warp releases the others (in the order they arrived) and goes on
@@ -579,6 +680,7 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                                 bs_rel[p, q] = bs_waitq[p, q]
                             bv[p, B_RELEASED] = arrived - 1
                             bv[p, B_ARRIVED] = 0
+                            bv[p, B_EPOCH] += 1
                             schedule(st, ht, hk, hv, now, NORMAL, EV_RELEASE, p)
                             wv[g, W_NEXT] = complete
                             if record:
@@ -605,7 +707,11 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                             wv[g, W_PHASE] = PH_RETIRE
                             schedule(st, ht, hk, hv, wv[g, W_STORE_DONE], NORMAL, EV_WARP, g)
                         else:
-                            _end(g, now, st, ht, hk, hv, wv)
+                            why = _exit_check(cfg, g, p, bv, bs_waitq, wst, wpb, wfault)
+                            if why:
+                                _fault(g, now, st, ht, hk, hv, wv, wfault, why, pc)
+                            else:
+                                _end(g, now, st, ht, hk, hv, wv)
                         break
                     state[0] = next_pc
             if kind == EV_RELEASE:
@@ -640,7 +746,7 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                 schedule(st, ht, hk, hv, now, URGENT, EV_BLOCK, arg)
         elif kind == EV_BLOCK:
             _init_block(arg, now, cfg, st, ht, hk, hv, seed_regs, regs, ready, producer, wst, wv,
-                        bv, bs_l1)
+                        bv, bs_l1, l1_shadow)
         else:                                              # EV_FAIL
             # arg = g * 4 + stage. A failed warp process fails its block's all_of (stage 1),
             # which fails the block's process (2), which fails the slot's (3): nobody waits

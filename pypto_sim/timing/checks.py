@@ -106,13 +106,17 @@ class KernelChecks:
     # ---------------------------------------------------------------- synchronisation
     def barrier_block(self, pc, blk, w, ws, lanes_alive):
         if self.sync and ws.mask != lanes_alive:
-            line = self.sim.prog.instrs[pc].line
-            raise SyncCheckError(
-                f"synccheck: barrier_block() at line {line} was reached by only some lanes of "
-                f"block {blk.id} warp {w} (active {_mask_text(ws.mask)} of {_mask_text(lanes_alive)})",
-                kernel=self.sim.kernel_name, file=self.sim.prog.file, line=line, block=blk.id, warp=w,
-                hint="call barrier_block() where every lane of the block reaches it, outside "
-                     "per-lane if/while")
+            raise self.partial_barrier_error(pc, blk.id, w, ws.mask, lanes_alive)
+
+    def partial_barrier_error(self, pc, block_id, w, mask, lanes_alive) -> SyncCheckError:
+        """synccheck: barrier_block() reached by only the lanes `mask` of `lanes_alive`."""
+        line = self.sim.prog.instrs[pc].line
+        return SyncCheckError(
+            f"synccheck: barrier_block() at line {line} was reached by only some lanes of "
+            f"block {block_id} warp {w} (active {_mask_text(mask)} of {_mask_text(lanes_alive)})",
+            kernel=self.sim.kernel_name, file=self.sim.prog.file, line=line, block=block_id, warp=w,
+            hint="call barrier_block() where every lane of the block reaches it, outside "
+                 "per-lane if/while")
 
     def warp_exit(self, blk, w):
         if self.sync and blk.arrived:
@@ -120,13 +124,17 @@ class KernelChecks:
                              if k[0] == blk.id and ws.waiting_at is not None)
             pc = next(ws.waiting_at for k, ws in self.sim.unfinished.items()
                       if k[0] == blk.id and ws.waiting_at is not None)
-            line = self.sim.prog.instrs[pc].line
-            raise SyncCheckError(
-                f"synccheck: warp {w} of block {blk.id} finished without reaching the "
-                f"barrier_block() at line {line} where warps {', '.join(map(str, waiting))} wait",
-                kernel=self.sim.kernel_name, file=self.sim.prog.file, line=line, block=blk.id,
-                warp=w, hint="every warp of the block must reach each barrier_block(); move it "
-                             "out of the branch that only some warps take")
+            raise self.early_exit_error(blk.id, w, waiting, pc)
+
+    def early_exit_error(self, block_id, w, waiting, pc) -> SyncCheckError:
+        """synccheck: warp w ended while the warps `waiting` wait at the barrier at pc."""
+        line = self.sim.prog.instrs[pc].line
+        return SyncCheckError(
+            f"synccheck: warp {w} of block {block_id} finished without reaching the "
+            f"barrier_block() at line {line} where warps {', '.join(map(str, waiting))} wait",
+            kernel=self.sim.kernel_name, file=self.sim.prog.file, line=line, block=block_id,
+            warp=w, hint="every warp of the block must reach each barrier_block(); move it "
+                         "out of the branch that only some warps take")
 
     def finished(self, blocks):
         if not self.sync:

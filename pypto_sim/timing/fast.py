@@ -1,7 +1,7 @@
 """The compiled event loop of the timing model (exec/timing_template.py), driven from here.
 
-``LaunchSimulation.run`` uses it for kernels of lane instructions only, run without racecheck
-or initcheck and outside the debugger; everything else runs under SimPy. Both give the same
+``LaunchSimulation.run`` uses it for kernels of lane instructions only (with or without the
+race, init and sync checks), outside the debugger; everything else runs under SimPy. Both give the same
 records, cycles and values (tests/test_fast_engine.py): the compiled loop numbers and orders
 its events exactly as SimPy does. Set ``PYPTO_TIMING_ENGINE=simpy`` to force the SimPy
 model (for instance to compare), ``fast`` to insist on the compiled one.
@@ -39,8 +39,6 @@ def why_not_fast(sim) -> str | None:
     """Why the compiled engine cannot run this launch (None: it can)."""
     if not hasattr(sim.ex, "engine_run"):
         return "this executor module has no compiled event loop"
-    if sim.checks:
-        return "racecheck/initcheck follow the SimPy model's events"
     if sim.keep_warp_states:
         return "the debugger steps the SimPy model"
     if any(spec.is_tile for spec in sim.pc_spec):
@@ -79,6 +77,10 @@ class FastEngine:
         cfg[ex.K_MAX_CYCLES] = sim.max_cycles if sim.max_cycles is not None else 1 << 62
         cfg[ex.K_SLOTS] = slots
         cfg[ex.K_BOOK_ROOM] = wpb * (1 + max_ii) + 8
+        checks = sim.checks
+        cfg[ex.K_RACE] = 1 if checks and checks.race else 0
+        cfg[ex.K_INIT] = 1 if checks and checks.init else 0
+        cfg[ex.K_SYNC] = 1 if checks and checks.sync else 0
         self.cfg = cfg
         n_regs = max(enc.n_regs, 1)
         seed = np.zeros((n_regs, 32), np.float64)
@@ -132,6 +134,13 @@ class FastEngine:
         self.info = np.zeros(8, np.int64)
         self.pend_idx = np.zeros(32, np.int64)
         self.pend_val = np.zeros(32, np.float64)
+        self.wfault = np.zeros((warps, ex.N_WFAULT), np.int64)
+        if cfg[ex.K_RACE]:             # racecheck's shadows (KernelChecks keeps the same)
+            self.hbm_shadow = checks.hbm_shadow
+            self.l1_shadow = np.full((slots, max(prog.local_words, 1), 10), -1, np.int64)
+        else:
+            self.hbm_shadow = np.zeros((1, 10), np.int64)
+            self.l1_shadow = np.zeros((1, 1, 10), np.int64)
         # start(): one process per core slot, numbered as SimPy numbers them, then run's limit
         for p in range(slots):
             ex.schedule(self.st, self.ht, self.hk, self.hv, 0, ex.URGENT, ex.EV_SLOT, p)
@@ -151,7 +160,8 @@ class FastEngine:
                                    self.stacks, self.wv, self.bv, self.waitq, self.rel, self.l1,
                                    sim.hbm, self.hbm_init, sim.tbase, sim.tcount, sim.tbytes,
                                    self.cm_idx, self.cm_val, self.cm_n, self.cm_tgt, self.cm_free,
-                                   self.rec, self.ctx, self.info, self.pend_idx, self.pend_val)
+                                   self.rec, self.ctx, self.info, self.pend_idx, self.pend_val,
+                                   self.hbm_shadow, self.l1_shadow, self.wfault)
             sim.progress.advance(int(st[ex.S_BLOCKS_DONE]), int(st[ex.S_NOW]))
             if status == ex.ENG_YIELD:
                 continue
@@ -168,22 +178,36 @@ class FastEngine:
         sim.end_time = int(st[ex.S_END_TIME])
         if status == ex.ENG_FAULT:
             self._flush_commits()
-            g = int(st[ex.S_FAULT_G])
-            wpb = sim.warps_per_block
-            block_id = int(self.bv[g // wpb, ex.B_BLOCK])
-            gx, gy, _ = sim.grid
-            blk = SimpleNamespace(id=block_id, coords=(block_id % gx, (block_id // gx) % gy,
-                                                       block_id // (gx * gy)))
-            fault = self.wv[g]
-            info = np.array([fault[ex.W_FAULT_LANE], fault[ex.W_FAULT_OFFSET],
-                             fault[ex.W_FAULT_COUNT]], np.int64)
-            raise sim._oob(int(fault[ex.W_FAULT_PC]), blk, g % wpb, info)
+            raise self._error(int(st[ex.S_FAULT_G]))
         unfinished = int(st[ex.S_UNFINISHED])
         if unfinished:
             if status == ex.ENG_LIMIT:
                 raise sim.limit_error(unfinished)
             raise sim.deadlock_error(self._stuck())
         return sim.end_time
+
+    def _error(self, g):
+        """The error warp g's process failed with (its wfault row says which)."""
+        ex, sim = self.ex, self.sim
+        wpb = sim.warps_per_block
+        f = [int(x) for x in self.wfault[g]]
+        block_id, w = int(self.bv[g // wpb, ex.B_BLOCK]), g % wpb
+        gx, gy, _ = sim.grid
+        blk = SimpleNamespace(id=block_id, coords=(block_id % gx, (block_id // gx) % gy,
+                                                   block_id // (gx * gy)))
+        kind, pc, cycle = f[ex.F_KIND], f[ex.F_PC], f[ex.F_CYCLE]
+        if kind == ex.FK_OOB:
+            return sim._oob(pc, blk, w, np.array([f[ex.F_LANE], f[ex.F_WORD], f[ex.F_COUNT]]))
+        if kind == ex.FK_RACE:
+            sim.checks.report[:] = f[ex.F_REPORT:ex.F_REPORT + 8]
+            space = "hbm" if f[ex.F_SPACE] == _MEM_CODE["hbm"] else "l1"
+            return sim.checks._race(pc, blk, w, bool(f[ex.F_WRITE]), space, cycle)
+        if kind == ex.FK_UNINIT:
+            return sim.checks._uninit(pc, blk, w, f[ex.F_LANE], f[ex.F_WORD], cycle)
+        if kind == ex.FK_SYNC_BARRIER:
+            return sim.checks.partial_barrier_error(pc, block_id, w, f[ex.F_MASK], f[ex.F_ALIVE])
+        waiting = [q for q in range(wpb) if f[ex.F_WAITING] >> q & 1]
+        return sim.checks.early_exit_error(block_id, w, waiting, f[ex.F_WAIT_PC])
 
     def _stuck(self):
         """(block id, warp, pc it waits at or None) of every unfinished warp, in order."""
