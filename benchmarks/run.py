@@ -139,8 +139,9 @@ def main():
         w, _ = vector_add_run(blocks * 256, "timing", repeat)
         walls.append(w)
     exponent = np.polyfit(np.log(sizes), np.log(walls), 1)[0]
+    points = ", ".join(f"{b}: {w * 1000:.0f} ms" for b, w in zip(sizes, walls))
     print(f"{'grid sweep 256..4096 blocks, timing':44s} {walls[-1]:10.3f} {'':>14s} {'':>14s}  "
-          f"wall ~ blocks^{exponent:.2f}")
+          f"wall ~ blocks^{exponent:.2f} ({points})")
     # the tiled matmul and the GEMM (their own scripts)
     for script, args in (("gemm.py", []),):
         out = subprocess.run([sys.executable, str(HERE / script), *args], capture_output=True,
