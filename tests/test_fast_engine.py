@@ -7,6 +7,7 @@ import pytest
 
 import pypto_sim as pto
 from pypto_sim.errors import PtoError
+from pypto_sim.exec.lane import executor
 from pypto_sim.runtime.device import current_device
 from pypto_sim.timing.fast import why_not_fast
 from pypto_sim.timing.model import LaunchSimulation
@@ -295,3 +296,21 @@ def uneven(o):
 """)
     (o,) = tensors(np.zeros(40 * 32, np.float32))
     assert_engines_agree(mod.uneven, (o,), (40, 1, 1), (32, 1, 1))
+
+
+def test_buffers_that_start_tiny_grow_without_changing_anything(make_kernels, monkeypatch):
+    """Every growable buffer of the engine starts at a few entries: the heap, the pending
+    commits, the record rows and the booking table all grow (doubling, the table rebuilt
+    without past cycles) many times, and the run is still SimPy's."""
+    from pypto_sim.timing import fast
+    grown = []
+    monkeypatch.setattr(fast, "initial_sizes",
+                        lambda warps, room, slots: dict(heap=3 * 8 + 9, commits=10, rows=3,
+                                                        table=1 << max(4, (4 * room).bit_length())))
+    original = fast.FastEngine._grow
+    monkeypatch.setattr(fast.FastEngine, "_grow", lambda self, what: (grown.append(what), original(self, what)))
+    corpus = make_kernels(CORPUS)
+    src, out = tensors(np.linspace(-1, 2, 600).astype(np.float32), np.zeros(256 * 12, np.float32))
+    assert_engines_agree(corpus.staged, (src, out, 600), (12, 1, 1), (256, 1, 1))
+    ex = executor()
+    assert {ex.GROW_HEAP, ex.GROW_COMMITS, ex.GROW_RECORDS, ex.GROW_TABLE} <= set(grown)

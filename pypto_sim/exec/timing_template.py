@@ -445,11 +445,13 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
         # SimPy's run(until=limit) stops at its own URGENT event, numbered after the slots'
         if ht[0] > limit or (ht[0] == limit and hk[0] >= st[S_LIMIT_KEY]):
             return ENG_LIMIT
-        # room for what one event can add: wpb warps restarted, a commit, a record per warp
-        if n + 2 * wpb + 8 > ht.shape[0]:
+        # room for what one event can add: a block's wpb warps started, or wpb warps released
+        # from a barrier, each recording the barrier and (a zero-latency barrier) issuing one
+        # more instruction with a store and a timeout
+        if n + 3 * wpb + 8 > ht.shape[0]:
             st[S_GROW] = GROW_HEAP
             return ENG_GROW
-        if cfg[K_RECORD] != 0 and st[S_REC_N] + wpb + 2 > rec.shape[0]:
+        if cfg[K_RECORD] != 0 and st[S_REC_N] + 2 * wpb + 2 > rec.shape[0]:
             st[S_GROW] = GROW_RECORDS
             return ENG_GROW
         if st[S_COMMIT_FREE] < wpb + 2:

@@ -27,6 +27,13 @@ EVENTS_PER_CALL = 250_000          # between progress redraws
 _MEM_CODE = {None: 0, "hbm": 1, "l1": 2}
 
 
+def initial_sizes(warps: int, book_room: int, slots: int) -> dict:
+    """First capacities of the engine's growable buffers (they double when full): heap events,
+    pending commits, record rows, booking-table entries (a power of two)."""
+    return dict(heap=4 * warps + 64, commits=2 * warps + 64, rows=65536,
+                table=1 << max(12, int(4 * (book_room * slots + 64)).bit_length()))
+
+
 def engine_setting(value=None) -> str:
     """The timing engine to use: the argument, else $PYPTO_TIMING_ENGINE, else 'auto'."""
     value = value or os.environ.get("PYPTO_TIMING_ENGINE") or "auto"
@@ -76,7 +83,7 @@ class FastEngine:
         cfg[ex.K_RECORD] = 1 if sim.record else 0
         cfg[ex.K_MAX_CYCLES] = sim.max_cycles if sim.max_cycles is not None else 1 << 62
         cfg[ex.K_SLOTS] = slots
-        cfg[ex.K_BOOK_ROOM] = wpb * (1 + max_ii) + 8
+        cfg[ex.K_BOOK_ROOM] = 2 * wpb * (1 + max_ii) + 8      # bookings one event may add
         checks = sim.checks
         cfg[ex.K_RACE] = 1 if checks and checks.race else 0
         cfg[ex.K_INIT] = 1 if checks and checks.init else 0
@@ -98,15 +105,14 @@ class FastEngine:
             pc_srcs=code[:, C_SRC:C_SRC + MAX_SRCS].astype(np.int64).copy(),
             pc_dst=code[:, C_DST].astype(np.int64).copy(),
             pc_mem=np.array([_MEM_CODE[k] for k in sim.pc_mem], np.int64))
-        heap = 4 * warps + 64
-        commits = 2 * warps + 64
+        sizes = initial_sizes(warps, int(cfg[ex.K_BOOK_ROOM]), slots)
+        heap, commits = sizes["heap"], sizes["commits"]
         self.st = np.zeros(ex.N_ST, np.int64)
         self.ht = np.zeros(heap, np.int64)
         self.hk = np.zeros(heap, np.int64)
         self.hv = np.zeros((heap, 2), np.int64)
-        table = 1 << max(12, int(4 * (cfg[ex.K_BOOK_ROOM] * slots + 64)).bit_length())
-        self.keys = np.full(table, -1, np.int64)
-        self.vals = np.zeros(table, np.int64)
+        self.keys = np.full(sizes["table"], -1, np.int64)
+        self.vals = np.zeros(sizes["table"], np.int64)
         self.links = np.zeros(1 + 2 * m.cores, np.float64)
         self.bw = np.array([sim.read_bw, sim.write_bw, sim.chip_bw], np.float64)
         self.seed = seed
@@ -128,7 +134,7 @@ class FastEngine:
         self.cm_tgt = np.zeros(commits, np.int64)
         self.cm_free = np.arange(commits, dtype=np.int64)
         self.st[ex.S_COMMIT_FREE] = commits
-        self.rec = np.zeros((65536 if sim.record else 1, len(FIELDS)), np.int64)
+        self.rec = np.zeros((sizes["rows"] if sim.record else 1, len(FIELDS)), np.int64)
         self.chunks = []
         self.ctx = np.zeros(10, np.int64)
         self.info = np.zeros(8, np.int64)
@@ -244,7 +250,7 @@ class FastEngine:
             self.hv = _grown(self.hv, n)
         elif what == ex.GROW_RECORDS:
             self.chunks.append(self.rec[:self.st[ex.S_REC_N]])
-            size = min(max(2 * len(self.rec), 65536), 1 << 20)
+            size = min(2 * len(self.rec), 1 << 20)
             self.rec = np.zeros((size, len(FIELDS)), np.int64)
             self.st[ex.S_REC_N] = 0
         elif what == ex.GROW_COMMITS:
