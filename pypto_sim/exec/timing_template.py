@@ -124,7 +124,7 @@ K_N_BLOCKS = 11
 K_SECTOR = 12
 K_RECORD = 13
 K_MAX_CYCLES = 14
-K_SLOTS = 15
+K_SLOTS = 15       # core slots (p = slot * cores + core)
 K_BOOK_ROOM = 16   # table entries one event may add at most
 K_RACE = 17        # racecheck, initcheck, synccheck on (timing/checks.py)
 K_INIT = 18
@@ -434,7 +434,11 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                tcount, tbytes, cm_idx, cm_val, cm_n, cm_tgt, cm_free, rec, ctx, info, pend_idx,
                pend_val, hbm_shadow, l1_shadow, wfault):
     """Process events in SimPy's order until none is left, the cycle limit, a fault, a full
-    buffer or `budget` events. Returns an ENG_* code."""
+    buffer or `budget` events. Returns an ENG_* code.
+
+    One long function on purpose: the warp loop below is LaunchSimulation._warp, written
+    inline because numba cannot inline it and a call passing its ~50 arrays cost more than
+    the rest of an event. Each branch names the SimPy code it mirrors."""
     wpb = cfg[K_WPB]
     limit = cfg[K_MAX_CYCLES]
     checks = cfg[K_RACE] != 0 or cfg[K_INIT] != 0

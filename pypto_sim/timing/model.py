@@ -228,7 +228,7 @@ class LaunchSimulation:
         """Run the launch to completion; return total cycles. Raises the kernel's errors.
 
         Kernels of lane instructions run on the compiled event loop (timing/fast.py), which
-        gives the same events in the same order as SimPy, about 50x faster; the rest, and
+        gives the same events in the same order as SimPy, 15-20x faster; the rest, and
         every launch when PYPTO_TIMING_ENGINE=simpy, run under SimPy."""
         why = why_not_fast(self)
         if self.engine == "fast" and why:
