@@ -1,10 +1,11 @@
 """Peak memory of a large timing-mode launch (run by hand, not a test).
 
-    python benchmarks/memory.py [--elements 16777216]
+    python benchmarks/memory.py [--elements 16777216] [--launch]
 
 Profiles vector_add over N elements (blocks of 256) with values and cycles and prints the
 wall time, the simulation rate and the peak resident memory of the whole process (which also
-holds the three tensors as float64 words and the initcheck bitmap of HBM).
+holds the three tensors as float64 words and the initcheck bitmap of HBM). With --launch it
+runs pto.launch instead, which keeps per-instruction totals, not the records.
 """
 import argparse
 import resource
@@ -28,6 +29,7 @@ def peak_rss_mb() -> float:
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--elements", type=int, default=1 << 24)
+    parser.add_argument("--launch", action="store_true", help="pto.launch: totals, no records")
     ns = parser.parse_args()
     n = ns.elements
     d_a, d_b, d_o = (pto.alloc_tensor(n * 4) for _ in range(3))
@@ -37,13 +39,16 @@ def main():
     del a
     before = peak_rss_mb()
     start = time.perf_counter()
-    prof = pto.profile(vector_add, grid=((n + 255) // 256, 1, 1), block=(256, 1, 1),
-                       args=(d_a, d_b, d_o, n))
+    run = pto.launch if ns.launch else pto.profile
+    prof = run(vector_add, grid=((n + 255) // 256, 1, 1), block=(256, 1, 1), args=(d_a, d_b, d_o, n))
+    if ns.launch:
+        prof = prof.result()
     wall = time.perf_counter() - start
     out = d_o.numpy()
     assert out[n - 1] == 2 * (n - 1) and out[0] == 0.0
     rows = prof.stats["warp_instructions"]
-    print(f"vector_add of {n:,} elements, timing mode, full per-instruction records")
+    kept = "per-instruction totals (pto.launch)" if ns.launch else "full per-instruction records"
+    print(f"vector_add of {n:,} elements, timing mode, {kept}")
     print(f"  wall time        {wall:.2f} s ({rows:,} warp-instructions, {rows / wall:,.0f} per second)")
     print(f"  simulated cycles {prof.total_cycles:,}")
     print(f"  peak RSS         {peak_rss_mb():,.0f} MB for the process "

@@ -5,7 +5,7 @@ simulated Ascend-style NPU.
 """
 from .dtypes import bool_, float16, float32, int32
 from .errors import (CompileError, DeadlockError, L1CapacityError, LaunchError,
-                     NPUUnavailableError, OutOfBoundsError, PtoError, RaceError,
+                     NPUUnavailableError, OutOfBoundsError, ProfileError, PtoError, RaceError,
                      SimulationLimitError, SyncCheckError, UninitializedReadError,
                      UseAfterFreeError)
 from .frontend.builtins import BUILTINS as _BUILTINS

@@ -84,3 +84,8 @@ class NPUUnavailableError(PtoError):
 
 class SimulationLimitError(PtoError):
     """A kernel ran past the configured cycle limit."""
+
+
+class ProfileError(PtoError):
+    """A profile was asked for something it did not keep (the per-instruction timeline of a
+    pto.launch run without timeline=True)."""

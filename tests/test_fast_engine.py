@@ -39,8 +39,9 @@ def simulate(kernel, args, grid, block, engine, max_cycles=None, record=True, ch
         cycles, error = None, err
     del handle
     assert sim.engine_used == engine
-    return dict(words=words, init=init, cycles=cycles, error=error,
-                records=sim.records() if record and error is None else None)
+    records = sim.records() if error is None else None
+    return dict(words=words, init=init, cycles=cycles, error=error, records=records,
+                totals=sim.totals(records) if error is None else None)
 
 
 def assert_engines_agree(kernel, args, grid, block, **kw):
@@ -53,6 +54,9 @@ def assert_engines_agree(kernel, args, grid, block, **kw):
     same = (fast["words"] == slow["words"]) | (np.isnan(fast["words"]) & np.isnan(slow["words"]))
     assert same.all(), f"HBM differs at words {np.nonzero(~same)[0][:8]}"
     assert np.array_equal(fast["init"], slow["init"])
+    if slow["totals"] is not None:
+        for name in ("count", "lanes", "busy", "stall"):
+            assert np.array_equal(getattr(slow["totals"], name), getattr(fast["totals"], name)), name
     if slow["records"] is not None:
         assert len(fast["records"]) == len(slow["records"])
         for name in FIELDS:
@@ -176,13 +180,19 @@ def forever(out):
     assert isinstance(slow["error"], pto.SimulationLimitError)
 
 
-def test_without_records(make_kernels):
-    """record=False keeps no per-instruction rows and changes nothing else."""
-    k = make_kernels(VECTOR_ADD).vector_add
-    a, b, c = tensors(*(np.ones(4096, np.float32) for _ in range(3)))
-    on = simulate(k, (a, b, c, 4096), (16, 1, 1), (256, 1, 1), "fast")
-    off = simulate(k, (a, b, c, 4096), (16, 1, 1), (256, 1, 1), "fast", record=False)
-    assert on["cycles"] == off["cycles"] and np.array_equal(on["words"], off["words"])
+@pytest.mark.parametrize("kernel", ["staged", "divergent"])
+def test_without_records(make_kernels, kernel):
+    """record=False keeps no per-instruction rows, only per-pc totals that the compiled loop
+    sums as it goes: they equal the SimPy run's (summed from its rows), and nothing else
+    changes."""
+    corpus = make_kernels(CORPUS)
+    src, out = tensors(np.linspace(-1, 2, 600).astype(np.float32), np.zeros(1536, np.float32))
+    args = (src, out, 600)
+    slow = assert_engines_agree(getattr(corpus, kernel), args, (6, 1, 1), (256, 1, 1), record=False)
+    assert slow["records"] is None and slow["totals"].warp_instructions > 0
+    on = simulate(getattr(corpus, kernel), args, (6, 1, 1), (256, 1, 1), "fast")
+    assert on["cycles"] == slow["cycles"] and np.array_equal(on["words"], slow["words"])
+    assert np.array_equal(on["totals"].busy, slow["totals"].busy)
 
 
 def test_simple_machine(make_kernels, simple_machine):

@@ -347,3 +347,58 @@ def test_cli_machine_diff():
     assert any(line.split()[:1] == ["TLOAD.latency"] for line in lines)
     m = resolve_machine("ascend910b")
     assert "0 entries differ" in machine_diff(m, m)
+
+
+# ---------------------------------------------------------------- what a launch keeps
+TOTALS_KERNELS = """
+@pto.kernel
+def staged(src, out, n):
+    lid = pto.get_local_id()
+    i = pto.get_global_id()
+    shared = pto.alloc_local(256)
+    if i < n:
+        pto.store(shared + lid, pto.load(src + i) * 2.0)
+    pto.barrier_block()
+    if i < n and lid % 3 != 0:
+        out[i] = pto.load(shared + (255 - lid)) + pto.exp(pto.load(src + i))
+"""
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+def test_launch_keeps_totals_and_profile_keeps_the_timeline(make_kernels, monkeypatch, engine):
+    """pto.launch keeps per-pc totals only (the compiled engine sums them as it goes, SimPy's
+    come from its rows): total cycles, warp-instructions, the cycle breakdown and hotspots
+    equal pto.profile's of the same launch; the timeline is a ProfileError that says how to
+    get it, and launch(timeline=True) has it."""
+    monkeypatch.setenv("PYPTO_TIMING_ENGINE", engine)
+    k = make_kernels(TOTALS_KERNELS).staged
+    n = 3000
+    d_src, d_out = pto.alloc_tensor(n * 4), pto.alloc_tensor(n * 4)
+    pto.memcpy_h2d(d_src, np.linspace(-1, 1, n).astype(np.float32))
+    args = (d_src, d_out, n)
+    grid = (-(-n // 256), 1, 1)
+    full = pto.profile(k, grid=grid, block=(256, 1, 1), args=args)
+    light = pto.launch(k, grid=grid, block=(256, 1, 1), args=args).result()
+    assert full.has_timeline and not light.has_timeline
+    assert light.total_cycles == full.total_cycles
+    assert light.warp_instructions == full.warp_instructions == len(full.records)
+    assert light.cycle_breakdown().as_dict() == full.cycle_breakdown().as_dict()
+    assert light.hotspots().rows == full.hotspots().rows
+    for name in ("count", "lanes", "busy", "stall"):
+        assert np.array_equal(getattr(light.totals, name), getattr(full.totals, name))
+    with pytest.raises(pto.ProfileError, match="per-instruction") as err:
+        light.timeline
+    assert "timeline=True" in err.value.hint
+    kept = pto.launch(k, grid=grid, block=(256, 1, 1), args=args, timeline=True).result()
+    assert len(kept.timeline) == full.warp_instructions
+
+
+def test_collectors_ask_every_launch_for_its_timeline(make_kernels):
+    """Under collect_profiles() (pypto-sim profile), launches keep their records."""
+    k = make_kernels(TOTALS_KERNELS).staged
+    d_src, d_out = pto.alloc_tensor(256 * 4), pto.alloc_tensor(256 * 4)
+    pto.memcpy_h2d(d_src, np.ones(256, np.float32))
+    with collect_profiles() as profiles:
+        pto.launch(k, grid=(1, 1, 1), block=(256, 1, 1), args=(d_src, d_out, 256))
+        pto.sync()
+    assert profiles[0].has_timeline and len(profiles[0].timeline) == profiles[0].warp_instructions

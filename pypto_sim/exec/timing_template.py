@@ -307,7 +307,20 @@ def transfer(links, core, nbytes, start, read, bw_read, bw_write, bw_chip):
 
 # ---------------------------------------------------------------- records
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _record(rec, st, block, w, core, pc, issue, complete, stall, cause, cause_pc, mask, moved):
+def _record(rec, totals, st, record, block, w, core, pc, issue, complete, stall, cause,
+            cause_pc, mask, moved):
+    """One issued warp-instruction: a row of rec (FIELDS of timing/records.py) when the
+    records are kept, else its share of totals[pc] (count, lanes, busy, stall: PcTotals)."""
+    if not record:
+        m = mask & 0xFFFFFFFF
+        m = m - ((m >> 1) & 0x55555555)
+        m = (m & 0x33333333) + ((m >> 2) & 0x33333333)
+        m = (m + (m >> 4)) & 0x0F0F0F0F
+        totals[pc, 0] += 1
+        totals[pc, 1] += ((m * 0x01010101) & 0xFFFFFFFF) >> 24
+        totals[pc, 2] += complete - issue
+        totals[pc, 3] += stall
+        return
     n = st[S_REC_N]
     rec[n, 0] = block
     rec[n, 1] = w
@@ -432,7 +445,7 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                pc_pipe, pc_lat, pc_ii, pc_srcs, pc_dst, pc_mem, seed_regs, regs, ready,
                producer, wst, stacks, wv, bv, bs_waitq, bs_rel, bs_l1, hbm, hbm_init, tbase,
                tcount, tbytes, cm_idx, cm_val, cm_n, cm_tgt, cm_free, rec, ctx, info, pend_idx,
-               pend_val, hbm_shadow, l1_shadow, wfault):
+               pend_val, hbm_shadow, l1_shadow, wfault, totals):
     """Process events in SimPy's order until none is left, the cycle limit, a fault, a full
     buffer or `budget` events. Returns an ENG_* code.
 
@@ -554,10 +567,9 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                         issued = wv[g, W_ARRIVED]
                         lat = pc_lat[pc]
                         complete = now + lat
-                        if record:
-                            cause = CA_BARRIER_BLOCK if complete - issued > lat else wv[g, W_CAUSE]
-                            _record(rec, st, block_id, w, core, pc, issued, complete, wv[g, W_STALL], cause,
-                                    wv[g, W_CAUSE_PC], state[1], 0)
+                        cause = CA_BARRIER_BLOCK if complete - issued > lat else wv[g, W_CAUSE]
+                        _record(rec, totals, st, record, block_id, w, core, pc, issued, complete,
+                                wv[g, W_STALL], cause, wv[g, W_CAUSE_PC], state[1], 0)
                         wv[g, W_NEXT] = complete
                         wv[g, W_CAUSE] = CA_NONE
                         wv[g, W_CAUSE_PC] = -1
@@ -689,9 +701,8 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                             bv[p, B_EPOCH] += 1
                             schedule(st, ht, hk, hv, now, NORMAL, EV_RELEASE, p)
                             wv[g, W_NEXT] = complete
-                            if record:
-                                _record(rec, st, block_id, w, core, pc, now, complete, stall, wv[g, W_CAUSE],
-                                        wv[g, W_CAUSE_PC], mask, 0)
+                            _record(rec, totals, st, record, block_id, w, core, pc, now, complete,
+                                    stall, wv[g, W_CAUSE], wv[g, W_CAUSE_PC], mask, 0)
                             wv[g, W_CAUSE] = CA_NONE
                             wv[g, W_CAUSE_PC] = -1
                             state[0] = pc + 1
@@ -702,9 +713,8 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                         wv[g, W_STALL] = stall
                         wv[g, W_PHASE] = PH_BARRIER
                         break
-                    if record:
-                        _record(rec, st, block_id, w, core, pc, now, complete, stall, wv[g, W_CAUSE],
-                                wv[g, W_CAUSE_PC], mask, moved)
+                    _record(rec, totals, st, record, block_id, w, core, pc, now, complete, stall,
+                            wv[g, W_CAUSE], wv[g, W_CAUSE_PC], mask, moved)
                     wv[g, W_CAUSE] = CA_NONE
                     wv[g, W_CAUSE_PC] = -1
                     if next_pc < 0:

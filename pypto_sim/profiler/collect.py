@@ -26,6 +26,11 @@ def collect_profiles():
         _ACTIVE.remove(profiles)
 
 
+def collecting() -> bool:
+    """True inside collect_profiles(): every launch then keeps its timeline."""
+    return bool(_ACTIVE)
+
+
 def report(profile) -> None:
     """Called by the device after each launch has run."""
     if _ACTIVE:

@@ -20,7 +20,8 @@ import numpy as np
 
 from ..ir.printer import format_instr
 from ..isa import PIPES
-from .hotspots import compute_core_rows, popcount
+from ..timing.records import popcount
+from .hotspots import compute_core_rows
 
 INSTR_COLUMNS = ("op_name", "pc", "pc_addr", "instr", "pipe", "file", "line", "source", "call_count",
                  "lane_count", "cycles", "stall_cycles", "running_time(us)", "bytes", "detail")

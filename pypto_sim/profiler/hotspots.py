@@ -16,15 +16,6 @@ from ..isa import PIPES
 IMBALANCE_THRESHOLD = 0.10     # msprof Occupancy: max-min above 10% is worth tuning
 
 
-def popcount(masks: np.ndarray) -> np.ndarray:
-    """Active lanes of each 32-bit mask."""
-    m = masks.astype(np.uint64)
-    count = np.zeros(len(m), np.int64)
-    for bit in range(32):
-        count += ((m >> np.uint64(bit)) & np.uint64(1)).astype(np.int64)
-    return count
-
-
 class Hotspots:
     """Per source line: ``file``, ``line``, ``source``, ``executions`` (warp-instructions),
     ``lane_executions``, ``busy_cycles``, ``stall_cycles``, ``instructions``. Rows are ordered
@@ -72,17 +63,19 @@ class Hotspots:
 
 
 def compute_hotspots(prof) -> Hotspots:
-    rec = prof.records
-    if not len(rec):
+    totals = prof.totals
+    issued = np.nonzero(totals.count)[0]
+    if not len(issued):
         return Hotspots([], prof.kernel_name)
-    lines = np.asarray(prof.pc_line, np.int64)[rec.pc]
+    lines = np.asarray(prof.pc_line, np.int64)[issued]
     uniq, inv = np.unique(lines, return_inverse=True)
-    execs = np.bincount(inv, minlength=len(uniq))
-    lanes = np.bincount(inv, weights=popcount(rec.mask), minlength=len(uniq))
-    busy = np.bincount(inv, weights=rec.complete - rec.issue, minlength=len(uniq))
-    stall = np.bincount(inv, weights=rec.stall, minlength=len(uniq))
+
+    def per_line(values):
+        return np.bincount(inv, weights=values[issued], minlength=len(uniq)).astype(np.int64)
+    execs, lanes = per_line(totals.count), per_line(totals.lanes)
+    busy, stall = per_line(totals.busy), per_line(totals.stall)
     insts: dict = {}
-    for pc in np.unique(rec.pc).tolist():
+    for pc in issued.tolist():
         insts.setdefault(prof.pc_line[pc], []).append(prof.pc_name[pc])
     src = prof.program.source_lines
     rows = [{"file": prof.program.file, "line": int(ln), "source": src.get(int(ln), "").strip(),

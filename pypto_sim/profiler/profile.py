@@ -12,7 +12,8 @@ import numpy as np
 from ..isa import PIPES
 from ..exec.functional import run_functional
 from ..timing.model import LaunchSimulation
-from ..timing.records import STALL_CAUSES
+from ..errors import ProfileError
+from ..timing.records import STALL_CAUSES, LaunchRecords, PcTotals
 
 
 @dataclass(frozen=True)
@@ -84,19 +85,47 @@ class Profile:
     """
 
     def __init__(self, kernel_name, program, machine, grid, block, total_cycles, records,
-                 pc_pipe, pc_name, wall_seconds, pc_lat=None):
+                 pc_pipe, pc_name, wall_seconds, pc_lat=None, totals=None):
         self.kernel_name = kernel_name
         self.program = program
         self.machine = machine
         self.grid = grid
         self.block = block
         self.total_cycles = total_cycles
-        self.records = records
+        self._records = records
+        self._totals = totals
         self._pc_pipe = pc_pipe
         self._pc_name = pc_name
         self._pc_lat = pc_lat
         self.wall_seconds = wall_seconds
         self._cache = {}
+
+    # ---------------------------------------------------------------- what the run kept
+    @property
+    def records(self) -> LaunchRecords:
+        """The per warp-instruction records (numpy columns, in issue order). Kept by
+        pto.profile; a pto.launch keeps them only with timeline=True."""
+        if self._records is None:
+            raise ProfileError(
+                f"this profile of '{self.kernel_name}' kept per-instruction totals only (it came "
+                f"from pto.launch): the timeline, pipe utilisation, bubbles, core balance, CSVs "
+                f"and traces need the per-instruction records",
+                kernel=self.kernel_name,
+                hint="use pto.profile(...), or pto.launch(..., timeline=True), or run the program "
+                     "under `pypto-sim profile`")
+        return self._records
+
+    @property
+    def has_timeline(self) -> bool:
+        """True when the per-instruction records were kept."""
+        return self._records is not None
+
+    @cached_property
+    def totals(self) -> PcTotals:
+        """Per-pc totals: count, lanes, busy and stall cycles (always kept)."""
+        if self._totals is None:
+            self._totals = PcTotals.from_records(self._records, len(self._pc_name))
+        return self._totals
 
     # ---------------------------------------------------------------- per-pc and per-record facts
     @property
@@ -179,7 +208,7 @@ class Profile:
 
     @property
     def warp_instructions(self) -> int:
-        return len(self.records)
+        return self.totals.warp_instructions
 
     @property
     def stats(self) -> dict:
@@ -192,17 +221,15 @@ class Profile:
 
     def cycle_breakdown(self) -> CycleBreakdown:
         """Cycles per instruction kind (printing it shows a table)."""
-        rec = self.records
+        totals = self.totals
         rows = {}
-        names = np.array(self._pc_name, dtype=object)[rec.pc] if len(rec) else []
-        busy = rec.complete - rec.issue
-        for name in sorted(set(names)):
-            sel = names == name
-            pcs = rec.pc[sel]
-            rows[name] = {"count": int(sel.sum()), "busy_cycles": int(busy[sel].sum()),
-                          "stall_cycles": int(rec.stall[sel].sum()),
-                          "pipe": PIPES[self._pc_pipe[int(pcs[0])]]}
-        return CycleBreakdown(rows, self.total_cycles)
+        for pc in np.nonzero(totals.count)[0].tolist():
+            row = rows.setdefault(self._pc_name[pc], {"count": 0, "busy_cycles": 0, "stall_cycles": 0,
+                                                      "pipe": PIPES[self._pc_pipe[pc]]})
+            row["count"] += int(totals.count[pc])
+            row["busy_cycles"] += int(totals.busy[pc])
+            row["stall_cycles"] += int(totals.stall[pc])
+        return CycleBreakdown(dict(sorted(rows.items())), self.total_cycles)
 
     @property
     def timeline(self) -> list:
@@ -376,8 +403,10 @@ def lane_ranges(mask: int, warp: int) -> str:
     return ",".join(parts) or "-"
 
 
-def run_launch(device, pending, record=True, executor_module=None) -> Profile:
-    """Simulate one queued launch on its machine; results land in the device's HBM."""
+def run_launch(device, pending, record=None, executor_module=None) -> Profile:
+    """Simulate one queued launch on its machine; results land in the device's HBM. The
+    per-instruction records are kept when the launch asked for its timeline (record=None) or
+    when record=True."""
     prog = pending.program
     tensors, scalars, names = [], {}, []
     for arg, value, name in zip(prog.args, pending.args, pending.names):
@@ -390,12 +419,16 @@ def run_launch(device, pending, record=True, executor_module=None) -> Profile:
         return run_functional(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
                               device.hbm.words, device.hbm.init, pending.kernel.name, names,
                               pending.max_cycles)
+    keep = pending.timeline if record is None else record
     start = time.perf_counter()
     sim = LaunchSimulation(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
                            device.hbm.words, pending.machine, pending.kernel.name, names,
-                           record=record, max_cycles=pending.max_cycles, checks=pending.checks,
+                           record=keep, max_cycles=pending.max_cycles, checks=pending.checks,
                            hbm_init=device.hbm.init, executor_module=executor_module)
     total = sim.run()
     wall = time.perf_counter() - start
+    records = sim.records()
+    # with records the totals are summed from them when first asked for
     return Profile(pending.kernel.name, prog, pending.machine, pending.grid, pending.block, total,
-                   sim.records(), sim.pc_pipe, sim.pc_name, wall, pc_lat=sim.pc_lat)
+                   records, sim.pc_pipe, sim.pc_name, wall, pc_lat=sim.pc_lat,
+                   totals=sim.totals() if records is None else None)

@@ -93,7 +93,7 @@ def memcpy_d2h(host_array, src):
 
 
 def launch(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), check=None, max_cycles=None,
-           mode="timing"):
+           mode="timing", timeline=False):
     """Queue ``kernel`` on the device stream and return at once (a LaunchHandle).
 
     The kernel is compiled and its arguments checked now; it runs at the next ``sync()``, or
@@ -101,11 +101,14 @@ def launch(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), check=None, max_cy
     "initcheck", "synccheck", "all" or a tuple of them (default: $PYPTO_CHECK; bounds are
     always checked). ``max_cycles``: stop with SimulationLimitError past this many cycles
     (default $PYPTO_MAX_CYCLES or 20 million). ``mode="functional"``: compute the values only,
-    without timing (much faster; docs/performance.md).
+    without timing (much faster; docs/performance.md). ``timeline=True``: keep the
+    per-instruction records, so that ``result()``'s profile has the timeline, bubbles and
+    traces (pto.profile always keeps them); by default a launch keeps per-instruction totals
+    only (total cycles, cycle breakdown, hotspots), which is cheaper for large grids.
     """
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     return current_device().launch(kernel, grid, block, args, check=check, max_cycles=max_cycles,
-                                   mode=mode)
+                                   mode=mode, timeline=timeline)
 
 
 def sync():
@@ -120,5 +123,6 @@ def profile(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), check=None, max_c
     and ``mode`` as for launch()."""
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     dev = current_device()
-    handle = dev.launch(kernel, grid, block, args, check=check, max_cycles=max_cycles, mode=mode)
+    handle = dev.launch(kernel, grid, block, args, check=check, max_cycles=max_cycles, mode=mode,
+                        timeline=True)
     return handle.result()

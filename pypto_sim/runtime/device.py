@@ -51,6 +51,7 @@ class PendingLaunch:
     checks: frozenset = frozenset()
     max_cycles: int | None = None
     mode: str = "timing"
+    timeline: bool = False      # keep the per-instruction records (else per-pc totals only)
 
 
 @dataclass
@@ -121,7 +122,7 @@ class Device:
 
     # ---------------------------------------------------------------- launch and sync
     def launch(self, kernel, grid, block, args, names=None, check=None, max_cycles=None,
-               mode="timing"):
+               mode="timing", timeline=False):
         if mode not in ("timing", "functional"):
             raise LaunchError(f"mode={mode!r}: choose 'timing' (cycles) or 'functional' (values only, fast)")
         checks = parse_checks(check)                       # PYPTO_CHECK when check is None
@@ -149,8 +150,10 @@ class Device:
         stored = tuple(v.alloc if getattr(v, "is_device_tensor", False) else v for v in args)
         kernel.last_launch = (grid, block)     # the debugger's default grid and block
         handle = LaunchHandle(self, kernel.name)
+        from ..profiler.collect import collecting
         self.queue.append(PendingLaunch(kernel, program, grid, block, stored, tuple(names),
-                                        active_machine(), handle, checks, max_cycles, mode))
+                                        active_machine(), handle, checks, max_cycles, mode,
+                                        bool(timeline) or collecting()))
         return handle
 
     def sync(self):

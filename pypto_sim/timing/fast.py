@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import LaunchError
 from ..ir.program import C_DST, C_OP, C_SRC, MAX_SRCS
 from ..isa import FAMILIES
-from .records import CAUSE, FIELDS
+from .records import CAUSE, FIELDS, PcTotals
 
 ENGINES = ("auto", "simpy", "fast")
 EVENTS_PER_CALL = 250_000          # between progress redraws
@@ -141,6 +141,7 @@ class FastEngine:
         self.pend_idx = np.zeros(32, np.int64)
         self.pend_val = np.zeros(32, np.float64)
         self.wfault = np.zeros((warps, ex.N_WFAULT), np.int64)
+        self.totals = np.zeros((len(code), 4), np.int64)       # PcTotals, without records
         if cfg[ex.K_RACE]:             # racecheck's shadows (KernelChecks keeps the same)
             self.hbm_shadow = checks.hbm_shadow
             self.l1_shadow = np.full((slots, max(prog.local_words, 1), 10), -1, np.int64)
@@ -167,7 +168,7 @@ class FastEngine:
                                    sim.hbm, self.hbm_init, sim.tbase, sim.tcount, sim.tbytes,
                                    self.cm_idx, self.cm_val, self.cm_n, self.cm_tgt, self.cm_free,
                                    self.rec, self.ctx, self.info, self.pend_idx, self.pend_val,
-                                   self.hbm_shadow, self.l1_shadow, self.wfault)
+                                   self.hbm_shadow, self.l1_shadow, self.wfault, self.totals)
             sim.progress.advance(int(st[ex.S_BLOCKS_DONE]), int(st[ex.S_NOW]))
             if status == ex.ENG_YIELD:
                 continue
@@ -181,6 +182,8 @@ class FastEngine:
             self.chunks.append(self.rec[:st[ex.S_REC_N]])
             sim.record_array = np.concatenate(self.chunks) if len(self.chunks) > 1 else self.chunks[0].copy()
             self.chunks = []
+        else:
+            sim.pc_totals = PcTotals.from_array(self.totals)
         sim.end_time = int(st[ex.S_END_TIME])
         if status == ex.ENG_FAULT:
             self._flush_commits()

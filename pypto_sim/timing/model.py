@@ -25,7 +25,7 @@ from ..isa import PIPES, load_isa
 from .checks import KernelChecks
 from .fast import FastEngine, engine_setting, why_not_fast
 from .progress import Progress
-from .records import CAUSE, LaunchRecords, RecordBuffer
+from .records import CAUSE, LaunchRecords, PcTotals, RecordBuffer
 from . import tiles as tile_ops
 from .tiles import TileEngine
 from .warp_control import ControlFlow, WarpState
@@ -161,6 +161,7 @@ class LaunchSimulation:
         self.checks = KernelChecks(self, checks, hbm_init) if checks else None
         self.engine = engine_setting(engine)
         self.record_array = None     # the compiled engine's records (SimPy's go to self.rows)
+        self.pc_totals = None        # the compiled engine's PcTotals when records are not kept
         self.engine_used = None
 
     # ---------------------------------------------------------------- per-pc tables
@@ -328,7 +329,7 @@ class LaunchSimulation:
         if self.keep_warp_states:
             self.warp_states[key] = ws
         pc = 0
-        record = self.record
+        record = True        # SimPy always writes rows: without them there are no totals
         while True:
             fam = self.pc_family[pc]
             # ---- when can this instruction issue?
@@ -552,8 +553,19 @@ class LaunchSimulation:
             hint="every warp of the block that is still running must reach the same barrier_block(); "
                  "do not put it inside a branch that only some warps take")
 
-    def records(self) -> LaunchRecords:
-        """The per warp-instruction records of the run."""
+    def records(self) -> LaunchRecords | None:
+        """The per warp-instruction records of the run (None when record=False)."""
+        if not self.record:
+            return None
         if self.record_array is not None:
             return LaunchRecords.from_array(self.record_array)
         return LaunchRecords.from_rows(self.rows)
+
+    def totals(self, records=None) -> PcTotals:
+        """Per-pc totals of the run (from the records, which SimPy always writes)."""
+        if self.pc_totals is not None:
+            return self.pc_totals
+        if records is None:
+            records = LaunchRecords.from_array(self.record_array) if self.record_array is not None \
+                else LaunchRecords.from_rows(self.rows)
+        return PcTotals.from_records(records, len(self.enc.code))

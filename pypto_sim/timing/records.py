@@ -95,3 +95,41 @@ class LaunchRecords:
 
     def __len__(self):
         return len(self.pc)
+
+
+@dataclass
+class PcTotals:
+    """Per pc, summed over the warp-instructions that issued it: ``count``, ``lanes`` (active
+    lanes), ``busy`` (issue to completion) and ``stall`` cycles. What a profile keeps when the
+    per-instruction records are not kept, and all that its cycle breakdown and hotspots need."""
+
+    count: np.ndarray
+    lanes: np.ndarray
+    busy: np.ndarray
+    stall: np.ndarray
+
+    @classmethod
+    def from_array(cls, totals: np.ndarray) -> "PcTotals":
+        """From an (n_pc, 4) int64 array of count, lanes, busy, stall (the compiled engine's)."""
+        return cls(*(np.ascontiguousarray(totals[:, i]) for i in range(4)))
+
+    @classmethod
+    def from_records(cls, records: LaunchRecords, n_pc: int) -> "PcTotals":
+        """Summed from per-instruction records."""
+        def total(weights=None):
+            return np.bincount(records.pc, weights=weights, minlength=n_pc)[:n_pc].astype(np.int64)
+        return cls(total(), total(popcount(records.mask)), total(records.complete - records.issue),
+                   total(records.stall))
+
+    @property
+    def warp_instructions(self) -> int:
+        return int(self.count.sum())
+
+
+def popcount(masks: np.ndarray) -> np.ndarray:
+    """Active lanes of each 32-bit mask (SWAR bit counting, as the compiled engine does)."""
+    m = masks.astype(np.uint64) & np.uint64(0xFFFFFFFF)
+    m = m - ((m >> np.uint64(1)) & np.uint64(0x55555555))
+    m = (m & np.uint64(0x33333333)) + ((m >> np.uint64(2)) & np.uint64(0x33333333))
+    m = (m + (m >> np.uint64(4))) & np.uint64(0x0F0F0F0F)
+    return (((m * np.uint64(0x01010101)) & np.uint64(0xFFFFFFFF)) >> np.uint64(24)).astype(np.int64)
