@@ -81,6 +81,52 @@ def _leave(stack, sp, state, lanes, how, pc):
     return pc + 1 if mask else _escape(stack, sp)
 
 
+@njit(cache=True, error_model="numpy", _nrt=False)
+def control_step(pc, op, code, imm, regs, state, stack):
+    """Execute control instruction pc (opcode op) for a warp: update its active mask and mask
+    stack (state, stack as above); return the next pc, -1 when the warp is done. Shared by
+    the functional runner and the compiled timing loop (timing/warp_control.py is the same
+    for the SimPy model)."""
+    mask = state[1]
+    sp = state[3]
+    if op == OP_IF:
+        taken = pred_bits(code, imm, regs, pc, 0, mask)
+        _push(stack, state, 0, mask, mask & ~taken, code[pc, C_AUX], code[pc, C_AUX + 1])
+        state[1] = taken
+        return pc + 1 if taken else code[pc, C_AUX]
+    if op == OP_ELSE:
+        stack[sp - 1, 6] = 1
+        state[1] = stack[sp - 1, 2]
+        return pc + 1 if state[1] else stack[sp - 1, 5]
+    if op == OP_ENDIF:
+        return _pop(stack, state, pc)
+    if op == OP_LOOP:
+        _push(stack, state, 1, mask, 0, code[pc, C_AUX], code[pc, C_AUX + 1])
+        return pc + 1
+    if op == OP_BRK_UNLESS:
+        return _leave(stack, sp, state, mask & ~pred_bits(code, imm, regs, pc, 0, mask), 0, pc)
+    if op == OP_BREAK:
+        return _leave(stack, sp, state, mask, 0, pc)
+    if op == OP_CONTINUE:
+        return _leave(stack, sp, state, mask, 1, pc)
+    if op == OP_RET:
+        return _leave(stack, sp, state, mask, 2, pc)
+    if op == OP_LOOP_CONT:
+        k = sp - 1
+        m = (mask | stack[k, 3]) & ~state[2] & ~stack[k, 2]
+        stack[k, 3] = 0
+        state[1] = m
+        return pc + 1 if m else stack[k, 5] - 1
+    if op == OP_ENDLOOP:
+        k = sp - 1
+        remaining = stack[k, 1] & ~stack[k, 2] & ~state[2]
+        if remaining:
+            state[1] = remaining
+            return code[pc, C_AUX]
+        return _pop(stack, state, pc)
+    return -1                                       # EXIT
+
+
 @njit(cache=True, error_model="numpy")
 def _tile_value(code, imm, regs, pc, j):
     r = code[pc, C_SRC + j]
@@ -148,47 +194,8 @@ def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, t
         op = code[pc, C_OP]
         fam = FAMILY[op]
         mask = state[1]
-        sp = state[3]
         if fam == F_CONTROL:
-            if op == OP_IF:
-                taken = pred_bits(code, imm, regs, pc, 0, mask)
-                _push(stack, state, 0, mask, mask & ~taken, code[pc, C_AUX], code[pc, C_AUX + 1])
-                state[1] = taken
-                pc = pc + 1 if taken else code[pc, C_AUX]
-            elif op == OP_ELSE:
-                stack[sp - 1, 6] = 1
-                state[1] = stack[sp - 1, 2]
-                pc = pc + 1 if state[1] else stack[sp - 1, 5]
-            elif op == OP_ENDIF:
-                pc = _pop(stack, state, pc)
-            elif op == OP_LOOP:
-                _push(stack, state, 1, mask, 0, code[pc, C_AUX], code[pc, C_AUX + 1])
-                pc += 1
-            elif op == OP_BRK_UNLESS:
-                pc = _leave(stack, sp, state, mask & ~pred_bits(code, imm, regs, pc, 0, mask), 0, pc)
-            elif op == OP_BREAK:
-                pc = _leave(stack, sp, state, mask, 0, pc)
-            elif op == OP_CONTINUE:
-                pc = _leave(stack, sp, state, mask, 1, pc)
-            elif op == OP_RET:
-                pc = _leave(stack, sp, state, mask, 2, pc)
-            elif op == OP_LOOP_CONT:
-                k = sp - 1
-                m = (mask | stack[k, 3]) & ~state[2] & ~stack[k, 2]
-                stack[k, 3] = 0
-                state[1] = m
-                pc = pc + 1 if m else stack[k, 5] - 1
-            elif op == OP_ENDLOOP:
-                k = sp - 1
-                remaining = stack[k, 1] & ~stack[k, 2] & ~state[2]
-                if remaining:
-                    state[1] = remaining
-                    pc = code[pc, C_AUX]
-                else:
-                    pc = _pop(stack, state, pc)
-            else:                                   # EXIT
-                state[0] = pc
-                return RUN_EXIT
+            pc = control_step(pc, op, code, imm, regs, state, stack)
             if pc < 0:
                 state[0] = pc
                 return RUN_EXIT

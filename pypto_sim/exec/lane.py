@@ -24,6 +24,7 @@ from ..isa import FAMILIES, load_isa
 
 _TEMPLATE = Path(__file__).with_name("lane_template.py")
 _FUNCTIONAL = Path(__file__).with_name("functional_template.py")
+_ENGINE_PARTS = Path(__file__).with_name("engine_parts_template.py")
 _TIMING = Path(__file__).with_name("timing_template.py")
 TILE_KINDS = ("none", "load", "store", "mma", "binary", "unary", "scalar", "reduce", "expand")
 
@@ -113,9 +114,11 @@ def generate_source(bounds_check: bool = True) -> str:
     tail.append(_alu_lanes_source(isa))
     # the appended templates' docstrings are dropped: one module docstring
     functional = _FUNCTIONAL.read_text(encoding="utf-8").split('"""', 2)[2]
+    parts = _ENGINE_PARTS.read_text(encoding="utf-8").split('"""', 2)[2]
     timing = _TIMING.read_text(encoding="utf-8").split('"""', 2)[2]
     return ("".join(head) + body + "".join(tail) + "\n\n# ---- functional-only runner ----"
-            + functional + "\n\n# ---- the timing model's event loop (timing/fast.py) ----" + timing)
+            + functional + "\n\n# ---- the compiled timing engine's parts ----" + parts
+            + "\n\n# ---- the timing model's event loop (timing/fast.py) ----" + timing)
 
 
 _LANE_LOOP = """    if op == {opcode} and int_sem == {int_sem}:  # {name}
