@@ -324,3 +324,14 @@ def test_buffers_that_start_tiny_grow_without_changing_anything(make_kernels, mo
     assert_engines_agree(corpus.staged, (src, out, 600), (12, 1, 1), (256, 1, 1))
     ex = executor()
     assert {ex.GROW_HEAP, ex.GROW_COMMITS, ex.GROW_RECORDS, ex.GROW_TABLE} <= set(grown)
+
+
+def test_executor_without_nrt_off_is_the_same_code(monkeypatch):
+    """If a numba release refuses the private _nrt=False option, the executor is generated
+    without it (reference counting back on): the same functions, nothing else changed."""
+    from pypto_sim.exec import lane
+    with_flag = lane.generate_source()
+    monkeypatch.setattr(lane, "numba_allows_nrt_off", lambda: False)
+    without = lane.generate_source()
+    assert "_nrt=False" in with_flag and "_nrt" not in without
+    assert without == with_flag.replace(", _nrt=False", "")

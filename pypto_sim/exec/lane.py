@@ -62,6 +62,18 @@ def family_code(name: str) -> int:
     return FAMILIES.index(name)
 
 
+@functools.lru_cache(maxsize=1)
+def numba_allows_nrt_off() -> bool:
+    """Whether this numba accepts ``_nrt=False`` (compile without reference counting: the
+    executor's and the timing engine's hot functions use it, docs/design.md). It is a private
+    option; a numba without it gets the same functions with reference counting (slower)."""
+    try:
+        from numba.core.cpu import CPUTargetOptions
+    except ImportError:
+        return False
+    return hasattr(CPUTargetOptions, "_nrt")       # numba's table of njit options
+
+
 def generate_source(bounds_check: bool = True) -> str:
     """The complete executor module source for the current ISA table.
 
@@ -116,9 +128,10 @@ def generate_source(bounds_check: bool = True) -> str:
     functional = _FUNCTIONAL.read_text(encoding="utf-8").split('"""', 2)[2]
     parts = _ENGINE_PARTS.read_text(encoding="utf-8").split('"""', 2)[2]
     timing = _TIMING.read_text(encoding="utf-8").split('"""', 2)[2]
-    return ("".join(head) + body + "".join(tail) + "\n\n# ---- functional-only runner ----"
-            + functional + "\n\n# ---- the compiled timing engine's parts ----" + parts
-            + "\n\n# ---- the timing model's event loop (timing/fast.py) ----" + timing)
+    source = ("".join(head) + body + "".join(tail) + "\n\n# ---- functional-only runner ----"
+              + functional + "\n\n# ---- the compiled timing engine's parts ----" + parts
+              + "\n\n# ---- the timing model's event loop (timing/fast.py) ----" + timing)
+    return source if numba_allows_nrt_off() else source.replace(", _nrt=False", "")
 
 
 _LANE_LOOP = """    if op == {opcode} and int_sem == {int_sem}:  # {name}

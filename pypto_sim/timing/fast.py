@@ -148,10 +148,14 @@ class FastEngine:
         else:
             self.hbm_shadow = np.zeros((1, 10), np.int64)
             self.l1_shadow = np.zeros((1, 1, 10), np.int64)
-        # start(): one process per core slot, numbered as SimPy numbers them, then run's limit
-        for p in range(slots):
-            ex.schedule(self.st, self.ht, self.hk, self.hv, 0, ex.URGENT, ex.EV_SLOT, p)
-        self.st[ex.S_LIMIT_KEY] = ex.URGENT * int(ex.PRIO_SHIFT) + int(self.st[ex.S_SEQ])
+        # start(): one process per core slot, numbered as SimPy numbers them (at cycle 0, all
+        # URGENT, in order: a sorted array, so already a heap), then run's limit marker
+        self.ht[:slots] = 0
+        self.hk[:slots] = ex.URGENT * int(ex.PRIO_SHIFT) + np.arange(slots)
+        self.hv[:slots, 0] = ex.EV_SLOT
+        self.hv[:slots, 1] = np.arange(slots)
+        self.st[ex.S_SEQ] = self.st[ex.S_HEAP_N] = slots
+        self.st[ex.S_LIMIT_KEY] = ex.URGENT * int(ex.PRIO_SHIFT) + slots
 
     # ---------------------------------------------------------------- running
     def run(self) -> int:
