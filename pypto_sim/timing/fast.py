@@ -1,9 +1,10 @@
 """The compiled event loop of the timing model (exec/timing_template.py), driven from here.
 
 ``LaunchSimulation.run`` uses it for kernels of lane instructions only (with or without the
-race, init and sync checks), outside the debugger; everything else runs under SimPy. Both give the same
-records, cycles and values (tests/test_fast_engine.py): the compiled loop numbers and orders
-its events exactly as SimPy does. Set ``PYPTO_TIMING_ENGINE=simpy`` to force the SimPy
+race, init and sync checks), outside the debugger; everything else runs under SimPy. Both
+give the same records, cycles, values and errors (tests/test_fast_engine.py and
+tests/test_fast_engine_fuzz.py): the compiled loop numbers and orders its events exactly as
+SimPy does. Set ``PYPTO_TIMING_ENGINE=simpy`` to force the SimPy
 model (for instance to compare), ``fast`` to insist on the compiled one.
 
 This module owns the engine's arrays: it sizes them, grows them when the engine says a
@@ -180,8 +181,6 @@ class FastEngine:
                 self._grow(int(st[ex.S_GROW]))
                 continue
             break
-        sim.warp_instructions = int(st[ex.S_WARP_INSTRS])
-        sim.events = int(st[ex.S_EVENTS])
         if sim.record:
             self.chunks.append(self.rec[:st[ex.S_REC_N]])
             sim.record_array = np.concatenate(self.chunks) if len(self.chunks) > 1 else self.chunks[0].copy()
