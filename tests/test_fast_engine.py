@@ -7,10 +7,10 @@ import pytest
 
 import pypto_sim as pto
 from pypto_sim.errors import PtoError
+from pypto_sim.profiler.profile import simulation_for
 from pypto_sim.exec.lane import executor
 from pypto_sim.runtime.device import current_device
 from pypto_sim.timing.fast import why_not_fast
-from pypto_sim.timing.model import LaunchSimulation
 from pypto_sim.timing.records import FIELDS
 
 from test_modes import CORPUS
@@ -22,17 +22,9 @@ def simulate(kernel, args, grid, block, engine, max_cycles=None, record=True, ch
     """One launch with the given engine on copies of HBM; returns what it produced."""
     dev = current_device()
     handle = dev.launch(kernel, grid, block, args)
-    pending = dev.queue.pop()
-    prog = pending.program
     words, init = dev.hbm.words.copy(), dev.hbm.init.copy()
-    tensors = [(v.word_base, v.count, v.byte_addr) for a, v in zip(prog.args, pending.args)
-               if a.kind == "tensor"]
-    scalars = {a.name: v for a, v in zip(prog.args, pending.args) if a.kind == "scalar"}
-    sim = LaunchSimulation(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
-                           words, pending.machine, kernel.name,
-                           [a.name for a in prog.args if a.kind == "tensor"], hbm_init=init,
-                           engine=engine, max_cycles=max_cycles, record=record,
-                           checks=frozenset(checks))
+    sim = simulation_for(dev.queue.pop(), words, init, engine=engine, max_cycles=max_cycles,
+                         record=record, checks=frozenset(checks))
     try:
         cycles, error = sim.run(), None
     except PtoError as err:
@@ -281,13 +273,10 @@ def test_what_stays_on_simpy(make_kernels):
     x, y = tensors(np.zeros(256, np.float32), np.zeros(256, np.float32))
     dev.launch(corpus.softmax_rows, (1, 1, 1), (32, 1, 1), (x, y, 64))
     pending = dev.queue.pop()
-    prog = pending.program
-    sim = LaunchSimulation(prog, prog.encode(), (1, 1, 1), (32, 1, 1), [], {}, dev.hbm.words,
-                           pending.machine, "softmax_rows", [])
-    assert "tile" in why_not_fast(sim)
+    words, init = dev.hbm.words.copy(), dev.hbm.init.copy()
+    assert "tile" in why_not_fast(simulation_for(pending, words, init))
     with pytest.raises(pto.LaunchError, match="tile"):
-        LaunchSimulation(prog, prog.encode(), (1, 1, 1), (32, 1, 1), [], {}, dev.hbm.words,
-                         pending.machine, "softmax_rows", [], engine="fast").run()
+        simulation_for(pending, words, init, engine="fast").run()
 
 
 def test_blocks_of_uneven_length_queue_for_two_cores(make_kernels, simple_machine):

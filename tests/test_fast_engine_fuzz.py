@@ -22,6 +22,7 @@ import pytest
 
 import pypto_sim as pto
 from pypto_sim.errors import PtoError
+from pypto_sim.profiler.profile import simulation_for
 from pypto_sim.runtime.device import current_device
 from pypto_sim.timing.model import LaunchSimulation, check_block_fits
 from pypto_sim.timing.records import FIELDS
@@ -520,14 +521,9 @@ def run_with_limit(kernel, args, grid, block, engine, max_cycles):
     """One launch on a copy of HBM; records are kept even when the limit stops it."""
     dev = current_device()
     handle = dev.launch(kernel, grid, block, args)
-    pending = dev.queue.pop()
-    prog = pending.program
     words = dev.hbm.words.copy()
-    ts = [(v.word_base, v.count, v.byte_addr) for a, v in zip(prog.args, pending.args) if a.kind == "tensor"]
-    scalars = {a.name: v for a, v in zip(prog.args, pending.args) if a.kind == "scalar"}
-    sim = LaunchSimulation(prog, prog.encode(), pending.grid, pending.block, ts, scalars, words,
-                           pending.machine, kernel.name, [a.name for a in prog.args if a.kind == "tensor"],
-                           hbm_init=dev.hbm.init.copy(), engine=engine, max_cycles=max_cycles)
+    sim = simulation_for(dev.queue.pop(), words, dev.hbm.init.copy(), engine=engine,
+                         max_cycles=max_cycles)
     try:
         cycles, error = sim.run(), None
     except PtoError as err:

@@ -9,7 +9,7 @@ import pytest
 import pypto_sim as pto
 from pypto_sim.exec import reference
 from pypto_sim.exec.lane import executor
-from pypto_sim.timing.model import LaunchSimulation
+from pypto_sim.profiler.profile import simulation_for
 
 from test_compiler import RandomKernel
 
@@ -63,14 +63,8 @@ def simulate(kernel, args, grid, block, ex):
     from pypto_sim.runtime.device import current_device
     dev = current_device()
     handle = dev.launch(kernel, grid, block, args)
-    pending = dev.queue.pop()
-    prog = pending.program
     words = dev.hbm.words.copy()
-    tensors = [(v.word_base, v.count, v.byte_addr) for a, v in zip(prog.args, pending.args) if a.kind == "tensor"]
-    scalars = {a.name: v for a, v in zip(prog.args, pending.args) if a.kind == "scalar"}
-    sim = LaunchSimulation(prog, prog.encode(), grid, block, tensors, scalars, words, pending.machine,
-                           kernel.name, [a.name for a in prog.args if a.kind == "tensor"],
-                           executor_module=ex)
+    sim = simulation_for(dev.queue.pop(), words, None, executor_module=ex)
     cycles = sim.run()
     del handle
     return words, cycles, sim.records()

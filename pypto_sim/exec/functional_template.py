@@ -82,6 +82,18 @@ def _leave(stack, sp, state, lanes, how, pc):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
+def start_warp(state, lanes, w):
+    """A warp's state before its first instruction: pc 0, its lanes active (a block's last
+    warp may be partial), none exited, an empty mask stack, nothing executed."""
+    here = min(32, lanes - w * 32)
+    state[0] = 0
+    state[1] = 0xFFFFFFFF if here == 32 else (1 << here) - 1
+    state[2] = 0
+    state[3] = 0
+    state[4] = 0
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def control_step(pc, op, code, imm, regs, state, stack):
     """Execute control instruction pc (opcode op) for a warp: update its active mask and mask
     stack (state, stack as above); return the next pc, -1 when the warp is done. Shared by
@@ -254,12 +266,7 @@ def run_grid(code, imm, seed_regs, grid, block, hbm, hbm_init, tbase, tcount, tb
         l1[:] = 0.0
         for w in range(n_warps):
             regs[w, :, :] = seed_regs
-            here = min(32, lanes - w * 32)
-            states[w, 0] = 0
-            states[w, 1] = 0xFFFFFFFF if here == 32 else (1 << here) - 1
-            states[w, 2] = 0
-            states[w, 3] = 0
-            states[w, 4] = 0
+            start_warp(states[w], lanes, w)
             at_barrier[w] = 1
         ctx[0] = b % grid[0]
         ctx[1] = (b // grid[0]) % grid[1]

@@ -53,12 +53,7 @@ def _init_block(p, now, cfg, st, ht, hk, hv, seed_regs, regs, ready, producer, w
                 regs[g, r, lane] = seed_regs[r, lane]
             ready[g, r] = 0
             producer[g, r] = -1
-        here = min(32, lanes - w * 32)
-        wst[g, 0] = 0
-        wst[g, 1] = 0xFFFFFFFF if here == 32 else (1 << here) - 1
-        wst[g, 2] = 0
-        wst[g, 3] = 0
-        wst[g, 4] = 0
+        start_warp(wst[g], lanes, w)
         for k in range(N_WV):
             wv[g, k] = 0
         wv[g, W_CAUSE_PC] = -1

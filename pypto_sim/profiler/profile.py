@@ -403,28 +403,45 @@ def lane_ranges(mask: int, warp: int) -> str:
     return ",".join(parts) or "-"
 
 
-def run_launch(device, pending, record=None, executor_module=None) -> Profile:
-    """Simulate one queued launch on its machine; results land in the device's HBM. The
-    per-instruction records are kept when the launch asked for its timeline (record=None) or
-    when record=True."""
-    prog = pending.program
+def launch_arguments(pending):
+    """(tensors as (first word, count, byte address), scalars by name, tensor names) of a
+    queued launch, as the timing model and the functional runner take them."""
     tensors, scalars, names = [], {}, []
-    for arg, value, name in zip(prog.args, pending.args, pending.names):
+    for arg, value, name in zip(pending.program.args, pending.args, pending.names):
         if arg.kind == "tensor":
             tensors.append((value.word_base, value.count, value.byte_addr))
             names.append(name or value.name or arg.name)
         else:
             scalars[arg.name] = value
+    return tensors, scalars, names
+
+
+def simulation_for(pending, hbm, hbm_init, **options) -> LaunchSimulation:
+    """The timing model of a queued launch on the HBM words ``hbm`` (and initcheck's map
+    ``hbm_init``), with the launch's cycle limit and checks; ``options`` as LaunchSimulation
+    takes them (record, engine, executor_module, ...) override those."""
+    prog = pending.program
+    tensors, scalars, names = launch_arguments(pending)
+    options = {"max_cycles": pending.max_cycles, "checks": pending.checks, **options}
+    return LaunchSimulation(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
+                            hbm, pending.machine, pending.kernel.name, names, hbm_init=hbm_init,
+                            **options)
+
+
+def run_launch(device, pending, record=None, executor_module=None) -> Profile:
+    """Simulate one queued launch on its machine; results land in the device's HBM. The
+    per-instruction records are kept when the launch asked for its timeline (record=None) or
+    when record=True."""
+    prog = pending.program
     if pending.mode == "functional":
+        tensors, scalars, names = launch_arguments(pending)
         return run_functional(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
                               device.hbm.words, device.hbm.init, pending.kernel.name, names,
                               pending.max_cycles)
     keep = pending.timeline if record is None else record
     start = time.perf_counter()
-    sim = LaunchSimulation(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
-                           device.hbm.words, pending.machine, pending.kernel.name, names,
-                           record=keep, max_cycles=pending.max_cycles, checks=pending.checks,
-                           hbm_init=device.hbm.init, executor_module=executor_module)
+    sim = simulation_for(pending, device.hbm.words, device.hbm.init, record=keep,
+                         executor_module=executor_module)
     total = sim.run()
     wall = time.perf_counter() - start
     records = sim.records()
