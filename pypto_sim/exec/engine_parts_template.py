@@ -72,7 +72,16 @@ W_PHASE = 4         # PH_*
 W_ARRIVED = 5       # the cycle it reached the block barrier it waits at
 W_STALL = 6         # that barrier's stall
 W_ALIVE = 7         # the lanes the warp has (a block's last warp may be partial)
-N_WV = 8
+W_PEND_HEAD = 8     # its oldest and newest store still in flight (commit slots, -1: none),
+W_PEND_TAIL = 9     # linked through cm_tgt[slot, L_PREV / L_NEXT] (ws.pending_stores)
+N_WV = 10
+
+# cm_tgt[slot, :] per pending store commit
+L_TGT = 0           # -1: HBM; else the core slot p whose L1 it writes
+L_PREV = 1          # the owner warp's previous / next store in flight (-1: none)
+L_NEXT = 2
+L_OWNER = 3         # the warp g that issued it
+N_CM = 4
 
 # wfault[g, :]: why warp g's process failed (FK_*) and what the error message needs
 FK_OOB = 1          # out of bounds (memcheck): lane, offset, count

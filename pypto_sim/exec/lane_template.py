@@ -230,6 +230,38 @@ def exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector,
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
+def forward_store(pc, code, regs, mask, read_idx, n_read, s_idx, s_val, slot, n):
+    """A load sees its own warp's earlier store that is still in flight.
+
+    read_idx[:n_read] are the words the load pc read, one per active lane of mask (exec_load's
+    pend_idx); a lane whose word is among the store's n (word, value) pairs s_idx/s_val[slot]
+    takes the stored value (the last pair for a word wins, as at commit). A uniform load read
+    one word for every lane. Program order within a warp, as on hardware; other warps see the
+    store only when it lands."""
+    d = code[pc, C_DST]
+    every = code[pc, C_UNIFORM] == 1
+    if n_read == 0:
+        return ST_OK
+    k = 0
+    for lane in range(32):
+        active = lane_active(mask, lane)
+        if not every and not active:
+            continue
+        if every:
+            word = read_idx[0]
+        else:
+            if k >= n_read:
+                break
+            word = read_idx[k]
+            k += 1
+        for q in range(n - 1, -1, -1):
+            if s_idx[slot, q] == word:
+                regs[d, lane] = s_val[slot, q]
+                break
+    return ST_OK
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def gather_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx, pend_val,
                  value_src, info):
     """Compute a store's (word, value) pairs now; the caller commits them at completion."""

@@ -261,6 +261,24 @@ def commit_store(mem, pend_idx, pend_val, n):
         mem[pend_idx[k]] = pend_val[k]
 
 
+def forward_store(pc, code, regs, mask, read_idx, n_read, s_idx, s_val, slot, n):
+    """A load sees its own warp's store still in flight: each lane whose word (read_idx, one
+    per active lane; one word for all lanes of a uniform load) the store writes takes the
+    value of the store's last pair for that word."""
+    if n_read == 0:
+        return 0
+    stored = {int(w): float(v) for w, v in zip(s_idx[slot, :n], s_val[slot, :n])}  # last wins
+    d = int(code[pc, C_DST])
+    every = int(code[pc, C_UNIFORM]) == 1
+    active = lanes(mask)
+    targets = [(lane, int(read_idx[0])) for lane in range(32)] if every else \
+        [(lane, int(read_idx[k])) for k, lane in enumerate(active[:int(n_read)])]
+    for lane, word in targets:
+        if word in stored:
+            regs[d, lane] = stored[word]
+    return 0
+
+
 # ---------------------------------------------------------------- tile instructions
 # The same signatures and effects as the numba executor's tile kernels; tiles are row-major
 # runs of words in the block's L1 area.

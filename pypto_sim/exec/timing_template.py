@@ -57,6 +57,8 @@ def _init_block(p, now, cfg, st, ht, hk, hv, seed_regs, regs, ready, producer, w
         for k in range(N_WV):
             wv[g, k] = 0
         wv[g, W_CAUSE_PC] = -1
+        wv[g, W_PEND_HEAD] = -1
+        wv[g, W_PEND_TAIL] = -1
         wv[g, W_PHASE] = PH_DECIDE
         wv[g, W_ALIVE] = wst[g, 1]
         st[S_UNFINISHED] += 1
@@ -280,6 +282,13 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                             wprod[d] = pc
                         elif fam == F_LOAD:
                             moved = info[3]
+                            # its own stores still in flight override memory (_forward_own_stores)
+                            s = wv[g, W_PEND_HEAD]
+                            while s >= 0:
+                                if (cm_tgt[s, L_TGT] < 0) == (pc_mem[pc] == MEM_HBM):
+                                    forward_store(pc, code, wregs, mask, pend_idx, info[4],
+                                                  cm_idx, cm_val, s, cm_n[s])
+                                s = cm_tgt[s, L_NEXT]
                             if pc_mem[pc] == MEM_HBM:
                                 complete = now + lat + transfer(links, core, moved, now, True, bw[0], bw[1], bw[2])
                             wready[d] = complete
@@ -318,8 +327,20 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                             for q in range(n_pairs):
                                 cm_idx[slot, q] = pend_idx[q]
                                 cm_val[slot, q] = pend_val[q]
+                                if to_hbm:
+                                    hbm_init[pend_idx[q]] = 1   # initcheck: written once it issues
                             cm_n[slot] = n_pairs
-                            cm_tgt[slot] = -1 if to_hbm else p
+                            cm_tgt[slot, L_TGT] = -1 if to_hbm else p
+                            # append to the warp's stores in flight
+                            tail = wv[g, W_PEND_TAIL]
+                            cm_tgt[slot, L_OWNER] = g
+                            cm_tgt[slot, L_PREV] = tail
+                            cm_tgt[slot, L_NEXT] = -1
+                            if tail >= 0:
+                                cm_tgt[tail, L_NEXT] = slot
+                            else:
+                                wv[g, W_PEND_HEAD] = slot
+                            wv[g, W_PEND_TAIL] = slot
                             schedule(st, ht, hk, hv, complete, NORMAL, EV_COMMIT, slot)
                             if complete > wv[g, W_STORE_DONE]:
                                 wv[g, W_STORE_DONE] = complete
@@ -373,14 +394,25 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                 bv[arg, B_RELEASED] = 0
         elif kind == EV_COMMIT:
             m = cm_n[arg]
-            if cm_tgt[arg] < 0:
+            if cm_tgt[arg, L_TGT] < 0:
                 for q in range(m):
                     hbm[cm_idx[arg, q]] = cm_val[arg, q]
-                    hbm_init[cm_idx[arg, q]] = 1
             else:
-                l1 = bs_l1[cm_tgt[arg]]
+                l1 = bs_l1[cm_tgt[arg, L_TGT]]
                 for q in range(m):
                     l1[cm_idx[arg, q]] = cm_val[arg, q]
+            # unlink it from its warp's stores in flight
+            g = cm_tgt[arg, L_OWNER]
+            prev = cm_tgt[arg, L_PREV]
+            nxt = cm_tgt[arg, L_NEXT]
+            if prev >= 0:
+                cm_tgt[prev, L_NEXT] = nxt
+            else:
+                wv[g, W_PEND_HEAD] = nxt
+            if nxt >= 0:
+                cm_tgt[nxt, L_PREV] = prev
+            else:
+                wv[g, W_PEND_TAIL] = prev
             cm_free[st[S_COMMIT_FREE]] = arg
             st[S_COMMIT_FREE] += 1
         elif kind == EV_WARP_END:

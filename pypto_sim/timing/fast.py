@@ -132,7 +132,7 @@ class FastEngine:
         self.cm_idx = np.zeros((commits, 32), np.int64)
         self.cm_val = np.zeros((commits, 32), np.float64)
         self.cm_n = np.zeros(commits, np.int64)
-        self.cm_tgt = np.zeros(commits, np.int64)
+        self.cm_tgt = np.zeros((commits, ex.N_CM), np.int64)
         self.cm_free = np.arange(commits, dtype=np.int64)
         self.st[ex.S_COMMIT_FREE] = commits
         self.rec = np.zeros((sizes["rows"] if sim.record else 1, len(FIELDS)), np.int64)
@@ -240,11 +240,10 @@ class FastEngine:
         for _key, slot in sorted(pending):
             idx = self.cm_idx[slot, :self.cm_n[slot]]
             vals = self.cm_val[slot, :self.cm_n[slot]]
-            if self.cm_tgt[slot] < 0:
+            if self.cm_tgt[slot, ex.L_TGT] < 0:
                 self.sim.hbm[idx] = vals
-                self.hbm_init[idx] = 1
             else:
-                self.l1[self.cm_tgt[slot], idx] = vals
+                self.l1[self.cm_tgt[slot, ex.L_TGT], idx] = vals
 
     # ---------------------------------------------------------------- growing buffers
     def _grow(self, what):

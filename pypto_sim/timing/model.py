@@ -72,6 +72,37 @@ class BlockState:
         self.epoch = 0          # block barriers released so far (racecheck's ordering)
         self.tile_seq = 0       # tile operations dispatched so far
         self.shadow = None
+        # wait_all across warps: warp 0's k-th blocking wait_all -> (done, tile ops covered)
+        self.env = env
+        self.wait_marks = []
+        self.mark_event = env.event()
+        self.warp0_gone = False
+        self.barrier_seen = 0   # the most tile ops any arrived warp had waited for
+        self.released_seen = 0  # ... when the last block barrier released
+
+    def add_wait_mark(self, after):
+        """Warp 0 reached a blocking wait_all (of the pipeline stages in the bit mask after,
+        or 0: every tile op): record what it waits for, wake the warps that got there first."""
+        done = self.tiles.after_time(after)[0] if after else self.tiles.done
+        self.wait_marks.append((done, self.tile_seq))
+        self._wake()
+        return self.wait_marks[-1]
+
+    def has_wait_mark(self, k) -> bool:
+        return k < len(self.wait_marks) or self.warp0_gone
+
+    def wait_mark(self, k):
+        if k < len(self.wait_marks):
+            return self.wait_marks[k]
+        return self.tiles.done, self.tile_seq       # warp 0 retired: everything it issued
+
+    def warp0_retired(self):
+        self.warp0_gone = True
+        self._wake()
+
+    def _wake(self):
+        event, self.mark_event = self.mark_event, self.env.event()
+        event.succeed()
 
 
 class CoreState:
@@ -351,8 +382,16 @@ class LaunchSimulation:
             if fam == "sync" and ws.store_done > t:
                 t, cause = ws.store_done, CAUSE["barrier"]
             if fam == "tile_sync" and self.pc_name[pc] == "WAIT_ALL" and code[pc, C_AUX]:
-                after = int(code[pc, C_AUX + 2])
-                done = blk.tiles.after_time(after)[0] if after else blk.tiles.done
+                if w != 0 and not blk.has_wait_mark(ws.wait_alls):
+                    # warp 0 has not dispatched the tile ops before this wait_all yet
+                    ws.note_stall(CAUSE["wait_all"], -1)
+                    ws.waiting_at = pc
+                    while not blk.has_wait_mark(ws.wait_alls):
+                        yield blk.mark_event
+                    ws.waiting_at = None
+                    now = env.now
+                    t = max(t, now)
+                done, seen = self._wait_all_mark(pc, blk, w, ws)
                 if done > t:
                     t, cause = done, CAUSE["wait_all"]
             # Book the first cycle >= t with room on the core's issue port and (lane
@@ -386,7 +425,11 @@ class LaunchSimulation:
             elif fam == "tile_sync" and self.pc_name[pc] != "WAIT_ALL":
                 tile_ops.flag(self, pc, blk, now)
             elif fam == "tile_sync":
-                ws.seen_tiles = blk.tile_seq     # the warp has waited for these tile ops
+                if code[pc, C_AUX]:              # the warp has waited for these tile ops
+                    ws.seen_tiles = max(ws.seen_tiles, seen)
+                    ws.wait_alls += 1
+                else:
+                    ws.seen_tiles = max(ws.seen_tiles, blk.tile_seq)
             elif fam in ("alu", "id"):
                 ex.execute(pc, code, imm, ws.regs, mask, ctx, self.hbm, self.tbase, self.tcount,
                            self.tbytes, blk.l1, sector, pend_idx, pend_val, info)
@@ -396,6 +439,8 @@ class LaunchSimulation:
                               self.tbytes, blk.l1, sector, pend_idx, pend_val, info):
                     raise self._oob(pc, blk, w, info)
                 moved = int(info[3])
+                if ws.pending_stores:
+                    self._forward_own_stores(pc, ws, mask, int(info[4]), pend_idx)
                 if self.pc_mem[pc] == "hbm":
                     complete = now + lat + self._transfer(core, moved, now, read=True)
                 ws.ready[d], ws.producer[d] = complete, pc
@@ -418,9 +463,12 @@ class LaunchSimulation:
                 if self.pc_mem[pc] == "hbm":
                     complete += self._transfer(core, moved, complete - lat if fam == "store" else complete - self.store_latency, read=False)
                 to_hbm = self.pc_mem[pc] == "hbm"
-                self._schedule_commit(self.hbm if to_hbm else blk.l1, pend_idx[:n_pairs].copy(),
-                                      pend_val[:n_pairs].copy(), complete - now,
-                                      self.hbm_init if to_hbm else None)
+                words, values = pend_idx[:n_pairs].copy(), pend_val[:n_pairs].copy()
+                if to_hbm and self.hbm_init is not None:
+                    self.hbm_init[words] = 1     # initcheck: written once the store issues
+                seq = self._schedule_commit(self.hbm if to_hbm else blk.l1, words, values,
+                                            complete - now, ws)
+                ws.pending_stores[seq] = (self.pc_mem[pc], words.reshape(1, -1), values.reshape(1, -1))
                 if complete > ws.store_done:
                     ws.store_done = complete
             elif fam == "sync" and self.pc_name[pc] == "BARRIER_BLOCK":
@@ -428,12 +476,15 @@ class LaunchSimulation:
                 if self.checks:
                     self.checks.barrier_block(pc, blk, w, ws, ws.alive & ~ws.exited)
                 blk.arrived += 1
+                blk.barrier_seen = max(blk.barrier_seen, ws.seen_tiles)
                 if blk.arrived >= blk.live:
                     self._release(blk)
                 else:
                     ws.waiting_at = pc
                     yield blk.release
                     ws.waiting_at = None
+                # a tile op any warp waited for before the barrier is ordered before this warp
+                ws.seen_tiles = max(ws.seen_tiles, blk.released_seen)
                 complete = env.now + lat
                 ws.next_issue = complete
                 if record:
@@ -454,6 +505,8 @@ class LaunchSimulation:
         done = max(ws.store_done, blk.tiles.done if w == 0 else 0)
         if done > env.now:
             yield env.timeout(done - env.now)
+        if w == 0:
+            blk.warp0_retired()          # later wait_alls of other warps wait for what it issued
         del self.unfinished[key]
         if env.now > self.end_time:
             self.end_time = env.now
@@ -478,15 +531,27 @@ class LaunchSimulation:
         self.chip_free = chip_done
         return int(math.ceil(max(link_done, chip_done) - start - 1e-9))
 
-    def _schedule_commit(self, mem, idx, val, delay, init=None):
+    def _schedule_commit(self, mem, idx, val, delay, ws):
+        """A lane store of warp ws lands delay cycles from now; returns its commit number."""
+        seq = self.commit_seq
+
         def commit():
             self.ex.commit_store(mem, idx, val, len(idx))
-            if init is not None:
-                init[idx] = 1          # initcheck's record of written HBM words
-        self._schedule_effect(delay, commit)
+            ws.pending_stores.pop(seq, None)
+        return self._schedule_effect(delay, commit)
+
+    def _forward_own_stores(self, pc, ws, mask, n_read, read_idx):
+        """Load pc of warp ws read the words read_idx[:n_read]: its own stores to the same
+        space that have not landed yet override what memory held (oldest first)."""
+        space = self.pc_mem[pc]
+        for s_space, words, values in ws.pending_stores.values():
+            if s_space == space:
+                self.ex.forward_store(pc, self.enc.code, ws.regs, mask, read_idx, n_read,
+                                      words, values, 0, words.shape[1])
 
     def _schedule_effect(self, delay, effect):
-        """Apply effect() (a store's commit, a tile op's values) delay cycles from now."""
+        """Apply effect() (a store's commit, a tile op's values) delay cycles from now; returns
+        the effect's sequence number."""
         seq = self.commit_seq
         self.commit_seq += 1
         self.pending_commits[seq] = effect
@@ -497,6 +562,7 @@ class LaunchSimulation:
                 fn()
 
         self.env.timeout(delay).callbacks.append(apply)
+        return seq
 
     def schedule_tile_effect(self, pc, vals, slot, delay, blk):
         """Compute tile instruction pc's values when it completes."""
@@ -507,8 +573,17 @@ class LaunchSimulation:
             self.pending_commits[seq]()
         self.pending_commits.clear()
 
+    def _wait_all_mark(self, pc, blk, w, ws):
+        """(when the tile ops a blocking wait_all waits for are done, how many tile ops that
+        covers). Tile ops are block-level and warp 0 dispatches them, so warp 0's k-th
+        wait_all sets the mark that every warp's k-th wait_all waits for."""
+        if w == 0:
+            return blk.add_wait_mark(int(self.enc.code[pc, C_AUX + 2]))
+        return blk.wait_mark(ws.wait_alls)
+
     def _release(self, blk):
         blk.epoch += 1
+        blk.released_seen = blk.barrier_seen
         event = blk.release
         blk.release = self.env.event()
         blk.arrived = 0

@@ -24,10 +24,14 @@ class WarpState:
         self.mask = mask
         self.alive = mask           # the lanes this warp has (a block's last warp may be partial)
         self.seen_tiles = 0         # tile ops dispatched before this warp's last wait_all
+        self.wait_alls = 0          # blocking wait_alls passed (warp 0's k-th sets the k-th mark)
         self.exited = 0
         self.stack = []
         self.next_issue = 0
         self.store_done = 0
+        # this warp's stores still in flight, oldest first: commit seq -> (space, words, values);
+        # its own loads see them (program order), other warps only once they land
+        self.pending_stores = {}
         self.cause = 0
         self.cause_pc = -1
         self.waiting_at = None
