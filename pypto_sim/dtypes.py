@@ -73,3 +73,18 @@ def promote(a: DType, b: DType) -> DType:
     if float16 in (a, b):
         return float32 if int32 in (a, b) else float16
     return int32
+
+
+def round_scalar(value, dtype: DType):
+    """A Python number as a value of dtype, in Python terms: floats rounded to nearest (ties
+    to even) with IEEE overflow to +-inf, integers wrapped to two's complement, bools 0/1.
+    Kernel literals and scalar arguments go through this, so they compute as numpy would."""
+    if dtype.is_float:
+        with np.errstate(over="ignore"):
+            return float(dtype.numpy.type(value))
+    if dtype == bool_:
+        return bool(value)
+    v = int(value)
+    bits = 8 * dtype.itemsize
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >= 1 << (bits - 1) else v

@@ -67,6 +67,40 @@ def round_to(dt, x):
     return 1.0 if x != 0.0 else 0.0
 
 
+@njit(cache=True, error_model="numpy")
+def py_mod(a, b):
+    """a % b for floats as numpy computes it (npy_divmod): fmod, moved to the sign of b; a
+    zero remainder takes b's sign."""
+    mod = np.fmod(a, b)
+    if b == 0.0:
+        return mod
+    if mod != 0.0:
+        if (b < 0.0) != (mod < 0.0):
+            mod += b
+    else:
+        mod = math.copysign(0.0, b)
+    return mod
+
+
+@njit(cache=True, error_model="numpy")
+def py_floordiv(a, b):
+    """a // b for floats as numpy computes it (npy_divmod): (a - fmod(a, b)) / b, moved down
+    when the remainder's sign differs from b's, snapped to the nearest integer; a zero
+    quotient takes the sign of a / b."""
+    if b == 0.0:
+        return a / b
+    mod = np.fmod(a, b)
+    div = (a - mod) / b
+    if mod != 0.0 and (b < 0.0) != (mod < 0.0):
+        div -= 1.0
+    if div != 0.0:
+        floordiv = np.floor(div)
+        if div - floordiv > 0.5:
+            floordiv += 1.0
+        return floordiv
+    return math.copysign(0.0, a / b)
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def operand(code, imm, regs, pc, j, lane):
     r = code[pc, C_SRC + j]
@@ -390,18 +424,26 @@ def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
     out = np.empty(count, np.float64)
     for e in range(count):
         y = scalar if use_scalar else (l1[b + e] if b >= 0 else 0.0)
-        out[e] = round_to(dt, alu_float(op, l1[a + e], y, 0.0))
+        if dt == DT_INT32:               # int32 tiles: integer semantics, wrapping
+            out[e] = np.float64(wrap_i32(alu_int(op, np.int64(l1[a + e]), np.int64(y), 0)))
+        else:
+            out[e] = round_to(dt, alu_float(op, l1[a + e], y, 0.0))
     for e in range(count):
         l1[dst + e] = out[e]
 
 
 @njit(cache=True, error_model="numpy")
 def tile_row_reduce(op, l1, dst, src, rows, cols, init, dt):
-    """dst[r] = op-fold over src[r, :] starting from init (float64, rounded to dt once)."""
+    """dst[r] = op-fold over src[r, :] in column order, every partial result rounded to dt
+    (np.add.accumulate's order; int32 wraps); init only for an empty row."""
     for r in range(rows):
-        acc = init
-        for c in range(cols):
-            acc = alu_float(op, acc, l1[src + r * cols + c], 0.0)
+        acc = init if cols == 0 else l1[src + r * cols]
+        for c in range(1, cols):
+            x = l1[src + r * cols + c]
+            if dt == DT_INT32:
+                acc = np.float64(wrap_i32(alu_int(op, np.int64(acc), np.int64(x), 0)))
+            else:
+                acc = round_to(dt, alu_float(op, acc, x, 0.0))
         l1[dst + r] = round_to(dt, acc)
 
 

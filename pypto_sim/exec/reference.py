@@ -36,7 +36,20 @@ ST_OOB = 1
 INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
 ITEMSIZE = {d.code: d.itemsize for d in dtypes.ALL}
 L1_OPS = ("LOAD_L1", "STORE_L1")        # lane memory on the block's L1; the rest go to HBM
-_EVAL_GLOBALS = {"__builtins__": {}, "np": np, "math": math, "abs": abs}
+def py_mod(a, b):
+    """a % b for floats, exactly numpy's (npy_remainder): Python's sign convention."""
+    with np.errstate(all="ignore"):
+        return float(np.remainder(np.float64(a), np.float64(b)))
+
+
+def py_floordiv(a, b):
+    """a // b for floats, exactly numpy's (npy_floor_divide)."""
+    with np.errstate(all="ignore"):
+        return float(np.floor_divide(np.float64(a), np.float64(b)))
+
+
+_EVAL_GLOBALS = {"__builtins__": {}, "np": np, "math": math, "abs": abs, "py_mod": py_mod,
+                 "py_floordiv": py_floordiv}
 
 
 def lanes(mask, everyone=False):
@@ -309,20 +322,24 @@ def tile_mma(l1, c_base, a_base, b_base, m, n, k, dt):
 def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
     """dst[e] = the table's float expression of (a[e], b[e] or scalar)."""
     spec = load_isa().by_opcode[int(op)]
+    is_int = dt == dtypes.int32.code
     out = []
     for e in range(count):
         y = scalar if use_scalar else (l1[b + e] if b >= 0 else 0.0)
-        out.append(to_dtype(dt, evaluate(spec, l1[a + e], y, 0.0, False)))
+        out.append(to_dtype(dt, evaluate(spec, l1[a + e], y, 0.0, is_int)))
     l1[dst:dst + count] = out
 
 
 def tile_row_reduce(op, l1, dst, src, rows, cols, init, dt):
-    """dst[r] = fold of the table's expression over src[r, :], from init, rounded once."""
+    """dst[r] = fold of the table's expression over src[r, :] in column order, each partial
+    result rounded to dt (int32: integer semantics); init only for an empty row."""
     spec = load_isa().by_opcode[int(op)]
+    is_int = dt == dtypes.int32.code
     for r in range(rows):
-        acc = init
-        for c in range(cols):
-            acc = evaluate(spec, acc, l1[src + r * cols + c], 0.0, False)
+        row = l1[src + r * cols: src + (r + 1) * cols]
+        acc = init if cols == 0 else row[0]
+        for x in row[1:]:
+            acc = to_dtype(dt, evaluate(spec, acc, x, 0.0, is_int))
         l1[dst + r] = to_dtype(dt, acc)
 
 

@@ -131,6 +131,13 @@ class KernelCompiler(TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining,
                 return Ptr(bound.proto.space, bound.proto.slot, bound.proto.dtype, bound.proto.name,
                            Val(bound.reg), bound.proto.count, bound.proto.base)
             return bound
+        if name in scope.lane_conditional:
+            line = scope.lane_conditional[name][0]
+            self.error(node, f"'{name}' is assigned only under the per-lane condition at line "
+                             f"{line}, so the lanes that did not take that branch have no value "
+                             f"for it here",
+                       f"give it a value for every lane before the if (e.g. `{name} = 0.0`), or "
+                       f"assign it in an else branch too")
         if name in scope.sites:
             self.error(node, f"'{name}' is used before it is assigned")
         if name in scope.closure:
@@ -178,7 +185,9 @@ class KernelCompiler(TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining,
     def _symbols(scope) -> dict:
         """name -> Reg of the kernel's variables held in registers (the debugger's symbol table)."""
         out = {}
-        for name, bound in scope.names.items():
+        bindings = {name: bound for name, (_line, bound) in scope.lane_conditional.items()}
+        bindings.update(scope.names)
+        for name, bound in bindings.items():
             if isinstance(bound, HomeVar):
                 out[name] = bound.reg
             elif isinstance(bound, Val) and isinstance(bound.reg, Reg):
@@ -410,11 +419,30 @@ class KernelCompiler(TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining,
         if isinstance(cond, Const):
             self.block(node.body if cond.value else node.orelse)
             return
+        before = set(self.scope.names)
         with self.masked_if(cond, node) as branch:
             self.block(node.body)
             if node.orelse:
                 branch.else_()
                 self.block(node.orelse)
+        if isinstance(cond, Val) and not cond.uniform:
+            self._forget_lane_conditional(before, node)
+
+    def _forget_lane_conditional(self, before, node):
+        """Names first bound (once) inside a per-lane if hold a value only in the lanes that
+        took the branch; using them after the if is an error, as it would be in Python for
+        those lanes (names with several assignments have a home register and stay)."""
+        scope = self.scope
+        for name in set(scope.names) - before:
+            if isinstance(scope.names[name], (Const, Val, Ptr)):
+                scope.lane_conditional[name] = (self._first_assignment_line(name, node),
+                                                scope.names.pop(name))
+
+    def _first_assignment_line(self, name, node):
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, ast.Store):
+                return sub.lineno + self.kernel.line_offset
+        return getattr(node, "lineno", 0) + self.kernel.line_offset
 
     def loop(self, node, head_fn, step_fn, body, tail_fn=None, prefix_fn=None):
         """LOOP head: [cond; BRK_UNLESS] [prefix] body [tail] LOOP_CONT [step] ENDLOOP."""

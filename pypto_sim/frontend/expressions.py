@@ -62,7 +62,8 @@ class ExprLowering:
         if isinstance(v, Const):
             value = v.value
             if dtype.is_float:
-                return Imm(float(value), dtype)
+                # a literal of a float16 operation is a float16 value (`x * 0.1` as numpy)
+                return Imm(dtypes.round_scalar(value, dtype), dtype)
             if dtype == dtypes.bool_:
                 return Imm(1.0 if value else 0.0, dtype)
             if isinstance(value, float) and not float(value).is_integer():
@@ -86,7 +87,7 @@ class ExprLowering:
         """Convert a value to dtype (CAST instruction, or folded for constants)."""
         if isinstance(v, Const):
             if dtype.is_float:
-                return Const(float(v.value), dtype, weak=False)
+                return Const(dtypes.round_scalar(v.value, dtype), dtype, weak=False)
             if dtype == dtypes.bool_:
                 return Const(bool(v.value), dtype, weak=False)
             return Const(int(v.value), dtype, weak=False)
@@ -131,11 +132,19 @@ class ExprLowering:
             result = dtypes.bool_ if spec.result == "pred" else dtype
         if all(isinstance(a, Const) for a in args) and op in PYFOLD:
             try:
+                if all(a.weak for a in args):
+                    # arithmetic on literals and module constants stays a Python number: `h *
+                    # -2.0` and `h * (SCALE * 2)` keep a float16 h in float16, as `h * 2.0`
+                    # does, and the result is rounded once, where it meets a typed operand
+                    conv = float if dtype.is_float else bool if dtype == dtypes.bool_ else int
+                    value = PYFOLD[op](*(conv(a.value) for a in args))
+                    if not isinstance(value, bool) and result == dtypes.bool_:
+                        value = bool(value)
+                    return Const(value, result, weak=True)
+                # typed constants (pto.cast(0.1, pto.float16) * 3) compute in their dtype
                 vals = [self.cast(a, dtype, node).value for a in args]
                 folded = self.cast(Const(PYFOLD[op](*vals), result), result, node)
-                # arithmetic on literals and module constants stays a Python number: `h * -2.0`
-                # and `h * (SCALE * 2)` keep a float16 h in float16, as `h * 2.0` does
-                return Const(folded.value, folded.dtype, weak=all(a.weak for a in args))
+                return Const(folded.value, folded.dtype, weak=False)
             except (ZeroDivisionError, ValueError, OverflowError):
                 pass
         ops = tuple(self.operand(a, dtype, node) for a in args)
@@ -411,6 +420,13 @@ class ExprLowering:
             target = {"float": dtypes.float32, "int": dtypes.int32, "bool": dtypes.bool_}[name]
             if name == "bool":
                 return self.truth(args[0], node)
+            if isinstance(args[0], Text):
+                # float("inf"), float("-inf"), float("nan"): a Python float, as a weak literal
+                try:
+                    value = float(args[0].value) if name == "float" else int(args[0].value)
+                except ValueError:
+                    self.error(node, f"{name}({args[0].value!r}) is not a number")
+                return Const(value, target, weak=True)
             return self.cast(args[0], target, node)
         self.error(node, f"{name}() is not supported here in a kernel")
 

@@ -19,3 +19,6 @@ class Scope:
         self.return_line = 0             # line of the return that fixed return_home's dtype
         self.return_flag = None          # per-lane bool: returned from inside a loop of the helper
         self.loops = []                  # the for/while statements being compiled, outermost first
+        # name -> (line of its only assignment, its binding), made under a per-lane if that
+        # has ended: lanes that did not take the branch have no value for it
+        self.lane_conditional = {}

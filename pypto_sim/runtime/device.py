@@ -147,7 +147,8 @@ class Device:
         program = kernel.program_for(args)
         check_block_fits(program, block, active_machine(), kernel.name)   # before any data moves
         names = names or tuple(None for _ in args)
-        stored = tuple(v.alloc if getattr(v, "is_device_tensor", False) else v for v in args)
+        stored = tuple(v.alloc if getattr(v, "is_device_tensor", False) else
+                       dtypes.round_scalar(v, spec.dtype) for v, spec in zip(args, program.args))
         kernel.last_launch = (grid, block)     # the debugger's default grid and block
         handle = LaunchHandle(self, kernel.name)
         from ..profiler.collect import collecting

@@ -263,7 +263,9 @@ def effect(sim, pc, vals, slot, blk):
     fam = spec.family
     dt = int(sim.enc.code[pc, C_DTYPE])
     op = int(sim.enc.code[pc, C_OP])
-    iv = [int(v) for v in vals]
+    # word addresses and sizes as ints; a tile-scalar op's scalar (read as a float below) may
+    # be inf or NaN, which have no int
+    iv = [int(v) if math.isfinite(v) else 0 for v in vals]
     if fam == "tile_load":
         src = int(sim.tbase[slot]) + iv[1]
         return lambda: ex.tile_load(l1, iv[0], hbm, src, iv[2], iv[3], iv[4])
