@@ -294,19 +294,94 @@ def book(keys, vals, st, cores, core, t, pipe, interval, width):
 
 
 # ---------------------------------------------------------------- HBM links
+# A link (the chip's HBM, and each core's read and write link) is a set of busy intervals,
+# lk_s/lk_e[j, :lk_n[j]], sorted and disjoint. A transfer that may start at t takes the link's
+# free time from t on, gaps before later bookings included, until its bytes are through; the
+# link is then busy over [t, done). A booking made early for a late start (a tile load that
+# waits for its buffer) therefore no longer holds up transfers that start before it, which a
+# single busy-until cursor did. Links keep at most LINK_INTERVALS intervals: past that the
+# two closest merge (the gap between them counts as busy: pessimistic, and rare).
+LINK_INTERVALS = 256
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
-def transfer(links, core, nbytes, start, read, bw_read, bw_write, bw_chip):
-    """LaunchSimulation._transfer: cycles of bandwidth a transfer adds (links[0] = chip,
-    links[1 + 2 * core] = the core's read link, links[2 + 2 * core] = its write link)."""
+def link_book(lk_s, lk_e, lk_n, j, t, d, now):
+    """Book d cycles of link j from cycle t (>= now); returns when the transfer is done."""
+    n = lk_n[j]
+    k = 0
+    while k < n and lk_e[j, k] <= now:           # past intervals: no booking starts before now
+        k += 1
+    if k > 0:
+        for q in range(n - k):
+            lk_s[j, q] = lk_s[j, q + k]
+            lk_e[j, q] = lk_e[j, q + k]
+        n -= k
+    cur = t
+    rem = d
+    done = -1.0
+    for q in range(n):
+        if lk_e[j, q] <= cur:
+            continue
+        if lk_s[j, q] > cur:
+            gap = lk_s[j, q] - cur
+            if gap >= rem:
+                done = cur + rem
+                break
+            rem -= gap
+        cur = lk_e[j, q]
+    if done < 0.0:
+        done = cur + rem
+    # the link is busy over [t, done): insert it, merging what it touches
+    lo = t
+    hi = done
+    first = 0
+    while first < n and lk_e[j, first] < lo:
+        first += 1
+    last = first
+    while last < n and lk_s[j, last] <= hi:
+        if lk_s[j, last] < lo:
+            lo = lk_s[j, last]
+        if lk_e[j, last] > hi:
+            hi = lk_e[j, last]
+        last += 1
+    removed = last - first
+    shift = 1 - removed
+    if shift > 0:
+        for q in range(n - 1, last - 1, -1):
+            lk_s[j, q + shift] = lk_s[j, q]
+            lk_e[j, q + shift] = lk_e[j, q]
+    elif shift < 0:
+        for q in range(last, n):
+            lk_s[j, q + shift] = lk_s[j, q]
+            lk_e[j, q + shift] = lk_e[j, q]
+    lk_s[j, first] = lo
+    lk_e[j, first] = hi
+    n += shift
+    if n >= lk_s.shape[1]:                       # full: merge the two closest intervals
+        best = 0
+        for q in range(1, n - 1):
+            if lk_s[j, q + 1] - lk_e[j, q] < lk_s[j, best + 1] - lk_e[j, best]:
+                best = q
+        lk_e[j, best] = lk_e[j, best + 1]
+        for q in range(best + 1, n - 1):
+            lk_s[j, q] = lk_s[j, q + 1]
+            lk_e[j, q] = lk_e[j, q + 1]
+        n -= 1
+    lk_n[j] = n
+    return done
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def transfer(lk_s, lk_e, lk_n, core, nbytes, start, read, bw_read, bw_write, bw_chip, now):
+    """Cycles of bandwidth a transfer of nbytes starting at cycle start adds, on the core's
+    link (j = 1 + 2 * core to read, 2 + 2 * core to write) and the chip's HBM (j = 0)."""
     if nbytes <= 0:
         return 0
     j = 1 + 2 * core if read else 2 + 2 * core
     bw = bw_read if read else bw_write
     s = np.float64(start)
-    link_done = max(s, links[j]) + nbytes / bw
-    links[j] = link_done
-    chip_done = max(s, links[0]) + nbytes / bw_chip
-    links[0] = chip_done
+    link_done = link_book(lk_s, lk_e, lk_n, j, s, nbytes / bw, np.float64(now))
+    chip_done = link_book(lk_s, lk_e, lk_n, 0, s, nbytes / bw_chip, np.float64(now))
     return np.int64(np.ceil(max(link_done, chip_done) - s - 1e-9))
 
 

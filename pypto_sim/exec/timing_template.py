@@ -119,7 +119,7 @@ def _exit_check(cfg, g, p, bv, bs_waitq, wst, wpb, wfault):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc_fam, pc_op,
+def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, code, imm, pc_fam, pc_op,
                pc_pipe, pc_lat, pc_ii, pc_srcs, pc_dst, pc_mem, seed_regs, regs, ready,
                producer, wst, stacks, wv, bv, bs_waitq, bs_rel, bs_l1, hbm, hbm_init, tbase,
                tcount, tbytes, cm_idx, cm_val, cm_n, cm_tgt, cm_free, rec, ctx, info, pend_idx,
@@ -290,7 +290,8 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                                                   cm_idx, cm_val, s, cm_n[s])
                                 s = cm_tgt[s, L_NEXT]
                             if pc_mem[pc] == MEM_HBM:
-                                complete = now + lat + transfer(links, core, moved, now, True, bw[0], bw[1], bw[2])
+                                complete = now + lat + transfer(lk_s, lk_e, lk_n, core, moved, now, True,
+                                                                        bw[0], bw[1], bw[2], now)
                             wready[d] = complete
                             wprod[d] = pc
                             if checks:
@@ -319,7 +320,8 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, links, bw, code, imm, pc
                             to_hbm = pc_mem[pc] == MEM_HBM
                             if to_hbm:
                                 start = complete - lat if fam == F_STORE else complete - st_lat
-                                complete += transfer(links, core, moved, start, False, bw[0], bw[1], bw[2])
+                                complete += transfer(lk_s, lk_e, lk_n, core, moved, start, False, bw[0], bw[1],
+                                                     bw[2], now)
                             # the values land at completion (in SimPy: a timeout with the commit as callback)
                             nf = st[S_COMMIT_FREE] - 1
                             st[S_COMMIT_FREE] = nf

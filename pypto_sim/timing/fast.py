@@ -35,6 +35,14 @@ def initial_sizes(warps: int, book_room: int, slots: int) -> dict:
                 table=1 << max(12, int(4 * (book_room * slots + 64)).bit_length()))
 
 
+def link_arrays(ex, cores):
+    """Empty HBM links (the chip's, then each core's read and write link) as link_book
+    keeps them: busy-interval starts, ends and counts."""
+    n = 1 + 2 * cores
+    return (np.zeros((n, ex.LINK_INTERVALS), np.float64), np.zeros((n, ex.LINK_INTERVALS), np.float64),
+            np.zeros(n, np.int64))
+
+
 def engine_setting(value=None) -> str:
     """The timing engine to use: the argument, else $PYPTO_TIMING_ENGINE, else 'auto'."""
     value = value or os.environ.get("PYPTO_TIMING_ENGINE") or "auto"
@@ -114,7 +122,7 @@ class FastEngine:
         self.hv = np.zeros((heap, 2), np.int64)
         self.keys = np.full(sizes["table"], -1, np.int64)
         self.vals = np.zeros(sizes["table"], np.int64)
-        self.links = np.zeros(1 + 2 * m.cores, np.float64)
+        self.lk_s, self.lk_e, self.lk_n = link_arrays(ex, m.cores)
         self.bw = np.array([sim.read_bw, sim.write_bw, sim.chip_bw], np.float64)
         self.seed = seed
         self.regs = np.zeros((warps, n_regs, 32), np.float64)
@@ -164,7 +172,7 @@ class FastEngine:
         ex, st, sim = self.ex, self.st, self.sim
         while True:
             status = ex.engine_run(EVENTS_PER_CALL, self.cfg, st, self.ht, self.hk, self.hv,
-                                   self.keys, self.vals, self.links, self.bw, self.pcs["code"],
+                                   self.keys, self.vals, self.lk_s, self.lk_e, self.lk_n, self.bw, self.pcs["code"],
                                    self.pcs["imm"], self.pcs["pc_fam"], self.pcs["pc_op"],
                                    self.pcs["pc_pipe"], self.pcs["pc_lat"], self.pcs["pc_ii"],
                                    self.pcs["pc_srcs"], self.pcs["pc_dst"], self.pcs["pc_mem"],

@@ -6,7 +6,7 @@ accepts it (issue interval), the core's issue port is free (issue width per cycl
 barriers, when the barrier condition holds. At issue the lane executor computes its values
 (so values and time always agree); its result is ready ``latency`` cycles later, plus the
 bandwidth term for memory transfers. Stores become visible to other warps at completion.
-Pipes and HBM links are arithmetic (``busy_until``), never SimPy resources: SimPy's event order
+Pipes and HBM links are arithmetic (booked cycles and busy intervals), never SimPy resources: SimPy's event order
 (time, priority, id) makes arbitration deterministic anyway.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..exec.lane import executor
 from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM, MAX_SRCS
 from ..isa import PIPES, load_isa
 from .checks import KernelChecks
-from .fast import FastEngine, engine_setting, why_not_fast
+from .fast import FastEngine, engine_setting, link_arrays, why_not_fast
 from .progress import Progress
 from .records import CAUSE, LaunchRecords, PcTotals, RecordBuffer
 from . import tiles as tile_ops
@@ -106,8 +106,8 @@ class BlockState:
 
 
 class CoreState:
-    """Per-core timing state: the issue port's and the pipes' booked cycles, the tile
-    operations' pipe occupancy, and when the HBM links are next free."""
+    """Per-core timing state: the issue port's and the pipes' booked cycles and the tile
+    operations' pipe occupancy (its HBM links live in LaunchSimulation.lk_*)."""
 
     def __init__(self, index):
         self.index = index
@@ -115,8 +115,6 @@ class CoreState:
         self.tile_spans = [[] for _ in PIPES]      # tile ops: (start, end) held per pipe
         self.port = {}                             # cycle -> warp-instructions issued then
         self.busy = [set() for _ in PIPES]         # lane instructions: booked pipe cycles
-        self.read_free = 0.0
-        self.write_free = 0.0
 
     def book(self, t, pipe, interval, width, now):
         """Reserve the first cycle c >= t with a free issue slot and, when pipe >= 0, the pipe
@@ -169,7 +167,10 @@ class LaunchSimulation:
         isa = load_isa()
         self.env = simpy.Environment()
         self.cores = [CoreState(i) for i in range(machine.cores)]
-        self.chip_free = 0.0
+        # HBM links: the compiled link_book even when the values come from the reference
+        # executor (timing is not the executor's business; one implementation for both engines)
+        self.links = executor()
+        self.lk_s, self.lk_e, self.lk_n = link_arrays(self.links, machine.cores)
         self.rows = RecordBuffer()
         self.pending_commits = {}
         self.commit_seq = 0
@@ -517,19 +518,12 @@ class LaunchSimulation:
 
     # ---------------------------------------------------------------- shared resources
     def _transfer(self, core, nbytes, start, read):
-        """Cycles of bandwidth a transfer of nbytes adds, on the core link and the chip's HBM."""
-        if nbytes <= 0:
-            return 0
-        bw = self.read_bw if read else self.write_bw
-        link_free = core.read_free if read else core.write_free
-        link_done = max(start, link_free) + nbytes / bw
-        if read:
-            core.read_free = link_done
-        else:
-            core.write_free = link_done
-        chip_done = max(start, self.chip_free) + nbytes / self.chip_bw
-        self.chip_free = chip_done
-        return int(math.ceil(max(link_done, chip_done) - start - 1e-9))
+        """Cycles of bandwidth a transfer of nbytes from cycle start adds, on the core's link
+        and the chip's HBM (busy intervals: the executor's link_book, shared with the
+        compiled engine)."""
+        return int(self.links.transfer(self.lk_s, self.lk_e, self.lk_n, core.index, nbytes, start,
+                                    read, self.read_bw, self.write_bw, self.chip_bw,
+                                    int(self.env.now)))
 
     def _schedule_commit(self, mem, idx, val, delay, ws):
         """A lane store of warp ws lands delay cycles from now; returns its commit number."""
