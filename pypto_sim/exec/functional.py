@@ -46,6 +46,9 @@ class FunctionalProfile:
         raise TypeError("functional mode measures no cycles; profile with mode='timing' for them")
 
 
+SLICE_SECONDS = 0.2
+
+
 def run_functional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init, kernel_name,
                    tensor_names, max_instructions) -> FunctionalProfile:
     """Run a launch functionally; results land in hbm. Raises the kernel's errors."""
@@ -62,9 +65,22 @@ def run_functional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init, 
             seed_regs[prog.n_lane_slots + arg.reg.index, :] = scalars[arg.name]
     out = np.zeros(8, np.int64)
     start = time.perf_counter()
-    ex.run_grid(code, imm, seed_regs, np.array(grid, np.int64), np.array(block, np.int64), hbm,
-                hbm_init, tbase, tcount, tbytes, prog.local_words, depth, max_instructions, out)
-    status, block_id, w, pc, executed = (int(x) for x in out[:5])
+    n_blocks = grid[0] * grid[1] * grid[2]
+    grid_a, block_a = np.array(grid, np.int64), np.array(block, np.int64)
+    first, chunk, executed = 0, 16, 0
+    while first < n_blocks:
+        # slices of about SLICE_SECONDS each: Python gets control back often enough for
+        # Ctrl-C to stop a long launch within a second
+        t0 = time.perf_counter()
+        ex.run_grid(code, imm, seed_regs, grid_a, block_a, hbm, hbm_init, tbase, tcount, tbytes,
+                    prog.local_words, depth, max_instructions, first, first + chunk, out)
+        executed += int(out[4])
+        if out[0] != ex.RUN_EXIT:
+            break
+        first += chunk
+        took = time.perf_counter() - t0
+        chunk = max(1, min(chunk * 4, int(chunk * SLICE_SECONDS / took))) if took > 0 else chunk * 4
+    status, block_id, w, pc = (int(x) for x in out[:4])
     if status != ex.RUN_EXIT:
         gx, gy, _ = grid
         coords = (block_id % gx, (block_id // gx) % gy, block_id // (gx * gy))

@@ -242,8 +242,9 @@ def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, t
 
 @njit(cache=True, error_model="numpy")
 def run_grid(code, imm, seed_regs, grid, block, hbm, hbm_init, tbase, tcount, tbytes,
-             local_words, depth, budget, out):
-    """Run every block of the grid functionally, warps round-robin between block barriers.
+             local_words, depth, budget, b_first, b_end, out):
+    """Run blocks b_first..b_end-1 of the grid functionally, warps round-robin between block
+    barriers (the caller runs the grid in slices, so Ctrl-C and progress get a word in).
 
     out = [status, block id, warp, pc, warp-instructions executed, info[0..2]] where status
     is RUN_EXIT (all done), RUN_FAULT / RUN_TILE_FAULT / RUN_BUDGET, or RUN_BARRIER for a
@@ -262,7 +263,7 @@ def run_grid(code, imm, seed_regs, grid, block, hbm, hbm_init, tbase, tcount, tb
     pend_val = np.zeros(32, np.float64)
     l1 = np.zeros(max(local_words, 1), np.float64)
     executed = 0
-    for b in range(n_blocks):
+    for b in range(b_first, min(b_end, n_blocks)):
         l1[:] = 0.0
         for w in range(n_warps):
             regs[w, :, :] = seed_regs

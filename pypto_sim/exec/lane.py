@@ -14,6 +14,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import numba
@@ -174,28 +175,52 @@ def cache_dir() -> Path:
     return Path(xdg) / "pypto_sim"
 
 
+def _unique_suffix() -> str:
+    """A name part no other process or thread uses at the same time."""
+    return f"{os.getpid()}.{threading.get_ident()}"
+
+
 def _writable_dir() -> Path:
+    tried = []
     for candidate in (cache_dir(), Path(tempfile.gettempdir()) / f"pypto_sim-{os.getuid()}"):
         try:
             candidate.mkdir(parents=True, exist_ok=True)
-            probe = candidate / ".probe"
+            probe = candidate / f".probe.{_unique_suffix()}"     # threads must not share it
             probe.write_text("ok")
             probe.unlink()
             return candidate
-        except OSError:
+        except OSError as exc:
+            tried.append(f"{candidate}: {exc.strerror or exc}")
             continue
-    raise OSError("no writable cache directory for the lane executor; set PYPTO_SIM_CACHE_DIR")
+    raise OSError("no writable cache directory for the lane executor (tried "
+                  + "; ".join(tried) + "); set PYPTO_SIM_CACHE_DIR to a writable directory")
 
 
-@functools.lru_cache(maxsize=2)
+_BUILD_LOCK = threading.Lock()
+
+
 def executor(bounds_check: bool = True):
-    """The lane executor module (compiled once per process, cached on disk across processes)."""
+    """The lane executor module (compiled once per process, cached on disk across processes).
+    Safe to call from several threads at once: the first builds it, the others wait."""
+    module = _EXECUTORS.get(bounds_check)
+    if module is None:
+        with _BUILD_LOCK:
+            module = _EXECUTORS.get(bounds_check)
+            if module is None:
+                module = _EXECUTORS[bounds_check] = _build_executor(bounds_check)
+    return module
+
+
+_EXECUTORS: dict = {}       # the process's compiled executor modules, one per bounds_check
+
+
+def _build_executor(bounds_check):
     source = generate_source(bounds_check)
     digest = hashlib.sha256((source + numba.__version__ + sys.version).encode()).hexdigest()[:16]
     directory = _writable_dir()
     path = directory / f"lane_exec_{digest}.py"
     if not path.exists():
-        tmp = directory / f".{path.name}.{os.getpid()}.tmp"
+        tmp = directory / f".{path.name}.{_unique_suffix()}.tmp"
         tmp.write_text(source, encoding="utf-8")
         os.replace(tmp, path)
     name = f"pypto_sim_lane_exec_{digest}"

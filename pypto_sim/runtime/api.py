@@ -31,8 +31,13 @@ def _assigned_name():
     if text.endswith(":"):
         text += " pass"
     try:
-        stmt = ast.parse(text).body[0]
-    except (SyntaxError, IndexError):
+        body = ast.parse(text).body
+    except SyntaxError:
+        return None
+    # `d_a = pto.alloc_tensor(n); d_o = pto.alloc_tensor(m)`: the statement holding the call
+    stmt = next((st for st in body if col is not None
+                 and st.col_offset <= col - indent < st.end_col_offset), body[0] if body else None)
+    if stmt is None:
         return None
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
         return stmt.targets[0].id
@@ -93,7 +98,7 @@ def memcpy_d2h(host_array, src):
 
 
 def launch(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), check=None, max_cycles=None,
-           mode="timing", timeline=False):
+           mode="timing", timeline=False, max_work=None):
     """Queue ``kernel`` on the device stream and return at once (a LaunchHandle).
 
     The kernel is compiled and its arguments checked now; it runs at the next ``sync()``, or
@@ -105,10 +110,14 @@ def launch(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), check=None, max_cy
     per-instruction records, so that ``result()``'s profile has the timeline, bubbles and
     traces (pto.profile always keeps them); by default a launch keeps per-instruction totals
     only (total cycles, cycle breakdown, hotspots), which is cheaper for large grids.
+    ``max_work``: refuse (LaunchError) a launch whose estimated warp-instructions (warps in
+    the grid x instructions of the kernel) exceed it (default $PYPTO_MAX_WORK or 10**9, about
+    ten minutes of timing simulation): a typo such as grid=(2**31, 1, 1) is an error that
+    says how big it is, not hours of silence.
     """
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     return current_device().launch(kernel, grid, block, args, check=check, max_cycles=max_cycles,
-                                   mode=mode, timeline=timeline)
+                                   mode=mode, timeline=timeline, max_work=max_work)
 
 
 def sync():
@@ -117,12 +126,12 @@ def sync():
 
 
 def profile(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), check=None, max_cycles=None,
-            mode="timing"):
+            mode="timing", max_work=None):
     """Run ``kernel`` on the simulated NPU now (after anything queued) and return its Profile
-    (a FunctionalProfile, without cycles, for mode="functional"). ``check``, ``max_cycles``
-    and ``mode`` as for launch()."""
+    (a FunctionalProfile, without cycles, for mode="functional"). ``check``, ``max_cycles``,
+    ``mode`` and ``max_work`` as for launch()."""
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     dev = current_device()
     handle = dev.launch(kernel, grid, block, args, check=check, max_cycles=max_cycles, mode=mode,
-                        timeline=True)
+                        timeline=True, max_work=max_work)
     return handle.result()

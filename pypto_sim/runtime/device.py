@@ -122,7 +122,7 @@ class Device:
 
     # ---------------------------------------------------------------- launch and sync
     def launch(self, kernel, grid, block, args, names=None, check=None, max_cycles=None,
-               mode="timing", timeline=False):
+               mode="timing", timeline=False, max_work=None):
         if mode not in ("timing", "functional"):
             raise LaunchError(f"mode={mode!r}: choose 'timing' (cycles) or 'functional' (values only, fast)")
         checks = parse_checks(check)                       # PYPTO_CHECK when check is None
@@ -146,6 +146,7 @@ class Device:
                                             hint="keep the tensor alive until the kernel has run")
         program = kernel.program_for(args)
         check_block_fits(program, block, active_machine(), kernel.name)   # before any data moves
+        _check_work(program, grid, block, _max_work(max_work), kernel.name)
         names = names or tuple(None for _ in args)
         stored = tuple(v.alloc if getattr(v, "is_device_tensor", False) else
                        dtypes.round_scalar(v, spec.dtype) for v, spec in zip(args, program.args))
@@ -203,6 +204,40 @@ def _max_cycles(value):
     if value <= 0:
         raise LaunchError(f"max_cycles={value} must be a positive integer")
     return value
+
+
+DEFAULT_MAX_WORK = 10 ** 9
+
+
+def _max_work(value):
+    """The work limit of a launch: max_work=, else $PYPTO_MAX_WORK, else 10**9."""
+    if value is None:
+        value = os.environ.get("PYPTO_MAX_WORK", DEFAULT_MAX_WORK)
+    try:
+        value = int(float(value))
+    except (TypeError, ValueError):
+        raise LaunchError(f"max_work={value!r} must be a positive number of warp-instructions") from None
+    if value <= 0:
+        raise LaunchError(f"max_work={value} must be a positive number of warp-instructions")
+    return value
+
+
+def _check_work(program, grid, block, limit, kernel_name):
+    """Refuse a launch whose estimated warp-instructions exceed limit, before it runs: every
+    warp of the grid runs the kernel's instructions once (loops make it more, branches less)."""
+    blocks = grid[0] * grid[1] * grid[2]
+    warps = blocks * -(-(block[0] * block[1] * block[2]) // 32)
+    estimate = warps * len(program.instrs)
+    if estimate > limit:
+        raise LaunchError(
+            f"grid={tuple(grid)} block={tuple(block)} is {blocks:,} blocks of "
+            f"{warps // max(blocks, 1)} warps: at {len(program.instrs)} instructions per warp "
+            f"that is about {estimate:.2e} warp-instructions, more than the work limit of "
+            f"{limit:.2e} (about 1.5M warp-instructions a second in timing mode, so roughly "
+            f"{estimate / 1.5e6 / 3600:,.1f} hours)", kernel=kernel_name, file=program.file,
+            line=program.first_line,
+            hint="check the grid; to run it anyway pass max_work=... to launch/profile or set "
+                 "PYPTO_MAX_WORK")
 
 
 def _check_tensor(t, call):

@@ -56,23 +56,35 @@ class HBM:
             raise LaunchError(f"out of simulated HBM: {count * dtype.itemsize} bytes requested, "
                               f"{self.capacity_bytes - used} free of {self.capacity_bytes}",
                               hint="free tensors you no longer need, or use a machine with more HBM")
-        for i, (start, length) in enumerate(self.free_ranges):
-            if length >= size:
-                self.free_ranges[i] = (start + size, length - size)
-                break
+        i, start = next((i, st) for i, (st, length) in enumerate(self.free_ranges) if length >= size)
         end = start + size
         if end > len(self.words):
-            grown = np.zeros(max(end, 2 * len(self.words)), np.float64)
+            # grow before anything is committed: a MemoryError here leaves the device as it was
+            # (the range stays free), so later, smaller allocations still work. Headroom of a
+            # quarter, not a doubling: host RAM is one 8-byte word per element plus 1 byte.
+            new_len = max(end, len(self.words) + len(self.words) // 4)
+            try:
+                grown, grown_init = self._new_words(new_len)
+            except MemoryError:
+                raise MemoryError(
+                    f"alloc_tensor: simulating {count * dtype.itemsize:,} more bytes of HBM needs "
+                    f"{new_len * 9:,} bytes of host RAM (8 per element plus 1 for initcheck), "
+                    f"which this machine could not allocate; the device is unchanged") from None
             grown[:len(self.words)] = self.words
-            self.words = grown
-            grown_init = np.zeros(len(grown), np.uint8)
             grown_init[:len(self.init)] = self.init
-            self.init = grown_init
+            self.words, self.init = grown, grown_init
+        start_, length = self.free_ranges[i]
+        self.free_ranges[i] = (start_ + size, length - size)
         self.words[start:end] = 0.0
         self.init[start:end] = 0
         alloc = Allocation(start, count, dtype, name)
         self.live[alloc.id] = alloc
         return alloc
+
+    @staticmethod
+    def _new_words(n):
+        """Fresh (words, init) arrays of n elements (the host RAM a growth costs)."""
+        return np.zeros(n, np.float64), np.zeros(n, np.uint8)
 
     def release(self, alloc: Allocation):
         if alloc.freed:

@@ -166,7 +166,9 @@ def dispatch(sim, pc, core, blk, w, ws, now):
         base = int(vals[j])
         lo, hi, b = buf(base)
         if b is None or base + extent > hi or extent <= 0:
-            raise tile_oob(sim.kernel_name, prog, pc, f"tile '{what}'", base, base + max(extent, 1),
+            # name the kernel's variable (the alloc_local buffer), and the operand it was
+            name = f"tile '{b.name}' ({what} of {spec.name.lower()})" if b is not None else f"tile '{what}'"
+            raise tile_oob(sim.kernel_name, prog, pc, name, base, base + max(extent, 1),
                            lo if b is not None else 0, hi if b is not None else 0, blk.coords, w)
         return base, b
 
