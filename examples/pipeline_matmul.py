@@ -11,14 +11,14 @@ def make_matmul(depth):
     def matmul_tile(A, B, C, M, N, K, tile_m, tile_n, tile_k):
         row0 = pto.get_block_id(1) * tile_m                 # this block's output tile
         col0 = pto.get_block_id(0) * tile_n
-        C_tile = pto.alloc_local(TILE_M * TILE_N)           # accumulator, starts at zero
+        C_tile = pto.alloc_local(tile_m * tile_n)           # accumulator, starts at zero
         with pto.pipeline(depth=depth) as pl:
             for k0 in pl.range(0, K, tile_k):               # iterations that may overlap
                 with pl.stage("load_a"):
-                    A_tile = pto.alloc_local(TILE_M * TILE_K)
+                    A_tile = pto.alloc_local(tile_m * tile_k)
                     pto.async_load(A_tile, A + row0 * K + k0, rows=tile_m, cols=tile_k, stride=K)
                 with pl.stage("load_b"):                    # no `after`: may overlap load_a
-                    B_tile = pto.alloc_local(TILE_K * TILE_N)
+                    B_tile = pto.alloc_local(tile_k * tile_n)
                     pto.async_load(B_tile, B + k0 * N + col0, rows=tile_k, cols=tile_n, stride=N)
                 with pl.stage("compute", after=("load_a", "load_b")):
                     pto.wait_all()                          # wait for this iteration's loads

@@ -19,25 +19,24 @@ import numpy as np
 import pypto_sim as pto
 
 
-def make_softmax(tile_rows, n_cols):
-    """A softmax kernel for matrices of n_cols float32 columns, tile_rows rows per block."""
-    @pto.kernel
-    def softmax_rows(x, y):
-        row0 = pto.get_block_id() * tile_rows              # this block's first row
-        x_tile = pto.alloc_local(tile_rows * n_cols)      # the block's rows, row-major
-        wide = pto.alloc_local(tile_rows * n_cols)        # one value per row, broadcast
-        row_red = pto.alloc_local(tile_rows)              # one value per row
-        pto.async_load(x_tile, x + row0 * n_cols, rows=tile_rows, cols=n_cols, stride=n_cols)
-        pto.trowmax(row_red, x_tile, tile_rows, n_cols)
-        pto.trowexpand(wide, row_red, tile_rows, n_cols)
-        pto.tsub(x_tile, x_tile, wide, tile_rows * n_cols)
-        pto.texp(x_tile, x_tile, tile_rows * n_cols)
-        pto.trowsum(row_red, x_tile, tile_rows, n_cols)
-        pto.trowexpand(wide, row_red, tile_rows, n_cols)
-        pto.tdiv(x_tile, x_tile, wide, tile_rows * n_cols)
-        pto.store(y + row0 * n_cols, x_tile, rows=tile_rows, cols=n_cols, stride=n_cols)
-        pto.wait_all()
-    return softmax_rows
+@pto.kernel
+def softmax_rows(x, y, tile_rows, n_cols):
+    """Row softmax of a matrix of n_cols float32 columns, tile_rows rows per block (the
+    kernel is specialised on tile_rows and n_cols, which size its tiles)."""
+    row0 = pto.get_block_id() * tile_rows              # this block's first row
+    x_tile = pto.alloc_local(tile_rows * n_cols)      # the block's rows, row-major
+    wide = pto.alloc_local(tile_rows * n_cols)        # one value per row, broadcast
+    row_red = pto.alloc_local(tile_rows)              # one value per row
+    pto.async_load(x_tile, x + row0 * n_cols, rows=tile_rows, cols=n_cols, stride=n_cols)
+    pto.trowmax(row_red, x_tile, tile_rows, n_cols)
+    pto.trowexpand(wide, row_red, tile_rows, n_cols)
+    pto.tsub(x_tile, x_tile, wide, tile_rows * n_cols)
+    pto.texp(x_tile, x_tile, tile_rows * n_cols)
+    pto.trowsum(row_red, x_tile, tile_rows, n_cols)
+    pto.trowexpand(wide, row_red, tile_rows, n_cols)
+    pto.tdiv(x_tile, x_tile, wide, tile_rows * n_cols)
+    pto.store(y + row0 * n_cols, x_tile, rows=tile_rows, cols=n_cols, stride=n_cols)
+    pto.wait_all()
 
 
 def softmax_reference(x):
@@ -56,15 +55,14 @@ def softmax_on_device(x, tile_rows, profile=False):
     m, n = x.shape
     if m % tile_rows:
         raise ValueError(f"{m} rows do not split into tiles of {tile_rows} rows")
-    kernel = make_softmax(tile_rows, n)
     y = np.zeros_like(x)
     d_x, d_y = pto.alloc_tensor(x.nbytes), pto.alloc_tensor(y.nbytes)
     pto.memcpy_h2d(d_x, x)
     grid, block = (m // tile_rows, 1, 1), (32, 1, 1)
     if profile:
-        prof = pto.profile(kernel, grid=grid, block=block, args=(d_x, d_y))
+        prof = pto.profile(softmax_rows, grid=grid, block=block, args=(d_x, d_y, tile_rows, n))
     else:
-        pto.launch(kernel, grid=grid, block=block, args=(d_x, d_y))
+        pto.launch(softmax_rows, grid=grid, block=block, args=(d_x, d_y, tile_rows, n))
     pto.memcpy_d2h(y, d_y)
     return (y, prof) if profile else y
 

@@ -339,12 +339,12 @@ def test_tile_kernel_steps_to_the_same_result_and_timeline(capsys):
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
-    kernel = module.make_softmax(4, 64)
+    kernel = module.softmax_rows
     x = np.random.default_rng(3).random((16, 64), dtype=np.float32)
     d_x = pto.alloc_tensor(x.nbytes)
     d_y = pto.alloc_tensor(x.nbytes)
     pto.memcpy_h2d(d_x, x)
-    ctx = dbg.debug_kernel(kernel, args=(d_x, d_y), grid=4, block=32)
+    ctx = dbg.debug_kernel(kernel, args=(d_x, d_y, 4, 64), grid=4, block=32)
     ctx.break_at(block=1)
     stops = 0
     while ctx.continue_() is not None:
@@ -355,7 +355,7 @@ def test_tile_kernel_steps_to_the_same_result_and_timeline(capsys):
     y = ctx.tensor(d_y).reshape(16, 64)
     assert np.allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
     assert np.allclose(ctx.inspect_alloc_local("row_red", block=1), e[4:8].sum(axis=1), rtol=1e-5)
-    prof = pto.profile(kernel, grid=4, block=32, args=(d_x, d_y))
+    prof = pto.profile(kernel, grid=4, block=32, args=(d_x, d_y, 4, 64))
     assert stops == sum(1 for t in prof.timeline if t.block == 1)
     assert ctx.get_instruction_timeline() == prof.timeline
     assert ctx.total_cycles == prof.total_cycles

@@ -163,6 +163,10 @@ class KernelCompiler(TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining,
                 ptr = Ptr("hbm", spec.slot, spec.dtype, spec.name, Const(0, dtypes.int32))
                 self.bind(spec.name, ptr, fn_ast, is_param=True)
                 args.append(spec)
+            elif spec.kind == "const":
+                # a size-deciding argument: compiled in as its value (Kernel.signature_of)
+                scope.names[spec.name] = Const(spec.value, spec.dtype, weak=False)
+                args.append(spec)
             else:
                 reg = self.new_reg(spec.dtype, True)
                 scope.names[spec.name] = HomeVar(reg, fn_ast.lineno)

@@ -51,6 +51,7 @@ class Kernel:
                                "*args, **kwargs or keyword-only parameters)",
                                kernel=self.name, file=self.file, line=fn_ast.lineno + self.line_offset)
         self._programs: dict = {}
+        self.size_params = size_deciding_params(fn_ast, self.params)
 
     def __call__(self, *args, **kwargs):
         raise LaunchError(f"kernel '{self.name}' cannot be called like a Python function",
@@ -63,7 +64,9 @@ class Kernel:
 
     # ---------------------------------------------------------------- specialisation
     def signature_of(self, args) -> tuple:
-        """The argument signature used to specialise: per parameter, ('tensor', dtype) or ('scalar', dtype)."""
+        """The argument signature used to specialise: per parameter, ('tensor', dtype),
+        ('scalar', dtype), or ('const', int32, value) for an int parameter that sizes a buffer
+        (``alloc_local(tile_m * tile_k)``): the kernel compiles once per distinct value."""
         if len(args) != len(self.params):
             raise LaunchError(f"kernel '{self.name}' takes {len(self.params)} arguments "
                               f"({', '.join(self.params)}) but {len(args)} were given",
@@ -79,7 +82,10 @@ class Kernel:
                 if not -2**31 <= int(value) < 2**31:
                     raise LaunchError(f"argument '{name}' = {int(value)} does not fit in int32",
                                       kernel=self.name)
-                sig.append(("scalar", dtypes.int32))
+                if name in self.size_params:
+                    sig.append(("const", dtypes.int32, int(value)))
+                else:
+                    sig.append(("scalar", dtypes.int32))
             elif isinstance(value, float) or (hasattr(value, "dtype") and getattr(value, "shape", None) == ()
                                               and value.dtype.kind == "f"):
                 sig.append(("scalar", dtypes.float32))
@@ -98,10 +104,12 @@ class Kernel:
             from .codegen import KernelCompiler  # noqa: the compiler imports this module's users
             specs = []
             tensor_slot = 0
-            for name, (kind, dtype) in zip(self.params, sig):
+            for name, (kind, dtype, *value) in zip(self.params, sig):
                 if kind == "tensor":
                     specs.append(ArgSpec(name, "tensor", dtype, tensor_slot))
                     tensor_slot += 1
+                elif kind == "const":
+                    specs.append(ArgSpec(name, "const", dtype, -1, value=value[0]))
                 else:
                     specs.append(ArgSpec(name, "scalar", dtype, -1))
             prog = KernelCompiler(self, specs).compile()
@@ -115,6 +123,45 @@ class Kernel:
         Python source line it came from. grid and block are shown in the header."""
         from ..ir.printer import format_program
         return format_program(self.program_for(args), grid=grid, block=block)
+
+
+SIZING_CALLS = {"alloc_local": ("n_elems",), "alloc_tile": ("rows", "cols"),
+                "pipeline": ("depth",)}
+
+
+def size_deciding_params(fn_ast, params) -> frozenset:
+    """The parameters whose values decide a buffer's size (or a pipeline's depth): those the
+    size expressions of alloc_local / alloc_tile / pipeline name, directly or through the
+    variables they are computed from. Parameters the kernel reassigns are left out (their
+    value is not the argument's). Found from the source, once per kernel."""
+    needed = set()
+    for node in ast.walk(fn_ast):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name in SIZING_CALLS:
+                keys = SIZING_CALLS[name]
+                exprs = list(node.args[:len(keys)]) + [k.value for k in node.keywords if k.arg in keys]
+                for expr in exprs:
+                    needed |= {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+    assigned = {}
+    for node in ast.walk(fn_ast):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        assigned.setdefault(n.id, []).append(node.value)
+    changed = True
+    while changed:                       # through the variables the sizes are computed from
+        changed = False
+        for var in list(needed):
+            for value in assigned.get(var, ()):
+                names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} - needed
+                if names:
+                    needed |= names
+                    changed = True
+    return frozenset(p for p in params if p in needed and p not in assigned)
 
 
 def kernel(fn) -> Kernel:

@@ -64,9 +64,14 @@ def _stage_bits(mask: int) -> str:
 def format_program(prog: Program, grid=None, block=None) -> str:
     """The whole listing, with a header naming arguments, registers and L1 use."""
     args = ", ".join(f"{a.name}: {a.dtype}{'*' if a.kind == 'tensor' else ''}"
-                     + (f" ({a.reg})" if a.reg is not None else "") for a in prog.args)
+                     + (f" ({a.reg})" if a.reg is not None else "")
+                     + (f" = {a.value}" if a.kind == "const" else "") for a in prog.args)
     head = [f"; kernel {prog.kernel}({args})",
             f"; source {prog.file}:{prog.first_line}"]
+    consts = [a for a in prog.args if a.kind == "const"]
+    if consts:
+        head.append("; specialised on " + ", ".join(f"{a.name}={a.value}" for a in consts)
+                    + " (they size buffers: one compiled program per distinct value)")
     if grid is not None or block is not None:
         head.append(f"; grid={tuple(grid)} block={tuple(block)}")
     head.append(f"; registers: {prog.n_lane_slots} lane slots (v, one L1 word per lane), "

@@ -69,10 +69,11 @@ class ArgSpec:
     """A kernel parameter as specialised for one launch signature."""
 
     name: str
-    kind: str            # "tensor" or "scalar"
+    kind: str            # "tensor", "scalar", or "const" (a scalar compiled in as its value)
     dtype: DType
     slot: int            # tensor: index into the launch's tensor table; scalar: register index
     reg: Reg | None = None
+    value: object = None  # "const": the value this Program was specialised for
 
 
 @dataclass(frozen=True)

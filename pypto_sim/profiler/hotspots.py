@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..isa import PIPES
+from .tables import to_dataframe
 
 IMBALANCE_THRESHOLD = 0.10     # msprof Occupancy: max-min above 10% is worth tuning
 
@@ -39,6 +40,10 @@ class Hotspots:
 
     def __len__(self):
         return len(self.rows)
+
+    def to_pandas(self):
+        """A DataFrame indexed by source line (needs pandas)."""
+        return to_dataframe(self.rows, "line")
 
     @property
     def lines(self) -> list:
@@ -115,6 +120,10 @@ class CoreBalance:
 
     def __len__(self):
         return len(self.rows)
+
+    def to_pandas(self):
+        """A DataFrame indexed by core (needs pandas)."""
+        return to_dataframe(self.rows, "core_id")
 
     def __str__(self):
         used = [p for p in PIPES if any(r[f"{p}_cycles"] for r in self.rows)]

@@ -4,6 +4,7 @@ exports, Chrome traces and plots."""
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -14,6 +15,7 @@ from ..exec.functional import run_functional
 from ..timing.model import LaunchSimulation
 from ..errors import ProfileError
 from ..timing.records import STALL_CAUSES, LaunchRecords, PcTotals
+from .tables import plain_row, to_dataframe
 
 
 @dataclass(frozen=True)
@@ -38,26 +40,36 @@ class TimelineEntry:
         return f"Cycle {self.cycle}: Lane {self.lane}: {self.inst}"
 
 
-class CycleBreakdown:
-    """Cycles per instruction kind. Columns: count (warp-instructions), busy (issue to
-    completion, summed), stall (cycles waited before issue, summed), share of busy cycles."""
+class CycleBreakdown(Mapping):
+    """Cycles per instruction kind: a read-only mapping from instruction name (case-insensitive
+    lookup) to its row ``{"pipe", "count" (warp-instructions), "busy_cycles" (issue to
+    completion, summed), "stall_cycles" (waited before issue, summed)}``. ``dict(bd)`` and
+    ``json.dumps(dict(bd))`` work; ``to_pandas()`` gives a DataFrame; printing shows a table
+    with each kind's share of the busy cycles."""
 
     def __init__(self, rows, total_cycles):
-        self.rows = rows
-        self.total_cycles = total_cycles
+        self.rows = {name: plain_row(row) for name, row in rows.items()}
+        self.total_cycles = int(total_cycles)
 
     def __getitem__(self, name):
         return self.rows[name.upper()]
 
     def __contains__(self, name):
-        return name.upper() in self.rows
+        return isinstance(name, str) and name.upper() in self.rows
 
-    def items(self):
-        return self.rows.items()
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __len__(self):
+        return len(self.rows)
 
     def as_dict(self) -> dict:
-        """{instruction: {"count", "busy_cycles", "stall_cycles", "pipe"}}"""
+        """{instruction: {"count", "busy_cycles", "stall_cycles", "pipe"}} (copies)."""
         return {k: dict(v) for k, v in self.rows.items()}
+
+    def to_pandas(self):
+        """A DataFrame indexed by instruction (needs pandas)."""
+        return to_dataframe([{"instruction": k, **v} for k, v in self.rows.items()], "instruction")
 
     def __str__(self):
         total_busy = sum(r["busy_cycles"] for r in self.rows.values()) or 1
