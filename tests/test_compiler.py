@@ -1343,29 +1343,28 @@ def test_variable_changing_dtype_suggests_a_fix(make_kernels):
     assert "acc = 0.0" in err.hint and "pto.cast" in err.hint, err.hint
 
 
-def test_pointer_used_as_a_value(make_kernels):
-    """`a[i]` is an address (like `a + i`), not the element: using it in arithmetic is an error
-    that says to read it with pto.load."""
-    source = "@pto.kernel\ndef bad(a, o):\n    i = pto.get_global_id()\n    o[i] = a[i] * 2.0\n"
+def test_an_indexed_tensor_reads_its_element_in_a_value_context(make_kernels):
+    """`a[i]` is the address `a + i` where a pointer is expected (pto.load(a[i]), a[i] = v) and
+    the element everywhere else, as in CUDA and Triton: `o[i] = a[i] * 2.0` loads a[i]."""
+    source = ("@pto.kernel\ndef double(a, o):\n    i = pto.get_global_id()\n"
+              "    o[i] = a[i] * 2.0\n    x = a[i]\n    o[32 + i] = pto.load(a[i]) + x\n")
     m = make_kernels(source)
-    a = np.zeros(32, np.float32)
-    with pytest.raises(pto.CompileError) as info:
-        m.bad.asm(args=tensor_args(a, a))
-    err = info.value
-    assert (err.file, err.line) == (m.__file__, line_of(m, "a[i] * 2.0"))
-    assert "pointer" in str(err) and "pto.load" in str(err)
+    a = np.arange(32, dtype=np.float32)
+    o = np.zeros(64, np.float32)
+    d_a, d_o = tensor_args(a, o)
+    assert m.double.asm(args=(d_a, d_o)).count("LOAD.float32") == 3
+    pto.launch(m.double, grid=(1, 1, 1), block=(32, 1, 1), args=(d_a, d_o))
+    np.testing.assert_array_equal(d_o.numpy(), np.concatenate([2 * a, 2 * a]))
 
 
-def test_augmented_store_to_memory_shows_the_explicit_form(make_kernels):
-    """`o[i] += v` is not supported (`o[i]` is an address, and a read-modify-write of memory
-    should be visible); the error shows the explicit load/compute/store to write instead."""
-    source = "@pto.kernel\ndef bad(o):\n    i = pto.get_global_id()\n    o[i] += 2.0\n"
+def test_augmented_store_to_memory_reads_modifies_and_writes(make_kernels):
+    """`o[i] += v` is o[i] = o[i] + v: a load, the operation and a store (not atomic: use
+    pto.atomic_add when lanes may hit the same element)."""
+    source = "@pto.kernel\ndef bump(o):\n    i = pto.get_global_id()\n    o[i] += 2.0\n    o[i] *= 3.0\n"
     m = make_kernels(source)
-    with pytest.raises(pto.CompileError) as info:
-        m.bad.asm(args=tensor_args(np.zeros(32, np.float32)))
-    assert (info.value.file, info.value.line) == (m.__file__, line_of(m, "o[i] += 2.0"))
-    assert "o[i] += 2.0" in str(info.value)
-    assert "o[i] = pto.load(o[i]) + 2.0" in info.value.hint
+    (d_o,) = tensor_args(np.arange(32, dtype=np.float32))
+    pto.launch(m.bump, grid=(1, 1, 1), block=(32, 1, 1), args=(d_o,))
+    np.testing.assert_array_equal(d_o.numpy(), (np.arange(32, dtype=np.float32) + 2) * 3)
 
 
 def test_recursion_is_an_error(make_kernels):

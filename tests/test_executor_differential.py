@@ -19,11 +19,14 @@ from pypto_sim.ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM, 
 from pypto_sim.isa import load_isa
 
 ISA = load_isa()
-EXECUTED_FAMILIES = ("alu", "id", "load", "store", "fma_store")
+EXECUTED_FAMILIES = ("alu", "id", "load", "store", "fma_store", "atomic", "warp")
 ALU_OPS = [s.name for s in ISA.specs if s.family == "alu"]
 ID_OPS = [s.name for s in ISA.specs if s.family == "id"]
 # lane-memory instructions: where they point (HBM tensor slot or L1 word range)
 MEMORY_OPS = {"LOAD": "hbm", "LOAD_L1": "l1", "STORE": "hbm", "STORE_L1": "l1", "FMA_STORE": "hbm"}
+MEMORY_OPS.update({s.name: "l1" if s.name.endswith("_L1") else "hbm"
+                   for s in ISA.specs if s.family == "atomic"})
+WARP_OPS = [s.name for s in ISA.specs if s.family == "warp"]
 
 FULL = (1 << 32) - 1
 N_REGS = 8
@@ -256,6 +259,8 @@ def memory_trial(rng, name, trial):
         slot = int(rng.integers(0, len(SLOTS)))
         dt, count = SLOTS[slot][0], SLOTS[slot][1]
         code[PC, C_AUX] = slot
+        if spec.family == "atomic":
+            code[PC, C_AUX + 2] = 1             # atomics: aux2 says HBM
     else:
         dt = dtypes.BY_NAME[spec.dtypes[int(rng.integers(0, len(spec.dtypes)))]].code
         count = int(rng.integers(1, 60))
@@ -263,7 +268,9 @@ def memory_trial(rng, name, trial):
         code[PC, C_AUX + 1] = count
     code[PC, C_DTYPE] = dt
     int_flag = spec.family == "fma_store" and (dt == I32 or rng.random() < 0.3)
-    values = int_values if int_flag or (dt == I32 and rng.random() < 0.5) else float_values
+    # an int32 atomic's operands are int32 (the compiler converts them)
+    values = int_values if int_flag or (dt == I32 and (rng.random() < 0.5 or spec.family == "atomic")) \
+        else float_values
     regs = values(rng, N_REGS * 32).reshape(N_REGS, 32)
     pattern = PATTERNS[trial % len(PATTERNS)]
     off_reg = int(rng.integers(0, N_REGS))
@@ -284,10 +291,13 @@ def memory_trial(rng, name, trial):
         code[PC, C_AUX + 1] = 1 if int_flag else 0
     mask = (FULL, random_mask(rng), random_mask(rng), 1 << int(rng.integers(0, 32)), 0)[
         (trial // len(PATTERNS)) % 5]
-    code[PC, C_UNIFORM] = 1 if rng.random() < 0.3 else 0
+    code[PC, C_UNIFORM] = 1 if rng.random() < 0.3 and spec.family != "atomic" else 0
     sector = int(rng.choice([32, 64, 128]))
     what = f"{name} dtype={dt} pattern={pattern} mask={mask:#x} sector={sector} trial={trial}"
-    return code, imm, mask, make_state(rng, regs), sector, what
+    state = make_state(rng, regs)
+    if spec.family == "atomic" and dt == I32:     # an int32 buffer holds int32 values
+        state["l1"] = int_values(rng, L1_WORDS)
+    return code, imm, mask, state, sector, what
 
 
 @pytest.mark.parametrize("name", sorted(MEMORY_OPS))
@@ -310,6 +320,33 @@ def test_memory_matches_reference(ex, name):
             reference.commit_store(ref_state[target], ref_state["pend_idx"], ref_state["pend_val"], n)
             assert_same(numba_state[target], ref_state[target], f"{what}: {target} after commit")
     assert statuses == {reference.ST_OK, reference.ST_OOB}, "both in-bounds and faults exercised"
+
+
+@pytest.mark.parametrize("name", WARP_OPS)
+def test_warp_exchange_matches_reference(ex, name):
+    """Shuffles and votes: random registers, lane / delta / mask operands in and out of
+    0..31 (registers or immediates), partial masks, the uniform flag, dst equal to the
+    shuffled source (every result is read before any is written)."""
+    spec = ISA.by_name[name]
+    rng = np.random.default_rng(3000 + spec.opcode)
+    for trial in range(60):
+        code, imm = blank_code(name)
+        regs = (int_values if rng.random() < 0.5 else float_values)(rng, N_REGS * 32).reshape(N_REGS, 32)
+        src = int(rng.integers(0, N_REGS))
+        code[PC, C_SRC] = src
+        if len(spec.value_operands) > 1:
+            k = int(rng.integers(0, N_REGS))
+            regs[k] = rng.choice([0, 1, 2, 5, 16, 31, 32, 40, -1, -33], 32)
+            if rng.random() < 0.3:
+                imm[PC, 1] = float(rng.choice([1, 3, 16, 31, 32]))
+            else:
+                code[PC, C_SRC + 1] = k
+        code[PC, C_DST] = src if rng.random() < 0.3 else int(rng.integers(0, N_REGS))
+        code[PC, C_DTYPE] = dtypes.BY_NAME[spec.dtypes[0]].code
+        code[PC, C_UNIFORM] = 1 if rng.random() < 0.2 else 0
+        mask = (FULL, random_mask(rng), 1 << int(rng.integers(0, 32)))[trial % 3]
+        status, _, _ = run_both(ex, code, imm, mask, make_state(rng, regs), f"{name} trial={trial}")
+        assert status == reference.ST_OK
 
 
 def test_store_duplicate_addresses_commit_in_lane_order(ex):
@@ -368,10 +405,11 @@ def test_reference_known_answers():
 def test_every_executed_instruction_is_covered():
     """Fails when the ISA gains an instruction of an executed family that no differential test
     above exercises (lane-memory instructions are listed by hand in MEMORY_OPS)."""
-    covered = set(ALU_OPS) | set(ID_OPS) | set(MEMORY_OPS)
+    covered = set(ALU_OPS) | set(ID_OPS) | set(MEMORY_OPS) | set(WARP_OPS)
     needed = {s.name for s in ISA.specs if s.family in EXECUTED_FAMILIES}
     assert needed - covered == set(), f"no differential test for {sorted(needed - covered)}"
     stale = {n for n in MEMORY_OPS if n not in ISA.by_name or
-             ISA[n].family not in ("load", "store", "fma_store")}
+             ISA[n].family not in ("load", "store", "fma_store", "atomic")}
     assert not stale, f"MEMORY_OPS lists non-memory instructions {sorted(stale)}"
-    assert set(reference.L1_OPS) == {n for n, where in MEMORY_OPS.items() if where == "l1"}
+    assert set(reference.L1_OPS) == {n for n, where in MEMORY_OPS.items()
+                                     if where == "l1" and ISA[n].family != "atomic"}

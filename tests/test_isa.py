@@ -97,6 +97,13 @@ def everything(a, ai, o, oi, n):
     m = (k & 3) | (k ^ 5) + (k << 1) + (k >> 1) + ~k
     c = (i < n) and (i <= n) and not (i > n) and (i >= 0) and (i == i) and (i != -1)
     y = pto.select(c, y, x) + pto.cast(m, pto.float32) + helper(x)
+    y = y + pto.shfl_idx(y, 0) + pto.shfl_up(y, 1) + pto.shfl_down(y, 1) + pto.shfl_xor(y, 1)
+    m = m + pto.ballot(y > 0.0) + pto.select(pto.vote_all(y > 0.0) or pto.vote_any(y < 0.0), 1, 0)
+    m = m + pto.atomic_add(oi + i % 8, 1) + pto.atomic_max(oi + 1, m) + pto.atomic_min(oi + 2, m)
+    m = m + pto.atomic_exchange(oi + 3, m) + pto.atomic_cas(oi + 4, 0, m)
+    y = y + pto.atomic_add(buf + 1, 1.0) + pto.atomic_max(buf + 2, y) + pto.atomic_min(buf + 3, y)
+    y = y + pto.atomic_exchange(buf + 4, y) + pto.atomic_cas(buf + 5, 0.0, y)
+    pto.fence()
     pto.store(buf + j % 64, y)
     pto.barrier()
     pto.barrier_block()

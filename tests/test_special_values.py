@@ -135,7 +135,7 @@ def _min_max_of_zeros(name, a, b):
     """IEEE 754 leaves the sign of min(+0, -0) and max(+0, -0) open, and numpy's own float32
     and float16 loops pick differently; the executor keeps the first operand when neither is
     smaller."""
-    if name in ("MIN", "MAX", "TMIN", "TMAX", "SELECT"):
+    if name in ("MIN", "MAX", "TMIN", "TMAX", "SELECT", "ATOM_MIN", "ATOM_MAX"):
         return (a == 0) & (b == 0)
     return None
 
@@ -429,6 +429,100 @@ def mm(a, b, c):
     assert_same(got, want, "MMA")
 
 
+WARP_KERNELS = """
+@pto.kernel
+def shuffles(a, o, n):
+    i = pto.get_global_id()
+    lane = pto.get_lane_id()
+    x = pto.load(a + i)
+    pto.store(o + i, pto.shfl_idx(x, lane + 3))
+    pto.store(o + n + i, pto.shfl_up(x, 2))
+    pto.store(o + 2 * n + i, pto.shfl_down(x, 5))
+    pto.store(o + 3 * n + i, pto.shfl_xor(x, 6))
+
+@pto.kernel
+def votes(a, o, n):
+    i = pto.get_global_id()
+    x = pto.load(a + i)
+    pto.store(o + i, pto.select(pto.vote_all(x > 0), 1, 0))
+    pto.store(o + n + i, pto.select(pto.vote_any(x != x), 1, 0))
+    pto.store(o + 2 * n + i, pto.ballot(x < 1))
+"""
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
+def test_warp_exchange_on_special_values(make_kernels, dtype):
+    """Shuffles move every bit (signed zeros, subnormals, NaN); votes and ballots see NaN
+    compare false, as numpy does. One warp of 32 special values (repeated)."""
+    mod = make_kernels(WARP_KERNELS)
+    v = _values(dtype)
+    x = np.resize(v, 32).astype(v.dtype)
+    lane = np.arange(32)
+    up, down, xor = np.where(lane >= 2, lane - 2, lane), np.where(lane + 5 < 32, lane + 5, lane), lane ^ 6
+    want = np.concatenate([x[(lane + 3) % 32], x[up], x[down], x[xor]])
+    with np.errstate(invalid="ignore"):
+        bits = np.sum((x < 1).astype(np.int64) << lane)
+        votes = np.concatenate([np.full(32, int(np.all(x > 0))), np.full(32, int(np.any(x != x))),
+                                np.full(32, bits - (1 << 32) if bits >= 1 << 31 else bits)]).astype(np.int32)
+    for mode in ("timing", "functional"):
+        tx, out, vo = _tensor(x), _tensor(np.zeros(128, x.dtype)), _tensor(np.zeros(96, np.int32))
+        pto.launch(mod.shuffles, grid=(1, 1, 1), block=(32, 1, 1), args=(tx, out, 32), mode=mode)
+        pto.launch(mod.votes, grid=(1, 1, 1), block=(32, 1, 1), args=(tx, vo, 32), mode=mode)
+        assert_same(out.numpy(), want, f"shuffles {dtype} {mode}")
+        np.testing.assert_array_equal(vo.numpy(), votes, f"votes {dtype} {mode}")
+
+
+ATOMIC_KERNEL = """
+@pto.kernel
+def atomic_hbm(m, v, old, n):
+    i = pto.get_global_id()
+    if i < n:
+        pto.store(old + i, pto.{call})
+
+@pto.kernel
+def atomic_l1(m, v, old, n):
+    i = pto.get_global_id()
+    buf = pto.alloc_local(N, dtype=pto.{dt})
+    pto.store(buf + i, pto.load(m + i))
+    pto.barrier()
+    w = pto.{l1call}
+    pto.barrier()
+    pto.store(old + i, w)
+    pto.store(m + i, pto.load(buf + i))
+"""
+ATOMIC_CALLS = {
+    "ATOM_ADD": ("atomic_add(P, pto.load(v + i))", np.add),
+    "ATOM_MAX": ("atomic_max(P, pto.load(v + i))", np.maximum),
+    "ATOM_MIN": ("atomic_min(P, pto.load(v + i))", np.minimum),
+    "ATOM_EXCH": ("atomic_exchange(P, pto.load(v + i))", lambda a, b: b),
+    "ATOM_CAS": ("atomic_cas(P, pto.load(v + i), 7)", lambda a, b: np.where(a == b, 7, a)),
+}
+
+
+@pytest.mark.parametrize("name", list(ATOMIC_CALLS))
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_atomics_on_special_values(make_kernels, name, dtype):
+    """Each lane updates its own word (HBM and, the _L1 forms, a block-local buffer): the word
+    becomes numpy's op(old, value) and the lane gets the old word back."""
+    call, fn = ATOMIC_CALLS[name]
+    a, b = _pairs(dtype)
+    n = 128
+    a, b = a[:n], b[::-1][:n].copy()
+    mod = make_kernels(f"N = {n}\n" + ATOMIC_KERNEL.format(
+        call=call.replace("P", "m + i"), l1call=call.replace("P", "buf + i"), dt=dtype))
+    with np.errstate(all="ignore"):
+        want = np.asarray(fn(a, b)).astype(a.dtype)
+    for kernel, spec_name in ((mod.atomic_hbm, name), (mod.atomic_l1, name + "_L1")):
+        tm, tv, told = _tensor(a.copy()), _tensor(b), _tensor(np.zeros_like(a))
+        assert spec_name in kernel.asm(args=(tm, tv, told, n))
+        for mode in ("timing", "functional"):
+            tm, tv, told = _tensor(a.copy()), _tensor(b), _tensor(np.zeros_like(a))
+            pto.launch(kernel, grid=(1, 1, 1), block=(n, 1, 1), args=(tm, tv, told, n), mode=mode)
+            assert_same(told.numpy(), a, f"{spec_name} {dtype} {mode}: old values")
+            assert_same(tm.numpy(), want, f"{spec_name} {dtype} {mode}: memory",
+                        _min_max_of_zeros(name.replace("ATOM_", ""), a, b))
+
+
 NO_VALUES = {
     # ids are integers the launch defines (tests/test_compiler.py checks them); the rest
     # order, allocate or steer and compute no values
@@ -439,7 +533,9 @@ NO_VALUES = {
 
 def test_every_instruction_is_covered():
     covered = set(ALU) | {"CAST", "MOV", "LOAD", "STORE", "FMA_STORE", "LOAD_L1", "STORE_L1",
-                          "TLOAD", "TSTORE", "TROWSUM", "TROWMAX", "TROWEXPAND", "MMA"} | set(TILE)
+                          "TLOAD", "TSTORE", "TROWSUM", "TROWMAX", "TROWEXPAND", "MMA",
+                          "SHFL_IDX", "SHFL_UP", "SHFL_DOWN", "SHFL_XOR", "VOTE_ALL", "VOTE_ANY",
+                          "BALLOT"} | set(TILE) | set(ATOMIC_CALLS) | {n + "_L1" for n in ATOMIC_CALLS}
     missing = [s.name for s in load_isa().specs
                if s.name not in covered and s.family not in NO_VALUES]
     assert not missing, f"instructions without a special-value case: {missing}"

@@ -142,7 +142,8 @@ def fit(rows, base=None) -> Fitted:
     for name in names:                                   # latencies: dependent chains
         b = S("chain", name)
         if b is None:
-            b = S("chase", name) if name == "LOAD_L1" else None
+            b = S("chase", name) if name == "LOAD_L1" or (name.startswith("ATOM_")
+                                                          and name.endswith("_L1")) else None
         if b is not None:
             if round(b) > g(name):
                 F.put(name, "latency", round(b), f"dependent chain slope {b:g}")
@@ -161,6 +162,12 @@ def fit(rows, base=None) -> Fitted:
     if b is not None:
         xfer = math.ceil(sector / eff_read - 1e-9)
         F.put("LOAD", "latency", round(b) - xfer, f"pointer chase slope {b:g} - ceil({sector} B / {eff_read:g})")
+    for name in [n for n in base.instructions if n.startswith("ATOM_") and not n.endswith("_L1")]:
+        b = S("chase", name)
+        if b is not None:                   # an HBM atomic returns like a load
+            xfer = math.ceil(sector / eff_read - 1e-9)
+            F.put(name, "latency", round(b) - xfer,
+                  f"atomic pointer chase slope {b:g} - ceil({sector} B / {eff_read:g})")
     b = S("store_barrier", "STORE")
     if b is not None:
         xfer = math.ceil(sector / eff_write - 1e-9)

@@ -10,7 +10,8 @@ max(1, issue_interval(X)); F is a filler, an independent lane ADD):
 - ``chain``: k dependent X (``x = x + 1.0``): max(latency, g)
 - ``stream``: k independent X (``y_r = x + r``): g
 - ``id_use``: k times (id read; an ADD that uses it): latency + 1 (ids have no operand to chain)
-- ``chase``: pointer chasing, ``p = load(ai + p)``, one 32-byte sector: latency (+ transfer)
+- ``chase``: pointer chasing, ``p = load(ai + p)`` (or an atomic that leaves the word as it
+  was), one 32-byte sector: latency (+ transfer on HBM)
 - ``store_barrier``: k times (store; barrier()): latency + transfer + 1
 - ``barrier_gap``: k times (barrier_block(); F): max(latency + 1, issue_interval)
 - ``ctl_*``: control instructions in fixed patterns with a scalar probe after the measured one
@@ -57,7 +58,17 @@ ALU = {
     "MOV": ("x = pto.cast(x, pto.float32)", "x", "x"),
     "SELECT": ("x = pto.select(c, x, 1.0)", "pto.select(c, x, {r}.0)", "x"),
     "CAST": (None, "pto.cast(x, pto.int32)", "x"),
+    "SHFL_IDX": ("x = pto.shfl_idx(x, 0)", "pto.shfl_idx(x, {r})", "x"),
+    "SHFL_UP": ("x = pto.shfl_up(x, 1)", "pto.shfl_up(x, {r})", "x"),
+    "SHFL_DOWN": ("x = pto.shfl_down(x, 1)", "pto.shfl_down(x, {r})", "x"),
+    "SHFL_XOR": ("x = pto.shfl_xor(x, 1)", "pto.shfl_xor(x, {r})", "x"),
+    "VOTE_ALL": ("c = pto.vote_all(c)", "pto.vote_all(c)", "c"),
+    "VOTE_ANY": ("c = pto.vote_any(c)", "pto.vote_any(c)", "c"),
 }
+# atomics: name -> the call on pointer {ptr} that returns the word's old value unchanged
+ATOMICS = {"ADD": "pto.atomic_add({ptr}, 0)", "MAX": "pto.atomic_max({ptr}, 0)",
+           "MIN": "pto.atomic_min({ptr}, 0)", "EXCH": "pto.atomic_exchange({ptr}, 0)",
+           "CAS": "pto.atomic_cas({ptr}, 1, 0)"}
 IDS = {"GLOBAL_ID": "pto.get_global_id(0)", "LOCAL_ID": "pto.get_local_id(0)",
        "BLOCK_ID": "pto.get_block_id(0)", "BLOCK_DIM": "pto.get_block_dim(0)",
        "GRID_DIM": "pto.get_grid_dim(0)", "LANE_ID": "pto.get_lane_id()", "WARP_ID": "pto.get_warp_id()"}
@@ -130,6 +141,11 @@ def _alu_benches():
                          count=name))
         out.append(Bench("stream", name, LANE_SIZES,
                          lambda k, e=expr: ([f"t{r} = {e}" for r in range(k)], f"t{k - 1}"), count=name))
+    out.append(Bench("id_use", "BALLOT", LANE_SIZES,
+                     lambda k: ([f"t{r} = pto.ballot(c)\nu{r} = t{r} + i" for r in range(k)], f"u{k - 1}"),
+                     count="BALLOT"))
+    out.append(Bench("stream", "BALLOT", LANE_SIZES,
+                     lambda k: ([f"t{r} = pto.ballot(c)" for r in range(k)], f"t{k - 1}"), count="BALLOT"))
     out.append(Bench("chain", "pipes.scalar", LANE_SIZES,
                      lambda k: (["s = n * 3"] + ["s = s + 1"] * k, "s"), count="ADD"))
     out.append(Bench("stream", "pipes.scalar", LANE_SIZES,
@@ -165,7 +181,23 @@ def _memory_benches():
           count="STORE_L1"),
         b("stream", "STORE_L1", LANE_SIZES,
           lambda k: (["bf = pto.alloc_local(64)"] + ["pto.store(bf + i, x)"] * k, None), count="STORE_L1"),
-    ]
+    ] + _atomic_benches()
+
+
+def _atomic_benches():
+    """Pointer chases through atomics that leave the word as it was (one sector), and
+    independent streams of them, on HBM (ai) and on an L1 buffer."""
+    out = []
+    for op, call in ATOMICS.items():
+        for suffix, setup, ptr in (("", [], "ai + p"), ("_L1", ["b = pto.alloc_local(64, pto.int32)"], "b + p")):
+            name = f"ATOM_{op}{suffix}"
+            out.append(Bench("chase", name, LANE_SIZES,
+                             lambda k, s=setup, c=call.format(ptr=ptr): (s + [f"p = {c}"] * k, "p"),
+                             count=name))
+            out.append(Bench("stream", name, LANE_SIZES,
+                             lambda k, s=setup, c=call.format(ptr=ptr): (s + [f"q{r} = {c}" for r in range(k)],
+                                                                        f"q{k - 1}"), count=name))
+    return out
 
 
 def _sync_benches():
@@ -175,6 +207,7 @@ def _sync_benches():
         b("stream", "ALLOC_LOCAL", LANE_SIZES,
           lambda k: ([f"b{r} = pto.alloc_local(8)" for r in range(k)], None), count="ALLOC_LOCAL"),
         b("stream", "BARRIER", LANE_SIZES, lambda k: (["pto.barrier()"] * k, None), count="BARRIER"),
+        b("stream", "FENCE", LANE_SIZES, lambda k: (["pto.fence()"] * k, None), count="FENCE"),
         b("stream", "BARRIER_BLOCK", LANE_SIZES, lambda k: (["pto.barrier_block()"] * k, None),
           count="BARRIER_BLOCK"),
         b("barrier_gap", "BARRIER_BLOCK", LANE_SIZES,

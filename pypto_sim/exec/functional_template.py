@@ -229,6 +229,9 @@ def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, t
         if status != ST_OK:
             state[0] = pc
             return RUN_FAULT
+        if fam == F_ATOMIC and code[pc, C_AUX + 2] == 1:
+            for q in range(info[4]):
+                hbm_init[pend_idx[q]] = 1
         if fam == F_STORE or fam == F_FMA_STORE:
             n = info[4]
             if op == OP_STORE_L1:

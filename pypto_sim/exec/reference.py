@@ -232,6 +232,62 @@ def exec_fma_store(spec, pc, code, imm, regs, mask, tbase, tcount, tbytes, secto
                         pend_val, info, value_reg=d)
 
 
+def exec_atomic(spec, pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector,
+                pend_idx, info):
+    """Atomic family: for each active lane in order, old = mem[word]; mem[word] = the table's
+    expression of (old, source 1, source 2) rounded to dtype (int32: integer semantics);
+    dst = old. aux2 = 1 for HBM (aux0 the tensor slot), 0 for L1 (aux0 base, aux1 count)."""
+    d, dt = int(code[pc, C_DST]), int(code[pc, C_DTYPE])
+    item = ITEMSIZE[dt]
+    if int(code[pc, C_AUX + 2]) == 1:
+        slot = int(code[pc, C_AUX])
+        mem, base, count, byte0, to_hbm = hbm, int(tbase[slot]), int(tcount[slot]), int(tbytes[slot]), True
+    else:
+        mem, base, count, byte0, to_hbm = l1, int(code[pc, C_AUX]), int(code[pc, C_AUX + 1]), 0, False
+    is_int = dt == dtypes.int32.code
+    touched = []
+    for lane in lanes(mask):
+        off = int(source(code, imm, regs, pc, 0, lane))
+        if not 0 <= off < count:
+            return fault(info, lane, off, count)
+        old = mem[base + off]
+        b, c = source(code, imm, regs, pc, 1, lane), source(code, imm, regs, pc, 2, lane)
+        mem[base + off] = to_dtype(dt, evaluate(spec, old, b, c, is_int))
+        regs[d, lane] = old
+        pend_idx[len(touched)] = base + off
+        touched.append(byte0 + off * item)
+    info[4] = len(touched)
+    info[3] = bytes_moved(to_hbm, touched, item, sector)
+    return ST_OK
+
+
+def exec_warp(spec, pc, code, imm, regs, mask, scratch=None):
+    """Warp family: shuffles (source lane from operand 1; outside 0..31: the lane's own) and
+    votes over the active lanes' predicates; active lanes receive the result."""
+    d = int(code[pc, C_DST])
+    active = lanes(mask, code[pc, C_UNIFORM] == 1)      # a uniform result fills all lanes
+    if spec.name in ("VOTE_ALL", "VOTE_ANY", "BALLOT"):
+        bits = pred_bits(code, imm, regs, pc, 0, mask)
+        value = {"VOTE_ALL": float(bits == mask), "VOTE_ANY": float(bits != 0),
+                 "BALLOT": float(wrap_int32(bits))}[spec.name]
+        for lane in active:
+            regs[d, lane] = value
+        return ST_OK
+    out = {}
+    for lane in range(32):
+        k = int(source(code, imm, regs, pc, 1, lane))
+        src = {"SHFL_IDX": k % 32, "SHFL_UP": lane - k, "SHFL_DOWN": lane + k,
+               "SHFL_XOR": lane ^ k}[spec.name]
+        if not 0 <= src < 32:
+            src = lane
+        out[lane] = source(code, imm, regs, pc, 0, src)
+    for lane in active:
+        regs[d, lane] = out[lane]
+    if scratch is not None:                  # the numba executor's scratch words, mirrored
+        scratch[:] = [out[lane] for lane in range(32)]
+    return ST_OK
+
+
 def execute(pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector, pend_idx,
             pend_val, info):
     """Execute instruction pc for the warp's active lanes (mask). Returns a status code.
@@ -265,6 +321,11 @@ FAMILY_HANDLERS = {
     sector, pend_idx, pend_val, info: exec_fma_store(spec, pc, code, imm, regs, mask, tbase,
                                                      tcount, tbytes, sector, pend_idx, pend_val,
                                                      info),
+    "atomic": lambda spec, pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector,
+    pend_idx, pend_val, info: exec_atomic(spec, pc, code, imm, regs, mask, hbm, tbase, tcount,
+                                          tbytes, l1, sector, pend_idx, info),
+    "warp": lambda spec, pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector,
+    pend_idx, pend_val, info: exec_warp(spec, pc, code, imm, regs, mask, pend_val),
 }
 
 

@@ -225,7 +225,7 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                             t = wready[d]
                             cause = CA_OPERAND
                             cause_pc = wprod[d]
-                        if fam == F_SYNC and wv[g, W_STORE_DONE] > t:
+                        if (fam == F_SYNC or fam == F_ATOMIC) and wv[g, W_STORE_DONE] > t:
                             t = wv[g, W_STORE_DONE]
                             cause = CA_BARRIER
                         booked = book(keys, vals, st, cores, core, t, pc_pipe[pc], pc_ii[pc], width)
@@ -346,6 +346,25 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                             schedule(st, ht, hk, hv, complete, NORMAL, EV_COMMIT, slot)
                             if complete > wv[g, W_STORE_DONE]:
                                 wv[g, W_STORE_DONE] = complete
+                    elif fam == F_WARP or fam == F_ATOMIC:
+                        # LaunchSimulation._warp's "warp" and "atomic" branches
+                        if execute(pc, code, imm, wregs, mask, ctx, hbm, tbase, tcount, tbytes, l1,
+                                   cfg[K_SECTOR], pend_idx, pend_val, info) != ST_OK:
+                            wfault[g, F_LANE] = info[0]
+                            wfault[g, F_WORD] = info[1]
+                            wfault[g, F_COUNT] = info[2]
+                            _fault(g, now, st, ht, hk, hv, wv, wfault, FK_OOB, pc)
+                            break
+                        d = pc_dst[pc]
+                        if fam == F_ATOMIC:
+                            moved = info[3]
+                            if pc_mem[pc] == MEM_HBM:
+                                complete = now + lat + transfer(lk_s, lk_e, lk_n, core, moved, now,
+                                                                True, bw[0], bw[1], bw[2], now)
+                                for q in range(info[4]):
+                                    hbm_init[pend_idx[q]] = 1
+                        wready[d] = complete
+                        wprod[d] = pc
                     elif fam == F_SYNC and op == OP_BARRIER_BLOCK:
                         alive = wv[g, W_ALIVE] & ~state[2]
                         if cfg[K_SYNC] != 0 and mask != alive:

@@ -23,7 +23,7 @@ from .pipeline import PipelineLowering, PipelineMethod
 from .tile_builtins import TileBuiltins
 from .uniformity import VARYING_BUILTINS, Uniformity, assignment_sites
 from .scope import Scope
-from .values import Const, HomeVar, Ptr, PtrVar, Text, Val
+from .values import Const, ConstTuple, HomeVar, Ptr, PtrVar, Text, Val
 
 
 UNSUPPORTED_STMTS = {"Try": "a try statement", "TryStar": "a try statement",
@@ -374,7 +374,7 @@ class KernelCompiler(TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining,
     def stmt_Assign(self, node):
         if len(node.targets) != 1:
             self.error(node, "chained assignment (a = b = ...) is not supported in a kernel")
-        self.assign(node.targets[0], self.expr(node.value), node)
+        self.assign(node.targets[0], self.vexpr(node.value), node)
 
     def stmt_AnnAssign(self, node):
         if node.value is None:
@@ -382,16 +382,9 @@ class KernelCompiler(TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining,
         self.assign(node.target, self.expr(node.value), node)
 
     def stmt_AugAssign(self, node):
-        current = self.expr(node.target) if not isinstance(node.target, ast.Subscript) else None
-        if current is None:
-            # `o[i]` is an address here, so `o[i] += v` cannot mean "add to the element" without
-            # a hidden load: say so, and show the explicit form
-            target = ast.unparse(node.target)
-            op = ast.unparse(node).split(target, 1)[1].split("=", 1)[0].strip()    # "+" of "+="
-            explicit = f"{target} = pto.load({target}) {op} {ast.unparse(node.value)}"
-            self.error(node, f"'{ast.unparse(node)}': augmented assignment to memory is not supported",
-                       f"load, compute and store explicitly: {explicit}")
-        value = self.expr(ast.copy_location(ast.BinOp(node.target, node.op, node.value), node))
+        # `o[i] += v` reads o[i] (a[i] in a value context is its element), then stores: a plain
+        # load / compute / store, not an atomic
+        value = self.vexpr(ast.copy_location(ast.BinOp(node.target, node.op, node.value), node))
         self.assign(node.target, value, node)
 
     def assign(self, target, value, node):
@@ -481,12 +474,40 @@ class KernelCompiler(TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining,
         self.loop(node, lambda: self.condition(node.test), lambda: None, node.body)
         self.propagate_return(node)
 
+    def _unrolled_for(self, node, items):
+        """`for k in (16, 8, 4, 2, 1):` over a tuple of constants: the body once per element,
+        with k bound to that constant (so it may size buffers or pick a shuffle distance)."""
+        def own_jumps(stmts):
+            for stmt in stmts:
+                if isinstance(stmt, (ast.Break, ast.Continue)):
+                    yield stmt
+                elif not isinstance(stmt, (ast.For, ast.While)):   # nested loops own theirs
+                    for field in ("body", "orelse"):
+                        yield from own_jumps(getattr(stmt, field, []) or [])
+        for jump in own_jumps(node.body):
+            self.error(jump, f"'{ast.unparse(jump)}' in a loop over a tuple (which is unrolled)",
+                       "loop over range(len(t)) and index the tuple to break out early")
+        name = node.target.id
+        # a for-target counts as two assignments (a range loop steps it); if this loop is the
+        # only place that assigns it, each pass binds the constant itself (no register)
+        only_here = self.scope.sites.get(name, 0) <= 2 and name not in self.scope.names
+        for item in items.items:
+            if only_here:
+                self.scope.names[name] = item
+            else:
+                self.bind(name, item, node)
+            self.block(node.body)
+
     def stmt_For(self, node):
         if node.orelse:
             self.error(node, "for ... else is not supported in a kernel")
         if not isinstance(node.target, ast.Name):
             self.error(node, "the loop variable must be a single name")
         it = node.iter
+        if not isinstance(it, ast.Call):
+            items = self.expr(it)
+            if isinstance(items, ConstTuple):
+                return self._unrolled_for(node, items)
         func = self.expr(it.func) if isinstance(it, ast.Call) else None
         pipe_prefix = pipe_step = pipe_state = None
         if isinstance(func, PipelineMethod) and func.name == "range":
@@ -614,7 +635,7 @@ class KernelCompiler(TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining,
             self.emit("RET", None, (), None, node)
             return
         if node.value is not None:
-            value = self.expr(node.value)
+            value = self.vexpr(node.value)
             if scope.return_frame:
                 self.require_value(value, node.value)
                 home = self.return_register(value, node)

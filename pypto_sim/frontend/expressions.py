@@ -6,6 +6,7 @@ A mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`; it relies on the 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import math
 
@@ -14,7 +15,7 @@ from ..dtypes import DType, promote
 from ..ir import Imm, Reg
 from .builtins import Builtin
 from .pipeline import PipelineRef
-from .values import NONE, Text, Const, DTypeRef, ModuleRef, Ptr, PyCallable, Val
+from .values import NONE, Text, Const, ConstTuple, DTypeRef, ModuleRef, Ptr, PyCallable, Val
 
 BINOPS = {ast.Add: "ADD", ast.Sub: "SUB", ast.Mult: "MUL", ast.Div: "DIV",
           ast.FloorDiv: "FLOORDIV", ast.Mod: "MOD", ast.BitAnd: "AND", ast.BitOr: "OR",
@@ -33,7 +34,7 @@ PY_CALLABLES = {min: "min", max: "max", abs: "abs", range: "range", float: "floa
                 bool: "bool", len: "len", print: "print"}
 
 
-UNSUPPORTED_EXPRS = {"List": "a list literal", "Tuple": "a tuple", "Dict": "a dict literal",
+UNSUPPORTED_EXPRS = {"List": "a list literal", "Dict": "a dict literal",
                      "Set": "a set literal", "ListComp": "a list comprehension",
                      "SetComp": "a set comprehension", "DictComp": "a dict comprehension",
                      "GeneratorExp": "a generator expression", "Lambda": "a lambda",
@@ -196,11 +197,52 @@ class ExprLowering:
             return self.pipeline_attribute(base, node)
         self.error(node, f"attribute access '{ast.unparse(node)}' is not supported in a kernel")
 
+    def expr_Tuple(self, node):
+        items = [self.expr(e) for e in node.elts]
+        if not all(isinstance(i, Const) for i in items):
+            self.error(node, f"the tuple '{ast.unparse(node)}' holds values only known at run "
+                             "time; kernel tuples hold constants",
+                       "keep run-time values in variables, or index a tensor")
+        return ConstTuple(tuple(items))
+
+    def tuple_item(self, tup: ConstTuple, index, node):
+        """tup[index]: the constant itself for a constant index; for a run-time index a
+        chain of selects (index == j), so the value is right in every lane."""
+        n = len(tup.items)
+        if isinstance(index, Const):
+            k = int(index.value)
+            if not -n <= k < n:
+                self.error(node, f"tuple index {k} is out of range for a tuple of {n} elements")
+            return tup.items[k]
+        self.require_value(index, node)
+        if index.dtype.is_float:
+            self.error(node, f"tuple indices must be integers, got {index.dtype}")
+        result = tup.items[-1]
+        for j in range(n - 2, -1, -1):
+            hit = self.alu("EQ", [index, Const(j, dtypes.int32)], node)
+            result = self.alu("SELECT", [hit, tup.items[j], result], node,
+                              dtype=self.result_dtype(*tup.items))
+        return result
+
     def expr_Subscript(self, node):
         base = self.expr(node.value)
+        if isinstance(base, ConstTuple):
+            return self.tuple_item(base, self.expr(node.slice), node)
         if not isinstance(base, Ptr):
             self.error(node, f"only pointers can be indexed; '{ast.unparse(node.value)}' is not one")
-        return self.ptr_add(base, self.expr(node.slice), node, 1)
+        base = self.loaded(base, node.value)
+        ptr = self.ptr_add(base, self.loaded(self.expr(node.slice), node.slice), node, 1)
+        return dataclasses.replace(ptr, indexed=True)
+
+    def loaded(self, v, node):
+        """v in a value context: an indexed pointer `a[i]` reads its element (a LOAD)."""
+        if isinstance(v, Ptr) and v.indexed:
+            return self.builtin_load(node, {"ptr": v})
+        return v
+
+    def vexpr(self, node):
+        """An expression whose value is used (not its address)."""
+        return self.loaded(self.expr(node), node)
 
     def ptr_add(self, ptr: Ptr, delta, node, sign: int) -> Ptr:
         if isinstance(delta, Ptr):
@@ -215,7 +257,7 @@ class ExprLowering:
         return Ptr(ptr.space, ptr.slot, ptr.dtype, ptr.name, offset, ptr.count, ptr.base)
 
     def expr_BinOp(self, node):
-        left, right = self.expr(node.left), self.expr(node.right)
+        left, right = self.vexpr(node.left), self.vexpr(node.right)
         op = BINOPS.get(type(node.op))
         if op is None:
             self.error(node, f"'{ast.unparse(node)}': the operator {type(node.op).__name__} is not "
@@ -233,7 +275,7 @@ class ExprLowering:
     def expr_UnaryOp(self, node):
         if isinstance(node.op, ast.Not):
             return self.alu("NOT", [self.condition(node.operand)], node, dtype=dtypes.bool_)
-        v = self.expr(node.operand)
+        v = self.vexpr(node.operand)
         self.require_value(v, node.operand)
         if isinstance(node.op, ast.UAdd):
             return v
@@ -246,7 +288,7 @@ class ExprLowering:
         value-context `and`/`or`, which yields one of its operands, only truth matters here."""
         if isinstance(node, ast.BoolOp):
             return self.short_circuit(node, truth_only=True)
-        return self.truth(self.expr(node), node)
+        return self.truth(self.vexpr(node), node)
 
     def truth(self, v, node):
         """A value as a condition (bool): non-zero is true."""
@@ -256,14 +298,14 @@ class ExprLowering:
         return self.alu("NE", [v, Const(0, v.dtype)], node)
 
     def expr_Compare(self, node):
-        left = self.expr(node.left)
+        left = self.vexpr(node.left)
         left_node = node.left
         result = None
         for op_node, right_node in zip(node.ops, node.comparators):
             op = CMPOPS.get(type(op_node))
             if op is None:
                 self.error(node, f"the comparison {type(op_node).__name__} is not supported in a kernel")
-            right = self.expr(right_node)
+            right = self.vexpr(right_node)
             a, b = left, right
             if isinstance(a, Ptr) and isinstance(b, Ptr):
                 # pointers into the same tensor compare by element offset (`while p < end:`)
@@ -400,13 +442,18 @@ class ExprLowering:
         given = set(bound.arguments)
         bound.apply_defaults()
         out = dict(bound.arguments)
+        # `a[i]` passed where the builtin takes a value reads the element
+        pointers = {o.name for spec in builtin.specs for o in spec.operands if o.kind == "pointer"}
+        for key, value in out.items():
+            if key not in pointers:
+                out[key] = self.loaded(value, node)
         for key, value in out.items():
             if key not in given:   # defaults are Python objects from the table's signature
                 out[key] = NONE if value is None else self.from_python(value, node, key)
         return out
 
     def call_python(self, name: str, node):
-        args = [self.expr(a) for a in node.args]
+        args = [self.vexpr(a) for a in node.args]
         if node.keywords:
             self.error(node, f"{name}() with keyword arguments is not supported in a kernel")
         if name in ("min", "max") and len(args) >= 2:
@@ -414,6 +461,8 @@ class ExprLowering:
             for other in args[1:]:
                 result = self.alu(name.upper(), [result, other], node)
             return result
+        if name == "len" and len(args) == 1 and isinstance(args[0], ConstTuple):
+            return Const(len(args[0].items), dtypes.int32, weak=True)
         if name == "abs" and len(args) == 1:
             return self.alu("ABS", args, node)
         if name in ("float", "int", "bool") and len(args) == 1:
@@ -486,6 +535,9 @@ class ExprLowering:
         for fn, name in PY_CALLABLES.items():
             if value is fn:
                 return PyCallable(name)
+        if isinstance(value, tuple) and value and all(const_of(v) is not None for v in value):
+            return ConstTuple(tuple(Const(const_of(v).value, const_of(v).dtype, weak=True)
+                                    for v in value))
         c = const_of(value)
         if c is None and hasattr(value, "dtype") and getattr(value, "shape", None) == ():
             c = const_of(value.item())

@@ -98,6 +98,83 @@ class MemoryBuiltins:
                 ins.comment = ins.comment.replace(buf.name, name, 1)
         return dataclasses.replace(ptr, name=name)
 
+    # ---------------------------------------------------------------- atomics
+    def _atomic(self, kind, node, args):
+        ptr = self.require_ptr(args["ptr"], node, f"pto.atomic_{kind}(ptr, ...): ptr")
+        values = [args["compare"], args["value"]] if kind == "cas" else [args["value"]]
+        for v in values:
+            self.require_value(v, node)
+        op = {"add": "ATOM_ADD", "max": "ATOM_MAX", "min": "ATOM_MIN", "exchange": "ATOM_EXCH",
+              "cas": "ATOM_CAS"}[kind] + ("" if ptr.space == "hbm" else "_L1")
+        offset = self.operand(ptr.offset, dtypes.int32, node)
+        ops = (offset,) + tuple(self.operand(v, ptr.dtype, node) for v in values)
+        dst = self.new_reg(ptr.dtype, False)           # each lane gets its own old value
+        aux = (ptr.slot, 0, 1) if ptr.space == "hbm" else (ptr.base, self.buffers[ptr.slot].words, 0)
+        self.emit(op, dst, ops, ptr.dtype, node, aux=aux)
+        self.instrs[-1].comment = ptr.name
+        return Val(dst)
+
+    def builtin_atomic_add(self, node, args):
+        return self._atomic("add", node, args)
+
+    def builtin_atomic_max(self, node, args):
+        return self._atomic("max", node, args)
+
+    def builtin_atomic_min(self, node, args):
+        return self._atomic("min", node, args)
+
+    def builtin_atomic_exchange(self, node, args):
+        return self._atomic("exchange", node, args)
+
+    def builtin_atomic_cas(self, node, args):
+        return self._atomic("cas", node, args)
+
+    def builtin_fence(self, node, args):
+        self.emit("FENCE", None, (), None, node)
+
+    # ---------------------------------------------------------------- warp exchange
+    def _shuffle(self, op, node, args, key):
+        x = args["x"]
+        self.require_value(x, node)
+        k = args[key]
+        self.require_value(k, node)
+        dtype = x.dtype
+        src = self.operand(x, dtype, node)
+        kk = self.operand(k, dtypes.int32, node)
+        uniform = not isinstance(src, Reg) or src.uniform
+        dst = self.new_reg(dtype, uniform)
+        self.emit(op, dst, (src, kk), dtype, node)
+        return Val(dst)
+
+    def builtin_shfl_idx(self, node, args):
+        return self._shuffle("SHFL_IDX", node, args, "lane")
+
+    def builtin_shfl_up(self, node, args):
+        return self._shuffle("SHFL_UP", node, args, "delta")
+
+    def builtin_shfl_down(self, node, args):
+        return self._shuffle("SHFL_DOWN", node, args, "delta")
+
+    def builtin_shfl_xor(self, node, args):
+        return self._shuffle("SHFL_XOR", node, args, "mask")
+
+    def _vote(self, op, node, args, result):
+        pred = self.truth(args["pred"], node)
+        src = self.operand(pred, dtypes.bool_, node)
+        uniform = not isinstance(src, Reg) or src.uniform
+        dst = self.new_reg(result, uniform)
+        self.emit(op, dst, (src,), result, node)
+        return Val(dst)
+
+    def builtin_vote_all(self, node, args):
+        return self._vote("VOTE_ALL", node, args, dtypes.bool_)
+
+    def builtin_vote_any(self, node, args):
+        return self._vote("VOTE_ANY", node, args, dtypes.bool_)
+
+    def builtin_ballot(self, node, args):
+        return self._vote("BALLOT", node, args, dtypes.int32)
+
     def builtin_barrier(self, node, args):
         self.emit("BARRIER", None, (), None, node)
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import ast
 
-VARYING_BUILTINS = {"get_global_id", "get_local_id", "get_lane_id"}
+# builtins whose result differs between lanes whatever their arguments (atomics hand each
+# lane its own old value)
+VARYING_BUILTINS = {"get_global_id", "get_local_id", "get_lane_id", "atomic_add", "atomic_max",
+                    "atomic_min", "atomic_exchange", "atomic_cas"}
 
 
 class Uniformity:

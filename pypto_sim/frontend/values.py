@@ -44,6 +44,9 @@ class Ptr:
     offset: object
     count: int = 0       # l1 buffers: element count (known at compile time)
     base: int = 0        # l1 buffers: word offset in the block's L1 area
+    # written `a[i]`: an address where a pointer is expected (pto.load(a[i]), a[i] = v), the
+    # element's value everywhere else (x = a[i], a[i] * 2), as CUDA and Triton users read it
+    indexed: bool = False
 
 
 @dataclass(frozen=True)
@@ -99,3 +102,11 @@ class Text:
     """A string literal: only meaningful where a builtin takes a name (a pipe, a stage)."""
 
     value: str
+
+
+@dataclass(frozen=True)
+class ConstTuple:
+    """A tuple of compile-time constants (a literal or a module-level tuple of numbers):
+    indexable (a runtime index becomes a select chain), iterable by an unrolled for, len()."""
+
+    items: tuple

@@ -16,11 +16,11 @@ from .._resources import data_dir
 from ..errors import IsaError
 
 PIPES = ("scalar", "vector", "sfu", "load", "store", "mma")
-CATEGORIES = ("id", "move", "lane_alu", "sfu", "compare", "convert", "lane_memory", "sync",
+CATEGORIES = ("id", "move", "lane_alu", "sfu", "compare", "convert", "lane_memory", "atomic", "warp", "sync",
               "control", "tile_memory", "tile_alu", "mma")
 FAMILIES = ("alu", "id", "load", "store", "fma_store", "alloc", "sync", "control",
             "tile_load", "tile_store", "tile_mma", "tile_alu", "tile_reduce", "tile_expand",
-            "tile_sync")
+            "tile_sync", "warp", "atomic")
 TILE_FAMILIES = ("tile_load", "tile_store", "tile_mma", "tile_alu", "tile_reduce", "tile_expand",
                  "tile_sync")
 OPERAND_KINDS = ("value", "pointer", "dim", "dtype", "target", "imm", "tile")
@@ -146,7 +146,7 @@ def _parse_record(path: Path, rec: dict) -> InstrSpec:
     for d in rec["dtypes"]:
         if d not in DTYPE_NAMES:
             _fail(path, name, f"dtype {d!r} is not one of {DTYPE_NAMES}")
-    if rec["family"] in ("alu", "fma_store", "tile_alu", "tile_reduce") and not (rec.get("float") or rec.get("int")):
+    if rec["family"] in ("alu", "fma_store", "tile_alu", "tile_reduce", "atomic") and not (rec.get("float") or rec.get("int")):
         _fail(path, name, "an alu instruction needs a 'float' or 'int' semantic expression")
     if rec["family"] == "tile_reduce" and "init" not in rec:
         _fail(path, name, "a tile_reduce instruction needs 'init', the reduction's identity")

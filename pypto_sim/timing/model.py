@@ -219,7 +219,9 @@ class LaunchSimulation:
             self.pc_srcs.append([int(r) for r in code[pc, C_SRC:C_SRC + MAX_SRCS] if r >= 0])
             self.pc_dst.append(int(code[pc, C_DST]))
             self.pc_mem.append("hbm" if spec.name in ("LOAD", "STORE", "FMA_STORE") else
-                               "l1" if spec.name in ("LOAD_L1", "STORE_L1") else None)
+                               "l1" if spec.name in ("LOAD_L1", "STORE_L1") else
+                               ("l1" if spec.name.endswith("_L1") else "hbm")
+                               if spec.family == "atomic" else None)
         # fusion rules of the machine table (timing/fusion.py): the second instruction of each
         # fused pair loses `saving` cycles of fixed latency and is named "FIRST+SECOND" (only
         # data instructions fuse, so no name that the warp loop tests is ever renamed)
@@ -380,7 +382,8 @@ class LaunchSimulation:
             if tile and w != 0:        # tile instructions are issued by warp 0 of the block
                 pc += 1
                 continue
-            if fam == "sync" and ws.store_done > t:
+            if (fam == "sync" or fam == "atomic") and ws.store_done > t:
+                # barriers, fences and atomics wait until the warp's own stores have landed
                 t, cause = ws.store_done, CAUSE["barrier"]
             if fam == "tile_sync" and self.pc_name[pc] == "WAIT_ALL" and code[pc, C_AUX]:
                 if w != 0 and not blk.has_wait_mark(ws.wait_alls):
@@ -431,7 +434,18 @@ class LaunchSimulation:
                     ws.wait_alls += 1
                 else:
                     ws.seen_tiles = max(ws.seen_tiles, blk.tile_seq)
-            elif fam in ("alu", "id"):
+            elif fam == "atomic":
+                # read-modify-write at issue, in issue order; the old value returns later
+                if ex.execute(pc, code, imm, ws.regs, mask, ctx, self.hbm, self.tbase, self.tcount,
+                              self.tbytes, blk.l1, sector, pend_idx, pend_val, info):
+                    raise self._oob(pc, blk, w, info)
+                moved = int(info[3])
+                if self.pc_mem[pc] == "hbm":
+                    complete = now + lat + self._transfer(core, moved, now, read=True)
+                    if self.hbm_init is not None:
+                        self.hbm_init[pend_idx[:int(info[4])]] = 1
+                ws.ready[d], ws.producer[d] = complete, pc
+            elif fam in ("alu", "id", "warp"):
                 ex.execute(pc, code, imm, ws.regs, mask, ctx, self.hbm, self.tbase, self.tcount,
                            self.tbytes, blk.l1, sector, pend_idx, pend_val, info)
                 ws.ready[d], ws.producer[d] = complete, pc

@@ -1,0 +1,209 @@
+"""The SIMT features CUDA-style kernels reach for: atomics, warp shuffles and votes, a
+memory fence, tuples of constants and `a[i]` reads, checked the way their CUDA samples are
+(a histogram against np.bincount, reductions against numpy's sums), in every mode and engine."""
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+
+MODES = [("timing", "simpy"), ("timing", "fast"), ("functional", "auto")]
+OFFSETS = (16, 8, 4, 2, 1)
+
+
+@pto.kernel
+def histogram(x, hist, n):
+    i = pto.get_global_id()
+    if i < n:
+        pto.atomic_add(hist + x[i], 1)
+
+
+@pto.kernel
+def histogram_shared(x, hist, n, bins):
+    """Per-block counts in L1 (atomics on the block's buffer), then one HBM atomic per bin."""
+    t = pto.get_local_id()
+    local = pto.alloc_local(bins, dtype=pto.int32)
+    if t < bins:
+        local[t] = 0
+    pto.barrier_block()
+    i = pto.get_global_id()
+    if i < n:
+        pto.atomic_add(local + x[i], 1)
+    pto.barrier_block()
+    if t < bins:
+        pto.atomic_add(hist + t, local[t])
+
+
+@pto.kernel
+def warp_sum(x, out, n):
+    """A butterfly over the warp with shfl_xor; lane 0 of each warp adds its sum to out."""
+    i = pto.get_global_id()
+    v = 0.0
+    if i < n:
+        v = x[i]
+    for k in OFFSETS:
+        v = v + pto.shfl_xor(v, k)
+    if pto.get_lane_id() == 0:
+        pto.atomic_add(out, v)
+
+
+@pto.kernel
+def block_sum(x, out, n, threads):
+    """The classic shared-memory tree: each step halves the active threads, barrier_block()
+    between steps; thread 0 writes the block's sum."""
+    t = pto.get_local_id()
+    i = pto.get_global_id()
+    s = pto.alloc_local(threads)
+    v = 0.0
+    if i < n:
+        v = x[i]
+    s[t] = v
+    pto.barrier_block()
+    stride = threads // 2
+    while stride > 0:
+        if t < stride:
+            s[t] = s[t] + s[t + stride]
+        pto.barrier_block()
+        stride = stride // 2
+    if t == 0:
+        out[pto.get_block_id()] = s[0]
+
+
+def _int_tensor(host):
+    d = pto.alloc_tensor(host.nbytes, dtype=pto.int32)
+    pto.memcpy_h2d(d, host)
+    return d
+
+
+def _float_tensor(host):
+    d = pto.alloc_tensor(host.nbytes)
+    pto.memcpy_h2d(d, host)
+    return d
+
+
+@pytest.mark.parametrize("mode,engine", MODES)
+def test_histogram_with_atomic_add_equals_bincount(mode, engine, monkeypatch):
+    monkeypatch.setenv("PYPTO_TIMING_ENGINE", engine)
+    data = np.random.default_rng(1).integers(0, 20, 3000).astype(np.int32)
+    for kernel, args in ((histogram, ()), (histogram_shared, (20,))):
+        x, hist = _int_tensor(data), _int_tensor(np.zeros(20, np.int32))
+        pto.launch(kernel, grid=(12, 1, 1), block=(256, 1, 1), args=(x, hist, 3000) + args, mode=mode)
+        np.testing.assert_array_equal(hist.numpy(), np.bincount(data, minlength=20))
+
+
+@pytest.mark.parametrize("mode,engine", MODES)
+def test_warp_reduction_with_shuffles_gives_numpys_sum(mode, engine, monkeypatch):
+    monkeypatch.setenv("PYPTO_TIMING_ENGINE", engine)
+    data = np.arange(1, 1001, dtype=np.float32)            # integers: every order sums exactly
+    x, out = _float_tensor(data), _float_tensor(np.zeros(1, np.float32))
+    pto.launch(warp_sum, grid=(4, 1, 1), block=(256, 1, 1), args=(x, out, 1000), mode=mode)
+    assert out.numpy()[0] == data.sum() == 500500
+
+
+@pytest.mark.parametrize("mode,engine", MODES)
+def test_block_reduction_in_shared_l1_gives_numpys_sums(mode, engine, monkeypatch):
+    monkeypatch.setenv("PYPTO_TIMING_ENGINE", engine)
+    data = np.random.default_rng(2).integers(-50, 50, 1000).astype(np.float32)
+    x, out = _float_tensor(data), _float_tensor(np.zeros(4, np.float32))
+    pto.launch(block_sum, grid=(4, 1, 1), block=(256, 1, 1), args=(x, out, 1000, 256), mode=mode)
+    padded = np.concatenate([data, np.zeros(24, np.float32)]).reshape(4, 256)
+    np.testing.assert_array_equal(out.numpy(), padded.sum(axis=1))
+
+
+@pto.kernel
+def cas_lock_counter(counter, lock, n_rounds):
+    """Lane 0 of every warp takes a spin lock with atomic_cas, bumps a plain counter, fences
+    and releases: the count is exact only if the CAS and the fence order the critical
+    sections."""
+    if pto.get_lane_id() == 0:
+        for r in range(n_rounds):
+            got = pto.atomic_cas(lock, 0, 1)
+            while got != 0:
+                got = pto.atomic_cas(lock, 0, 1)
+            counter[0] = counter[0] + 1
+            pto.fence()
+            pto.atomic_exchange(lock, 0)
+
+
+@pytest.mark.parametrize("engine", ["simpy", "fast"])
+def test_a_cas_spin_lock_serialises_a_read_modify_write(engine, monkeypatch):
+    monkeypatch.setenv("PYPTO_TIMING_ENGINE", engine)
+    counter, lock = _int_tensor(np.zeros(1, np.int32)), _int_tensor(np.zeros(1, np.int32))
+    pto.launch(cas_lock_counter, grid=(4, 1, 1), block=(64, 1, 1), args=(counter, lock, 3))
+    assert counter.numpy()[0] == 4 * 2 * 3
+
+
+@pto.kernel
+def atomics_return_old(x, out):
+    i = pto.get_global_id()
+    out[i] = pto.atomic_add(x, 1)
+
+
+def test_atomics_return_distinct_old_values():
+    """32 lanes adding 1 to one word get 0..31 back (each sees the word before its own add),
+    and the word ends at 32."""
+    x, out = _int_tensor(np.zeros(1, np.int32)), _int_tensor(np.zeros(32, np.int32))
+    pto.launch(atomics_return_old, grid=(1, 1, 1), block=(32, 1, 1), args=(x, out))
+    assert sorted(out.numpy()) == list(range(32)) and x.numpy()[0] == 32
+
+
+@pto.kernel
+def votes(x, o):
+    i = pto.get_global_id()
+    v = x[i]
+    o[i] = pto.ballot(v > 0)
+    o[32 + i] = pto.select(pto.vote_any(v > 30), 1, 0) + 2 * pto.select(pto.vote_all(v >= 0), 1, 0)
+
+
+def test_votes_and_ballot():
+    data = np.arange(32, dtype=np.int32) - 1                 # -1, 0, 1, ..., 30
+    x, o = _int_tensor(data), _int_tensor(np.zeros(64, np.int32))
+    pto.launch(votes, grid=(1, 1, 1), block=(32, 1, 1), args=(x, o))
+    got = o.numpy()
+    mask = sum(1 << k for k in range(32) if data[k] > 0)
+    assert (got[:32] == np.int32(np.uint32(mask).view(np.int32))).all()
+    assert (got[32:] == 0).all()                                # none > 30, not all >= 0
+
+
+WEIGHTS = (0.25, 0.5, 0.25)
+
+
+@pto.kernel
+def smooth(x, o, n):
+    """A 3-tap stencil with its weights in a module-level tuple, unrolled over the tuple."""
+    i = pto.get_global_id()
+    if i >= 1 and i < n - 1:
+        acc = 0.0
+        for k in range(len(WEIGHTS)):
+            acc = acc + WEIGHTS[k] * x[i + k - 1]
+        o[i] = acc
+
+
+@pto.kernel
+def pick(o):
+    i = pto.get_lane_id()
+    o[i] = (10, 20, 30, 40)[i % 4] + WEIGHTS[1]
+
+
+def test_tuples_of_constants():
+    data = np.arange(16, dtype=np.float32) ** 2
+    x, o = _float_tensor(data), _float_tensor(np.zeros(16, np.float32))
+    pto.launch(smooth, grid=(1, 1, 1), block=(32, 1, 1), args=(x, o, 16))
+    want = np.zeros(16, np.float32)
+    want[1:-1] = 0.25 * data[:-2] + 0.5 * data[1:-1] + 0.25 * data[2:]
+    np.testing.assert_allclose(o.numpy(), want, rtol=1e-6)
+    p = _float_tensor(np.zeros(32, np.float32))
+    pto.launch(pick, grid=(1, 1, 1), block=(32, 1, 1), args=(p,))
+    np.testing.assert_array_equal(p.numpy(), np.tile([10.5, 20.5, 30.5, 40.5], 8))
+
+
+def test_break_in_a_tuple_loop_is_a_clear_error(make_kernels):
+    mod = make_kernels('''
+@pto.kernel
+def k(o):
+    for w in (1.0, 2.0):
+        if w > 1.5:
+            break
+        o[0] = w
+''')
+    with pytest.raises(pto.CompileError, match="unrolled"):
+        mod.k.asm(args=(pto.alloc_tensor(4),))
