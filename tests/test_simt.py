@@ -207,3 +207,29 @@ def k(o):
 ''')
     with pytest.raises(pto.CompileError, match="unrolled"):
         mod.k.asm(args=(pto.alloc_tensor(4),))
+
+
+@pto.kernel
+def block_votes(x, o):
+    i = pto.get_global_id()
+    t = pto.get_local_id()
+    v = x[i]
+    n_pos = pto.barrier_block_count(v > 0)
+    all_pos = pto.barrier_block_and(v > -100)
+    any_big = pto.barrier_block_or(v > 90)
+    o[i] = n_pos * 4 + pto.select(all_pos, 2, 0) + pto.select(any_big, 1, 0)
+
+
+@pytest.mark.parametrize("mode,engine", MODES)
+def test_voting_block_barriers(mode, engine, monkeypatch):
+    """barrier_block_count/and/or combine one predicate per lane over the whole block (three
+    blocks of 96 lanes, three warps each, one of them partial): every lane gets its block's
+    count of positives, whether all exceed -100, whether any exceeds 90."""
+    monkeypatch.setenv("PYPTO_TIMING_ENGINE", engine)
+    data = np.random.default_rng(5).integers(-99, 100, 3 * 80).astype(np.int32)
+    x, o = _int_tensor(data), _int_tensor(np.zeros(240, np.int32))
+    pto.launch(block_votes, grid=(3, 1, 1), block=(80, 1, 1), args=(x, o), mode=mode)
+    want = []
+    for b in data.reshape(3, 80):
+        want += [int((b > 0).sum()) * 4 + 2 * int((b > -100).all()) + int((b > 90).any())] * 80
+    np.testing.assert_array_equal(o.numpy(), want)

@@ -254,23 +254,29 @@ def _bandwidth(F, S, base, known):
             F.put(key, "value", eff, f"{what} chain at several sizes: bytes / extra cycles")
 
 
+BLOCK_BARRIERS = ("BARRIER_BLOCK", "BARRIER_BLOCK_COUNT", "BARRIER_BLOCK_AND", "BARRIER_BLOCK_OR")
+
+
 def _barrier_block(F, S, g):
-    a, b = S("stream", "BARRIER_BLOCK"), S("barrier_gap", "BARRIER_BLOCK")
-    if a is None or b is None:
-        return
-    a, b = round(a), round(b)
-    # its stream slope is max(latency, issue interval), not the interval: redo the entry
-    F.pop("BARRIER_BLOCK", None)
-    F.notes.pop("BARRIER_BLOCK", None)
-    if b == a + 1:          # latency >= issue interval: the latency shows, the interval is <= it
-        F.put("BARRIER_BLOCK", "latency", a, f"stream slope {a}, one more with an ADD after each")
-        if a == 1:
-            F.put("BARRIER_BLOCK", "issue_interval", 1, "at most the latency 1")
-        else:
-            F.bound("BARRIER_BLOCK", "issue_interval", 1, a, "hidden behind the latency")
-    else:                   # the issue interval shows, the latency is below it
-        F.put("BARRIER_BLOCK", "issue_interval", a, f"stream slope {a} = barrier_gap slope")
-        F.bound("BARRIER_BLOCK", "latency", 0, a - 1, "hidden behind the issue interval")
+    """Block barriers: the stream slope is max(latency, issue interval), the barrier_gap slope
+    (one ADD after each barrier) max(latency + 1, issue interval)."""
+    for name in BLOCK_BARRIERS:
+        a, b = S("stream", name), S("barrier_gap", name)
+        if a is None or b is None:
+            continue
+        a, b = round(a), round(b)
+        # its stream slope is max(latency, issue interval), not the interval: redo the entry
+        F.pop(name, None)
+        F.notes.pop(name, None)
+        if b == a + 1:      # latency >= issue interval: the latency shows, the interval is <= it
+            F.put(name, "latency", a, f"stream slope {a}, one more with an ADD after each")
+            if a == 1:
+                F.put(name, "issue_interval", 1, "at most the latency 1")
+            else:
+                F.bound(name, "issue_interval", 1, a, "hidden behind the latency")
+        else:               # the issue interval shows, the latency is below it
+            F.put(name, "issue_interval", a, f"stream slope {a} = barrier_gap slope")
+            F.bound(name, "latency", 0, a - 1, "hidden behind the issue interval")
 
 
 def _ceil_entry(F, name, xs, ys, prefer, per_key, what):

@@ -13,7 +13,8 @@ max(1, issue_interval(X)); F is a filler, an independent lane ADD):
 - ``chase``: pointer chasing, ``p = load(ai + p)`` (or an atomic that leaves the word as it
   was), one 32-byte sector: latency (+ transfer on HBM)
 - ``store_barrier``: k times (store; barrier()): latency + transfer + 1
-- ``barrier_gap``: k times (barrier_block(); F): max(latency + 1, issue_interval)
+- ``barrier_gap``: k times (barrier_block(); F): max(latency + 1, issue_interval) (a voting
+  barrier's F uses its result)
 - ``ctl_*``: control instructions in fixed patterns with a scalar probe after the measured one
   and fillers after the others (fit.py has each pattern's formula)
 - ``load_strided``: k independent 1024-byte lane loads: bytes / read bandwidth
@@ -213,6 +214,15 @@ def _sync_benches():
         b("barrier_gap", "BARRIER_BLOCK", LANE_SIZES,
           lambda k: ([f"pto.barrier_block()\ng{r} = x + 1.0" for r in range(k)], None),
           count="BARRIER_BLOCK"),
+        # voting block barriers: the ADD / SELECT after each uses the result (one instruction)
+        *[bench for name, call, use in (("BARRIER_BLOCK_COUNT", "pto.barrier_block_count(c)", "t{r} + i"),
+                                        ("BARRIER_BLOCK_AND", "pto.barrier_block_and(c)", "pto.select(t{r}, i, p)"),
+                                        ("BARRIER_BLOCK_OR", "pto.barrier_block_or(c)", "pto.select(t{r}, i, p)"))
+          for bench in (b("stream", name, LANE_SIZES,
+                          lambda k, c=call: ([f"t{r} = {c}" for r in range(k)], None), count=name),
+                        b("barrier_gap", name, LANE_SIZES,
+                          lambda k, c=call, u=use: ([f"t{r} = {c}\nu{r} = " + u.format(r=r)
+                                                     for r in range(k)], None), count=name))],
         b("stream", "WAIT_ALL", LANE_SIZES, lambda k: (["pto.wait_all()"] * k, None), count="WAIT_ALL"),
         b("stream", "SET_FLAG", LANE_SIZES, lambda k: ([flag] * k, None), count="SET_FLAG"),
         b("stream", "WAIT_FLAG", LANE_SIZES,

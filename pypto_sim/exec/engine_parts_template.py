@@ -111,7 +111,11 @@ B_ENDED = 2         # warps ended (the block's all_of)
 B_FAILED = 3        # a warp of the block faulted
 B_RELEASED = 4      # warps a pending release will resume (their order: bs_rel)
 B_EPOCH = 5         # block barriers released so far (racecheck's ordering)
-N_BV = 6
+B_VOTE_COUNT = 6    # voting block barriers: lanes whose predicate held, lanes that voted
+B_VOTE_LANES = 7
+B_VOTE_RES_COUNT = 8  # ... as of the last release (what the released warps receive)
+B_VOTE_RES_LANES = 9
+N_BV = 10
 
 # cfg[] launch constants
 K_CORES = 0

@@ -193,7 +193,7 @@ def _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, info):
 
 @njit(cache=True, error_model="numpy")
 def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, tbytes, l1,
-             sector, pend_idx, pend_val, info, leader, budget):
+             sector, pend_idx, pend_val, info, leader, budget, vote):
     """Run one warp functionally from state until a block barrier, the end, a fault or the
     budget. Stores land at once; tile instructions run at once, on the leader warp only."""
     pc = state[0]
@@ -213,7 +213,12 @@ def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, t
                 return RUN_EXIT
             continue
         if fam == F_SYNC:
-            if op == OP_BARRIER_BLOCK:
+            if op == OP_BARRIER_BLOCK or op == OP_BARRIER_BLOCK_COUNT or op == OP_BARRIER_BLOCK_AND \
+                    or op == OP_BARRIER_BLOCK_OR:
+                if op != OP_BARRIER_BLOCK:      # a voting barrier: this warp's contribution
+                    vc, vl = vote_count(pc, code, imm, regs, mask)
+                    vote[0] += vc
+                    vote[1] += vl
                 state[0] = pc + 1
                 return RUN_BARRIER
             pc += 1
@@ -265,6 +270,7 @@ def run_grid(code, imm, seed_regs, grid, block, hbm, hbm_init, tbase, tcount, tb
     pend_idx = np.zeros(32, np.int64)
     pend_val = np.zeros(32, np.float64)
     l1 = np.zeros(max(local_words, 1), np.float64)
+    vote = np.zeros(2, np.int64)              # voting barriers: lanes with pred, lanes
     executed = 0
     for b in range(b_first, min(b_end, n_blocks)):
         l1[:] = 0.0
@@ -289,7 +295,7 @@ def run_grid(code, imm, seed_regs, grid, block, hbm, hbm_init, tbase, tcount, tb
                 before = states[w, 4]
                 status = run_warp(code, imm, regs[w], states[w], stacks[w], ctx, hbm, hbm_init,
                                   tbase, tcount, tbytes, l1, 0, pend_idx, pend_val, info, w == 0,
-                                  budget - before)
+                                  budget - before, vote)
                 executed += states[w, 4] - before
                 if status == RUN_BARRIER:
                     waiting += 1
@@ -305,6 +311,14 @@ def run_grid(code, imm, seed_regs, grid, block, hbm, hbm_init, tbase, tcount, tb
                     for q in range(3):
                         out[5 + q] = info[q]
                     return
+            if waiting == n_warps and (vote[0] != 0 or vote[1] != 0):
+                # every warp is at the barrier: hand out a voting barrier's block totals
+                for w in range(n_warps):
+                    bpc = states[w, 0] - 1
+                    if code[bpc, C_OP] != OP_BARRIER_BLOCK:
+                        write_vote(bpc, code, regs[w], states[w, 1], vote[0], vote[1])
+                vote[0] = 0
+                vote[1] = 0
             if waiting > 0 and waiting != n_warps:
                 for w in range(n_warps):
                     if at_barrier[w] == 1:

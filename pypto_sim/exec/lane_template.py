@@ -431,6 +431,42 @@ def exec_warp(pc, code, imm, regs, mask, scratch):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
+def popcount(m):
+    """Set bits of a 32-bit lane mask."""
+    m = m & 0xFFFFFFFF
+    m = m - ((m >> 1) & 0x55555555)
+    m = (m & 0x33333333) + ((m >> 2) & 0x33333333)
+    m = (m + (m >> 4)) & 0x0F0F0F0F
+    return (m * 0x01010101 & 0xFFFFFFFF) >> 24
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def vote_count(pc, code, imm, regs, mask):
+    """A voting block barrier's contribution of this warp: its active lanes whose predicate
+    (operand 0) holds. Returns (count, active lanes)."""
+    return popcount(pred_bits(code, imm, regs, pc, 0, mask)), popcount(mask)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def write_vote(pc, code, regs, mask, count, lanes):
+    """A voting block barrier releases: dst = count (COUNT), count == lanes (AND) or
+    count > 0 (OR), in the warp's active lanes (all 32 for a uniform dst)."""
+    op = code[pc, C_OP]
+    d = code[pc, C_DST]
+    if op == OP_BARRIER_BLOCK_COUNT:
+        v = np.float64(count)
+    elif op == OP_BARRIER_BLOCK_AND:
+        v = 1.0 if count == lanes else 0.0
+    else:
+        v = 1.0 if count > 0 else 0.0
+    every = code[pc, C_UNIFORM] == 1
+    for lane in range(32):
+        if every or lane_active(mask, lane):
+            regs[d, lane] = v
+    return ST_OK
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def execute(pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector, pend_idx,
             pend_val, info):
     """Execute instruction pc for the warp's active lanes (mask). Returns a status code.

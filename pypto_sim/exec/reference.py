@@ -288,6 +288,23 @@ def exec_warp(spec, pc, code, imm, regs, mask, scratch=None):
     return ST_OK
 
 
+def vote_count(pc, code, imm, regs, mask):
+    """A voting block barrier's contribution of one warp: (active lanes whose predicate holds,
+    active lanes)."""
+    return bin(pred_bits(code, imm, regs, pc, 0, mask)).count("1"), bin(int(mask)).count("1")
+
+
+def write_vote(pc, code, regs, mask, count, n_lanes):
+    """A voting block barrier's result in the warp's active lanes (all 32 if uniform): the
+    block's count, or whether it equals the block's active lanes (AND), or is non-zero (OR)."""
+    name = load_isa().by_opcode[int(code[pc, C_OP])].name
+    value = {"BARRIER_BLOCK_COUNT": float(count), "BARRIER_BLOCK_AND": float(count == n_lanes),
+             "BARRIER_BLOCK_OR": float(count > 0)}[name]
+    for lane in lanes(mask, code[pc, C_UNIFORM] == 1):
+        regs[int(code[pc, C_DST]), lane] = value
+    return ST_OK
+
+
 def execute(pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector, pend_idx,
             pend_val, info):
     """Execute instruction pc for the warp's active lanes (mask). Returns a status code.

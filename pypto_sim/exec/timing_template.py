@@ -40,6 +40,8 @@ def _init_block(p, now, cfg, st, ht, hk, hv, seed_regs, regs, ready, producer, w
     bv[p, B_FAILED] = 0
     bv[p, B_RELEASED] = 0
     bv[p, B_EPOCH] = 0
+    bv[p, B_VOTE_COUNT] = 0
+    bv[p, B_VOTE_LANES] = 0
     for k in range(bs_l1.shape[1]):
         bs_l1[p, k] = 0.0
     if cfg[K_RACE] != 0:
@@ -251,6 +253,11 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                         wv[g, W_NEXT] = complete
                         wv[g, W_CAUSE] = CA_NONE
                         wv[g, W_CAUSE_PC] = -1
+                        if pc_op[pc] != OP_BARRIER_BLOCK:         # a voting barrier's result
+                            write_vote(pc, code, wregs, state[1], bv[p, B_VOTE_RES_COUNT],
+                                       bv[p, B_VOTE_RES_LANES])
+                            wready[pc_dst[pc]] = complete
+                            wprod[pc_dst[pc]] = pc
                         state[0] = pc + 1
                         phase = PH_DECIDE
                         continue
@@ -365,13 +372,19 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                                     hbm_init[pend_idx[q]] = 1
                         wready[d] = complete
                         wprod[d] = pc
-                    elif fam == F_SYNC and op == OP_BARRIER_BLOCK:
+                    elif fam == F_SYNC and (op == OP_BARRIER_BLOCK or op == OP_BARRIER_BLOCK_COUNT
+                                            or op == OP_BARRIER_BLOCK_AND or op == OP_BARRIER_BLOCK_OR):
                         alive = wv[g, W_ALIVE] & ~state[2]
                         if cfg[K_SYNC] != 0 and mask != alive:
                             wfault[g, F_MASK] = mask
                             wfault[g, F_ALIVE] = alive
                             _fault(g, now, st, ht, hk, hv, wv, wfault, FK_SYNC_BARRIER, pc)
                             break
+                        voting = op != OP_BARRIER_BLOCK
+                        if voting:
+                            vc, vl = vote_count(pc, code, imm, wregs, mask)
+                            bv[p, B_VOTE_COUNT] += vc
+                            bv[p, B_VOTE_LANES] += vl
                         arrived = bv[p, B_ARRIVED] + 1
                         if arrived >= wpb:
                             # the last warp releases the others (in the order they arrived) and goes on
@@ -380,8 +393,17 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                             bv[p, B_RELEASED] = arrived - 1
                             bv[p, B_ARRIVED] = 0
                             bv[p, B_EPOCH] += 1
+                            bv[p, B_VOTE_RES_COUNT] = bv[p, B_VOTE_COUNT]
+                            bv[p, B_VOTE_RES_LANES] = bv[p, B_VOTE_LANES]
+                            bv[p, B_VOTE_COUNT] = 0
+                            bv[p, B_VOTE_LANES] = 0
                             schedule(st, ht, hk, hv, now, NORMAL, EV_RELEASE, p)
                             wv[g, W_NEXT] = complete
+                            if voting:
+                                write_vote(pc, code, wregs, mask, bv[p, B_VOTE_RES_COUNT],
+                                           bv[p, B_VOTE_RES_LANES])
+                                wready[pc_dst[pc]] = complete
+                                wprod[pc_dst[pc]] = pc
                             _record(rec, totals, st, record, block_id, w, core, pc, now, complete,
                                     stall, wv[g, W_CAUSE], wv[g, W_CAUSE_PC], mask, 0)
                             wv[g, W_CAUSE] = CA_NONE

@@ -180,3 +180,19 @@ class MemoryBuiltins:
 
     def builtin_barrier_block(self, node, args):
         self.emit("BARRIER_BLOCK", None, (), None, node)
+
+    def _voting_barrier(self, op, node, args, result):
+        pred = self.truth(args["pred"], node)
+        src = self.operand(pred, dtypes.bool_, node)
+        dst = self.new_reg(result, not isinstance(src, Reg) or src.uniform)
+        self.emit(op, dst, (src,), result, node)
+        return Val(dst)
+
+    def builtin_barrier_block_count(self, node, args):
+        return self._voting_barrier("BARRIER_BLOCK_COUNT", node, args, dtypes.int32)
+
+    def builtin_barrier_block_and(self, node, args):
+        return self._voting_barrier("BARRIER_BLOCK_AND", node, args, dtypes.bool_)
+
+    def builtin_barrier_block_or(self, node, args):
+        return self._voting_barrier("BARRIER_BLOCK_OR", node, args, dtypes.bool_)

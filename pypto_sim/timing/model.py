@@ -31,6 +31,8 @@ from .tiles import TileEngine
 from .warp_control import ControlFlow, WarpState
 
 FULL_MASK = (1 << 32) - 1
+# block barriers; all but the first also combine a per-lane predicate over the block
+BLOCK_BARRIERS = ("BARRIER_BLOCK", "BARRIER_BLOCK_COUNT", "BARRIER_BLOCK_AND", "BARRIER_BLOCK_OR")
 
 
 def check_block_fits(prog, block, machine, kernel_name) -> int:
@@ -77,6 +79,8 @@ class BlockState:
         self.wait_marks = []
         self.mark_event = env.event()
         self.warp0_gone = False
+        self.vote_count = self.vote_lanes = 0   # voting barriers: lanes with pred, lanes
+        self.vote_result = (0, 0)               # ... as of the last release
         self.barrier_seen = 0   # the most tile ops any arrived warp had waited for
         self.released_seen = 0  # ... when the last block barrier released
 
@@ -486,10 +490,15 @@ class LaunchSimulation:
                 ws.pending_stores[seq] = (self.pc_mem[pc], words.reshape(1, -1), values.reshape(1, -1))
                 if complete > ws.store_done:
                     ws.store_done = complete
-            elif fam == "sync" and self.pc_name[pc] == "BARRIER_BLOCK":
+            elif fam == "sync" and self.pc_name[pc] in BLOCK_BARRIERS:
                 issued = now
                 if self.checks:
                     self.checks.barrier_block(pc, blk, w, ws, ws.alive & ~ws.exited)
+                voting = self.pc_name[pc] != "BARRIER_BLOCK"
+                if voting:
+                    count, lanes = ex.vote_count(pc, code, imm, ws.regs, mask)
+                    blk.vote_count += count
+                    blk.vote_lanes += lanes
                 blk.arrived += 1
                 blk.barrier_seen = max(blk.barrier_seen, ws.seen_tiles)
                 if blk.arrived >= blk.live:
@@ -502,6 +511,9 @@ class LaunchSimulation:
                 ws.seen_tiles = max(ws.seen_tiles, blk.released_seen)
                 complete = env.now + lat
                 ws.next_issue = complete
+                if voting:
+                    ex.write_vote(pc, code, ws.regs, mask, *blk.vote_result)
+                    ws.ready[d], ws.producer[d] = complete, pc
                 if record:
                     self.rows.extend((blk.id, w, core.index, pc, issued, complete, stall,
                                       CAUSE["barrier_block"] if complete - issued > lat else ws.cause,
@@ -592,6 +604,8 @@ class LaunchSimulation:
     def _release(self, blk):
         blk.epoch += 1
         blk.released_seen = blk.barrier_seen
+        blk.vote_result = (blk.vote_count, blk.vote_lanes)    # voting barriers' block totals
+        blk.vote_count = blk.vote_lanes = 0
         event = blk.release
         blk.release = self.env.event()
         blk.arrived = 0
