@@ -13,13 +13,22 @@ import numpy as np
 
 @dataclass(frozen=True)
 class DType:
-    """A pypto_sim element type: its name, numpy dtype, size in bytes and executor code."""
+    """A pypto_sim element type: its name, numpy dtype (the host array type; float32 for
+    bfloat16, which numpy lacks), size in bytes on the device, executor code, and
+    ``compute``: the name of the register dtype kernels compute it in ("" when no unit of the
+    core computes it: float64 and int64 tensors cross the host/device boundary only)."""
 
     name: str
     code: int
     itemsize: int
     numpy: np.dtype
     is_float: bool
+    compute: str = ""
+
+    @property
+    def compute_dtype(self) -> "DType | None":
+        """The register dtype loads of this dtype produce (None: no unit computes it)."""
+        return BY_NAME.get(self.compute) if self.compute else None
 
     def __repr__(self) -> str:
         return f"pto.{self.name}"
@@ -28,15 +37,27 @@ class DType:
         return self.name
 
 
-float32 = DType("float32", 0, 4, np.dtype(np.float32), True)
-float16 = DType("float16", 1, 2, np.dtype(np.float16), True)
-int32 = DType("int32", 2, 4, np.dtype(np.int32), False)
-bool_ = DType("bool", 3, 1, np.dtype(np.bool_), False)
+float32 = DType("float32", 0, 4, np.dtype(np.float32), True, "float32")
+float16 = DType("float16", 1, 2, np.dtype(np.float16), True, "float16")
+int32 = DType("int32", 2, 4, np.dtype(np.int32), False, "int32")
+bool_ = DType("bool", 3, 1, np.dtype(np.bool_), False, "bool")
+# memory-only dtypes: tensors hold them; kernels load them as int32 / float32 lane values and
+# store them back rounded (bfloat16) or wrapped (int8, uint8, int16), as numpy's astype would
+int8 = DType("int8", 4, 1, np.dtype(np.int8), False, "int32")
+uint8 = DType("uint8", 5, 1, np.dtype(np.uint8), False, "int32")
+int16 = DType("int16", 6, 2, np.dtype(np.int16), False, "int32")
+bfloat16 = DType("bfloat16", 7, 2, np.dtype(np.float32), True, "float32")
+int64 = DType("int64", 8, 8, np.dtype(np.int64), False, "")
+float64 = DType("float64", 9, 8, np.dtype(np.float64), True, "")
 
-ALL = (float32, float16, int32, bool_)
+ALL = (float32, float16, int32, bool_, int8, uint8, int16, bfloat16, int64, float64)
 BY_NAME = {d.name: d for d in ALL}
 BY_CODE = {d.code: d for d in ALL}
-TENSOR_DTYPES = (float32, float16, int32)
+REGISTER_DTYPES = (float32, float16, int32, bool_)      # what lane values and tiles hold
+TILE_DTYPES = (float32, float16, int32)
+TENSOR_DTYPES = (float32, float16, int32, int8, uint8, int16, bfloat16, int64, float64)
+MEMORY_ONLY = (int8, uint8, int16, bfloat16)             # loaded and stored by kernels
+HOST_ONLY = (int64, float64)                             # no unit computes them
 
 
 def as_dtype(value) -> DType:
@@ -48,16 +69,29 @@ def as_dtype(value) -> DType:
         return value
     if isinstance(value, str) and value in BY_NAME:
         return BY_NAME[value]
+    if getattr(value, "name", None) == "bfloat16" or str(value) == "bfloat16":
+        return bfloat16                                  # ml_dtypes' bfloat16, if in use
     try:
         npd = np.dtype(value)
     except TypeError:
         npd = None
     if npd is not None:
         for d in ALL:
-            if d.numpy == npd:
+            if d.numpy == npd and d is not bfloat16:
                 return d
     names = ", ".join(d.name for d in TENSOR_DTYPES)
     raise TypeError(f"unsupported dtype {value!r}: pypto_sim supports {names}")
+
+
+def round_bfloat16(x: float) -> float:
+    """x rounded to the nearest bfloat16 (ties to even, through float32), as a Python float."""
+    with np.errstate(over="ignore"):
+        f = np.float32(x)
+    if f != f:
+        return float(f)
+    u = int(np.array(f).view(np.uint32))
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+    return float(np.array(u, np.uint32).view(np.float32))
 
 
 def promote(a: DType, b: DType) -> DType:
@@ -79,6 +113,8 @@ def round_scalar(value, dtype: DType):
     """A Python number as a value of dtype, in Python terms: floats rounded to nearest (ties
     to even) with IEEE overflow to +-inf, integers wrapped to two's complement, bools 0/1.
     Kernel literals and scalar arguments go through this, so they compute as numpy would."""
+    if dtype == bfloat16:
+        return round_bfloat16(value)
     if dtype.is_float:
         with np.errstate(over="ignore"):
             return float(dtype.numpy.type(value))
@@ -87,4 +123,25 @@ def round_scalar(value, dtype: DType):
     v = int(value)
     bits = 8 * dtype.itemsize
     v &= (1 << bits) - 1
+    if dtype == uint8:
+        return v
     return v - (1 << bits) if v >= 1 << (bits - 1) else v
+
+
+def host_words(host: np.ndarray, dtype: DType) -> np.ndarray:
+    """A host array's elements as the float64 words device memory holds for dtype (rounded
+    to bfloat16 for bfloat16 tensors); raises ValueError for int64 values a word cannot hold
+    exactly (beyond 2**53)."""
+    flat = host.reshape(-1)
+    if dtype == bfloat16:
+        f = np.ascontiguousarray(flat.astype(np.float32))
+        u = f.view(np.uint32).astype(np.uint64)
+        r = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32)
+        return np.where(np.isnan(f), f, r).astype(np.float64)
+    if dtype == int64:
+        big = np.nonzero(np.abs(flat.astype(np.int64)) > 2**53)[0]
+        if len(big):
+            raise ValueError(f"memcpy_h2d: element {int(big[0])} = {int(flat[big[0]])} of the int64 "
+                             "array is beyond 2**53, which the simulator's float64 memory words "
+                             "cannot hold exactly")
+    return flat.astype(dtype.numpy).astype(np.float64)

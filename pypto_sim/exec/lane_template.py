@@ -47,15 +47,52 @@ def wrap_i32(v):
 
 
 @njit(cache=True, error_model="numpy")
+def round_bf16(x):
+    """Round to the nearest bfloat16 value (through float32, ties to even), as float64."""
+    f = np.float64(np.float32(x))
+    if f != f or f == 0.0 or math.isinf(f):
+        return f
+    af = abs(f)
+    m, e = math.frexp(af)
+    q = math.ldexp(1.0, max(e - 8, -133))
+    r = np.rint(af / q) * q
+    if r >= 3.4028236692093846e38:             # 2**128: past bfloat16's largest finite value
+        return math.copysign(math.inf, f)
+    return math.copysign(r, f)
+
+
+@njit(cache=True, error_model="numpy")
+def wrap_bits(x, bits, signed):
+    """An integer-valued float64 wrapped to a bits-wide two's complement (or unsigned) int."""
+    if x != x:
+        return 0.0
+    v = np.int64(max(min(x, 9.2e18), -9.2e18)) & ((np.int64(1) << bits) - 1)
+    if signed and v >= (np.int64(1) << (bits - 1)):
+        v -= np.int64(1) << bits
+    return np.float64(v)
+
+
+@njit(cache=True, error_model="numpy")
 def round_to(dt, x):
     """Round a float64 result to dtype code dt: the stored word is a value of that dtype.
 
-    Float to int32 truncates toward zero and saturates; NaN gives 0.
+    Float to int32 truncates toward zero and saturates; NaN gives 0. Stores to int8, uint8 and
+    int16 wrap (as numpy's astype); to bfloat16 round to nearest even.
     """
     if dt == DT_FLOAT32:
         return np.float64(np.float32(x))
     if dt == DT_FLOAT16:
         return round_f16(x)
+    if dt == DT_INT8:
+        return wrap_bits(x, 8, True)
+    if dt == DT_UINT8:
+        return wrap_bits(x, 8, False)
+    if dt == DT_INT16:
+        return wrap_bits(x, 16, True)
+    if dt == DT_BFLOAT16:
+        return round_bf16(x)
+    if dt == DT_INT64 or dt == DT_FLOAT64:
+        return x
     if dt == DT_INT32:
         if x != x:
             return 0.0

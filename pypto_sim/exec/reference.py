@@ -81,6 +81,13 @@ def to_dtype(dt, x):
             return float(np.float32(x))
         if dt == dtypes.float16.code:
             return float(np.float16(x))
+        if dt == dtypes.bfloat16.code:
+            return dtypes.round_bfloat16(x)
+        if dt in (dtypes.int8.code, dtypes.uint8.code, dtypes.int16.code):
+            d = dtypes.BY_CODE[dt]
+            return 0.0 if math.isnan(x) else float(np.array(int(x)).astype(np.int64).astype(d.numpy))
+        if dt in (dtypes.int64.code, dtypes.float64.code):
+            return x
     if dt == dtypes.int32.code:
         if math.isnan(x):
             return 0.0

@@ -24,11 +24,25 @@ class MemoryBuiltins:
     def memory_aux(self, ptr: Ptr) -> tuple:
         return (ptr.slot,) if ptr.space == "hbm" else (ptr.base, self.buffers[ptr.slot].words)
 
+    def compute_dtype(self, ptr: Ptr, node, what):
+        """The register dtype a tensor's elements are computed in: the dtype itself, int32 for
+        int8 / uint8 / int16, float32 for bfloat16; float64 and int64 are an error (no unit of
+        the AI core computes them)."""
+        dt = ptr.dtype.compute_dtype
+        if dt is None:
+            self.error(node, f"{what}: '{ptr.name}' holds {ptr.dtype}, which no unit of the AI core "
+                             f"computes (its vector and scalar units work on float32, float16, "
+                             f"bfloat16 and 8 to 32-bit integers)",
+                       f"convert on the host (e.g. array.astype(np.float32)) and pass a float32 or "
+                       f"int32 tensor")
+        return dt
+
     def builtin_load(self, node, args):
         ptr = self.require_ptr(args["ptr"], node, "pto.load(ptr): ptr")
         offset = self.operand(ptr.offset, dtypes.int32, node)
         uniform = not isinstance(offset, Reg) or offset.uniform
-        dst = self.new_reg(ptr.dtype, uniform)
+        # the LOAD's dtype is the memory's (bytes moved); its register holds the compute dtype
+        dst = self.new_reg(self.compute_dtype(ptr, node, "pto.load"), uniform)
         op = "LOAD" if ptr.space == "hbm" else "LOAD_L1"
         self.emit(op, dst, (offset,), ptr.dtype, node, aux=self.memory_aux(ptr))
         self.instrs[-1].comment = ptr.name
@@ -37,7 +51,8 @@ class MemoryBuiltins:
     def store_to(self, ptr: Ptr, value, node):
         self.require_value(value, node)
         offset = self.operand(ptr.offset, dtypes.int32, node)
-        src = self.operand(value, ptr.dtype, node)
+        # the value in the compute dtype; the STORE rounds (bfloat16) or wraps (int8 ...) it
+        src = self.operand(value, self.compute_dtype(ptr, node, "pto.store"), node)
         op = "STORE" if ptr.space == "hbm" else "STORE_L1"
         self.emit(op, None, (offset, src), ptr.dtype, node, aux=self.memory_aux(ptr))
         self.instrs[-1].comment = ptr.name
@@ -54,7 +69,8 @@ class MemoryBuiltins:
         if dst is NONE or dst is None:
             return self.alu("FMA", [x, y, z], node)
         ptr = self.require_ptr(dst, node, "pto.fma(dst, x, y, z): dst")
-        if ptr.space != "hbm":
+        if ptr.space != "hbm" or ptr.dtype in dtypes.MEMORY_ONLY + dtypes.HOST_ONLY:
+            # L1, and narrow memory dtypes: the FMA in registers, then a store
             value = self.alu("FMA", [x, y, z], node)
             self.store_to(ptr, value, node)
             return value
@@ -74,8 +90,10 @@ class MemoryBuiltins:
         dtype = args["dtype"]
         if isinstance(dtype, DTypeRef):
             dtype = dtype.dtype
-        if dtype not in dtypes.TENSOR_DTYPES:
-            self.error(node, f"pto.alloc_local: dtype must be one of float32, float16, int32, got {dtype}")
+        if dtype not in dtypes.TILE_DTYPES:
+            self.error(node, f"pto.alloc_local: dtype must be one of float32, float16, int32, got {dtype}",
+                       "L1 buffers hold what the core computes; keep int8 / bfloat16 data in HBM "
+                       "tensors (loads widen it to int32 / float32)")
         count = int(n.value)
         copies, offset = self.buffer_copies(count, node)
         base = sum(b.words for b in self.buffers)
@@ -101,6 +119,10 @@ class MemoryBuiltins:
     # ---------------------------------------------------------------- atomics
     def _atomic(self, kind, node, args):
         ptr = self.require_ptr(args["ptr"], node, f"pto.atomic_{kind}(ptr, ...): ptr")
+        if ptr.dtype not in dtypes.TILE_DTYPES:
+            self.error(node, f"pto.atomic_{kind}: '{ptr.name}' holds {ptr.dtype}; atomics work on "
+                             "float32, float16 and int32 elements",
+                       "keep the counters or accumulators in a float32 or int32 tensor")
         values = [args["compare"], args["value"]] if kind == "cas" else [args["value"]]
         for v in values:
             self.require_value(v, node)

@@ -25,7 +25,7 @@ TILE_FAMILIES = ("tile_load", "tile_store", "tile_mma", "tile_alu", "tile_reduce
                  "tile_sync")
 OPERAND_KINDS = ("value", "pointer", "dim", "dtype", "target", "imm", "tile")
 RESULTS = ("value", "pred", "none")
-DTYPE_NAMES = ("float32", "float16", "int32", "bool")
+DTYPE_NAMES = ("float32", "float16", "int32", "bool", "int8", "uint8", "int16", "bfloat16")
 _REQUIRED = ("name", "opcode", "category", "family", "pipe", "operands", "result", "dtypes", "doc")
 _OPTIONAL = ("uniform_pipe", "float", "int", "builtin", "signature", "syntax", "init")
 

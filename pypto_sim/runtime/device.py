@@ -19,7 +19,7 @@ from ..errors import LaunchError, UseAfterFreeError
 from ..timing.machine import machine as active_machine
 from ..timing.checks import parse_checks
 from ..timing.model import check_block_fits
-from .memory import HBM, DeviceTensor
+from .memory import HBM, DeviceTensor, root_of
 
 
 def _dims(value, what, kernel):
@@ -89,7 +89,9 @@ class Device:
         return DeviceTensor(self, nbytes, dtype, name)
 
     def users_of(self, alloc):
-        return [p for p in self.queue if any(a is alloc for a in p.args)]
+        """Queued launches that use alloc's memory (through it, its root or any view of it)."""
+        root = root_of(alloc)
+        return [p for p in self.queue if any(root_of(a) is root for a in p.args)]
 
     def release_allocation(self, alloc):
         users = self.users_of(alloc)
@@ -106,7 +108,7 @@ class Device:
         _check_copy("memcpy_h2d", dst, host)
         if self.users_of(dst.alloc):
             self.sync()
-        self.hbm.view(dst.alloc)[:] = host.reshape(-1).astype(dst.dtype.numpy).astype(np.float64)
+        self.hbm.view(dst.alloc)[:] = dtypes.host_words(host, dst.dtype)
         self.hbm.init[dst.alloc.word_base:dst.alloc.word_base + dst.alloc.count] = 1
 
     def memcpy_d2h(self, host, src):
@@ -248,15 +250,20 @@ def _check_tensor(t, call):
 
 
 def _check_copy(call, tensor, host):
-    if host.size * host.dtype.itemsize != tensor.nbytes or host.size != tensor.size:
+    """Same element count, and the host dtype the tensor's (float32, or ml_dtypes' bfloat16,
+    for a bfloat16 tensor)."""
+    host_ok = (host.dtype == tensor.dtype.numpy if tensor.dtype != dtypes.bfloat16 else
+               host.dtype == np.float32 or host.dtype.name == "bfloat16")
+    if host.size != tensor.size:
         raise LaunchError(f"{call}: the device tensor '{tensor.name}' is {tensor.nbytes} bytes "
                           f"({tensor.size} x {tensor.dtype}) but the host array is "
                           f"{host.size * host.dtype.itemsize} bytes ({host.size} x {host.dtype})",
                           hint="allocate the tensor with nbytes = array.nbytes and the array's dtype")
-    if dtypes.as_dtype(host.dtype) != tensor.dtype if host.dtype in (np.float32, np.float16, np.int32) else True:
+    if not host_ok:
+        want = "float32 (or ml_dtypes.bfloat16)" if tensor.dtype == dtypes.bfloat16 else f"{tensor.dtype}"
         raise LaunchError(f"{call}: the device tensor '{tensor.name}' holds {tensor.dtype} but the "
                           f"host array is {host.dtype}",
-                          hint=f"convert the host array with .astype(np.{tensor.dtype})")
+                          hint=f"convert the host array with .astype(...) to {want}")
 
 
 _DEVICE: contextvars.ContextVar = contextvars.ContextVar("pypto_sim_device", default=None)

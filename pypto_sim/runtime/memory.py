@@ -39,6 +39,49 @@ class Allocation:
         return self.count * self.dtype.itemsize
 
 
+class AllocationView:
+    """Elements [offset, offset + count) of an allocation, as a tensor view passes them to a
+    kernel: its own first word, count and byte address; freed with (and only with) its root."""
+
+    def __init__(self, root: Allocation, offset: int, count: int):
+        self.root, self.offset, self.count = root, offset, count
+        self.dtype = root.dtype
+
+    @property
+    def id(self):
+        return self.root.id
+
+    @property
+    def name(self):
+        base = self.root.name or f"tensor{self.root.id}"
+        return f"{base}[{self.offset}:{self.offset + self.count}]"
+
+    @property
+    def word_base(self) -> int:
+        return self.root.word_base + self.offset
+
+    @property
+    def byte_addr(self) -> int:
+        return self.root.byte_addr + self.offset * self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.count * self.dtype.itemsize
+
+    @property
+    def freed(self) -> bool:
+        return self.root.freed
+
+    @property
+    def freed_while_used_by(self):
+        return self.root.freed_while_used_by
+
+
+def root_of(alloc):
+    """The allocation that owns the memory of alloc (itself, or a view's root)."""
+    return getattr(alloc, "root", alloc)
+
+
 class HBM:
     """The device's memory words and its allocator."""
 
@@ -87,6 +130,7 @@ class HBM:
         return np.zeros(n, np.float64), np.zeros(n, np.uint8)
 
     def release(self, alloc: Allocation):
+        alloc = root_of(alloc)
         if alloc.freed:
             return
         alloc.freed = True
@@ -119,7 +163,8 @@ class DeviceTensor:
     def __init__(self, device, nbytes: int, dtype, name=None):
         dtype = dtypes.as_dtype(dtype)
         if dtype not in dtypes.TENSOR_DTYPES:
-            raise TypeError(f"tensors hold float32, float16 or int32, not {dtype}")
+            names = ", ".join(d.name for d in dtypes.TENSOR_DTYPES)
+            raise TypeError(f"tensors hold {names}, not {dtype}")
         if not isinstance(nbytes, (int, np.integer)) or nbytes <= 0:
             raise ValueError(f"alloc_tensor(nbytes={nbytes!r}): nbytes must be a positive integer")
         if nbytes % dtype.itemsize:
@@ -150,6 +195,47 @@ class DeviceTensor:
         self.device.memcpy_d2h(out, self)
         return out
 
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, index) -> "DeviceTensorView":
+        """``d[off:off + n]``: a view of n elements, passed to kernels as a tensor of its own
+        (element 0 is d's element off; accesses past its end are out of bounds). No copy."""
+        if not isinstance(index, slice):
+            raise TypeError(f"index a device tensor with a slice such as {self.name}[0:16], not "
+                            f"{type(index).__name__}; read elements on the host with .numpy()")
+        start, stop, step = index.indices(self.size)
+        if step != 1:
+            raise ValueError(f"{self.name}[{index.start}:{index.stop}:{index.step}]: a tensor view "
+                             "is contiguous (step 1); pass a stride to the kernel instead")
+        if stop <= start:
+            raise ValueError(f"{self.name}[{start}:{stop}] would be empty")
+        return DeviceTensorView(self, start, stop - start)
+
     def __repr__(self):
         state = "freed" if self.freed else f"at 0x{self.alloc.byte_addr:x}"
         return f"DeviceTensor({self.name}, {self.size} x {self.dtype}, {state})"
+
+
+class DeviceTensorView(DeviceTensor):
+    """A contiguous slice of a DeviceTensor (``d[off:off + n]``): a tensor argument, memcpy
+    source or destination of its own, sharing the viewed tensor's memory. It keeps that
+    tensor alive and is freed with it; free() the viewed tensor, not the view."""
+
+    def __init__(self, base: DeviceTensor, offset: int, count: int):  # noqa: super() not called
+        root = base.base if isinstance(base, DeviceTensorView) else base
+        offset += base.alloc.offset if isinstance(base, DeviceTensorView) else 0
+        self.base = root
+        self.device = root.device
+        self.dtype = root.dtype
+        self.size = count
+        self.nbytes = count * root.dtype.itemsize
+        self.alloc = AllocationView(root.alloc, offset, count)
+
+    @property
+    def name(self):
+        return self.alloc.name
+
+    def free(self):
+        raise TypeError(f"{self.name} is a view and owns no memory: free the tensor it views "
+                        f"({self.base.name})")

@@ -1,0 +1,115 @@
+"""Tensors of int8, uint8, int16, bfloat16, int64 and float64 at the host/device boundary.
+
+Kernels load int8/uint8/int16 as int32 and bfloat16 as float32 lane values, and store them
+back wrapped / rounded as numpy's astype would; float64 and int64 tensors copy in and out
+exactly, and a kernel that would compute on them is a clear CompileError (no unit does)."""
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+
+BF16_CASES = np.array([1.0, 1.00390625, 1.01171875, 3.14159, -2.5, 1e38, 3.4e38, -3.4e38,
+                       np.inf, np.nan, 1e-40, -0.0, 65504.0, 1.0e-38], np.float32)
+
+
+def bf16_reference(x):
+    """bfloat16 rounding written with numpy bit operations on float32 (ties to even)."""
+    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    lsb = (u >> 16) & 1
+    r = ((u + 0x7FFF + lsb) & 0xFFFF0000).astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(x), np.float32(np.nan), r)
+
+
+@pytest.mark.parametrize("dtype,np_dtype", [(pto.int8, np.int8), (pto.uint8, np.uint8),
+                                            (pto.int16, np.int16), (pto.int64, np.int64),
+                                            (pto.float64, np.float64)])
+def test_memcpy_round_trips(dtype, np_dtype):
+    info = np.iinfo(np_dtype) if np.dtype(np_dtype).kind in "iu" else None
+    if info is not None:
+        lo, hi = max(info.min, -2**53), min(info.max, 2**53)
+        host = np.array([lo, hi, 0, 1, lo + 1, hi - 1], np_dtype)
+    else:
+        host = np.array([np.pi, -0.0, np.inf, 1e-310, np.finfo(np.float64).max, np.nan])
+    d = pto.alloc_tensor(host.nbytes, dtype=dtype)
+    pto.memcpy_h2d(d, host)
+    out = d.numpy()
+    assert out.dtype == np.dtype(np_dtype)
+    np.testing.assert_array_equal(out, host)
+
+
+def test_bfloat16_tensors_round_on_the_way_in():
+    d = pto.alloc_tensor(2 * len(BF16_CASES), dtype=pto.bfloat16)
+    pto.memcpy_h2d(d, BF16_CASES)
+    out = d.numpy()
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, bf16_reference(BF16_CASES))
+    assert out[1] == 1.0 and out[2] == 1.015625        # a tie to even, then a round up
+    assert np.isposinf(out[6]) and np.isneginf(out[7])
+
+
+@pto.kernel
+def narrow_math(a8, u8, s16, bf, o, n):
+    i = pto.get_global_id()
+    if i < n:
+        a8[i] = a8[i] * 3 + 1
+        u8[i] = u8[i] + 200
+        s16[i] = s16[i] * 300
+        o[i] = bf[i] * 3.0
+        bf[i] = bf[i] * 3.0
+
+
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+def test_kernels_widen_loads_and_wrap_or_round_stores(mode):
+    rng = np.random.default_rng(4)
+    n = len(BF16_CASES)
+    a8 = rng.integers(-128, 128, n).astype(np.int8)
+    u8 = rng.integers(0, 256, n).astype(np.uint8)
+    s16 = rng.integers(-32768, 32768, n).astype(np.int16)
+    tensors = []
+    for host, dt in ((a8, pto.int8), (u8, pto.uint8), (s16, pto.int16), (BF16_CASES, pto.bfloat16)):
+        d = pto.alloc_tensor(host.size * dt.itemsize, dtype=dt)
+        pto.memcpy_h2d(d, host)
+        tensors.append(d)
+    o = pto.alloc_tensor(4 * n)
+    pto.launch(narrow_math, grid=(1, 1, 1), block=(32, 1, 1), args=(*tensors, o, n), mode=mode)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(tensors[0].numpy(), (a8.astype(np.int32) * 3 + 1).astype(np.int8))
+        np.testing.assert_array_equal(tensors[1].numpy(), (u8.astype(np.int32) + 200).astype(np.uint8))
+        np.testing.assert_array_equal(tensors[2].numpy(), (s16.astype(np.int32) * 300).astype(np.int16))
+        loaded = bf16_reference(BF16_CASES)
+        np.testing.assert_array_equal(o.numpy(), loaded * np.float32(3))
+        np.testing.assert_array_equal(tensors[3].numpy(), bf16_reference(loaded * np.float32(3)))
+
+
+@pto.kernel
+def use_float64(x, o):
+    i = pto.get_global_id()
+    o[i] = x[i] * 2.0
+
+
+def test_a_kernel_cannot_compute_float64_and_says_so():
+    x = pto.alloc_tensor(8 * 32, dtype=pto.float64)
+    o = pto.alloc_tensor(4 * 32)
+    with pytest.raises(pto.CompileError, match="float64, which no unit of the AI core computes") as info:
+        pto.launch(use_float64, grid=(1, 1, 1), block=(32, 1, 1), args=(x, o))
+    assert "astype(np.float32)" in info.value.hint
+
+
+def test_int64_values_past_2_53_are_refused():
+    d = pto.alloc_tensor(16, dtype=pto.int64)
+    with pytest.raises(ValueError, match="2\\*\\*53"):
+        pto.memcpy_h2d(d, np.array([1, 2**60], np.int64))
+
+
+def test_dtype_mismatches_are_named():
+    d = pto.alloc_tensor(8, dtype=pto.int8)
+    with pytest.raises(pto.LaunchError, match="holds int8"):
+        pto.memcpy_h2d(d, np.zeros(8, np.uint8))
+    with pytest.raises(pto.CompileError, match="alloc_local"):
+        pto.launch(_int8_tile, grid=(1, 1, 1), block=(32, 1, 1), args=(d,))
+
+
+@pto.kernel
+def _int8_tile(a):
+    t = pto.alloc_local(8, dtype=pto.int8)
+    pto.async_load(t, a, 8)
