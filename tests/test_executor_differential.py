@@ -19,7 +19,7 @@ from pypto_sim.ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM, 
 from pypto_sim.isa import load_isa
 
 ISA = load_isa()
-EXECUTED_FAMILIES = ("alu", "id", "load", "store", "fma_store", "atomic", "warp")
+EXECUTED_FAMILIES = ("alu", "id", "load", "store", "fma_store", "atomic", "warp", "local")
 ALU_OPS = [s.name for s in ISA.specs if s.family == "alu"]
 ID_OPS = [s.name for s in ISA.specs if s.family == "id"]
 # lane-memory instructions: where they point (HBM tensor slot or L1 word range)
@@ -27,6 +27,7 @@ MEMORY_OPS = {"LOAD": "hbm", "LOAD_L1": "l1", "STORE": "hbm", "STORE_L1": "l1", 
 MEMORY_OPS.update({s.name: "l1" if s.name.endswith("_L1") else "hbm"
                    for s in ISA.specs if s.family == "atomic"})
 WARP_OPS = [s.name for s in ISA.specs if s.family == "warp"]
+LOCAL_OPS = [s.name for s in ISA.specs if s.family == "local"]
 
 FULL = (1 << 32) - 1
 N_REGS = 8
@@ -349,6 +350,37 @@ def test_warp_exchange_matches_reference(ex, name):
         assert status == reference.ST_OK
 
 
+@pytest.mark.parametrize("name", LOCAL_OPS)
+def test_local_arrays_match_reference(ex, name):
+    """Local-array loads and stores: arrays of 1..5 slots anywhere in the register file,
+    indices in range, past either end (a fault, nothing written), registers or immediates."""
+    spec = ISA.by_name[name]
+    rng = np.random.default_rng(4000 + spec.opcode)
+    statuses = set()
+    for trial in range(80):
+        code, imm = blank_code(name)
+        n = int(rng.integers(1, 6))
+        base = int(rng.integers(0, N_REGS - n + 1))
+        code[PC, C_AUX], code[PC, C_AUX + 1] = base, n
+        dt = dtypes.BY_NAME[("float32", "float16", "int32")[trial % 3]].code
+        code[PC, C_DTYPE] = dt
+        regs = (int_values if dt == I32 else float_values)(rng, N_REGS * 32).reshape(N_REGS, 32)
+        k = int(rng.integers(0, N_REGS))
+        regs[k] = rng.integers(-1 if trial % 4 == 0 else 0, n + (1 if trial % 4 == 1 else 0), 32)
+        if rng.random() < 0.2:
+            imm[PC, 0] = float(rng.integers(0, n))
+        else:
+            code[PC, C_SRC] = k
+        if name == "LOCAL_STORE":
+            code[PC, C_SRC + 1] = int(rng.integers(0, N_REGS))
+        else:
+            code[PC, C_DST] = int(rng.integers(0, N_REGS))
+        mask = (FULL, random_mask(rng), 1 << int(rng.integers(0, 32)))[trial % 3]
+        status, _, _ = run_both(ex, code, imm, mask, make_state(rng, regs), f"{name} trial={trial}")
+        statuses.add(status)
+    assert statuses == {reference.ST_OK, reference.ST_OOB}
+
+
 def test_store_duplicate_addresses_commit_in_lane_order(ex):
     """Two lanes storing to one element: pairs are gathered in lane order and the higher lane
     wins at commit, in both executors; one sector is counted once."""
@@ -405,7 +437,7 @@ def test_reference_known_answers():
 def test_every_executed_instruction_is_covered():
     """Fails when the ISA gains an instruction of an executed family that no differential test
     above exercises (lane-memory instructions are listed by hand in MEMORY_OPS)."""
-    covered = set(ALU_OPS) | set(ID_OPS) | set(MEMORY_OPS) | set(WARP_OPS)
+    covered = set(ALU_OPS) | set(ID_OPS) | set(MEMORY_OPS) | set(WARP_OPS) | set(LOCAL_OPS)
     needed = {s.name for s in ISA.specs if s.family in EXECUTED_FAMILIES}
     assert needed - covered == set(), f"no differential test for {sorted(needed - covered)}"
     stale = {n for n in MEMORY_OPS if n not in ISA.by_name or

@@ -104,6 +104,9 @@ def everything(a, ai, o, oi, n):
     y = y + pto.atomic_add(buf + 1, 1.0) + pto.atomic_max(buf + 2, y) + pto.atomic_min(buf + 3, y)
     y = y + pto.atomic_exchange(buf + 4, y) + pto.atomic_cas(buf + 5, 0.0, y)
     pto.fence()
+    arr = pto.local_array(4)
+    arr[m % 4] = y
+    y = y + arr[m % 4] + arr[0]
     m = m + pto.barrier_block_count(y > 0.0) + pto.select(pto.barrier_block_and(y > 0.0), 1, 0)
     m = m + pto.select(pto.barrier_block_or(y > 0.0), 1, 0)
     pto.store(buf + j % 64, y)

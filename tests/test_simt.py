@@ -233,3 +233,51 @@ def test_voting_block_barriers(mode, engine, monkeypatch):
     for b in data.reshape(3, 80):
         want += [int((b > 0).sum()) * 4 + 2 * int((b > -100).all()) + int((b > 90).any())] * 80
     np.testing.assert_array_equal(o.numpy(), want)
+
+
+@pto.kernel
+def lane_sort(x, o):
+    """Each lane sorts its own 8 values in a local array (insertion sort, run-time indices)."""
+    i = pto.get_global_id()
+    arr = pto.local_array(8)
+    for k in range(8):
+        arr[k] = x[i * 8 + k]
+    for k in range(1, 8):
+        v = arr[k]
+        j = k - 1
+        while j >= 0 and arr[j] > v:
+            arr[j + 1] = arr[j]
+            j = j - 1
+        arr[j + 1] = v
+    for k in range(8):
+        o[i * 8 + k] = arr[k]
+    o[256 + i] = arr[0] + arr[7]            # constant indices: the slots themselves
+
+
+@pytest.mark.parametrize("mode,engine", MODES)
+def test_local_arrays_sort_each_lane(mode, engine, monkeypatch):
+    monkeypatch.setenv("PYPTO_TIMING_ENGINE", engine)
+    data = np.random.default_rng(9).standard_normal(256).astype(np.float32)
+    x, o = _float_tensor(data), _float_tensor(np.zeros(288, np.float32))
+    pto.launch(lane_sort, grid=(1, 1, 1), block=(32, 1, 1), args=(x, o), mode=mode)
+    rows = np.sort(data.reshape(32, 8), axis=1)
+    got = o.numpy()
+    np.testing.assert_array_equal(got[:256].reshape(32, 8), rows)
+    np.testing.assert_array_equal(got[256:], rows[:, 0] + rows[:, 7])
+
+
+@pto.kernel
+def local_overrun(o, k):
+    arr = pto.local_array(4, pto.int32)
+    idx = pto.get_lane_id() + k
+    arr[idx] = 1
+    o[pto.get_lane_id()] = arr[0]
+
+
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+def test_a_local_array_index_past_its_end_is_out_of_bounds(mode):
+    o = _int_tensor(np.zeros(32, np.int32))
+    with pytest.raises(pto.OutOfBoundsError, match=r"arr\[4\]") as info:
+        pto.launch(local_overrun, grid=(1, 1, 1), block=(32, 1, 1), args=(o, 0), mode=mode)
+        pto.sync()
+    assert info.value.lane == 4

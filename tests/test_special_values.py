@@ -257,6 +257,15 @@ def fma_store(a, o, n):
         pto.fma(o + i, x, x, x)
 
 @pto.kernel
+def through_local_array(a, o, n):
+    i = pto.get_global_id()
+    arr = pto.local_array(2, pto.{dt})
+    if i < n:
+        k = i % 2
+        arr[k] = pto.load(a + i)
+        pto.store(o + i, arr[k])
+
+@pto.kernel
 def through_tiles(a, o, n):
     t = pto.alloc_local(64, dtype=pto.{dt})
     pto.async_load(t, a, rows=1, cols=n, stride=n)
@@ -267,7 +276,8 @@ def through_tiles(a, o, n):
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
 def test_memory_instructions_keep_every_bit(make_kernels, dtype):
-    """LOAD, STORE, MOV, LOAD_L1, STORE_L1, TLOAD and TSTORE move values unchanged (the
+    """LOAD, STORE, MOV, LOAD_L1, STORE_L1, TLOAD, TSTORE, LOCAL_STORE and LOCAL_LOAD move
+    values unchanged (the
     sign of zero, subnormals, infinities and NaN included); FMA_STORE stores x * x + x."""
     mod = make_kernels(MEMORY_KERNELS.format(dt=dtype))
     x = _values(dtype)
@@ -278,7 +288,7 @@ def test_memory_instructions_keep_every_bit(make_kernels, dtype):
         fma_want = (x.astype(np.int64) * x + x).astype(np.int32) if dtype == "int32" else \
             (x.astype(np.float64) * x + x).astype(x.dtype)
     for kernel, want in ((mod.through_hbm, x), (mod.through_l1, x), (mod.fma_store, fma_want),
-                         (mod.through_tiles, x)):
+                         (mod.through_tiles, x), (mod.through_local_array, x)):
         for mode in ("timing", "functional"):
             tx, out = _tensor(x), _tensor(np.zeros_like(x))
             pto.launch(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(tx, out, n), mode=mode)
@@ -535,7 +545,7 @@ def test_every_instruction_is_covered():
     covered = set(ALU) | {"CAST", "MOV", "LOAD", "STORE", "FMA_STORE", "LOAD_L1", "STORE_L1",
                           "TLOAD", "TSTORE", "TROWSUM", "TROWMAX", "TROWEXPAND", "MMA",
                           "SHFL_IDX", "SHFL_UP", "SHFL_DOWN", "SHFL_XOR", "VOTE_ALL", "VOTE_ANY",
-                          "BALLOT"} | set(TILE) | set(ATOMIC_CALLS) | {n + "_L1" for n in ATOMIC_CALLS}
+                          "BALLOT", "LOCAL_LOAD", "LOCAL_STORE"} | set(TILE) | set(ATOMIC_CALLS) | {n + "_L1" for n in ATOMIC_CALLS}
     missing = [s.name for s in load_isa().specs
                if s.name not in covered and s.family not in NO_VALUES]
     assert not missing, f"instructions without a special-value case: {missing}"

@@ -182,6 +182,15 @@ def _memory_benches():
           count="STORE_L1"),
         b("stream", "STORE_L1", LANE_SIZES,
           lambda k: (["bf = pto.alloc_local(64)"] + ["pto.store(bf + i, x)"] * k, None), count="STORE_L1"),
+        b("chain", "LOCAL_LOAD", LANE_SIZES,
+          lambda k: (["la = pto.local_array(4, pto.int32)"] + ["p = la[p]"] * k, "p"), count="LOCAL_LOAD"),
+        b("stream", "LOCAL_LOAD", LANE_SIZES,
+          lambda k: (["la = pto.local_array(4, pto.int32)"] + [f"q{r} = la[p]" for r in range(k)],
+                     f"q{k - 1}"), count="LOCAL_LOAD"),
+        b("stream", "LOCAL_STORE", LANE_SIZES,
+          lambda k: (["la = pto.local_array(4, pto.int32)"] + ["la[p] = j"] * k, None), count="LOCAL_STORE"),
+        b("stream", "LOCAL_ARRAY", LANE_SIZES,
+          lambda k: ([f"la{r} = pto.local_array(2)" for r in range(k)], None), count="LOCAL_ARRAY"),
     ] + _atomic_benches()
 
 

@@ -23,7 +23,7 @@ _NO_LATENCY = ("they have no result register and the warp issues its next instru
                "kernel's cycles depend on it (only the timeline's end of the entry shows it)")
 UNCOVERED = {
     **{(name, "latency"): _NO_LATENCY for name in (
-        "ALLOC_LOCAL", "BARRIER", "FENCE", "IF", "ELSE", "ENDIF", "LOOP", "BRK_UNLESS", "BREAK", "CONTINUE",
+        "ALLOC_LOCAL", "LOCAL_ARRAY", "LOCAL_STORE", "BARRIER", "FENCE", "IF", "ELSE", "ENDIF", "LOOP", "BRK_UNLESS", "BREAK", "CONTINUE",
         "LOOP_CONT", "ENDLOOP", "RET", "EXIT", "WAIT_ALL", "SET_FLAG", "WAIT_FLAG")},
     ("EXIT", "issue_interval"): "EXIT is a warp's last instruction: nothing issues after it on "
                                 "its pipe, so its issue interval never delays anything",

@@ -468,6 +468,33 @@ def exec_warp(pc, code, imm, regs, mask, scratch):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
+def exec_local(pc, code, imm, regs, mask, info):
+    """Local-array family: element index (operand 0) of each active lane's array of aux1
+    slots starting at slot aux0; LOCAL_LOAD reads it into dst, LOCAL_STORE writes operand 1
+    (rounded to the dtype). An index outside the array faults (info: lane, index, length)."""
+    op = code[pc, C_OP]
+    d = code[pc, C_DST]
+    dt = code[pc, C_DTYPE]
+    base = code[pc, C_AUX]
+    n = code[pc, C_AUX + 1]
+    for lane in range(32):
+        if not lane_active(mask, lane):
+            continue
+        k = np.int64(operand(code, imm, regs, pc, 0, lane))
+        if k < 0 or k >= n:
+            return fault(info, lane, k, n)
+    for lane in range(32):
+        if not lane_active(mask, lane):
+            continue
+        k = np.int64(operand(code, imm, regs, pc, 0, lane))
+        if op == OP_LOCAL_LOAD:
+            regs[d, lane] = regs[base + k, lane]
+        else:
+            regs[base + k, lane] = round_to(dt, operand(code, imm, regs, pc, 1, lane))
+    return ST_OK
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def popcount(m):
     """Set bits of a 32-bit lane mask."""
     m = m & 0xFFFFFFFF
@@ -527,6 +554,8 @@ def execute(pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sect
                               pend_val, info)
     if fam == F_WARP:
         return exec_warp(pc, code, imm, regs, mask, pend_val)
+    if fam == F_LOCAL:
+        return exec_local(pc, code, imm, regs, mask, info)
     if fam == F_ATOMIC:
         return exec_atomic(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector,
                            pend_idx, info)

@@ -268,6 +268,26 @@ def exec_atomic(spec, pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1,
     return ST_OK
 
 
+def exec_local(spec, pc, code, imm, regs, mask, info):
+    """Local arrays: element (operand 0) of each active lane's array (aux0 first slot, aux1
+    length); LOCAL_LOAD reads it to dst, LOCAL_STORE writes operand 1 rounded to the dtype.
+    Any active lane's index outside the array faults before anything is written."""
+    d, dt = int(code[pc, C_DST]), int(code[pc, C_DTYPE])
+    base, n = int(code[pc, C_AUX]), int(code[pc, C_AUX + 1])
+    active = lanes(mask)
+    for lane in active:
+        k = int(source(code, imm, regs, pc, 0, lane))
+        if not 0 <= k < n:
+            return fault(info, lane, k, n)
+    for lane in active:
+        k = int(source(code, imm, regs, pc, 0, lane))
+        if spec.name == "LOCAL_LOAD":
+            regs[d, lane] = regs[base + k, lane]
+        else:
+            regs[base + k, lane] = to_dtype(dt, source(code, imm, regs, pc, 1, lane))
+    return ST_OK
+
+
 def exec_warp(spec, pc, code, imm, regs, mask, scratch=None):
     """Warp family: shuffles (source lane from operand 1; outside 0..31: the lane's own) and
     votes over the active lanes' predicates; active lanes receive the result."""
@@ -348,6 +368,8 @@ FAMILY_HANDLERS = {
     "atomic": lambda spec, pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector,
     pend_idx, pend_val, info: exec_atomic(spec, pc, code, imm, regs, mask, hbm, tbase, tcount,
                                           tbytes, l1, sector, pend_idx, info),
+    "local": lambda spec, pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector,
+    pend_idx, pend_val, info: exec_local(spec, pc, code, imm, regs, mask, info),
     "warp": lambda spec, pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector,
     pend_idx, pend_val, info: exec_warp(spec, pc, code, imm, regs, mask, pend_val),
 }

@@ -353,7 +353,7 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                             schedule(st, ht, hk, hv, complete, NORMAL, EV_COMMIT, slot)
                             if complete > wv[g, W_STORE_DONE]:
                                 wv[g, W_STORE_DONE] = complete
-                    elif fam == F_WARP or fam == F_ATOMIC:
+                    elif fam == F_WARP or fam == F_ATOMIC or fam == F_LOCAL:
                         # LaunchSimulation._warp's "warp" and "atomic" branches
                         if execute(pc, code, imm, wregs, mask, ctx, hbm, tbase, tcount, tbytes, l1,
                                    cfg[K_SECTOR], pend_idx, pend_val, info) != ST_OK:
@@ -370,8 +370,9 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                                                                 True, bw[0], bw[1], bw[2], now)
                                 for q in range(info[4]):
                                     hbm_init[pend_idx[q]] = 1
-                        wready[d] = complete
-                        wprod[d] = pc
+                        if d >= 0:                                # a LOCAL_STORE has no result
+                            wready[d] = complete
+                            wprod[d] = pc
                     elif fam == F_SYNC and (op == OP_BARRIER_BLOCK or op == OP_BARRIER_BLOCK_COUNT
                                             or op == OP_BARRIER_BLOCK_AND or op == OP_BARRIER_BLOCK_OR):
                         alive = wv[g, W_ALIVE] & ~state[2]

@@ -23,7 +23,7 @@ from .pipeline import PipelineLowering, PipelineMethod
 from .tile_builtins import TileBuiltins
 from .uniformity import VARYING_BUILTINS, Uniformity, assignment_sites
 from .scope import Scope
-from .values import Const, ConstTuple, HomeVar, Ptr, PtrVar, Text, Val
+from .values import Const, ConstTuple, HomeVar, LocalArray, Ptr, PtrVar, Text, Val
 
 
 UNSUPPORTED_STMTS = {"Try": "a try statement", "TryStar": "a try statement",
@@ -247,6 +247,14 @@ class KernelCompiler(TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining,
             else:
                 scope.names[name] = self.snapshot(value, node)
             return
+        if isinstance(value, LocalArray):
+            if name in scope.names:
+                self.error(node, f"'{name}' is assigned a second local array; a local array is "
+                                 "declared once", "use another name for the second array")
+            value = dataclasses.replace(value, name=name)
+            for ins in self.instrs:
+                if ins.op == "LOCAL_ARRAY" and ins.aux == (value.first.index, value.n):
+                    ins.comment = f"{name}: {ins.comment}"
         if not isinstance(value, (Const, Val)):
             scope.names[name] = value    # compile-time objects: modules, dtypes, helpers
             return
@@ -392,6 +400,10 @@ class KernelCompiler(TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining,
             self.bind(target.id, value, node)
             return
         if isinstance(target, ast.Subscript):
+            base = self.expr(target.value)
+            if isinstance(base, LocalArray):
+                self.local_assign(base, self.vexpr(target.slice), value, node)
+                return
             ptr = self.expr(target)
             self.require_value(value, node)
             self.store_to(ptr, value, node)

@@ -15,7 +15,7 @@ from ..dtypes import DType, promote
 from ..ir import Imm, Reg
 from .builtins import Builtin
 from .pipeline import PipelineRef
-from .values import NONE, Text, Const, ConstTuple, DTypeRef, ModuleRef, Ptr, PyCallable, Val
+from .values import NONE, Text, Const, ConstTuple, DTypeRef, LocalArray, ModuleRef, Ptr, PyCallable, Val
 
 BINOPS = {ast.Add: "ADD", ast.Sub: "SUB", ast.Mult: "MUL", ast.Div: "DIV",
           ast.FloorDiv: "FLOORDIV", ast.Mod: "MOD", ast.BitAnd: "AND", ast.BitOr: "OR",
@@ -228,6 +228,8 @@ class ExprLowering:
         base = self.expr(node.value)
         if isinstance(base, ConstTuple):
             return self.tuple_item(base, self.expr(node.slice), node)
+        if isinstance(base, LocalArray):
+            return self.local_element(base, self.vexpr(node.slice), node)
         if not isinstance(base, Ptr):
             self.error(node, f"only pointers can be indexed; '{ast.unparse(node.value)}' is not one")
         base = self.loaded(base, node.value)

@@ -8,7 +8,7 @@ import dataclasses
 
 from .. import dtypes
 from ..ir import LocalBuffer, Reg
-from .values import NONE, Const, DTypeRef, Ptr, Val
+from .values import NONE, Const, DTypeRef, LocalArray, Ptr, Val
 
 
 class MemoryBuiltins:
@@ -104,6 +104,58 @@ class MemoryBuiltins:
         shape = f"{copies} x {count}" if copies > 1 else f"{count}"
         self.instrs[-1].comment = f"{name}: {shape} x {dtype} at L1 word {base}"
         return Ptr("l1", len(self.buffers) - 1, dtype, name, offset, count, base)
+
+    # ---------------------------------------------------------------- per-lane local arrays
+    def builtin_local_array(self, node, args):
+        n, dtype = args["n"], args["dtype"]
+        if not isinstance(n, Const) or isinstance(n.value, bool) or int(n.value) != n.value or int(n.value) <= 0:
+            self.error(node, "pto.local_array(n): n must be a positive integer known at compile time",
+                       "use a literal, a module constant or a size-deciding kernel argument")
+        dtype = dtype.dtype if isinstance(dtype, DTypeRef) else dtype
+        if dtype not in dtypes.REGISTER_DTYPES:
+            self.error(node, f"pto.local_array: dtype must be float32, float16, int32 or bool, got {dtype}")
+        count = int(n.value)
+        first = self.new_reg(dtype, False)
+        for _ in range(count - 1):
+            self.new_reg(dtype, False)                 # consecutive lane slots
+        self.emit("LOCAL_ARRAY", None, (), dtype, node, aux=(first.index, count))
+        self.instrs[-1].comment = f"v{first.index}..v{first.index + count - 1}"
+        return LocalArray(first, count, dtype, "local_array")
+
+    def local_element(self, arr: LocalArray, index, node):
+        """arr[index] read: a copy of the slot for a constant index, else a LOCAL_LOAD."""
+        if isinstance(index, Const):
+            k = self._local_index(arr, index, node)
+            dst = self.new_reg(arr.dtype, False)
+            self.emit("MOV", dst, (Reg(arr.first.index + k, arr.dtype, False),), arr.dtype, node,
+                      aux=(0 if arr.dtype.is_float else 1,))
+            return Val(dst)
+        self.require_value(index, node)
+        dst = self.new_reg(arr.dtype, False)
+        self.emit("LOCAL_LOAD", dst, (self.operand(index, dtypes.int32, node),), arr.dtype,
+                  node, aux=(arr.first.index, arr.n))
+        self.instrs[-1].comment = arr.name
+        return Val(dst)
+
+    def local_assign(self, arr: LocalArray, index, value, node):
+        """arr[index] = value: a MOV into the slot for a constant index, else a LOCAL_STORE."""
+        self.require_value(value, node)
+        src = self.operand(value, arr.dtype, node)
+        if isinstance(index, Const):
+            k = self._local_index(arr, index, node)
+            self.emit("MOV", Reg(arr.first.index + k, arr.dtype, False), (src,), arr.dtype, node,
+                      aux=(0 if arr.dtype.is_float else 1,))
+            return
+        self.require_value(index, node)
+        self.emit("LOCAL_STORE", None, (self.operand(index, dtypes.int32, node), src), arr.dtype,
+                  node, aux=(arr.first.index, arr.n))
+        self.instrs[-1].comment = arr.name
+
+    def _local_index(self, arr, index, node):
+        k = int(index.value)
+        if not 0 <= k < arr.n:
+            self.error(node, f"index {k} is outside the local array '{arr.name}' of {arr.n} elements")
+        return k
 
     def rename_buffer(self, ptr: Ptr, name: str) -> Ptr:
         """Give an alloc_local buffer the name of the variable it is assigned to."""

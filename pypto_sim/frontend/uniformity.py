@@ -11,9 +11,9 @@ from __future__ import annotations
 import ast
 
 # builtins whose result differs between lanes whatever their arguments (atomics hand each
-# lane its own old value)
+# lane its own old value; a local array holds each lane's own elements)
 VARYING_BUILTINS = {"get_global_id", "get_local_id", "get_lane_id", "atomic_add", "atomic_max",
-                    "atomic_min", "atomic_exchange", "atomic_cas"}
+                    "atomic_min", "atomic_exchange", "atomic_cas", "local_array"}
 
 
 class Uniformity:

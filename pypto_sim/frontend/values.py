@@ -110,3 +110,13 @@ class ConstTuple:
     indexable (a runtime index becomes a select chain), iterable by an unrolled for, len()."""
 
     items: tuple
+
+
+@dataclass(frozen=True)
+class LocalArray:
+    """``pto.local_array(n, dtype)``: n consecutive lane slots (first), one array per lane."""
+
+    first: Reg
+    n: int
+    dtype: DType
+    name: str

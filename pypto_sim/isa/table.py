@@ -20,7 +20,7 @@ CATEGORIES = ("id", "move", "lane_alu", "sfu", "compare", "convert", "lane_memor
               "control", "tile_memory", "tile_alu", "mma")
 FAMILIES = ("alu", "id", "load", "store", "fma_store", "alloc", "sync", "control",
             "tile_load", "tile_store", "tile_mma", "tile_alu", "tile_reduce", "tile_expand",
-            "tile_sync", "warp", "atomic")
+            "tile_sync", "warp", "atomic", "local")
 TILE_FAMILIES = ("tile_load", "tile_store", "tile_mma", "tile_alu", "tile_reduce", "tile_expand",
                  "tile_sync")
 OPERAND_KINDS = ("value", "pointer", "dim", "dtype", "target", "imm", "tile")

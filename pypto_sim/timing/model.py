@@ -449,6 +449,12 @@ class LaunchSimulation:
                     if self.hbm_init is not None:
                         self.hbm_init[pend_idx[:int(info[4])]] = 1
                 ws.ready[d], ws.producer[d] = complete, pc
+            elif fam == "local":
+                if ex.execute(pc, code, imm, ws.regs, mask, ctx, self.hbm, self.tbase, self.tcount,
+                              self.tbytes, blk.l1, sector, pend_idx, pend_val, info):
+                    raise self._oob(pc, blk, w, info)
+                if d >= 0:                      # LOCAL_LOAD's result; a LOCAL_STORE has none
+                    ws.ready[d], ws.producer[d] = complete, pc
             elif fam in ("alu", "id", "warp"):
                 ex.execute(pc, code, imm, ws.regs, mask, ctx, self.hbm, self.tbase, self.tcount,
                            self.tbytes, blk.l1, sector, pend_idx, pend_val, info)
@@ -618,6 +624,14 @@ class LaunchSimulation:
     def _oob(self, pc, blk, w, info) -> OutOfBoundsError:
         lane, offset, count = int(info[0]), int(info[1]), int(info[2])
         ins = self.prog.instrs[pc]
+        if self.pc_family[pc] == "local":
+            return OutOfBoundsError(
+                f"{ins.op} out of bounds: block {blk.coords}, warp {w}, lane {lane} (local id "
+                f"{w * 32 + lane}) indexed {ins.comment}[{offset}] but the local array "
+                f"'{ins.comment}' has {count} elements (valid 0..{count - 1})",
+                kernel=self.kernel_name, file=self.prog.file, line=ins.line, block=blk.coords,
+                warp=w, lane=lane, offset=offset, count=count, tensor=ins.comment,
+                hint="keep the index within the array, or make the array larger")
         target = ins.comment or "memory"
         kind = "L1 buffer" if self.pc_mem[pc] == "l1" else "tensor"
         if kind == "tensor":
