@@ -19,6 +19,7 @@ from .runtime.api import Tensor, alloc_tensor, launch, memcpy_d2h, memcpy_h2d, p
 from .runtime.memory import DeviceTensor
 from .timing.machine import machine, use_machine
 from .calibrate.npu import profile_on_npu
+from .sweep import SweepCase, sweep
 
 
 def instructions():

@@ -7,6 +7,7 @@ issue interval and that every pipe the ISA names exists.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass, field
@@ -138,6 +139,41 @@ class Machine:
     def scalar_issue_interval(self) -> int:
         """Issue interval of the scalar unit's uniform ALU instructions."""
         return self.pipes["scalar"]["issue_interval"]
+
+    def with_overrides(self, overrides: dict, source: str = "sweep override") -> "Machine":
+        """A copy with some entries replaced; each changed entry's source says ``source``.
+
+        Keys: ``"instruction.NAME.latency"`` / ``.issue_interval`` / ``.per_repeat`` (or any
+        cost term), ``"<structure|capacity|memory>.KEY"`` (e.g. ``"memory.hbm_chip_bytes_per_cycle"``)
+        and ``"pipes.PIPE.FIELD"``. An unknown key is a MachineError naming it."""
+        values, sources = dict(self.values), dict(self.sources)
+        pipes = {k: dict(v) for k, v in self.pipes.items()}
+        instructions = dict(self.instructions)
+        for key, value in overrides.items():
+            parts = str(key).split(".")
+            if parts[0] == "instruction" and len(parts) == 3 and parts[1].upper() in instructions:
+                name, fld = parts[1].upper(), parts[2]
+                t = instructions[name]
+                if fld in ("latency", "issue_interval"):
+                    t = dataclasses.replace(t, **{fld: int(value)}, source=source)
+                elif fld in t.extra:
+                    t = dataclasses.replace(t, extra={**t.extra, fld: value}, source=source)
+                else:
+                    raise MachineError(f"override {key!r}: {name} has no field {fld!r}",
+                                       hint="latency, issue_interval or one of " + ", ".join(t.extra))
+                instructions[name] = t
+            elif parts[0] in ("structure", "capacity", "memory") and len(parts) == 2 and parts[1] in values:
+                values[parts[1]] = type(values[parts[1]])(value)
+                sources[parts[1]] = source
+            elif parts[0] == "pipes" and len(parts) == 3 and parts[1] in pipes:
+                pipes[parts[1]][parts[2]] = value
+                pipes[parts[1]]["source"] = source
+            else:
+                raise MachineError(f"machine override {key!r} names no entry of {self.name}",
+                                   hint="use instruction.NAME.latency, memory.KEY, capacity.KEY, "
+                                        "structure.KEY or pipes.PIPE.FIELD")
+        return Machine(self.name, self.path, self.isa_version, self.description, values, sources,
+                       pipes, instructions, self.fusions)
 
     def opcode_arrays(self):
         """(latency, issue_interval) arrays indexed by opcode, for the timing model's hot loop."""

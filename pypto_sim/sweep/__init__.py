@@ -1,0 +1,13 @@
+"""Design-space sweeps: one simulation per point of a grid of kernel parameters and machine
+overrides, serially or on Dask workers, as a table (docs/sweeps.md).
+
+``pto.sweep(factory, params={...}, machine_overrides={...})`` returns a pandas DataFrame
+with one row per point. ``factory`` is ``"module:function"`` (or a function importable as
+one): called with a point's parameters, it returns a :class:`SweepCase`: the kernel, its grid,
+block and arguments (device tensors it allocates) and an optional ``check(outputs)``.
+"""
+from .case import SweepCase
+from .points import expand_points
+from .run import sweep
+
+__all__ = ["SweepCase", "expand_points", "sweep"]
