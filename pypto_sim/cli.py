@@ -68,6 +68,15 @@ def _parser():
     cal.add_argument("--base", default="ascend910b", help="table to start from (default ascend910b)")
     cal.add_argument("-o", "--output", required=True, metavar="NEW.toml")
     cal.add_argument("--label", help="names the measurements in the sources (default: the rows file)")
+    sw = sub.add_parser("sweep", help="run a design-space sweep from a TOML spec (docs/sweeps.md)")
+    sw.add_argument("spec", help="SPEC.toml: factory, [params], [machine_overrides], machine")
+    sw.add_argument("-o", "--output", required=True, metavar="RESULTS.parquet")
+    sw.add_argument("--engine", default=None, help="serial, or a scheduler address (default: a "
+                                                   "local Dask cluster)")
+    sw.add_argument("--workers", type=int, default=None, help="local cluster workers (default: cores)")
+    sw.add_argument("--resume", action="store_true", help="skip the points already in the output")
+    sw.add_argument("--top", type=int, default=5, help="how many of the best points to print")
+    sub.add_parser("warm", help="compile the numba executor into the on-disk cache (before a sweep)")
     return parser
 
 
@@ -86,6 +95,16 @@ def _main(argv) -> int:
         return 0
     if ns.command in ("profile", "trace"):
         return _profile(ns)
+    if ns.command == "sweep":
+        from .sweep.spec import run_spec
+        return run_spec(ns.spec, ns.output, ns.engine, ns.workers, ns.resume, ns.top)
+    if ns.command == "warm":
+        import time
+        from .exec.lane import cache_dir, executor
+        start = time.perf_counter()
+        executor()
+        print(f"numba executor ready in {time.perf_counter() - start:.1f} s (cache: {cache_dir()})")
+        return 0
     if ns.command == "isa":
         from .isa import load_isa
         isa = load_isa()

@@ -7,7 +7,8 @@ one): called with a point's parameters, it returns a :class:`SweepCase`: the ker
 block and arguments (device tensors it allocates) and an optional ``check(outputs)``.
 """
 from .case import SweepCase
+from .plot import plot_sweep
 from .points import expand_points
 from .run import sweep
 
-__all__ = ["SweepCase", "expand_points", "sweep"]
+__all__ = ["SweepCase", "expand_points", "plot_sweep", "sweep"]

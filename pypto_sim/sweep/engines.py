@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 
 
 def _dask():
@@ -17,6 +18,10 @@ def run_on_dask(factory, points, machine_name, engine, workers, collect):
     """Submit one task per point (retried on another worker if its worker dies) and hand
     each finished row to collect(), in completion order."""
     distributed = _dask()
+    # compile (or load) the numba executor here first: the workers then find it in the
+    # on-disk cache instead of each compiling it for ~30 s
+    from ..exec.lane import executor
+    executor()
     cluster = client = None
     if engine is None:
         n = workers or os.cpu_count() or 1
@@ -31,7 +36,8 @@ def run_on_dask(factory, points, machine_name, engine, workers, collect):
         client = engine
     try:
         from .worker import run_point
-        futures = [client.submit(run_point, factory, p, machine_name, key=f"point-{i}-{os.getpid()}",
+        run_id = uuid.uuid4().hex[:12]              # keys unique per sweep: never a cached result
+        futures = [client.submit(run_point, factory, p, machine_name, key=f"pto-sweep-{run_id}-{i}",
                                  pure=False, retries=2)
                    for i, p in enumerate(points)]
         for future in distributed.as_completed(futures):
