@@ -35,8 +35,10 @@ def test_machine_overrides_change_cycles_and_say_so():
     assert m.latency("MUL") == 70 and m.source("MUL") == "sweep override"
 
 
-def test_a_failing_point_is_a_row_and_the_others_run():
-    frame = pto.sweep("sweep_factories:failing_case", params={"block": [64, 2048]}, engine="serial")
+@pytest.mark.parametrize("engine", ["serial", None])
+def test_a_failing_point_is_a_row_and_the_others_run(engine):
+    frame = pto.sweep("sweep_factories:failing_case", params={"block": [64, 2048]}, engine=engine,
+                      workers=2)
     bad = frame[frame["param.block"] == 2048].iloc[0]
     good = frame[frame["param.block"] == 64].iloc[0]
     assert "LaunchError" in bad["error"] and "1024 lanes" in bad["error"]
