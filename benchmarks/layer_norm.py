@@ -8,8 +8,8 @@ bandwidth bound.
 
     python benchmarks/layer_norm.py [--kind tile] [--rows 4096] [--cols 1024]
 
-Written with pto.load / pto.store / alloc_local only, so the same file runs on older
-checkouts (the before/after figures of docs/performance.md).
+Written with pto.load / pto.store / alloc_local only (no SIMT extras), so it can be compared
+with older checkouts as docs/performance.md's before/after figures were.
 """
 import argparse
 import time
@@ -22,6 +22,19 @@ THREADS = 256
 
 
 @pto.kernel
+def block_sum(red, t, acc):
+    """Thread t's acc summed over the block into red[0] (a tree through L1; inlined)."""
+    pto.store(red + t, acc)
+    pto.barrier_block()
+    s = THREADS // 2
+    while s > 0:
+        if t < s:
+            pto.store(red + t, pto.load(red + t) + pto.load(red + t + s))
+        pto.barrier_block()
+        s = s // 2
+
+
+@pto.kernel
 def layer_norm(x, y, cols, eps):
     row = pto.get_block_id()
     t = pto.get_local_id()
@@ -29,28 +42,14 @@ def layer_norm(x, y, cols, eps):
     acc = 0.0
     for c in range(t, cols, THREADS):
         acc = acc + pto.load(x + row * cols + c)
-    pto.store(red + t, acc)
-    pto.barrier_block()
-    s = THREADS // 2
-    while s > 0:
-        if t < s:
-            pto.store(red + t, pto.load(red + t) + pto.load(red + t + s))
-        pto.barrier_block()
-        s = s // 2
+    block_sum(red, t, acc)
     mean = pto.load(red) / cols
     pto.barrier_block()
     acc = 0.0
     for c in range(t, cols, THREADS):
         d = pto.load(x + row * cols + c) - mean
         acc = acc + d * d
-    pto.store(red + t, acc)
-    pto.barrier_block()
-    s = THREADS // 2
-    while s > 0:
-        if t < s:
-            pto.store(red + t, pto.load(red + t) + pto.load(red + t + s))
-        pto.barrier_block()
-        s = s // 2
+    block_sum(red, t, acc)
     inv = pto.rsqrt(pto.load(red) / cols + eps)
     for c in range(t, cols, THREADS):
         pto.store(y + row * cols + c, (pto.load(x + row * cols + c) - mean) * inv)

@@ -274,7 +274,7 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                     st[S_WARP_INSTRS] += 1
                     if fam == F_CONTROL:
                         next_pc = control_step(pc, op, code, imm, wregs, state, wstack)
-                    elif fam <= F_FMA_STORE:                      # alu, id, load, store, fma_store
+                    elif fam <= F_FMA_STORE or fam >= F_WARP:     # alu, id, lane memory, warp, atomic, local
                         # one call site: the executor is inlined here once
                         if execute(pc, code, imm, wregs, mask, ctx, hbm, tbase, tcount, tbytes, l1,
                                    cfg[K_SECTOR], pend_idx, pend_val, info) != ST_OK:
@@ -284,13 +284,15 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                             _fault(g, now, st, ht, hk, hv, wv, wfault, FK_OOB, pc)
                             break
                         d = pc_dst[pc]
-                        if fam == F_ALU or fam == F_ID:
-                            wready[d] = complete
-                            wprod[d] = pc
-                        elif fam == F_LOAD:
+                        if fam == F_ALU or fam == F_ID or fam == F_WARP or fam == F_LOCAL:
+                            if d >= 0:                            # a LOCAL_STORE has no result
+                                wready[d] = complete
+                                wprod[d] = pc
+                        elif fam == F_LOAD or fam == F_ATOMIC:
                             moved = info[3]
-                            # its own stores still in flight override memory (_forward_own_stores)
-                            s = wv[g, W_PEND_HEAD]
+                            # its own stores still in flight override memory (_forward_own_stores);
+                            # an atomic runs after they landed (it waited for W_STORE_DONE)
+                            s = wv[g, W_PEND_HEAD] if fam == F_LOAD else -1
                             while s >= 0:
                                 if (cm_tgt[s, L_TGT] < 0) == (pc_mem[pc] == MEM_HBM):
                                     forward_store(pc, code, wregs, mask, pend_idx, info[4],
@@ -299,9 +301,12 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                             if pc_mem[pc] == MEM_HBM:
                                 complete = now + lat + transfer(lk_s, lk_e, lk_n, core, moved, now, True,
                                                                         bw[0], bw[1], bw[2], now)
+                                if fam == F_ATOMIC:               # an atomic writes the words too
+                                    for q in range(info[4]):
+                                        hbm_init[pend_idx[q]] = 1
                             wready[d] = complete
                             wprod[d] = pc
-                            if checks:
+                            if checks and fam == F_LOAD:          # racecheck does not track atomics
                                 why = _lane_checks(cfg, g, w, block_id, bv[p, B_EPOCH], pc, now, mask,
                                                    info[4], pend_idx, False, pc_mem[pc], hbm_init,
                                                    hbm_shadow if pc_mem[pc] == MEM_HBM else l1_shadow[p],
@@ -353,26 +358,6 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                             schedule(st, ht, hk, hv, complete, NORMAL, EV_COMMIT, slot)
                             if complete > wv[g, W_STORE_DONE]:
                                 wv[g, W_STORE_DONE] = complete
-                    elif fam == F_WARP or fam == F_ATOMIC or fam == F_LOCAL:
-                        # LaunchSimulation._warp's "warp" and "atomic" branches
-                        if execute(pc, code, imm, wregs, mask, ctx, hbm, tbase, tcount, tbytes, l1,
-                                   cfg[K_SECTOR], pend_idx, pend_val, info) != ST_OK:
-                            wfault[g, F_LANE] = info[0]
-                            wfault[g, F_WORD] = info[1]
-                            wfault[g, F_COUNT] = info[2]
-                            _fault(g, now, st, ht, hk, hv, wv, wfault, FK_OOB, pc)
-                            break
-                        d = pc_dst[pc]
-                        if fam == F_ATOMIC:
-                            moved = info[3]
-                            if pc_mem[pc] == MEM_HBM:
-                                complete = now + lat + transfer(lk_s, lk_e, lk_n, core, moved, now,
-                                                                True, bw[0], bw[1], bw[2], now)
-                                for q in range(info[4]):
-                                    hbm_init[pend_idx[q]] = 1
-                        if d >= 0:                                # a LOCAL_STORE has no result
-                            wready[d] = complete
-                            wprod[d] = pc
                     elif fam == F_SYNC and (op == OP_BARRIER_BLOCK or op == OP_BARRIER_BLOCK_COUNT
                                             or op == OP_BARRIER_BLOCK_AND or op == OP_BARRIER_BLOCK_OR):
                         alive = wv[g, W_ALIVE] & ~state[2]

@@ -18,6 +18,8 @@ from ..errors import IsaError
 PIPES = ("scalar", "vector", "sfu", "load", "store", "mma")
 CATEGORIES = ("id", "move", "lane_alu", "sfu", "compare", "convert", "lane_memory", "atomic", "warp", "sync",
               "control", "tile_memory", "tile_alu", "mma")
+# order matters to the compiled engine: the families it executes are the first five and the
+# last three (one executor call site for `fam <= fma_store or fam >= warp`)
 FAMILIES = ("alu", "id", "load", "store", "fma_store", "alloc", "sync", "control",
             "tile_load", "tile_store", "tile_mma", "tile_alu", "tile_reduce", "tile_expand",
             "tile_sync", "warp", "atomic", "local")

@@ -1,0 +1,148 @@
+"""The lane executor's SIMT families: atomics, warp shuffles and votes, voting block
+barriers and per-lane local arrays (isa/25_simt.toml). Appended to the lane executor by
+pypto_sim.exec.lane after lane_template.py, whose helpers (operand, region, fault, traffic,
+round_to, the generated alu_float / alu_int) these use; ``execute`` dispatches to them.
+"""
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def exec_atomic(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, pend_idx, info):
+    """Atomic family: per active lane, in lane order, read the word, write op(old, operands),
+    return old in dst. The effect is immediate (the caller decides when the atomic issues);
+    pend_idx[k] receives the k-th active lane's word. aux = (tensor slot, -, 1) for HBM,
+    (buffer base, words, 0) for L1."""
+    op = code[pc, C_OP]
+    d = code[pc, C_DST]
+    dt = code[pc, C_DTYPE]
+    to_hbm = code[pc, C_AUX + 2] == 1
+    slot = code[pc, C_AUX]
+    base, count = region(pc, code, tbase, tcount, to_hbm)
+    item = ITEMSIZE[dt]
+    n = 0
+    for lane in range(32):
+        if not lane_active(mask, lane):
+            continue
+        off = np.int64(operand(code, imm, regs, pc, 0, lane))
+        if BOUNDS_CHECK and (off < 0 or off >= count):
+            return fault(info, lane, off, count)
+        w = base + off
+        b = operand(code, imm, regs, pc, 1, lane)
+        c = operand(code, imm, regs, pc, 2, lane)
+        old = hbm[w] if to_hbm else l1[w]
+        if dt == DT_INT32:
+            new = np.float64(wrap_i32(alu_int(op, np.int64(old), np.int64(b), np.int64(c))))
+        else:
+            new = round_to(dt, alu_float(op, old, b, c))
+        if to_hbm:
+            hbm[w] = new
+        else:
+            l1[w] = new
+        regs[d, lane] = old
+        pend_idx[n] = w
+        n += 1
+    return traffic(info, pend_idx, n, to_hbm, base, tbytes[slot] if to_hbm else 0, item, sector)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def exec_warp(pc, code, imm, regs, mask, scratch):
+    """Warp family: shuffles read another lane's source register; votes combine the active
+    lanes' predicates. Every result goes to scratch (32 words) before any is written, so dst
+    may be a source."""
+    op = code[pc, C_OP]
+    d = code[pc, C_DST]
+    every = code[pc, C_UNIFORM] == 1          # a uniform result fills all 32 lanes
+    if op == OP_VOTE_ALL or op == OP_VOTE_ANY or op == OP_BALLOT:
+        bits = pred_bits(code, imm, regs, pc, 0, mask)
+        if op == OP_VOTE_ALL:
+            v = 1.0 if bits == mask else 0.0
+        elif op == OP_VOTE_ANY:
+            v = 1.0 if bits != 0 else 0.0
+        else:
+            v = np.float64(wrap_i32(np.int64(bits)))
+        for lane in range(32):
+            if every or lane_active(mask, lane):
+                regs[d, lane] = v
+        return ST_OK
+    r = code[pc, C_SRC]
+    for lane in range(32):
+        k = np.int64(operand(code, imm, regs, pc, 1, lane))
+        if op == OP_SHFL_IDX:
+            s = k & 31
+        elif op == OP_SHFL_UP:
+            s = lane - k
+        elif op == OP_SHFL_DOWN:
+            s = lane + k
+        else:
+            s = lane ^ k
+        if s < 0 or s > 31:
+            s = lane
+        scratch[lane] = regs[r, s] if r >= 0 else imm[pc, 0]
+    for lane in range(32):
+        if every or lane_active(mask, lane):
+            regs[d, lane] = scratch[lane]
+    return ST_OK
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def exec_local(pc, code, imm, regs, mask, info):
+    """Local-array family: element index (operand 0) of each active lane's array of aux1
+    slots starting at slot aux0; LOCAL_LOAD reads it into dst, LOCAL_STORE writes operand 1
+    (rounded to the dtype). An index outside the array faults (info: lane, index, length)."""
+    op = code[pc, C_OP]
+    d = code[pc, C_DST]
+    dt = code[pc, C_DTYPE]
+    base = code[pc, C_AUX]
+    n = code[pc, C_AUX + 1]
+    for lane in range(32):
+        if not lane_active(mask, lane):
+            continue
+        k = np.int64(operand(code, imm, regs, pc, 0, lane))
+        if k < 0 or k >= n:
+            return fault(info, lane, k, n)
+    for lane in range(32):
+        if not lane_active(mask, lane):
+            continue
+        k = np.int64(operand(code, imm, regs, pc, 0, lane))
+        if op == OP_LOCAL_LOAD:
+            regs[d, lane] = regs[base + k, lane]
+        else:
+            regs[base + k, lane] = round_to(dt, operand(code, imm, regs, pc, 1, lane))
+    return ST_OK
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def popcount(m):
+    """Set bits of a 32-bit lane mask."""
+    m = m & 0xFFFFFFFF
+    m = m - ((m >> 1) & 0x55555555)
+    m = (m & 0x33333333) + ((m >> 2) & 0x33333333)
+    m = (m + (m >> 4)) & 0x0F0F0F0F
+    return (m * 0x01010101 & 0xFFFFFFFF) >> 24
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def vote_count(pc, code, imm, regs, mask):
+    """A voting block barrier's contribution of this warp: its active lanes whose predicate
+    (operand 0) holds. Returns (count, active lanes)."""
+    return popcount(pred_bits(code, imm, regs, pc, 0, mask)), popcount(mask)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def write_vote(pc, code, regs, mask, count, lanes):
+    """A voting block barrier releases: dst = count (COUNT), count == lanes (AND) or
+    count > 0 (OR), in the warp's active lanes (all 32 for a uniform dst)."""
+    op = code[pc, C_OP]
+    d = code[pc, C_DST]
+    if op == OP_BARRIER_BLOCK_COUNT:
+        v = np.float64(count)
+    elif op == OP_BARRIER_BLOCK_AND:
+        v = 1.0 if count == lanes else 0.0
+    else:
+        v = 1.0 if count > 0 else 0.0
+    every = code[pc, C_UNIFORM] == 1
+    for lane in range(32):
+        if every or lane_active(mask, lane):
+            regs[d, lane] = v
+    return ST_OK
