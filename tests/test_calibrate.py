@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
+from pypto_sim.calibrate.microbench import AICORE_INSTRUCTIONS
 from pypto_sim.calibrate import (UNCOVERED, CalibrationError, Row, correlate, coverage, fit,
                                  read_rows, run_microbenchmarks, write_rows, write_table)
 from pypto_sim.calibrate.fitmath import ceil_fit, simplest_in
@@ -48,7 +49,7 @@ def test_microbenchmarks_rederive_every_covered_entry_exactly(default_rows):
     assert not wrong
     for name, t in m.instructions.items():
         for key in ("per_repeat", "per_repeat_f32"):
-            if key in t.extra:
+            if key in t.extra and name not in AICORE_INSTRUCTIONS:
                 assert fitted[name][key] == t.extra[key], name
     for key in RATES:
         assert fitted[f"memory.{key}"]["value"] == m.values[key]
@@ -67,13 +68,14 @@ def test_every_instruction_is_covered_and_the_gaps_are_listed_with_reasons():
     held_pipe = {"MMA", "TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN", "TEXP", "TLOG", "TSQRT",
                  "TADDS", "TMULS", "TMAXS", "TROWSUM", "TROWMAX", "TROWEXPAND"}
     expected = ({(n, "latency") for n in no_latency} | {(n, "issue_interval") for n in held_pipe}
-                | {("EXIT", "issue_interval")})
+                | {("EXIT", "issue_interval")}
+                | {(n, f) for n in AICORE_INSTRUCTIONS for f in ("latency", "issue_interval")})
     assert set(UNCOVERED) == expected
     assert all(len(reason) > 40 for reason in UNCOVERED.values())
     status = coverage()
     for spec in pto.instructions():
         measured = [f for f in ("latency", "issue_interval") if status[(spec.name, f)] == "covered"]
-        assert measured or spec.name == "EXIT", spec.name
+        assert measured or spec.name == "EXIT" or spec.name in AICORE_INSTRUCTIONS, spec.name
     assert status[("pipes.scalar", "latency")] == status[("pipes.scalar", "issue_interval")] == "covered"
 
 

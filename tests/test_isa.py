@@ -29,7 +29,7 @@ def test_every_builtin_is_exported_with_signature_and_docstring():
     import inspect
     for name, specs in ISA.builtins().items():
         fn = getattr(pto, name)
-        assert str(inspect.signature(fn)) == specs[0].signature.replace("float32", "pto.float32")
+        assert str(inspect.signature(fn)) == ISA.signature_of(specs[0], name).replace("float32", "pto.float32")
         assert specs[0].doc in fn.__doc__
 
 
@@ -163,6 +163,38 @@ def tiles(a, o):
     pto.trowexpand(u, r, 8, 8)
     pto.wait_all()
     pto.store(o, u, rows=8, cols=8, stride=8)
+
+
+@pto.kernel(sync="manual")
+def aicore(h, f):
+    with pto.cube():
+        m = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)
+        a = pto.alloc_tile(16, 16, pto.float16, loc=pto.Left)
+        b = pto.alloc_tile(16, 16, pto.float16, loc=pto.Right)
+        mf = pto.alloc_tile(16, 16, pto.float32, loc=pto.Mat)
+        bias = pto.alloc_tile(1, 16, pto.float32, loc=pto.Bias)
+        c = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc)
+        pto.tload(m, h)
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+        pto.textract(a, m)
+        pto.tmov(b, m)
+        pto.pipe_barrier(pto.PIPE_ALL)
+        pto.textract(bias, mf)
+        pto.tmatmul(c, a, b)
+        pto.tmatmul_acc(c, a, b)
+        pto.tmatmul_bias(c, a, b, bias)
+        pto.pipe_barrier(pto.PIPE_ALL)
+        pto.tmov(mf, c)
+        pto.tstore(f, c)
+        pto.cross_core_set_flag(0)
+    with pto.vector():
+        v = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+        v16 = pto.alloc_tile(16, 16, pto.float16, loc=pto.Vec)
+        pto.cross_core_wait_flag(0)
+        pto.tload(v, f)
+        pto.tcvt(v16, v)
+        pto.tstore(h, v16)
 '''
 
 
@@ -175,6 +207,8 @@ def test_the_compiler_can_emit_every_instruction(make_kernels):
     prog = mod.everything.program_for(args)
     emitted = {ins.op for ins in prog.instrs}
     emitted |= {ins.op for ins in mod.tiles.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256))).instrs}
+    half = (pto.alloc_tensor(4096, pto.float16), pto.alloc_tensor(4096, pto.float32))
+    emitted |= {ins.op for ins in mod.aicore.program_for(half).instrs}
     assert emitted == set(ISA.by_name), f"never emitted: {sorted(set(ISA.by_name) - emitted)}"
 
 

@@ -456,9 +456,11 @@ def tile_row_expand(l1, dst, src, rows, cols):
         l1[dst + r * cols: dst + (r + 1) * cols] = l1[src + r]
 
 
+# tile_move (TEXTRACT / TMOV on the AI core) is the strided copy of tile_load, applied with
+# the source tile's row pitch (timing/aicore.py)
 TILE_FAMILY_KERNELS = {"tile_load": tile_load, "tile_store": tile_store, "tile_mma": tile_mma,
                        "tile_alu": tile_elementwise, "tile_reduce": tile_row_reduce,
-                       "tile_expand": tile_row_expand}
+                       "tile_expand": tile_row_expand, "tile_move": tile_load}
 
 
 def pred_bits(code, imm, regs, pc, j, mask):

@@ -20,7 +20,7 @@ class Builtin:
     def __init__(self, name: str, specs: tuple):
         self.name = name
         self.specs = specs
-        self.signature_text = specs[0].signature
+        self.signature_text = load_isa().signature_of(specs[0], name)
         self.__name__ = name
         self.__qualname__ = name
         self.__module__ = "pypto_sim"

@@ -14,6 +14,7 @@ from .. import dtypes
 from ..errors import CompileError
 from ..ir import ArgSpec, Instr, Program, Reg
 from ..isa import load_isa
+from .aicore_builtins import AICoreBuiltins
 from .control import ControlFlowLowering
 from .expressions import ExprLowering
 from .helpers import HelperInlining
@@ -34,7 +35,7 @@ UNSUPPORTED_STMTS = {"Try": "a try statement", "TryStar": "a try statement",
                      "Delete": "a del statement", "Match": "a match statement", "AsyncFor": "an async for loop"}
 
 
-class KernelCompiler(TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining, PipelineLowering,
+class KernelCompiler(AICoreBuiltins, TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining, PipelineLowering,
                      ControlFlowLowering):
     """Compiles one kernel for one argument signature into a Program."""
 
@@ -121,7 +122,7 @@ class KernelCompiler(TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining,
                 return Val(bound.reg)
             if isinstance(bound, PtrVar):
                 return Ptr(bound.proto.space, bound.proto.slot, bound.proto.dtype, bound.proto.name,
-                           Val(bound.reg), bound.proto.count, bound.proto.base)
+                           Val(bound.reg), bound.proto.count, bound.proto.base, tile=bound.proto.tile)
             return bound
         if name in scope.lane_conditional:
             line = scope.lane_conditional[name][0]
@@ -168,14 +169,18 @@ class KernelCompiler(TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining,
                     home = self.new_reg(spec.dtype, False)
                     self.emit("MOV", home, (reg,), spec.dtype, fn_ast, aux=(0 if spec.dtype.is_float else 1,))
                     scope.names[spec.name] = HomeVar(home, fn_ast.lineno)
-        self.block(fn_ast.body)
+        if self.kernel.aicore:
+            self.aicore_body(fn_ast.body)
+        else:
+            self.block(fn_ast.body)
         self.emit("EXIT", None, (), None, None)
         self.instrs[-1].line = fn_ast.body[-1].end_lineno + self.kernel.line_offset
         return Program(kernel=self.kernel.name, file=self.kernel.file,
                        first_line=self.kernel.first_line, args=tuple(args), instrs=self.instrs,
                        n_lane_slots=self.n_lane, n_scalar_regs=self.n_scalar,
                        buffers=tuple(self.buffers), source_lines=self.source_lines,
-                       symbols=self._symbols(scope))
+                       symbols=self._symbols(scope), aicore=self.kernel.aicore,
+                       sync=self.kernel.sync)
 
     @staticmethod
     def _symbols(scope) -> dict:
@@ -350,6 +355,7 @@ class KernelCompiler(TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining,
             self.stmt(stmt)
 
     def stmt(self, node):
+        self.current_statement = node     # for names in messages (alloc_tile's variable)
         method = getattr(self, f"stmt_{type(node).__name__}", None)
         if method is None:
             # name the construct as the user wrote it ("with open('f') as f:"), not its AST class

@@ -431,6 +431,8 @@ class ExprLowering:
             return self.call_pipeline_method(func, node)
         if hasattr(func, "is_pto_kernel"):
             return self.inline_helper(func, node)
+        if getattr(func, "is_pto_intrinsic", False):
+            return self.call_intrinsic(func, node)
         self.error(node, f"'{ast.unparse(node.func)}' cannot be called in a kernel",
                    "kernels can call pto builtins, min/max/abs/float/int, and other @pto.kernel functions")
 
@@ -527,6 +529,10 @@ class ExprLowering:
     def from_python(self, value, node, text):
         """A Python object reached from kernel code (global, closure, module attribute)."""
         if isinstance(value, Builtin):
+            return value
+        if isinstance(value, str):
+            return Text(value)          # pto.Vec, pto.PIPE_MTE2, pto.ColMajor: names
+        if getattr(value, "is_pto_intrinsic", False):
             return value
         if isinstance(value, DType):
             return DTypeRef(value)

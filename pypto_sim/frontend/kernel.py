@@ -19,7 +19,13 @@ class Kernel:
 
     is_pto_kernel = True
 
-    def __init__(self, fn):
+    def __init__(self, fn, sync="auto"):
+        if sync not in ("auto", "manual"):
+            raise CompileError(f"@pto.kernel(sync={sync!r}): sync must be 'auto' or 'manual'",
+                               kernel=getattr(fn, "__name__", None),
+                               hint="'auto' orders tile operations by their data (PTO-Auto); "
+                                    "'manual' orders pipes only by set_flag/wait_flag")
+        self.sync = sync
         self.fn = fn
         self.name = fn.__name__
         self.__name__ = fn.__name__
@@ -52,6 +58,7 @@ class Kernel:
                                kernel=self.name, file=self.file, line=fn_ast.lineno + self.line_offset)
         self._programs: dict = {}
         self.size_params = size_deciding_params(fn_ast, self.params)
+        self.aicore = uses_aicore(fn_ast)
 
     def __call__(self, *args, **kwargs):
         raise LaunchError(f"kernel '{self.name}' cannot be called like a Python function",
@@ -164,6 +171,28 @@ def size_deciding_params(fn_ast, params) -> frozenset:
     return frozenset(p for p in params if p in needed and p not in assigned)
 
 
-def kernel(fn) -> Kernel:
-    """Decorator: compile a Python function into a PTO kernel (see docs/quickstart.md)."""
-    return Kernel(fn)
+# the calls that make a kernel run on the real AI core (docs/aicore.md)
+AICORE_CALLS = frozenset({"alloc_tile", "cube", "vector"})
+
+
+def uses_aicore(fn_ast) -> bool:
+    """True when the kernel allocates typed tiles or has cube()/vector() sections: it runs on
+    the real AI core (one AIC and two AIVs per block) instead of the lane model."""
+    for node in ast.walk(fn_ast):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            if name in AICORE_CALLS:
+                return True
+    return False
+
+
+def kernel(fn=None, *, sync="auto"):
+    """Decorator: compile a Python function into a PTO kernel (see docs/quickstart.md).
+
+    ``@pto.kernel`` or ``@pto.kernel(sync="manual")``: tile kernels on the real AI core order
+    their pipes by data by default (``"auto"``, as PTO-Auto); with ``"manual"`` only
+    set_flag / wait_flag (and pipe_barrier) order them, as on hardware (docs/aicore.md)."""
+    if fn is None:
+        return lambda f: Kernel(f, sync=sync)
+    return Kernel(fn, sync=sync)

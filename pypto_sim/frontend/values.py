@@ -47,6 +47,26 @@ class Ptr:
     # written `a[i]`: an address where a pointer is expected (pto.load(a[i]), a[i] = v), the
     # element's value everywhere else (x = a[i], a[i] * 2), as CUDA and Triton users read it
     indexed: bool = False
+    tile: object = None  # a typed tile of pto.alloc_tile: its TileInfo (space, shape, valid region)
+
+
+@dataclass(frozen=True)
+class TileInfo:
+    """What pto.alloc_tile knows of a typed tile: memory space, static shape, layout, and the
+    valid region (Const or uniform Val operands) that instructions act on."""
+
+    loc: str
+    rows: int
+    cols: int
+    layout: str            # "row" (RowMajor) or "col" (ColMajor)
+    valid_rows: object
+    valid_cols: object
+
+    @property
+    def full(self) -> bool:
+        """True when the valid region is the whole tile (known at compile time)."""
+        return (isinstance(self.valid_rows, Const) and int(self.valid_rows.value) == self.rows
+                and isinstance(self.valid_cols, Const) and int(self.valid_cols.value) == self.cols)
 
 
 @dataclass(frozen=True)

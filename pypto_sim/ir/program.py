@@ -14,7 +14,7 @@ import numpy as np
 from ..dtypes import DType
 from ..isa import load_isa
 
-MAX_SRCS = 6
+MAX_SRCS = 7
 AUX_WIDTH = 3
 
 
@@ -86,6 +86,9 @@ class LocalBuffer:
     dtype: DType
     line: int
     copies: int = 1      # pipeline buffers: one copy per iteration in flight
+    space: str = "L1"    # typed tiles: Vec, Mat, Left, Right, Acc or Bias (docs/aicore.md)
+    rows: int = 0        # typed tiles: the static shape (row pitch = cols)
+    cols: int = 0
 
     @property
     def words(self) -> int:
@@ -111,6 +114,10 @@ class Program:
     source_lines: dict = field(default_factory=dict)
     # kernel variable name -> the register holding it (top-level scope, for the debugger)
     symbols: dict = field(default_factory=dict)
+    # the real AI core (docs/aicore.md): one block = one AI core of 1 AIC + 2 AIV, each a
+    # scalar unit that issues into its own pipes; sync "auto" (ordered by data) or "manual"
+    aicore: bool = False
+    sync: str = "auto"
 
     @property
     def local_words(self) -> int:

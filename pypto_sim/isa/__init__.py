@@ -3,8 +3,8 @@
 ``load_isa()`` parses and validates the table once per process and returns an :class:`Isa`
 holding one :class:`InstrSpec` per instruction and the ``Opcode`` enum built from it.
 """
-from .table import (CATEGORIES, FAMILIES, PIPES, TILE_FAMILIES, InstrSpec, Isa, Operand,
-                    load_isa, load_isa_from)
+from .table import (CATEGORIES, FAMILIES, PIPES, PTO_PIPE_NAMES, SPACES, TILE_FAMILIES,
+                    VECTOR_FAMILIES, InstrSpec, Isa, Operand, load_isa, load_isa_from)
 
 __all__ = ["Isa", "InstrSpec", "Operand", "load_isa", "load_isa_from", "PIPES", "CATEGORIES",
-           "FAMILIES", "TILE_FAMILIES"]
+           "FAMILIES", "TILE_FAMILIES", "VECTOR_FAMILIES", "SPACES", "PTO_PIPE_NAMES"]

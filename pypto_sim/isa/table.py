@@ -15,21 +15,30 @@ except ModuleNotFoundError:  # Python 3.10
 from .._resources import data_dir
 from ..errors import IsaError
 
-PIPES = ("scalar", "vector", "sfu", "load", "store", "mma")
+PIPES = ("scalar", "vector", "sfu", "load", "store", "mma", "mte1", "fix")
+# the AI core's names of the pipes (PTO-ISA include/pto/common/cpu_stub.hpp): PIPE_MTE2 is the
+# load pipe, PIPE_MTE3 the store pipe, PIPE_M the cube; sfu has no AI-core counterpart
+PTO_PIPE_NAMES = {"scalar": "PIPE_S", "vector": "PIPE_V", "load": "PIPE_MTE2", "store": "PIPE_MTE3",
+                  "mma": "PIPE_M", "mte1": "PIPE_MTE1", "fix": "PIPE_FIX"}
+# memory spaces of typed tiles (PTO-ISA TileType, docs/coding/Tile.md)
+SPACES = ("Vec", "Mat", "Left", "Right", "Acc", "Bias")
 CATEGORIES = ("id", "move", "lane_alu", "sfu", "compare", "convert", "lane_memory", "atomic", "warp", "sync",
               "control", "tile_memory", "tile_alu", "mma")
 # order matters to the compiled engine: the families it executes are the first five and the
 # last three (one executor call site for `fam <= fma_store or fam >= warp`)
 FAMILIES = ("alu", "id", "load", "store", "fma_store", "alloc", "sync", "control",
             "tile_load", "tile_store", "tile_mma", "tile_alu", "tile_reduce", "tile_expand",
-            "tile_sync", "warp", "atomic", "local")
+            "tile_move", "tile_sync", "warp", "atomic", "local")
 TILE_FAMILIES = ("tile_load", "tile_store", "tile_mma", "tile_alu", "tile_reduce", "tile_expand",
-                 "tile_sync")
+                 "tile_move", "tile_sync")
+# the vector families act on Vec (UB) tiles only, unless a record's `spaces` says otherwise
+VECTOR_FAMILIES = ("tile_alu", "tile_reduce", "tile_expand")
 OPERAND_KINDS = ("value", "pointer", "dim", "dtype", "target", "imm", "tile")
 RESULTS = ("value", "pred", "none")
 DTYPE_NAMES = ("float32", "float16", "int32", "bool", "int8", "uint8", "int16", "bfloat16")
 _REQUIRED = ("name", "opcode", "category", "family", "pipe", "operands", "result", "dtypes", "doc")
-_OPTIONAL = ("uniform_pipe", "float", "int", "builtin", "signature", "syntax", "init")
+_OPTIONAL = ("uniform_pipe", "float", "int", "builtin", "signature", "syntax", "init", "alias",
+             "alias_signature", "spaces")
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,19 @@ class InstrSpec:
     signature: str | None = None
     syntax: str | None = None
     init: str | None = None
+    alias: str | None = None
+    alias_signature: str | None = None
+    spaces: tuple = ()   # ((operand name, (space, ...)), ...): where typed tiles may live
+
+    def accepted_spaces(self, operand: str):
+        """The memory spaces a typed tile operand may be in (None: any; untyped tiles of the
+        article's alloc_local are not checked)."""
+        for name, spaces in self.spaces:
+            if name == operand:
+                return spaces
+        if self.family in VECTOR_FAMILIES:
+            return ("Vec",)
+        return None
 
     @property
     def value_operands(self) -> tuple:
@@ -103,7 +125,14 @@ class Isa:
         for spec in self.specs:
             if spec.builtin:
                 out.setdefault(spec.builtin, []).append(spec)
+        for spec in self.specs:
+            if spec.alias:
+                out.setdefault(spec.alias, []).append(spec)
         return {k: tuple(v) for k, v in out.items()}
+
+    def signature_of(self, spec: InstrSpec, builtin: str) -> str:
+        """The signature instruction spec has under builtin (its own or its alias's)."""
+        return spec.alias_signature if builtin == spec.alias and builtin != spec.builtin else spec.signature
 
 
 def _fail(path, name, msg):
@@ -164,13 +193,26 @@ def _parse_record(path: Path, rec: dict) -> InstrSpec:
         _fail(path, name, "an instruction needs a 'builtin' or the 'syntax' that emits it")
     if not rec["doc"].strip():
         _fail(path, name, "doc must not be empty")
+    if ("alias" in rec) != ("alias_signature" in rec):
+        _fail(path, name, "an alias needs an alias_signature (and the other way round)")
+    spaces = rec.get("spaces", {})
+    operand_names = {str(t).partition(":")[0] for t in rec["operands"]}
+    if not isinstance(spaces, dict):
+        _fail(path, name, "spaces must be a table { operand = [\"Vec\", ...] }")
+    for oname, allowed in spaces.items():
+        if oname not in operand_names:
+            _fail(path, name, f"spaces names {oname!r}, which is not an operand")
+        if not allowed or any(sp not in SPACES for sp in allowed):
+            _fail(path, name, f"spaces.{oname} = {allowed!r}: each must be one of {SPACES}")
     return InstrSpec(
         name=name, opcode=rec["opcode"], category=rec["category"], family=rec["family"],
         pipe=rec["pipe"], operands=tuple(operands), result=rec["result"],
         dtypes=tuple(rec["dtypes"]), doc=rec["doc"].strip(), source_file=path.name,
         uniform_pipe=rec.get("uniform_pipe"), float_expr=rec.get("float"),
         int_expr=rec.get("int"), builtin=rec.get("builtin"), signature=rec.get("signature"),
-        syntax=rec.get("syntax"), init=rec.get("init"))
+        syntax=rec.get("syntax"), init=rec.get("init"), alias=rec.get("alias"),
+        alias_signature=rec.get("alias_signature"),
+        spaces=tuple((k, tuple(v)) for k, v in spaces.items()))
 
 
 def load_isa_from(directory: Path) -> Isa:
@@ -204,7 +246,7 @@ def load_isa_from(directory: Path) -> Isa:
     specs.sort(key=lambda s: s.opcode)
     isa = Isa(version=str(version), specs=tuple(specs), files=tuple(p.name for p in files))
     for bname, group in isa.builtins().items():
-        sigs = {s.signature for s in group}
+        sigs = {isa.signature_of(s, bname) for s in group}
         if len(sigs) > 1:
             _fail(group[0].source_file, group[0].name,
                   f"builtin '{bname}' has different signatures {sorted(sigs)} across instructions")

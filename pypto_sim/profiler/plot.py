@@ -11,7 +11,7 @@ from pathlib import Path
 from ..isa import PIPES
 
 PIPE_COLORS = {"scalar": "#7f7f7f", "vector": "#2ca02c", "sfu": "#9467bd", "load": "#1f77b4",
-               "store": "#ff7f0e", "mma": "#d62728"}
+               "store": "#ff7f0e", "mma": "#d62728", "mte1": "#17becf", "fix": "#8c564b"}
 
 
 def _matplotlib():

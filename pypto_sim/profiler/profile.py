@@ -111,6 +111,7 @@ class Profile:
         self._pc_lat = pc_lat
         self.wall_seconds = wall_seconds
         self._cache = {}
+        self.aicore_stats = None     # AI-core kernels: L2 hits/misses, shared-bandwidth waits
 
     # ---------------------------------------------------------------- what the run kept
     @property
@@ -351,6 +352,27 @@ class Profile:
         from .plot import save_plot
         return save_plot(self, path, max_cores=max_cores)
 
+    def pipeline_summary(self):
+        """Per AI core and unit (AIC, AIV0, AIV1): total, active and busy cycles and the busy
+        cycles of each pipe, in pto-isa Perf-Sim's pipeline_summary.csv columns, with the L2's
+        hits and misses (AI-core kernels; printing shows a table; ``to_csv(path)``)."""
+        from .aicore_summary import PipelineSummary, summary_rows
+        self._require_aicore("pipeline_summary")
+        return PipelineSummary(summary_rows(self), self.aicore_stats)
+
+    def pipe_shares(self, unit="AIC") -> dict:
+        """{"MTE2", "MTE1", "M", "FIX", "V", "MTE3", "S": busy cycles / total cycles} of ``unit``
+        ("AIC", "AIV0", "AIV1", "AIV"), averaged over the AI cores it ran on."""
+        from .aicore_summary import pipe_shares
+        self._require_aicore("pipe_shares")
+        return pipe_shares(self, unit)
+
+    def _require_aicore(self, what):
+        if not getattr(self.program, "aicore", False):
+            raise ProfileError(f"{what}() describes AI-core kernels (typed tiles, cube / vector "
+                               f"units); '{self.kernel_name}' is a lane kernel", kernel=self.kernel_name,
+                               hint="use cycle_breakdown() and pipe_utilization() for lane kernels")
+
     def report(self) -> str:
         """A short text report: totals, rate, breakdown."""
         s = self.stats
@@ -458,6 +480,8 @@ def run_launch(device, pending, record=None, executor_module=None) -> Profile:
     wall = time.perf_counter() - start
     records = sim.records()
     # with records the totals are summed from them when first asked for
-    return Profile(pending.kernel.name, prog, pending.machine, pending.grid, pending.block, total,
+    prof = Profile(pending.kernel.name, prog, pending.machine, pending.grid, pending.block, total,
                    records, sim.pc_pipe, sim.pc_name, wall, pc_lat=sim.pc_lat,
                    totals=sim.totals() if records is None else None)
+    prof.aicore_stats = getattr(sim, "aicore_stats", None)
+    return prof

@@ -147,7 +147,15 @@ class Device:
                                             kernel=kernel.name, tensor=value.name,
                                             hint="keep the tensor alive until the kernel has run")
         program = kernel.program_for(args)
-        check_block_fits(program, block, active_machine(), kernel.name)   # before any data moves
+        if program.aicore:
+            if mode == "functional":
+                raise LaunchError(f"kernel '{kernel.name}' runs on the AI core's units (typed tiles), "
+                                  "which only the timing model runs: mode='functional' is not built "
+                                  "for AI-core kernels", kernel=kernel.name, hint="use mode='timing'")
+            from ..timing.aicore_limits import check_aicore_program
+            check_aicore_program(program, active_machine(), kernel.name)
+        else:
+            check_block_fits(program, block, active_machine(), kernel.name)   # before any data moves
         _check_work(program, grid, block, _max_work(max_work), kernel.name)
         names = names or tuple(None for _ in args)
         stored = tuple(v.alloc if getattr(v, "is_device_tensor", False) else

@@ -34,7 +34,9 @@ def parse_checks(check) -> frozenset:
     if isinstance(check, str):
         check = [c.strip() for c in check.replace(";", ",").split(",") if c.strip()]
     names = set()
+    aliases = {"race": "racecheck", "init": "initcheck", "sync": "synccheck", "mem": "memcheck"}
     for c in check:
+        c = aliases.get(c, c)
         if c == "all":
             names.update(CHECKS)
         elif c in CHECKS:

@@ -31,6 +31,18 @@ _CAPACITY = ("l1_bytes", "ub_bytes", "l0a_bytes", "l0b_bytes", "l0c_bytes", "hbm
              "scalar_registers", "lane_slot_bytes")
 _MEMORY = ("hbm_chip_bytes_per_cycle", "hbm_core_read_bytes_per_cycle",
            "hbm_core_write_bytes_per_cycle", "sector_bytes")
+# optional sections: the real AI core (typed tiles, docs/aicore.md) and the L2 cache; a table
+# that has one has every key of it
+_AICORE = ("vector_units", "bias_bytes", "event_ids", "cross_core_event_ids",
+           "gm_to_l1_bytes_per_cycle", "gm_to_ub_bytes_per_cycle", "ub_to_gm_bytes_per_cycle",
+           "l1_to_gm_bytes_per_cycle", "l1_to_l0a_bytes_per_cycle", "l1_to_l0b_bytes_per_cycle",
+           "l1_to_bias_bytes_per_cycle", "l0c_to_l1_bytes_per_cycle", "drain_fixed_cycles",
+           "drain_row_cycles", "drain_penalty_cycles", "drain_bytes_per_cycle", "drain_c0_bytes")
+_L2 = ("l2_bytes", "l2_line_bytes", "l2_hit_latency", "l2_miss_extra_latency", "l2_chip_bytes_per_cycle")
+_OPTIONAL_SECTIONS = (("aicore", _AICORE), ("l2", _L2))
+_WHOLE = ("cores", "warp_slots_per_core", "lanes_per_warp", "issue_width", "sector_bytes",
+          "vector_units", "bias_bytes", "event_ids", "cross_core_event_ids", "drain_c0_bytes",
+          "l2_bytes", "l2_line_bytes", "l2_hit_latency", "l2_miss_extra_latency")
 
 
 _INSTR_EXTRA = ("per_repeat", "per_repeat_f32", "repeat_bytes", "k_tile", "k_tile_f32")
@@ -101,6 +113,16 @@ class Machine:
             return values[key]
         raise AttributeError(f"machine '{self.__dict__.get('name')}' has no attribute {key!r}")
 
+    @property
+    def has_aicore(self) -> bool:
+        """True when the table describes the real AI core ([aicore]: typed tiles can run)."""
+        return "event_ids" in self.values
+
+    @property
+    def has_l2(self) -> bool:
+        """True when the table has an L2 cache in front of HBM ([l2])."""
+        return "l2_bytes" in self.values
+
     def latency(self, name: str) -> int:
         """Cycles from the issue of instruction ``name`` until a dependent instruction can issue.
 
@@ -162,7 +184,8 @@ class Machine:
                     raise MachineError(f"override {key!r}: {name} has no field {fld!r}",
                                        hint="latency, issue_interval or one of " + ", ".join(t.extra))
                 instructions[name] = t
-            elif parts[0] in ("structure", "capacity", "memory") and len(parts) == 2 and parts[1] in values:
+            elif parts[0] in ("structure", "capacity", "memory", "aicore", "l2") and len(parts) == 2 \
+                    and parts[1] in values:
                 values[parts[1]] = type(values[parts[1]])(value)
                 sources[parts[1]] = source
             elif parts[0] == "pipes" and len(parts) == 3 and parts[1] in pipes:
@@ -182,7 +205,9 @@ class Machine:
     def describe(self) -> str:
         """A multi-line human-readable summary of the machine and its numbers."""
         lines = [f"machine {self.name} ({self.path.name}): {self.description}"]
-        for key in _STRUCTURE + _CAPACITY + _MEMORY:
+        for key in _STRUCTURE + _CAPACITY + _MEMORY + _AICORE + _L2:
+            if key not in self.values:
+                continue
             lines.append(f"  {key:34s} {self.values[key]!s:>14}   {self.sources[key]}")
         for pipe, info in self.pipes.items():
             lines.append(f"  pipe {pipe:29s} {info['count']:>14}   {info['source']}")
@@ -248,7 +273,20 @@ def load_machine_from(path) -> Machine:
         for key in table:
             if key not in keys:
                 raise MachineError(f"{path}: [{section}] has unknown entry '{key}'")
-    for key in ("cores", "warp_slots_per_core", "lanes_per_warp", "issue_width", "sector_bytes"):
+    for section, keys in _OPTIONAL_SECTIONS:
+        table = doc.get(section)
+        if table is None:
+            continue
+        for key in keys:
+            if key not in table:
+                raise MachineError(f"{path}: [{section}] is missing '{key}'")
+            values[key], sources[key] = _number(path, section, key, table[key])
+        for key in table:
+            if key not in keys:
+                raise MachineError(f"{path}: [{section}] has unknown entry '{key}'")
+    for key in _WHOLE:
+        if key not in values:
+            continue
         if not float(values[key]).is_integer():
             raise MachineError(f"{path}: {key} = {values[key]} must be a whole number")
         values[key] = int(values[key])

@@ -25,6 +25,7 @@ from .checks import KernelChecks
 from .fast import FastEngine, engine_setting, link_arrays, why_not_fast
 from .progress import Progress
 from .records import CAUSE, LaunchRecords, PcTotals, RecordBuffer
+from . import aicore as aicore_ops
 from . import tiles as tile_ops
 from .state import BlockState, CoreState
 from .warp_control import ControlFlow, WarpState
@@ -99,6 +100,18 @@ class LaunchSimulation:
         self.scalars = scalars
         self.block_lanes = block[0] * block[1] * block[2]
         self.warps_per_block = -(-self.block_lanes // 32)
+        # the real AI core: a block is one AI core, its three units (AIC, AIV0, AIV1) are
+        # one-lane warps that each run the program (timing/aicore.py)
+        self.aicore = bool(getattr(program, "aicore", False))
+        if self.aicore:
+            if not machine.has_aicore:
+                raise LaunchError(f"kernel '{kernel_name}' uses typed tiles but machine "
+                                  f"'{machine.name}' has no [aicore] section", kernel=kernel_name,
+                                  hint="use a machine table with [aicore] (latency_tables/ascend910b.toml)")
+            self.block_lanes = aicore_ops.N_UNITS
+            self.warps_per_block = aicore_ops.N_UNITS
+            self.aicore_mem = aicore_ops.AICoreMemory(self)
+            self.aicore_stats = aicore_ops.AICoreStats()
         self._precompute(isa)
         self.blocks = []
         self.checks = KernelChecks(self, checks, hbm_init) if checks else None
@@ -161,8 +174,11 @@ class LaunchSimulation:
     def start(self):
         """Dispatch the grid: create the SimPy processes, without running any of them."""
         m = self.m
-        block_l1 = check_block_fits(self.prog, self.block, m, self.kernel_name)
-        per_core = min(m.warp_slots_per_core // self.warps_per_block, m.l1_bytes // max(block_l1, 1))
+        if self.aicore:
+            per_core = 1          # a block of an AI-core kernel is the whole AI core
+        else:
+            block_l1 = check_block_fits(self.prog, self.block, m, self.kernel_name)
+            per_core = min(m.warp_slots_per_core // self.warps_per_block, m.l1_bytes // max(block_l1, 1))
         gx, gy, gz = self.grid
         self.block_queue = iter(range(gx * gy * gz))
         self.progress = Progress(self.kernel_name, gx * gy * gz)
@@ -246,6 +262,10 @@ class LaunchSimulation:
 
     def _block(self, core, block_id, coords):
         blk = BlockState(self.env, block_id, coords, core, self.warps_per_block, self.prog.local_words)
+        if self.aicore:
+            from .state import CoreState
+            blk.aicore = aicore_ops.AICoreState(self.env, blk, bool(self.checks and self.checks.race))
+            blk.unit_ports = [CoreState(core.index) for _ in range(self.warps_per_block)]
         self.blocks.append(blk)
         if self.checks:
             self.checks.block_started(blk)
@@ -256,7 +276,8 @@ class LaunchSimulation:
     def _warp(self, core, blk, w):
         env, ex, enc = self.env, self.ex, self.enc
         code, imm = enc.code, enc.imm
-        lanes_here = min(32, self.block_lanes - w * 32)
+        aicore = self.aicore
+        lanes_here = 1 if aicore else min(32, self.block_lanes - w * 32)
         ws = WarpState(enc.n_regs, FULL_MASK if lanes_here == 32 else (1 << lanes_here) - 1)
         for arg in self.prog.args:
             if arg.reg is not None:
@@ -290,7 +311,7 @@ class LaunchSimulation:
                 t, cause, cause_pc = ws.ready[d], CAUSE["operand"], ws.producer[d]
             p = self.pc_pipe[pc]
             tile = self.pc_tile[pc]
-            if tile and w != 0:        # tile instructions are issued by warp 0 of the block
+            if tile and w != 0 and not aicore:   # tile instructions: warp 0 of the block issues them
                 pc += 1
                 continue
             if (fam == "sync" or fam == "atomic") and ws.store_done > t:
@@ -312,7 +333,11 @@ class LaunchSimulation:
             # Book the first cycle >= t with room on the core's issue port and (lane
             # instructions) a free pipe for issue_interval cycles: arbitration as arithmetic,
             # first come first served in simulated time, and one wakeup per instruction.
-            c, why = core.book(t, -1 if tile else p, self.pc_ii[pc], width, now)
+            if aicore and fam == "tile_sync":
+                t, cause = yield from self._aicore_wait(pc, blk, w, ws, t, cause)
+                now = env.now            # the wait may have slept
+            port = blk.unit_ports[w] if aicore else core
+            c, why = port.book(t, -1 if tile else p, self.pc_ii[pc], width, now)
             if why:
                 cause, cause_pc = why, -1
             if c > now:
@@ -330,13 +355,18 @@ class LaunchSimulation:
             if fam == "control":
                 next_pc = control.step(pc, self.pc_name[pc])
             elif self.pc_tile[pc]:
-                start, complete, moved, why, why_pc = tile_ops.dispatch(self, pc, core, blk, w, ws, now)
+                if aicore:
+                    start, complete, moved, why, why_pc = aicore_ops.dispatch(self, pc, blk, w, ws, now)
+                else:
+                    start, complete, moved, why, why_pc = tile_ops.dispatch(self, pc, core, blk, w, ws, now)
                 if record:
                     self.rows.extend((blk.id, w, core.index, pc, start, complete, start - now,
                                       CAUSE[why], why_pc, mask, moved))
                 ws.reset_stall()
                 pc = next_pc
                 continue
+            elif fam == "tile_sync" and aicore:
+                self._aicore_sync(pc, blk, w, now)
             elif fam == "tile_sync" and self.pc_name[pc] != "WAIT_ALL":
                 tile_ops.flag(self, pc, blk, now)
             elif fam == "tile_sync":
@@ -431,7 +461,10 @@ class LaunchSimulation:
                 break
             pc = next_pc
         # retire: the warp finishes once its stores (and, for warp 0, its tile ops) are done
-        done = max(ws.store_done, blk.tiles.done if w == 0 else 0)
+        if aicore:
+            done = max(ws.store_done, blk.aicore.units[w].done())
+        else:
+            done = max(ws.store_done, blk.tiles.done if w == 0 else 0)
         if done > env.now:
             yield env.timeout(done - env.now)
         if w == 0:
@@ -443,6 +476,38 @@ class LaunchSimulation:
             self.checks.warp_exit(blk, w)
         # A block barrier needs every warp of the block: a warp that exits while others wait
         # leaves them waiting forever, which run() reports as a DeadlockError.
+
+    # ---------------------------------------------------------------- the AI core's sync
+    def _aicore_wait(self, pc, blk, w, ws, t, cause):
+        """Before unit w issues sync instruction pc: a cross-core wait holds the scalar until
+        the other unit(s) signalled; a pipe_barrier(PIPE_ALL) until the unit's pipes drained.
+        A generator (the SimPy process yields from it); returns (t, cause)."""
+        name = self.pc_name[pc]
+        if name == "CROSS_CORE_WAIT_FLAG":
+            event = int(self.enc.code[pc, C_AUX])
+            if not aicore_ops.cross_core_ready(blk, w, event):
+                ws.note_stall(CAUSE["cross_core"], -1)
+                ws.waiting_at = pc
+                while not aicore_ops.cross_core_ready(blk, w, event):
+                    yield blk.aicore.cross_event
+                ws.waiting_at = None
+            fire = aicore_ops.cross_core_take(blk, w, event)
+            t = max(t, self.env.now)
+            if fire > t:
+                t, cause = fire, CAUSE["cross_core"]
+        elif name == "PIPE_BARRIER":
+            done = aicore_ops.pipe_barrier(self, pc, blk, w, int(self.env.now))
+            if done > t:
+                t, cause = done, CAUSE["flag"]
+        return t, cause
+
+    def _aicore_sync(self, pc, blk, w, now):
+        """At issue of a flag instruction of unit w."""
+        name = self.pc_name[pc]
+        if name in ("SET_FLAG", "WAIT_FLAG"):
+            aicore_ops.set_or_wait_flag(self, pc, blk, w, now)
+        elif name == "CROSS_CORE_SET_FLAG":
+            aicore_ops.cross_core_set(self, pc, blk, w, now)
 
     # ---------------------------------------------------------------- shared resources
     def _transfer(self, core, nbytes, start, read):
@@ -545,6 +610,8 @@ class LaunchSimulation:
     def deadlock_error(self, stuck) -> DeadlockError:
         """The error of a launch whose events ran out with warps unfinished; stuck lists
         (block id, warp, pc it waits at or None), in order."""
+        if self.aicore:
+            return self._aicore_deadlock(stuck)
         waiting = []
         for block_id, w, pc in stuck:
             if pc is not None:
@@ -559,6 +626,24 @@ class LaunchSimulation:
             kernel=self.kernel_name, file=self.prog.file, line=line,
             hint="every warp of the block that is still running must reach the same barrier_block(); "
                  "do not put it inside a branch that only some warps take")
+
+    def _aicore_deadlock(self, stuck) -> DeadlockError:
+        waiting = []
+        for block_id, w, pc in stuck:
+            if pc is None:
+                continue
+            line = self.prog.instrs[pc].line
+            event = int(self.enc.code[pc, C_AUX])
+            who = "both AIVs" if w == 0 else "the AIC"
+            waiting.append(f"block {block_id} {aicore_ops.UNIT_NAMES[w]} waits at line {line} "
+                           f"(cross_core_wait_flag({event})) for a signal from {who} that never comes")
+        first = next((pc for _b, _w, pc in stuck if pc is not None), None)
+        return DeadlockError(
+            "cross-core deadlock: " + "; ".join(waiting[:6]) + (f" (and {len(waiting) - 6} more)" if len(waiting) > 6 else ""),
+            kernel=self.kernel_name, file=self.prog.file,
+            line=self.prog.instrs[first].line if first is not None else None,
+            hint="every cross_core_wait_flag(id) needs a cross_core_set_flag(id) on the other side "
+                 "(on the AIC: one from each AIV)")
 
     def records(self) -> LaunchRecords | None:
         """The per warp-instruction records of the run (None when record=False)."""

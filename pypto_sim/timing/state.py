@@ -35,6 +35,8 @@ class BlockState:
         self.vote_result = (0, 0)               # ... as of the last release
         self.barrier_seen = 0   # the most tile ops any arrived warp had waited for
         self.released_seen = 0  # ... when the last block barrier released
+        self.aicore = None      # an AI-core kernel's units (timing/aicore.py AICoreState)
+        self.unit_ports = None  # ... and their scalar units' issue bookings
 
     def add_wait_mark(self, after):
         """Warp 0 reached a blocking wait_all (of the pipeline stages in the bit mask after,

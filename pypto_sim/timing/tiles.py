@@ -258,10 +258,12 @@ def dispatch(sim, pc, core, blk, w, ws, now):
     return start, complete, moved, cause, cause_pc
 
 
-def effect(sim, pc, vals, slot, blk):
-    """The closure that computes tile instruction pc's values (run at its completion)."""
+def effect(sim, pc, vals, slot, blk, l1=None):
+    """The closure that computes tile instruction pc's values (run at its completion), on
+    the block's L1 or, for an AI core's vector unit, on ``l1`` (its UB)."""
     from ..ir.program import C_DTYPE, C_OP
-    spec, ex, l1, hbm = sim.pc_spec[pc], sim.ex, blk.l1, sim.hbm
+    spec, ex, hbm = sim.pc_spec[pc], sim.ex, sim.hbm
+    l1 = blk.l1 if l1 is None else l1
     fam = spec.family
     dt = int(sim.enc.code[pc, C_DTYPE])
     op = int(sim.enc.code[pc, C_OP])

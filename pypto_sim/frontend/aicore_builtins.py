@@ -1,0 +1,535 @@
+"""Lowering of the real AI core's kernel code (docs/aicore.md): typed tiles in memory spaces,
+their legality rules, the cube path (tload, textract/tmov, tmatmul*, tstore), vector ops on
+typed tiles, pipes by their PTO names, flags and cross-core flags, and the
+``pto.cube()`` / ``pto.vector()`` sections.
+
+A block of an AI-core kernel is one AI core: three scalar units run the program, unit 0 the
+AIC (cube core), units 1 and 2 the two AIVs (vector cores). A section is an ``if`` on the unit
+(WARP_ID), so each unit skips the other's code; statements outside sections run on all three.
+The legality rules come from PTO-ISA (docs/coding/Tile.md, docs/isa/TMATMUL.md) and the
+capacities from the machine table (checked at launch, before anything runs, by
+timing/aicore_limits.py, since a program may run on several machines); every violation is a
+CompileError (L1CapacityError for a full space) naming the tile, its space, the limit and the
+line.
+
+A mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`, placed before the article's
+tile builtins so that typed tiles take these paths and alloc_local tiles keep theirs.
+"""
+from __future__ import annotations
+
+import ast
+from contextlib import contextmanager
+
+from .. import dtypes
+from ..isa import PIPES, PTO_PIPE_NAMES, SPACES
+from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo, Val
+
+CUBE_SPACES = ("Mat", "Left", "Right", "Acc", "Bias")
+BOXED_SPACES = ("Mat", "Left", "Right", "Acc")     # NZ/ZN fractal tiles: 16-aligned extents
+BOX = 16
+MAX_MKN = 4095                                       # PTO-ISA docs/isa/TMATMUL.md: m, k, n in [1, 4095]
+SPACE_NAMES = {"Vec": "UB", "Mat": "L1", "Left": "L0A", "Right": "L0B", "Acc": "L0C", "Bias": "BT"}
+SPACE_DTYPES = {
+    "Vec": ("float32", "float16", "bfloat16", "int32", "int16", "int8", "uint8"),
+    "Mat": ("float32", "float16", "bfloat16", "int32", "int8"),
+    "Left": ("float32", "float16", "bfloat16", "int8"),
+    "Right": ("float32", "float16", "bfloat16", "int8"),
+    "Acc": ("float32", "int32"),
+    "Bias": ("float32", "int32"),
+}
+# TMATMUL (C, A, B) dtypes on A2/A3 (PTO-ISA docs/isa/TMATMUL.md)
+MATMUL_TYPES = {("int32", "int8"), ("float32", "float16"), ("float32", "float32"),
+                ("float32", "bfloat16")}
+PTO_TO_PIPE = {v: PIPES.index(k) for k, v in PTO_PIPE_NAMES.items()}
+PIPE_ALL = -1
+EVENT_ID_BOUND = 16      # PTO-ISA ordering-and-synchronization.md: "event_id 0-15 (profile-specific)"
+
+
+class AICoreBuiltins:
+    """AI-core half of the kernel compiler."""
+
+    section = None        # None, "cube", "vector" (both AIVs) or "vector0" (AIV0 only)
+
+    @property
+    def is_aicore(self) -> bool:
+        """True when the kernel being compiled (not an inlined helper) runs on the AI core."""
+        return bool(getattr(self.inline_stack[0], "aicore", False))
+
+    # ---------------------------------------------------------------- sections
+    def stmt_With(self, node):
+        call = node.items[0].context_expr if len(node.items) == 1 else None
+        func = None
+        if isinstance(call, ast.Call):
+            try:
+                func = self.expr(call.func)
+            except Exception:
+                func = None
+        if getattr(func, "is_pto_intrinsic", False) and func.name in ("cube", "vector"):
+            if call.args or call.keywords or node.items[0].optional_vars is not None:
+                self.error(node, f"write `with pto.{func.name}():`, without arguments or `as`")
+            if self.section is not None:
+                self.error(node, f"pto.{func.name}() inside a pto.{self.section.rstrip('0')}() "
+                                 "section: sections do not nest")
+            with self.unit_section(func.name, node):
+                self.block(node.body)
+            return
+        return super().stmt_With(node)
+
+    @contextmanager
+    def unit_section(self, kind, node):
+        """IF on the unit id around a section: 'cube' is unit 0, 'vector' units 1 and 2,
+        'vector0' unit 1 only (a vector kernel without sections)."""
+        unit = self.new_reg(dtypes.int32, True)
+        self.emit("WARP_ID", unit, (), dtypes.int32, node, aux=(0,))
+        op, value = {"cube": ("EQ", 0), "vector": ("GE", 1), "vector0": ("EQ", 1)}[kind]
+        cond = self.alu(op, [Val(unit), Const(value, dtypes.int32)], node, dtype=dtypes.int32)
+        self.section = kind
+        try:
+            with self.masked_if(cond, node):
+                yield
+        finally:
+            self.section = None
+
+    def aicore_body(self, body):
+        """Compile the kernel body of an AI-core kernel: as written when it has sections,
+        else as one implicit section (cube code if it allocates a cube-side tile, else vector
+        code on AIV0)."""
+        has_sections = any(isinstance(n, ast.With) and isinstance(n.items[0].context_expr, ast.Call)
+                           and getattr(n.items[0].context_expr.func, "attr", None) in ("cube", "vector")
+                           for n in ast.walk(ast.Module(body=body, type_ignores=[])))
+        if has_sections:
+            self.block(body)
+            return
+        cube = any(isinstance(n, ast.keyword) and n.arg == "loc" and isinstance(n.value, ast.Attribute)
+                   and n.value.attr in CUBE_SPACES for n in ast.walk(ast.Module(body=body, type_ignores=[])))
+        with self.unit_section("cube" if cube else "vector0", body[0]):
+            self.block(body)
+
+    def call_intrinsic(self, func, node):
+        if func.name == "get_subblock_id":
+            if node.args or node.keywords:
+                self.error(node, "pto.get_subblock_id() takes no arguments")
+            if self.section == "vector0":
+                return Const(0, dtypes.int32, weak=False)
+            if self.section != "vector":
+                self.error(node, "pto.get_subblock_id() is the vector core's number: use it inside "
+                                 "`with pto.vector():`", "the cube core has no sub-block id")
+            unit = self.new_reg(dtypes.int32, True)
+            self.emit("WARP_ID", unit, (), dtypes.int32, node, aux=(0,))
+            return self.alu("SUB", [Val(unit), Const(1, dtypes.int32)], node, dtype=dtypes.int32)
+        self.error(node, f"pto.{func.name}() is written `{func.usage}`")
+
+    # ---------------------------------------------------------------- alloc_tile
+    def call_builtin(self, builtin, node):
+        if builtin.name == "alloc_tile":
+            return self.alloc_tile(builtin, node)
+        return super().call_builtin(builtin, node)
+
+    def alloc_tile(self, builtin, node):
+        try:
+            bound = builtin.__signature__.bind(*node.args, **{k.arg: k.value for k in node.keywords})
+        except TypeError as exc:
+            self.error(node, f"pto.alloc_tile{builtin.signature_text}: {exc}")
+        given = dict(bound.arguments)
+        if not self.is_aicore:
+            self.error(node, "pto.alloc_tile is only for AI-core kernels")
+        rows, cols = (self._static_int(self.expr(given[k]), node, f"pto.alloc_tile: {k}") for k in ("rows", "cols"))
+        dtype = self.expr(given["dtype"])
+        dtype = dtype.dtype if isinstance(dtype, DTypeRef) else dtype
+        if not isinstance(dtype, dtypes.DType):
+            self.error(node, "pto.alloc_tile: dtype must be a pto dtype such as pto.float16")
+        loc = self._name(given.get("loc"), "Vec", node, "loc", SPACES)
+        layout = self._name(given.get("layout"), "row", node, "layout", ("row", "col"))
+        name = self._target_name(node) or f"tile{len(self.buffers)}"
+        where = f"tile '{name}' ({loc}, {rows} x {cols} {dtype})"
+        if self.pipeline_state is not None:
+            self.error(node, f"{where}: typed tiles are not multi-buffered by pto.pipeline",
+                       "allocate one tile per buffer (a_ping, a_pong) and alternate them")
+        if dtype.name not in SPACE_DTYPES[loc]:
+            self.error(node, f"{where}: {loc} ({SPACE_NAMES[loc]}) holds "
+                             f"{', '.join(SPACE_DTYPES[loc])}, not {dtype}")
+        item = dtype.itemsize
+        if layout == "row" and (cols * item) % 32:
+            self.error(node, f"{where}: a row is {cols * item} bytes, not a multiple of 32 (RowMajor "
+                             "tiles need Cols * sizeof(T) % 32 == 0, PTO-ISA Tile.md)",
+                       f"use cols a multiple of {32 // item}, or layout=pto.ColMajor for a column "
+                       "vector")
+        if layout == "col" and (rows * item) % 32:
+            self.error(node, f"{where}: a column is {rows * item} bytes, not a multiple of 32 "
+                             "(ColMajor tiles need Rows * sizeof(T) % 32 == 0, PTO-ISA Tile.md)",
+                       f"use rows a multiple of {32 // item}")
+        if loc in BOXED_SPACES and (rows % BOX or cols % BOX):
+            bad = "rows" if rows % BOX else "cols"
+            self.error(node, f"{where}: boxed tile {bad} must be a multiple of {BOX} (the fractal "
+                             f"box of {loc} tiles), but got {rows if bad == 'rows' else cols}",
+                       "pad the tile to a multiple of 16 and give the real extent as valid=(rows, cols)")
+        if loc == "Bias" and rows != 1:
+            self.error(node, f"{where}: a Bias tile is one row (1 x n), not {rows} rows")
+        valid_rows, valid_cols = self._valid(given.get("valid"), rows, cols, node, where)
+        from ..ir.program import LocalBuffer
+        base = sum(b.words for b in self.buffers)
+        line = getattr(node, "lineno", 0) + self.kernel.line_offset
+        self.buffers.append(LocalBuffer(name, base, rows * cols, dtype, line, 1, loc, rows, cols))
+        self.emit("ALLOC_LOCAL", None, (), dtype if dtype in dtypes.TILE_DTYPES else dtypes.float32,
+                  node, aux=(base, rows * cols))
+        self.instrs[-1].comment = f"{name}: {loc} {rows} x {cols} x {dtype} at word {base}"
+        info = TileInfo(loc, rows, cols, layout, valid_rows, valid_cols)
+        return Ptr("l1", len(self.buffers) - 1, dtype, name, Const(0, dtypes.int32), rows * cols, base,
+                   tile=info)
+
+    def _target_name(self, node):
+        parent = getattr(self, "current_statement", None)
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+            return parent.targets[0].id
+        return None
+
+    def _static_int(self, v, node, what):
+        if not isinstance(v, Const) or isinstance(v.value, bool) or int(v.value) != v.value or int(v.value) <= 0:
+            self.error(node, f"{what} must be a positive integer known at compile time",
+                       "use a literal, a module constant or a size-deciding kernel argument "
+                       "(the kernel is specialised on its value); give a run-time extent as valid=")
+        return int(v.value)
+
+    def _name(self, ast_value, default, node, what, allowed):
+        if ast_value is None:
+            return default
+        v = self.expr(ast_value)
+        if not isinstance(v, Text) or v.value not in allowed:
+            self.error(node, f"pto.alloc_tile: {what} must be one of "
+                             f"{', '.join('pto.' + a if what == 'loc' else repr(a) for a in allowed)}")
+        return v.value
+
+    def _valid(self, ast_value, rows, cols, node, where):
+        full = (Const(rows, dtypes.int32, weak=False), Const(cols, dtypes.int32, weak=False))
+        if ast_value is None:
+            return full
+        if not isinstance(ast_value, ast.Tuple) or len(ast_value.elts) != 2:
+            self.error(node, f"{where}: valid must be a pair (rows, cols)")
+        out = []
+        for e, limit, what in zip(ast_value.elts, (rows, cols), ("rows", "cols")):
+            v = self.expr(e)
+            if isinstance(v, Const):
+                k = int(v.value)
+                if not 1 <= k <= limit:
+                    self.error(node, f"{where}: valid {what} {k} is outside 1..{limit}")
+                out.append(Const(k, dtypes.int32, weak=False))
+            else:
+                self.require_value(v, node)
+                if v.dtype.is_float or not v.uniform:
+                    self.error(node, f"{where}: valid {what} must be a uniform integer")
+                out.append(v)
+        return tuple(out)
+
+    # ---------------------------------------------------------------- operands
+    def typed_tile(self, v, node, spec, operand, what):
+        """Check a typed tile operand: its space among the instruction's, its unit's section."""
+        if not (isinstance(v, Ptr) and v.space == "l1" and v.tile is not None):
+            self.error(node, f"{what} must be a tile from pto.alloc_tile(...), got "
+                             f"{getattr(v, 'name', type(v).__name__)}")
+        loc = v.tile.loc
+        accepted = spec.accepted_spaces(operand)
+        if accepted is not None and loc not in accepted:
+            self.error(node, f"{what}: tile '{v.name}' is in {loc} ({SPACE_NAMES[loc]}) but "
+                             f"{spec.name} takes {operand} in {' or '.join(accepted)}",
+                       self._space_hint(spec, loc))
+        if self.section == "cube" and loc == "Vec":
+            self.error(node, f"{what}: tile '{v.name}' is in Vec (UB), which only the vector cores "
+                             "have; this is cube code", "move it into `with pto.vector():`")
+        if self.section in ("vector", "vector0") and loc in CUBE_SPACES:
+            self.error(node, f"{what}: tile '{v.name}' is in {loc} ({SPACE_NAMES[loc]}), which only "
+                             "the cube core has; this is vector code",
+                       "move it into `with pto.cube():`; cube and vector cores exchange data through GM")
+        if self.section is None:
+            self.error(node, f"{spec.name.lower()} outside a section: tile instructions run on one "
+                             "unit, so put them in `with pto.cube():` or `with pto.vector():`")
+        return v
+
+    @staticmethod
+    def _space_hint(spec, loc):
+        if loc == "Acc" and spec.family in ("tile_alu", "tile_reduce", "tile_expand"):
+            return ("on A2/A3 a vector op cannot read L0C: tstore the Acc tile to GM and tload it "
+                    "into a Vec tile on a vector core")
+        if spec.family == "tile_mma":
+            return "textract / tmov the operands from Mat into Left and Right tiles first"
+        return None
+
+    def _base(self, v, node, what):
+        return self.tile_base(v, node, what)[0]
+
+    def _extent(self, v):
+        """(valid rows, valid cols) operands of a typed tile."""
+        return v.tile.valid_rows, v.tile.valid_cols
+
+    def _int_operand(self, v, node, what):
+        return self.uniform_int(v, node, what) if not isinstance(v, Const) else \
+            self.operand(v, dtypes.int32, node)
+
+    def _require_aicore(self, node, name):
+        if not self.is_aicore:
+            self.error(node, f"pto.{name} works on typed tiles of pto.alloc_tile (an AI-core kernel)")
+
+    # ---------------------------------------------------------------- data movement
+    def builtin_tload(self, node, args):
+        self._require_aicore(node, "tload")
+        spec = self.isa["TLOAD"]
+        t = self.typed_tile(args["tile"], node, spec, "dst", "tload: tile")
+        src = self.require_ptr(args["ptr"], node, "tload: ptr")
+        if src.space != "hbm":
+            self.error(node, "tload: ptr must point into a device tensor (GM)")
+        if src.dtype != t.dtype:
+            self.error(node, f"tload: tile '{t.name}' holds {t.dtype} but '{src.name}' holds {src.dtype}; "
+                             "TLOAD does not convert", "allocate the tile with the tensor's dtype")
+        rows, cols = self._extent(t)
+        stride = cols if args["stride"] is NONE else args["stride"]
+        ops = (self._base(t, node, "tload"), self.uniform_int(src.offset, node, "tload: the GM offset"),
+               self._int_operand(rows, node, "rows"), self._int_operand(cols, node, "cols"),
+               self._int_operand(stride, node, "tload: stride"))
+        self.emit("TLOAD", None, ops, t.dtype, node, aux=self.tile_aux(src.slot))
+        self.instrs[-1].comment = f"{t.name} <- {src.name}"
+
+    def builtin_tstore(self, node, args):
+        self._require_aicore(node, "tstore")
+        t = args["tile"]
+        if not (isinstance(t, Ptr) and t.tile is not None):
+            self.error(node, "tstore: tile must be a tile from pto.alloc_tile(...)")
+        acc = t.tile.loc == "Acc"
+        spec = self.isa["TSTORE_ACC" if acc else "TSTORE"]
+        self.typed_tile(t, node, spec, "src", "tstore: tile")
+        dst = self.require_ptr(args["ptr"], node, "tstore: ptr")
+        if dst.space != "hbm":
+            self.error(node, "tstore: ptr must point into a device tensor (GM)")
+        if acc:
+            ok = dst.dtype == t.dtype or (t.dtype == dtypes.float32 and dst.dtype in (dtypes.float16, dtypes.bfloat16))
+            if not ok:
+                self.error(node, f"tstore: the fixpipe converts {t.dtype} to {t.dtype}"
+                                 f"{', float16 or bfloat16' if t.dtype == dtypes.float32 else ''}, not to "
+                                 f"{dst.dtype} ('{dst.name}')")
+        elif dst.dtype != t.dtype:
+            self.error(node, f"tstore: tile '{t.name}' holds {t.dtype} but '{dst.name}' holds {dst.dtype}; "
+                             "MTE3 does not convert", "convert in UB first, or store from Acc (FIX converts)")
+        rows, cols = self._extent(t)
+        stride = cols if args["stride"] is NONE else args["stride"]
+        ops = (self.uniform_int(dst.offset, node, "tstore: the GM offset"), self._base(t, node, "tstore"),
+               self._int_operand(rows, node, "rows"), self._int_operand(cols, node, "cols"),
+               self._int_operand(stride, node, "tstore: stride"))
+        self.emit(spec.name, None, ops, dst.dtype, node, aux=self.tile_aux(dst.slot))
+        self.instrs[-1].comment = f"{dst.name} <- {t.name}"
+
+    def builtin_textract(self, node, args):
+        self._move("TEXTRACT", node, args["dst"], args["src"], args["row"], args["col"])
+
+    def builtin_tmov(self, node, args):
+        src = args["src"]
+        acc = isinstance(src, Ptr) and src.tile is not None and src.tile.loc == "Acc"
+        dst = args["dst"]
+        if acc and isinstance(dst, Ptr) and dst.tile is not None and dst.tile.loc == "Vec":
+            self.error(node, f"tmov: Acc -> Vec ('{src.name}' -> '{dst.name}') is not a data path on "
+                             "A2/A3 (the fixpipe writes UB only on A5)",
+                       "tstore the Acc tile to GM and tload it on a vector core")
+        self._move("TMOV_ACC" if acc else "TMOV", node, dst, src, Const(0, dtypes.int32),
+                   Const(0, dtypes.int32))
+
+    def _move(self, name, node, dst, src, row, col):
+        self._require_aicore(node, name.lower())
+        spec = self.isa[name]
+        call = spec.builtin
+        d = self.typed_tile(dst, node, spec, "dst", f"{call}: dst")
+        s = self.typed_tile(src, node, spec, "src", f"{call}: src")
+        if name != "TMOV_ACC" and d.dtype != s.dtype:
+            self.error(node, f"{call}: '{d.name}' holds {d.dtype} but '{s.name}' holds {s.dtype}; "
+                             "MTE1 does not convert")
+        if name == "TMOV_ACC" and not (d.dtype == s.dtype or (s.dtype == dtypes.float32 and d.dtype in (dtypes.float16, dtypes.bfloat16))):
+            self.error(node, f"{call}: the fixpipe converts {s.dtype} to {s.dtype}, float16 or bfloat16, not {d.dtype}")
+        rows, cols = self._extent(d)
+        if name != "TEXTRACT" and (d.tile.rows, d.tile.cols) != (s.tile.rows, s.tile.cols):
+            self.error(node, f"{call}: '{d.name}' is {d.tile.rows} x {d.tile.cols} but '{s.name}' is "
+                             f"{s.tile.rows} x {s.tile.cols}", "use textract(dst, src, row, col) for a window")
+        for v, extent, lim, what in ((row, rows, s.tile.rows, "row"), (col, cols, s.tile.cols, "col")):
+            if isinstance(v, Const) and isinstance(extent, Const) and int(v.value) + int(extent.value) > lim:
+                self.error(node, f"{call}: the window {what}s {int(v.value)}..{int(v.value) + int(extent.value) - 1} "
+                                 f"are outside '{s.name}', which has {lim} {what}s")
+        ops = (self._base(d, node, call), self._base(s, node, call), self._int_operand(rows, node, "rows"),
+               self._int_operand(cols, node, "cols"), self._int_operand(row, node, f"{call}: row"),
+               self._int_operand(col, node, f"{call}: col"))
+        self.emit(name, None, ops, d.dtype, node, aux=self.tile_aux())
+        self.instrs[-1].comment = f"{d.name} <- {s.name}"
+
+    # ---------------------------------------------------------------- cube
+    def builtin_tmatmul(self, node, args):
+        self._matmul("TMATMUL", node, args)
+
+    def builtin_tmatmul_acc(self, node, args):
+        self._matmul("TMATMUL_ACC", node, args)
+
+    def builtin_tmatmul_bias(self, node, args):
+        self._matmul("TMATMUL_BIAS", node, args)
+
+    def _matmul(self, name, node, args):
+        self._require_aicore(node, name.lower())
+        spec = self.isa[name]
+        call = spec.builtin
+        c = self.typed_tile(args["acc"], node, spec, "c", f"{call}: acc")
+        a = self.typed_tile(args["left"], node, spec, "a", f"{call}: left")
+        b = self.typed_tile(args["right"], node, spec, "b", f"{call}: right")
+        if a.dtype != b.dtype or (c.dtype.name, a.dtype.name) not in MATMUL_TYPES:
+            self.error(node, f"{call}: ({c.dtype}, {a.dtype}, {b.dtype}) is not a TMATMUL type on A2/A3; "
+                             "use (float32, float16, float16), (float32, bfloat16, bfloat16), "
+                             "(float32, float32, float32) or (int32, int8, int8)")
+        m, k = self._extent(a)
+        kb, n = self._extent(b)
+        for v, what in ((m, "m"), (k, "k"), (n, "n")):
+            if isinstance(v, Const) and not 1 <= int(v.value) <= MAX_MKN:
+                self.error(node, f"{call}: {what} = {int(v.value)} is outside [1, {MAX_MKN}] (TMATMUL.md)")
+        if isinstance(k, Const) and isinstance(kb, Const) and int(k.value) != int(kb.value):
+            self.error(node, f"{call}: left '{a.name}' has k = {int(k.value)} columns but right '{b.name}' "
+                             f"has {int(kb.value)} rows")
+        for v, lim, what in ((m, c.tile.rows, "rows"), (n, c.tile.cols, "columns")):
+            if isinstance(v, Const) and int(v.value) > lim:
+                self.error(node, f"{call}: the result has {int(v.value)} {what} but acc '{c.name}' has {lim}")
+        ops = [self._base(c, node, call), self._base(a, node, call), self._base(b, node, call),
+               self._int_operand(m, node, "m"), self._int_operand(n, node, "n"), self._int_operand(k, node, "k")]
+        if name == "TMATMUL_BIAS":
+            bias = self.typed_tile(args["bias"], node, spec, "bias", f"{call}: bias")
+            if bias.dtype != c.dtype:
+                self.error(node, f"{call}: bias '{bias.name}' holds {bias.dtype}, acc '{c.name}' {c.dtype}")
+            ops.append(self._base(bias, node, call))
+        self.emit(name, None, tuple(ops), c.dtype, node, aux=self.tile_aux())
+        self.instrs[-1].comment = f"{c.name} {'+' if name == 'TMATMUL_ACC' else ''}= {a.name} @ {b.name}"
+
+    # ---------------------------------------------------------------- vector ops on typed tiles
+    def lower_tile_op(self, spec, node, args):
+        tiles = [args[o.name] for o in spec.value_operands if o.kind == "tile"]
+        if not any(isinstance(t, Ptr) and t.tile is not None for t in tiles):
+            if self.is_aicore:
+                self.error(node, f"pto.{spec.builtin} in an AI-core kernel takes tiles of pto.alloc_tile")
+            return super().lower_tile_op(spec, node, args)
+        names = [o.name for o in spec.value_operands if o.kind == "tile"]
+        for name, t in zip(names, tiles):
+            self.typed_tile(t, node, spec, name, f"pto.{spec.builtin}: {name}")
+        args = dict(args)
+        if spec.name == "TCVT":
+            return self._convert(spec, node, tiles, args)
+        if spec.family == "tile_alu":
+            dst = tiles[0]
+            for name, t in zip(names[1:], tiles[1:]):
+                if (t.tile.rows, t.tile.cols) != (dst.tile.rows, dst.tile.cols):
+                    self.error(node, f"pto.{spec.builtin}: '{t.name}' is {t.tile.rows} x {t.tile.cols} but "
+                                     f"'{dst.name}' is {dst.tile.rows} x {dst.tile.cols}")
+            if args.get("n", NONE) is NONE:
+                rows = dst.tile.valid_rows
+                args["n"] = (Const(int(rows.value) * dst.tile.cols, dtypes.int32) if isinstance(rows, Const)
+                             else self.alu("MUL", [rows, Const(dst.tile.cols, dtypes.int32)], node, dtype=dtypes.int32))
+        else:
+            big, small = (tiles[1], tiles[0]) if spec.family == "tile_reduce" else (tiles[0], tiles[1])
+            if small.tile.cols != 1:
+                self.error(node, f"pto.{spec.builtin}: '{small.name}' must be a column of one value per "
+                                 f"row (rows x 1, layout=pto.ColMajor), not {small.tile.rows} x {small.tile.cols}")
+            if small.tile.rows < big.tile.rows:
+                self.error(node, f"pto.{spec.builtin}: '{small.name}' has {small.tile.rows} rows, "
+                                 f"'{big.name}' {big.tile.rows}")
+            vc = big.tile.valid_cols
+            if not (isinstance(vc, Const) and int(vc.value) == big.tile.cols):
+                self.error(node, f"pto.{spec.builtin}: a valid column count below the tile's "
+                                 f"({big.tile.cols}) is not built for row reductions and expansions",
+                           "allocate the tile with the valid number of columns")
+            if args.get("rows", NONE) is NONE:
+                args["rows"] = big.tile.valid_rows
+            if args.get("cols", NONE) is NONE:
+                args["cols"] = Const(big.tile.cols, dtypes.int32)
+        return super().lower_tile_op(spec, node, args)
+
+    def _convert(self, spec, node, tiles, args):
+        dst, src = tiles
+        if (dst.tile.rows, dst.tile.cols) != (src.tile.rows, src.tile.cols):
+            self.error(node, f"pto.tcvt: '{dst.name}' is {dst.tile.rows} x {dst.tile.cols} but "
+                             f"'{src.name}' is {src.tile.rows} x {src.tile.cols}")
+        if dst.dtype.name not in spec.dtypes or src.dtype.name not in ("float32", "float16", "bfloat16", "int32"):
+            self.error(node, f"pto.tcvt converts float32, float16, bfloat16 or int32 to float32 or "
+                             f"float16, not {src.dtype} to {dst.dtype}")
+        n = args.get("n", NONE)
+        if n is NONE:
+            rows = dst.tile.valid_rows
+            n = (Const(int(rows.value) * dst.tile.cols, dtypes.int32) if isinstance(rows, Const)
+                 else self.alu("MUL", [rows, Const(dst.tile.cols, dtypes.int32)], node, dtype=dtypes.int32))
+        ops = (self._base(dst, node, "tcvt"), self._base(src, node, "tcvt"),
+               self._int_operand(n, node, "pto.tcvt: n"))
+        self.emit("TCVT", None, ops, dst.dtype, node, aux=self.tile_aux())
+        self.instrs[-1].comment = f"{dst.name} <- {src.name}"
+
+    # ---------------------------------------------------------------- synchronisation
+    def _pipe_arg(self, value, node, what, allow_all=False):
+        if isinstance(value, Text):
+            if value.value == "PIPE_ALL" and allow_all:
+                return PIPE_ALL
+            if value.value in PTO_TO_PIPE:
+                return PTO_TO_PIPE[value.value]
+        if isinstance(value, Text) and value.value in PIPES and not self.is_aicore:
+            return PIPES.index(value.value)
+        names = ", ".join("pto." + n for n in PTO_TO_PIPE) + (", pto.PIPE_ALL" if allow_all else "")
+        self.error(node, f"{what} must be a pipe: {names}"
+                         + ("" if self.is_aicore else f" (or one of {', '.join(map(repr, PIPES))})"))
+
+    def _flag(self, op, node, args):
+        if not self.is_aicore:
+            return super()._flag(op, node, args)
+        src = self._pipe_arg(args["src_pipe"], node, "src_pipe")
+        dst = self._pipe_arg(args["dst_pipe"], node, "dst_pipe")
+        if self.section is None:
+            self.error(node, f"{op.lower()} outside a section: flags order the pipes of one unit, so "
+                             "put it in `with pto.cube():` or `with pto.vector():`")
+        event = args["event"]
+        if not isinstance(event, Const) or not 0 <= int(event.value) < EVENT_ID_BOUND:
+            self.error(node, f"event must be a constant 0..{EVENT_ID_BOUND - 1} (PTO-ISA's event ids; "
+                             "the machine table's [aicore] event_ids may allow fewer)")
+        if src == dst:
+            self.error(node, "set_flag/wait_flag order two different pipes; one pipe is in order already")
+        self.emit(op, None, (), None, node, aux=(src, dst, int(event.value)))
+
+    def builtin_pipe_barrier(self, node, args):
+        self._require_aicore(node, "pipe_barrier")
+        pipe = self._pipe_arg(args["pipe"], node, "pipe_barrier: pipe", allow_all=True)
+        self.emit("PIPE_BARRIER", None, (), None, node, aux=(pipe, 0, 0))
+
+    def builtin_cross_core_set_flag(self, node, args):
+        self._cross_core("CROSS_CORE_SET_FLAG", node, args)
+
+    def builtin_cross_core_wait_flag(self, node, args):
+        self._cross_core("CROSS_CORE_WAIT_FLAG", node, args)
+
+    def _cross_core(self, op, node, args):
+        self._require_aicore(node, op.lower())
+        if self.section not in ("cube", "vector"):
+            self.error(node, f"{op.lower()} signals between the cube core and the vector cores: use "
+                             "it inside `with pto.cube():` or `with pto.vector():`")
+        event = args["event_id"]
+        if not isinstance(event, Const) or not 0 <= int(event.value) < EVENT_ID_BOUND:
+            self.error(node, f"event_id must be a constant 0..{EVENT_ID_BOUND - 1} (the machine "
+                             "table's [aicore] cross_core_event_ids may allow fewer)")
+        pipe = PIPE_ALL
+        if args.get("pipe", NONE) is not NONE:
+            pipe = self._pipe_arg(args["pipe"], node, "pipe")
+        self.emit(op, None, (), None, node, aux=(int(event.value), pipe, 0))
+
+    # ---------------------------------------------------------------- the article's tile API
+    def builtin_alloc_local(self, node, args):
+        if self.is_aicore:
+            self.error(node, "an AI-core kernel (one with pto.alloc_tile or sections) allocates "
+                             "typed tiles: pto.alloc_tile(rows, cols, dtype, loc=...)",
+                       "the article's alloc_local tiles live in the untyped L1 of lane kernels")
+        return super().builtin_alloc_local(node, args)
+
+    def _article_only(self, node, name, instead):
+        if self.is_aicore:
+            self.error(node, f"pto.{name} is the article's tile API; in an AI-core kernel use {instead}")
+
+    def builtin_async_load(self, node, args):
+        self._article_only(node, "async_load", "pto.tload(tile, ptr, stride=...)")
+        return super().builtin_async_load(node, args)
+
+    def builtin_mma(self, node, args):
+        self._article_only(node, "mma", "pto.tmatmul / pto.tmatmul_acc on Left, Right and Acc tiles")
+        return super().builtin_mma(node, args)
+
+    def builtin_wait_all(self, node, args):
+        self._article_only(node, "wait_all", "pto.pipe_barrier(pto.PIPE_ALL)")
+        return super().builtin_wait_all(node, args)

@@ -1,0 +1,126 @@
+"""Per-unit pipeline summary of an AI-core kernel, in the shape of pto-isa Perf-Sim's
+``<op>_pipeline_summary.csv`` (docs/costmodel/perf-sim-user-guide.md): one row per AI core
+and unit (AIC, AIV0, AIV1) with total, active and busy cycles and the busy cycles of each pipe.
+
+- total_cycles: the kernel's total cycles;
+- active_cycles: from the unit's first issue to its last completion;
+- busy_cycles: cycles in which any of its pipes (or its scalar unit's issue) was busy;
+- <pipe>_cycles: cycles with an operation of that pipe in flight (issue slots for scalar).
+MTE2 is split as Perf-Sim splits it: mte2_aic (GM -> L1) and mte2_aiv (GM -> UB).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..isa import PIPES
+from .tables import plain_row, to_dataframe
+
+UNITS = ("AIC", "AIV0", "AIV1")
+PERF_SIM_COLUMNS = ("op_name", "core_id", "unit", "total_cycles", "active_cycles", "busy_cycles",
+                    "scalar_cycles", "mte2_aic_cycles", "mte2_aiv_cycles", "mte1_cycles", "cube_cycles",
+                    "fixp_cycles", "vec_cycles", "mte3_cycles")
+# the PTO name of each pipe column of a unit
+PIPE_COLUMNS = {"load": "mte2", "mte1": "mte1", "mma": "cube", "fix": "fixp", "vector": "vec",
+                "store": "mte3"}
+SHARE_NAMES = {"MTE2": "load", "MTE1": "mte1", "M": "mma", "FIX": "fix", "V": "vector", "MTE3": "store",
+               "S": "scalar"}
+
+
+def _union(starts, ends) -> int:
+    from .profile import union_cycles
+    return union_cycles(starts, ends)
+
+
+def summary_rows(prof) -> list:
+    """The Perf-Sim rows of a profile of an AI-core kernel (one per core and unit that ran)."""
+    rec = prof.records
+    pipes = prof.record_pipes
+    scalar = PIPES.index("scalar")
+    rows = []
+    if not len(rec):
+        return rows
+    for core in np.unique(rec.core).tolist():
+        for unit, uname in enumerate(UNITS):
+            on = (rec.core == core) & (rec.warp == unit)
+            if not on.any():
+                continue
+            row = {"op_name": prof.kernel_name, "core_id": int(core), "unit": uname,
+                   "total_cycles": int(prof.total_cycles),
+                   "active_cycles": int(rec.complete[on].max() - rec.issue[on].min())}
+            tile = on & (pipes != scalar)
+            sc = on & (pipes == scalar)
+            row["scalar_cycles"] = int(np.unique(rec.issue[sc]).size)
+            for pipe, col in PIPE_COLUMNS.items():
+                sel = on & (pipes == PIPES.index(pipe))
+                cycles = _union(rec.issue[sel], rec.complete[sel])
+                if col == "mte2":
+                    row["mte2_aic_cycles"] = cycles if unit == 0 else 0
+                    row["mte2_aiv_cycles"] = cycles if unit else 0
+                else:
+                    row[f"{col}_cycles"] = cycles
+            starts = np.concatenate([rec.issue[tile], rec.issue[sc]])
+            ends = np.concatenate([rec.complete[tile], rec.issue[sc] + 1])
+            row["busy_cycles"] = _union(starts, ends)
+            rows.append({k: row[k] for k in PERF_SIM_COLUMNS})
+    return rows
+
+
+class PipelineSummary:
+    """Per-unit pipeline summary (Perf-Sim's columns); printing shows a table with each pipe's
+    share of the kernel's cycles, the L2's hits and misses and the cycles transfers waited for
+    shared bandwidth (L2 / HBM)."""
+
+    def __init__(self, rows, stats=None):
+        self.rows = [plain_row(r) for r in rows]
+        self.stats = stats
+
+    def to_pandas(self):
+        """A DataFrame, one row per core and unit (needs pandas)."""
+        return to_dataframe(self.rows, None)
+
+    def to_csv(self, path):
+        """Write the rows as CSV in Perf-Sim's column order; returns the path."""
+        import csv
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=PERF_SIM_COLUMNS)
+            writer.writeheader()
+            writer.writerows(self.rows)
+        return path
+
+    def __str__(self):
+        cols = PERF_SIM_COLUMNS[1:]
+        heads = [c.replace("_cycles", "") for c in cols]
+        widths = [max(len(h), 7) for h in heads]
+        lines = ["  ".join(h.rjust(w) for h, w in zip(heads, widths))]
+        for r in self.rows:
+            lines.append("  ".join(str(r[c]).rjust(w) for c, w in zip(cols, widths)))
+        if self.stats is not None:
+            s = self.stats
+            total = s.l2_hits + s.l2_misses
+            lines.append(f"L2: {s.l2_hits} hits, {s.l2_misses} misses of {total} line accesses"
+                         + (f" ({100 * s.l2_hits / total:.1f}% hits)" if total else ""))
+            if s.route_wait:
+                lines.append("cycles transfers waited for shared L2/HBM bandwidth beyond their own "
+                             "path's: " + ", ".join(f"{k} {v}" for k, v in sorted(s.route_wait.items())))
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def pipe_shares(prof, unit="AIC") -> dict:
+    """{PTO pipe name: busy cycles / total cycles}, averaged over the cores on which ``unit``
+    ("AIC", "AIV0", "AIV1" or "AIV" for both) ran."""
+    rows = [r for r in summary_rows(prof) if r["unit"] == unit or (unit == "AIV" and r["unit"] != "AIC")]
+    if not rows:
+        return {}
+    total = sum(r["total_cycles"] for r in rows) or 1
+    out = {}
+    for name, pipe in SHARE_NAMES.items():
+        if pipe == "load":
+            busy = sum(r["mte2_aic_cycles"] + r["mte2_aiv_cycles"] for r in rows)
+        elif pipe == "scalar":
+            busy = sum(r["scalar_cycles"] for r in rows)
+        else:
+            busy = sum(r[f"{PIPE_COLUMNS[pipe]}_cycles"] for r in rows)
+        out[name] = busy / total
+    return out

@@ -1,0 +1,609 @@
+"""The real AI core in the timing model (docs/aicore.md): one block of an AI-core kernel is
+one AI core, three units that each run the program on their own scalar unit - unit 0 the AIC
+(cube core: L1, L0A/L0B/L0C, bias table; pipes MTE2, MTE1, M, FIX), units 1 and 2 the AIVs
+(vector cores: UB each; pipes MTE2, V, MTE3).
+
+Every unit has one in-order queue per pipe; the scalar unit hands each tile instruction to
+its pipe at issue. An operation starts when its pipe has finished the one before it, when the
+pipe's flag waits are satisfied and, with ``sync="auto"``, when the tiles it reads and writes
+are no longer being written or read by another pipe (PTO-Auto's data ordering, as Perf-Sim's
+TileDepTracker). With ``sync="manual"`` nothing but flags orders two pipes. An operation reads
+its sources when it starts and writes its destination when it completes, so a missing flag
+gives the stale value the hardware would; ``check="race"`` reports it (AICoreRaces).
+
+Costs (machine table; sources there):
+- TLOAD GM -> Mat / Vec (MTE2): latency + bytes over the unit's GM->L1 / GM->UB link, the L2's
+  chip link and, for the lines that miss in L2, HBM's chip link; latency less the L2's miss
+  extra when every line hits (timing/l2.py).
+- TSTORE Vec / Mat -> GM (MTE3): latency + bytes over the UB->GM / L1->GM link and HBM.
+- TSTORE Acc -> GM (FIX): the fixpipe drain drain_fixed + m * (max(drain_row, bytes_c * n /
+  drain_bw) + drain_penalty * (odd part of ceil(n / n0) - 1)), n0 = drain_c0_bytes / bytes_c;
+  at least the bytes' time on HBM.
+- TEXTRACT / TMOV Mat -> Left / Right / Bias (MTE1): latency + bytes / the L1->L0A / L0B / BT
+  bandwidth; TMOV Acc -> Mat (FIX): latency + bytes / the L0C->L1 bandwidth.
+- TMATMUL* (M): latency + cpr * ceil(m/16) * ceil(k/k0) * ceil(n/16), k0 = 32 bytes of A's
+  dtype, cpr = per_repeat (per_repeat_f32 for float32 inputs).
+- vector ops (V): as the article's tile ops (timing/tiles.py vector_cycles).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..dtypes import BY_CODE, host_words
+from ..errors import DeadlockError, OutOfBoundsError
+from ..isa import PIPES
+from .l2 import L2Cache
+from .tiles import TileEngine, effect as vector_effect, vector_cycles
+
+UNIT_NAMES = ("AIC", "AIV0", "AIV1")
+N_UNITS = 3
+P = len(PIPES)
+ALL = -1
+MAX_MKN = 4095
+ACC_SPACE = "Acc"
+
+
+def odd_part(n: int) -> int:
+    """n with every factor 2 removed (pypto L0CostModel's OddPart)."""
+    n = max(int(n), 1)
+    while n % 2 == 0:
+        n //= 2
+    return n
+
+
+def drain_cycles(m, rows, cols, acc_bytes) -> float:
+    """FIXPIPE drain of a rows x cols accumulator tile (hw-native-sys/pypto L0CostModel)."""
+    n0 = max(1, int(m.drain_c0_bytes) // acc_bytes)
+    n1 = -(-cols // n0)
+    per_row = max(m.drain_row_cycles, acc_bytes * cols / m.drain_bytes_per_cycle) + \
+        m.drain_penalty_cycles * (odd_part(n1) - 1)
+    return m.drain_fixed_cycles + rows * per_row
+
+
+def matmul_cycles(m, name, rows, cols, k, a_itemsize, latency) -> int:
+    """latency + cpr * ceil(m/16) * ceil(k/k0) * ceil(n/16), k0 = 32 bytes of A's dtype."""
+    k_tile = m.cost_term(name, "k_tile") * 2 // a_itemsize if a_itemsize <= 2 else m.cost_term(name, "k_tile_f32")
+    per = m.cost_term(name, "per_repeat_f32" if a_itemsize == 4 else "per_repeat")
+    repeats = math.ceil(rows / 16) * math.ceil(k / k_tile) * math.ceil(cols / 16)
+    return latency + int(math.ceil(repeats * per - 1e-9))
+
+
+class Unit:
+    """One AIC or AIV: its pipes' queues and flags."""
+
+    def __init__(self, index):
+        self.index = index
+        self.pipe_free = [0] * P     # when each pipe takes its next operation (in order)
+        self.pipe_done = [0] * P     # completion of the last operation on each pipe
+        self.flag_hold = [0] * P     # operations after a wait_flag start no earlier
+        self.flags: dict = {}        # (src, dst, event) -> [(fire time, vector clock), ...]
+
+    def done(self) -> int:
+        return max(self.pipe_done)
+
+
+class AICoreState:
+    """Per block (one AI core): the units, the AIV1's UB, data hazards (auto sync), cross-core
+    signals and, with check="race", the happens-before record."""
+
+    def __init__(self, env, blk, race):
+        self.env = env
+        self.units = [Unit(i) for i in range(N_UNITS)]
+        # units 0 and 1 share blk.l1 (AIC spaces and AIV0's UB are at different words); the
+        # AIV1's UB is the same words of its own array
+        self.arrays = (blk.l1, blk.l1, np.zeros_like(blk.l1))
+        self.hazards = (TileEngine(), TileEngine())     # by array: blk.l1, AIV1's
+        self.cross: dict = {}        # (to unit, event, from unit) -> [(fire time, clock), ...]
+        self.cross_event = env.event()
+        self.race = AICoreRaces() if race else None
+
+    def array(self, unit):
+        return self.arrays[unit]
+
+    def hazard_engine(self, unit):
+        return self.hazards[1 if unit == 2 else 0]
+
+    def signal(self):
+        event, self.cross_event = self.cross_event, self.env.event()
+        event.succeed()
+
+
+# ---------------------------------------------------------------- happens-before (check="race")
+class AICoreRaces:
+    """Vector clocks over the (unit, pipe) queues of one AI core. Each tile operation ticks its
+    queue's clock; set_flag carries the source queue's clock to the wait_flag's queue; a
+    cross-core flag carries the signalling unit's clocks to every queue of the waiting unit;
+    pipe_barrier(PIPE_ALL) joins a unit's queues. Two accesses to one tile (or overlapping GM
+    elements), at least one a write, race unless the later one's queue had seen the earlier."""
+
+    def __init__(self):
+        self.clock = np.zeros((N_UNITS * P, N_UNITS * P), np.int64)
+        self.tiles: dict = {}        # (array index, buffer slot) -> access history
+        self.gm: dict = {}           # tensor slot -> {(lo, hi, rows, cols, stride): history}
+
+    def tick(self, unit, pipe) -> tuple:
+        t = unit * P + pipe
+        self.clock[t, t] += 1
+        return t, int(self.clock[t, t])
+
+    def carry(self, unit, pipe):
+        if pipe == ALL:
+            return self.clock[unit * P:(unit + 1) * P].max(axis=0)
+        return self.clock[unit * P + pipe].copy()
+
+    def join(self, unit, pipe, vc):
+        if pipe == ALL:
+            rows = self.clock[unit * P:(unit + 1) * P]
+            np.maximum(rows, vc, out=rows)
+        else:
+            np.maximum(self.clock[unit * P + pipe], vc, out=self.clock[unit * P + pipe])
+
+    def barrier_all(self, unit):
+        self.join(unit, ALL, self.carry(unit, ALL))
+
+    def access(self, history, t, stamp, pc, is_write):
+        """Record an access of queue t (clock stamp) to the object whose history this is;
+        return the earlier (queue, pc, was_write) it races with, or None."""
+        seen = self.clock[t]
+        last = history.get("w")
+        if last is not None and last[0] != t and seen[last[0]] < last[1]:
+            return last[0], last[2], True
+        if is_write:
+            for q, (c, rpc) in history.get("r", {}).items():
+                if q != t and seen[q] < c:
+                    return q, rpc, False
+            history["w"] = (t, stamp, pc)
+            history["r"] = {}
+        else:
+            history.setdefault("r", {})[t] = (stamp, pc)
+        return None
+
+
+def _operand(code, imm, regs, pc, j):
+    from ..ir.program import C_SRC
+    r = code[pc, C_SRC + j]
+    return imm[pc, j] if r < 0 else regs[r, 0]
+
+
+class TileView:
+    """A typed tile as the engine sees it: its buffer, word base and row pitch."""
+
+    __slots__ = ("buf", "base", "rows", "cols", "slot")
+
+    def __init__(self, sim, word, what, pc, blk, unit):
+        lo, _hi, b = sim.buffer_at(int(word))
+        if b is None or b.rows == 0:
+            raise OutOfBoundsError(f"{sim.pc_name[pc]}: {what} is not a typed tile",
+                                   kernel=sim.kernel_name, file=sim.prog.file,
+                                   line=sim.prog.instrs[pc].line, block=blk.coords, warp=unit)
+        self.buf, self.base, self.rows, self.cols = b, lo, b.rows, b.cols
+        self.slot = sim.prog.buffers.index(b)
+
+    def grid(self, arr):
+        return arr[self.base:self.base + self.rows * self.cols].reshape(self.rows, self.cols)
+
+    def words(self):
+        return self.base, self.base + self.rows * self.cols
+
+
+def dispatch(sim, pc, blk, w, ws, now):
+    """Unit w hands tile instruction pc to its pipe at cycle now. Schedules the read at the
+    start and the write at the completion; returns (start, complete, bytes, cause, cause pc)."""
+    ai, m = blk.aicore, sim.m
+    unit = ai.units[w]
+    spec = sim.pc_spec[pc]
+    code, imm = sim.enc.code, sim.enc.imm
+    vals = [_operand(code, imm, ws.regs, pc, j) for j in range(len(spec.value_operands))]
+    iv = [int(v) if math.isfinite(v) else 0 for v in vals]
+    from ..ir.program import C_AUX, C_DTYPE
+    slot = int(code[pc, C_AUX])
+    dt = BY_CODE[int(code[pc, C_DTYPE])]
+    pipe = sim.pc_pipe[pc]
+    arr = ai.array(w)
+    fam, name = spec.family, spec.name
+    fixed = sim.pc_lat[pc]
+    reads, writes = [], []         # tile views read / written (hazards, races)
+    gm = None                      # (slot, offset, rows, cols, stride, is_write)
+
+    def fault(msg, hint):
+        return OutOfBoundsError(f"{name} at line {sim.prog.instrs[pc].line} on {UNIT_NAMES[w]} of "
+                                f"block {blk.coords}: {msg}", kernel=sim.kernel_name,
+                                file=sim.prog.file, line=sim.prog.instrs[pc].line, block=blk.coords,
+                                warp=w, lane=None, hint=hint)
+
+    def view(j, what):
+        return TileView(sim, iv[j], what, pc, blk, w)
+
+    def extent(t, rows, cols, what):
+        if not (1 <= rows <= t.rows and 1 <= cols <= t.cols):
+            raise fault(f"{what} of {rows} x {cols} does not fit tile '{t.buf.name}' ({t.rows} x "
+                        f"{t.cols})", "keep valid=(rows, cols) within the tile's shape")
+
+    def gm_check(off, rows, cols, stride):
+        last = off + (rows - 1) * stride + cols
+        if off < 0 or last > sim.tcount[slot]:
+            raise fault(f"rows={rows} cols={cols} stride={stride} from element {off} reach element "
+                        f"{last - 1} of '{sim.tensor_names[slot]}', which has {sim.tcount[slot]}",
+                        "check the offsets, the stride and the tile's valid region against the tensor")
+        return (int(sim.tbase[slot]) + off + np.arange(rows)[:, None] * stride + np.arange(cols)).ravel()
+
+    stats = sim.aicore_stats
+    if fam == "tile_load":
+        t = view(0, "the destination")
+        rows, cols, stride = iv[2], iv[3], iv[4]
+        extent(t, rows, cols, "the load")
+        idx = gm_check(iv[1], rows, cols, stride)
+        nbytes = rows * cols * dt.itemsize
+        writes.append(t)
+        gm = (slot, iv[1], rows, cols, stride, False)
+        bw = m.gm_to_l1_bytes_per_cycle if t.buf.space == "Mat" else m.gm_to_ub_bytes_per_cycle
+        route = "gm_to_l1" if t.buf.space == "Mat" else "gm_to_ub"
+
+        def compute():
+            return sim.hbm[idx].reshape(rows, cols).copy()
+
+        def commit(data):
+            t.grid(arr)[:rows, :cols] = data
+    elif fam == "tile_store":
+        t = view(1, "the source")
+        rows, cols, stride = iv[2], iv[3], iv[4]
+        extent(t, rows, cols, "the store")
+        idx = gm_check(iv[0], rows, cols, stride)
+        nbytes = rows * cols * dt.itemsize
+        reads.append(t)
+        gm = (slot, iv[0], rows, cols, stride, True)
+        route = "fix" if name == "TSTORE_ACC" else ("l1_to_gm" if t.buf.space == "Mat" else "ub_to_gm")
+        bw = {"l1_to_gm": m.l1_to_gm_bytes_per_cycle, "ub_to_gm": m.ub_to_gm_bytes_per_cycle}.get(route)
+        init = sim.hbm_init
+
+        def compute():
+            with np.errstate(over="ignore"):        # float32 -> float16 overflows to inf
+                return host_words(t.grid(arr)[:rows, :cols].ravel(), dt)
+
+        def commit(data):
+            sim.hbm[idx] = data
+            if init is not None:
+                init[idx] = 1
+    elif fam == "tile_move":
+        d, s = view(0, "the destination"), view(1, "the source")
+        rows, cols, r0, c0 = iv[2], iv[3], iv[4], iv[5]
+        extent(d, rows, cols, "the copy")
+        if r0 < 0 or c0 < 0 or r0 + rows > s.rows or c0 + cols > s.cols:
+            raise fault(f"the window at ({r0}, {c0}) of {rows} x {cols} is outside '{s.buf.name}' "
+                        f"({s.rows} x {s.cols})", "keep row + rows and col + cols within the source")
+        reads.append(s)
+        writes.append(d)
+        nbytes = rows * cols * s.buf.dtype.itemsize
+        bw = {"Left": m.l1_to_l0a_bytes_per_cycle, "Right": m.l1_to_l0b_bytes_per_cycle,
+              "Bias": m.l1_to_bias_bytes_per_cycle, "Mat": m.l0c_to_l1_bytes_per_cycle}[d.buf.space]
+        to = d.buf.dtype
+
+        def compute():
+            # the executor's strided copy (tile_load) with the source's row pitch
+            win = np.empty(rows * cols, np.float64)
+            sim.ex.tile_load(win, 0, arr, s.base + r0 * s.cols + c0, rows, cols, s.cols)
+            if name == "TMOV_ACC":
+                with np.errstate(over="ignore"):
+                    win = host_words(win, to)
+            return win.reshape(rows, cols)
+
+        def commit(data):
+            d.grid(arr)[:rows, :cols] = data
+    elif fam == "tile_mma":
+        c, a, b = view(0, "acc"), view(1, "left"), view(2, "right")
+        mm, nn, kk = iv[3], iv[4], iv[5]
+        for v, what in ((mm, "m"), (nn, "n"), (kk, "k")):
+            if not 1 <= v <= MAX_MKN:
+                raise fault(f"{what} = {v} is outside [1, {MAX_MKN}]", "TMATMUL takes m, k, n in [1, 4095]")
+        extent(a, mm, kk, "left")
+        extent(b, kk, nn, "right")
+        extent(c, mm, nn, "the result")
+        reads += [a, b] + ([c] if name == "TMATMUL_ACC" else [])
+        bias = view(6, "bias") if name == "TMATMUL_BIAS" else None
+        if bias is not None:
+            reads.append(bias)
+        writes.append(c)
+        nbytes = 0
+        out = c.buf.dtype
+
+        def compute():
+            with np.errstate(all="ignore"):          # inf * 0 is NaN, as on the cube
+                res = a.grid(arr)[:mm, :kk] @ b.grid(arr)[:kk, :nn]
+                if name == "TMATMUL_ACC":
+                    res = res + c.grid(arr)[:mm, :nn]
+                elif bias is not None:
+                    res = res + bias.grid(arr)[0, :nn]
+                if out.is_float:
+                    return res.astype(np.float32).astype(np.float64)
+            return ((res.astype(np.int64) + 2**31) % 2**32 - 2**31).astype(np.float64)
+
+        def commit(data):
+            c.grid(arr)[:mm, :nn] = data
+    else:                                               # vector ops: dst is operand 0
+        tiles = [j for j, o in enumerate(spec.value_operands) if o.kind == "tile"]
+        views = [view(j, spec.value_operands[j].name) for j in tiles]
+        writes.append(views[0])
+        reads += views[1:]
+        if fam == "tile_alu":
+            n = iv[-1]
+            for v in views:
+                if n > v.rows * v.cols:
+                    raise fault(f"{n} elements exceed tile '{v.buf.name}' ({v.rows} x {v.cols})",
+                                "keep the valid rows within the tile")
+            nbytes = n * views[0].buf.dtype.itemsize
+        else:
+            nbytes = iv[2] * iv[3] * views[1 if fam == "tile_reduce" else 0].buf.dtype.itemsize
+        run = vector_effect(sim, pc, vals, slot, blk, l1=arr)
+        lo, hi = views[0].words()
+
+        def compute():
+            saved = arr[lo:hi].copy()
+            run()
+            result = arr[lo:hi].copy()
+            arr[lo:hi] = saved
+            return result
+
+        def commit(data):
+            arr[lo:hi] = data
+
+    # ---- when does it start?
+    hazard, kind, hazard_pc = 0, None, -1
+    eng = ai.hazard_engine(w)
+    ranges_r = [v.words() for v in reads]
+    ranges_w = [v.words() for v in writes]
+    if sim.prog.sync == "auto":
+        hazard, kind, hazard_pc = eng.ready_time(ranges_r, ranges_w)
+    start = max(now, unit.pipe_free[pipe], unit.flag_hold[pipe], hazard)
+    cause, cause_pc = "none", -1
+    if start > now:
+        if start == hazard:
+            cause, cause_pc = ("tile_raw" if kind == "raw" else "tile_war"), hazard_pc
+        elif start == unit.flag_hold[pipe]:
+            cause = "flag"
+        else:
+            cause = "pipe"
+    # ---- how long does it take?
+    if fam == "tile_load":
+        complete = start + _dma(sim, blk, w, gm, nbytes, bw, fixed, start, route, read=True)
+    elif fam == "tile_store" and name == "TSTORE_ACC":
+        drain = drain_cycles(m, rows, cols, t.buf.dtype.itemsize)
+        sim.aicore_mem.lookup(sim, gm, read=False)
+        hbm = sim.aicore_mem.book(sim, nbytes, start, write=True)
+        busy = max(int(math.ceil(drain - 1e-9)), hbm)
+        stats.add_route("fix", busy - int(math.ceil(drain - 1e-9)))
+        complete = start + fixed + busy
+    elif fam == "tile_store":
+        complete = start + _dma(sim, blk, w, gm, nbytes, bw, fixed, start, route, read=False)
+    elif fam == "tile_move":
+        complete = start + fixed + int(math.ceil(nbytes / bw - 1e-9))
+    elif fam == "tile_mma":
+        complete = start + matmul_cycles(m, name, mm, nn, kk, a.buf.dtype.itemsize, fixed)
+    else:
+        complete = start + vector_cycles(m, name, nbytes, latency=fixed)
+    unit.pipe_free[pipe] = complete
+    unit.pipe_done[pipe] = max(unit.pipe_done[pipe], complete)
+    if sim.prog.sync == "auto":
+        eng.record(ranges_r, ranges_w, complete, pipe, 0, pc)
+    if ai.race is not None:
+        _race(sim, ai, blk, w, pipe, pc, reads, writes, gm)
+    # ---- values: read at the start, written at the completion
+    box = {}
+    sim._schedule_effect(start - now, lambda: box.__setitem__("v", compute()))
+    sim._schedule_effect(complete - now, lambda: commit(box.pop("v")))
+    return start, complete, nbytes, cause, cause_pc
+
+
+def _dma(sim, blk, w, gm, nbytes, bw, fixed, start, route, read):
+    """Cycles of a GM transfer: fixed latency (less the L2 miss extra when every line hits)
+    plus the bytes' time on the unit's link, L2 and HBM."""
+    mem = sim.aicore_mem
+    latency_saving, hit_fraction = mem.lookup(sim, gm, read)
+    unit_link = mem.unit_link(blk.core.index, w, read)
+    done = sim.links.link_book(sim.ak_s, sim.ak_e, sim.ak_n, unit_link, np.float64(start),
+                               nbytes / bw, np.float64(sim.env.now))
+    nominal = int(math.ceil(nbytes / bw - 1e-9))
+    own = int(math.ceil(done - start - 1e-9))
+    shared = mem.book(sim, nbytes, start, write=not read, hit_fraction=hit_fraction)
+    busy = max(own, shared)
+    sim.aicore_stats.add_route(route, busy - nominal)
+    return fixed - latency_saving + busy
+
+
+def _race(sim, ai, blk, w, pipe, pc, reads, writes, gm):
+    race = ai.race
+    t, stamp = race.tick(w, pipe)
+    arr_id = 1 if w == 2 else 0
+    # with sync="auto" the engine orders every pair of accesses to a tile by its data, so
+    # only GM (which auto sync does not order) can race
+    tile_checks = ((reads, False), (writes, True)) if sim.prog.sync == "manual" else ()
+    for views, is_write in tile_checks:
+        for v in views:
+            hist = race.tiles.setdefault((arr_id, v.slot), {})
+            other = race.access(hist, t, stamp, pc, is_write)
+            if other is not None:
+                raise race_error(sim, blk, pc, w, pipe, other, f"tile '{v.buf.name}' ({v.buf.space})",
+                                 is_write)
+    if gm is not None:
+        slot, off, rows, cols, stride, is_write = gm
+        lo, hi = off, off + (rows - 1) * stride + cols
+        objs = race.gm.setdefault(slot, {})
+        mine = np.add.outer(np.arange(rows) * stride, np.arange(cols)).ravel() + off
+        for key, hist in objs.items():
+            if key == (lo, hi, rows, cols, stride) or key[0] >= hi or lo >= key[1]:
+                continue
+            theirs = np.add.outer(np.arange(key[2]) * key[4], np.arange(key[3])).ravel() + key[0]
+            if not np.intersect1d(mine, theirs, assume_unique=True).size:
+                continue
+            probe = {"w": hist.get("w"), "r": dict(hist.get("r", {}))}
+            other = race.access(probe, t, stamp, pc, is_write)
+            if other is not None:
+                raise race_error(sim, blk, pc, w, pipe, other, f"GM tensor '{sim.tensor_names[slot]}'",
+                                 is_write)
+        hist = objs.setdefault((lo, hi, rows, cols, stride), {})
+        other = race.access(hist, t, stamp, pc, is_write)
+        if other is not None:
+            raise race_error(sim, blk, pc, w, pipe, other, f"GM tensor '{sim.tensor_names[slot]}'", is_write)
+
+
+def race_error(sim, blk, pc, w, pipe, other, what, is_write):
+    from ..errors import RaceError
+    from ..isa import PTO_PIPE_NAMES
+    q, opc, was_write = other
+    ou, op = divmod(q, P)
+    ins, oins = sim.prog.instrs[pc], sim.prog.instrs[opc]
+    kind = "write-after-write" if is_write and was_write else "read-after-write" if was_write else "write-after-read"
+    this = f"{ins.op} at line {ins.line} ({UNIT_NAMES[w]} {PTO_PIPE_NAMES.get(PIPES[pipe], PIPES[pipe])})"
+    that = f"{oins.op} at line {oins.line} ({UNIT_NAMES[ou]} {PTO_PIPE_NAMES.get(PIPES[op], PIPES[op])})"
+    if ou == w:
+        fix = (f"add pto.set_flag({PTO_PIPE_NAMES.get(PIPES[op])}, {PTO_PIPE_NAMES.get(PIPES[pipe])}, id) "
+               f"after line {oins.line} and the matching wait_flag before line {ins.line}")
+    else:
+        fix = ("order the units with pto.cross_core_set_flag(id) after the first and "
+               "pto.cross_core_wait_flag(id) before the second")
+    return RaceError(f"racecheck: {kind} race on {what} in block {blk.coords}: {this} is not ordered "
+                     f"after {that}; nothing (no flag) orders the two pipes", kernel=sim.kernel_name,
+                     file=sim.prog.file, line=ins.line, block=blk.id, warp=w, other_line=oins.line,
+                     other_warp=ou, hint=fix)
+
+
+# ---------------------------------------------------------------- flags
+def set_or_wait_flag(sim, pc, blk, w, now):
+    """SET_FLAG / WAIT_FLAG of unit w at dispatch: a flag fires when the source pipe has
+    finished what was queued before it; a wait holds the destination pipe until then."""
+    from ..ir.program import C_AUX
+    src, dst, event = (int(x) for x in sim.enc.code[pc, C_AUX:C_AUX + 3])
+    unit, race = blk.aicore.units[w], blk.aicore.race
+    key = (src, dst, event)
+    if sim.pc_name[pc] == "SET_FLAG":
+        vc = race.carry(w, src) if race is not None else None
+        fire = max(now, unit.pipe_done[src], unit.flag_hold[src])
+        unit.flags.setdefault(key, []).append((fire, vc))
+        return
+    pending = unit.flags.get(key)
+    if not pending:
+        from ..isa import PTO_PIPE_NAMES
+        raise DeadlockError(
+            f"wait_flag({PTO_PIPE_NAMES[PIPES[src]]}, {PTO_PIPE_NAMES[PIPES[dst]]}, {event}) on "
+            f"{UNIT_NAMES[w]} of block {blk.coords} has no set_flag before it: the "
+            f"{PTO_PIPE_NAMES[PIPES[dst]]} queue would wait forever", kernel=sim.kernel_name,
+            file=sim.prog.file, line=sim.prog.instrs[pc].line,
+            hint="set the flag earlier (real kernels pre-arm reverse flags before the loop and "
+                 "drain them after it)")
+    fire, vc = pending.pop(0)
+    unit.flag_hold[dst] = max(unit.flag_hold[dst], fire)
+    if race is not None:
+        race.join(w, dst, vc)
+
+
+def pipe_barrier(sim, pc, blk, w, now):
+    """PIPE_BARRIER: later operations on the pipe (every pipe for PIPE_ALL) start after the
+    earlier ones on it (on every pipe) have completed; returns when the scalar may go on."""
+    from ..ir.program import C_AUX
+    pipe = int(sim.enc.code[pc, C_AUX])
+    unit = blk.aicore.units[w]
+    if pipe == ALL:
+        done = unit.done()
+        unit.flag_hold = [max(h, done) for h in unit.flag_hold]
+        if blk.aicore.race is not None:
+            blk.aicore.race.barrier_all(w)
+        return max(now, done)
+    unit.flag_hold[pipe] = max(unit.flag_hold[pipe], unit.pipe_done[pipe])
+    return now
+
+
+def cross_core_set(sim, pc, blk, w, now):
+    """CROSS_CORE_SET_FLAG: fires when the unit's queued operations (on the given pipe, or on
+    every pipe) are done; from the AIC to both AIVs, from an AIV to the AIC."""
+    from ..ir.program import C_AUX
+    event, pipe = int(sim.enc.code[pc, C_AUX]), int(sim.enc.code[pc, C_AUX + 1])
+    ai = blk.aicore
+    unit = ai.units[w]
+    fire = max(now, unit.done() if pipe == ALL else unit.pipe_done[pipe])
+    vc = ai.race.carry(w, pipe) if ai.race is not None else None
+    targets = (1, 2) if w == 0 else (0,)
+    for to in targets:
+        ai.cross.setdefault((to, event, w), []).append((fire, vc))
+    ai.signal()
+
+
+def cross_core_ready(blk, w, event):
+    """True when unit w's cross_core_wait_flag(event) has what it waits for."""
+    cross = blk.aicore.cross
+    sources = (1, 2) if w == 0 else (0,)
+    return all(cross.get((w, event, s)) for s in sources)
+
+
+def cross_core_take(blk, w, event) -> int:
+    """Consume the signals unit w waited for; return when the last of them fired."""
+    ai = blk.aicore
+    sources = (1, 2) if w == 0 else (0,)
+    fire = 0
+    for s in sources:
+        t, vc = ai.cross[(w, event, s)].pop(0)
+        fire = max(fire, t)
+        if ai.race is not None:
+            ai.race.join(w, ALL, vc)
+    return fire
+
+
+class AICoreStats:
+    """Per launch: L2 hits and misses, and the cycles transfers lost to shared bandwidth (L2,
+    HBM) beyond their own path's, by route."""
+
+    def __init__(self):
+        self.l2_hits = self.l2_misses = 0
+        self.route_wait: dict = {}
+
+    def add_route(self, route, extra):
+        if extra > 0:
+            self.route_wait[route] = self.route_wait.get(route, 0) + int(extra)
+
+
+class AICoreMemory:
+    """The launch's shared memory side of the AI cores: per-unit GM links and the L2."""
+
+    def __init__(self, sim):
+        m = sim.m
+        self.m = m
+        self.l2 = L2Cache(m.l2_bytes, m.l2_line_bytes) if m.has_l2 else None
+        # links: 0 HBM, 1 L2, then per core and unit a read and a write link
+        n = 2 + 2 * N_UNITS * m.cores
+        ex = sim.links
+        sim.ak_s = np.zeros((n, ex.LINK_INTERVALS), np.float64)
+        sim.ak_e = np.zeros((n, ex.LINK_INTERVALS), np.float64)
+        sim.ak_n = np.zeros(n, np.int64)
+
+    @staticmethod
+    def unit_link(core, unit, read):
+        return 2 + 2 * (core * N_UNITS + unit) + (0 if read else 1)
+
+    def lookup(self, sim, gm, read):
+        """(latency saved, fraction of the bytes that hit) of a GM transfer."""
+        if self.l2 is None:
+            return 0, 0.0
+        slot, off, rows, cols, stride, _w = gm
+        itemsize = int(sim.tbytes[slot] // max(sim.tcount[slot], 1)) or 1
+        lines = self.l2.lines_of(int(sim.tbase[slot]), off, rows, cols, stride, itemsize)
+        hits, misses = self.l2.access(int(sim.tbase[slot]), lines)
+        sim.aicore_stats.l2_hits += hits
+        sim.aicore_stats.l2_misses += misses
+        saving = self.m.l2_miss_extra_latency if (misses == 0 and read) else 0
+        return saving, (hits / max(len(lines), 1) if read else 0.0)
+
+    def book(self, sim, nbytes, start, write, hit_fraction=0.0):
+        """Cycles the shared links (L2 chip link; HBM for the missed bytes, all written bytes)
+        need for a transfer from cycle start."""
+        now = np.float64(sim.env.now)
+        s = np.float64(start)
+        done = s
+        ex = sim.links
+        if self.l2 is not None:
+            done = max(done, ex.link_book(sim.ak_s, sim.ak_e, sim.ak_n, 1, s,
+                                          nbytes / self.m.l2_chip_bytes_per_cycle, now))
+        hbm_bytes = nbytes if write else nbytes * (1.0 - hit_fraction)
+        if hbm_bytes > 0:
+            done = max(done, ex.link_book(sim.ak_s, sim.ak_e, sim.ak_n, 0, s,
+                                          hbm_bytes / self.m.hbm_chip_bytes_per_cycle, now))
+        return int(math.ceil(done - s - 1e-9))

@@ -1,0 +1,55 @@
+"""What an AI-core program needs of a machine, checked at launch before anything runs: each
+memory space's capacity ([capacity] and [aicore] bias_bytes) and the event-id limits
+([aicore] event_ids, cross_core_event_ids). A program is compiled once per signature and may
+run on several machines, so these are checked per launch; the errors name the tile or the
+instruction, its line and the limit."""
+from __future__ import annotations
+
+from ..errors import CompileError, L1CapacityError, LaunchError
+
+SPACE_KEYS = {"Vec": "ub_bytes", "Mat": "l1_bytes", "Left": "l0a_bytes", "Right": "l0b_bytes",
+              "Acc": "l0c_bytes", "Bias": "bias_bytes"}
+SPACE_NAMES = {"Vec": "UB", "Mat": "L1", "Left": "L0A", "Right": "L0B", "Acc": "L0C", "Bias": "BT"}
+UNIT_OF_SPACE = {"Vec": "vector core (each AIV has its own UB)", "Mat": "cube core",
+                 "Left": "cube core", "Right": "cube core", "Acc": "cube core", "Bias": "cube core"}
+
+
+def space_capacity(machine, space: str) -> int:
+    """Bytes of memory space ``space`` per unit, from the machine table."""
+    return int(getattr(machine, SPACE_KEYS[space]))
+
+
+def check_aicore_program(program, machine, kernel_name):
+    """Raise if program's typed tiles or event ids do not fit machine."""
+    if not machine.has_aicore:
+        raise LaunchError(f"kernel '{kernel_name}' uses typed tiles but machine '{machine.name}' has "
+                          "no [aicore] section", kernel=kernel_name,
+                          hint="use a machine table with [aicore] (latency_tables/ascend910b.toml)")
+    used: dict = {}
+    for b in program.buffers:
+        if b.space not in SPACE_KEYS:
+            continue
+        cap = space_capacity(machine, b.space)
+        before = used.get(b.space, 0)
+        used[b.space] = before + b.nbytes
+        if used[b.space] > cap:
+            earlier = ", ".join(f"{o.name} {o.nbytes} B (line {o.line})" for o in program.buffers
+                                if o.space == b.space and o is not b and o.offset < b.offset) or "none"
+            raise L1CapacityError(
+                f"tile '{b.name}' ({b.space}, {b.rows} x {b.cols} {b.dtype}) needs {b.nbytes} bytes of "
+                f"{b.space} ({SPACE_NAMES[b.space]}) but only {max(cap - before, 0)} of its {cap} are "
+                f"free on machine '{machine.name}' (already: {earlier})", kernel=kernel_name,
+                file=program.file, line=b.line, requested=b.nbytes, free=max(cap - before, 0),
+                hint=f"use smaller tiles; {b.space} holds {cap} bytes per {UNIT_OF_SPACE[b.space]}")
+    limits = {"SET_FLAG": ("event_ids", 2), "WAIT_FLAG": ("event_ids", 2),
+              "CROSS_CORE_SET_FLAG": ("cross_core_event_ids", 0),
+              "CROSS_CORE_WAIT_FLAG": ("cross_core_event_ids", 0)}
+    for ins in program.instrs:
+        if ins.op in limits:
+            key, j = limits[ins.op]
+            limit = int(getattr(machine, key))
+            if ins.aux[j] >= limit:
+                raise CompileError(f"{ins.op.lower()} uses event id {ins.aux[j]} but machine "
+                                   f"'{machine.name}' has {limit} ([aicore] {key})",
+                                   kernel=kernel_name, file=program.file, line=ins.line,
+                                   hint=f"use event ids 0..{limit - 1}")

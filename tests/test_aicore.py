@@ -1,0 +1,299 @@
+"""The real AI core (docs/aicore.md): values of the cube path and of cube/vector handover, manual
+sync (a missing flag gives stale data; check="race" names both instructions), auto sync, and
+deadlocks of flags nothing sets."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+import gemm_manual  # noqa: E402
+
+
+def dev(array, dtype):
+    t = pto.alloc_tensor(array.nbytes, dtype)
+    pto.memcpy_h2d(t, array)
+    return t
+
+
+def host(t, shape, dtype):
+    out = np.empty(shape, dtype)
+    pto.memcpy_d2h(out, t)
+    return out
+
+
+# ---------------------------------------------------------------- the cube path
+@pto.kernel
+def window_matmul(A, B, Bias, C):
+    """C[32, 32] = A[16:48, 32:64] @ B + bias, through a textract window and tmatmul_bias."""
+    a_l1 = pto.alloc_tile(64, 64, pto.float16, loc=pto.Mat)
+    b_l1 = pto.alloc_tile(32, 32, pto.float16, loc=pto.Mat)
+    bias_l1 = pto.alloc_tile(16, 32, pto.float32, loc=pto.Mat)
+    a_l0 = pto.alloc_tile(32, 32, pto.float16, loc=pto.Left)
+    b_l0 = pto.alloc_tile(32, 32, pto.float16, loc=pto.Right)
+    bias = pto.alloc_tile(1, 32, pto.float32, loc=pto.Bias)
+    acc = pto.alloc_tile(32, 32, pto.float32, loc=pto.Acc)
+    pto.tload(a_l1, A)
+    pto.tload(b_l1, B)
+    pto.tload(bias_l1, Bias)
+    pto.textract(a_l0, a_l1, 16, 32)
+    pto.tmov(b_l0, b_l1)
+    pto.textract(bias, bias_l1)
+    pto.tmatmul_bias(acc, a_l0, b_l0, bias)
+    pto.tstore(C, acc)
+
+
+def test_textract_window_tmov_and_tmatmul_bias_compute_what_numpy_does():
+    """textract copies the dst-sized window at (row, col); tmatmul_bias adds one bias per
+    column; the fixpipe rounds the float32 accumulator into a float16 tensor."""
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((64, 64)).astype(np.float16)
+    b = rng.standard_normal((32, 32)).astype(np.float16)
+    bias = np.zeros((16, 32), np.float32)
+    bias[0] = rng.standard_normal(32)
+    C = pto.alloc_tensor(32 * 32 * 2, pto.float16)
+    args = (dev(a, pto.float16), dev(b, pto.float16), dev(bias, pto.float32), C)
+    pto.launch(window_matmul, grid=(1,), args=args)
+    want = (a[16:48, 32:64].astype(np.float64) @ b.astype(np.float64) + bias[0]).astype(np.float32)
+    np.testing.assert_array_equal(host(C, (32, 32), np.float16), want.astype(np.float16))
+
+
+@pto.kernel
+def int8_matmul(A, B, C):
+    a_l1 = pto.alloc_tile(16, 32, pto.int8, loc=pto.Mat)
+    b_l1 = pto.alloc_tile(32, 32, pto.int8, loc=pto.Mat)
+    a_l0 = pto.alloc_tile(16, 32, pto.int8, loc=pto.Left)
+    b_l0 = pto.alloc_tile(32, 32, pto.int8, loc=pto.Right)
+    acc = pto.alloc_tile(16, 32, pto.int32, loc=pto.Acc)
+    pto.tload(a_l1, A)
+    pto.tload(b_l1, B)
+    pto.tmov(a_l0, a_l1)
+    pto.tmov(b_l0, b_l1)
+    pto.tmatmul(acc, a_l0, b_l0)
+    pto.tstore(C, acc)
+
+
+def test_int8_inputs_accumulate_exactly_in_int32():
+    rng = np.random.default_rng(2)
+    a = rng.integers(-128, 128, (16, 32)).astype(np.int8)
+    b = rng.integers(-128, 128, (32, 32)).astype(np.int8)
+    C = pto.alloc_tensor(16 * 32 * 4, pto.int32)
+    args = (dev(a, pto.int8), dev(b, pto.int8), C)
+    pto.launch(int8_matmul, grid=(1,), args=args)
+    np.testing.assert_array_equal(host(C, (16, 32), np.int32), a.astype(np.int32) @ b.astype(np.int32))
+
+
+@pto.kernel
+def acc_to_mat(A, B, C):
+    """Acc -> Mat through the fixpipe (float32 -> float16), then Mat -> GM on MTE3."""
+    a_l1 = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)
+    a_l0 = pto.alloc_tile(16, 16, pto.float16, loc=pto.Left)
+    b_l0 = pto.alloc_tile(16, 16, pto.float16, loc=pto.Right)
+    acc = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc)
+    out_l1 = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)
+    pto.tload(a_l1, A)
+    pto.tmov(a_l0, a_l1)
+    pto.tload(a_l1, B)
+    pto.tmov(b_l0, a_l1)
+    pto.tmatmul(acc, a_l0, b_l0)
+    pto.tmov(out_l1, acc)
+    pto.tstore(C, out_l1)
+
+
+def test_tmov_from_acc_converts_and_overflows_to_inf_like_float16():
+    """Auto sync orders the reuse of a_l1 (load A, extract, load B): the data-ordered default."""
+    a = np.full((16, 16), 64.0, np.float16)
+    b = np.full((16, 16), 64.0, np.float16)      # 16 * 64 * 64 = 65536 > float16's max
+    b[:, 0] = 1.0
+    C = pto.alloc_tensor(16 * 16 * 2, pto.float16)
+    args = (dev(a, pto.float16), dev(b, pto.float16), C)
+    pto.launch(acc_to_mat, grid=(1,), args=args)
+    got = host(C, (16, 16), np.float16)
+    assert np.all(got[:, 0] == 1024.0) and np.all(np.isinf(got[:, 1:]))
+
+
+def test_gemm_manual_example_matches_numpy_at_512_cubed():
+    """The double-buffered manual-sync GEMM of examples/gemm_manual.py (fp16 in, fp32
+    accumulate) on 512 x 512 x 512."""
+    c, reference, prof = gemm_manual.run(512, 512, 512)
+    np.testing.assert_allclose(c, reference, rtol=1e-4, atol=1e-4)
+    shares = prof.pipe_shares("AIC")
+    assert all(0 < shares[p] < 1 for p in ("MTE2", "MTE1", "M", "FIX"))
+
+
+# ---------------------------------------------------------------- manual sync and races
+@pto.kernel(sync="manual")
+def gemm_missing_flag(A, B, C, M, N, K):
+    """examples/gemm_manual.py with the MTE2 -> MTE1 handshake of the K loop removed: TEXTRACT
+    may read an L1 buffer that TLOAD has not filled yet."""
+    with pto.cube():
+        m0 = pto.get_block_id() * 128
+        a_l1 = pto.alloc_tile(128, 64, pto.float16, loc=pto.Mat)
+        b_l1 = pto.alloc_tile(64, 256, pto.float16, loc=pto.Mat)
+        a_l0 = pto.alloc_tile(128, 64, pto.float16, loc=pto.Left)
+        b_l0 = pto.alloc_tile(64, 256, pto.float16, loc=pto.Right)
+        acc = pto.alloc_tile(128, 256, pto.float32, loc=pto.Acc)
+        pto.set_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, 0)
+        pto.set_flag(pto.PIPE_M, pto.PIPE_MTE1, 0)
+        for k0 in range(0, K, 64):
+            pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, 0)
+            pto.tload(a_l1, A + m0 * K + k0, stride=K)
+            pto.tload(b_l1, B + k0 * N, stride=N)
+            pto.wait_flag(pto.PIPE_M, pto.PIPE_MTE1, 0)
+            pto.textract(a_l0, a_l1)
+            pto.textract(b_l0, b_l1)
+            pto.set_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, 0)
+            pto.set_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
+            pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
+            if k0 == 0:
+                pto.tmatmul(acc, a_l0, b_l0)
+            else:
+                pto.tmatmul_acc(acc, a_l0, b_l0)
+            pto.set_flag(pto.PIPE_M, pto.PIPE_MTE1, 0)
+        pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+        pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+        pto.tstore(C + m0 * N, acc, stride=N)
+        pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, 0)
+        pto.wait_flag(pto.PIPE_M, pto.PIPE_MTE1, 0)
+
+
+@pto.kernel
+def gemm_without_flags(A, B, C, M, N, K):
+    """The same GEMM with no flags at all, in the default sync="auto": ordered by its data."""
+    with pto.cube():
+        m0 = pto.get_block_id() * 128
+        a_l1 = pto.alloc_tile(128, 64, pto.float16, loc=pto.Mat)
+        b_l1 = pto.alloc_tile(64, 256, pto.float16, loc=pto.Mat)
+        a_l0 = pto.alloc_tile(128, 64, pto.float16, loc=pto.Left)
+        b_l0 = pto.alloc_tile(64, 256, pto.float16, loc=pto.Right)
+        acc = pto.alloc_tile(128, 256, pto.float32, loc=pto.Acc)
+        for k0 in range(0, K, 64):
+            pto.tload(a_l1, A + m0 * K + k0, stride=K)
+            pto.tload(b_l1, B + k0 * N, stride=N)
+            pto.textract(a_l0, a_l1)
+            pto.textract(b_l0, b_l1)
+            if k0 == 0:
+                pto.tmatmul(acc, a_l0, b_l0)
+            else:
+                pto.tmatmul_acc(acc, a_l0, b_l0)
+        pto.tstore(C + m0 * N, acc, stride=N)
+
+
+def _gemm_inputs(M=256, N=256, K=256):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    return a, b, a.astype(np.float32) @ b.astype(np.float32)
+
+
+def _run_gemm(kernel, a, b, check=None):
+    M, K = a.shape
+    N = b.shape[1]
+    C = pto.alloc_tensor(M * N * 4, pto.float32)
+    pto.memcpy_h2d(C, np.zeros((M, N), np.float32))
+    args = (dev(a, pto.float16), dev(b, pto.float16), C, M, N, K)
+    pto.launch(kernel, grid=(M // 128,), args=args, check=check)
+    pto.sync()
+    return host(C, (M, N), np.float32)
+
+
+def test_a_missing_flag_in_manual_mode_gives_the_stale_values_the_hardware_would():
+    """Without MTE2 -> MTE1, TEXTRACT starts while TLOAD is still moving the data, reads the
+    L1 buffer as it was, and C comes out wrong."""
+    a, b, want = _gemm_inputs(N=256)
+    got = _run_gemm(gemm_missing_flag, a, b)
+    assert not np.allclose(got, want, rtol=1e-3, atol=1e-3)
+
+
+def test_racecheck_names_both_instructions_pipes_lines_and_the_tile():
+    a, b, _ = _gemm_inputs(N=256)
+    with pytest.raises(pto.RaceError) as info:
+        _run_gemm(gemm_missing_flag, a, b, check="race")
+    msg = str(info.value)
+    assert "TEXTRACT" in msg and "TLOAD" in msg and "PIPE_MTE1" in msg and "PIPE_MTE2" in msg
+    assert "tile 'a_l1' (Mat)" in msg
+    src = Path(__file__).read_text().splitlines()
+    textract_line = next(i + 1 for i, t in enumerate(src) if "pto.textract(a_l0, a_l1)" in t)
+    tload_line = next(i + 1 for i, t in enumerate(src) if "pto.tload(a_l1, A + m0 * K + k0" in t)
+    assert f"line {textract_line}" in msg and f"line {tload_line}" in msg
+    assert info.value.line == textract_line
+
+
+def test_the_flagged_gemm_is_race_free_and_the_auto_mode_gemm_without_flags_is_correct():
+    a, b, want = _gemm_inputs(N=256)
+    np.testing.assert_allclose(_run_gemm(gemm_without_flags, a, b, check="race"), want, rtol=1e-4, atol=1e-4)
+    c, reference, _ = gemm_manual.run(256, 256, 256, check="race")
+    np.testing.assert_allclose(c, reference, rtol=1e-4, atol=1e-4)
+
+
+@pto.kernel(sync="manual")
+def wait_never_set(A):
+    with pto.cube():
+        t = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 3)
+        pto.tload(t, A)
+
+
+@pto.kernel
+def cross_wait_never_set(A):
+    with pto.vector():
+        pto.cross_core_wait_flag(5)
+
+
+def test_a_wait_nothing_sets_is_a_deadlock_error():
+    a = dev(np.zeros((16, 16), np.float16), pto.float16)
+    with pytest.raises(pto.DeadlockError, match=r"wait_flag\(PIPE_MTE2, PIPE_MTE1, 3\).*no set_flag"):
+        pto.launch(wait_never_set, grid=(1,), args=(a,))
+        pto.sync()
+    with pytest.raises(pto.DeadlockError, match=r"AIV0 waits at line \d+ \(cross_core_wait_flag\(5\)\)"):
+        pto.launch(cross_wait_never_set, grid=(1,), args=(a,))
+        pto.sync()
+
+
+# ---------------------------------------------------------------- cube and vector together
+@pto.kernel
+def cube_then_vector(A, B, W, Out):
+    """The cube computes S = A @ B into GM; each vector core takes half the rows, adds 1 and
+    stores them: data handed over through GM, ordered by a cross-core flag."""
+    with pto.cube():
+        a_l1 = pto.alloc_tile(32, 32, pto.float16, loc=pto.Mat)
+        b_l1 = pto.alloc_tile(32, 32, pto.float16, loc=pto.Mat)
+        a_l0 = pto.alloc_tile(32, 32, pto.float16, loc=pto.Left)
+        b_l0 = pto.alloc_tile(32, 32, pto.float16, loc=pto.Right)
+        acc = pto.alloc_tile(32, 32, pto.float32, loc=pto.Acc)
+        pto.tload(a_l1, A)
+        pto.tload(b_l1, B)
+        pto.tmov(a_l0, a_l1)
+        pto.tmov(b_l0, b_l1)
+        pto.tmatmul(acc, a_l0, b_l0)
+        pto.tstore(W, acc)
+        pto.cross_core_set_flag(1)
+    with pto.vector():
+        half = pto.get_subblock_id() * 16 * 32
+        s = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
+        pto.cross_core_wait_flag(1)
+        pto.tload(s, W + half)
+        pto.tadds(s, s, 1.0)
+        pto.tstore(Out + half, s)
+
+
+def test_the_vector_cores_see_the_cubes_result_through_gm_after_the_cross_core_flag():
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((32, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 32)).astype(np.float16)
+    W = pto.alloc_tensor(32 * 32 * 4, pto.float32)
+    out = pto.alloc_tensor(32 * 32 * 4, pto.float32)
+    args = (dev(a, pto.float16), dev(b, pto.float16), W, out)
+    prof = pto.profile(cube_then_vector, grid=(1,), args=args, check="race")
+    want = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32) + np.float32(1.0)
+    np.testing.assert_array_equal(host(out, (32, 32), np.float32), want)
+    units = {r["unit"]: r for r in prof.pipeline_summary().rows}
+    assert units["AIC"]["cube_cycles"] > 0 and units["AIC"]["vec_cycles"] == 0
+    assert units["AIV0"]["vec_cycles"] > 0 and units["AIV1"]["mte3_cycles"] > 0
+    # the vector cores' loads start after the cube's store completed
+    tl = prof.timeline
+    store_end = max(e.end for e in tl if e.inst == "TSTORE_ACC")
+    assert min(e.start for e in tl if e.inst == "TLOAD" and e.warp > 0) >= store_end
