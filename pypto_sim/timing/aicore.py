@@ -205,7 +205,7 @@ def dispatch(sim, pc, blk, w, ws, now):
     fam, name = spec.family, spec.name
     fixed = sim.pc_lat[pc]
     reads, writes = [], []         # tile views read / written (hazards, races)
-    gm = None                      # (slot, offset, rows, cols, stride, is_write)
+    gm = None                      # (slot, offset, rows, cols, stride, is_write, itemsize)
 
     def fault(msg, hint):
         return OutOfBoundsError(f"{name} at line {sim.prog.instrs[pc].line} on {UNIT_NAMES[w]} of "
@@ -237,7 +237,7 @@ def dispatch(sim, pc, blk, w, ws, now):
         idx = gm_check(iv[1], rows, cols, stride)
         nbytes = rows * cols * dt.itemsize
         writes.append(t)
-        gm = (slot, iv[1], rows, cols, stride, False)
+        gm = (slot, iv[1], rows, cols, stride, False, dt.itemsize)
         bw = m.gm_to_l1_bytes_per_cycle if t.buf.space == "Mat" else m.gm_to_ub_bytes_per_cycle
         route = "gm_to_l1" if t.buf.space == "Mat" else "gm_to_ub"
 
@@ -253,7 +253,7 @@ def dispatch(sim, pc, blk, w, ws, now):
         idx = gm_check(iv[0], rows, cols, stride)
         nbytes = rows * cols * dt.itemsize
         reads.append(t)
-        gm = (slot, iv[0], rows, cols, stride, True)
+        gm = (slot, iv[0], rows, cols, stride, True, dt.itemsize)
         route = "fix" if name == "TSTORE_ACC" else ("l1_to_gm" if t.buf.space == "Mat" else "ub_to_gm")
         bw = {"l1_to_gm": m.l1_to_gm_bytes_per_cycle, "ub_to_gm": m.ub_to_gm_bytes_per_cycle}.get(route)
         init = sim.hbm_init
@@ -426,7 +426,7 @@ def _race(sim, ai, blk, w, pipe, pc, reads, writes, gm):
                 raise race_error(sim, blk, pc, w, pipe, other, f"tile '{v.buf.name}' ({v.buf.space})",
                                  is_write)
     if gm is not None:
-        slot, off, rows, cols, stride, is_write = gm
+        slot, off, rows, cols, stride, is_write, _item = gm
         lo, hi = off, off + (rows - 1) * stride + cols
         objs = race.gm.setdefault(slot, {})
         mine = np.add.outer(np.arange(rows) * stride, np.arange(cols)).ravel() + off
@@ -583,8 +583,7 @@ class AICoreMemory:
         """(latency saved, fraction of the bytes that hit) of a GM transfer."""
         if self.l2 is None:
             return 0, 0.0
-        slot, off, rows, cols, stride, _w = gm
-        itemsize = int(sim.tbytes[slot] // max(sim.tcount[slot], 1)) or 1
+        slot, off, rows, cols, stride, _w, itemsize = gm
         lines = self.l2.lines_of(int(sim.tbase[slot]), off, rows, cols, stride, itemsize)
         hits, misses = self.l2.access(int(sim.tbase[slot]), lines)
         sim.aicore_stats.l2_hits += hits

@@ -1,0 +1,159 @@
+"""Every capacity and legality rule of typed tiles (PTO-ISA docs/coding/Tile.md,
+docs/isa/TMATMUL.md, include/pto/common/buffer_limits.hpp) triggers its error, which names
+the tile, its space, the limit and the line."""
+import pytest
+
+import pypto_sim as pto
+
+KERNEL = '''
+@pto.kernel
+def k(A, C):
+{body}
+'''
+
+
+def compile_body(make_kernels, body, args=None):
+    """Compile (and, with args, launch) a kernel whose body is `body` (4-space indented)."""
+    mod = make_kernels(KERNEL.format(body="\n".join("    " + line for line in body.strip().splitlines())))
+    a = pto.alloc_tensor(1 << 16, pto.float16)
+    c = pto.alloc_tensor(1 << 16, pto.float32)
+    if args is None:
+        return mod.k.asm(args=(a, c))
+    pto.launch(mod.k, grid=(1,), args=(a, c))
+    pto.sync()
+
+
+@pytest.mark.parametrize("loc, rows, cols, dtype, cap", [
+    ("Vec", 256, 512, "float32", 196608), ("Mat", 512, 544, "float16", 524288),
+    ("Left", 256, 144, "float16", 65536), ("Right", 128, 272, "float16", 65536),
+    ("Acc", 256, 160, "float32", 131072), ("Bias", 1, 264, "float32", 1024)])
+def test_each_space_has_its_capacity(make_kernels, loc, rows, cols, dtype, cap):
+    body = f"t = pto.alloc_tile({rows}, {cols}, pto.{dtype}, loc=pto.{loc})"
+    if loc != "Vec":
+        body = "with pto.cube():\n    " + body
+    else:
+        body = "with pto.vector():\n    " + body
+    with pytest.raises(pto.L1CapacityError) as info:
+        compile_body(make_kernels, body, args=True)
+    msg = str(info.value)
+    assert f"tile 't' ({loc}, {rows} x {cols} {dtype})" in msg and f"of its {cap} are free" in msg
+    assert info.value.line is not None
+
+
+def test_capacity_counts_every_tile_of_a_space(make_kernels):
+    body = """
+with pto.cube():
+    a = pto.alloc_tile(128, 128, pto.float16, loc=pto.Left)
+    b = pto.alloc_tile(128, 128, pto.float16, loc=pto.Left)
+    c = pto.alloc_tile(16, 16, pto.float16, loc=pto.Left)
+"""
+    with pytest.raises(pto.L1CapacityError, match=r"tile 'c' \(Left.*0 of its 65536 are free.*a 32768 B"):
+        compile_body(make_kernels, body, args=True)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("t = pto.alloc_tile(16, 10, pto.float16, loc=pto.Vec)",
+     r"tile 't' \(Vec, 16 x 10 float16\): a row is 20 bytes, not a multiple of 32"),
+    ("t = pto.alloc_tile(10, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)",
+     r"tile 't' \(Vec, 10 x 1 float32\): a column is 40 bytes, not a multiple of 32"),
+    ("t = pto.alloc_tile(40, 16, pto.float16, loc=pto.Mat)",
+     r"tile 't' \(Mat, 40 x 16 float16\): boxed tile rows must be a multiple of 16 .* but got 40"),
+    ("t = pto.alloc_tile(16, 24, pto.float32, loc=pto.Left)",
+     r"tile 't' \(Left, 16 x 24 float32\): boxed tile cols must be a multiple of 16"),
+    ("t = pto.alloc_tile(2, 16, pto.float32, loc=pto.Bias)", r"a Bias tile is one row"),
+    ("t = pto.alloc_tile(16, 16, pto.float16, loc=pto.Acc)",
+     r"Acc \(L0C\) holds float32, int32, not float16"),
+    ("t = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat, valid=(17, 16))", r"valid rows 17 is outside 1..16"),
+    ("t = pto.alloc_tile(16, 16, pto.float16, loc=pto.Shared)", r"has no attribute 'Shared'"),
+])
+def test_tile_shape_alignment_and_dtype_rules(make_kernels, body, message):
+    with pytest.raises(pto.CompileError, match=message) as info:
+        compile_body(make_kernels, "with pto.cube():\n    " + body)
+    assert info.value.line is not None
+
+
+CUBE = """
+with pto.cube():
+    m = pto.alloc_tile(32, 32, pto.float16, loc=pto.Mat)
+    a = pto.alloc_tile(32, 32, pto.float16, loc=pto.Left)
+    b = pto.alloc_tile(32, 32, pto.float16, loc=pto.Right)
+    c = pto.alloc_tile(32, 32, pto.float32, loc=pto.Acc)
+    b16 = pto.alloc_tile(16, 32, pto.float16, loc=pto.Right)
+    {line}
+"""
+
+
+@pytest.mark.parametrize("line, message", [
+    ("pto.tmatmul(c, m, b)", r"(?s)tmatmul: left: tile 'm' is in Mat \(L1\) but TMATMUL takes a in Left.*textract"),
+    ("pto.tmatmul(c, a, m)", r"tile 'm' is in Mat \(L1\) but TMATMUL takes b in Right"),
+    ("pto.tmatmul(m, a, b)", r"tile 'm' is in Mat \(L1\) but TMATMUL takes c in Acc"),
+    ("pto.textract(a, c)", r"textract: src: tile 'c' is in Acc \(L0C\) but TEXTRACT takes src in Mat"),
+    ("pto.textract(m, m)", r"tile 'm' is in Mat \(L1\) but TEXTRACT takes dst in Left or Right or Bias"),
+    ("pto.tload(a, A)", r"tload: tile: tile 'a' is in Left \(L0A\) but TLOAD takes dst in Vec or Mat"),
+    ("pto.tstore(A, a)", r"tstore: tile: tile 'a' is in Left \(L0A\) but TSTORE takes src in Vec or Mat"),
+    ("pto.tmatmul(c, a, b16)", r"left 'a' has k = 32 columns but right 'b16' has 16 rows"),
+    ("pto.textract(a, m, 16, 0)", r"the window rows 16..47 are outside 'm', which has 32 rows"),
+    ("pto.tmov(a, b)", r"tmov: src: tile 'b' is in Right \(L0B\) but TMOV takes src in Mat"),
+    ("pto.tstore(C, m)", r"tile 'm' holds float16 but 'C' holds float32; MTE3 does not convert"),
+])
+def test_each_instruction_accepts_only_its_locations_and_shapes(make_kernels, line, message):
+    with pytest.raises(pto.CompileError, match=message):
+        compile_body(make_kernels, CUBE.format(line=line))
+
+
+def test_the_m_k_n_limit_of_tmatmul(make_kernels):
+    """m, k, n in [1, 4095]: a 16 x 4096 int8 Left tile fits L0A (64 KiB) but k = 4096."""
+    body = """
+with pto.cube():
+    a = pto.alloc_tile(16, 4096, pto.int8, loc=pto.Left)
+    b = pto.alloc_tile(4096, 32, pto.int8, loc=pto.Right)
+    c = pto.alloc_tile(16, 32, pto.int32, loc=pto.Acc)
+    pto.tmatmul(c, a, b)
+"""
+    with pytest.raises(pto.CompileError, match=r"tmatmul: k = 4096 is outside \[1, 4095\]"):
+        compile_body(make_kernels, body)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("with pto.vector():\n    v = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc)\n    pto.texp(v, v)",
+     r"(?s)texp: dst: tile 'v' is in Acc \(L0C\) but TEXP takes dst in Vec.*cannot read L0C"),
+    ("with pto.cube():\n    v = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)\n    pto.texp(v, v)",
+     r"tile 'v' is in Vec \(UB\), which only the vector cores have; this is cube code"),
+    ("with pto.vector():\n    m = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)\n    pto.tload(m, A)",
+     r"tile 'm' is in Mat \(L1\), which only the cube core has; this is vector code"),
+    ("with pto.cube():\n    c = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc)\n"
+     "    v = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)\n    pto.tmov(v, c)",
+     r"Acc -> Vec \('c' -> 'v'\) is not a data path on A2/A3"),
+    ("with pto.cube():\n    pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 16)", r"event must be a constant 0..15"),
+    ("with pto.cube():\n    pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE2, 0)", r"order two different pipes"),
+    ("with pto.cube():\n    pto.set_flag('load', pto.PIPE_MTE1, 0)", r"src_pipe must be a pipe: pto.PIPE_S"),
+    ("m = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)\npto.tload(m, A)\nwith pto.cube():\n    pass",
+     r"tload outside a section"),
+    ("x = pto.get_subblock_id()\nwith pto.cube():\n    pass", r"get_subblock_id\(\) is the vector core's number"),
+    ("with pto.cube():\n    t = pto.alloc_local(64, pto.float32)", r"allocates typed tiles: pto.alloc_tile"),
+    ("with pto.cube():\n    with pto.vector():\n        pass", r"sections do not nest"),
+])
+def test_units_sections_and_flags_rules(make_kernels, body, message):
+    with pytest.raises(pto.CompileError, match=message):
+        compile_body(make_kernels, body)
+
+
+def test_the_machines_event_id_limit_is_checked_at_launch(make_kernels, simple_machine):
+    """PTO-ISA allows ids 0..15; the machine table's [aicore] event_ids (8) is the limit."""
+    body = "with pto.cube():\n    pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 9)\n    pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 9)"
+    with pytest.raises(pto.CompileError, match=r"set_flag uses event id 9 but machine 'simple' has 8"):
+        compile_body(make_kernels, body, args=True)
+
+
+def test_a_run_time_valid_region_beyond_the_tile_is_an_error_naming_the_tile(make_kernels):
+    mod = make_kernels('''
+@pto.kernel
+def k(A, C, r):
+    with pto.cube():
+        m = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat, valid=(r, 16))
+        pto.tload(m, A)
+''')
+    a = pto.alloc_tensor(1 << 12, pto.float16)
+    with pytest.raises(pto.OutOfBoundsError, match=r"TLOAD .* on AIC .* the load of 20 x 16 does not fit tile 'm' \(16 x 16\)"):
+        pto.launch(mod.k, grid=(1,), args=(a, a, 20))
+        pto.sync()

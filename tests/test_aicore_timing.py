@@ -1,0 +1,161 @@
+"""Timing of every AI-core pipe, on tiny kernels with cycle counts computed by hand from
+tests/machines/simple.toml ([aicore], [l2] and the instruction entries):
+
+    TLOAD 16x16 fp16 GM->Mat (MTE2): 100 + 512 B / 64 B/cycle (gm_to_l1; HBM 64, L2 256)  = 108
+    ... the same lines again, all L2 hits: 100 - 40 (l2_miss_extra) + 512 / 64           =  68
+    TEXTRACT 16x16 fp16 Mat->Left (MTE1): 1 + 512 / 128 (l1_to_l0a)                       =   5
+    TEXTRACT 16x16 fp16 Mat->Right (MTE1): 1 + 512 / 64 (l1_to_l0b)                       =   9
+    TMATMUL 16x16x16 fp16 (M): 20 + 1 * ceil(16/16) * ceil(16/16) * ceil(16/16)            =  21
+    TSTORE 16x16 fp32 Acc->GM (FIX): 100 + 16 * max(4, 4 * 16 / 128) + 2 * (odd(2) - 1)   = 164
+    TLOAD 16x16 fp32 GM->Vec (MTE2): 100 + 1024 / 32 (gm_to_ub)                            = 132
+    TADDS 16x16 fp32 (V): 10 + 4 repeats of 256 B * 1                                      =  14
+    TSTORE 16x16 fp32 Vec->GM (MTE3): 50 + 1024 / 32 (ub_to_gm)                            =  82
+"""
+import numpy as np
+
+import pypto_sim as pto
+
+
+@pto.kernel(sync="manual")
+def cube_chain(A, C):
+    with pto.cube():
+        m = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)
+        a = pto.alloc_tile(16, 16, pto.float16, loc=pto.Left)
+        b = pto.alloc_tile(16, 16, pto.float16, loc=pto.Right)
+        c = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc)
+        pto.tload(m, A)
+        pto.tload(m, A)
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+        pto.textract(a, m)
+        pto.textract(b, m)
+        pto.set_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
+        pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
+        pto.tmatmul(c, a, b)
+        pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+        pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+        pto.tstore(C, c)
+
+
+@pto.kernel(sync="manual")
+def vector_chain(X, Y):
+    with pto.vector():
+        x = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+        pto.tload(x, X + pto.get_subblock_id() * 256)
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 1)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 1)
+        pto.tadds(x, x, 1.0)
+        pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 2)
+        pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 2)
+        pto.tstore(Y + pto.get_subblock_id() * 256, x)
+
+
+def ops(prof, unit=0):
+    return [(e.inst, e.start, e.end) for e in prof.timeline if e.warp == unit and e.pipe != "scalar"]
+
+
+def test_the_cube_path_pipe_by_pipe(simple_machine):
+    """MTE2 -> MTE1 -> M -> FIX, each operation starting when the flag before it fires."""
+    A = pto.alloc_tensor(512, pto.float16)
+    pto.memcpy_h2d(A, np.ones((16, 16), np.float16))
+    C = pto.alloc_tensor(1024, pto.float32)
+    prof = pto.profile(cube_chain, grid=(1,), args=(A, C))
+    (l1, s1, e1), (l2, s2, e2), (x1, s3, e3), (x2, s4, e4), (mm, s5, e5), (st, s6, e6) = ops(prof)
+    assert (l1, l2, x1, x2, mm, st) == ("TLOAD", "TLOAD", "TEXTRACT", "TEXTRACT", "TMATMUL", "TSTORE_ACC")
+    assert e1 - s1 == 108 and s2 == e1 and e2 - s2 == 68       # in order on MTE2; the second hits L2
+    assert s3 == e2 and e3 - s3 == 5 and s4 == e3 and e4 - s4 == 9
+    assert s5 == e4 and e5 - s5 == 21
+    assert s6 == e5 and e6 - s6 == 164
+    assert prof.total_cycles == e6
+    # the loads touch one 512-byte line (a miss, then a hit); the store allocates its two
+    assert (prof.aicore_stats.l2_hits, prof.aicore_stats.l2_misses) == (1, 3)
+    out = np.empty((16, 16), np.float32)
+    pto.memcpy_d2h(out, C)
+    assert np.all(out == 16.0)
+
+
+def test_the_vector_path_on_both_vector_cores(simple_machine):
+    """MTE2 -> V -> MTE3 on AIV0 and AIV1, in parallel: each has its own pipes and UB."""
+    X = pto.alloc_tensor(2048, pto.float32)
+    pto.memcpy_h2d(X, np.arange(512, dtype=np.float32))
+    Y = pto.alloc_tensor(2048, pto.float32)
+    prof = pto.profile(vector_chain, grid=(1,), args=(X, Y))
+    for unit in (1, 2):
+        (ld, s1, e1), (add, s2, e2), (st, s3, e3) = ops(prof, unit)
+        assert (ld, add, st) == ("TLOAD", "TADDS", "TSTORE")
+        assert e1 - s1 == 132 and s2 == e1 and e2 - s2 == 14 and s3 == e2 and e3 - s3 == 82
+    assert ops(prof, 1)[0][1] == ops(prof, 2)[0][1]
+    out = np.empty(512, np.float32)
+    pto.memcpy_d2h(out, Y)
+    np.testing.assert_array_equal(out, np.arange(512, dtype=np.float32) + 1)
+
+
+@pto.kernel(sync="manual")
+def unflagged(A, C):
+    with pto.cube():
+        m = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)
+        a = pto.alloc_tile(16, 16, pto.float16, loc=pto.Left)
+        pto.tload(m, A)
+        pto.textract(a, m)
+
+
+@pto.kernel
+def unflagged_auto(A, C):
+    with pto.cube():
+        m = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)
+        a = pto.alloc_tile(16, 16, pto.float16, loc=pto.Left)
+        pto.tload(m, A)
+        pto.textract(a, m)
+
+
+def test_manual_mode_lets_pipes_overlap_that_auto_mode_orders(simple_machine):
+    """Without a flag, manual sync starts TEXTRACT as soon as it is issued (one scalar cycle
+    after TLOAD); auto sync holds it until the TLOAD completed (a RAW on tile m)."""
+    A = pto.alloc_tensor(512, pto.float16)
+    manual = ops(pto.profile(unflagged, grid=(1,), args=(A, A)))
+    auto_prof = pto.profile(unflagged_auto, grid=(1,), args=(A, A))
+    auto = ops(auto_prof)
+    assert manual[1][1] == manual[0][1] + 1
+    assert auto[1][1] == auto[0][2]
+    tex = next(e for e in auto_prof.timeline if e.inst == "TEXTRACT")
+    assert tex.stall == "tile_raw"
+
+
+def test_pipe_barrier_all_waits_for_every_pipe_of_the_unit(simple_machine, make_kernels):
+    mod = make_kernels('''
+@pto.kernel(sync="manual")
+def k(A, C):
+    with pto.cube():
+        m = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)
+        a = pto.alloc_tile(16, 16, pto.float16, loc=pto.Left)
+        pto.tload(m, A)
+        pto.pipe_barrier(pto.PIPE_ALL)
+        pto.textract(a, m)
+''')
+    A = pto.alloc_tensor(512, pto.float16)
+    (_, s1, e1), (_, s2, e2) = ops(pto.profile(mod.k, grid=(1,), args=(A, A)))
+    assert s2 >= e1 and e2 - s2 == 5
+
+
+def test_a_cross_core_flag_fires_when_the_signalling_units_pipes_are_done(simple_machine, make_kernels):
+    """The AIV's load starts after the AIC's FIX store (164 cycles) plus the wait's cycle."""
+    mod = make_kernels('''
+@pto.kernel
+def k(A, C):
+    with pto.cube():
+        c = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc)
+        pto.tstore(C, c)
+        pto.cross_core_set_flag(3)
+    with pto.vector():
+        v = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+        pto.cross_core_wait_flag(3)
+        pto.tload(v, C)
+''')
+    C = pto.alloc_tensor(1024, pto.float32)
+    prof = pto.profile(mod.k, grid=(1,), args=(C, C))
+    store = next(e for e in prof.timeline if e.inst == "TSTORE_ACC")
+    waits = [e for e in prof.timeline if e.inst == "CROSS_CORE_WAIT_FLAG"]
+    loads = [e for e in prof.timeline if e.inst == "TLOAD"]
+    assert store.end - store.start == 164
+    assert all(w.start == store.end and w.stall == "cross_core" for w in waits)
+    assert all(ld.start == store.end + 1 for ld in loads)
