@@ -297,3 +297,21 @@ def test_the_vector_cores_see_the_cubes_result_through_gm_after_the_cross_core_f
     tl = prof.timeline
     store_end = max(e.end for e in tl if e.inst == "TSTORE_ACC")
     assert min(e.start for e in tl if e.inst == "TLOAD" and e.warp > 0) >= store_end
+
+
+def test_the_trace_has_one_track_per_pipe_per_unit_and_the_csv_perf_sims_columns(tmp_path):
+    _c, _r, prof = gemm_manual.run(256, 256, 128)
+    trace = prof.trace()
+    names = {e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"}
+    assert {"AIC PIPE_MTE2", "AIC PIPE_MTE1", "AIC PIPE_M", "AIC PIPE_FIX"} <= names
+    path = prof.pipeline_summary().to_csv(tmp_path / "gemm_pipeline_summary.csv")
+    head = path.read_text().splitlines()[0].split(",")
+    assert head == ["op_name", "core_id", "unit", "total_cycles", "active_cycles", "busy_cycles",
+                    "scalar_cycles", "mte2_aic_cycles", "mte2_aiv_cycles", "mte1_cycles", "cube_cycles",
+                    "fixp_cycles", "vec_cycles", "mte3_cycles"]
+    rows = prof.pipeline_summary().rows
+    assert [r["unit"] for r in rows[:3]] == ["AIC", "AIV0", "AIV1"]
+    aic = rows[0]
+    busy = {e["name"] for e in trace["traceEvents"] if e.get("ph") == "X"}
+    assert {"TLOAD", "TEXTRACT", "TMATMUL", "TSTORE_ACC"} <= busy
+    assert 0 < aic["cube_cycles"] <= aic["active_cycles"] <= aic["total_cycles"]

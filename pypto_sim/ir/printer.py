@@ -36,8 +36,16 @@ def format_instr(prog: Program, pc: int) -> str:
     elif ins.op == "ALLOC_LOCAL":
         parts.append(ins.comment)
     elif ins.op in ("SET_FLAG", "WAIT_FLAG"):
-        from ..isa import PIPES
-        parts.append(f"{PIPES[ins.aux[0]]} -> {PIPES[ins.aux[1]]}, event {ins.aux[2]}")
+        from ..isa import PIPES, PTO_PIPE_NAMES
+        names = [PIPES[ins.aux[0]], PIPES[ins.aux[1]]]
+        if getattr(prog, "aicore", False):
+            names = [PTO_PIPE_NAMES[n] for n in names]
+        parts.append(f"{names[0]} -> {names[1]}, event {ins.aux[2]}")
+    elif ins.op == "PIPE_BARRIER":
+        from ..isa import PIPES, PTO_PIPE_NAMES
+        parts.append("PIPE_ALL" if ins.aux[0] < 0 else PTO_PIPE_NAMES[PIPES[ins.aux[0]]])
+    elif ins.op in ("CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG"):
+        parts.append(f"event {ins.aux[0]}")
     elif spec.is_tile and ins.aux[1]:
         parts.append(f"stage {ins.aux[1]}" + (f" after {_stage_bits(ins.aux[2])}" if ins.aux[2] else ""))
     name = ins.op

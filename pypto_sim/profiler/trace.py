@@ -24,11 +24,13 @@ import heapq
 import json
 from pathlib import Path
 
-from ..isa import PIPES
+from ..isa import PIPES, PTO_PIPE_NAMES
 from ..timing.records import STALL_CAUSES
 
+AICORE_UNITS = ("AIC", "AIV0", "AIV1")
 PIPE_LABELS = {"scalar": "scalar", "vector": "vector (V)", "sfu": "sfu", "load": "load (MTE2)",
-               "store": "store (MTE3)", "mma": "mma (cube)"}
+               "store": "store (MTE3)", "mma": "mma (cube)", "mte1": "MTE1",
+               "fix": "FIX"}
 PHASES = {"X", "B", "E", "i", "I", "M", "s", "t", "f", "C", "b", "e", "n"}
 METADATA = {"process_name": "name", "thread_name": "name", "process_sort_index": "sort_index",
             "thread_sort_index": "sort_index", "process_labels": "labels"}
@@ -76,12 +78,15 @@ def build_trace(prof, time_unit="cycle", warps=True, flows=True) -> dict:
     stall, cause, cause_pc = rec.stall.tolist(), rec.cause.tolist(), rec.cause_pc.tolist()
     nbytes, mask = rec.bytes.tolist(), rec.mask.tolist()
     pipes = prof.record_pipes.tolist()
+    # AI-core kernels: one track per pipe per unit (AIC, AIV0, AIV1), as Perf-Sim draws them
+    aicore = bool(getattr(prof.program, "aicore", False))
+    unit = warp if aicore else [0] * n
 
     # ---- tracks: (core, pipe index, row) and (core, block, warp, row)
     by_start = sorted(range(n), key=lambda i: (issue[i], i))
     groups_p, groups_w = {}, {}
     for i in by_start:
-        groups_p.setdefault((core[i], pipes[i]), []).append(i)
+        groups_p.setdefault((core[i], unit[i], pipes[i]), []).append(i)
         if warps:
             groups_w.setdefault((core[i], block[i], warp[i]), []).append(i)
     pipe_row, warp_row = {}, {}
@@ -111,10 +116,13 @@ def build_trace(prof, time_unit="cycle", warps=True, flows=True) -> dict:
         events.append({"ph": "M", "name": "process_labels", "pid": pid,
                        "args": {"labels": f"{prof.kernel_name}; {unit_text}"}})
     # tracks in a stable order: per core, pipes (and their rows) first, then warps
-    for (c, p), members in sorted(groups_p.items()):
+    for (c, u, p), members in sorted(groups_p.items()):
         for row in range(max(pipe_row[i] for i in members) + 1):
-            label = PIPE_LABELS[PIPES[p]] + (f" #{row + 1}" if row else "")
-            tid_of((c, "pipe", p, row), label)
+            if aicore:
+                label = f"{AICORE_UNITS[u]} {PTO_PIPE_NAMES.get(PIPES[p], PIPES[p])}"
+            else:
+                label = PIPE_LABELS[PIPES[p]]
+            tid_of((c, "pipe", u, p, row), label + (f" #{row + 1}" if row else ""))
     for (c, b, w), members in sorted(groups_w.items()):
         for row in range(max(warp_row[i] for i in members) + 1):
             tid_of((c, "warp", b, w, row), f"block {b} warp {w}" + (f" #{row + 1}" if row else ""))
@@ -142,7 +150,7 @@ def build_trace(prof, time_unit="cycle", warps=True, flows=True) -> dict:
         dur = at(complete[i]) - ts
         pid = core[i] + 1
         ev = {"ph": "X", "name": names[p], "cat": PIPES[pipes[i]], "ts": ts, "dur": dur,
-              "pid": pid, "tid": tids[(core[i], "pipe", pipes[i], pipe_row[i])], "args": args}
+              "pid": pid, "tid": tids[(core[i], "pipe", unit[i], pipes[i], pipe_row[i])], "args": args}
         events.append(ev)
         if warps:
             events.append(dict(ev, cat="warp", tid=tids[(core[i], "warp", block[i], w, warp_row[i])]))
@@ -162,10 +170,10 @@ def build_trace(prof, time_unit="cycle", warps=True, flows=True) -> dict:
             n_flows += 1
             name = STALL_CAUSES[cause[i]]
             events.append({"ph": "s", "id": n_flows, "cat": "dependency", "name": name, "ts": s_ts,
-                           "pid": core[j] + 1, "tid": tids[(core[j], "pipe", pipes[j], pipe_row[j])]})
+                           "pid": core[j] + 1, "tid": tids[(core[j], "pipe", unit[j], pipes[j], pipe_row[j])]})
             events.append({"ph": "f", "bp": "e", "id": n_flows, "cat": "dependency", "name": name,
                            "ts": f_ts, "pid": core[i] + 1,
-                           "tid": tids[(core[i], "pipe", pipes[i], pipe_row[i])]})
+                           "tid": tids[(core[i], "pipe", unit[i], pipes[i], pipe_row[i])]})
     return {"traceEvents": events,
             "displayTimeUnit": "ms" if time_unit == "cycle" else "ns",
             "otherData": {"generator": "pypto_sim", "kernel": prof.kernel_name,

@@ -103,6 +103,10 @@ class LaunchSimulation:
         # the real AI core: a block is one AI core, its three units (AIC, AIV0, AIV1) are
         # one-lane warps that each run the program (timing/aicore.py)
         self.aicore = bool(getattr(program, "aicore", False))
+        # the L2 in front of HBM, for tile DMA (timing/l2.py); lane accesses bypass it
+        from .l2 import L2Cache
+        self.l2 = L2Cache(machine.l2_bytes, machine.l2_line_bytes) if machine.has_l2 else None
+        self.l2_s, self.l2_e, self.l2_n = link_arrays(self.links, 0)   # the L2's chip link
         if self.aicore:
             if not machine.has_aicore:
                 raise LaunchError(f"kernel '{kernel_name}' uses typed tiles but machine "
@@ -510,13 +514,37 @@ class LaunchSimulation:
             aicore_ops.cross_core_set(self, pc, blk, w, now)
 
     # ---------------------------------------------------------------- shared resources
-    def _transfer(self, core, nbytes, start, read):
+    def _transfer(self, core, nbytes, start, read, hit_fraction=0.0):
         """Cycles of bandwidth a transfer of nbytes from cycle start adds, on the core's link
         and the chip's HBM (busy intervals: the executor's link_book, shared with the
-        compiled engine)."""
-        return int(self.links.transfer(self.lk_s, self.lk_e, self.lk_n, core.index, nbytes, start,
-                                    read, self.read_bw, self.write_bw, self.chip_bw,
-                                    int(self.env.now)))
+        compiled engine). hit_fraction: the share of a tile load's bytes the L2 serves, which
+        cross the L2's chip link instead of HBM's."""
+        if not hit_fraction:
+            return int(self.links.transfer(self.lk_s, self.lk_e, self.lk_n, core.index, nbytes, start,
+                                           read, self.read_bw, self.write_bw, self.chip_bw,
+                                           int(self.env.now)))
+        now, s = np.float64(self.env.now), np.float64(start)
+        book = self.links.link_book
+        done = book(self.lk_s, self.lk_e, self.lk_n, 1 + 2 * core.index, s, nbytes / self.read_bw, now)
+        miss = nbytes * (1.0 - hit_fraction)
+        if miss > 0:
+            done = max(done, book(self.lk_s, self.lk_e, self.lk_n, 0, s, miss / self.chip_bw, now))
+        done = max(done, book(self.l2_s, self.l2_e, self.l2_n, 0, s,
+                              nbytes / self.m.l2_chip_bytes_per_cycle, now))
+        return int(np.ceil(done - s - 1e-9))
+
+    def l2_touch(self, gm, read):
+        """A tile transfer (tensor slot, element offset, rows, cols, stride, itemsize) touches
+        its L2 lines: (latency saved, fraction of the bytes that hit); (0, 0.0) without an L2."""
+        if self.l2 is None:
+            return 0, 0.0
+        slot, off, rows, cols, stride, itemsize = gm
+        base = int(self.tbase[slot])
+        lines = self.l2.lines_of(base, off, rows, cols, stride, max(itemsize, 1))
+        hits, misses = self.l2.access(base, lines)
+        if not read:
+            return 0, 0.0
+        return (self.m.l2_miss_extra_latency if misses == 0 else 0), hits / max(len(lines), 1)
 
     def _schedule_commit(self, mem, idx, val, delay, ws):
         """A lane store of warp ws lands delay cycles from now; returns its commit number."""

@@ -9,7 +9,10 @@ buffers allow, and ``depth=1`` serialises. Costs:
 
 - TLOAD / TSTORE: latency + the bytes' transfer on the core's HBM link and the chip
   (the same bandwidth model as lane loads and stores); the pipe is held for the instruction's
-  issue_interval per request, so DMA requests pipeline behind each other on the link;
+  issue_interval per request, so DMA requests pipeline behind each other on the link. With an
+  L2 in the machine table (timing/l2.py) a load's lines that hit cross the L2's chip link
+  instead of HBM's, and a load that hits every line saves l2_miss_extra_latency; stores
+  allocate their lines and go through to HBM;
 - MMA: latency + ceil(m/16) * ceil(k/k_tile) * ceil(n/16) repeats * per_repeat (k_tile and
   per_repeat for float16 inputs, the _f32 variants for float32), holding the pipe throughout;
 - vector tile ops: latency + ceil(ceil(bytes / repeat_bytes) * per_repeat), holding the pipe.
@@ -234,9 +237,15 @@ def dispatch(sim, pc, core, blk, w, ws, now):
     fixed = sim.pc_lat[pc]              # the table's latency, less a fusion rule's saving
     if fam == "tile_load":
         core.pipe_free[pipe] = start + sim.pc_ii[pc]
-        complete = start + fixed + sim._transfer(core, moved, start, read=True)
+        rows, cols, stride = (int(v) for v in vals[2:5])
+        gm = (slot, int(vals[1]), rows, cols, stride, moved // max(rows * cols, 1))
+        saving, hit_fraction = sim.l2_touch(gm, read=True)
+        complete = start + fixed - saving + sim._transfer(core, moved, start, read=True,
+                                                            hit_fraction=hit_fraction)
     elif fam == "tile_store":
         core.pipe_free[pipe] = start + sim.pc_ii[pc]
+        rows, cols, stride = (int(v) for v in vals[2:5])
+        sim.l2_touch((slot, int(vals[0]), rows, cols, stride, moved // max(rows * cols, 1)), read=False)
         complete = start + fixed + sim._transfer(core, moved, start, read=False)
     elif fam == "tile_mma":
         complete = start + mma_cycles(m, mm, nn, kk, ab.dtype.itemsize == 4, latency=fixed)
