@@ -198,6 +198,14 @@ class Machine:
         return Machine(self.name, self.path, self.isa_version, self.description, values, sources,
                        pipes, instructions, self.fusions)
 
+    def without_l2(self) -> "Machine":
+        """A copy with no L2 ([l2] removed): tile DMA then always takes the miss path. The
+        calibration microbenchmarks run on it (they re-read one buffer, which an L2 would serve)."""
+        values = {k: v for k, v in self.values.items() if k not in _L2}
+        sources = {k: v for k, v in self.sources.items() if k not in _L2}
+        return Machine(self.name, self.path, self.isa_version, self.description, values, sources,
+                       dict(self.pipes), dict(self.instructions), self.fusions)
+
     def opcode_arrays(self):
         """(latency, issue_interval) arrays indexed by opcode, for the timing model's hot loop."""
         return _opcode_arrays(self)
