@@ -315,3 +315,75 @@ def test_the_trace_has_one_track_per_pipe_per_unit_and_the_csv_perf_sims_columns
     busy = {e["name"] for e in trace["traceEvents"] if e.get("ph") == "X"}
     assert {"TLOAD", "TEXTRACT", "TMATMUL", "TSTORE_ACC"} <= busy
     assert 0 < aic["cube_cycles"] <= aic["active_cycles"] <= aic["total_cycles"]
+
+
+@pto.kernel
+def sized(A, C, T):
+    """A tile whose size is a kernel argument: the kernel is specialised on T."""
+    with pto.cube():
+        m = pto.alloc_tile(T, T, pto.bfloat16, loc=pto.Mat)
+        a = pto.alloc_tile(T, T, pto.bfloat16, loc=pto.Left)
+        b = pto.alloc_tile(T, T, pto.bfloat16, loc=pto.Right)
+        c = pto.alloc_tile(T, T, pto.float32, loc=pto.Acc)
+        pto.tload(m, A)
+        pto.tmov(a, m)
+        pto.tmov(b, m)
+        pto.tmatmul(c, a, b)
+        pto.tstore(C, c)
+
+
+def test_tile_sizes_from_kernel_arguments_and_bfloat16_inputs():
+    rng = np.random.default_rng(6)
+    for t in (16, 32):
+        a = rng.standard_normal((t, t)).astype(np.float32)
+        A = pto.alloc_tensor(t * t * 2, pto.bfloat16)
+        pto.memcpy_h2d(A, a)                         # rounded to bfloat16 on the way in
+        held = np.empty((t, t), np.float32)
+        pto.memcpy_d2h(held, A)
+        C = pto.alloc_tensor(t * t * 4, pto.float32)
+        pto.launch(sized, grid=(1,), args=(A, C, t))
+        want = (held.astype(np.float64) @ held.astype(np.float64)).astype(np.float32)
+        np.testing.assert_array_equal(host(C, (t, t), np.float32), want)
+    assert len(sized._programs) == 2
+
+
+@pto.kernel
+def handover_without_flag(A, B, W, Out):
+    """cube_then_vector without the cross-core flag: the vector cores read W before the
+    cube's store has landed."""
+    with pto.cube():
+        a_l1 = pto.alloc_tile(32, 32, pto.float16, loc=pto.Mat)
+        a_l0 = pto.alloc_tile(32, 32, pto.float16, loc=pto.Left)
+        b_l0 = pto.alloc_tile(32, 32, pto.float16, loc=pto.Right)
+        acc = pto.alloc_tile(32, 32, pto.float32, loc=pto.Acc)
+        pto.tload(a_l1, A)
+        pto.tmov(a_l0, a_l1)
+        pto.tmov(b_l0, a_l1)
+        pto.tmatmul(acc, a_l0, b_l0)
+        pto.tstore(W, acc)
+    with pto.vector():
+        half = pto.get_subblock_id() * 16 * 32
+        s = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
+        pto.tload(s, W + half)
+        pto.tstore(Out + half, s)
+
+
+def test_a_missing_cross_core_flag_is_a_race_on_the_gm_tensor():
+    a = np.ones((32, 32), np.float16)
+    W = pto.alloc_tensor(32 * 32 * 4, pto.float32)
+    out = pto.alloc_tensor(32 * 32 * 4, pto.float32)
+    args = (dev(a, pto.float16), dev(a, pto.float16), W, out)
+    pto.launch(handover_without_flag, grid=(1,), args=args)
+    pto.sync()
+    assert not np.all(host(out, (32, 32), np.float32) == 32.0)      # stale: W was still zero
+    with pytest.raises(pto.RaceError, match=r"race on GM tensor 'W'.*TSTORE_ACC at line \d+ \(AIC PIPE_FIX\)"
+                                            r"|race on GM tensor 'W'.*TLOAD at line \d+ \(AIV\d PIPE_MTE2\)"):
+        pto.launch(handover_without_flag, grid=(1,), args=args, check="race")
+        pto.sync()
+
+
+def test_export_csv_of_an_ai_core_kernel_writes_perf_sims_pipeline_summary(tmp_path):
+    _c, _r, prof = gemm_manual.run(256, 256, 128)
+    paths = prof.export_csv(tmp_path)
+    head = paths["pipeline_summary"].read_text().splitlines()[0]
+    assert head.startswith("op_name,core_id,unit,total_cycles,active_cycles,busy_cycles,scalar_cycles")

@@ -88,9 +88,15 @@ def export_csv(prof, directory, prefix="") -> dict:
     """Write the four CSVs into ``directory`` (created if needed); return {name: path}."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
+    if getattr(prof.program, "aicore", False):
+        # AI-core kernels: one row per core and unit, in Perf-Sim's pipeline_summary.csv columns
+        from .aicore_summary import PERF_SIM_COLUMNS, summary_rows
+        summary = (PERF_SIM_COLUMNS, summary_rows(prof))
+    else:
+        summary = (SUMMARY_COLUMNS, compute_core_rows(prof))
     files = {"instr_exe": (INSTR_COLUMNS, instr_rows(prof)),
              "code_exe": (CODE_COLUMNS, code_rows(prof)),
-             "pipeline_summary": (SUMMARY_COLUMNS, compute_core_rows(prof)),
+             "pipeline_summary": summary,
              "bubbles": (BUBBLE_COLUMNS, prof.bubbles().rows())}
     paths = {}
     for name, (columns, rows) in files.items():

@@ -112,6 +112,7 @@ class Profile:
         self.wall_seconds = wall_seconds
         self._cache = {}
         self.aicore_stats = None     # AI-core kernels: L2 hits/misses, shared-bandwidth waits
+        self.l2 = None               # {"hits", "misses"}: L2 line accesses of the tile DMA
 
     # ---------------------------------------------------------------- what the run kept
     @property
@@ -484,4 +485,6 @@ def run_launch(device, pending, record=None, executor_module=None) -> Profile:
                    records, sim.pc_pipe, sim.pc_name, wall, pc_lat=sim.pc_lat,
                    totals=sim.totals() if records is None else None)
     prof.aicore_stats = getattr(sim, "aicore_stats", None)
+    l2 = getattr(sim, "l2", None)
+    prof.l2 = None if l2 is None else {"hits": l2.hits, "misses": l2.misses}
     return prof

@@ -34,7 +34,6 @@ import numpy as np
 from ..dtypes import BY_CODE, host_words
 from ..errors import DeadlockError, OutOfBoundsError
 from ..isa import PIPES
-from .l2 import L2Cache
 from .tiles import TileEngine, effect as vector_effect, vector_cycles
 
 UNIT_NAMES = ("AIC", "AIV0", "AIV1")
@@ -562,14 +561,14 @@ class AICoreStats:
 
 
 class AICoreMemory:
-    """The launch's shared memory side of the AI cores: per-unit GM links and the L2."""
+    """The launch's memory side of the AI cores: per-unit GM links (read and write per core
+    and unit), the launch's L2 and its chip link, HBM's chip link (the lane model's)."""
 
     def __init__(self, sim):
         m = sim.m
         self.m = m
-        self.l2 = L2Cache(m.l2_bytes, m.l2_line_bytes) if m.has_l2 else None
-        # links: 0 HBM, 1 L2, then per core and unit a read and a write link
-        n = 2 + 2 * N_UNITS * m.cores
+        self.l2 = sim.l2
+        n = 2 * N_UNITS * m.cores
         ex = sim.links
         sim.ak_s = np.zeros((n, ex.LINK_INTERVALS), np.float64)
         sim.ak_e = np.zeros((n, ex.LINK_INTERVALS), np.float64)
@@ -577,7 +576,7 @@ class AICoreMemory:
 
     @staticmethod
     def unit_link(core, unit, read):
-        return 2 + 2 * (core * N_UNITS + unit) + (0 if read else 1)
+        return 2 * (core * N_UNITS + unit) + (0 if read else 1)
 
     def lookup(self, sim, gm, read):
         """(latency saved, fraction of the bytes that hit) of a GM transfer."""
@@ -592,17 +591,17 @@ class AICoreMemory:
         return saving, (hits / max(len(lines), 1) if read else 0.0)
 
     def book(self, sim, nbytes, start, write, hit_fraction=0.0):
-        """Cycles the shared links (L2 chip link; HBM for the missed bytes, all written bytes)
-        need for a transfer from cycle start."""
+        """Cycles the shared links (the L2's chip link; HBM's for the missed bytes and all
+        written bytes) need for a transfer from cycle start."""
         now = np.float64(sim.env.now)
         s = np.float64(start)
         done = s
-        ex = sim.links
+        book = sim.links.link_book
         if self.l2 is not None:
-            done = max(done, ex.link_book(sim.ak_s, sim.ak_e, sim.ak_n, 1, s,
-                                          nbytes / self.m.l2_chip_bytes_per_cycle, now))
+            done = max(done, book(sim.l2_s, sim.l2_e, sim.l2_n, 0, s,
+                                  nbytes / self.m.l2_chip_bytes_per_cycle, now))
         hbm_bytes = nbytes if write else nbytes * (1.0 - hit_fraction)
         if hbm_bytes > 0:
-            done = max(done, ex.link_book(sim.ak_s, sim.ak_e, sim.ak_n, 0, s,
-                                          hbm_bytes / self.m.hbm_chip_bytes_per_cycle, now))
+            done = max(done, book(sim.lk_s, sim.lk_e, sim.lk_n, 0, s,
+                                  hbm_bytes / self.m.hbm_chip_bytes_per_cycle, now))
         return int(math.ceil(done - s - 1e-9))
