@@ -8,7 +8,8 @@ tests/machines/simple.toml ([aicore], [l2] and the instruction entries):
     TMATMUL 16x16x16 fp16 (M): 20 + 1 * ceil(16/16) * ceil(16/16) * ceil(16/16)            =  21
     TSTORE 16x16 fp32 Acc->GM (FIX): 100 + 16 * max(4, 4 * 16 / 128) + 2 * (odd(2) - 1)   = 164
     TLOAD 16x16 fp32 GM->Vec (MTE2): 100 + 1024 / 32 (gm_to_ub)                            = 132
-    TADDS 16x16 fp32 (V): 10 + 4 repeats of 256 B * 1                                      =  14
+    TADDS 16x16 fp32 (V): 10 (head: V was idle) + 16 rows x 1 repeat (a 64-byte row pays
+        a whole 256-byte repeat) * per_repeat 1                                           =  26
     TSTORE 16x16 fp32 Vec->GM (MTE3): 50 + 1024 / 32 (ub_to_gm)                            =  82
 """
 import numpy as np
@@ -83,7 +84,7 @@ def test_the_vector_path_on_both_vector_cores(simple_machine):
     for unit in (1, 2):
         (ld, s1, e1), (add, s2, e2), (st, s3, e3) = ops(prof, unit)
         assert (ld, add, st) == ("TLOAD", "TADDS", "TSTORE")
-        assert e1 - s1 == 132 and s2 == e1 and e2 - s2 == 14 and s3 == e2 and e3 - s3 == 82
+        assert e1 - s1 == 132 and s2 == e1 and e2 - s2 == 26 and s3 == e2 and e3 - s3 == 82
     assert ops(prof, 1)[0][1] == ops(prof, 2)[0][1]
     out = np.empty(512, np.float32)
     pto.memcpy_d2h(out, Y)

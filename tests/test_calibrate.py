@@ -388,14 +388,14 @@ def test_cli_microbench_and_calibrate(tmp_path):
 
 def test_calibration_loop_example(tmp_path, monkeypatch, capsys):
     """examples/calibration_loop.py: against the stand-in NPU the default table is about 20%
-    fast on every kernel; the table fitted from the NPU's microbenchmark rows matches each
+    fast on every kernel (MAPE 18.59% since the MMA head became 21); the table fitted from the NPU's microbenchmark rows matches each
     kernel to the cycle, and both scatter plots are written."""
     import runpy
     monkeypatch.setattr(sys, "argv", ["calibration_loop.py", str(tmp_path)])
     runpy.run_path(str(ROOT / "examples" / "calibration_loop.py"), run_name="__main__")
     out = capsys.readouterr().out
     before, after = out.split("calibrated from")
-    assert "MAPE=20.02%" in before and "MAPE=0.00%" in after and "MAE=0.0 cycles" in after
+    assert "MAPE=18.59%" in before and "MAPE=0.00%" in after and "MAE=0.0 cycles" in after
     assert (tmp_path / "correlation_before.png").exists() and (tmp_path / "correlation_after.png").exists()
     new, truth = load_machine_from(tmp_path / "calibrated.toml"), load_machine_from(tmp_path / "stand_in_npu.toml")
     assert [(r.name, r.saving) for r in new.fusions] == [(r.name, r.saving) for r in truth.fusions] == [("TLOAD+MMA", 3)]

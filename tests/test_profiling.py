@@ -30,10 +30,13 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 @pytest.fixture(scope="module")
 def matmul():
     """{depth: Profile} of the pipelined matmul at depth 1 and 2, on the default machine
-    without its L2: the hand-derived counts below are for loads that all take HBM's miss path
-    (with the L2, a panel's second reader hits and the counts change)."""
+    without its L2 and with pto-isa's mock MMA head of 6: the hand-derived counts below are for
+    loads that all take HBM's miss path and a 6-cycle MMA head (the default's L2 and its
+    device-calibrated head of 21 change them)."""
     from pypto_sim.timing import machine as machine_mod
-    token = machine_mod._ACTIVE.set(machine_mod.resolve_machine("ascend910b").without_l2())
+    base = machine_mod.resolve_machine("ascend910b").without_l2()
+    token = machine_mod._ACTIVE.set(base.with_overrides({"instruction.MMA.latency": 6},
+                                                        source="pto-isa mock MMA head (test)"))
     try:
         out = {}
         for depth in (1, 2):

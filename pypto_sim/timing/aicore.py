@@ -23,7 +23,10 @@ Costs (machine table; sources there):
   bandwidth; TMOV Acc -> Mat (FIX): latency + bytes / the L0C->L1 bandwidth.
 - TMATMUL* (M): latency + cpr * ceil(m/16) * ceil(k/k0) * ceil(n/16), k0 = 32 bytes of A's
   dtype, cpr = per_repeat (per_repeat_f32 for float32 inputs).
-- vector ops (V): as the article's tile ops (timing/tiles.py vector_cycles).
+- vector ops (V): the machine's [formulas] row (pto-isa formula_params.csv: round(slope *
+  rows * cols + bias) by op, dtype and cols) when there is one, else head (only when the V
+  queue was idle) + per_repeat per 256-byte repeat (+ unaligned_floor for rows that are not
+  whole repeats), and the op's tail at the next sync on V (vector_op_cycles).
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ import numpy as np
 from ..dtypes import BY_CODE, host_words
 from ..errors import DeadlockError, OutOfBoundsError
 from ..isa import PIPES
-from .tiles import TileEngine, effect as vector_effect, vector_cycles
+from .tiles import TileEngine, effect as vector_effect
 
 UNIT_NAMES = ("AIC", "AIV0", "AIV1")
 N_UNITS = 3
@@ -61,6 +64,28 @@ def drain_cycles(m, rows, cols, acc_bytes) -> float:
     return m.drain_fixed_cycles + rows * per_row
 
 
+def vector_op_cycles(m, name, dtype, rows, cols, itemsize, idle):
+    """(cycles, tail) of a vector op over rows x cols elements of dtype: the machine's
+    [formulas] row for (op, dtype, cols) when it has one (pto-isa's formula table: the whole
+    op, no separate tail), else the head/slope/tail model of pto-isa's CCE mock: the head only
+    when the V queue was idle, per_repeat per 256-byte repeat (a row that is not a whole
+    number of repeats pays whole repeats, plus unaligned_floor once), the tail at the next sync."""
+    cycles = m.formula_cycles(name, dtype.name, rows, cols)
+    if cycles is not None:
+        return cycles, 0
+    t = m.instructions[name]
+    head = t.extra.get("head", t.latency)
+    tail = t.extra.get("tail", 0)
+    rb = t.extra["repeat_bytes"]
+    row_bytes = cols * itemsize
+    aligned = row_bytes % rb == 0
+    repeats = (rows * row_bytes) // rb if aligned else rows * -(-row_bytes // rb)
+    cycles = (head if idle else 0) + int(math.ceil(repeats * t.extra["per_repeat"] - 1e-9))
+    if not aligned:
+        cycles += int(t.extra.get("unaligned_floor", 0))
+    return cycles, int(tail)
+
+
 def matmul_cycles(m, name, rows, cols, k, a_itemsize, latency) -> int:
     """latency + cpr * ceil(m/16) * ceil(k/k0) * ceil(n/16), k0 = 32 bytes of A's dtype."""
     k_tile = m.cost_term(name, "k_tile") * 2 // a_itemsize if a_itemsize <= 2 else m.cost_term(name, "k_tile_f32")
@@ -78,9 +103,19 @@ class Unit:
         self.pipe_done = [0] * P     # completion of the last operation on each pipe
         self.flag_hold = [0] * P     # operations after a wait_flag start no earlier
         self.flags: dict = {}        # (src, dst, event) -> [(fire time, vector clock), ...]
+        self.tail = [0] * P          # a vector op's tail, paid at the next sync on its pipe
 
     def done(self) -> int:
         return max(self.pipe_done)
+
+    def drained(self, pipe) -> int:
+        """When everything queued on pipe (every pipe for ALL) is done, tails included; a sync
+        pays the pending tails (pto-isa trace.hpp FlushPendingTail)."""
+        pipes = range(P) if pipe == ALL else (pipe,)
+        t = max(self.pipe_done[p] + self.tail[p] for p in pipes)
+        for p in pipes:
+            self.tail[p] = 0
+        return t
 
 
 class AICoreState:
@@ -331,9 +366,13 @@ def dispatch(sim, pc, blk, w, ws, now):
                 if n > v.rows * v.cols:
                     raise fault(f"{n} elements exceed tile '{v.buf.name}' ({v.rows} x {v.cols})",
                                 "keep the valid rows within the tile")
+            data = views[1] if len(views) > 1 else views[0]
+            shape = (-(-n // views[0].cols), views[0].cols)
             nbytes = n * views[0].buf.dtype.itemsize
         else:
-            nbytes = iv[2] * iv[3] * views[1 if fam == "tile_reduce" else 0].buf.dtype.itemsize
+            data = views[1 if fam == "tile_reduce" else 0]
+            shape = (iv[2], iv[3])
+            nbytes = iv[2] * iv[3] * data.buf.dtype.itemsize
         run = vector_effect(sim, pc, vals, slot, blk, l1=arr)
         lo, hi = views[0].words()
 
@@ -380,7 +419,11 @@ def dispatch(sim, pc, blk, w, ws, now):
     elif fam == "tile_mma":
         complete = start + matmul_cycles(m, name, mm, nn, kk, a.buf.dtype.itemsize, fixed)
     else:
-        complete = start + vector_cycles(m, name, nbytes, latency=fixed)
+        idle = unit.pipe_free[pipe] <= now       # the V queue had drained: the op pays its head
+        cycles, tail = vector_op_cycles(m, name, data.buf.dtype, shape[0], shape[1],
+                                        data.buf.dtype.itemsize, idle)
+        complete = start + cycles
+        unit.tail[pipe] = tail
     unit.pipe_free[pipe] = complete
     unit.pipe_done[pipe] = max(unit.pipe_done[pipe], complete)
     if sim.prog.sync == "auto":
@@ -477,7 +520,7 @@ def set_or_wait_flag(sim, pc, blk, w, now):
     key = (src, dst, event)
     if sim.pc_name[pc] == "SET_FLAG":
         vc = race.carry(w, src) if race is not None else None
-        fire = max(now, unit.pipe_done[src], unit.flag_hold[src])
+        fire = max(now, unit.drained(src), unit.flag_hold[src])
         unit.flags.setdefault(key, []).append((fire, vc))
         return
     pending = unit.flags.get(key)
@@ -503,12 +546,12 @@ def pipe_barrier(sim, pc, blk, w, now):
     pipe = int(sim.enc.code[pc, C_AUX])
     unit = blk.aicore.units[w]
     if pipe == ALL:
-        done = unit.done()
+        done = unit.drained(ALL)
         unit.flag_hold = [max(h, done) for h in unit.flag_hold]
         if blk.aicore.race is not None:
             blk.aicore.race.barrier_all(w)
         return max(now, done)
-    unit.flag_hold[pipe] = max(unit.flag_hold[pipe], unit.pipe_done[pipe])
+    unit.flag_hold[pipe] = max(unit.flag_hold[pipe], unit.drained(pipe))
     return now
 
 
@@ -519,7 +562,7 @@ def cross_core_set(sim, pc, blk, w, now):
     event, pipe = int(sim.enc.code[pc, C_AUX]), int(sim.enc.code[pc, C_AUX + 1])
     ai = blk.aicore
     unit = ai.units[w]
-    fire = max(now, unit.done() if pipe == ALL else unit.pipe_done[pipe])
+    fire = max(now, unit.drained(pipe))
     vc = ai.race.carry(w, pipe) if ai.race is not None else None
     targets = (1, 2) if w == 0 else (0,)
     for to in targets:

@@ -45,7 +45,9 @@ _WHOLE = ("cores", "warp_slots_per_core", "lanes_per_warp", "issue_width", "sect
           "l2_bytes", "l2_line_bytes", "l2_hit_latency", "l2_miss_extra_latency")
 
 
-_INSTR_EXTRA = ("per_repeat", "per_repeat_f32", "repeat_bytes", "k_tile", "k_tile_f32")
+_INSTR_EXTRA = ("per_repeat", "per_repeat_f32", "repeat_bytes", "k_tile", "k_tile_f32", "head", "tail",
+                "unaligned_floor")
+FORMULA_DTYPES = {"fp32": "float32", "fp16": "float16", "any": "any"}
 _FUSION_KEYS = ("first", "second", "latency", "saving", "source")
 # families whose instructions may be fused: they compute or move data (not control or sync)
 FUSABLE_FAMILIES = ("alu", "id", "load", "store", "fma_store", "tile_load", "tile_store", "tile_mma",
@@ -102,6 +104,9 @@ class Machine:
     pipes: dict
     instructions: dict
     fusions: tuple = ()
+    # [formulas] vector: {(op, dtype name or "any", cols or "*"): (slope, bias)} and its source
+    vector_formulas: dict = field(default_factory=dict)
+    formula_source: str = ""
     pipe_index: dict = field(init=False)
 
     def __post_init__(self):
@@ -112,6 +117,18 @@ class Machine:
         if key in values:
             return values[key]
         raise AttributeError(f"machine '{self.__dict__.get('name')}' has no attribute {key!r}")
+
+    def formula_cycles(self, name: str, dtype: str, rows: int, cols: int):
+        """A vector op's cycles from the [formulas] table: round(slope * rows * cols + bias)
+        for (op, dtype, cols), else (op, dtype, any cols), else (op, any dtype); None when the
+        table has no row for it (pto-isa formula_backend_compute.hpp TryEstimateFormulaCycles)."""
+        table = self.vector_formulas
+        for key in ((name, dtype, cols), (name, dtype, "*"), (name, "any", cols), (name, "any", "*")):
+            if key in table:
+                slope, bias = table[key]
+                value = slope * rows * cols + bias
+                return int(math.floor(value + 0.5)) if value > 0 else 0
+        return None
 
     @property
     def has_aicore(self) -> bool:
@@ -196,7 +213,7 @@ class Machine:
                                    hint="use instruction.NAME.latency, memory.KEY, capacity.KEY, "
                                         "structure.KEY or pipes.PIPE.FIELD")
         return Machine(self.name, self.path, self.isa_version, self.description, values, sources,
-                       pipes, instructions, self.fusions)
+                       pipes, instructions, self.fusions, self.vector_formulas, self.formula_source)
 
     def without_l2(self) -> "Machine":
         """A copy with no L2 ([l2] removed): tile DMA then always takes the miss path. The
@@ -204,7 +221,8 @@ class Machine:
         values = {k: v for k, v in self.values.items() if k not in _L2}
         sources = {k: v for k, v in self.sources.items() if k not in _L2}
         return Machine(self.name, self.path, self.isa_version, self.description, values, sources,
-                       dict(self.pipes), dict(self.instructions), self.fusions)
+                       dict(self.pipes), dict(self.instructions), self.fusions, self.vector_formulas,
+                       self.formula_source)
 
     def opcode_arrays(self):
         """(latency, issue_interval) arrays indexed by opcode, for the timing model's hot loop."""
@@ -324,9 +342,10 @@ def load_machine_from(path) -> Machine:
                                f"issue_interval >= 1 and a source; got {entry}")
         extra = {k: v for k, v in entry.items() if k not in ("latency", "issue_interval", "source")}
         for key, value in extra.items():
-            if key not in _INSTR_EXTRA or not isinstance(value, (int, float)) or value <= 0:
+            positive = value > 0 if key not in ("head", "tail") else value >= 0
+            if key not in _INSTR_EXTRA or not isinstance(value, (int, float)) or not positive:
                 raise MachineError(f"{path}: [instruction] {spec.name}: '{key} = {value!r}' is not one "
-                                   f"of {_INSTR_EXTRA} with a positive number")
+                                   f"of {_INSTR_EXTRA} with a positive number (head, tail: >= 0)")
         needed = {"tile_alu": ("per_repeat", "repeat_bytes"), "tile_reduce": ("per_repeat", "repeat_bytes"),
                   "tile_expand": ("per_repeat", "repeat_bytes"),
                   "tile_mma": ("per_repeat", "per_repeat_f32", "k_tile", "k_tile_f32")}.get(spec.family, ())
@@ -338,9 +357,45 @@ def load_machine_from(path) -> Machine:
     if extra:
         raise MachineError(f"{path}: [instruction] names unknown instruction(s) {sorted(extra)}")
     fusions = _fusion_rules(path, doc.get("fusion", []), isa, instructions)
+    formulas, formula_source = _vector_formulas(path, doc.get("formulas", {}), isa)
     return Machine(name=str(doc["name"]), path=path, isa_version=str(doc["isa_version"]),
                    description=str(doc.get("description", "")), values=values, sources=sources,
-                   pipes=pipes, instructions=instructions, fusions=fusions)
+                   pipes=pipes, instructions=instructions, fusions=fusions,
+                   vector_formulas=formulas, formula_source=formula_source)
+
+
+def _vector_formulas(path, section, isa):
+    """[formulas] vector = { file = "....csv", source = "..." }: rows op,dtype,cols,slope,bias
+    (pto-isa's formula_params.csv layout; cols may be "*", dtype fp32, fp16 or any)."""
+    if not section:
+        return {}, ""
+    unknown = set(section) - {"vector"}
+    entry = section.get("vector")
+    if unknown or not isinstance(entry, dict) or set(entry) != {"file", "source"} or not str(entry["source"]).strip():
+        raise MachineError(f"{path}: [formulas] must be vector = {{ file = \"...csv\", source = \"...\" }}")
+    # next to the table, else among the shipped tables (so a copied table keeps its formulas)
+    csv_path = (Path(path).parent / str(entry["file"])).resolve()
+    if not csv_path.exists():
+        csv_path = (data_dir("latency_tables") / str(entry["file"])).resolve()
+    try:
+        lines = csv_path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise MachineError(f"{path}: [formulas] vector file {csv_path} does not exist") from None
+    table = {}
+    if not lines or lines[0].strip() != "op,dtype,cols,slope,bias":
+        raise MachineError(f"{csv_path}: the first line must be op,dtype,cols,slope,bias")
+    for k, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        parts = [x.strip() for x in line.split(",")]
+        try:
+            op, dtype, cols, slope, bias = parts
+            key = (op, FORMULA_DTYPES[dtype], "*" if cols == "*" else int(cols))
+            table[key] = (float(slope), float(bias))
+        except (ValueError, KeyError):
+            raise MachineError(f"{csv_path}:{k}: {line!r} is not op,dtype (fp32, fp16, any),cols (or *),slope,bias") from None
+    # rows for instructions the ISA does not have yet are kept (and unused)
+    return table, str(entry["source"])
 
 
 def _fusion_rules(path, entries, isa, instructions) -> tuple:

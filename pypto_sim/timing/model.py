@@ -466,7 +466,7 @@ class LaunchSimulation:
             pc = next_pc
         # retire: the warp finishes once its stores (and, for warp 0, its tile ops) are done
         if aicore:
-            done = max(ws.store_done, blk.aicore.units[w].done())
+            done = max(ws.store_done, blk.aicore.units[w].drained(aicore_ops.ALL))
         else:
             done = max(ws.store_done, blk.tiles.done if w == 0 else 0)
         if done > env.now:

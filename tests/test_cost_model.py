@@ -1,0 +1,100 @@
+"""The default machine's AI-core costs against the public models they come from: the rows of
+shared/reference/pto-isa-real.md section 5.4, each a tiny kernel whose op's cycles must be
+within 2% of the cited formula, computed here from that formula:
+
+- vector ops: pto-isa formula_params.csv, cycles = round(slope * rows * cols + bias);
+- TMATMUL: hw-native-sys/pypto L0CostModel, 21 + ceil(m/16) ceil(k/16) ceil(n/16) (fp16);
+- TLOAD 32 KiB GM -> UB: inside the spread of the public models (Hill fit 442, flat table 559
+  + latency, pypto COPY_IN 1748);
+and the CCE mock's head/tail rules for ops without a formula row."""
+import pytest
+
+import pypto_sim as pto
+
+FORMULA = {   # (op, rows, cols): (slope, bias), float32, from formula_params.csv
+    ("TROWSUM", 64, 64): (0.1094, 44), ("TROWEXPAND", 64, 64): (0.2187, 37),
+    ("TROWSUM", 128, 8): (0.875, 58), ("TMUL", 128, 32): (0.0625, 43),
+    ("TMUL", 64, 64): (0.0313, 26), ("TEXP", 64, 64): (0.0314, 30.1), ("TMULS", 64, 64): (0.0156, 26),
+}
+
+KERNEL = '''
+@pto.kernel(sync="manual")
+def k(A, C):
+    with pto.vector():
+        big = pto.alloc_tile({rows}, {cols}, pto.float32, loc=pto.Vec)
+        other = pto.alloc_tile({rows}, {cols}, pto.float32, loc=pto.Vec)
+        col = pto.alloc_tile({col_rows}, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
+        {op}
+'''
+CALLS = {"TROWSUM": "pto.trowsum(col, big)", "TROWEXPAND": "pto.trowexpand(big, col)",
+         "TMUL": "pto.tmul(big, big, other)", "TEXP": "pto.texp(big, big)",
+         "TMULS": "pto.tmuls(big, big, 2.0)"}
+
+
+def op_cycles(make_kernels, name, rows, cols):
+    mod = make_kernels(KERNEL.format(rows=rows, cols=cols, col_rows=max(rows, 8), op=CALLS[name]))
+    a = pto.alloc_tensor(4096)
+    prof = pto.profile(mod.k, grid=(1,), args=(a, a))
+    return [e.end - e.start for e in prof.timeline if e.inst == name and e.warp == 1][0]
+
+
+@pytest.mark.parametrize("name, rows, cols", list(FORMULA))
+def test_vector_ops_follow_pto_isas_formula_table(make_kernels, name, rows, cols):
+    slope, bias = FORMULA[(name, rows, cols)]
+    want = round(slope * rows * cols + bias)
+    got = op_cycles(make_kernels, name, rows, cols)
+    assert abs(got - want) <= 0.02 * want, (got, want)
+
+
+def test_the_cube_head_is_the_device_calibrated_21(make_kernels):
+    mod = make_kernels('''
+@pto.kernel
+def k(A, C):
+    with pto.cube():
+        a = pto.alloc_tile(16, 16, pto.float16, loc=pto.Left)
+        b = pto.alloc_tile(16, 16, pto.float16, loc=pto.Right)
+        c = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc)
+        pto.tmatmul(c, a, b)
+''')
+    a = pto.alloc_tensor(4096)
+    prof = pto.profile(mod.k, grid=(1,), args=(a, a))
+    mm = next(e for e in prof.timeline if e.inst == "TMATMUL")
+    assert mm.end - mm.start == 21 + 1
+    assert pto.machine().latency("MMA") == 21
+
+
+def test_a_32_kib_load_into_ub_lies_within_the_public_models_spread(make_kernels):
+    mod = make_kernels('''
+@pto.kernel
+def k(A, C):
+    with pto.vector():
+        t = pto.alloc_tile(64, 128, pto.float32, loc=pto.Vec)
+        pto.tload(t, A + pto.get_subblock_id() * 8192)
+''')
+    a = pto.alloc_tensor(65536)
+    prof = pto.profile(mod.k, grid=(1,), args=(a, a))
+    loads = [e.end - e.start for e in prof.timeline if e.inst == "TLOAD"]
+    assert all(442 <= c <= 1748 for c in loads), loads
+
+
+def test_without_a_formula_row_the_head_is_paid_when_v_is_idle_and_the_tail_at_a_sync(make_kernels):
+    """TADD has no formula row: 64 x 64 float32 is 64 repeats of 256 B at 2.11 cycles = 136;
+    the first op pays the head 10 (V idle), the second, queued behind it, does not; the
+    set_flag after them fires after the tail 14 (CCE mock vadd (10, 2, 14))."""
+    mod = make_kernels('''
+@pto.kernel(sync="manual")
+def k(A, C):
+    with pto.vector():
+        x = pto.alloc_tile(64, 64, pto.float32, loc=pto.Vec)
+        pto.tadd(x, x, x)
+        pto.tadd(x, x, x)
+        pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+        pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+        pto.tstore(C, x)
+''')
+    a = pto.alloc_tensor(65536)
+    prof = pto.profile(mod.k, grid=(1,), args=(a, a))
+    adds = [e for e in prof.timeline if e.inst == "TADD" and e.warp == 1]
+    store = next(e for e in prof.timeline if e.inst == "TSTORE" and e.warp == 1)
+    assert [e.end - e.start for e in adds] == [10 + 136, 136]
+    assert store.start == adds[1].end + 14
