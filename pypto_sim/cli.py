@@ -258,6 +258,10 @@ def machine_diff(a, b) -> str:
         ra, rb = fa.get(name), fb.get(name)
         compare(f"fusion {name}.saving", ra.saving if ra else "-", rb.saving if rb else "-",
                 ra.source if ra else "", rb.source if rb else "")
+    va, vb = getattr(a, "vector_formulas", {}), getattr(b, "vector_formulas", {})
+    for key in sorted(set(va) | set(vb), key=str):
+        compare(f"formula {key[0]} {key[1]} cols={key[2]}", va.get(key, "-"), vb.get(key, "-"),
+                a.formula_source if key in va else "", b.formula_source if key in vb else "")
     out = [f"machine diff: A = {a.name} ({a.path}), B = {b.name} ({b.path})",
            f"{len(rows)} entries differ, {same} are the same"]
     if rows:

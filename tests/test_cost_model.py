@@ -98,3 +98,16 @@ def k(A, C):
     store = next(e for e in prof.timeline if e.inst == "TSTORE" and e.warp == 1)
     assert [e.end - e.start for e in adds] == [10 + 136, 136]
     assert store.start == adds[1].end + 14
+
+
+def test_the_mock_table_prices_the_same_ops_by_pto_isas_cce_mock(make_kernels):
+    """latency_tables/ascend910b-mock.toml: no formula rows, so TROWSUM 64 x 64 float32 is
+    head 14 + 64 rows x 1 repeat x slope 7 = 462 (vcadd (14, 7, 32)) where the default's
+    formula gives 492; TMATMUL 16x16x16 fp16 is 6 + 1."""
+    pto.use_machine("ascend910b-mock")
+    assert op_cycles(make_kernels, "TROWSUM", 64, 64) == 14 + 64 * 7
+    assert pto.machine().latency("TMATMUL") == 6
+    from pypto_sim.cli import machine_diff
+    from pypto_sim.timing.machine import resolve_machine
+    text = machine_diff(resolve_machine("ascend910b"), resolve_machine("ascend910b-mock"))
+    assert "MMA.latency" in text and "formula TROWSUM float32 cols=64" in text
