@@ -1,86 +1,68 @@
-# pypto/examples/softmax.py -- a row softmax over L1 tiles, checked against numpy.
-#
-# Each block owns TILE_ROWS consecutive rows of the matrix. Warp 0 of the block issues the tile
-# instructions; each runs asynchronously on its pipe (the DMA load on the load pipe, the vector
-# ops on the vector pipe, the store on the store pipe) and starts as soon as the tiles it reads
-# have been written, so the chain below needs no waits until the final wait_all:
-#
-#   x_tile  <- x[rows]                    async_load   (HBM -> L1, rows `n_cols` apart)
-#   row_red <- max over each row          trowmax
-#   wide    <- row_red broadcast per row  trowexpand
-#   x_tile  <- exp(x_tile - wide)         tsub, texp   (max-subtracted: exp never overflows)
-#   row_red <- sum over each row          trowsum
-#   wide    <- row_red broadcast per row  trowexpand
-#   x_tile  <- x_tile / wide              tdiv
-#   y[rows] <- x_tile                     store        (L1 -> HBM)
-#   wait_all()                            the block is done when its store has landed
+"""Row softmax in PTO-ISA's vocabulary on the vector cores of the real AI core, float32 and
+float16 (computed in float32), checked against numpy:
+
+    x      <- X[rows]                tload (MTE2)          [tcvt to float32 for float16 data]
+    m      <- max over each row      trowmax (V)
+    x      <- exp(x - m)             trowexpand, tsub, texp
+    s      <- sum over each row      trowsum
+    y      <- x / s                  trowexpand, tdiv      [tcvt back to float16]
+    Y[rows] <- y                     tstore (MTE3)
+
+The tile instructions of one vector core run in order on V; sync="auto" (the default) orders
+the load, the vector ops and the store by their data. Run: python examples/softmax.py
+"""
+import sys
+
 import numpy as np
 
 import pypto_sim as pto
+from row_kernels import ROWS, report, run
 
 
-@pto.kernel
-def softmax_rows(x, y, tile_rows, n_cols):
-    """Row softmax of a matrix of n_cols float32 columns, tile_rows rows per block (the
-    kernel is specialised on tile_rows and n_cols, which size its tiles)."""
-    row0 = pto.get_block_id() * tile_rows              # this block's first row
-    x_tile = pto.alloc_local(tile_rows * n_cols)      # the block's rows, row-major
-    wide = pto.alloc_local(tile_rows * n_cols)        # one value per row, broadcast
-    row_red = pto.alloc_local(tile_rows)              # one value per row
-    pto.async_load(x_tile, x + row0 * n_cols, rows=tile_rows, cols=n_cols, stride=n_cols)
-    pto.trowmax(row_red, x_tile, tile_rows, n_cols)
-    pto.trowexpand(wide, row_red, tile_rows, n_cols)
-    pto.tsub(x_tile, x_tile, wide, tile_rows * n_cols)
-    pto.texp(x_tile, x_tile, tile_rows * n_cols)
-    pto.trowsum(row_red, x_tile, tile_rows, n_cols)
-    pto.trowexpand(wide, row_red, tile_rows, n_cols)
-    pto.tdiv(x_tile, x_tile, wide, tile_rows * n_cols)
-    pto.store(y + row0 * n_cols, x_tile, rows=tile_rows, cols=n_cols, stride=n_cols)
-    pto.wait_all()
+def make_softmax(F16):
+    """The kernel for float16 data (F16) or float32 data."""
+
+    @pto.kernel
+    def softmax(X, Y, C):
+        with pto.vector():
+            r0 = (pto.get_block_id() * 2 + pto.get_subblock_id()) * ROWS
+            x = pto.alloc_tile(ROWS, C, pto.float32, loc=pto.Vec)
+            wide = pto.alloc_tile(ROWS, C, pto.float32, loc=pto.Vec)
+            red = pto.alloc_tile(ROWS, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
+            if F16:
+                h = pto.alloc_tile(ROWS, C, pto.float16, loc=pto.Vec)
+                pto.tload(h, X + r0 * C)
+                pto.tcvt(x, h)
+            else:
+                pto.tload(x, X + r0 * C)
+            pto.trowmax(red, x)
+            pto.trowexpand(wide, red)
+            pto.tsub(x, x, wide)
+            pto.texp(x, x)
+            pto.trowsum(red, x)
+            pto.trowexpand(wide, red)
+            pto.tdiv(x, x, wide)
+            if F16:
+                pto.tcvt(h, x)
+                pto.tstore(Y + r0 * C, h)
+            else:
+                pto.tstore(Y + r0 * C, x)
+
+    return softmax
 
 
-def softmax_reference(x):
-    """Row softmax in float64 numpy (max-subtracted), as float32."""
-    x = x.astype(np.float64)
+def reference(x):
     e = np.exp(x - x.max(axis=1, keepdims=True))
-    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
-
-
-def softmax_on_device(x, tile_rows, profile=False):
-    """Softmax of the float32 matrix x on the simulated NPU, one block per tile_rows rows.
-
-    Returns y, or (y, profile) with profile=True. x's row count must divide by tile_rows.
-    """
-    x = np.ascontiguousarray(x, dtype=np.float32)
-    m, n = x.shape
-    if m % tile_rows:
-        raise ValueError(f"{m} rows do not split into tiles of {tile_rows} rows")
-    y = np.zeros_like(x)
-    d_x, d_y = pto.alloc_tensor(x.nbytes), pto.alloc_tensor(y.nbytes)
-    pto.memcpy_h2d(d_x, x)
-    grid, block = (m // tile_rows, 1, 1), (32, 1, 1)
-    if profile:
-        prof = pto.profile(softmax_rows, grid=grid, block=block, args=(d_x, d_y, tile_rows, n))
-    else:
-        pto.launch(softmax_rows, grid=grid, block=block, args=(d_x, d_y, tile_rows, n))
-    pto.memcpy_d2h(y, d_y)
-    return (y, prof) if profile else y
+    return e / e.sum(axis=1, keepdims=True)
 
 
 def main():
-    m, n, tile_rows = 64, 128, 8
-    rng = np.random.default_rng(0)
-    x = (rng.standard_normal((m, n)) * 4.0).astype(np.float32)
-    x[3, :] += 80.0                       # large values: exp(x) alone would overflow float32
-    y, prof = softmax_on_device(x, tile_rows, profile=True)
-    want = softmax_reference(x)
-    err = float(np.max(np.abs(y - want)))
-    assert np.allclose(y, want, rtol=1e-5, atol=1e-6), f"softmax differs from numpy by {err:.3g}"
-    assert np.allclose(y.sum(axis=1), 1.0, rtol=1e-5)
-    print(f"pypto: softmax {m}x{n} float32 ({m // tile_rows} blocks of {tile_rows} rows) passed "
-          f"(max |y - numpy| = {err:.3g})")
-    print(prof.report())
+    ok = True
+    for dtype in (pto.float32, pto.float16):
+        y, want, prof = run(make_softmax(dtype == pto.float16), reference, 256, 256, dtype, (256,))
+        ok &= report("softmax", y, want, prof, dtype)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

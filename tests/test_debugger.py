@@ -334,7 +334,7 @@ def test_tile_kernel_steps_to_the_same_result_and_timeline(capsys):
     import importlib.util
     import sys
     from pathlib import Path
-    path = Path(__file__).resolve().parent.parent / "examples" / "softmax.py"
+    path = Path(__file__).resolve().parent.parent / "examples" / "softmax_tiles.py"
     spec = importlib.util.spec_from_file_location("softmax_for_debugger", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module

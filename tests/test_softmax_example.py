@@ -1,4 +1,4 @@
-"""examples/softmax.py: a row softmax built from tile instructions (async_load, trowmax,
+"""examples/softmax_tiles.py: a row softmax built from tile instructions (async_load, trowmax,
 trowexpand, tsub, texp, trowsum, tdiv, tile store, wait_all), end to end against numpy.
 
 It exercises the tile chain the way users write it: every op issued back to back by warp 0 and
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "examples" / "softmax.py"
+EXAMPLE = ROOT / "examples" / "softmax_tiles.py"
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def softmax_example():
 
 
 def test_example_script_runs_and_reports_cycles():
-    """`python examples/softmax.py` asserts its own correctness, exits 0, prints the max error
+    """`python examples/softmax_tiles.py` asserts its own correctness, exits 0, prints the max error
     and the profile's cycle report with the tile instructions in it."""
     result = subprocess.run([sys.executable, str(EXAMPLE)], capture_output=True, text=True,
                             timeout=300, cwd=ROOT)

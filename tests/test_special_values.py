@@ -312,6 +312,27 @@ TILE = {
     "TMULS": ("pto.tmuls(d, s, SCALAR, N)", lambda a, s: a * s, ("float32", "float16", "int32")),
     "TMAXS": ("pto.tmaxs(d, s, SCALAR, N)", lambda a, s: np.maximum(a, s),
               ("float32", "float16", "int32")),
+    "TABS": ("pto.tabs(d, s, N)", np.abs, ("float32", "float16", "int32")),
+    "TNEG": ("pto.tneg(d, s, N)", np.negative, ("float32", "float16", "int32")),
+    "TRELU": ("pto.trelu(d, s, N)", lambda a: np.where(a > 0, a, np.zeros_like(a)), ("float32", "float16", "int32")),
+    "TRECIP": ("pto.trecip(d, s, N)", lambda a: np.ones_like(a) / a, ("float32", "float16")),
+    "TRSQRT": ("pto.trsqrt(d, s, N)", "rounded:rsqrt", ("float32", "float16")),
+    "TNOT": ("pto.tnot(d, s, N)", np.invert, ("int32",)),
+    "TAND": ("pto.tand(d, s, t, N)", np.bitwise_and, ("int32",)),
+    "TOR": ("pto.tor(d, s, t, N)", np.bitwise_or, ("int32",)),
+    "TXOR": ("pto.txor(d, s, t, N)", np.bitwise_xor, ("int32",)),
+    "TSHL": ("pto.tshl(d, s, t, N)", lambda a, b: np.where((b >= 0) & (b < 32), np.left_shift(a, np.clip(b, 0, 31)), 0).astype(a.dtype), ("int32",)),
+    "TSHR": ("pto.tshr(d, s, t, N)", lambda a, b: np.where((b >= 0) & (b < 32), np.right_shift(a, np.clip(b, 0, 31)), np.where(a < 0, -1, 0)).astype(a.dtype), ("int32",)),
+    "TPRELU": ("pto.tprelu(d, s, t, N)", lambda a, b: np.where(a > 0, a, a * b), ("float32", "float16")),
+    "TSUBS": ("pto.tsubs(d, s, SCALAR, N)", lambda a, s: a - s, ("float32", "float16", "int32")),
+    "TDIVS": ("pto.tdivs(d, s, SCALAR, N)", lambda a, s: a / s, ("float32", "float16")),
+    "TMINS": ("pto.tmins(d, s, SCALAR, N)", lambda a, s: np.minimum(a, s), ("float32", "float16", "int32")),
+    "TLRELU": ("pto.tlrelu(d, s, SCALAR, N)", lambda a, s: np.where(a > 0, a, a * s), ("float32", "float16")),
+    "TANDS": ("pto.tands(d, s, SCALAR, N)", lambda a, s: np.bitwise_and(a, s), ("int32",)),
+    "TORS": ("pto.tors(d, s, SCALAR, N)", lambda a, s: np.bitwise_or(a, s), ("int32",)),
+    "TXORS": ("pto.txors(d, s, SCALAR, N)", lambda a, s: np.bitwise_xor(a, s), ("int32",)),
+    "TSHLS": ("pto.tshls(d, s, SCALAR, N)", lambda a, s: (np.left_shift(a, s) if 0 <= s < 32 else np.zeros_like(a)).astype(a.dtype), ("int32",)),
+    "TSHRS": ("pto.tshrs(d, s, SCALAR, N)", lambda a, s: (np.right_shift(a, s) if 0 <= s < 32 else np.where(a < 0, -1, 0)).astype(a.dtype), ("int32",)),
 }
 TILE_SCALARS = {"float32": ["-float('inf')", "0.7", "-0.0", "float('nan')", "3.0e38"],
                 "float16": ["-float('inf')", "0.1", "65504.0"],
@@ -380,18 +401,23 @@ def rows(a, o):
 """
 
 
-@pytest.mark.parametrize("op", ["trowsum", "trowmax"])
+ROW_FOLDS = {"trowsum": np.add, "trowmax": np.maximum, "trowmin": np.minimum, "trowprod": np.multiply}
+
+
+@pytest.mark.parametrize("op", list(ROW_FOLDS))
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
 def test_row_reductions_and_expand_on_special_values(make_kernels, op, dtype):
-    """TROWSUM adds along the row in order, rounding every partial sum to the dtype (numpy's
-    np.add.accumulate; int32 wraps); TROWMAX is np.maximum.reduce; TROWEXPAND broadcasts."""
+    """TROWSUM / TROWPROD fold along the row in order, rounding every partial result to the
+    dtype (numpy's accumulate; int32 wraps); TROWMAX / TROWMIN are np.maximum / np.minimum
+    .reduce; TROWEXPAND broadcasts."""
     a, b = _pairs(dtype)
     rows = np.concatenate([a, b]).reshape(-1, len(_values(dtype)))
     r, c = rows.shape
     mod = make_kernels(f"R = {r}\nC = {c}\n" + ROW_KERNEL.format(dt=dtype, op=op))
     with np.errstate(all="ignore"):
-        red = np.add.accumulate(rows, axis=1)[:, -1] if op == "trowsum" else \
-            np.maximum.reduce(rows, axis=1)
+        fold = ROW_FOLDS[op]
+        red = fold.accumulate(rows, axis=1)[:, -1] if op in ("trowsum", "trowprod") else \
+            fold.reduce(rows, axis=1)
     want = np.repeat(red[:, None], c, axis=1).astype(rows.dtype)
     tr, out = _tensor(rows), _tensor(np.zeros_like(rows))
     pto.launch(mod.rows, grid=(1, 1, 1), block=(32, 1, 1), args=(tr, out))
@@ -547,7 +573,7 @@ AICORE_VALUE_TESTED = {"TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC",
 
 def test_every_instruction_is_covered():
     covered = set(ALU) | {"CAST", "MOV", "LOAD", "STORE", "FMA_STORE", "LOAD_L1", "STORE_L1",
-                          "TLOAD", "TSTORE", "TROWSUM", "TROWMAX", "TROWEXPAND", "MMA",
+                          "TLOAD", "TSTORE", "TROWSUM", "TROWMAX", "TROWMIN", "TROWPROD", "TROWEXPAND", "MMA",
                           "SHFL_IDX", "SHFL_UP", "SHFL_DOWN", "SHFL_XOR", "VOTE_ALL", "VOTE_ANY",
                           "BALLOT", "LOCAL_LOAD", "LOCAL_STORE"} | set(TILE) | set(ATOMIC_CALLS) | {n + "_L1" for n in ATOMIC_CALLS}
     # the AI core's moves, matmuls, fixpipe conversions and TCVT: tests/test_aicore_values.py

@@ -73,10 +73,21 @@ ATOMICS = {"ADD": "pto.atomic_add({ptr}, 0)", "MAX": "pto.atomic_max({ptr}, 0)",
 IDS = {"GLOBAL_ID": "pto.get_global_id(0)", "LOCAL_ID": "pto.get_local_id(0)",
        "BLOCK_ID": "pto.get_block_id(0)", "BLOCK_DIM": "pto.get_block_dim(0)",
        "GRID_DIM": "pto.get_grid_dim(0)", "LANE_ID": "pto.get_lane_id()", "WARP_ID": "pto.get_warp_id()"}
-TILE_OPS = {"TADD": "binary", "TSUB": "binary", "TMUL": "binary", "TDIV": "binary", "TMAX": "binary",
-            "TMIN": "binary", "TEXP": "unary", "TLOG": "unary", "TSQRT": "unary", "TADDS": "scalar",
-            "TMULS": "scalar", "TMAXS": "scalar", "TROWSUM": "reduce", "TROWMAX": "reduce",
-            "TROWEXPAND": "expand"}
+def _tile_ops():
+    """{instruction: kind} of the vector tile ops the article's tile API runs (every tile_alu,
+    tile_reduce and tile_expand record but the AI core's TCVT), from the ISA table."""
+    from ..isa import load_isa
+    out = {}
+    for spec in load_isa().specs:
+        if spec.family not in ("tile_alu", "tile_reduce", "tile_expand") or spec.name == "TCVT":
+            continue
+        names = [o.name for o in spec.value_operands]
+        out[spec.name] = ("reduce" if spec.family == "tile_reduce" else "expand" if spec.family == "tile_expand"
+                          else "scalar" if "scalar" in names else "binary" if len(names) == 4 else "unary")
+    return out
+
+
+TILE_OPS = _tile_ops()
 TILE_BYTES = (256, 4096, 131072)
 TLOAD_BYTES = (32, 4096, 65536, 262144)
 TSTORE_BYTES = (32, 4096, 65536, 262144)
@@ -307,11 +318,15 @@ def _tile_benches(cores):
                                             f"bb = pto.alloc_local(8192, pto.{dt})"]
                                            + ["pto.mma(cc, aa, bb, 16, 16, n)"] * k, None),
                          runtime=lambda k, kk=kk: kk, lane=False, count="MMA"))
+    from ..isa import load_isa
     for op, kind in TILE_OPS.items():
+        dt = "float32" if "float32" in load_isa()[op].dtypes else "int32"
+        one = "1.0" if dt == "float32" else "1"
         call = {"binary": f"pto.{op.lower()}(d, s1, s2, n)", "unary": f"pto.{op.lower()}(d, s1, n)",
-                "scalar": f"pto.{op.lower()}(d, s1, 1.0, n)", "reduce": f"pto.{op.lower()}(d, s1, 16, n)",
+                "scalar": f"pto.{op.lower()}(d, s1, {one}, n)", "reduce": f"pto.{op.lower()}(d, s1, 16, n)",
                 "expand": f"pto.{op.lower()}(s1, d, 16, n)"}[kind]
-        alloc = f"d = pto.alloc_local({TILE_ELEMS})\ns1 = pto.alloc_local({TILE_ELEMS})\ns2 = pto.alloc_local({TILE_ELEMS})"
+        alloc = (f"d = pto.alloc_local({TILE_ELEMS}, pto.{dt})\ns1 = pto.alloc_local({TILE_ELEMS}, pto.{dt})\n"
+                 f"s2 = pto.alloc_local({TILE_ELEMS}, pto.{dt})")
         per = (lambda nb: nb // 64) if kind in ("reduce", "expand") else (lambda nb: nb // 4)
         for nbytes in TILE_BYTES:
             out.append(b(f"tile_chain.bytes={nbytes}", op, TILE_SIZES,

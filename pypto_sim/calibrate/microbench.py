@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .kernels import TENSOR_ELEMS, all_benchmarks
+from .kernels import TENSOR_ELEMS, TILE_OPS, all_benchmarks
 from .rows import CalibrationError, Row
 
 # Entries the microbenchmarks cannot measure, and why (docs/calibration.md, "Coverage").
@@ -29,8 +29,7 @@ UNCOVERED = {
                                 "its pipe, so its issue interval never delays anything",
     **{(name, "issue_interval"): "the timing model holds the pipe for the whole operation "
                                  "(latency + repeats), so the issue interval is never used"
-       for name in ("MMA", "TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN", "TEXP", "TLOG", "TSQRT",
-                    "TADDS", "TMULS", "TMAXS", "TROWSUM", "TROWMAX", "TROWEXPAND")},
+       for name in ("MMA", *TILE_OPS)},
 }
 # the real AI core's instructions run only in AI-core kernels, which the lane microbenchmarks
 # are not; their costs are the public formulas (timing/aicore.py), checked by
