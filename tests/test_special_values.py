@@ -426,6 +426,50 @@ def test_row_reductions_and_expand_on_special_values(make_kernels, op, dtype):
     assert_same(got, want, f"{op} {dtype}")
 
 
+EXPAND_OPS = {"trowexpandsub": np.subtract, "trowexpandadd": np.add, "trowexpandmul": np.multiply,
+              "trowexpanddiv": np.true_divide, "trowexpandmax": np.maximum, "trowexpandmin": np.minimum,
+              "trowexpandexpdif": "expdif"}
+EXPAND_KERNEL = """
+@pto.kernel
+def rows(x, v, o):
+    s = pto.alloc_local(R * C, dtype=pto.{dt})
+    w = pto.alloc_local(R, dtype=pto.{dt})
+    e = pto.alloc_local(R * C, dtype=pto.{dt})
+    pto.async_load(s, x, rows=R, cols=C, stride=C)
+    pto.async_load(w, v, rows=1, cols=R, stride=R)
+    pto.wait_all()
+    pto.{op}(e, s, w, R, C)
+    pto.wait_all()
+    pto.store(o, e, rows=R, cols=C, stride=C)
+"""
+
+
+@pytest.mark.parametrize("op,dtype", [(op, dt) for op in EXPAND_OPS for dt in ("float32", "float16", "int32")
+                                         if dt in load_isa()[op.upper()].dtypes])
+def test_row_expand_ops_on_special_values(make_kernels, op, dtype):
+    """TROWEXPAND<op>: every element of a row with that row's value of v, numpy's op in the
+    dtype (EXPDIF: exp(a - v), correctly rounded from float64), in each dtype the table gives."""
+    vals = _values(dtype)
+    rows = np.tile(vals, (len(vals), 1))                  # every value against every row value
+    v = vals.copy()
+    r, c = rows.shape
+    mod = make_kernels(f"R = {r}\nC = {c}\n" + EXPAND_KERNEL.format(dt=dtype, op=op))
+    with np.errstate(all="ignore"):
+        fn = EXPAND_OPS[op]
+        if fn == "expdif":
+            want = correctly_rounded(lambda a, b: np.exp(a - b), dtype)(rows, v[:, None])
+        else:
+            want = fn(rows, v[:, None]).astype(rows.dtype)
+    tx, tv, out = _tensor(rows), _tensor(v), _tensor(np.zeros_like(rows))
+    pto.launch(mod.rows, grid=(1, 1, 1), block=(32, 1, 1), args=(tx, tv, out))
+    got = np.empty_like(rows)
+    pto.memcpy_d2h(got, out)
+    open_sign = None
+    if op in ("trowexpandmax", "trowexpandmin"):      # IEEE leaves max/min(+0, -0) open
+        open_sign = (rows == 0) & (np.broadcast_to(v[:, None], rows.shape) == 0)
+    assert_same(got, want, f"{op} {dtype}", zero_sign_open=open_sign)
+
+
 def test_mma_on_special_values(make_kernels):
     """C[m,n] += A[m,k] @ B[k,n]: each product and the running sum in float64, one rounding
     to float32 at the end (the cube accumulates wider than its inputs)."""
@@ -577,7 +621,7 @@ def test_every_instruction_is_covered():
                           "SHFL_IDX", "SHFL_UP", "SHFL_DOWN", "SHFL_XOR", "VOTE_ALL", "VOTE_ANY",
                           "BALLOT", "LOCAL_LOAD", "LOCAL_STORE"} | set(TILE) | set(ATOMIC_CALLS) | {n + "_L1" for n in ATOMIC_CALLS}
     # the AI core's moves, matmuls, fixpipe conversions and TCVT: tests/test_aicore_values.py
-    covered |= AICORE_VALUE_TESTED
+    covered |= AICORE_VALUE_TESTED | {op.upper() for op in EXPAND_OPS}
     missing = [s.name for s in load_isa().specs
                if s.name not in covered and s.family not in NO_VALUES]
     assert not missing, f"instructions without a special-value case: {missing}"

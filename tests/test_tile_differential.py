@@ -30,6 +30,7 @@ NUMPY = {F32: np.float32, F16: np.float16, I32: np.int32}
 
 TILE_ALU = [s for s in ISA.specs if s.family == "tile_alu"]
 TILE_REDUCE = [s for s in ISA.specs if s.family == "tile_reduce"]
+TILE_EXPAND_OP = [s for s in ISA.specs if s.family == "tile_expand_op"]
 # the instructions of the other value-computing tile families, each tested by hand below
 HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"MMA"},
                "tile_expand": {"TROWEXPAND"},
@@ -270,6 +271,23 @@ def test_tile_alu_matches_reference(ex, name):
                      f"{name} dt={dt_name} count={count} layout={layout} scalar={scalar}")
 
 
+@pytest.mark.parametrize("name", [s.name for s in TILE_EXPAND_OP])
+def test_row_expand_ops_match_reference(ex, name):
+    """dst[r, c] = op(a[r, c], v[r]) for every row-expand op and dtype: random and special
+    values, narrow and wide rows, dst disjoint from a or equal to it (in place)."""
+    spec = ISA.by_name[name]
+    rng = np.random.default_rng(spec.opcode)
+    for dt_name in spec.dtypes:
+        dt = dtypes.BY_NAME[dt_name].code
+        for trial, (rows, cols) in enumerate(((1, 1), (3, 7), (4, 64), (5, 33), (2, 130), (8, 8))):
+            dst, a, v = regions(rng, [rows * cols, rows * cols, rows])
+            if trial % 2:
+                dst = a                                  # in place on a
+            l1 = values(rng, L1_WORDS, dt)
+            run_both(ex, "tile_row_expand_op", dict(l1=l1), [spec.opcode, "l1", dst, a, v, rows, cols, dt],
+                     f"{name} dt={dt_name} {rows}x{cols} in_place={bool(trial % 2)}")
+
+
 @pytest.mark.parametrize("name", [s.name for s in TILE_ALU if alu_form(s) != "unary"])
 def test_tile_alu_special_pairs(ex, name):
     """Every pair of special values (both operand orders) through the binary and scalar forms,
@@ -476,7 +494,7 @@ def test_every_tile_instruction_is_covered():
     """Fails when the ISA gains a tile instruction that no differential case above exercises:
     tile_alu and tile_reduce cases come from the table, the other families are listed by hand
     in HAND_TESTED, and the reference must have a kernel for every family that computes values."""
-    covered = {s.name for s in TILE_ALU} | {s.name for s in TILE_REDUCE}
+    covered = {s.name for s in TILE_ALU} | {s.name for s in TILE_REDUCE} | {s.name for s in TILE_EXPAND_OP}
     for names in HAND_TESTED.values():
         covered |= names
     needed = {s.name for s in ISA.specs if s.family in TILE_FAMILIES and s.family not in NO_VALUES}

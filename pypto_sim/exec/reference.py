@@ -450,6 +450,17 @@ def tile_row_reduce(op, l1, dst, src, rows, cols, init, dt):
         l1[dst + r] = to_dtype(dt, acc)
 
 
+def tile_row_expand_op(op, l1, dst, a, v, rows, cols, dt):
+    """dst[r, c] = the table's expression of (a[r, c], v[r]), rounded to dt."""
+    spec = load_isa().by_opcode[int(op)]
+    is_int = dt == dtypes.int32.code
+    out = np.empty(rows * cols)
+    for r in range(rows):
+        for c in range(cols):
+            out[r * cols + c] = to_dtype(dt, evaluate(spec, l1[a + r * cols + c], l1[v + r], 0.0, is_int))
+    l1[dst:dst + rows * cols] = out
+
+
 def tile_row_expand(l1, dst, src, rows, cols):
     """dst[r, c] = src[r]."""
     for r in range(rows):
@@ -460,7 +471,8 @@ def tile_row_expand(l1, dst, src, rows, cols):
 # the source tile's row pitch (timing/aicore.py)
 TILE_FAMILY_KERNELS = {"tile_load": tile_load, "tile_store": tile_store, "tile_mma": tile_mma,
                        "tile_alu": tile_elementwise, "tile_reduce": tile_row_reduce,
-                       "tile_expand": tile_row_expand, "tile_move": tile_load}
+                       "tile_expand": tile_row_expand, "tile_expand_op": tile_row_expand_op,
+                       "tile_move": tile_load}
 
 
 def pred_bits(code, imm, regs, pc, j, mask):

@@ -420,7 +420,13 @@ class AICoreBuiltins:
                 args["n"] = (Const(int(rows.value) * dst.tile.cols, dtypes.int32) if isinstance(rows, Const)
                              else self.alu("MUL", [rows, Const(dst.tile.cols, dtypes.int32)], node, dtype=dtypes.int32))
         else:
-            big, small = (tiles[1], tiles[0]) if spec.family == "tile_reduce" else (tiles[0], tiles[1])
+            if spec.family == "tile_expand_op":
+                big, small = tiles[0], tiles[2]
+                if (tiles[1].tile.rows, tiles[1].tile.cols) != (big.tile.rows, big.tile.cols):
+                    self.error(node, f"pto.{spec.builtin}: '{tiles[1].name}' is {tiles[1].tile.rows} x "
+                                     f"{tiles[1].tile.cols} but '{big.name}' is {big.tile.rows} x {big.tile.cols}")
+            else:
+                big, small = (tiles[1], tiles[0]) if spec.family == "tile_reduce" else (tiles[0], tiles[1])
             if small.tile.cols != 1:
                 self.error(node, f"pto.{spec.builtin}: '{small.name}' must be a column of one value per "
                                  f"row (rows x 1, layout=pto.ColMajor), not {small.tile.rows} x {small.tile.cols}")

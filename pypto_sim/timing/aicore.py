@@ -104,6 +104,18 @@ class Unit:
         self.flag_hold = [0] * P     # operations after a wait_flag start no earlier
         self.flags: dict = {}        # (src, dst, event) -> [(fire time, vector clock), ...]
         self.tail = [0] * P          # a vector op's tail, paid at the next sync on its pipe
+        self.queued = [[] for _ in range(P)]   # per pipe: completions of the ops in its queue
+
+    def queue_slot(self, pipe, t, depth) -> int:
+        """The first cycle >= t at which pipe's queue has room for one more operation (the
+        scalar unit stalls while it is full)."""
+        q = self.queued[pipe]
+        while q and q[0] <= t:
+            q.pop(0)
+        if len(q) >= depth:
+            t = q[len(q) - depth]
+            del q[:len(q) - depth + 1]
+        return t
 
     def done(self) -> int:
         return max(self.pipe_done)
@@ -369,6 +381,10 @@ def dispatch(sim, pc, blk, w, ws, now):
             data = views[1] if len(views) > 1 else views[0]
             shape = (-(-n // views[0].cols), views[0].cols)
             nbytes = n * views[0].buf.dtype.itemsize
+        elif fam == "tile_expand_op":
+            data = views[0]
+            shape = (iv[3], iv[4])
+            nbytes = iv[3] * iv[4] * data.buf.dtype.itemsize
         else:
             data = views[1 if fam == "tile_reduce" else 0]
             shape = (iv[2], iv[3])
@@ -426,6 +442,7 @@ def dispatch(sim, pc, blk, w, ws, now):
         unit.tail[pipe] = tail
     unit.pipe_free[pipe] = complete
     unit.pipe_done[pipe] = max(unit.pipe_done[pipe], complete)
+    unit.queued[pipe].append(complete)
     if sim.prog.sync == "auto":
         eng.record(ranges_r, ranges_w, complete, pipe, 0, pc)
     if ai.race is not None:

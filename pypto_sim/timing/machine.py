@@ -33,7 +33,7 @@ _MEMORY = ("hbm_chip_bytes_per_cycle", "hbm_core_read_bytes_per_cycle",
            "hbm_core_write_bytes_per_cycle", "sector_bytes")
 # optional sections: the real AI core (typed tiles, docs/aicore.md) and the L2 cache; a table
 # that has one has every key of it
-_AICORE = ("vector_units", "bias_bytes", "event_ids", "cross_core_event_ids",
+_AICORE = ("vector_units", "bias_bytes", "event_ids", "cross_core_event_ids", "pipe_queue_depth",
            "gm_to_l1_bytes_per_cycle", "gm_to_ub_bytes_per_cycle", "ub_to_gm_bytes_per_cycle",
            "l1_to_gm_bytes_per_cycle", "l1_to_l0a_bytes_per_cycle", "l1_to_l0b_bytes_per_cycle",
            "l1_to_bias_bytes_per_cycle", "l0c_to_l1_bytes_per_cycle", "drain_fixed_cycles",
@@ -41,7 +41,7 @@ _AICORE = ("vector_units", "bias_bytes", "event_ids", "cross_core_event_ids",
 _L2 = ("l2_bytes", "l2_line_bytes", "l2_hit_latency", "l2_miss_extra_latency", "l2_chip_bytes_per_cycle")
 _OPTIONAL_SECTIONS = (("aicore", _AICORE), ("l2", _L2))
 _WHOLE = ("cores", "warp_slots_per_core", "lanes_per_warp", "issue_width", "sector_bytes",
-          "vector_units", "bias_bytes", "event_ids", "cross_core_event_ids", "drain_c0_bytes",
+          "vector_units", "bias_bytes", "event_ids", "cross_core_event_ids", "drain_c0_bytes", "pipe_queue_depth",
           "l2_bytes", "l2_line_bytes", "l2_hit_latency", "l2_miss_extra_latency")
 
 
@@ -51,7 +51,7 @@ FORMULA_DTYPES = {"fp32": "float32", "fp16": "float16", "any": "any"}
 _FUSION_KEYS = ("first", "second", "latency", "saving", "source")
 # families whose instructions may be fused: they compute or move data (not control or sync)
 FUSABLE_FAMILIES = ("alu", "id", "load", "store", "fma_store", "tile_load", "tile_store", "tile_mma",
-                    "tile_alu", "tile_reduce", "tile_expand")
+                    "tile_alu", "tile_reduce", "tile_expand", "tile_expand_op")
 
 
 @dataclass(frozen=True)
@@ -347,7 +347,7 @@ def load_machine_from(path) -> Machine:
                 raise MachineError(f"{path}: [instruction] {spec.name}: '{key} = {value!r}' is not one "
                                    f"of {_INSTR_EXTRA} with a positive number (head, tail: >= 0)")
         needed = {"tile_alu": ("per_repeat", "repeat_bytes"), "tile_reduce": ("per_repeat", "repeat_bytes"),
-                  "tile_expand": ("per_repeat", "repeat_bytes"),
+                  "tile_expand": ("per_repeat", "repeat_bytes"), "tile_expand_op": ("per_repeat", "repeat_bytes"),
                   "tile_mma": ("per_repeat", "per_repeat_f32", "k_tile", "k_tile_f32")}.get(spec.family, ())
         for key in needed:
             if key not in extra:

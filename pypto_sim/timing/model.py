@@ -340,6 +340,12 @@ class LaunchSimulation:
             if aicore and fam == "tile_sync":
                 t, cause = yield from self._aicore_wait(pc, blk, w, ws, t, cause)
                 now = env.now            # the wait may have slept
+            elif aicore and tile:
+                # the pipe's instruction queue holds pipe_queue_depth operations; when it is
+                # full the scalar unit waits for the oldest to complete
+                slot = blk.aicore.units[w].queue_slot(p, t, self.m.pipe_queue_depth)
+                if slot > t:
+                    t, cause, cause_pc = slot, CAUSE["pipe"], -1
             port = blk.unit_ports[w] if aicore else core
             c, why = port.book(t, -1 if tile else p, self.pc_ii[pc], width, now)
             if why:

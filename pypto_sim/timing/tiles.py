@@ -207,6 +207,14 @@ def dispatch(sim, pc, core, blk, w, ws, now):
             base, b = tile(j, n, spec.value_operands[j].name)
             (writes if j == 0 else reads).append((base, base + n))
         moved = n * b.dtype.itemsize
+    elif fam == "tile_expand_op":
+        rows, cols = int(vals[3]), int(vals[4])
+        dbase, b = tile(0, rows * cols, spec.value_operands[0].name)
+        abase, _ = tile(1, rows * cols, spec.value_operands[1].name)
+        vbase, _ = tile(2, rows, spec.value_operands[2].name)
+        reads += [(abase, abase + rows * cols), (vbase, vbase + rows)]
+        writes.append((dbase, dbase + rows * cols))
+        moved = rows * cols * b.dtype.itemsize
     elif fam in ("tile_reduce", "tile_expand"):
         rows, cols = int(vals[2]), int(vals[3])
         big, small = (1, 0) if fam == "tile_reduce" else (0, 1)
@@ -305,6 +313,8 @@ def effect(sim, pc, vals, slot, blk, l1=None):
     if fam == "tile_reduce":
         init = float(eval(spec.init, {"np": __import__("numpy")}))  # the table's identity, validated at load
         return lambda: ex.tile_row_reduce(op, l1, iv[0], iv[1], iv[2], iv[3], init, dt)
+    if fam == "tile_expand_op":
+        return lambda: ex.tile_row_expand_op(op, l1, iv[0], iv[1], iv[2], iv[3], iv[4], dt)
     if fam == "tile_expand":
         return lambda: ex.tile_row_expand(l1, iv[0], iv[1], iv[2], iv[3])
     raise AssertionError(f"no tile effect for {spec.name}")
