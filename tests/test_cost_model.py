@@ -15,6 +15,7 @@ FORMULA = {   # (op, rows, cols): (slope, bias), float32, from formula_params.cs
     ("TROWSUM", 64, 64): (0.1094, 44), ("TROWEXPAND", 64, 64): (0.2187, 37),
     ("TROWSUM", 128, 8): (0.875, 58), ("TMUL", 128, 32): (0.0625, 43),
     ("TMUL", 64, 64): (0.0313, 26), ("TEXP", 64, 64): (0.0314, 30.1), ("TMULS", 64, 64): (0.0156, 26),
+    ("TCOLSUM", 64, 64): (0.3047, 15),                   # beyond section 5.4: a column reduction
 }
 
 KERNEL = '''
@@ -24,11 +25,12 @@ def k(A, C):
         big = pto.alloc_tile({rows}, {cols}, pto.float32, loc=pto.Vec)
         other = pto.alloc_tile({rows}, {cols}, pto.float32, loc=pto.Vec)
         col = pto.alloc_tile({col_rows}, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
+        row = pto.alloc_tile(1, {cols}, pto.float32, loc=pto.Vec)
         {op}
 '''
 CALLS = {"TROWSUM": "pto.trowsum(col, big)", "TROWEXPAND": "pto.trowexpand(big, col)",
          "TMUL": "pto.tmul(big, big, other)", "TEXP": "pto.texp(big, big)",
-         "TMULS": "pto.tmuls(big, big, 2.0)"}
+         "TMULS": "pto.tmuls(big, big, 2.0)", "TCOLSUM": "pto.tcolsum(row, big)"}
 
 
 def op_cycles(make_kernels, name, rows, cols):

@@ -426,6 +426,43 @@ def test_row_reductions_and_expand_on_special_values(make_kernels, op, dtype):
     assert_same(got, want, f"{op} {dtype}")
 
 
+COL_FOLDS = {"tcolsum": np.add, "tcolmax": np.maximum, "tcolmin": np.minimum}
+COL_KERNEL = """
+@pto.kernel
+def cols(x, o):
+    s = pto.alloc_local(R * C, dtype=pto.{dt})
+    d = pto.alloc_local(C, dtype=pto.{dt})
+    pto.async_load(s, x, rows=R, cols=C, stride=C)
+    pto.wait_all()
+    pto.{op}(d, s, R, C)
+    pto.wait_all()
+    pto.store(o, d, rows=1, cols=C, stride=C)
+"""
+
+
+@pytest.mark.parametrize("op", list(COL_FOLDS))
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
+def test_column_reductions_on_special_values(make_kernels, op, dtype):
+    """TCOLSUM folds down each column in row order, rounding every partial sum to the dtype
+    (numpy's add.accumulate along axis 0; int32 wraps); TCOLMAX / TCOLMIN are numpy's
+    maximum / minimum .reduce along axis 0."""
+    a, b = _pairs(dtype)
+    x = np.concatenate([a, b]).reshape(len(_values(dtype)), -1)
+    r, c = x.shape
+    mod = make_kernels(f"R = {r}\nC = {c}\n" + COL_KERNEL.format(dt=dtype, op=op))
+    with np.errstate(all="ignore"):
+        fold = COL_FOLDS[op]
+        want = (fold.accumulate(x, axis=0)[-1] if op == "tcolsum" else fold.reduce(x, axis=0)).astype(x.dtype)
+    tx, out = _tensor(x), _tensor(np.zeros(c, x.dtype))
+    pto.launch(mod.cols, grid=(1, 1, 1), block=(32, 1, 1), args=(tx, out))
+    got = np.empty(c, x.dtype)
+    pto.memcpy_d2h(got, out)
+    open_sign = None
+    if op != "tcolsum":                                   # IEEE leaves max/min(+0, -0) open
+        open_sign = (x == 0).sum(axis=0) > 0
+    assert_same(got, want, f"{op} {dtype}", zero_sign_open=open_sign)
+
+
 EXPAND_OPS = {"trowexpandsub": np.subtract, "trowexpandadd": np.add, "trowexpandmul": np.multiply,
               "trowexpanddiv": np.true_divide, "trowexpandmax": np.maximum, "trowexpandmin": np.minimum,
               "trowexpandexpdif": "expdif"}
@@ -621,7 +658,7 @@ def test_every_instruction_is_covered():
                           "SHFL_IDX", "SHFL_UP", "SHFL_DOWN", "SHFL_XOR", "VOTE_ALL", "VOTE_ANY",
                           "BALLOT", "LOCAL_LOAD", "LOCAL_STORE"} | set(TILE) | set(ATOMIC_CALLS) | {n + "_L1" for n in ATOMIC_CALLS}
     # the AI core's moves, matmuls, fixpipe conversions and TCVT: tests/test_aicore_values.py
-    covered |= AICORE_VALUE_TESTED | {op.upper() for op in EXPAND_OPS}
+    covered |= AICORE_VALUE_TESTED | {op.upper() for op in EXPAND_OPS} | {op.upper() for op in COL_FOLDS}
     missing = [s.name for s in load_isa().specs
                if s.name not in covered and s.family not in NO_VALUES]
     assert not missing, f"instructions without a special-value case: {missing}"

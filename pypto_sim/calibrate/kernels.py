@@ -79,11 +79,13 @@ def _tile_ops():
     from ..isa import load_isa
     out = {}
     for spec in load_isa().specs:
-        if spec.family not in ("tile_alu", "tile_reduce", "tile_expand", "tile_expand_op") or spec.name == "TCVT":
+        if spec.family not in ("tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce") \
+                or spec.name == "TCVT":
             continue
         names = [o.name for o in spec.value_operands]
         out[spec.name] = ("reduce" if spec.family == "tile_reduce" else "expand" if spec.family == "tile_expand"
                           else "expand_op" if spec.family == "tile_expand_op"
+                          else "col_reduce" if spec.family == "tile_col_reduce"
                           else "scalar" if "scalar" in names else "binary" if len(names) == 4 else "unary")
     return out
 
@@ -326,10 +328,11 @@ def _tile_benches(cores):
         call = {"binary": f"pto.{op.lower()}(d, s1, s2, n)", "unary": f"pto.{op.lower()}(d, s1, n)",
                 "scalar": f"pto.{op.lower()}(d, s1, {one}, n)", "reduce": f"pto.{op.lower()}(d, s1, 16, n)",
                 "expand": f"pto.{op.lower()}(s1, d, 16, n)",
-                "expand_op": f"pto.{op.lower()}(s1, s2, d, 16, n)"}[kind]
+                "expand_op": f"pto.{op.lower()}(s1, s2, d, 16, n)",
+                "col_reduce": f"pto.{op.lower()}(d, s1, 16, n)"}[kind]
         alloc = (f"d = pto.alloc_local({TILE_ELEMS}, pto.{dt})\ns1 = pto.alloc_local({TILE_ELEMS}, pto.{dt})\n"
                  f"s2 = pto.alloc_local({TILE_ELEMS}, pto.{dt})")
-        per = (lambda nb: nb // 64) if kind in ("reduce", "expand", "expand_op") else (lambda nb: nb // 4)
+        per = (lambda nb: nb // 64) if kind in ("reduce", "expand", "expand_op", "col_reduce") else (lambda nb: nb // 4)
         for nbytes in TILE_BYTES:
             out.append(b(f"tile_chain.bytes={nbytes}", op, TILE_SIZES,
                          lambda k, call=call, alloc=alloc: ([alloc] + [call] * k, None),

@@ -28,7 +28,8 @@ _SIMT = Path(__file__).with_name("simt_template.py")
 _FUNCTIONAL = Path(__file__).with_name("functional_template.py")
 _ENGINE_PARTS = Path(__file__).with_name("engine_parts_template.py")
 _TIMING = Path(__file__).with_name("timing_template.py")
-TILE_KINDS = ("none", "load", "store", "mma", "binary", "unary", "scalar", "reduce", "expand", "expand_op")
+TILE_KINDS = ("none", "load", "store", "mma", "binary", "unary", "scalar", "reduce", "expand", "expand_op",
+              "col_reduce")
 
 
 def tile_kind(spec) -> str:
@@ -45,6 +46,8 @@ def tile_kind(spec) -> str:
         return "expand"
     if spec.family == "tile_expand_op":
         return "expand_op"
+    if spec.family == "tile_col_reduce":
+        return "col_reduce"
     if spec.family == "tile_alu":
         n_tiles = sum(1 for o in spec.value_operands if o.kind == "tile")
         if n_tiles == 3:
@@ -124,7 +127,8 @@ def generate_source(bounds_check: bool = True) -> str:
             expr = getattr(spec, attr)
             # tile_alu / tile_reduce included: tile_elementwise and tile_row_reduce call
             # alu_float with their opcodes; without them every tile op returned NaN
-            if expr and spec.family in ("alu", "fma_store", "tile_alu", "tile_reduce", "tile_expand_op", "atomic"):
+            if expr and spec.family in ("alu", "fma_store", "tile_alu", "tile_reduce", "tile_expand_op",
+                                        "tile_col_reduce", "atomic"):
                 tail.append(f"    if op == {spec.opcode}:  # {spec.name}\n        return {expr}\n")
         tail.append(f"    return {default}\n")
     tail.append(_alu_lanes_source(isa))

@@ -493,6 +493,24 @@ def tile_row_reduce(op, l1, dst, src, rows, cols, init, dt):
 
 
 @njit(cache=True, error_model="numpy")
+def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
+    """dst[c] = op-fold over src[:, c] in row order, every partial result rounded to dt
+    (int32 wraps); init only for an empty column. dst is read after every source word."""
+    out = np.empty(cols, np.float64)
+    for c in range(cols):
+        acc = init if rows == 0 else l1[src + c]
+        for r in range(1, rows):
+            x = l1[src + r * cols + c]
+            if dt == DT_INT32:
+                acc = np.float64(wrap_i32(alu_int(op, np.int64(acc), np.int64(x), 0)))
+            else:
+                acc = round_to(dt, alu_float(op, acc, x, 0.0))
+        out[c] = round_to(dt, acc)
+    for c in range(cols):
+        l1[dst + c] = out[c]
+
+
+@njit(cache=True, error_model="numpy")
 def tile_row_expand_op(op, l1, dst, a, v, rows, cols, dt):
     """dst[r, c] = op(a[r, c], v[r]) by the table's expression, rounded to dt (int32 wraps);
     every source word is read before dst is written (dst may be a)."""

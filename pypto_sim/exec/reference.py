@@ -450,6 +450,21 @@ def tile_row_reduce(op, l1, dst, src, rows, cols, init, dt):
         l1[dst + r] = to_dtype(dt, acc)
 
 
+def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
+    """dst[c] = fold of the table's expression over src[:, c] in row order, each partial
+    result rounded to dt; init only for an empty column."""
+    spec = load_isa().by_opcode[int(op)]
+    is_int = dt == dtypes.int32.code
+    out = np.empty(cols)
+    for c in range(cols):
+        col = [l1[src + r * cols + c] for r in range(rows)]
+        acc = init if rows == 0 else col[0]
+        for x in col[1:]:
+            acc = to_dtype(dt, evaluate(spec, acc, x, 0.0, is_int))
+        out[c] = to_dtype(dt, acc)
+    l1[dst:dst + cols] = out
+
+
 def tile_row_expand_op(op, l1, dst, a, v, rows, cols, dt):
     """dst[r, c] = the table's expression of (a[r, c], v[r]), rounded to dt."""
     spec = load_isa().by_opcode[int(op)]
@@ -472,6 +487,7 @@ def tile_row_expand(l1, dst, src, rows, cols):
 TILE_FAMILY_KERNELS = {"tile_load": tile_load, "tile_store": tile_store, "tile_mma": tile_mma,
                        "tile_alu": tile_elementwise, "tile_reduce": tile_row_reduce,
                        "tile_expand": tile_row_expand, "tile_expand_op": tile_row_expand_op,
+                       "tile_col_reduce": tile_col_reduce,
                        "tile_move": tile_load}
 
 

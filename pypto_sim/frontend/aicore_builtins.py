@@ -419,6 +419,21 @@ class AICoreBuiltins:
                 rows = dst.tile.valid_rows
                 args["n"] = (Const(int(rows.value) * dst.tile.cols, dtypes.int32) if isinstance(rows, Const)
                              else self.alu("MUL", [rows, Const(dst.tile.cols, dtypes.int32)], node, dtype=dtypes.int32))
+        elif spec.family == "tile_col_reduce":
+            dst, src = tiles
+            if dst.tile.rows != 1 or dst.tile.cols != src.tile.cols:
+                self.error(node, f"pto.{spec.builtin}: '{dst.name}' must be one row of {src.tile.cols} "
+                                 f"(1 x {src.tile.cols}, one value per column of '{src.name}'), not "
+                                 f"{dst.tile.rows} x {dst.tile.cols}")
+            vc = src.tile.valid_cols
+            if not (isinstance(vc, Const) and int(vc.value) == src.tile.cols):
+                self.error(node, f"pto.{spec.builtin}: a valid column count below the tile's "
+                                 f"({src.tile.cols}) is not built for column reductions",
+                           "allocate the tile with the valid number of columns")
+            if args.get("rows", NONE) is NONE:
+                args["rows"] = src.tile.valid_rows
+            if args.get("cols", NONE) is NONE:
+                args["cols"] = Const(src.tile.cols, dtypes.int32)
         else:
             if spec.family == "tile_expand_op":
                 big, small = tiles[0], tiles[2]

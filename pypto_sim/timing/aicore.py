@@ -381,6 +381,10 @@ def dispatch(sim, pc, blk, w, ws, now):
             data = views[1] if len(views) > 1 else views[0]
             shape = (-(-n // views[0].cols), views[0].cols)
             nbytes = n * views[0].buf.dtype.itemsize
+        elif fam == "tile_col_reduce":
+            data = views[1]
+            shape = (iv[2], iv[3])
+            nbytes = iv[2] * iv[3] * data.buf.dtype.itemsize
         elif fam == "tile_expand_op":
             data = views[0]
             shape = (iv[3], iv[4])

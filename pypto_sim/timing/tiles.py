@@ -207,6 +207,13 @@ def dispatch(sim, pc, core, blk, w, ws, now):
             base, b = tile(j, n, spec.value_operands[j].name)
             (writes if j == 0 else reads).append((base, base + n))
         moved = n * b.dtype.itemsize
+    elif fam == "tile_col_reduce":
+        rows, cols = int(vals[2]), int(vals[3])
+        sbase, b = tile(1, rows * cols, spec.value_operands[1].name)
+        dbase, _ = tile(0, cols, spec.value_operands[0].name)
+        reads.append((sbase, sbase + rows * cols))
+        writes.append((dbase, dbase + cols))
+        moved = rows * cols * b.dtype.itemsize
     elif fam == "tile_expand_op":
         rows, cols = int(vals[3]), int(vals[4])
         dbase, b = tile(0, rows * cols, spec.value_operands[0].name)
@@ -313,6 +320,9 @@ def effect(sim, pc, vals, slot, blk, l1=None):
     if fam == "tile_reduce":
         init = float(eval(spec.init, {"np": __import__("numpy")}))  # the table's identity, validated at load
         return lambda: ex.tile_row_reduce(op, l1, iv[0], iv[1], iv[2], iv[3], init, dt)
+    if fam == "tile_col_reduce":
+        init = float(eval(spec.init, {"np": __import__("numpy")}))
+        return lambda: ex.tile_col_reduce(op, l1, iv[0], iv[1], iv[2], iv[3], init, dt)
     if fam == "tile_expand_op":
         return lambda: ex.tile_row_expand_op(op, l1, iv[0], iv[1], iv[2], iv[3], iv[4], dt)
     if fam == "tile_expand":
