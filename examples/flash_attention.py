@@ -11,6 +11,9 @@ takes 128 query rows; each of its vector cores 64 of them. Per key block j of 12
     AIC:  PV_j = P_j V_j -> GM ws_o[j % 2]          --flag 2-->  AIV0, AIV1
     AIV:  O = O * exp(m_old - m_new) + PV_j
 
+The vector side uses PTO-ISA's row-expand ops (trowexpandexpdif, trowexpandmul,
+trowexpanddiv), as pto-isa's compute_p / compute_gu do, instead of broadcasting into a tile.
+
 The cube computes S_{j+1} while the vector cores work on P_j (workspaces are double-buffered).
 Run:  python examples/flash_attention.py [S]
 """
@@ -41,12 +44,11 @@ def pv_step(WS_P, WS_O, V, p_l1, v_l1, p_l0, v_l0, o_acc, ws, i):
 
 
 @pto.kernel
-def o_update(WS_O, pv, o, wide, alpha_prev, ws, r0, i):
+def o_update(WS_O, pv, o, alpha_prev, ws, r0, i):
     """Vector: O = O * alpha_i + PV_i for this core's rows."""
     pto.cross_core_wait_flag(2)
     pto.tload(pv, WS_O + (ws + i % 2) * BQ * D + r0 * D)
-    pto.trowexpand(wide, alpha_prev)
-    pto.tmul(o, o, wide)
+    pto.trowexpandmul(o, o, alpha_prev)
     pto.tadd(o, o, pv)
 
 
@@ -80,7 +82,6 @@ def flash_attention(Q, KT, V, O, WS_S, WS_P, WS_O, S, scale):
     with pto.vector():
         r0 = pto.get_subblock_id() * HALF
         s = pto.alloc_tile(HALF, BK, pto.float32, loc=pto.Vec)
-        wide = pto.alloc_tile(HALF, BK, pto.float32, loc=pto.Vec)
         p16 = pto.alloc_tile(HALF, BK, pto.float16, loc=pto.Vec)
         o = pto.alloc_tile(HALF, D, pto.float32, loc=pto.Vec)
         pv = pto.alloc_tile(HALF, D, pto.float32, loc=pto.Vec)
@@ -100,9 +101,7 @@ def flash_attention(Q, KT, V, O, WS_S, WS_P, WS_O, S, scale):
             pto.tsub(alpha, m, m_new)
             pto.texp(alpha, alpha)            # alpha_j = exp(m_{j-1} - m_j)
             pto.tmuls(m, m_new, 1.0)
-            pto.trowexpand(wide, m)
-            pto.tsub(s, s, wide)
-            pto.texp(s, s)                    # P_j = exp(S_j - m_j)
+            pto.trowexpandexpdif(s, s, m)     # P_j = exp(S_j - m_j)
             pto.trowsum(rs, s)
             pto.tmul(l, l, alpha)
             pto.tadd(l, l, rs)                # l_j = l_{j-1} alpha_j + rowsum(P_j)
@@ -110,11 +109,10 @@ def flash_attention(Q, KT, V, O, WS_S, WS_P, WS_O, S, scale):
             pto.tstore(WS_P + (ws + j % 2) * BQ * BK + r0 * BK, p16)
             pto.cross_core_set_flag(1)
             if j >= 1:
-                o_update(WS_O, pv, o, wide, alpha_prev, ws, r0, j - 1)
+                o_update(WS_O, pv, o, alpha_prev, ws, r0, j - 1)
             pto.tmuls(alpha_prev, alpha, 1.0)
-        o_update(WS_O, pv, o, wide, alpha_prev, ws, r0, n - 1)
-        pto.trowexpand(wide, l)
-        pto.tdiv(o, o, wide)
+        o_update(WS_O, pv, o, alpha_prev, ws, r0, n - 1)
+        pto.trowexpanddiv(o, o, l)
         pto.tstore(O + (q0 + r0) * D, o)
 
 

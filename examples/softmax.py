@@ -3,9 +3,9 @@ float16 (computed in float32), checked against numpy:
 
     x      <- X[rows]                tload (MTE2)          [tcvt to float32 for float16 data]
     m      <- max over each row      trowmax (V)
-    x      <- exp(x - m)             trowexpand, tsub, texp
+    x      <- exp(x - m)             trowexpandexpdif
     s      <- sum over each row      trowsum
-    y      <- x / s                  trowexpand, tdiv      [tcvt back to float16]
+    y      <- x / s                  trowexpanddiv         [tcvt back to float16]
     Y[rows] <- y                     tstore (MTE3)
 
 The tile instructions of one vector core run in order on V; sync="auto" (the default) orders
@@ -27,7 +27,6 @@ def make_softmax(F16):
         with pto.vector():
             r0 = (pto.get_block_id() * 2 + pto.get_subblock_id()) * ROWS
             x = pto.alloc_tile(ROWS, C, pto.float32, loc=pto.Vec)
-            wide = pto.alloc_tile(ROWS, C, pto.float32, loc=pto.Vec)
             red = pto.alloc_tile(ROWS, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
             if F16:
                 h = pto.alloc_tile(ROWS, C, pto.float16, loc=pto.Vec)
@@ -36,12 +35,9 @@ def make_softmax(F16):
             else:
                 pto.tload(x, X + r0 * C)
             pto.trowmax(red, x)
-            pto.trowexpand(wide, red)
-            pto.tsub(x, x, wide)
-            pto.texp(x, x)
+            pto.trowexpandexpdif(x, x, red)
             pto.trowsum(red, x)
-            pto.trowexpand(wide, red)
-            pto.tdiv(x, x, wide)
+            pto.trowexpanddiv(x, x, red)
             if F16:
                 pto.tcvt(h, x)
                 pto.tstore(Y + r0 * C, h)
