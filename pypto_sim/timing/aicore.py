@@ -37,6 +37,8 @@ import numpy as np
 from ..dtypes import BY_CODE, host_words
 from ..errors import DeadlockError, OutOfBoundsError
 from ..isa import PIPES
+from .aicore_races import AICoreRaces, race_check
+from .records import CAUSE
 from .tiles import TileEngine, effect as vector_effect
 
 UNIT_NAMES = ("AIC", "AIV0", "AIV1")
@@ -154,57 +156,6 @@ class AICoreState:
     def signal(self):
         event, self.cross_event = self.cross_event, self.env.event()
         event.succeed()
-
-
-# ---------------------------------------------------------------- happens-before (check="race")
-class AICoreRaces:
-    """Vector clocks over the (unit, pipe) queues of one AI core. Each tile operation ticks its
-    queue's clock; set_flag carries the source queue's clock to the wait_flag's queue; a
-    cross-core flag carries the signalling unit's clocks to every queue of the waiting unit;
-    pipe_barrier(PIPE_ALL) joins a unit's queues. Two accesses to one tile (or overlapping GM
-    elements), at least one a write, race unless the later one's queue had seen the earlier."""
-
-    def __init__(self):
-        self.clock = np.zeros((N_UNITS * P, N_UNITS * P), np.int64)
-        self.tiles: dict = {}        # (array index, buffer slot) -> access history
-        self.gm: dict = {}           # tensor slot -> {(lo, hi, rows, cols, stride): history}
-
-    def tick(self, unit, pipe) -> tuple:
-        t = unit * P + pipe
-        self.clock[t, t] += 1
-        return t, int(self.clock[t, t])
-
-    def carry(self, unit, pipe):
-        if pipe == ALL:
-            return self.clock[unit * P:(unit + 1) * P].max(axis=0)
-        return self.clock[unit * P + pipe].copy()
-
-    def join(self, unit, pipe, vc):
-        if pipe == ALL:
-            rows = self.clock[unit * P:(unit + 1) * P]
-            np.maximum(rows, vc, out=rows)
-        else:
-            np.maximum(self.clock[unit * P + pipe], vc, out=self.clock[unit * P + pipe])
-
-    def barrier_all(self, unit):
-        self.join(unit, ALL, self.carry(unit, ALL))
-
-    def access(self, history, t, stamp, pc, is_write):
-        """Record an access of queue t (clock stamp) to the object whose history this is;
-        return the earlier (queue, pc, was_write) it races with, or None."""
-        seen = self.clock[t]
-        last = history.get("w")
-        if last is not None and last[0] != t and seen[last[0]] < last[1]:
-            return last[0], last[2], True
-        if is_write:
-            for q, (c, rpc) in history.get("r", {}).items():
-                if q != t and seen[q] < c:
-                    return q, rpc, False
-            history["w"] = (t, stamp, pc)
-            history["r"] = {}
-        else:
-            history.setdefault("r", {})[t] = (stamp, pc)
-        return None
 
 
 def _operand(code, imm, regs, pc, j):
@@ -450,7 +401,7 @@ def dispatch(sim, pc, blk, w, ws, now):
     if sim.prog.sync == "auto":
         eng.record(ranges_r, ranges_w, complete, pipe, 0, pc)
     if ai.race is not None:
-        _race(sim, ai, blk, w, pipe, pc, reads, writes, gm)
+        race_check(sim, ai, blk, w, pipe, pc, reads, writes, gm)
     # ---- values: read at the start, written at the completion
     box = {}
     sim._schedule_effect(start - now, lambda: box.__setitem__("v", compute()))
@@ -472,63 +423,6 @@ def _dma(sim, blk, w, gm, nbytes, bw, fixed, start, route, read):
     busy = max(own, shared)
     sim.aicore_stats.add_route(route, busy - nominal)
     return fixed - latency_saving + busy
-
-
-def _race(sim, ai, blk, w, pipe, pc, reads, writes, gm):
-    race = ai.race
-    t, stamp = race.tick(w, pipe)
-    arr_id = 1 if w == 2 else 0
-    # with sync="auto" the engine orders every pair of accesses to a tile by its data, so
-    # only GM (which auto sync does not order) can race
-    tile_checks = ((reads, False), (writes, True)) if sim.prog.sync == "manual" else ()
-    for views, is_write in tile_checks:
-        for v in views:
-            hist = race.tiles.setdefault((arr_id, v.slot), {})
-            other = race.access(hist, t, stamp, pc, is_write)
-            if other is not None:
-                raise race_error(sim, blk, pc, w, pipe, other, f"tile '{v.buf.name}' ({v.buf.space})",
-                                 is_write)
-    if gm is not None:
-        slot, off, rows, cols, stride, is_write, _item = gm
-        lo, hi = off, off + (rows - 1) * stride + cols
-        objs = race.gm.setdefault(slot, {})
-        mine = np.add.outer(np.arange(rows) * stride, np.arange(cols)).ravel() + off
-        for key, hist in objs.items():
-            if key == (lo, hi, rows, cols, stride) or key[0] >= hi or lo >= key[1]:
-                continue
-            theirs = np.add.outer(np.arange(key[2]) * key[4], np.arange(key[3])).ravel() + key[0]
-            if not np.intersect1d(mine, theirs, assume_unique=True).size:
-                continue
-            probe = {"w": hist.get("w"), "r": dict(hist.get("r", {}))}
-            other = race.access(probe, t, stamp, pc, is_write)
-            if other is not None:
-                raise race_error(sim, blk, pc, w, pipe, other, f"GM tensor '{sim.tensor_names[slot]}'",
-                                 is_write)
-        hist = objs.setdefault((lo, hi, rows, cols, stride), {})
-        other = race.access(hist, t, stamp, pc, is_write)
-        if other is not None:
-            raise race_error(sim, blk, pc, w, pipe, other, f"GM tensor '{sim.tensor_names[slot]}'", is_write)
-
-
-def race_error(sim, blk, pc, w, pipe, other, what, is_write):
-    from ..errors import RaceError
-    from ..isa import PTO_PIPE_NAMES
-    q, opc, was_write = other
-    ou, op = divmod(q, P)
-    ins, oins = sim.prog.instrs[pc], sim.prog.instrs[opc]
-    kind = "write-after-write" if is_write and was_write else "read-after-write" if was_write else "write-after-read"
-    this = f"{ins.op} at line {ins.line} ({UNIT_NAMES[w]} {PTO_PIPE_NAMES.get(PIPES[pipe], PIPES[pipe])})"
-    that = f"{oins.op} at line {oins.line} ({UNIT_NAMES[ou]} {PTO_PIPE_NAMES.get(PIPES[op], PIPES[op])})"
-    if ou == w:
-        fix = (f"add pto.set_flag({PTO_PIPE_NAMES.get(PIPES[op])}, {PTO_PIPE_NAMES.get(PIPES[pipe])}, id) "
-               f"after line {oins.line} and the matching wait_flag before line {ins.line}")
-    else:
-        fix = ("order the units with pto.cross_core_set_flag(id) after the first and "
-               "pto.cross_core_wait_flag(id) before the second")
-    return RaceError(f"racecheck: {kind} race on {what} in block {blk.coords}: {this} is not ordered "
-                     f"after {that}; nothing (no flag) orders the two pipes", kernel=sim.kernel_name,
-                     file=sim.prog.file, line=ins.line, block=blk.id, warp=w, other_line=oins.line,
-                     other_warp=ou, hint=fix)
 
 
 # ---------------------------------------------------------------- flags
@@ -611,61 +505,58 @@ def cross_core_take(blk, w, event) -> int:
     return fire
 
 
-class AICoreStats:
-    """Per launch: L2 hits and misses, and the cycles transfers lost to shared bandwidth (L2,
-    HBM) beyond their own path's, by route."""
-
-    def __init__(self):
-        self.l2_hits = self.l2_misses = 0
-        self.route_wait: dict = {}
-
-    def add_route(self, route, extra):
-        if extra > 0:
-            self.route_wait[route] = self.route_wait.get(route, 0) + int(extra)
+def sync_at_issue(sim, pc, blk, w, now):
+    """A flag instruction of unit w at issue: set/wait flags and cross-core signals (a
+    cross-core wait and pipe_barrier(PIPE_ALL) were handled before issue by the model)."""
+    name = sim.pc_name[pc]
+    if name in ("SET_FLAG", "WAIT_FLAG"):
+        set_or_wait_flag(sim, pc, blk, w, now)
+    elif name == "CROSS_CORE_SET_FLAG":
+        cross_core_set(sim, pc, blk, w, now)
 
 
-class AICoreMemory:
-    """The launch's memory side of the AI cores: per-unit GM links (read and write per core
-    and unit), the launch's L2 and its chip link, HBM's chip link (the lane model's)."""
+def deadlock_error(sim, stuck) -> DeadlockError:
+    """The error of an AI-core launch whose events ran out with units still waiting: stuck
+    lists (block id, unit, pc it waits at or None)."""
+    from ..ir.program import C_AUX
+    waiting = []
+    for block_id, w, pc in stuck:
+        if pc is None:
+            continue
+        line = sim.prog.instrs[pc].line
+        event = int(sim.enc.code[pc, C_AUX])
+        who = "both AIVs" if w == 0 else "the AIC"
+        waiting.append(f"block {block_id} {UNIT_NAMES[w]} waits at line {line} "
+                       f"(cross_core_wait_flag({event})) for a signal from {who} that never comes")
+    first = next((pc for _b, _w, pc in stuck if pc is not None), None)
+    return DeadlockError(
+        "cross-core deadlock: " + "; ".join(waiting[:6]) + (f" (and {len(waiting) - 6} more)" if len(waiting) > 6 else ""),
+        kernel=sim.kernel_name, file=sim.prog.file,
+        line=sim.prog.instrs[first].line if first is not None else None,
+        hint="every cross_core_wait_flag(id) needs a cross_core_set_flag(id) on the other side "
+             "(on the AIC: one from each AIV)")
 
-    def __init__(self, sim):
-        m = sim.m
-        self.m = m
-        self.l2 = sim.l2
-        n = 2 * N_UNITS * m.cores
-        ex = sim.links
-        sim.ak_s = np.zeros((n, ex.LINK_INTERVALS), np.float64)
-        sim.ak_e = np.zeros((n, ex.LINK_INTERVALS), np.float64)
-        sim.ak_n = np.zeros(n, np.int64)
 
-    @staticmethod
-    def unit_link(core, unit, read):
-        return 2 * (core * N_UNITS + unit) + (0 if read else 1)
-
-    def lookup(self, sim, gm, read):
-        """(latency saved, fraction of the bytes that hit) of a GM transfer."""
-        if self.l2 is None:
-            return 0, 0.0
-        slot, off, rows, cols, stride, _w, itemsize = gm
-        lines = self.l2.lines_of(int(sim.tbase[slot]), off, rows, cols, stride, itemsize)
-        hits, misses = self.l2.access(int(sim.tbase[slot]), lines)
-        sim.aicore_stats.l2_hits += hits
-        sim.aicore_stats.l2_misses += misses
-        saving = self.m.l2_miss_extra_latency if (misses == 0 and read) else 0
-        return saving, (hits / max(len(lines), 1) if read else 0.0)
-
-    def book(self, sim, nbytes, start, write, hit_fraction=0.0):
-        """Cycles the shared links (the L2's chip link; HBM's for the missed bytes and all
-        written bytes) need for a transfer from cycle start."""
-        now = np.float64(sim.env.now)
-        s = np.float64(start)
-        done = s
-        book = sim.links.link_book
-        if self.l2 is not None:
-            done = max(done, book(sim.l2_s, sim.l2_e, sim.l2_n, 0, s,
-                                  nbytes / self.m.l2_chip_bytes_per_cycle, now))
-        hbm_bytes = nbytes if write else nbytes * (1.0 - hit_fraction)
-        if hbm_bytes > 0:
-            done = max(done, book(sim.lk_s, sim.lk_e, sim.lk_n, 0, s,
-                                  hbm_bytes / self.m.hbm_chip_bytes_per_cycle, now))
-        return int(math.ceil(done - s - 1e-9))
+def wait_before_issue(sim, pc, blk, w, ws, t, cause):
+    """Before unit w issues sync instruction pc: a cross-core wait holds the scalar until
+    the other unit(s) signalled; a pipe_barrier(PIPE_ALL) until the unit's pipes drained.
+    A generator (the SimPy process yields from it); returns (t, cause)."""
+    from ..ir.program import C_AUX
+    name = sim.pc_name[pc]
+    if name == "CROSS_CORE_WAIT_FLAG":
+        event = int(sim.enc.code[pc, C_AUX])
+        if not cross_core_ready(blk, w, event):
+            ws.note_stall(CAUSE["cross_core"], -1)
+            ws.waiting_at = pc
+            while not cross_core_ready(blk, w, event):
+                yield blk.aicore.cross_event
+            ws.waiting_at = None
+        fire = cross_core_take(blk, w, event)
+        t = max(t, sim.env.now)
+        if fire > t:
+            t, cause = fire, CAUSE["cross_core"]
+    elif name == "PIPE_BARRIER":
+        done = pipe_barrier(sim, pc, blk, w, int(sim.env.now))
+        if done > t:
+            t, cause = done, CAUSE["flag"]
+    return t, cause

@@ -56,3 +56,32 @@ class L2Cache:
         self.hits += hits
         self.misses += misses
         return hits, misses
+
+
+def l2_touch(sim, gm, read):
+    """A tile transfer (tensor slot, element offset, rows, cols, stride, itemsize) of launch sim
+    touches its L2 lines: (latency saved, fraction of the bytes that hit); (0, 0.0) without an
+    L2 or for a store."""
+    if sim.l2 is None:
+        return 0, 0.0
+    slot, off, rows, cols, stride, itemsize = gm
+    base = int(sim.tbase[slot])
+    lines = sim.l2.lines_of(base, off, rows, cols, stride, max(itemsize, 1))
+    hits, misses = sim.l2.access(base, lines)
+    if not read:
+        return 0, 0.0
+    return (sim.m.l2_miss_extra_latency if misses == 0 else 0), hits / max(len(lines), 1)
+
+
+def l2_load_transfer(sim, core, nbytes, start, hit_fraction):
+    """Cycles a tile load of nbytes from cycle start needs when hit_fraction of its bytes hit
+    in the L2: the core's read link for all of them, HBM's chip link for the rest, the L2's
+    chip link for all."""
+    now, s = np.float64(sim.env.now), np.float64(start)
+    book = sim.links.link_book
+    done = book(sim.lk_s, sim.lk_e, sim.lk_n, 1 + 2 * core.index, s, nbytes / sim.read_bw, now)
+    miss = nbytes * (1.0 - hit_fraction)
+    if miss > 0:
+        done = max(done, book(sim.lk_s, sim.lk_e, sim.lk_n, 0, s, miss / sim.chip_bw, now))
+    done = max(done, book(sim.l2_s, sim.l2_e, sim.l2_n, 0, s, nbytes / sim.m.l2_chip_bytes_per_cycle, now))
+    return int(np.ceil(done - s - 1e-9))

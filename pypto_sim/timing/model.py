@@ -26,6 +26,8 @@ from .fast import FastEngine, engine_setting, link_arrays, why_not_fast
 from .progress import Progress
 from .records import CAUSE, LaunchRecords, PcTotals, RecordBuffer
 from . import aicore as aicore_ops
+from .aicore_memory import AICoreMemory, AICoreStats
+from .l2 import L2Cache, l2_load_transfer, l2_touch
 from . import tiles as tile_ops
 from .state import BlockState, CoreState
 from .warp_control import ControlFlow, WarpState
@@ -104,7 +106,6 @@ class LaunchSimulation:
         # one-lane warps that each run the program (timing/aicore.py)
         self.aicore = bool(getattr(program, "aicore", False))
         # the L2 in front of HBM, for tile DMA (timing/l2.py); lane accesses bypass it
-        from .l2 import L2Cache
         self.l2 = L2Cache(machine.l2_bytes, machine.l2_line_bytes) if machine.has_l2 else None
         self.l2_s, self.l2_e, self.l2_n = link_arrays(self.links, 0)   # the L2's chip link
         if self.aicore:
@@ -114,8 +115,8 @@ class LaunchSimulation:
                                   hint="use a machine table with [aicore] (latency_tables/ascend910b.toml)")
             self.block_lanes = aicore_ops.N_UNITS
             self.warps_per_block = aicore_ops.N_UNITS
-            self.aicore_mem = aicore_ops.AICoreMemory(self)
-            self.aicore_stats = aicore_ops.AICoreStats()
+            self.aicore_mem = AICoreMemory(self)
+            self.aicore_stats = AICoreStats()
         self._precompute(isa)
         self.blocks = []
         self.checks = KernelChecks(self, checks, hbm_init) if checks else None
@@ -338,7 +339,7 @@ class LaunchSimulation:
             # instructions) a free pipe for issue_interval cycles: arbitration as arithmetic,
             # first come first served in simulated time, and one wakeup per instruction.
             if aicore and fam == "tile_sync":
-                t, cause = yield from self._aicore_wait(pc, blk, w, ws, t, cause)
+                t, cause = yield from aicore_ops.wait_before_issue(self, pc, blk, w, ws, t, cause)
                 now = env.now            # the wait may have slept
             elif aicore and tile:
                 # the pipe's instruction queue holds pipe_queue_depth operations; when it is
@@ -376,7 +377,7 @@ class LaunchSimulation:
                 pc = next_pc
                 continue
             elif fam == "tile_sync" and aicore:
-                self._aicore_sync(pc, blk, w, now)
+                aicore_ops.sync_at_issue(self, pc, blk, w, now)
             elif fam == "tile_sync" and self.pc_name[pc] != "WAIT_ALL":
                 tile_ops.flag(self, pc, blk, now)
             elif fam == "tile_sync":
@@ -487,38 +488,6 @@ class LaunchSimulation:
         # A block barrier needs every warp of the block: a warp that exits while others wait
         # leaves them waiting forever, which run() reports as a DeadlockError.
 
-    # ---------------------------------------------------------------- the AI core's sync
-    def _aicore_wait(self, pc, blk, w, ws, t, cause):
-        """Before unit w issues sync instruction pc: a cross-core wait holds the scalar until
-        the other unit(s) signalled; a pipe_barrier(PIPE_ALL) until the unit's pipes drained.
-        A generator (the SimPy process yields from it); returns (t, cause)."""
-        name = self.pc_name[pc]
-        if name == "CROSS_CORE_WAIT_FLAG":
-            event = int(self.enc.code[pc, C_AUX])
-            if not aicore_ops.cross_core_ready(blk, w, event):
-                ws.note_stall(CAUSE["cross_core"], -1)
-                ws.waiting_at = pc
-                while not aicore_ops.cross_core_ready(blk, w, event):
-                    yield blk.aicore.cross_event
-                ws.waiting_at = None
-            fire = aicore_ops.cross_core_take(blk, w, event)
-            t = max(t, self.env.now)
-            if fire > t:
-                t, cause = fire, CAUSE["cross_core"]
-        elif name == "PIPE_BARRIER":
-            done = aicore_ops.pipe_barrier(self, pc, blk, w, int(self.env.now))
-            if done > t:
-                t, cause = done, CAUSE["flag"]
-        return t, cause
-
-    def _aicore_sync(self, pc, blk, w, now):
-        """At issue of a flag instruction of unit w."""
-        name = self.pc_name[pc]
-        if name in ("SET_FLAG", "WAIT_FLAG"):
-            aicore_ops.set_or_wait_flag(self, pc, blk, w, now)
-        elif name == "CROSS_CORE_SET_FLAG":
-            aicore_ops.cross_core_set(self, pc, blk, w, now)
-
     # ---------------------------------------------------------------- shared resources
     def _transfer(self, core, nbytes, start, read, hit_fraction=0.0):
         """Cycles of bandwidth a transfer of nbytes from cycle start adds, on the core's link
@@ -529,28 +498,11 @@ class LaunchSimulation:
             return int(self.links.transfer(self.lk_s, self.lk_e, self.lk_n, core.index, nbytes, start,
                                            read, self.read_bw, self.write_bw, self.chip_bw,
                                            int(self.env.now)))
-        now, s = np.float64(self.env.now), np.float64(start)
-        book = self.links.link_book
-        done = book(self.lk_s, self.lk_e, self.lk_n, 1 + 2 * core.index, s, nbytes / self.read_bw, now)
-        miss = nbytes * (1.0 - hit_fraction)
-        if miss > 0:
-            done = max(done, book(self.lk_s, self.lk_e, self.lk_n, 0, s, miss / self.chip_bw, now))
-        done = max(done, book(self.l2_s, self.l2_e, self.l2_n, 0, s,
-                              nbytes / self.m.l2_chip_bytes_per_cycle, now))
-        return int(np.ceil(done - s - 1e-9))
+        return l2_load_transfer(self, core, nbytes, start, hit_fraction)
 
     def l2_touch(self, gm, read):
-        """A tile transfer (tensor slot, element offset, rows, cols, stride, itemsize) touches
-        its L2 lines: (latency saved, fraction of the bytes that hit); (0, 0.0) without an L2."""
-        if self.l2 is None:
-            return 0, 0.0
-        slot, off, rows, cols, stride, itemsize = gm
-        base = int(self.tbase[slot])
-        lines = self.l2.lines_of(base, off, rows, cols, stride, max(itemsize, 1))
-        hits, misses = self.l2.access(base, lines)
-        if not read:
-            return 0, 0.0
-        return (self.m.l2_miss_extra_latency if misses == 0 else 0), hits / max(len(lines), 1)
+        """A tile transfer touches its L2 lines: (latency saved, fraction of bytes that hit)."""
+        return l2_touch(self, gm, read)
 
     def _schedule_commit(self, mem, idx, val, delay, ws):
         """A lane store of warp ws lands delay cycles from now; returns its commit number."""
@@ -645,7 +597,7 @@ class LaunchSimulation:
         """The error of a launch whose events ran out with warps unfinished; stuck lists
         (block id, warp, pc it waits at or None), in order."""
         if self.aicore:
-            return self._aicore_deadlock(stuck)
+            return aicore_ops.deadlock_error(self, stuck)
         waiting = []
         for block_id, w, pc in stuck:
             if pc is not None:
@@ -660,24 +612,6 @@ class LaunchSimulation:
             kernel=self.kernel_name, file=self.prog.file, line=line,
             hint="every warp of the block that is still running must reach the same barrier_block(); "
                  "do not put it inside a branch that only some warps take")
-
-    def _aicore_deadlock(self, stuck) -> DeadlockError:
-        waiting = []
-        for block_id, w, pc in stuck:
-            if pc is None:
-                continue
-            line = self.prog.instrs[pc].line
-            event = int(self.enc.code[pc, C_AUX])
-            who = "both AIVs" if w == 0 else "the AIC"
-            waiting.append(f"block {block_id} {aicore_ops.UNIT_NAMES[w]} waits at line {line} "
-                           f"(cross_core_wait_flag({event})) for a signal from {who} that never comes")
-        first = next((pc for _b, _w, pc in stuck if pc is not None), None)
-        return DeadlockError(
-            "cross-core deadlock: " + "; ".join(waiting[:6]) + (f" (and {len(waiting) - 6} more)" if len(waiting) > 6 else ""),
-            kernel=self.kernel_name, file=self.prog.file,
-            line=self.prog.instrs[first].line if first is not None else None,
-            hint="every cross_core_wait_flag(id) needs a cross_core_set_flag(id) on the other side "
-                 "(on the AIC: one from each AIV)")
 
     def records(self) -> LaunchRecords | None:
         """The per warp-instruction records of the run (None when record=False)."""
