@@ -160,3 +160,26 @@ def k(A, C):
     assert store.end - store.start == 164
     assert all(w.start == store.end and w.stall == "cross_core" for w in waits)
     assert all(ld.start == store.end + 1 for ld in loads)
+
+
+def test_a_full_pipe_queue_holds_the_scalar_unit(simple_machine, make_kernels):
+    """pipe_queue_depth = 16: each 16 KiB TLOAD takes 100 + 16384 / 64 = 356 cycles on MTE2,
+    one after another, while the scalar loop issues one every 7 cycles; so 16 wait in the
+    queue, the 17th is issued only when the first has completed, the 18th when the second has."""
+    mod = make_kernels('''
+@pto.kernel(sync="manual")
+def k(A, C):
+    with pto.cube():
+        m = pto.alloc_tile(128, 64, pto.float16, loc=pto.Mat)
+        for i in range(18):
+            pto.tload(m, A + i * 8192)
+''')
+    A = pto.alloc_tensor(18 * 16384, pto.float16)
+    prof = pto.profile(mod.k, grid=(1,), args=(A, A))
+    loads = [e for e in prof.timeline if e.inst == "TLOAD"]
+    assert [e.end - e.start for e in loads] == [356] * 18          # distinct lines: all misses
+    assert all(b.start == a.end for a, b in zip(loads, loads[1:]))
+    # a tile op's record starts at its start; stall_cycles is how long it sat in its queue
+    issued = [e.start - e.stall_cycles for e in loads]
+    assert issued[16] == loads[0].end and issued[17] == loads[1].end
+    assert issued[15] < loads[0].end                                 # 16 fit in the queue
