@@ -93,3 +93,28 @@ def test_tcvt_rounds_float32_to_float16_to_nearest_even_with_overflow_to_inf():
     pto.launch(convert, grid=(1,), args=(X, Y))
     with np.errstate(over="ignore"):
         same(host(Y, (512,), np.float16), x.astype(np.float16))
+
+
+@pto.kernel
+def to_bf16(X, Y):
+    with pto.vector():
+        x = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+        y = pto.alloc_tile(16, 16, pto.bfloat16, loc=pto.Vec)
+        half = pto.get_subblock_id() * 256
+        pto.tload(x, X + half)
+        pto.tcvt(y, x)
+        pto.tstore(Y + half, y)
+
+
+def test_tcvt_rounds_float32_to_bfloat16_to_nearest_even():
+    """bfloat16 keeps float32's exponent: 3.4e38 stays finite, 1 + 2^-8 is a tie that rounds
+    to even (1.0), 1 + 3 * 2^-8 rounds up; NaN and infinities pass through."""
+    from pypto_sim.dtypes import host_words
+    x = np.array([0.0, -0.0, 1 + 2.0**-8, 1 + 3 * 2.0**-8, 3.4e38, -1e-40, np.inf, -np.inf, np.nan,
+                  0.1, -0.3, 65520.0, 1e30, 2.5, -7.75, 1e-3] * 32, np.float32)
+    X = dev(x, pto.float32)
+    Y = pto.alloc_tensor(1024, pto.bfloat16)
+    pto.launch(to_bf16, grid=(1,), args=(X, Y))
+    got = np.empty(512, np.float32)
+    pto.memcpy_d2h(got, Y)
+    same(got, host_words(x, pto.bfloat16).astype(np.float32))

@@ -71,6 +71,8 @@ def values(rng, n, dt):
         out = np.where(kind == 3, rng.integers(-2**31, 2**31, n) * 1.0, out)
         out = np.nan_to_num(out, nan=7.0, posinf=2**31 - 1, neginf=-2**31)
         return np.clip(np.trunc(out), -2**31, 2**31 - 1)
+    if dt == dtypes.bfloat16.code:                      # TCVT's bfloat16 results
+        return dtypes.host_words(out.astype(np.float32), dtypes.bfloat16)
     with np.errstate(over="ignore"):
         return out.astype(NUMPY[dt]).astype(np.float64)
 

@@ -465,8 +465,8 @@ class AICoreBuiltins:
             self.error(node, f"pto.tcvt: '{dst.name}' is {dst.tile.rows} x {dst.tile.cols} but "
                              f"'{src.name}' is {src.tile.rows} x {src.tile.cols}")
         if dst.dtype.name not in spec.dtypes or src.dtype.name not in ("float32", "float16", "bfloat16", "int32"):
-            self.error(node, f"pto.tcvt converts float32, float16, bfloat16 or int32 to float32 or "
-                             f"float16, not {src.dtype} to {dst.dtype}")
+            self.error(node, f"pto.tcvt converts float32, float16, bfloat16 or int32 to float32, "
+                             f"float16 or bfloat16, not {src.dtype} to {dst.dtype}")
         n = args.get("n", NONE)
         if n is NONE:
             rows = dst.tile.valid_rows
