@@ -507,6 +507,37 @@ def test_row_expand_ops_on_special_values(make_kernels, op, dtype):
     assert_same(got, want, f"{op} {dtype}", zero_sign_open=open_sign)
 
 
+COL_EXPAND_KERNEL = EXPAND_KERNEL.replace("w = pto.alloc_local(R, ", "w = pto.alloc_local(C, ").replace(
+    "pto.async_load(w, v, rows=1, cols=R, stride=R)", "pto.async_load(w, v, rows=1, cols=C, stride=C)")
+
+
+@pytest.mark.parametrize("op,dtype", [(op, dt) for op in EXPAND_OPS for dt in ("float32", "float16", "int32")
+                                         if dt in load_isa()[op.upper()].dtypes])
+def test_column_expand_ops_on_special_values(make_kernels, op, dtype):
+    """TCOLEXPAND<op>: every element of a column with that column's value of v, as the row
+    form does by rows."""
+    col_op = op.replace("trowexpand", "tcolexpand")
+    vals = _values(dtype)
+    x = np.tile(vals[:, None], (1, len(vals)))            # every row value against every column value
+    v = vals.copy()
+    r, c = x.shape
+    mod = make_kernels(f"R = {r}\nC = {c}\n" + COL_EXPAND_KERNEL.format(dt=dtype, op=col_op))
+    with np.errstate(all="ignore"):
+        fn = EXPAND_OPS[op]
+        if fn == "expdif":
+            want = correctly_rounded(lambda a, b: np.exp(a - b), dtype)(x, v[None, :])
+        else:
+            want = fn(x, v[None, :]).astype(x.dtype)
+    tx, tv, out = _tensor(x), _tensor(v), _tensor(np.zeros_like(x))
+    pto.launch(mod.rows, grid=(1, 1, 1), block=(32, 1, 1), args=(tx, tv, out))
+    got = np.empty_like(x)
+    pto.memcpy_d2h(got, out)
+    open_sign = None
+    if op in ("trowexpandmax", "trowexpandmin"):
+        open_sign = (x == 0) & (np.broadcast_to(v[None, :], x.shape) == 0)
+    assert_same(got, want, f"{col_op} {dtype}", zero_sign_open=open_sign)
+
+
 def test_mma_on_special_values(make_kernels):
     """C[m,n] += A[m,k] @ B[k,n]: each product and the running sum in float64, one rounding
     to float32 at the end (the cube accumulates wider than its inputs)."""
@@ -658,7 +689,8 @@ def test_every_instruction_is_covered():
                           "SHFL_IDX", "SHFL_UP", "SHFL_DOWN", "SHFL_XOR", "VOTE_ALL", "VOTE_ANY",
                           "BALLOT", "LOCAL_LOAD", "LOCAL_STORE"} | set(TILE) | set(ATOMIC_CALLS) | {n + "_L1" for n in ATOMIC_CALLS}
     # the AI core's moves, matmuls, fixpipe conversions and TCVT: tests/test_aicore_values.py
-    covered |= AICORE_VALUE_TESTED | {op.upper() for op in EXPAND_OPS} | {op.upper() for op in COL_FOLDS}
+    covered |= (AICORE_VALUE_TESTED | {op.upper() for op in EXPAND_OPS} | {op.upper() for op in COL_FOLDS}
+                | {op.upper().replace("TROWEXPAND", "TCOLEXPAND") for op in EXPAND_OPS})
     missing = [s.name for s in load_isa().specs
                if s.name not in covered and s.family not in NO_VALUES]
     assert not missing, f"instructions without a special-value case: {missing}"

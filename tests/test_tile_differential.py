@@ -32,6 +32,7 @@ TILE_ALU = [s for s in ISA.specs if s.family == "tile_alu"]
 TILE_REDUCE = [s for s in ISA.specs if s.family == "tile_reduce"]
 TILE_EXPAND_OP = [s for s in ISA.specs if s.family == "tile_expand_op"]
 TILE_COL_REDUCE = [s for s in ISA.specs if s.family == "tile_col_reduce"]
+TILE_COL_EXPAND_OP = [s for s in ISA.specs if s.family == "tile_col_expand_op"]
 # the instructions of the other value-computing tile families, each tested by hand below
 HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"MMA"},
                "tile_expand": {"TROWEXPAND"},
@@ -291,6 +292,23 @@ def test_row_expand_ops_match_reference(ex, name):
                      f"{name} dt={dt_name} {rows}x{cols} in_place={bool(trial % 2)}")
 
 
+@pytest.mark.parametrize("name", [s.name for s in TILE_COL_EXPAND_OP])
+def test_column_expand_ops_match_reference(ex, name):
+    """dst[r, c] = op(a[r, c], v[c]) for every column-expand op and dtype, narrow and wide
+    tiles, dst disjoint from a or equal to it."""
+    spec = ISA.by_name[name]
+    rng = np.random.default_rng(spec.opcode)
+    for dt_name in spec.dtypes:
+        dt = dtypes.BY_NAME[dt_name].code
+        for trial, (rows, cols) in enumerate(((1, 1), (3, 7), (4, 64), (5, 33), (2, 130), (8, 8))):
+            dst, a, v = regions(rng, [rows * cols, rows * cols, cols])
+            if trial % 2:
+                dst = a
+            l1 = values(rng, L1_WORDS, dt)
+            run_both(ex, "tile_col_expand_op", dict(l1=l1), [spec.opcode, "l1", dst, a, v, rows, cols, dt],
+                     f"{name} dt={dt_name} {rows}x{cols} in_place={bool(trial % 2)}")
+
+
 @pytest.mark.parametrize("name", [s.name for s in TILE_COL_REDUCE])
 def test_column_reductions_match_reference(ex, name):
     """dst[c] = fold over src[:, c] for every column reduction and dtype: random and special
@@ -516,7 +534,7 @@ def test_every_tile_instruction_is_covered():
     tile_alu and tile_reduce cases come from the table, the other families are listed by hand
     in HAND_TESTED, and the reference must have a kernel for every family that computes values."""
     covered = ({s.name for s in TILE_ALU} | {s.name for s in TILE_REDUCE} | {s.name for s in TILE_EXPAND_OP}
-               | {s.name for s in TILE_COL_REDUCE})
+               | {s.name for s in TILE_COL_REDUCE} | {s.name for s in TILE_COL_EXPAND_OP})
     for names in HAND_TESTED.values():
         covered |= names
     needed = {s.name for s in ISA.specs if s.family in TILE_FAMILIES and s.family not in NO_VALUES}

@@ -79,12 +79,13 @@ def _tile_ops():
     from ..isa import load_isa
     out = {}
     for spec in load_isa().specs:
-        if spec.family not in ("tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce") \
+        if spec.family not in ("tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce",
+                               "tile_col_expand_op") \
                 or spec.name == "TCVT":
             continue
         names = [o.name for o in spec.value_operands]
         out[spec.name] = ("reduce" if spec.family == "tile_reduce" else "expand" if spec.family == "tile_expand"
-                          else "expand_op" if spec.family == "tile_expand_op"
+                          else "expand_op" if spec.family in ("tile_expand_op", "tile_col_expand_op")
                           else "col_reduce" if spec.family == "tile_col_reduce"
                           else "scalar" if "scalar" in names else "binary" if len(names) == 4 else "unary")
     return out

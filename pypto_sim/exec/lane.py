@@ -29,7 +29,7 @@ _FUNCTIONAL = Path(__file__).with_name("functional_template.py")
 _ENGINE_PARTS = Path(__file__).with_name("engine_parts_template.py")
 _TIMING = Path(__file__).with_name("timing_template.py")
 TILE_KINDS = ("none", "load", "store", "mma", "binary", "unary", "scalar", "reduce", "expand", "expand_op",
-              "col_reduce")
+              "col_reduce", "col_expand_op")
 
 
 def tile_kind(spec) -> str:
@@ -48,6 +48,8 @@ def tile_kind(spec) -> str:
         return "expand_op"
     if spec.family == "tile_col_reduce":
         return "col_reduce"
+    if spec.family == "tile_col_expand_op":
+        return "col_expand_op"
     if spec.family == "tile_alu":
         n_tiles = sum(1 for o in spec.value_operands if o.kind == "tile")
         if n_tiles == 3:
@@ -128,7 +130,7 @@ def generate_source(bounds_check: bool = True) -> str:
             # tile_alu / tile_reduce included: tile_elementwise and tile_row_reduce call
             # alu_float with their opcodes; without them every tile op returned NaN
             if expr and spec.family in ("alu", "fma_store", "tile_alu", "tile_reduce", "tile_expand_op",
-                                        "tile_col_reduce", "atomic"):
+                                        "tile_col_reduce", "tile_col_expand_op", "atomic"):
                 tail.append(f"    if op == {spec.opcode}:  # {spec.name}\n        return {expr}\n")
         tail.append(f"    return {default}\n")
     tail.append(_alu_lanes_source(isa))

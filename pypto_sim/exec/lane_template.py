@@ -511,6 +511,23 @@ def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
 
 
 @njit(cache=True, error_model="numpy")
+def tile_col_expand_op(op, l1, dst, a, v, rows, cols, dt):
+    """dst[r, c] = op(a[r, c], v[c]) by the table's expression, rounded to dt (int32 wraps);
+    every source word is read before dst is written (dst may be a)."""
+    out = np.empty(rows * cols, np.float64)
+    for r in range(rows):
+        for c in range(cols):
+            x = l1[a + r * cols + c]
+            y = l1[v + c]
+            if dt == DT_INT32:
+                out[r * cols + c] = np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), 0)))
+            else:
+                out[r * cols + c] = round_to(dt, alu_float(op, x, y, 0.0))
+    for e in range(rows * cols):
+        l1[dst + e] = out[e]
+
+
+@njit(cache=True, error_model="numpy")
 def tile_row_expand_op(op, l1, dst, a, v, rows, cols, dt):
     """dst[r, c] = op(a[r, c], v[r]) by the table's expression, rounded to dt (int32 wraps);
     every source word is read before dst is written (dst may be a)."""

@@ -465,6 +465,17 @@ def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
     l1[dst:dst + cols] = out
 
 
+def tile_col_expand_op(op, l1, dst, a, v, rows, cols, dt):
+    """dst[r, c] = the table's expression of (a[r, c], v[c]), rounded to dt."""
+    spec = load_isa().by_opcode[int(op)]
+    is_int = dt == dtypes.int32.code
+    out = np.empty(rows * cols)
+    for r in range(rows):
+        for c in range(cols):
+            out[r * cols + c] = to_dtype(dt, evaluate(spec, l1[a + r * cols + c], l1[v + c], 0.0, is_int))
+    l1[dst:dst + rows * cols] = out
+
+
 def tile_row_expand_op(op, l1, dst, a, v, rows, cols, dt):
     """dst[r, c] = the table's expression of (a[r, c], v[r]), rounded to dt."""
     spec = load_isa().by_opcode[int(op)]
@@ -487,7 +498,7 @@ def tile_row_expand(l1, dst, src, rows, cols):
 TILE_FAMILY_KERNELS = {"tile_load": tile_load, "tile_store": tile_store, "tile_mma": tile_mma,
                        "tile_alu": tile_elementwise, "tile_reduce": tile_row_reduce,
                        "tile_expand": tile_row_expand, "tile_expand_op": tile_row_expand_op,
-                       "tile_col_reduce": tile_col_reduce,
+                       "tile_col_reduce": tile_col_reduce, "tile_col_expand_op": tile_col_expand_op,
                        "tile_move": tile_load}
 
 

@@ -434,6 +434,18 @@ class AICoreBuiltins:
                 args["rows"] = src.tile.valid_rows
             if args.get("cols", NONE) is NONE:
                 args["cols"] = Const(src.tile.cols, dtypes.int32)
+        elif spec.family == "tile_col_expand_op":
+            dst, a, v = tiles
+            if (a.tile.rows, a.tile.cols) != (dst.tile.rows, dst.tile.cols):
+                self.error(node, f"pto.{spec.builtin}: '{a.name}' is {a.tile.rows} x {a.tile.cols} but "
+                                 f"'{dst.name}' is {dst.tile.rows} x {dst.tile.cols}")
+            if v.tile.rows != 1 or v.tile.cols != dst.tile.cols:
+                self.error(node, f"pto.{spec.builtin}: '{v.name}' must be one row of {dst.tile.cols} values "
+                                 f"(1 x {dst.tile.cols}), not {v.tile.rows} x {v.tile.cols}")
+            if args.get("rows", NONE) is NONE:
+                args["rows"] = dst.tile.valid_rows
+            if args.get("cols", NONE) is NONE:
+                args["cols"] = Const(dst.tile.cols, dtypes.int32)
         else:
             if spec.family == "tile_expand_op":
                 big, small = tiles[0], tiles[2]

@@ -336,7 +336,7 @@ def dispatch(sim, pc, blk, w, ws, now):
             data = views[1]
             shape = (iv[2], iv[3])
             nbytes = iv[2] * iv[3] * data.buf.dtype.itemsize
-        elif fam == "tile_expand_op":
+        elif fam in ("tile_expand_op", "tile_col_expand_op"):
             data = views[0]
             shape = (iv[3], iv[4])
             nbytes = iv[3] * iv[4] * data.buf.dtype.itemsize

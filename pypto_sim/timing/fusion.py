@@ -55,7 +55,8 @@ def _tile_reads(spec, code, imm, specs, pc):
         slots = (0, 1, 2)
     elif fam == "tile_store":
         slots = (1,)
-    elif fam in ("tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce"):
+    elif fam in ("tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce",
+                 "tile_col_expand_op"):
         slots = tuple(j for j, o in enumerate(spec.value_operands) if o.kind == "tile" and j > 0)
     else:
         slots = ()
@@ -66,7 +67,7 @@ def _writes(spec, code, imm, specs, pc):
     """Keys instruction pc produces: its destination register's value, or the tile it writes."""
     out = set()
     if spec.family in ("tile_load", "tile_mma", "tile_alu", "tile_reduce", "tile_expand", "tile_expand_op",
-                       "tile_col_reduce"):
+                       "tile_col_reduce", "tile_col_expand_op"):
         out.add(("tile", _operand(code, imm, specs, pc, 0)))
     d = int(code[pc, C_DST])
     if d >= 0:

@@ -51,7 +51,8 @@ FORMULA_DTYPES = {"fp32": "float32", "fp16": "float16", "any": "any"}
 _FUSION_KEYS = ("first", "second", "latency", "saving", "source")
 # families whose instructions may be fused: they compute or move data (not control or sync)
 FUSABLE_FAMILIES = ("alu", "id", "load", "store", "fma_store", "tile_load", "tile_store", "tile_mma",
-                    "tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce")
+                    "tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce",
+                    "tile_col_expand_op")
 
 
 @dataclass(frozen=True)
@@ -349,6 +350,7 @@ def load_machine_from(path) -> Machine:
         needed = {"tile_alu": ("per_repeat", "repeat_bytes"), "tile_reduce": ("per_repeat", "repeat_bytes"),
                   "tile_expand": ("per_repeat", "repeat_bytes"), "tile_expand_op": ("per_repeat", "repeat_bytes"),
                   "tile_col_reduce": ("per_repeat", "repeat_bytes"),
+                  "tile_col_expand_op": ("per_repeat", "repeat_bytes"),
                   "tile_mma": ("per_repeat", "per_repeat_f32", "k_tile", "k_tile_f32")}.get(spec.family, ())
         for key in needed:
             if key not in extra:

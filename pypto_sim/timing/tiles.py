@@ -214,12 +214,13 @@ def dispatch(sim, pc, core, blk, w, ws, now):
         reads.append((sbase, sbase + rows * cols))
         writes.append((dbase, dbase + cols))
         moved = rows * cols * b.dtype.itemsize
-    elif fam == "tile_expand_op":
+    elif fam in ("tile_expand_op", "tile_col_expand_op"):
         rows, cols = int(vals[3]), int(vals[4])
+        vlen = rows if fam == "tile_expand_op" else cols
         dbase, b = tile(0, rows * cols, spec.value_operands[0].name)
         abase, _ = tile(1, rows * cols, spec.value_operands[1].name)
-        vbase, _ = tile(2, rows, spec.value_operands[2].name)
-        reads += [(abase, abase + rows * cols), (vbase, vbase + rows)]
+        vbase, _ = tile(2, vlen, spec.value_operands[2].name)
+        reads += [(abase, abase + rows * cols), (vbase, vbase + vlen)]
         writes.append((dbase, dbase + rows * cols))
         moved = rows * cols * b.dtype.itemsize
     elif fam in ("tile_reduce", "tile_expand"):
@@ -323,6 +324,8 @@ def effect(sim, pc, vals, slot, blk, l1=None):
     if fam == "tile_col_reduce":
         init = float(eval(spec.init, {"np": __import__("numpy")}))
         return lambda: ex.tile_col_reduce(op, l1, iv[0], iv[1], iv[2], iv[3], init, dt)
+    if fam == "tile_col_expand_op":
+        return lambda: ex.tile_col_expand_op(op, l1, iv[0], iv[1], iv[2], iv[3], iv[4], dt)
     if fam == "tile_expand_op":
         return lambda: ex.tile_row_expand_op(op, l1, iv[0], iv[1], iv[2], iv[3], iv[4], dt)
     if fam == "tile_expand":
