@@ -333,7 +333,42 @@ TILE = {
     "TXORS": ("pto.txors(d, s, SCALAR, N)", lambda a, s: np.bitwise_xor(a, s), ("int32",)),
     "TSHLS": ("pto.tshls(d, s, SCALAR, N)", lambda a, s: (np.left_shift(a, s) if 0 <= s < 32 else np.zeros_like(a)).astype(a.dtype), ("int32",)),
     "TSHRS": ("pto.tshrs(d, s, SCALAR, N)", lambda a, s: (np.right_shift(a, s) if 0 <= s < 32 else np.where(a < 0, -1, 0)).astype(a.dtype), ("int32",)),
+    "TSUBRELU": ("pto.tsubrelu(d, s, t, N)", lambda a, b: np.where(a - b > 0, a - b, np.zeros_like(a)), ("float32", "float16")),
+    "TREM": ("pto.trem(d, s, t, N)", np.remainder, ("float32", "int32")),
+    "TFMOD": ("pto.tfmod(d, s, t, N)", np.fmod, ("float32",)),
+    "TREMS": ("pto.trems(d, s, SCALAR, N)", np.remainder, ("float32", "int32")),
+    "TFMODS": ("pto.tfmods(d, s, SCALAR, N)", np.fmod, ("float32",)),
+    "TPOW": ("pto.tpow(d, s, t, N)", lambda a, b: c_pow(a, b), ("float32",)),
+    "TPOWS": ("pto.tpows(d, s, SCALAR, N)", lambda a, s: c_pow(a, s), ("float32",)),
+    # dst is read too: d first holds t (b) or, for TAXPY, s (a); x * 1 copies every value
+    "TMULADDDST": ("pto.tmuls(d, t, 1, N)\n    pto.tmuladddst(d, s, t, N)",
+                   lambda a, b: f64(a) * b + b, ("float32", "float16")),
+    "TFUSEDMULADD": ("pto.tmuls(d, t, 1, N)\n    pto.tfusedmuladd(d, s, t, N)",
+                     lambda a, b: f64(a) * b + b, ("float32", "float16")),
+    "TFUSEDMULADDRELU": ("pto.tmuls(d, t, 1, N)\n    pto.tfusedmuladdrelu(d, s, t, N)",
+                         lambda a, b: relu(f64(a) * b + b), ("float32", "float16")),
+    "TAXPY": ("pto.tmuls(d, s, 1, N)\n    pto.taxpy(d, s, SCALAR, N)", lambda a, s: f64(s) * a + a,
+              ("float32", "float16")),
+    "TEXPANDS": ("pto.texpands(d, SCALAR, N)", lambda a, s: np.full_like(a, s), ("float32", "float16", "int32")),
 }
+
+
+def f64(x):
+    """x in float64: the fused ops round once, from the float64 result, like the executors."""
+    return np.asarray(x, dtype=np.float64)
+
+
+def relu(x):
+    """x where x > 0, else +0.0 (NaN too), as TRELU."""
+    return np.where(x > 0, x, 0.0)
+
+
+def c_pow(a, b):
+    """C99's pow in float64 (numpy's own pow differs at -0.0 and -inf to a fractional power:
+    C gives +0 and +inf, the magnitude's power)."""
+    a, b = f64(a), f64(b)
+    fractional = (b != np.floor(b)) & ((a == 0) | (a == -np.inf))
+    return np.where(fractional, np.power(np.abs(a), b), np.power(a, b))
 TILE_SCALARS = {"float32": ["-float('inf')", "0.7", "-0.0", "float('nan')", "3.0e38"],
                 "float16": ["-float('inf')", "0.1", "65504.0"],
                 "int32": ["-1", "2147483647", "7"]}

@@ -228,8 +228,8 @@ def test_tile_mma_accumulates_in_order_and_rounds_once(ex):
 # ---------------------------------------------------------------- tile_alu
 
 def alu_form(spec):
-    """'binary' (dst, a, b, n), 'scalar' (dst, src, scalar, n) or 'unary' (dst, src, n), from
-    the table's operands: the three layouts the timing model knows how to call."""
+    """'binary' (dst, a, b, n), 'scalar' (dst, src, scalar, n), 'unary' (dst, src, n) or 'fill'
+    (dst, scalar, n), from the table's operands: the layouts the timing model knows how to call."""
     kinds = [o.kind for o in spec.value_operands]
     names = [o.name for o in spec.value_operands]
     if kinds == ["tile", "tile", "tile", "value"]:
@@ -238,6 +238,8 @@ def alu_form(spec):
         return "scalar"
     if kinds == ["tile", "tile", "value"]:
         return "unary"
+    if kinds == ["tile", "value", "value"] and names[1] == "scalar":
+        return "fill"
     raise AssertionError(f"{spec.name}: tile_alu operand layout {names} is none of the known forms")
 
 
@@ -270,7 +272,8 @@ def test_tile_alu_matches_reference(ex, name):
             scalar = float(values(rng, 1, dt)[0])
             args = {"binary": ["l1", dst, a, b, 0.0, False, count, dt],
                     "scalar": ["l1", dst, a, -1, scalar, True, count, dt],
-                    "unary": ["l1", dst, a, -1, 0.0, False, count, dt]}[form]
+                    "unary": ["l1", dst, a, -1, 0.0, False, count, dt],
+                    "fill": ["l1", dst, dst, -1, scalar, True, count, dt]}[form]
             run_both(ex, "tile_elementwise", dict(l1=l1), [spec.opcode] + args,
                      f"{name} dt={dt_name} count={count} layout={layout} scalar={scalar}")
 
@@ -339,15 +342,18 @@ def test_tile_alu_special_pairs(ex, name):
             sv = special.astype(NUMPY[dt]).astype(np.float64)
         if form == "binary":
             n = sv.size
-            l1 = np.concatenate([np.repeat(sv, n), np.tile(sv, n), np.zeros(n * n)])
+            # dst's old values are specials too: the reads_dst ops (TMULADDDST...) use them
+            old = np.roll(np.tile(sv, n), 1) if spec.reads_dst else np.zeros(n * n)
+            l1 = np.concatenate([np.repeat(sv, n), np.tile(sv, n), old])
             run_both(ex, "tile_elementwise", dict(l1=l1),
                      [spec.opcode, "l1", 2 * n * n, 0, n * n, 0.0, False, n * n, dt],
                      f"{name} dt={dt} special pairs")
         else:
             for scalar in sv:
-                l1 = np.concatenate([sv, np.zeros(sv.size)])
+                l1 = np.concatenate([sv, np.roll(sv, 1) if spec.reads_dst else np.zeros(sv.size)])
+                src = sv.size if form == "fill" else 0
                 run_both(ex, "tile_elementwise", dict(l1=l1),
-                         [spec.opcode, "l1", sv.size, 0, -1, float(scalar), True, sv.size, dt],
+                         [spec.opcode, "l1", sv.size, src, -1, float(scalar), True, sv.size, dt],
                          f"{name} dt={dt} scalar={scalar}")
 
 
@@ -378,6 +384,31 @@ def test_tile_alu_known_answers():
     assert one("TDIV", 1.0, 3.0) == float(np.float32(1 / 3))
     assert one("TSQRT", 2.0, dt=F16) == float(np.float16(math.sqrt(2)))
     assert one("TEXP", 0.0) == 1.0 and one("TLOG", 0.0) == -math.inf
+
+
+def test_fused_remainder_and_fill_known_answers():
+    """The instructions that read dst (c in their expression is dst's old value), the two
+    remainders' signs (TREM follows the divisor, TFMOD the dividend) and TEXPANDS' rounding."""
+    r, f = reference, ISA.by_name
+
+    def run(name, a, b=0.0, old=0.0, dt=F32, scalar=None):
+        l1 = np.array([a, b, old])
+        with np.errstate(all="ignore"):
+            r.tile_elementwise(f[name].opcode, l1, 2, 0, -1 if scalar is not None else 1,
+                               0.0 if scalar is None else scalar, scalar is not None, 1, dt)
+        return l1[2]
+    assert run("TMULADDDST", 3.0, 4.0, old=5.0) == 17.0          # a * b + dst
+    assert run("TFUSEDMULADD", 3.0, 4.0, old=5.0) == 19.0        # a * dst + b
+    assert run("TFUSEDMULADDRELU", 3.0, 4.0, old=-5.0) == 0.0    # relu(-15 + 4)
+    assert run("TAXPY", 3.0, old=5.0, scalar=2.0) == 11.0        # scalar * src + dst
+    assert run("TREM", -7.0, 3.0) == 2.0 and run("TREM", 7.0, -3.0) == -2.0
+    assert run("TFMOD", -7.0, 3.0) == -1.0 and run("TFMOD", 7.0, -3.0) == 1.0
+    assert run("TREM", -7.0, 3.0, dt=dtypes.int32.code) == 2.0
+    assert run("TREM", 7.0, 0.0, dt=dtypes.int32.code) == 0.0
+    assert run("TPOW", -2.0, 3.0) == -8.0 and math.isnan(run("TPOW", -2.0, 0.5))
+    assert run("TSUBRELU", 1.0, 3.0) == 0.0 and run("TSUBRELU", 3.0, 1.0) == 2.0
+    assert run("TSUBRELU", math.nan, 1.0) == 0.0
+    assert run("TEXPANDS", 9.0, old=1.0, dt=F16, scalar=1 / 3) == float(np.float16(1 / 3))
 
 
 # ---------------------------------------------------------------- row reduce / expand
@@ -445,6 +476,7 @@ def test_tile_row_expand_matches_reference(ex, dt):
 # ---------------------------------------------------------------- through a kernel
 
 KROWS, KCOLS = 4, 10                 # the kernel-path tiles: 4 x 10, n = 40
+OLD_DST = 0.75                       # what a reads_dst instruction finds in its dst
 
 
 def for_dtype(dt_name):
@@ -465,10 +497,12 @@ def kernel_source(dt_name):
              f"    pto.async_load(tb, b, rows={KROWS}, cols={KCOLS}, stride={KCOLS})"]
     for i, spec in enumerate(TILE_ALU):
         form = alu_form(spec)
-        call = {"binary": "t, ta, tb, N", "scalar": "t, ta, s, N", "unary": "t, ta, N"}[form]
+        call = {"binary": "t, ta, tb, N", "scalar": "t, ta, s, N", "unary": "t, ta, N", "fill": "t, s, N"}[form]
         call = call.replace("t,", f"t{i},", 1)
-        lines += [f"    t{i} = pto.alloc_local(N, dtype=pto.{dt_name})",
-                  f"    pto.{spec.builtin}({call})",
+        lines += [f"    t{i} = pto.alloc_local(N, dtype=pto.{dt_name})"]
+        if spec.reads_dst:           # dst is an input too (TMULADDDST, TAXPY): give it values
+            lines.append(f"    pto.texpands(t{i}, {OLD_DST}, N)")
+        lines += [f"    pto.{spec.builtin}({call})",
                   f"    pto.store(o + {i * n}, t{i}, N * {dtypes.BY_NAME[dt_name].itemsize})"]
     base = len(TILE_ALU) * n
     for j, spec in enumerate(TILE_REDUCE):
@@ -509,10 +543,10 @@ def test_kernel_path_matches_reference_kernels(make_kernels, dt_name):
     a64, b64 = host_a.astype(np.float64), host_b.astype(np.float64)
     with np.errstate(all="ignore"):
         for i, spec in enumerate(TILE_ALU):
-            l1 = np.concatenate([a64, b64, np.zeros(n)])
+            l1 = np.concatenate([a64, b64, np.full(n, OLD_DST) if spec.reads_dst else np.zeros(n)])
             form = alu_form(spec)
-            reference.tile_elementwise(spec.opcode, l1, 2 * n, 0, n if form == "binary" else -1,
-                                       scalar, form == "scalar", n, dt)
+            reference.tile_elementwise(spec.opcode, l1, 2 * n, 2 * n if form == "fill" else 0,
+                                       n if form == "binary" else -1, scalar, form in ("scalar", "fill"), n, dt)
             want[i * n:(i + 1) * n] = l1[2 * n:]
         for j, spec in enumerate(TILE_REDUCE):
             l1 = np.concatenate([a64, np.zeros(KROWS + n)])

@@ -87,6 +87,7 @@ def _tile_ops():
         out[spec.name] = ("reduce" if spec.family == "tile_reduce" else "expand" if spec.family == "tile_expand"
                           else "expand_op" if spec.family in ("tile_expand_op", "tile_col_expand_op")
                           else "col_reduce" if spec.family == "tile_col_reduce"
+                          else "fill" if names == ["dst", "scalar", "n"]
                           else "scalar" if "scalar" in names else "binary" if len(names) == 4 else "unary")
     return out
 
@@ -327,7 +328,8 @@ def _tile_benches(cores):
         dt = "float32" if "float32" in load_isa()[op].dtypes else "int32"
         one = "1.0" if dt == "float32" else "1"
         call = {"binary": f"pto.{op.lower()}(d, s1, s2, n)", "unary": f"pto.{op.lower()}(d, s1, n)",
-                "scalar": f"pto.{op.lower()}(d, s1, {one}, n)", "reduce": f"pto.{op.lower()}(d, s1, 16, n)",
+                "scalar": f"pto.{op.lower()}(d, s1, {one}, n)", "fill": f"pto.{op.lower()}(d, {one}, n)",
+                "reduce": f"pto.{op.lower()}(d, s1, 16, n)",
                 "expand": f"pto.{op.lower()}(s1, d, 16, n)",
                 "expand_op": f"pto.{op.lower()}(s1, s2, d, 16, n)",
                 "col_reduce": f"pto.{op.lower()}(d, s1, 16, n)"}[kind]

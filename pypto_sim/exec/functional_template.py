@@ -183,6 +183,8 @@ def _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, info):
         tile_elementwise(op, l1, np.int64(v[0]), np.int64(v[1]), -1, 0.0, False, np.int64(v[2]), dt)
     elif kind == TK_SCALAR:
         tile_elementwise(op, l1, np.int64(v[0]), np.int64(v[1]), -1, v[2], True, np.int64(v[3]), dt)
+    elif kind == TK_FILL:
+        tile_elementwise(op, l1, np.int64(v[0]), np.int64(v[0]), -1, v[1], True, np.int64(v[2]), dt)
     elif kind == TK_REDUCE:
         tile_row_reduce(op, l1, np.int64(v[0]), np.int64(v[1]), np.int64(v[2]), np.int64(v[3]),
                         REDUCE_INIT[op], dt)

@@ -29,7 +29,7 @@ _FUNCTIONAL = Path(__file__).with_name("functional_template.py")
 _ENGINE_PARTS = Path(__file__).with_name("engine_parts_template.py")
 _TIMING = Path(__file__).with_name("timing_template.py")
 TILE_KINDS = ("none", "load", "store", "mma", "binary", "unary", "scalar", "reduce", "expand", "expand_op",
-              "col_reduce", "col_expand_op")
+              "col_reduce", "col_expand_op", "fill")
 
 
 def tile_kind(spec) -> str:
@@ -54,6 +54,8 @@ def tile_kind(spec) -> str:
         n_tiles = sum(1 for o in spec.value_operands if o.kind == "tile")
         if n_tiles == 3:
             return "binary"
+        if n_tiles == 1:
+            return "fill"
         return "scalar" if any(o.name == "scalar" for o in spec.value_operands) else "unary"
     return "none"
 

@@ -460,7 +460,8 @@ def tile_mma(l1, c_base, a_base, b_base, m, n, k, dt):
 
 @njit(cache=True, error_model="numpy")
 def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
-    """dst[e] = op(a[e], b[e] or scalar) for e < count; unary ops ignore the second operand.
+    """dst[e] = op(a[e], b[e] or scalar, dst[e]) for e < count; unary ops ignore the second
+    operand, and only the reads_dst ops (TMULADDDST, TAXPY, ...) use the third, dst's old value.
 
     Every source word is read before dst is written, like the reference: a dst that partially
     overlaps a source (e.g. dst = a + 1) must see the sources' old values, so the results go
@@ -469,10 +470,12 @@ def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
     out = np.empty(count, np.float64)
     for e in range(count):
         y = scalar if use_scalar else (l1[b + e] if b >= 0 else 0.0)
+        old = l1[dst + e]                # dst's old value: `c` of TMULADDDST, TAXPY, ...
         if dt == DT_INT32:               # int32 tiles: integer semantics, wrapping
-            out[e] = np.float64(wrap_i32(alu_int(op, np.int64(l1[a + e]), np.int64(y), 0)))
+            c = np.int64(old) if math.isfinite(old) else np.int64(0)
+            out[e] = np.float64(wrap_i32(alu_int(op, np.int64(l1[a + e]), np.int64(y), c)))
         else:
-            out[e] = round_to(dt, alu_float(op, l1[a + e], y, 0.0))
+            out[e] = round_to(dt, alu_float(op, l1[a + e], y, old))
     for e in range(count):
         l1[dst + e] = out[e]
 

@@ -427,13 +427,15 @@ def tile_mma(l1, c_base, a_base, b_base, m, n, k, dt):
 
 
 def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
-    """dst[e] = the table's float expression of (a[e], b[e] or scalar)."""
+    """dst[e] = the table's expression of (a[e], b[e] or scalar, dst[e]'s old value)."""
     spec = load_isa().by_opcode[int(op)]
     is_int = dt == dtypes.int32.code
     out = []
     for e in range(count):
         y = scalar if use_scalar else (l1[b + e] if b >= 0 else 0.0)
-        out.append(to_dtype(dt, evaluate(spec, l1[a + e], y, 0.0, is_int)))
+        old = float(l1[dst + e])
+        c = old if not is_int else (old if math.isfinite(old) else 0.0)
+        out.append(to_dtype(dt, evaluate(spec, l1[a + e], y, c, is_int)))
     l1[dst:dst + count] = out
 
 

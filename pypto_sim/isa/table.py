@@ -40,7 +40,7 @@ RESULTS = ("value", "pred", "none")
 DTYPE_NAMES = ("float32", "float16", "int32", "bool", "int8", "uint8", "int16", "bfloat16")
 _REQUIRED = ("name", "opcode", "category", "family", "pipe", "operands", "result", "dtypes", "doc")
 _OPTIONAL = ("uniform_pipe", "float", "int", "builtin", "signature", "syntax", "init", "alias",
-             "alias_signature", "spaces")
+             "alias_signature", "spaces", "reads_dst")
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,7 @@ class InstrSpec:
     alias: str | None = None
     alias_signature: str | None = None
     spaces: tuple = ()   # ((operand name, (space, ...)), ...): where typed tiles may live
+    reads_dst: bool = False   # a tile_alu op whose expression reads dst's old value as `c`
 
     def accepted_spaces(self, operand: str):
         """The memory spaces a typed tile operand may be in (None: any; untyped tiles of the
@@ -198,6 +199,8 @@ def _parse_record(path: Path, rec: dict) -> InstrSpec:
         _fail(path, name, "doc must not be empty")
     if ("alias" in rec) != ("alias_signature" in rec):
         _fail(path, name, "an alias needs an alias_signature (and the other way round)")
+    if "reads_dst" in rec and (rec["reads_dst"] not in (True, False) or rec["family"] != "tile_alu"):
+        _fail(path, name, "reads_dst is true or false, and only for tile_alu instructions")
     spaces = rec.get("spaces", {})
     operand_names = {str(t).partition(":")[0] for t in rec["operands"]}
     if not isinstance(spaces, dict):
@@ -215,7 +218,7 @@ def _parse_record(path: Path, rec: dict) -> InstrSpec:
         int_expr=rec.get("int"), builtin=rec.get("builtin"), signature=rec.get("signature"),
         syntax=rec.get("syntax"), init=rec.get("init"), alias=rec.get("alias"),
         alias_signature=rec.get("alias_signature"),
-        spaces=tuple((k, tuple(v)) for k, v in spaces.items()))
+        spaces=tuple((k, tuple(v)) for k, v in spaces.items()), reads_dst=bool(rec.get("reads_dst", False)))
 
 
 def load_isa_from(directory: Path) -> Isa:

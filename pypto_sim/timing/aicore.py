@@ -322,7 +322,7 @@ def dispatch(sim, pc, blk, w, ws, now):
         tiles = [j for j, o in enumerate(spec.value_operands) if o.kind == "tile"]
         views = [view(j, spec.value_operands[j].name) for j in tiles]
         writes.append(views[0])
-        reads += views[1:]
+        reads += views[1:] + ([views[0]] if spec.reads_dst else [])
         if fam == "tile_alu":
             n = iv[-1]
             for v in views:

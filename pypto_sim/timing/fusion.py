@@ -57,7 +57,8 @@ def _tile_reads(spec, code, imm, specs, pc):
         slots = (1,)
     elif fam in ("tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce",
                  "tile_col_expand_op"):
-        slots = tuple(j for j, o in enumerate(spec.value_operands) if o.kind == "tile" and j > 0)
+        slots = tuple(j for j, o in enumerate(spec.value_operands)
+                      if o.kind == "tile" and (j > 0 or spec.reads_dst))
     else:
         slots = ()
     return {("tile", _operand(code, imm, specs, pc, j)) for j in slots}

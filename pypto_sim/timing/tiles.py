@@ -206,6 +206,8 @@ def dispatch(sim, pc, core, blk, w, ws, now):
         for j in tiles:
             base, b = tile(j, n, spec.value_operands[j].name)
             (writes if j == 0 else reads).append((base, base + n))
+            if j == 0 and spec.reads_dst:
+                reads.append((base, base + n))
         moved = n * b.dtype.itemsize
     elif fam == "tile_col_reduce":
         rows, cols = int(vals[2]), int(vals[3])
@@ -317,6 +319,9 @@ def effect(sim, pc, vals, slot, blk, l1=None):
         if len(vals) == 4:    # dst, src, scalar, n
             scalar = float(vals[2])
             return lambda: ex.tile_elementwise(op, l1, iv[0], iv[1], -1, scalar, True, iv[3], dt)
+        if n_tiles == 1:      # dst, scalar, n (TEXPANDS)
+            scalar = float(vals[1])
+            return lambda: ex.tile_elementwise(op, l1, iv[0], iv[0], -1, scalar, True, iv[2], dt)
         return lambda: ex.tile_elementwise(op, l1, iv[0], iv[1], -1, 0.0, False, iv[2], dt)
     if fam == "tile_reduce":
         init = float(eval(spec.init, {"np": __import__("numpy")}))  # the table's identity, validated at load

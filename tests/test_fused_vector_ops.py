@@ -1,0 +1,105 @@
+"""The fused and scalar-broadcast vector instructions on the real AI core (isa/40_fused_scalar.toml):
+TMULADDDST, TFUSEDMULADD(RELU) and TAXPY read their destination, so the simulator must read dst
+when the op starts, after whatever wrote it; their costs come from the CCE mock's
+(head, slope, tail) rows, paid as for every vector op (head when V was idle, tail at a sync)."""
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+
+ROWS, COLS = 16, 64
+
+CHAIN = '''
+@pto.kernel
+def chain(A, B, O):
+    with pto.vector():
+        r0 = pto.get_subblock_id() * {n}
+        a = pto.alloc_tile({rows}, {cols}, pto.{dt}, loc=pto.Vec)
+        b = pto.alloc_tile({rows}, {cols}, pto.{dt}, loc=pto.Vec)
+        d = pto.alloc_tile({rows}, {cols}, pto.{dt}, loc=pto.Vec)
+        pto.tload(a, A + r0)
+        pto.tload(b, B + r0)
+        pto.tload(d, A + r0)          # dst's old value comes from a load: read after it lands
+        pto.taxpy(d, b, 0.5)          # d = 0.5 b + a
+        pto.tmuladddst(d, a, b)       # d = a b + d
+        pto.tfusedmuladd(d, a, b)     # d = a d + b
+        pto.tfusedmuladdrelu(d, b, a) # d = relu(b d + a)
+        pto.tsubrelu(d, d, b)         # d = relu(d - b)
+        pto.tstore(O + r0, d)
+'''
+
+
+def _round(x, dt):
+    return np.asarray(x, np.float64).astype(dt).astype(np.float64)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_fused_ops_read_their_destination_after_its_load(make_kernels, dt):
+    """Each op rounds once from float64 (a fused multiply-add), both vector cores at once;
+    the TAXPY's dst is the TLOAD's, so in auto mode it starts after the load completes."""
+    npdt = np.dtype(dt)
+    mod = make_kernels(CHAIN.format(rows=ROWS, cols=COLS, n=ROWS * COLS, dt=dt))
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2 * ROWS, COLS)).astype(npdt)
+    b = rng.standard_normal((2 * ROWS, COLS)).astype(npdt)
+    dA, dB, dO = (pto.alloc_tensor(a.nbytes, getattr(pto, dt)) for _ in range(3))
+    pto.memcpy_h2d(dA, a)
+    pto.memcpy_h2d(dB, b)
+    prof = pto.profile(mod.chain, grid=(1,), args=(dA, dB, dO), check="race")
+    got = np.empty_like(a)
+    pto.memcpy_d2h(got, dO)
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    d = _round(0.5 * y + x, npdt)
+    d = _round(x * y + d, npdt)
+    d = _round(x * d + y, npdt)
+    d = _round(np.maximum(y * d + x, 0.0), npdt)
+    d = _round(np.maximum(d - y, 0.0), npdt)
+    np.testing.assert_array_equal(got.astype(np.float64), d)
+    for unit in (1, 2):
+        load = [e for e in prof.timeline if e.inst == "TLOAD" and e.warp == unit][-1]
+        axpy = next(e for e in prof.timeline if e.inst == "TAXPY" and e.warp == unit)
+        assert axpy.start >= load.end
+
+
+ONE_OP = '''
+@pto.kernel(sync="manual")
+def k(A, C):
+    with pto.vector():
+        d = pto.alloc_tile({rows}, {cols}, pto.float32, loc=pto.Vec)
+        s = pto.alloc_tile({rows}, {cols}, pto.float32, loc=pto.Vec)
+        {call}
+'''
+
+
+@pytest.mark.parametrize("name, call, head, slope", [
+    ("TAXPY", "pto.taxpy(d, s, 2.0)", 6, 2),          # vaxpy: EstimateLinearCycles' defaults
+    ("TEXPANDS", "pto.texpands(d, 1.0)", 11, 1),      # vector_dup (11, 1, 13)
+    ("TREM", "pto.trem(d, d, s)", 11, 20),            # TRem.hpp's sequence, slopes added
+    ("TMULADDDST", "pto.tmuladddst(d, d, s)", 10, 2), # as vmul (10, 2, 15)
+])
+def test_an_op_on_an_idle_v_pipe_pays_head_plus_slope_per_repeat(make_kernels, name, call, head, slope):
+    """16 x 64 float32 = 4 KiB = 16 repeats of 256 bytes: head + slope * 16 on the first V op
+    of a unit, the tail left for the next sync (none comes here)."""
+    mod = make_kernels(ONE_OP.format(rows=ROWS, cols=COLS, call=call))
+    a = pto.alloc_tensor(4096)
+    prof = pto.profile(mod.k, grid=(1,), args=(a, a))
+    op = next(e for e in prof.timeline if e.inst == name and e.warp == 1)
+    assert op.end - op.start == head + slope * 16
+
+
+def test_texpands_fills_every_dtype_and_rounds_the_scalar(make_kernels):
+    """TEXPANDS writes the scalar rounded to the tile's dtype (1/3 in float16 is 0.33325...)."""
+    mod = make_kernels('''
+@pto.kernel
+def fill(O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            h = pto.alloc_tile(16, 16, pto.float16, loc=pto.Vec)
+            pto.texpands(h, 1.0 / 3.0)
+            pto.tstore(O, h)
+''')
+    out = pto.alloc_tensor(512, pto.float16)
+    pto.launch(mod.fill, grid=(1,), args=(out,))
+    got = np.empty(256, np.float16)
+    pto.memcpy_d2h(got, out)
+    assert (got == np.float16(1 / 3)).all()
