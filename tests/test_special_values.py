@@ -715,7 +715,9 @@ NO_VALUES = {
 
 
 AICORE_VALUE_TESTED = {"TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
-                       "TSTORE_ACC", "TCVT"}
+                       "TSTORE_ACC", "TCVT",
+                       # compares on special values, selects and triangles: tests/test_mask_ops.py
+                       "TCMP", "TCMPS", "TSEL", "TSELS", "TTRI"}
 
 
 def test_every_instruction_is_covered():

@@ -33,6 +33,7 @@ TILE_REDUCE = [s for s in ISA.specs if s.family == "tile_reduce"]
 TILE_EXPAND_OP = [s for s in ISA.specs if s.family == "tile_expand_op"]
 TILE_COL_REDUCE = [s for s in ISA.specs if s.family == "tile_col_reduce"]
 TILE_COL_EXPAND_OP = [s for s in ISA.specs if s.family == "tile_col_expand_op"]
+TILE_MASK = [s for s in ISA.specs if s.family in ("tile_cmp", "tile_sel")]
 # the instructions of the other value-computing tile families, each tested by hand below
 HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"MMA"},
                "tile_expand": {"TROWEXPAND"},
@@ -72,6 +73,11 @@ def values(rng, n, dt):
         out = np.where(kind == 3, rng.integers(-2**31, 2**31, n) * 1.0, out)
         out = np.nan_to_num(out, nan=7.0, posinf=2**31 - 1, neginf=-2**31)
         return np.clip(np.trunc(out), -2**31, 2**31 - 1)
+    narrow = {dtypes.int16.code: np.int16, dtypes.int8.code: np.int8, dtypes.uint8.code: np.uint8}
+    if dt in narrow:                                    # TEXPANDS' and TSEL's narrow integers
+        out = np.where(kind == 3, rng.integers(-2**15, 2**16, n) * 1.0, out)
+        out = np.trunc(np.nan_to_num(out, nan=7.0, posinf=300.0, neginf=-300.0))
+        return np.clip(out, -2**31, 2**31 - 1).astype(np.int64).astype(narrow[dt]).astype(np.float64)
     if dt == dtypes.bfloat16.code:                      # TCVT's bfloat16 results
         return dtypes.host_words(out.astype(np.float32), dtypes.bfloat16)
     with np.errstate(over="ignore"):
@@ -310,6 +316,56 @@ def test_column_expand_ops_match_reference(ex, name):
             l1 = values(rng, L1_WORDS, dt)
             run_both(ex, "tile_col_expand_op", dict(l1=l1), [spec.opcode, "l1", dst, a, v, rows, cols, dt],
                      f"{name} dt={dt_name} {rows}x{cols} in_place={bool(trial % 2)}")
+
+
+MASK_SHAPES = ((1, 1), (3, 7), (4, 64), (5, 33), (2, 130), (8, 8))
+
+
+@pytest.mark.parametrize("name", [s.name for s in TILE_MASK])
+def test_compares_and_selects_match_reference(ex, name):
+    """TCMP/TCMPS pack one bit per element (every mode, special values, widths that are not
+    whole bytes, a mask row longer than needed); TSEL/TSELS pick by random mask bytes, the
+    destination disjoint from or equal to a source."""
+    spec = ISA.by_name[name]
+    rng = np.random.default_rng(spec.opcode)
+    scalar_form = any(o.name == "scalar" for o in spec.value_operands)
+    for dt_name in spec.dtypes:
+        dt = dtypes.BY_NAME[dt_name].code
+        for trial, (rows, cols) in enumerate(MASK_SHAPES):
+            mstride = -(-cols // 8) + trial % 3                    # bytes per mask row
+            dst, a, b, mask = regions(rng, [rows * max(cols, mstride), rows * cols, rows * cols,
+                                            rows * mstride])
+            l1 = values(rng, L1_WORDS, dt)
+            l1[b:b + rows * cols] = np.where(rng.random(rows * cols) < 0.3, l1[a:a + rows * cols],
+                                             l1[b:b + rows * cols])   # some equal pairs
+            scalar = float(values(rng, 1, dt)[0])
+            other = -1 if scalar_form else b
+            if spec.family == "tile_cmp":
+                for mode in range(6):
+                    run_both(ex, "tile_cmp", dict(l1=l1),
+                             [spec.opcode, "l1", dst, a, other, scalar, scalar_form, mode, rows, cols,
+                              mstride, dt], f"{name} dt={dt_name} {rows}x{cols} mode={mode}")
+            else:
+                l1[mask:mask + rows * mstride] = rng.integers(0, 256, rows * mstride)
+                if trial % 2:
+                    dst = a
+                run_both(ex, "tile_sel", dict(l1=l1),
+                         [spec.opcode, "l1", dst, mask, a, other, scalar, scalar_form, rows, cols, mstride,
+                          dt], f"{name} dt={dt_name} {rows}x{cols}")
+
+
+def test_triangles_match_reference_and_numpy(ex):
+    """TTRI is numpy's tril / triu of ones with k = diagonal, for narrow, wide and square tiles
+    and diagonals outside the tile."""
+    for rows, cols in ((1, 1), (4, 4), (3, 9), (9, 3), (16, 64)):
+        for diagonal in (-20, -2, -1, 0, 1, 3, 70):
+            for upper in (0, 1):
+                l1 = np.full(rows * cols + 4, -5.0)
+                out = run_both(ex, "tile_tri", dict(l1=l1), ["l1", 2, diagonal, upper, rows, cols],
+                               f"TTRI {rows}x{cols} k={diagonal} upper={upper}")
+                want = (np.triu if upper else np.tril)(np.ones((rows, cols)), diagonal).ravel()
+                assert_same(out["l1"][2:2 + rows * cols], want, "TTRI against numpy")
+                assert (out["l1"][:2] == -5.0).all() and (out["l1"][-2:] == -5.0).all()
 
 
 @pytest.mark.parametrize("name", [s.name for s in TILE_COL_REDUCE])
@@ -568,7 +624,8 @@ def test_every_tile_instruction_is_covered():
     tile_alu and tile_reduce cases come from the table, the other families are listed by hand
     in HAND_TESTED, and the reference must have a kernel for every family that computes values."""
     covered = ({s.name for s in TILE_ALU} | {s.name for s in TILE_REDUCE} | {s.name for s in TILE_EXPAND_OP}
-               | {s.name for s in TILE_COL_REDUCE} | {s.name for s in TILE_COL_EXPAND_OP})
+               | {s.name for s in TILE_COL_REDUCE} | {s.name for s in TILE_COL_EXPAND_OP}
+               | {s.name for s in TILE_MASK} | {"TTRI"})
     for names in HAND_TESTED.values():
         covered |= names
     needed = {s.name for s in ISA.specs if s.family in TILE_FAMILIES and s.family not in NO_VALUES}

@@ -17,6 +17,12 @@ from pathlib import Path
 from .kernels import TENSOR_ELEMS, TILE_OPS, all_benchmarks
 from .rows import CalibrationError, Row
 
+def _aicore_only_vector_ops():
+    """TCMP, TSEL, TTRI...: the vector families whose masks exist only as typed uint8 tiles."""
+    from ..isa import AICORE_ONLY_FAMILIES, load_isa
+    return tuple(s.name for s in load_isa().specs if s.family in AICORE_ONLY_FAMILIES)
+
+
 # Entries the microbenchmarks cannot measure, and why (docs/calibration.md, "Coverage").
 _NO_LATENCY = ("they have no result register and the warp issues its next instruction one cycle "
                "later whatever their latency is: nothing in the timing model waits for it, so no "
@@ -39,7 +45,7 @@ _AICORE_ONLY = ("the real AI core's instructions run only in AI-core kernels (ty
                 "checked by hand-computed tests (tests/test_aicore_timing.py)")
 AICORE_INSTRUCTIONS = ("TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
                        "TSTORE_ACC", "PIPE_BARRIER", "CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG",
-                       "TCVT")
+                       "TCVT", *_aicore_only_vector_ops())
 UNCOVERED.update({(name, fld): _AICORE_ONLY for name in AICORE_INSTRUCTIONS
                   for fld in ("latency", "issue_interval")})
 NOT_FITTED = {

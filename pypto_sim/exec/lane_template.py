@@ -514,6 +514,54 @@ def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
 
 
 @njit(cache=True, error_model="numpy")
+def tile_cmp(op, l1, dst, a, b, scalar, use_scalar, mode, rows, cols, mstride, dt):
+    """TCMP / TCMPS: bit (c % 8) of byte dst[r * mstride + c // 8] = the table's compare of
+    a[r, c] with b[r, c] (or scalar) in mode; bits past cols are 0. Sources are read first."""
+    nbytes = (cols + 7) // 8
+    out = np.zeros(rows * nbytes, np.float64)
+    for r in range(rows):
+        for c in range(cols):
+            x = l1[a + r * cols + c]
+            y = scalar if use_scalar else l1[b + r * cols + c]
+            if dt == DT_INT32:
+                hit = alu_int(op, np.int64(x), np.int64(y), np.int64(mode)) != 0
+            else:
+                hit = alu_float(op, x, y, np.float64(mode)) != 0.0
+            if hit:
+                out[r * nbytes + c // 8] += np.float64(1 << (c % 8))
+    for r in range(rows):
+        for w in range(nbytes):
+            l1[dst + r * mstride + w] = out[r * nbytes + w]
+
+
+@njit(cache=True, error_model="numpy")
+def tile_sel(op, l1, dst, mask, a, b, scalar, use_scalar, rows, cols, mstride, dt):
+    """TSEL / TSELS: dst[r, c] = the table's select of a[r, c] and b[r, c] (or scalar) by bit
+    (c % 8) of mask[r * mstride + c // 8], rounded to dt; every source is read first."""
+    out = np.empty(rows * cols, np.float64)
+    for r in range(rows):
+        for c in range(cols):
+            bit = (np.int64(l1[mask + r * mstride + c // 8]) >> (c % 8)) & 1
+            x = l1[a + r * cols + c]
+            y = scalar if use_scalar else l1[b + r * cols + c]
+            if dt == DT_INT32:
+                out[r * cols + c] = np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), bit)))
+            else:
+                out[r * cols + c] = round_to(dt, alu_float(op, x, y, np.float64(bit)))
+    for e in range(rows * cols):
+        l1[dst + e] = out[e]
+
+
+@njit(cache=True, error_model="numpy")
+def tile_tri(l1, dst, diagonal, upper, rows, cols):
+    """TTRI: dst[r, c] = 1 where c <= r + diagonal (lower) or c >= r + diagonal (upper), else 0."""
+    for r in range(rows):
+        for c in range(cols):
+            inside = (c >= r + diagonal) if upper else (c <= r + diagonal)
+            l1[dst + r * cols + c] = 1.0 if inside else 0.0
+
+
+@njit(cache=True, error_model="numpy")
 def tile_col_expand_op(op, l1, dst, a, v, rows, cols, dt):
     """dst[r, c] = op(a[r, c], v[c]) by the table's expression, rounded to dt (int32 wraps);
     every source word is read before dst is written (dst may be a)."""

@@ -467,6 +467,38 @@ def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
     l1[dst:dst + cols] = out
 
 
+def tile_cmp(op, l1, dst, a, b, scalar, use_scalar, mode, rows, cols, mstride, dt):
+    """TCMP / TCMPS: the packed predicate mask, one bit per element, LSB first in each byte."""
+    spec = load_isa().by_opcode[int(op)]
+    is_int = dt == dtypes.int32.code
+    nbytes = (cols + 7) // 8
+    for r in range(rows):
+        bits = [evaluate(spec, l1[a + r * cols + c], scalar if use_scalar else l1[b + r * cols + c],
+                         mode, is_int) != 0 for c in range(cols)]
+        for w in range(nbytes):
+            l1[dst + r * mstride + w] = float(sum(1 << k for k, on in enumerate(bits[8 * w:8 * w + 8]) if on))
+
+
+def tile_sel(op, l1, dst, mask, a, b, scalar, use_scalar, rows, cols, mstride, dt):
+    """TSEL / TSELS: the table's select by each element's mask bit, rounded to dt."""
+    spec = load_isa().by_opcode[int(op)]
+    is_int = dt == dtypes.int32.code
+    out = np.empty(rows * cols)
+    for r in range(rows):
+        for c in range(cols):
+            bit = (int(l1[mask + r * mstride + c // 8]) >> (c % 8)) & 1
+            y = scalar if use_scalar else l1[b + r * cols + c]
+            out[r * cols + c] = to_dtype(dt, evaluate(spec, l1[a + r * cols + c], y, bit, is_int))
+    l1[dst:dst + rows * cols] = out
+
+
+def tile_tri(l1, dst, diagonal, upper, rows, cols):
+    """TTRI: numpy's tril / triu of a rows x cols tile of ones, k = diagonal."""
+    ones = np.ones((rows, cols))
+    tri = np.triu(ones, diagonal) if upper else np.tril(ones, diagonal)
+    l1[dst:dst + rows * cols] = tri.ravel()
+
+
 def tile_col_expand_op(op, l1, dst, a, v, rows, cols, dt):
     """dst[r, c] = the table's expression of (a[r, c], v[c]), rounded to dt."""
     spec = load_isa().by_opcode[int(op)]
@@ -501,6 +533,7 @@ TILE_FAMILY_KERNELS = {"tile_load": tile_load, "tile_store": tile_store, "tile_m
                        "tile_alu": tile_elementwise, "tile_reduce": tile_row_reduce,
                        "tile_expand": tile_row_expand, "tile_expand_op": tile_row_expand_op,
                        "tile_col_reduce": tile_col_reduce, "tile_col_expand_op": tile_col_expand_op,
+                       "tile_cmp": tile_cmp, "tile_sel": tile_sel, "tile_tri": tile_tri,
                        "tile_move": tile_load}
 
 

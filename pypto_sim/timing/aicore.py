@@ -340,6 +340,16 @@ def dispatch(sim, pc, blk, w, ws, now):
             data = views[0]
             shape = (iv[3], iv[4])
             nbytes = iv[3] * iv[4] * data.buf.dtype.itemsize
+        elif fam in ("tile_cmp", "tile_sel", "tile_tri"):
+            data = views[{"tile_cmp": 1, "tile_sel": 2, "tile_tri": 0}[fam]]
+            shape = (iv[3], iv[4]) if fam == "tile_tri" else (iv[4], iv[5])
+            mask = views[0] if fam == "tile_cmp" else views[1] if fam == "tile_sel" else None
+            for v in views:
+                need = shape[0] * (iv[6] if v is mask else shape[1])
+                if need > v.rows * v.cols:
+                    raise fault(f"{shape[0]} x {shape[1]} elements exceed tile '{v.buf.name}' "
+                                f"({v.rows} x {v.cols})", "keep the valid rows within the tile")
+            nbytes = shape[0] * shape[1] * data.buf.dtype.itemsize
         else:
             data = views[1 if fam == "tile_reduce" else 0]
             shape = (iv[2], iv[3])

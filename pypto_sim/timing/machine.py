@@ -351,6 +351,8 @@ def load_machine_from(path) -> Machine:
                   "tile_expand": ("per_repeat", "repeat_bytes"), "tile_expand_op": ("per_repeat", "repeat_bytes"),
                   "tile_col_reduce": ("per_repeat", "repeat_bytes"),
                   "tile_col_expand_op": ("per_repeat", "repeat_bytes"),
+                  "tile_cmp": ("per_repeat", "repeat_bytes"), "tile_sel": ("per_repeat", "repeat_bytes"),
+                  "tile_tri": ("per_repeat", "repeat_bytes"),
                   "tile_mma": ("per_repeat", "per_repeat_f32", "k_tile", "k_tile_f32")}.get(spec.family, ())
         for key in needed:
             if key not in extra:

@@ -331,6 +331,15 @@ def effect(sim, pc, vals, slot, blk, l1=None):
         return lambda: ex.tile_col_reduce(op, l1, iv[0], iv[1], iv[2], iv[3], init, dt)
     if fam == "tile_col_expand_op":
         return lambda: ex.tile_col_expand_op(op, l1, iv[0], iv[1], iv[2], iv[3], iv[4], dt)
+    if fam in ("tile_cmp", "tile_sel"):        # the operand after the tiles: b's tile or a scalar
+        j = 2 if fam == "tile_cmp" else 3
+        scalar = spec.value_operands[j].name == "scalar"
+        s, other = (float(vals[j]), -1) if scalar else (0.0, iv[j])
+        if fam == "tile_cmp":
+            return lambda: ex.tile_cmp(op, l1, iv[0], iv[1], other, s, scalar, iv[3], iv[4], iv[5], iv[6], dt)
+        return lambda: ex.tile_sel(op, l1, iv[0], iv[1], iv[2], other, s, scalar, iv[4], iv[5], iv[6], dt)
+    if fam == "tile_tri":
+        return lambda: ex.tile_tri(l1, iv[0], iv[1], iv[2], iv[3], iv[4])
     if fam == "tile_expand_op":
         return lambda: ex.tile_row_expand_op(op, l1, iv[0], iv[1], iv[2], iv[3], iv[4], dt)
     if fam == "tile_expand":
