@@ -219,6 +219,7 @@ def aicore(h, f):
         pto.tcolsum(row, v)
         pto.tcolmax(row, v)
         pto.tcolmin(row, v)
+        pto.tcolprod(row, v)
         pto.tcolexpandsub(v, v, row)
         pto.tcolexpandadd(v, v, row)
         pto.tcolexpandmul(v, v, row)

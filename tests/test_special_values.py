@@ -461,7 +461,7 @@ def test_row_reductions_and_expand_on_special_values(make_kernels, op, dtype):
     assert_same(got, want, f"{op} {dtype}")
 
 
-COL_FOLDS = {"tcolsum": np.add, "tcolmax": np.maximum, "tcolmin": np.minimum}
+COL_FOLDS = {"tcolsum": np.add, "tcolmax": np.maximum, "tcolmin": np.minimum, "tcolprod": np.multiply}
 COL_KERNEL = """
 @pto.kernel
 def cols(x, o):
