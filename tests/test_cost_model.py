@@ -26,11 +26,16 @@ def k(A, C):
         other = pto.alloc_tile({rows}, {cols}, pto.float32, loc=pto.Vec)
         col = pto.alloc_tile({col_rows}, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
         row = pto.alloc_tile(1, {cols}, pto.float32, loc=pto.Vec)
+        mask = pto.alloc_tile({rows}, 32, pto.uint8, loc=pto.Vec)
         {op}
 '''
 CALLS = {"TROWSUM": "pto.trowsum(col, big)", "TROWEXPAND": "pto.trowexpand(big, col)",
          "TMUL": "pto.tmul(big, big, other)", "TEXP": "pto.texp(big, big)",
-         "TMULS": "pto.tmuls(big, big, 2.0)", "TCOLSUM": "pto.tcolsum(row, big)"}
+         "TMULS": "pto.tmuls(big, big, 2.0)", "TCOLSUM": "pto.tcolsum(row, big)",
+         "TAXPY": "pto.taxpy(big, other, 2.0)", "TEXPANDS": "pto.texpands(big, 1.0)",
+         "TREM": "pto.trem(big, big, other)", "TMULADDDST": "pto.tmuladddst(big, big, other)",
+         "TCMP": 'pto.tcmp(mask, big, other, mode="ge")', "TSEL": "pto.tsel(big, mask, big, other)",
+         "TTRI": "pto.ttri(big, 0)"}
 
 
 def op_cycles(make_kernels, name, rows, cols):
@@ -77,6 +82,21 @@ def k(A, C):
     prof = pto.profile(mod.k, grid=(1,), args=(a, a))
     loads = [e.end - e.start for e in prof.timeline if e.inst == "TLOAD"]
     assert all(442 <= c <= 1748 for c in loads), loads
+
+
+@pytest.mark.parametrize("name, head, slope", [
+    ("TAXPY", 6, 2),          # vaxpy: EstimateLinearCycles' defaults (6, 2, 0)
+    ("TEXPANDS", 11, 1),      # vector_dup (11, 1, 13)
+    ("TREM", 11, 20),         # TRem.hpp's sequence (vdiv, conversions, vmul, vsub, cmp, sel): slopes added
+    ("TMULADDDST", 10, 2),    # vmla, priced as vmul (10, 2, 15)
+    ("TCMP", 14, 2),          # vcmpv_ge (14, 2, 22)
+    ("TSEL", 13, 2),          # vsel (13, 2, 14)
+    ("TTRI", 11, 2),          # vector_dup (11, 1, 13), twice over each row
+])
+def test_ops_without_a_formula_row_pay_the_cce_mocks_head_and_slope(make_kernels, name, head, slope):
+    """16 x 64 float32 = 16 repeats of 256 bytes: the head (the V pipe is idle) + slope x 16;
+    the tail waits for a sync, and none comes."""
+    assert op_cycles(make_kernels, name, 16, 64) == head + slope * 16
 
 
 def test_without_a_formula_row_the_head_is_paid_when_v_is_idle_and_the_tail_at_a_sync(make_kernels):

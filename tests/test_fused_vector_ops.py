@@ -1,7 +1,6 @@
 """The fused and scalar-broadcast vector instructions on the real AI core (isa/40_fused_scalar.toml):
 TMULADDDST, TFUSEDMULADD(RELU) and TAXPY read their destination, so the simulator must read dst
-when the op starts, after whatever wrote it; their costs come from the CCE mock's
-(head, slope, tail) rows, paid as for every vector op (head when V was idle, tail at a sync)."""
+when the op starts, after whatever wrote it (their costs: tests/test_cost_model.py)."""
 import numpy as np
 import pytest
 
@@ -59,32 +58,6 @@ def test_fused_ops_read_their_destination_after_its_load(make_kernels, dt):
         load = [e for e in prof.timeline if e.inst == "TLOAD" and e.warp == unit][-1]
         axpy = next(e for e in prof.timeline if e.inst == "TAXPY" and e.warp == unit)
         assert axpy.start >= load.end
-
-
-ONE_OP = '''
-@pto.kernel(sync="manual")
-def k(A, C):
-    with pto.vector():
-        d = pto.alloc_tile({rows}, {cols}, pto.float32, loc=pto.Vec)
-        s = pto.alloc_tile({rows}, {cols}, pto.float32, loc=pto.Vec)
-        {call}
-'''
-
-
-@pytest.mark.parametrize("name, call, head, slope", [
-    ("TAXPY", "pto.taxpy(d, s, 2.0)", 6, 2),          # vaxpy: EstimateLinearCycles' defaults
-    ("TEXPANDS", "pto.texpands(d, 1.0)", 11, 1),      # vector_dup (11, 1, 13)
-    ("TREM", "pto.trem(d, d, s)", 11, 20),            # TRem.hpp's sequence, slopes added
-    ("TMULADDDST", "pto.tmuladddst(d, d, s)", 10, 2), # as vmul (10, 2, 15)
-])
-def test_an_op_on_an_idle_v_pipe_pays_head_plus_slope_per_repeat(make_kernels, name, call, head, slope):
-    """16 x 64 float32 = 4 KiB = 16 repeats of 256 bytes: head + slope * 16 on the first V op
-    of a unit, the tail left for the next sync (none comes here)."""
-    mod = make_kernels(ONE_OP.format(rows=ROWS, cols=COLS, call=call))
-    a = pto.alloc_tensor(4096)
-    prof = pto.profile(mod.k, grid=(1,), args=(a, a))
-    op = next(e for e in prof.timeline if e.inst == name and e.warp == 1)
-    assert op.end - op.start == head + slope * 16
 
 
 def test_texpands_fills_every_dtype_and_rounds_the_scalar(make_kernels):

@@ -2,7 +2,7 @@
 TCMPS pack one predicate bit per element into a uint8 tile (bit c % 8 of byte c // 8 of the row,
 pto-isa's CPU simulation layout, numpy's packbits(bitorder='little')); TSEL and TSELS pick by
 those bits; TTRI writes numpy's tril / triu of ones. Values against numpy on special inputs,
-the A2/A3 restrictions as compile errors, and the cost of one op from the CCE mock's rows."""
+the A2/A3 restrictions as compile errors (their costs: tests/test_cost_model.py)."""
 import re
 from pathlib import Path
 
@@ -210,23 +210,3 @@ def old(A):
 ''')
     with pytest.raises(CompileError, match="typed tiles of pto.alloc_tile"):
         mod.old.program_for((pto.alloc_tensor(4096),))
-
-
-@pytest.mark.parametrize("name, call, head, slope", [
-    ("TCMP", 'pto.tcmp(m, a, a, mode="ge")', 14, 2),    # vcmpv_ge (14, 2, 22)
-    ("TSEL", "pto.tsel(a, m, a, a)", 13, 2),             # vsel (13, 2, 14)
-    ("TTRI", "pto.ttri(a, 0)", 11, 2),                   # vector_dup (11, 1, 13), twice a row
-])
-def test_one_mask_op_on_an_idle_v_pipe(make_kernels, name, call, head, slope):
-    """16 x 64 float32 = 16 repeats of 256 bytes: head + slope * 16."""
-    mod = make_kernels(f'''
-@pto.kernel(sync="manual")
-def k(A):
-    with pto.vector():
-        a = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
-        m = pto.alloc_tile(16, 32, pto.uint8, loc=pto.Vec)
-        {call}
-''')
-    prof = pto.profile(mod.k, grid=(1,), args=(pto.alloc_tensor(4096),))
-    op = next(e for e in prof.timeline if e.inst == name and e.warp == 1)
-    assert op.end - op.start == head + slope * 16

@@ -25,6 +25,7 @@ from ..isa import FAMILIES, load_isa
 
 _TEMPLATE = Path(__file__).with_name("lane_template.py")
 _SIMT = Path(__file__).with_name("simt_template.py")
+_TILES = Path(__file__).with_name("tile_template.py")
 _FUNCTIONAL = Path(__file__).with_name("functional_template.py")
 _ENGINE_PARTS = Path(__file__).with_name("engine_parts_template.py")
 _TIMING = Path(__file__).with_name("timing_template.py")
@@ -139,10 +140,12 @@ def generate_source(bounds_check: bool = True) -> str:
     tail.append(_alu_lanes_source(isa))
     # the appended templates' docstrings are dropped: one module docstring
     simt = _SIMT.read_text(encoding="utf-8").split('"""', 2)[2]
+    tiles = _TILES.read_text(encoding="utf-8").split('"""', 2)[2]
     functional = _FUNCTIONAL.read_text(encoding="utf-8").split('"""', 2)[2]
     parts = _ENGINE_PARTS.read_text(encoding="utf-8").split('"""', 2)[2]
     timing = _TIMING.read_text(encoding="utf-8").split('"""', 2)[2]
-    source = ("".join(head) + body + "\n\n# ---- SIMT families ----" + simt + "".join(tail)
+    source = ("".join(head) + body + "\n\n# ---- SIMT families ----" + simt
+              + "\n\n# ---- tile instructions ----" + tiles + "".join(tail)
               + "\n\n# ---- functional-only runner ----"
               + functional + "\n\n# ---- the compiled timing engine's parts ----" + parts
               + "\n\n# ---- the timing model's event loop (timing/fast.py) ----" + timing)

@@ -56,65 +56,41 @@ class MaskBuiltins:
                              f"{value.value!r}", "compare float32 tiles, or use mode='eq'")
         return Const(CMP_MODES.index(value.value), dtypes.int32)
 
-    def _emit_mask_op(self, name, node, ops, dtype, comment):
-        self.emit(name, None, tuple(ops), dtype, node, aux=self.tile_aux())
-        self.instrs[-1].comment = comment
-
     def _scalar(self, value, dtype, node, call):
         self.require_value(value, node)
         if hasattr(value, "uniform") and not value.uniform:
             self.error(node, f"pto.{call}: scalar must be uniform")
         return self.operand(value, dtype, node)
 
-    def _compare(self, name, node, args):
-        spec = self.isa[name]
-        scalar = name == "TCMPS"
-        dst, a, *rest = self._mask_tiles(spec, node, args, ("dst", "a") if scalar else ("dst", "a", "b"))
-        if rest:
-            self._same_shape(node, spec.builtin, a, rest[0])
-        if a.dtype.name not in spec.dtypes:
-            self.error(node, f"pto.{spec.builtin} compares {', '.join(spec.dtypes)} tiles, not {a.dtype}")
-        self._mask_shape(node, spec.builtin, dst, a)
-        rows, cols = self._full_rows(a, node, spec.builtin)
-        other = self._scalar(args["scalar"], a.dtype, node, spec.builtin) if scalar else \
-            self._base(rest[0], node, spec.builtin)
-        ops = [self._base(dst, node, spec.builtin), self._base(a, node, spec.builtin), other,
-               self._mode(args["mode"], node, spec.builtin, a.dtype),
-               self._int_operand(rows, node, "rows"), self._int_operand(cols, node, "cols"),
-               self._int_operand(Const(dst.tile.cols, dtypes.int32), node, "mstride")]
-        self._emit_mask_op(name, node, ops, a.dtype,
-                           f"{dst.name} <- {a.name} {args['mode'].value} {'scalar' if scalar else rest[0].name}")
-
-    def _select(self, name, node, args):
-        spec = self.isa[name]
-        scalar = name == "TSELS"
-        dst, mask, a, *rest = self._mask_tiles(spec, node, args,
-                                               ("dst", "mask", "a") if scalar else ("dst", "mask", "a", "b"))
-        self._same_shape(node, spec.builtin, dst, a, *rest)
-        if dst.dtype.name not in spec.dtypes:
-            self.error(node, f"pto.{spec.builtin} selects {', '.join(spec.dtypes)} tiles, not {dst.dtype}")
-        self._mask_shape(node, spec.builtin, mask, dst)
-        rows, cols = self._full_rows(dst, node, spec.builtin)
-        other = self._scalar(args["scalar"], dst.dtype, node, spec.builtin) if scalar else \
-            self._base(rest[0], node, spec.builtin)
-        ops = [self._base(dst, node, spec.builtin), self._base(mask, node, spec.builtin),
-               self._base(a, node, spec.builtin), other,
-               self._int_operand(rows, node, "rows"), self._int_operand(cols, node, "cols"),
-               self._int_operand(Const(mask.tile.cols, dtypes.int32), node, "mstride")]
-        self._emit_mask_op(name, node, ops, dst.dtype,
-                           f"{dst.name} <- {mask.name} ? {a.name} : {'scalar' if scalar else rest[0].name}")
-
-    def builtin_tcmp(self, node, args):
-        self._compare("TCMP", node, args)
-
-    def builtin_tcmps(self, node, args):
-        self._compare("TCMPS", node, args)
-
-    def builtin_tsel(self, node, args):
-        self._select("TSEL", node, args)
-
-    def builtin_tsels(self, node, args):
-        self._select("TSELS", node, args)
+    def _mask_op(self, name, node, args):
+        """TCMP / TCMPS (the mask is dst, the data a) and TSEL / TSELS (the mask is an input,
+        the data dst): the tiles' checks, then the operands in the ISA record's order."""
+        spec, call = self.isa[name], self.isa[name].builtin
+        names = [o.name for o in spec.value_operands if o.kind == "tile"]
+        tiles = dict(zip(names, self._mask_tiles(spec, node, args, names)))
+        mask_name, data_name = ("dst", "a") if spec.family == "tile_cmp" else ("mask", "dst")
+        mask, data = tiles[mask_name], tiles[data_name]
+        self._same_shape(node, call, data, *(t for n, t in tiles.items() if n not in (mask_name, data_name)))
+        if data.dtype.name not in spec.dtypes:
+            self.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles, not {data.dtype}")
+        self._mask_shape(node, call, mask, data)
+        rows, cols = self._full_rows(data, node, call)
+        sizes = {"rows": rows, "cols": cols, "mstride": Const(mask.tile.cols, dtypes.int32)}
+        ops = []
+        for o in spec.value_operands:
+            if o.kind == "tile":
+                ops.append(self._base(tiles[o.name], node, call))
+            elif o.name == "scalar":
+                ops.append(self._scalar(args["scalar"], data.dtype, node, call))
+            elif o.name == "mode":
+                ops.append(self._mode(args["mode"], node, call, data.dtype))
+            else:
+                ops.append(self._int_operand(sizes[o.name], node, o.name))
+        self.emit(name, None, tuple(ops), data.dtype, node, aux=self.tile_aux())
+        other = tiles["b"].name if "b" in tiles else "scalar"
+        self.instrs[-1].comment = (f"{mask.name} <- {data.name} {args['mode'].value} {other}"
+                                   if spec.family == "tile_cmp" else
+                                   f"{data.name} <- {mask.name} ? {tiles['a'].name} : {other}")
 
     def builtin_ttri(self, node, args):
         spec = self.isa["TTRI"]
@@ -128,5 +104,11 @@ class MaskBuiltins:
         ops = [self._base(dst, node, "ttri"), self._int_operand(args["diagonal"], node, "pto.ttri: diagonal"),
                self._int_operand(Const(int(bool(upper.value)), dtypes.int32), node, "upper"),
                self._int_operand(rows, node, "rows"), self._int_operand(cols, node, "cols")]
-        self._emit_mask_op("TTRI", node, ops, dst.dtype,
-                           f"{dst.name} <- {'upper' if upper.value else 'lower'} triangle")
+        self.emit("TTRI", None, tuple(ops), dst.dtype, node, aux=self.tile_aux())
+        self.instrs[-1].comment = f"{dst.name} <- {'upper' if upper.value else 'lower'} triangle"
+
+
+# pto.tcmp, tcmps, tsel, tsels: one lowering, from each instruction's ISA record
+for _name in ("TCMP", "TCMPS", "TSEL", "TSELS"):
+    setattr(MaskBuiltins, f"builtin_{_name.lower()}",
+            lambda self, node, args, _name=_name: self._mask_op(_name, node, args))

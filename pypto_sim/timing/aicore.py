@@ -66,6 +66,11 @@ def drain_cycles(m, rows, cols, acc_bytes) -> float:
     return m.drain_fixed_cycles + rows * per_row
 
 
+# the mask families' operand positions: (data view, mask view or None, rows operand; cols and
+# the mask's row stride follow it)
+MASK_LAYOUT = {"tile_cmp": (1, 0, 4), "tile_sel": (2, 1, 4), "tile_tri": (0, None, 3)}
+
+
 def vector_op_cycles(m, name, dtype, rows, cols, itemsize, idle):
     """(cycles, tail) of a vector op over rows x cols elements of dtype: the machine's
     [formulas] row for (op, dtype, cols) when it has one (pto-isa's formula table: the whole
@@ -331,29 +336,20 @@ def dispatch(sim, pc, blk, w, ws, now):
                                 "keep the valid rows within the tile")
             data = views[1] if len(views) > 1 else views[0]
             shape = (-(-n // views[0].cols), views[0].cols)
-            nbytes = n * views[0].buf.dtype.itemsize
-        elif fam == "tile_col_reduce":
-            data = views[1]
-            shape = (iv[2], iv[3])
-            nbytes = iv[2] * iv[3] * data.buf.dtype.itemsize
-        elif fam in ("tile_expand_op", "tile_col_expand_op"):
-            data = views[0]
-            shape = (iv[3], iv[4])
-            nbytes = iv[3] * iv[4] * data.buf.dtype.itemsize
-        elif fam in ("tile_cmp", "tile_sel", "tile_tri"):
-            data = views[{"tile_cmp": 1, "tile_sel": 2, "tile_tri": 0}[fam]]
-            shape = (iv[3], iv[4]) if fam == "tile_tri" else (iv[4], iv[5])
-            mask = views[0] if fam == "tile_cmp" else views[1] if fam == "tile_sel" else None
-            for v in views:
-                need = shape[0] * (iv[6] if v is mask else shape[1])
-                if need > v.rows * v.cols:
+            nbytes = n * views[0].buf.dtype.itemsize            # dst's (TCVT converts)
+        elif fam in MASK_LAYOUT:
+            d, mk, r = MASK_LAYOUT[fam]
+            data, mask, shape = views[d], (views[mk] if mk is not None else None), (iv[r], iv[r + 1])
+            for v in views:          # a mask holds iv[r + 2] (mstride) bytes a row
+                if shape[0] * (iv[r + 2] if v is mask else shape[1]) > v.rows * v.cols:
                     raise fault(f"{shape[0]} x {shape[1]} elements exceed tile '{v.buf.name}' "
                                 f"({v.rows} x {v.cols})", "keep the valid rows within the tile")
+        else:                   # operand j of the data, operand k of the rows (cols follow)
+            j, k = {"tile_col_reduce": (1, 2), "tile_expand_op": (0, 3), "tile_col_expand_op": (0, 3),
+                    "tile_reduce": (1, 2)}.get(fam, (0, 2))
+            data, shape = views[j], (iv[k], iv[k + 1])
+        if fam != "tile_alu":
             nbytes = shape[0] * shape[1] * data.buf.dtype.itemsize
-        else:
-            data = views[1 if fam == "tile_reduce" else 0]
-            shape = (iv[2], iv[3])
-            nbytes = iv[2] * iv[3] * data.buf.dtype.itemsize
         run = vector_effect(sim, pc, vals, slot, blk, l1=arr)
         lo, hi = views[0].words()
 

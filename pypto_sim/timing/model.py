@@ -28,6 +28,7 @@ from .records import CAUSE, LaunchRecords, PcTotals, RecordBuffer
 from . import aicore as aicore_ops
 from .aicore_memory import AICoreMemory, AICoreStats
 from .l2 import L2Cache, l2_load_transfer, l2_touch
+from . import launch_errors
 from . import tiles as tile_ops
 from .state import BlockState, CoreState
 from .warp_control import ControlFlow, WarpState
@@ -237,11 +238,7 @@ class LaunchSimulation:
 
     def limit_error(self, unfinished: int) -> SimulationLimitError:
         """The error of a launch still running at its cycle limit."""
-        return SimulationLimitError(
-            f"the kernel was still running after the cycle limit of {self.max_cycles} "
-            f"cycles ({unfinished} warps unfinished)", kernel=self.kernel_name,
-            file=self.prog.file, line=self.prog.first_line, limit=self.max_cycles,
-            hint="raise the limit (max_cycles=...) or look for a loop that never ends")
+        return launch_errors.cycle_limit(self, unfinished)
 
     @contextlib.contextmanager
     def translated_errors(self):
@@ -565,53 +562,15 @@ class LaunchSimulation:
         event.succeed()
 
     # ---------------------------------------------------------------- errors
-    def _line_text(self, line):
-        return self.prog.source_lines.get(line, "").strip()
-
     def _oob(self, pc, blk, w, info) -> OutOfBoundsError:
-        lane, offset, count = int(info[0]), int(info[1]), int(info[2])
-        ins = self.prog.instrs[pc]
-        if self.pc_family[pc] == "local":
-            return OutOfBoundsError(
-                f"{ins.op} out of bounds: block {blk.coords}, warp {w}, lane {lane} (local id "
-                f"{w * 32 + lane}) indexed {ins.comment}[{offset}] but the local array "
-                f"'{ins.comment}' has {count} elements (valid 0..{count - 1})",
-                kernel=self.kernel_name, file=self.prog.file, line=ins.line, block=blk.coords,
-                warp=w, lane=lane, offset=offset, count=count, tensor=ins.comment,
-                hint="keep the index within the array, or make the array larger")
-        target = ins.comment or "memory"
-        kind = "L1 buffer" if self.pc_mem[pc] == "l1" else "tensor"
-        if kind == "tensor":
-            tensor = self.tensor_names[int(self.enc.code[pc, C_AUX])]
-            if tensor and tensor != target:
-                kind = f"tensor {tensor} passed as"
-        return OutOfBoundsError(
-            f"{ins.op} out of bounds: block {blk.coords}, warp {w}, lane {lane} (local id "
-            f"{w * 32 + lane}) accessed {target}[{offset}] but the {kind} '{target}' has "
-            f"{count} elements (valid 0..{count - 1})",
-            kernel=self.kernel_name, file=self.prog.file, line=ins.line, block=blk.coords, warp=w,
-            lane=lane, offset=offset, count=count, tensor=target,
-            hint="guard the access with a bounds check such as `if i < n:`, or allocate more")
+        return launch_errors.lane_out_of_bounds(self, pc, blk, w, info)
 
     def deadlock_error(self, stuck) -> DeadlockError:
         """The error of a launch whose events ran out with warps unfinished; stuck lists
         (block id, warp, pc it waits at or None), in order."""
         if self.aicore:
             return aicore_ops.deadlock_error(self, stuck)
-        waiting = []
-        for block_id, w, pc in stuck:
-            if pc is not None:
-                line = self.prog.instrs[pc].line
-                waiting.append(f"block {block_id} warp {w} waits at line {line} "
-                               f"({self._line_text(line)})")
-        first = next((pc for _b, _w, pc in stuck if pc is not None), None)
-        line = self.prog.instrs[first].line if first is not None else None
-        return DeadlockError(
-            "barrier_block() can never complete: " + "; ".join(waiting[:8])
-            + (f" (and {len(waiting) - 8} more)" if len(waiting) > 8 else ""),
-            kernel=self.kernel_name, file=self.prog.file, line=line,
-            hint="every warp of the block that is still running must reach the same barrier_block(); "
-                 "do not put it inside a branch that only some warps take")
+        return launch_errors.barrier_deadlock(self, stuck)
 
     def records(self) -> LaunchRecords | None:
         """The per warp-instruction records of the run (None when record=False)."""

@@ -1,0 +1,188 @@
+"""The tile instructions' value kernels (appended to the generated executor module by
+pypto_sim.exec.lane after the lane template; the names they use - round_to, wrap_i32,
+alu_float, alu_int, DT_INT32 - are that module's)."""
+import math
+
+import numpy as np
+from numba import njit
+
+# ---------------------------------------------------------------- tile instructions
+# Tiles are row-major runs of words in the block's L1 area (``l1``); the timing model calls
+# these at the cycle the instruction completes on its pipe.
+
+@njit(cache=True, error_model="numpy")
+def tile_load(l1, dst, hbm, src, rows, cols, stride):
+    """async_load: rows x cols elements from HBM (row stride ``stride``) into a dense tile."""
+    for r in range(rows):
+        for c in range(cols):
+            l1[dst + r * cols + c] = hbm[src + r * stride + c]
+
+
+@njit(cache=True, error_model="numpy")
+def tile_store(hbm, dst, l1, src, rows, cols, stride, dt):
+    """Tile store: a dense rows x cols tile into HBM rows ``stride`` apart, rounded to dt."""
+    for r in range(rows):
+        for c in range(cols):
+            hbm[dst + r * stride + c] = round_to(dt, l1[src + r * cols + c])
+
+
+@njit(cache=True, error_model="numpy")
+def tile_mma(l1, c_base, a_base, b_base, m, n, k, dt):
+    """C[m,n] += A[m,k] @ B[k,n] (row-major tiles), accumulated in float64, rounded to dt."""
+    acc = np.empty(n, np.float64)
+    for i in range(m):
+        for j in range(n):
+            acc[j] = l1[c_base + i * n + j]
+        for p in range(k):
+            a = l1[a_base + i * k + p]
+            row = b_base + p * n
+            for j in range(n):
+                acc[j] += a * l1[row + j]
+        for j in range(n):
+            l1[c_base + i * n + j] = round_to(dt, acc[j])
+
+
+@njit(cache=True, error_model="numpy")
+def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
+    """dst[e] = op(a[e], b[e] or scalar, dst[e]) for e < count; unary ops ignore the second
+    operand, and only the reads_dst ops (TMULADDDST, TAXPY, ...) use the third, dst's old value.
+
+    Every source word is read before dst is written, like the reference: a dst that partially
+    overlaps a source (e.g. dst = a + 1) must see the sources' old values, so the results go
+    through a buffer (writing in place let element e read element e-1's new value).
+    """
+    out = np.empty(count, np.float64)
+    for e in range(count):
+        y = scalar if use_scalar else (l1[b + e] if b >= 0 else 0.0)
+        old = l1[dst + e]                # dst's old value: `c` of TMULADDDST, TAXPY, ...
+        if dt == DT_INT32:               # int32 tiles: integer semantics, wrapping
+            c = np.int64(old) if math.isfinite(old) else np.int64(0)
+            out[e] = np.float64(wrap_i32(alu_int(op, np.int64(l1[a + e]), np.int64(y), c)))
+        else:
+            out[e] = round_to(dt, alu_float(op, l1[a + e], y, old))
+    for e in range(count):
+        l1[dst + e] = out[e]
+
+
+@njit(cache=True, error_model="numpy")
+def tile_row_reduce(op, l1, dst, src, rows, cols, init, dt):
+    """dst[r] = op-fold over src[r, :] in column order, every partial result rounded to dt
+    (np.add.accumulate's order; int32 wraps); init only for an empty row."""
+    for r in range(rows):
+        acc = init if cols == 0 else l1[src + r * cols]
+        for c in range(1, cols):
+            x = l1[src + r * cols + c]
+            if dt == DT_INT32:
+                acc = np.float64(wrap_i32(alu_int(op, np.int64(acc), np.int64(x), 0)))
+            else:
+                acc = round_to(dt, alu_float(op, acc, x, 0.0))
+        l1[dst + r] = round_to(dt, acc)
+
+
+@njit(cache=True, error_model="numpy")
+def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
+    """dst[c] = op-fold over src[:, c] in row order, every partial result rounded to dt
+    (int32 wraps); init only for an empty column. dst is read after every source word."""
+    out = np.empty(cols, np.float64)
+    for c in range(cols):
+        acc = init if rows == 0 else l1[src + c]
+        for r in range(1, rows):
+            x = l1[src + r * cols + c]
+            if dt == DT_INT32:
+                acc = np.float64(wrap_i32(alu_int(op, np.int64(acc), np.int64(x), 0)))
+            else:
+                acc = round_to(dt, alu_float(op, acc, x, 0.0))
+        out[c] = round_to(dt, acc)
+    for c in range(cols):
+        l1[dst + c] = out[c]
+
+
+@njit(cache=True, error_model="numpy")
+def tile_cmp(op, l1, dst, a, b, scalar, use_scalar, mode, rows, cols, mstride, dt):
+    """TCMP / TCMPS: bit (c % 8) of byte dst[r * mstride + c // 8] = the table's compare of
+    a[r, c] with b[r, c] (or scalar) in mode; bits past cols are 0. Sources are read first."""
+    nbytes = (cols + 7) // 8
+    out = np.zeros(rows * nbytes, np.float64)
+    for r in range(rows):
+        for c in range(cols):
+            x = l1[a + r * cols + c]
+            y = scalar if use_scalar else l1[b + r * cols + c]
+            if dt == DT_INT32:
+                hit = alu_int(op, np.int64(x), np.int64(y), np.int64(mode)) != 0
+            else:
+                hit = alu_float(op, x, y, np.float64(mode)) != 0.0
+            if hit:
+                out[r * nbytes + c // 8] += np.float64(1 << (c % 8))
+    for r in range(rows):
+        for w in range(nbytes):
+            l1[dst + r * mstride + w] = out[r * nbytes + w]
+
+
+@njit(cache=True, error_model="numpy")
+def tile_sel(op, l1, dst, mask, a, b, scalar, use_scalar, rows, cols, mstride, dt):
+    """TSEL / TSELS: dst[r, c] = the table's select of a[r, c] and b[r, c] (or scalar) by bit
+    (c % 8) of mask[r * mstride + c // 8], rounded to dt; every source is read first."""
+    out = np.empty(rows * cols, np.float64)
+    for r in range(rows):
+        for c in range(cols):
+            bit = (np.int64(l1[mask + r * mstride + c // 8]) >> (c % 8)) & 1
+            x = l1[a + r * cols + c]
+            y = scalar if use_scalar else l1[b + r * cols + c]
+            if dt == DT_INT32:
+                out[r * cols + c] = np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), bit)))
+            else:
+                out[r * cols + c] = round_to(dt, alu_float(op, x, y, np.float64(bit)))
+    for e in range(rows * cols):
+        l1[dst + e] = out[e]
+
+
+@njit(cache=True, error_model="numpy")
+def tile_tri(l1, dst, diagonal, upper, rows, cols):
+    """TTRI: dst[r, c] = 1 where c <= r + diagonal (lower) or c >= r + diagonal (upper), else 0."""
+    for r in range(rows):
+        for c in range(cols):
+            inside = (c >= r + diagonal) if upper else (c <= r + diagonal)
+            l1[dst + r * cols + c] = 1.0 if inside else 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def tile_col_expand_op(op, l1, dst, a, v, rows, cols, dt):
+    """dst[r, c] = op(a[r, c], v[c]) by the table's expression, rounded to dt (int32 wraps);
+    every source word is read before dst is written (dst may be a)."""
+    out = np.empty(rows * cols, np.float64)
+    for r in range(rows):
+        for c in range(cols):
+            x = l1[a + r * cols + c]
+            y = l1[v + c]
+            if dt == DT_INT32:
+                out[r * cols + c] = np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), 0)))
+            else:
+                out[r * cols + c] = round_to(dt, alu_float(op, x, y, 0.0))
+    for e in range(rows * cols):
+        l1[dst + e] = out[e]
+
+
+@njit(cache=True, error_model="numpy")
+def tile_row_expand_op(op, l1, dst, a, v, rows, cols, dt):
+    """dst[r, c] = op(a[r, c], v[r]) by the table's expression, rounded to dt (int32 wraps);
+    every source word is read before dst is written (dst may be a)."""
+    out = np.empty(rows * cols, np.float64)
+    for r in range(rows):
+        y = l1[v + r]
+        for c in range(cols):
+            x = l1[a + r * cols + c]
+            if dt == DT_INT32:
+                out[r * cols + c] = np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), 0)))
+            else:
+                out[r * cols + c] = round_to(dt, alu_float(op, x, y, 0.0))
+    for e in range(rows * cols):
+        l1[dst + e] = out[e]
+
+
+@njit(cache=True, error_model="numpy")
+def tile_row_expand(l1, dst, src, rows, cols):
+    """dst[r, c] = src[r]: broadcast one value per row across the row."""
+    for r in range(rows):
+        v = l1[src + r]
+        for c in range(cols):
+            l1[dst + r * cols + c] = v
