@@ -122,6 +122,50 @@ def k(A, C):
     assert store.start == adds[1].end + 14
 
 
+def test_a_sync_on_v_pays_the_tail_and_the_next_op_pays_the_head_again(make_kernels):
+    """pto-isa's FlushPendingTail charges the tail and empties the V queue, so the op after a
+    pipe_barrier(PIPE_V) starts a new stream: 16 x 64 float32 TADDs (16 repeats x 2.11 = 34
+    cycles) each cost head 10 + 34, start 14 (the tail) after the last one ended, and the
+    kernel ends with the last tail paid."""
+    mod = make_kernels('''
+@pto.kernel
+def k(A, C):
+    with pto.vector():
+        x = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
+        pto.tadd(x, x, x)
+        pto.pipe_barrier(pto.PIPE_V)
+        pto.tadd(x, x, x)
+        pto.pipe_barrier(pto.PIPE_V)
+''')
+    a = pto.alloc_tensor(65536)
+    prof = pto.profile(mod.k, grid=(1,), args=(a, a))
+    adds = [e for e in prof.timeline if e.inst == "TADD" and e.warp == 1]
+    assert [e.end - e.start for e in adds] == [10 + 34, 10 + 34]
+    assert adds[1].start == adds[0].end + 14
+    assert prof.total_cycles >= adds[1].end + 14
+
+
+def test_an_op_that_waits_for_data_finds_v_empty_and_pays_the_head(make_kernels):
+    """The second TADD reads a tile a TLOAD writes after the first TADD: it starts when the
+    load completes, long after V drained, so it pays the head 10 again (no sync between)."""
+    mod = make_kernels('''
+@pto.kernel
+def k(A, C):
+    with pto.vector():
+        x = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
+        y = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
+        pto.tadd(x, x, x)
+        pto.tload(y, A)
+        pto.tadd(x, y, y)
+''')
+    a = pto.alloc_tensor(65536)
+    prof = pto.profile(mod.k, grid=(1,), args=(a, a))
+    adds = [e for e in prof.timeline if e.inst == "TADD" and e.warp == 1]
+    load = next(e for e in prof.timeline if e.inst == "TLOAD" and e.warp == 1)
+    assert adds[1].start == load.end > adds[0].end
+    assert [e.end - e.start for e in adds] == [10 + 34, 10 + 34]
+
+
 def test_the_mock_table_prices_the_same_ops_by_pto_isas_cce_mock(make_kernels):
     """latency_tables/ascend910b-mock.toml: no formula rows, so TROWSUM 64 x 64 float32 is
     head 14 + 64 rows x 1 repeat x slope 7 = 462 (vcadd (14, 7, 32)) where the default's

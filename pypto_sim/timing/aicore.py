@@ -24,9 +24,10 @@ Costs (machine table; sources there):
 - TMATMUL* (M): latency + cpr * ceil(m/16) * ceil(k/k0) * ceil(n/16), k0 = 32 bytes of A's
   dtype, cpr = per_repeat (per_repeat_f32 for float32 inputs).
 - vector ops (V): the machine's [formulas] row (pto-isa formula_params.csv: round(slope *
-  rows * cols + bias) by op, dtype and cols) when there is one, else head (only when the V
-  queue was idle) + per_repeat per 256-byte repeat (+ unaligned_floor for rows that are not
-  whole repeats), and the op's tail at the next sync on V (vector_op_cycles).
+  rows * cols + bias) by op, dtype and cols) when there is one, else head (only when V is
+  empty as the op starts: the previous op completed before it, or a sync on V came between
+  them) + per_repeat per 256-byte repeat (+ unaligned_floor for rows that are not whole
+  repeats), and the op's tail at the next sync on V, which keeps V busy (vector_op_cycles).
 """
 from __future__ import annotations
 
@@ -111,6 +112,7 @@ class Unit:
         self.flag_hold = [0] * P     # operations after a wait_flag start no earlier
         self.flags: dict = {}        # (src, dst, event) -> [(fire time, vector clock), ...]
         self.tail = [0] * P          # a vector op's tail, paid at the next sync on its pipe
+        self.flushed = [True] * P    # a sync emptied the pipe since its last operation
         self.queued = [[] for _ in range(P)]   # per pipe: completions of the ops in its queue
 
     def queue_slot(self, pipe, t, depth) -> int:
@@ -128,13 +130,25 @@ class Unit:
         return max(self.pipe_done)
 
     def drained(self, pipe) -> int:
-        """When everything queued on pipe (every pipe for ALL) is done, tails included; a sync
-        pays the pending tails (pto-isa trace.hpp FlushPendingTail)."""
+        """When everything queued on pipe (every pipe for ALL) is done, tails included. Called
+        by a sync: it pays the pending tails, which keep the pipe busy, and empties the pipe, so
+        its next operation pays its head again (pto-isa trace.hpp FlushPendingTail charges the
+        tail and clears the pipe's queue)."""
         pipes = range(P) if pipe == ALL else (pipe,)
         t = max(self.pipe_done[p] + self.tail[p] for p in pipes)
         for p in pipes:
-            self.tail[p] = 0
+            if self.tail[p]:
+                self.pipe_done[p] += self.tail[p]
+                self.pipe_free[p] = max(self.pipe_free[p], self.pipe_done[p])
+                self.tail[p] = 0
+            self.flushed[p] = True
         return t
+
+    def starts_empty(self, pipe, start) -> bool:
+        """True when an operation starting at ``start`` finds the pipe empty, so it pays its
+        head: a sync emptied the pipe since its last operation, or the last one had completed
+        before this one starts (the pipeline drained in the gap)."""
+        return self.flushed[pipe] or start > self.pipe_free[pipe]
 
 
 class AICoreState:
@@ -396,13 +410,14 @@ def dispatch(sim, pc, blk, w, ws, now):
     elif fam == "tile_mma":
         complete = start + matmul_cycles(m, name, mm, nn, kk, a.buf.dtype.itemsize, fixed)
     else:
-        idle = unit.pipe_free[pipe] <= now       # the V queue had drained: the op pays its head
+        idle = unit.starts_empty(pipe, start)    # the pipeline is empty: the op pays its head
         cycles, tail = vector_op_cycles(m, name, data.buf.dtype, shape[0], shape[1],
                                         data.buf.dtype.itemsize, idle)
         complete = start + cycles
         unit.tail[pipe] = tail
     unit.pipe_free[pipe] = complete
     unit.pipe_done[pipe] = max(unit.pipe_done[pipe], complete)
+    unit.flushed[pipe] = False
     unit.queued[pipe].append(complete)
     if sim.prog.sync == "auto":
         eng.record(ranges_r, ranges_w, complete, pipe, 0, pc)
