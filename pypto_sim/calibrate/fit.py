@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from .aicore_fit import fit_aicore
 from .fitmath import ceil_fit, linear_fit, reciprocal_interval, simplest_in
 from .kernels import CTL_FILL, LOOP_FILL
 from .rows import CalibrationError
@@ -80,8 +81,8 @@ def _base_value(base, name, fld):
         return None
     if name == "pipes.scalar":
         return base.pipes["scalar"].get(fld)
-    if name.startswith("memory."):
-        return base.values.get(name[7:])
+    if name.startswith(("memory.", "aicore.")):
+        return base.values.get(name.split(".", 1)[1])
     if name in base.instructions:
         t = base.instructions[name]
         return {"latency": t.latency, "issue_interval": t.issue_interval}.get(fld, t.extra.get(fld))
@@ -180,6 +181,7 @@ def fit(rows, base=None) -> Fitted:
     _tiles(F, S, base, known)
     _control(F, S, g, known)
     _fusion(F, S, base, known, eff_read)
+    fit_aicore(F, S, base, known)
     F.unused = sorted(set(S.series) - S.used)
     return F
 

@@ -2,7 +2,8 @@
 
 Comments, order and every entry the fit did not determine stay as they are; a fitted entry
 keeps its other fields (per_repeat, k_tile, ...) and gets ``source = "fitted from
-microbenchmarks (<label>)"``. Fusion rules measured by the fit replace the base's rule for the
+microbenchmarks (<label>)"``. Refitted [formulas] rows go to ``<table>_formulas.csv`` beside
+the table (every row of the base's file, the refitted ones replaced). Fusion rules measured by the fit replace the base's rule for the
 same pair (a saving of 0 removes it).
 """
 from __future__ import annotations
@@ -43,6 +44,26 @@ def _rewrite(line, updates, source):
     return f"{indent}{key}{eq}{{ {body} }}{tail}"
 
 
+_CSV_DTYPE = {"float32": "fp32", "float16": "fp16", "any": "any"}
+
+
+def _write_formulas(base, formulas, path) -> Path:
+    """The base's [formulas] rows with the refitted ones (``formula.OP.DTYPE.COLS``: slope,
+    bias) replaced, as ``<table>_formulas.csv`` next to the table; returns its path."""
+    rows = dict(base.vector_formulas)
+    for name, fields in formulas.items():
+        _, op, dtype, cols = name.split(".")
+        key = (op, dtype, cols if cols == "*" else int(cols))
+        if key not in rows:
+            raise CalibrationError(f"write_table: the base table has no [formulas] row for {key}")
+        rows[key] = (fields["slope"], fields["bias"])
+    out = path.with_name(f"{path.stem}_formulas.csv")
+    lines = ["op,dtype,cols,slope,bias"] + [f"{op},{_CSV_DTYPE[dt]},{cols},{slope!r},{bias!r}"
+                                            for (op, dt, cols), (slope, bias) in rows.items()]
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
 def write_table(fitted, base, path, label=None) -> Path:
     """Write the base table (a Machine, a shipped name or a path) with the fitted entries
     (a :class:`~pypto_sim.calibrate.fit.Fitted` or any ``{name: {field: value}}``) to ``path``;
@@ -53,10 +74,13 @@ def write_table(fitted, base, path, label=None) -> Path:
     path = Path(path)
     label = label or datetime.date.today().isoformat()
     source = f"fitted from microbenchmarks ({label})"
-    pending = {name: dict(fields) for name, fields in fitted.items() if not name.startswith("fusion.")}
+    pending = {name: dict(fields) for name, fields in fitted.items()
+               if not name.startswith(("fusion.", "formula."))}
     for name in pending:
-        if name.startswith("memory."):
+        if name.startswith(("memory.", "aicore.")):
             pending[name] = {"value": float(pending[name]["value"])}
+    formulas = {name: fields for name, fields in fitted.items() if name.startswith("formula.")}
+    formula_file = _write_formulas(base, formulas, path) if formulas else None
     fusions = {name[len("fusion."):]: fields["saving"] for name, fields in fitted.items()
                if name.startswith("fusion.")}
     out, section, skipping = [], None, False
@@ -80,10 +104,14 @@ def write_table(fitted, base, path, label=None) -> Path:
         if skipping:
             continue
         m = _ENTRY.match(line)
-        if m and section in ("instruction", "memory", "pipes"):
-            key = {"memory": f"memory.{m.group(2)}", "pipes": f"pipes.{m.group(2)}"}.get(section, m.group(2))
+        if m and section in ("instruction", "memory", "pipes", "aicore"):
+            key = m.group(2) if section == "instruction" else f"{section}.{m.group(2)}"
             if key in pending:
                 line = _rewrite(line, pending.pop(key), source)
+        elif m and section == "formulas" and m.group(2) == "vector" and formula_file is not None:
+            line = _rewrite(line, {"file": formula_file.name},
+                            f"{source}: {len(formulas)} of {len(base.vector_formulas)} rows refitted; "
+                            f"the base's: {base.formula_source}")
         elif section is None and re.match(r"^name\s*=", line):
             line = f"name = {json.dumps(path.stem)}"
         out.append(line)

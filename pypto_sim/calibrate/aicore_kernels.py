@@ -1,0 +1,325 @@
+"""The real AI core's microbenchmarks (docs/calibration.md, "The AI core"), as generated PTO
+source: AI-core kernels with typed tiles, one block, ``bench(af, ai, o, n, z)`` like the lane
+benchmarks (af / o float32 and ai int32 GM tensors of kernels.TENSOR_ELEMS elements; n and z
+unused). ``size`` is how many times the measured pattern repeats; the slope of the kernel's
+cycles against it is the pattern's cost, and aicore_fit.py turns the slopes into entries:
+
+- ``aic_tload.to=Mat.bytes=B`` / ``aiv_tload.to=Vec.bytes=B``: TLOADs of B bytes into one
+  tile (MTE2, in order): TLOAD latency + ceil(B / gm_to_l1 | gm_to_ub bandwidth)
+- ``aic_tstore.from=Mat.bytes=B`` / ``aiv_tstore.from=Vec.bytes=B``: TSTOREs (MTE3): TSTORE
+  latency + ceil(B / l1_to_gm | ub_to_gm bandwidth)
+- ``aic_textract.to=Left|Right|Bias.bytes=B``, ``aic_tmov.to=Left.bytes=B``: MTE1 copies out
+  of L1: latency + ceil(B / l1_to_l0a | l1_to_l0b | l1_to_bias bandwidth)
+- ``aic_tmov_acc.bytes=B``: TMOV Acc -> Mat (FIX): latency + ceil(B / l0c_to_l1 bandwidth)
+- ``aic_matmul.INSTR.DTYPE.k=K``: 16 x K x 16 matmuls into one Acc (M): latency +
+  ceil(per_repeat x ceil(K / k0)), k0 = 32 bytes of the input dtype
+- ``aic_fix.cols=C.rows=R``: TSTOREs of an R x C float32 Acc tile (FIX): the fixpipe drain
+  drain_fixed + R x (max(drain_row, 4 C / drain_bw) + drain_penalty x (odd(ceil(C / 8)) - 1))
+- vector ops on an AIV, a tile of R rows of the op's ``cols`` (chosen so that no [formulas]
+  row prices it; its row is a whole number of 256-byte repeats):
+  ``aiv_chain.OP.rows=R``: ops queued back to back: ceil(repeats x per_repeat);
+  ``aiv_unaligned.OP.cols=C``: the same with rows that are not whole repeats: +
+  unaligned_floor;
+  ``aiv_sync.OP``: (op; pipe_barrier(PIPE_V)): head + cost + tail (the sync pays the tail and
+  empties V, so the next op pays the head);
+  ``aiv_refill.OP``: (op; TLOAD of a tile the op reads): the next op waits for the load and
+  finds V empty: head + cost + the TLOAD
+- ``aiv_formula.OP.DTYPE.cols=C.rows=R``: one [formulas] row's op queued back to back:
+  round(slope x R x C + bias)
+
+Only block 0's first AIV (or the AIC) runs the measured pattern; the other AIV does nothing.
+"""
+from __future__ import annotations
+
+from .kernels import Bench
+
+AIC_SIZES = (1, 2, 3)
+AIV_SIZES = (1, 2)
+MAT_BYTES = (8192, 32768, 131072)        # float32 rows of 128: 16, 64, 256 rows (Mat boxes are 16 rows)
+VEC_BYTES = (512, 8192, 32768)
+# the byte counts of each copy differ in their fractional parts, so that together they pin the
+# bandwidth down to its table value (each gives an interval, ceil_fit intersects them)
+L0_SHAPES = tuple((16, c) for c in range(16, 2049, 128))   # float16, 512 B to 64 KiB
+BIAS_BYTES = tuple(range(32, 1025, 32))                    # one float32 row (32-byte rows)
+ACC_SHAPES = ((16, 16), (64, 64), (80, 96), (128, 128))               # float32, up to 64 KiB
+MATMUL_K = {("TMATMUL", "float16"): (16, 64, 256, 512), ("TMATMUL", "float32"): (16, 64, 256, 512),
+            ("TMATMUL_ACC", "float16"): (16, 64, 256), ("TMATMUL_BIAS", "float16"): (16, 64, 256)}
+FIX_SHAPES = {16: (16, 64, 128), 256: tuple(range(16, 129, 16)), 48: (16, 64, 128)}   # cols: rows
+CHAIN_ROWS = (1, 8, 32)           # and the most rows that keep a tile within CHAIN_TILE_BYTES
+CHAIN_TILE_BYTES = 49152
+SYNC_ROWS = 8
+ITEMSIZE = {"float32": 4, "float16": 2, "int32": 4, "int16": 2, "int8": 1, "uint8": 1, "bfloat16": 2}
+
+
+def _side(unit, body) -> list:
+    """``body`` (lines) on the AIC (``unit == "cube"``) or on the first AIV only."""
+    if unit == "cube":
+        return ["with pto.cube():"] + [f"    {s}" for s in body]
+    return ["with pto.vector():", "    if pto.get_subblock_id() == 0:"] + [f"        {s}" for s in body]
+
+
+def _bench(name, instruction, unit, setup, pattern, count, sizes=AIC_SIZES):
+    """A benchmark that repeats ``pattern`` (lines) ``size`` times after ``setup`` (lines)."""
+    return Bench(name, instruction, sizes,
+                 lambda k: (["\n".join(_side(unit, list(setup) + list(pattern) * k))], None),
+                 lane=False, count=count)
+
+
+def _alloc(name, rows, cols, dtype, loc, col_major=False):
+    layout = ", layout=pto.ColMajor" if col_major else ""
+    return f"{name} = pto.alloc_tile({rows}, {cols}, pto.{dtype}, loc=pto.{loc}{layout})"
+
+
+def transfer_benches() -> list:
+    """TLOAD / TSTORE on the AI core, the MTE1 and FIX copies, TMATMUL and the fixpipe drain."""
+    out = []
+    for loc, unit, sizes, tag in (("Mat", "cube", MAT_BYTES, "aic"), ("Vec", "vector", VEC_BYTES, "aiv")):
+        key = "gm_to_l1" if loc == "Mat" else "gm_to_ub"
+        for nb in sizes:
+            t = _alloc("t", nb // 512, 128, "float32", loc)
+            out.append(_bench(f"{tag}_tload.to={loc}.bytes={nb}", f"aicore.{key}_bytes_per_cycle", unit,
+                              [t], ["pto.tload(t, af)"], "TLOAD"))
+        key = "l1_to_gm" if loc == "Mat" else "ub_to_gm"
+        for nb in sizes:
+            t = _alloc("t", nb // 512, 128, "float32", loc)
+            out.append(_bench(f"{tag}_tstore.from={loc}.bytes={nb}", f"aicore.{key}_bytes_per_cycle", unit,
+                              [t], ["pto.tstore(o, t)"], "TSTORE"))
+    for loc, key in (("Left", "l1_to_l0a"), ("Right", "l1_to_l0b")):
+        for r, c in L0_SHAPES:
+            out.append(_bench(f"aic_textract.to={loc}.bytes={2 * r * c}", f"aicore.{key}_bytes_per_cycle", "cube",
+                              [_alloc("s", r, c, "float16", "Mat"), _alloc("d", r, c, "float16", loc)],
+                              ["pto.textract(d, s)"], "TEXTRACT"))
+    for nb in BIAS_BYTES:
+        out.append(_bench(f"aic_textract.to=Bias.bytes={nb}", "aicore.l1_to_bias_bytes_per_cycle", "cube",
+                          [_alloc("s", 16, 256, "float32", "Mat"), _alloc("d", 1, nb // 4, "float32", "Bias")],
+                          ["pto.textract(d, s)"], "TEXTRACT"))
+    for r, c in L0_SHAPES:
+        out.append(_bench(f"aic_tmov.to=Left.bytes={2 * r * c}", "TMOV", "cube",
+                          [_alloc("s", r, c, "float16", "Mat"), _alloc("d", r, c, "float16", "Left")],
+                          ["pto.tmov(d, s)"], "TMOV"))
+    for r, c in ACC_SHAPES:
+        out.append(_bench(f"aic_tmov_acc.bytes={4 * r * c}", "aicore.l0c_to_l1_bytes_per_cycle", "cube",
+                          [_alloc("s", r, c, "float32", "Acc"), _alloc("d", r, c, "float32", "Mat")],
+                          ["pto.tmov(d, s)"], "TMOV_ACC"))
+    for (name, dt), ks in MATMUL_K.items():
+        for k in ks:
+            setup = [_alloc("c", 16, 16, "float32", "Acc"), _alloc("a", 16, k, dt, "Left"),
+                     _alloc("b", k, 16, dt, "Right")]
+            call = f"pto.{name.lower()}(c, a, b)"
+            if name == "TMATMUL_BIAS":
+                setup.append(_alloc("bias", 1, 16, "float32", "Bias"))
+                call = "pto.tmatmul_bias(c, a, b, bias)"
+            out.append(_bench(f"aic_matmul.{name}.{dt}.k={k}", name, "cube", setup, [call], name))
+    for cols, rows_set in FIX_SHAPES.items():
+        for rows in rows_set:
+            out.append(_bench(f"aic_fix.cols={cols}.rows={rows}", "TSTORE_ACC", "cube",
+                              [_alloc("c", rows, cols, "float32", "Acc")], ["pto.tstore(o, c)"], "TSTORE_ACC"))
+    return out
+
+
+def vector_specs():
+    """The ISA records of the ops the AI core's V pipe runs (TCVT and the mask ops included)."""
+    from ..isa import load_isa
+    fams = ("tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce",
+            "tile_col_expand_op", "tile_cmp", "tile_sel", "tile_tri")
+    return [s for s in load_isa().specs if s.family in fams]
+
+
+def op_dtype(spec) -> str:
+    """The dtype the benchmarks run an op in: float32 when it takes it, else int32, else its first."""
+    for dt in ("float32", "int32"):
+        if dt in spec.dtypes:
+            return dt
+    return spec.dtypes[0]
+
+
+def op_call(spec, dtype) -> tuple:
+    """(tile allocations as {name: (rows_of, cols_of, dtype, loc, col_major)}, the call) for one
+    op on tiles ``big`` (rows x cols of dtype) and its partners: ``other`` (the same shape),
+    ``col`` (rows x 1), ``row`` (1 x cols), ``mask`` (uint8, a bit per element), ``half``
+    (float16, for TCVT). Shapes are symbolic: "R" rows, "C" cols; the caller fills them in."""
+    one = "1.0" if dtype.startswith(("float", "bfloat")) else "1"
+    op = spec.builtin
+    fam = spec.family
+    tiles = {"big": ("R", "C", dtype, False)}
+    names = [o.name for o in spec.value_operands]
+    if spec.name == "TCVT":
+        tiles["half"] = ("R", "C", "float16", False)
+        return tiles, f"pto.{op}(half, big)"
+    if fam == "tile_alu":
+        n_src = sum(1 for o in spec.value_operands if o.kind == "tile") - 1
+        if n_src >= 1:
+            tiles["other"] = ("R", "C", dtype, False)
+        srcs = ["big", "other"][:n_src]
+        scalar = [one] if "scalar" in names else []
+        return tiles, f"pto.{op}(big, {', '.join(srcs + scalar)})"
+    if fam in ("tile_reduce", "tile_expand", "tile_expand_op"):
+        tiles["col"] = ("R", 1, dtype, True)
+        call = {"tile_reduce": f"pto.{op}(col, big)", "tile_expand": f"pto.{op}(big, col)",
+                "tile_expand_op": f"pto.{op}(big, big, col)"}[fam]
+        return tiles, call
+    if fam in ("tile_col_reduce", "tile_col_expand_op"):
+        tiles["row"] = (1, "C", dtype, False)
+        return tiles, (f"pto.{op}(row, big)" if fam == "tile_col_reduce" else f"pto.{op}(big, big, row)")
+    if fam in ("tile_cmp", "tile_sel"):
+        tiles["mask"] = ("R", "M", "uint8", False)
+        if spec.name == "TCMP":
+            tiles["other"] = ("R", "C", dtype, False)
+            return tiles, f'pto.{op}(mask, big, other, mode="eq")'
+        if spec.name == "TCMPS":
+            return tiles, f'pto.{op}(mask, big, {one}, mode="eq")'
+        if spec.name == "TSEL":
+            tiles["other"] = ("R", "C", dtype, False)
+            return tiles, f"pto.{op}(big, mask, big, other)"
+        return tiles, f"pto.{op}(big, mask, big, {one})"
+    if fam == "tile_tri":
+        return tiles, f"pto.{op}(big, 0)"
+    raise ValueError(f"no benchmark call for {spec.name} ({fam})")
+
+
+def op_allocs(spec, dtype, rows, cols) -> tuple:
+    """(allocation lines, the call) of :func:`op_call` for a rows x cols tile."""
+    tiles, call = op_call(spec, dtype)
+    lines = []
+    for name, (r, c, dt, col_major) in tiles.items():
+        r = rows if r == "R" else r
+        c = {"C": cols, "M": max(32, -(-cols // 8))}.get(c, c)
+        if col_major:               # a column is a whole number of 32-byte blocks
+            step = 32 // ITEMSIZE[dt]
+            r = -(-r // step) * step
+        lines.append(_alloc(name, r, c, dt, "Vec", col_major))
+    return lines, call
+
+
+def chain_rows(cols, dtype) -> tuple:
+    """CHAIN_ROWS and the most rows (a multiple of 8) of a tile within CHAIN_TILE_BYTES."""
+    most = CHAIN_TILE_BYTES // (cols * ITEMSIZE[dtype]) // 8 * 8
+    return tuple(sorted(set(CHAIN_ROWS) | {most}))
+
+
+def unaligned_cols(m, spec, dtype, cols):
+    """Columns whose rows are not whole 256-byte repeats (but whole 32-byte tile rows for every
+    dtype a benchmark tile holds) and that no [formulas] row prices; None if there are none."""
+    for c in (48, 80, 112, 16, 144, 176):
+        if (c * ITEMSIZE[dtype]) % 256 and m.formula_cycles(spec.name, dtype, 1, c) is None:
+            return c
+    return None
+
+
+def chain_cols(m, spec, dtype):
+    """The columns the head/slope benchmarks use: the narrowest whole-repeat row (256 bytes and
+    up) that no [formulas] row prices, or None when formula rows price every width."""
+    item = ITEMSIZE[dtype]
+    for nb in (256, 512, 1024, 2048):
+        cols = nb // item
+        if m.formula_cycles(spec.name, dtype, 1, cols) is None:
+            return cols
+    return None
+
+
+def vector_benches(m) -> list:
+    """Head, slope, tail and unaligned floor of every V op the formula table does not price,
+    and every [formulas] row (the machine m says which)."""
+    out = []
+    for spec in vector_specs():
+        dt = op_dtype(spec)
+        cols = chain_cols(m, spec, dt)
+        if cols is None:
+            continue
+        for rows in chain_rows(cols, dt):
+            allocs, call = op_allocs(spec, dt, rows, cols)
+            out.append(_bench(f"aiv_chain.{spec.name}.rows={rows}", spec.name, "vector", allocs, [call],
+                              spec.name, AIV_SIZES))
+        allocs, call = op_allocs(spec, dt, SYNC_ROWS, cols)
+        out.append(_bench(f"aiv_sync.{spec.name}", spec.name, "vector", allocs,
+                          [call, "pto.pipe_barrier(pto.PIPE_V)"], spec.name, AIV_SIZES))
+        tload = ("pto.tload(big, ai)" if dt == "int32" else "pto.tload(big, af)")
+        if dt in ("float32", "int32"):
+            out.append(_bench(f"aiv_refill.{spec.name}", spec.name, "vector", allocs, [call, tload],
+                              spec.name, AIV_SIZES))
+        ucols = unaligned_cols(m, spec, dt, cols)
+        if ucols is not None:
+            allocs, call = op_allocs(spec, dt, SYNC_ROWS, ucols)
+            out.append(_bench(f"aiv_unaligned.{spec.name}.cols={ucols}", spec.name, "vector", allocs, [call],
+                              spec.name, AIV_SIZES))
+    return out + formula_benches(m)
+
+
+def formula_rows_of(cols, item):
+    """Three row counts for a formula benchmark: 8, the most that keeps a tile within 64 KiB
+    (two or three tiles fit UB), and about a third of that."""
+    most = max(24, (65536 // (cols * item)) // 8 * 8)
+    return (8, max(16, most // 3 // 8 * 8), most)
+
+
+def formula_benches(m) -> list:
+    """One benchmark family per [formulas] row (three row counts, formula_rows_of); rows for
+    any dtype or width are measured at 64 columns."""
+    from ..isa import load_isa
+    isa = load_isa()
+    out = []
+    for (name, dtype, cols) in m.vector_formulas:
+        if name not in isa.by_name:
+            continue
+        spec = isa[name]
+        dt = op_dtype(spec) if dtype == "any" else dtype
+        if dt not in spec.dtypes:
+            continue
+        c = 64 if cols == "*" else int(cols)
+        for rows in formula_rows_of(c, ITEMSIZE[dt]):
+            allocs, call = op_allocs(spec, dt, rows, c)
+            out.append(_bench(f"aiv_formula.{name}.{dtype}.cols={cols}.rows={rows}",
+                              f"formula.{name}.{dtype}.{cols}", "vector", allocs, [call], name, AIV_SIZES))
+    return out
+
+
+def all_aicore_benchmarks(m) -> list:
+    """Every AI-core microbenchmark for machine m (empty when m has no [aicore] section)."""
+    if not m.has_aicore:
+        return []
+    return transfer_benches() + vector_benches(m)
+
+
+AICORE_RATES = ("gm_to_l1_bytes_per_cycle", "gm_to_ub_bytes_per_cycle", "ub_to_gm_bytes_per_cycle",
+                "l1_to_gm_bytes_per_cycle", "l1_to_l0a_bytes_per_cycle", "l1_to_l0b_bytes_per_cycle",
+                "l1_to_bias_bytes_per_cycle", "l0c_to_l1_bytes_per_cycle", "drain_fixed_cycles",
+                "drain_row_cycles", "drain_penalty_cycles", "drain_bytes_per_cycle")
+AICORE_STRUCTURE = ("structural: a count, a size or a geometry of the AI core (units, bias table "
+                    "bytes, event ids, queue depth, the fixpipe's 32-byte C0 block), not a rate")
+
+
+def aicore_coverage(machine=None) -> dict:
+    """{(entry, field): "covered" or why not} for the AI core's cost entries beyond latency and
+    issue interval (those are in coverage()): every [aicore] value, the head, per_repeat, tail
+    and unaligned_floor of each V op, and each [formulas] row (``formula.OP.DTYPE.COLS``)."""
+    from ..timing.machine import machine as active, resolve_machine
+    m = resolve_machine(machine) if machine is not None else active()
+    out = {}
+    if not m.has_aicore:
+        return out
+    for key in m.values:
+        if key in AICORE_RATES:
+            out[(f"aicore.{key}", "value")] = "covered"
+        elif key in ("vector_units", "bias_bytes", "event_ids", "pipe_queue_depth",
+                     "cross_core_event_ids", "drain_c0_bytes"):
+            out[(f"aicore.{key}", "value")] = AICORE_STRUCTURE
+    for spec in vector_specs():
+        dt = op_dtype(spec)
+        cols = chain_cols(m, spec, dt)
+        for fld in ("per_repeat", "head", "tail", "unaligned_floor"):
+            if cols is None:
+                why = "[formulas] rows price this op at every width, so head and slope are never used"
+            elif fld in ("head", "tail") and dt not in ("float32", "int32"):
+                why = f"the refill pattern reloads the tile from a float32 or int32 tensor, not {dt}"
+            elif fld == "unaligned_floor" and unaligned_cols(m, spec, dt, cols) is None:
+                why = "every width that is not whole repeats has a [formulas] row"
+            else:
+                why = "covered"
+            out[(spec.name, fld)] = why
+    from ..isa import load_isa
+    isa = load_isa()
+    for (name, dtype, cols) in m.vector_formulas:
+        ok = name in isa.by_name and (dtype == "any" or dtype in isa[name].dtypes)
+        out[(f"formula.{name}.{dtype}.{cols}", "slope, bias")] = (
+            "covered" if ok else "the ISA has no such instruction or dtype: the row is never used")
+    return out
