@@ -204,6 +204,9 @@ def _vector(F, S, base, known):
             if sync is not None:
                 F.put(name, "tail", round(sync) - head - cost,
                       f"sync slope {sync:g} - head {head} - cost {cost}")
+            if min(F[name]["head"], F[name].get("tail", 0)) < 0:
+                F.notes[name].append("NEGATIVE head or tail: the rows contradict the model (a head "
+                                     "paid when V is empty, the tail at a sync); check the kernels")
 
 
 def round_fit(ns, ys, max_digits=6):
