@@ -67,10 +67,12 @@ def run_functional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init, 
     start = time.perf_counter()
     n_blocks = grid[0] * grid[1] * grid[2]
     grid_a, block_a = np.array(grid, np.int64), np.array(block, np.int64)
-    first, chunk, executed = 0, 16, 0
+    first, chunk, executed = 0, 1, 0
     while first < n_blocks:
         # slices of about SLICE_SECONDS each: Python gets control back often enough for
-        # Ctrl-C to stop a long launch within a second
+        # Ctrl-C to stop a long launch within a second. The first slice is one block (a block
+        # can be long: 16 of the Ctrl-C test's blocks ran 25 s before Python saw the signal);
+        # the slices then grow at most 4x a time towards SLICE_SECONDS
         t0 = time.perf_counter()
         ex.run_grid(code, imm, seed_regs, grid_a, block_a, hbm, hbm_init, tbase, tcount, tbytes,
                     prog.local_words, depth, max_instructions, first, first + chunk, out)
