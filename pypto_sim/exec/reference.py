@@ -499,26 +499,26 @@ def tile_tri(l1, dst, diagonal, upper, rows, cols):
     l1[dst:dst + rows * cols] = tri.ravel()
 
 
-def tile_col_expand_op(op, l1, dst, a, v, rows, cols, dt):
-    """dst[r, c] = the table's expression of (a[r, c], v[c]), rounded to dt."""
+def _expand_op(op, l1, dst, a, v, rows, cols, dt, per_col):
+    """dst[r, c] = the table's expression of (a[r, c], v[c] if per_col else v[r]), rounded to dt."""
     spec = load_isa().by_opcode[int(op)]
     is_int = dt == dtypes.int32.code
     out = np.empty(rows * cols)
     for r in range(rows):
         for c in range(cols):
-            out[r * cols + c] = to_dtype(dt, evaluate(spec, l1[a + r * cols + c], l1[v + c], 0.0, is_int))
+            y = l1[v + c] if per_col else l1[v + r]
+            out[r * cols + c] = to_dtype(dt, evaluate(spec, l1[a + r * cols + c], y, 0.0, is_int))
     l1[dst:dst + rows * cols] = out
+
+
+def tile_col_expand_op(op, l1, dst, a, v, rows, cols, dt):
+    """dst[r, c] = the table's expression of (a[r, c], v[c]), rounded to dt."""
+    _expand_op(op, l1, dst, a, v, rows, cols, dt, True)
 
 
 def tile_row_expand_op(op, l1, dst, a, v, rows, cols, dt):
     """dst[r, c] = the table's expression of (a[r, c], v[r]), rounded to dt."""
-    spec = load_isa().by_opcode[int(op)]
-    is_int = dt == dtypes.int32.code
-    out = np.empty(rows * cols)
-    for r in range(rows):
-        for c in range(cols):
-            out[r * cols + c] = to_dtype(dt, evaluate(spec, l1[a + r * cols + c], l1[v + r], 0.0, is_int))
-    l1[dst:dst + rows * cols] = out
+    _expand_op(op, l1, dst, a, v, rows, cols, dt, False)
 
 
 def tile_row_expand(l1, dst, src, rows, cols):

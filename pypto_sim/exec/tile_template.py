@@ -146,14 +146,14 @@ def tile_tri(l1, dst, diagonal, upper, rows, cols):
 
 
 @njit(cache=True, error_model="numpy")
-def tile_col_expand_op(op, l1, dst, a, v, rows, cols, dt):
-    """dst[r, c] = op(a[r, c], v[c]) by the table's expression, rounded to dt (int32 wraps);
-    every source word is read before dst is written (dst may be a)."""
+def _expand_op(op, l1, dst, a, v, rows, cols, dt, per_col):
+    """dst[r, c] = op(a[r, c], v[c] if per_col else v[r]) by the table's expression, rounded
+    to dt (int32 wraps); every source word is read before dst is written (dst may be a)."""
     out = np.empty(rows * cols, np.float64)
     for r in range(rows):
         for c in range(cols):
             x = l1[a + r * cols + c]
-            y = l1[v + c]
+            y = l1[v + c] if per_col else l1[v + r]
             if dt == DT_INT32:
                 out[r * cols + c] = np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), 0)))
             else:
@@ -163,20 +163,15 @@ def tile_col_expand_op(op, l1, dst, a, v, rows, cols, dt):
 
 
 @njit(cache=True, error_model="numpy")
+def tile_col_expand_op(op, l1, dst, a, v, rows, cols, dt):
+    """dst[r, c] = op(a[r, c], v[c]): one value per column (TCOLEXPAND*)."""
+    _expand_op(op, l1, dst, a, v, rows, cols, dt, True)
+
+
+@njit(cache=True, error_model="numpy")
 def tile_row_expand_op(op, l1, dst, a, v, rows, cols, dt):
-    """dst[r, c] = op(a[r, c], v[r]) by the table's expression, rounded to dt (int32 wraps);
-    every source word is read before dst is written (dst may be a)."""
-    out = np.empty(rows * cols, np.float64)
-    for r in range(rows):
-        y = l1[v + r]
-        for c in range(cols):
-            x = l1[a + r * cols + c]
-            if dt == DT_INT32:
-                out[r * cols + c] = np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), 0)))
-            else:
-                out[r * cols + c] = round_to(dt, alu_float(op, x, y, 0.0))
-    for e in range(rows * cols):
-        l1[dst + e] = out[e]
+    """dst[r, c] = op(a[r, c], v[r]): one value per row (TROWEXPAND*)."""
+    _expand_op(op, l1, dst, a, v, rows, cols, dt, False)
 
 
 @njit(cache=True, error_model="numpy")
