@@ -35,7 +35,7 @@ CALLS = {"TROWSUM": "pto.trowsum(col, big)", "TROWEXPAND": "pto.trowexpand(big, 
          "TAXPY": "pto.taxpy(big, other, 2.0)", "TEXPANDS": "pto.texpands(big, 1.0)",
          "TREM": "pto.trem(big, big, other)", "TMULADDDST": "pto.tmuladddst(big, big, other)",
          "TCMP": 'pto.tcmp(mask, big, other, mode="ge")', "TSEL": "pto.tsel(big, mask, big, other)",
-         "TTRI": "pto.ttri(big, 0)"}
+         "TTRI": "pto.ttri(big, 0)", "TCOLEXPAND": "pto.tcolexpand(big, row)"}
 
 
 def op_cycles(make_kernels, name, rows, cols):
@@ -97,6 +97,13 @@ def test_ops_without_a_formula_row_pay_the_cce_mocks_head_and_slope(make_kernels
     """16 x 64 float32 = 16 repeats of 256 bytes: the head (the V pipe is idle) + slope x 16;
     the tail waits for a sync, and none comes."""
     assert op_cycles(make_kernels, name, 16, 64) == head + slope * 16
+
+
+def test_tcolexpand_is_one_ub_to_ub_copy_a_row(make_kernels):
+    """A2/A3 TCOLEXPAND copies src's row into each of dst's rows with copy_ubuf_to_ubuf
+    (TColExpand.hpp), which the CCE mock prices at UB_TO_UB 1024 GiB/s = 594 B/cycle, no head
+    or tail: 16 rows x 256 B at 0.43 cycles per 256 B = ceil(6.9) = 7 cycles."""
+    assert op_cycles(make_kernels, "TCOLEXPAND", 16, 64) == 7
 
 
 def test_without_a_formula_row_the_head_is_paid_when_v_is_idle_and_the_tail_at_a_sync(make_kernels):

@@ -220,6 +220,7 @@ def aicore(h, f):
         pto.tcolmax(row, v)
         pto.tcolmin(row, v)
         pto.tcolprod(row, v)
+        pto.tcolexpand(v, row)
         pto.tcolexpandsub(v, v, row)
         pto.tcolexpandadd(v, v, row)
         pto.tcolexpandmul(v, v, row)

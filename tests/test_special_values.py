@@ -467,11 +467,14 @@ COL_KERNEL = """
 def cols(x, o):
     s = pto.alloc_local(R * C, dtype=pto.{dt})
     d = pto.alloc_local(C, dtype=pto.{dt})
+    e = pto.alloc_local(R * C, dtype=pto.{dt})
     pto.async_load(s, x, rows=R, cols=C, stride=C)
     pto.wait_all()
     pto.{op}(d, s, R, C)
     pto.wait_all()
-    pto.store(o, d, rows=1, cols=C, stride=C)
+    pto.tcolexpand(e, d, R, C)
+    pto.wait_all()
+    pto.store(o, e, rows=R, cols=C, stride=C)
 """
 
 
@@ -480,7 +483,7 @@ def cols(x, o):
 def test_column_reductions_on_special_values(make_kernels, op, dtype):
     """TCOLSUM folds down each column in row order, rounding every partial sum to the dtype
     (numpy's add.accumulate along axis 0; int32 wraps); TCOLMAX / TCOLMIN are numpy's
-    maximum / minimum .reduce along axis 0."""
+    maximum / minimum .reduce along axis 0; TCOLEXPAND copies the result down every row."""
     a, b = _pairs(dtype)
     x = np.concatenate([a, b]).reshape(len(_values(dtype)), -1)
     r, c = x.shape
@@ -488,13 +491,14 @@ def test_column_reductions_on_special_values(make_kernels, op, dtype):
     with np.errstate(all="ignore"):
         fold = COL_FOLDS[op]
         want = (fold.accumulate(x, axis=0)[-1] if op == "tcolsum" else fold.reduce(x, axis=0)).astype(x.dtype)
-    tx, out = _tensor(x), _tensor(np.zeros(c, x.dtype))
+    want = np.broadcast_to(want, (r, c))
+    tx, out = _tensor(x), _tensor(np.zeros_like(x))
     pto.launch(mod.cols, grid=(1, 1, 1), block=(32, 1, 1), args=(tx, out))
-    got = np.empty(c, x.dtype)
+    got = np.empty_like(x)
     pto.memcpy_d2h(got, out)
     open_sign = None
     if op != "tcolsum":                                   # IEEE leaves max/min(+0, -0) open
-        open_sign = (x == 0).sum(axis=0) > 0
+        open_sign = np.broadcast_to((x == 0).sum(axis=0) > 0, (r, c))
     assert_same(got, want, f"{op} {dtype}", zero_sign_open=open_sign)
 
 
@@ -722,7 +726,7 @@ AICORE_VALUE_TESTED = {"TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC",
 
 def test_every_instruction_is_covered():
     covered = set(ALU) | {"CAST", "MOV", "LOAD", "STORE", "FMA_STORE", "LOAD_L1", "STORE_L1",
-                          "TLOAD", "TSTORE", "TROWSUM", "TROWMAX", "TROWMIN", "TROWPROD", "TROWEXPAND", "MMA",
+                          "TLOAD", "TSTORE", "TROWSUM", "TROWMAX", "TROWMIN", "TROWPROD", "TROWEXPAND", "TCOLEXPAND", "MMA",
                           "SHFL_IDX", "SHFL_UP", "SHFL_DOWN", "SHFL_XOR", "VOTE_ALL", "VOTE_ANY",
                           "BALLOT", "LOCAL_LOAD", "LOCAL_STORE"} | set(TILE) | set(ATOMIC_CALLS) | {n + "_L1" for n in ATOMIC_CALLS}
     # the AI core's moves, matmuls, fixpipe conversions and TCVT: tests/test_aicore_values.py

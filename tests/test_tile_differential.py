@@ -36,7 +36,7 @@ TILE_COL_EXPAND_OP = [s for s in ISA.specs if s.family == "tile_col_expand_op"]
 TILE_MASK = [s for s in ISA.specs if s.family in ("tile_cmp", "tile_sel")]
 # the instructions of the other value-computing tile families, each tested by hand below
 HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"MMA"},
-               "tile_expand": {"TROWEXPAND"},
+               "tile_expand": {"TROWEXPAND"}, "tile_col_expand": {"TCOLEXPAND"},
                # the AI core's instructions: against numpy in tests/test_aicore_values.py
                "aicore": {"TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
                           "TSTORE_ACC"}}
@@ -527,6 +527,22 @@ def test_tile_row_expand_matches_reference(ex, dt):
                        f"TROWEXPAND dt={dt} rows={rows} cols={cols}")
         want = np.repeat(l1[src:src + rows], cols)
         assert_same(out["l1"][dst:dst + rows * cols], want, "TROWEXPAND against numpy")
+
+
+@pytest.mark.parametrize("dt", [F32, F16, I32])
+def test_tile_col_expand_matches_reference(ex, dt):
+    """tcolexpand copies src's first row (cols words, NaN and -0.0 included) into every row of
+    dst, for single rows and columns and odd shapes, in place too (dst == src keeps row 0)."""
+    rng = np.random.default_rng(700 + dt)
+    for trial, (rows, cols) in enumerate(REDUCE_SHAPES + [(64, 2), (2, 64)]):
+        dst, src = regions(rng, [rows * cols, rows * cols])     # room for dst at src too
+        if trial % 3 == 2:
+            dst = src                                   # in place: the first row is the source
+        l1 = values(rng, L1_WORDS, dt)
+        want = np.tile(l1[src:src + cols], rows)
+        out = run_both(ex, "tile_col_expand", dict(l1=l1), ["l1", dst, src, rows, cols],
+                       f"TCOLEXPAND dt={dt} rows={rows} cols={cols}")
+        assert_same(out["l1"][dst:dst + rows * cols], want, "TCOLEXPAND against numpy")
 
 
 # ---------------------------------------------------------------- through a kernel

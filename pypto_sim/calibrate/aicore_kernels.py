@@ -119,10 +119,8 @@ def transfer_benches() -> list:
 
 def vector_specs():
     """The ISA records of the ops the AI core's V pipe runs (TCVT and the mask ops included)."""
-    from ..isa import load_isa
-    fams = ("tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce",
-            "tile_col_expand_op", "tile_cmp", "tile_sel", "tile_tri")
-    return [s for s in load_isa().specs if s.family in fams]
+    from ..isa import VECTOR_FAMILIES, load_isa
+    return [s for s in load_isa().specs if s.family in VECTOR_FAMILIES]
 
 
 def op_dtype(spec) -> str:
@@ -158,9 +156,10 @@ def op_call(spec, dtype) -> tuple:
         call = {"tile_reduce": f"pto.{op}(col, big)", "tile_expand": f"pto.{op}(big, col)",
                 "tile_expand_op": f"pto.{op}(big, big, col)"}[fam]
         return tiles, call
-    if fam in ("tile_col_reduce", "tile_col_expand_op"):
+    if fam in ("tile_col_reduce", "tile_col_expand", "tile_col_expand_op"):
         tiles["row"] = (1, "C", dtype, False)
-        return tiles, (f"pto.{op}(row, big)" if fam == "tile_col_reduce" else f"pto.{op}(big, big, row)")
+        return tiles, {"tile_col_reduce": f"pto.{op}(row, big)", "tile_col_expand": f"pto.{op}(big, row)",
+                       "tile_col_expand_op": f"pto.{op}(big, big, row)"}[fam]
     if fam in ("tile_cmp", "tile_sel"):
         tiles["mask"] = ("R", "M", "uint8", False)
         if spec.name == "TCMP":

@@ -76,17 +76,16 @@ IDS = {"GLOBAL_ID": "pto.get_global_id(0)", "LOCAL_ID": "pto.get_local_id(0)",
 def _tile_ops():
     """{instruction: kind} of the vector tile ops the article's tile API runs (every tile_alu,
     tile_reduce and tile_expand record but the AI core's TCVT), from the ISA table."""
-    from ..isa import load_isa
+    from ..isa import LANE_TILE_FAMILIES, load_isa
     out = {}
     for spec in load_isa().specs:
-        if spec.family not in ("tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce",
-                               "tile_col_expand_op") \
-                or spec.name == "TCVT":
+        if spec.family not in LANE_TILE_FAMILIES or spec.name == "TCVT":
             continue
         names = [o.name for o in spec.value_operands]
         out[spec.name] = ("reduce" if spec.family == "tile_reduce" else "expand" if spec.family == "tile_expand"
                           else "expand_op" if spec.family in ("tile_expand_op", "tile_col_expand_op")
                           else "col_reduce" if spec.family == "tile_col_reduce"
+                          else "col_expand" if spec.family == "tile_col_expand"
                           else "fill" if names == ["dst", "scalar", "n"]
                           else "scalar" if "scalar" in names else "binary" if len(names) == 4 else "unary")
     return out
@@ -330,12 +329,12 @@ def _tile_benches(cores):
         call = {"binary": f"pto.{op.lower()}(d, s1, s2, n)", "unary": f"pto.{op.lower()}(d, s1, n)",
                 "scalar": f"pto.{op.lower()}(d, s1, {one}, n)", "fill": f"pto.{op.lower()}(d, {one}, n)",
                 "reduce": f"pto.{op.lower()}(d, s1, 16, n)",
-                "expand": f"pto.{op.lower()}(s1, d, 16, n)",
+                "expand": f"pto.{op.lower()}(s1, d, 16, n)", "col_expand": f"pto.{op.lower()}(s1, d, 16, n)",
                 "expand_op": f"pto.{op.lower()}(s1, s2, d, 16, n)",
                 "col_reduce": f"pto.{op.lower()}(d, s1, 16, n)"}[kind]
         alloc = (f"d = pto.alloc_local({TILE_ELEMS}, pto.{dt})\ns1 = pto.alloc_local({TILE_ELEMS}, pto.{dt})\n"
                  f"s2 = pto.alloc_local({TILE_ELEMS}, pto.{dt})")
-        per = (lambda nb: nb // 64) if kind in ("reduce", "expand", "expand_op", "col_reduce") else (lambda nb: nb // 4)
+        per = (lambda nb: nb // 64) if kind in ("reduce", "expand", "expand_op", "col_reduce", "col_expand") else (lambda nb: nb // 4)
         for nbytes in TILE_BYTES:
             out.append(b(f"tile_chain.bytes={nbytes}", op, TILE_SIZES,
                          lambda k, call=call, alloc=alloc: ([alloc] + [call] * k, None),

@@ -190,6 +190,8 @@ def _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, info):
                         REDUCE_INIT[op], dt)
     elif kind == TK_EXPAND:
         tile_row_expand(l1, np.int64(v[0]), np.int64(v[1]), np.int64(v[2]), np.int64(v[3]))
+    elif kind == TK_COL_EXPAND:
+        tile_col_expand(l1, np.int64(v[0]), np.int64(v[1]), np.int64(v[2]), np.int64(v[3]))
     elif kind == TK_COL_REDUCE:
         tile_col_reduce(op, l1, np.int64(v[0]), np.int64(v[1]), np.int64(v[2]), np.int64(v[3]),
                         REDUCE_INIT[op], dt)

@@ -30,7 +30,7 @@ _FUNCTIONAL = Path(__file__).with_name("functional_template.py")
 _ENGINE_PARTS = Path(__file__).with_name("engine_parts_template.py")
 _TIMING = Path(__file__).with_name("timing_template.py")
 TILE_KINDS = ("none", "load", "store", "mma", "binary", "unary", "scalar", "reduce", "expand", "expand_op",
-              "col_reduce", "col_expand_op", "fill")
+              "col_reduce", "col_expand_op", "fill", "col_expand")
 
 
 def tile_kind(spec) -> str:
@@ -49,6 +49,8 @@ def tile_kind(spec) -> str:
         return "expand_op"
     if spec.family == "tile_col_reduce":
         return "col_reduce"
+    if spec.family == "tile_col_expand":
+        return "col_expand"
     if spec.family == "tile_col_expand_op":
         return "col_expand_op"
     if spec.family == "tile_alu":

@@ -521,6 +521,11 @@ def tile_row_expand_op(op, l1, dst, a, v, rows, cols, dt):
     _expand_op(op, l1, dst, a, v, rows, cols, dt, False)
 
 
+def tile_col_expand(l1, dst, src, rows, cols):
+    """dst[r, c] = src[c]: numpy's broadcast of src's first row over rows rows."""
+    l1[dst:dst + rows * cols] = np.broadcast_to(l1[src:src + cols].copy(), (rows, cols)).ravel()
+
+
 def tile_row_expand(l1, dst, src, rows, cols):
     """dst[r, c] = src[r]."""
     for r in range(rows):
@@ -532,7 +537,8 @@ def tile_row_expand(l1, dst, src, rows, cols):
 TILE_FAMILY_KERNELS = {"tile_load": tile_load, "tile_store": tile_store, "tile_mma": tile_mma,
                        "tile_alu": tile_elementwise, "tile_reduce": tile_row_reduce,
                        "tile_expand": tile_row_expand, "tile_expand_op": tile_row_expand_op,
-                       "tile_col_reduce": tile_col_reduce, "tile_col_expand_op": tile_col_expand_op,
+                       "tile_col_reduce": tile_col_reduce, "tile_col_expand": tile_col_expand,
+                       "tile_col_expand_op": tile_col_expand_op,
                        "tile_cmp": tile_cmp, "tile_sel": tile_sel, "tile_tri": tile_tri,
                        "tile_move": tile_load}
 

@@ -175,6 +175,15 @@ def tile_row_expand_op(op, l1, dst, a, v, rows, cols, dt):
 
 
 @njit(cache=True, error_model="numpy")
+def tile_col_expand(l1, dst, src, rows, cols):
+    """dst[r, c] = src[c]: broadcast the first row of src down the rows (src is read first)."""
+    row = l1[src:src + cols].copy()
+    for r in range(rows):
+        for c in range(cols):
+            l1[dst + r * cols + c] = row[c]
+
+
+@njit(cache=True, error_model="numpy")
 def tile_row_expand(l1, dst, src, rows, cols):
     """dst[r, c] = src[r]: broadcast one value per row across the row."""
     for r in range(rows):

@@ -21,7 +21,7 @@ import ast
 from contextlib import contextmanager
 
 from .. import dtypes
-from ..isa import PIPES, PTO_PIPE_NAMES, SPACES
+from ..isa import PIPES, PTO_PIPE_NAMES, SPACES, VECTOR_FAMILIES
 from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo, Val
 
 CUBE_SPACES = ("Mat", "Left", "Right", "Acc", "Bias")
@@ -246,7 +246,7 @@ class AICoreBuiltins:
 
     @staticmethod
     def _space_hint(spec, loc):
-        if loc == "Acc" and spec.family in ("tile_alu", "tile_reduce", "tile_expand"):
+        if loc == "Acc" and spec.family in VECTOR_FAMILIES:
             return ("on A2/A3 a vector op cannot read L0C: tstore the Acc tile to GM and tload it "
                     "into a Vec tile on a vector core")
         if spec.family == "tile_mma":
@@ -434,6 +434,16 @@ class AICoreBuiltins:
                 args["rows"] = src.tile.valid_rows
             if args.get("cols", NONE) is NONE:
                 args["cols"] = Const(src.tile.cols, dtypes.int32)
+        elif spec.family == "tile_col_expand":
+            dst, src = tiles
+            if src.tile.cols != dst.tile.cols:
+                self.error(node, f"pto.{spec.builtin}: '{src.name}' has {src.tile.cols} columns but "
+                                 f"'{dst.name}' has {dst.tile.cols}; its first row is copied down every row "
+                                 f"of '{dst.name}'")
+            if args.get("rows", NONE) is NONE:
+                args["rows"] = dst.tile.valid_rows
+            if args.get("cols", NONE) is NONE:
+                args["cols"] = Const(dst.tile.cols, dtypes.int32)
         elif spec.family == "tile_col_expand_op":
             dst, a, v = tiles
             if (a.tile.rows, a.tile.cols) != (dst.tile.rows, dst.tile.cols):

@@ -4,7 +4,7 @@
 holding one :class:`InstrSpec` per instruction and the ``Opcode`` enum built from it.
 """
 from .table import (CATEGORIES, FAMILIES, PIPES, PTO_PIPE_NAMES, SPACES, TILE_FAMILIES,
-                    VECTOR_FAMILIES, AICORE_ONLY_FAMILIES, InstrSpec, Isa, Operand, load_isa, load_isa_from)
+                    VECTOR_FAMILIES, AICORE_ONLY_FAMILIES, LANE_TILE_FAMILIES, InstrSpec, Isa, Operand, load_isa, load_isa_from)
 
 __all__ = ["Isa", "InstrSpec", "Operand", "load_isa", "load_isa_from", "PIPES", "CATEGORIES",
-           "FAMILIES", "TILE_FAMILIES", "VECTOR_FAMILIES", "AICORE_ONLY_FAMILIES", "SPACES", "PTO_PIPE_NAMES"]
+           "FAMILIES", "TILE_FAMILIES", "VECTOR_FAMILIES", "AICORE_ONLY_FAMILIES", "LANE_TILE_FAMILIES", "SPACES", "PTO_PIPE_NAMES"]

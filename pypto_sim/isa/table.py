@@ -28,16 +28,18 @@ CATEGORIES = ("id", "move", "lane_alu", "sfu", "compare", "convert", "lane_memor
 # last three (one executor call site for `fam <= fma_store or fam >= warp`)
 FAMILIES = ("alu", "id", "load", "store", "fma_store", "alloc", "sync", "control",
             "tile_load", "tile_store", "tile_mma", "tile_alu", "tile_reduce", "tile_expand",
-            "tile_expand_op", "tile_col_reduce", "tile_col_expand_op", "tile_cmp", "tile_sel", "tile_tri",
-            "tile_move", "tile_sync", "warp", "atomic", "local")
+            "tile_expand_op", "tile_col_reduce", "tile_col_expand", "tile_col_expand_op", "tile_cmp",
+            "tile_sel", "tile_tri", "tile_move", "tile_sync", "warp", "atomic", "local")
 TILE_FAMILIES = ("tile_load", "tile_store", "tile_mma", "tile_alu", "tile_reduce", "tile_expand",
-                 "tile_expand_op", "tile_col_reduce", "tile_col_expand_op", "tile_cmp", "tile_sel", "tile_tri",
-                 "tile_move", "tile_sync")
+                 "tile_expand_op", "tile_col_reduce", "tile_col_expand", "tile_col_expand_op", "tile_cmp",
+                 "tile_sel", "tile_tri", "tile_move", "tile_sync")
 # the vector families act on Vec (UB) tiles only, unless a record's `spaces` says otherwise
 VECTOR_FAMILIES = ("tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce",
-                   "tile_col_expand_op", "tile_cmp", "tile_sel", "tile_tri")
+                   "tile_col_expand", "tile_col_expand_op", "tile_cmp", "tile_sel", "tile_tri")
 # the vector families only typed tiles of AI-core kernels reach (their masks are uint8 tiles)
 AICORE_ONLY_FAMILIES = ("tile_cmp", "tile_sel", "tile_tri")
+# the vector families the article's tile kernels (pto.alloc_local) run as well
+LANE_TILE_FAMILIES = tuple(f for f in VECTOR_FAMILIES if f not in AICORE_ONLY_FAMILIES)
 OPERAND_KINDS = ("value", "pointer", "dim", "dtype", "target", "imm", "tile")
 RESULTS = ("value", "pred", "none")
 DTYPE_NAMES = ("float32", "float16", "int32", "bool", "int8", "uint8", "int16", "bfloat16")

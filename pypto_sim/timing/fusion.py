@@ -22,6 +22,7 @@ since its data still moves.
 from __future__ import annotations
 
 from ..ir.program import C_DST, C_DTYPE, C_SRC
+from ..isa import LANE_TILE_FAMILIES
 
 
 def _reg_value(code, imm, specs, pc, reg, depth=0):
@@ -55,8 +56,7 @@ def _tile_reads(spec, code, imm, specs, pc):
         slots = (0, 1, 2)
     elif fam == "tile_store":
         slots = (1,)
-    elif fam in ("tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce",
-                 "tile_col_expand_op"):
+    elif fam in LANE_TILE_FAMILIES:
         slots = tuple(j for j, o in enumerate(spec.value_operands)
                       if o.kind == "tile" and (j > 0 or spec.reads_dst))
     else:
@@ -67,8 +67,7 @@ def _tile_reads(spec, code, imm, specs, pc):
 def _writes(spec, code, imm, specs, pc):
     """Keys instruction pc produces: its destination register's value, or the tile it writes."""
     out = set()
-    if spec.family in ("tile_load", "tile_mma", "tile_alu", "tile_reduce", "tile_expand", "tile_expand_op",
-                       "tile_col_reduce", "tile_col_expand_op"):
+    if spec.family in ("tile_load", "tile_mma") + LANE_TILE_FAMILIES:
         out.add(("tile", _operand(code, imm, specs, pc, 0)))
     d = int(code[pc, C_DST])
     if d >= 0:

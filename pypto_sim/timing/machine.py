@@ -22,7 +22,7 @@ import numpy as np
 
 from .._resources import data_dir
 from ..errors import MachineError
-from ..isa import PIPES, load_isa
+from ..isa import LANE_TILE_FAMILIES, PIPES, VECTOR_FAMILIES, load_isa
 
 DEFAULT_MACHINE = "ascend910b"
 
@@ -50,9 +50,8 @@ _INSTR_EXTRA = ("per_repeat", "per_repeat_f32", "repeat_bytes", "k_tile", "k_til
 FORMULA_DTYPES = {"fp32": "float32", "fp16": "float16", "any": "any"}
 _FUSION_KEYS = ("first", "second", "latency", "saving", "source")
 # families whose instructions may be fused: they compute or move data (not control or sync)
-FUSABLE_FAMILIES = ("alu", "id", "load", "store", "fma_store", "tile_load", "tile_store", "tile_mma",
-                    "tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce",
-                    "tile_col_expand_op")
+FUSABLE_FAMILIES = ("alu", "id", "load", "store", "fma_store", "tile_load", "tile_store",
+                    "tile_mma") + LANE_TILE_FAMILIES
 
 
 @dataclass(frozen=True)
@@ -347,13 +346,9 @@ def load_machine_from(path) -> Machine:
             if key not in _INSTR_EXTRA or not isinstance(value, (int, float)) or not positive:
                 raise MachineError(f"{path}: [instruction] {spec.name}: '{key} = {value!r}' is not one "
                                    f"of {_INSTR_EXTRA} with a positive number (head, tail: >= 0)")
-        needed = {"tile_alu": ("per_repeat", "repeat_bytes"), "tile_reduce": ("per_repeat", "repeat_bytes"),
-                  "tile_expand": ("per_repeat", "repeat_bytes"), "tile_expand_op": ("per_repeat", "repeat_bytes"),
-                  "tile_col_reduce": ("per_repeat", "repeat_bytes"),
-                  "tile_col_expand_op": ("per_repeat", "repeat_bytes"),
-                  "tile_cmp": ("per_repeat", "repeat_bytes"), "tile_sel": ("per_repeat", "repeat_bytes"),
-                  "tile_tri": ("per_repeat", "repeat_bytes"),
-                  "tile_mma": ("per_repeat", "per_repeat_f32", "k_tile", "k_tile_f32")}.get(spec.family, ())
+        needed = (("per_repeat", "repeat_bytes") if spec.family in VECTOR_FAMILIES
+                  else ("per_repeat", "per_repeat_f32", "k_tile", "k_tile_f32") if spec.family == "tile_mma"
+                  else ())
         for key in needed:
             if key not in extra:
                 raise MachineError(f"{path}: [instruction] {spec.name} needs '{key}' (its size-dependent cost)")

@@ -225,6 +225,13 @@ def dispatch(sim, pc, core, blk, w, ws, now):
         reads += [(abase, abase + rows * cols), (vbase, vbase + vlen)]
         writes.append((dbase, dbase + rows * cols))
         moved = rows * cols * b.dtype.itemsize
+    elif fam == "tile_col_expand":
+        rows, cols = int(vals[2]), int(vals[3])
+        dbase, b = tile(0, rows * cols, spec.value_operands[0].name)
+        sbase, _ = tile(1, cols, spec.value_operands[1].name)
+        reads.append((sbase, sbase + cols))
+        writes.append((dbase, dbase + rows * cols))
+        moved = rows * cols * b.dtype.itemsize
     elif fam in ("tile_reduce", "tile_expand"):
         rows, cols = int(vals[2]), int(vals[3])
         big, small = (1, 0) if fam == "tile_reduce" else (0, 1)
@@ -344,6 +351,8 @@ def effect(sim, pc, vals, slot, blk, l1=None):
         return lambda: ex.tile_row_expand_op(op, l1, iv[0], iv[1], iv[2], iv[3], iv[4], dt)
     if fam == "tile_expand":
         return lambda: ex.tile_row_expand(l1, iv[0], iv[1], iv[2], iv[3])
+    if fam == "tile_col_expand":
+        return lambda: ex.tile_col_expand(l1, iv[0], iv[1], iv[2], iv[3])
     raise AssertionError(f"no tile effect for {spec.name}")
 
 
