@@ -35,7 +35,8 @@ CALLS = {"TROWSUM": "pto.trowsum(col, big)", "TROWEXPAND": "pto.trowexpand(big, 
          "TAXPY": "pto.taxpy(big, other, 2.0)", "TEXPANDS": "pto.texpands(big, 1.0)",
          "TREM": "pto.trem(big, big, other)", "TMULADDDST": "pto.tmuladddst(big, big, other)",
          "TCMP": 'pto.tcmp(mask, big, other, mode="ge")', "TSEL": "pto.tsel(big, mask, big, other)",
-         "TTRI": "pto.ttri(big, 0)", "TCOLEXPAND": "pto.tcolexpand(big, row)"}
+         "TTRI": "pto.ttri(big, 0)", "TCOLEXPAND": "pto.tcolexpand(big, row)",
+         "TFILLPAD": 'pto.tfillpad(big, other, pad="min")'}
 
 
 def op_cycles(make_kernels, name, rows, cols):
@@ -92,6 +93,7 @@ def k(A, C):
     ("TCMP", 14, 2),          # vcmpv_ge (14, 2, 22)
     ("TSEL", 13, 2),          # vsel (13, 2, 14)
     ("TTRI", 11, 2),          # vector_dup (11, 1, 13), twice over each row
+    ("TFILLPAD", 11, 1),      # vcopy of the valid rows + vector_dup of the pad, each (11, 1, 13)
 ])
 def test_ops_without_a_formula_row_pay_the_cce_mocks_head_and_slope(make_kernels, name, head, slope):
     """16 x 64 float32 = 16 repeats of 256 bytes: the head (the V pipe is idle) + slope x 16;

@@ -37,6 +37,7 @@ TILE_MASK = [s for s in ISA.specs if s.family in ("tile_cmp", "tile_sel")]
 # the instructions of the other value-computing tile families, each tested by hand below
 HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"MMA"},
                "tile_expand": {"TROWEXPAND"}, "tile_col_expand": {"TCOLEXPAND"},
+               "tile_fillpad": {"TFILLPAD", "TFILLPAD_INPLACE", "TFILLPAD_EXPAND"},
                # the AI core's instructions: against numpy in tests/test_aicore_values.py
                "aicore": {"TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
                           "TSTORE_ACC"}}
@@ -543,6 +544,28 @@ def test_tile_col_expand_matches_reference(ex, dt):
         out = run_both(ex, "tile_col_expand", dict(l1=l1), ["l1", dst, src, rows, cols],
                        f"TCOLEXPAND dt={dt} rows={rows} cols={cols}")
         assert_same(out["l1"][dst:dst + rows * cols], want, "TCOLEXPAND against numpy")
+
+
+@pytest.mark.parametrize("dt", [F32, F16, I32])
+def test_tile_fillpad_matches_reference(ex, dt):
+    """TFILLPAD*: the rows x cols valid region of src (row pitch spitch) lands in the top-left of
+    a drows x dcols dst and the rest is the pad (inf, -inf, 0 or an integer limit), for empty,
+    partial and full regions, into a larger tile and in place (dst == src, spitch == dcols)."""
+    rng = np.random.default_rng(800 + dt)
+    cases = [(0, 0, 4, 4, 8), (3, 5, 8, 4, 8), (4, 8, 8, 4, 8), (1, 1, 1, 1, 1), (5, 10, 16, 16, 32),
+             (7, 3, 3, 9, 3), (2, 64, 64, 2, 64)]
+    for trial, (rows, cols, spitch, drows, dcols) in enumerate(cases):
+        in_place = spitch == dcols and trial % 2
+        dst, src = regions(rng, [drows * dcols, max(rows, drows) * spitch])
+        if in_place:
+            dst = src
+        pad = [math.inf, -math.inf, 0.0, -2147483648.0][trial % 4]
+        l1 = values(rng, L1_WORDS, dt)
+        want = np.full((drows, dcols), pad)
+        want[:rows, :cols] = l1[src:src + rows * spitch].reshape(rows, spitch)[:, :cols]
+        out = run_both(ex, "tile_fillpad", dict(l1=l1), ["l1", dst, src, pad, rows, cols, spitch, drows, dcols],
+                       f"TFILLPAD dt={dt} {rows}x{cols} pitch {spitch} into {drows}x{dcols}")
+        assert_same(out["l1"][dst:dst + drows * dcols], want.ravel(), "TFILLPAD against numpy")
 
 
 # ---------------------------------------------------------------- through a kernel

@@ -173,6 +173,11 @@ def op_call(spec, dtype) -> tuple:
         return tiles, f"pto.{op}(big, mask, big, {one})"
     if fam == "tile_tri":
         return tiles, f"pto.{op}(big, 0)"
+    if fam == "tile_fillpad":
+        if spec.name == "TFILLPAD_INPLACE":
+            return tiles, f'pto.{op}(big, pad="min")'
+        tiles["other"] = ("R", "C", dtype, False)
+        return tiles, f'pto.{op}(big, other, pad="min")'
     raise ValueError(f"no benchmark call for {spec.name} ({fam})")
 
 

@@ -499,6 +499,14 @@ def tile_tri(l1, dst, diagonal, upper, rows, cols):
     l1[dst:dst + rows * cols] = tri.ravel()
 
 
+def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
+    """TFILLPAD*: a drows x dcols grid of pad with src's rows x cols valid region (row pitch
+    spitch) copied into its top-left corner."""
+    grid = np.full((drows, dcols), pad)
+    grid[:rows, :cols] = l1[src:src + rows * spitch].reshape(rows, spitch)[:, :cols] if rows else 0
+    l1[dst:dst + drows * dcols] = grid.ravel()
+
+
 def _expand_op(op, l1, dst, a, v, rows, cols, dt, per_col):
     """dst[r, c] = the table's expression of (a[r, c], v[c] if per_col else v[r]), rounded to dt."""
     spec = load_isa().by_opcode[int(op)]
@@ -540,6 +548,7 @@ TILE_FAMILY_KERNELS = {"tile_load": tile_load, "tile_store": tile_store, "tile_m
                        "tile_col_reduce": tile_col_reduce, "tile_col_expand": tile_col_expand,
                        "tile_col_expand_op": tile_col_expand_op,
                        "tile_cmp": tile_cmp, "tile_sel": tile_sel, "tile_tri": tile_tri,
+                       "tile_fillpad": tile_fillpad,
                        "tile_move": tile_load}
 
 

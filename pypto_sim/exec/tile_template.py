@@ -146,6 +146,18 @@ def tile_tri(l1, dst, diagonal, upper, rows, cols):
 
 
 @njit(cache=True, error_model="numpy")
+def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
+    """TFILLPAD*: dst[r, c] (drows x dcols) = src[r * spitch + c] inside the rows x cols valid
+    region, pad elsewhere; every source word is read before dst is written (dst may be src)."""
+    out = np.empty(drows * dcols, np.float64)
+    for r in range(drows):
+        for c in range(dcols):
+            out[r * dcols + c] = l1[src + r * spitch + c] if (r < rows and c < cols) else pad
+    for e in range(drows * dcols):
+        l1[dst + e] = out[e]
+
+
+@njit(cache=True, error_model="numpy")
 def _expand_op(op, l1, dst, a, v, rows, cols, dt, per_col):
     """dst[r, c] = op(a[r, c], v[c] if per_col else v[r]) by the table's expression, rounded
     to dt (int32 wraps); every source word is read before dst is written (dst may be a)."""

@@ -18,6 +18,7 @@ from .aicore_builtins import AICoreBuiltins
 from .control import ControlFlowLowering
 from .expressions import ExprLowering
 from .helpers import HelperInlining
+from .layout_builtins import LayoutBuiltins
 from .mask_builtins import MaskBuiltins
 from .memory_builtins import MemoryBuiltins
 from .pipeline import PipelineLowering
@@ -36,7 +37,7 @@ UNSUPPORTED_STMTS = {"Try": "a try statement", "TryStar": "a try statement",
                      "Delete": "a del statement", "Match": "a match statement", "AsyncFor": "an async for loop"}
 
 
-class KernelCompiler(MaskBuiltins, AICoreBuiltins, TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining, PipelineLowering,
+class KernelCompiler(LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining, PipelineLowering,
                      ControlFlowLowering):
     """Compiles one kernel for one argument signature into a Program."""
 

@@ -14,7 +14,7 @@ import numpy as np
 from ..dtypes import DType
 from ..isa import load_isa
 
-MAX_SRCS = 7
+MAX_SRCS = 8
 AUX_WIDTH = 3
 
 

@@ -347,6 +347,9 @@ def effect(sim, pc, vals, slot, blk, l1=None):
         return lambda: ex.tile_sel(op, l1, iv[0], iv[1], iv[2], other, s, scalar, iv[4], iv[5], iv[6], dt)
     if fam == "tile_tri":
         return lambda: ex.tile_tri(l1, iv[0], iv[1], iv[2], iv[3], iv[4])
+    if fam == "tile_fillpad":
+        pad = float(vals[2])
+        return lambda: ex.tile_fillpad(l1, iv[0], iv[1], pad, iv[3], iv[4], iv[5], iv[6], iv[7])
     if fam == "tile_expand_op":
         return lambda: ex.tile_row_expand_op(op, l1, iv[0], iv[1], iv[2], iv[3], iv[4], dt)
     if fam == "tile_expand":
