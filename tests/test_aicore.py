@@ -387,3 +387,56 @@ def test_export_csv_of_an_ai_core_kernel_writes_perf_sims_pipeline_summary(tmp_p
     paths = prof.export_csv(tmp_path)
     head = paths["pipeline_summary"].read_text().splitlines()[0]
     assert head.startswith("op_name,core_id,unit,total_cycles,active_cycles,busy_cycles,scalar_cycles")
+
+
+# ---------------------------------------------------------------- TGEMV: the m = 1 matmuls
+@pto.kernel
+def gemv(X, W, Bias, Y, Z):
+    """Y = x @ W + x @ W (tgemv, then tgemv_acc); Z = x @ W + bias (tgemv_bias); x is one row."""
+    x_l1 = pto.alloc_tile(16, 64, pto.float16, loc=pto.Mat, valid=(1, 64))
+    w_l1 = pto.alloc_tile(64, 32, pto.float16, loc=pto.Mat)
+    bias_l1 = pto.alloc_tile(16, 32, pto.float32, loc=pto.Mat)
+    x = pto.alloc_tile(16, 64, pto.float16, loc=pto.Left, valid=(1, 64))
+    w = pto.alloc_tile(64, 32, pto.float16, loc=pto.Right)
+    bias = pto.alloc_tile(1, 32, pto.float32, loc=pto.Bias)
+    y = pto.alloc_tile(16, 32, pto.float32, loc=pto.Acc, valid=(1, 32))
+    z = pto.alloc_tile(16, 32, pto.float32, loc=pto.Acc, valid=(1, 32))
+    pto.tload(x_l1, X)
+    pto.tload(w_l1, W)
+    pto.tload(bias_l1, Bias)
+    pto.tmov(x, x_l1)
+    pto.tmov(w, w_l1)
+    pto.textract(bias, bias_l1)
+    pto.tgemv(y, x, w)
+    pto.tgemv_acc(y, x, w)
+    pto.tgemv_bias(z, x, w, bias)
+    pto.tstore(Y, y)
+    pto.tstore(Z, z)
+
+
+def test_tgemv_acc_and_bias_multiply_one_row_as_numpy_does():
+    """Each TGEMV rounds its float32 result once: y = f32(f32(xW) + xW), z = f32(xW + bias)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 64)).astype(np.float16)
+    w = rng.standard_normal((64, 32)).astype(np.float16)
+    bias = np.zeros((16, 32), np.float32)
+    bias[0] = rng.standard_normal(32)
+    Y, Z = pto.alloc_tensor(32 * 4, pto.float32), pto.alloc_tensor(32 * 4, pto.float32)
+    args = (dev(x, pto.float16), dev(w, pto.float16), dev(bias, pto.float32), Y, Z)
+    pto.launch(gemv, grid=(1,), args=args, check="all")
+    pto.sync()
+    xw = x.astype(np.float64) @ w.astype(np.float64)
+    once = xw.astype(np.float32)
+    np.testing.assert_array_equal(host(Y, (1, 32), np.float32), (once.astype(np.float64) + xw).astype(np.float32))
+    np.testing.assert_array_equal(host(Z, (1, 32), np.float32), (xw + bias[0]).astype(np.float32))
+
+
+def test_tgemv_names_a_left_tile_of_more_than_one_row():
+    @pto.kernel
+    def wide(X):
+        a = pto.alloc_tile(16, 64, pto.float16, loc=pto.Left)
+        b = pto.alloc_tile(64, 32, pto.float16, loc=pto.Right)
+        c = pto.alloc_tile(16, 32, pto.float32, loc=pto.Acc)
+        pto.tgemv(c, a, b)
+    with pytest.raises(pto.CompileError, match=r"tgemv: left 'a' has 16 valid rows; TGEMV multiplies one row"):
+        wide.program_for((pto.alloc_tensor(256),))

@@ -71,6 +71,23 @@ def k(A, C):
     assert pto.machine().latency("MMA") == 21
 
 
+def test_tgemv_pays_one_m_tile_as_the_mad_it_issues(make_kernels):
+    """TGEMV is TMatmul.hpp's mad with m = 1: 21 + ceil(1/16) ceil(64/16) ceil(32/16) = 29 (fp16)."""
+    mod = make_kernels('''
+@pto.kernel
+def k(A, C):
+    with pto.cube():
+        a = pto.alloc_tile(16, 64, pto.float16, loc=pto.Left, valid=(1, 64))
+        b = pto.alloc_tile(64, 32, pto.float16, loc=pto.Right)
+        c = pto.alloc_tile(16, 32, pto.float32, loc=pto.Acc, valid=(1, 32))
+        pto.tgemv(c, a, b)
+''')
+    a = pto.alloc_tensor(4096)
+    prof = pto.profile(mod.k, grid=(1,), args=(a, a))
+    mm = next(e for e in prof.timeline if e.inst == "TGEMV")
+    assert mm.end - mm.start == 21 + 1 * 4 * 2
+
+
 def test_a_32_kib_load_into_ub_lies_within_the_public_models_spread(make_kernels):
     mod = make_kernels('''
 @pto.kernel

@@ -40,6 +40,7 @@ HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"M
                "tile_fillpad": {"TFILLPAD", "TFILLPAD_INPLACE", "TFILLPAD_EXPAND"},
                # the AI core's instructions: against numpy in tests/test_aicore_values.py
                "aicore": {"TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
+                          "TGEMV", "TGEMV_ACC", "TGEMV_BIAS",
                           "TSTORE_ACC"}}
 NO_VALUES = ("tile_sync",)          # wait_all / flags: timing only, no kernel computes values
 

@@ -43,7 +43,9 @@ L0_SHAPES = tuple((16, c) for c in range(16, 2049, 128))   # float16, 512 B to 6
 BIAS_BYTES = tuple(range(32, 1025, 32))                    # one float32 row (32-byte rows)
 ACC_SHAPES = ((16, 16), (64, 64), (80, 96), (128, 128))               # float32, up to 64 KiB
 MATMUL_K = {("TMATMUL", "float16"): (16, 64, 256, 512), ("TMATMUL", "float32"): (16, 64, 256, 512),
-            ("TMATMUL_ACC", "float16"): (16, 64, 256), ("TMATMUL_BIAS", "float16"): (16, 64, 256)}
+            ("TMATMUL_ACC", "float16"): (16, 64, 256), ("TMATMUL_BIAS", "float16"): (16, 64, 256),
+            ("TGEMV", "float16"): (16, 64, 256), ("TGEMV", "float32"): (16, 64, 256),
+            ("TGEMV_ACC", "float16"): (16, 64, 256), ("TGEMV_BIAS", "float16"): (16, 64, 256)}
 FIX_SHAPES = {16: (16, 64, 128), 256: tuple(range(16, 129, 16)), 48: (16, 64, 128)}   # cols: rows
 CHAIN_ROWS = (1, 8, 32)           # and the most rows that keep a tile within CHAIN_TILE_BYTES
 CHAIN_TILE_BYTES = 49152
@@ -65,9 +67,10 @@ def _bench(name, instruction, unit, setup, pattern, count, sizes=AIC_SIZES):
                  lane=False, count=count)
 
 
-def _alloc(name, rows, cols, dtype, loc, col_major=False):
+def _alloc(name, rows, cols, dtype, loc, col_major=False, valid=None):
     layout = ", layout=pto.ColMajor" if col_major else ""
-    return f"{name} = pto.alloc_tile({rows}, {cols}, pto.{dtype}, loc=pto.{loc}{layout})"
+    valid = f", valid={valid}" if valid else ""
+    return f"{name} = pto.alloc_tile({rows}, {cols}, pto.{dtype}, loc=pto.{loc}{layout}{valid})"
 
 
 def transfer_benches() -> list:
@@ -103,12 +106,14 @@ def transfer_benches() -> list:
                           ["pto.tmov(d, s)"], "TMOV_ACC"))
     for (name, dt), ks in MATMUL_K.items():
         for k in ks:
-            setup = [_alloc("c", 16, 16, "float32", "Acc"), _alloc("a", 16, k, dt, "Left"),
+            gemv = name.startswith("TGEMV")                 # one row of left: m = 1
+            setup = [_alloc("c", 16, 16, "float32", "Acc"),
+                     _alloc("a", 16, k, dt, "Left", valid=(1, k) if gemv else None),
                      _alloc("b", k, 16, dt, "Right")]
             call = f"pto.{name.lower()}(c, a, b)"
-            if name == "TMATMUL_BIAS":
+            if name.endswith("_BIAS"):
                 setup.append(_alloc("bias", 1, 16, "float32", "Bias"))
-                call = "pto.tmatmul_bias(c, a, b, bias)"
+                call = f"pto.{name.lower()}(c, a, b, bias)"
             out.append(_bench(f"aic_matmul.{name}.{dt}.k={k}", name, "cube", setup, [call], name))
     for cols, rows_set in FIX_SHAPES.items():
         for rows in rows_set:

@@ -53,6 +53,7 @@ _DRAIN_LATENCY = ("TSTORE_ACC's latency adds to drain_fixed_cycles in every drai
                   "cannot be told apart; the fit keeps the latency and puts the rest in "
                   "drain_fixed_cycles")
 AICORE_INSTRUCTIONS = ("TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
+                       "TGEMV", "TGEMV_ACC", "TGEMV_BIAS",
                        "TSTORE_ACC", "PIPE_BARRIER", "CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG",
                        "TCVT", *_aicore_only_vector_ops())
 UNCOVERED.update({(name, "issue_interval"): _AICORE_HIDDEN_II for name in AICORE_INSTRUCTIONS})

@@ -260,6 +260,10 @@ class AICoreBuiltins:
         """(valid rows, valid cols) operands of a typed tile."""
         return v.tile.valid_rows, v.tile.valid_cols
 
+    @staticmethod
+    def _describe_rows(v):
+        return str(int(v.value)) if isinstance(v, Const) else "a run-time number of"
+
     def _int_operand(self, v, node, what):
         return self.uniform_int(v, node, what) if not isinstance(v, Const) else \
             self.operand(v, dtypes.int32, node)
@@ -364,6 +368,15 @@ class AICoreBuiltins:
     def builtin_tmatmul_bias(self, node, args):
         self._matmul("TMATMUL_BIAS", node, args)
 
+    def builtin_tgemv(self, node, args):
+        self._matmul("TGEMV", node, args)
+
+    def builtin_tgemv_acc(self, node, args):
+        self._matmul("TGEMV_ACC", node, args)
+
+    def builtin_tgemv_bias(self, node, args):
+        self._matmul("TGEMV_BIAS", node, args)
+
     def _matmul(self, name, node, args):
         self._require_aicore(node, name.lower())
         spec = self.isa[name]
@@ -377,6 +390,10 @@ class AICoreBuiltins:
                              "(float32, float32, float32) or (int32, int8, int8)")
         m, k = self._extent(a)
         kb, n = self._extent(b)
+        if name.startswith("TGEMV") and not (isinstance(m, Const) and int(m.value) == 1):
+            self.error(node, f"{call}: left '{a.name}' has {self._describe_rows(m)} valid rows; TGEMV "
+                             "multiplies one row (m = 1, TGEMV.md)",
+                       f"allocate it with valid=(1, k), or use pto.tmatmul for m > 1")
         for v, what in ((m, "m"), (k, "k"), (n, "n")):
             if isinstance(v, Const) and not 1 <= int(v.value) <= MAX_MKN:
                 self.error(node, f"{call}: {what} = {int(v.value)} is outside [1, {MAX_MKN}] (TMATMUL.md)")
@@ -388,13 +405,13 @@ class AICoreBuiltins:
                 self.error(node, f"{call}: the result has {int(v.value)} {what} but acc '{c.name}' has {lim}")
         ops = [self._base(c, node, call), self._base(a, node, call), self._base(b, node, call),
                self._int_operand(m, node, "m"), self._int_operand(n, node, "n"), self._int_operand(k, node, "k")]
-        if name == "TMATMUL_BIAS":
+        if "bias" in args:
             bias = self.typed_tile(args["bias"], node, spec, "bias", f"{call}: bias")
             if bias.dtype != c.dtype:
                 self.error(node, f"{call}: bias '{bias.name}' holds {bias.dtype}, acc '{c.name}' {c.dtype}")
             ops.append(self._base(bias, node, call))
         self.emit(name, None, tuple(ops), c.dtype, node, aux=self.tile_aux())
-        self.instrs[-1].comment = f"{c.name} {'+' if name == 'TMATMUL_ACC' else ''}= {a.name} @ {b.name}"
+        self.instrs[-1].comment = f"{c.name} {'+' if spec.reads_dst else ''}= {a.name} @ {b.name}"
 
     # ---------------------------------------------------------------- vector ops on typed tiles
     def lower_tile_op(self, spec, node, args):

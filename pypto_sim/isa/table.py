@@ -207,8 +207,8 @@ def _parse_record(path: Path, rec: dict) -> InstrSpec:
         _fail(path, name, "doc must not be empty")
     if ("alias" in rec) != ("alias_signature" in rec):
         _fail(path, name, "an alias needs an alias_signature (and the other way round)")
-    if "reads_dst" in rec and (rec["reads_dst"] not in (True, False) or rec["family"] != "tile_alu"):
-        _fail(path, name, "reads_dst is true or false, and only for tile_alu instructions")
+    if "reads_dst" in rec and (rec["reads_dst"] not in (True, False) or rec["family"] not in ("tile_alu", "tile_mma")):
+        _fail(path, name, "reads_dst is true or false, and only for tile_alu and tile_mma instructions")
     spaces = rec.get("spaces", {})
     operand_names = {str(t).partition(":")[0] for t in rec["operands"]}
     if not isinstance(spaces, dict):

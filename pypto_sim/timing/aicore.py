@@ -312,12 +312,12 @@ def dispatch(sim, pc, blk, w, ws, now):
         mm, nn, kk = iv[3], iv[4], iv[5]
         for v, what in ((mm, "m"), (nn, "n"), (kk, "k")):
             if not 1 <= v <= MAX_MKN:
-                raise fault(f"{what} = {v} is outside [1, {MAX_MKN}]", "TMATMUL takes m, k, n in [1, 4095]")
+                raise fault(f"{what} = {v} is outside [1, {MAX_MKN}]", f"{name} takes m, k, n in [1, 4095]")
         extent(a, mm, kk, "left")
         extent(b, kk, nn, "right")
         extent(c, mm, nn, "the result")
-        reads += [a, b] + ([c] if name == "TMATMUL_ACC" else [])
-        bias = view(6, "bias") if name == "TMATMUL_BIAS" else None
+        reads += [a, b] + ([c] if spec.reads_dst else [])       # _ACC reads the accumulator
+        bias = view(6, "bias") if len(spec.value_operands) > 6 else None
         if bias is not None:
             reads.append(bias)
         writes.append(c)
@@ -327,7 +327,7 @@ def dispatch(sim, pc, blk, w, ws, now):
         def compute():
             with np.errstate(all="ignore"):          # inf * 0 is NaN, as on the cube
                 res = a.grid(arr)[:mm, :kk] @ b.grid(arr)[:kk, :nn]
-                if name == "TMATMUL_ACC":
+                if spec.reads_dst:
                     res = res + c.grid(arr)[:mm, :nn]
                 elif bias is not None:
                     res = res + bias.grid(arr)[0, :nn]
