@@ -110,3 +110,146 @@ def k(X, O):
         d = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
         {call}
 ''').k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))
+
+
+# ---------------------------------------------------------------- views: treshape, tsubview
+def test_views_share_their_tiles_words(make_kernels):
+    """tsubview(t, 2, 0, 2, 16) is t's last two rows and treshape(t, 8, 8) all of t as 8 x 8:
+    an add through the window shows in t, and a row sum through the reshape sums t's words
+    eight at a time (auto sync orders them by the words they share)."""
+    x = np.arange(64, dtype=np.float32)
+    got = run(make_kernels, '''
+@pto.kernel
+def k(X, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            t = pto.alloc_tile(4, 16, pto.float32, loc=pto.Vec)
+            pto.tload(t, X)
+            low = pto.tsubview(t, 2, 0, 2, 16)
+            pto.tadds(low, low, 100.0)
+            r = pto.treshape(t, 8, 8)
+            col = pto.alloc_tile(8, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
+            pto.trowsum(col, r)
+            pto.tstore(O, t)
+            pto.tstore(O + 64, col)
+''', x, (72,), np.float32)
+    want = x.copy()
+    want[32:] += 100
+    np.testing.assert_array_equal(got[:64], want)
+    np.testing.assert_array_equal(got[64:], want.reshape(8, 8).sum(axis=1))
+
+
+def test_treshape_turns_a_row_into_a_column(make_kernels):
+    """TCOLSUM leaves one value per column in a 1 x 16 row; seen as a 16 x 1 ColMajor column it
+    feeds TROWEXPANDSUB (x - the column sums of x^T, row by row)."""
+    x = np.arange(256, dtype=np.float32).reshape(16, 16) / 16
+    got = run(make_kernels, '''
+@pto.kernel
+def k(X, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            t = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+            s = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
+            pto.tload(t, X)
+            pto.tcolsum(s, t)
+            c = pto.treshape(s, 16, 1, layout=pto.ColMajor)
+            pto.trowexpandsub(t, t, c)
+            pto.tstore(O, t)
+''', x, (16, 16), np.float32)
+    sums = np.add.accumulate(x.astype(np.float32), axis=0)[-1]
+    np.testing.assert_array_equal(got, x - sums[:, None])
+
+
+def test_a_narrow_window_takes_loads_fills_and_pads(make_kernels):
+    """The right half of a 4 x 16 tile (tsubview(t, 0, 8, 4, 8), rows 16 words apart) takes a
+    4 x 8 load; tfillpad_expand reads it with that pitch into a 8 x 16 tile padded with 0."""
+    x = np.arange(32, dtype=np.float32) + 1
+    got = run(make_kernels, '''
+@pto.kernel
+def k(X, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            t = pto.alloc_tile(4, 16, pto.float32, loc=pto.Vec)
+            d = pto.alloc_tile(8, 16, pto.float32, loc=pto.Vec)
+            pto.texpands(t, -1.0)
+            w = pto.tsubview(t, 0, 8, 4, 8)
+            pto.tload(w, X)
+            pto.tfillpad_expand(d, w)
+            pto.tstore(O, t)
+            pto.tstore(O + 64, d)
+''', x, (64 + 128,), np.float32)
+    t = np.full((4, 16), -1.0, np.float32)
+    t[:, 8:] = x.reshape(4, 8)
+    d = np.zeros((8, 16), np.float32)
+    d[:4, :8] = x.reshape(4, 8)
+    np.testing.assert_array_equal(got[:64], t.ravel())
+    np.testing.assert_array_equal(got[64:], d.ravel())
+
+
+def test_views_do_not_count_against_the_space_twice(make_kernels):
+    """Two 96 KiB tiles fill the 192 KiB UB exactly; views of them take no memory of their own."""
+    mod = make_kernels('''
+@pto.kernel
+def k(X, O):
+    with pto.vector():
+        a = pto.alloc_tile(96, 256, pto.float32, loc=pto.Vec)
+        b = pto.alloc_tile(96, 256, pto.float32, loc=pto.Vec)
+        a2 = pto.treshape(a, 192, 128)
+        b2 = pto.tsubview(b, 0, 0, 48, 256)
+        pto.texpands(a2, 1.0)
+        pto.texpands(b2, 2.0)
+''')
+    prof = pto.profile(mod.k, grid=(1,), args=(pto.alloc_tensor(64), pto.alloc_tensor(64)))
+    assert [e.inst for e in prof.timeline if e.warp == 1].count("TEXPANDS") == 2
+
+
+RACY = '''
+@pto.kernel(sync="manual")
+def k(X, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            t = pto.alloc_tile(4, 16, pto.float32, loc=pto.Vec)
+            top = pto.tsubview(t, 0, 0, 2, 16)
+            low = pto.tsubview(t, 2, 0, 2, 16)
+            pto.tload(top, X)
+            {sync}
+            pto.tadds({target}, {target}, 1.0)
+'''
+
+
+@pytest.mark.parametrize("target, sync, races", [
+    ("t", "", True),            # the load wrote t's first rows through the window
+    ("top", "", True),
+    ("low", "", False),         # other rows of the same tile: no shared element
+    ("t", "pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)\n            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)",
+     False),
+])
+def test_racecheck_compares_views_by_the_elements_they_share(make_kernels, target, sync, races):
+    """In manual sync a TLOAD (MTE2) into a window and a TADDS (V) without a flag between them
+    race exactly when their elements overlap, whichever view of the tile each one names."""
+    mod = make_kernels(RACY.format(target=target, sync=sync))
+    args = (pto.alloc_tensor(256), pto.alloc_tensor(256))
+    if races:
+        with pytest.raises(pto.RaceError, match=r"read-after-write"):
+            pto.launch(mod.k, grid=(1,), args=args, check="race")
+            pto.sync()
+    else:
+        pto.launch(mod.k, grid=(1,), args=args, check="race")
+        pto.sync()
+
+
+@pytest.mark.parametrize("call, message", [
+    ("pto.treshape(t, 8, 16)", r"treshape of 't' \(4 x 16\) into 8 x 16: 128 elements, but the tile holds 64"),
+    ("pto.tsubview(t, 3, 0, 2, 16)", r"the window reaches past the tile"),
+    ("pto.tsubview(t, 0, 4, 4, 8)", r"starts 16 bytes into the tile, not a multiple of 32"),
+    ("pto.tadds(pto.tsubview(t, 0, 8, 4, 8), t, 1.0)", r"is a 4 x 8 window whose rows are 16 elements apart"),
+])
+def test_view_errors_name_the_tile_and_the_rule(make_kernels, call, message):
+    with pytest.raises(pto.CompileError, match=message):
+        make_kernels(f'''
+@pto.kernel
+def k(X, O):
+    with pto.vector():
+        t = pto.alloc_tile(4, 16, pto.float32, loc=pto.Vec)
+        {call}
+''').k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))

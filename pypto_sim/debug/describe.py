@@ -97,7 +97,7 @@ class Describer:
         if spec.family == "alu":
             srcs = ", ".join(operand_text(s) for s in ins.srcs)
             return f"{op} {reg_text(ins.dst)} <- {srcs}"
-        if op == "ALLOC_LOCAL":
+        if spec.family == "alloc":
             return f"{op} {ins.comment}".rstrip()
         if spec.family in ("control", "sync"):
             return " ".join([op] + [operand_text(s) for s in ins.srcs])

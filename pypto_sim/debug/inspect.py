@@ -127,6 +127,10 @@ class InspectMixin:
             raise KeyError(f"kernel '{self.program.kernel}' has no alloc_local buffer '{name}' "
                            f"(buffers: {known})")
         blk = self._block_state(block)
+        if not buf.owns_memory:             # a view (treshape, tsubview): its elements in its tile
+            words = (blk.l1[buf.offset + buf.element_words()] if blk is not None
+                     else np.zeros(buf.count, np.float64))
+            return words.astype(buf.dtype.numpy)
         words = (blk.l1[buf.offset:buf.offset + buf.words] if blk is not None
                  else np.zeros(buf.words, np.float64))
         out = words.astype(buf.dtype.numpy)

@@ -25,8 +25,6 @@ from ..isa import PIPES, PTO_PIPE_NAMES, SPACES, VECTOR_FAMILIES
 from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo, Val
 
 CUBE_SPACES = ("Mat", "Left", "Right", "Acc", "Bias")
-BOXED_SPACES = ("Mat", "Left", "Right", "Acc")     # NZ/ZN fractal tiles: 16-aligned extents
-BOX = 16
 MAX_MKN = 4095                                       # PTO-ISA docs/isa/TMATMUL.md: m, k, n in [1, 4095]
 SPACE_NAMES = {"Vec": "UB", "Mat": "L1", "Left": "L0A", "Right": "L0B", "Acc": "L0C", "Bias": "BT"}
 SPACE_DTYPES = {
@@ -148,26 +146,10 @@ class AICoreBuiltins:
         if dtype.name not in SPACE_DTYPES[loc]:
             self.error(node, f"{where}: {loc} ({SPACE_NAMES[loc]}) holds "
                              f"{', '.join(SPACE_DTYPES[loc])}, not {dtype}")
-        item = dtype.itemsize
-        if layout == "row" and (cols * item) % 32:
-            self.error(node, f"{where}: a row is {cols * item} bytes, not a multiple of 32 (RowMajor "
-                             "tiles need Cols * sizeof(T) % 32 == 0, PTO-ISA Tile.md)",
-                       f"use cols a multiple of {32 // item}, or layout=pto.ColMajor for a column "
-                       "vector")
-        if layout == "col" and (rows * item) % 32:
-            self.error(node, f"{where}: a column is {rows * item} bytes, not a multiple of 32 "
-                             "(ColMajor tiles need Rows * sizeof(T) % 32 == 0, PTO-ISA Tile.md)",
-                       f"use rows a multiple of {32 // item}")
-        if loc in BOXED_SPACES and (rows % BOX or cols % BOX):
-            bad = "rows" if rows % BOX else "cols"
-            self.error(node, f"{where}: boxed tile {bad} must be a multiple of {BOX} (the fractal "
-                             f"box of {loc} tiles), but got {rows if bad == 'rows' else cols}",
-                       "pad the tile to a multiple of 16 and give the real extent as valid=(rows, cols)")
-        if loc == "Bias" and rows != 1:
-            self.error(node, f"{where}: a Bias tile is one row (1 x n), not {rows} rows")
+        self.check_tile_shape(node, where, loc, rows, cols, dtype, layout)
         valid_rows, valid_cols = self._valid(given.get("valid"), rows, cols, node, where)
         from ..ir.program import LocalBuffer
-        base = sum(b.words for b in self.buffers)
+        base = sum(b.words for b in self.buffers if b.owns_memory)
         line = getattr(node, "lineno", 0) + self.kernel.line_offset
         self.buffers.append(LocalBuffer(name, base, rows * cols, dtype, line, 1, loc, rows, cols))
         self.emit("ALLOC_LOCAL", None, (), dtype if dtype in dtypes.TILE_DTYPES else dtypes.float32,
@@ -242,6 +224,7 @@ class AICoreBuiltins:
         if self.section is None:
             self.error(node, f"{spec.name.lower()} outside a section: tile instructions run on one "
                              "unit, so put them in `with pto.cube():` or `with pto.vector():`")
+        self.check_window(v, node, spec, operand, what)
         return v
 
     @staticmethod

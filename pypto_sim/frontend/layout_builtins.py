@@ -7,7 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from .values import Const, Text
+from ..ir.program import LocalBuffer
+from ..isa import VECTOR_FAMILIES
+from .values import NONE, Const, Ptr, Text, TileInfo
+
+BOXED_SPACES = ("Mat", "Left", "Right", "Acc")     # NZ/ZN fractal tiles: 16-aligned extents
+BOX = 16
 
 PAD_VALUES = ("zero", "min", "max")          # PadValue::Zero / Min / Max (PadValue::Null pads nothing)
 
@@ -24,7 +29,42 @@ def pad_value(pad: str, dtype) -> float:
 
 
 class LayoutBuiltins:
-    """Lowering of pto.tfillpad / tfillpad_expand / tfillpad_inplace (mixed into the compiler)."""
+    """Lowering of pto.tfillpad / tfillpad_expand / tfillpad_inplace and the tile views
+    pto.treshape / pto.tsubview (mixed into the compiler), and the shape rules of typed tiles."""
+
+    def check_window(self, v, node, spec, operand, what):
+        """Vector instructions walk a tile's elements as one run of words: a window whose rows
+        are not contiguous (pto.tsubview narrower than its tile) is for DMA, moves and the cube
+        (and TFILLPAD's source, which takes a row pitch)."""
+        if v.tile.contiguous or spec.family not in VECTOR_FAMILIES:
+            return
+        if spec.family == "tile_fillpad" and operand == "src":
+            return
+        self.error(node, f"{what}: tile '{v.name}' is a {v.tile.rows} x {v.tile.cols} window whose rows "
+                         f"are {v.tile.pitch} elements apart; {spec.name} needs contiguous rows",
+                   "take full-width rows (pto.tsubview(t, row, 0, rows, <t's cols>)) or a single row; "
+                   "tload, tstore, the moves and the cube take any window")
+
+    def check_tile_shape(self, node, where, loc, rows, cols, dtype, layout):
+        """PTO-ISA's static checks of a tile's shape (Tile.md): 32-byte rows (RowMajor) or
+        columns (ColMajor), 16-aligned extents of boxed (fractal) tiles, one-row Bias tiles."""
+        item = dtype.itemsize
+        if layout == "row" and (cols * item) % 32:
+            self.error(node, f"{where}: a row is {cols * item} bytes, not a multiple of 32 (RowMajor "
+                             "tiles need Cols * sizeof(T) % 32 == 0, PTO-ISA Tile.md)",
+                       f"use cols a multiple of {32 // item}, or layout=pto.ColMajor for a column "
+                       "vector")
+        if layout == "col" and (rows * item) % 32:
+            self.error(node, f"{where}: a column is {rows * item} bytes, not a multiple of 32 "
+                             "(ColMajor tiles need Rows * sizeof(T) % 32 == 0, PTO-ISA Tile.md)",
+                       f"use rows a multiple of {32 // item}")
+        if loc in BOXED_SPACES and (rows % BOX or cols % BOX):
+            bad = "rows" if rows % BOX else "cols"
+            self.error(node, f"{where}: boxed tile {bad} must be a multiple of {BOX} (the fractal "
+                             f"box of {loc} tiles), but got {rows if bad == 'rows' else cols}",
+                       "pad the tile to a multiple of 16 and give the real extent as valid=(rows, cols)")
+        if loc == "Bias" and rows != 1:
+            self.error(node, f"{where}: a Bias tile is one row (1 x n), not {rows} rows")
 
     def _fillpad(self, node, dst, src, pad, call):
         spec = self.isa[call.upper()]
@@ -52,7 +92,7 @@ class LayoutBuiltins:
             self.error(node, f"pto.{call}: pad must be one of {', '.join(map(repr, PAD_VALUES))} "
                              "(PadValue::Zero, Min, Max)")
         fill = Const(pad_value(pad.value, dst.dtype), dst.dtype)
-        sizes = [src.tile.valid_rows, src.tile.valid_cols, Const(src.tile.cols, dtypes.int32),
+        sizes = [src.tile.valid_rows, src.tile.valid_cols, Const(src.tile.pitch or src.tile.cols, dtypes.int32),
                  Const(dst.tile.rows, dtypes.int32), Const(dst.tile.cols, dtypes.int32)]
         ops = [self._base(dst, node, call), self._base(src, node, call), self.operand(fill, dst.dtype, node)]
         ops += [self._int_operand(v, node, name)
@@ -68,3 +108,76 @@ class LayoutBuiltins:
 
     def builtin_tfillpad_inplace(self, node, args):
         self._fillpad(node, args["dst"], args["dst"], args["pad"], "tfillpad_inplace")
+
+    # ---------------------------------------------------------------- views: treshape, tsubview
+    def call_builtin(self, builtin, node):
+        if builtin.name in ("treshape", "tsubview"):
+            return self._view(builtin, node)
+        return super().call_builtin(builtin, node)
+
+    def _view(self, builtin, node):
+        """A new typed tile over words of an existing one, as A2/A3 binds it (TASSIGN to the
+        source's address, TReshape.hpp / TSubView.hpp); the instruction moves no data."""
+        call = builtin.name
+        args = self.bind_call(builtin, node)
+        spec = self.isa[call.upper()]
+        src = args["src"]
+        if not self.is_aicore or not (isinstance(src, Ptr) and src.tile is not None):
+            self.error(node, f"pto.{call} takes a typed tile of pto.alloc_tile (an AI-core kernel)")
+        info, parent = src.tile, self.buffers[src.slot]
+        static = {k: self._static_int(args[k], node, f"pto.{call}: {k}")
+                  for k in ("rows", "cols") if k in args}
+        rows, cols = static["rows"], static["cols"]
+        name = self._target_name(node) or f"{src.name}_{call[1:]}"
+        if call == "treshape":
+            layout = self._view_layout(args["layout"], info.layout, node)
+            where = f"pto.treshape of '{src.name}' ({info.rows} x {info.cols}) into {rows} x {cols}"
+            if not info.contiguous:
+                self.error(node, f"{where}: '{src.name}' is a window whose rows are not contiguous",
+                           "reshape the tile the window is cut from")
+            if rows * cols != info.rows * info.cols:
+                self.error(node, f"{where}: {rows * cols} elements, but the tile holds "
+                                 f"{info.rows * info.cols} (TRESHAPE keeps the byte size)")
+            offset, pitch = 0, 0
+        else:
+            layout = info.layout
+            row, col = (self._static_int_or_zero(args[k], node, f"pto.tsubview: {k}") for k in ("row", "col"))
+            where = f"pto.tsubview of '{src.name}' ({info.rows} x {info.cols}) at ({row}, {col}), {rows} x {cols}"
+            if row + rows > info.rows or col + cols > info.cols:
+                self.error(node, f"{where}: the window reaches past the tile",
+                           "keep row + rows and col + cols within the tile's shape")
+            if layout == "col" and cols != info.cols and rows != info.rows:
+                self.error(node, f"{where}: windows of ColMajor tiles are built for whole columns only")
+            pitch = info.pitch or info.cols
+            offset = row * pitch + col
+            if (offset * src.dtype.itemsize) % 32:
+                self.error(node, f"{where}: the window starts {offset * src.dtype.itemsize} bytes into "
+                                 "the tile, not a multiple of 32 (tile addresses are 32-byte aligned)")
+            if info.loc in BOXED_SPACES and (row % BOX or col % BOX):
+                self.error(node, f"{where}: a window of a boxed {info.loc} tile starts on a {BOX} x "
+                                 f"{BOX} fractal box")
+            if pitch == cols or rows == 1:
+                pitch = 0                  # the window's rows follow each other
+        self.check_tile_shape(node, where, info.loc, rows, cols, src.dtype, layout)
+        line = getattr(node, "lineno", 0) + self.kernel.line_offset
+        self.buffers.append(LocalBuffer(name, parent.offset + offset, rows * cols, src.dtype, line, 1,
+                                        info.loc, rows, cols, alias_of=src.slot, pitch=pitch))
+        full = (Const(rows, dtypes.int32, weak=False), Const(cols, dtypes.int32, weak=False))
+        view = TileInfo(info.loc, rows, cols, layout, *full, pitch=pitch)
+        self.emit(spec.name, None, (), src.dtype, node, aux=(parent.offset + offset, rows * cols))
+        self.instrs[-1].comment = (f"{name}: {info.loc} {rows} x {cols} x {src.dtype} view of "
+                                   f"{src.name} at word {parent.offset + offset}")
+        return Ptr("l1", len(self.buffers) - 1, src.dtype, name, Const(0, dtypes.int32), rows * cols,
+                   parent.offset + offset, tile=view)
+
+    def _view_layout(self, value, default, node):
+        if value is NONE:
+            return default
+        if not (isinstance(value, Text) and value.value in ("row", "col")):
+            self.error(node, "pto.treshape: layout must be pto.RowMajor or pto.ColMajor")
+        return value.value
+
+    def _static_int_or_zero(self, v, node, what):
+        if isinstance(v, Const) and int(v.value) == 0 and not isinstance(v.value, bool):
+            return 0
+        return self._static_int(v, node, what)

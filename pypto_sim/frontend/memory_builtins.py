@@ -96,7 +96,7 @@ class MemoryBuiltins:
                        "tensors (loads widen it to int32 / float32)")
         count = int(n.value)
         copies, offset = self.buffer_copies(count, node)
-        base = sum(b.words for b in self.buffers)
+        base = sum(b.words for b in self.buffers if b.owns_memory)
         name = f"local{len(self.buffers)}"
         line = getattr(node, "lineno", 0) + self.kernel.line_offset
         self.buffers.append(LocalBuffer(name, base, count, dtype, line, copies))

@@ -29,7 +29,8 @@ class TileBuiltins:
                              f"{getattr(v, 'name', type(v).__name__)}",
                        "allocate tiles with t = pto.alloc_local(rows * cols, dtype)")
         if isinstance(v.offset, Const):
-            return Imm(float(v.base + int(v.offset.value)), dtypes.int32), v
+            tile = v.slot if v.tile is not None and int(v.offset.value) == 0 else -1
+            return Imm(float(v.base + int(v.offset.value)), dtypes.int32, tile=tile), v
         if not v.offset.uniform:
             self.error(node, f"{what}: a tile's offset must be the same in every lane",
                        "tile instructions act for the whole block; index tiles with uniform values")

@@ -61,6 +61,12 @@ class TileInfo:
     layout: str            # "row" (RowMajor) or "col" (ColMajor)
     valid_rows: object
     valid_cols: object
+    pitch: int = 0         # words from row to row when not cols (a tsubview narrower than its tile)
+
+    @property
+    def contiguous(self) -> bool:
+        """True when the rows follow each other in memory (every tile but a narrow window)."""
+        return self.pitch in (0, self.cols)
 
     @property
     def full(self) -> bool:

@@ -33,7 +33,7 @@ def format_instr(prog: Program, pc: int) -> str:
         parts += [f"{label}=@{target}" for label, target in zip(labels, ins.aux)]
     elif spec.family == "id" and any(o.kind == "dim" for o in spec.operands):
         parts.append("xyz"[ins.aux[0]])
-    elif ins.op == "ALLOC_LOCAL":
+    elif spec.family == "alloc":            # alloc_local / alloc_tile and the tile views
         parts.append(ins.comment)
     elif ins.op in ("SET_FLAG", "WAIT_FLAG"):
         from ..isa import PIPES, PTO_PIPE_NAMES
@@ -59,6 +59,8 @@ def _tile_name(prog: Program, src) -> str:
     if isinstance(src, Reg):
         return f"l1[{src}]"
     word = int(src.value)
+    if getattr(src, "tile", -1) >= 0:        # a typed tile names itself (views share words)
+        return prog.buffers[src.tile].name
     for b in prog.buffers:
         if b.offset <= word < b.offset + b.words:
             return b.name if word == b.offset else f"{b.name}+{word - b.offset}"

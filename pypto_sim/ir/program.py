@@ -32,10 +32,12 @@ class Reg:
 
 @dataclass(frozen=True)
 class Imm:
-    """An immediate operand."""
+    """An immediate operand; a typed tile's base word also names the tile (its buffer index),
+    since a view (treshape, tsubview) shares its words with the tile it views."""
 
     value: float
     dtype: DType
+    tile: int = field(default=-1, compare=False)
 
     def __str__(self):
         if self.dtype.is_float:
@@ -89,10 +91,30 @@ class LocalBuffer:
     space: str = "L1"    # typed tiles: Vec, Mat, Left, Right, Acc or Bias (docs/aicore.md)
     rows: int = 0        # typed tiles: the static shape (row pitch = cols)
     cols: int = 0
+    # a view of another tile (pto.treshape, pto.tsubview): the index of the buffer that owns
+    # its words, and its row pitch when that is not cols (a window narrower than its tile)
+    alias_of: int = -1
+    pitch: int = 0
 
     @property
     def words(self) -> int:
         return self.count * self.copies
+
+    @property
+    def owns_memory(self) -> bool:
+        """False for a view: its words belong to the tile it views and count once, there."""
+        return self.alias_of < 0
+
+    @property
+    def row_pitch(self) -> int:
+        """Words from one row of the tile to the next."""
+        return self.pitch or self.cols
+
+    def element_words(self) -> np.ndarray:
+        """The word of each element relative to offset, row by row (a view may skip words)."""
+        if self.row_pitch == self.cols or self.rows == 0:
+            return np.arange(self.count)
+        return (np.arange(self.rows)[:, None] * self.row_pitch + np.arange(self.cols)).ravel()
 
     @property
     def nbytes(self) -> int:
@@ -122,12 +144,12 @@ class Program:
     @property
     def local_words(self) -> int:
         """L1 words of alloc_local buffers per block."""
-        return sum(b.words for b in self.buffers)
+        return sum(b.words for b in self.buffers if b.owns_memory)
 
     @property
     def local_bytes(self) -> int:
         """L1 bytes of alloc_local buffers per block."""
-        return sum(b.nbytes for b in self.buffers)
+        return sum(b.nbytes for b in self.buffers if b.owns_memory)
 
     def encode(self) -> "EncodedProgram":
         """Encode to the flat numpy arrays that the executors and the timing model read."""

@@ -184,24 +184,42 @@ def _operand(code, imm, regs, pc, j):
 
 
 class TileView:
-    """A typed tile as the engine sees it: its buffer, word base and row pitch."""
+    """A typed tile as the engine sees it: its buffer, word base, shape and row pitch, and the
+    tile that owns its words (itself, or the tile a treshape / tsubview view looks into)."""
 
-    __slots__ = ("buf", "base", "rows", "cols", "slot")
+    __slots__ = ("buf", "base", "rows", "cols", "pitch", "slot", "root")
 
-    def __init__(self, sim, word, what, pc, blk, unit):
-        lo, _hi, b = sim.buffer_at(int(word))
+    def __init__(self, sim, word, what, pc, blk, unit, slot=-1):
+        if slot >= 0:                     # the operand names its tile (views share words)
+            b = sim.prog.buffers[slot]
+            lo = b.offset
+        else:
+            lo, _hi, b = sim.buffer_at(int(word))
         if b is None or b.rows == 0:
             raise OutOfBoundsError(f"{sim.pc_name[pc]}: {what} is not a typed tile",
                                    kernel=sim.kernel_name, file=sim.prog.file,
                                    line=sim.prog.instrs[pc].line, block=blk.coords, warp=unit)
-        self.buf, self.base, self.rows, self.cols = b, lo, b.rows, b.cols
-        self.slot = sim.prog.buffers.index(b)
+        self.buf, self.base, self.rows, self.cols, self.pitch = b, lo, b.rows, b.cols, b.row_pitch
+        self.slot = sim.prog.buffers.index(b) if slot < 0 else slot
+        root = self.slot
+        while sim.prog.buffers[root].alias_of >= 0:
+            root = sim.prog.buffers[root].alias_of
+        self.root = root
 
     def grid(self, arr):
-        return arr[self.base:self.base + self.rows * self.cols].reshape(self.rows, self.cols)
+        """The tile's rows x cols elements in arr, as a writable numpy view."""
+        if self.pitch == self.cols:
+            return arr[self.base:self.base + self.rows * self.cols].reshape(self.rows, self.cols)
+        return np.lib.stride_tricks.as_strided(arr[self.base:], (self.rows, self.cols),
+                                               (self.pitch * arr.strides[0], arr.strides[0]))
 
     def words(self):
-        return self.base, self.base + self.rows * self.cols
+        """[lo, hi) of the words the tile's elements lie in (a window's also holds others)."""
+        return self.base, self.base + (self.rows - 1) * self.pitch + self.cols
+
+    def region(self):
+        """(lo, hi, rows, cols, pitch): the elements, as the race check compares them."""
+        return self.base, self.base + (self.rows - 1) * self.pitch + self.cols, self.rows, self.cols, self.pitch
 
 
 def dispatch(sim, pc, blk, w, ws, now):
@@ -229,8 +247,10 @@ def dispatch(sim, pc, blk, w, ws, now):
                                 file=sim.prog.file, line=sim.prog.instrs[pc].line, block=blk.coords,
                                 warp=w, lane=None, hint=hint)
 
+    tile_slots = sim.pc_tiles[pc]
+
     def view(j, what):
-        return TileView(sim, iv[j], what, pc, blk, w)
+        return TileView(sim, iv[j], what, pc, blk, w, tile_slots[j] if j < len(tile_slots) else -1)
 
     def extent(t, rows, cols, what):
         if not (1 <= rows <= t.rows and 1 <= cols <= t.cols):
@@ -299,7 +319,7 @@ def dispatch(sim, pc, blk, w, ws, now):
         def compute():
             # the executor's strided copy (tile_load) with the source's row pitch
             win = np.empty(rows * cols, np.float64)
-            sim.ex.tile_load(win, 0, arr, s.base + r0 * s.cols + c0, rows, cols, s.cols)
+            sim.ex.tile_load(win, 0, arr, s.base + r0 * s.pitch + c0, rows, cols, s.pitch)
             if name == "TMOV_ACC":
                 with np.errstate(over="ignore"):
                     win = host_words(win, to)

@@ -27,14 +27,15 @@ def check_aicore_program(program, machine, kernel_name):
                           hint="use a machine table with [aicore] (latency_tables/ascend910b.toml)")
     used: dict = {}
     for b in program.buffers:
-        if b.space not in SPACE_KEYS:
+        if b.space not in SPACE_KEYS or not b.owns_memory:      # a view's words are its tile's
             continue
         cap = space_capacity(machine, b.space)
         before = used.get(b.space, 0)
         used[b.space] = before + b.nbytes
         if used[b.space] > cap:
             earlier = ", ".join(f"{o.name} {o.nbytes} B (line {o.line})" for o in program.buffers
-                                if o.space == b.space and o is not b and o.offset < b.offset) or "none"
+                                if o.space == b.space and o is not b and o.owns_memory
+                                and o.offset < b.offset) or "none"
             raise L1CapacityError(
                 f"tile '{b.name}' ({b.space}, {b.rows} x {b.cols} {b.dtype}) needs {b.nbytes} bytes of "
                 f"{b.space} ({SPACE_NAMES[b.space]}) but only {max(cap - before, 0)} of its {cap} are "

@@ -23,7 +23,7 @@ class AICoreRaces:
 
     def __init__(self):
         self.clock = np.zeros((N_UNITS * P, N_UNITS * P), np.int64)
-        self.tiles: dict = {}        # (array index, buffer slot) -> access history
+        self.tiles: dict = {}        # (array index, owning buffer) -> {region: access history}
         self.gm: dict = {}           # tensor slot -> {(lo, hi, rows, cols, stride): history}
 
     def tick(self, unit, pipe) -> tuple:
@@ -73,31 +73,40 @@ def race_check(sim, ai, blk, w, pipe, pc, reads, writes, gm):
     tile_checks = ((reads, False), (writes, True)) if sim.prog.sync == "manual" else ()
     for views, is_write in tile_checks:
         for v in views:
-            hist = race.tiles.setdefault((arr_id, v.slot), {})
-            other = race.access(hist, t, stamp, pc, is_write)
+            # a view (treshape, tsubview) shares its tile's words: compare by the owner's elements
+            other = _region_access(race, race.tiles.setdefault((arr_id, v.root), {}), v.region(),
+                                   t, stamp, pc, is_write)
             if other is not None:
                 raise race_error(sim, blk, pc, w, pipe, other, f"tile '{v.buf.name}' ({v.buf.space})",
                                  is_write)
     if gm is not None:
         slot, off, rows, cols, stride, is_write, _item = gm
-        lo, hi = off, off + (rows - 1) * stride + cols
-        objs = race.gm.setdefault(slot, {})
-        mine = np.add.outer(np.arange(rows) * stride, np.arange(cols)).ravel() + off
-        for key, hist in objs.items():
-            if key == (lo, hi, rows, cols, stride) or key[0] >= hi or lo >= key[1]:
-                continue
-            theirs = np.add.outer(np.arange(key[2]) * key[4], np.arange(key[3])).ravel() + key[0]
-            if not np.intersect1d(mine, theirs, assume_unique=True).size:
-                continue
-            probe = {"w": hist.get("w"), "r": dict(hist.get("r", {}))}
-            other = race.access(probe, t, stamp, pc, is_write)
-            if other is not None:
-                raise race_error(sim, blk, pc, w, pipe, other, f"GM tensor '{sim.tensor_names[slot]}'",
-                                 is_write)
-        hist = objs.setdefault((lo, hi, rows, cols, stride), {})
-        other = race.access(hist, t, stamp, pc, is_write)
+        key = (off, off + (rows - 1) * stride + cols, rows, cols, stride)
+        other = _region_access(race, race.gm.setdefault(slot, {}), key, t, stamp, pc, is_write)
         if other is not None:
             raise race_error(sim, blk, pc, w, pipe, other, f"GM tensor '{sim.tensor_names[slot]}'", is_write)
+
+
+def _region_access(race, objs, key, t, stamp, pc, is_write):
+    """Record an access to the strided region key = (lo, hi, rows, cols, stride) of one object
+    (a GM tensor, or the words of one tile and its views) and return the earlier unordered
+    access it races with, if any: against the same region, and against every other region of
+    the object that shares an element with it."""
+    lo, hi, rows, cols, stride = key
+    mine = None
+    for other_key, hist in objs.items():
+        if other_key == key or other_key[0] >= hi or lo >= other_key[1]:
+            continue
+        if mine is None:
+            mine = np.add.outer(np.arange(rows) * stride, np.arange(cols)).ravel() + lo
+        theirs = np.add.outer(np.arange(other_key[2]) * other_key[4], np.arange(other_key[3])).ravel() + other_key[0]
+        if not np.intersect1d(mine, theirs, assume_unique=True).size:
+            continue
+        probe = {"w": hist.get("w"), "r": dict(hist.get("r", {}))}
+        other = race.access(probe, t, stamp, pc, is_write)
+        if other is not None:
+            return other
+    return race.access(objs.setdefault(key, {}), t, stamp, pc, is_write)
 
 
 def race_error(sim, blk, pc, w, pipe, other, what, is_write):

@@ -135,6 +135,7 @@ class LaunchSimulation:
         self.pc_family, self.pc_pipe, self.pc_lat, self.pc_ii = [], [], [], []
         self.pc_srcs, self.pc_dst, self.pc_name, self.pc_mem = [], [], [], []
         self.pc_spec, self.pc_tile = [], []
+        self.pc_tiles = []          # per operand: the typed tile (buffer index) it names, or -1
         for pc in range(n):
             spec = isa.by_opcode[int(code[pc, C_OP])]
             uniform = bool(code[pc, C_UNIFORM])
@@ -147,6 +148,7 @@ class LaunchSimulation:
             self.pc_lat.append(self.m.scalar_latency if on_scalar else int(lat_table[spec.opcode]))
             self.pc_ii.append(self.m.scalar_issue_interval if on_scalar else int(ii_table[spec.opcode]))
             self.pc_srcs.append([int(r) for r in code[pc, C_SRC:C_SRC + MAX_SRCS] if r >= 0])
+            self.pc_tiles.append([getattr(s, "tile", -1) for s in self.prog.instrs[pc].srcs])
             self.pc_dst.append(int(code[pc, C_DST]))
             self.pc_mem.append("hbm" if spec.name in ("LOAD", "STORE", "FMA_STORE") else
                                "l1" if spec.name in ("LOAD_L1", "STORE_L1") else
@@ -166,7 +168,8 @@ class LaunchSimulation:
         self.read_bw = self.m.hbm_core_read_bytes_per_cycle
         self.write_bw = self.m.hbm_core_write_bytes_per_cycle
         self.chip_bw = self.m.hbm_chip_bytes_per_cycle
-        self.buffer_spans = [(b.offset, b.offset + b.words, b) for b in self.prog.buffers]
+        # views (treshape, tsubview) are found through their instructions' tile operands
+        self.buffer_spans = [(b.offset, b.offset + b.words, b) for b in self.prog.buffers if b.owns_memory]
 
     def buffer_at(self, word):
         """(lo, hi, buffer) of the alloc_local copy holding L1 word ``word``."""
