@@ -145,3 +145,14 @@ def host_words(host: np.ndarray, dtype: DType) -> np.ndarray:
                              "array is beyond 2**53, which the simulator's float64 memory words "
                              "cannot hold exactly")
     return flat.astype(dtype.numpy).astype(np.float64)
+
+
+# TCVT's rounding modes, in the order the mode operand numbers them (PTO-ISA RoundMode
+# CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD; exec/tile_template.py's
+# CVT_* constants follow this order)
+CVT_MODES = ("rint", "round", "floor", "ceil", "trunc", "odd")
+# A2/A3's TCVT conversions among this simulator's tile dtypes (pto-isa docs/isa/TCVT.md,
+# "Supported Conversions": FP32 -> FP16, FP32, BF16, I32; FP16 -> FP32, I32; BF16 -> FP32, I32;
+# I32 -> FP32, FP16; the int8 / int16 / int64 / int4 ones are not built)
+CVT_PAIRS = {"float32": ("float16", "float32", "bfloat16", "int32"), "float16": ("float32", "int32"),
+             "bfloat16": ("float32", "int32"), "int32": ("float32", "float16")}

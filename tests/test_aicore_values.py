@@ -1,8 +1,10 @@
 """Values of the AI core's instructions on special values (signed zeros, subnormals, the
 extremes, inf and NaN), against numpy: moves copy words exactly, the fixpipe and TCVT round
 to nearest even (overflow to inf), and the cube accumulates in float64 and rounds once to
-float32 (docs/aicore.md: more exact than the hardware's float32 accumulation)."""
+float32 (docs/aicore.md: more exact than the hardware's float32 accumulation); TCVT's other
+rounding modes on hand-worked cases."""
 import numpy as np
+import pytest
 
 import pypto_sim as pto
 
@@ -118,3 +120,74 @@ def test_tcvt_rounds_float32_to_bfloat16_to_nearest_even():
     got = np.empty(512, np.float32)
     pto.memcpy_d2h(got, Y)
     same(got, host_words(x, pto.bfloat16).astype(np.float32))
+
+
+CVT_CASES = {   # x: {mode: float16 result}, each worked by hand (float16 has 10 mantissa bits)
+    1 + 2.0**-11: {"rint": 1.0, "round": 1 + 2.0**-10, "floor": 1.0, "ceil": 1 + 2.0**-10,
+                   "trunc": 1.0, "odd": 1 + 2.0**-10},            # the tie between 1 and 1 + 2^-10
+    -(1 + 2.0**-11): {"rint": -1.0, "round": -(1 + 2.0**-10), "floor": -(1 + 2.0**-10),
+                      "ceil": -1.0, "trunc": -1.0, "odd": -(1 + 2.0**-10)},
+    70000.0: {"rint": np.inf, "round": np.inf, "floor": 65504.0, "ceil": np.inf,
+              "trunc": 65504.0, "odd": 65504.0},                   # past the largest finite, 65504
+    -70000.0: {"rint": -np.inf, "round": -np.inf, "floor": -np.inf, "ceil": -65504.0,
+               "trunc": -65504.0, "odd": -65504.0},
+    1e-8: {"rint": 0.0, "round": 0.0, "floor": 0.0, "ceil": 2.0**-24, "trunc": 0.0,
+           "odd": 2.0**-24},                                       # below the least subnormal 2^-24
+}
+INT_CASES = {2.5: {"rint": 2, "round": 3, "floor": 2, "ceil": 3, "trunc": 2, "odd": 3},
+             -2.5: {"rint": -2, "round": -3, "floor": -3, "ceil": -2, "trunc": -2, "odd": -3},
+             3.5: {"rint": 4, "round": 4, "floor": 3, "ceil": 4, "trunc": 3, "odd": 3},
+             3e9: {m: 2**31 - 1 for m in ("rint", "round", "floor", "ceil", "trunc", "odd")},
+             float("nan"): {m: 0 for m in ("rint", "round", "floor", "ceil", "trunc", "odd")}}
+
+
+@pytest.mark.parametrize("mode", ["rint", "round", "floor", "ceil", "trunc", "odd"])
+def test_tcvt_rounds_by_each_mode_of_pto_isas_roundmode(make_kernels, mode):
+    """float32 -> float16 and float32 -> int32 in each RoundMode, on ties, overflow, values
+    below the least subnormal, saturation and NaN; the expected results are worked by hand."""
+    mod = make_kernels('''
+@pto.kernel
+def k(X, H, I):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            x = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec, valid=(1, 8))
+            h = pto.alloc_tile(1, 16, pto.float16, loc=pto.Vec, valid=(1, 8))
+            i = pto.alloc_tile(1, 16, pto.int32, loc=pto.Vec, valid=(1, 8))
+            pto.tload(x, X)
+            pto.tcvt(h, x, mode="MODE")
+            pto.tstore(H, h)
+            pto.tload(x, X + 8)
+            pto.tcvt(i, x, mode="MODE")
+            pto.tstore(I, i)
+'''.replace("MODE", mode))
+    xs = np.zeros(16, np.float32)
+    xs[:5] = list(CVT_CASES)
+    xs[8:13] = list(INT_CASES)
+    X = pto.alloc_tensor(64, pto.float32)
+    H, I = pto.alloc_tensor(16, pto.float16), pto.alloc_tensor(32, pto.int32)
+    pto.memcpy_h2d(X, xs)
+    pto.launch(mod.k, grid=(1,), args=(X, H, I))
+    pto.sync()
+    h, i = np.empty(8, np.float16), np.empty(8, np.int32)
+    pto.memcpy_d2h(h, H)
+    pto.memcpy_d2h(i, I)
+    np.testing.assert_array_equal(h[:5].astype(np.float64), [CVT_CASES[x][mode] for x in CVT_CASES])
+    np.testing.assert_array_equal(i[:5], [INT_CASES[x][mode] for x in INT_CASES])
+
+
+@pytest.mark.parametrize("call, message", [
+    ("pto.tcvt(h, b)", r"tcvt: bfloat16 -> float16 is not a conversion of A2/A3; bfloat16 converts to "
+                       r"float32, int32"),
+    ('pto.tcvt(h, x, mode="nearest")', r"mode must be one of 'rint', 'round', 'floor', 'ceil', 'trunc', 'odd'"),
+])
+def test_tcvt_names_conversions_and_modes_a2a3_lacks(make_kernels, call, message):
+    with pytest.raises(pto.CompileError, match=message):
+        make_kernels(f'''
+@pto.kernel
+def k(X):
+    with pto.vector():
+        x = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+        h = pto.alloc_tile(16, 16, pto.float16, loc=pto.Vec)
+        b = pto.alloc_tile(16, 16, pto.bfloat16, loc=pto.Vec)
+        {call}
+''').k.program_for((pto.alloc_tensor(256),))

@@ -28,7 +28,8 @@ ISA = load_isa()
 F32, F16, I32 = dtypes.float32.code, dtypes.float16.code, dtypes.int32.code
 NUMPY = {F32: np.float32, F16: np.float16, I32: np.int32}
 
-TILE_ALU = [s for s in ISA.specs if s.family == "tile_alu"]
+TILE_CONVERT = [s for s in ISA.specs if s.family == "tile_alu" and any(o.name == "mode" for o in s.value_operands)]
+TILE_ALU = [s for s in ISA.specs if s.family == "tile_alu" and s not in TILE_CONVERT]
 TILE_REDUCE = [s for s in ISA.specs if s.family == "tile_reduce"]
 TILE_EXPAND_OP = [s for s in ISA.specs if s.family == "tile_expand_op"]
 TILE_COL_REDUCE = [s for s in ISA.specs if s.family == "tile_col_reduce"]
@@ -284,6 +285,41 @@ def test_tile_alu_matches_reference(ex, name):
                     "fill": ["l1", dst, dst, -1, scalar, True, count, dt]}[form]
             run_both(ex, "tile_elementwise", dict(l1=l1), [spec.opcode] + args,
                      f"{name} dt={dt_name} count={count} layout={layout} scalar={scalar}")
+
+
+def ties(rng, n, dst):
+    """Values of float32 exactly halfway between two neighbours of dst (float16 p = 10,
+    bfloat16 p = 7 mantissa bits; int32: k + 0.5), at many magnitudes and both signs."""
+    sign = rng.choice([-1.0, 1.0], n)
+    if dst == I32:
+        return sign * (rng.integers(0, 1 << 20, n) + 0.5)
+    p = 10 if dst == F16 else 7
+    mant = (1 << p) + rng.integers(0, 1 << p, n) + 0.5
+    return sign * mant * 2.0 ** (rng.integers(-20, 14, n) - p)
+
+
+@pytest.mark.parametrize("name", [s.name for s in TILE_CONVERT])
+def test_tile_convert_matches_reference_in_every_rounding_mode(ex, name):
+    """TCVT from float32, float16, bfloat16 and int32 to each destination dtype in each mode:
+    random and special values, exact ties of the destination's spacing, overflow past its
+    largest finite value, subnormal results, in place and not."""
+    spec = ISA.by_name[name]
+    rng = np.random.default_rng(spec.opcode)
+    for dt_name in spec.dtypes:
+        dt = dtypes.BY_NAME[dt_name].code
+        for src_dt in (F32, F16, dtypes.bfloat16.code, I32):
+            for mode in range(len(dtypes.CVT_MODES)):
+                count = 255
+                dst, src = regions(rng, [count, count])
+                if mode % 2:
+                    dst = src
+                l1 = values(rng, L1_WORDS, src_dt)
+                if src_dt == F32 and dt in (F16, dtypes.bfloat16.code, I32):
+                    l1[src:src + 64] = ties(rng, 64, dt)
+                    l1[src + 64:src + 72] = [65504.0, 65519.0, 65520.0, 70000.0, -65520.0, -70000.0,
+                                             1e-8, -3e-8]
+                run_both(ex, "tile_convert", dict(l1=l1), ["l1", dst, src, count, dt, mode],
+                         f"{name} {src_dt} -> {dt_name} mode={dtypes.CVT_MODES[mode]}")
 
 
 @pytest.mark.parametrize("name", [s.name for s in TILE_EXPAND_OP])
@@ -663,7 +699,7 @@ def test_every_tile_instruction_is_covered():
     """Fails when the ISA gains a tile instruction that no differential case above exercises:
     tile_alu and tile_reduce cases come from the table, the other families are listed by hand
     in HAND_TESTED, and the reference must have a kernel for every family that computes values."""
-    covered = ({s.name for s in TILE_ALU} | {s.name for s in TILE_REDUCE} | {s.name for s in TILE_EXPAND_OP}
+    covered = ({s.name for s in TILE_ALU} | {s.name for s in TILE_CONVERT} | {s.name for s in TILE_REDUCE} | {s.name for s in TILE_EXPAND_OP}
                | {s.name for s in TILE_COL_REDUCE} | {s.name for s in TILE_COL_EXPAND_OP}
                | {s.name for s in TILE_MASK} | {"TTRI"})
     for names in HAND_TESTED.values():

@@ -54,6 +54,8 @@ def tile_kind(spec) -> str:
     if spec.family == "tile_col_expand_op":
         return "col_expand_op"
     if spec.family == "tile_alu":
+        if any(o.name == "mode" for o in spec.value_operands):
+            return "none"          # TCVT converts typed tiles: AI-core kernels, never this runner
         n_tiles = sum(1 for o in spec.value_operands if o.kind == "tile")
         if n_tiles == 3:
             return "binary"

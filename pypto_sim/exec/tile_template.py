@@ -26,6 +26,79 @@ def tile_store(hbm, dst, l1, src, rows, cols, stride, dt):
             hbm[dst + r * stride + c] = round_to(dt, l1[src + r * cols + c])
 
 
+# TCVT's rounding modes, in the order of the frontend's mode names (PTO-ISA RoundMode:
+# CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD)
+CVT_RINT, CVT_ROUND, CVT_FLOOR, CVT_CEIL, CVT_TRUNC, CVT_ODD = 0, 1, 2, 3, 4, 5
+
+
+@njit(cache=True, error_model="numpy")
+def _float_format(dt):
+    """(mantissa bits, least normal exponent, largest finite value) of float dtype code dt."""
+    if dt == DT_FLOAT16:
+        return 10, -14, 65504.0
+    if dt == DT_BFLOAT16:
+        return 7, -126, 3.3895313892515355e38
+    return 23, -126, 3.4028234663852886e38
+
+
+@njit(cache=True, error_model="numpy")
+def _integral(x, mode):
+    """x rounded to an integer by mode (ties to even for CVT_RINT, away from zero for CVT_ROUND)."""
+    if mode == CVT_RINT:
+        f = np.floor(x)
+        d = x - f
+        if d > 0.5 or (d == 0.5 and np.fmod(f, 2.0) != 0.0):
+            return f + 1.0
+        return f
+    if mode == CVT_ROUND:
+        return math.copysign(np.floor(abs(x) + 0.5), x)
+    if mode == CVT_FLOOR:
+        return np.floor(x)
+    if mode == CVT_CEIL:
+        return np.ceil(x)
+    if mode == CVT_TRUNC:
+        return np.trunc(x)
+    f = np.floor(x)                               # CVT_ODD: an inexact value goes to the odd one
+    if f == x or np.fmod(f, 2.0) != 0.0:
+        return f
+    return f + 1.0
+
+
+@njit(cache=True, error_model="numpy")
+def round_mode(dt, x, mode):
+    """x rounded to dtype code dt by TCVT's mode: to nearest even (CVT_RINT, what every other
+    store does: round_to), nearest with ties away, toward -inf, +inf or zero, or to odd (an
+    inexact result takes the neighbour whose last mantissa bit is 1). A result past the
+    largest finite value is inf for the nearest modes and toward that infinity, else the
+    largest finite value (IEEE 754's directed overflow). To int32: the integer by mode,
+    saturated; NaN gives 0 (as round_to's stores)."""
+    if x != x or math.isinf(x):
+        return round_to(dt, x)
+    if dt == DT_INT32:
+        return round_to(dt, _integral(x, mode))
+    if mode == CVT_RINT or not (dt == DT_FLOAT32 or dt == DT_FLOAT16 or dt == DT_BFLOAT16) or x == 0.0:
+        return round_to(dt, x)
+    p, emin, top = _float_format(dt)
+    e = math.frexp(x)[1]
+    ulp = math.ldexp(1.0, max(e - 1, emin) - p)     # the spacing of dt's values around x
+    r = math.copysign(abs(_integral(x / ulp, mode)) * ulp, x)    # a zero keeps x's sign
+    if abs(r) > top:
+        if mode == CVT_ROUND or (mode == CVT_FLOOR and x < 0) or (mode == CVT_CEIL and x > 0):
+            return math.copysign(math.inf, x)
+        return math.copysign(top, x)
+    return r
+
+
+@njit(cache=True, error_model="numpy")
+def tile_convert(l1, dst, src, count, dt, mode):
+    """TCVT: dst[e] = src[e] rounded to dt by mode (round_mode); sources are read first."""
+    out = np.empty(count, np.float64)
+    for e in range(count):
+        out[e] = round_mode(dt, l1[src + e], mode)
+    for e in range(count):
+        l1[dst + e] = out[e]
+
+
 @njit(cache=True, error_model="numpy")
 def tile_mma(l1, c_base, a_base, b_base, m, n, k, dt):
     """C[m,n] += A[m,k] @ B[k,n] (row-major tiles), accumulated in float64, rounded to dt."""

@@ -321,6 +321,8 @@ def effect(sim, pc, vals, slot, blk, l1=None):
         return lambda: ex.tile_mma(l1, iv[0], iv[1], iv[2], iv[3], iv[4], iv[5], dt)
     if fam == "tile_alu":
         n_tiles = sum(1 for o in spec.value_operands if o.kind == "tile")
+        if any(o.name == "mode" for o in spec.value_operands):      # dst, src, mode, n (TCVT)
+            return lambda: ex.tile_convert(l1, iv[0], iv[1], iv[3], dt, iv[2])
         if n_tiles == 3:      # dst, a, b, n
             return lambda: ex.tile_elementwise(op, l1, iv[0], iv[1], iv[2], 0.0, False, iv[3], dt)
         if len(vals) == 4:    # dst, src, scalar, n
