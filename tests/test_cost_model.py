@@ -27,6 +27,7 @@ def k(A, C):
         col = pto.alloc_tile({col_rows}, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
         row = pto.alloc_tile(1, {cols}, pto.float32, loc=pto.Vec)
         mask = pto.alloc_tile({rows}, 32, pto.uint8, loc=pto.Vec)
+        irow = pto.alloc_tile(1, {cols}, pto.int32, loc=pto.Vec)
         {op}
 '''
 CALLS = {"TROWSUM": "pto.trowsum(col, big)", "TROWEXPAND": "pto.trowexpand(big, col)",
@@ -36,7 +37,7 @@ CALLS = {"TROWSUM": "pto.trowsum(col, big)", "TROWEXPAND": "pto.trowexpand(big, 
          "TREM": "pto.trem(big, big, other)", "TMULADDDST": "pto.tmuladddst(big, big, other)",
          "TCMP": 'pto.tcmp(mask, big, other, mode="ge")', "TSEL": "pto.tsel(big, mask, big, other)",
          "TTRI": "pto.ttri(big, 0)", "TCOLEXPAND": "pto.tcolexpand(big, row)",
-         "TFILLPAD": 'pto.tfillpad(big, other, pad="min")'}
+         "TFILLPAD": 'pto.tfillpad(big, other, pad="min")', "TCOLARGMAX": "pto.tcolargmax(irow, big)"}
 
 
 def op_cycles(make_kernels, name, rows, cols):
@@ -111,6 +112,7 @@ def k(A, C):
     ("TSEL", 13, 2),          # vsel (13, 2, 14)
     ("TTRI", 11, 2),          # vector_dup (11, 1, 13), twice over each row
     ("TFILLPAD", 11, 1),      # vcopy of the valid rows + vector_dup of the pad, each (11, 1, 13)
+    ("TCOLARGMAX", 11, 69),   # TColArgMax.hpp's vadds, vcmp_ge, vsel, vmax between barriers, a row
 ])
 def test_ops_without_a_formula_row_pay_the_cce_mocks_head_and_slope(make_kernels, name, head, slope):
     """16 x 64 float32 = 16 repeats of 256 bytes: the head (the V pipe is idle) + slope x 16;

@@ -253,3 +253,46 @@ def k(X, O):
         t = pto.alloc_tile(4, 16, pto.float32, loc=pto.Vec)
         {call}
 ''').k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))
+
+
+# ---------------------------------------------------------------- index reductions
+def test_argmax_and_argmin_of_rows_and_columns_match_numpy(make_kernels):
+    """Greedy decoding's step: the index of each row's largest logit, and the other three;
+    small integers make ties, where the first index wins (numpy's argmax / argmin)."""
+    x = np.random.default_rng(9).integers(-3, 4, (16, 64)).astype(np.float32)
+    got = run(make_kernels, '''
+@pto.kernel
+def k(X, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            t = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
+            rmax = pto.alloc_tile(16, 1, pto.int32, loc=pto.Vec, layout=pto.ColMajor)
+            rmin = pto.alloc_tile(16, 1, pto.int32, loc=pto.Vec, layout=pto.ColMajor)
+            cmax = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)
+            cmin = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)
+            pto.tload(t, X)
+            pto.trowargmax(rmax, t)
+            pto.trowargmin(rmin, t)
+            pto.tcolargmax(cmax, t)
+            pto.tcolargmin(cmin, t)
+            pto.tstore(O, rmax)
+            pto.tstore(O + 16, rmin)
+            pto.tstore(O + 32, cmax)
+            pto.tstore(O + 96, cmin)
+''', x, (160,), np.int32)
+    np.testing.assert_array_equal(got[:16], x.argmax(axis=1))
+    np.testing.assert_array_equal(got[16:32], x.argmin(axis=1))
+    np.testing.assert_array_equal(got[32:96], x.argmax(axis=0))
+    np.testing.assert_array_equal(got[96:], x.argmin(axis=0))
+
+
+def test_an_index_reduction_names_a_wrong_index_tile(make_kernels):
+    with pytest.raises(pto.CompileError, match=r"trowargmax: the index tile 'c' must be int32, not float32"):
+        make_kernels('''
+@pto.kernel
+def k(X, O):
+    with pto.vector():
+        t = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
+        c = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
+        pto.trowargmax(c, t)
+''').k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))

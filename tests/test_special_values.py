@@ -725,7 +725,9 @@ AICORE_VALUE_TESTED = {"TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC",
                        "TCMP", "TCMPS", "TSEL", "TSELS", "TTRI",
                        # pads copy words: NaN, infinities and -0.0 kept bit for bit in
                        # tests/test_tile_differential.py (test_tile_fillpad_matches_reference)
-                       "TFILLPAD", "TFILLPAD_INPLACE", "TFILLPAD_EXPAND"}
+                       "TFILLPAD", "TFILLPAD_INPLACE", "TFILLPAD_EXPAND",
+                       # index reductions over NaN, infinities and ties: test_tile_differential.py
+                       "TROWARGMAX", "TROWARGMIN", "TCOLARGMAX", "TCOLARGMIN"}
 
 
 def test_every_instruction_is_covered():

@@ -39,6 +39,7 @@ TILE_MASK = [s for s in ISA.specs if s.family in ("tile_cmp", "tile_sel")]
 HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"MMA"},
                "tile_expand": {"TROWEXPAND"}, "tile_col_expand": {"TCOLEXPAND"},
                "tile_fillpad": {"TFILLPAD", "TFILLPAD_INPLACE", "TFILLPAD_EXPAND"},
+               "tile_row_arg": {"TROWARGMAX", "TROWARGMIN"}, "tile_col_arg": {"TCOLARGMAX", "TCOLARGMIN"},
                # the AI core's instructions: against numpy in tests/test_aicore_values.py
                "aicore": {"TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
                           "TGEMV", "TGEMV_ACC", "TGEMV_BIAS",
@@ -581,6 +582,30 @@ def test_tile_col_expand_matches_reference(ex, dt):
         out = run_both(ex, "tile_col_expand", dict(l1=l1), ["l1", dst, src, rows, cols],
                        f"TCOLEXPAND dt={dt} rows={rows} cols={cols}")
         assert_same(out["l1"][dst:dst + rows * cols], want, "TCOLEXPAND against numpy")
+
+
+@pytest.mark.parametrize("name", ["TROWARGMAX", "TROWARGMIN", "TCOLARGMAX", "TCOLARGMIN"])
+def test_index_reductions_match_reference(ex, name):
+    """The index of each row's (column's) kept element, for every dtype: random and special
+    values (NaN first or later, infinities, signed zeros), ties of small integers, one row or
+    column and odd shapes; the int32 index tile is disjoint from the source."""
+    spec = ISA.by_name[name]
+    rng = np.random.default_rng(spec.opcode)
+    per_col = spec.family == "tile_col_arg"
+    for dt_name in spec.dtypes:
+        dt = dtypes.BY_NAME[dt_name].code
+        for trial, (rows, cols) in enumerate(REDUCE_SHAPES + [(64, 2), (2, 64), (1, 1)]):
+            dst, src = regions(rng, [cols if per_col else rows, rows * cols])
+            l1 = values(rng, L1_WORDS, dt)
+            if trial % 2:                                  # many ties
+                l1[src:src + rows * cols] = rng.integers(-2, 3, rows * cols)
+            out = run_both(ex, "tile_arg_reduce", dict(l1=l1), [spec.opcode, "l1", dst, src, rows, cols, dt, per_col],
+                           f"{name} dt={dt_name} {rows}x{cols}")
+            if trial % 2:                                  # no NaN: numpy's first arg-extreme
+                grid = l1[src:src + rows * cols].reshape(rows, cols)
+                pick = np.argmax if name.endswith("MAX") else np.argmin
+                want = pick(grid, axis=0 if per_col else 1).astype(np.float64)
+                assert_same(out["l1"][dst:dst + want.size], want, f"{name} against numpy")
 
 
 @pytest.mark.parametrize("dt", [F32, F16, I32])

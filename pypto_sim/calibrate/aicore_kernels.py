@@ -178,6 +178,12 @@ def op_call(spec, dtype) -> tuple:
         return tiles, f"pto.{op}(big, mask, big, {one})"
     if fam == "tile_tri":
         return tiles, f"pto.{op}(big, 0)"
+    if fam == "tile_row_arg":
+        tiles["icol"] = ("R", 1, "int32", True)
+        return tiles, f"pto.{op}(icol, big)"
+    if fam == "tile_col_arg":
+        tiles["irow"] = (1, "C", "int32", False)
+        return tiles, f"pto.{op}(irow, big)"
     if fam == "tile_fillpad":
         if spec.name == "TFILLPAD_INPLACE":
             return tiles, f'pto.{op}(big, pad="min")'

@@ -138,7 +138,7 @@ def generate_source(bounds_check: bool = True) -> str:
             # alu_float with their opcodes; without them every tile op returned NaN
             if expr and spec.family in ("alu", "fma_store", "tile_alu", "tile_reduce", "tile_expand_op",
                                         "tile_col_reduce", "tile_col_expand_op", "tile_cmp", "tile_sel",
-                                        "atomic"):
+                                        "tile_row_arg", "tile_col_arg", "atomic"):
                 tail.append(f"    if op == {spec.opcode}:  # {spec.name}\n        return {expr}\n")
         tail.append(f"    return {default}\n")
     tail.append(_alu_lanes_source(isa))

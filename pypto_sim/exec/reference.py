@@ -575,6 +575,32 @@ def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
     l1[dst:dst + drows * dcols] = grid.ravel()
 
 
+def tile_arg_reduce(op, l1, dst, src, rows, cols, dt, per_col):
+    """TROWARG* / TCOLARG*: the index along each row (column) of the first element that the
+    table's compare prefers to every element before it."""
+    spec = load_isa().by_opcode[int(op)]
+    grid = l1[src:src + rows * cols].reshape(rows, cols)
+    lines = grid.T if per_col else grid
+    out = []
+    for line in lines:
+        best, at = line[0], 0
+        for j, x in enumerate(line[1:], start=1):
+            if evaluate(spec, x, best, 0.0, dt == dtypes.int32.code):
+                best, at = x, j
+        out.append(float(at))
+    l1[dst:dst + len(out)] = out
+
+
+def tile_row_arg(op, l1, dst, src, rows, cols, dt):
+    """TROWARGMAX / TROWARGMIN: the column index of each row's kept element."""
+    tile_arg_reduce(op, l1, dst, src, rows, cols, dt, False)
+
+
+def tile_col_arg(op, l1, dst, src, rows, cols, dt):
+    """TCOLARGMAX / TCOLARGMIN: the row index of each column's kept element."""
+    tile_arg_reduce(op, l1, dst, src, rows, cols, dt, True)
+
+
 def _expand_op(op, l1, dst, a, v, rows, cols, dt, per_col):
     """dst[r, c] = the table's expression of (a[r, c], v[c] if per_col else v[r]), rounded to dt."""
     spec = load_isa().by_opcode[int(op)]
@@ -617,6 +643,7 @@ TILE_FAMILY_KERNELS = {"tile_load": tile_load, "tile_store": tile_store, "tile_m
                        "tile_col_expand_op": tile_col_expand_op,
                        "tile_cmp": tile_cmp, "tile_sel": tile_sel, "tile_tri": tile_tri,
                        "tile_fillpad": tile_fillpad,
+                       "tile_row_arg": tile_row_arg, "tile_col_arg": tile_col_arg,
                        "tile_move": tile_load}
 
 

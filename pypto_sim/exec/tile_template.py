@@ -231,6 +231,41 @@ def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
 
 
 @njit(cache=True, error_model="numpy")
+def tile_arg_reduce(op, l1, dst, src, rows, cols, dt, per_col):
+    """TROWARG* (per_col False): dst[r] = the column index of the element of row r the table's
+    compare keeps; TCOLARG* (per_col True): dst[c] = the row index in column c. An element
+    replaces the best so far only when compare(element, best) holds, so the first of equals
+    wins and a NaN never does (unless it comes first). Indices are int32 words."""
+    n_out, n_in = (cols, rows) if per_col else (rows, cols)
+    out = np.zeros(n_out, np.float64)
+    for i in range(n_out):
+        best = l1[src + i] if per_col else l1[src + i * cols]
+        for j in range(1, n_in):
+            x = l1[src + j * cols + i] if per_col else l1[src + i * cols + j]
+            if dt == DT_INT32:
+                hit = alu_int(op, np.int64(x), np.int64(best), 0) != 0
+            else:
+                hit = alu_float(op, x, best, 0.0) != 0.0
+            if hit:
+                best = x
+                out[i] = j
+    for i in range(n_out):
+        l1[dst + i] = out[i]
+
+
+@njit(cache=True, error_model="numpy")
+def tile_row_arg(op, l1, dst, src, rows, cols, dt):
+    """TROWARGMAX / TROWARGMIN: dst[r] = the column index row r's compare keeps."""
+    tile_arg_reduce(op, l1, dst, src, rows, cols, dt, False)
+
+
+@njit(cache=True, error_model="numpy")
+def tile_col_arg(op, l1, dst, src, rows, cols, dt):
+    """TCOLARGMAX / TCOLARGMIN: dst[c] = the row index column c's compare keeps."""
+    tile_arg_reduce(op, l1, dst, src, rows, cols, dt, True)
+
+
+@njit(cache=True, error_model="numpy")
 def _expand_op(op, l1, dst, a, v, rows, cols, dt, per_col):
     """dst[r, c] = op(a[r, c], v[c] if per_col else v[r]) by the table's expression, rounded
     to dt (int32 wraps); every source word is read before dst is written (dst may be a)."""

@@ -409,6 +409,8 @@ class AICoreBuiltins:
         args = dict(args)
         if spec.name == "TCVT":
             return self._convert(spec, node, tiles, args)
+        if spec.family in ("tile_row_arg", "tile_col_arg"):
+            return self.lower_arg_reduce(spec, node, tiles)
         if spec.family == "tile_alu":
             dst = tiles[0]
             for name, t in zip(names[1:], tiles[1:]):

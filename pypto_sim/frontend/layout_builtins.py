@@ -109,6 +109,35 @@ class LayoutBuiltins:
     def builtin_tfillpad_inplace(self, node, args):
         self._fillpad(node, args["dst"], args["dst"], args["pad"], "tfillpad_inplace")
 
+    # ---------------------------------------------------------------- index reductions
+    def lower_arg_reduce(self, spec, node, tiles):
+        """TROWARGMAX / TROWARGMIN into an int32 rows x 1 column, TCOLARGMAX / TCOLARGMIN into an
+        int32 1 x cols row (TReduceIdx.hpp's checks: a Vec int32 index tile, one index a row or
+        a column of src)."""
+        dst, src = tiles
+        call = spec.builtin
+        per_col = spec.family == "tile_col_arg"
+        if src.dtype.name not in spec.dtypes:
+            self.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles, not {src.dtype}")
+        if dst.dtype != dtypes.int32:
+            self.error(node, f"pto.{call}: the index tile '{dst.name}' must be int32, not {dst.dtype}")
+        if per_col and (dst.tile.rows != 1 or dst.tile.cols != src.tile.cols):
+            self.error(node, f"pto.{call}: '{dst.name}' must be one row of {src.tile.cols} (1 x "
+                             f"{src.tile.cols}, an index a column of '{src.name}'), not {dst.tile.rows} x "
+                             f"{dst.tile.cols}")
+        if not per_col and (dst.tile.cols != 1 or dst.tile.rows < src.tile.rows):
+            self.error(node, f"pto.{call}: '{dst.name}' must be a column of {src.tile.rows} (an index a "
+                             f"row of '{src.name}', layout=pto.ColMajor), not {dst.tile.rows} x {dst.tile.cols}")
+        vc = src.tile.valid_cols
+        if not (isinstance(vc, Const) and int(vc.value) == src.tile.cols):
+            self.error(node, f"pto.{call}: a valid column count below the tile's ({src.tile.cols}) is "
+                             "not built for index reductions", "allocate the tile with the valid number of columns")
+        ops = (self._base(dst, node, call), self._base(src, node, call),
+               self._int_operand(src.tile.valid_rows, node, "rows"),
+               self._int_operand(Const(src.tile.cols, dtypes.int32), node, "cols"))
+        self.emit(spec.name, None, ops, src.dtype, node, aux=self.tile_aux())
+        self.instrs[-1].comment = f"{dst.name} <- {call[1:]}({src.name})"
+
     # ---------------------------------------------------------------- views: treshape, tsubview
     def call_builtin(self, builtin, node):
         if builtin.name in ("treshape", "tsubview"):
