@@ -102,9 +102,12 @@ def test_aicore_microbenchmarks_rederive_the_aicore_entries(default_rows):
     for key in AICORE_RATES:
         assert status[(f"aicore.{key}", "value")] == "covered"
         assert fitted[f"aicore.{key}"]["value"] == m.values[key], key
-    for name in ("TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS"):
+    for name in ("TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS", "TGEMV",
+                 "TGEMV_ACC", "TGEMV_BIAS"):
         assert fitted[name]["latency"] == m.latency(name), name
-    assert fitted["TMATMUL"]["per_repeat_f32"] == m.instructions["TMATMUL"].extra["per_repeat_f32"]
+    for name in ("TMATMUL", "TGEMV"):
+        assert fitted[name]["per_repeat_f32"] == m.instructions[name].extra["per_repeat_f32"], name
+        assert fitted[name]["per_repeat"] == m.instructions[name].extra["per_repeat"], name
     covered_v = [(n, f) for (n, f), why in status.items() if why == "covered" and f in
                  ("head", "tail", "per_repeat", "unaligned_floor")]
     assert len(covered_v) > 250
