@@ -127,6 +127,23 @@ def test_tcolexpand_is_one_ub_to_ub_copy_a_row(make_kernels):
     assert op_cycles(make_kernels, "TCOLEXPAND", 16, 64) == 7
 
 
+def test_ttrans_pays_the_vnchwconv_head_and_slope_over_the_source(make_kernels):
+    """TTRANS of a 16 x 64 float32 tile: 16 repeats of 256 bytes at scatter_vnchwconv's
+    defaults in the CCE mock, head 6 + 2 x 16 = 38 cycles."""
+    mod = make_kernels('''
+@pto.kernel
+def k(A, C):
+    with pto.vector():
+        s = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
+        d = pto.alloc_tile(64, 16, pto.float32, loc=pto.Vec)
+        pto.ttrans(d, s)
+''')
+    a = pto.alloc_tensor(4096)
+    prof = pto.profile(mod.k, grid=(1,), args=(a, a))
+    tr = next(e for e in prof.timeline if e.inst == "TTRANS" and e.warp == 1)
+    assert tr.end - tr.start == 6 + 2 * 16
+
+
 def test_without_a_formula_row_the_head_is_paid_when_v_is_idle_and_the_tail_at_a_sync(make_kernels):
     """TADD has no formula row: 64 x 64 float32 is 64 repeats of 256 B at 2.11 cycles = 136;
     the first op pays the head 10 (V idle), the second, queued behind it, does not; the

@@ -261,6 +261,7 @@ def aicore(h, f):
         pto.trowargmin(icol, v)
         pto.tcolargmax(irow, v)
         pto.tcolargmin(irow, v)
+        pto.ttrans(v, v)
         vr = pto.treshape(v, 32, 8)
         vs = pto.tsubview(vr, 8, 0, 8, 8)
         pto.texpands(vs, 0.0)

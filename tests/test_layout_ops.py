@@ -296,3 +296,37 @@ def k(X, O):
         c = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
         pto.trowargmax(c, t)
 ''').k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))
+
+
+# ---------------------------------------------------------------- transpose
+def test_ttrans_transposes_the_valid_region(make_kernels):
+    """A 5 x 16 valid region of an 8 x 16 tile lands transposed in a 16 x 8 tile; what lies
+    outside the transposed region keeps the fill."""
+    x = np.arange(8 * 16, dtype=np.float32).reshape(8, 16)
+    got = run(make_kernels, '''
+@pto.kernel
+def k(X, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            s = pto.alloc_tile(8, 16, pto.float32, loc=pto.Vec, valid=(5, 16))
+            d = pto.alloc_tile(16, 8, pto.float32, loc=pto.Vec)
+            pto.texpands(d, -1.0)
+            pto.tload(s, X)
+            pto.ttrans(d, s)
+            pto.tstore(O, d)
+''', x, (16, 8), np.float32)
+    want = np.full((16, 8), -1.0, np.float32)
+    want[:, :5] = x[:5].T
+    np.testing.assert_array_equal(got, want)
+
+
+def test_ttrans_names_a_destination_too_small(make_kernels):
+    with pytest.raises(pto.CompileError, match=r"ttrans: 'd' is 8 x 16 but the transpose of 's' \(8 x 16\) needs 16 x 8"):
+        make_kernels('''
+@pto.kernel
+def k(X, O):
+    with pto.vector():
+        s = pto.alloc_tile(8, 16, pto.float32, loc=pto.Vec)
+        d = pto.alloc_tile(8, 16, pto.float32, loc=pto.Vec)
+        pto.ttrans(d, s)
+''').k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))

@@ -40,6 +40,7 @@ HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"M
                "tile_expand": {"TROWEXPAND"}, "tile_col_expand": {"TCOLEXPAND"},
                "tile_fillpad": {"TFILLPAD", "TFILLPAD_INPLACE", "TFILLPAD_EXPAND"},
                "tile_row_arg": {"TROWARGMAX", "TROWARGMIN"}, "tile_col_arg": {"TCOLARGMAX", "TCOLARGMIN"},
+               "tile_trans": {"TTRANS"},
                # the AI core's instructions: against numpy in tests/test_aicore_values.py
                "aicore": {"TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
                           "TGEMV", "TGEMV_ACC", "TGEMV_BIAS",
@@ -606,6 +607,22 @@ def test_index_reductions_match_reference(ex, name):
                 pick = np.argmax if name.endswith("MAX") else np.argmin
                 want = pick(grid, axis=0 if per_col else 1).astype(np.float64)
                 assert_same(out["l1"][dst:dst + want.size], want, f"{name} against numpy")
+
+
+@pytest.mark.parametrize("dt", [F32, F16, I32])
+def test_tile_trans_matches_reference(ex, dt):
+    """TTRANS moves every word of src's rows x cols region (row pitch spitch, NaN and -0.0
+    included) to its transposed place in dst (row pitch dpitch) and nothing else."""
+    rng = np.random.default_rng(900 + dt)
+    for rows, cols, spitch, dpitch in [(1, 1, 8, 8), (4, 8, 8, 8), (3, 5, 8, 16), (16, 16, 16, 16),
+                                       (8, 64, 64, 8), (7, 2, 16, 9)]:
+        dst, src = regions(rng, [cols * dpitch, rows * spitch])
+        l1 = values(rng, L1_WORDS, dt)
+        want = l1[src:src + rows * spitch].reshape(rows, spitch)[:, :cols].T.copy()
+        out = run_both(ex, "tile_trans", dict(l1=l1), ["l1", dst, src, rows, cols, spitch, dpitch],
+                       f"TTRANS dt={dt} {rows}x{cols} pitches {spitch}/{dpitch}")
+        got = out["l1"][dst:dst + cols * dpitch].reshape(cols, dpitch)[:, :rows]
+        assert_same(got.ravel(), want.ravel(), "TTRANS against numpy")
 
 
 @pytest.mark.parametrize("dt", [F32, F16, I32])

@@ -184,6 +184,9 @@ def op_call(spec, dtype) -> tuple:
     if fam == "tile_col_arg":
         tiles["irow"] = (1, "C", "int32", False)
         return tiles, f"pto.{op}(irow, big)"
+    if fam == "tile_trans":                    # rows padded to 32 bytes: dst's RowMajor rows
+        tiles["tr"] = ("C", "P", dtype, False)
+        return tiles, f"pto.{op}(tr, big)"
     if fam == "tile_fillpad":
         if spec.name == "TFILLPAD_INPLACE":
             return tiles, f'pto.{op}(big, pad="min")'
@@ -197,8 +200,9 @@ def op_allocs(spec, dtype, rows, cols) -> tuple:
     tiles, call = op_call(spec, dtype)
     lines = []
     for name, (r, c, dt, col_major) in tiles.items():
-        r = rows if r == "R" else r
-        c = {"C": cols, "M": max(32, -(-cols // 8))}.get(c, c)
+        r = {"R": rows, "C": cols}.get(r, r)
+        c = {"C": cols, "M": max(32, -(-cols // 8)),
+             "P": -(-rows * ITEMSIZE[dt] // 32) * 32 // ITEMSIZE[dt]}.get(c, c)
         if col_major:               # a column is a whole number of 32-byte blocks
             step = 32 // ITEMSIZE[dt]
             r = -(-r // step) * step

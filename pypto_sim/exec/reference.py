@@ -591,6 +591,13 @@ def tile_arg_reduce(op, l1, dst, src, rows, cols, dt, per_col):
     l1[dst:dst + len(out)] = out
 
 
+def tile_trans(l1, dst, src, rows, cols, spitch, dpitch):
+    """TTRANS: numpy's transpose of src's rows x cols (row pitch spitch) into dst (pitch dpitch)."""
+    grid = l1[src:src + rows * spitch].reshape(rows, spitch)[:, :cols].T.copy() if rows else None
+    for c in range(cols):
+        l1[dst + c * dpitch:dst + c * dpitch + rows] = grid[c]
+
+
 def tile_row_arg(op, l1, dst, src, rows, cols, dt):
     """TROWARGMAX / TROWARGMIN: the column index of each row's kept element."""
     tile_arg_reduce(op, l1, dst, src, rows, cols, dt, False)
@@ -644,6 +651,7 @@ TILE_FAMILY_KERNELS = {"tile_load": tile_load, "tile_store": tile_store, "tile_m
                        "tile_cmp": tile_cmp, "tile_sel": tile_sel, "tile_tri": tile_tri,
                        "tile_fillpad": tile_fillpad,
                        "tile_row_arg": tile_row_arg, "tile_col_arg": tile_col_arg,
+                       "tile_trans": tile_trans,
                        "tile_move": tile_load}
 
 

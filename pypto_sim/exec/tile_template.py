@@ -254,6 +254,19 @@ def tile_arg_reduce(op, l1, dst, src, rows, cols, dt, per_col):
 
 
 @njit(cache=True, error_model="numpy")
+def tile_trans(l1, dst, src, rows, cols, spitch, dpitch):
+    """TTRANS: dst[c * dpitch + r] = src[r * spitch + c] over rows x cols; every source word
+    is read before dst is written."""
+    out = np.empty(rows * cols, np.float64)
+    for r in range(rows):
+        for c in range(cols):
+            out[c * rows + r] = l1[src + r * spitch + c]
+    for c in range(cols):
+        for r in range(rows):
+            l1[dst + c * dpitch + r] = out[c * rows + r]
+
+
+@njit(cache=True, error_model="numpy")
 def tile_row_arg(op, l1, dst, src, rows, cols, dt):
     """TROWARGMAX / TROWARGMIN: dst[r] = the column index row r's compare keeps."""
     tile_arg_reduce(op, l1, dst, src, rows, cols, dt, False)

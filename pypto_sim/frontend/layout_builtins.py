@@ -35,10 +35,10 @@ class LayoutBuiltins:
     def check_window(self, v, node, spec, operand, what):
         """Vector instructions walk a tile's elements as one run of words: a window whose rows
         are not contiguous (pto.tsubview narrower than its tile) is for DMA, moves and the cube
-        (and TFILLPAD's source, which takes a row pitch)."""
+        (and the sources of TFILLPAD and TTRANS, which take a row pitch)."""
         if v.tile.contiguous or spec.family not in VECTOR_FAMILIES:
             return
-        if spec.family == "tile_fillpad" and operand == "src":
+        if spec.family in ("tile_fillpad", "tile_trans") and operand == "src":
             return
         self.error(node, f"{what}: tile '{v.name}' is a {v.tile.rows} x {v.tile.cols} window whose rows "
                          f"are {v.tile.pitch} elements apart; {spec.name} needs contiguous rows",
@@ -108,6 +108,32 @@ class LayoutBuiltins:
 
     def builtin_tfillpad_inplace(self, node, args):
         self._fillpad(node, args["dst"], args["dst"], args["pad"], "tfillpad_inplace")
+
+    # ---------------------------------------------------------------- transpose
+    def builtin_ttrans(self, node, args):
+        """dst = src transposed over src's valid region (TTrans.hpp: one dtype size, a
+        RowMajor source; dst at least cols x rows)."""
+        spec = self.isa["TTRANS"]
+        if not self.is_aicore:
+            self.error(node, "pto.ttrans works on typed tiles of pto.alloc_tile (an AI-core kernel)")
+        dst = self.typed_tile(args["dst"], node, spec, "dst", "pto.ttrans: dst")
+        src = self.typed_tile(args["src"], node, spec, "src", "pto.ttrans: src")
+        if dst.dtype != src.dtype or dst.dtype.name not in spec.dtypes:
+            self.error(node, f"pto.ttrans: '{src.name}' holds {src.dtype} and '{dst.name}' {dst.dtype}; "
+                             f"TTRANS moves elements of one dtype among {', '.join(spec.dtypes)}")
+        if src.tile.layout != "row" or dst.tile.layout != "row":
+            self.error(node, "pto.ttrans: both tiles must be RowMajor (TTrans.hpp)")
+        if dst.tile.rows < src.tile.cols or dst.tile.cols < src.tile.rows:
+            self.error(node, f"pto.ttrans: '{dst.name}' is {dst.tile.rows} x {dst.tile.cols} but the "
+                             f"transpose of '{src.name}' ({src.tile.rows} x {src.tile.cols}) needs "
+                             f"{src.tile.cols} x {src.tile.rows}")
+        ops = (self._base(dst, node, "ttrans"), self._base(src, node, "ttrans"),
+               self._int_operand(src.tile.valid_rows, node, "rows"),
+               self._int_operand(src.tile.valid_cols, node, "cols"),
+               self._int_operand(Const(src.tile.pitch or src.tile.cols, dtypes.int32), node, "spitch"),
+               self._int_operand(Const(dst.tile.cols, dtypes.int32), node, "dpitch"))
+        self.emit("TTRANS", None, ops, dst.dtype, node, aux=self.tile_aux())
+        self.instrs[-1].comment = f"{dst.name} <- {src.name}^T"
 
     # ---------------------------------------------------------------- index reductions
     def lower_arg_reduce(self, spec, node, tiles):

@@ -381,7 +381,7 @@ def dispatch(sim, pc, blk, w, ws, now):
         else:                   # operand j of the data, operand k of the rows (cols follow)
             j, k = {"tile_col_reduce": (1, 2), "tile_expand_op": (0, 3), "tile_col_expand_op": (0, 3),
                     "tile_reduce": (1, 2), "tile_fillpad": (0, 6), "tile_row_arg": (1, 2),
-                    "tile_col_arg": (1, 2)}.get(fam, (0, 2))
+                    "tile_col_arg": (1, 2), "tile_trans": (1, 2)}.get(fam, (0, 2))
             data, shape = views[j], (iv[k], iv[k + 1])
         if fam != "tile_alu":
             nbytes = shape[0] * shape[1] * data.buf.dtype.itemsize

@@ -349,6 +349,8 @@ def effect(sim, pc, vals, slot, blk, l1=None):
         return lambda: ex.tile_sel(op, l1, iv[0], iv[1], iv[2], other, s, scalar, iv[4], iv[5], iv[6], dt)
     if fam == "tile_tri":
         return lambda: ex.tile_tri(l1, iv[0], iv[1], iv[2], iv[3], iv[4])
+    if fam == "tile_trans":
+        return lambda: ex.tile_trans(l1, iv[0], iv[1], iv[2], iv[3], iv[4], iv[5])
     if fam in ("tile_row_arg", "tile_col_arg"):
         kernel = ex.tile_col_arg if fam == "tile_col_arg" else ex.tile_row_arg
         return lambda: kernel(op, l1, iv[0], iv[1], iv[2], iv[3], dt)
