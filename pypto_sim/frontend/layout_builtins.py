@@ -180,9 +180,7 @@ class LayoutBuiltins:
         if not self.is_aicore or not (isinstance(src, Ptr) and src.tile is not None):
             self.error(node, f"pto.{call} takes a typed tile of pto.alloc_tile (an AI-core kernel)")
         info, parent = src.tile, self.buffers[src.slot]
-        static = {k: self._static_int(args[k], node, f"pto.{call}: {k}")
-                  for k in ("rows", "cols") if k in args}
-        rows, cols = static["rows"], static["cols"]
+        rows, cols = (self._static_int(args[k], node, f"pto.{call}: {k}") for k in ("rows", "cols"))
         name = self._target_name(node) or f"{src.name}_{call[1:]}"
         if call == "treshape":
             layout = self._view_layout(args["layout"], info.layout, node)
