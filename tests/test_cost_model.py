@@ -40,11 +40,17 @@ CALLS = {"TROWSUM": "pto.trowsum(col, big)", "TROWEXPAND": "pto.trowexpand(big, 
          "TFILLPAD": 'pto.tfillpad(big, other, pad="min")', "TCOLARGMAX": "pto.tcolargmax(irow, big)"}
 
 
-def op_cycles(make_kernels, name, rows, cols):
-    mod = make_kernels(KERNEL.format(rows=rows, cols=cols, col_rows=max(rows, 8), op=CALLS[name]))
+def cycles_of(make_kernels, source, name, unit):
+    """Cycles of the first `name` on unit (0 the AIC, 1 the first AIV) in kernel k(A, C)."""
+    mod = make_kernels(source)
     a = pto.alloc_tensor(4096)
     prof = pto.profile(mod.k, grid=(1,), args=(a, a))
-    return [e.end - e.start for e in prof.timeline if e.inst == name and e.warp == 1][0]
+    return next(e.end - e.start for e in prof.timeline if e.inst == name and e.warp == unit)
+
+
+def op_cycles(make_kernels, name, rows, cols):
+    source = KERNEL.format(rows=rows, cols=cols, col_rows=max(rows, 8), op=CALLS[name])
+    return cycles_of(make_kernels, source, name, 1)
 
 
 @pytest.mark.parametrize("name, rows, cols", list(FORMULA))
@@ -56,7 +62,7 @@ def test_vector_ops_follow_pto_isas_formula_table(make_kernels, name, rows, cols
 
 
 def test_the_cube_head_is_the_device_calibrated_21(make_kernels):
-    mod = make_kernels('''
+    source = '''
 @pto.kernel
 def k(A, C):
     with pto.cube():
@@ -64,17 +70,14 @@ def k(A, C):
         b = pto.alloc_tile(16, 16, pto.float16, loc=pto.Right)
         c = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc)
         pto.tmatmul(c, a, b)
-''')
-    a = pto.alloc_tensor(4096)
-    prof = pto.profile(mod.k, grid=(1,), args=(a, a))
-    mm = next(e for e in prof.timeline if e.inst == "TMATMUL")
-    assert mm.end - mm.start == 21 + 1
+'''
+    assert cycles_of(make_kernels, source, "TMATMUL", 0) == 21 + 1
     assert pto.machine().latency("MMA") == 21
 
 
 def test_tgemv_pays_one_m_tile_as_the_mad_it_issues(make_kernels):
     """TGEMV is TMatmul.hpp's mad with m = 1: 21 + ceil(1/16) ceil(64/16) ceil(32/16) = 29 (fp16)."""
-    mod = make_kernels('''
+    source = '''
 @pto.kernel
 def k(A, C):
     with pto.cube():
@@ -82,11 +85,8 @@ def k(A, C):
         b = pto.alloc_tile(64, 32, pto.float16, loc=pto.Right)
         c = pto.alloc_tile(16, 32, pto.float32, loc=pto.Acc, valid=(1, 32))
         pto.tgemv(c, a, b)
-''')
-    a = pto.alloc_tensor(4096)
-    prof = pto.profile(mod.k, grid=(1,), args=(a, a))
-    mm = next(e for e in prof.timeline if e.inst == "TGEMV")
-    assert mm.end - mm.start == 21 + 1 * 4 * 2
+'''
+    assert cycles_of(make_kernels, source, "TGEMV", 0) == 21 + 1 * 4 * 2
 
 
 def test_a_32_kib_load_into_ub_lies_within_the_public_models_spread(make_kernels):
@@ -130,18 +130,15 @@ def test_tcolexpand_is_one_ub_to_ub_copy_a_row(make_kernels):
 def test_ttrans_pays_the_vnchwconv_head_and_slope_over_the_source(make_kernels):
     """TTRANS of a 16 x 64 float32 tile: 16 repeats of 256 bytes at scatter_vnchwconv's
     defaults in the CCE mock, head 6 + 2 x 16 = 38 cycles."""
-    mod = make_kernels('''
+    source = '''
 @pto.kernel
 def k(A, C):
     with pto.vector():
         s = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
         d = pto.alloc_tile(64, 16, pto.float32, loc=pto.Vec)
         pto.ttrans(d, s)
-''')
-    a = pto.alloc_tensor(4096)
-    prof = pto.profile(mod.k, grid=(1,), args=(a, a))
-    tr = next(e for e in prof.timeline if e.inst == "TTRANS" and e.warp == 1)
-    assert tr.end - tr.start == 6 + 2 * 16
+'''
+    assert cycles_of(make_kernels, source, "TTRANS", 1) == 6 + 2 * 16
 
 
 def test_without_a_formula_row_the_head_is_paid_when_v_is_idle_and_the_tail_at_a_sync(make_kernels):

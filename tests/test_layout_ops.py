@@ -2,6 +2,8 @@
 a tiny kernel per instruction, loaded from GM, computed on a vector core, stored back
 (their kernels against the reference executor: tests/test_tile_differential.py; their costs:
 tests/test_cost_model.py)."""
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -19,6 +21,13 @@ def run(make_kernels, source, inputs, out_shape, out_dtype):
     got = np.empty(out_shape, out_dtype)
     pto.memcpy_d2h(got, o)
     return got
+
+
+def compile_error(make_kernels, body, message):
+    """The CompileError (matching message) of a kernel k(X, O) whose vector section is body."""
+    source = "\n@pto.kernel\ndef k(X, O):\n    with pto.vector():\n" + textwrap.indent(textwrap.dedent(body), " " * 8)
+    with pytest.raises(pto.CompileError, match=message):
+        make_kernels(source).k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))
 
 
 @pytest.mark.parametrize("dt", ["float32", "float16", "int32"])
@@ -40,15 +49,11 @@ def k(X, O):
 
 
 def test_tcolexpand_names_a_column_mismatch(make_kernels):
-    with pytest.raises(pto.CompileError, match=r"tcolexpand: 's' has 8 columns but 'd' has 16"):
-        make_kernels('''
-@pto.kernel
-def k(X, O):
-    with pto.vector():
-        s = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
-        d = pto.alloc_tile(8, 16, pto.float32, loc=pto.Vec)
-        pto.tcolexpand(d, s)
-''').k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))
+    compile_error(make_kernels, '''
+s = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
+d = pto.alloc_tile(8, 16, pto.float32, loc=pto.Vec)
+pto.tcolexpand(d, s)
+''', r"tcolexpand: 's' has 8 columns but 'd' has 16")
 
 
 def test_tfillpad_expand_pads_a_partial_tile_with_minus_infinity(make_kernels):
@@ -101,15 +106,11 @@ def k(X, O):
     ('pto.tfillpad_expand(d, s, pad="nan")', r"pad must be one of 'zero', 'min', 'max'"),
 ])
 def test_tfillpad_shape_and_pad_errors_name_the_tiles(make_kernels, call, message):
-    with pytest.raises(pto.CompileError, match=message):
-        make_kernels(f'''
-@pto.kernel
-def k(X, O):
-    with pto.vector():
-        s = pto.alloc_tile(8, 16, pto.float32, loc=pto.Vec)
-        d = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
-        {call}
-''').k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))
+    compile_error(make_kernels, f'''
+s = pto.alloc_tile(8, 16, pto.float32, loc=pto.Vec)
+d = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
+{call}
+''', message)
 
 
 # ---------------------------------------------------------------- views: treshape, tsubview
@@ -245,14 +246,10 @@ def test_racecheck_compares_views_by_the_elements_they_share(make_kernels, targe
     ("pto.tadds(pto.tsubview(t, 0, 8, 4, 8), t, 1.0)", r"is a 4 x 8 window whose rows are 16 elements apart"),
 ])
 def test_view_errors_name_the_tile_and_the_rule(make_kernels, call, message):
-    with pytest.raises(pto.CompileError, match=message):
-        make_kernels(f'''
-@pto.kernel
-def k(X, O):
-    with pto.vector():
-        t = pto.alloc_tile(4, 16, pto.float32, loc=pto.Vec)
-        {call}
-''').k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))
+    compile_error(make_kernels, f'''
+t = pto.alloc_tile(4, 16, pto.float32, loc=pto.Vec)
+{call}
+''', message)
 
 
 # ---------------------------------------------------------------- index reductions
@@ -287,15 +284,11 @@ def k(X, O):
 
 
 def test_an_index_reduction_names_a_wrong_index_tile(make_kernels):
-    with pytest.raises(pto.CompileError, match=r"trowargmax: the index tile 'c' must be int32, not float32"):
-        make_kernels('''
-@pto.kernel
-def k(X, O):
-    with pto.vector():
-        t = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
-        c = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
-        pto.trowargmax(c, t)
-''').k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))
+    compile_error(make_kernels, '''
+t = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
+c = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
+pto.trowargmax(c, t)
+''', r"trowargmax: the index tile 'c' must be int32, not float32")
 
 
 # ---------------------------------------------------------------- transpose
@@ -321,12 +314,8 @@ def k(X, O):
 
 
 def test_ttrans_names_a_destination_too_small(make_kernels):
-    with pytest.raises(pto.CompileError, match=r"ttrans: 'd' is 8 x 16 but the transpose of 's' \(8 x 16\) needs 16 x 8"):
-        make_kernels('''
-@pto.kernel
-def k(X, O):
-    with pto.vector():
-        s = pto.alloc_tile(8, 16, pto.float32, loc=pto.Vec)
-        d = pto.alloc_tile(8, 16, pto.float32, loc=pto.Vec)
-        pto.ttrans(d, s)
-''').k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))
+    compile_error(make_kernels, '''
+s = pto.alloc_tile(8, 16, pto.float32, loc=pto.Vec)
+d = pto.alloc_tile(8, 16, pto.float32, loc=pto.Vec)
+pto.ttrans(d, s)
+''', r"ttrans: 'd' is 8 x 16 but the transpose of 's' \(8 x 16\) needs 16 x 8")

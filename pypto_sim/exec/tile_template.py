@@ -138,36 +138,35 @@ def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
 
 
 @njit(cache=True, error_model="numpy")
-def tile_row_reduce(op, l1, dst, src, rows, cols, init, dt):
-    """dst[r] = op-fold over src[r, :] in column order, every partial result rounded to dt
-    (np.add.accumulate's order; int32 wraps); init only for an empty row."""
-    for r in range(rows):
-        acc = init if cols == 0 else l1[src + r * cols]
-        for c in range(1, cols):
-            x = l1[src + r * cols + c]
+def _fold(op, l1, dst, src, rows, cols, init, dt, per_col):
+    """dst[i] = op-fold along row i (or, per_col, down column i) of src in order, every partial
+    result rounded to dt (np.add.accumulate's order; int32 wraps); init only for an empty
+    line. Every source word is read before dst is written."""
+    n_out, n_in = (cols, rows) if per_col else (rows, cols)
+    out = np.empty(n_out, np.float64)
+    for i in range(n_out):
+        acc = init if n_in == 0 else (l1[src + i] if per_col else l1[src + i * cols])
+        for j in range(1, n_in):
+            x = l1[src + j * cols + i] if per_col else l1[src + i * cols + j]
             if dt == DT_INT32:
                 acc = np.float64(wrap_i32(alu_int(op, np.int64(acc), np.int64(x), 0)))
             else:
                 acc = round_to(dt, alu_float(op, acc, x, 0.0))
-        l1[dst + r] = round_to(dt, acc)
+        out[i] = round_to(dt, acc)
+    for i in range(n_out):
+        l1[dst + i] = out[i]
+
+
+@njit(cache=True, error_model="numpy")
+def tile_row_reduce(op, l1, dst, src, rows, cols, init, dt):
+    """dst[r] = op-fold over src[r, :] in column order (TROWSUM, TROWMAX, ...)."""
+    _fold(op, l1, dst, src, rows, cols, init, dt, False)
 
 
 @njit(cache=True, error_model="numpy")
 def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
-    """dst[c] = op-fold over src[:, c] in row order, every partial result rounded to dt
-    (int32 wraps); init only for an empty column. dst is read after every source word."""
-    out = np.empty(cols, np.float64)
-    for c in range(cols):
-        acc = init if rows == 0 else l1[src + c]
-        for r in range(1, rows):
-            x = l1[src + r * cols + c]
-            if dt == DT_INT32:
-                acc = np.float64(wrap_i32(alu_int(op, np.int64(acc), np.int64(x), 0)))
-            else:
-                acc = round_to(dt, alu_float(op, acc, x, 0.0))
-        out[c] = round_to(dt, acc)
-    for c in range(cols):
-        l1[dst + c] = out[c]
+    """dst[c] = op-fold over src[:, c] in row order (TCOLSUM, TCOLMAX, ...)."""
+    _fold(op, l1, dst, src, rows, cols, init, dt, True)
 
 
 @njit(cache=True, error_model="numpy")

@@ -243,10 +243,6 @@ class AICoreBuiltins:
         """(valid rows, valid cols) operands of a typed tile."""
         return v.tile.valid_rows, v.tile.valid_cols
 
-    @staticmethod
-    def _describe_rows(v):
-        return str(int(v.value)) if isinstance(v, Const) else "a run-time number of"
-
     def _int_operand(self, v, node, what):
         return self.uniform_int(v, node, what) if not isinstance(v, Const) else \
             self.operand(v, dtypes.int32, node)
@@ -374,9 +370,9 @@ class AICoreBuiltins:
         m, k = self._extent(a)
         kb, n = self._extent(b)
         if name.startswith("TGEMV") and not (isinstance(m, Const) and int(m.value) == 1):
-            self.error(node, f"{call}: left '{a.name}' has {self._describe_rows(m)} valid rows; TGEMV "
-                             "multiplies one row (m = 1, TGEMV.md)",
-                       f"allocate it with valid=(1, k), or use pto.tmatmul for m > 1")
+            rows = int(m.value) if isinstance(m, Const) else "a run-time number of"
+            self.error(node, f"{call}: left '{a.name}' has {rows} valid rows; TGEMV multiplies one row "
+                             "(m = 1, TGEMV.md)", "allocate it with valid=(1, k), or use pto.tmatmul for m > 1")
         for v, what in ((m, "m"), (k, "k"), (n, "n")):
             if isinstance(v, Const) and not 1 <= int(v.value) <= MAX_MKN:
                 self.error(node, f"{call}: {what} = {int(v.value)} is outside [1, {MAX_MKN}] (TMATMUL.md)")

@@ -27,7 +27,8 @@ Costs (machine table; sources there):
   rows * cols + bias) by op, dtype and cols) when there is one, else head (only when V is
   empty as the op starts: the previous op completed before it, or a sync on V came between
   them) + per_repeat per 256-byte repeat (+ unaligned_floor for rows that are not whole
-  repeats), and the op's tail at the next sync on V, which keeps V busy (vector_op_cycles).
+  repeats), and the op's tail at the next sync on V, which keeps V busy.
+The formulas themselves are in aicore_costs.py.
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ import numpy as np
 from ..dtypes import BY_CODE, host_words
 from ..errors import DeadlockError, OutOfBoundsError
 from ..isa import PIPES
+from .aicore_costs import drain_cycles, matmul_cycles, vector_op_cycles
 from .aicore_races import AICoreRaces, race_check
 from .records import CAUSE
 from .tiles import TileEngine, effect as vector_effect
@@ -50,56 +52,9 @@ MAX_MKN = 4095
 ACC_SPACE = "Acc"
 
 
-def odd_part(n: int) -> int:
-    """n with every factor 2 removed (pypto L0CostModel's OddPart)."""
-    n = max(int(n), 1)
-    while n % 2 == 0:
-        n //= 2
-    return n
-
-
-def drain_cycles(m, rows, cols, acc_bytes) -> float:
-    """FIXPIPE drain of a rows x cols accumulator tile (hw-native-sys/pypto L0CostModel)."""
-    n0 = max(1, int(m.drain_c0_bytes) // acc_bytes)
-    n1 = -(-cols // n0)
-    per_row = max(m.drain_row_cycles, acc_bytes * cols / m.drain_bytes_per_cycle) + \
-        m.drain_penalty_cycles * (odd_part(n1) - 1)
-    return m.drain_fixed_cycles + rows * per_row
-
-
 # the mask families' operand positions: (data view, mask view or None, rows operand; cols and
 # the mask's row stride follow it)
 MASK_LAYOUT = {"tile_cmp": (1, 0, 4), "tile_sel": (2, 1, 4), "tile_tri": (0, None, 3)}
-
-
-def vector_op_cycles(m, name, dtype, rows, cols, itemsize, idle):
-    """(cycles, tail) of a vector op over rows x cols elements of dtype: the machine's
-    [formulas] row for (op, dtype, cols) when it has one (pto-isa's formula table: the whole
-    op, no separate tail), else the head/slope/tail model of pto-isa's CCE mock: the head only
-    when the V queue was idle, per_repeat per 256-byte repeat (a row that is not a whole
-    number of repeats pays whole repeats, plus unaligned_floor once), the tail at the next sync."""
-    cycles = m.formula_cycles(name, dtype.name, rows, cols)
-    if cycles is not None:
-        return cycles, 0
-    t = m.instructions[name]
-    head = t.extra.get("head", t.latency)
-    tail = t.extra.get("tail", 0)
-    rb = t.extra["repeat_bytes"]
-    row_bytes = cols * itemsize
-    aligned = row_bytes % rb == 0
-    repeats = (rows * row_bytes) // rb if aligned else rows * -(-row_bytes // rb)
-    cycles = (head if idle else 0) + int(math.ceil(repeats * t.extra["per_repeat"] - 1e-9))
-    if not aligned:
-        cycles += int(t.extra.get("unaligned_floor", 0))
-    return cycles, int(tail)
-
-
-def matmul_cycles(m, name, rows, cols, k, a_itemsize, latency) -> int:
-    """latency + cpr * ceil(m/16) * ceil(k/k0) * ceil(n/16), k0 = 32 bytes of A's dtype."""
-    k_tile = m.cost_term(name, "k_tile") * 2 // a_itemsize if a_itemsize <= 2 else m.cost_term(name, "k_tile_f32")
-    per = m.cost_term(name, "per_repeat_f32" if a_itemsize == 4 else "per_repeat")
-    repeats = math.ceil(rows / 16) * math.ceil(k / k_tile) * math.ceil(cols / 16)
-    return latency + int(math.ceil(repeats * per - 1e-9))
 
 
 class Unit:

@@ -1,0 +1,203 @@
+"""The reference executor's tile kernels: the same names, signatures and effects as the numba
+executor's (``tile_template.py``), in plain numpy. Tiles are row-major runs of words in the
+block's L1 area; ``reference.py`` re-exports every kernel, because the reference module stands
+in for the numba executor module in a simulation (``executor_module=``)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..isa import load_isa
+from .reference_values import evaluate, round_mode, to_dtype
+
+
+def tile_convert(l1, dst, src, count, dt, mode):
+    """TCVT: dst[e] = round_mode(dt, src[e], mode)."""
+    l1[dst:dst + count] = [round_mode(dt, v, mode) for v in l1[src:src + count]]
+
+
+# ---------------------------------------------------------------- tile instructions
+# The same signatures and effects as the numba executor's tile kernels; tiles are row-major
+# runs of words in the block's L1 area.
+
+def tile_load(l1, dst, hbm, src, rows, cols, stride):
+    """async_load: rows x cols elements from HBM (row stride ``stride``) into a dense tile."""
+    for r in range(rows):
+        l1[dst + r * cols: dst + (r + 1) * cols] = hbm[src + r * stride: src + r * stride + cols]
+
+
+def tile_store(hbm, dst, l1, src, rows, cols, stride, dt):
+    """A dense rows x cols tile into HBM rows ``stride`` apart, each value rounded to dt."""
+    for r in range(rows):
+        for c in range(cols):
+            hbm[dst + r * stride + c] = to_dtype(dt, l1[src + r * cols + c])
+
+
+def tile_mma(l1, c_base, a_base, b_base, m, n, k, dt):
+    """C[m,n] += A[m,k] @ B[k,n], accumulated in float64 in k order, each result rounded to dt."""
+    a = l1[a_base:a_base + m * k].reshape(m, k)
+    b = l1[b_base:b_base + k * n].reshape(k, n)
+    c = l1[c_base:c_base + m * n].reshape(m, n).copy()
+    for p in range(k):                       # the numba kernel's summation order, exactly
+        c = c + np.outer(a[:, p], b[p, :])
+    l1[c_base:c_base + m * n] = [to_dtype(dt, x) for x in c.reshape(-1)]
+
+
+def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
+    """dst[e] = the table's expression of (a[e], b[e] or scalar, dst[e]'s old value)."""
+    spec = load_isa().by_opcode[int(op)]
+    is_int = dt == dtypes.int32.code
+    out = []
+    for e in range(count):
+        y = scalar if use_scalar else (l1[b + e] if b >= 0 else 0.0)
+        old = float(l1[dst + e])
+        c = old if not is_int else (old if math.isfinite(old) else 0.0)
+        out.append(to_dtype(dt, evaluate(spec, l1[a + e], y, c, is_int)))
+    l1[dst:dst + count] = out
+
+
+def _fold(op, l1, dst, src, rows, cols, init, dt, per_col):
+    """dst[i] = fold of the table's expression along row i (or, per_col, down column i) of src,
+    each partial result rounded to dt (int32: integer semantics); init only for an empty line."""
+    spec = load_isa().by_opcode[int(op)]
+    is_int = dt == dtypes.int32.code
+    grid = l1[src:src + rows * cols].reshape(rows, cols)
+    out = []
+    for line in (grid.T if per_col else grid):
+        acc = init if len(line) == 0 else line[0]
+        for x in line[1:]:
+            acc = to_dtype(dt, evaluate(spec, acc, x, 0.0, is_int))
+        out.append(to_dtype(dt, acc))
+    l1[dst:dst + len(out)] = out
+
+
+def tile_row_reduce(op, l1, dst, src, rows, cols, init, dt):
+    """dst[r] = fold over src[r, :] in column order (TROWSUM, TROWMAX, ...)."""
+    _fold(op, l1, dst, src, rows, cols, init, dt, False)
+
+
+def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
+    """dst[c] = fold over src[:, c] in row order (TCOLSUM, TCOLMAX, ...)."""
+    _fold(op, l1, dst, src, rows, cols, init, dt, True)
+
+
+def tile_cmp(op, l1, dst, a, b, scalar, use_scalar, mode, rows, cols, mstride, dt):
+    """TCMP / TCMPS: the packed predicate mask, one bit per element, LSB first in each byte."""
+    spec = load_isa().by_opcode[int(op)]
+    is_int = dt == dtypes.int32.code
+    nbytes = (cols + 7) // 8
+    for r in range(rows):
+        bits = [evaluate(spec, l1[a + r * cols + c], scalar if use_scalar else l1[b + r * cols + c],
+                         mode, is_int) != 0 for c in range(cols)]
+        for w in range(nbytes):
+            l1[dst + r * mstride + w] = float(sum(1 << k for k, on in enumerate(bits[8 * w:8 * w + 8]) if on))
+
+
+def tile_sel(op, l1, dst, mask, a, b, scalar, use_scalar, rows, cols, mstride, dt):
+    """TSEL / TSELS: the table's select by each element's mask bit, rounded to dt."""
+    spec = load_isa().by_opcode[int(op)]
+    is_int = dt == dtypes.int32.code
+    out = np.empty(rows * cols)
+    for r in range(rows):
+        for c in range(cols):
+            bit = (int(l1[mask + r * mstride + c // 8]) >> (c % 8)) & 1
+            y = scalar if use_scalar else l1[b + r * cols + c]
+            out[r * cols + c] = to_dtype(dt, evaluate(spec, l1[a + r * cols + c], y, bit, is_int))
+    l1[dst:dst + rows * cols] = out
+
+
+def tile_tri(l1, dst, diagonal, upper, rows, cols):
+    """TTRI: numpy's tril / triu of a rows x cols tile of ones, k = diagonal."""
+    ones = np.ones((rows, cols))
+    tri = np.triu(ones, diagonal) if upper else np.tril(ones, diagonal)
+    l1[dst:dst + rows * cols] = tri.ravel()
+
+
+def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
+    """TFILLPAD*: a drows x dcols grid of pad with src's rows x cols valid region (row pitch
+    spitch) copied into its top-left corner."""
+    grid = np.full((drows, dcols), pad)
+    grid[:rows, :cols] = l1[src:src + rows * spitch].reshape(rows, spitch)[:, :cols] if rows else 0
+    l1[dst:dst + drows * dcols] = grid.ravel()
+
+
+def tile_arg_reduce(op, l1, dst, src, rows, cols, dt, per_col):
+    """TROWARG* / TCOLARG*: the index along each row (column) of the first element that the
+    table's compare prefers to every element before it."""
+    spec = load_isa().by_opcode[int(op)]
+    grid = l1[src:src + rows * cols].reshape(rows, cols)
+    lines = grid.T if per_col else grid
+    out = []
+    for line in lines:
+        best, at = line[0], 0
+        for j, x in enumerate(line[1:], start=1):
+            if evaluate(spec, x, best, 0.0, dt == dtypes.int32.code):
+                best, at = x, j
+        out.append(float(at))
+    l1[dst:dst + len(out)] = out
+
+
+def tile_trans(l1, dst, src, rows, cols, spitch, dpitch):
+    """TTRANS: numpy's transpose of src's rows x cols (row pitch spitch) into dst (pitch dpitch)."""
+    grid = l1[src:src + rows * spitch].reshape(rows, spitch)[:, :cols].T.copy() if rows else None
+    for c in range(cols):
+        l1[dst + c * dpitch:dst + c * dpitch + rows] = grid[c]
+
+
+def tile_row_arg(op, l1, dst, src, rows, cols, dt):
+    """TROWARGMAX / TROWARGMIN: the column index of each row's kept element."""
+    tile_arg_reduce(op, l1, dst, src, rows, cols, dt, False)
+
+
+def tile_col_arg(op, l1, dst, src, rows, cols, dt):
+    """TCOLARGMAX / TCOLARGMIN: the row index of each column's kept element."""
+    tile_arg_reduce(op, l1, dst, src, rows, cols, dt, True)
+
+
+def _expand_op(op, l1, dst, a, v, rows, cols, dt, per_col):
+    """dst[r, c] = the table's expression of (a[r, c], v[c] if per_col else v[r]), rounded to dt."""
+    spec = load_isa().by_opcode[int(op)]
+    is_int = dt == dtypes.int32.code
+    out = np.empty(rows * cols)
+    for r in range(rows):
+        for c in range(cols):
+            y = l1[v + c] if per_col else l1[v + r]
+            out[r * cols + c] = to_dtype(dt, evaluate(spec, l1[a + r * cols + c], y, 0.0, is_int))
+    l1[dst:dst + rows * cols] = out
+
+
+def tile_col_expand_op(op, l1, dst, a, v, rows, cols, dt):
+    """dst[r, c] = the table's expression of (a[r, c], v[c]), rounded to dt."""
+    _expand_op(op, l1, dst, a, v, rows, cols, dt, True)
+
+
+def tile_row_expand_op(op, l1, dst, a, v, rows, cols, dt):
+    """dst[r, c] = the table's expression of (a[r, c], v[r]), rounded to dt."""
+    _expand_op(op, l1, dst, a, v, rows, cols, dt, False)
+
+
+def tile_col_expand(l1, dst, src, rows, cols):
+    """dst[r, c] = src[c]: numpy's broadcast of src's first row over rows rows."""
+    l1[dst:dst + rows * cols] = np.broadcast_to(l1[src:src + cols].copy(), (rows, cols)).ravel()
+
+
+def tile_row_expand(l1, dst, src, rows, cols):
+    """dst[r, c] = src[r]."""
+    for r in range(rows):
+        l1[dst + r * cols: dst + (r + 1) * cols] = l1[src + r]
+
+
+# tile_move (TEXTRACT / TMOV on the AI core) is the strided copy of tile_load, applied with
+# the source tile's row pitch (timing/aicore.py)
+TILE_FAMILY_KERNELS = {"tile_load": tile_load, "tile_store": tile_store, "tile_mma": tile_mma,
+                       "tile_alu": tile_elementwise, "tile_reduce": tile_row_reduce,
+                       "tile_expand": tile_row_expand, "tile_expand_op": tile_row_expand_op,
+                       "tile_col_reduce": tile_col_reduce, "tile_col_expand": tile_col_expand,
+                       "tile_col_expand_op": tile_col_expand_op,
+                       "tile_cmp": tile_cmp, "tile_sel": tile_sel, "tile_tri": tile_tri,
+                       "tile_fillpad": tile_fillpad,
+                       "tile_row_arg": tile_row_arg, "tile_col_arg": tile_col_arg,
+                       "tile_trans": tile_trans,
+                       "tile_move": tile_load}

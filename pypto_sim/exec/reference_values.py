@@ -1,0 +1,143 @@
+"""The reference executor's value semantics: how one number becomes a value of a dtype
+(``to_dtype``), TCVT's rounding modes (``round_mode``), and the ISA table's scalar expressions
+(``evaluate``). Shared by the reference lane executor (``reference.py``) and its tile kernels
+(``reference_tiles.py``); written to be obviously correct, as the rest of the reference."""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from .. import dtypes
+
+INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
+
+
+def py_mod(a, b):
+    """a % b for floats, exactly numpy's (npy_remainder): Python's sign convention."""
+    with np.errstate(all="ignore"):
+        return float(np.remainder(np.float64(a), np.float64(b)))
+
+
+def py_floordiv(a, b):
+    """a // b for floats, exactly numpy's (npy_floor_divide)."""
+    with np.errstate(all="ignore"):
+        return float(np.floor_divide(np.float64(a), np.float64(b)))
+
+
+_EVAL_GLOBALS = {"__builtins__": {}, "np": np, "math": math, "abs": abs, "py_mod": py_mod,
+                 "py_floordiv": py_floordiv}
+
+
+def wrap_int32(v):
+    """Wrap a Python int to int32 two's complement."""
+    return (int(v) - INT32_MIN) % 2**32 + INT32_MIN
+
+
+def to_dtype(dt, x):
+    """Round the number x to a value of dtype code dt, returned as the float64 register word."""
+    x = float(x)
+    with np.errstate(all="ignore"):
+        if dt == dtypes.float32.code:
+            return float(np.float32(x))
+        if dt == dtypes.float16.code:
+            return float(np.float16(x))
+        if dt == dtypes.bfloat16.code:
+            return dtypes.round_bfloat16(x)
+        if dt in (dtypes.int8.code, dtypes.uint8.code, dtypes.int16.code):
+            d = dtypes.BY_CODE[dt]
+            return 0.0 if math.isnan(x) else float(np.array(int(x)).astype(np.int64).astype(d.numpy))
+        if dt in (dtypes.int64.code, dtypes.float64.code):
+            return x
+    if dt == dtypes.int32.code:
+        if math.isnan(x):
+            return 0.0
+        return float(math.trunc(min(max(x, INT32_MIN), INT32_MAX)))   # saturate, truncate
+    return 1.0 if x != 0 else 0.0
+
+
+CVT_MODES = dtypes.CVT_MODES
+
+
+def _neighbour(dt, v, up):
+    """The next value of float dtype dt after v (a value of dt) toward +inf (up) or -inf."""
+    if dt == dtypes.bfloat16.code:              # bfloat16 = the high half of a float32
+        bits = int(np.float32(v).view(np.uint32)) >> 16
+        bits += 1 if (up == (v >= 0)) and not (v == 0 and not up) else -1
+        if v == 0:
+            bits = 0x0001 if up else 0x8001
+        return float(np.uint32(bits << 16).view(np.float32))
+    t = np.float16 if dt == dtypes.float16.code else np.float32
+    return float(np.nextafter(t(v), t(np.inf if up else -np.inf)))
+
+
+def _last_bit(dt, v):
+    """The last mantissa bit of v's encoding in float dtype dt."""
+    if dt == dtypes.float16.code:
+        return int(np.float16(v).view(np.uint16)) & 1
+    bits = int(np.float32(v).view(np.uint32))
+    return (bits >> 16) & 1 if dt == dtypes.bfloat16.code else bits & 1
+
+
+def round_mode(dt, x, mode):
+    """TCVT: x rounded to dtype code dt by mode (CVT_MODES), from dt's two neighbours of x."""
+    x = float(x)
+    if math.isnan(x) or math.isinf(x):
+        return to_dtype(dt, x)
+    name = CVT_MODES[int(mode)]
+    if dt == dtypes.int32.code:
+        lo, hi = math.floor(x), math.ceil(x)
+        if lo == hi:
+            return to_dtype(dt, x)
+        pick = {"rint": hi if (x - lo > 0.5 or (x - lo == 0.5 and lo % 2)) else lo,
+                "round": (hi if x > 0 else lo) if x - lo == 0.5 else (lo if x - lo < 0.5 else hi),
+                "floor": lo, "ceil": hi, "trunc": lo if x > 0 else hi,
+                "odd": lo if lo % 2 else hi}[name]
+        return to_dtype(dt, pick)
+    if name == "rint" or dt not in (dtypes.float32.code, dtypes.float16.code, dtypes.bfloat16.code):
+        return to_dtype(dt, x)
+    n = to_dtype(dt, x)                         # the nearest (even), maybe inf
+    if n == x:
+        return n
+    lo, hi = (_neighbour(dt, n, False), n) if n > x else (n, _neighbour(dt, n, True))
+    top = {dtypes.float16.code: 65504.0, dtypes.bfloat16.code: 3.3895313892515355e38}.get(
+        dt, 3.4028234663852886e38)
+    if name == "round":
+        if math.isinf(lo) or math.isinf(hi):    # past the largest finite: inf from half an ulp on
+            half = (top - _neighbour(dt, top, False)) / 2
+            return math.copysign(math.inf if abs(x) >= top + half else top, x)
+        d_lo, d_hi = x - lo, hi - x
+        return (hi if x > 0 else lo) if d_lo == d_hi else (lo if d_lo < d_hi else hi)
+    if name == "floor":
+        return lo
+    if name == "ceil":
+        return hi
+    if name == "trunc":
+        return lo if x > 0 else hi
+    if math.isinf(lo) or math.isinf(hi):        # odd: the largest finite (its last bit is 1)
+        return math.copysign(top, x)
+    return lo if _last_bit(dt, lo) else hi
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(text):
+    return compile(text, "<isa expression>", "eval")
+
+
+def evaluate(spec, a, b, c, int_sem):
+    """One lane of spec's scalar semantics, unrounded: the table's int or float expression.
+
+    An instruction without the requested expression has no defined result; like the numba
+    executor it gives 0 (int) or NaN (float). The compiler never emits that.
+    """
+    if int_sem:
+        if spec.int_expr is None:
+            return 0
+        env = {"a": int(a), "b": int(b), "c": int(c)}
+        return wrap_int32(eval(_compiled(spec.int_expr), _EVAL_GLOBALS, env))
+    if spec.float_expr is None:
+        return math.nan
+    env = {"a": np.float64(a), "b": np.float64(b), "c": np.float64(c)}
+    with np.errstate(all="ignore"):
+        return float(eval(_compiled(spec.float_expr), _EVAL_GLOBALS, env))
