@@ -123,8 +123,9 @@ def reference(q, k, v):
     return (p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float64)
 
 
-def run(S=1024, seed=0, check=None):
-    """Run flash attention on random data; return (O, reference, profile)."""
+def run(S=1024, seed=0, check=None, mode="timing", values=True):
+    """Run flash attention on random data; return (O, reference, profile). mode="functional":
+    values only, no cycles; values=False: cycles only, O is not computed."""
     if S % BQ:
         raise ValueError(f"S must be a multiple of {BQ}")
     rng = np.random.default_rng(seed)
@@ -142,7 +143,8 @@ def run(S=1024, seed=0, check=None):
     ws_p = pto.alloc_tensor(blocks * 2 * BQ * BK * 2, pto.float16)
     ws_o = pto.alloc_tensor(blocks * 2 * BQ * D * 4, pto.float32)
     prof = pto.profile(flash_attention, grid=(blocks,),
-                       args=(*tensors, O, ws_s, ws_p, ws_o, S, 1.0 / math.sqrt(D)), check=check)
+                       args=(*tensors, O, ws_s, ws_p, ws_o, S, 1.0 / math.sqrt(D)), check=check, mode=mode,
+                       values=values)
     out = np.empty((S, D), np.float32)
     pto.memcpy_d2h(out, O)
     return out, reference(q, k, v), prof

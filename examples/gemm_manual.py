@@ -75,8 +75,9 @@ def gemm(A, B, C, M, N, K):
         pto.wait_flag(pto.PIPE_M, pto.PIPE_MTE1, 1)
 
 
-def run(M=512, N=512, K=512, kernel=gemm, check=None, seed=0):
-    """Run the GEMM on random data; return (C, reference, profile)."""
+def run(M=512, N=512, K=512, kernel=gemm, check=None, seed=0, mode="timing", values=True):
+    """Run the GEMM on random data; return (C, reference, profile). mode="functional": values
+    only, no cycles; values=False: cycles only, C is not computed."""
     if M % BM or N % BN or K % (2 * BK):
         raise ValueError(f"M, N, K must be multiples of {BM}, {BN}, {2 * BK}")
     rng = np.random.default_rng(seed)
@@ -88,7 +89,8 @@ def run(M=512, N=512, K=512, kernel=gemm, check=None, seed=0):
         pto.memcpy_h2d(A, a)
         pto.memcpy_h2d(B, b)
         pto.memcpy_h2d(C, c)
-        prof = pto.profile(kernel, grid=((M // BM) * (N // BN),), args=(A, B, C, M, N, K), check=check)
+        prof = pto.profile(kernel, grid=((M // BM) * (N // BN),), args=(A, B, C, M, N, K), check=check,
+                           mode=mode, values=values)
         pto.memcpy_d2h(c, C)
     reference = a.astype(np.float32) @ b.astype(np.float32)
     return c, reference, prof

@@ -11,9 +11,11 @@ import pypto_sim as pto
 ROWS = 16          # rows per vector core
 
 
-def run(kernel, reference, n_rows, n_cols, dtype, extra_args=(), seed=0, check=None):
+def run(kernel, reference, n_rows, n_cols, dtype, extra_args=(), seed=0, check=None, mode="timing",
+        values=True):
     """Launch kernel(X, Y, *extra_args) over n_rows x n_cols data of dtype (pto.float32 or
-    pto.float16); return (y, want, profile)."""
+    pto.float16); return (y, want, profile). mode="functional": values only, no cycles;
+    values=False: cycles only, y is not computed."""
     if n_rows % (2 * ROWS):
         raise ValueError(f"n_rows must be a multiple of {2 * ROWS}")
     rng = np.random.default_rng(seed)
@@ -22,7 +24,8 @@ def run(kernel, reference, n_rows, n_cols, dtype, extra_args=(), seed=0, check=N
     X = pto.alloc_tensor(x.nbytes, dtype)
     Y = pto.alloc_tensor(x.nbytes, dtype)
     pto.memcpy_h2d(X, x)
-    prof = pto.profile(kernel, grid=(n_rows // (2 * ROWS),), args=(X, Y, *extra_args), check=check)
+    prof = pto.profile(kernel, grid=(n_rows // (2 * ROWS),), args=(X, Y, *extra_args), check=check,
+                       mode=mode, values=values)
     y = np.empty_like(x)
     pto.memcpy_d2h(y, Y)
     return y, reference(x.astype(np.float64)).astype(npdt), prof

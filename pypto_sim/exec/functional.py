@@ -47,6 +47,20 @@ class FunctionalProfile:
 
 
 SLICE_SECONDS = 0.2
+LANE_HBM = ("LOAD", "STORE", "FMA_STORE")
+LANE_L1 = ("LOAD_L1", "STORE_L1")
+
+
+def memory_space(spec) -> str | None:
+    """Where a lane memory instruction goes: "hbm", "l1" (the block's L1: LOAD_L1, STORE_L1
+    and the _L1 atomics) or None for an instruction that touches no lane memory."""
+    if spec.name in LANE_HBM:
+        return "hbm"
+    if spec.name in LANE_L1:
+        return "l1"
+    if spec.family == "atomic":
+        return "l1" if spec.name.endswith("_L1") else "hbm"
+    return None
 
 
 def run_functional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init, kernel_name,

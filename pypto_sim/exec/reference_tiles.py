@@ -36,13 +36,10 @@ def tile_store(hbm, dst, l1, src, rows, cols, stride, dt):
 
 
 def tile_mma(l1, c_base, a_base, b_base, m, n, k, dt):
-    """C[m,n] += A[m,k] @ B[k,n], accumulated in float64 in k order, each result rounded to dt."""
-    a = l1[a_base:a_base + m * k].reshape(m, k)
-    b = l1[b_base:b_base + k * n].reshape(k, n)
-    c = l1[c_base:c_base + m * n].reshape(m, n).copy()
-    for p in range(k):                       # the numba kernel's summation order, exactly
-        c = c + np.outer(a[:, p], b[p, :])
-    l1[c_base:c_base + m * n] = [to_dtype(dt, x) for x in c.reshape(-1)]
+    """C[m,n] += A[m,k] @ B[k,n] on dense tiles: tile_matmul accumulating into C."""
+    out = np.empty(m * n)
+    tile_matmul(out, l1, c_base, n, a_base, k, b_base, n, m, n, k, 1, 0, dt)
+    tile_scatter(l1, c_base, n, out, m, n)
 
 
 def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
@@ -189,8 +186,39 @@ def tile_row_expand(l1, dst, src, rows, cols):
         l1[dst + r * cols: dst + (r + 1) * cols] = l1[src + r]
 
 
-# tile_move (TEXTRACT / TMOV on the AI core) is the strided copy of tile_load, applied with
-# the source tile's row pitch (timing/aicore.py)
+# ---------------------------------------------------------------- typed tiles (the AI core)
+def tile_gather(out, src_arr, src, spitch, rows, cols, dt):
+    """out = the rows x cols elements of src_arr from word src, rows spitch apart, each
+    rounded to dt (dt < 0: as they are)."""
+    for r in range(rows):
+        row = src_arr[src + r * spitch: src + r * spitch + cols]
+        out[r * cols:(r + 1) * cols] = row if dt < 0 else [to_dtype(dt, x) for x in row]
+
+
+def tile_scatter(dst_arr, dst, dpitch, buf, rows, cols):
+    """The dense rows x cols block buf into dst_arr from word dst, rows dpitch apart."""
+    for r in range(rows):
+        dst_arr[dst + r * dpitch: dst + r * dpitch + cols] = buf[r * cols:(r + 1) * cols]
+
+
+def tile_matmul(out, l1, c, cpitch, a, apitch, b, bpitch, m, n, k, init, bias, dt):
+    """out = init + A @ B summed over k in order in float64, rounded once to dt (int32 wraps);
+    init: 0, the accumulator C (1) or the bias row (2)."""
+    def grid(base, pitch, rows, cols):
+        return np.array([l1[base + r * pitch: base + r * pitch + cols] for r in range(rows)]).reshape(rows, cols)
+    A, B = grid(a, apitch, m, k), grid(b, bpitch, k, n)
+    acc = grid(c, cpitch, m, n) if init == 1 else \
+        np.tile(l1[bias:bias + n], (m, 1)) if init == 2 else np.zeros((m, n))
+    for p in range(k):                       # the order of the sum: p = 0, 1, ...
+        acc = acc + np.outer(A[:, p], B[p, :])
+    if dt == dtypes.int32.code:              # int8 products summed exactly, wrapped to int32
+        out[:m * n] = [float((int(x) + 2**31) % 2**32 - 2**31) for x in acc.reshape(-1)]
+    else:
+        out[:m * n] = [to_dtype(dt, x) for x in acc.reshape(-1)]
+
+
+# each value family's kernel (tile_move, TEXTRACT / TMOV on the AI core: a gather from the
+# source window, scattered into the destination; tile_mma: the article's MMA, over tile_matmul)
 TILE_FAMILY_KERNELS = {"tile_load": tile_load, "tile_store": tile_store, "tile_mma": tile_mma,
                        "tile_alu": tile_elementwise, "tile_reduce": tile_row_reduce,
                        "tile_expand": tile_row_expand, "tile_expand_op": tile_row_expand_op,
@@ -200,4 +228,4 @@ TILE_FAMILY_KERNELS = {"tile_load": tile_load, "tile_store": tile_store, "tile_m
                        "tile_fillpad": tile_fillpad,
                        "tile_row_arg": tile_row_arg, "tile_col_arg": tile_col_arg,
                        "tile_trans": tile_trans,
-                       "tile_move": tile_load}
+                       "tile_move": tile_gather}

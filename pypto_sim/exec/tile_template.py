@@ -101,18 +101,11 @@ def tile_convert(l1, dst, src, count, dt, mode):
 
 @njit(cache=True, error_model="numpy")
 def tile_mma(l1, c_base, a_base, b_base, m, n, k, dt):
-    """C[m,n] += A[m,k] @ B[k,n] (row-major tiles), accumulated in float64, rounded to dt."""
-    acc = np.empty(n, np.float64)
-    for i in range(m):
-        for j in range(n):
-            acc[j] = l1[c_base + i * n + j]
-        for p in range(k):
-            a = l1[a_base + i * k + p]
-            row = b_base + p * n
-            for j in range(n):
-                acc[j] += a * l1[row + j]
-        for j in range(n):
-            l1[c_base + i * n + j] = round_to(dt, acc[j])
+    """The article's MMA: C[m,n] += A[m,k] @ B[k,n] on dense row-major tiles; the AI core's
+    TMATMUL_ACC semantics (tile_matmul), written back over C."""
+    out = np.empty(m * n, np.float64)
+    tile_matmul(out, l1, c_base, n, a_base, k, b_base, n, m, n, k, 1, 0, dt)
+    tile_scatter(l1, c_base, n, out, m, n)
 
 
 @njit(cache=True, error_model="numpy")
@@ -322,3 +315,92 @@ def tile_row_expand(l1, dst, src, rows, cols):
         v = l1[src + r]
         for c in range(cols):
             l1[dst + r * cols + c] = v
+
+
+# ---------------------------------------------------------------- typed tiles (the AI core)
+# A typed tile is rows x cols elements ``pitch`` words apart by row (a tsubview window's pitch
+# is its tile's). The AI core reads an operation's sources when it starts and writes its
+# destination when it completes, so these kernels either gather (read into a dense buffer)
+# or scatter (write a dense buffer); the timing model runs the two at their own cycles and the
+# functional runner back to back.
+
+@njit(cache=True, error_model="numpy")
+def tile_gather(out, src_arr, src, spitch, rows, cols, dt):
+    """out[r * cols + c] = src_arr[src + r * spitch + c], rounded to dtype code dt (dt < 0:
+    as it is). TLOAD's read of GM (spitch = the row stride), TSTORE's and TEXTRACT's / TMOV's
+    read of a tile (dt: the destination's dtype when the copy converts)."""
+    for r in range(rows):
+        row = src + r * spitch
+        if dt < 0:
+            for c in range(cols):
+                out[r * cols + c] = src_arr[row + c]
+        else:
+            for c in range(cols):
+                out[r * cols + c] = round_to(dt, src_arr[row + c])
+
+
+@njit(cache=True, error_model="numpy")
+def tile_scatter(dst_arr, dst, dpitch, buf, rows, cols):
+    """dst_arr[dst + r * dpitch + c] = buf[r * cols + c]: a gathered (or computed) dense block
+    lands in a tile, or in GM rows dpitch apart."""
+    for r in range(rows):
+        row = dst + r * dpitch
+        for c in range(cols):
+            dst_arr[row + c] = buf[r * cols + c]
+
+
+@njit(cache=True, error_model="numpy", fastmath={"contract"})
+def tile_matmul(out, l1, c, cpitch, a, apitch, b, bpitch, m, n, k, init, bias, dt):
+    """TMATMUL* / TGEMV*: out[i * n + j] = init + sum over p in order of a[i, p] * b[p, j],
+    summed in float64 and rounded once to dt (int32 wraps). init is 0 (init == 0), the
+    accumulator's old c[i, j] (init == 1, the _ACC forms) or bias[j] (init == 2, the _BIAS
+    forms). Every product of the cube's input dtypes (float16, bfloat16, float32, int8) is exact
+    in float64, so a fused multiply-add gives the same sum as a multiply then an add and the
+    compiler may use one ("contract"); the order of the sum is fixed, so the result is the
+    reference executor's to the bit. Four rows at a time share each row of b, each in its own
+    accumulator row (separate arrays, so the compiler vectorises the inner loop)."""
+    acc0, acc1, acc2, acc3 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    for i in range(0, m, 4):
+        rows = min(4, m - i)
+        _matmul_init(acc0, l1, c + i * cpitch, init, bias, n)
+        _matmul_init(acc1, l1, c + (i + 1) * cpitch, init if rows > 1 else 0, bias, n)
+        _matmul_init(acc2, l1, c + (i + 2) * cpitch, init if rows > 2 else 0, bias, n)
+        _matmul_init(acc3, l1, c + (i + 3) * cpitch, init if rows > 3 else 0, bias, n)
+        # rows past m read row i again (a valid row) and are not written out
+        a0 = a + i * apitch
+        a1 = a + (i + 1 if rows > 1 else i) * apitch
+        a2 = a + (i + 2 if rows > 2 else i) * apitch
+        a3 = a + (i + 3 if rows > 3 else i) * apitch
+        for p in range(k):
+            x0, x1, x2, x3 = l1[a0 + p], l1[a1 + p], l1[a2 + p], l1[a3 + p]
+            brow = l1[b + p * bpitch: b + p * bpitch + n]
+            for j in range(n):
+                y = brow[j]
+                acc0[j] += x0 * y
+                acc1[j] += x1 * y
+                acc2[j] += x2 * y
+                acc3[j] += x3 * y
+        _matmul_round(out, i * n, acc0, n, dt)
+        if rows > 1:
+            _matmul_round(out, (i + 1) * n, acc1, n, dt)
+        if rows > 2:
+            _matmul_round(out, (i + 2) * n, acc2, n, dt)
+        if rows > 3:
+            _matmul_round(out, (i + 3) * n, acc3, n, dt)
+
+
+@njit(cache=True, error_model="numpy")
+def _matmul_init(acc, l1, row, init, bias, n):
+    """A matmul row's starting sums: 0, the accumulator's row (init 1) or the bias (init 2)."""
+    for j in range(n):
+        acc[j] = l1[row + j] if init == 1 else l1[bias + j] if init == 2 else 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def _matmul_round(out, o, acc, n, dt):
+    """A matmul row's sums rounded to dt (int32 wraps) into out[o:o + n]."""
+    for j in range(n):
+        if dt == DT_INT32:
+            out[o + j] = np.float64(wrap_i32(np.int64(acc[j])))
+        else:
+            out[o + j] = round_to(dt, acc[j])

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..isa import PIPES
 from ..exec.functional import run_functional
+from ..exec.aicore_functional import run_aicore_functional
 from ..timing.model import LaunchSimulation
 from ..errors import ProfileError
 from ..timing.records import STALL_CAUSES, LaunchRecords, PcTotals
@@ -470,13 +471,14 @@ def run_launch(device, pending, record=None, executor_module=None) -> Profile:
     prog = pending.program
     if pending.mode == "functional":
         tensors, scalars, names = launch_arguments(pending)
-        return run_functional(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
+        run = run_aicore_functional if prog.aicore else run_functional
+        return run(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
                               device.hbm.words, device.hbm.init, pending.kernel.name, names,
                               pending.max_cycles)
     keep = pending.timeline if record is None else record
     start = time.perf_counter()
     sim = simulation_for(pending, device.hbm.words, device.hbm.init, record=keep,
-                         executor_module=executor_module)
+                         executor_module=executor_module, values=pending.values)
     total = sim.run()
     wall = time.perf_counter() - start
     records = sim.records()

@@ -98,7 +98,7 @@ def memcpy_d2h(host_array, src):
 
 
 def launch(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), check=None, max_cycles=None,
-           mode="timing", timeline=False, max_work=None):
+           mode="timing", timeline=False, max_work=None, values=True):
     """Queue ``kernel`` on the device stream and return at once (a LaunchHandle).
 
     The kernel is compiled and its arguments checked now; it runs at the next ``sync()``, or
@@ -113,11 +113,14 @@ def launch(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), check=None, max_cy
     ``max_work``: refuse (LaunchError) a launch whose estimated warp-instructions (warps in
     the grid x instructions of the kernel) exceed it (default $PYPTO_MAX_WORK or 10**9, about
     ten minutes of timing simulation): a typo such as grid=(2**31, 1, 1) is an error that
-    says how big it is, not hours of silence.
+    says how big it is, not hours of silence. ``values=False``: time the tile instructions
+    without computing their values (the same cycles and records, faster; tile results in
+    device memory are left as they were); a LaunchError when a memory read of the kernel
+    could see a skipped value (runtime/skip_values.py).
     """
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     return current_device().launch(kernel, grid, block, args, check=check, max_cycles=max_cycles,
-                                   mode=mode, timeline=timeline, max_work=max_work)
+                                   mode=mode, timeline=timeline, max_work=max_work, values=values)
 
 
 def sync():
@@ -126,12 +129,12 @@ def sync():
 
 
 def profile(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), check=None, max_cycles=None,
-            mode="timing", max_work=None):
+            mode="timing", max_work=None, values=True):
     """Run ``kernel`` on the simulated NPU now (after anything queued) and return its Profile
     (a FunctionalProfile, without cycles, for mode="functional"). ``check``, ``max_cycles``,
-    ``mode`` and ``max_work`` as for launch()."""
+    ``mode``, ``max_work`` and ``values`` as for launch()."""
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     dev = current_device()
     handle = dev.launch(kernel, grid, block, args, check=check, max_cycles=max_cycles, mode=mode,
-                        timeline=True, max_work=max_work)
+                        timeline=True, max_work=max_work, values=values)
     return handle.result()

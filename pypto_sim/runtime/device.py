@@ -19,6 +19,7 @@ from ..errors import LaunchError, UseAfterFreeError
 from ..timing.machine import machine as active_machine
 from ..timing.checks import parse_checks
 from ..timing.model import check_block_fits
+from .skip_values import check_values_off
 from .memory import HBM, DeviceTensor, root_of
 
 
@@ -52,6 +53,7 @@ class PendingLaunch:
     max_cycles: int | None = None
     mode: str = "timing"
     timeline: bool = False      # keep the per-instruction records (else per-pc totals only)
+    values: bool = True         # False: tile instructions are timed but compute nothing
 
 
 @dataclass
@@ -124,9 +126,16 @@ class Device:
 
     # ---------------------------------------------------------------- launch and sync
     def launch(self, kernel, grid, block, args, names=None, check=None, max_cycles=None,
-               mode="timing", timeline=False, max_work=None):
+               mode="timing", timeline=False, max_work=None, values=True):
         if mode not in ("timing", "functional"):
             raise LaunchError(f"mode={mode!r}: choose 'timing' (cycles) or 'functional' (values only, fast)")
+        if values not in (True, False):
+            raise LaunchError(f"values={values!r}: pass True (compute tile values) or False (time "
+                              "the tile instructions without their values)")
+        if not values and mode == "functional":
+            raise LaunchError("values=False with mode='functional' would compute nothing",
+                              hint="values=False is for timing without tile values; "
+                                   "mode='functional' is for values without timing")
         checks = parse_checks(check)                       # PYPTO_CHECK when check is None
         if checks and mode == "functional":
             raise LaunchError(f"check={sorted(checks)} needs mode='timing' (the checks follow the "
@@ -148,10 +157,6 @@ class Device:
                                             hint="keep the tensor alive until the kernel has run")
         program = kernel.program_for(args)
         if program.aicore:
-            if mode == "functional":
-                raise LaunchError(f"kernel '{kernel.name}' runs on the AI core's units (typed tiles), "
-                                  "which only the timing model runs: mode='functional' is not built "
-                                  "for AI-core kernels", kernel=kernel.name, hint="use mode='timing'")
             from ..timing.aicore_limits import check_aicore_program
             check_aicore_program(program, active_machine(), kernel.name)
         else:
@@ -160,12 +165,15 @@ class Device:
         names = names or tuple(None for _ in args)
         stored = tuple(v.alloc if getattr(v, "is_device_tensor", False) else
                        dtypes.round_scalar(v, spec.dtype) for v, spec in zip(args, program.args))
+        if not values:
+            check_values_off(program, [(v.word_base, v.word_base + v.count) for v, a in
+                                       zip(stored, program.args) if a.kind == "tensor"], kernel.name)
         kernel.last_launch = (grid, block)     # the debugger's default grid and block
         handle = LaunchHandle(self, kernel.name)
         from ..profiler.collect import collecting
         self.queue.append(PendingLaunch(kernel, program, grid, block, stored, tuple(names),
                                         active_machine(), handle, checks, max_cycles, mode,
-                                        bool(timeline) or collecting()))
+                                        bool(timeline) or collecting(), values))
         return handle
 
     def sync(self):

@@ -36,25 +36,19 @@ import math
 
 import numpy as np
 
-from ..dtypes import BY_CODE, host_words
-from ..errors import DeadlockError, OutOfBoundsError
+from ..errors import DeadlockError
+from ..exec.aicore_tiles import TileOp, operands
 from ..isa import PIPES
 from .aicore_costs import drain_cycles, matmul_cycles, vector_op_cycles
 from .aicore_races import AICoreRaces, race_check
 from .records import CAUSE
-from .tiles import TileEngine, effect as vector_effect
+from .tiles import TileEngine
 
 UNIT_NAMES = ("AIC", "AIV0", "AIV1")
 N_UNITS = 3
 P = len(PIPES)
 ALL = -1
-MAX_MKN = 4095
 ACC_SPACE = "Acc"
-
-
-# the mask families' operand positions: (data view, mask view or None, rows operand; cols and
-# the mask's row stride follow it)
-MASK_LAYOUT = {"tile_cmp": (1, 0, 4), "tile_sel": (2, 1, 4), "tile_tri": (0, None, 3)}
 
 
 class Unit:
@@ -132,226 +126,18 @@ class AICoreState:
         event.succeed()
 
 
-def _operand(code, imm, regs, pc, j):
-    from ..ir.program import C_SRC
-    r = code[pc, C_SRC + j]
-    return imm[pc, j] if r < 0 else regs[r, 0]
-
-
-class TileView:
-    """A typed tile as the engine sees it: its buffer, word base, shape and row pitch, and the
-    tile that owns its words (itself, or the tile a treshape / tsubview view looks into)."""
-
-    __slots__ = ("buf", "base", "rows", "cols", "pitch", "slot", "root")
-
-    def __init__(self, sim, word, what, pc, blk, unit, slot=-1):
-        if slot >= 0:                     # the operand names its tile (views share words)
-            b = sim.prog.buffers[slot]
-            lo = b.offset
-        else:
-            lo, _hi, b = sim.buffer_at(int(word))
-        if b is None or b.rows == 0:
-            raise OutOfBoundsError(f"{sim.pc_name[pc]}: {what} is not a typed tile",
-                                   kernel=sim.kernel_name, file=sim.prog.file,
-                                   line=sim.prog.instrs[pc].line, block=blk.coords, warp=unit)
-        self.buf, self.base, self.rows, self.cols, self.pitch = b, lo, b.rows, b.cols, b.row_pitch
-        self.slot = sim.prog.buffers.index(b) if slot < 0 else slot
-        root = self.slot
-        while sim.prog.buffers[root].alias_of >= 0:
-            root = sim.prog.buffers[root].alias_of
-        self.root = root
-
-    def grid(self, arr):
-        """The tile's rows x cols elements in arr, as a writable numpy view."""
-        if self.pitch == self.cols:
-            return arr[self.base:self.base + self.rows * self.cols].reshape(self.rows, self.cols)
-        return np.lib.stride_tricks.as_strided(arr[self.base:], (self.rows, self.cols),
-                                               (self.pitch * arr.strides[0], arr.strides[0]))
-
-    def words(self):
-        """[lo, hi) of the words the tile's elements lie in (a window's also holds others)."""
-        return self.base, self.base + (self.rows - 1) * self.pitch + self.cols
-
-    def region(self):
-        """(lo, hi, rows, cols, pitch): the elements, as the race check compares them."""
-        return self.base, self.base + (self.rows - 1) * self.pitch + self.cols, self.rows, self.cols, self.pitch
-
-
 def dispatch(sim, pc, blk, w, ws, now):
     """Unit w hands tile instruction pc to its pipe at cycle now. Schedules the read at the
-    start and the write at the completion; returns (start, complete, bytes, cause, cause pc)."""
+    start and the write at the completion (unless the launch skips values); returns (start,
+    complete, bytes, cause, cause pc)."""
     ai, m = blk.aicore, sim.m
     unit = ai.units[w]
-    spec = sim.pc_spec[pc]
-    code, imm = sim.enc.code, sim.enc.imm
-    vals = [_operand(code, imm, ws.regs, pc, j) for j in range(len(spec.value_operands))]
-    iv = [int(v) if math.isfinite(v) else 0 for v in vals]
-    from ..ir.program import C_AUX, C_DTYPE
-    slot = int(code[pc, C_AUX])
-    dt = BY_CODE[int(code[pc, C_DTYPE])]
+    op = TileOp(sim, pc, operands(sim, pc, ws.regs), ai.array(w), w, blk.coords)
     pipe = sim.pc_pipe[pc]
-    arr = ai.array(w)
-    fam, name = spec.family, spec.name
+    fam, name = op.fam, op.spec.name
     fixed = sim.pc_lat[pc]
-    reads, writes = [], []         # tile views read / written (hazards, races)
-    gm = None                      # (slot, offset, rows, cols, stride, is_write, itemsize)
-
-    def fault(msg, hint):
-        return OutOfBoundsError(f"{name} at line {sim.prog.instrs[pc].line} on {UNIT_NAMES[w]} of "
-                                f"block {blk.coords}: {msg}", kernel=sim.kernel_name,
-                                file=sim.prog.file, line=sim.prog.instrs[pc].line, block=blk.coords,
-                                warp=w, lane=None, hint=hint)
-
-    tile_slots = sim.pc_tiles[pc]
-
-    def view(j, what):
-        return TileView(sim, iv[j], what, pc, blk, w, tile_slots[j] if j < len(tile_slots) else -1)
-
-    def extent(t, rows, cols, what):
-        if not (1 <= rows <= t.rows and 1 <= cols <= t.cols):
-            raise fault(f"{what} of {rows} x {cols} does not fit tile '{t.buf.name}' ({t.rows} x "
-                        f"{t.cols})", "keep valid=(rows, cols) within the tile's shape")
-
-    def gm_check(off, rows, cols, stride):
-        last = off + (rows - 1) * stride + cols
-        if off < 0 or last > sim.tcount[slot]:
-            raise fault(f"rows={rows} cols={cols} stride={stride} from element {off} reach element "
-                        f"{last - 1} of '{sim.tensor_names[slot]}', which has {sim.tcount[slot]}",
-                        "check the offsets, the stride and the tile's valid region against the tensor")
-        return (int(sim.tbase[slot]) + off + np.arange(rows)[:, None] * stride + np.arange(cols)).ravel()
-
+    reads, writes, gm, nbytes = op.reads, op.writes, op.gm, op.nbytes
     stats = sim.aicore_stats
-    if fam == "tile_load":
-        t = view(0, "the destination")
-        rows, cols, stride = iv[2], iv[3], iv[4]
-        extent(t, rows, cols, "the load")
-        idx = gm_check(iv[1], rows, cols, stride)
-        nbytes = rows * cols * dt.itemsize
-        writes.append(t)
-        gm = (slot, iv[1], rows, cols, stride, False, dt.itemsize)
-        bw = m.gm_to_l1_bytes_per_cycle if t.buf.space == "Mat" else m.gm_to_ub_bytes_per_cycle
-        route = "gm_to_l1" if t.buf.space == "Mat" else "gm_to_ub"
-
-        def compute():
-            return sim.hbm[idx].reshape(rows, cols).copy()
-
-        def commit(data):
-            t.grid(arr)[:rows, :cols] = data
-    elif fam == "tile_store":
-        t = view(1, "the source")
-        rows, cols, stride = iv[2], iv[3], iv[4]
-        extent(t, rows, cols, "the store")
-        idx = gm_check(iv[0], rows, cols, stride)
-        nbytes = rows * cols * dt.itemsize
-        reads.append(t)
-        gm = (slot, iv[0], rows, cols, stride, True, dt.itemsize)
-        route = "fix" if name == "TSTORE_ACC" else ("l1_to_gm" if t.buf.space == "Mat" else "ub_to_gm")
-        bw = {"l1_to_gm": m.l1_to_gm_bytes_per_cycle, "ub_to_gm": m.ub_to_gm_bytes_per_cycle}.get(route)
-        init = sim.hbm_init
-
-        def compute():
-            with np.errstate(over="ignore"):        # float32 -> float16 overflows to inf
-                return host_words(t.grid(arr)[:rows, :cols].ravel(), dt)
-
-        def commit(data):
-            sim.hbm[idx] = data
-            if init is not None:
-                init[idx] = 1
-    elif fam == "tile_move":
-        d, s = view(0, "the destination"), view(1, "the source")
-        rows, cols, r0, c0 = iv[2], iv[3], iv[4], iv[5]
-        extent(d, rows, cols, "the copy")
-        if r0 < 0 or c0 < 0 or r0 + rows > s.rows or c0 + cols > s.cols:
-            raise fault(f"the window at ({r0}, {c0}) of {rows} x {cols} is outside '{s.buf.name}' "
-                        f"({s.rows} x {s.cols})", "keep row + rows and col + cols within the source")
-        reads.append(s)
-        writes.append(d)
-        nbytes = rows * cols * s.buf.dtype.itemsize
-        bw = {"Left": m.l1_to_l0a_bytes_per_cycle, "Right": m.l1_to_l0b_bytes_per_cycle,
-              "Bias": m.l1_to_bias_bytes_per_cycle, "Mat": m.l0c_to_l1_bytes_per_cycle}[d.buf.space]
-        to = d.buf.dtype
-
-        def compute():
-            # the executor's strided copy (tile_load) with the source's row pitch
-            win = np.empty(rows * cols, np.float64)
-            sim.ex.tile_load(win, 0, arr, s.base + r0 * s.pitch + c0, rows, cols, s.pitch)
-            if name == "TMOV_ACC":
-                with np.errstate(over="ignore"):
-                    win = host_words(win, to)
-            return win.reshape(rows, cols)
-
-        def commit(data):
-            d.grid(arr)[:rows, :cols] = data
-    elif fam == "tile_mma":
-        c, a, b = view(0, "acc"), view(1, "left"), view(2, "right")
-        mm, nn, kk = iv[3], iv[4], iv[5]
-        for v, what in ((mm, "m"), (nn, "n"), (kk, "k")):
-            if not 1 <= v <= MAX_MKN:
-                raise fault(f"{what} = {v} is outside [1, {MAX_MKN}]", f"{name} takes m, k, n in [1, 4095]")
-        extent(a, mm, kk, "left")
-        extent(b, kk, nn, "right")
-        extent(c, mm, nn, "the result")
-        reads += [a, b] + ([c] if spec.reads_dst else [])       # _ACC reads the accumulator
-        bias = view(6, "bias") if len(spec.value_operands) > 6 else None
-        if bias is not None:
-            reads.append(bias)
-        writes.append(c)
-        nbytes = 0
-        out = c.buf.dtype
-
-        def compute():
-            with np.errstate(all="ignore"):          # inf * 0 is NaN, as on the cube
-                res = a.grid(arr)[:mm, :kk] @ b.grid(arr)[:kk, :nn]
-                if spec.reads_dst:
-                    res = res + c.grid(arr)[:mm, :nn]
-                elif bias is not None:
-                    res = res + bias.grid(arr)[0, :nn]
-                if out.is_float:
-                    return res.astype(np.float32).astype(np.float64)
-            return ((res.astype(np.int64) + 2**31) % 2**32 - 2**31).astype(np.float64)
-
-        def commit(data):
-            c.grid(arr)[:mm, :nn] = data
-    else:                                               # vector ops: dst is operand 0
-        tiles = [j for j, o in enumerate(spec.value_operands) if o.kind == "tile"]
-        views = [view(j, spec.value_operands[j].name) for j in tiles]
-        writes.append(views[0])
-        reads += views[1:] + ([views[0]] if spec.reads_dst else [])
-        if fam == "tile_alu":
-            n = iv[-1]
-            for v in views:
-                if n > v.rows * v.cols:
-                    raise fault(f"{n} elements exceed tile '{v.buf.name}' ({v.rows} x {v.cols})",
-                                "keep the valid rows within the tile")
-            data = views[1] if len(views) > 1 else views[0]
-            shape = (-(-n // views[0].cols), views[0].cols)
-            nbytes = n * views[0].buf.dtype.itemsize            # dst's (TCVT converts)
-        elif fam in MASK_LAYOUT:
-            d, mk, r = MASK_LAYOUT[fam]
-            data, mask, shape = views[d], (views[mk] if mk is not None else None), (iv[r], iv[r + 1])
-            for v in views:          # a mask holds iv[r + 2] (mstride) bytes a row
-                if shape[0] * (iv[r + 2] if v is mask else shape[1]) > v.rows * v.cols:
-                    raise fault(f"{shape[0]} x {shape[1]} elements exceed tile '{v.buf.name}' "
-                                f"({v.rows} x {v.cols})", "keep the valid rows within the tile")
-        else:                   # operand j of the data, operand k of the rows (cols follow)
-            j, k = {"tile_col_reduce": (1, 2), "tile_expand_op": (0, 3), "tile_col_expand_op": (0, 3),
-                    "tile_reduce": (1, 2), "tile_fillpad": (0, 6), "tile_row_arg": (1, 2),
-                    "tile_col_arg": (1, 2), "tile_trans": (1, 2)}.get(fam, (0, 2))
-            data, shape = views[j], (iv[k], iv[k + 1])
-        if fam != "tile_alu":
-            nbytes = shape[0] * shape[1] * data.buf.dtype.itemsize
-        run = vector_effect(sim, pc, vals, slot, blk, l1=arr)
-        lo, hi = views[0].words()
-
-        def compute():
-            saved = arr[lo:hi].copy()
-            run()
-            result = arr[lo:hi].copy()
-            arr[lo:hi] = saved
-            return result
-
-        def commit(data):
-            arr[lo:hi] = data
 
     # ---- when does it start?
     hazard, kind, hazard_pc = 0, None, -1
@@ -371,24 +157,33 @@ def dispatch(sim, pc, blk, w, ws, now):
             cause = "pipe"
     # ---- how long does it take?
     if fam == "tile_load":
+        space = op.data.buf.space
+        bw = m.gm_to_l1_bytes_per_cycle if space == "Mat" else m.gm_to_ub_bytes_per_cycle
+        route = "gm_to_l1" if space == "Mat" else "gm_to_ub"
         complete = start + _dma(sim, blk, w, gm, nbytes, bw, fixed, start, route, read=True)
-    elif fam == "tile_store" and name == "TSTORE_ACC":
-        drain = drain_cycles(m, rows, cols, t.buf.dtype.itemsize)
+    elif fam == "tile_store" and op.data.buf.space == ACC_SPACE:
+        rows, cols = op.shape
+        drain = drain_cycles(m, rows, cols, op.data.buf.dtype.itemsize)
         sim.aicore_mem.lookup(sim, gm, read=False)
         hbm = sim.aicore_mem.book(sim, nbytes, start, write=True)
         busy = max(int(math.ceil(drain - 1e-9)), hbm)
         stats.add_route("fix", busy - int(math.ceil(drain - 1e-9)))
         complete = start + fixed + busy
     elif fam == "tile_store":
+        route = "l1_to_gm" if op.data.buf.space == "Mat" else "ub_to_gm"
+        bw = m.l1_to_gm_bytes_per_cycle if route == "l1_to_gm" else m.ub_to_gm_bytes_per_cycle
         complete = start + _dma(sim, blk, w, gm, nbytes, bw, fixed, start, route, read=False)
     elif fam == "tile_move":
+        bw = {"Left": m.l1_to_l0a_bytes_per_cycle, "Right": m.l1_to_l0b_bytes_per_cycle,
+              "Bias": m.l1_to_bias_bytes_per_cycle, "Mat": m.l0c_to_l1_bytes_per_cycle}[writes[0].buf.space]
         complete = start + fixed + int(math.ceil(nbytes / bw - 1e-9))
     elif fam == "tile_mma":
-        complete = start + matmul_cycles(m, name, mm, nn, kk, a.buf.dtype.itemsize, fixed)
+        mm, nn, kk = op.mkn
+        complete = start + matmul_cycles(m, name, mm, nn, kk, op.data.buf.dtype.itemsize, fixed)
     else:
         idle = unit.starts_empty(pipe, start)    # the pipeline is empty: the op pays its head
-        cycles, tail = vector_op_cycles(m, name, data.buf.dtype, shape[0], shape[1],
-                                        data.buf.dtype.itemsize, idle)
+        data = op.data.buf.dtype
+        cycles, tail = vector_op_cycles(m, name, data, op.shape[0], op.shape[1], data.itemsize, idle)
         complete = start + cycles
         unit.tail[pipe] = tail
     unit.pipe_free[pipe] = complete
@@ -399,10 +194,12 @@ def dispatch(sim, pc, blk, w, ws, now):
         eng.record(ranges_r, ranges_w, complete, pipe, 0, pc)
     if ai.race is not None:
         race_check(sim, ai, blk, w, pipe, pc, reads, writes, gm)
-    # ---- values: read at the start, written at the completion
-    box = {}
-    sim._schedule_effect(start - now, lambda: box.__setitem__("v", compute()))
-    sim._schedule_effect(complete - now, lambda: commit(box.pop("v")))
+    # ---- values (the executor's): read at the start, written at the completion
+    if sim.values:
+        box = {}
+        sim._schedule_effect(start - now, lambda: box.__setitem__("v", op.read()))
+        sim._schedule_effect(complete - now, lambda: op.write(box.pop("v")))
+    op.mark_written(sim.hbm_init)       # initcheck: a store's elements count as written
     return start, complete, nbytes, cause, cause_pc
 
 

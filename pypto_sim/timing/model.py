@@ -18,6 +18,7 @@ import simpy
 
 from ..errors import (DeadlockError, L1CapacityError, LaunchError, OutOfBoundsError, PtoError,
                       SimulationLimitError)
+from ..exec.functional import memory_space
 from ..exec.lane import executor
 from ..ir.program import C_AUX, C_DST, C_OP, C_SRC, C_UNIFORM, MAX_SRCS
 from ..isa import PIPES, load_isa
@@ -66,8 +67,11 @@ class LaunchSimulation:
 
     def __init__(self, program, encoded, grid, block, tensors, scalars, hbm, machine, kernel_name,
                  tensor_names, record=True, max_cycles=None, checks=frozenset(), hbm_init=None,
-                 executor_module=None, keep_warp_states=False, engine=None):
+                 executor_module=None, keep_warp_states=False, engine=None, values=True):
         self.prog = program
+        # values=False: the AI core's tile instructions are timed but compute nothing
+        # (runtime's launch(values=False) checks that no control flow reads what they skip)
+        self.values = values
         self.enc = encoded
         self.grid = grid
         self.block = block
@@ -150,10 +154,7 @@ class LaunchSimulation:
             self.pc_srcs.append([int(r) for r in code[pc, C_SRC:C_SRC + MAX_SRCS] if r >= 0])
             self.pc_tiles.append([getattr(s, "tile", -1) for s in self.prog.instrs[pc].srcs])
             self.pc_dst.append(int(code[pc, C_DST]))
-            self.pc_mem.append("hbm" if spec.name in ("LOAD", "STORE", "FMA_STORE") else
-                               "l1" if spec.name in ("LOAD_L1", "STORE_L1") else
-                               ("l1" if spec.name.endswith("_L1") else "hbm")
-                               if spec.family == "atomic" else None)
+            self.pc_mem.append(memory_space(spec))
         # fusion rules of the machine table (timing/fusion.py): the second instruction of each
         # fused pair loses `saving` cycles of fixed latency and is named "FIRST+SECOND" (only
         # data instructions fuse, so no name that the warp loop tests is ever renamed)
@@ -539,7 +540,7 @@ class LaunchSimulation:
 
     def schedule_tile_effect(self, pc, vals, slot, delay, blk):
         """Compute tile instruction pc's values when it completes."""
-        self._schedule_effect(delay, tile_ops.effect(self, pc, vals, slot, blk))
+        self._schedule_effect(delay, tile_ops.effect(self, pc, vals, slot, blk, values=self.values))
 
     def _flush_commits(self):
         for seq in sorted(self.pending_commits):

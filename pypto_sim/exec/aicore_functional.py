@@ -1,0 +1,239 @@
+"""Functional-only mode for AI-core kernels: the values, without timing.
+
+Each block is one AI core, whose three units (AIC, AIV0, AIV1) run the program in turn: a
+unit runs until it finishes or reaches a ``cross_core_wait_flag`` (or block barrier) that
+nothing has released yet, then the next unit runs. Within a unit every instruction completes
+before the next starts, in program order, with the executor's kernels (exec/aicore_tiles.py),
+so flags within a unit need not order anything; they are still counted, and a wait_flag with
+no set_flag before it is the DeadlockError the timing model raises. For a race-free kernel
+this computes exactly what the timing model computes (tests/test_aicore_functional.py runs
+every AI-core example in both modes); a racy kernel may differ, as it may on hardware from
+run to run. Bounds are checked as in timing mode.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
+from ..ir.program import C_AUX, C_OP
+from ..isa import PIPES, PTO_PIPE_NAMES, load_isa
+from .aicore_tiles import UNIT_NAMES, TileOp, operands
+from .control_flow import ControlFlow
+from .functional import FunctionalProfile, memory_space
+from .lane import executor
+
+N_UNITS = 3
+SECTOR_BYTES = 32         # the lane executor counts sectors; functional mode reports none
+BLOCK_BARRIERS = ("BARRIER_BLOCK", "BARRIER_BLOCK_COUNT", "BARRIER_BLOCK_AND", "BARRIER_BLOCK_OR")
+
+
+class _Unit:
+    """One unit's registers, control state and place in the program."""
+
+    __slots__ = ("index", "regs", "mask", "stack", "exited", "pc", "done", "flags", "control",
+                 "barrier_epoch")
+
+    def __init__(self, index, n_regs, code, imm, ex):
+        self.index = index
+        self.regs = np.zeros((max(n_regs, 1), 32), np.float64)
+        self.mask, self.stack, self.exited = 1, [], 0       # one lane: the scalar unit
+        self.pc, self.done = 0, False
+        self.flags: dict = {}            # (src pipe, dst pipe, event) -> set_flags not yet waited
+        self.control = ControlFlow(code, imm, self, ex)
+        self.barrier_epoch = 0
+
+
+class AICoreFunctional:
+    """The functional run of one AI-core launch: the context exec/aicore_tiles.py decodes
+    instructions in (the same attributes the timing model offers it)."""
+
+    def __init__(self, prog, enc, grid, block, tensors, scalars, hbm, hbm_init, kernel_name,
+                 tensor_names, max_instructions, executor_module=None):
+        self.prog, self.enc, self.grid, self.block = prog, enc, grid, block
+        self.hbm, self.hbm_init = hbm, hbm_init
+        self.kernel_name, self.tensor_names = kernel_name, tensor_names
+        self.max_instructions = max_instructions
+        self.ex = executor_module or executor()
+        self.tbase = np.array([t[0] for t in tensors] or [0], np.int64)
+        self.tcount = np.array([t[1] for t in tensors] or [0], np.int64)
+        self.tbytes = np.array([t[2] for t in tensors] or [0], np.int64)
+        self.scalars = scalars
+        isa = load_isa()
+        code = enc.code
+        self.pc_spec = [isa.by_opcode[int(code[pc, C_OP])] for pc in range(len(code))]
+        self.pc_name = [s.name for s in self.pc_spec]
+        self.pc_family = [s.family for s in self.pc_spec]
+        self.pc_tile = [s.is_tile and s.family != "tile_sync" for s in self.pc_spec]
+        self.pc_mem = [memory_space(s) for s in self.pc_spec]
+        self.pc_tiles = [[getattr(s, "tile", -1) for s in ins.srcs] for ins in prog.instrs]
+        self.buffer_spans = [(b.offset, b.offset + b.words, b) for b in prog.buffers if b.owns_memory]
+        self.executed = 0
+
+    def buffer_at(self, word):
+        """(lo, hi, buffer) of the tile holding word ``word`` (as the timing model's)."""
+        for lo, hi, b in self.buffer_spans:
+            if lo <= word < hi:
+                copy = (word - lo) // b.count
+                return lo + copy * b.count, lo + (copy + 1) * b.count, b
+        return 0, 0, None
+
+    # ---------------------------------------------------------------- the grid
+    def run(self) -> FunctionalProfile:
+        start = time.perf_counter()
+        gx, gy, gz = self.grid
+        for block_id in range(gx * gy * gz):
+            self.run_block(block_id, (block_id % gx, (block_id // gx) % gy, block_id // (gx * gy)))
+        return FunctionalProfile(self.kernel_name, self.grid, self.block, self.executed,
+                                 time.perf_counter() - start)
+
+    def run_block(self, block_id, coords):
+        """Run one AI core's three units to their ends, each until it finishes or waits."""
+        enc, prog = self.enc, self.prog
+        l1 = np.zeros(max(prog.local_words, 1), np.float64)
+        arrays = (l1, l1, np.zeros_like(l1))     # AIC and AIV0 at different words of l1
+        units = [_Unit(w, enc.n_regs, enc.code, enc.imm, self.ex) for w in range(N_UNITS)]
+        for u in units:
+            for arg in prog.args:
+                if arg.reg is not None:
+                    u.regs[prog.n_lane_slots + arg.reg.index, :] = self.scalars[arg.name]
+        state = {"cross": {}, "arrived": 0, "epoch": 0}
+        while not all(u.done for u in units):
+            moved = False
+            for u in units:
+                if not u.done:
+                    moved |= self.run_unit(u, units, arrays, coords, state)
+            if not moved:
+                raise self.deadlock(units, coords)
+
+    def run_unit(self, u, units, arrays, coords, state) -> bool:
+        """Run unit u until it finishes or waits for another unit; True if it executed anything."""
+        ex, code, imm = self.ex, self.enc.code, self.enc.imm
+        ctx = np.array([*coords, *self.block, *self.grid, u.index], np.int64)
+        info = np.zeros(8, np.int64)
+        pend_idx = np.zeros(32, np.int64)
+        pend_val = np.zeros(32, np.float64)
+        l1 = arrays[0]
+        start_pc, start_count = u.pc, self.executed
+        pc = u.pc
+        while pc >= 0:
+            if self.executed >= self.max_instructions:
+                raise self.limit(pc, u, coords)
+            fam, name = self.pc_family[pc], self.pc_name[pc]
+            next_pc = pc + 1
+            if fam == "control":
+                next_pc = u.control.step(pc, name)
+            elif self.pc_tile[pc]:
+                op = TileOp(self, pc, operands(self, pc, u.regs), arrays[u.index], u.index, coords)
+                op.run()
+                op.mark_written(self.hbm_init)
+            elif fam == "tile_sync":
+                if not self.sync(pc, name, u, state, coords):
+                    break                                    # waits for another unit
+            elif fam in ("alu", "id", "warp", "local", "load", "atomic", "store", "fma_store"):
+                if ex.execute(pc, code, imm, u.regs, u.mask, ctx, self.hbm, self.tbase, self.tcount,
+                              self.tbytes, l1, SECTOR_BYTES, pend_idx, pend_val, info):
+                    raise self.lane_fault(pc, u, coords, info)
+                if fam in ("store", "fma_store"):            # a store lands at once
+                    n = int(info[4])
+                    to_hbm = self.pc_mem[pc] == "hbm"
+                    ex.commit_store(self.hbm if to_hbm else l1, pend_idx[:n], pend_val[:n], n)
+                    if to_hbm and self.hbm_init is not None:
+                        self.hbm_init[pend_idx[:n]] = 1
+                elif fam == "atomic" and self.pc_mem[pc] == "hbm" and self.hbm_init is not None:
+                    self.hbm_init[pend_idx[:int(info[4])]] = 1
+            elif fam == "sync" and name in BLOCK_BARRIERS:
+                if u.barrier_epoch == state["epoch"]:        # arrive once
+                    u.barrier_epoch += 1
+                    state["arrived"] += 1
+                    if state["arrived"] == sum(not v.done for v in units):
+                        state["arrived"], state["epoch"] = 0, state["epoch"] + 1
+                if u.barrier_epoch > state["epoch"]:
+                    break                                    # the others have not arrived
+            self.executed += 1
+            pc = next_pc
+        u.pc = pc
+        if pc < 0:
+            u.done = True
+        return u.done or pc != start_pc or self.executed != start_count
+
+    # ---------------------------------------------------------------- flags
+    def sync(self, pc, name, u, state, coords) -> bool:
+        """A flag instruction of unit u; False when u must wait for another unit."""
+        aux = self.enc.code[pc, C_AUX:C_AUX + 3]
+        if name == "SET_FLAG":
+            key = tuple(int(x) for x in aux)
+            u.flags[key] = u.flags.get(key, 0) + 1
+        elif name == "WAIT_FLAG":
+            key = tuple(int(x) for x in aux)
+            if not u.flags.get(key):
+                src, dst, event = key
+                raise DeadlockError(
+                    f"wait_flag({PTO_PIPE_NAMES[PIPES[src]]}, {PTO_PIPE_NAMES[PIPES[dst]]}, {event}) "
+                    f"on {UNIT_NAMES[u.index]} of block {coords} has no set_flag before it: the "
+                    f"{PTO_PIPE_NAMES[PIPES[dst]]} queue would wait forever", kernel=self.kernel_name,
+                    file=self.prog.file, line=self.prog.instrs[pc].line,
+                    hint="set the flag earlier (real kernels pre-arm reverse flags before the loop "
+                         "and drain them after it)")
+            u.flags[key] -= 1
+        elif name == "CROSS_CORE_SET_FLAG":
+            event = int(aux[0])
+            for to in ((1, 2) if u.index == 0 else (0,)):
+                key = (to, event, u.index)
+                state["cross"][key] = state["cross"].get(key, 0) + 1
+        elif name == "CROSS_CORE_WAIT_FLAG":
+            event = int(aux[0])
+            keys = [(u.index, event, s) for s in ((1, 2) if u.index == 0 else (0,))]
+            if not all(state["cross"].get(k) for k in keys):
+                return False
+            for k in keys:
+                state["cross"][k] -= 1
+        return True             # PIPE_BARRIER: program order already orders everything
+
+    # ---------------------------------------------------------------- errors
+    def deadlock(self, units, coords) -> DeadlockError:
+        waiting = [u for u in units if not u.done]
+        parts = []
+        for u in waiting:
+            ins = self.prog.instrs[u.pc]
+            if self.pc_name[u.pc] == "CROSS_CORE_WAIT_FLAG":
+                who = "both AIVs" if u.index == 0 else "the AIC"
+                parts.append(f"block {coords} {UNIT_NAMES[u.index]} waits at line {ins.line} "
+                             f"(cross_core_wait_flag({int(self.enc.code[u.pc, C_AUX])})) for a signal "
+                             f"from {who} that never comes")
+            else:
+                parts.append(f"block {coords} {UNIT_NAMES[u.index]} waits at line {ins.line} "
+                             f"({ins.op}) for units that finished without reaching it")
+        return DeadlockError("cross-core deadlock: " + "; ".join(parts), kernel=self.kernel_name,
+                             file=self.prog.file, line=self.prog.instrs[waiting[0].pc].line,
+                             hint="every cross_core_wait_flag(id) needs a cross_core_set_flag(id) on "
+                                  "the other side (on the AIC: one from each AIV)")
+
+    def limit(self, pc, u, coords) -> SimulationLimitError:
+        ins = self.prog.instrs[pc]
+        return SimulationLimitError(
+            f"{UNIT_NAMES[u.index]} of block {coords} was still running at line {ins.line} "
+            f"({ins.op}) after the launch's budget of {self.max_instructions} instructions",
+            kernel=self.kernel_name, file=self.prog.file, line=ins.line, limit=self.max_instructions,
+            hint="raise the limit (max_cycles=..., also the functional mode's instruction budget) "
+                 "or look for a loop that never ends")
+
+    def lane_fault(self, pc, u, coords, info) -> OutOfBoundsError:
+        ins = self.prog.instrs[pc]
+        offset, count = int(info[1]), int(info[2])
+        target = ins.comment or "memory"
+        return OutOfBoundsError(
+            f"{ins.op} out of bounds on {UNIT_NAMES[u.index]} of block {coords}: accessed "
+            f"{target}[{offset}] but '{target}' has {count} elements (valid 0..{count - 1})",
+            kernel=self.kernel_name, file=self.prog.file, line=ins.line, block=coords,
+            warp=u.index, lane=0, offset=offset, count=count, tensor=target,
+            hint="guard the index with a bounds check, or allocate more")
+
+
+def run_aicore_functional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init,
+                          kernel_name, tensor_names, max_instructions,
+                          executor_module=None) -> FunctionalProfile:
+    """Run an AI-core launch functionally; results land in hbm. Raises the kernel's errors."""
+    return AICoreFunctional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init,
+                            kernel_name, tensor_names, max_instructions, executor_module).run()

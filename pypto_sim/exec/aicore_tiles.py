@@ -1,0 +1,294 @@
+"""The AI core's tile instructions as the executor sees them: each family's operand roles
+(one descriptor per family, read by name from the ISA record), an instruction decoded into
+the tiles and GM elements it reads and writes, and its values.
+
+Everything that needs to know "which operand is the destination, which tiles are read, what
+sizes the operation" asks :data:`FAMILY_ROLES` through :func:`decode`: the timing model
+(hazards, costs, races, timing/aicore.py), the functional runner (exec/aicore_functional.py)
+and the values below. The values are the executor module's kernels (the numba executor's, or
+the reference executor's twins): a decoded instruction ``read()``s its sources into a pending
+result and ``write()``s that result to its destination, so the timing model can read at the
+cycle an operation starts and write at the cycle it completes, and the functional runner can
+do both at once (``run()``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dtypes import BY_CODE
+from ..errors import OutOfBoundsError
+from ..ir.program import C_AUX, C_DTYPE, C_SRC
+from .tile_effects import effect as vector_effect
+
+UNIT_NAMES = ("AIC", "AIV0", "AIV1")
+MAX_MKN = 4095                   # PTO-ISA docs/isa/TMATMUL.md: m, k, n in [1, 4095]
+INIT_ZERO, INIT_ACC, INIT_BIAS = 0, 1, 2     # tile_matmul's starting value
+
+
+@dataclass(frozen=True)
+class FamilyRoles:
+    """What the operands of one tile family are, by their ISA names.
+
+    dst: the tile written (None: a store, which writes GM). sources: the tiles read, in the
+    order the family names them (a record need not have all: TMATMUL has no bias); a
+    ``reads_dst`` record reads dst too. gm: the pointer operand of a GM transfer. shape: the
+    operands giving (rows, cols) of the elements the operation covers, or ("n",) for a count
+    of elements. data: the tile whose dtype and shape price the operation (the first of
+    these names the record has). mask: the packed predicate tile, whose rows hold ``mstride``
+    bytes. bounded: every tile must hold the shape (checked at dispatch; the mask rows x
+    mstride bytes)."""
+
+    dst: str | None
+    sources: tuple
+    shape: tuple
+    data: tuple
+    gm: str | None = None
+    mask: str | None = None
+    bounded: bool = False
+
+
+FAMILY_ROLES = {
+    "tile_load": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), gm="src"),
+    "tile_store": FamilyRoles(None, ("src",), ("rows", "cols"), ("src",), gm="dst"),
+    "tile_move": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
+    "tile_mma": FamilyRoles("c", ("a", "b", "bias"), ("m", "n"), ("a",)),
+    "tile_alu": FamilyRoles("dst", ("a", "b", "src", "base", "exp"), ("n",),
+                         ("a", "src", "base", "dst")),
+    "tile_reduce": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
+    "tile_expand": FamilyRoles("dst", ("src",), ("rows", "cols"), ("dst",)),
+    "tile_expand_op": FamilyRoles("dst", ("a", "v"), ("rows", "cols"), ("dst",)),
+    "tile_col_reduce": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
+    "tile_col_expand": FamilyRoles("dst", ("src",), ("rows", "cols"), ("dst",)),
+    "tile_col_expand_op": FamilyRoles("dst", ("a", "v"), ("rows", "cols"), ("dst",)),
+    "tile_cmp": FamilyRoles("dst", ("a", "b"), ("rows", "cols"), ("a",), mask="dst", bounded=True),
+    "tile_sel": FamilyRoles("dst", ("mask", "a", "b"), ("rows", "cols"), ("a",), mask="mask", bounded=True),
+    "tile_tri": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), bounded=True),
+    "tile_fillpad": FamilyRoles("dst", ("src",), ("drows", "dcols"), ("dst",)),
+    "tile_row_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
+    "tile_col_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
+    "tile_trans": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
+}
+
+
+class TileView:
+    """A typed tile as the executor sees it: its buffer, word base, shape and row pitch, and
+    the tile that owns its words (itself, or the tile a treshape / tsubview view looks into)."""
+
+    __slots__ = ("buf", "base", "rows", "cols", "pitch", "slot", "root")
+
+    def __init__(self, prog, slot):
+        b = prog.buffers[slot]
+        self.buf, self.base, self.rows, self.cols, self.pitch = b, b.offset, b.rows, b.cols, b.row_pitch
+        self.slot = slot
+        root = slot
+        while prog.buffers[root].alias_of >= 0:
+            root = prog.buffers[root].alias_of
+        self.root = root
+
+    def words(self):
+        """[lo, hi) of the words the tile's elements lie in (a window's also holds others)."""
+        return self.base, self.base + (self.rows - 1) * self.pitch + self.cols
+
+    def region(self):
+        """(lo, hi, rows, cols, pitch): the elements, as the race check compares them."""
+        return self.base, self.base + (self.rows - 1) * self.pitch + self.cols, self.rows, self.cols, self.pitch
+
+
+def operand_index(spec, name):
+    """Position of the value operand called name in spec's record, or None."""
+    for j, o in enumerate(spec.value_operands):
+        if o.name == name:
+            return j
+    return None
+
+
+class TileOp:
+    """One AI-core tile instruction, decoded on one unit: the tiles it reads and writes, the GM
+    elements it moves, the shape and bytes that size its cost, and its values."""
+
+    __slots__ = ("ctx", "pc", "spec", "fam", "arr", "iv", "vals", "slot", "reads", "writes",
+                 "gm", "shape", "data", "nbytes", "view", "_read")
+
+    def __init__(self, ctx, pc, vals, arr, unit, coords):
+        spec = ctx.pc_spec[pc]
+        roles = FAMILY_ROLES[spec.family]
+        code = ctx.enc.code
+        self.ctx, self.pc, self.spec, self.fam, self.arr, self.vals = ctx, pc, spec, spec.family, arr, vals
+        iv = self.iv = [int(v) if math.isfinite(v) else 0 for v in vals]
+        self.slot = int(code[pc, C_AUX])
+        named = {o.name: j for j, o in enumerate(spec.value_operands)}
+        tile_slots = ctx.pc_tiles[pc]
+
+        def fault(msg, hint):
+            line = ctx.prog.instrs[pc].line
+            return OutOfBoundsError(f"{spec.name} at line {line} on {UNIT_NAMES[unit]} of block {coords}: "
+                                    f"{msg}", kernel=ctx.kernel_name, file=ctx.prog.file, line=line,
+                                    block=coords, warp=unit, lane=None, hint=hint)
+
+        def view(name):
+            j = named[name]
+            slot = tile_slots[j] if j < len(tile_slots) else -1
+            if slot < 0:                      # an operand that does not name its tile
+                _lo, _hi, b = ctx.buffer_at(iv[j])
+                slot = ctx.prog.buffers.index(b) if b is not None else -1
+            if slot < 0 or ctx.prog.buffers[slot].rows == 0:
+                raise fault(f"{name} is not a typed tile", "pass a tile made by pto.alloc_tile")
+            return TileView(ctx.prog, slot)
+
+        self.view = {n: view(n) for n in (roles.dst, *roles.sources) if n is not None and n in named}
+        dst = self.view.get(roles.dst)
+        self.writes = [dst] if dst is not None else []
+        self.reads = [self.view[n] for n in roles.sources if n in self.view]
+        if spec.reads_dst and dst is not None:
+            self.reads.append(dst)
+        self.data = next(self.view[n] for n in roles.data if n in self.view)
+        self.gm = None
+        if roles.shape == ("n",):
+            n = iv[named["n"]]
+            for v in self.view.values():
+                if n > v.rows * v.cols:
+                    raise fault(f"{n} elements exceed tile '{v.buf.name}' ({v.rows} x {v.cols})",
+                                "keep the valid rows within the tile")
+            self.shape = (-(-n // dst.cols), dst.cols)
+            self.nbytes = n * dst.buf.dtype.itemsize           # dst's (TCVT converts)
+        else:
+            rows, cols = iv[named[roles.shape[0]]], iv[named[roles.shape[1]]]
+            self.shape = (rows, cols)
+            self.nbytes = rows * cols * self.data.buf.dtype.itemsize
+        fam = self.fam
+        if fam in ("tile_load", "tile_store"):
+            t = self.data
+            rows, cols = self.shape
+            stride = iv[named["stride"]]
+            self._extent(t, rows, cols, "the load" if fam == "tile_load" else "the store", fault)
+            off = iv[named[roles.gm]]
+            last = off + (rows - 1) * stride + cols
+            if off < 0 or last > ctx.tcount[self.slot]:
+                raise fault(f"rows={rows} cols={cols} stride={stride} from element {off} reach element "
+                            f"{last - 1} of '{ctx.tensor_names[self.slot]}', which has "
+                            f"{ctx.tcount[self.slot]}",
+                            "check the offsets, the stride and the tile's valid region against the tensor")
+            itemsize = BY_CODE[int(code[pc, C_DTYPE])].itemsize
+            self.nbytes = rows * cols * itemsize
+            self.gm = (self.slot, off, rows, cols, stride, fam == "tile_store", itemsize)
+        elif fam == "tile_move":
+            d, s = dst, self.view["src"]
+            rows, cols = self.shape
+            r0, c0 = iv[named["row"]], iv[named["col"]]
+            self._extent(d, rows, cols, "the copy", fault)
+            if r0 < 0 or c0 < 0 or r0 + rows > s.rows or c0 + cols > s.cols:
+                raise fault(f"the window at ({r0}, {c0}) of {rows} x {cols} is outside '{s.buf.name}' "
+                            f"({s.rows} x {s.cols})", "keep row + rows and col + cols within the source")
+        elif fam == "tile_mma":
+            mm, nn, kk = iv[named["m"]], iv[named["n"]], iv[named["k"]]
+            for v, what in ((mm, "m"), (nn, "n"), (kk, "k")):
+                if not 1 <= v <= MAX_MKN:
+                    raise fault(f"{what} = {v} is outside [1, {MAX_MKN}]",
+                                f"{spec.name} takes m, k, n in [1, {MAX_MKN}]")
+            self._extent(self.view["a"], mm, kk, "left", fault)
+            self._extent(self.view["b"], kk, nn, "right", fault)
+            self._extent(dst, mm, nn, "the result", fault)
+            self.nbytes = 0
+        elif roles.bounded:
+            rows, cols = self.shape
+            mstride = iv[named["mstride"]] if roles.mask else 0
+            for v in self.view.values():
+                width = mstride if v is self.view.get(roles.mask) else cols
+                if rows * width > v.rows * v.cols:
+                    raise fault(f"{rows} x {cols} elements exceed tile '{v.buf.name}' "
+                                f"({v.rows} x {v.cols})", "keep the valid rows within the tile")
+
+    @staticmethod
+    def _extent(t, rows, cols, what, fault):
+        if not (1 <= rows <= t.rows and 1 <= cols <= t.cols):
+            raise fault(f"{what} of {rows} x {cols} does not fit tile '{t.buf.name}' ({t.rows} x "
+                        f"{t.cols})", "keep valid=(rows, cols) within the tile's shape")
+
+    @property
+    def mkn(self):
+        """(m, n, k) of a matmul."""
+        named = {o.name: j for j, o in enumerate(self.spec.value_operands)}
+        return self.iv[named["m"]], self.iv[named["n"]], self.iv[named["k"]]
+
+    # ---------------------------------------------------------------- values
+    def read(self):
+        """Read the sources (at the cycle the operation starts): the pending result."""
+        ctx, ex, arr, fam = self.ctx, self.ctx.ex, self.arr, self.fam
+        if fam == "tile_load":
+            slot, off, rows, cols, stride, _w, _i = self.gm
+            buf = np.empty(rows * cols, np.float64)
+            ex.tile_gather(buf, ctx.hbm, int(ctx.tbase[slot]) + off, stride, rows, cols, -1)
+            return buf
+        if fam == "tile_store":
+            t, (rows, cols) = self.data, self.shape
+            buf = np.empty(rows * cols, np.float64)
+            ex.tile_gather(buf, arr, t.base, t.pitch, rows, cols, int(ctx.enc.code[self.pc, C_DTYPE]))
+            return buf
+        if fam == "tile_move":
+            d, s = self.writes[0], self.view["src"]
+            rows, cols = self.shape
+            named = {o.name: j for j, o in enumerate(self.spec.value_operands)}
+            r0, c0 = self.iv[named["row"]], self.iv[named["col"]]
+            convert = d.buf.dtype.code if d.buf.dtype != s.buf.dtype else -1
+            buf = np.empty(rows * cols, np.float64)
+            ex.tile_gather(buf, arr, s.base + r0 * s.pitch + c0, s.pitch, rows, cols, convert)
+            return buf
+        if fam == "tile_mma":
+            c, a, b = self.writes[0], self.view["a"], self.view["b"]
+            bias = self.view.get("bias")
+            m, n, k = self.mkn
+            init = INIT_ACC if self.spec.reads_dst else INIT_BIAS if bias is not None else INIT_ZERO
+            buf = np.empty(m * n, np.float64)
+            ex.tile_matmul(buf, arr, c.base, c.pitch, a.base, a.pitch, b.base, b.pitch, m, n, k,
+                           init, bias.base if bias is not None else 0, c.buf.dtype.code)
+            return buf
+        # vector families: the executor's kernel runs in place, so run it, keep what it wrote
+        # and put the destination's words back until the operation completes
+        lo, hi = self.writes[0].words()
+        saved = arr[lo:hi].copy()
+        self.run()
+        result = arr[lo:hi].copy()
+        arr[lo:hi] = saved
+        return result
+
+    def write(self, result):
+        """Write the pending result to the destination (at the cycle the operation completes)."""
+        ctx, ex, arr, fam = self.ctx, self.ctx.ex, self.arr, self.fam
+        if fam == "tile_store":
+            slot, off, rows, cols, stride, _w, _i = self.gm
+            ex.tile_scatter(ctx.hbm, int(ctx.tbase[slot]) + off, stride, result, rows, cols)
+        elif fam in ("tile_load", "tile_move"):
+            t, (rows, cols) = self.writes[0], self.shape
+            ex.tile_scatter(arr, t.base, t.pitch, result, rows, cols)
+        elif fam == "tile_mma":
+            c = self.writes[0]
+            m, n, _k = self.mkn
+            ex.tile_scatter(arr, c.base, c.pitch, result, m, n)
+        else:
+            lo, hi = self.writes[0].words()
+            arr[lo:hi] = result
+
+    def run(self):
+        """Compute the values at once (the functional runner; the vector families' kernels)."""
+        if self.fam in ("tile_load", "tile_store", "tile_move", "tile_mma"):
+            self.write(self.read())
+        else:
+            vector_effect(self.ctx, self.pc, self.vals, self.slot, None, l1=self.arr)()
+
+    def mark_written(self, init):
+        """initcheck's record: the GM elements a store writes are initialised."""
+        if init is not None and self.fam == "tile_store":
+            slot, off, rows, cols, stride, _w, _i = self.gm
+            first = int(self.ctx.tbase[slot]) + off
+            for r in range(rows):
+                init[first + r * stride: first + r * stride + cols] = 1
+
+
+def operands(ctx, pc, regs):
+    """The value operands of instruction pc: immediates, or the unit's registers (lane 0)."""
+    code, imm = ctx.enc.code, ctx.enc.imm
+    n = len(ctx.pc_spec[pc].value_operands)
+    return [imm[pc, j] if code[pc, C_SRC + j] < 0 else regs[code[pc, C_SRC + j], 0] for j in range(n)]
