@@ -41,7 +41,9 @@ HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"M
                "tile_fillpad": {"TFILLPAD", "TFILLPAD_INPLACE", "TFILLPAD_EXPAND"},
                "tile_row_arg": {"TROWARGMAX", "TROWARGMIN"}, "tile_col_arg": {"TCOLARGMAX", "TCOLARGMIN"},
                "tile_trans": {"TTRANS"},
-               # the AI core's instructions: against numpy in tests/test_aicore_values.py
+               # the AI core's instructions: their kernels (tile_gather, tile_scatter,
+               # tile_matmul) above; whole kernels between executors in
+               # tests/test_aicore_executors.py, against numpy in tests/test_aicore_values.py
                "aicore": {"TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
                           "TGEMV", "TGEMV_ACC", "TGEMV_BIAS",
                           "TSTORE_ACC"}}
@@ -234,6 +236,93 @@ def test_tile_mma_accumulates_in_order_and_rounds_once(ex):
         l1[4:7] = [1.0, 2.0**-30, 1.0]           # B (3x1): C += 2^-30 + 2^-30 - 1
         impl.tile_mma(l1, 0, 1, 4, 1, 1, 3, F32)
         assert l1[0] == np.float32(2.0**-29), impl.__name__
+
+
+# ---------------------------------------------------------------- typed tiles: gather, scatter, matmul
+
+# rows, cols, source pitch, destination pitch: one element, a row, a column, dense, windows of
+# wider tiles (pitch > cols), GM row strides and a zero stride (every row the same source)
+WINDOW_SHAPES = [(1, 1, 1, 1), (1, 37, 37, 40), (23, 1, 5, 1), (4, 16, 16, 16), (7, 13, 29, 13),
+                 (16, 32, 40, 64), (3, 5, 0, 5), (9, 40, 41, 48)]
+
+
+@pytest.mark.parametrize("dt", [-1, F32, F16, dtypes.bfloat16.code, I32])
+def test_tile_gather_and_scatter_match_reference(ex, dt):
+    """tile_gather reads a rows x cols window (rows spitch apart) into a dense block, rounding
+    each value to dt (dt -1: as it is: TLOAD, TEXTRACT, TMOV); tile_scatter writes a dense block
+    into a window (rows dpitch apart) and touches no other word. Specials included."""
+    rng = np.random.default_rng(700 + dt)
+    for rows, cols, spitch, dpitch in WINDOW_SHAPES:
+        src, dst = regions(rng, [max(rows - 1, 0) * spitch + cols, (rows - 1) * dpitch + cols])
+        mem = values(rng, L1_WORDS, F32)
+        state = dict(mem=mem, out=np.full(rows * cols, SENTINEL))
+        out = run_both(ex, "tile_gather", state, ["out", "mem", src, spitch, rows, cols, dt],
+                       f"gather dt={dt} {rows}x{cols} pitch {spitch}")["out"]
+        window = np.array([mem[src + r * spitch: src + r * spitch + cols] for r in range(rows)]).ravel()
+        if dt < 0:
+            assert_same(out, window, "a gather without dt copies exactly")
+        state = dict(mem=np.full(L1_WORDS, SENTINEL), buf=out)
+        got = run_both(ex, "tile_scatter", state, ["mem", dst, dpitch, "buf", rows, cols],
+                       f"scatter {rows}x{cols} pitch {dpitch}")["mem"]
+        mask = np.zeros(L1_WORDS, bool)
+        for r in range(rows):
+            mask[dst + r * dpitch: dst + r * dpitch + cols] = True
+        assert_same(got[mask], out, "the window holds the block")
+        assert (got[~mask] == SENTINEL).all(), "a scatter writes its window only"
+
+
+# m, n, k, and the pitches of c, a and b beyond their widths: unit, odd, m not a multiple of
+# the kernel's four-row step, k = 1, GEMV (m = 1) and windows of wider tiles
+MATMUL_SHAPES = [(1, 1, 1, 0, 0, 0), (5, 3, 7, 0, 0, 0), (16, 16, 16, 0, 0, 0), (17, 9, 33, 3, 1, 2),
+                 (1, 32, 24, 0, 0, 16), (6, 31, 1, 1, 4, 0), (32, 16, 8, 16, 8, 0), (3, 40, 23, 0, 9, 24)]
+
+
+@pytest.mark.parametrize("init", [0, 1, 2])
+@pytest.mark.parametrize("in_dt", [F32, F16, dtypes.bfloat16.code, dtypes.int8.code])
+def test_tile_matmul_matches_reference(ex, in_dt, init):
+    """TMATMUL (init 0), TMATMUL_ACC / TGEMV_ACC (init 1: C's old values) and TMATMUL_BIAS /
+    TGEMV_BIAS (init 2: the bias row) on windows of pitched tiles, for every A2/A3 input
+    dtype (int8 in, int32 out; the rest float32 out), some with NaN / inf among the inputs;
+    the float results also against numpy in float64, rounded once to float32."""
+    rng = np.random.default_rng(800 + 10 * in_dt + init)
+    out_dt = I32 if in_dt == dtypes.int8.code else F32
+    for trial, (m, n, k, cx, ax, bx) in enumerate(MATMUL_SHAPES * 2):
+        cp, ap, bp = n + cx, k + ax, n + bx
+        c, a, b, bias = regions(rng, [(m - 1) * cp + n, (m - 1) * ap + k, (k - 1) * bp + n, n])
+        l1 = values(rng, L1_WORDS, out_dt)
+        if in_dt == dtypes.int8.code:
+            l1[a:a + (m - 1) * ap + k] = rng.integers(-128, 128, (m - 1) * ap + k)
+            l1[b:b + (k - 1) * bp + n] = rng.integers(-128, 128, (k - 1) * bp + n)
+        else:
+            for base, count in ((a, (m - 1) * ap + k), (b, (k - 1) * bp + n)):
+                normal = dtypes.host_words(rng.standard_normal(count).astype(np.float32),
+                                           dtypes.BY_CODE[in_dt])
+                l1[base:base + count] = values(rng, count, in_dt) if trial % 4 == 3 else normal
+        state = dict(l1=l1, out=np.full(m * n, SENTINEL))
+        got = run_both(ex, "tile_matmul", state,
+                       ["out", "l1", c, cp, a, ap, b, bp, m, n, k, init, bias, out_dt],
+                       f"matmul in={in_dt} init={init} {m}x{n}x{k} trial={trial}")["out"]
+        A = np.array([l1[a + r * ap: a + r * ap + k] for r in range(m)])
+        B = np.array([l1[b + r * bp: b + r * bp + n] for r in range(k)])
+        C = np.array([l1[c + r * cp: c + r * cp + n] for r in range(m)])
+        start = C if init == 1 else np.tile(l1[bias:bias + n], (m, 1)) if init == 2 else 0.0
+        with np.errstate(all="ignore"):
+            want = start + A @ B
+        if in_dt == dtypes.int8.code:
+            want = ((want.astype(np.int64) + 2**31) % 2**32 - 2**31).astype(np.float64)
+            assert_same(got, want.ravel(), "int8 products sum exactly")
+        elif np.isfinite(A).all() and np.isfinite(B).all() and np.isfinite(start).all():
+            np.testing.assert_allclose(got, want.astype(np.float32).ravel(), rtol=1e-6, atol=1e-30)
+
+
+def test_tile_matmul_sums_in_k_order_and_rounds_once(ex):
+    """1 + 2^-30 + 2^-30 - 1 in k order is 2^-29 in float64, kept by the single rounding to
+    float32 at the end (per-step float32 rounding would lose both 2^-30 and give 0)."""
+    for impl in (ex, reference):
+        l1 = np.array([1.0, 2.0**-30, 1.0, -1.0, 1.0, 2.0**-30, 1.0, 0.0])
+        out = np.zeros(1)
+        impl.tile_matmul(out, l1, 0, 1, 1, 3, 4, 1, 1, 1, 3, 1, 0, F32)   # C(1x1) += A(1x3) B(3x1)
+        assert out[0] == np.float32(2.0**-29), impl.__name__
 
 
 # ---------------------------------------------------------------- tile_alu

@@ -209,8 +209,9 @@ def tile_matmul(out, l1, c, cpitch, a, apitch, b, bpitch, m, n, k, init, bias, d
     A, B = grid(a, apitch, m, k), grid(b, bpitch, k, n)
     acc = grid(c, cpitch, m, n) if init == 1 else \
         np.tile(l1[bias:bias + n], (m, 1)) if init == 2 else np.zeros((m, n))
-    for p in range(k):                       # the order of the sum: p = 0, 1, ...
-        acc = acc + np.outer(A[:, p], B[p, :])
+    with np.errstate(all="ignore"):         # inf * 0 is NaN, as on the cube
+        for p in range(k):                   # the order of the sum: p = 0, 1, ...
+            acc = acc + np.outer(A[:, p], B[p, :])
     if dt == dtypes.int32.code:              # int8 products summed exactly, wrapped to int32
         out[:m * n] = [float((int(x) + 2**31) % 2**32 - 2**31) for x in acc.reshape(-1)]
     else:

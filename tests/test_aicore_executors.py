@@ -1,0 +1,240 @@
+"""The AI core's values come from the executor, once per instruction: whole AI-core kernels give
+the same words with the numba executor and with the reference executor (the spec), in timing
+and in functional mode; functional mode gives what timing mode gives on every AI-core example;
+values=False gives the same cycles and records as values on, and refuses a kernel whose memory
+reads could see a value it skips."""
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+from pypto_sim.errors import LaunchError
+from pypto_sim.exec import reference
+from pypto_sim.exec.aicore_functional import run_aicore_functional
+from pypto_sim.exec.lane import executor
+from pypto_sim.profiler.profile import launch_arguments, simulation_for
+from pypto_sim.runtime.device import current_device
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+import flash_attention  # noqa: E402
+import gemm_manual  # noqa: E402
+import layer_norm  # noqa: E402
+import rms_norm  # noqa: E402
+import softmax  # noqa: E402
+from row_kernels import run as run_rows  # noqa: E402
+
+
+def same_words(got, want, what):
+    """Word for word, NaN equal to NaN."""
+    diff = np.nonzero(~((got == want) | (np.isnan(got) & np.isnan(want))))[0]
+    assert not len(diff), f"{what}: words {diff[:5]} differ: {got[diff[:5]]} vs {want[diff[:5]]}"
+
+
+def both_executors(kernel, grid, args):
+    """Run one launch four ways on copies of device memory: timing and functional mode, each
+    with the numba executor and the reference executor. Returns the four HBM images."""
+    dev = current_device()
+    dev.launch(kernel, grid, (32, 1, 1), args)
+    pending = dev.queue.pop()
+    images = {}
+    for ex_name, ex in (("numba", executor()), ("reference", reference)):
+        words = dev.hbm.words.copy()
+        simulation_for(pending, words, None, executor_module=ex).run()
+        images[("timing", ex_name)] = words
+        words = dev.hbm.words.copy()
+        tensors, scalars, names = launch_arguments(pending)
+        run_aicore_functional(pending.program, pending.program.encode(), pending.grid, pending.block,
+                              tensors, scalars, words, None, pending.kernel.name, names, 10**7,
+                              executor_module=ex)
+        images[("functional", ex_name)] = words
+    return images
+
+
+def dev_array(array, dtype):
+    t = pto.alloc_tensor(array.nbytes, dtype)
+    pto.memcpy_h2d(t, array)
+    return t
+
+
+@pto.kernel
+def cube_corpus(A, Bias, X, Acc, Gemv, Mov16, Y):
+    """TLOAD, TEXTRACT, TMOV (Mat -> Right, Acc -> Mat), TMATMUL, _ACC, _BIAS, TGEMV, _ACC,
+    _BIAS, TSTORE (Acc and Mat) on 16 x 16 float16 tiles; on the vector cores a window of a
+    tile (tsubview) and vector ops on it."""
+    with pto.cube():
+        m = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)
+        mb = pto.alloc_tile(16, 16, pto.float32, loc=pto.Mat)
+        a = pto.alloc_tile(16, 16, pto.float16, loc=pto.Left)
+        a1 = pto.alloc_tile(16, 16, pto.float16, loc=pto.Left, valid=(1, 16))
+        b = pto.alloc_tile(16, 16, pto.float16, loc=pto.Right)
+        bias = pto.alloc_tile(1, 16, pto.float32, loc=pto.Bias)
+        c = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc)
+        g = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc, valid=(1, 16))
+        m16 = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)
+        pto.tload(m, A)
+        pto.tload(mb, Bias)
+        pto.textract(a, m)
+        pto.textract(a1, m)
+        pto.tmov(b, m)
+        pto.textract(bias, mb)
+        pto.tmatmul(c, a, b)
+        pto.tmatmul_acc(c, a, b)
+        pto.tmatmul_bias(c, a, b, bias)
+        pto.tstore(Acc, c)
+        pto.tgemv(g, a1, b)
+        pto.tgemv_acc(g, a1, b)
+        pto.tgemv_bias(g, a1, b, bias)
+        pto.tstore(Gemv, g)
+        pto.tmov(m16, c)
+        pto.tstore(Mov16, m16)
+    with pto.vector():
+        x = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
+        w = pto.tsubview(x, 0, 16, 16, 16)
+        r = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
+        pto.tload(x, X)
+        pto.trowmax(r, x)
+        pto.trowexpandsub(x, x, r)
+        pto.texp(x, x)
+        pto.tstore(Y + pto.get_subblock_id() * 16 * 32, x)
+
+
+def test_cube_and_vector_corpus_is_the_same_in_both_executors_and_modes():
+    """Special float16 values (NaN, inf, -0, the largest, subnormals) through every cube move
+    and matmul form and through vector ops: four runs, one set of words."""
+    rng = np.random.default_rng(21)
+    specials = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 65504.0, 6e-8, 2.0**-14,
+                         0.5, -2.5, 3.0, 1e-3, 100.0, -7.0], np.float16)
+    a = rng.standard_normal((16, 16)).astype(np.float16)
+    a[np.arange(16), np.arange(16)] = specials
+    bias = rng.standard_normal((16, 16)).astype(np.float32)
+    x = rng.standard_normal((32, 32)).astype(np.float32)
+    x[0, :4] = [np.nan, np.inf, -np.inf, -0.0]
+    outs = [pto.alloc_tensor(n, dt) for n, dt in ((1024, pto.float32), (1024, pto.float32),
+                                                  (512, pto.float16), (4096, pto.float32))]
+    args = (dev_array(a, pto.float16), dev_array(bias, pto.float32), dev_array(x, pto.float32), *outs)
+    images = both_executors(cube_corpus, (1,), args)
+    first = images[("timing", "numba")]
+    for key, words in images.items():
+        same_words(words, first, f"{key} against timing with numba")
+    assert not np.isnan(first[outs[0].alloc.word_base:][:256]).all(), "the matmul wrote its result"
+
+
+def test_examples_are_the_same_in_both_executors_and_modes():
+    """The GEMM (one 128 x 256 output tile, K = 128) and flash attention (S = 128) examples and
+    the row softmax, layer norm and RMS norm (32 rows of 64, float16 data): four runs of each
+    give one set of words."""
+    rng = np.random.default_rng(3)
+    M, N, K = 128, 256, 128
+    A = dev_array(rng.standard_normal((M, K)).astype(np.float16), pto.float16)
+    B = dev_array(rng.standard_normal((K, N)).astype(np.float16), pto.float16)
+    C = pto.alloc_tensor(M * N * 4, pto.float32)
+    cases = [(gemm_manual.gemm, (1,), (A, B, C, M, N, K))]
+    S, D, BQ, BK = 128, flash_attention.D, flash_attention.BQ, flash_attention.BK
+    q, k, v = (rng.standard_normal((S, D)).astype(np.float16) for _ in range(3))
+    fa = (dev_array(q, pto.float16), dev_array(np.ascontiguousarray(k.T), pto.float16),
+          dev_array(v, pto.float16), pto.alloc_tensor(S * D * 4, pto.float32),
+          pto.alloc_tensor(2 * BQ * BK * 4, pto.float32), pto.alloc_tensor(2 * BQ * BK * 2, pto.float16),
+          pto.alloc_tensor(2 * BQ * D * 4, pto.float32), S, 1.0 / math.sqrt(D))
+    cases.append((flash_attention.flash_attention, (S // BQ,), fa))
+    X = dev_array(rng.standard_normal((32, 64)).astype(np.float16), pto.float16)
+    for make, extra in ((softmax.make_softmax, (64,)), (layer_norm.make_layer_norm, (64, 1 / 64)),
+                        (rms_norm.make_rms_norm, (64, 1 / 64))):
+        cases.append((make(True), (1,), (X, pto.alloc_tensor(32 * 64 * 2, pto.float16), *extra)))
+    for kernel, grid, args in cases:
+        images = both_executors(kernel, grid, args)
+        first = images[("timing", "numba")]
+        for key, words in images.items():
+            same_words(words, first, f"{kernel.name} {key} against timing with numba")
+
+
+# ---------------------------------------------------------------- functional mode
+
+@pytest.mark.parametrize("example", ["gemm", "flash_attention", "softmax", "layer_norm", "rms_norm"])
+def test_functional_mode_computes_what_timing_mode_computes(example):
+    """Every AI-core example, at the size its main() runs (float16 for the row kernels), in
+    timing and in functional mode: the same output, word for word."""
+    def run(mode):
+        if example == "gemm":
+            return gemm_manual.run(512, 512, 512, mode=mode)[0]
+        if example == "flash_attention":
+            return flash_attention.run(512, mode=mode)[0]
+        module = {"softmax": softmax, "layer_norm": layer_norm, "rms_norm": rms_norm}[example]
+        make = getattr(module, f"make_{example}")
+        extra = (256,) if example == "softmax" else (512, 1 / 512)
+        return run_rows(make(True), module.reference, 256, 256 if example == "softmax" else 512,
+                        pto.float16, extra, mode=mode)[0]
+    timed, functional = run("timing"), run("functional")
+    assert functional.dtype == timed.dtype and functional.shape == timed.shape
+    np.testing.assert_array_equal(functional, timed)
+
+
+def test_functional_mode_reports_no_cycles_and_counts_instructions():
+    """A functional profile has no cycles; it counts the units' instructions: the GEMM at
+    128 x 256 x 128 is one AI core whose AIC runs the K loop once (two k_steps)."""
+    _c, _ref, prof = gemm_manual.run(128, 256, 128, mode="functional")
+    assert prof.total_cycles is None and prof.mode == "functional"
+    assert prof.warp_instructions > 0
+    with pytest.raises(TypeError, match="no cycles"):
+        prof.cycle_breakdown()
+
+
+# ---------------------------------------------------------------- values=False
+
+@pytest.mark.parametrize("example", ["gemm", "flash_attention"])
+def test_values_off_gives_the_same_cycles_and_records(example):
+    """values=False times the same instructions at the same cycles (timing never reads a tile
+    value): total cycles and every record equal the values-on run; the output is not computed
+    (the GEMM's C keeps the zeros it was given)."""
+    def run(values):
+        if example == "gemm":
+            return gemm_manual.run(512, 512, 512, values=values)
+        return flash_attention.run(256, values=values)
+    out_on, _ref, on = run(True)
+    out_off, _ref, off = run(False)
+    assert on.total_cycles == off.total_cycles
+    for field in ("block", "warp", "pc", "issue", "complete", "stall", "cause"):
+        np.testing.assert_array_equal(getattr(on.records, field), getattr(off.records, field),
+                                      err_msg=field)
+    if example == "gemm":
+        assert (out_off == 0).all() and not (out_on == 0).all()
+
+
+@pto.kernel
+def tile_then_lane(X, Y, n):
+    """The article's tile API writes Y with a tile store; a lane then reads Y back."""
+    t = pto.alloc_local(32)
+    pto.async_load(t, X, rows=1, cols=32, stride=32)
+    pto.wait_all()
+    pto.store(Y, t, rows=1, cols=32, stride=32)
+    pto.wait_all()
+    i = pto.get_global_id(0)
+    v = pto.load(Y + i)
+    if v > 0.0:
+        pto.store(X + i, v)
+
+
+def test_values_off_refuses_a_read_of_what_a_tile_store_writes():
+    """With values=False the tile store of tile_then_lane computes nothing, and the lane load
+    of Y then decides a branch: a LaunchError naming the load's line, before anything runs;
+    values on, the launch runs."""
+    X = dev_array(np.ones(32, np.float32), pto.float32)
+    Y = pto.alloc_tensor(128, pto.float32)
+    with pytest.raises(LaunchError, match="values=False") as err:
+        pto.launch(tile_then_lane, grid=(1,), block=(32,), args=(X, Y, 32), values=False)
+    load_line = next(n for n, text in enumerate(Path(__file__).read_text().splitlines(), 1)
+                     if "v = pto.load(Y + i)" in text)
+    assert err.value.line == load_line and "LOAD" in str(err.value)
+    pto.launch(tile_then_lane, grid=(1,), block=(32,), args=(X, Y, 32))
+    pto.sync()
+
+
+def test_values_off_with_functional_mode_is_refused():
+    """values=False computes no values and mode='functional' no cycles: together nothing."""
+    X = dev_array(np.ones(32, np.float32), pto.float32)
+    Y = pto.alloc_tensor(128, pto.float32)
+    with pytest.raises(LaunchError, match="would compute nothing"):
+        pto.launch(tile_then_lane, grid=(1,), block=(32,), args=(X, Y, 32), mode="functional",
+                   values=False)
