@@ -105,22 +105,48 @@ def operand_index(spec, name):
     return None
 
 
+class TileLayout:
+    """What one pc's tile instruction is, decoded once per launch: its record, the roles of
+    its family, the positions of its operands by name and (for operands that name their tile,
+    which every typed-tile operand does) the tiles themselves."""
+
+    __slots__ = ("spec", "roles", "named", "slots", "static")
+
+    def __init__(self, ctx, pc):
+        self.spec = ctx.pc_spec[pc]
+        self.roles = FAMILY_ROLES[self.spec.family]
+        self.named = {o.name: j for j, o in enumerate(self.spec.value_operands)}
+        tile_slots = ctx.pc_tiles[pc]
+        self.slots = {n: (tile_slots[j] if j < len(tile_slots) else -1) for n, j in self.named.items()
+                      if n in (self.roles.dst, *self.roles.sources)}
+        self.static = {n: TileView(ctx.prog, slot) for n, slot in self.slots.items()
+                       if slot >= 0 and ctx.prog.buffers[slot].rows}
+
+
+def layout_of(ctx, pc) -> TileLayout:
+    """pc's TileLayout, made on first use and kept on ctx (one launch's context)."""
+    layouts = ctx.__dict__.setdefault("tile_layouts", {})
+    layout = layouts.get(pc)
+    if layout is None:
+        layout = layouts[pc] = TileLayout(ctx, pc)
+    return layout
+
+
 class TileOp:
     """One AI-core tile instruction, decoded on one unit: the tiles it reads and writes, the GM
     elements it moves, the shape and bytes that size its cost, and its values."""
 
     __slots__ = ("ctx", "pc", "spec", "fam", "arr", "iv", "vals", "slot", "reads", "writes",
-                 "gm", "shape", "data", "nbytes", "view", "_read")
+                 "gm", "shape", "data", "nbytes", "view", "named")
 
     def __init__(self, ctx, pc, vals, arr, unit, coords):
-        spec = ctx.pc_spec[pc]
-        roles = FAMILY_ROLES[spec.family]
+        layout = layout_of(ctx, pc)
+        spec, roles, named = layout.spec, layout.roles, layout.named
         code = ctx.enc.code
         self.ctx, self.pc, self.spec, self.fam, self.arr, self.vals = ctx, pc, spec, spec.family, arr, vals
+        self.named = named
         iv = self.iv = [int(v) if math.isfinite(v) else 0 for v in vals]
         self.slot = int(code[pc, C_AUX])
-        named = {o.name: j for j, o in enumerate(spec.value_operands)}
-        tile_slots = ctx.pc_tiles[pc]
 
         def fault(msg, hint):
             line = ctx.prog.instrs[pc].line
@@ -129,16 +155,16 @@ class TileOp:
                                     block=coords, warp=unit, lane=None, hint=hint)
 
         def view(name):
-            j = named[name]
-            slot = tile_slots[j] if j < len(tile_slots) else -1
+            slot = layout.slots[name]
             if slot < 0:                      # an operand that does not name its tile
-                _lo, _hi, b = ctx.buffer_at(iv[j])
+                _lo, _hi, b = ctx.buffer_at(iv[named[name]])
                 slot = ctx.prog.buffers.index(b) if b is not None else -1
             if slot < 0 or ctx.prog.buffers[slot].rows == 0:
                 raise fault(f"{name} is not a typed tile", "pass a tile made by pto.alloc_tile")
             return TileView(ctx.prog, slot)
 
-        self.view = {n: view(n) for n in (roles.dst, *roles.sources) if n is not None and n in named}
+        self.view = layout.static if len(layout.static) == len(layout.slots) else \
+            {n: view(n) for n in layout.slots}
         dst = self.view.get(roles.dst)
         self.writes = [dst] if dst is not None else []
         self.reads = [self.view[n] for n in roles.sources if n in self.view]
@@ -183,7 +209,7 @@ class TileOp:
                 raise fault(f"the window at ({r0}, {c0}) of {rows} x {cols} is outside '{s.buf.name}' "
                             f"({s.rows} x {s.cols})", "keep row + rows and col + cols within the source")
         elif fam == "tile_mma":
-            mm, nn, kk = iv[named["m"]], iv[named["n"]], iv[named["k"]]
+            mm, nn, kk = self.mkn
             for v, what in ((mm, "m"), (nn, "n"), (kk, "k")):
                 if not 1 <= v <= MAX_MKN:
                     raise fault(f"{what} = {v} is outside [1, {MAX_MKN}]",
@@ -210,7 +236,7 @@ class TileOp:
     @property
     def mkn(self):
         """(m, n, k) of a matmul."""
-        named = {o.name: j for j, o in enumerate(self.spec.value_operands)}
+        named = self.named
         return self.iv[named["m"]], self.iv[named["n"]], self.iv[named["k"]]
 
     # ---------------------------------------------------------------- values
@@ -224,14 +250,15 @@ class TileOp:
             return buf
         if fam == "tile_store":
             t, (rows, cols) = self.data, self.shape
+            to = int(ctx.enc.code[self.pc, C_DTYPE])
             buf = np.empty(rows * cols, np.float64)
-            ex.tile_gather(buf, arr, t.base, t.pitch, rows, cols, int(ctx.enc.code[self.pc, C_DTYPE]))
+            # a tile holds values of its dtype: only a store to another dtype rounds
+            ex.tile_gather(buf, arr, t.base, t.pitch, rows, cols, -1 if to == t.buf.dtype.code else to)
             return buf
         if fam == "tile_move":
             d, s = self.writes[0], self.view["src"]
             rows, cols = self.shape
-            named = {o.name: j for j, o in enumerate(self.spec.value_operands)}
-            r0, c0 = self.iv[named["row"]], self.iv[named["col"]]
+            r0, c0 = self.iv[self.named["row"]], self.iv[self.named["col"]]
             convert = d.buf.dtype.code if d.buf.dtype != s.buf.dtype else -1
             buf = np.empty(rows * cols, np.float64)
             ex.tile_gather(buf, arr, s.base + r0 * s.pitch + c0, s.pitch, rows, cols, convert)
@@ -283,12 +310,16 @@ class TileOp:
         if init is not None and self.fam == "tile_store":
             slot, off, rows, cols, stride, _w, _i = self.gm
             first = int(self.ctx.tbase[slot]) + off
-            for r in range(rows):
-                init[first + r * stride: first + r * stride + cols] = 1
+            window = init[first:] if stride == cols else \
+                np.lib.stride_tricks.as_strided(init[first:], (rows, cols), (stride * init.strides[0], init.strides[0]))
+            if stride == cols:
+                window[:rows * cols] = 1
+            else:
+                window[...] = 1
 
 
 def operands(ctx, pc, regs):
     """The value operands of instruction pc: immediates, or the unit's registers (lane 0)."""
     code, imm = ctx.enc.code, ctx.enc.imm
-    n = len(ctx.pc_spec[pc].value_operands)
+    n = len(layout_of(ctx, pc).named)
     return [imm[pc, j] if code[pc, C_SRC + j] < 0 else regs[code[pc, C_SRC + j], 0] for j in range(n)]

@@ -357,36 +357,45 @@ def tile_matmul(out, l1, c, cpitch, a, apitch, b, bpitch, m, n, k, init, bias, d
     forms). Every product of the cube's input dtypes (float16, bfloat16, float32, int8) is exact
     in float64, so a fused multiply-add gives the same sum as a multiply then an add and the
     compiler may use one ("contract"); the order of the sum is fixed, so the result is the
-    reference executor's to the bit. Four rows at a time share each row of b, each in its own
-    accumulator row (separate arrays, so the compiler vectorises the inner loop)."""
-    acc0, acc1, acc2, acc3 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    reference executor's to the bit. A and B are first packed into dense arrays (windows of
+    pitched tiles), then four rows at a time share each row of B, each in an accumulator row of
+    its own, which the compiler vectorises."""
+    A = np.empty(m * k)
+    B = np.empty(k * n)
+    for r in range(m):
+        for p in range(k):
+            A[r * k + p] = l1[a + r * apitch + p]
+    for p in range(k):
+        for j in range(n):
+            B[p * n + j] = l1[b + p * bpitch + j]
+    acc = np.empty((4, n))
     for i in range(0, m, 4):
         rows = min(4, m - i)
-        _matmul_init(acc0, l1, c + i * cpitch, init, bias, n)
-        _matmul_init(acc1, l1, c + (i + 1) * cpitch, init if rows > 1 else 0, bias, n)
-        _matmul_init(acc2, l1, c + (i + 2) * cpitch, init if rows > 2 else 0, bias, n)
-        _matmul_init(acc3, l1, c + (i + 3) * cpitch, init if rows > 3 else 0, bias, n)
-        # rows past m read row i again (a valid row) and are not written out
-        a0 = a + i * apitch
-        a1 = a + (i + 1 if rows > 1 else i) * apitch
-        a2 = a + (i + 2 if rows > 2 else i) * apitch
-        a3 = a + (i + 3 if rows > 3 else i) * apitch
-        for p in range(k):
-            x0, x1, x2, x3 = l1[a0 + p], l1[a1 + p], l1[a2 + p], l1[a3 + p]
-            brow = l1[b + p * bpitch: b + p * bpitch + n]
-            for j in range(n):
-                y = brow[j]
-                acc0[j] += x0 * y
-                acc1[j] += x1 * y
-                acc2[j] += x2 * y
-                acc3[j] += x3 * y
-        _matmul_round(out, i * n, acc0, n, dt)
-        if rows > 1:
-            _matmul_round(out, (i + 1) * n, acc1, n, dt)
-        if rows > 2:
-            _matmul_round(out, (i + 2) * n, acc2, n, dt)
-        if rows > 3:
-            _matmul_round(out, (i + 3) * n, acc3, n, dt)
+        for r in range(4):
+            # rows past m start at 0 and repeat row i's products (a valid row); never written
+            _matmul_init(acc[r], l1, c + (i + r) * cpitch, init if r < rows else 0, bias, n)
+        a0 = i * k
+        a1 = (i + 1 if rows > 1 else i) * k
+        a2 = (i + 2 if rows > 2 else i) * k
+        a3 = (i + 3 if rows > 3 else i) * k
+        _matmul_rows(acc, A, a0, a1, a2, a3, B, n, k)
+        for r in range(rows):
+            _matmul_round(out, (i + r) * n, acc[r], n, dt)
+
+
+@njit(cache=True, error_model="numpy", fastmath={"contract"})
+def _matmul_rows(acc, A, a0, a1, a2, a3, B, n, k):
+    """Four rows of a matmul: acc[r, j] += A[a_r + p] * B[p * n + j] for p in order (one
+    accumulator array, so the vectorised loop needs few run-time overlap checks)."""
+    for p in range(k):
+        x0, x1, x2, x3 = A[a0 + p], A[a1 + p], A[a2 + p], A[a3 + p]
+        row = p * n
+        for j in range(n):
+            y = B[row + j]
+            acc[0, j] += x0 * y
+            acc[1, j] += x1 * y
+            acc[2, j] += x2 * y
+            acc[3, j] += x3 * y
 
 
 @njit(cache=True, error_model="numpy")

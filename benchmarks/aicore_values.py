@@ -1,0 +1,139 @@
+"""Benchmark (run by hand, not a test): what the AI core's tile values cost.
+
+    python benchmarks/aicore_values.py [--repeat 3] [--gemm 1024] [--fa 2048] [--load]
+
+For examples/gemm_manual.py (M = N = K = --gemm) and examples/flash_attention.py (S = --fa):
+wall time of the launch with values on (timing mode, the default), with values=False (the same
+cycles, no tile values) and in functional mode (values, no timing), best of --repeat after a
+warm-up; and numpy's own time for the same tile arithmetic: every tile instruction the
+functional run executes, replayed as the numpy call that does its work (a strided copy for a
+load, store or move, ``A @ B`` in float64 for a matmul, one ufunc or reduction over the tile
+for a vector op), with numpy's BLAS on one thread (threadpoolctl). The criterion of issue 21:
+values-on time <= values-off time + 1.3 x numpy's time.
+
+--load: the same, while another process keeps one of the two cores busy, with numpy's BLAS
+left at its default thread count for the numpy replay (the simulation calls no BLAS).
+Needs threadpoolctl (pip install threadpoolctl).
+"""
+import argparse
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+
+import flash_attention  # noqa: E402
+import gemm_manual  # noqa: E402
+
+from pypto_sim.exec.aicore_tiles import TileOp  # noqa: E402
+
+
+def best(fn, repeat):
+    fn()
+    walls = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        walls.append(time.perf_counter() - t0)
+    return min(walls)
+
+
+def numpy_work(op):
+    """A closure doing with numpy the work of tile instruction op (decoded by the executor)."""
+    fam = op.fam
+    rows, cols = op.shape
+    rng = np.random.default_rng(0)
+    if fam in ("tile_load", "tile_store", "tile_move"):
+        src = rng.standard_normal((rows, cols + 7))[:, :cols]     # a strided window
+        dst = np.empty((rows, cols))
+        return lambda: np.copyto(dst, src)
+    if fam == "tile_mma":
+        m, n, k = op.mkn
+        a, b, c = rng.standard_normal((m, k)), rng.standard_normal((k, n)), rng.standard_normal((m, n))
+
+        def mma():
+            res = a @ b
+            if op.spec.reads_dst:
+                res += c
+            return res.astype(np.float32)
+        return mma
+    x = rng.standard_normal((rows, cols))
+    y = rng.standard_normal((rows, cols))
+    if fam in ("tile_reduce", "tile_col_reduce", "tile_row_arg", "tile_col_arg"):
+        axis = 1 if fam in ("tile_reduce", "tile_row_arg") else 0
+        return lambda: np.max(x, axis=axis)
+    if fam in ("tile_expand_op", "tile_col_expand_op"):
+        v = y[:, :1] if fam == "tile_expand_op" else y[:1, :]
+        return lambda: np.subtract(x, v)
+    if fam == "tile_alu" and len(op.reads) <= 1:
+        return lambda: np.exp(x)
+    return lambda: np.add(x, y)
+
+
+def numpy_time(run_functional_example):
+    """Seconds numpy takes for the tile arithmetic of one functional run of the example."""
+    works = []
+    original = TileOp.run
+
+    def record(self):
+        works.append(numpy_work(self))
+        return original(self)
+    TileOp.run = record
+    try:
+        run_functional_example()
+    finally:
+        TileOp.run = original
+    t0 = time.perf_counter()
+    for w in works:
+        w()
+    return time.perf_counter() - t0, len(works)
+
+
+def measure(name, run, repeat, blas_threads):
+    from threadpoolctl import threadpool_limits
+    on = best(lambda: run(), repeat)
+    off = best(lambda: run(values=False), repeat)
+    functional = best(lambda: run(mode="functional"), repeat)
+    with threadpool_limits(blas_threads):
+        numpy_s = min(numpy_time(lambda: run(mode="functional"))[0] for _ in range(repeat))
+    cycles = run()[2].total_cycles
+    verdict = "holds" if on <= off + 1.3 * numpy_s else "FAILS"
+    print(f"| {name} | {on:.2f} s | {off:.2f} s | {functional:.2f} s | {numpy_s:.3f} s | "
+          f"{off + 1.3 * numpy_s:.2f} s: {verdict} | {cycles:,} |")
+
+
+def burn(stop):
+    while not stop.is_set():
+        sum(i * i for i in range(10000))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--gemm", type=int, default=1024)
+    parser.add_argument("--fa", type=int, default=2048)
+    parser.add_argument("--load", action="store_true", help="keep one core busy meanwhile")
+    ns = parser.parse_args()
+    stop = multiprocessing.Event()
+    burner = None
+    if ns.load:
+        burner = multiprocessing.Process(target=burn, args=(stop,), daemon=True)
+        burner.start()
+    blas_threads = None if ns.load else 1
+    print("| kernel | values on | values=False | functional | numpy's time | values-off + 1.3 x numpy "
+          "| simulated cycles |")
+    print("|---|---|---|---|---|---|---|")
+    g = ns.gemm
+    measure(f"gemm_manual {g}^3", lambda **kw: gemm_manual.run(g, g, g, **kw), ns.repeat, blas_threads)
+    measure(f"flash_attention S={ns.fa}", lambda **kw: flash_attention.run(ns.fa, **kw), ns.repeat,
+            blas_threads)
+    if burner is not None:
+        stop.set()
+        burner.join()
+
+
+if __name__ == "__main__":
+    main()
