@@ -60,10 +60,10 @@ def dev_array(array, dtype):
 
 
 @pto.kernel
-def cube_corpus(A, Bias, X, Acc, Gemv, Mov16, Y):
+def cube_corpus(A, Bias, X, Acc, Gemv, Mov16, Y, Win):
     """TLOAD, TEXTRACT, TMOV (Mat -> Right, Acc -> Mat), TMATMUL, _ACC, _BIAS, TGEMV, _ACC,
-    _BIAS, TSTORE (Acc and Mat) on 16 x 16 float16 tiles; on the vector cores a window of a
-    tile (tsubview) and vector ops on it."""
+    _BIAS, TSTORE (Acc and Mat) on 16 x 16 float16 tiles; on the vector cores vector ops, and
+    the right half of a tile (a tsubview window, rows 32 words apart) loaded and stored."""
     with pto.cube():
         m = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)
         mb = pto.alloc_tile(16, 16, pto.float32, loc=pto.Mat)
@@ -99,6 +99,8 @@ def cube_corpus(A, Bias, X, Acc, Gemv, Mov16, Y):
         pto.trowexpandsub(x, x, r)
         pto.texp(x, x)
         pto.tstore(Y + pto.get_subblock_id() * 16 * 32, x)
+        pto.tload(w, X + 16 * 32 + 16, stride=32)          # X[16:32, 16:32]
+        pto.tstore(Win + pto.get_subblock_id() * 16 * 16, w)
 
 
 def test_cube_and_vector_corpus_is_the_same_in_both_executors_and_modes():
@@ -113,13 +115,16 @@ def test_cube_and_vector_corpus_is_the_same_in_both_executors_and_modes():
     x = rng.standard_normal((32, 32)).astype(np.float32)
     x[0, :4] = [np.nan, np.inf, -np.inf, -0.0]
     outs = [pto.alloc_tensor(n, dt) for n, dt in ((1024, pto.float32), (1024, pto.float32),
-                                                  (512, pto.float16), (4096, pto.float32))]
+                                                  (512, pto.float16), (4096, pto.float32),
+                                                  (2048, pto.float32))]
     args = (dev_array(a, pto.float16), dev_array(bias, pto.float32), dev_array(x, pto.float32), *outs)
     images = both_executors(cube_corpus, (1,), args)
     first = images[("timing", "numba")]
     for key, words in images.items():
         same_words(words, first, f"{key} against timing with numba")
     assert not np.isnan(first[outs[0].alloc.word_base:][:256]).all(), "the matmul wrote its result"
+    win = first[outs[4].alloc.word_base:][:512].reshape(2, 16, 16)
+    np.testing.assert_array_equal(win[0], x[16:, 16:])     # rows 16-31 of X, columns 16-31
 
 
 def test_examples_are_the_same_in_both_executors_and_modes():

@@ -18,8 +18,8 @@ import numpy as np
 
 from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
 from ..ir.program import C_AUX, C_OP
-from ..isa import PIPES, PTO_PIPE_NAMES, load_isa
-from .aicore_tiles import UNIT_NAMES, TileOp, operands
+from ..isa import load_isa
+from .aicore_tiles import UNIT_NAMES, TileOp, buffer_at, buffer_spans, operands, unset_flag_error
 from .control_flow import ControlFlow
 from .functional import FunctionalProfile, memory_space
 from .lane import executor
@@ -68,16 +68,12 @@ class AICoreFunctional:
         self.pc_tile = [s.is_tile and s.family != "tile_sync" for s in self.pc_spec]
         self.pc_mem = [memory_space(s) for s in self.pc_spec]
         self.pc_tiles = [[getattr(s, "tile", -1) for s in ins.srcs] for ins in prog.instrs]
-        self.buffer_spans = [(b.offset, b.offset + b.words, b) for b in prog.buffers if b.owns_memory]
+        self.buffer_spans = buffer_spans(prog)
         self.executed = 0
 
     def buffer_at(self, word):
         """(lo, hi, buffer) of the tile holding word ``word`` (as the timing model's)."""
-        for lo, hi, b in self.buffer_spans:
-            if lo <= word < hi:
-                copy = (word - lo) // b.count
-                return lo + copy * b.count, lo + (copy + 1) * b.count, b
-        return 0, 0, None
+        return buffer_at(self.buffer_spans, word)
 
     # ---------------------------------------------------------------- the grid
     def run(self) -> FunctionalProfile:
@@ -168,14 +164,7 @@ class AICoreFunctional:
         elif name == "WAIT_FLAG":
             key = tuple(int(x) for x in aux)
             if not u.flags.get(key):
-                src, dst, event = key
-                raise DeadlockError(
-                    f"wait_flag({PTO_PIPE_NAMES[PIPES[src]]}, {PTO_PIPE_NAMES[PIPES[dst]]}, {event}) "
-                    f"on {UNIT_NAMES[u.index]} of block {coords} has no set_flag before it: the "
-                    f"{PTO_PIPE_NAMES[PIPES[dst]]} queue would wait forever", kernel=self.kernel_name,
-                    file=self.prog.file, line=self.prog.instrs[pc].line,
-                    hint="set the flag earlier (real kernels pre-arm reverse flags before the loop "
-                         "and drain them after it)")
+                raise unset_flag_error(self, pc, u.index, coords, key)
             u.flags[key] -= 1
         elif name == "CROSS_CORE_SET_FLAG":
             event = int(aux[0])

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dtypes import BY_CODE
-from ..errors import OutOfBoundsError
+from ..errors import DeadlockError, OutOfBoundsError
 from ..ir.program import C_AUX, C_DTYPE, C_SRC
+from ..isa import PIPES, PTO_PIPE_NAMES
 from .tile_effects import effect as vector_effect
 
 UNIT_NAMES = ("AIC", "AIV0", "AIV1")
@@ -323,3 +324,31 @@ def operands(ctx, pc, regs):
     code, imm = ctx.enc.code, ctx.enc.imm
     n = len(layout_of(ctx, pc).named)
     return [imm[pc, j] if code[pc, C_SRC + j] < 0 else regs[code[pc, C_SRC + j], 0] for j in range(n)]
+
+
+def buffer_spans(prog) -> list:
+    """(first word, last word + 1, buffer) of every buffer that owns memory (views do not:
+    they are found through their instructions' tile operands)."""
+    return [(b.offset, b.offset + b.words, b) for b in prog.buffers if b.owns_memory]
+
+
+def buffer_at(spans, word):
+    """(lo, hi, buffer) of the buffer copy in spans holding word ``word``, or (0, 0, None)."""
+    for lo, hi, b in spans:
+        if lo <= word < hi:
+            copy = (word - lo) // b.count
+            return lo + copy * b.count, lo + (copy + 1) * b.count, b
+    return 0, 0, None
+
+
+def unset_flag_error(ctx, pc, unit, coords, key) -> DeadlockError:
+    """A wait_flag of unit with no set_flag before it: its queue would wait forever."""
+    src, dst, event = key
+    return DeadlockError(
+        f"wait_flag({PTO_PIPE_NAMES[PIPES[src]]}, {PTO_PIPE_NAMES[PIPES[dst]]}, {event}) on "
+        f"{UNIT_NAMES[unit]} of block {coords} has no set_flag before it: the "
+        f"{PTO_PIPE_NAMES[PIPES[dst]]} queue would wait forever", kernel=ctx.kernel_name,
+        file=ctx.prog.file, line=ctx.prog.instrs[pc].line,
+        hint="set the flag earlier (real kernels pre-arm reverse flags before the loop and "
+             "drain them after it)")
+

@@ -37,7 +37,7 @@ import math
 import numpy as np
 
 from ..errors import DeadlockError
-from ..exec.aicore_tiles import TileOp, operands
+from ..exec.aicore_tiles import TileOp, operands, unset_flag_error
 from ..isa import PIPES
 from .aicore_costs import drain_cycles, matmul_cycles, vector_op_cycles
 from .aicore_races import AICoreRaces, race_check
@@ -234,14 +234,7 @@ def set_or_wait_flag(sim, pc, blk, w, now):
         return
     pending = unit.flags.get(key)
     if not pending:
-        from ..isa import PTO_PIPE_NAMES
-        raise DeadlockError(
-            f"wait_flag({PTO_PIPE_NAMES[PIPES[src]]}, {PTO_PIPE_NAMES[PIPES[dst]]}, {event}) on "
-            f"{UNIT_NAMES[w]} of block {blk.coords} has no set_flag before it: the "
-            f"{PTO_PIPE_NAMES[PIPES[dst]]} queue would wait forever", kernel=sim.kernel_name,
-            file=sim.prog.file, line=sim.prog.instrs[pc].line,
-            hint="set the flag earlier (real kernels pre-arm reverse flags before the loop and "
-                 "drain them after it)")
+        raise unset_flag_error(sim, pc, w, blk.coords, key)
     fire, vc = pending.pop(0)
     unit.flag_hold[dst] = max(unit.flag_hold[dst], fire)
     if race is not None:

@@ -18,7 +18,9 @@ import simpy
 
 from ..errors import (DeadlockError, L1CapacityError, LaunchError, OutOfBoundsError, PtoError,
                       SimulationLimitError)
+from ..exec.aicore_tiles import buffer_at, buffer_spans
 from ..exec.functional import memory_space
+from ..exec.tile_effects import effect as tile_effect
 from ..exec.lane import executor
 from ..ir.program import C_AUX, C_DST, C_OP, C_SRC, C_UNIFORM, MAX_SRCS
 from ..isa import PIPES, load_isa
@@ -169,16 +171,11 @@ class LaunchSimulation:
         self.read_bw = self.m.hbm_core_read_bytes_per_cycle
         self.write_bw = self.m.hbm_core_write_bytes_per_cycle
         self.chip_bw = self.m.hbm_chip_bytes_per_cycle
-        # views (treshape, tsubview) are found through their instructions' tile operands
-        self.buffer_spans = [(b.offset, b.offset + b.words, b) for b in self.prog.buffers if b.owns_memory]
+        self.buffer_spans = buffer_spans(self.prog)
 
     def buffer_at(self, word):
         """(lo, hi, buffer) of the alloc_local copy holding L1 word ``word``."""
-        for lo, hi, b in self.buffer_spans:
-            if lo <= word < hi:
-                copy = (word - lo) // b.count
-                return lo + copy * b.count, lo + (copy + 1) * b.count, b
-        return 0, 0, None
+        return buffer_at(self.buffer_spans, word)
 
     # ---------------------------------------------------------------- dispatch
     def start(self):
@@ -540,7 +537,7 @@ class LaunchSimulation:
 
     def schedule_tile_effect(self, pc, vals, slot, delay, blk):
         """Compute tile instruction pc's values when it completes."""
-        self._schedule_effect(delay, tile_ops.effect(self, pc, vals, slot, blk, values=self.values))
+        self._schedule_effect(delay, tile_effect(self, pc, vals, slot, blk, values=self.values))
 
     def _flush_commits(self):
         for seq in sorted(self.pending_commits):

@@ -30,7 +30,6 @@ import numpy as np
 
 from ..dtypes import BY_CODE
 from ..errors import DeadlockError, OutOfBoundsError
-from ..exec.tile_effects import effect
 from ..isa import PIPES
 
 
