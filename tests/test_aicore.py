@@ -382,6 +382,93 @@ def test_a_missing_cross_core_flag_is_a_race_on_the_gm_tensor():
         pto.sync()
 
 
+# ---------------------------------------------------------------- races between AI cores
+@pto.kernel
+def cores_store(X, Y, shift, stride):
+    """Each AI core (block b) loads its own 8 x 16 tile of X and stores it to Y at element
+    b * shift, GM rows `stride` apart."""
+    t = pto.alloc_tile(8, 16, pto.float32, loc=pto.Vec)
+    b = pto.get_block_id()
+    pto.tload(t, X + b * 128)
+    pto.tstore(Y + b * shift, t, stride=stride)
+
+
+@pto.kernel
+def core_reads_what_another_writes(Y, Out):
+    """Block 0 stores rows 0..7 of Y (32 columns); block 1 loads rows 4..11 and copies them out."""
+    t = pto.alloc_tile(8, 32, pto.float32, loc=pto.Vec)
+    if pto.get_block_id() == 0:
+        pto.tstore(Y, t)
+    else:
+        pto.tload(t, Y + 4 * 32)
+        pto.tstore(Out, t)
+
+
+def _line_of(text):
+    src = Path(__file__).read_text().splitlines()
+    return next(i + 1 for i, t in enumerate(src) if text in t)
+
+
+def _cores_store(shift, stride):
+    X = dev(np.arange(256, dtype=np.float32), pto.float32)
+    Y = pto.alloc_tensor(512 * 4, pto.float32)
+    pto.memcpy_h2d(Y, np.zeros(512, np.float32))
+    pto.launch(cores_store, grid=(2,), args=(X, Y, shift, stride), check="race")
+    pto.sync()
+    return host(Y, (512,), np.float32)
+
+
+def test_two_ai_cores_storing_the_same_gm_words_is_a_race():
+    """shift = 0: both cores store their 8 x 16 tile to Y[0:128] (stride 16). Nothing orders two
+    AI cores of a launch (cross-core flags pair the units of one core), so - as for the blocks
+    of a lane kernel - the second TSTORE is a write-after-write race with the first: block 1's
+    AIV0 against block 0's AIV0, both at the tstore line."""
+    with pytest.raises(pto.RaceError, match=r"write-after-write race on GM tensor 'Y' between AI cores") as info:
+        _cores_store(0, 16)
+    err = info.value
+    line = _line_of("pto.tstore(Y + b * shift, t, stride=stride)")
+    assert (err.line, err.other_line) == (line, line)
+    assert (err.block, err.other_block) == (1, 0) and (err.warp, err.other_warp) == (1, 1)
+    assert f"TSTORE at line {line} (block 1 AIV0 PIPE_MTE3)" in str(err)
+    assert f"TSTORE at line {line} (block 0 AIV0 PIPE_MTE3)" in str(err)
+
+
+def test_ai_cores_storing_disjoint_or_interleaved_gm_elements_do_not_race():
+    """shift = 128: block 1 stores to Y[128:256], after block 0's Y[0:128]. shift = 16 with
+    stride 32: block 0 stores columns 0..15 of eight 32-element rows (elements 0..239), block 1
+    columns 16..31 (16..255); the spans overlap but no element is shared, so neither is a race
+    (the check compares elements, as within a core)."""
+    x = np.arange(256, dtype=np.float32)
+    np.testing.assert_array_equal(_cores_store(128, 16)[:256], x)
+    y = _cores_store(16, 32)[:256].reshape(8, 32)
+    np.testing.assert_array_equal(y[:, :16], x[:128].reshape(8, 16))
+    np.testing.assert_array_equal(y[:, 16:], x[128:].reshape(8, 16))
+
+
+def test_an_ai_core_reading_gm_words_another_core_writes_is_a_race():
+    """Block 0 stores Y rows 0..7, block 1 loads rows 4..11: rows 4..7 (128 elements) are
+    shared. Both are the first tile instruction of their core at cycle 0; block 0 dispatches
+    first, so block 1's TLOAD is the read-after-write race with block 0's TSTORE."""
+    Y = pto.alloc_tensor(12 * 32 * 4, pto.float32)
+    pto.memcpy_h2d(Y, np.zeros((12, 32), np.float32))
+    Out = pto.alloc_tensor(8 * 32 * 4, pto.float32)
+    with pytest.raises(pto.RaceError, match=r"read-after-write race on GM tensor 'Y' between AI cores") as info:
+        pto.launch(core_reads_what_another_writes, grid=(2,), args=(Y, Out), check="race")
+        pto.sync()
+    err = info.value
+    assert err.line == _line_of("pto.tload(t, Y + 4 * 32)") and err.other_line == _line_of("pto.tstore(Y, t)")
+    assert (err.block, err.other_block) == (1, 0)
+
+
+def test_the_examples_are_race_free_across_ai_cores():
+    """Flash attention on 2 AI cores: both read all of KT and V, each writes its own workspace
+    slots and rows of O, so check="race" finds nothing (gemm_manual: test above)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    import flash_attention
+    out, want, _prof = flash_attention.run(256, check="race")
+    np.testing.assert_allclose(out, want, rtol=1e-2, atol=2e-3)
+
+
 def test_export_csv_of_an_ai_core_kernel_writes_perf_sims_pipeline_summary(tmp_path):
     _c, _r, prof = gemm_manual.run(256, 256, 128)
     paths = prof.export_csv(tmp_path)

@@ -157,3 +157,73 @@ def k(A, C, r):
     with pytest.raises(pto.OutOfBoundsError, match=r"TLOAD .* on AIC .* the load of 20 x 16 does not fit tile 'm' \(16 x 16\)"):
         pto.launch(mod.k, grid=(1,), args=(a, a, 20))
         pto.sync()
+
+
+# ---------------------------------------------------------------- lane code in an AI-core kernel
+VECTOR = """
+with pto.vector():
+    t = pto.alloc_tile(8, 32, pto.float32, loc=pto.Vec)
+    pto.tload(t, C)
+    {line}
+    pto.tstore(C, t)
+"""
+SCALAR_UNITS = r"the AI core's units \(AIC, AIV0, AIV1\) are scalar units"
+TILES = r"pto.tload / pto.tstore.*vector tile ops"
+FLAGS = r"pto.set_flag / pto.wait_flag.*cross_core"
+
+
+@pytest.mark.parametrize("line, message, hint", [
+    ("i = pto.get_global_id(0)", r"pto.get_global_id\(\) numbers lanes", r"pto.get_block_id\(\)"),
+    ("i = pto.get_local_id(0)", r"pto.get_local_id\(\) numbers lanes", r"pto.get_block_id\(\)"),
+    ("i = pto.get_lane_id()", r"pto.get_lane_id\(\) numbers lanes", r"pto.get_block_id\(\)"),
+    ("i = pto.get_warp_id()", r"pto.get_warp_id\(\) numbers warps", r"pto.get_subblock_id\(\)"),
+    ("i = pto.get_block_dim()", r"pto.get_block_dim\(\) counts a block's lanes", r"pto.get_grid_dim\(\)"),
+    ("pto.store(C + 1, 1.0)", r"STORE is a lane store", TILES),
+    ("C[3] = 1.0", r"STORE is a lane store", TILES),
+    ("x = C[3]", r"LOAD is a lane load", TILES),
+    ("pto.fma(C, 1.0, 2.0, 3.0)", r"FMA_STORE is a lane store", TILES),
+    ("x = pto.atomic_add(C, 1.0)", r"ATOM_ADD is a lane atomic", TILES),
+    ("x = pto.shfl_xor(1.0, 1)", r"SHFL_XOR is a warp shuffle or vote", TILES),
+    ("x = pto.ballot(True)", r"BALLOT is a warp shuffle or vote", TILES),
+    ("pto.barrier()", r"BARRIER is a barrier of lanes", FLAGS),
+    ("pto.barrier_block()", r"BARRIER_BLOCK is a barrier of lanes", FLAGS),
+    ("pto.fence()", r"FENCE is a barrier of lanes", FLAGS),
+])
+def test_lane_code_in_an_ai_core_kernel_is_an_error_at_its_line(make_kernels, line, message, hint):
+    """A unit of an AI core is a scalar unit that runs the program once, not a warp of 32 lanes:
+    before this was an error, `pto.store(y + pto.get_global_id(0), x)` in an AI-core kernel ran
+    one "lane" per unit and stored one element (at y[32], AIV0 being warp 1). Each per-lane
+    instruction is a CompileError at its statement (line 4 of the body, 8 of the file: the
+    module starts with an import and a blank line, then the decorator and the def)."""
+    with pytest.raises(pto.CompileError, match=f"(?s){message}.*{SCALAR_UNITS}.*hint: .*{hint}") as info:
+        compile_body(make_kernels, VECTOR.format(line=line))
+    assert info.value.line == 8
+
+
+def test_scalar_code_of_an_ai_core_kernel_still_compiles(make_kernels):
+    """Uniform values are the scalar unit's: ids of the core and the vector core, the grid,
+    arithmetic (pto.fma of three scalars is an FMA on the scalar pipe, not a lane store),
+    loops and ifs."""
+    body = """
+n = pto.get_grid_dim() + pto.get_block_id()
+with pto.vector():
+    t = pto.alloc_tile(8, 32, pto.float32, loc=pto.Vec)
+    for j in range(n):
+        if pto.get_subblock_id() == 1:
+            pto.tadds(t, t, pto.fma(None, 2.0, 3.0, 1.0))
+    pto.tstore(C + pto.get_subblock_id() * 256, t)
+"""
+    asm = compile_body(make_kernels, body)
+    assert "FMA" in asm and "STORE " not in asm.replace("TSTORE", "")
+
+
+def test_a_block_shape_for_an_ai_core_kernel_is_a_launch_error(make_kernels):
+    """A block of an AI-core kernel is one AI core (its AIC and two AIVs); block= counts lanes
+    of lane kernels, so any other value than launch()'s default is refused."""
+    mod = make_kernels(KERNEL.format(body="    t = pto.alloc_tile(8, 32, pto.float32, loc=pto.Vec)\n"
+                                           "    pto.tstore(C, t)"))
+    a, c = pto.alloc_tensor(1 << 12, pto.float16), pto.alloc_tensor(1 << 12, pto.float32)
+    with pytest.raises(pto.LaunchError, match=r"(?s)block=\(64, 1, 1\).*one AI core.*grid=\(n,\) counts AI cores"):
+        pto.launch(mod.k, grid=(1,), block=64, args=(a, c))
+    pto.launch(mod.k, grid=(2,), args=(a, c))
+    pto.sync()

@@ -12,7 +12,10 @@ tests/machines/simple.toml ([aicore], [l2] and the instruction entries):
         a whole 256-byte repeat) * per_repeat 1                                           =  26
     TSTORE 16x16 fp32 Vec->GM (MTE3): 50 + 1024 / 32 (ub_to_gm)                            =  82
 """
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 import pypto_sim as pto
 
@@ -183,3 +186,36 @@ def k(A, C):
     issued = [e.start - e.stall_cycles for e in loads]
     assert issued[16] == loads[0].end and issued[17] == loads[1].end
     assert issued[15] < loads[0].end                                 # 16 fit in the queue
+
+
+def test_the_cycle_limit_names_the_line_the_unit_is_at(simple_machine, make_kernels):
+    """The AIC loops far too long; the error names the instruction it would issue next, not
+    the kernel's first line. Its scalar issues one TLOAD every 6 cycles (the loop's compare,
+    branch, TLOAD, add, continue and jump take one cycle each) from cycle 8; the first
+    16 KiB load misses in L2, 100 + 16384 / 64 = 356 cycles (until 364), the others hit, 100
+    - 40 + 256 = 316 each, back to back: load k completes at 364 + 316 k. The queue holds 16,
+    so from the 17th on the scalar waits at the tload until a load completes, issues it, and
+    spends the next 5 cycles on `i = i + 1` (+1) and the `while` (+2 .. +5). At 5000 = 364 +
+    316 x 14 + 212 it waits at the tload; at 5106 = 364 + 316 x 15 + 2 it is at the `while`'s
+    compare. AIV0 and AIV1 skip the cube section and are done."""
+    mod = make_kernels('''
+@pto.kernel(sync="manual")
+def k(A, n):
+    with pto.cube():
+        m = pto.alloc_tile(128, 64, pto.float16, loc=pto.Mat)
+        i = 0
+        while i < n:
+            pto.tload(m, A)
+            i = i + 1
+''')
+    src = Path(mod.__file__).read_text().splitlines()
+    tload, loop = (next(i + 1 for i, t in enumerate(src) if text in t) for text in ("pto.tload", "while"))
+    A = pto.alloc_tensor(16384, pto.float16)
+    loads = [e for e in pto.profile(mod.k, grid=(1,), args=(A, 20)).timeline if e.inst == "TLOAD"]
+    assert [e.end for e in loads] == [364 + 316 * j for j in range(20)]
+    assert [e.start - e.stall_cycles for e in loads[15:18]] == [98, 364, 680]
+    for limit, line in ((5000, tload), (5106, loop)):
+        with pytest.raises(pto.SimulationLimitError) as info:
+            pto.profile(mod.k, grid=(1,), args=(A, 10**6), max_cycles=limit)
+        assert info.value.line == line
+        assert f"(1 unit unfinished, at line {line} (`{src[line - 1].strip()}`): block 0 AIC)" in str(info.value)

@@ -221,6 +221,10 @@ def test_pypto_check_environment_variable_checks_unmodified_programs(tmp_path):
 
 
 def test_cycle_limit_stops_a_kernel_that_never_ends(make_kernels):
+    """The error names the line the warp is at, not the kernel's: after the MOV (cycle 0) and
+    the LOOP (1) the warp issues the loop's ADD, LOOP_CONT and ENDLOOP one a cycle, the ADD at
+    cycles 2, 5, 8, ...; at the limit 5000 = 2 + 3 x 1666 the ADD of `x = x + 1.0` (line 7 of
+    the generated module) is the instruction it issues next."""
     mod = make_kernels("""
 @pto.kernel
 def forever(o):
@@ -233,6 +237,8 @@ def forever(o):
     with pytest.raises(pto.SimulationLimitError, match="cycle limit of 5000 cycles") as err:
         pto.profile(mod.forever, grid=(1, 1, 1), block=(32, 1, 1), args=(d,), max_cycles=5000)
     assert "max_cycles" in err.value.hint
+    assert err.value.line == 7
+    assert "(1 warp unfinished, at line 7 (`x = x + 1.0`): block 0 warp 0)" in str(err.value)
 
 
 # ---------------------------------------------------------------- memcheck and lifetime twins

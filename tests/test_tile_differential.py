@@ -15,6 +15,7 @@ fails when a tile instruction of any other family has no case here.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -696,6 +697,54 @@ def test_index_reductions_match_reference(ex, name):
                 pick = np.argmax if name.endswith("MAX") else np.argmin
                 want = pick(grid, axis=0 if per_col else 1).astype(np.float64)
                 assert_same(out["l1"][dst:dst + want.size], want, f"{name} against numpy")
+
+
+NAN, INF = math.nan, math.inf
+# (a row of TROWARG* / a column of TCOLARG*, index argmax keeps, index argmin keeps)
+NAN_LINES = [([NAN, 1.0, 5.0, 2.0], 0, 0),        # a NaN first: nothing is > or < it, so 0 stays
+             ([1.0, NAN, 5.0, 2.0], 2, 0),        # a NaN later is skipped: 5 > 1, nothing < 1
+             ([3.0, 5.0, NAN, -1.0], 1, 3),
+             ([NAN, NAN, NAN, NAN], 0, 0),        # all NaN: 0
+             ([2.0, NAN, NAN, -INF], 0, 3),       # -inf > 2 fails; -inf < 2 holds
+             ([-0.0, 0.0, NAN, -0.0], 0, 0)]      # signed zeros are equal: the first stays
+
+
+@pytest.mark.parametrize("name", ["TROWARGMAX", "TROWARGMIN", "TCOLARGMAX", "TCOLARGMIN"])
+@pytest.mark.parametrize("dt", [F32, F16])
+def test_index_reductions_over_nan_follow_pto_isas_cpu_simulation(ex, name, dt):
+    """pto-isa's CPU simulation (include/pto/cpu/TReduceIdx.hpp at 3186c381, lines 112-119 by
+    column and 160-168 by row) starts with the first element as the best and replaces it only
+    when `current > best` (argmax) or `current < best` (argmin) holds (ElementCmpCal, lines
+    33-40). Every compare with a NaN is false, so a NaN after the first element never wins,
+    a NaN first keeps index 0 whatever follows, and an all-NaN line gives 0. The six lines of
+    NAN_LINES are the rows of a 6 x 4 tile (TROWARG*) or the columns of a 4 x 6 tile
+    (TCOLARG*); the indices are worked by hand there."""
+    spec = ISA.by_name[name]
+    per_col = spec.family == "tile_col_arg"
+    grid = np.array([line for line, _max, _min in NAN_LINES], np.float64)
+    if per_col:
+        grid = grid.T.copy()
+    rows, cols = grid.shape
+    want = np.array([imax if name.endswith("MAX") else imin for _line, imax, imin in NAN_LINES], np.float64)
+    l1 = np.full(64, SENTINEL)
+    l1[:rows * cols] = grid.ravel()
+    out = run_both(ex, "tile_arg_reduce", dict(l1=l1), [spec.opcode, "l1", 40, 0, rows, cols, dt, per_col],
+                   f"{name} over NaN")
+    assert_same(out["l1"][40:46], want, f"{name} dt={dt} over NaN")
+    assert_same(out["l1"][46:], np.full(18, SENTINEL), f"{name}: words after the indices")
+
+
+def test_the_docs_give_the_nan_rule_the_executors_follow():
+    """docs/aicore.md and the ISA records (hence pto.trowargmax's docstring and docs/isa.md)
+    said a NaN never wins, but a NaN first keeps index 0 (the test above, as pto-isa's CPU
+    simulation): each now says so, and where the rule comes from."""
+    for name in ("TROWARGMAX", "TROWARGMIN", "TCOLARGMAX", "TCOLARGMIN"):
+        doc = ISA.by_name[name].doc
+        assert "; NaN never wins)" not in doc and "a NaN first keeps 0" in doc, doc
+    aicore = (Path(__file__).resolve().parents[1] / "docs" / "aicore.md").read_text()
+    row = next(line for line in aicore.splitlines() if line.startswith("| `trowargmax("))
+    assert "a NaN never does" not in row
+    assert "a NaN first keeps index 0" in row and "include/pto/cpu/TReduceIdx.hpp" in row
 
 
 @pytest.mark.parametrize("dt", [F32, F16, I32])

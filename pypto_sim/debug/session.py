@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..isa import load_isa
 from ..profiler.profile import Profile
-from ..runtime.device import current_device
+from ..runtime.device import DEFAULT_BLOCK as LAUNCH_BLOCK, current_device
 from ..timing import machine as machine_mod
 from ..timing.model import LaunchSimulation
 from .describe import Describer
@@ -80,7 +80,8 @@ class DebugContext(InspectMixin):
         if grid is None:
             grid = last[0] if last else DEFAULT_GRID
         if block is None:
-            block = last[1] if last else DEFAULT_BLOCK
+            # an AI-core kernel takes only launch()'s default block (its block is one AI core)
+            block = last[1] if last else LAUNCH_BLOCK if getattr(kernel, "aicore", False) else DEFAULT_BLOCK
         self.device = current_device()
         self.device.sync()                       # earlier launches first, as a launch would
         args = tuple(args) if isinstance(args, (tuple, list)) else (args,)

@@ -121,8 +121,11 @@ def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
 
 
 def tile_arg_reduce(op, l1, dst, src, rows, cols, dt, per_col):
-    """TROWARG* / TCOLARG*: the index along each row (column) of the first element that the
-    table's compare prefers to every element before it."""
+    """TROWARG* / TCOLARG*: along each row (column), a running best that starts at the first
+    element and moves to a later one only when the table's compare (element, best) holds, as
+    pto-isa's CPU simulation does (include/pto/cpu/TReduceIdx.hpp at 3186c381, lines 112-119
+    and 160-168). Every compare with NaN is false: a NaN first keeps index 0 whatever follows,
+    a later NaN never wins, an all-NaN line gives 0."""
     spec = load_isa().by_opcode[int(op)]
     grid = l1[src:src + rows * cols].reshape(rows, cols)
     lines = grid.T if per_col else grid

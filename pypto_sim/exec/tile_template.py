@@ -227,7 +227,9 @@ def tile_arg_reduce(op, l1, dst, src, rows, cols, dt, per_col):
     """TROWARG* (per_col False): dst[r] = the column index of the element of row r the table's
     compare keeps; TCOLARG* (per_col True): dst[c] = the row index in column c. An element
     replaces the best so far only when compare(element, best) holds, so the first of equals
-    wins and a NaN never does (unless it comes first). Indices are int32 words."""
+    wins, a later NaN never does, and a NaN first keeps index 0 whatever follows (every
+    compare with it is false): pto-isa's CPU simulation, include/pto/cpu/TReduceIdx.hpp at
+    3186c381, lines 112-119 (by column) and 160-168 (by row). Indices are int32 words."""
     n_out, n_in = (cols, rows) if per_col else (rows, cols)
     out = np.zeros(n_out, np.float64)
     for i in range(n_out):

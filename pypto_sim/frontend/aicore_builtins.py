@@ -22,6 +22,7 @@ from contextlib import contextmanager
 
 from .. import dtypes
 from ..isa import PIPES, PTO_PIPE_NAMES, SPACES, VECTOR_FAMILIES
+from .aicore_scalar import SIMT_IDS, AICoreScalarRules
 from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo, Val
 
 CUBE_SPACES = ("Mat", "Left", "Right", "Acc", "Bias")
@@ -43,7 +44,7 @@ PIPE_ALL = -1
 EVENT_ID_BOUND = 16      # PTO-ISA ordering-and-synchronization.md: "event_id 0-15 (profile-specific)"
 
 
-class AICoreBuiltins:
+class AICoreBuiltins(AICoreScalarRules):
     """AI-core half of the kernel compiler."""
 
     section = None        # None, "cube", "vector" (both AIVs) or "vector0" (AIV0 only)
@@ -121,6 +122,8 @@ class AICoreBuiltins:
     def call_builtin(self, builtin, node):
         if builtin.name == "alloc_tile":
             return self.alloc_tile(builtin, node)
+        if builtin.name in SIMT_IDS and self.is_aicore:
+            self.refuse_simt_id(builtin, node)
         return super().call_builtin(builtin, node)
 
     def alloc_tile(self, builtin, node):

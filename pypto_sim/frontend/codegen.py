@@ -15,6 +15,7 @@ from ..errors import CompileError
 from ..ir import ArgSpec, Instr, Program, Reg
 from ..isa import load_isa
 from .aicore_builtins import AICoreBuiltins
+from .aicore_scalar import LANE_INSTRUCTIONS
 from .control import ControlFlowLowering
 from .expressions import ExprLowering
 from .helpers import HelperInlining
@@ -75,6 +76,8 @@ class KernelCompiler(LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins,
         return Reg(self.n_lane - 1, dtype, False)
 
     def emit(self, op, dst, srcs, dtype, node, aux=()) -> int:
+        if op in LANE_INSTRUCTIONS and self.is_aicore:
+            self.refuse_lane_instruction(op, node)     # a unit of an AI core has no lanes
         line = getattr(node, "lineno", 0) + self.kernel.line_offset if node is not None else 0
         self.instrs.append(Instr(op, dst, tuple(srcs), dtype, tuple(aux), line))
         return len(self.instrs) - 1

@@ -6,7 +6,7 @@ import inspect
 import linecache
 
 from .. import dtypes
-from .device import current_device
+from .device import DEFAULT_BLOCK, current_device
 
 
 def _assigned_name():
@@ -97,7 +97,7 @@ def memcpy_d2h(host_array, src):
     current_device().memcpy_d2h(host_array, src)
 
 
-def launch(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), check=None, max_cycles=None,
+def launch(kernel, grid=(1, 1, 1), block=DEFAULT_BLOCK, args=(), check=None, max_cycles=None,
            mode="timing", timeline=False, max_work=None, values=True):
     """Queue ``kernel`` on the device stream and return at once (a LaunchHandle).
 
@@ -128,7 +128,7 @@ def sync():
     current_device().sync()
 
 
-def profile(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), check=None, max_cycles=None,
+def profile(kernel, grid=(1, 1, 1), block=DEFAULT_BLOCK, args=(), check=None, max_cycles=None,
             mode="timing", max_work=None, values=True):
     """Run ``kernel`` on the simulated NPU now (after anything queued) and return its Profile
     (a FunctionalProfile, without cycles, for mode="functional"). ``check``, ``max_cycles``,

@@ -22,6 +22,10 @@ from ..timing.model import check_block_fits
 from .skip_values import check_values_off
 from .memory import HBM, DeviceTensor, root_of
 
+# launch()'s and profile()'s block: 32 lanes, one warp. The only block an AI-core kernel
+# takes, whose block is one AI core (its AIC and two AIVs), not a number of lanes.
+DEFAULT_BLOCK = (32, 1, 1)
+
 
 def _dims(value, what, kernel):
     if isinstance(value, (int, np.integer)):
@@ -157,6 +161,11 @@ class Device:
                                             hint="keep the tensor alive until the kernel has run")
         program = kernel.program_for(args)
         if program.aicore:
+            if block != DEFAULT_BLOCK:
+                raise LaunchError(f"block={block}: a block of an AI-core kernel is one AI core (its AIC "
+                                  "and two AIVs, scalar units that each run the program once), so "
+                                  "block= has no meaning for it", kernel=kernel.name,
+                                  hint="leave block= out; grid=(n,) counts AI cores")
             from ..timing.aicore_limits import check_aicore_program
             check_aicore_program(program, active_machine(), kernel.name)
         else:

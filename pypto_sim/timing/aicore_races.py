@@ -1,6 +1,11 @@
 """Happens-before race detection for AI-core kernels (check="race"): vector clocks over the
 (unit, pipe) queues of one AI core, moved by flags, barriers and cross-core signals; the
-RaceError names both instructions, their units and pipes, their lines and the tile or tensor."""
+RaceError names both instructions, their units and pipes, their lines and the tile or tensor.
+
+Between AI cores (blocks) of one launch nothing orders anything - cross-core flags pair the
+units of one core - so ChipGMAccesses, shared by all blocks of the launch, reports every pair
+of GM accesses of two cores that share an element, at least one a write, whenever they
+happen: the meaning lane kernels' racecheck gives two blocks (checks.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -85,6 +90,9 @@ def race_check(sim, ai, blk, w, pipe, pc, reads, writes, gm):
         other = _region_access(race, race.gm.setdefault(slot, {}), key, t, stamp, pc, is_write)
         if other is not None:
             raise race_error(sim, blk, pc, w, pipe, other, f"GM tensor '{sim.tensor_names[slot]}'", is_write)
+        other = sim.checks.aicore_gm.access(slot, key, (blk.id, w, pipe), pc, is_write)
+        if other is not None:
+            raise core_race_error(sim, blk, pc, w, pipe, other, slot, is_write)
 
 
 def _region_access(race, objs, key, t, stamp, pc, is_write):
@@ -92,21 +100,94 @@ def _region_access(race, objs, key, t, stamp, pc, is_write):
     (a GM tensor, or the words of one tile and its views) and return the earlier unordered
     access it races with, if any: against the same region, and against every other region of
     the object that shares an element with it."""
-    lo, hi, rows, cols, stride = key
-    mine = None
+    mine = _Elements(key)
     for other_key, hist in objs.items():
-        if other_key == key or other_key[0] >= hi or lo >= other_key[1]:
-            continue
-        if mine is None:
-            mine = np.add.outer(np.arange(rows) * stride, np.arange(cols)).ravel() + lo
-        theirs = np.add.outer(np.arange(other_key[2]) * other_key[4], np.arange(other_key[3])).ravel() + other_key[0]
-        if not np.intersect1d(mine, theirs, assume_unique=True).size:
+        if other_key == key or not mine.shares(other_key):
             continue
         probe = {"w": hist.get("w"), "r": dict(hist.get("r", {}))}
         other = race.access(probe, t, stamp, pc, is_write)
         if other is not None:
             return other
     return race.access(objs.setdefault(key, {}), t, stamp, pc, is_write)
+
+
+class _Elements:
+    """The elements of one strided region (lo, hi, rows, cols, stride), built on first use."""
+
+    def __init__(self, key):
+        self.key = key
+        self._elements = None
+
+    def shares(self, other_key) -> bool:
+        """True when the region other_key holds an element of this one."""
+        lo, hi, rows, cols, stride = self.key
+        if other_key[0] >= hi or lo >= other_key[1]:
+            return False
+        if self._elements is None:
+            self._elements = np.add.outer(np.arange(rows) * stride, np.arange(cols)).ravel() + lo
+        theirs = np.add.outer(np.arange(other_key[2]) * other_key[4], np.arange(other_key[3])).ravel() + other_key[0]
+        return bool(np.intersect1d(self._elements, theirs, assume_unique=True).size)
+
+
+# ---------------------------------------------------------------- between AI cores
+class ChipGMAccesses:
+    """The GM accesses of every AI core of one launch, by tensor slot and strided element
+    region (as _region_access compares them). Each region keeps its last write (block, unit,
+    pipe, pc) and, per block, its last read since: an access races with an earlier one of
+    another block to a shared element when either is a write. Accesses of one block are left
+    to that core's vector clocks (AICoreRaces)."""
+
+    def __init__(self):
+        self.slots: dict = {}        # slot -> {(lo, hi, rows, cols, stride): {"w": .., "r": {block: ..}}}
+
+    def access(self, slot, key, who, pc, is_write):
+        """Record the access of who = (block id, unit, pipe) at pc; return the earlier access
+        of another block it races with as (block, unit, pipe, pc, was_write), or None."""
+        objs = self.slots.setdefault(slot, {})
+        mine = _Elements(key)
+        for other_key, hist in objs.items():
+            clash = _other_block(hist, who[0], is_write)
+            if clash is not None and (other_key == key or mine.shares(other_key)):
+                return clash
+        hist = objs.setdefault(key, {"w": None, "r": {}})
+        if is_write:
+            # no other block read or wrote it (or that was the race above): this write is all
+            # a later access of another block can race with
+            hist["w"], hist["r"] = (*who, pc), {}
+        else:
+            hist["r"][who[0]] = (*who, pc)
+        return None
+
+
+def _other_block(hist, block, is_write):
+    """The access in hist of a block other than `block` that an access (a write when is_write)
+    conflicts with: the last write, or for a write also a read."""
+    w = hist["w"]
+    if w is not None and w[0] != block:
+        return (*w, True)
+    if is_write:
+        for b, r in hist["r"].items():
+            if b != block:
+                return (*r, False)
+    return None
+
+
+def core_race_error(sim, blk, pc, w, pipe, other, slot, is_write):
+    """Two AI cores (blocks) of one launch touch a GM element, at least one writing it."""
+    from ..errors import RaceError
+    from ..isa import PTO_PIPE_NAMES
+    oblock, ou, op, opc, was_write = other
+    ins, oins = sim.prog.instrs[pc], sim.prog.instrs[opc]
+    kind = "write-after-write" if is_write and was_write else "read-after-write" if was_write else "write-after-read"
+    this = f"{ins.op} at line {ins.line} (block {blk.id} {UNIT_NAMES[w]} {PTO_PIPE_NAMES.get(PIPES[pipe], PIPES[pipe])})"
+    that = f"{oins.op} at line {oins.line} (block {oblock} {UNIT_NAMES[ou]} {PTO_PIPE_NAMES.get(PIPES[op], PIPES[op])})"
+    return RaceError(
+        f"racecheck: {kind} race on GM tensor '{sim.tensor_names[slot]}' between AI cores: {this} "
+        f"and {that} touch the same elements; nothing orders two AI cores of one launch",
+        kernel=sim.kernel_name, file=sim.prog.file, line=ins.line, block=blk.id, warp=w,
+        other_line=oins.line, other_block=oblock, other_warp=ou,
+        hint="give each AI core its own GM elements (offset by pto.get_block_id()), or split the "
+             "work into two launches")
 
 
 def race_error(sim, blk, pc, w, pipe, other, what, is_write):

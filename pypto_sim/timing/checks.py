@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import DeadlockError, LaunchError, RaceError, SyncCheckError, UninitializedReadError
 from ..isa import PIPES
+from .aicore_races import ChipGMAccesses
 
 CHECKS = ("memcheck", "racecheck", "initcheck", "synccheck")
 TILE = 4095
@@ -61,6 +62,8 @@ class KernelChecks:
         # the shadow covers the HBM words up to the end of this launch's last tensor
         used = int(max((b + n for b, n in zip(sim.tbase, sim.tcount)), default=1))
         self.hbm_shadow = self._shadow(used) if self.race else None
+        # AI-core kernels: GM accesses of all cores (blocks), checked against each other
+        self.aicore_gm = ChipGMAccesses() if self.race and sim.aicore else None
 
     @staticmethod
     def _shadow(words):

@@ -202,7 +202,7 @@ class FastEngine:
         unfinished = int(st[ex.S_UNFINISHED])
         if unfinished:
             if status == ex.ENG_LIMIT:
-                raise sim.limit_error(unfinished)
+                raise sim.limit_error(unfinished, self._positions())
             raise sim.deadlock_error(self._stuck())
         return sim.end_time
 
@@ -238,6 +238,14 @@ class FastEngine:
             out.append((int(self.bv[g // wpb, ex.B_BLOCK]), g % wpb,
                         int(self.wst[g, 0]) if waiting else None))
         return sorted(out, key=lambda s: (s[0], s[1]))
+
+    def _positions(self):
+        """(block id, warp, pc) of every unfinished warp, in order: a warp's state row holds
+        the pc it issues next, waits at (a barrier) or ended at (EXIT, retiring)."""
+        ex, wpb = self.ex, self.sim.warps_per_block
+        out = [(int(self.bv[g // wpb, ex.B_BLOCK]), g % wpb, int(self.wst[g, 0]))
+               for g in np.nonzero(self.wv[:, ex.W_PHASE] != ex.PH_DONE)[0].tolist()]
+        return sorted(out)
 
     def _flush_commits(self):
         """A fault: what was issued before it lands (the pending commits, in their order)."""

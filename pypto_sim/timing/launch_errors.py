@@ -6,14 +6,36 @@ from __future__ import annotations
 from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
 from ..ir.program import C_AUX
 
+UNIT_NAMES = ("AIC", "AIV0", "AIV1")      # the units of an AI core (timing/aicore.py)
 
-def cycle_limit(sim, unfinished: int) -> SimulationLimitError:
-    """A launch still running at its cycle limit, with unfinished warps."""
+
+def cycle_limit(sim, unfinished: int, where=()) -> SimulationLimitError:
+    """A launch still running at its cycle limit, with unfinished warps. where lists (block
+    id, warp, pc) of each unfinished warp (a unit of an AI core), in order: the instruction it
+    would issue next or waits at (EXIT when it only waits for its stores or pipes). The error's
+    line is the first warp's; the message names every line warps are at, the busiest first."""
+    at: dict = {}                  # line -> the warps there
+    first = None
+    for block_id, w, pc in where:
+        line = sim.prog.instrs[pc].line if 0 <= pc < len(sim.prog.instrs) else None
+        first = line if first is None else first
+        at.setdefault((line, pc >= 0 and sim.prog.instrs[pc].op == "EXIT"), []).append(
+            f"block {block_id} {UNIT_NAMES[w] if sim.aicore else f'warp {w}'}")
+    places = []
+    for (line, ends), who in sorted(at.items(), key=lambda kv: -len(kv[1]))[:4]:
+        what = ("the end of the kernel, waiting for its stores or pipes" if ends else
+                f"`{sim.prog.source_lines.get(line, '').strip()}`")
+        places.append(f"line {line} ({what}): {', '.join(who[:3])}"
+                      + (f" and {len(who) - 3} more" if len(who) > 3 else ""))
+    more = f"; and {len(at) - 4} more lines" if len(at) > 4 else ""
+    kind = ("unit" if sim.aicore else "warp") + ("" if unfinished == 1 else "s")
     return SimulationLimitError(
         f"the kernel was still running after the cycle limit of {sim.max_cycles} "
-        f"cycles ({unfinished} warps unfinished)", kernel=sim.kernel_name,
-        file=sim.prog.file, line=sim.prog.first_line, limit=sim.max_cycles,
-        hint="raise the limit (max_cycles=...) or look for a loop that never ends")
+        f"cycles ({unfinished} {kind} unfinished" + (f", at {'; '.join(places)}{more})" if places else ")"),
+        kernel=sim.kernel_name, file=sim.prog.file,
+        line=first if first is not None else sim.prog.first_line, limit=sim.max_cycles,
+        hint="raise the limit (max_cycles=...) or look for a loop that never ends"
+             + (f" (line {first})" if first is not None else ""))
 
 
 def lane_out_of_bounds(sim, pc, blk, w, info) -> OutOfBoundsError:

@@ -237,9 +237,12 @@ class LaunchSimulation:
                                        in sorted(self.unfinished.items())])
         return int(self.end_time)
 
-    def limit_error(self, unfinished: int) -> SimulationLimitError:
-        """The error of a launch still running at its cycle limit."""
-        return launch_errors.cycle_limit(self, unfinished)
+    def limit_error(self, unfinished: int, where=None) -> SimulationLimitError:
+        """The error of a launch still running at its cycle limit; where: (block id, warp, pc)
+        of each unfinished warp, from the warp states unless the compiled engine gives them."""
+        if where is None:
+            where = [(block_id, w, ws.pc) for (block_id, w), ws in sorted(self.unfinished.items())]
+        return launch_errors.cycle_limit(self, unfinished, where)
 
     @contextlib.contextmanager
     def translated_errors(self):
@@ -300,6 +303,7 @@ class LaunchSimulation:
         pc = 0
         record = True        # SimPy always writes rows: without them there are no totals
         while True:
+            ws.pc = pc                   # where a cycle limit finds the warp
             fam = self.pc_family[pc]
             # ---- when can this instruction issue?
             now = env.now

@@ -29,6 +29,7 @@ class WarpState:
         self.cause = 0
         self.cause_pc = -1
         self.waiting_at = None
+        self.pc = 0                 # the instruction it issues next (or waits at, or EXIT)
 
     def note_stall(self, cause: int, cause_pc: int):
         """Remember why the warp is waiting (the last binding constraint wins)."""
