@@ -3,12 +3,13 @@
     python benchmarks/aicore_values.py [--repeat 3] [--gemm 1024] [--fa 2048] [--load]
 
 For examples/gemm_manual.py (M = N = K = --gemm) and examples/flash_attention.py (S = --fa):
-wall time of the launch with values on (timing mode, the default), with values=False (the same
-cycles, no tile values) and in functional mode (values, no timing), best of --repeat after a
-warm-up; and numpy's own time for the same tile arithmetic: every tile instruction the
-functional run executes, replayed as the numpy call that does its work (a strided copy for a
-load, store or move, ``A @ B`` in float64 for a matmul, one ufunc or reduction over the tile
-for a vector op), with numpy's BLAS on one thread (threadpoolctl). The criterion of issue 21:
+wall time of the simulation (the profile's own, without making the data) with values on
+(timing mode, the default), with values=False (the same cycles, no tile values) and in
+functional mode (values, no timing), best of --repeat after a warm-up; and numpy's own time
+for the same tile arithmetic: every tile instruction the functional run executes, replayed as
+the numpy call that does its work (a strided copy for a load, store or move, ``A @ B`` in
+float64 for a matmul, one ufunc or reduction over the tile for a vector op), with numpy's BLAS
+on one thread (threadpoolctl). The criterion of issue 21:
 values-on time <= values-off time + 1.3 x numpy's time.
 
 --load: the same, while another process keeps one of the two cores busy, with numpy's BLAS
@@ -32,13 +33,10 @@ from pypto_sim.exec.aicore_tiles import TileOp  # noqa: E402
 
 
 def best(fn, repeat):
+    """The best of repeat simulations' own wall time (the profile's, without making the data
+    and the numpy reference), after a warm-up."""
     fn()
-    walls = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        walls.append(time.perf_counter() - t0)
-    return min(walls)
+    return min(fn()[2].wall_seconds for _ in range(repeat))
 
 
 def numpy_work(op):
