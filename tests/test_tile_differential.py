@@ -22,6 +22,7 @@ import pytest
 
 from pypto_sim import dtypes
 from pypto_sim.exec import reference
+from pypto_sim.exec.aicore_tiles import _blas_matmul
 from pypto_sim.exec.lane import executor
 from pypto_sim.isa import TILE_FAMILIES, load_isa
 
@@ -228,8 +229,8 @@ def test_tile_mma_matches_reference(ex, in_dt):
 
 
 def test_tile_mma_accumulates_in_order_and_rounds_once(ex):
-    """The documented order: float64 sums over p = 0..k-1, one rounding to float32 at the end
-    (1 + 2^-30 - 1 would be lost by per-step float32 rounding; here it survives)."""
+    """One rounding to float32 of the exact sum (tile_matmul): 1 + 2^-30 + 2^-30 - 1 = 2^-29
+    (per-step float32 rounding would lose both 2^-30 and give 0)."""
     for impl in (ex, reference):
         l1 = np.zeros(8)
         l1[0] = 1.0                              # C (1x1)
@@ -316,14 +317,71 @@ def test_tile_matmul_matches_reference(ex, in_dt, init):
             np.testing.assert_allclose(got, want.astype(np.float32).ravel(), rtol=1e-6, atol=1e-30)
 
 
-def test_tile_matmul_sums_in_k_order_and_rounds_once(ex):
-    """1 + 2^-30 + 2^-30 - 1 in k order is 2^-29 in float64, kept by the single rounding to
-    float32 at the end (per-step float32 rounding would lose both 2^-30 and give 0)."""
+def test_tile_matmul_rounds_the_exact_sum_once(ex):
+    """C = 1 * 1 + 2^-24 * 1 + 2^-30 * 2^-30 = 1 + 2^-24 + 2^-60 exactly, just above the float32
+    midpoint 1 + 2^-24 between 1 and 1 + 2^-23, so it rounds up to 1 + 2^-23. A float64 sum
+    in any order loses the 2^-60 (53 bits from 1 reach down to 2^-52), lands on the midpoint
+    and would round to even, 1.0: the exact sum decides, in both executors and in the BLAS
+    path, which sums in BLAS's own order."""
+    want = 1 + 2.0**-23
+    l1 = np.zeros(16)
+    l1[0:3] = [1.0, 2.0**-24, 2.0**-30]         # A (1 x 3)
+    l1[3:6] = [1.0, 1.0, 2.0**-30]              # B (3 x 1)
     for impl in (ex, reference):
-        l1 = np.array([1.0, 2.0**-30, 1.0, -1.0, 1.0, 2.0**-30, 1.0, 0.0])
         out = np.zeros(1)
-        impl.tile_matmul(out, l1, 0, 1, 1, 3, 4, 1, 1, 1, 3, 1, 0, F32)   # C(1x1) += A(1x3) B(3x1)
-        assert out[0] == np.float32(2.0**-29), impl.__name__
+        impl.tile_matmul(out, l1, 8, 1, 0, 3, 3, 1, 1, 1, 3, 0, 0, F32)
+        assert out[0] == want, impl.__name__
+    big = np.zeros(3 * 64 + 64 * 64 + 3 * 64)        # the same sum in a matmul BLAS takes
+    A = np.zeros((3, 64))
+    A[:, :3] = [1.0, 2.0**-24, 2.0**-30]
+    B = np.zeros((64, 64))
+    B[:3, :] = np.array([1.0, 1.0, 2.0**-30])[:, None]
+    big[:192], big[192:192 + 4096] = A.ravel(), B.ravel()
+    out = np.zeros(3 * 64)
+    assert _blas_matmul(ex, out, big, *tile_views(c=(4288, 64), a=(0, 64), b=(192, 64)),
+                        None, 3, 64, 64, 0)
+    assert (out == want).all()
+
+
+def tile_views(**where):
+    """Stand-ins for TileView (word base, row pitch; float32 dtype) named c, a, b."""
+    class View:
+        def __init__(self, base, pitch):
+            self.base, self.pitch = base, pitch
+            self.buf = type("Buf", (), {"dtype": dtypes.float32})()
+    return [View(*where[name]) for name in ("c", "a", "b")]
+
+
+@pytest.mark.parametrize("init", [0, 1, 2])
+def test_blas_matmul_gives_the_executors_bits(ex, init):
+    """The AI core's BLAS path (numpy's float64 product, then matmul_finish) against
+    tile_matmul and the reference on pitched windows, float16 / float32 inputs and
+    cancellations (terms of 2^24 that cancel beside terms of 2^-30), where the order of a
+    float64 sum would show."""
+    rng = np.random.default_rng(900 + init)
+    for trial in range(12):
+        m, n, k = (int(x) for x in rng.integers(1, 40, 3))
+        cp, ap, bp = n + int(rng.integers(0, 5)), k + int(rng.integers(0, 5)), n + int(rng.integers(0, 5))
+        c, a, b, bias = regions(rng, [(m - 1) * cp + n, (m - 1) * ap + k, (k - 1) * bp + n, n],
+                                limit=8192)
+        l1 = np.zeros(8192)
+        pick = [1.0, -1.0, 2.0**12, -2.0**12, 2.0**-15, 1 + 2.0**-10, 0.5, 3.0]
+        l1[a:a + (m - 1) * ap + k] = rng.choice(pick, (m - 1) * ap + k) if trial % 2 else \
+            rng.standard_normal((m - 1) * ap + k).astype(np.float16)
+        l1[b:b + (k - 1) * bp + n] = rng.choice(pick, (k - 1) * bp + n)
+        l1[c:c + (m - 1) * cp + n] = rng.choice([0.0, 2.0**24, -1.0, 2.0**-25], (m - 1) * cp + n)
+        l1[bias:bias + n] = rng.standard_normal(n).astype(np.float32)
+        outs = []
+        for impl in (ex, reference):
+            out = np.zeros(m * n)
+            impl.tile_matmul(out, l1, c, cp, a, ap, b, bp, m, n, k, init, bias, F32)
+            outs.append(out)
+        out = np.zeros(m * n)
+        bias_view = tile_views(c=(bias, n), a=(0, 1), b=(0, 1))[0]
+        assert _blas_matmul(ex, out, l1, *tile_views(c=(c, cp), a=(a, ap), b=(b, bp)),
+                            bias_view, m, n, k, init)
+        assert_same(outs[0], outs[1], f"numba vs reference, trial {trial}")
+        assert_same(out, outs[0], f"BLAS vs numba, trial {trial}")
 
 
 # ---------------------------------------------------------------- tile_alu

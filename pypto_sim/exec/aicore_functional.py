@@ -20,6 +20,7 @@ from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
 from ..ir.program import C_AUX, C_OP
 from ..isa import load_isa
 from .aicore_tiles import UNIT_NAMES, TileOp, buffer_at, buffer_spans, operands, unset_flag_error
+from .blas import single_threaded_blas, uses_matmul
 from .control_flow import ControlFlow
 from .functional import FunctionalProfile, memory_space
 from .lane import executor
@@ -70,6 +71,7 @@ class AICoreFunctional:
         self.pc_tiles = [[getattr(s, "tile", -1) for s in ins.srcs] for ins in prog.instrs]
         self.buffer_spans = buffer_spans(prog)
         self.executed = 0
+        self.blas = False          # True while a run may use numpy's BLAS (exec/blas.py)
 
     def buffer_at(self, word):
         """(lo, hi, buffer) of the tile holding word ``word`` (as the timing model's)."""
@@ -79,8 +81,9 @@ class AICoreFunctional:
     def run(self) -> FunctionalProfile:
         start = time.perf_counter()
         gx, gy, gz = self.grid
-        for block_id in range(gx * gy * gz):
-            self.run_block(block_id, (block_id % gx, (block_id // gx) % gy, block_id // (gx * gy)))
+        with single_threaded_blas(uses_matmul(self.prog)) as self.blas:
+            for block_id in range(gx * gy * gz):
+                self.run_block(block_id, (block_id % gx, (block_id // gx) % gy, block_id // (gx * gy)))
         return FunctionalProfile(self.kernel_name, self.grid, self.block, self.executed,
                                  time.perf_counter() - start)
 

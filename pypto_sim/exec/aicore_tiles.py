@@ -27,6 +27,9 @@ from .tile_effects import effect as vector_effect
 UNIT_NAMES = ("AIC", "AIV0", "AIV1")
 MAX_MKN = 4095                   # PTO-ISA docs/isa/TMATMUL.md: m, k, n in [1, 4095]
 INIT_ZERO, INIT_ACC, INIT_BIAS = 0, 1, 2     # tile_matmul's starting value
+# a matmul of at least this many products takes its float64 sums from numpy's BLAS when the
+# launch allows it (exec/blas.py): below it the executor's kernel is as fast
+BLAS_MIN_PRODUCTS = 16 * 16 * 16
 
 
 @dataclass(frozen=True)
@@ -270,8 +273,10 @@ class TileOp:
             m, n, k = self.mkn
             init = INIT_ACC if self.spec.reads_dst else INIT_BIAS if bias is not None else INIT_ZERO
             buf = np.empty(m * n, np.float64)
-            ex.tile_matmul(buf, arr, c.base, c.pitch, a.base, a.pitch, b.base, b.pitch, m, n, k,
-                           init, bias.base if bias is not None else 0, c.buf.dtype.code)
+            if not (getattr(ctx, "blas", False) and m * n * k >= BLAS_MIN_PRODUCTS
+                    and _blas_matmul(ex, buf, arr, c, a, b, bias, m, n, k, init)):
+                ex.tile_matmul(buf, arr, c.base, c.pitch, a.base, a.pitch, b.base, b.pitch, m, n, k,
+                               init, bias.base if bias is not None else 0, c.buf.dtype.code)
             return buf
         # vector families: the executor's kernel runs in place, so run it, keep what it wrote
         # and put the destination's words back until the operation completes
@@ -351,4 +356,36 @@ def unset_flag_error(ctx, pc, unit, coords, key) -> DeadlockError:
         file=ctx.prog.file, line=ctx.prog.instrs[pc].line,
         hint="set the flag earlier (real kernels pre-arm reverse flags before the loop and "
              "drain them after it)")
+
+
+def window(arr, base, rows, cols, pitch):
+    """The rows x cols elements of arr from word base, rows pitch apart, as a numpy view."""
+    if pitch == cols:
+        return arr[base:base + rows * cols].reshape(rows, cols)
+    return np.lib.stride_tricks.as_strided(arr[base:], (rows, cols), (pitch * arr.strides[0], arr.strides[0]))
+
+
+def _blas_matmul(ex, out, arr, c, a, b, bias, m, n, k, init) -> bool:
+    """A matmul's float64 sums from numpy's BLAS, finished by the executor's matmul_finish to
+    the exactly rounded values tile_matmul gives (the same bits in any order of summation).
+    False (nothing done) for a NaN or inf among the terms (IEEE's result then depends on every
+    product being formed, which a BLAS need not do) or an executor without matmul_finish."""
+    finish = getattr(ex, "matmul_finish", None)
+    if finish is None:
+        return False
+    A = np.ascontiguousarray(window(arr, a.base, m, k, a.pitch))
+    B = np.ascontiguousarray(window(arr, b.base, k, n, b.pitch))
+    if init == INIT_ACC:
+        start = np.array(window(arr, c.base, m, n, c.pitch))
+    elif init == INIT_BIAS:
+        start = np.repeat(arr[bias.base:bias.base + n][None, :], m, axis=0)
+    else:
+        start = np.zeros((m, n))
+    if not (np.isfinite(A).all() and np.isfinite(B).all() and np.isfinite(start).all()):
+        return False
+    sums = A @ B
+    sums += start
+    finish(out, sums.reshape(-1), A.reshape(-1), B.reshape(-1), start.reshape(-1), m, n, k,
+           c.buf.dtype.code)
+    return True
 

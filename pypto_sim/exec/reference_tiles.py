@@ -205,20 +205,48 @@ def tile_scatter(dst_arr, dst, dpitch, buf, rows, cols):
 
 
 def tile_matmul(out, l1, c, cpitch, a, apitch, b, bpitch, m, n, k, init, bias, dt):
-    """out = init + A @ B summed over k in order in float64, rounded once to dt (int32 wraps);
-    init: 0, the accumulator C (1) or the bias row (2)."""
+    """out = the exact init + A @ B rounded once to dt (float32: nearest, ties to even; int32:
+    the integer sum, wrapped); init: 0, the accumulator C (1) or the bias row (2). A NaN or inf
+    among an element's terms: the float64 sum in order (IEEE's NaN / inf, in any order)."""
     def grid(base, pitch, rows, cols):
         return np.array([l1[base + r * pitch: base + r * pitch + cols] for r in range(rows)]).reshape(rows, cols)
     A, B = grid(a, apitch, m, k), grid(b, bpitch, k, n)
-    acc = grid(c, cpitch, m, n) if init == 1 else \
+    start = grid(c, cpitch, m, n) if init == 1 else \
         np.tile(l1[bias:bias + n], (m, 1)) if init == 2 else np.zeros((m, n))
-    with np.errstate(all="ignore"):         # inf * 0 is NaN, as on the cube
-        for p in range(k):                   # the order of the sum: p = 0, 1, ...
-            acc = acc + np.outer(A[:, p], B[p, :])
-    if dt == dtypes.int32.code:              # int8 products summed exactly, wrapped to int32
-        out[:m * n] = [float((int(x) + 2**31) % 2**32 - 2**31) for x in acc.reshape(-1)]
+    for i in range(m):
+        for j in range(n):
+            terms = [float(start[i, j])] + [float(x) * float(y) for x, y in zip(A[i], B[:, j])]
+            if dt == dtypes.int32.code:           # int8 products: an exact integer sum, wrapped
+                total = sum(int(t) for t in terms)
+                out[i * n + j] = float((total + 2**31) % 2**32 - 2**31)
+            elif not all(math.isfinite(t) for t in terms):
+                acc = terms[0]
+                with np.errstate(all="ignore"):
+                    for t in terms[1:]:
+                        acc = acc + t
+                out[i * n + j] = to_dtype(dt, acc)
+            else:
+                out[i * n + j] = _nearest_float32(terms)
+
+
+def _nearest_float32(terms):
+    """The float32 nearest the exact sum of terms, ties to even, past the largest float32
+    (2^128 - 2^104) to infinity from 2^128 - 2^103 on (IEEE's overflow): math.fsum gives the
+    float64 nearest the sum, and the fsum of the terms less that value the sign of the rest."""
+    s = math.fsum(terms)
+    rest = math.fsum(terms + [-s])
+    sign, s, rest = (-1.0, -s, -rest) if s < 0 else (1.0, s, rest)
+    f = np.float32(s)
+    if float(f) == s:
+        return sign * s
+    below = f if float(f) < s else np.nextafter(f, np.float32(0))
+    above = np.nextafter(below, np.float32(np.inf))
+    mid = (float(below) + (2.0**128 if np.isinf(above) else float(above))) / 2
+    if s == mid and rest == 0:                                   # an exact tie: to even
+        up = int(below.view(np.uint32)) % 2 == 1
     else:
-        out[:m * n] = [to_dtype(dt, x) for x in acc.reshape(-1)]
+        up = s > mid or (s == mid and rest > 0)
+    return sign * float(above if up else below)
 
 
 # each value family's kernel (tile_move, TEXTRACT / TMOV on the AI core: a gather from the

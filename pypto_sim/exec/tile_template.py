@@ -353,15 +353,18 @@ def tile_scatter(dst_arr, dst, dpitch, buf, rows, cols):
 
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
 def tile_matmul(out, l1, c, cpitch, a, apitch, b, bpitch, m, n, k, init, bias, dt):
-    """TMATMUL* / TGEMV*: out[i * n + j] = init + sum over p in order of a[i, p] * b[p, j],
-    summed in float64 and rounded once to dt (int32 wraps). init is 0 (init == 0), the
-    accumulator's old c[i, j] (init == 1, the _ACC forms) or bias[j] (init == 2, the _BIAS
-    forms). Every product of the cube's input dtypes (float16, bfloat16, float32, int8) is exact
-    in float64, so a fused multiply-add gives the same sum as a multiply then an add and the
-    compiler may use one ("contract"); the order of the sum is fixed, so the result is the
-    reference executor's to the bit. A and B are first packed into dense arrays (windows of
-    pitched tiles), then four rows at a time share each row of B, each in an accumulator row of
-    its own, which the compiler vectorises."""
+    """TMATMUL* / TGEMV* (and the article's MMA): out[i * n + j] = the exact value of
+    init[i, j] + sum over p of a[i, p] * b[p, j], rounded once to dt (float32: to nearest,
+    ties to even; int32 wraps). init is 0 (init == 0), the accumulator's old c[i, j] (init ==
+    1, the _ACC forms) or bias[j] (init == 2, the _BIAS forms). A NaN or an infinity among the
+    terms gives what IEEE arithmetic gives in any order (NaN for inf * 0 or inf - inf).
+
+    An exact sum does not depend on the order it is taken in, so this kernel (a float64 sum
+    over p in order, then matmul_finish) and the BLAS product that exec/aicore_tiles.py uses
+    for large finite tiles give the same bits. Every product of the cube's input dtypes
+    (float16, bfloat16, float32, int8) is exact in float64, so a fused multiply-add changes
+    nothing and the compiler may use one ("contract"). A and B are first packed into dense
+    arrays (windows of pitched tiles), then four rows at a time share each row of B."""
     A = np.empty(m * k)
     B = np.empty(k * n)
     for r in range(m):
@@ -370,19 +373,119 @@ def tile_matmul(out, l1, c, cpitch, a, apitch, b, bpitch, m, n, k, init, bias, d
     for p in range(k):
         for j in range(n):
             B[p * n + j] = l1[b + p * bpitch + j]
+    start = np.empty(m * n)
+    for r in range(m):
+        for j in range(n):
+            start[r * n + j] = l1[c + r * cpitch + j] if init == 1 else l1[bias + j] if init == 2 else 0.0
     acc = np.empty((4, n))
+    sums = np.empty(m * n)
     for i in range(0, m, 4):
         rows = min(4, m - i)
         for r in range(4):
-            # rows past m start at 0 and repeat row i's products (a valid row); never written
-            _matmul_init(acc[r], l1, c + (i + r) * cpitch, init if r < rows else 0, bias, n)
+            for j in range(n):
+                acc[r, j] = start[(i + r) * n + j] if r < rows else 0.0
+        # rows past m repeat row i's products (a valid row) and are not kept
         a0 = i * k
         a1 = (i + 1 if rows > 1 else i) * k
         a2 = (i + 2 if rows > 2 else i) * k
         a3 = (i + 3 if rows > 3 else i) * k
         _matmul_rows(acc, A, a0, a1, a2, a3, B, n, k)
         for r in range(rows):
-            _matmul_round(out, (i + r) * n, acc[r], n, dt)
+            for j in range(n):
+                sums[(i + r) * n + j] = acc[r, j]
+    matmul_finish(out, sums, A, B, start, m, n, k, dt)
+
+
+@njit(cache=True, error_model="numpy")
+def matmul_finish(out, sums, A, B, start, m, n, k, dt):
+    """out = the float64 sums of a matmul (start + A @ B, A m x k and B k x n dense, summed in
+    any order) rounded to dt as the exact sums would round. A float64 sum of k + 1 terms is
+    within (k + 2) 2^-53 of the sum of their magnitudes, bounded here by |start| + (the row's
+    sum of |A|) x (the column's largest |B|); where the whole interval rounds to one float32
+    that is the result, else the exact sum decides (_exact_float32). int32 results are exact
+    already (int8 products, far below 2^53) and wrap. The cube accumulates into float32 or
+    int32 only (dt is one of them)."""
+    if dt == DT_INT32:
+        for e in range(m * n):
+            out[e] = np.float64(wrap_i32(np.int64(sums[e]))) if math.isfinite(sums[e]) else 0.0
+        return
+    rowabs = np.zeros(m)
+    colmax = np.zeros(n)
+    for r in range(m):
+        for p in range(k):
+            rowabs[r] += abs(A[r * k + p])
+    for p in range(k):
+        for j in range(n):
+            colmax[j] = max(colmax[j], abs(B[p * n + j]))
+    gamma = (k + 2) * 2.0**-53 * 1.01
+    terms = np.empty(k + 1)
+    partials = np.empty(k + 1)
+    for r in range(m):
+        for j in range(n):
+            e = r * n + j
+            s = sums[e]
+            bound = (abs(start[e]) + rowabs[r] * colmax[j]) * gamma + abs(s) * 2.0**-52
+            near = np.float32(s)
+            if not math.isfinite(s) or not math.isfinite(bound):
+                out[e] = np.float64(near)      # a NaN or inf among the terms: IEEE's result
+            elif np.float32(s - bound) == near and np.float32(s + bound) == near:
+                out[e] = np.float64(near)
+            else:
+                terms[0] = start[e]
+                for p in range(k):
+                    terms[p + 1] = A[r * k + p] * B[p * n + j]
+                out[e] = _exact_float32(terms, k + 1, partials)
+
+
+@njit(cache=True, error_model="numpy")
+def _exact_float32(terms, count, partials):
+    """The exact sum of terms[:count] (Shewchuk's non-overlapping partials, as Python's
+    math.fsum) rounded to the nearest float32, ties to even: the float64 hi nearest the sum
+    rounds as the sum does unless hi is a float32 midpoint, where the sign of the rest decides."""
+    used = 0
+    for i in range(count):
+        x = terms[i]
+        j = 0
+        for q in range(used):
+            y = partials[q]
+            if abs(x) < abs(y):
+                x, y = y, x
+            hi = x + y
+            lo = y - (hi - x)
+            if lo != 0.0:
+                partials[j] = lo
+                j += 1
+            x = hi
+        partials[j] = x
+        used = j + 1
+    hi = partials[used - 1] if used else 0.0
+    rest = 0.0
+    q = used - 1
+    while q > 0:
+        q -= 1
+        x, y = hi, partials[q]
+        hi = x + y
+        rest = y - (hi - x)
+        if rest != 0.0:
+            break                      # the smaller partials cannot change rest's sign
+    f = np.float32(hi)
+    fv = _float32_value(f, hi)
+    if fv == hi or rest == 0.0:
+        return np.float64(f)
+    other = np.nextafter(f, np.float32(np.inf) if hi > fv else np.float32(-np.inf))
+    ov = _float32_value(other, hi)
+    if fv + ov != 2.0 * hi:
+        return np.float64(f)           # hi is not halfway between two float32 values
+    return np.float64(other) if (rest > 0.0) == (ov > fv) else np.float64(f)
+
+
+@njit(cache=True, error_model="numpy")
+def _float32_value(f, near):
+    """float32 f as a number; an infinity counts as 2^128 (with near's sign), where the float32
+    after the largest would be, so overflow rounds as IEEE says (ties at 2^128 - 2^103)."""
+    if math.isinf(f):
+        return math.copysign(2.0**128, near)
+    return np.float64(f)
 
 
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
@@ -398,20 +501,3 @@ def _matmul_rows(acc, A, a0, a1, a2, a3, B, n, k):
             acc[1, j] += x1 * y
             acc[2, j] += x2 * y
             acc[3, j] += x3 * y
-
-
-@njit(cache=True, error_model="numpy")
-def _matmul_init(acc, l1, row, init, bias, n):
-    """A matmul row's starting sums: 0, the accumulator's row (init 1) or the bias (init 2)."""
-    for j in range(n):
-        acc[j] = l1[row + j] if init == 1 else l1[bias + j] if init == 2 else 0.0
-
-
-@njit(cache=True, error_model="numpy")
-def _matmul_round(out, o, acc, n, dt):
-    """A matmul row's sums rounded to dt (int32 wraps) into out[o:o + n]."""
-    for j in range(n):
-        if dt == DT_INT32:
-            out[o + j] = np.float64(wrap_i32(np.int64(acc[j])))
-        else:
-            out[o + j] = round_to(dt, acc[j])

@@ -13,6 +13,7 @@ import numpy as np
 from ..isa import PIPES
 from ..exec.functional import run_functional
 from ..exec.aicore_functional import run_aicore_functional
+from ..exec.blas import single_threaded_blas, uses_matmul
 from ..timing.model import LaunchSimulation
 from ..errors import ProfileError
 from ..timing.records import STALL_CAUSES, LaunchRecords, PcTotals
@@ -479,7 +480,8 @@ def run_launch(device, pending, record=None, executor_module=None) -> Profile:
     start = time.perf_counter()
     sim = simulation_for(pending, device.hbm.words, device.hbm.init, record=keep,
                          executor_module=executor_module, values=pending.values)
-    total = sim.run()
+    with single_threaded_blas(prog.aicore and pending.values and uses_matmul(prog)) as sim.blas:
+        total = sim.run()
     wall = time.perf_counter() - start
     records = sim.records()
     # with records the totals are summed from them when first asked for

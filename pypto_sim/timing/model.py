@@ -74,6 +74,7 @@ class LaunchSimulation:
         # values=False: the AI core's tile instructions are timed but compute nothing
         # (runtime's launch(values=False) checks that no control flow reads what they skip)
         self.values = values
+        self.blas = False        # True while run_launch lets matmuls use BLAS (exec/blas.py)
         self.enc = encoded
         self.grid = grid
         self.block = block
