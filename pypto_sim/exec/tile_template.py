@@ -418,23 +418,24 @@ def matmul_finish(out, sums, A, B, start, m, n, k, dt):
         for j in range(n):
             colmax[j] = max(colmax[j], abs(B[p * n + j]))
     gamma = (k + 2) * 2.0**-53 * 1.01
-    terms = np.empty(k + 1)
-    partials = np.empty(k + 1)
-    for r in range(m):
+    settled = np.empty(m * n, np.bool_)
+    for r in range(m):                 # one branch-free pass the compiler vectorises
         for j in range(n):
             e = r * n + j
             s = sums[e]
             bound = (abs(start[e]) + rowabs[r] * colmax[j]) * gamma + abs(s) * 2.0**-52
             near = np.float32(s)
-            if not math.isfinite(s) or not math.isfinite(bound):
-                out[e] = np.float64(near)      # a NaN or inf among the terms: IEEE's result
-            elif np.float32(s - bound) == near and np.float32(s + bound) == near:
-                out[e] = np.float64(near)
-            else:
-                terms[0] = start[e]
-                for p in range(k):
-                    terms[p + 1] = A[r * k + p] * B[p * n + j]
-                out[e] = _exact_float32(terms, k + 1, partials)
+            out[e] = np.float64(near)
+            settled[e] = (np.float32(s - bound) == near) & (np.float32(s + bound) == near)
+    terms = np.empty(k + 1)
+    partials = np.empty(k + 1)
+    for e in range(m * n):             # the rare element whose bound straddles a rounding point
+        if not settled[e] and math.isfinite(sums[e]):
+            r, j = e // n, e % n
+            terms[0] = start[e]
+            for p in range(k):
+                terms[p + 1] = A[r * k + p] * B[p * n + j]
+            out[e] = _exact_float32(terms, k + 1, partials)
 
 
 @njit(cache=True, error_model="numpy")
