@@ -411,22 +411,43 @@ def matmul_finish(out, sums, A, B, start, m, n, k, dt):
         return
     rowabs = np.zeros(m)
     colmax = np.zeros(n)
+    rowbit = np.full(m, 2000)          # the lowest set bit among each row of A, as an exponent
+    colbit = np.full(n, 2000)          # ... among each column of B
+    a_bits, b_bits, s_bits = A.view(np.int64), B.view(np.int64), start.view(np.int64)
     for r in range(m):
         for p in range(k):
             rowabs[r] += abs(A[r * k + p])
+            rowbit[r] = min(rowbit[r], _lowest_bit(a_bits[r * k + p]))
     for p in range(k):
         for j in range(n):
             colmax[j] = max(colmax[j], abs(B[p * n + j]))
+            colbit[j] = min(colbit[j], _lowest_bit(b_bits[p * n + j]))
+    start_bit = 2000
+    for e in range(m * n):
+        start_bit = min(start_bit, _lowest_bit(s_bits[e]))
+    # every term of element (r, j) is a multiple of 2^(rowbit + colbit), and start of
+    # 2^start_bit: while the sum of their magnitudes stays below 2^53 times the smaller, every
+    # partial sum is exact in float64, in any order, and s is the exact sum
+    rowlim = np.empty(m)
+    collim = np.empty(n)
+    for r in range(m):
+        rowlim[r] = math.ldexp(1.0, max(-1000, min(1000, rowbit[r] + 26)))
+    for j in range(n):
+        collim[j] = math.ldexp(1.0, max(-1000, min(1000, colbit[j] + 27)))
+    start_lim = math.ldexp(1.0, max(-1000, min(1000, start_bit + 53)))
     gamma = (k + 2) * 2.0**-53 * 1.01
     settled = np.empty(m * n, np.bool_)
-    for r in range(m):                 # one branch-free pass the compiler vectorises
+    for r in range(m):
         for j in range(n):
             e = r * n + j
             s = sums[e]
-            bound = (abs(start[e]) + rowabs[r] * colmax[j]) * gamma + abs(s) * 2.0**-52
+            total = abs(start[e]) + rowabs[r] * colmax[j]
             near = np.float32(s)
             out[e] = np.float64(near)
-            settled[e] = (np.float32(s - bound) == near) & (np.float32(s + bound) == near)
+            exact = total < min(rowlim[r] * collim[j], start_lim)
+            # else s is within bound of the exact sum: settled when both ends round alike
+            bound = total * gamma + abs(s) * 2.0**-52
+            settled[e] = exact | ((np.float32(s - bound) == near) & (np.float32(s + bound) == near))
     terms = np.empty(k + 1)
     partials = np.empty(k + 1)
     for e in range(m * n):             # the rare element whose bound straddles a rounding point
@@ -502,3 +523,28 @@ def _matmul_rows(acc, A, a0, a1, a2, a3, B, n, k):
             acc[1, j] += x1 * y
             acc[2, j] += x2 * y
             acc[3, j] += x3 * y
+
+
+# trailing zeros of a 64-bit power of two by de Bruijn multiplication
+TRAILING_ZEROS = np.array([0, 1, 2, 53, 3, 7, 54, 27, 4, 38, 41, 8, 34, 55, 48, 28, 62, 5, 39, 46,
+                           44, 42, 22, 9, 24, 35, 59, 56, 49, 18, 29, 11, 63, 52, 6, 26, 37, 40, 33,
+                           47, 61, 45, 43, 21, 23, 58, 17, 10, 51, 25, 36, 32, 60, 20, 57, 16, 50, 31,
+                           19, 15, 30, 14, 13, 12], np.int64)
+
+
+@njit(cache=True, error_model="numpy")
+def _lowest_bit(bits):
+    """The exponent of the lowest set bit of the float64 whose IEEE bits are ``bits`` (x = odd *
+    2^that); 2000 for zero, 1000 for NaN and infinities (never exact)."""
+    field = (bits >> 52) & 0x7FF
+    frac = bits & 0xFFFFFFFFFFFFF
+    if field == 0x7FF:
+        return 1000
+    if field == 0:
+        if frac == 0:
+            return 2000
+        mant, base = frac, -1074
+    else:
+        mant, base = frac | 0x10000000000000, field - 1075
+    low = np.uint64(mant & -mant)
+    return base + TRAILING_ZEROS[np.int64((low * np.uint64(0x022FDD63CC95386D)) >> np.uint64(58))]
