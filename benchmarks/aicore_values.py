@@ -13,8 +13,9 @@ on one thread (threadpoolctl). The criterion of issue 21:
 values-on time <= values-off time + 1.3 x numpy's time.
 
 --load: the same, while another process keeps one of the two cores busy, with numpy's BLAS
-left at its default thread count for the numpy replay (the simulation calls no BLAS).
-Needs threadpoolctl (pip install threadpoolctl).
+left at its default thread count for the numpy replay. --unlimited-blas: the simulations' BLAS
+(the large matmuls' float64 sums, exec/blas.py) not held to one thread, to show what the
+limit buys under load. Needs threadpoolctl (pip install threadpoolctl).
 """
 import argparse
 import multiprocessing
@@ -103,6 +104,19 @@ def measure(name, run, repeat, blas_threads):
           f"{off + 1.3 * numpy_s:.2f} s: {verdict} | {cycles:,} |")
 
 
+def unlimit_blas():
+    """The simulations' BLAS at numpy's default thread count (for the comparison only)."""
+    from contextlib import contextmanager
+
+    from pypto_sim.exec import aicore_functional
+    from pypto_sim.profiler import profile
+
+    @contextmanager
+    def unlimited(wanted=True):
+        yield wanted
+    profile.single_threaded_blas = aicore_functional.single_threaded_blas = unlimited
+
+
 def burn(stop):
     while not stop.is_set():
         sum(i * i for i in range(10000))
@@ -114,7 +128,11 @@ def main():
     parser.add_argument("--gemm", type=int, default=1024)
     parser.add_argument("--fa", type=int, default=2048)
     parser.add_argument("--load", action="store_true", help="keep one core busy meanwhile")
+    parser.add_argument("--unlimited-blas", action="store_true",
+                        help="let the simulations' BLAS use every thread")
     ns = parser.parse_args()
+    if ns.unlimited_blas:
+        unlimit_blas()
     stop = multiprocessing.Event()
     burner = None
     if ns.load:
