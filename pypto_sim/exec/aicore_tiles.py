@@ -1,11 +1,10 @@
-"""The AI core's tile instructions as the executor sees them: each family's operand roles
-(one descriptor per family, read by name from the ISA record), an instruction decoded into
-the tiles and GM elements it reads and writes, and its values.
+"""The AI core's tile instructions as the executor sees them: an instruction decoded, by its
+family's operand roles (isa/tile_roles.py), into the tiles and GM elements it reads and
+writes, the shape that sizes it, and its values.
 
 Everything that needs to know "which operand is the destination, which tiles are read, what
-sizes the operation" asks :data:`FAMILY_ROLES` through :func:`decode`: the timing model
-(hazards, costs, races, timing/aicore.py), the functional runner (exec/aicore_functional.py)
-and the values below. The values are the executor module's kernels (the numba executor's, or
+sizes the operation" asks a :class:`TileOp`: the timing model (hazards, costs, races,
+timing/aicore.py), the functional runner (exec/aicore_functional.py) and the values below. The values are the executor module's kernels (the numba executor's, or
 the reference executor's twins): a decoded instruction ``read()``s its sources into a pending
 result and ``write()``s that result to its destination, so the timing model can read at the
 cycle an operation starts and write at the cycle it completes, and the functional runner can
@@ -14,14 +13,13 @@ do both at once (``run()``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..dtypes import BY_CODE
 from ..errors import DeadlockError, OutOfBoundsError
 from ..ir.program import C_AUX, C_DTYPE, C_SRC
 from ..isa import PIPES, PTO_PIPE_NAMES
+from ..isa.tile_roles import FAMILY_ROLES
 from .tile_effects import effect as vector_effect
 
 UNIT_NAMES = ("AIC", "AIV0", "AIV1")
@@ -30,51 +28,6 @@ INIT_ZERO, INIT_ACC, INIT_BIAS = 0, 1, 2     # tile_matmul's starting value
 # a matmul of at least this many products takes its float64 sums from numpy's BLAS when the
 # launch allows it (exec/blas.py): below it the executor's kernel is as fast
 BLAS_MIN_PRODUCTS = 16 * 16 * 16
-
-
-@dataclass(frozen=True)
-class FamilyRoles:
-    """What the operands of one tile family are, by their ISA names.
-
-    dst: the tile written (None: a store, which writes GM). sources: the tiles read, in the
-    order the family names them (a record need not have all: TMATMUL has no bias); a
-    ``reads_dst`` record reads dst too. gm: the pointer operand of a GM transfer. shape: the
-    operands giving (rows, cols) of the elements the operation covers, or ("n",) for a count
-    of elements. data: the tile whose dtype and shape price the operation (the first of
-    these names the record has). mask: the packed predicate tile, whose rows hold ``mstride``
-    bytes. bounded: every tile must hold the shape (checked at dispatch; the mask rows x
-    mstride bytes)."""
-
-    dst: str | None
-    sources: tuple
-    shape: tuple
-    data: tuple
-    gm: str | None = None
-    mask: str | None = None
-    bounded: bool = False
-
-
-FAMILY_ROLES = {
-    "tile_load": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), gm="src"),
-    "tile_store": FamilyRoles(None, ("src",), ("rows", "cols"), ("src",), gm="dst"),
-    "tile_move": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
-    "tile_mma": FamilyRoles("c", ("a", "b", "bias"), ("m", "n"), ("a",)),
-    "tile_alu": FamilyRoles("dst", ("a", "b", "src", "base", "exp"), ("n",),
-                         ("a", "src", "base", "dst")),
-    "tile_reduce": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
-    "tile_expand": FamilyRoles("dst", ("src",), ("rows", "cols"), ("dst",)),
-    "tile_expand_op": FamilyRoles("dst", ("a", "v"), ("rows", "cols"), ("dst",)),
-    "tile_col_reduce": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
-    "tile_col_expand": FamilyRoles("dst", ("src",), ("rows", "cols"), ("dst",)),
-    "tile_col_expand_op": FamilyRoles("dst", ("a", "v"), ("rows", "cols"), ("dst",)),
-    "tile_cmp": FamilyRoles("dst", ("a", "b"), ("rows", "cols"), ("a",), mask="dst", bounded=True),
-    "tile_sel": FamilyRoles("dst", ("mask", "a", "b"), ("rows", "cols"), ("a",), mask="mask", bounded=True),
-    "tile_tri": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), bounded=True),
-    "tile_fillpad": FamilyRoles("dst", ("src",), ("drows", "dcols"), ("dst",)),
-    "tile_row_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
-    "tile_col_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
-    "tile_trans": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
-}
 
 
 class TileView:

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 
 from .. import dtypes
 from ..isa import PIPES, PTO_PIPE_NAMES, SPACES, VECTOR_FAMILIES
+from ..isa.tile_roles import data_operand, roles_of
 from .aicore_scalar import SIMT_IDS, AICoreScalarRules
 from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo, Val
 
@@ -410,9 +411,11 @@ class AICoreBuiltins(AICoreScalarRules):
             return self._convert(spec, node, tiles, args)
         if spec.family in ("tile_row_arg", "tile_col_arg"):
             return self.lower_arg_reduce(spec, node, tiles)
+        tile = {name: args[name] for name in names}        # the tiles by their ISA names
         if spec.family == "tile_alu":
-            dst = tiles[0]
-            for name, t in zip(names[1:], tiles[1:]):
+            dst = tile["dst"]
+            for name in names[1:]:
+                t = tile[name]
                 if (t.tile.rows, t.tile.cols) != (dst.tile.rows, dst.tile.cols):
                     self.error(node, f"pto.{spec.builtin}: '{t.name}' is {t.tile.rows} x {t.tile.cols} but "
                                      f"'{dst.name}' is {dst.tile.rows} x {dst.tile.cols}")
@@ -420,67 +423,59 @@ class AICoreBuiltins(AICoreScalarRules):
                 rows = dst.tile.valid_rows
                 args["n"] = (Const(int(rows.value) * dst.tile.cols, dtypes.int32) if isinstance(rows, Const)
                              else self.alu("MUL", [rows, Const(dst.tile.cols, dtypes.int32)], node, dtype=dtypes.int32))
-        elif spec.family == "tile_col_reduce":
-            dst, src = tiles
+            return super().lower_tile_op(spec, node, args)
+        if spec.family == "tile_col_reduce":
+            dst, src = tile["dst"], tile["src"]
             if dst.tile.rows != 1 or dst.tile.cols != src.tile.cols:
                 self.error(node, f"pto.{spec.builtin}: '{dst.name}' must be one row of {src.tile.cols} "
                                  f"(1 x {src.tile.cols}, one value per column of '{src.name}'), not "
                                  f"{dst.tile.rows} x {dst.tile.cols}")
-            vc = src.tile.valid_cols
-            if not (isinstance(vc, Const) and int(vc.value) == src.tile.cols):
-                self.error(node, f"pto.{spec.builtin}: a valid column count below the tile's "
-                                 f"({src.tile.cols}) is not built for column reductions",
-                           "allocate the tile with the valid number of columns")
-            if args.get("rows", NONE) is NONE:
-                args["rows"] = src.tile.valid_rows
-            if args.get("cols", NONE) is NONE:
-                args["cols"] = Const(src.tile.cols, dtypes.int32)
+            self._whole_rows(spec, node, src, "column reductions")
         elif spec.family == "tile_col_expand":
-            dst, src = tiles
+            dst, src = tile["dst"], tile["src"]
             if src.tile.cols != dst.tile.cols:
                 self.error(node, f"pto.{spec.builtin}: '{src.name}' has {src.tile.cols} columns but "
                                  f"'{dst.name}' has {dst.tile.cols}; its first row is copied down every row "
                                  f"of '{dst.name}'")
-            if args.get("rows", NONE) is NONE:
-                args["rows"] = dst.tile.valid_rows
-            if args.get("cols", NONE) is NONE:
-                args["cols"] = Const(dst.tile.cols, dtypes.int32)
         elif spec.family == "tile_col_expand_op":
-            dst, a, v = tiles
+            dst, a, v = tile["dst"], tile["a"], tile["v"]
             if (a.tile.rows, a.tile.cols) != (dst.tile.rows, dst.tile.cols):
                 self.error(node, f"pto.{spec.builtin}: '{a.name}' is {a.tile.rows} x {a.tile.cols} but "
                                  f"'{dst.name}' is {dst.tile.rows} x {dst.tile.cols}")
             if v.tile.rows != 1 or v.tile.cols != dst.tile.cols:
                 self.error(node, f"pto.{spec.builtin}: '{v.name}' must be one row of {dst.tile.cols} values "
                                  f"(1 x {dst.tile.cols}), not {v.tile.rows} x {v.tile.cols}")
-            if args.get("rows", NONE) is NONE:
-                args["rows"] = dst.tile.valid_rows
-            if args.get("cols", NONE) is NONE:
-                args["cols"] = Const(dst.tile.cols, dtypes.int32)
-        else:
+        else:                        # row reductions, expansions and expand ops: one value a row
             if spec.family == "tile_expand_op":
-                big, small = tiles[0], tiles[2]
-                if (tiles[1].tile.rows, tiles[1].tile.cols) != (big.tile.rows, big.tile.cols):
-                    self.error(node, f"pto.{spec.builtin}: '{tiles[1].name}' is {tiles[1].tile.rows} x "
-                                     f"{tiles[1].tile.cols} but '{big.name}' is {big.tile.rows} x {big.tile.cols}")
+                big, a, small = tile["dst"], tile["a"], tile["v"]
+                if (a.tile.rows, a.tile.cols) != (big.tile.rows, big.tile.cols):
+                    self.error(node, f"pto.{spec.builtin}: '{a.name}' is {a.tile.rows} x "
+                                     f"{a.tile.cols} but '{big.name}' is {big.tile.rows} x {big.tile.cols}")
             else:
-                big, small = (tiles[1], tiles[0]) if spec.family == "tile_reduce" else (tiles[0], tiles[1])
+                big, small = (tile["src"], tile["dst"]) if spec.family == "tile_reduce" else (tile["dst"], tile["src"])
             if small.tile.cols != 1:
                 self.error(node, f"pto.{spec.builtin}: '{small.name}' must be a column of one value per "
                                  f"row (rows x 1, layout=pto.ColMajor), not {small.tile.rows} x {small.tile.cols}")
             if small.tile.rows < big.tile.rows:
                 self.error(node, f"pto.{spec.builtin}: '{small.name}' has {small.tile.rows} rows, "
                                  f"'{big.name}' {big.tile.rows}")
-            vc = big.tile.valid_cols
-            if not (isinstance(vc, Const) and int(vc.value) == big.tile.cols):
-                self.error(node, f"pto.{spec.builtin}: a valid column count below the tile's "
-                                 f"({big.tile.cols}) is not built for row reductions and expansions",
-                           "allocate the tile with the valid number of columns")
-            if args.get("rows", NONE) is NONE:
-                args["rows"] = big.tile.valid_rows
-            if args.get("cols", NONE) is NONE:
-                args["cols"] = Const(big.tile.cols, dtypes.int32)
+            self._whole_rows(spec, node, big, "row reductions and expansions")
+        # a shape not given is the valid region of the tile that prices the operation
+        data = tile[data_operand(spec)]
+        rows_name, cols_name = roles_of(spec).shape
+        if args.get(rows_name, NONE) is NONE:
+            args[rows_name] = data.tile.valid_rows
+        if args.get(cols_name, NONE) is NONE:
+            args[cols_name] = Const(data.tile.cols, dtypes.int32)
         return super().lower_tile_op(spec, node, args)
+
+    def _whole_rows(self, spec, node, t, what):
+        """Refuse a tile whose valid columns are fewer than its columns (not built for what)."""
+        vc = t.tile.valid_cols
+        if not (isinstance(vc, Const) and int(vc.value) == t.tile.cols):
+            self.error(node, f"pto.{spec.builtin}: a valid column count below the tile's "
+                             f"({t.tile.cols}) is not built for {what}",
+                       "allocate the tile with the valid number of columns")
 
     def _convert(self, spec, node, tiles, args):
         dst, src = tiles
