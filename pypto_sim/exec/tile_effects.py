@@ -15,75 +15,72 @@ from ..ir.program import C_DTYPE, C_OP
 def effect(ctx, pc, vals, slot, blk, l1=None, values=True):
     """The closure that computes tile instruction pc's values (run at its completion), on
     the block's L1 or, for an AI core's vector unit, on ``l1`` (its UB). values=False: a
-    closure that computes nothing (a store still marks initcheck's written words)."""
+    closure that computes nothing (a store still marks initcheck's written words). Operands
+    are taken by their ISA names."""
     spec, ex, hbm = ctx.pc_spec[pc], ctx.ex, ctx.hbm
     l1 = blk.l1 if l1 is None else l1
     fam = spec.family
     dt = int(ctx.enc.code[pc, C_DTYPE])
     op = int(ctx.enc.code[pc, C_OP])
-    # word addresses and sizes as ints; a tile-scalar op's scalar (read as a float below) may
-    # be inf or NaN, which have no int
-    iv = [int(v) if math.isfinite(v) else 0 for v in vals]
+    names = [o.name for o in spec.value_operands]
+    real = dict(zip(names, (float(x) for x in vals)))        # scalars and pads as numbers
+    # word addresses and sizes as ints; a tile-scalar op's scalar may be inf or NaN, no int
+    v = {name: int(x) if math.isfinite(x) else 0 for name, x in real.items()}
     if fam == "tile_load" and values:
-        src = int(ctx.tbase[slot]) + iv[1]
-        return lambda: ex.tile_load(l1, iv[0], hbm, src, iv[2], iv[3], iv[4])
+        src = int(ctx.tbase[slot]) + v["src"]
+        return lambda: ex.tile_load(l1, v["dst"], hbm, src, v["rows"], v["cols"], v["stride"])
     if fam == "tile_store":
-        dst = int(ctx.tbase[slot]) + iv[0]
+        dst = int(ctx.tbase[slot]) + v["dst"]
+        rows, cols, stride = v["rows"], v["cols"], v["stride"]
         init = ctx.hbm_init
 
         def store():
             if values:                 # values=False: only initcheck's record
-                ex.tile_store(hbm, dst, l1, iv[1], iv[2], iv[3], iv[4], dt)
+                ex.tile_store(hbm, dst, l1, v["src"], rows, cols, stride, dt)
             if init is not None:       # initcheck's record of written HBM words
-                for r in range(iv[2]):
-                    init[dst + r * iv[4]: dst + r * iv[4] + iv[3]] = 1
+                for r in range(rows):
+                    init[dst + r * stride: dst + r * stride + cols] = 1
         return store
     if not values:
         return lambda: None
     if fam == "tile_mma":
-        return lambda: ex.tile_mma(l1, iv[0], iv[1], iv[2], iv[3], iv[4], iv[5], dt)
+        return lambda: ex.tile_mma(l1, v["c"], v["a"], v["b"], v["m"], v["n"], v["k"], dt)
     if fam == "tile_alu":
-        n_tiles = sum(1 for o in spec.value_operands if o.kind == "tile")
-        if any(o.name == "mode" for o in spec.value_operands):      # dst, src, mode, n (TCVT)
-            return lambda: ex.tile_convert(l1, iv[0], iv[1], iv[3], dt, iv[2])
-        if n_tiles == 3:      # dst, a, b, n
-            return lambda: ex.tile_elementwise(op, l1, iv[0], iv[1], iv[2], 0.0, False, iv[3], dt)
-        if len(vals) == 4:    # dst, src, scalar, n
-            scalar = float(vals[2])
-            return lambda: ex.tile_elementwise(op, l1, iv[0], iv[1], -1, scalar, True, iv[3], dt)
-        if n_tiles == 1:      # dst, scalar, n (TEXPANDS)
-            scalar = float(vals[1])
-            return lambda: ex.tile_elementwise(op, l1, iv[0], iv[0], -1, scalar, True, iv[2], dt)
-        return lambda: ex.tile_elementwise(op, l1, iv[0], iv[1], -1, 0.0, False, iv[2], dt)
-    if fam == "tile_reduce":
+        if "mode" in v:                                            # TCVT
+            return lambda: ex.tile_convert(l1, v["dst"], v["src"], v["n"], dt, v["mode"])
+        first = next((v[n] for n in ("a", "src", "base") if n in v), v["dst"])   # TEXPANDS: dst
+        second = next((v[n] for n in ("b", "exp") if n in v), -1)
+        use_scalar = "scalar" in v
+        scalar = real["scalar"] if use_scalar else 0.0
+        return lambda: ex.tile_elementwise(op, l1, v["dst"], first, second, scalar, use_scalar,
+                                           v["n"], dt)
+    if fam in ("tile_reduce", "tile_col_reduce"):
         init = float(eval(spec.init, {"np": np}))  # the table's identity, validated at load
-        return lambda: ex.tile_row_reduce(op, l1, iv[0], iv[1], iv[2], iv[3], init, dt)
-    if fam == "tile_col_reduce":
-        init = float(eval(spec.init, {"np": np}))
-        return lambda: ex.tile_col_reduce(op, l1, iv[0], iv[1], iv[2], iv[3], init, dt)
-    if fam == "tile_col_expand_op":
-        return lambda: ex.tile_col_expand_op(op, l1, iv[0], iv[1], iv[2], iv[3], iv[4], dt)
-    if fam in ("tile_cmp", "tile_sel"):        # the operand after the tiles: b's tile or a scalar
-        j = 2 if fam == "tile_cmp" else 3
-        scalar = spec.value_operands[j].name == "scalar"
-        s, other = (float(vals[j]), -1) if scalar else (0.0, iv[j])
+        kernel = ex.tile_row_reduce if fam == "tile_reduce" else ex.tile_col_reduce
+        return lambda: kernel(op, l1, v["dst"], v["src"], v["rows"], v["cols"], init, dt)
+    if fam in ("tile_expand_op", "tile_col_expand_op"):
+        kernel = ex.tile_row_expand_op if fam == "tile_expand_op" else ex.tile_col_expand_op
+        return lambda: kernel(op, l1, v["dst"], v["a"], v["v"], v["rows"], v["cols"], dt)
+    if fam in ("tile_cmp", "tile_sel"):        # b's tile, or a scalar
+        use_scalar = "scalar" in v
+        s, other = (real["scalar"], -1) if use_scalar else (0.0, v["b"])
         if fam == "tile_cmp":
-            return lambda: ex.tile_cmp(op, l1, iv[0], iv[1], other, s, scalar, iv[3], iv[4], iv[5], iv[6], dt)
-        return lambda: ex.tile_sel(op, l1, iv[0], iv[1], iv[2], other, s, scalar, iv[4], iv[5], iv[6], dt)
+            return lambda: ex.tile_cmp(op, l1, v["dst"], v["a"], other, s, use_scalar, v["mode"],
+                                       v["rows"], v["cols"], v["mstride"], dt)
+        return lambda: ex.tile_sel(op, l1, v["dst"], v["mask"], v["a"], other, s, use_scalar,
+                                   v["rows"], v["cols"], v["mstride"], dt)
     if fam == "tile_tri":
-        return lambda: ex.tile_tri(l1, iv[0], iv[1], iv[2], iv[3], iv[4])
+        return lambda: ex.tile_tri(l1, v["dst"], v["diagonal"], v["upper"], v["rows"], v["cols"])
     if fam == "tile_trans":
-        return lambda: ex.tile_trans(l1, iv[0], iv[1], iv[2], iv[3], iv[4], iv[5])
+        return lambda: ex.tile_trans(l1, v["dst"], v["src"], v["rows"], v["cols"], v["spitch"],
+                                     v["dpitch"])
     if fam in ("tile_row_arg", "tile_col_arg"):
         kernel = ex.tile_col_arg if fam == "tile_col_arg" else ex.tile_row_arg
-        return lambda: kernel(op, l1, iv[0], iv[1], iv[2], iv[3], dt)
+        return lambda: kernel(op, l1, v["dst"], v["src"], v["rows"], v["cols"], dt)
     if fam == "tile_fillpad":
-        pad = float(vals[2])
-        return lambda: ex.tile_fillpad(l1, iv[0], iv[1], pad, iv[3], iv[4], iv[5], iv[6], iv[7])
-    if fam == "tile_expand_op":
-        return lambda: ex.tile_row_expand_op(op, l1, iv[0], iv[1], iv[2], iv[3], iv[4], dt)
-    if fam == "tile_expand":
-        return lambda: ex.tile_row_expand(l1, iv[0], iv[1], iv[2], iv[3])
-    if fam == "tile_col_expand":
-        return lambda: ex.tile_col_expand(l1, iv[0], iv[1], iv[2], iv[3])
+        return lambda: ex.tile_fillpad(l1, v["dst"], v["src"], real["pad"], v["rows"], v["cols"],
+                                       v["spitch"], v["drows"], v["dcols"])
+    if fam in ("tile_expand", "tile_col_expand"):
+        kernel = ex.tile_row_expand if fam == "tile_expand" else ex.tile_col_expand
+        return lambda: kernel(l1, v["dst"], v["src"], v["rows"], v["cols"])
     raise AssertionError(f"no tile effect for {spec.name}")
