@@ -89,3 +89,8 @@ class SimulationLimitError(PtoError):
 class ProfileError(PtoError):
     """A profile was asked for something it did not keep (the per-instruction timeline of a
     pto.launch run without timeline=True)."""
+
+
+class CheckSkippedWarning(UserWarning):
+    """PYPTO_CHECK asked for checks that a launch cannot run (a mode="functional" launch has
+    bounds checks only): the launch ran without them."""

@@ -154,3 +154,25 @@ def forever(o):
         pto.profile(mod.forever, grid=(1, 1, 1), block=(32, 1, 1), args=(d_o,), mode="functional", max_cycles=1000)
     with pytest.raises(pto.LaunchError, match="needs mode='timing'"):
         pto.launch(mod.half, grid=(1, 1, 1), block=(64, 1, 1), args=(d_o,), mode="functional", check="racecheck")
+
+
+def test_pypto_check_leaves_functional_launches_running_and_says_so(monkeypatch):
+    """docs/checking.md: PYPTO_CHECK=all checks an unmodified program. A functional launch in
+    it runs (bounds checks only) with a CheckSkippedWarning naming the kernel, instead of the
+    LaunchError an explicit check= gets; its timing launches are still checked."""
+    from pypto_sim.errors import CheckSkippedWarning
+    monkeypatch.setenv("PYPTO_CHECK", "all")
+    n = 256
+    x = np.arange(n, dtype=np.float32)
+    d_a, d_b, d_o = pto.alloc_tensor(n * 4), pto.alloc_tensor(n * 4), pto.alloc_tensor(n * 4)
+    pto.memcpy_h2d(d_a, x)
+    pto.memcpy_h2d(d_b, x)
+    with pytest.warns(CheckSkippedWarning, match="vector_add.*functional"):
+        pto.launch(vector_add, grid=(1, 1, 1), block=(n, 1, 1), args=(d_a, d_b, d_o, n), mode="functional")
+        pto.sync()
+    out = np.empty(n, np.float32)
+    pto.memcpy_d2h(out, d_o)
+    np.testing.assert_array_equal(out, 2 * x)
+    handle = pto.launch(vector_add, grid=(1, 1, 1), block=(n, 1, 1), args=(d_a, d_b, d_o, n))
+    pto.sync()
+    assert handle.result().total_cycles > 0

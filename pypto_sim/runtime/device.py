@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import contextvars
 import os
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .. import dtypes
-from ..errors import LaunchError, UseAfterFreeError
+from ..errors import CheckSkippedWarning, LaunchError, UseAfterFreeError
 from ..timing.machine import machine as active_machine
 from ..timing.checks import parse_checks
 from ..timing.model import check_block_fits
@@ -142,8 +143,16 @@ class Device:
                                    "mode='functional' is for values without timing")
         checks = parse_checks(check)                       # PYPTO_CHECK when check is None
         if checks and mode == "functional":
-            raise LaunchError(f"check={sorted(checks)} needs mode='timing' (the checks follow the "
-                              "timing model's order of events); bounds are checked in both modes")
+            if check is not None:
+                raise LaunchError(f"check={sorted(checks)} needs mode='timing' (the checks follow the "
+                                  "timing model's order of events); bounds are checked in both modes")
+            # PYPTO_CHECK checks a whole program: its timing launches; a functional launch in
+            # it runs with bounds checks only, and says so
+            warnings.warn(f"PYPTO_CHECK={os.environ.get('PYPTO_CHECK')}: kernel '{kernel.name}' runs in "
+                          "mode='functional', which has bounds checks only (racecheck, initcheck and "
+                          "synccheck follow the timing model); its timing launches are checked",
+                          CheckSkippedWarning, stacklevel=3)
+            checks = frozenset()
         max_cycles = _max_cycles(max_cycles)
         if not getattr(kernel, "is_pto_kernel", False):
             raise LaunchError(f"launch() needs a @pto.kernel function, got {type(kernel).__name__}",
