@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
+import os
 import re
 from pathlib import Path
 
@@ -73,6 +75,15 @@ def write_table(fitted, base, path, label=None) -> Path:
     base = resolve_machine(base)
     path = Path(path)
     label = label or datetime.date.today().isoformat()
+    undetermined = undetermined_entries(fitted)
+    if undetermined:
+        raise CalibrationError(
+            f"write_table: the fit could not determine {len(undetermined)} entr"
+            f"{'y' if len(undetermined) == 1 else 'ies'}: " + "; ".join(undetermined[:8])
+            + (f" (and {len(undetermined) - 8} more)" if len(undetermined) > 8 else "")
+            + f"; nothing was written to {path}",
+            hint="a negative or non-finite value means the measurements contradict the model's rule "
+                 "for that entry (see the fit's notes); drop those rows or measure again")
     source = f"fitted from microbenchmarks ({label})"
     pending = {name: dict(fields) for name, fields in fitted.items()
                if not name.startswith(("fusion.", "formula."))}
@@ -126,6 +137,35 @@ def write_table(fitted, base, path, label=None) -> Path:
             first, second = pair.split("+")
             text += (f"\n[[fusion]]\nfirst = \"{first}\"\nsecond = \"{second}\"\nsaving = {int(saving)}\n"
                      f"source = \"{source}\"\n")
-    path.write_text(text, encoding="utf-8")
-    load_machine_from(path)        # raises MachineError naming the entry if anything is off
+    # written beside the target, loaded, and only then put in its place: a table that does
+    # not load never replaces anything
+    trial = path.with_name(f".{path.name}.trial")
+    trial.write_text(text, encoding="utf-8")
+    try:
+        load_machine_from(trial)   # raises MachineError naming the entry if anything is off
+    except Exception:
+        trial.unlink()
+        raise
+    os.replace(trial, path)
     return path
+
+
+# the least value each fitted field may take (the machine table's rules); any other field > 0
+_LEAST = {"latency": 0, "head": 0, "tail": 0, "saving": 0, "slope": 0, "bias": 0,
+          "issue_interval": 1}
+
+
+def undetermined_entries(fitted) -> list:
+    """``NAME.FIELD = value`` for every fitted value a machine table would refuse: not a finite
+    number, or below the field's least value (0 for latencies, heads, tails, savings and
+    formula terms, 1 for issue intervals, above 0 for the rest)."""
+    bad = []
+    for name, fields in fitted.items():
+        for field, value in fields.items():
+            if field == "source":
+                continue
+            number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            least = _LEAST.get(field)
+            if not number or (value < least if least is not None else value <= 0):
+                bad.append(f"{name}.{field} = {value!r}")
+    return bad

@@ -40,6 +40,8 @@ _AICORE = ("vector_units", "bias_bytes", "event_ids", "cross_core_event_ids", "p
            "drain_row_cycles", "drain_penalty_cycles", "drain_bytes_per_cycle", "drain_c0_bytes")
 _L2 = ("l2_bytes", "l2_line_bytes", "l2_hit_latency", "l2_miss_extra_latency", "l2_chip_bytes_per_cycle")
 _OPTIONAL_SECTIONS = (("aicore", _AICORE), ("l2", _L2))
+_TOP_LEVEL = {"name", "isa_version", "description", "structure", "capacity", "memory", "pipes",
+              "instruction", "fusion", "formulas"} | {section for section, _keys in _OPTIONAL_SECTIONS}
 _WHOLE = ("cores", "warp_slots_per_core", "lanes_per_warp", "issue_width", "sector_bytes",
           "vector_units", "bias_bytes", "event_ids", "cross_core_event_ids", "drain_c0_bytes", "pipe_queue_depth",
           "l2_bytes", "l2_line_bytes", "l2_hit_latency", "l2_miss_extra_latency")
@@ -190,12 +192,22 @@ class Machine:
         instructions = dict(self.instructions)
         for key, value in overrides.items():
             parts = str(key).split(".")
+
+            def bad(rule):
+                return MachineError(f"machine override {key!r} = {value!r} {rule}, as in a table",
+                                    hint="the same rules as latency_tables/*.toml")
+            number = _is_number(value) and math.isfinite(value)
             if parts[0] == "instruction" and len(parts) == 3 and parts[1].upper() in instructions:
                 name, fld = parts[1].upper(), parts[2]
                 t = instructions[name]
                 if fld in ("latency", "issue_interval"):
+                    least = 0 if fld == "latency" else 1
+                    if not (number and float(value).is_integer() and value >= least):
+                        raise bad(f"must be a whole number >= {least}")
                     t = dataclasses.replace(t, **{fld: int(value)}, source=source)
                 elif fld in t.extra:
+                    if not (number and (value >= 0 if fld in ("head", "tail") else value > 0)):
+                        raise bad("must be a finite number > 0 (head, tail: >= 0)")
                     t = dataclasses.replace(t, extra={**t.extra, fld: value}, source=source)
                 else:
                     raise MachineError(f"override {key!r}: {name} has no field {fld!r}",
@@ -203,9 +215,17 @@ class Machine:
                 instructions[name] = t
             elif parts[0] in ("structure", "capacity", "memory", "aicore", "l2") and len(parts) == 2 \
                     and parts[1] in values:
+                if not (number and value > 0):
+                    raise bad("must be a positive finite number")
+                if parts[1] in _WHOLE and not float(value).is_integer():
+                    raise bad("must be a whole number")
+                if parts[1] == "lanes_per_warp" and value != 32:
+                    raise bad("must be 32 (the PTO warp)")
                 values[parts[1]] = type(values[parts[1]])(value)
                 sources[parts[1]] = source
-            elif parts[0] == "pipes" and len(parts) == 3 and parts[1] in pipes:
+            elif parts[0] == "pipes" and len(parts) == 3 and parts[1] in pipes and parts[2] != "source":
+                if not _is_count(value, 1):
+                    raise bad("must be an integer >= 1")
                 pipes[parts[1]][parts[2]] = value
                 pipes[parts[1]]["source"] = source
             else:
@@ -268,9 +288,19 @@ def _number(path, section, key, entry):
         raise MachineError(f"{path}: [{section}] {key} must be {{ value = ..., source = \"...\" }}",
                            hint="every number names its source or says 'assumed'")
     value = entry["value"]
-    if not isinstance(value, (int, float)) or value <= 0:
-        raise MachineError(f"{path}: [{section}] {key} = {value!r} must be a positive number")
+    if not _is_number(value) or not math.isfinite(value) or value <= 0:
+        raise MachineError(f"{path}: [{section}] {key} = {value!r} must be a positive finite number")
     return value, str(entry["source"])
+
+
+def _is_number(value) -> bool:
+    """An int or float read from TOML (a bool is not a number here, though Python's is an int)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_count(value, least) -> bool:
+    """An integer (not a bool) of at least ``least``."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
 
 
 def load_machine_from(path) -> Machine:
@@ -286,6 +316,10 @@ def load_machine_from(path) -> Machine:
     for key in ("name", "isa_version"):
         if key not in doc:
             raise MachineError(f"{path}: missing top-level '{key}'")
+    unknown = sorted(set(doc) - _TOP_LEVEL)
+    if unknown:
+        raise MachineError(f"{path}: unknown top-level entry or section {unknown[0]!r}",
+                           hint=f"a table has {', '.join(sorted(_TOP_LEVEL))}")
     if str(doc["isa_version"]) != isa.version:
         raise MachineError(f"{path}: table targets isa_version {doc['isa_version']} but the ISA is {isa.version}",
                            hint="update the table's instruction entries for the new ISA")
@@ -323,11 +357,15 @@ def load_machine_from(path) -> Machine:
         entry = doc.get("pipes", {}).get(pipe)
         if entry is None:
             raise MachineError(f"{path}: [pipes] is missing '{pipe}'")
-        if not str(entry.get("source", "")).strip() or int(entry.get("count", 0)) < 1:
-            raise MachineError(f"{path}: [pipes] {pipe} needs count >= 1 and a source")
+        if not str(entry.get("source", "")).strip() or not _is_count(entry.get("count"), 1):
+            raise MachineError(f"{path}: [pipes] {pipe} needs an integer count >= 1 and a source, "
+                               f"not {entry}")
+        for key, value in entry.items():
+            if key != "source" and not _is_count(value, 1):
+                raise MachineError(f"{path}: [pipes] {pipe}: {key} = {value!r} must be an integer >= 1")
         pipes[pipe] = dict(entry)
     for key in ("latency", "issue_interval"):
-        if int(pipes["scalar"].get(key, 0)) < 1:
+        if not _is_count(pipes["scalar"].get(key), 1):
             raise MachineError(f"{path}: [pipes] scalar needs {key} >= 1 (uniform ALU instructions)")
     instructions = {}
     table = doc.get("instruction", {})
@@ -337,13 +375,14 @@ def load_machine_from(path) -> Machine:
             raise MachineError(f"{path}: [instruction] has no entry for {spec.name}",
                                hint=f"add {spec.name} = {{ latency = ..., issue_interval = ..., source = \"...\" }}")
         lat, ii, src = entry.get("latency"), entry.get("issue_interval"), str(entry.get("source", ""))
-        if not (isinstance(lat, int) and lat >= 0 and isinstance(ii, int) and ii >= 1 and src.strip()):
+        if not (_is_count(lat, 0) and _is_count(ii, 1) and src.strip()):
             raise MachineError(f"{path}: [instruction] {spec.name} needs integer latency >= 0, "
                                f"issue_interval >= 1 and a source; got {entry}")
         extra = {k: v for k, v in entry.items() if k not in ("latency", "issue_interval", "source")}
         for key, value in extra.items():
-            positive = value > 0 if key not in ("head", "tail") else value >= 0
-            if key not in _INSTR_EXTRA or not isinstance(value, (int, float)) or not positive:
+            number = _is_number(value) and math.isfinite(value)
+            positive = number and (value > 0 if key not in ("head", "tail") else value >= 0)
+            if key not in _INSTR_EXTRA or not positive:
                 raise MachineError(f"{path}: [instruction] {spec.name}: '{key} = {value!r}' is not one "
                                    f"of {_INSTR_EXTRA} with a positive number (head, tail: >= 0)")
         needed = (("per_repeat", "repeat_bytes") if spec.family in VECTOR_FAMILIES
@@ -374,13 +413,15 @@ def _vector_formulas(path, section, isa):
     if unknown or not isinstance(entry, dict) or set(entry) != {"file", "source"} or not str(entry["source"]).strip():
         raise MachineError(f"{path}: [formulas] must be vector = {{ file = \"...csv\", source = \"...\" }}")
     # next to the table, else among the shipped tables (so a copied table keeps its formulas)
-    csv_path = (Path(path).parent / str(entry["file"])).resolve()
-    if not csv_path.exists():
-        csv_path = (data_dir("latency_tables") / str(entry["file"])).resolve()
+    beside = (Path(path).parent / str(entry["file"])).resolve()
+    shipped = (data_dir("latency_tables") / str(entry["file"])).resolve()
+    csv_path = beside if beside.exists() else shipped
     try:
         lines = csv_path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
-        raise MachineError(f"{path}: [formulas] vector file {csv_path} does not exist") from None
+        raise MachineError(f"{path}: [formulas] vector file {entry['file']!r} is neither beside the "
+                           f"table ({beside}) nor among the shipped tables ({shipped})",
+                           hint="put the CSV beside the table, or fix the file name") from None
     table = {}
     if not lines or lines[0].strip() != "op,dtype,cols,slope,bias":
         raise MachineError(f"{csv_path}: the first line must be op,dtype,cols,slope,bias")
@@ -391,9 +432,18 @@ def _vector_formulas(path, section, isa):
         try:
             op, dtype, cols, slope, bias = parts
             key = (op, FORMULA_DTYPES[dtype], "*" if cols == "*" else int(cols))
-            table[key] = (float(slope), float(bias))
+            slope, bias = float(slope), float(bias)
         except (ValueError, KeyError):
             raise MachineError(f"{csv_path}:{k}: {line!r} is not op,dtype (fp32, fp16, any),cols (or *),slope,bias") from None
+        # cycles = round(slope * rows * cols + bias): a NaN, an infinity or a negative term
+        # would price an operation at 0 cycles or past any clock
+        if key[2] != "*" and key[2] < 1:
+            raise MachineError(f"{csv_path}:{k}: {line!r}: cols must be a positive integer or *")
+        for what, value in (("slope", slope), ("bias", bias)):
+            if not math.isfinite(value) or value < 0:
+                raise MachineError(f"{csv_path}:{k}: {line!r}: {what} = {value} must be a finite number >= 0",
+                                   hint="a formula row is round(slope * rows * cols + bias) cycles")
+        table[key] = (slope, bias)
     # rows for instructions the ISA does not have yet are kept (and unused)
     return table, str(entry["source"])
 
