@@ -134,3 +134,26 @@ def test_l1_overflow_is_reported_at_launch_before_any_data_moves():
     assert e.free == 524288 and e.requested > 800_000
     assert "buf 800000 B" in str(e) and f":{e.line}" in str(e)
     assert np.all(d_o.numpy() == 3.0)
+
+
+@pytest.mark.parametrize("grid", [(2.5,), (True, 1, 1), 2.0, (4, 1.0)])
+def test_a_grid_that_is_not_whole_numbers_is_refused(grid):
+    """grid=(2.5,) ran 2 blocks and grid=(True,) one, silently (issue 26): a non-integer or a
+    bool dimension is a LaunchError naming the value."""
+    @pto.kernel
+    def k(o):
+        pto.store(o + pto.get_global_id(), 1.0)
+    d_o = pto.alloc_tensor(4096 * 4)
+    with pytest.raises(pto.LaunchError, match="is not an integer"):
+        pto.launch(k, grid=grid, block=(32, 1, 1), args=(d_o,))
+
+
+def test_freeing_a_tensor_twice_is_an_error():
+    """A second free() of one tensor is a UseAfterFreeError naming it (it was a silent no-op);
+    freeing inside `with pto.Tensor(...)` leaves the block's exit nothing to do."""
+    t = pto.alloc_tensor(64)
+    t.free()
+    with pytest.raises(pto.UseAfterFreeError, match="already freed"):
+        t.free()
+    with pto.Tensor(64) as u:
+        u.free()

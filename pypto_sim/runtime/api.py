@@ -83,6 +83,8 @@ class Tensor:
         dev = self.tensor.device
         if dev.pending_for(self.tensor):
             dev.sync()
+        if not self.tensor._finalizer.alive:       # freed inside the block: nothing left to do
+            return False
         self.tensor.free()
         return False
 

@@ -29,13 +29,12 @@ DEFAULT_BLOCK = (32, 1, 1)
 
 
 def _dims(value, what, kernel):
-    if isinstance(value, (int, np.integer)):
-        value = (int(value),)
-    try:
-        dims = tuple(int(v) for v in value)
-    except (TypeError, ValueError):
-        raise LaunchError(f"{what}={value!r} must be an int or a tuple of up to 3 ints",
-                          kernel=kernel) from None
+    items = tuple(value) if isinstance(value, (tuple, list, np.ndarray)) else (value,)
+    for v in items:          # 2.5 blocks or True blocks is a mistake, not a count to round
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise LaunchError(f"{what}={value!r}: {v!r} is not an integer", kernel=kernel,
+                              hint=f"give whole numbers, for example {what}=(4, 1, 1)")
+    dims = tuple(int(v) for v in items)
     if not 1 <= len(dims) <= 3 or any(d <= 0 for d in dims):
         raise LaunchError(f"{what}={value!r}: every dimension must be a positive integer (1 to 3 of them)",
                           kernel=kernel, hint=f"for example {what}=(4, 1, 1)")

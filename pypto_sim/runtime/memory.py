@@ -12,7 +12,7 @@ import weakref
 import numpy as np
 
 from .. import dtypes
-from ..errors import LaunchError
+from ..errors import LaunchError, UseAfterFreeError
 
 ALIGN_WORDS = 128          # allocations start on 512-byte boundaries
 _ids = itertools.count(1)
@@ -182,7 +182,12 @@ class DeviceTensor:
         return self.alloc.name or f"tensor{self.alloc.id}"
 
     def free(self):
-        """Free the tensor now (an error if a queued kernel still uses it; see pto.sync())."""
+        """Free the tensor now (an error if a queued kernel still uses it; see pto.sync()).
+        Freeing it again is a UseAfterFreeError, as a double free is on a device."""
+        if not self._finalizer.alive:
+            raise UseAfterFreeError(f"tensor '{self.name}' ({self.nbytes} bytes) was already freed",
+                                    tensor=self.name, hint="free a tensor once (or let `with "
+                                    "pto.Tensor(...)` or `del` free it)")
         self._finalizer()
 
     @property
