@@ -243,13 +243,15 @@ def cross_wait_never_set(A):
         pto.cross_core_wait_flag(5)
 
 
-def test_a_wait_nothing_sets_is_a_deadlock_error():
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+def test_a_wait_nothing_sets_is_a_deadlock_error(mode):
+    """The same two errors, from the same builders, in timing and in functional mode."""
     a = dev(np.zeros((16, 16), np.float16), pto.float16)
     with pytest.raises(pto.DeadlockError, match=r"wait_flag\(PIPE_MTE2, PIPE_MTE1, 3\).*no set_flag"):
-        pto.launch(wait_never_set, grid=(1,), args=(a,))
+        pto.launch(wait_never_set, grid=(1,), args=(a,), mode=mode)
         pto.sync()
     with pytest.raises(pto.DeadlockError, match=r"AIV0 waits at line \d+ \(cross_core_wait_flag\(5\)\)"):
-        pto.launch(cross_wait_never_set, grid=(1,), args=(a,))
+        pto.launch(cross_wait_never_set, grid=(1,), args=(a,), mode=mode)
         pto.sync()
 
 

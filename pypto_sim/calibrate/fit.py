@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from ..exec.functional import BLOCK_BARRIERS
 from .aicore_fit import fit_aicore
 from .fitmath import ceil_fit, linear_fit, reciprocal_interval, simplest_in
 from .kernels import CTL_FILL, LOOP_FILL
@@ -256,7 +257,6 @@ def _bandwidth(F, S, base, known):
             F.put(key, "value", eff, f"{what} chain at several sizes: bytes / extra cycles")
 
 
-BLOCK_BARRIERS = ("BARRIER_BLOCK", "BARRIER_BLOCK_COUNT", "BARRIER_BLOCK_AND", "BARRIER_BLOCK_OR")
 
 
 def _barrier_block(F, S, g):

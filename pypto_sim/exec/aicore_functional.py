@@ -19,15 +19,15 @@ import numpy as np
 from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
 from ..ir.program import C_AUX, C_OP
 from ..isa import load_isa
-from .aicore_tiles import UNIT_NAMES, TileOp, buffer_at, buffer_spans, operands, unset_flag_error
+from .aicore_tiles import (UNIT_NAMES, TileOp, buffer_at, buffer_spans, cross_core_deadlock, operands,
+                           unset_flag_error)
 from .blas import single_threaded_blas, uses_matmul
 from .control_flow import ControlFlow
-from .functional import FunctionalProfile, memory_space
+from .functional import BLOCK_BARRIERS, FunctionalProfile, memory_space
 from .lane import executor
 
 N_UNITS = 3
 SECTOR_BYTES = 32         # the lane executor counts sectors; functional mode reports none
-BLOCK_BARRIERS = ("BARRIER_BLOCK", "BARRIER_BLOCK_COUNT", "BARRIER_BLOCK_AND", "BARRIER_BLOCK_OR")
 
 
 class _Unit:
@@ -185,22 +185,7 @@ class AICoreFunctional:
 
     # ---------------------------------------------------------------- errors
     def deadlock(self, units, coords) -> DeadlockError:
-        waiting = [u for u in units if not u.done]
-        parts = []
-        for u in waiting:
-            ins = self.prog.instrs[u.pc]
-            if self.pc_name[u.pc] == "CROSS_CORE_WAIT_FLAG":
-                who = "both AIVs" if u.index == 0 else "the AIC"
-                parts.append(f"block {coords} {UNIT_NAMES[u.index]} waits at line {ins.line} "
-                             f"(cross_core_wait_flag({int(self.enc.code[u.pc, C_AUX])})) for a signal "
-                             f"from {who} that never comes")
-            else:
-                parts.append(f"block {coords} {UNIT_NAMES[u.index]} waits at line {ins.line} "
-                             f"({ins.op}) for units that finished without reaching it")
-        return DeadlockError("cross-core deadlock: " + "; ".join(parts), kernel=self.kernel_name,
-                             file=self.prog.file, line=self.prog.instrs[waiting[0].pc].line,
-                             hint="every cross_core_wait_flag(id) needs a cross_core_set_flag(id) on "
-                                  "the other side (on the AIC: one from each AIV)")
+        return cross_core_deadlock(self, [(coords, u.index, u.pc) for u in units if not u.done])
 
     def limit(self, pc, u, coords) -> SimulationLimitError:
         ins = self.prog.instrs[pc]

@@ -19,8 +19,8 @@ from ..dtypes import BY_CODE
 from ..errors import DeadlockError, OutOfBoundsError
 from ..ir.program import C_AUX, C_DTYPE, C_SRC
 from ..isa import PIPES, PTO_PIPE_NAMES
-from ..isa.tile_roles import FAMILY_ROLES
-from .tile_effects import effect as vector_effect
+from ..isa.tile_roles import FAMILY_ROLES, data_operand
+from .tile_effects import effect as vector_effect, window
 
 UNIT_NAMES = ("AIC", "AIV0", "AIV1")
 MAX_MKN = 4095                   # PTO-ISA docs/isa/TMATMUL.md: m, k, n in [1, 4095]
@@ -54,30 +54,34 @@ class TileView:
         return self.base, self.base + (self.rows - 1) * self.pitch + self.cols, self.rows, self.cols, self.pitch
 
 
-def operand_index(spec, name):
-    """Position of the value operand called name in spec's record, or None."""
-    for j, o in enumerate(spec.value_operands):
-        if o.name == name:
-            return j
-    return None
-
-
 class TileLayout:
     """What one pc's tile instruction is, decoded once per launch: its record, the roles of
     its family, the positions of its operands by name and (for operands that name their tile,
     which every typed-tile operand does) the tiles themselves."""
 
-    __slots__ = ("spec", "roles", "named", "slots", "static")
+    __slots__ = ("spec", "roles", "named", "slots", "data", "static", "tiles")
 
     def __init__(self, ctx, pc):
         self.spec = ctx.pc_spec[pc]
         self.roles = FAMILY_ROLES[self.spec.family]
         self.named = {o.name: j for j, o in enumerate(self.spec.value_operands)}
+        self.data = data_operand(self.spec)
         tile_slots = ctx.pc_tiles[pc]
         self.slots = {n: (tile_slots[j] if j < len(tile_slots) else -1) for n, j in self.named.items()
                       if n in (self.roles.dst, *self.roles.sources)}
         self.static = {n: TileView(ctx.prog, slot) for n, slot in self.slots.items()
                        if slot >= 0 and ctx.prog.buffers[slot].rows}
+        # every tile named by the operands (typed tiles always are): views, reads and writes
+        # are the same for every execution of this pc
+        self.tiles = self.tile_roles(self.static) if len(self.static) == len(self.slots) else None
+
+    def tile_roles(self, view) -> tuple:
+        """(views by name, tiles read, tiles written, the data tile) for these views."""
+        dst = view.get(self.roles.dst)
+        reads = [view[n] for n in self.roles.sources if n in view]
+        if self.spec.reads_dst and dst is not None:
+            reads.append(dst)
+        return view, reads, [dst] if dst is not None else [], view[self.data]
 
 
 def layout_of(ctx, pc) -> TileLayout:
@@ -120,14 +124,9 @@ class TileOp:
                 raise fault(f"{name} is not a typed tile", "pass a tile made by pto.alloc_tile")
             return TileView(ctx.prog, slot)
 
-        self.view = layout.static if len(layout.static) == len(layout.slots) else \
-            {n: view(n) for n in layout.slots}
+        self.view, self.reads, self.writes, self.data = \
+            layout.tiles or layout.tile_roles({n: view(n) for n in layout.slots})
         dst = self.view.get(roles.dst)
-        self.writes = [dst] if dst is not None else []
-        self.reads = [self.view[n] for n in roles.sources if n in self.view]
-        if spec.reads_dst and dst is not None:
-            self.reads.append(dst)
-        self.data = next(self.view[n] for n in roles.data if n in self.view)
         self.gm = None
         if roles.shape == ("n",):
             n = iv[named["n"]]
@@ -268,13 +267,7 @@ class TileOp:
         """initcheck's record: the GM elements a store writes are initialised."""
         if init is not None and self.fam == "tile_store":
             slot, off, rows, cols, stride, _w, _i = self.gm
-            first = int(self.ctx.tbase[slot]) + off
-            window = init[first:] if stride == cols else \
-                np.lib.stride_tricks.as_strided(init[first:], (rows, cols), (stride * init.strides[0], init.strides[0]))
-            if stride == cols:
-                window[:rows * cols] = 1
-            else:
-                window[...] = 1
+            window(init, int(self.ctx.tbase[slot]) + off, rows, cols, stride)[...] = 1
 
 
 def operands(ctx, pc, regs):
@@ -311,13 +304,6 @@ def unset_flag_error(ctx, pc, unit, coords, key) -> DeadlockError:
              "drain them after it)")
 
 
-def window(arr, base, rows, cols, pitch):
-    """The rows x cols elements of arr from word base, rows pitch apart, as a numpy view."""
-    if pitch == cols:
-        return arr[base:base + rows * cols].reshape(rows, cols)
-    return np.lib.stride_tricks.as_strided(arr[base:], (rows, cols), (pitch * arr.strides[0], arr.strides[0]))
-
-
 def _blas_matmul(ex, out, arr, c, a, b, bias, m, n, k, init) -> bool:
     """A matmul's float64 sums from numpy's BLAS, finished by the executor's matmul_finish to
     the exactly rounded values tile_matmul gives (the same bits in any order of summation).
@@ -342,3 +328,27 @@ def _blas_matmul(ex, out, arr, c, a, b, bias, m, n, k, init) -> bool:
            c.buf.dtype.code)
     return True
 
+
+def cross_core_deadlock(ctx, stuck) -> DeadlockError:
+    """The error of an AI core whose units wait for each other forever: stuck lists (block,
+    unit, pc it waits at or None). A unit at a cross_core_wait_flag waits for a signal; one at
+    any other instruction (a block barrier) for units that finished without reaching it."""
+    waiting = []
+    for block, unit, pc in stuck:
+        if pc is None:
+            continue
+        ins = ctx.prog.instrs[pc]
+        if ins.op == "CROSS_CORE_WAIT_FLAG":
+            who = "both AIVs" if unit == 0 else "the AIC"
+            waiting.append(f"block {block} {UNIT_NAMES[unit]} waits at line {ins.line} (cross_core_wait_flag"
+                           f"({int(ctx.enc.code[pc, C_AUX])})) for a signal from {who} that never comes")
+        else:
+            waiting.append(f"block {block} {UNIT_NAMES[unit]} waits at line {ins.line} ({ins.op}) "
+                           "for units that finished without reaching it")
+    first = next((pc for _b, _u, pc in stuck if pc is not None), None)
+    more = f" (and {len(waiting) - 6} more)" if len(waiting) > 6 else ""
+    return DeadlockError(
+        "cross-core deadlock: " + "; ".join(waiting[:6]) + more, kernel=ctx.kernel_name,
+        file=ctx.prog.file, line=ctx.prog.instrs[first].line if first is not None else None,
+        hint="every cross_core_wait_flag(id) needs a cross_core_set_flag(id) on the other side "
+             "(on the AIC: one from each AIV)")

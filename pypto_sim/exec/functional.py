@@ -48,6 +48,8 @@ class FunctionalProfile:
 
 SLICE_SECONDS = 0.2
 LANE_HBM = ("LOAD", "STORE", "FMA_STORE")
+# the block-wide barriers (voting ones too): every live warp (AI-core unit) of the block meets
+BLOCK_BARRIERS = ("BARRIER_BLOCK", "BARRIER_BLOCK_COUNT", "BARRIER_BLOCK_AND", "BARRIER_BLOCK_OR")
 LANE_L1 = ("LOAD_L1", "STORE_L1")
 
 

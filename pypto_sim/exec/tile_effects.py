@@ -38,8 +38,7 @@ def effect(ctx, pc, vals, slot, blk, l1=None, values=True):
             if values:                 # values=False: only initcheck's record
                 ex.tile_store(hbm, dst, l1, v["src"], rows, cols, stride, dt)
             if init is not None:       # initcheck's record of written HBM words
-                for r in range(rows):
-                    init[dst + r * stride: dst + r * stride + cols] = 1
+                window(init, dst, rows, cols, stride)[...] = 1
         return store
     if not values:
         return lambda: None
@@ -84,3 +83,11 @@ def effect(ctx, pc, vals, slot, blk, l1=None, values=True):
         kernel = ex.tile_row_expand if fam == "tile_expand" else ex.tile_col_expand
         return lambda: kernel(l1, v["dst"], v["src"], v["rows"], v["cols"])
     raise AssertionError(f"no tile effect for {spec.name}")
+
+
+def window(arr, base, rows, cols, pitch):
+    """The rows x cols elements of arr from word base, rows pitch apart, as a numpy view."""
+    if pitch == cols:
+        return arr[base:base + rows * cols].reshape(rows, cols)
+    return np.lib.stride_tricks.as_strided(arr[base:], (rows, cols), (pitch * arr.strides[0], arr.strides[0]))
+

@@ -98,9 +98,10 @@ class InstrSpec:
             return ("Vec",)
         return None
 
-    @property
+    @functools.cached_property
     def value_operands(self) -> tuple:
-        """Operands that become source slots: values, pointers' offsets and tiles' L1 bases."""
+        """Operands that become source slots: values, pointers' offsets and tiles' L1 bases
+        (computed once per record: the engines ask for it on every tile instruction)."""
         return tuple(o for o in self.operands if o.kind in ("value", "pointer", "tile"))
 
     @property

@@ -37,7 +37,7 @@ import math
 import numpy as np
 
 from ..errors import DeadlockError
-from ..exec.aicore_tiles import TileOp, operands, unset_flag_error
+from ..exec.aicore_tiles import TileOp, cross_core_deadlock, operands, unset_flag_error
 from ..isa import PIPES
 from .aicore_costs import drain_cycles, matmul_cycles, vector_op_cycles
 from .aicore_races import AICoreRaces, race_check
@@ -305,23 +305,7 @@ def sync_at_issue(sim, pc, blk, w, now):
 def deadlock_error(sim, stuck) -> DeadlockError:
     """The error of an AI-core launch whose events ran out with units still waiting: stuck
     lists (block id, unit, pc it waits at or None)."""
-    from ..ir.program import C_AUX
-    waiting = []
-    for block_id, w, pc in stuck:
-        if pc is None:
-            continue
-        line = sim.prog.instrs[pc].line
-        event = int(sim.enc.code[pc, C_AUX])
-        who = "both AIVs" if w == 0 else "the AIC"
-        waiting.append(f"block {block_id} {UNIT_NAMES[w]} waits at line {line} "
-                       f"(cross_core_wait_flag({event})) for a signal from {who} that never comes")
-    first = next((pc for _b, _w, pc in stuck if pc is not None), None)
-    return DeadlockError(
-        "cross-core deadlock: " + "; ".join(waiting[:6]) + (f" (and {len(waiting) - 6} more)" if len(waiting) > 6 else ""),
-        kernel=sim.kernel_name, file=sim.prog.file,
-        line=sim.prog.instrs[first].line if first is not None else None,
-        hint="every cross_core_wait_flag(id) needs a cross_core_set_flag(id) on the other side "
-             "(on the AIC: one from each AIV)")
+    return cross_core_deadlock(sim, stuck)
 
 
 def wait_before_issue(sim, pc, blk, w, ws, t, cause):

@@ -19,7 +19,7 @@ import simpy
 from ..errors import (DeadlockError, L1CapacityError, LaunchError, OutOfBoundsError, PtoError,
                       SimulationLimitError)
 from ..exec.aicore_tiles import buffer_at, buffer_spans
-from ..exec.functional import memory_space
+from ..exec.functional import BLOCK_BARRIERS, memory_space
 from ..exec.tile_effects import effect as tile_effect
 from ..exec.lane import executor
 from ..ir.program import C_AUX, C_DST, C_OP, C_SRC, C_UNIFORM, MAX_SRCS
@@ -38,7 +38,6 @@ from .warp_control import ControlFlow, WarpState
 
 FULL_MASK = (1 << 32) - 1
 # block barriers; all but the first also combine a per-lane predicate over the block
-BLOCK_BARRIERS = ("BARRIER_BLOCK", "BARRIER_BLOCK_COUNT", "BARRIER_BLOCK_AND", "BARRIER_BLOCK_OR")
 
 
 def check_block_fits(prog, block, machine, kernel_name) -> int:
