@@ -29,6 +29,7 @@ _TILES = Path(__file__).with_name("tile_template.py")
 _FUNCTIONAL = Path(__file__).with_name("functional_template.py")
 _ENGINE_PARTS = Path(__file__).with_name("engine_parts_template.py")
 _TIMING = Path(__file__).with_name("timing_template.py")
+_L2 = Path(__file__).with_name("l2_template.py")
 TILE_KINDS = ("none", "load", "store", "mma", "binary", "unary", "scalar", "reduce", "expand", "expand_op",
               "col_reduce", "col_expand_op", "fill", "col_expand")
 
@@ -148,10 +149,12 @@ def generate_source(bounds_check: bool = True) -> str:
     functional = _FUNCTIONAL.read_text(encoding="utf-8").split('"""', 2)[2]
     parts = _ENGINE_PARTS.read_text(encoding="utf-8").split('"""', 2)[2]
     timing = _TIMING.read_text(encoding="utf-8").split('"""', 2)[2]
+    l2 = _L2.read_text(encoding="utf-8").split('"""', 2)[2]
     source = ("".join(head) + body + "\n\n# ---- SIMT families ----" + simt
               + "\n\n# ---- tile instructions ----" + tiles + "".join(tail)
               + "\n\n# ---- functional-only runner ----"
               + functional + "\n\n# ---- the compiled timing engine's parts ----" + parts
+              + "\n\n# ---- the L2's lines (timing/l2.py) ----" + l2
               + "\n\n# ---- the timing model's event loop (timing/fast.py) ----" + timing)
     return source if numba_allows_nrt_off() else source.replace(", _nrt=False", "")
 

@@ -45,12 +45,11 @@ class AICoreMemory:
         if self.l2 is None:
             return 0, 0.0
         slot, off, rows, cols, stride, _w, itemsize = gm
-        lines = self.l2.lines_of(int(sim.tbase[slot]), off, rows, cols, stride, itemsize)
-        hits, misses = self.l2.access(int(sim.tbase[slot]), lines)
+        hits, misses = self.l2.access_window(int(sim.tbase[slot]), off, rows, cols, stride, itemsize)
         sim.aicore_stats.l2_hits += hits
         sim.aicore_stats.l2_misses += misses
         saving = self.m.l2_miss_extra_latency if (misses == 0 and read) else 0
-        return saving, (hits / max(len(lines), 1) if read else 0.0)
+        return saving, (hits / max(hits + misses, 1) if read else 0.0)
 
     def book(self, sim, nbytes, start, write, hit_fraction=0.0):
         """Cycles the shared links (the L2's chip link; HBM's for the missed bytes and all

@@ -12,50 +12,67 @@ share a line and the cache does not depend on where the allocator placed them.
 """
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import numpy as np
+
+from ..exec.lane import executor
 
 
 class L2Cache:
-    """LRU lines of one launch; counts hits and misses."""
+    """LRU lines of one launch; counts hits and misses. The lines live in arrays that the
+    executor module's compiled L2 (exec/l2_template.py) updates; they grow with the lines in
+    use, up to the capacity."""
+
+    FIRST_NODES = 1 << 12
 
     def __init__(self, capacity_bytes: int, line_bytes: int):
+        self.ex = executor()
+        ex = self.ex
         self.line_bytes = int(line_bytes)
         self.capacity = max(1, int(capacity_bytes) // self.line_bytes)
-        self.lines: OrderedDict = OrderedDict()
-        self.hits = 0
-        self.misses = 0
+        self.state = np.zeros(ex.N_L2S, np.int64)
+        self.state[ex.L2_CAPACITY] = self.capacity
+        self.state[ex.L2_HEAD] = self.state[ex.L2_TAIL] = -1
+        self._allocate(min(self.capacity, self.FIRST_NODES))
 
-    def lines_of(self, base_word, offset, rows, cols, stride, itemsize) -> np.ndarray:
-        """The line indices (within the tensor at base_word) that rows x cols elements from
-        element offset, rows stride elements apart, cover."""
-        starts = (offset + np.arange(rows, dtype=np.int64) * stride) * itemsize
-        first = starts // self.line_bytes
-        last = (starts + cols * itemsize - 1) // self.line_bytes
-        if np.all(last == first):
-            return np.unique(first)
-        spans = [np.arange(a, b + 1) for a, b in zip(first, last)]
-        return np.unique(np.concatenate(spans))
+    def _allocate(self, nodes):
+        """Room for ``nodes`` lines: node arrays of that size, a table at most half full."""
+        ex, state = self.ex, self.state
+        bits = max(4, int(2 * nodes - 1).bit_length())
+        keys, slots = np.full(1 << bits, -1, np.int64), np.zeros(1 << bits, np.int64)
+        if hasattr(self, "tkeys"):
+            ex.l2_rehash(self.tkeys, self.tnode, keys, slots, bits)
+            grow = nodes - len(self.nkey)
+            self.nkey = np.concatenate([self.nkey, np.zeros(grow, np.int64)])
+            self.nprev = np.concatenate([self.nprev, np.zeros(grow, np.int64)])
+            self.nnext = np.concatenate([self.nnext, np.zeros(grow, np.int64)])
+        else:
+            self.nkey, self.nprev, self.nnext = (np.zeros(nodes, np.int64) for _ in range(3))
+        self.tkeys, self.tnode = keys, slots
+        state[ex.L2_BITS] = bits
 
-    def access(self, base_word, lines) -> tuple:
-        """Touch these lines of the tensor at base_word: (hits, misses); misses are allocated,
-        the least recently used lines evicted."""
-        hits = 0
-        cache = self.lines
-        for line in lines.tolist():
-            key = (base_word, line)
-            if key in cache:
-                cache.move_to_end(key)
-                hits += 1
-            else:
-                cache[key] = None
-                if len(cache) > self.capacity:
-                    cache.popitem(last=False)
-        misses = len(lines) - hits
-        self.hits += hits
-        self.misses += misses
-        return hits, misses
+    @property
+    def hits(self) -> int:
+        return int(self.state[self.ex.L2_HITS])
+
+    @property
+    def misses(self) -> int:
+        return int(self.state[self.ex.L2_MISSES])
+
+    def access_window(self, base_word, offset, rows, cols, stride, itemsize) -> tuple:
+        """Touch the lines that rows x cols elements from element offset (rows stride elements
+        apart) of the tensor at base_word cover, each once, in ascending order: (hits,
+        misses); misses are allocated, the least recently used lines evicted."""
+        ex = self.ex
+        if not 0 <= base_word < (1 << (63 - ex.L2_KEY_SHIFT)):
+            raise ValueError(f"L2: tensor base word {base_word} does not fit the line key")
+        row_lines = (cols * itemsize + self.line_bytes - 1) // self.line_bytes + 1
+        need = min(self.capacity, int(self.state[ex.L2_USED]) + rows * row_lines)
+        if need > len(self.nkey):
+            self._allocate(min(self.capacity, max(need, 2 * len(self.nkey))))
+        hits, lines = ex.l2_touch_window(self.state, self.tkeys, self.tnode, self.nkey, self.nprev,
+                                         self.nnext, base_word, offset, rows, cols, stride,
+                                         itemsize, self.line_bytes)
+        return int(hits), int(lines - hits)
 
 
 def l2_touch(sim, gm, read):
@@ -66,11 +83,10 @@ def l2_touch(sim, gm, read):
         return 0, 0.0
     slot, off, rows, cols, stride, itemsize = gm
     base = int(sim.tbase[slot])
-    lines = sim.l2.lines_of(base, off, rows, cols, stride, max(itemsize, 1))
-    hits, misses = sim.l2.access(base, lines)
+    hits, misses = sim.l2.access_window(base, off, rows, cols, stride, max(itemsize, 1))
     if not read:
         return 0, 0.0
-    return (sim.m.l2_miss_extra_latency if misses == 0 else 0), hits / max(len(lines), 1)
+    return (sim.m.l2_miss_extra_latency if misses == 0 else 0), hits / max(hits + misses, 1)
 
 
 def l2_load_transfer(sim, core, nbytes, start, hit_fraction):
