@@ -12,6 +12,7 @@ Pipes and HBM links are arithmetic (booked cycles and busy intervals), never Sim
 from __future__ import annotations
 
 import contextlib
+from types import SimpleNamespace
 
 import numpy as np
 import simpy
@@ -27,7 +28,7 @@ from ..isa import PIPES, load_isa
 from .checks import KernelChecks
 from .fast import FastEngine, engine_setting, link_arrays, why_not_fast
 from .progress import Progress
-from .records import CAUSE, LaunchRecords, PcTotals, RecordBuffer
+from .records import CAUSE, FoldedRecords, LaunchRecords, PcTotals, RecordBuffer
 from . import aicore as aicore_ops
 from .aicore_memory import AICoreMemory, AICoreStats
 from .l2 import L2Cache, l2_load_transfer, l2_touch
@@ -92,7 +93,9 @@ class LaunchSimulation:
         # executor (timing is not the executor's business; one implementation for both engines)
         self.links = executor()
         self.lk_s, self.lk_e, self.lk_n = link_arrays(self.links, machine.cores)
-        self.rows = RecordBuffer()
+        # without records (and outside the debugger, which reads them) the rows are folded
+        # into per-pc totals as they come, so a long launch's memory stays flat
+        self.rows = RecordBuffer() if record or keep_warp_states else FoldedRecords(len(encoded.code))
         self.pending_commits = {}
         self.commit_seq = 0
         self.warps_done = 0
@@ -125,7 +128,8 @@ class LaunchSimulation:
             self.aicore_mem = AICoreMemory(self)
             self.aicore_stats = AICoreStats()
         self._precompute(isa)
-        self.blocks = []
+        self.blocks = []             # the resident blocks (every block, for the debugger)
+        self.blocks_with_flags = []  # finished blocks with set_flags never waited for (synccheck)
         self.checks = KernelChecks(self, checks, hbm_init) if checks else None
         self.engine = engine_setting(engine)
         self.record_array = None     # the compiled engine's records (SimPy's go to self.rows)
@@ -228,7 +232,7 @@ class LaunchSimulation:
     def finish(self) -> int:
         """After the events ran out: report a hang or a cycle limit; return total cycles."""
         if self.checks and not self.unfinished:
-            self.checks.finished(self.blocks)
+            self.checks.finished(sorted(self.blocks + self.blocks_with_flags, key=lambda b: b.id))
         if self.unfinished:
             # run(until=limit) leaves its own marker event queued: anything more is real work
             if self.max_cycles is not None and len(self.env._queue) > 1:
@@ -277,6 +281,12 @@ class LaunchSimulation:
             self.checks.block_started(blk)
         procs = [self.env.process(self._warp(core, blk, w)) for w in range(self.warps_per_block)]
         yield self.env.all_of(procs)
+        if not self.keep_warp_states:
+            # a finished block's memory goes (the debugger shows every block's, so it keeps
+            # them); synccheck's end-of-launch look at unmatched flags keeps just those
+            self.blocks.remove(blk)
+            if self.checks and self.checks.sync and any(blk.tiles.flags.values()):
+                self.blocks_with_flags.append(SimpleNamespace(id=blk.id, tiles=blk.tiles))
 
     # ---------------------------------------------------------------- one warp
     def _warp(self, core, blk, w):
@@ -586,9 +596,12 @@ class LaunchSimulation:
         return LaunchRecords.from_rows(self.rows)
 
     def totals(self, records=None) -> PcTotals:
-        """Per-pc totals of the run (from the records, which SimPy always writes)."""
+        """Per-pc totals of the run: the compiled engine's, SimPy's folded rows, or summed from
+        the records."""
         if self.pc_totals is not None:
             return self.pc_totals
+        if isinstance(self.rows, FoldedRecords) and self.record_array is None:
+            return self.rows.totals()
         if records is None:
             records = LaunchRecords.from_array(self.record_array) if self.record_array is not None \
                 else LaunchRecords.from_rows(self.rows)

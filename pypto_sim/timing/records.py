@@ -62,6 +62,36 @@ class RecordBuffer:
         return np.frombuffer(self.data, dtype=np.int64).reshape(-1, self.width).copy()
 
 
+class FoldedRecords(RecordBuffer):
+    """A RecordBuffer for a launch that keeps no records: every ``fold_rows`` rows are summed
+    into per-pc totals and dropped, so memory stays flat however long the launch runs."""
+
+    def __init__(self, n_pc, fold_rows=1 << 16):
+        super().__init__()
+        self.n_pc = n_pc
+        self.fold_rows = fold_rows
+        self.sums = np.zeros((n_pc, 4), np.int64)
+        self.extend = self._extend
+
+    def _extend(self, row):
+        self.data.extend(row)
+        if len(self.data) >= self.fold_rows * self.width:
+            self.fold()
+
+    def fold(self):
+        """Sum the rows held into the totals and drop them."""
+        if self.data:
+            t = PcTotals.from_records(LaunchRecords.from_array(
+                np.frombuffer(self.data, dtype=np.int64).reshape(-1, self.width)), self.n_pc)
+            self.sums += np.stack([t.count, t.lanes, t.busy, t.stall], 1)
+            del self.data[:]
+
+    def totals(self) -> "PcTotals":
+        """Per-pc totals of every row given so far."""
+        self.fold()
+        return PcTotals.from_array(self.sums)
+
+
 @dataclass
 class LaunchRecords:
     """Per warp-instruction columns (numpy arrays of equal length), in issue order."""
