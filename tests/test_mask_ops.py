@@ -173,7 +173,9 @@ def causal(S, O):
 
 @pytest.mark.parametrize("body, message", [
     ('i = pto.alloc_tile(16, 64, pto.int32, loc=pto.Vec)\n            pto.tcmp(m, i, i, mode="lt")',
-     "int32 tiles compare only for 'eq'"),
+     "int32 tiles compare only for 'eq' and 'ne'"),
+    ('i = pto.alloc_tile(16, 64, pto.int32, loc=pto.Vec)\n            pto.tcmps(m, i, 3, mode="ge")',
+     "int32 tiles compare only for 'eq' and 'ne'"),
     ('pto.tcmp(m, a, a, mode="less")', "mode must be one of"),
     ('w = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)\n            pto.tcmp(w, a, a)',
      "must be a uint8 tile"),
@@ -210,3 +212,45 @@ def old(A):
 ''')
     with pytest.raises(CompileError, match="typed tiles of pto.alloc_tile"):
         mod.old.program_for((pto.alloc_tensor(4096),))
+
+
+def test_int32_tiles_compare_for_equality_and_inequality(make_kernels):
+    """A2/A3 compares int32 tiles with vcmpv_eq and inverts the result with vnot for NE
+    (pto-isa include/pto/npu/a2a3/TCmp.hpp): a = [0, 1, ..., 63] per row against b = a with
+    every third element changed gives eq bits where c % 3 != 0 and ne bits where c % 3 == 0;
+    tcmps(a, 5) in ne mode is set everywhere but column 5."""
+    mod = make_kernels('''
+@pto.kernel
+def cmp(A, B, EQ, NE, NES):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            a = pto.alloc_tile(2, 64, pto.int32, loc=pto.Vec)
+            b = pto.alloc_tile(2, 64, pto.int32, loc=pto.Vec)
+            eq = pto.alloc_tile(2, 32, pto.uint8, loc=pto.Vec)
+            ne = pto.alloc_tile(2, 32, pto.uint8, loc=pto.Vec)
+            nes = pto.alloc_tile(2, 32, pto.uint8, loc=pto.Vec)
+            pto.tload(a, A)
+            pto.tload(b, B)
+            pto.tcmp(eq, a, b, mode="eq")
+            pto.tcmp(ne, a, b, mode="ne")
+            pto.tcmps(nes, a, 5, mode="ne")
+            pto.tstore(EQ, eq)
+            pto.tstore(NE, ne)
+            pto.tstore(NES, nes)
+''')
+    a = np.tile(np.arange(64, dtype=np.int32), (2, 1))
+    b = np.where(np.arange(64) % 3 == 0, a + 7, a).astype(np.int32)
+    da, db = pto.alloc_tensor(a.nbytes, pto.int32), pto.alloc_tensor(b.nbytes, pto.int32)
+    outs = [pto.alloc_tensor(2 * 32, pto.uint8) for _ in range(3)]
+    pto.memcpy_h2d(da, a)
+    pto.memcpy_h2d(db, b)
+    pto.launch(mod.cmp, grid=(1,), args=(da, db, *outs))
+    got = []
+    for t in outs:
+        host = np.empty((2, 32), np.uint8)
+        pto.memcpy_d2h(host, t)
+        got.append(np.unpackbits(host[:, :8], axis=1, bitorder="little").astype(bool))
+    cols = np.arange(64)
+    np.testing.assert_array_equal(got[0], np.tile(cols % 3 != 0, (2, 1)))
+    np.testing.assert_array_equal(got[1], np.tile(cols % 3 == 0, (2, 1)))
+    np.testing.assert_array_equal(got[2], np.tile(cols != 5, (2, 1)))

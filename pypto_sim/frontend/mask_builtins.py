@@ -7,6 +7,7 @@ from .. import dtypes
 from .values import Const, Text
 
 CMP_MODES = ("eq", "ne", "lt", "gt", "le", "ge")          # CmpMode, in the order of the table's `c`
+INT32_CMP_MODES = ("eq", "ne")    # A2/A3 compares int32 by vcmp*_eq, and vnot's the result for NE
 
 
 class MaskBuiltins:
@@ -50,10 +51,12 @@ class MaskBuiltins:
     def _mode(self, value, node, call, dtype):
         if not (isinstance(value, Text) and value.value in CMP_MODES):
             self.error(node, f"pto.{call}: mode must be one of {', '.join(map(repr, CMP_MODES))}")
-        if dtype == dtypes.int32 and value.value != "eq":
-            self.error(node, f"pto.{call}: int32 tiles compare only for 'eq' on A2/A3 (pto-isa "
-                             f"{call.upper()}.md: the int32 path uses EQ whatever the mode), not "
-                             f"{value.value!r}", "compare float32 tiles, or use mode='eq'")
+        if dtype == dtypes.int32 and value.value not in INT32_CMP_MODES:
+            self.error(node, f"pto.{call}: int32 tiles compare only for 'eq' and 'ne' on A2/A3 "
+                             f"(pto-isa include/pto/npu/a2a3/{'TCmps.hpp' if call == 'tcmps' else 'TCmp.hpp'}: "
+                             f"the int32 path is vcmp*_eq whatever the mode, inverted by vnot for "
+                             f"NE; {value.value!r} would silently compare for equality), not "
+                             f"{value.value!r}", "compare float32 tiles, or use mode='eq' or 'ne'")
         return Const(CMP_MODES.index(value.value), dtypes.int32)
 
     def _scalar(self, value, dtype, node, call):
