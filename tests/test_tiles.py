@@ -323,3 +323,49 @@ def lonely(a):
     d = pto.alloc_tensor(256)
     with pytest.raises(pto.DeadlockError, match=r"wait_flag\('mma', 'load', 3\) has no set_flag"):
         pto.profile(mod.lonely, grid=(1, 1, 1), block=(32, 1, 1), args=(d,))
+
+
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+@pytest.mark.parametrize("rounding, want", [
+    ("rint", [0, 2, 2, 0, -2, 3, -3, 7]),       # nearest, ties to even: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2
+    ("round", [1, 2, 3, -1, -2, 3, -3, 7]),     # nearest, ties away from zero
+    ("floor", [0, 1, 2, -1, -2, 2, -4, 7]),
+    ("ceil", [1, 2, 3, 0, -1, 3, -3, 7]),
+    ("trunc", [0, 1, 2, 0, -1, 2, -3, 7]),
+])
+def test_tcvt_converts_alloc_local_tiles(make_kernels, mode, rounding, want):
+    """pto.tcvt on the article's alloc_local tiles (Triton's layer norm converts this way):
+    float32 [0.5, 1.5, 2.5, -0.5, -1.5, 2.75, -3.25, 7] to int32 by each rounding mode, the
+    expected integers worked out by hand (the comment of each row says how ties go)."""
+    mod = make_kernels(f'''
+@pto.kernel
+def cvt(x, y):
+    a = pto.alloc_local(8, pto.float32)
+    b = pto.alloc_local(8, pto.int32)
+    pto.async_load(a, x, nbytes=32)
+    pto.wait_all()
+    pto.tcvt(b, a, mode="{rounding}")
+    pto.store(y, b, nbytes=32)
+    pto.wait_all()
+''')
+    x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 2.75, -3.25, 7], np.float32)
+    dx, dy = pto.alloc_tensor(x.nbytes, pto.float32), pto.alloc_tensor(32, pto.int32)
+    pto.memcpy_h2d(dx, x)
+    pto.launch(mod.cvt, grid=(1,), block=(32,), args=(dx, dy), mode=mode)
+    got = np.empty(8, np.int32)
+    pto.memcpy_d2h(got, dy)
+    assert got.tolist() == want
+
+
+def test_tcvt_on_alloc_local_tiles_refuses_what_a2a3_cannot_convert(make_kernels):
+    """int32 -> int32 is not one of A2/A3's conversions (TCVT.md lists I32 -> FP32, FP16
+    only): a CompileError naming both dtypes."""
+    mod = make_kernels('''
+@pto.kernel
+def cvt(x):
+    a = pto.alloc_local(8, pto.int32)
+    b = pto.alloc_local(8, pto.int32)
+    pto.tcvt(b, a)
+''')
+    with pytest.raises(pto.CompileError, match="int32 -> int32 is not a conversion"):
+        mod.cvt.program_for((pto.alloc_tensor(32),))

@@ -31,7 +31,7 @@ _ENGINE_PARTS = Path(__file__).with_name("engine_parts_template.py")
 _TIMING = Path(__file__).with_name("timing_template.py")
 _L2 = Path(__file__).with_name("l2_template.py")
 TILE_KINDS = ("none", "load", "store", "mma", "binary", "unary", "scalar", "reduce", "expand", "expand_op",
-              "col_reduce", "col_expand_op", "fill", "col_expand")
+              "col_reduce", "col_expand_op", "fill", "col_expand", "convert")
 
 
 def tile_kind(spec) -> str:
@@ -56,7 +56,7 @@ def tile_kind(spec) -> str:
         return "col_expand_op"
     if spec.family == "tile_alu":
         if any(o.name == "mode" for o in spec.value_operands):
-            return "none"          # TCVT converts typed tiles: AI-core kernels, never this runner
+            return "convert"       # TCVT (AI-core kernels have their own functional runner)
         n_tiles = sum(1 for o in spec.value_operands if o.kind == "tile")
         if n_tiles == 3:
             return "binary"

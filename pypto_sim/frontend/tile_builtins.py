@@ -7,10 +7,9 @@ model (docs/tiles.md).
 """
 from __future__ import annotations
 
-import ast
 
 from .. import dtypes
-from ..ir import Imm, Reg
+from ..ir import Imm
 from ..isa import PIPES
 from .values import NONE, Const, Ptr, Text, Val
 
@@ -118,6 +117,8 @@ class TileBuiltins:
 
     def lower_tile_op(self, spec, node, args):
         """Elementwise, tile-scalar, row-reduce and row-expand instructions, from their operands."""
+        if spec.name == "TCVT":
+            return self._convert_local(node, args)
         ops, tiles = [], []
         for operand in spec.value_operands:
             v = args[operand.name]
@@ -138,6 +139,30 @@ class TileBuiltins:
                              f"got {', '.join(str(t.dtype) for t in tiles)}")
         self.emit(spec.name, None, tuple(ops), dtype, node, aux=self.tile_aux())
         self.instrs[-1].comment = ", ".join(t.name for t in tiles)
+
+    def _convert_local(self, node, args):
+        """pto.tcvt(dst, src, mode='rint', n=None) on alloc_local tiles: n elements (default:
+        all of dst's) of src converted to dst's dtype by the rounding mode (TCVT.md)."""
+        (dst_op, dst), (src_op, src) = (self.tile_base(args[k], node, f"pto.tcvt: {k}") for k in ("dst", "src"))
+        allowed = dtypes.CVT_PAIRS.get(src.dtype.name, ())
+        if dst.dtype.name not in allowed:
+            self.error(node, f"pto.tcvt: {src.dtype} -> {dst.dtype} is not a conversion of A2/A3; "
+                             f"{src.dtype} converts to {', '.join(allowed) or 'nothing here'} (TCVT.md)")
+        mode = args["mode"]
+        if not (isinstance(mode, Text) and mode.value in dtypes.CVT_MODES):
+            self.error(node, f"pto.tcvt: mode must be one of {', '.join(map(repr, dtypes.CVT_MODES))} "
+                             "(PTO-ISA RoundMode CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD)")
+        n = args.get("n", NONE)
+        if n is NONE:
+            n = Const(dst.count, dtypes.int32)
+        if isinstance(n, Const) and not 0 < int(n.value) <= min(dst.count, src.count):
+            self.error(node, f"pto.tcvt: n = {int(n.value)} elements, but '{dst.name}' holds {dst.count} "
+                             f"and '{src.name}' {src.count}", "convert at most the smaller tile's elements")
+        ops = (dst_op, src_op,
+               self.uniform_int(Const(dtypes.CVT_MODES.index(mode.value), dtypes.int32), node, "pto.tcvt: mode"),
+               self.uniform_int(n, node, "pto.tcvt: n"))
+        self.emit("TCVT", None, ops, dst.dtype, node, aux=self.tile_aux())
+        self.instrs[-1].comment = f"{dst.name} <- {src.name}" + (f" ({mode.value})" if mode.value != "rint" else "")
 
     # ---------------------------------------------------------------- synchronisation
     def builtin_wait_all(self, node, args):
