@@ -297,6 +297,11 @@ def _calibrate(ns) -> int:
     new = load_machine_from(path)
     print(f"pypto-sim: fitted {sum(len(v) for v in fitted.values())} values of {len(fitted)} entries "
           f"from {ns.rows}; {len(fitted.bounded)} only bounded by the rows")
+    if fitted.constrained:
+        print(f"pypto-sim: {len(fitted.constrained)} entries came out up to a cycle below their least "
+              "value (the rounding of the slopes they subtract) and were fitted at it: "
+              + ", ".join(f"{name}.{fld} {derived} -> {taken}"
+                          for (name, fld), (derived, taken) in fitted.constrained.items()), file=sys.stderr)
     if fitted.unused:
         print(f"pypto-sim: warning: no formula uses the rows of {len(fitted.unused)} benchmark(s): "
               + ", ".join(f"{b} ({i})" for b, i in fitted.unused[:8]), file=sys.stderr)
