@@ -18,6 +18,7 @@ from .frontend.aicore_names import (Acc, Bias, ColMajor, Left, Mat, PIPE_ALL, PI
 globals().update(_BUILTINS)
 
 __version__ = "0.1.0"
+from .settings import Settings, settings
 from .runtime.api import Tensor, alloc_tensor, launch, memcpy_d2h, memcpy_h2d, profile, sync
 from .runtime.memory import DeviceTensor
 from .timing.machine import machine, use_machine

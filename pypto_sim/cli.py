@@ -15,31 +15,167 @@
         run the calibration microbenchmarks and write their rows (docs/calibration.md)
   pypto-sim calibrate ROWS.csv [--base X] -o NEW.toml [--label TEXT]
         fit a latency table to measured rows, starting from the base table
+
+A user error (a file that is not there, a machine that does not exist, a flag value out of
+range, a pto.PtoError raised by the script under run/profile/trace) is one line on stderr,
+``pypto-sim: error: ...``, and exit code 1 (2 for a command line argparse refuses); ``--debug``
+(before or after the command's name) shows the traceback instead. Any other exception is a bug
+and keeps its traceback; an exception of the script's own is shown as Python shows it.
 """
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import runpy
 import sys
+import traceback
+from pathlib import Path
+
+from .errors import CommandLineError, PtoError
 
 
 def main(argv=None) -> int:
-    """Entry point of the pypto-sim command."""
+    """Entry point of the pypto-sim command: returns the exit code. User errors are one line
+    on stderr (``--debug``: the traceback); see the module docstring."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    script_args = []
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command in ("profile", "trace") and "--" in argv:
+        cut = argv.index("--")
+        argv, script_args = argv[:cut], argv[cut + 1:]
+    ns = _parser().parse_args(argv)
+    if ns.command in ("profile", "trace"):
+        ns.args = script_args
     try:
-        return _main(argv)
+        return _dispatch(ns)
     except BrokenPipeError:      # `pypto-sim isa | head`
         sys.stderr.close()
         return 0
+    except KeyboardInterrupt:
+        if ns.debug:
+            raise
+        print("pypto-sim: interrupted", file=sys.stderr)
+        return 130
+    except ScriptFailed as failed:
+        return failed.report(ns.debug)
+    except Exception as exc:
+        message = None if ns.debug else user_error(exc)
+        if message is None:
+            raise
+        print(f"pypto-sim: error: {message}", file=sys.stderr)
+        return 1
+
+
+def user_error(exc) -> str | None:
+    """The one-line message of a user error (what is wrong and what to do), or None when exc
+    is not one (a bug, shown with its traceback)."""
+    if isinstance(exc, PtoError):
+        return one_line(str(exc))
+    if isinstance(exc, OSError) and exc.filename is not None:
+        what = {errno.ENOENT: "check the path", errno.EACCES: "check its permissions or choose "
+                "another path", errno.EPERM: "check its permissions or choose another path",
+                errno.EISDIR: "give a file, not a directory", errno.ENOTDIR: "check the path",
+                errno.EROFS: "choose a writable place", errno.ENOSPC: "free some space"}
+        todo = what.get(exc.errno, "check the path")
+        return f"{exc.filename}: {exc.strerror or exc}; {todo}"
+    return None
+
+
+def one_line(text: str) -> str:
+    """A multi-line error message (message, source line, hint) as one line."""
+    return "; ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its refusals on one line: ``pypto-sim: error: ...`` and exit code 2."""
+
+    def error(self, message):
+        self.exit(2, f"pypto-sim: error: {message} (see `{self.prog} --help`)\n")
+
+
+class ScriptFailed(Exception):
+    """The script run by run/profile/trace raised ``error``."""
+
+    def __init__(self, script, error):
+        super().__init__(script)
+        self.script = script
+        self.error = error
+
+    def report(self, debug) -> int:
+        """Print the failure, return the exit code: a PtoError on one line with the script's
+        line that led to it; anything else as Python shows it, from the script's frame on."""
+        exc = self.error
+        tb = exc.__traceback__
+        script = os.path.abspath(self.script)
+        while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != script:
+            tb = tb.tb_next
+        if isinstance(exc, PtoError) and not debug:
+            last = None
+            while tb is not None:        # the script's own line nearest the error
+                if os.path.abspath(tb.tb_frame.f_code.co_filename) == script:
+                    last = tb.tb_lineno
+                tb = tb.tb_next
+            where = f" (from {self.script}:{last})" if last is not None else ""
+            print(f"pypto-sim: error: {one_line(str(exc))}{where}", file=sys.stderr)
+            return 1
+        traceback.print_exception(type(exc), exc, tb if (tb is not None and not debug) else exc.__traceback__)
+        return 1
+
+
+def _run_script(ns):
+    """Run ns.script as __main__ with ns.args as its argv; its exceptions become ScriptFailed
+    (SystemExit passes: the script's own exit code)."""
+    if not Path(ns.script).is_file():
+        raise CommandLineError(f"no script {ns.script!r} (looked in {Path(ns.script).resolve().parent})",
+                               hint="give the path of a Python file")
+    sys.argv = [ns.script] + ns.args
+    try:
+        runpy.run_path(ns.script, run_name="__main__")
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        raise ScriptFailed(ns.script, exc) from exc
+
+
+def _check_output(path, flag):
+    """Refuse an output path whose folder is missing or not writable before any work is done."""
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise CommandLineError(f"{flag} {path}: the folder {folder} does not exist",
+                               hint="create it first or choose another path")
+    if not os.access(folder, os.W_OK):
+        raise CommandLineError(f"{flag} {path}: the folder {folder} is not writable",
+                               hint="choose a writable place")
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
+    return value
 
 
 def _parser():
-    parser = argparse.ArgumentParser(prog="pypto-sim", description="PTO kernels on a simulated NPU")
-    sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run a Python script that uses pypto_sim")
+    parser = _Parser(prog="pypto-sim", description="PTO kernels on a simulated NPU")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error instead of one line")
+    debug = _Parser(add_help=False)      # --debug after the command's name, too
+    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show the traceback of an error instead of one line")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def add(name, **kw):
+        return sub.add_parser(name, parents=[debug], **kw)
+
+    run = add("run", help="run a Python script that uses pypto_sim")
     run.add_argument("script")
     run.add_argument("args", nargs=argparse.REMAINDER)
-    prof = sub.add_parser("profile", help="run a script and profile the kernels it launches")
-    trace = sub.add_parser("trace", help="run a script and write the Chrome trace of a launch")
+    prof = add("profile", help="run a script and profile the kernels it launches")
+    trace = add("trace", help="run a script and write the Chrome trace of a launch")
     for p in (prof, trace):
         p.add_argument("script", help="the Python script to run; its own arguments go after --")
         p.add_argument("--kernel", help="only launches of the kernel with this name")
@@ -51,47 +187,39 @@ def _parser():
     prof.add_argument("--csv", metavar="DIR", help="write instr_exe, code_exe, pipeline_summary and "
                       "bubbles CSVs into DIR")
     prof.add_argument("--plot", metavar="OUT.png", help="write a Gantt + utilisation plot (matplotlib)")
-    prof.add_argument("--top", type=int, default=10, help="hotspot lines to show (default 10)")
+    prof.add_argument("--top", type=_positive_int, default=10, help="hotspot lines to show (default 10)")
     trace.add_argument("-o", "--output", required=True, metavar="OUT.json")
-    sub.add_parser("isa", help="list the instruction set")
-    sub.add_parser("machines", help="list the shipped machine tables")
-    show = sub.add_parser("machine", help="show a machine table, or `machine diff A B`")
+    add("isa", help="list the instruction set")
+    add("machines", help="list the shipped machine tables")
+    show = add("machine", help="show a machine table, or `machine diff A B`")
     show.add_argument("name", nargs="+", metavar="NAME", help="NAME|PATH, or: diff A B")
-    bench = sub.add_parser("microbench", help="run the calibration microbenchmarks, write their rows")
+    bench = add("microbench", help="run the calibration microbenchmarks, write their rows")
     bench.add_argument("--machine", default=None, help="table name or path (default: ascend910b)")
     bench.add_argument("-o", "--output", required=True, metavar="ROWS.csv")
     bench.add_argument("--only", help="comma-separated instructions / table keys to measure")
     bench.add_argument("--npu", action="store_true", help="run on hardware via pto.profile_on_npu")
     bench.add_argument("--kernels", metavar="DIR", help="keep the generated kernel sources in DIR")
-    cal = sub.add_parser("calibrate", help="fit a latency table to microbenchmark rows")
+    cal = add("calibrate", help="fit a latency table to microbenchmark rows")
     cal.add_argument("rows", help="CSV of rows: benchmark,instruction,size,cycles[,machine,notes]")
     cal.add_argument("--base", default="ascend910b", help="table to start from (default ascend910b)")
     cal.add_argument("-o", "--output", required=True, metavar="NEW.toml")
     cal.add_argument("--label", help="names the measurements in the sources (default: the rows file)")
-    sw = sub.add_parser("sweep", help="run a design-space sweep from a TOML spec (docs/sweeps.md)")
+    sw = add("sweep", help="run a design-space sweep from a TOML spec (docs/sweeps.md)")
     sw.add_argument("spec", help="SPEC.toml: factory, [params], [machine_overrides], machine")
     sw.add_argument("-o", "--output", required=True, metavar="RESULTS.parquet")
     sw.add_argument("--engine", default=None, help="serial, or a scheduler address (default: a "
                                                    "local Dask cluster)")
-    sw.add_argument("--workers", type=int, default=None, help="local cluster workers (default: cores)")
+    sw.add_argument("--workers", type=_positive_int, default=None, help="local cluster workers (default: cores)")
     sw.add_argument("--resume", action="store_true", help="skip the points already in the output")
-    sw.add_argument("--top", type=int, default=5, help="how many of the best points to print")
-    sub.add_parser("warm", help="compile the numba executor into the on-disk cache (before a sweep)")
+    sw.add_argument("--top", type=_positive_int, default=5, help="how many of the best points to print")
+    add("warm", help="compile the numba executor into the on-disk cache (before a sweep)")
     return parser
 
 
-def _main(argv) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    script_args = []
-    if argv and argv[0] in ("profile", "trace") and "--" in argv:
-        cut = argv.index("--")
-        argv, script_args = argv[:cut], argv[cut + 1:]
-    ns = _parser().parse_args(argv)
-    if ns.command in ("profile", "trace"):
-        ns.args = script_args
+def _dispatch(ns) -> int:
+    """Run the parsed command; returns the exit code."""
     if ns.command == "run":
-        sys.argv = [ns.script] + ns.args
-        runpy.run_path(ns.script, run_name="__main__")
+        _run_script(ns)
         return 0
     if ns.command in ("profile", "trace"):
         return _profile(ns)
@@ -122,13 +250,13 @@ def _main(argv) -> int:
         from .timing.machine import resolve_machine
         if ns.name[0] == "diff":
             if len(ns.name) != 3:
-                print("usage: pypto-sim machine diff A B", file=sys.stderr)
-                return 2
+                raise CommandLineError(f"machine diff takes two tables, got {len(ns.name) - 1}",
+                                       hint="pypto-sim machine diff A B (names or paths)")
             print(machine_diff(resolve_machine(ns.name[1]), resolve_machine(ns.name[2])))
             return 0
         if len(ns.name) != 1:
-            print("usage: pypto-sim machine NAME|PATH  or  pypto-sim machine diff A B", file=sys.stderr)
-            return 2
+            raise CommandLineError(f"machine takes one table, got {len(ns.name)}: {' '.join(ns.name)}",
+                                   hint="pypto-sim machine NAME|PATH, or pypto-sim machine diff A B")
         print(resolve_machine(ns.name[0]).describe())
         return 0
     if ns.command == "microbench":
@@ -143,6 +271,7 @@ def _microbench(ns) -> int:
     import time
     from .calibrate import run_microbenchmarks, write_rows
     from .timing.machine import DEFAULT_MACHINE, resolve_machine
+    _check_output(ns.output, "-o")
     m = resolve_machine(ns.machine or DEFAULT_MACHINE)
     only = [x.strip() for x in ns.only.split(",") if x.strip()] if ns.only else None
     start = time.perf_counter()
@@ -161,12 +290,18 @@ def _calibrate(ns) -> int:
     from pathlib import Path
     from .calibrate import fit, read_rows, write_table
     from .timing.machine import load_machine_from, resolve_machine
+    _check_output(ns.output, "-o")
     base = resolve_machine(ns.base)
     fitted = fit(read_rows(ns.rows), base=base)
     path = write_table(fitted, base, ns.output, label=ns.label or Path(ns.rows).name)
     new = load_machine_from(path)
     print(f"pypto-sim: fitted {sum(len(v) for v in fitted.values())} values of {len(fitted)} entries "
           f"from {ns.rows}; {len(fitted.bounded)} only bounded by the rows")
+    if fitted.constrained:
+        print(f"pypto-sim: {len(fitted.constrained)} entries came out up to a cycle below their least "
+              "value (the rounding of the slopes they subtract) and were fitted at it: "
+              + ", ".join(f"{name}.{fld} {derived} -> {taken}"
+                          for (name, fld), (derived, taken) in fitted.constrained.items()), file=sys.stderr)
     if fitted.unused:
         print(f"pypto-sim: warning: no formula uses the rows of {len(fitted.unused)} benchmark(s): "
               + ", ".join(f"{b} ({i})" for b, i in fitted.unused[:8]), file=sys.stderr)
@@ -178,10 +313,13 @@ def _calibrate(ns) -> int:
 def _profile(ns) -> int:
     """Run the script with every launch's Profile collected; report and export."""
     from .profiler.collect import collect_profiles
-    sys.argv = [ns.script] + ns.args
+    for flag, path in (("-o", getattr(ns, "output", None)), ("--trace", getattr(ns, "trace", None)),
+                       ("--plot", getattr(ns, "plot", None))):
+        if path is not None:
+            _check_output(path, flag)
     with collect_profiles() as profiles:
         try:
-            runpy.run_path(ns.script, run_name="__main__")
+            _run_script(ns)
         except SystemExit as stop:          # a script's own sys.exit(0) still gets its report
             if stop.code not in (None, 0):
                 raise
@@ -193,16 +331,15 @@ def _profile(ns) -> int:
               and (ns.kernel is None or p.kernel_name == ns.kernel)]
     if not chosen:
         names = sorted({getattr(p, "kernel_name", "?") for p in profiles})
-        print(f"pypto-sim {ns.command}: {ns.script} ran no launch"
-              + (f" of kernel '{ns.kernel}' (it launched: {', '.join(names) or 'nothing'})"
-                 if ns.kernel else ""), file=sys.stderr)
-        return 1
-    try:
-        export = chosen[ns.launch]
-    except IndexError:
-        print(f"pypto-sim {ns.command}: --launch {ns.launch} but there are {len(chosen)} launches",
-              file=sys.stderr)
-        return 2
+        raise CommandLineError(f"{ns.script} ran no timed launch"
+                               + (f" of kernel '{ns.kernel}' (it launched: {', '.join(names) or 'nothing'})"
+                                  if ns.kernel else ""),
+                               hint="--kernel names one of the kernels it launches" if ns.kernel else
+                               "profile a script that calls pto.launch or pto.profile in timing mode")
+    if not -len(chosen) <= ns.launch < len(chosen):
+        raise CommandLineError(f"--launch {ns.launch} but there are {len(chosen)} launches",
+                               hint=f"give 0 to {len(chosen) - 1}, or -1 for the last")
+    export = chosen[ns.launch]
     which = f"launch {chosen.index(export)} of {len(chosen)}"
     if ns.command == "trace":
         path = export.save_trace(ns.output, time_unit=ns.time_unit)

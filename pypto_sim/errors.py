@@ -11,11 +11,13 @@ class PtoError(Exception):
     """Base class of every pypto_sim error."""
 
     def __init__(self, message: str, *, kernel: str | None = None, file: str | None = None,
-                 line: int | None = None, hint: str | None = None, **fields):
+                 line: int | None = None, hint: str | None = None, source: str | None = None,
+                 **fields):
         self.kernel = kernel
         self.file = file
         self.line = line
         self.hint = hint
+        self.source = source          # the text of the source line, shown under the message
         self.fields = fields
         for key, value in fields.items():
             setattr(self, key, value)
@@ -29,6 +31,8 @@ class PtoError(Exception):
         text = message
         if where:
             text = f"{', '.join(where)}: {message}"
+        if source and source.strip():
+            text = f"{text}\n    {source.strip()}"
         if hint:
             text = f"{text}\n  hint: {hint}"
         super().__init__(text)
@@ -43,7 +47,8 @@ class MachineError(PtoError):
 
 
 class CompileError(PtoError):
-    """The kernel's Python source uses a construct pypto_sim cannot compile."""
+    """The kernel's Python source uses a construct pypto_sim cannot compile. The message starts
+    with the kernel, file and line, then shows that source line."""
 
 
 class LaunchError(PtoError):
@@ -89,6 +94,11 @@ class SimulationLimitError(PtoError):
 class ProfileError(PtoError):
     """A profile was asked for something it did not keep (the per-instruction timeline of a
     pto.launch run without timeline=True)."""
+
+
+class CommandLineError(PtoError):
+    """A ``pypto-sim`` command was given something it cannot use: a script or file that is not
+    there, a flag value out of range, the wrong number of names."""
 
 
 class CheckSkippedWarning(UserWarning):

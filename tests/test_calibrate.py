@@ -460,3 +460,69 @@ def test_calibration_loop_example(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "correlation_before.png").exists() and (tmp_path / "correlation_after.png").exists()
     new, truth = load_machine_from(tmp_path / "calibrated.toml"), load_machine_from(tmp_path / "stand_in_npu.toml")
     assert [(r.name, r.saving) for r in new.fusions] == [(r.name, r.saving) for r in truth.fusions] == [("TLOAD+MMA", 3)]
+
+
+# ---------------------------------------------------------------- values the fit must keep >= a least
+def test_a_value_a_cycle_below_its_least_is_the_least_and_further_below_is_refused(tmp_path):
+    """Fitted.put: a head derived as -1 (within the one cycle the rounded slopes can lose) is
+    fitted at its least value 0 and listed as constrained; a tail derived as -2 is a
+    contradiction, kept as derived, and write_table refuses it naming the entry, its value and
+    its derivation, writing nothing."""
+    from pypto_sim.calibrate.fit import Fitted
+    base = resolve_machine("ascend910b")
+    fitted = Fitted(base)
+    fitted.put("TADD", "head", -1, "refill slope 40 - cost 9 - TLOAD 32")
+    fitted.put("TADD", "tail", -2, "sync slope 7 - head 0 - cost 9")
+    assert fitted["TADD"] == {"head": 0, "tail": -2}
+    assert fitted.constrained == {("TADD", "head"): (-1, 0)}
+    with pytest.raises(CalibrationError) as info:
+        write_table(fitted, base, tmp_path / "new.toml")
+    assert "TADD.tail = -2 (sync slope 7 - head 0 - cost 9)" in str(info.value)
+    assert "TADD.head" not in str(info.value) and not list(tmp_path.iterdir())
+
+
+def _scaled_rows(rows, path, factor=1.5, extra=None):
+    """The rows with every cycle count times factor (a uniformly slower board), plus
+    extra[(benchmark, instruction)] cycles per size step; written to path."""
+    extra = extra or {}
+    write_rows([Row(r.benchmark, r.instruction, r.size,
+                    r.cycles * factor + extra.get((r.benchmark, r.instruction), 0) * r.size)
+                for r in rows], path)
+    return path
+
+
+def test_calibrate_on_a_uniformly_slower_board_writes_a_table_that_loads(default_rows, tmp_path, capsys):
+    """The package's own microbenchmark rows times 1.5: the entries derived by subtraction
+    whose truth is 0 (TPOW's unaligned floor, which the base does not have; the TLOAD+MMA
+    saving, 0 in the base) come out 0 or, through the rounding of the 1.5x slopes, -1
+    (TPOW: 8 unaligned repeats cost round(1.5 x 56) = 84 against ceil(8 x 10.503) = 85).
+    The fit takes 0 for those, says so on stderr, and the table loads."""
+    from pypto_sim.cli import main
+    rows = _scaled_rows(default_rows, tmp_path / "slow.csv")
+    out = tmp_path / "slow.toml"
+    assert main(["calibrate", str(rows), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "TPOW.unaligned_floor -1 -> 0" in err and "fusion.TLOAD+MMA.saving -1 -> 0" in err
+    assert "Traceback" not in err
+    table = load_machine_from(out)
+    assert table.instructions["TPOW"].extra["unaligned_floor"] == 0
+    assert not table.fusions           # a saving of 0 is no rule
+
+
+def test_calibrate_refuses_rows_that_contradict_a_rule_in_one_line(default_rows, tmp_path, capsys):
+    """The same rows with the fused TLOAD+MMA pair 20 cycles slower per pair: its saving,
+    TLOAD + MMA predicted less the pair measured: the base's pair costs TLOAD 307 +
+    ceil(1024 / 142.7) = 315 plus MMA 21 + 2 x 2 = 25, 340 cycles; at 1.5x the fit predicts
+    TLOAD 472 and MMA 37 (509, the rounding's cycle under 510) and the pair measures
+    510 + 20 = 530, so -21, which no table may hold: one line names the entry and its
+    derivation, exit code 1, nothing written."""
+    from pypto_sim.cli import main
+    rows = _scaled_rows(default_rows, tmp_path / "odd.csv",
+                        extra={("fused_pair.bytes=1024", "TLOAD+MMA"): 20})
+    out = tmp_path / "odd.toml"
+    assert main(["calibrate", str(rows), "-o", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("pypto-sim: error: write_table: the fit "
+                                                         "could not determine 1 entry")
+    assert "fusion.TLOAD+MMA.saving = -21 (TLOAD 472 + MMA 37 predicted, pair measured 530 cycles)" in err
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["odd.csv"]

@@ -27,9 +27,8 @@ def test_bar_is_silent_off_a_terminal_or_for_small_grids(monkeypatch):
     small = Tty()
     Progress("k", 8, stream=small).block_done(1)
     assert plain.getvalue() == "" and small.getvalue() == ""
-    monkeypatch.setenv("PYPTO_PROGRESS", "0")
-    off = Tty()
-    Progress("k", 1000, stream=off).block_done(1)
+    off = Tty()                     # PYPTO_PROGRESS=0, as pto.Settings passes it down
+    Progress("k", 1000, stream=off, setting="0").block_done(1)
     assert off.getvalue() == ""
 
 

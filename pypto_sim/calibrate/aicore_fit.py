@@ -199,8 +199,8 @@ def _vector(F, S, base, known):
         refill, sync = S(f"aiv_refill.{name}", name), S(f"aiv_sync.{name}", name)
         if refill is not None:
             load = tload + int(math.ceil(SYNC_ROWS * cols * ITEMSIZE[dt] / bw_ub - 1e-9))
-            head = round(refill) - cost - load
-            F.put(name, "head", head, f"refill slope {refill:g} - cost {cost} - TLOAD {load}")
+            F.put(name, "head", round(refill) - cost - load, f"refill slope {refill:g} - cost {cost} - TLOAD {load}")
+            head = F[name]["head"]      # the tail follows from the head as fitted (constrained)
             if sync is not None:
                 F.put(name, "tail", round(sync) - head - cost,
                       f"sync slope {sync:g} - head {head} - cost {cost}")

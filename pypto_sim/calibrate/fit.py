@@ -32,6 +32,14 @@ from .rows import CalibrationError
 
 SECTOR = 32
 
+# the least value each fitted field may take (the machine table's rules); any other field > 0
+LEAST = {"latency": 0, "head": 0, "tail": 0, "unaligned_floor": 0, "saving": 0, "slope": 0,
+         "bias": 0, "issue_interval": 1}
+# how far below its least value a derived entry may come out and still be taken as the least:
+# each is a measured slope, rounded to whole cycles, less the model's cost of the pattern's
+# other parts (rounded up), so a value one cycle too low is that rounding, not a contradiction
+ROUNDING = 1
+
 
 class Fitted(dict):
     """``{entry: {field: value}}`` for every entry the rows determine: instruction names
@@ -41,18 +49,39 @@ class Fitted(dict):
 
     ``notes[entry]``: how each was derived; ``bounded[(entry, field)] = (lo, hi, chosen)`` for
     values the rows only bound (kept from the base table when it lies within, not written by
-    write_table); ``base``: the machine the fit started from."""
+    write_table); ``constrained[(entry, field)] = (derived, taken)`` for values derived up to
+    ROUNDING below the field's least value (LEAST) and taken as that least value (the
+    constrained fit); ``base``: the machine the fit started from."""
 
     def __init__(self, base):
         super().__init__()
         self.base = base
         self.notes = defaultdict(list)
         self.bounded = {}
+        self.constrained = {}
         self.unused = []            # (benchmark, instruction) series no formula reads
 
     def put(self, name, fld, value, how):
+        """Set ``name.fld`` to value, derived as ``how`` says. A value below the field's least
+        value by at most ROUNDING is the least value: the least-squares value of one entry
+        under its constraint is the nearest feasible one, and within the rounding of the
+        derivation the rows agree with it. A value further below is kept as derived, and
+        write_table refuses it with its derivation."""
+        least = LEAST.get(fld)
+        if (least is not None and isinstance(value, (int, float)) and math.isfinite(value)
+                and least - ROUNDING <= value < least):
+            self.constrained[(name, fld)] = (value, least)
+            how = (f"{how} = {value}, within the rounding ({ROUNDING} cycle) of its least value "
+                   f"{least}: constrained to {least}")
+            value = least
         self.setdefault(name, {})[fld] = value
         self.notes[name].append(f"{fld} {value}: {how}")
+
+    def derivation(self, name, fld) -> str:
+        """How ``name.fld`` was derived (the last note about it), or ''."""
+        found = [n.split(": ", 1)[1] for n in self.notes.get(name, ()) if n.startswith(f"{fld} ")
+                 and ": " in n]
+        return found[-1] if found else ""
 
     def bound(self, name, fld, lo, hi, how):
         """The rows only bound this value: keep the base's when it lies within, else take the

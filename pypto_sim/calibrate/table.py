@@ -91,7 +91,8 @@ def write_table(fitted, base, path, label=None) -> Path:
         if name.startswith(("memory.", "aicore.")):
             pending[name] = {"value": float(pending[name]["value"])}
     formulas = {name: fields for name, fields in fitted.items() if name.startswith("formula.")}
-    formula_file = _write_formulas(base, formulas, path) if formulas else None
+    formula_path = path.with_name(f"{path.stem}_formulas.csv")
+    kept = formula_path.read_bytes() if formulas and formula_path.is_file() else None
     fusions = {name[len("fusion."):]: fields["saving"] for name, fields in fitted.items()
                if name.startswith("fusion.")}
     out, section, skipping = [], None, False
@@ -119,8 +120,8 @@ def write_table(fitted, base, path, label=None) -> Path:
             key = m.group(2) if section == "instruction" else f"{section}.{m.group(2)}"
             if key in pending:
                 line = _rewrite(line, pending.pop(key), source)
-        elif m and section == "formulas" and m.group(2) == "vector" and formula_file is not None:
-            line = _rewrite(line, {"file": formula_file.name},
+        elif m and section == "formulas" and m.group(2) == "vector" and formulas:
+            line = _rewrite(line, {"file": formula_path.name},
                             f"{source}: {len(formulas)} of {len(base.vector_formulas)} rows refitted; "
                             f"the base's: {base.formula_source}")
         elif section is None and re.match(r"^name\s*=", line):
@@ -139,33 +140,37 @@ def write_table(fitted, base, path, label=None) -> Path:
                      f"source = \"{source}\"\n")
     # written beside the target, loaded, and only then put in its place: a table that does
     # not load never replaces anything
+    formula_file = _write_formulas(base, formulas, path) if formulas else None
     trial = path.with_name(f".{path.name}.trial")
     trial.write_text(text, encoding="utf-8")
     try:
         load_machine_from(trial)   # raises MachineError naming the entry if anything is off
     except Exception:
         trial.unlink()
+        if formula_file is not None:      # the formulas file that was there before, if any
+            if kept is None:
+                formula_file.unlink()
+            else:
+                formula_file.write_bytes(kept)
         raise
     os.replace(trial, path)
     return path
 
 
-# the least value each fitted field may take (the machine table's rules); any other field > 0
-_LEAST = {"latency": 0, "head": 0, "tail": 0, "saving": 0, "slope": 0, "bias": 0,
-          "issue_interval": 1}
-
-
 def undetermined_entries(fitted) -> list:
-    """``NAME.FIELD = value`` for every fitted value a machine table would refuse: not a finite
-    number, or below the field's least value (0 for latencies, heads, tails, savings and
-    formula terms, 1 for issue intervals, above 0 for the rest)."""
+    """``NAME.FIELD = value (how it was derived)`` for every fitted value a machine table would
+    refuse: not a finite number, or below the field's least value (fit.LEAST: 0 for latencies,
+    heads, tails, floors, savings and formula terms, 1 for issue intervals, above 0 for the
+    rest)."""
+    from .fit import LEAST
     bad = []
     for name, fields in fitted.items():
         for field, value in fields.items():
             if field == "source":
                 continue
             number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-            least = _LEAST.get(field)
+            least = LEAST.get(field)
             if not number or (value < least if least is not None else value <= 0):
-                bad.append(f"{name}.{field} = {value!r}")
+                how = fitted.derivation(name, field) if hasattr(fitted, "derivation") else ""
+                bad.append(f"{name}.{field} = {value!r}" + (f" ({how})" if how else ""))
     return bad

@@ -66,7 +66,7 @@ class KernelCompiler(LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins,
             except Exception:
                 construct = type(node).__name__
         raise CompileError(message, kernel=self.kernel.name, file=self.kernel.file, line=line,
-                           hint=hint, construct=construct)
+                           hint=hint, construct=construct, source=self.source_lines.get(line))
 
     def new_reg(self, dtype, uniform: bool) -> Reg:
         if uniform:

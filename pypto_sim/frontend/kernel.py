@@ -119,7 +119,12 @@ class Kernel:
                     specs.append(ArgSpec(name, "const", dtype, -1, value=value[0]))
                 else:
                     specs.append(ArgSpec(name, "scalar", dtype, -1))
-            prog = KernelCompiler(self, specs).compile()
+            try:
+                prog = KernelCompiler(self, specs).compile()
+            except CompileError as exc:
+                # the message names the user's file and line and shows it: the compiler's
+                # recursion (a frame pair per nested statement) would only bury it
+                raise exc.with_traceback(None) from None
             from ..ir.verify import verify
             verify(prog)
             self._programs[sig] = prog

@@ -459,7 +459,8 @@ def simulation_for(pending, hbm, hbm_init, **options) -> LaunchSimulation:
     takes them (record, engine, executor_module, ...) override those."""
     prog = pending.program
     tensors, scalars, names = launch_arguments(pending)
-    options = {"max_cycles": pending.max_cycles, "checks": pending.checks, **options}
+    options = {"max_cycles": pending.max_cycles, "checks": pending.checks,
+               "engine": pending.settings.timing_engine, "progress": pending.settings.progress, **options}
     return LaunchSimulation(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
                             hbm, pending.machine, pending.kernel.name, names, hbm_init=hbm_init,
                             **options)

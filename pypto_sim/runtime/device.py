@@ -9,7 +9,6 @@ tensor freed while a queued kernel uses it is reported as UseAfterFreeError.
 from __future__ import annotations
 
 import contextvars
-import os
 import warnings
 from dataclasses import dataclass, field
 
@@ -17,6 +16,7 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import CheckSkippedWarning, LaunchError, UseAfterFreeError
+from ..settings import DEFAULT_MAX_CYCLES, DEFAULT_MAX_WORK, Settings
 from ..timing.machine import machine as active_machine
 from ..timing.checks import parse_checks
 from ..timing.model import check_block_fits
@@ -58,6 +58,7 @@ class PendingLaunch:
     mode: str = "timing"
     timeline: bool = False      # keep the per-instruction records (else per-pc totals only)
     values: bool = True         # False: tile instructions are timed but compute nothing
+    settings: Settings = Settings()     # what the environment asked for at the launch call
 
 
 @dataclass
@@ -140,19 +141,20 @@ class Device:
             raise LaunchError("values=False with mode='functional' would compute nothing",
                               hint="values=False is for timing without tile values; "
                                    "mode='functional' is for values without timing")
-        checks = parse_checks(check)                       # PYPTO_CHECK when check is None
+        settings = Settings.from_environ()         # read once, here; passed down from here on
+        checks = parse_checks(settings.check if check is None else check)
         if checks and mode == "functional":
             if check is not None:
                 raise LaunchError(f"check={sorted(checks)} needs mode='timing' (the checks follow the "
                                   "timing model's order of events); bounds are checked in both modes")
             # PYPTO_CHECK checks a whole program: its timing launches; a functional launch in
             # it runs with bounds checks only, and says so
-            warnings.warn(f"PYPTO_CHECK={os.environ.get('PYPTO_CHECK')}: kernel '{kernel.name}' runs in "
+            warnings.warn(f"PYPTO_CHECK={settings.check}: kernel '{kernel.name}' runs in "
                           "mode='functional', which has bounds checks only (racecheck, initcheck and "
                           "synccheck follow the timing model); its timing launches are checked",
                           CheckSkippedWarning, stacklevel=3)
             checks = frozenset()
-        max_cycles = _max_cycles(max_cycles)
+        max_cycles = _max_cycles(max_cycles, settings.max_cycles)
         if not getattr(kernel, "is_pto_kernel", False):
             raise LaunchError(f"launch() needs a @pto.kernel function, got {type(kernel).__name__}",
                               hint="decorate the function with @pto.kernel")
@@ -178,7 +180,7 @@ class Device:
             check_aicore_program(program, active_machine(), kernel.name)
         else:
             check_block_fits(program, block, active_machine(), kernel.name)   # before any data moves
-        _check_work(program, grid, block, _max_work(max_work), kernel.name)
+        _check_work(program, grid, block, _max_work(max_work, settings.max_work), kernel.name)
         names = names or tuple(None for _ in args)
         stored = tuple(v.alloc if getattr(v, "is_device_tensor", False) else
                        dtypes.round_scalar(v, spec.dtype) for v, spec in zip(args, program.args))
@@ -190,7 +192,7 @@ class Device:
         from ..profiler.collect import collecting
         self.queue.append(PendingLaunch(kernel, program, grid, block, stored, tuple(names),
                                         active_machine(), handle, checks, max_cycles, mode,
-                                        bool(timeline) or collecting(), values))
+                                        bool(timeline) or collecting(), values, settings))
         return handle
 
     def sync(self):
@@ -225,13 +227,11 @@ class Device:
         return bool(self.users_of(tensor.alloc))
 
 
-DEFAULT_MAX_CYCLES = 20_000_000
-
-
-def _max_cycles(value):
-    """The cycle limit of a launch: max_cycles=, else $PYPTO_MAX_CYCLES, else 20 million."""
+def _max_cycles(value, default=DEFAULT_MAX_CYCLES):
+    """The cycle limit of a launch: max_cycles=, else the settings' (PYPTO_MAX_CYCLES, 20
+    million when unset)."""
     if value is None:
-        value = os.environ.get("PYPTO_MAX_CYCLES", DEFAULT_MAX_CYCLES)
+        value = default
     try:
         value = int(value)
     except (TypeError, ValueError):
@@ -241,13 +241,11 @@ def _max_cycles(value):
     return value
 
 
-DEFAULT_MAX_WORK = 10 ** 9
-
-
-def _max_work(value):
-    """The work limit of a launch: max_work=, else $PYPTO_MAX_WORK, else 10**9."""
+def _max_work(value, default=DEFAULT_MAX_WORK):
+    """The work limit of a launch: max_work=, else the settings' (PYPTO_MAX_WORK, 10**9 when
+    unset)."""
     if value is None:
-        value = os.environ.get("PYPTO_MAX_WORK", DEFAULT_MAX_WORK)
+        value = default
     try:
         value = int(float(value))
     except (TypeError, ValueError):

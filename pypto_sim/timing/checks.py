@@ -2,7 +2,7 @@
 
 Memcheck (bounds) is always on in the executor. The rest is switched on per launch with
 ``check=`` ("racecheck", "initcheck", "synccheck", "all", or a tuple) or the PYPTO_CHECK
-environment variable, and costs nothing when off: the model calls these hooks only then.
+environment variable (read by the runtime into pto.Settings), and costs nothing when off: the model calls these hooks only then.
 
 - racecheck keeps a shadow entry per memory word (last writer, last reader: block, warp, lane,
   pc, cycle, barrier epoch). Two accesses to a word, at least one a write, conflict unless the
@@ -16,8 +16,6 @@ environment variable, and costs nothing when off: the model calls these hooks on
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from ..errors import DeadlockError, LaunchError, RaceError, SyncCheckError, UninitializedReadError
@@ -29,9 +27,9 @@ TILE = 4095
 
 
 def parse_checks(check) -> frozenset:
-    """check= value (None, a name, 'all', or a tuple; PYPTO_CHECK when None) -> set of names."""
+    """check= value (None: none, a name, 'all', or a tuple) -> set of names."""
     if check is None:
-        check = os.environ.get("PYPTO_CHECK", "")
+        check = ""
     if isinstance(check, str):
         check = [c.strip() for c in check.replace(";", ",").split(",") if c.strip()]
     names = set()

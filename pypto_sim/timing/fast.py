@@ -4,7 +4,7 @@
 race, init and sync checks), outside the debugger; everything else runs under SimPy. Both
 give the same records, cycles, values and errors (tests/test_fast_engine.py and
 tests/test_fast_engine_fuzz.py): the compiled loop numbers and orders its events exactly as
-SimPy does. Set ``PYPTO_TIMING_ENGINE=simpy`` to force the SimPy
+SimPy does. ``PYPTO_TIMING_ENGINE=simpy`` (pto.Settings.timing_engine) forces the SimPy
 model (for instance to compare), ``fast`` to insist on the compiled one.
 
 This module owns the engine's arrays: it sizes them, grows them when the engine says a
@@ -13,7 +13,6 @@ LaunchSimulation reports (records, total cycles, the kernel's errors).
 """
 from __future__ import annotations
 
-import os
 from types import SimpleNamespace
 
 import numpy as np
@@ -23,7 +22,7 @@ from ..ir.program import C_DST, C_OP, C_SRC, MAX_SRCS
 from ..isa import FAMILIES
 from .records import CAUSE, FIELDS, PcTotals
 
-ENGINES = ("auto", "simpy", "fast")
+ENGINES = ("auto", "simpy", "fast")     # pto.Settings.timing_engine (PYPTO_TIMING_ENGINE)
 EVENTS_PER_CALL = 250_000          # between progress redraws
 _MEM_CODE = {None: 0, "hbm": 1, "l1": 2}
 
@@ -44,8 +43,8 @@ def link_arrays(ex, cores):
 
 
 def engine_setting(value=None) -> str:
-    """The timing engine to use: the argument, else $PYPTO_TIMING_ENGINE, else 'auto'."""
-    value = value or os.environ.get("PYPTO_TIMING_ENGINE") or "auto"
+    """The timing engine to use: the argument (the launch's settings), else 'auto'."""
+    value = value or "auto"
     if value not in ENGINES:
         raise LaunchError(f"timing engine {value!r} (PYPTO_TIMING_ENGINE): choose one of {ENGINES}")
     return value

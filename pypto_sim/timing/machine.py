@@ -49,6 +49,7 @@ _WHOLE = ("cores", "warp_slots_per_core", "lanes_per_warp", "issue_width", "sect
 
 _INSTR_EXTRA = ("per_repeat", "per_repeat_f32", "repeat_bytes", "k_tile", "k_tile_f32", "head", "tail",
                 "unaligned_floor")
+_MAY_BE_ZERO = ("head", "tail", "unaligned_floor")     # cycles that may be none at all; the rest > 0
 FORMULA_DTYPES = {"fp32": "float32", "fp16": "float16", "any": "any"}
 _FUSION_KEYS = ("first", "second", "latency", "saving", "source")
 # families whose instructions may be fused: they compute or move data (not control or sync)
@@ -206,8 +207,8 @@ class Machine:
                         raise bad(f"must be a whole number >= {least}")
                     t = dataclasses.replace(t, **{fld: int(value)}, source=source)
                 elif fld in t.extra:
-                    if not (number and (value >= 0 if fld in ("head", "tail") else value > 0)):
-                        raise bad("must be a finite number > 0 (head, tail: >= 0)")
+                    if not (number and (value >= 0 if fld in _MAY_BE_ZERO else value > 0)):
+                        raise bad(f"must be a finite number > 0 ({', '.join(_MAY_BE_ZERO)}: >= 0)")
                     t = dataclasses.replace(t, extra={**t.extra, fld: value}, source=source)
                 else:
                     raise MachineError(f"override {key!r}: {name} has no field {fld!r}",
@@ -381,10 +382,10 @@ def load_machine_from(path) -> Machine:
         extra = {k: v for k, v in entry.items() if k not in ("latency", "issue_interval", "source")}
         for key, value in extra.items():
             number = _is_number(value) and math.isfinite(value)
-            positive = number and (value > 0 if key not in ("head", "tail") else value >= 0)
+            positive = number and (value > 0 if key not in _MAY_BE_ZERO else value >= 0)
             if key not in _INSTR_EXTRA or not positive:
                 raise MachineError(f"{path}: [instruction] {spec.name}: '{key} = {value!r}' is not one "
-                                   f"of {_INSTR_EXTRA} with a positive number (head, tail: >= 0)")
+                                   f"of {_INSTR_EXTRA} with a positive number ({', '.join(_MAY_BE_ZERO)}: >= 0)")
         needed = (("per_repeat", "repeat_bytes") if spec.family in VECTOR_FAMILIES
                   else ("per_repeat", "per_repeat_f32", "k_tile", "k_tile_f32") if spec.family == "tile_mma"
                   else ())

@@ -69,7 +69,7 @@ class LaunchSimulation:
 
     def __init__(self, program, encoded, grid, block, tensors, scalars, hbm, machine, kernel_name,
                  tensor_names, record=True, max_cycles=None, checks=frozenset(), hbm_init=None,
-                 executor_module=None, keep_warp_states=False, engine=None, values=True):
+                 executor_module=None, keep_warp_states=False, engine=None, values=True, progress=""):
         self.prog = program
         # values=False: the AI core's tile instructions are timed but compute nothing
         # (runtime's launch(values=False) checks that no control flow reads what they skip)
@@ -132,6 +132,7 @@ class LaunchSimulation:
         self.blocks_with_flags = []  # finished blocks with set_flags never waited for (synccheck)
         self.checks = KernelChecks(self, checks, hbm_init) if checks else None
         self.engine = engine_setting(engine)
+        self.progress_setting = progress      # pto.Settings.progress: "", "0" or "1"
         self.record_array = None     # the compiled engine's records (SimPy's go to self.rows)
         self.pc_totals = None        # the compiled engine's PcTotals when records are not kept
         self.engine_used = None
@@ -192,7 +193,7 @@ class LaunchSimulation:
             per_core = min(m.warp_slots_per_core // self.warps_per_block, m.l1_bytes // max(block_l1, 1))
         gx, gy, gz = self.grid
         self.block_queue = iter(range(gx * gy * gz))
-        self.progress = Progress(self.kernel_name, gx * gy * gz)
+        self.progress = Progress(self.kernel_name, gx * gy * gz, setting=self.progress_setting)
         for _slot in range(per_core):
             for core in self.cores:
                 self.env.process(self._slot(core))
@@ -211,7 +212,7 @@ class LaunchSimulation:
             self.engine_used = "fast"
             self.block_l1 = check_block_fits(self.prog, self.block, self.m, self.kernel_name)
             gx, gy, gz = self.grid
-            self.progress = Progress(self.kernel_name, gx * gy * gz)
+            self.progress = Progress(self.kernel_name, gx * gy * gz, setting=self.progress_setting)
             return FastEngine(self).run()
         self.engine_used = "simpy"
         self.start()

@@ -1,12 +1,12 @@
 """A progress bar for long simulations: blocks finished out of the grid, on stderr.
 
 Shown only when stderr is a terminal (never in pipes, logs or CI) and the launch has at
-least 64 blocks; PYPTO_PROGRESS=0 turns it off, PYPTO_PROGRESS=1 forces it on. Redrawn at
+least 64 blocks; PYPTO_PROGRESS=0 turns it off, PYPTO_PROGRESS=1 forces it on (the launch's
+pto.Settings.progress, passed in as ``setting``). Redrawn at
 most five times a second, so it costs nothing measurable.
 """
 from __future__ import annotations
 
-import os
 import sys
 import time
 
@@ -14,14 +14,13 @@ import time
 class Progress:
     """Counts finished blocks and redraws a one-line bar."""
 
-    def __init__(self, kernel_name: str, total_blocks: int, stream=None):
+    def __init__(self, kernel_name: str, total_blocks: int, stream=None, setting: str = ""):
         self.stream = stream or sys.stderr
         self.name = kernel_name
         self.total = total_blocks
         self.done = 0
         self.last_draw = 0.0
         self.start = time.perf_counter()
-        setting = os.environ.get("PYPTO_PROGRESS", "")
         interactive = getattr(self.stream, "isatty", lambda: False)()
         self.enabled = setting == "1" or (setting != "0" and interactive and total_blocks >= 64)
 
