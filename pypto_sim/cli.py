@@ -76,6 +76,8 @@ def _parser():
     sw.add_argument("--workers", type=int, default=None, help="local cluster workers (default: cores)")
     sw.add_argument("--resume", action="store_true", help="skip the points already in the output")
     sw.add_argument("--top", type=int, default=5, help="how many of the best points to print")
+    sw.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                    help="stop a point that runs longer (default: the spec's timeout, or 600)")
     sub.add_parser("warm", help="compile the numba executor into the on-disk cache (before a sweep)")
     return parser
 
@@ -97,7 +99,7 @@ def _main(argv) -> int:
         return _profile(ns)
     if ns.command == "sweep":
         from .sweep.spec import run_spec
-        return run_spec(ns.spec, ns.output, ns.engine, ns.workers, ns.resume, ns.top)
+        return run_spec(ns.spec, ns.output, ns.engine, ns.workers, ns.resume, ns.top, ns.timeout)
     if ns.command == "warm":
         import time
         from .exec.lane import cache_dir, executor

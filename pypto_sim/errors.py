@@ -91,6 +91,11 @@ class ProfileError(PtoError):
     pto.launch run without timeline=True)."""
 
 
+class SweepError(PtoError):
+    """A sweep cannot run as asked: a spec, parameter, override or factory is wrong, or its
+    results file is held by another sweep or cannot be written (names which and what to do)."""
+
+
 class CheckSkippedWarning(UserWarning):
     """PYPTO_CHECK asked for checks that a launch cannot run (a mode="functional" launch has
     bounds checks only): the launch ran without them."""

@@ -42,3 +42,16 @@ def dies_once_case(marker, n=256, reps=1):
         path.write_text("died")
         os._exit(1)
     return scale_case(n, reps)
+
+
+def misbehaving_case(what="fine", n=256):
+    """what="exit" kills the point's process (os._exit, every attempt); "hang" sleeps far past
+    any test's timeout; "raise" raises; anything else is scale_case(n)."""
+    if what == "exit":
+        os._exit(7)
+    if what == "hang":
+        import time
+        time.sleep(3600)
+    if what == "raise":
+        raise RuntimeError("this point raises")
+    return scale_case(n)
