@@ -122,7 +122,7 @@ def _finish(pd, rows, points):
     frame = pd.DataFrame(rows).reset_index(drop=True)
     errors = [r.get("error") for r in rows if isinstance(r.get("error"), str)]
     if rows and len(errors) == len(rows):
-        raise SweepError(f"every one of the {len(rows)} points failed; the first: {errors[0]}",
+        raise SweepError(f"every point failed ({len(rows)} of {len(rows)}); the first: {errors[0]}",
                          hint="see the rows' error and traceback columns (this error's .frame)",
                          frame=frame)
     return frame
