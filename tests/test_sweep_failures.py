@@ -39,9 +39,9 @@ def test_dask_twelve_points_one_dies_one_hangs():
 
 def test_serial_point_that_raises_hangs_or_exits_is_a_row():
     """Serially (one point runner process): a raising point is a "raised" row with its
-    message, a hanging one a "timeout" row after timeout=8 s, an exiting one a "died" row;
+    message, a hanging one a "timeout" row after timeout=5 s, an exiting one a "died" row;
     the fine point after them still completes (the runner was replaced)."""
-    frame = pto.sweep("sweep_factories:misbehaving_case", engine="serial", timeout=8,
+    frame = pto.sweep("sweep_factories:misbehaving_case", engine="serial", timeout=5,
                       params={"what": ["raise", "hang", "exit", "fine"]})
     assert _kinds(frame) == {"raise": ["raised"], "hang": ["timeout"], "exit": ["died"],
                              "fine": [None]}
