@@ -7,8 +7,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import numpy as np
-import pytest
 
 import pypto_sim as pto
 
