@@ -4,10 +4,11 @@
 #   python examples/sweep_gemm_tiles.py            # on a local Dask cluster (one worker per core)
 #   python examples/sweep_gemm_tiles.py --serial   # in this process
 #
+#   pypto-sim sweep examples/sweep_gemm_tiles.toml -o results.parquet   # its smaller TOML spec
+#
 # Each point builds its kernel and inputs in the worker from plain parameters (a kernel object
 # does not pickle), runs it cycle by cycle, checks C against numpy and returns one row.
 import argparse
-import sys
 
 import numpy as np
 
@@ -56,7 +57,7 @@ def main(argv=None):
     parser.add_argument("--serial", action="store_true", help="run in this process")
     parser.add_argument("--plot", metavar="PNG", help="save a plot of cycles over tile_k")
     ns = parser.parse_args(argv)
-    frame = pto.sweep("sweep_gemm_tiles:gemm_case",
+    frame = pto.sweep(gemm_case,           # workers load it from this file (hence the main guard)
                       params={"tile": [32, 64, 128], "tile_k": [32, 64], "depth": [1, 2]},
                       machine_overrides={"memory.hbm_chip_bytes_per_cycle": [973, 1946]},
                       engine="serial" if ns.serial else None)
@@ -76,5 +77,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, __file__.rsplit("/", 1)[0])     # workers import this file by name
     main()

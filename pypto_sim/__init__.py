@@ -6,7 +6,7 @@ simulated Ascend-style NPU.
 from .dtypes import bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8
 from .errors import (CompileError, DeadlockError, L1CapacityError, LaunchError,
                      NPUUnavailableError, OutOfBoundsError, ProfileError, PtoError, RaceError,
-                     SimulationLimitError, SyncCheckError, UninitializedReadError,
+                     SimulationLimitError, SweepError, SyncCheckError, UninitializedReadError,
                      UseAfterFreeError)
 from .frontend.builtins import BUILTINS as _BUILTINS
 from .frontend.kernel import Kernel, kernel

@@ -212,6 +212,8 @@ def _parser():
     sw.add_argument("--workers", type=_positive_int, default=None, help="local cluster workers (default: cores)")
     sw.add_argument("--resume", action="store_true", help="skip the points already in the output")
     sw.add_argument("--top", type=_positive_int, default=5, help="how many of the best points to print")
+    sw.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                    help="stop a point that runs longer (default: the spec's timeout, or 600)")
     add("warm", help="compile the numba executor into the on-disk cache (before a sweep)")
     return parser
 
@@ -225,7 +227,7 @@ def _dispatch(ns) -> int:
         return _profile(ns)
     if ns.command == "sweep":
         from .sweep.spec import run_spec
-        return run_spec(ns.spec, ns.output, ns.engine, ns.workers, ns.resume, ns.top)
+        return run_spec(ns.spec, ns.output, ns.engine, ns.workers, ns.resume, ns.top, ns.timeout)
     if ns.command == "warm":
         import time
         from .exec.lane import cache_dir, executor

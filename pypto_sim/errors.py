@@ -101,6 +101,11 @@ class CommandLineError(PtoError):
     there, a flag value out of range, the wrong number of names."""
 
 
+class SweepError(PtoError):
+    """A sweep cannot run as asked: a spec, parameter, override or factory is wrong, or its
+    results file is held by another sweep or cannot be written (names which and what to do)."""
+
+
 class CheckSkippedWarning(UserWarning):
     """PYPTO_CHECK asked for checks that a launch cannot run (a mode="functional" launch has
     bounds checks only): the launch ran without them."""

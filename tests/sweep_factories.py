@@ -1,4 +1,4 @@
-"""Sweep case factories for tests/test_sweep.py ('sweep_factories:...'; workers import them)."""
+"""Sweep case factories for the sweep tests (named "sweep_factories:..."; workers import them)."""
 import os
 from pathlib import Path
 
@@ -42,3 +42,38 @@ def dies_once_case(marker, n=256, reps=1):
         path.write_text("died")
         os._exit(1)
     return scale_case(n, reps)
+
+
+def misbehaving_case(what="fine", n=256):
+    """what="exit" kills the point's process (os._exit, every attempt); "hang" sleeps far past
+    any test's timeout; "raise" raises; anything else is scale_case(n)."""
+    if what == "exit":
+        os._exit(7)
+    if what == "hang":
+        import time
+        time.sleep(3600)
+    if what == "raise":
+        raise RuntimeError("this point raises")
+    return scale_case(n)
+
+
+def counted_case(log, n=256, reps=1):
+    """scale_case, appending a line to the file ``log`` each time it runs (tests count reruns)."""
+    with open(log, "a") as f:
+        f.write(f"{n} {reps}\n")
+    return scale_case(n, reps)
+
+
+def counted_case_other(log, n=256, reps=1):
+    """Another factory with counted_case's parameters: its rows must not stand for counted_case's."""
+    return counted_case(log, n, reps + 1)
+
+
+def hangs_once_case(marker, n=256):
+    """The first run (no marker file yet) hangs; later runs are scale_case(n)."""
+    path = Path(marker)
+    if not path.exists():
+        path.write_text("hung")
+        import time
+        time.sleep(3600)
+    return scale_case(n)

@@ -1,11 +1,12 @@
 """pto.sweep: the same table serially and on a Dask LocalCluster; failing points are rows;
-a worker that dies is retried; a killed driver resumes from its table."""
+a killed driver resumes from its table; the README's and docs' examples run as written.
+(Hanging and dying points: test_sweep_failures.py; resuming: test_sweep_identity.py.)"""
+import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
-import numpy as np
-import pytest
 
 import pypto_sim as pto
 
@@ -35,10 +36,9 @@ def test_machine_overrides_change_cycles_and_say_so():
     assert m.latency("MUL") == 70 and m.source("MUL") == "sweep override"
 
 
-@pytest.mark.parametrize("engine", ["serial", None])
-def test_a_failing_point_is_a_row_and_the_others_run(engine):
-    frame = pto.sweep("sweep_factories:failing_case", params={"block": [64, 2048]}, engine=engine,
-                      workers=2)
+def test_a_failing_point_is_a_row_and_the_others_run():
+    """block=2048 lanes cannot launch; block=64 runs. (On Dask: test_sweep_failures.py.)"""
+    frame = pto.sweep("sweep_factories:failing_case", params={"block": [64, 2048]}, engine="serial")
     bad = frame[frame["param.block"] == 2048].iloc[0]
     good = frame[frame["param.block"] == 64].iloc[0]
     assert "LaunchError" in bad["error"] and "1024 lanes" in bad["error"]
@@ -51,27 +51,21 @@ def test_dask_local_cluster_gives_the_serial_table():
     assert _table(dask).equals(_table(serial))
 
 
-def test_a_dead_worker_is_retried(tmp_path):
-    frame = pto.sweep("sweep_factories:dies_once_case",
-                      params={"marker": [str(tmp_path / "died")], "reps": [1, 2, 3]}, workers=2)
-    assert len(frame) == 3 and frame["error"].isna().all() and frame["check"].all()
-    assert (tmp_path / "died").read_text() == "died"
-
-
 def test_a_killed_driver_resumes_to_the_same_table(tmp_path):
-    """The driver is killed after two of four rows are written; resuming runs only the rest."""
+    """The driver is killed after two of four rows are written (its lock file stays behind,
+    its OS lock does not); resuming runs only the rest."""
     out = tmp_path / "rows.parquet"
     script = textwrap.dedent(f"""
         import os, sys
         sys.path.insert(0, {str(__file__.rsplit('/', 1)[0])!r})
         import pypto_sim as pto
-        from pypto_sim.sweep import run as run_mod
-        real = run_mod._write
-        def write_then_die(pd, rows, path):
-            real(pd, rows, path)
+        from pypto_sim.sweep.results import ResultsFile
+        real = ResultsFile.write
+        def write_then_die(self, pd, rows):
+            real(self, pd, rows)
             if len(rows) == 2:
                 os._exit(9)
-        run_mod._write = write_then_die
+        ResultsFile.write = write_then_die
         pto.sweep("sweep_factories:scale_case", params={PARAMS!r}, engine="serial", out={str(out)!r})
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
@@ -159,3 +153,39 @@ def test_the_sweep_example_runs(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "24 points, every C matches numpy" in proc.stdout
     assert (tmp_path / "p.png").stat().st_size > 1000
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _blocks(path, lang):
+    """The ```lang code blocks of a markdown file."""
+    return re.findall(rf"```{lang}\n(.*?)```", (ROOT / path).read_text(), flags=re.S)
+
+
+def test_the_docs_sweep_snippet_runs_as_written(tmp_path):
+    """README's and docs/sweeps.md's snippet (the same text) pasted into a script, no main
+    guard, run from the repository root on the default engine: 2 tiles x 2 bandwidths = 4
+    rows, none failed."""
+    readme = [b for b in _blocks("README.md", "python") if "pto.sweep(" in b]
+    docs = [b for b in _blocks("docs/sweeps.md", "python") if "pto.sweep(" in b]
+    assert readme == docs[:1] and len(readme) == 1
+    script = tmp_path / "paste.py"
+    script.write_text(readme[0] + 'assert len(rows) == 4 and rows["error"].isna().all()\n'
+                      'print("rows", len(rows))\n')
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "rows 4" in proc.stdout
+
+
+def test_the_docs_spec_is_the_example_spec_and_runs(tmp_path):
+    """docs/sweeps.md shows examples/sweep_gemm_tiles.toml as it is; the CLI runs it from
+    another directory (its factory path is relative to the spec): 2 x 2 x 2 = 8 points."""
+    assert _blocks("docs/sweeps.md", "toml") == [(ROOT / "examples/sweep_gemm_tiles.toml").read_text()]
+    proc = subprocess.run([sys.executable, "-m", "pypto_sim", "sweep",
+                           str(ROOT / "examples/sweep_gemm_tiles.toml"), "-o", "r.parquet",
+                           "--engine", "serial"], capture_output=True, text=True, timeout=600,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "8 points, 0 failed" in proc.stdout

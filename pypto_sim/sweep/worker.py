@@ -1,61 +1,56 @@
 """Run one sweep point: build its case, simulate it on its own device and machine, and
-return its row. Runs in the driver (serial engine) or in a Dask worker process."""
+return its row. Runs in a point runner's child process (runner.py), or in the driver itself
+for ``engine="serial", timeout=None``."""
 from __future__ import annotations
 
 import contextvars
-import importlib
 import time
 import traceback
 
 import numpy as np
 
-METRIC_COLUMNS = ("total_cycles", "simulated_us", "warp_instructions", "check", "wall_s", "error")
+# error_kind of a row: why it has an error (None: it has none)
+RAISED = "raised"        # the factory, the kernel or the check raised: rerunning gives the same
+TIMEOUT = "timeout"      # it ran past the per-point timeout and was stopped
+DIED = "died"            # its process died (os._exit, a crash, killed): twice in a row
+RERUN_ON_RESUME = (TIMEOUT, DIED)
 
 
-def resolve_factory(factory):
-    """'module:function' -> the function (workers import it; kernels do not pickle)."""
-    if callable(factory):
-        return factory
-    module, _, name = str(factory).partition(":")
-    if not module or not name:
-        raise ValueError(f"factory {factory!r} must be 'module:function'")
-    obj = importlib.import_module(module)
-    for part in name.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-def factory_name(factory) -> str:
-    """The 'module:function' text of a factory (a string, or a module-level function)."""
-    if isinstance(factory, str):
-        return factory
-    module, qual = getattr(factory, "__module__", None), getattr(factory, "__qualname__", "")
-    if not module or "<" in qual or module == "__main__":
-        raise ValueError(f"the factory {factory!r} is not importable as 'module:function'; define "
-                         "it at module level in an importable module, or pass engine='serial'")
-    return f"{module}:{qual}"
-
-
-def run_point(factory, point: dict, machine_name=None) -> dict:
-    """One row: the point's parameters and overrides, its metrics, and ``error`` (None, or the
-    exception's text) — a point whose kernel raises is a row, not a lost sweep."""
-    ctx = contextvars.copy_context()
-    return ctx.run(_run_in_context, factory, point, machine_name)
-
-
-def _run_in_context(factory, point, machine_name):
-    from ..runtime import device as device_mod
-    from ..timing import machine as machine_mod
+def base_row(point: dict) -> dict:
+    """The columns every row of a point has: param.*, override.*, key and identity."""
     row = {f"param.{k}": v for k, v in point["params"].items()}
     row.update({f"override.{k}": v for k, v in point["overrides"].items()})
     row["key"] = point["key"]
+    row["identity"] = point.get("identity")
+    return row
+
+
+def error_row(point: dict, kind: str, message: str, wall_s: float) -> dict:
+    """A row for a point that produced no result: ``error`` says why, ``error_kind`` is
+    TIMEOUT or DIED (a resume runs it again) or RAISED."""
+    row = base_row(point)
+    row.update(total_cycles=None, check=None, wall_s=wall_s, error=message, error_kind=kind)
+    return row
+
+
+def run_point(factory, point: dict, machine) -> dict:
+    """One row: the point's parameters and overrides, its metrics, and ``error`` (None, or the
+    exception's text): a point whose factory, kernel or check raises is a row, not a lost
+    sweep. ``factory`` is the function; ``machine`` the base Machine."""
+    ctx = contextvars.copy_context()
+    return ctx.run(_run_in_context, factory, point, machine)
+
+
+def _run_in_context(factory, point, base):
+    from ..runtime import device as device_mod
+    from ..timing import machine as machine_mod
+    row = base_row(point)
     start = time.perf_counter()
     try:
-        base = machine_mod.resolve_machine(machine_name) if machine_name else machine_mod.machine()
         m = base.with_overrides(point["overrides"]) if point["overrides"] else base
         machine_mod._ACTIVE.set(m)
         device_mod._DEVICE.set(device_mod.Device(m))
-        case = resolve_factory(factory)(**point["params"])
+        case = factory(**point["params"])
         import pypto_sim as pto
         prof = pto.launch(case.kernel, grid=case.grid, block=case.block, args=case.args,
                           mode=case.mode).result()
@@ -74,9 +69,11 @@ def _run_in_context(factory, point, machine_name):
             verdict = bool(case.check(outputs))
         row["check"] = verdict
         row["error"] = None
+        row["error_kind"] = None
     except Exception as exc:                      # the point's failure is its row
         row.setdefault("total_cycles", None)
         row["error"] = f"{type(exc).__name__}: {exc}"
+        row["error_kind"] = RAISED
         row["traceback"] = traceback.format_exc(limit=4)
     row["wall_s"] = time.perf_counter() - start
     return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()}

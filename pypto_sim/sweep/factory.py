@@ -1,0 +1,148 @@
+"""A sweep's factory as something a worker process can load: ``"module:function"``,
+``"path/to/file.py:function"`` or a function object, each turned into a :class:`FactoryRef`
+(picklable, names the function and the file it lives in, with that file's hash)."""
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import SweepError
+
+# the factory file being loaded in this context: pto.sweep() called while it runs means the
+# file starts a sweep when imported (no `if __name__ == "__main__":` guard)
+LOADING: contextvars.ContextVar = contextvars.ContextVar("pypto_sweep_loading", default=None)
+
+_HINT = ('pass "module:function" (importable), "path/to/file.py:function", or a function '
+         'defined at the top level of a .py file')
+
+
+@dataclass(frozen=True)
+class FactoryRef:
+    """Where a factory lives: ``module`` (an importable name) or ``path`` (a .py file), and
+    ``function`` (its qualified name there); ``sha256`` is the hash of its source file (part
+    of every point's identity, so an edited factory recomputes on resume)."""
+
+    function: str
+    module: str | None = None
+    path: str | None = None
+    sha256: str = ""
+
+    @property
+    def label(self) -> str:
+        """The text users write for it: 'module:function' or '/abs/file.py:function'."""
+        return f"{self.module or self.path}:{self.function}"
+
+    def load(self, cache=None):
+        """The function (importing its module, or executing its file as a private module
+        once per process when ``cache``, a dict, is given)."""
+        if self.module is not None:
+            obj = importlib.import_module(self.module)
+        else:
+            obj = cache.get(self.path) if cache is not None else None
+            if obj is None:
+                obj = _load_file(self.path)
+                if cache is not None:
+                    cache[self.path] = obj
+        for part in self.function.split("."):
+            obj = getattr(obj, part)
+        return obj
+
+
+def factory_ref(factory, base_dir=None) -> tuple:
+    """(FactoryRef, the function) for a factory given as text or as a function; loads it here
+    first so a factory that cannot be imported fails before any point runs (SweepError).
+    Relative .py paths are taken from ``base_dir`` (default: the current directory)."""
+    if callable(factory) and not isinstance(factory, str):
+        return _ref_of_function(factory), factory
+    text = str(factory)
+    target, sep, function = text.rpartition(":")
+    if not sep or not target or not function:
+        raise SweepError(f"factory {text!r} must be 'module:function' or 'path/to/file.py:function'",
+                         hint=_HINT)
+    try:
+        if target.endswith(".py"):
+            path = (Path(base_dir or ".") / target).resolve()
+            if not path.is_file():
+                raise SweepError(f"factory {text!r}: no file {path}", hint=_HINT)
+            ref = FactoryRef(function=function, path=str(path), sha256=_sha256(path))
+        else:
+            spec = importlib.util.find_spec(target)
+            if spec is None:
+                raise ModuleNotFoundError(f"No module named {target!r}")
+            origin = spec.origin if spec.origin and Path(spec.origin).is_file() else None
+            ref = FactoryRef(function=function, module=target,
+                             sha256=_sha256(Path(origin)) if origin else "")
+        fn = ref.load()
+    except SweepError:
+        raise
+    except Exception as exc:
+        raise SweepError(f"factory {text!r} cannot be loaded: {type(exc).__name__}: {exc}",
+                         hint=f"{_HINT}; a module must be on sys.path (PYTHONPATH)") from exc
+    if not callable(fn):
+        raise SweepError(f"factory {text!r} is a {type(fn).__name__}, not a function", hint=_HINT)
+    return ref, fn
+
+
+def _ref_of_function(fn) -> FactoryRef:
+    """A function object -> its module (if importable by name) or its source file."""
+    qual = getattr(fn, "__qualname__", "")
+    if not qual or "<" in qual:
+        raise SweepError(f"the factory {fn!r} is a lambda or a nested function: a worker process "
+                         "cannot load it", hint=f"{_HINT} (or run engine='serial', timeout=None)")
+    try:
+        source = Path(inspect.getsourcefile(fn)).resolve()
+    except (TypeError, OSError):
+        raise SweepError(f"the factory {fn!r} has no source file (defined interactively?): a "
+                         "worker process cannot load it",
+                         hint=f"{_HINT} (or run engine='serial', timeout=None)") from None
+    module = getattr(fn, "__module__", None)
+    if module and module != "__main__" and not module.startswith(_PRIVATE):
+        try:
+            importable = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            importable = False
+        if importable:
+            return FactoryRef(function=qual, module=module, sha256=_sha256(source))
+    return FactoryRef(function=qual, path=str(source), sha256=_sha256(source))
+
+
+_PRIVATE = "pypto_sweep_factory_"
+
+
+def _load_file(path):
+    """Execute a .py file as a private module (its `if __name__ == "__main__":` part does not
+    run); a pto.sweep() it calls while loading is refused (see LOADING)."""
+    name = _PRIVATE + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module                   # dataclasses and pickle look modules up here
+    token = LOADING.set(str(path))
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    finally:
+        LOADING.reset(token)
+    return module
+
+
+def refuse_nested_sweep():
+    """Raise if a factory file is being loaded here: it calls pto.sweep at import time."""
+    path = LOADING.get()
+    if path is not None:
+        raise SweepError(f"{path} starts a sweep when it is imported: each worker imports this "
+                         "file to find the factory, so the sweep would start again in every "
+                         "worker", hint='put the pto.sweep(...) call under `if __name__ == "__main__":`')
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -1,0 +1,135 @@
+"""A sweep's results file: one writer at a time (a lock held next to it), rows written
+atomically after each point, read back to resume."""
+from __future__ import annotations
+
+import os
+import socket
+import time
+from pathlib import Path
+
+from ..errors import SweepError
+
+try:
+    import fcntl
+except ImportError:             # Windows: the lock file alone (created exclusively)
+    fcntl = None
+
+SUFFIXES = (".parquet", ".csv")
+
+
+class ResultsFile:
+    """The results table at ``path`` (.parquet or .csv), locked for this sweep while open.
+
+    A second sweep opening the same file gets a SweepError naming the file and the process
+    holding it, instead of both writing and one losing the other's rows. An existing file is
+    continued only with ``resume``; without it, it is refused (never overwritten)."""
+
+    def __init__(self, path, resume: bool):
+        self.path = Path(path).resolve()
+        self.resume = resume
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self._fd = None
+        if self.path.suffix not in SUFFIXES:
+            raise SweepError(f"results file {self.path}: the name must end in .parquet or .csv",
+                             hint="the suffix chooses the format")
+        if not self.path.parent.is_dir():
+            raise SweepError(f"results file {self.path}: the folder {self.path.parent} does not "
+                             "exist", hint="create it first, or choose another path")
+
+    def __enter__(self):
+        self._lock()
+        try:
+            if self.path.exists() and not self.resume:
+                raise SweepError(f"results file {self.path} already exists",
+                                 hint="pass resume=True (--resume) to continue it, or remove it "
+                                      "or choose another path: a sweep never overwrites results")
+            if not os.access(self.path.parent, os.W_OK):
+                raise SweepError(f"results file {self.path}: the folder is not writable",
+                                 hint="choose a writable folder")
+        except BaseException:
+            self._unlock()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self._unlock()
+
+    def _lock(self):
+        holder = f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}"
+        while True:
+            try:
+                flags = os.O_RDWR | os.O_CREAT | (0 if fcntl else os.O_EXCL)
+                fd = os.open(self.lock_path, flags, 0o644)
+            except FileExistsError:
+                raise self._held(_read_holder(self.lock_path)) from None
+            except OSError as exc:
+                raise SweepError(f"results file {self.path}: cannot create its lock file "
+                                 f"{self.lock_path}: {exc.strerror}",
+                                 hint="choose a writable folder for the results") from None
+            if fcntl is None:
+                break
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                raise self._held(_read_holder(self.lock_path)) from None
+            try:                                  # the holder may have removed it meanwhile
+                same = os.path.samestat(os.fstat(fd), os.stat(self.lock_path))
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.write(fd, holder.encode())
+        self._fd = fd
+
+    def _held(self, holder):
+        return SweepError(f"results file {self.path} is being written by another sweep "
+                          f"({holder or 'holder unknown'}; lock {self.lock_path})",
+                          hint="wait for it to finish, or write to another file; two writers "
+                               "would lose each other's rows")
+
+    def _unlock(self):
+        if self._fd is not None:
+            try:
+                os.unlink(self.lock_path)
+            except FileNotFoundError:
+                pass
+            os.close(self._fd)                    # closing releases the flock
+            self._fd = None
+
+    def read(self, pd):
+        """The rows already in the file (an empty frame when there is none)."""
+        if not self.path.exists():
+            return pd.DataFrame()
+        try:
+            if self.path.suffix == ".csv":
+                return pd.read_csv(self.path)
+            return pd.read_parquet(self.path)
+        except Exception as exc:
+            raise SweepError(f"results file {self.path} cannot be read to resume: "
+                             f"{type(exc).__name__}: {exc}",
+                             hint="it is not a table a sweep wrote; choose another path") from exc
+
+    def write(self, pd, rows):
+        """Write all rows, atomically (a killed driver leaves the previous table whole)."""
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        frame = pd.DataFrame(rows)
+        try:
+            if self.path.suffix == ".csv":
+                frame.to_csv(tmp, index=False)
+            else:
+                frame.to_parquet(tmp, index=False)
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            raise SweepError(f"results file {self.path} cannot be written: {exc.strerror}",
+                             hint="free space or choose a writable folder; rows so far are in "
+                                  "the previous version of the file") from exc
+
+
+def _read_holder(lock_path) -> str:
+    try:
+        return Path(lock_path).read_text().strip()
+    except OSError:
+        return ""
