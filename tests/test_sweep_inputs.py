@@ -95,9 +95,10 @@ def _cli(*args, cwd=None):
                           text=True, timeout=300, cwd=cwd)
 
 
-def test_cli_spec_mistakes_are_one_line_and_exit_2(tmp_path):
+def test_cli_spec_mistakes_are_one_line_and_exit_1(tmp_path):
     """A missing spec, a typo'd key, invalid TOML, an unimportable factory: one line on
-    stderr starting 'pypto-sim sweep:', exit code 2, no traceback."""
+    stderr starting 'pypto-sim: error:' (every user error of the command), exit code 1, no
+    traceback."""
     spec = tmp_path / "s.toml"
     cases = {"nothere.toml": "cannot be read",
              "typo": "unknown key 'parms'", "toml": "not valid TOML", "factory": "cannot be loaded"}
@@ -108,8 +109,9 @@ def test_cli_spec_mistakes_are_one_line_and_exit_2(tmp_path):
         if name in texts:
             spec.write_text(texts[name])
         proc = _cli(str(path), "-o", str(tmp_path / "r.parquet"), "--engine", "serial")
-        assert proc.returncode == 2, (name, proc.stderr)
-        assert proc.stderr.startswith("pypto-sim sweep: ") and message in proc.stderr, proc.stderr
+        assert proc.returncode == 1, (name, proc.stderr)
+        assert proc.stderr.startswith("pypto-sim: error: ") and message in proc.stderr, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
         assert "Traceback" not in proc.stderr
 
 

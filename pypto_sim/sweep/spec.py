@@ -21,7 +21,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-from ..errors import PtoError, SweepError
+from ..errors import SweepError
 
 # key -> (what it must be, a check)
 _KEYS = {
@@ -43,7 +43,8 @@ def load_spec(spec_path) -> dict:
     try:
         spec = tomllib.loads(spec_path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise SweepError(f"sweep spec {spec_path}: cannot be read: {exc.strerror}") from None
+        raise SweepError(f"sweep spec {spec_path}: cannot be read: {exc.strerror}",
+                         hint="check the path (a spec is a TOML file: docs/sweeps.md)") from None
     except tomllib.TOMLDecodeError as exc:
         raise SweepError(f"sweep spec {spec_path}: not valid TOML: {exc}") from None
     for key, value in spec.items():
@@ -62,13 +63,9 @@ def load_spec(spec_path) -> dict:
 def run_spec(spec_path, output, engine=None, workers=None, resume=False, top=5,
              timeout=None) -> int:
     """Run the sweep a spec describes, write the table to output, print the best points.
-    Returns the exit code: 0, 1 when every point failed, 2 for a spec or usage error (each
-    said in one line on stderr)."""
-    try:
-        return _run_spec(spec_path, output, engine, workers, resume, top, timeout)
-    except PtoError as exc:
-        print(f"pypto-sim sweep: {exc}", file=sys.stderr)
-        return 1 if getattr(exc, "frame", None) is not None else 2
+    Returns 0; a spec or usage mistake, or every point failing, raises SweepError (the
+    pypto-sim command says it in one line and exits 1)."""
+    return _run_spec(spec_path, output, engine, workers, resume, top, timeout)
 
 
 def _run_spec(spec_path, output, engine, workers, resume, top, timeout) -> int:
