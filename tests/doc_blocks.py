@@ -31,9 +31,12 @@ import io
 import json
 import os
 import re
+import runpy
+import shlex
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -186,9 +189,63 @@ def _run_doctest(block: Block, ns: dict) -> dict:
     return {"ok": ok, "stdout": "", "error": "" if ok else out.getvalue()}
 
 
+def _in_process_commands(text: str):
+    """The block's commands as argv lists when every one is ``python SCRIPT ARGS`` or
+    ``pypto-sim ARGS`` with nothing for a shell to do (no pipes, redirections, variables or
+    environment assignments), else None."""
+    cmds = []
+    for line in text.splitlines():
+        argv = shlex.split(line, comments=True)
+        if not argv:
+            continue
+        if (argv[0] not in ("python", "pypto-sim") or (argv[0] == "python" and (len(argv) < 2 or argv[1].startswith("-")))
+                or any(c in tok for tok in argv for c in "|<>;&$`")):
+            return None
+        cmds.append(argv)
+    return cmds
+
+
+def _run_command_in_process(argv: list) -> int:
+    """Run ``python SCRIPT ARGS`` as the interpreter would (the script's folder first on
+    sys.path, run as __main__) or ``pypto-sim ARGS`` through the CLI's main; the exit code."""
+    from pypto_sim.cli import main as cli_main
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    try:
+        if argv[0] == "pypto-sim":
+            sys.argv = argv[:]
+            return int(cli_main(argv[1:]) or 0)
+        sys.argv = argv[1:]
+        sys.path.insert(0, str(Path(argv[1]).resolve().parent))
+        runpy.run_path(argv[1], run_name="__main__")
+        return 0
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+
+
 def _run_sh(block: Block, work: Path, cache: dict) -> dict:
+    """Run a sh block: in this process when it is only python / pypto-sim commands (each in a
+    fresh device and machine; saves a second of start-up per command), else with bash -e."""
     if block.text in cache:
         return cache[block.text]
+    cmds = _in_process_commands(block.text)
+    if cmds is not None:
+        out = io.StringIO()
+        res = {"ok": True, "stdout": "", "error": ""}
+        for argv in cmds:
+            try:
+                with contextlib.redirect_stdout(out):
+                    code = contextvars.copy_context().run(_run_command_in_process, argv)
+            except BaseException:                             # noqa: BLE001 - reported, not hidden
+                code, res["error"] = 1, traceback.format_exc()
+            if code != 0:
+                res["ok"] = False
+                res["error"] = f"`{shlex.join(argv)}` exited with {code}\n{res['error']}"
+                break
+        res["stdout"] = out.getvalue()
+        cache[block.text] = res
+        return res
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     env["MPLBACKEND"] = "Agg"
@@ -209,18 +266,26 @@ def run_doc(doc: str, sh_cache: dict) -> dict:
     work = _workdir(doc)
     ns = {"__name__": "__main__"}
     results = {}
-    old = os.getcwd()
+    old, saved_path, saved_modules = os.getcwd(), sys.path[:], set(sys.modules)
     os.chdir(work)
     try:
         for n, block in enumerate(blocks):
+            start = time.perf_counter()
             if block.kind == "python":
                 results[block.line] = _run_python(block, n, ns, work)
             elif block.kind == "doctest":
                 results[block.line] = _run_doctest(block, ns)
             elif block.kind == "sh":
                 results[block.line] = _run_sh(block, work, sh_cache)
+            else:
+                continue
+            results[block.line]["seconds"] = round(time.perf_counter() - start, 2)
     finally:
         os.chdir(old)
+        sys.path[:] = saved_path                      # what one doc imports, the next does not see
+        for name in set(sys.modules) - saved_modules:
+            if not name.startswith(("pypto_sim", "numba", "numpy", "matplotlib", "pandas", "dask")):
+                del sys.modules[name]
     return results
 
 
