@@ -82,6 +82,9 @@ def parse_blocks(text: str, doc: str) -> list:
         line = lines[i]
         if not line.startswith("```"):
             if line.strip():
+                if MARK.match(prev_nonblank):
+                    raise DocBlockError(f"{doc}:{i}: a {prev_nonblank.split(':')[0][4:].strip()} mark that is "
+                                        "not right above a code block (only blank lines may come between)")
                 prev_nonblank = line.strip()
             i += 1
             continue
@@ -96,7 +99,7 @@ def parse_blocks(text: str, doc: str) -> list:
         block = Block(doc, start + 1, lang, "\n".join(body) + "\n")
         gap = lines[prev_end + 1:start] if prev_end >= 0 else None
         follows = blocks[-1] if blocks and gap is not None and not any(s.strip() for s in gap) else None
-        mark = MARK.match(prev_nonblank) if prev_nonblank.startswith("<!--") else None
+        mark = MARK.match(prev_nonblank)
         if mark:
             block.kind, block.reason = mark.group(1), mark.group(2).strip()
             if not block.reason:

@@ -92,6 +92,8 @@ def test_a_not_run_mark_needs_a_reason_and_skips_the_block_and_its_output():
     assert (code.kind, code.reason, out.kind) == ("not-run", "needs a board", "output")
     with pytest.raises(DocBlockError, match="x.md:2: a not-run mark needs its reason"):
         parse_blocks("<!-- not-run: -->\n```sh\nls\n```\n", "x.md")
+    with pytest.raises(DocBlockError, match="x.md:1: a not-run mark that is not right above a code block"):
+        parse_blocks("<!-- not-run: slow -->\nprose\n```sh\nls\n```\n", "x.md")
 
 
 def test_output_comparison_rule():
