@@ -6,6 +6,7 @@ docs run once per session in one subprocess (tests/doc_blocks.py as a script): e
 fresh namespace, device, machine and working directory; sh blocks in their own processes.
 """
 import json
+import os
 import re
 import subprocess
 import sys
@@ -22,8 +23,11 @@ DOCS = docs_with_blocks()
 def results(tmp_path_factory):
     """{doc: {fence line: {ok, stdout, error}}} from one run of every doc's blocks."""
     out = tmp_path_factory.mktemp("docs") / "results.json"
+    # the docs show what the defaults give: no PYPTO_CHECK, cycle limit or engine of the caller's
+    # (the compile cache's location is kept, so compiled executors are reused)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYPTO_") or k == "PYPTO_SIM_CACHE_DIR"}
     r = subprocess.run([sys.executable, str(ROOT / "tests" / "doc_blocks.py"), str(out), *DOCS],
-                       capture_output=True, text=True, timeout=600, cwd=ROOT)
+                       capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
     assert r.returncode == 0, r.stderr[-4000:]
     return {doc: {int(k): v for k, v in by_line.items()} for doc, by_line in json.loads(out.read_text()).items()}
 
