@@ -295,6 +295,7 @@ def run_doc(doc: str, sh_cache: dict) -> dict:
 def main(argv: list) -> None:
     """Run the docs named in argv[1:] and write {doc: {line: result}} as JSON to argv[0]."""
     out, docs = argv[0], argv[1:]
+    sys.path.insert(0, str(ROOT))            # this checkout's pypto_sim, whatever is installed
     sh_cache, results = {}, {}
     for doc in docs:
         # each doc in a copied context: its own device and active machine, none left behind
