@@ -33,6 +33,7 @@ import os
 import re
 import runpy
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -285,6 +286,7 @@ def run_doc(doc: str, sh_cache: dict) -> dict:
             results[block.line]["seconds"] = round(time.perf_counter() - start, 2)
     finally:
         os.chdir(old)
+        shutil.rmtree(work, ignore_errors=True)       # what the doc wrote goes with it
         sys.path[:] = saved_path                      # what one doc imports, the next does not see
         for name in set(sys.modules) - saved_modules:
             if not name.startswith(("pypto_sim", "numba", "numpy", "matplotlib", "pandas", "dask")):
