@@ -287,7 +287,9 @@ def run_doc(doc: str, sh_cache: dict) -> dict:
     finally:
         os.chdir(old)
         shutil.rmtree(work, ignore_errors=True)       # what the doc wrote goes with it
-        sys.path[:] = saved_path                      # what one doc imports, the next does not see
+        sys.path[:] = saved_path
+        for key in [k for k in sys.path_importer_cache if not os.path.isabs(k) or k.startswith(str(work))]:
+            del sys.path_importer_cache[key]          # finders of relative or removed folders                      # what one doc imports, the next does not see
         for name in set(sys.modules) - saved_modules:
             if not name.startswith(("pypto_sim", "numba", "numpy", "matplotlib", "pandas", "dask")):
                 del sys.modules[name]
