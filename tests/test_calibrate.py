@@ -450,11 +450,16 @@ def test_cli_microbench_and_calibrate(tmp_path):
 def test_calibration_loop_example(tmp_path, monkeypatch, capsys):
     """examples/calibration_loop.py: against the stand-in NPU the default table is about 20%
     fast on every kernel (MAPE 18.59% since the MMA head became 21); the table fitted from the NPU's microbenchmark rows matches each
-    kernel to the cycle, and both scatter plots are written."""
+    kernel to the cycle, and both scatter plots are written. docs/calibration.md shows this
+    output (its block marked checked-by this test): it must be what the example prints."""
     import runpy
+    from doc_blocks import matches, parse_blocks
     monkeypatch.setattr(sys, "argv", ["calibration_loop.py", str(tmp_path)])
     runpy.run_path(str(ROOT / "examples" / "calibration_loop.py"), run_name="__main__")
     out = capsys.readouterr().out
+    shown = [b.output for b in parse_blocks((ROOT / "docs" / "calibration.md").read_text(), "docs/calibration.md")
+             if b.kind == "checked-by" and "calibration_loop.py" in b.text]
+    assert len(shown) == 1 and matches(shown[0].text, out), out
     before, after = out.split("calibrated from")
     assert "MAPE=18.59%" in before and "MAPE=0.00%" in after and "MAE=0.0 cycles" in after
     assert (tmp_path / "correlation_before.png").exists() and (tmp_path / "correlation_after.png").exists()

@@ -75,6 +75,16 @@ def test_docs_isa_md_is_generated_from_the_table():
     assert (ROOT / "docs" / "isa.md").read_text() == render_markdown()
 
 
+def test_docs_isa_md_names_every_builtin_and_alias():
+    """Every name a kernel can call for an instruction (builtins and their AI-core aliases such as
+    pto.tload and pto.alloc_tile) appears in docs/isa.md as `pto.NAME(` on its instruction's row."""
+    text = (ROOT / "docs" / "isa.md").read_text()
+    rows = {line.split("|")[2].strip(): line for line in text.splitlines() if line.startswith("| 0x")}
+    for name, specs in ISA.builtins().items():
+        for spec in specs:
+            assert f"`pto.{name}(" in rows[spec.name], (name, spec.name)
+
+
 EVERYTHING = '''
 @pto.kernel
 def helper(x):

@@ -4,6 +4,14 @@ from __future__ import annotations
 from .table import CATEGORIES, load_isa
 
 
+def emitted_by(spec) -> str:
+    """The "emitted by" cell: the builtin, its alias (the AI core's name for the same instruction,
+    e.g. ``pto.tload`` for TLOAD), or the syntax that emits the instruction."""
+    calls = [f"`pto.{name}{sig}`" for name, sig in ((spec.builtin, spec.signature),
+                                                      (spec.alias, spec.alias_signature)) if name]
+    return "; AI core: ".join(calls) if calls else spec.syntax
+
+
 def render_markdown() -> str:
     """The ISA reference as Markdown, one table per category."""
     isa = load_isa()
@@ -19,7 +27,7 @@ def render_markdown() -> str:
                 "|---|---|---|---|---|---|---|---|"]
         for s in specs:
             pipe = s.pipe + (f" ({s.uniform_pipe} if uniform)" if s.uniform_pipe else "")
-            emitted = f"`pto.{s.builtin}{s.signature}`" if s.builtin else s.syntax
+            emitted = emitted_by(s)
             operands = ", ".join(f"{o.name}:{o.kind}" for o in s.operands) or "-"
             sem = "; ".join(f"{k}: `{e}`" for k, e in (("float", s.float_expr), ("int", s.int_expr)) if e) or "-"
             sem = sem.replace("|", "\\|")
