@@ -130,12 +130,19 @@ def _run_script(ns):
         raise CommandLineError(f"no script {ns.script!r} (looked in {Path(ns.script).resolve().parent})",
                                hint="give the path of a Python file")
     sys.argv = [ns.script] + ns.args
+    # as `python script.py` does: the script's folder comes first on the import path, so it
+    # imports its neighbours (examples/softmax.py imports row_kernels)
+    folder = str(Path(ns.script).resolve().parent)
+    sys.path.insert(0, folder)
     try:
         runpy.run_path(ns.script, run_name="__main__")
     except (SystemExit, KeyboardInterrupt):
         raise
     except Exception as exc:
         raise ScriptFailed(ns.script, exc) from exc
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)
 
 
 def _check_output(path, flag):

@@ -31,6 +31,16 @@ def test_run_a_script():
     assert "passed" in result.stdout
 
 
+def test_a_script_run_imports_its_neighbours(tmp_path):
+    """`pypto-sim run` puts the script's folder first on the import path, as `python
+    script.py` does (examples/softmax.py imports row_kernels beside it)."""
+    (tmp_path / "helper_mod.py").write_text("ANSWER = 42\n")
+    (tmp_path / "main.py").write_text("import helper_mod\nprint('answer', helper_mod.ANSWER)\n")
+    result = _cli("run", str(tmp_path / "main.py"))
+    assert result.returncode == 0, result.stderr
+    assert "answer 42" in result.stdout
+
+
 # ---------------------------------------------------------------- user errors: one line, no traceback
 def _one_line_error(stderr):
     """The whole of stderr is one line `pypto-sim: error: ...` (no traceback)."""
