@@ -4,7 +4,6 @@ exports, Chrome traces and plots."""
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -17,7 +16,7 @@ from ..exec.blas import single_threaded_blas, uses_matmul
 from ..timing.model import LaunchSimulation
 from ..errors import ProfileError
 from ..timing.records import STALL_CAUSES, LaunchRecords, PcTotals
-from .tables import plain_row, to_dataframe
+from .breakdown import CycleBreakdown, breakdown_rows
 
 
 @dataclass(frozen=True)
@@ -40,50 +39,6 @@ class TimelineEntry:
 
     def __str__(self):
         return f"Cycle {self.cycle}: Lane {self.lane}: {self.inst}"
-
-
-class CycleBreakdown(Mapping):
-    """Cycles per instruction kind: a read-only mapping from instruction name (case-insensitive
-    lookup) to its row ``{"pipe", "count" (warp-instructions), "busy_cycles" (issue to
-    completion, summed), "stall_cycles" (waited before issue, summed)}``. ``dict(bd)`` and
-    ``json.dumps(dict(bd))`` work; ``to_pandas()`` gives a DataFrame; printing shows a table
-    with each kind's share of the busy cycles."""
-
-    def __init__(self, rows, total_cycles):
-        self.rows = {name: plain_row(row) for name, row in rows.items()}
-        self.total_cycles = int(total_cycles)
-
-    def __getitem__(self, name):
-        return self.rows[name.upper()]
-
-    def __contains__(self, name):
-        return isinstance(name, str) and name.upper() in self.rows
-
-    def __iter__(self):
-        return iter(self.rows)
-
-    def __len__(self):
-        return len(self.rows)
-
-    def as_dict(self) -> dict:
-        """{instruction: {"count", "busy_cycles", "stall_cycles", "pipe"}} (copies)."""
-        return {k: dict(v) for k, v in self.rows.items()}
-
-    def to_pandas(self):
-        """A DataFrame indexed by instruction (needs pandas)."""
-        return to_dataframe([{"instruction": k, **v} for k, v in self.rows.items()], "instruction")
-
-    def __str__(self):
-        total_busy = sum(r["busy_cycles"] for r in self.rows.values()) or 1
-        lines = [f"{'instruction':16s} {'pipe':7s} {'count':>8s} {'busy cycles':>12s} "
-                 f"{'stall cycles':>12s} {'share':>7s}"]
-        for name, r in sorted(self.rows.items(), key=lambda kv: -kv[1]["busy_cycles"]):
-            lines.append(f"{name:16s} {r['pipe']:7s} {r['count']:>8d} {r['busy_cycles']:>12d} "
-                         f"{r['stall_cycles']:>12d} {100 * r['busy_cycles'] / total_busy:>6.1f}%")
-        lines.append(f"total cycles: {self.total_cycles}")
-        return "\n".join(lines)
-
-    __repr__ = __str__
 
 
 class Profile:
@@ -236,16 +191,18 @@ class Profile:
                 "simulated_cycles_per_second": self.total_cycles / secs}
 
     def cycle_breakdown(self) -> CycleBreakdown:
-        """Cycles per instruction kind (printing it shows a table)."""
+        """Cycles per instruction kind (printing it shows a table; ``json.dumps`` takes it). An
+        FMA with a pointer destination counts under FMA (its compute) and STORE (its write),
+        as the article's profile lists them; see breakdown.py."""
+        from ..isa import load_isa
         totals = self.totals
-        rows = {}
-        for pc in np.nonzero(totals.count)[0].tolist():
-            row = rows.setdefault(self._pc_name[pc], {"count": 0, "busy_cycles": 0, "stall_cycles": 0,
-                                                      "pipe": PIPES[self._pc_pipe[pc]]})
-            row["count"] += int(totals.count[pc])
-            row["busy_cycles"] += int(totals.busy[pc])
-            row["stall_cycles"] += int(totals.stall[pc])
-        return CycleBreakdown(dict(sorted(rows.items())), self.total_cycles)
+        issued = np.nonzero(totals.count)[0].tolist()
+        rows = breakdown_rows([self._pc_name[pc] for pc in issued],
+                              [PIPES[self._pc_pipe[pc]] for pc in issued],
+                              [self.pc_latency(pc) for pc in issued],
+                              totals.count[issued], totals.busy[issued], totals.stall[issued],
+                              compute_pipe=load_isa()["FMA"].pipe)
+        return CycleBreakdown(rows, self.total_cycles, totals.warp_instructions)
 
     @property
     def timeline(self) -> list:
