@@ -91,6 +91,12 @@ class ProfileError(PtoError):
     pto.launch run without timeline=True)."""
 
 
+class ArgumentError(PtoError, ValueError, IndexError):
+    """A host-side call got a value it cannot use: a bool or a fraction where a count is
+    meant, or a warp, core, lane or step count outside the launch. A ValueError (and an
+    IndexError, for positions out of range) too, so code that caught those still does."""
+
+
 class CheckSkippedWarning(UserWarning):
     """PYPTO_CHECK asked for checks that a launch cannot run (a mode="functional" launch has
     bounds checks only): the launch ran without them."""

@@ -132,8 +132,11 @@ class Kernel:
         return format_program(self.program_for(args), grid=grid, block=block)
 
 
-SIZING_CALLS = {"alloc_local": ("n_elems",), "alloc_tile": ("rows", "cols"),
-                "pipeline": ("depth",)}
+# call -> (positional index, keyword) of the arguments that size a buffer, a pipeline or a
+# contiguous tile transfer (nbytes must be checked when the kernel compiles: tile_shape)
+SIZING_CALLS = {"alloc_local": ((0, "n_elems"),), "alloc_tile": ((0, "rows"), (1, "cols")),
+                "pipeline": ((0, "depth"),), "async_load": ((2, "nbytes"),),
+                "store": ((2, "nbytes"),)}
 
 
 def size_deciding_params(fn_ast, params) -> frozenset:
@@ -147,8 +150,9 @@ def size_deciding_params(fn_ast, params) -> frozenset:
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
             if name in SIZING_CALLS:
-                keys = SIZING_CALLS[name]
-                exprs = list(node.args[:len(keys)]) + [k.value for k in node.keywords if k.arg in keys]
+                where = SIZING_CALLS[name]
+                exprs = [node.args[i] for i, _ in where if i < len(node.args)]
+                exprs += [k.value for k in node.keywords if k.arg in {kw for _, kw in where}]
                 for expr in exprs:
                     needed |= {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
     assigned = {}

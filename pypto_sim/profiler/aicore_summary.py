@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..isa import PIPES
+from ..errors import ArgumentError
 from .tables import RowTable
 
 UNITS = ("AIC", "AIV0", "AIV1")
@@ -107,6 +108,9 @@ class PipelineSummary(RowTable):
 def pipe_shares(prof, unit="AIC") -> dict:
     """{PTO pipe name: busy cycles / total cycles}, averaged over the cores on which ``unit``
     ("AIC", "AIV0", "AIV1" or "AIV" for both) ran."""
+    if unit not in ("AIC", "AIV0", "AIV1", "AIV"):
+        raise ArgumentError(f"pipe_shares: unit={unit!r} is not a unit of the AI core",
+                            hint="give 'AIC', 'AIV0', 'AIV1' or 'AIV' (both vector cores)")
     rows = [r for r in summary_rows(prof) if r["unit"] == unit or (unit == "AIV" and r["unit"] != "AIC")]
     if not rows:
         return {}

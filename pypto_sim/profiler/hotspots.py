@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..isa import PIPES
+from ..arguments import whole_number
 from .tables import RowTable
 
 IMBALANCE_THRESHOLD = 0.10     # msprof Occupancy: max-min above 10% is worth tuning
@@ -38,6 +39,7 @@ class Hotspots(RowTable):
 
     def top(self, n=10) -> "Hotspots":
         """The n busiest lines."""
+        n = whole_number(n, "top: n", least=0)
         return Hotspots(self.rows[:n], self.kernel_name)
 
     def __str__(self):

@@ -14,7 +14,8 @@ from ..exec.functional import run_functional
 from ..exec.aicore_functional import run_aicore_functional
 from ..exec.blas import single_threaded_blas, uses_matmul
 from ..timing.model import LaunchSimulation
-from ..errors import ProfileError
+from ..arguments import whole_number
+from ..errors import ArgumentError, ProfileError
 from ..timing.records import STALL_CAUSES, LaunchRecords, PcTotals
 from .breakdown import CycleBreakdown, breakdown_rows
 
@@ -231,7 +232,7 @@ class Profile:
             denom = sum(b - a for a, b in windows.values()) or 1
             return {p: sum(busy[c][p] for c in windows) / denom for p in PIPES}
         if window != "kernel":
-            raise ValueError(f"window must be 'kernel' or 'active', not {window!r}")
+            raise ArgumentError(f"pipe_utilization: window must be 'kernel' or 'active', not {window!r}")
         rec = self.records
         pipes = np.array(self._pc_pipe, dtype=np.int64)[rec.pc] if len(rec) else np.zeros(0, np.int64)
         cores = np.unique(rec.core)
@@ -249,12 +250,27 @@ class Profile:
         """Merged [start, end) intervals in which ``pipe`` had an operation in flight."""
         rec = self.records
         pipes = np.array(self._pc_pipe, dtype=np.int64)[rec.pc] if len(rec) else np.zeros(0, np.int64)
+        if pipe not in PIPES:
+            raise ArgumentError(f"busy_intervals: pipe must be one of {PIPES}, not {pipe!r}")
+        core = self._core_arg(core, "busy_intervals")
+        if block is not None:
+            n_blocks = int(np.prod(self.grid))
+            block = whole_number(block, "busy_intervals: block", least=0, below=n_blocks,
+                                 hint=f"the grid {self.grid} has linear block ids 0..{n_blocks - 1}")
         sel = pipes == PIPES.index(pipe)
         if core is not None:
             sel &= rec.core == core
         if block is not None:
             sel &= rec.block == block
         return merge_intervals(rec.issue[sel], rec.complete[sel])
+
+    def _core_arg(self, core, call):
+        """``core`` checked against the machine's cores (None: every core)."""
+        if core is None:
+            return None
+        return whole_number(core, f"{call}: core", least=0, below=self.machine.cores,
+                            hint=f"{self.machine.name} has cores 0..{self.machine.cores - 1}; "
+                                 f"core_balance() lists the ones that ran blocks")
 
     # ---------------------------------------------------------------- analyses (lazy)
     def bubbles(self, pipe=None, core=None):
@@ -264,7 +280,8 @@ class Profile:
         ``pipe`` ("load", "mma", ...) and ``core`` narrow the report. See bubbles.py."""
         from .bubbles import BubbleReport, compute_bubbles
         if pipe is not None and pipe not in PIPES:
-            raise ValueError(f"pipe must be one of {PIPES}, not {pipe!r}")
+            raise ArgumentError(f"bubbles: pipe must be one of {PIPES}, not {pipe!r}")
+        core = self._core_arg(core, "bubbles")
         if "bubbles" not in self._cache:
             self._cache["bubbles"] = compute_bubbles(self)
         busy, windows = self.busy_by_core(), self.active_windows()

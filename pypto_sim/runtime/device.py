@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import dtypes
+from ..arguments import whole_number
 from ..errors import CheckSkippedWarning, LaunchError, UseAfterFreeError
 from ..timing.machine import machine as active_machine
 from ..timing.checks import parse_checks
@@ -232,13 +233,13 @@ def _max_cycles(value):
     """The cycle limit of a launch: max_cycles=, else $PYPTO_MAX_CYCLES, else 20 million."""
     if value is None:
         value = os.environ.get("PYPTO_MAX_CYCLES", DEFAULT_MAX_CYCLES)
-    try:
-        value = int(value)
-    except (TypeError, ValueError):
-        raise LaunchError(f"max_cycles={value!r} must be a positive integer") from None
-    if value <= 0:
-        raise LaunchError(f"max_cycles={value} must be a positive integer")
-    return value
+    if isinstance(value, str):                   # from the environment
+        try:
+            value = int(value)
+        except ValueError:
+            raise LaunchError(f"PYPTO_MAX_CYCLES={value!r} must be a positive integer") from None
+    return whole_number(value, "max_cycles", least=1, error=LaunchError,
+                        hint="give a positive int number of cycles, for example max_cycles=10**8")
 
 
 DEFAULT_MAX_WORK = 10 ** 9
