@@ -3,7 +3,6 @@ and (computed only when asked, in the sibling modules) bubbles, hotspots, core b
 exports, Chrome traces and plots."""
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -13,6 +12,7 @@ from ..isa import PIPES
 from ..exec.functional import run_functional
 from ..exec.aicore_functional import run_aicore_functional
 from ..exec.blas import single_threaded_blas, uses_matmul
+from ..exec.jit_clock import rate_text, run_clock
 from ..timing.model import LaunchSimulation
 from ..arguments import whole_number
 from ..errors import ArgumentError, ProfileError
@@ -67,7 +67,8 @@ class Profile:
         self._pc_pipe = pc_pipe
         self._pc_name = pc_name
         self._pc_lat = pc_lat
-        self.wall_seconds = wall_seconds
+        self.wall_seconds = wall_seconds      # the simulation's own time
+        self.compile_seconds = 0.0            # numba compiling during the launch (not in the rate)
         self._cache = {}
         self.aicore_stats = None     # AI-core kernels: L2 hits/misses, shared-bandwidth waits
         self.l2 = None               # {"hits", "misses"}: L2 line accesses of the tile DMA
@@ -184,10 +185,12 @@ class Profile:
 
     @property
     def stats(self) -> dict:
-        """Simulation speed, as GPGPU-Sim reports it."""
+        """Simulation speed, as GPGPU-Sim reports it: the rates divide by ``wall_seconds``,
+        the simulation's own time; ``compile_seconds`` (numba compiling or loading the
+        executor and the event loop, on a process's first launches) is not part of it."""
         secs = max(self.wall_seconds, 1e-9)
         return {"warp_instructions": self.warp_instructions, "simulated_cycles": self.total_cycles,
-                "wall_seconds": self.wall_seconds,
+                "wall_seconds": self.wall_seconds, "compile_seconds": self.compile_seconds,
                 "warp_instructions_per_second": self.warp_instructions / secs,
                 "simulated_cycles_per_second": self.total_cycles / secs}
 
@@ -356,7 +359,7 @@ class Profile:
         head = (f"kernel {self.kernel_name} on {self.machine.name}: grid={self.grid} block={self.block}\n"
                 f"total cycles: {self.total_cycles} ({self.total_cycles / (self.machine.clock_ghz * 1e3):.2f} us "
                 f"at {self.machine.clock_ghz} GHz), {s['warp_instructions']} warp-instructions, "
-                f"simulated at {s['warp_instructions_per_second']:,.0f} warp-instr/s")
+                f"simulated at {rate_text(s['warp_instructions_per_second'], self.compile_seconds)}")
         return head + "\n" + str(self.cycle_breakdown())
 
     def __repr__(self):
@@ -451,17 +454,20 @@ def run_launch(device, pending, record=None, executor_module=None) -> Profile:
                               device.hbm.words, device.hbm.init, pending.kernel.name, names,
                               pending.max_cycles)
     keep = pending.timeline if record is None else record
-    start = time.perf_counter()
-    sim = simulation_for(pending, device.hbm.words, device.hbm.init, record=keep,
-                         executor_module=executor_module, values=pending.values)
-    with single_threaded_blas(prog.aicore and pending.values and uses_matmul(prog)) as sim.blas:
-        total = sim.run()
-    wall = time.perf_counter() - start
+    # the rate a profile reports is the simulation's: numba's compiling (the first launch of a
+    # process compiles or loads the executor and the event loop) is timed apart
+    with run_clock() as clock:
+        sim = simulation_for(pending, device.hbm.words, device.hbm.init, record=keep,
+                             executor_module=executor_module, values=pending.values)
+        with single_threaded_blas(prog.aicore and pending.values and uses_matmul(prog)) as sim.blas:
+            total = sim.run()
+    wall = clock.run_seconds
     records = sim.records()
     # with records the totals are summed from them when first asked for
     prof = Profile(pending.kernel.name, prog, pending.machine, pending.grid, pending.block, total,
                    records, sim.pc_pipe, sim.pc_name, wall, pc_lat=sim.pc_lat,
                    totals=sim.totals() if records is None else None)
+    prof.compile_seconds = clock.compile_seconds
     prof.aicore_stats = getattr(sim, "aicore_stats", None)
     l2 = getattr(sim, "l2", None)
     prof.l2 = None if l2 is None else {"hits": l2.hits, "misses": l2.misses}
