@@ -21,6 +21,7 @@ from ..errors import ArgumentError
 from ..isa import load_isa
 from ..profiler.profile import Profile
 from ..runtime.device import DEFAULT_BLOCK as LAUNCH_BLOCK, current_device
+from ..runtime.names import launch_labels, launch_scope
 from ..timing import machine as machine_mod
 from ..timing.model import LaunchSimulation
 from .describe import Describer
@@ -91,7 +92,8 @@ class DebugContext(InspectMixin):
         try:
             # the device validates and compiles exactly as for pto.launch; the debugger runs it
             extra = {k: v for k, v in (("max_cycles", max_cycles), ("check", check)) if v is not None}
-            self.device.launch(kernel, grid, block, args, **extra)
+            self.device.launch(kernel, grid, block, args,
+                               names=launch_labels(kernel, args, launch_scope()), **extra)
             pending = self.device.queue.pop()
         finally:
             if token is not None:
@@ -100,10 +102,10 @@ class DebugContext(InspectMixin):
         self.program = pending.program
         self.grid, self.block, self.machine = pending.grid, pending.block, pending.machine
         self._tensors, self._scalars, self._names, self._tensor_args = [], {}, [], []
-        for arg, value in zip(self.program.args, pending.args):
+        for arg, value, name in zip(self.program.args, pending.args, pending.names):
             if arg.kind == "tensor":
                 self._tensors.append((value.word_base, value.count, value.byte_addr))
-                self._names.append(value.name or arg.name)
+                self._names.append(name or value.name or arg.name)
                 self._tensor_args.append((arg.name, value))
             else:
                 self._scalars[arg.name] = value

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
+from ..isa import load_isa
 from .jit_clock import rate_text, run_clock
 from .lane import executor
 
@@ -133,9 +134,14 @@ def _error(status, prog, kernel_name, tensor_names, coords, w, pc, info, budget,
     if status == 2:
         lane, offset, count = int(info[0]), int(info[1]), int(info[2])
         target = ins.comment or "memory"
+        kind = ""
+        if memory_space(load_isa()[ins.op]) == "hbm" and ins.aux and 0 <= int(ins.aux[0]) < len(tensor_names):
+            tensor = tensor_names[int(ins.aux[0])]      # as the launch names it (runtime/names.py)
+            if tensor and tensor != target:
+                kind = f"the tensor {tensor} passed as "
         return OutOfBoundsError(
             f"{ins.op} out of bounds: block {coords}, warp {w}, lane {lane} (local id "
-            f"{w * 32 + lane}) accessed {target}[{offset}] but '{target}' has {count} elements "
+            f"{w * 32 + lane}) accessed {target}[{offset}] but {kind}'{target}' has {count} elements "
             f"(valid 0..{count - 1})", kernel=kernel_name, file=prog.file, line=ins.line,
             block=coords, warp=w, lane=lane, offset=offset, count=count, tensor=target,
             hint="guard the access with a bounds check such as `if i < n:`, or allocate more")

@@ -28,6 +28,7 @@ class Allocation:
         self.count = count
         self.dtype = dtype
         self.name = name
+        self.scope = None            # (file, function) where the name was given (runtime/names.py)
         self.freed = False
         self.freed_while_used_by = None
 
