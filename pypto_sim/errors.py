@@ -106,6 +106,12 @@ class SweepError(PtoError):
     results file is held by another sweep or cannot be written (names which and what to do)."""
 
 
+class ArgumentError(PtoError, ValueError, IndexError):
+    """A host-side call got a value it cannot use: a bool or a fraction where a count is
+    meant, or a warp, core, lane or step count outside the launch. A ValueError (and an
+    IndexError, for positions out of range) too, so code that caught those still does."""
+
+
 class CheckSkippedWarning(UserWarning):
     """PYPTO_CHECK asked for checks that a launch cannot run (a mode="functional" launch has
     bounds checks only): the launch ran without them."""

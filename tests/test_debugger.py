@@ -386,8 +386,8 @@ def test_cycle_limit_surfaces(with_breakpoint):
 
     d_o = pto.alloc_tensor(32 * 4)
     ctx = dbg.debug_kernel(spin, args=(d_o, 5), grid=1, block=32, echo=False, max_cycles=500)
-    if with_breakpoint:
-        ctx.break_at(warp=7)
+    if with_breakpoint:                       # one that never fires: the kernel has no barrier
+        ctx.break_at(inst="BARRIER_BLOCK")
     with pytest.raises(pto.SimulationLimitError, match="cycle limit of 500"):
         ctx.continue_()
     assert isinstance(ctx.error, pto.SimulationLimitError)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arguments import whole_number
+from ..errors import ArgumentError
 from ..ir.program import Reg
 
 
@@ -28,14 +30,16 @@ class InspectMixin:
     def _block_id(self, block) -> int:
         """A linear block id from an int or (x, y, z) coordinates; checks the range."""
         if isinstance(block, (tuple, list)):
-            coords = tuple(block) + (0,) * (3 - len(block))
+            if not 1 <= len(block) <= 3:
+                raise ArgumentError(f"block={tuple(block)!r}: give 1 to 3 coordinates (x, y, z)")
+            coords = [whole_number(c, f"block {'xyz'[d]}", least=0, below=g,
+                                   hint=f"the grid is {self.grid}")
+                      for d, (c, g) in enumerate(zip(block, self.grid))] + [0] * (3 - len(block))
             gx, gy, _ = self.grid
             block = coords[0] + gx * (coords[1] + gy * coords[2])
-        block = int(block)
-        if not 0 <= block < self.n_blocks:
-            raise IndexError(f"block {block} is outside the grid {self.grid} "
-                             f"(blocks 0..{self.n_blocks - 1})")
-        return block
+        return whole_number(block, "block", least=0, below=self.n_blocks,
+                            hint=f"the grid {self.grid} has blocks 0..{self.n_blocks - 1} "
+                                 f"(or give (x, y, z) coordinates)")
 
     def _warp_regs(self, block: int, warp: int):
         """The registers of one warp, or None when that warp has not started yet."""
@@ -53,10 +57,10 @@ class InspectMixin:
         ``n_lane_slots`` slots, and every word of a warp that has not started yet, read 0.
         """
         block = self._block_id(block)
-        lane = int(lane)
-        if not 0 <= lane < self.block_lanes:
-            raise IndexError(f"lane {lane} is outside the block of {self.block_lanes} lanes")
-        out = np.zeros(int(count), np.float32)
+        lane = whole_number(lane, "inspect_l1: lane", least=0, below=self.block_lanes,
+                            hint=f"give a block-local lane id, 0..{self.block_lanes - 1}")
+        count = whole_number(count, "inspect_l1: count", least=0)
+        out = np.zeros(count, np.float32)
         regs = self._warp_regs(block, lane // 32)
         if regs is not None:
             k = min(int(count), self.program.n_lane_slots)

@@ -16,9 +16,12 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
+from ..arguments import whole_number
+from ..errors import ArgumentError
 from ..isa import load_isa
 from ..profiler.profile import Profile
 from ..runtime.device import DEFAULT_BLOCK as LAUNCH_BLOCK, current_device
+from ..runtime.names import launch_labels, launch_scope
 from ..timing import machine as machine_mod
 from ..timing.model import LaunchSimulation
 from .describe import Describer
@@ -89,7 +92,8 @@ class DebugContext(InspectMixin):
         try:
             # the device validates and compiles exactly as for pto.launch; the debugger runs it
             extra = {k: v for k, v in (("max_cycles", max_cycles), ("check", check)) if v is not None}
-            self.device.launch(kernel, grid, block, args, **extra)
+            self.device.launch(kernel, grid, block, args,
+                               names=launch_labels(kernel, args, launch_scope()), **extra)
             pending = self.device.queue.pop()
         finally:
             if token is not None:
@@ -98,10 +102,10 @@ class DebugContext(InspectMixin):
         self.program = pending.program
         self.grid, self.block, self.machine = pending.grid, pending.block, pending.machine
         self._tensors, self._scalars, self._names, self._tensor_args = [], {}, [], []
-        for arg, value in zip(self.program.args, pending.args):
+        for arg, value, name in zip(self.program.args, pending.args, pending.names):
             if arg.kind == "tensor":
                 self._tensors.append((value.word_base, value.count, value.byte_addr))
-                self._names.append(value.name or arg.name)
+                self._names.append(name or value.name or arg.name)
                 self._tensor_args.append((arg.name, value))
             else:
                 self._scalars[arg.name] = value
@@ -196,12 +200,14 @@ class DebugContext(InspectMixin):
         says so; kernel errors (OutOfBoundsError, DeadlockError) propagate and the state at
         the fault stays inspectable (``step_back`` still works).
         """
+        n = whole_number(n, "step: n", least=0, hint="step(n) runs n >= 0 warp-instructions "
+                         "forward; step_back(n) goes back")
         if self.finished:
             self._say(f"-- {self.kernel.name} has finished (cycle {self.total_cycles}); "
                       "step_back() or restart() to run it again")
             return []
-        target = len(self.sim.rows) + max(int(n), 0)
-        if n <= 0:
+        target = len(self.sim.rows) + n
+        if n == 0:
             return []
         issued = self._run(lambda k: k + 1 >= target, echo=self.echo)
         return [self._entry(k) for k in issued]
@@ -252,8 +258,10 @@ class DebugContext(InspectMixin):
         """Undo the last ``n`` warp-instructions by deterministic replay: restore HBM from the
         snapshot taken at ``debug_kernel``, rebuild the simulation and run it to ``count - n``
         instructions. Returns the undone TimelineEntry objects (in execution order)."""
+        n = whole_number(n, "step_back: n", least=0, hint="step_back(n) undoes n >= 0 "
+                         "warp-instructions; step(n) goes forward")
         count = len(self.sim.rows)
-        target = max(count - max(int(n), 0), 0)
+        target = max(count - n, 0)
         undone = [self._entry(k) for k in range(target, count)]
         self._replay(target)
         self._say(f"-- back to {target} warp-instructions (cycle {self.cycle})")
@@ -283,16 +291,27 @@ class DebugContext(InspectMixin):
         file), ``inst`` (instruction name such as ``"LOAD"``), ``warp`` and ``block`` (where it
         ran), ``cycle`` (the first instruction issuing at or after that cycle; fires once)."""
         if all(v is None for v in (line, inst, cycle, warp, block)):
-            raise ValueError("break_at() needs at least one of line, inst, cycle, warp, block")
+            raise ArgumentError("break_at() needs at least one of line, inst, cycle, warp, block")
+        if line is not None:
+            line = whole_number(line, "break_at: line", least=1)
+        if cycle is not None:
+            cycle = whole_number(cycle, "break_at: cycle", least=0)
+        if warp is not None:
+            units = self.sim.warps_per_block
+            what = "unit (0 AIC, 1 AIV0, 2 AIV1)" if self.program.aicore else "warp of the block"
+            warp = whole_number(warp, "break_at: warp", least=0, below=units,
+                                hint=f"a block of {self.block} has {units} "
+                                     f"{'units' if self.program.aicore else 'warps'}: give the "
+                                     f"{what}, 0..{units - 1}")
         if inst is not None:
             inst = str(inst).upper()
             if inst not in {s.name for s in load_isa().specs}:
-                raise ValueError(f"break_at(inst={inst!r}): no such instruction "
+                raise ArgumentError(f"break_at(inst={inst!r}): no such instruction "
                                  "(pto.instructions() lists them)")
         if line is not None:
             lines = sorted({ins.line for ins in self.program.instrs if ins.line})
             if line not in lines:
-                raise ValueError(f"break_at(line={line}): no instruction comes from line {line} "
+                raise ArgumentError(f"break_at(line={line}): no instruction comes from line {line} "
                                  f"of {self.program.file}; lines with code: "
                                  f"{', '.join(map(str, lines))}")
         if block is not None:

@@ -12,7 +12,6 @@ run to run. Bounds are checked as in timing mode.
 """
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
@@ -24,6 +23,7 @@ from .aicore_tiles import (UNIT_NAMES, TileOp, buffer_at, buffer_spans, cross_co
 from .blas import single_threaded_blas, uses_matmul
 from .control_flow import ControlFlow
 from .functional import BLOCK_BARRIERS, FunctionalProfile, memory_space
+from .jit_clock import run_clock
 from .lane import executor
 
 N_UNITS = 3
@@ -79,13 +79,12 @@ class AICoreFunctional:
 
     # ---------------------------------------------------------------- the grid
     def run(self) -> FunctionalProfile:
-        start = time.perf_counter()
         gx, gy, gz = self.grid
-        with single_threaded_blas(uses_matmul(self.prog)) as self.blas:
+        with single_threaded_blas(uses_matmul(self.prog)) as self.blas, run_clock() as clock:
             for block_id in range(gx * gy * gz):
                 self.run_block(block_id, (block_id % gx, (block_id // gx) % gy, block_id // (gx * gy)))
         return FunctionalProfile(self.kernel_name, self.grid, self.block, self.executed,
-                                 time.perf_counter() - start)
+                                 clock.run_seconds, compile_seconds=clock.compile_seconds)
 
     def run_block(self, block_id, coords):
         """Run one AI core's three units to their ends, each until it finishes or waits."""

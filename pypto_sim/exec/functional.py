@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
+from ..isa import load_isa
+from .jit_clock import rate_text, run_clock
 from .lane import executor
 
 @dataclass
@@ -25,7 +27,8 @@ class FunctionalProfile:
     grid: tuple
     block: tuple
     warp_instructions: int
-    wall_seconds: float
+    wall_seconds: float              # the run's own time, numba's compiling taken out
+    compile_seconds: float = 0.0     # numba compiling (or loading) the executor during the run
     total_cycles = None
     mode = "functional"
 
@@ -34,13 +37,14 @@ class FunctionalProfile:
         """Simulation speed: warp-instructions per second."""
         secs = max(self.wall_seconds, 1e-9)
         return {"warp_instructions": self.warp_instructions, "wall_seconds": self.wall_seconds,
+                "compile_seconds": self.compile_seconds,
                 "warp_instructions_per_second": self.warp_instructions / secs}
 
     def report(self) -> str:
         s = self.stats
         return (f"kernel {self.kernel_name} (functional mode, no timing): grid={self.grid} "
                 f"block={self.block}, {s['warp_instructions']} warp-instructions at "
-                f"{s['warp_instructions_per_second']:,.0f} warp-instr/s")
+                f"{rate_text(s['warp_instructions_per_second'], self.compile_seconds)}")
 
     def cycle_breakdown(self):
         raise TypeError("functional mode measures no cycles; profile with mode='timing' for them")
@@ -80,7 +84,31 @@ def run_functional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init, 
         if arg.reg is not None:
             seed_regs[prog.n_lane_slots + arg.reg.index, :] = scalars[arg.name]
     out = np.zeros(8, np.int64)
-    start = time.perf_counter()
+    with run_clock() as clock:
+        executed = _run_slices(ex, prog, code, imm, seed_regs, grid, block, hbm, hbm_init, tbase,
+                               tcount, tbytes, depth, max_instructions, out)
+    status, block_id, w, pc = (int(x) for x in out[:4])
+    if status != ex.RUN_EXIT:
+        gx, gy, _ = grid
+        coords = (block_id % gx, (block_id // gx) % gy, block_id // (gx * gy))
+        info[:3] = out[5:8]
+        if status == ex.RUN_BARRIER:
+            line = prog.instrs[pc].line
+            raise DeadlockError(
+                f"barrier_block() can never complete: in block {coords} warp {w} waits at line "
+                f"{line} but other warps of the block finished without reaching it",
+                kernel=kernel_name, file=prog.file, line=line,
+                hint="every warp of the block must reach each barrier_block()")
+        raise _error(status, prog, kernel_name, tensor_names, coords, w, pc, info,
+                     max_instructions, tcount)
+    return FunctionalProfile(kernel_name, grid, block, executed, clock.run_seconds,
+                             compile_seconds=clock.compile_seconds)
+
+
+def _run_slices(ex, prog, code, imm, seed_regs, grid, block, hbm, hbm_init, tbase, tcount, tbytes,
+                depth, max_instructions, out) -> int:
+    """Run the grid's blocks in time slices; returns the warp-instructions executed (``out``
+    holds the status)."""
     n_blocks = grid[0] * grid[1] * grid[2]
     grid_a, block_a = np.array(grid, np.int64), np.array(block, np.int64)
     first, chunk, executed = 0, 1, 0
@@ -98,21 +126,7 @@ def run_functional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init, 
         first += chunk
         took = time.perf_counter() - t0
         chunk = max(1, min(chunk * 4, int(chunk * SLICE_SECONDS / took))) if took > 0 else chunk * 4
-    status, block_id, w, pc = (int(x) for x in out[:4])
-    if status != ex.RUN_EXIT:
-        gx, gy, _ = grid
-        coords = (block_id % gx, (block_id // gx) % gy, block_id // (gx * gy))
-        info[:3] = out[5:8]
-        if status == ex.RUN_BARRIER:
-            line = prog.instrs[pc].line
-            raise DeadlockError(
-                f"barrier_block() can never complete: in block {coords} warp {w} waits at line "
-                f"{line} but other warps of the block finished without reaching it",
-                kernel=kernel_name, file=prog.file, line=line,
-                hint="every warp of the block must reach each barrier_block()")
-        raise _error(status, prog, kernel_name, tensor_names, coords, w, pc, info,
-                     max_instructions, tcount)
-    return FunctionalProfile(kernel_name, grid, block, executed, time.perf_counter() - start)
+    return executed
 
 
 def _error(status, prog, kernel_name, tensor_names, coords, w, pc, info, budget, tcount):
@@ -120,16 +134,21 @@ def _error(status, prog, kernel_name, tensor_names, coords, w, pc, info, budget,
     if status == 2:
         lane, offset, count = int(info[0]), int(info[1]), int(info[2])
         target = ins.comment or "memory"
+        kind = ""
+        if memory_space(load_isa()[ins.op]) == "hbm" and ins.aux and 0 <= int(ins.aux[0]) < len(tensor_names):
+            tensor = tensor_names[int(ins.aux[0])]      # as the launch names it (runtime/names.py)
+            if tensor and tensor != target:
+                kind = f"the tensor {tensor} passed as "
         return OutOfBoundsError(
             f"{ins.op} out of bounds: block {coords}, warp {w}, lane {lane} (local id "
-            f"{w * 32 + lane}) accessed {target}[{offset}] but '{target}' has {count} elements "
+            f"{w * 32 + lane}) accessed {target}[{offset}] but {kind}'{target}' has {count} elements "
             f"(valid 0..{count - 1})", kernel=kernel_name, file=prog.file, line=ins.line,
             block=coords, warp=w, lane=lane, offset=offset, count=count, tensor=target,
             hint="guard the access with a bounds check such as `if i < n:`, or allocate more")
     if status == 3:
         return OutOfBoundsError(
             f"{ins.op} out of bounds: block {coords}: the tile operation reaches past its tensor "
-            f"or the block's L1 area", kernel=kernel_name, file=prog.file, line=ins.line,
+            f"or the block's L1 area, or moves no rows or columns (rows or cols <= 0)", kernel=kernel_name, file=prog.file, line=ins.line,
             block=coords, warp=w, lane=None, offset=None, count=None, tensor=ins.comment,
             hint="check the offsets and the tile shape against the sizes")
     return SimulationLimitError(

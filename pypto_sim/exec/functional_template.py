@@ -162,7 +162,8 @@ def _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, info):
         off = np.int64(v[h_j])
         tile = np.int64(v[t_j])
         last = off + (rows - 1) * stride + cols
-        if off < 0 or last > tcount[slot] or tile < 0 or tile + rows * cols > l1.shape[0]:
+        if (off < 0 or last > tcount[slot] or tile < 0 or tile + rows * cols > l1.shape[0]
+                or rows <= 0 or cols <= 0):
             info[0] = pc
             return 1
         if kind == TK_LOAD:

@@ -10,6 +10,8 @@ import ast
 import builtins as py_builtins
 import dataclasses
 
+import numpy as np
+
 from .. import dtypes
 from ..errors import CompileError
 from ..ir import ArgSpec, Instr, Program, Reg
@@ -38,6 +40,11 @@ UNSUPPORTED_STMTS = {"Try": "a try statement", "TryStar": "a try statement",
                      "Delete": "a del statement", "Match": "a match statement", "AsyncFor": "an async for loop"}
 
 
+# module-level values a kernel compiles in as constants (numbers, strings, tuples of them);
+# modules, functions, kernels, dtypes and builtins are names, not values that change
+CAPTURED_TYPES = (bool, int, float, complex, str, tuple, np.generic)
+
+
 class KernelCompiler(LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining, PipelineLowering,
                      ControlFlowLowering):
     """Compiles one kernel for one argument signature into a Program."""
@@ -53,6 +60,9 @@ class KernelCompiler(LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins,
         self.scopes: list = []
         self.loop_depth = 0
         self.inline_stack = [kernel]
+        # module-level values compiled in: name -> (its module's globals, value, file, line);
+        # a launch after one of them changed is refused (Kernel.program_for)
+        self.captured_globals: dict = {}
         # line -> source text for the listing, profiler and errors; inlined helpers add theirs
         self.source_lines = dict(kernel.source_lines)
 
@@ -141,7 +151,11 @@ class KernelCompiler(LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins,
         if name in scope.closure:
             return self.from_python(scope.closure[name], node, name)
         if name in scope.fn_globals:
-            return self.from_python(scope.fn_globals[name], node, name)
+            value = scope.fn_globals[name]
+            if isinstance(value, CAPTURED_TYPES) and name not in self.captured_globals:
+                self.captured_globals[name] = (scope.fn_globals, value, self.kernel.file,
+                                               getattr(node, "lineno", 0) + self.kernel.line_offset)
+            return self.from_python(value, node, name)
         if hasattr(py_builtins, name):
             return self.from_python(getattr(py_builtins, name), node, name)
         self.error(node, f"name '{name}' is not defined",

@@ -57,6 +57,7 @@ class Kernel:
                                "*args, **kwargs or keyword-only parameters)",
                                kernel=self.name, file=self.file, line=fn_ast.lineno + self.line_offset)
         self._programs: dict = {}
+        self._captured: dict = {}    # signature -> module-level values compiled in (codegen)
         self.size_params = size_deciding_params(fn_ast, self.params)
         self.aicore = uses_aicore(fn_ast)
 
@@ -107,6 +108,8 @@ class Kernel:
         """The compiled Program for these launch arguments (compiled once per signature)."""
         sig = self.signature_of(args)
         prog = self._programs.get(sig)
+        if prog is not None:
+            self._check_captured_globals(sig)
         if prog is None:
             from .codegen import KernelCompiler  # noqa: the compiler imports this module's users
             specs = []
@@ -119,8 +122,9 @@ class Kernel:
                     specs.append(ArgSpec(name, "const", dtype, -1, value=value[0]))
                 else:
                     specs.append(ArgSpec(name, "scalar", dtype, -1))
+            compiler = KernelCompiler(self, specs)
             try:
-                prog = KernelCompiler(self, specs).compile()
+                prog = compiler.compile()
             except CompileError as exc:
                 # the message names the user's file and line and shows it: the compiler's
                 # recursion (a frame pair per nested statement) would only bury it
@@ -128,7 +132,24 @@ class Kernel:
             from ..ir.verify import verify
             verify(prog)
             self._programs[sig] = prog
+            self._captured[sig] = compiler.captured_globals
         return prog
+
+    def _check_captured_globals(self, sig):
+        """Refuse to run a compiled program whose module-level values changed since it was
+        compiled (as Triton does): the kernel would silently run with the old ones."""
+        missing = object()
+        for name, (namespace, then, file, line) in self._captured.get(sig, {}).items():
+            now = namespace.get(name, missing)
+            if not same_value(then, now):
+                now_text = "deleted" if now is missing else repr(now)
+                raise CompileError(
+                    f"the module-level value '{name}' has changed since this kernel was compiled, "
+                    f"from {then!r} to {now_text}; the compiled kernel still has {then!r}",
+                    kernel=self.name, file=file, line=line,
+                    hint=f"a kernel compiles module-level constants in (as numba and Triton do): "
+                         f"pass '{name}' as a kernel argument to vary it, set it back, or make the "
+                         f"kernel again with pto.kernel(fn) after changing it")
 
     def asm(self, grid=(1, 1, 1), block=(32, 1, 1), args=()) -> str:
         """The PTO assembly listing for these arguments: one instruction per line, each with the
@@ -137,8 +158,22 @@ class Kernel:
         return format_program(self.program_for(args), grid=grid, block=block)
 
 
-SIZING_CALLS = {"alloc_local": ("n_elems",), "alloc_tile": ("rows", "cols"),
-                "pipeline": ("depth",)}
+def same_value(then, now) -> bool:
+    """True when a module-level value is still what a kernel compiled in (same type and
+    equal: 2 and 2.0 compile to different dtypes)."""
+    if type(then) is not type(now):
+        return False
+    try:
+        return bool(then == now)
+    except Exception:            # noqa: BLE001 - a value without a plain truth of ==
+        return then is now
+
+
+# call -> (positional index, keyword) of the arguments that size a buffer, a pipeline or a
+# contiguous tile transfer (nbytes must be checked when the kernel compiles: tile_shape)
+SIZING_CALLS = {"alloc_local": ((0, "n_elems"),), "alloc_tile": ((0, "rows"), (1, "cols")),
+                "pipeline": ((0, "depth"),), "async_load": ((2, "nbytes"),),
+                "store": ((2, "nbytes"),)}
 
 
 def size_deciding_params(fn_ast, params) -> frozenset:
@@ -152,8 +187,9 @@ def size_deciding_params(fn_ast, params) -> frozenset:
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
             if name in SIZING_CALLS:
-                keys = SIZING_CALLS[name]
-                exprs = list(node.args[:len(keys)]) + [k.value for k in node.keywords if k.arg in keys]
+                where = SIZING_CALLS[name]
+                exprs = [node.args[i] for i, _ in where if i < len(node.args)]
+                exprs += [k.value for k in node.keywords if k.arg in {kw for _, kw in where}]
                 for expr in exprs:
                     needed |= {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
     assigned = {}

@@ -54,22 +54,48 @@ class TileBuiltins:
         if nbytes is not NONE:
             if rows is not NONE or cols is not NONE or stride is not NONE:
                 self.error(node, f"{call}: give nbytes (contiguous) or rows/cols/stride, not both")
-            if isinstance(nbytes, Const) and int(nbytes.value) % item:
-                self.error(node, f"{call}: nbytes={nbytes.value} is not a multiple of the "
-                                 f"{item}-byte {tile.dtype} element")
-            count = self.alu("FLOORDIV", [nbytes, Const(item, dtypes.int32)], node, dtype=dtypes.int32)
-            one = Imm(1.0, dtypes.int32)
-            c = self.uniform_int(count, node, f"{call}: nbytes")
-            return one, c, c
+            c = Imm(float(self.transfer_elements(nbytes, tile, node, call)), dtypes.int32)
+            return Imm(1.0, dtypes.int32), c, c
         if rows is NONE and cols is NONE:
             c = Imm(float(tile.count), dtypes.int32)
             return Imm(1.0, dtypes.int32), c, c
         if rows is NONE or cols is NONE:
             self.error(node, f"{call}: the strided form needs both rows= and cols=")
+        for name, v in (("rows", rows), ("cols", cols)):
+            if isinstance(v, Const) and not v.value > 0:
+                self.error(node, f"{call}: {name}={v.value!r}: a transfer needs at least one row "
+                                 f"and one column", f"give {name} >= 1")
         r = self.uniform_int(rows, node, f"{call}: rows")
         c = self.uniform_int(cols, node, f"{call}: cols")
         s = c if stride is NONE else self.uniform_int(stride, node, f"{call}: stride")
         return r, c, s
+
+    def transfer_elements(self, nbytes, tile: Ptr, node, call) -> int:
+        """The element count of a contiguous transfer of ``nbytes`` bytes into or out of
+        ``tile``: nbytes must be known at compile time (a constant, or kernel arguments, on
+        which the kernel is specialised), positive and a whole number of the tile's elements."""
+        item, dt = tile.dtype.itemsize, tile.dtype
+        if not isinstance(nbytes, Const) and getattr(nbytes, "dtype", None) is not None \
+                and nbytes.dtype.is_float:
+            self.error(node, f"{call}: nbytes is a {nbytes.dtype} value; a byte count is an int",
+                       f"pass an int number of bytes (a multiple of the {item}-byte {dt} element)")
+        if not isinstance(nbytes, Const):
+            self.error(node, f"{call}: nbytes must be known when the kernel compiles (a constant or "
+                             f"int kernel arguments, on which the kernel is specialised); this one "
+                             f"is computed while it runs",
+                       "for a run-time extent give rows= and cols= (elements) instead of nbytes")
+        value = nbytes.value
+        if isinstance(value, bool) or not float(value).is_integer():
+            self.error(node, f"{call}: nbytes={value!r} is not a whole number of bytes",
+                       f"give a byte count that is a multiple of the {item}-byte {dt} element")
+        if int(value) <= 0:
+            self.error(node, f"{call}: nbytes={value!r}: a transfer needs at least one {item}-byte "
+                             f"{dt} element", f"give nbytes >= {item} (a multiple of {item})")
+        if int(value) % item:
+            self.error(node, f"{call}: nbytes={value!r} is {int(value) / item:g} {dt} elements "
+                             f"({item} bytes each), not a whole number",
+                       f"give a multiple of {item} bytes, for example {int(value) // item * item or item}")
+        return int(value) // item
 
     # ---------------------------------------------------------------- memory
     def builtin_async_load(self, node, args):

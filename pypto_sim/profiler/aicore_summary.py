@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..isa import PIPES
-from .tables import plain_row, to_dataframe
+from ..errors import ArgumentError
+from .tables import RowTable
 
 UNITS = ("AIC", "AIV0", "AIV1")
 PERF_SIM_COLUMNS = ("op_name", "core_id", "unit", "total_cycles", "active_cycles", "busy_cycles",
@@ -65,18 +66,15 @@ def summary_rows(prof) -> list:
     return rows
 
 
-class PipelineSummary:
-    """Per-unit pipeline summary (Perf-Sim's columns); printing shows a table with each pipe's
-    share of the kernel's cycles, the L2's hits and misses and the cycles transfers waited for
+class PipelineSummary(RowTable):
+    """Per-unit pipeline summary (Perf-Sim's columns): a read-only list of plain row dicts, one
+    per core and unit (``json.dumps`` takes it); printing shows a table with each pipe's share
+    of the kernel's cycles, the L2's hits and misses and the cycles transfers waited for
     shared bandwidth (L2 / HBM)."""
 
     def __init__(self, rows, stats=None):
-        self.rows = [plain_row(r) for r in rows]
+        super().__init__(rows)
         self.stats = stats
-
-    def to_pandas(self):
-        """A DataFrame, one row per core and unit (needs pandas)."""
-        return to_dataframe(self.rows, None)
 
     def to_csv(self, path):
         """Write the rows as CSV in Perf-Sim's column order; returns the path."""
@@ -110,6 +108,9 @@ class PipelineSummary:
 def pipe_shares(prof, unit="AIC") -> dict:
     """{PTO pipe name: busy cycles / total cycles}, averaged over the cores on which ``unit``
     ("AIC", "AIV0", "AIV1" or "AIV" for both) ran."""
+    if unit not in ("AIC", "AIV0", "AIV1", "AIV"):
+        raise ArgumentError(f"pipe_shares: unit={unit!r} is not a unit of the AI core",
+                            hint="give 'AIC', 'AIV0', 'AIV1' or 'AIV' (both vector cores)")
     rows = [r for r in summary_rows(prof) if r["unit"] == unit or (unit == "AIV" and r["unit"] != "AIC")]
     if not rows:
         return {}
@@ -122,5 +123,5 @@ def pipe_shares(prof, unit="AIC") -> dict:
             busy = sum(r["scalar_cycles"] for r in rows)
         else:
             busy = sum(r[f"{PIPE_COLUMNS[pipe]}_cycles"] for r in rows)
-        out[name] = busy / total
+        out[name] = float(busy / total)
     return out

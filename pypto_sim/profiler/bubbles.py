@@ -21,41 +21,51 @@ Pipes a core never used have no bubbles (``pipe_utilization`` shows them as 0).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..isa import PIPES
 from ..timing.records import STALL_CAUSES
 from .deps import HBM_INSTRUCTIONS, fixed_cycles
+from .tables import read_only
 
 KINDS = ("operand", "hbm", "depth", "stage", "wait_all", "barrier", "flag", "pipe", "issue",
          "order", "end")
 _LOOKBACK = 32
 
 
-@dataclass(frozen=True)
-class Bubble:
-    """One idle stretch [start, end) of one pipe on one core, and its cause.
+class Bubble(dict):
+    """One idle stretch [start, end) of one pipe on one core, and its cause: a read-only dict
+    of plain values (``json.dumps`` takes it) whose keys also read as attributes.
 
-    ``kind`` is one of KINDS; ``text`` the readable cause; ``inst``/``line``/``pc`` the
-    instruction waited for (None/-1 when the cause names none); ``ended_by`` the record index
-    of the operation that ended the gap (-1 for idle at end)."""
+    ``core``, ``pipe``, ``start``, ``end``, ``cycles`` (end - start); ``kind`` is one of KINDS;
+    ``text`` the readable cause; ``inst``/``line``/``pc`` the instruction waited for (None/-1
+    when the cause names none); ``ended_by`` the record index of the operation that ended the
+    gap (-1 for idle at end)."""
 
-    core: int
-    pipe: str
-    start: int
-    end: int
-    kind: str
-    text: str
-    inst: str | None = None
-    line: int | None = None
-    pc: int = -1
-    ended_by: int = -1
+    __slots__ = ()
 
-    @property
-    def cycles(self) -> int:
-        return self.end - self.start
+    def __init__(self, core, pipe, start, end, kind, text, inst=None, line=None, pc=-1, ended_by=-1):
+        super().__init__(core=int(core), pipe=pipe, start=int(start), end=int(end),
+                         cycles=int(end) - int(start), kind=kind, text=text, inst=inst,
+                         line=None if line is None else int(line), pc=int(pc),
+                         ended_by=int(ended_by))
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"a Bubble has no field {name!r}; it has {', '.join(self)}") from None
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = read_only
+
+    def __reduce__(self):
+        return (_bubble, (dict(self),))
+
+
+def _bubble(fields):
+    fields = dict(fields)
+    fields.pop("cycles")
+    return Bubble(**fields)
 
 
 def compute_bubbles(prof) -> list:
@@ -160,27 +170,40 @@ class _Context:
         return [Bubble(core, pipe, g0, g1, kind, text, inst, line, cpc, i)]
 
 
-class BubbleReport:
-    """The bubbles of a launch (optionally of one pipe or core), summed per cause.
+class BubbleReport(list):
+    """The bubbles of a launch (optionally of one pipe or core), summed per cause: a read-only
+    list of Bubble (plain dicts, so ``json.dumps(report)`` works).
 
-    ``bubbles`` (list of Bubble); ``idle_cycles``; ``by_cause()``; ``cycles(kind=, inst=,
-    pipe=)``; ``waiting_on(inst)``; printing shows one table per pipe."""
+    ``bubbles`` (list of Bubble); ``idle_cycles``; ``by_cause()`` and ``summary()`` (per pipe
+    and cause, plain data); ``cycles(kind=, inst=, pipe=)``; ``waiting_on(inst)``; printing
+    shows one table per pipe."""
 
     def __init__(self, bubbles, active_cycles, pipe=None, core=None):
-        self.bubbles = [b for b in bubbles if (pipe is None or b.pipe == pipe)
-                        and (core is None or b.core == core)]
-        self.active_cycles = active_cycles      # pipe -> cycles of the active windows of the
-                                                # cores (of ``core``) that used the pipe
+        super().__init__(b for b in bubbles if (pipe is None or b.pipe == pipe)
+                         and (core is None or b.core == core))
+        self.active_cycles = {p: int(c) for p, c in active_cycles.items()}
+        # pipe -> cycles of the active windows of the cores (of ``core``) that used the pipe
         self.pipe = pipe
         self.core = core
 
     @property
+    def bubbles(self) -> list:
+        """The bubbles as a plain list."""
+        return list(self)
+
+    __setitem__ = __delitem__ = append = extend = insert = pop = remove = clear = read_only
+    sort = reverse = __iadd__ = __imul__ = read_only
+
+    def __reduce__(self):
+        return (BubbleReport, (list(self), self.active_cycles, self.pipe, self.core))
+
+    @property
     def idle_cycles(self) -> int:
-        return sum(b.cycles for b in self.bubbles)
+        return sum(b.cycles for b in self)
 
     def cycles(self, kind=None, inst=None, pipe=None) -> int:
         """Idle cycles of the bubbles matching a kind, an instruction waited for and a pipe."""
-        return sum(b.cycles for b in self.bubbles if (kind is None or b.kind == kind)
+        return sum(b.cycles for b in self if (kind is None or b.kind == kind)
                    and (inst is None or b.inst == inst.upper()) and (pipe is None or b.pipe == pipe))
 
     def waiting_on(self, inst, pipe=None) -> int:
@@ -190,7 +213,7 @@ class BubbleReport:
     def by_cause(self, pipe=None) -> list:
         """[(pipe, cause text, kind, idle cycles, gaps)], per pipe, largest first."""
         sums: dict = {}
-        for b in self.bubbles:
+        for b in self:
             if pipe is None or b.pipe == pipe:
                 key = (b.pipe, b.text, b.kind)
                 cyc, gaps = sums.get(key, (0, 0))
@@ -198,17 +221,22 @@ class BubbleReport:
         rows = [(p, text, kind, cyc, gaps) for (p, text, kind), (cyc, gaps) in sums.items()]
         return sorted(rows, key=lambda r: (PIPES.index(r[0]), -r[3], r[1]))
 
+    def summary(self) -> dict:
+        """{pipe: {"idle_cycles", "active_cycles", "causes": [{"cause", "kind", "cycles",
+        "gaps"}, ...] largest first}}: the printed table as plain data."""
+        out: dict = {}
+        for p, text, kind, cyc, gaps in self.by_cause():
+            entry = out.setdefault(p, {"idle_cycles": 0, "active_cycles": self.active_cycles.get(p, 0),
+                                       "causes": []})
+            entry["idle_cycles"] += cyc
+            entry["causes"].append({"cause": text, "kind": kind, "cycles": cyc, "gaps": gaps})
+        return out
+
     def rows(self) -> list:
         """One dict per bubble (for CSV export)."""
         return [{"core_id": b.core, "pipe": b.pipe, "start_cycle": b.start, "end_cycle": b.end,
                  "cycles": b.cycles, "kind": b.kind, "cause": b.text, "waited_for": b.inst or "",
-                 "line": b.line if b.line is not None else "", "pc": b.pc} for b in self.bubbles]
-
-    def __iter__(self):
-        return iter(self.bubbles)
-
-    def __len__(self):
-        return len(self.bubbles)
+                 "line": b.line if b.line is not None else "", "pc": b.pc} for b in self]
 
     def __str__(self):
         where = f" on core {self.core}" if self.core is not None else ""

@@ -12,38 +12,26 @@ from __future__ import annotations
 import numpy as np
 
 from ..isa import PIPES
-from .tables import to_dataframe
+from ..arguments import whole_number
+from .tables import RowTable
 
 IMBALANCE_THRESHOLD = 0.10     # msprof Occupancy: max-min above 10% is worth tuning
 
 
-class Hotspots:
+class Hotspots(RowTable):
     """Per source line: ``file``, ``line``, ``source``, ``executions`` (warp-instructions),
-    ``lane_executions``, ``busy_cycles``, ``stall_cycles``, ``instructions``. Rows are ordered
-    by busy cycles; ``hotspots[line]`` gives one row; printing shows a table."""
+    ``lane_executions``, ``busy_cycles``, ``stall_cycles``, ``instructions``. A read-only list
+    of plain row dicts (``json.dumps`` takes it), ordered by busy cycles; ``hotspots[line]``
+    gives one row; printing shows a table."""
+
+    KEY = "line"
 
     def __init__(self, rows, kernel_name):
-        self.rows = rows
+        super().__init__(rows)
         self.kernel_name = kernel_name
 
-    def __getitem__(self, line):
-        for r in self.rows:
-            if r["line"] == line:
-                return r
-        raise KeyError(f"line {line} issued no instruction in kernel {self.kernel_name}")
-
-    def __contains__(self, line):
-        return any(r["line"] == line for r in self.rows)
-
-    def __iter__(self):
-        return iter(self.rows)
-
-    def __len__(self):
-        return len(self.rows)
-
-    def to_pandas(self):
-        """A DataFrame indexed by source line (needs pandas)."""
-        return to_dataframe(self.rows, "line")
+    def _missing(self, line) -> str:
+        return f"line {line} issued no instruction in kernel {self.kernel_name}"
 
     @property
     def lines(self) -> list:
@@ -51,6 +39,7 @@ class Hotspots:
 
     def top(self, n=10) -> "Hotspots":
         """The n busiest lines."""
+        n = whole_number(n, "top: n", least=0)
         return Hotspots(self.rows[:n], self.kernel_name)
 
     def __str__(self):
@@ -92,38 +81,28 @@ def compute_hotspots(prof) -> Hotspots:
     return Hotspots(rows, prof.kernel_name)
 
 
-class CoreBalance:
+class CoreBalance(RowTable):
     """Per core that ran blocks: ``core_id``, ``blocks``, ``warp_instructions``,
     ``active_start_cycle``, ``active_end_cycle``, ``active_cycles``, ``busy_cycles`` (some pipe
-    busy) and ``<pipe>_cycles``; ``spread`` = (max - min) / max of the active cycles;
+    busy) and ``<pipe>_cycles``; a read-only list of plain row dicts (``json.dumps`` takes it;
+    ``balance[core]`` gives one row). ``spread`` = (max - min) / max of the active cycles;
     ``imbalanced`` when the spread is above 10% (msprof's Occupancy rule); ``idle_cores``."""
 
+    KEY = "core_id"
+
     def __init__(self, rows, machine_cores, kernel_name):
-        self.rows = rows
+        super().__init__(rows)
         self.machine_cores = machine_cores
         self.kernel_name = kernel_name
-        active = [r["active_cycles"] for r in rows]
+        active = [r["active_cycles"] for r in self]
         self.max_cycles = max(active, default=0)
         self.min_cycles = min(active, default=0)
         self.spread = (self.max_cycles - self.min_cycles) / self.max_cycles if self.max_cycles else 0.0
         self.imbalanced = self.spread > IMBALANCE_THRESHOLD
-        self.idle_cores = machine_cores - len(rows)
+        self.idle_cores = machine_cores - len(self)
 
-    def __getitem__(self, core):
-        for r in self.rows:
-            if r["core_id"] == core:
-                return r
-        raise KeyError(f"core {core} ran no block")
-
-    def __iter__(self):
-        return iter(self.rows)
-
-    def __len__(self):
-        return len(self.rows)
-
-    def to_pandas(self):
-        """A DataFrame indexed by core (needs pandas)."""
-        return to_dataframe(self.rows, "core_id")
+    def _missing(self, core) -> str:
+        return f"core {core} ran no block of kernel {self.kernel_name}"
 
     def __str__(self):
         used = [p for p in PIPES if any(r[f"{p}_cycles"] for r in self.rows)]

@@ -3,8 +3,6 @@ and (computed only when asked, in the sibling modules) bubbles, hotspots, core b
 exports, Chrome traces and plots."""
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -14,10 +12,12 @@ from ..isa import PIPES
 from ..exec.functional import run_functional
 from ..exec.aicore_functional import run_aicore_functional
 from ..exec.blas import single_threaded_blas, uses_matmul
+from ..exec.jit_clock import rate_text, run_clock
 from ..timing.model import LaunchSimulation
-from ..errors import ProfileError
+from ..arguments import whole_number
+from ..errors import ArgumentError, ProfileError
 from ..timing.records import STALL_CAUSES, LaunchRecords, PcTotals
-from .tables import plain_row, to_dataframe
+from .breakdown import CycleBreakdown, breakdown_rows
 
 
 @dataclass(frozen=True)
@@ -40,50 +40,6 @@ class TimelineEntry:
 
     def __str__(self):
         return f"Cycle {self.cycle}: Lane {self.lane}: {self.inst}"
-
-
-class CycleBreakdown(Mapping):
-    """Cycles per instruction kind: a read-only mapping from instruction name (case-insensitive
-    lookup) to its row ``{"pipe", "count" (warp-instructions), "busy_cycles" (issue to
-    completion, summed), "stall_cycles" (waited before issue, summed)}``. ``dict(bd)`` and
-    ``json.dumps(dict(bd))`` work; ``to_pandas()`` gives a DataFrame; printing shows a table
-    with each kind's share of the busy cycles."""
-
-    def __init__(self, rows, total_cycles):
-        self.rows = {name: plain_row(row) for name, row in rows.items()}
-        self.total_cycles = int(total_cycles)
-
-    def __getitem__(self, name):
-        return self.rows[name.upper()]
-
-    def __contains__(self, name):
-        return isinstance(name, str) and name.upper() in self.rows
-
-    def __iter__(self):
-        return iter(self.rows)
-
-    def __len__(self):
-        return len(self.rows)
-
-    def as_dict(self) -> dict:
-        """{instruction: {"count", "busy_cycles", "stall_cycles", "pipe"}} (copies)."""
-        return {k: dict(v) for k, v in self.rows.items()}
-
-    def to_pandas(self):
-        """A DataFrame indexed by instruction (needs pandas)."""
-        return to_dataframe([{"instruction": k, **v} for k, v in self.rows.items()], "instruction")
-
-    def __str__(self):
-        total_busy = sum(r["busy_cycles"] for r in self.rows.values()) or 1
-        lines = [f"{'instruction':16s} {'pipe':7s} {'count':>8s} {'busy cycles':>12s} "
-                 f"{'stall cycles':>12s} {'share':>7s}"]
-        for name, r in sorted(self.rows.items(), key=lambda kv: -kv[1]["busy_cycles"]):
-            lines.append(f"{name:16s} {r['pipe']:7s} {r['count']:>8d} {r['busy_cycles']:>12d} "
-                         f"{r['stall_cycles']:>12d} {100 * r['busy_cycles'] / total_busy:>6.1f}%")
-        lines.append(f"total cycles: {self.total_cycles}")
-        return "\n".join(lines)
-
-    __repr__ = __str__
 
 
 class Profile:
@@ -111,7 +67,8 @@ class Profile:
         self._pc_pipe = pc_pipe
         self._pc_name = pc_name
         self._pc_lat = pc_lat
-        self.wall_seconds = wall_seconds
+        self.wall_seconds = wall_seconds      # the simulation's own time
+        self.compile_seconds = 0.0            # numba compiling during the launch (not in the rate)
         self._cache = {}
         self.aicore_stats = None     # AI-core kernels: L2 hits/misses, shared-bandwidth waits
         self.l2 = None               # {"hits", "misses"}: L2 line accesses of the tile DMA
@@ -228,24 +185,28 @@ class Profile:
 
     @property
     def stats(self) -> dict:
-        """Simulation speed, as GPGPU-Sim reports it."""
+        """Simulation speed, as GPGPU-Sim reports it: the rates divide by ``wall_seconds``,
+        the simulation's own time; ``compile_seconds`` (numba compiling or loading the
+        executor and the event loop, on a process's first launches) is not part of it."""
         secs = max(self.wall_seconds, 1e-9)
         return {"warp_instructions": self.warp_instructions, "simulated_cycles": self.total_cycles,
-                "wall_seconds": self.wall_seconds,
+                "wall_seconds": self.wall_seconds, "compile_seconds": self.compile_seconds,
                 "warp_instructions_per_second": self.warp_instructions / secs,
                 "simulated_cycles_per_second": self.total_cycles / secs}
 
     def cycle_breakdown(self) -> CycleBreakdown:
-        """Cycles per instruction kind (printing it shows a table)."""
+        """Cycles per instruction kind (printing it shows a table; ``json.dumps`` takes it). An
+        FMA with a pointer destination counts under FMA (its compute) and STORE (its write),
+        as the article's profile lists them; see breakdown.py."""
+        from ..isa import load_isa
         totals = self.totals
-        rows = {}
-        for pc in np.nonzero(totals.count)[0].tolist():
-            row = rows.setdefault(self._pc_name[pc], {"count": 0, "busy_cycles": 0, "stall_cycles": 0,
-                                                      "pipe": PIPES[self._pc_pipe[pc]]})
-            row["count"] += int(totals.count[pc])
-            row["busy_cycles"] += int(totals.busy[pc])
-            row["stall_cycles"] += int(totals.stall[pc])
-        return CycleBreakdown(dict(sorted(rows.items())), self.total_cycles)
+        issued = np.nonzero(totals.count)[0].tolist()
+        rows = breakdown_rows([self._pc_name[pc] for pc in issued],
+                              [PIPES[self._pc_pipe[pc]] for pc in issued],
+                              [self.pc_latency(pc) for pc in issued],
+                              totals.count[issued], totals.busy[issued], totals.stall[issued],
+                              compute_pipe=load_isa()["FMA"].pipe)
+        return CycleBreakdown(rows, self.total_cycles, totals.warp_instructions)
 
     @property
     def timeline(self) -> list:
@@ -274,7 +235,7 @@ class Profile:
             denom = sum(b - a for a, b in windows.values()) or 1
             return {p: sum(busy[c][p] for c in windows) / denom for p in PIPES}
         if window != "kernel":
-            raise ValueError(f"window must be 'kernel' or 'active', not {window!r}")
+            raise ArgumentError(f"pipe_utilization: window must be 'kernel' or 'active', not {window!r}")
         rec = self.records
         pipes = np.array(self._pc_pipe, dtype=np.int64)[rec.pc] if len(rec) else np.zeros(0, np.int64)
         cores = np.unique(rec.core)
@@ -292,12 +253,27 @@ class Profile:
         """Merged [start, end) intervals in which ``pipe`` had an operation in flight."""
         rec = self.records
         pipes = np.array(self._pc_pipe, dtype=np.int64)[rec.pc] if len(rec) else np.zeros(0, np.int64)
+        if pipe not in PIPES:
+            raise ArgumentError(f"busy_intervals: pipe must be one of {PIPES}, not {pipe!r}")
+        core = self._core_arg(core, "busy_intervals")
+        if block is not None:
+            n_blocks = int(np.prod(self.grid))
+            block = whole_number(block, "busy_intervals: block", least=0, below=n_blocks,
+                                 hint=f"the grid {self.grid} has linear block ids 0..{n_blocks - 1}")
         sel = pipes == PIPES.index(pipe)
         if core is not None:
             sel &= rec.core == core
         if block is not None:
             sel &= rec.block == block
         return merge_intervals(rec.issue[sel], rec.complete[sel])
+
+    def _core_arg(self, core, call):
+        """``core`` checked against the machine's cores (None: every core)."""
+        if core is None:
+            return None
+        return whole_number(core, f"{call}: core", least=0, below=self.machine.cores,
+                            hint=f"{self.machine.name} has cores 0..{self.machine.cores - 1}; "
+                                 f"core_balance() lists the ones that ran blocks")
 
     # ---------------------------------------------------------------- analyses (lazy)
     def bubbles(self, pipe=None, core=None):
@@ -307,7 +283,8 @@ class Profile:
         ``pipe`` ("load", "mma", ...) and ``core`` narrow the report. See bubbles.py."""
         from .bubbles import BubbleReport, compute_bubbles
         if pipe is not None and pipe not in PIPES:
-            raise ValueError(f"pipe must be one of {PIPES}, not {pipe!r}")
+            raise ArgumentError(f"bubbles: pipe must be one of {PIPES}, not {pipe!r}")
+        core = self._core_arg(core, "bubbles")
         if "bubbles" not in self._cache:
             self._cache["bubbles"] = compute_bubbles(self)
         busy, windows = self.busy_by_core(), self.active_windows()
@@ -382,7 +359,7 @@ class Profile:
         head = (f"kernel {self.kernel_name} on {self.machine.name}: grid={self.grid} block={self.block}\n"
                 f"total cycles: {self.total_cycles} ({self.total_cycles / (self.machine.clock_ghz * 1e3):.2f} us "
                 f"at {self.machine.clock_ghz} GHz), {s['warp_instructions']} warp-instructions, "
-                f"simulated at {s['warp_instructions_per_second']:,.0f} warp-instr/s")
+                f"simulated at {rate_text(s['warp_instructions_per_second'], self.compile_seconds)}")
         return head + "\n" + str(self.cycle_breakdown())
 
     def __repr__(self):
@@ -478,17 +455,20 @@ def run_launch(device, pending, record=None, executor_module=None) -> Profile:
                               device.hbm.words, device.hbm.init, pending.kernel.name, names,
                               pending.max_cycles)
     keep = pending.timeline if record is None else record
-    start = time.perf_counter()
-    sim = simulation_for(pending, device.hbm.words, device.hbm.init, record=keep,
-                         executor_module=executor_module, values=pending.values)
-    with single_threaded_blas(prog.aicore and pending.values and uses_matmul(prog)) as sim.blas:
-        total = sim.run()
-    wall = time.perf_counter() - start
+    # the rate a profile reports is the simulation's: numba's compiling (the first launch of a
+    # process compiles or loads the executor and the event loop) is timed apart
+    with run_clock() as clock:
+        sim = simulation_for(pending, device.hbm.words, device.hbm.init, record=keep,
+                             executor_module=executor_module, values=pending.values)
+        with single_threaded_blas(prog.aicore and pending.values and uses_matmul(prog)) as sim.blas:
+            total = sim.run()
+    wall = clock.run_seconds
     records = sim.records()
     # with records the totals are summed from them when first asked for
     prof = Profile(pending.kernel.name, prog, pending.machine, pending.grid, pending.block, total,
                    records, sim.pc_pipe, sim.pc_name, wall, pc_lat=sim.pc_lat,
                    totals=sim.totals() if records is None else None)
+    prof.compile_seconds = clock.compile_seconds
     prof.aicore_stats = getattr(sim, "aicore_stats", None)
     l2 = getattr(sim, "l2", None)
     prof.l2 = None if l2 is None else {"hits": l2.hits, "misses": l2.misses}

@@ -23,3 +23,59 @@ def to_dataframe(rows: list, index=None):
                           "(or pip install pandas); the rows themselves are plain dicts") from None
     frame = pd.DataFrame([plain_row(r) for r in rows])
     return frame.set_index(index) if index is not None and len(frame) else frame
+
+
+def read_only(*_args, **_kwargs):
+    """The mutators of the report containers: reports are results, not workspaces."""
+    raise TypeError("profile reports are read-only; copy the rows (list(report) or "
+                    "dict(row)) to change them")
+
+
+class RowTable(list):
+    """A read-only list of plain row dicts (``json.dumps(table)`` works) whose ``[key]`` looks a
+    row up by its ``KEY`` column (a source line, a core) when the class names one, and whose
+    iteration, ``len`` and ``rows`` give the rows in report order."""
+
+    KEY: str | None = None
+    WHAT = "row"
+
+    def __init__(self, rows):
+        super().__init__(plain_row(r) for r in rows)
+
+    @property
+    def rows(self) -> list:
+        """The rows as a plain list of dicts."""
+        return list(self)
+
+    def __getitem__(self, key):
+        if self.KEY is None or isinstance(key, slice):
+            return list.__getitem__(self, key)
+        for r in list.__iter__(self):
+            if r[self.KEY] == key:
+                return r
+        raise KeyError(self._missing(key))
+
+    def _missing(self, key) -> str:
+        return f"no {self.WHAT} {key!r} in this report"
+
+    def __contains__(self, key):
+        if self.KEY is None:
+            return list.__contains__(self, key)
+        return any(r[self.KEY] == key for r in list.__iter__(self))
+
+    __setitem__ = __delitem__ = append = extend = insert = pop = remove = clear = read_only
+    sort = reverse = __iadd__ = __imul__ = read_only
+
+    def to_pandas(self):
+        """A DataFrame of the rows, indexed by the key column if there is one (needs pandas)."""
+        return to_dataframe(self.rows, self.KEY)
+
+    def __reduce__(self):
+        return (_restore, (type(self), list(self), dict(self.__dict__)))
+
+
+def _restore(cls, rows, state):
+    table = list.__new__(cls)
+    list.extend(table, rows)
+    table.__dict__.update(state)
+    return table

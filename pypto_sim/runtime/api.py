@@ -2,32 +2,38 @@
 from __future__ import annotations
 
 import ast
-import inspect
 import linecache
 
 from .. import dtypes
 from .device import DEFAULT_BLOCK, current_device
+from .names import launch_labels, launch_scope, scope_of, user_frame
 
 
-def _assigned_name():
-    """The variable the caller assigns the result to (`d_a = pto.alloc_tensor(...)`,
+def _named(tensor):
+    """``tensor`` named after the variable the caller assigns it to, remembering in which
+    function that name was given (runtime/names.py)."""
+    frame = user_frame()
+    try:
+        tensor.alloc.name = _assigned_name(frame)
+        tensor.alloc.scope = scope_of(frame)
+    finally:
+        del frame
+    return tensor
+
+
+def _assigned_name(frame):
+    """The variable the call in ``frame`` assigns its result to (`d_a = pto.alloc_tensor(...)`,
     `with pto.Tensor(...) as d_a:`), read from the call site's source line, or None.
 
     Read from source text, never from frame locals: the runtime must not hold references to
     the user's tensors (reading f_locals would keep them alive in the frame's snapshot).
     """
-    frame = inspect.currentframe()
-    try:
-        while frame is not None and frame.f_globals.get("__name__", "").startswith("pypto_sim"):
-            frame = frame.f_back
-        if frame is None:
-            return None
-        line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
-        text = line.strip()
-        indent = len(line) - len(line.lstrip())
-        col = _call_column(frame)
-    finally:
-        del frame
+    if frame is None:
+        return None
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    text = line.strip()
+    indent = len(line) - len(line.lstrip())
+    col = _call_column(frame)
     if text.endswith(":"):
         text += " pass"
     try:
@@ -66,7 +72,7 @@ def _call_column(frame):
 
 def alloc_tensor(nbytes, dtype=dtypes.float32):
     """Allocate ``nbytes`` of simulated HBM holding ``dtype`` elements; returns a DeviceTensor."""
-    return current_device().alloc_tensor(nbytes, dtype, name=_assigned_name())
+    return _named(current_device().alloc_tensor(nbytes, dtype))
 
 
 class Tensor:
@@ -74,7 +80,7 @@ class Tensor:
     queued kernels that use it and then frees it."""
 
     def __init__(self, nbytes, dtype=dtypes.float32):
-        self.tensor = current_device().alloc_tensor(nbytes, dtype, name=_assigned_name())
+        self.tensor = _named(current_device().alloc_tensor(nbytes, dtype))
 
     def __enter__(self):
         return self.tensor
@@ -121,7 +127,8 @@ def launch(kernel, grid=(1, 1, 1), block=DEFAULT_BLOCK, args=(), check=None, max
     could see a skipped value (runtime/skip_values.py).
     """
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
-    return current_device().launch(kernel, grid, block, args, check=check, max_cycles=max_cycles,
+    names = launch_labels(kernel, args, launch_scope())
+    return current_device().launch(kernel, grid, block, args, names=names, check=check, max_cycles=max_cycles,
                                    mode=mode, timeline=timeline, max_work=max_work, values=values)
 
 
@@ -137,6 +144,7 @@ def profile(kernel, grid=(1, 1, 1), block=DEFAULT_BLOCK, args=(), check=None, ma
     ``mode``, ``max_work`` and ``values`` as for launch()."""
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     dev = current_device()
-    handle = dev.launch(kernel, grid, block, args, check=check, max_cycles=max_cycles, mode=mode,
+    names = launch_labels(kernel, args, launch_scope())
+    handle = dev.launch(kernel, grid, block, args, names=names, check=check, max_cycles=max_cycles, mode=mode,
                         timeline=True, max_work=max_work, values=values)
     return handle.result()

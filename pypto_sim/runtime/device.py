@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import dtypes
+from ..arguments import whole_number
 from ..errors import CheckSkippedWarning, LaunchError, UseAfterFreeError
 from ..settings import DEFAULT_MAX_CYCLES, DEFAULT_MAX_WORK, Settings
 from ..timing.machine import machine as active_machine
@@ -232,13 +233,8 @@ def _max_cycles(value, default=DEFAULT_MAX_CYCLES):
     million when unset)."""
     if value is None:
         value = default
-    try:
-        value = int(value)
-    except (TypeError, ValueError):
-        raise LaunchError(f"max_cycles={value!r} must be a positive integer") from None
-    if value <= 0:
-        raise LaunchError(f"max_cycles={value} must be a positive integer")
-    return value
+    return whole_number(value, "max_cycles", least=1, error=LaunchError,
+                        hint="give a positive int number of cycles, for example max_cycles=10**8")
 
 
 def _max_work(value, default=DEFAULT_MAX_WORK):

@@ -12,7 +12,8 @@ import weakref
 import numpy as np
 
 from .. import dtypes
-from ..errors import LaunchError, UseAfterFreeError
+from ..arguments import whole_number
+from ..errors import ArgumentError, LaunchError, UseAfterFreeError
 
 ALIGN_WORDS = 128          # allocations start on 512-byte boundaries
 _ids = itertools.count(1)
@@ -27,6 +28,7 @@ class Allocation:
         self.count = count
         self.dtype = dtype
         self.name = name
+        self.scope = None            # (file, function) where the name was given (runtime/names.py)
         self.freed = False
         self.freed_while_used_by = None
 
@@ -165,11 +167,14 @@ class DeviceTensor:
         if dtype not in dtypes.TENSOR_DTYPES:
             names = ", ".join(d.name for d in dtypes.TENSOR_DTYPES)
             raise TypeError(f"tensors hold {names}, not {dtype}")
-        if not isinstance(nbytes, (int, np.integer)) or nbytes <= 0:
-            raise ValueError(f"alloc_tensor(nbytes={nbytes!r}): nbytes must be a positive integer")
+        nbytes = whole_number(nbytes, "alloc_tensor: nbytes", least=1,
+                              hint=f"give a positive int number of bytes, a multiple of {dtype}'s "
+                                   f"{dtype.itemsize}-byte element (n * {dtype.itemsize})")
         if nbytes % dtype.itemsize:
-            raise ValueError(f"alloc_tensor(nbytes={nbytes}): not a multiple of {dtype}'s "
-                             f"{dtype.itemsize}-byte element size")
+            raise ArgumentError(f"alloc_tensor(nbytes={nbytes}): not a multiple of {dtype}'s "
+                                f"{dtype.itemsize}-byte element size",
+                                hint=f"give a multiple of {dtype.itemsize}, for example "
+                                     f"{nbytes // dtype.itemsize * dtype.itemsize or dtype.itemsize}")
         self.device = device
         self.dtype = dtype
         self.nbytes = int(nbytes)

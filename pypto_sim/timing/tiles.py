@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from ..dtypes import BY_CODE
-from ..errors import DeadlockError, OutOfBoundsError
+from ..errors import DeadlockError, LaunchError, OutOfBoundsError
 from ..isa import PIPES
 
 
@@ -147,6 +147,15 @@ def tile_oob(kernel, prog, pc, what, lo, hi, limit_lo, limit_hi, block, warp):
         hint="check the tile shape (rows, cols, n) against the size given to alloc_local / alloc_tensor")
 
 
+def transfer_size_error(kernel, prog, pc, rows, cols, block, warp):
+    """A tile transfer whose run-time rows or cols is zero or negative: nothing to move."""
+    return LaunchError(
+        f"{prog.instrs[pc].op}: block {block}: rows={rows} cols={cols}: a tile transfer needs at "
+        f"least one row and one column", kernel=kernel, file=prog.file, line=prog.instrs[pc].line,
+        block=block, warp=warp, rows=rows, cols=cols,
+        hint="check the values the rows= and cols= of this async_load / store are computed from")
+
+
 def _operand(code, imm, regs, pc, j):
     from ..ir.program import C_SRC
     r = code[pc, C_SRC + j]
@@ -179,6 +188,8 @@ def dispatch(sim, pc, core, blk, w, ws, now):
     if fam in ("tile_load", "tile_store"):
         t_j, h_j = (0, 1) if fam == "tile_load" else (1, 0)
         rows, cols, stride = (int(v) for v in vals[2:5])
+        if rows <= 0 or cols <= 0:
+            raise transfer_size_error(sim.kernel_name, prog, pc, rows, cols, blk.coords, w)
         base, b = tile(t_j, rows * cols, spec.operands[t_j].name)
         off = int(vals[h_j])
         last = off + (rows - 1) * stride + cols
