@@ -34,7 +34,7 @@ def test_folded_rows_sum_to_the_records_totals():
 
 
 def test_an_aicore_launch_without_records_holds_no_rows_and_no_finished_blocks(make_kernels):
-    """An AI-core kernel of 60 blocks on SimPy: with records kept it writes one row per issued
+    """An AI-core kernel of 60 blocks on the SimPy model: with records kept it writes one row per issued
     instruction; without, the same per-pc totals come from rows folded 64 at a time, and once
     it finished no block is held."""
     mod = make_kernels('''
@@ -50,7 +50,8 @@ def k(A, n):
     sims = []
     for record in (True, False):
         dev.launch(mod.k, (60, 1, 1), DEFAULT_BLOCK, (A, 40))
-        sim = simulation_for(dev.queue.pop(), dev.hbm.words.copy(), dev.hbm.init.copy(), record=record)
+        sim = simulation_for(dev.queue.pop(), dev.hbm.words.copy(), dev.hbm.init.copy(), record=record,
+                             engine="simpy")
         if not record:
             sim.rows.fold_rows = 64
         sim.run()

@@ -344,7 +344,7 @@ def test_cli_trace_and_errors(tmp_path):
     doc = json.loads(trace.read_text())
     assert validate_trace(doc) == [] and doc["otherData"]["kernel"] == "vector_add"
     r = _cli("profile", "examples/vector_add.py", "--kernel", "nope")
-    assert r.returncode == 1 and "ran no launch of kernel 'nope'" in r.stderr
+    assert r.returncode == 1 and "ran no timed launch of kernel 'nope'" in r.stderr
     assert "vector_add" in r.stderr
 
 

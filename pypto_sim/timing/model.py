@@ -26,6 +26,7 @@ from ..exec.lane import executor
 from ..ir.program import C_AUX, C_DST, C_OP, C_SRC, C_UNIFORM, MAX_SRCS
 from ..isa import PIPES, load_isa
 from .checks import KernelChecks
+from .aicore_fast import AICoreFastEngine, why_not_aicore_fast
 from .fast import FastEngine, engine_setting, link_arrays, why_not_fast
 from .progress import Progress
 from .records import CAUSE, FoldedRecords, LaunchRecords, PcTotals, RecordBuffer
@@ -202,13 +203,17 @@ class LaunchSimulation:
         """Run the launch to completion; return total cycles. Raises the kernel's errors.
 
         Kernels of lane instructions run on the compiled event loop (timing/fast.py), which
-        gives the same events in the same order as SimPy, 15-20x faster; the rest, and
-        every launch when PYPTO_TIMING_ENGINE=simpy, run under SimPy."""
-        why = why_not_fast(self)
+        gives the same events in the same order as SimPy, 15-20x faster, and AI-core kernels
+        on theirs (timing/aicore_fast.py); the rest (checks, the debugger), and every launch
+        when PYPTO_TIMING_ENGINE=simpy, run under SimPy."""
+        why = why_not_aicore_fast(self) if self.aicore else why_not_fast(self)
         if self.engine == "fast" and why:
             raise LaunchError(f"PYPTO_TIMING_ENGINE=fast cannot run this launch: {why}",
                               kernel=self.kernel_name, hint="use PYPTO_TIMING_ENGINE=auto")
-        if self.engine != "simpy" and not why:
+        if self.engine != "simpy" and not why and self.aicore:
+            if self._run_aicore_fast():
+                return self.end_time
+        elif self.engine != "simpy" and not why:
             self.engine_used = "fast"
             self.block_l1 = check_block_fits(self.prog, self.block, self.m, self.kernel_name)
             gx, gy, gz = self.grid
@@ -219,6 +224,25 @@ class LaunchSimulation:
         with self.translated_errors():
             self.env.run(until=self.max_cycles)
         return self.finish()
+
+    def _run_aicore_fast(self) -> bool:
+        """An AI-core launch on the compiled event loop (timing/aicore_fast.py): True when it
+        ran to the end; raises the launch's cycle limit or deadlock; False when it met a fault
+        that the SimPy model must report (nothing was written: run() then runs SimPy)."""
+        self.engine_used = "fast"
+        gx, gy, gz = self.grid
+        self.progress = Progress(self.kernel_name, gx * gy * gz, setting=self.progress_setting)
+        engine = AICoreFastEngine(self)
+        outcome = engine.run()
+        if outcome == "done":
+            return True
+        if outcome == "limit":
+            raise self.limit_error(int(engine.st[self.ex.S_UNFINISHED]), engine.positions())
+        if outcome == "deadlock":
+            raise self.deadlock_error(engine.stuck())
+        self.record_array = self.pc_totals = None
+        self.end_time = 0
+        return False
 
     def step(self) -> bool:
         """Process one SimPy event (the debugger's single step); False when nothing is left."""
