@@ -395,9 +395,9 @@ class AICoreFastEngine:
         lg, vals = self.lg_i[:n], self.lg_v[:n]
         pcs = lg[:, ex.LG_PC]
         stores = np.array([sim.pc_spec[pc].family == "tile_store" for pc in range(len(sim.pc_spec))])
+        for i in np.nonzero(stores[pcs])[0].tolist():      # initcheck's record, at dispatch
+            self._op(i, lg, vals, {}).mark_written(sim.hbm_init)
         if not sim.values:
-            for i in np.nonzero(stores[pcs])[0].tolist():      # initcheck's record of stores
-                self._op(i, lg, vals, {}).mark_written(sim.hbm_init)
             return
         times = np.concatenate([lg[:, ex.LG_START], lg[:, ex.LG_COMPLETE]])
         seqs = np.concatenate([2 * np.arange(n), 2 * np.arange(n) + 1])
@@ -412,7 +412,6 @@ class AICoreFastEngine:
             i = k - n if k >= n else k
             if k < n:
                 op = self._op(i, lg, vals, arrays)
-                op.mark_written(sim.hbm_init)
                 pending[i] = (op, op.read())
             else:
                 op, result = pending.pop(i)

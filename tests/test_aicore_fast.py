@@ -1,0 +1,230 @@
+"""The AI core's compiled event loop (timing/aicore_fast.py) against the SimPy model, its
+specification: the same records (every field of every row), cycles, values (HBM words and
+initcheck's record), L2 and route figures, and the same errors, on the AI-core examples and on
+randomly generated programs of flags, cross-core flags, pipe barriers, cube and vector work,
+correctly synchronised or not (a missing flag races the same way in both)."""
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+from pypto_sim.errors import PtoError
+from pypto_sim.profiler.profile import simulation_for
+from pypto_sim.runtime.device import DEFAULT_BLOCK, current_device
+from pypto_sim.timing.records import FIELDS
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+import flash_attention  # noqa: E402
+import gemm_manual  # noqa: E402
+import layer_norm  # noqa: E402
+import softmax  # noqa: E402
+
+
+def simulate(kernel, grid, args, engine, max_cycles=None, values=True):
+    """One launch on the given engine, on copies of HBM: what it produced."""
+    dev = current_device()
+    dev.launch(kernel, grid, DEFAULT_BLOCK, args)
+    words, init = dev.hbm.words.copy(), dev.hbm.init.copy()
+    pending = dev.queue.pop()
+    sim = simulation_for(pending, words, init, engine=engine, max_cycles=max_cycles, values=values)
+    try:
+        cycles, error = sim.run(), None
+    except PtoError as err:
+        cycles, error = None, err
+    records = sim.records() if error is None else None
+    rows = np.stack([getattr(records, f) for f in FIELDS], 1) if records is not None else None
+    stats = sim.aicore_stats
+    return dict(cycles=cycles, error=error, rows=rows, words=words, init=init,
+                l2=(sim.l2.hits, sim.l2.misses) if sim.l2 is not None else None,
+                routes=dict(stats.route_wait), engine=sim.engine_used)
+
+
+def assert_engines_agree(kernel, grid, args, fallback=False, **kw):
+    """SimPy and the compiled loop give identical results; returns the compiled loop's.
+    fallback: the compiled loop met a fault and the launch ran under SimPy."""
+    spec, fast = (simulate(kernel, grid, args, engine, **kw) for engine in ("simpy", "fast"))
+    assert spec["engine"] == "simpy" and fast["engine"] == ("simpy" if fallback else "fast")
+    assert type(fast["error"]) is type(spec["error"]) and str(fast["error"]) == str(spec["error"])
+    assert fast["cycles"] == spec["cycles"]
+    if spec["rows"] is not None:
+        assert fast["rows"].shape == spec["rows"].shape
+        bad = np.nonzero((fast["rows"] != spec["rows"]).any(1))[0]
+        assert len(bad) == 0, f"row {bad[0]}: simpy {spec['rows'][bad[0]]} fast {fast['rows'][bad[0]]}"
+    np.testing.assert_array_equal(fast["words"], spec["words"])
+    np.testing.assert_array_equal(fast["init"], spec["init"])
+    assert fast["l2"] == spec["l2"] and fast["routes"] == spec["routes"]
+    return fast
+
+
+def dev_array(x, dtype):
+    t = pto.alloc_tensor(x.nbytes, dtype)
+    pto.memcpy_h2d(t, x)
+    return t
+
+
+# ---------------------------------------------------------------- the examples
+def test_the_gemm_example_on_four_cores():
+    """examples/gemm_manual.py at 256 x 512 x 256 (four output tiles), manual flags."""
+    rng = np.random.default_rng(0)
+    M, N, K = 256, 512, 256
+    A = dev_array(rng.standard_normal((M, K)).astype(np.float16), pto.float16)
+    B = dev_array(rng.standard_normal((K, N)).astype(np.float16), pto.float16)
+    C = pto.alloc_tensor(M * N * 4, pto.float32)
+    fast = assert_engines_agree(gemm_manual.gemm, (4, 1, 1), (A, B, C, M, N, K))
+    assert fast["l2"][0] > 0
+
+
+@pytest.mark.parametrize("values", [True, False])
+def test_the_flash_attention_example(values):
+    """examples/flash_attention.py at S = 256: cube and vector units, cross-core flags."""
+    S, D, BQ, BK = 256, flash_attention.D, flash_attention.BQ, flash_attention.BK
+    rng = np.random.default_rng(1)
+    q, k, v = (rng.standard_normal((S, D)).astype(np.float16) for _ in range(3))
+    blocks = S // BQ
+    args = (dev_array(q, pto.float16), dev_array(np.ascontiguousarray(k.T), pto.float16),
+            dev_array(v, pto.float16), pto.alloc_tensor(S * D * 4, pto.float32),
+            pto.alloc_tensor(blocks * 2 * BQ * BK * 4, pto.float32),
+            pto.alloc_tensor(blocks * 2 * BQ * BK * 2, pto.float16),
+            pto.alloc_tensor(blocks * 2 * BQ * D * 4, pto.float32), S, 1.0 / math.sqrt(D))
+    assert_engines_agree(flash_attention.flash_attention, (blocks, 1, 1), args, values=values)
+
+
+@pytest.mark.parametrize("make, extra", [(softmax.make_softmax, (64,)),
+                                         (layer_norm.make_layer_norm, (64, 1 / 64))])
+def test_the_row_kernels(make, extra):
+    """The row softmax and layer norm on the vector cores, float16 data, sync='auto'."""
+    X = dev_array(np.random.default_rng(2).standard_normal((64, 64)).astype(np.float16), pto.float16)
+    assert_engines_agree(make(True), (2, 1, 1), (X, pto.alloc_tensor(64 * 64 * 2, pto.float16), *extra))
+
+
+# ---------------------------------------------------------------- generated programs
+class FlagProgram:
+    """A random AI-core kernel: the AIC loads, extracts, multiplies and stores tiles through
+    MTE2 -> MTE1 -> M -> FIX with set/wait flags between the pipes (some pairs left out, so
+    some runs race), pipe barriers and cross-core signals to the AIVs; the AIVs load, compute
+    and store rows with their own flags and signal back. Every wait has a set before it
+    unless ``broken`` asks for a fault."""
+
+    def __init__(self, seed, broken=None):
+        self.rng = np.random.default_rng(seed)
+        self.broken = broken
+        self.sync = "manual" if self.rng.random() < 0.7 else "auto"
+        self.iters = int(self.rng.integers(1, 4))
+        self.lines = []
+
+    def flag(self, src, dst, indent):
+        rng = self.rng
+        if self.sync == "manual" and rng.random() < 0.15:
+            return                                      # left out: the pipes race
+        ev = int(rng.integers(0, 3))
+        gap = "\n" + " " * indent if rng.random() < 0.8 else "\n" + " " * indent + "i2 = i2 + 1\n" + " " * indent
+        self.lines.append(" " * indent + f"pto.set_flag(pto.PIPE_{src}, pto.PIPE_{dst}, {ev}){gap}"
+                          f"pto.wait_flag(pto.PIPE_{src}, pto.PIPE_{dst}, {ev})")
+
+    def maybe_barrier(self, indent, pipes):
+        r = self.rng.random()
+        if r < 0.15:
+            self.lines.append(" " * indent + "pto.pipe_barrier(pto.PIPE_ALL)")
+        elif r < 0.3:
+            self.lines.append(" " * indent + f"pto.pipe_barrier(pto.PIPE_{self.rng.choice(pipes)})")
+
+    def source(self) -> str:
+        rng, n = self.rng, self.iters
+        signals = int(rng.integers(0, n + 1))
+        back = int(rng.integers(0, 2))
+        add = self.lines.append
+        add(f'@pto.kernel(sync="{self.sync}")')
+        add("def k(A, B, C, W, O):")
+        add("    i2 = 0")
+        add("    with pto.cube():")
+        add("        a1 = pto.alloc_tile(16, 32, pto.float16, loc=pto.Mat)")
+        add("        b1 = pto.alloc_tile(32, 16, pto.float16, loc=pto.Mat)")
+        add("        l0a = pto.alloc_tile(16, 32, pto.float16, loc=pto.Left)")
+        add("        l0b = pto.alloc_tile(32, 16, pto.float16, loc=pto.Right)")
+        add("        acc = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc)")
+        if self.broken == "unset":
+            add("        pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 7)")
+        for i in range(n):
+            base = pto_offset = 512 * i
+            add(f"        pto.tload(a1, A + {base})")
+            if rng.random() < 0.8:
+                add(f"        pto.tload(b1, B + {pto_offset})")
+            self.flag("MTE2", "MTE1", 8)
+            add("        pto.textract(l0a, a1, 0, 0)")
+            add("        pto.textract(l0b, b1, 0, 0)")
+            self.flag("MTE1", "M", 8)
+            add(f"        pto.{'tmatmul' if i == 0 or rng.random() < 0.3 else 'tmatmul_acc'}(acc, l0a, l0b)")
+            self.flag("M", "FIX", 8)
+            if i == n - 1 or rng.random() < 0.5:
+                add(f"        pto.tstore(C + {256 * i}, acc)")
+                self.flag("FIX", "M", 8)
+            self.maybe_barrier(8, ["MTE2", "MTE1", "M", "FIX"])
+            if i < signals:
+                pipe = rng.choice(["", ", pto.PIPE_FIX", ", pto.PIPE_M"])
+                add(f"        pto.cross_core_set_flag(1{pipe})")
+        for _ in range(back):
+            add("        pto.cross_core_wait_flag(2)")
+        if self.broken == "deadlock":
+            add("        pto.cross_core_wait_flag(3)")
+        add("    with pto.vector():")
+        add("        r = pto.get_subblock_id() * 16")
+        add("        v = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)")
+        add("        w = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)")
+        add("        red = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)")
+        for _ in range(signals):
+            add("        pto.cross_core_wait_flag(1)")
+        rows = "r * 16" if self.broken != "oob" else "r * 16 + 100000"
+        for j in range(int(rng.integers(1, 4))):
+            add(f"        pto.tload(v, W + {rows} + {256 * j})")
+            self.flag("MTE2", "V", 8)
+            for op in rng.choice(["tadds(v, v, 1.5)", "tmuls(w, v, 0.5)", "texp(w, v)",
+                                  "tadd(v, v, w)", "trowsum(red, v)", "trowexpand(w, red)",
+                                  "tmax(v, v, w)"], size=int(rng.integers(1, 4))):
+                add(f"        pto.{op}")
+            self.flag("V", "MTE3", 8)
+            add(f"        pto.tstore(O + r * 16 + {256 * j}, v)")
+            self.flag("MTE3", "MTE2", 8)
+            self.maybe_barrier(8, ["MTE2", "V", "MTE3"])
+        if back:
+            add("        pto.cross_core_set_flag(2, pto.PIPE_MTE3)")
+        return "\n".join(self.lines) + "\n"
+
+
+def flag_program_args():
+    rng = np.random.default_rng(7)
+    A = dev_array(rng.standard_normal((3 * 16, 32)).astype(np.float16), pto.float16)
+    B = dev_array(rng.standard_normal((3 * 32, 16)).astype(np.float16), pto.float16)
+    C = pto.alloc_tensor(3 * 256 * 4, pto.float32)
+    W = dev_array(rng.standard_normal((3 * 512,)).astype(np.float32), pto.float32)
+    O = pto.alloc_tensor(3 * 512 * 4, pto.float32)
+    return A, B, C, W, O
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_generated_flag_programs(make_kernels, seed):
+    """24 random programs on two AI cores: identical results on both engines."""
+    mod = make_kernels(FlagProgram(seed).source())
+    assert_engines_agree(mod.k, (2, 1, 1), flag_program_args())
+
+
+@pytest.mark.parametrize("broken, error, fallback", [("unset", pto.DeadlockError, True),
+                                                     ("deadlock", pto.DeadlockError, False),
+                                                     ("oob", pto.OutOfBoundsError, True)])
+def test_faults_are_reported_as_the_simpy_model_reports_them(make_kernels, broken, error, fallback):
+    """A wait_flag with no set_flag, a cross-core wait nobody signals, a vector load past its
+    tensor: the same error, word for word, from both engines (the compiled loop stops and
+    the launch runs under SimPy, or reports the deadlock itself)."""
+    mod = make_kernels(FlagProgram(3, broken=broken).source())
+    fast = assert_engines_agree(mod.k, (2, 1, 1), flag_program_args(), fallback=fallback)
+    assert isinstance(fast["error"], error)
+
+
+def test_the_cycle_limit_stops_both_engines_at_the_same_place(make_kernels):
+    """A launch stopped by max_cycles: the same SimulationLimitError (the units and lines)
+    and the same words written before the limit."""
+    mod = make_kernels(FlagProgram(5).source())
+    fast = assert_engines_agree(mod.k, (2, 1, 1), flag_program_args(), max_cycles=700)
+    assert isinstance(fast["error"], pto.SimulationLimitError)
