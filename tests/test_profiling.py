@@ -210,16 +210,22 @@ def test_trace_of_a_tiny_copy_has_hand_derived_events(make_kernels, simple_machi
     assert (s["ts"], s["ts"] + s["dur"]) == (232 / 4096, 352 / 4096)
 
 
-def test_trace_is_the_same_whatever_the_chunk_size(matmul, monkeypatch):
+def test_trace_is_the_same_whatever_the_chunk_size(make_kernels, monkeypatch):
     """The writer renders events CHUNK rows at a time; chunks of 1, 3 and 7 rows (every
-    boundary inside tracks, slices and flow ids) give the same events as one big chunk."""
+    boundary inside tracks, slices and flow ids) give the same events as one big chunk, on a
+    vector_add of 4 blocks of 2 warps (its loads overlap, so pipes have several rows)."""
     from pypto_sim.profiler import trace
+    prof = _vector_add(make_kernels, n=256, grid=4, block=64)
+
     def events(doc):
         return sorted(json.dumps(e, sort_keys=True) for e in doc["traceEvents"])
-    whole = events(matmul[2].trace())
+    whole = prof.trace()
+    assert validate_trace(whole) == [] and whole["otherData"]["flows"] > 0
+    assert any(e["args"]["name"].endswith("#2") for e in whole["traceEvents"]
+               if e["name"] == "thread_name")
     for size in (1, 3, 7):
         monkeypatch.setattr(trace, "CHUNK", size)
-        assert events(matmul[2].trace()) == whole
+        assert events(prof.trace()) == events(whole)
 
 
 def test_row_text_is_exact_json_padded_outside_strings():

@@ -16,6 +16,12 @@ Layout (the JSON Object Format of the Trace Event Format):
 Time: by default 1 trace microsecond = 1 cycle (``time_unit="cycle"``), so the viewer's
 numbers read as cycles; ``time_unit="us"`` converts cycles at the machine's clock. Which one
 is stated in ``otherData.time_unit`` and in each process's labels.
+
+Writing: ``write_trace`` streams the file, one event per line, CHUNK records at a time,
+rendered from the record columns by numpy (rowtext.py: rows of one width, padded with
+spaces where JSON allows them), so no list of events exists at any time and memory stays
+flat for any launch; ``build_trace`` is the same text parsed (for small launches and tests).
+The tracks (rows of a pipe or warp, tids) are laid out in tracks.py.
 """
 from __future__ import annotations
 
