@@ -133,6 +133,31 @@ def test_ticker_shows_a_numba_compile_and_nothing_once_compiled():
     assert off.getvalue() == ""
 
 
+def test_a_sweep_point_keeps_launches_and_the_compile_ticker_quiet():
+    """quiet_launches (what a sweep point calls, in the driver or a worker process): inside
+    its context a launch's bar and a compile ticker draw nothing even when forced on; outside
+    it they draw."""
+    import contextvars
+    from numba import njit
+    from pypto_sim.timing.progress import quiet_launches
+
+    @njit
+    def compiled_inside_a_point(x):
+        return x * 2
+
+    def point(out):
+        quiet_launches()
+        Progress("k", 10, stream=out, setting="1", inner=True).update(5)
+        with compile_progress("1", stream=out):
+            assert compiled_inside_a_point(2) == 4
+
+    out = Tty()
+    contextvars.copy_context().run(point, out)
+    assert out.getvalue() == ""
+    Progress("k", 10, stream=out, setting="1", inner=True).update(5)
+    assert "5/10" in out.getvalue()
+
+
 def test_forced_bar_in_a_real_launch(monkeypatch, capsys):
     """PYPTO_PROGRESS=1 shows the launch's bar (blocks done, with the cycle) even when stderr
     is not a terminal and the launch is short."""

@@ -18,9 +18,11 @@ import time
 
 DELAY = 2.0          # seconds of work before anything is drawn
 INTERVAL = 0.2       # seconds between redraws
-# whether an outer progress line (a sweep, the microbenchmarks) is open: the launches inside
-# it then keep quiet instead of drawing over it
-_OUTER = contextvars.ContextVar("pypto_progress_outer", default=False)
+# what the current work is part of: None (nothing), "line" (an outer progress line of this
+# process is open: a sweep, the microbenchmarks) or "point" (a sweep point, perhaps in a worker
+# process whose stderr the driver's line shares). Launches keep quiet in both; the compile
+# ticker in a point only, since there it would draw from several processes at once
+_OUTER = contextvars.ContextVar("pypto_progress_outer", default=None)
 
 
 class Progress:
@@ -47,7 +49,7 @@ class Progress:
             mode = "on" if enabled else "off"
         interactive = bool(getattr(self.stream, "isatty", lambda: False)())
         self.enabled = (mode == "on" or (mode == "auto" and interactive)) and \
-            not (inner and _OUTER.get())
+            not (inner and _OUTER.get() is not None)
         self.delay = 0.0 if mode == "on" else DELAY
         self._token = None
 
@@ -91,7 +93,7 @@ class Progress:
 
     def __enter__(self):
         if self.enabled:
-            self._token = _OUTER.set(True)
+            self._token = _OUTER.set("line")
         return self
 
     def __exit__(self, *exc):
@@ -102,10 +104,10 @@ class Progress:
 
 
 def quiet_launches():
-    """From here on in the current context, launches keep their progress lines quiet (a
-    sweep point, in the driver or a worker: the sweep reports). Call it in a copied context
-    (``contextvars.copy_context().run``), which it then affects alone."""
-    _OUTER.set(True)
+    """From here on in the current context, launches and the compile ticker keep quiet (a
+    sweep point, in the driver or a worker process: the sweep reports). Call it in a copied
+    context (``contextvars.copy_context().run``), which it then affects alone."""
+    _OUTER.set("point")
 
 
 class Ticker:
@@ -163,6 +165,9 @@ def compile_progress(setting: str = "", stream=None, enabled: bool | None = None
                 self.ticker.__exit__(None, None, None)
                 self.ticker = None
 
+    if _OUTER.get() == "point":            # a sweep point: the sweep's line reports
+        yield
+        return
     listener = Listener()
     with event.install_listener("numba:compile", listener):
         try:
