@@ -34,8 +34,9 @@ class Settings:
     - ``max_cycles`` [PYPTO_MAX_CYCLES]: the cycle limit of launches without ``max_cycles=``
     - ``max_work`` [PYPTO_MAX_WORK]: the estimated warp-instructions above which a launch
       without ``max_work=`` is refused before it runs
-    - ``progress`` [PYPTO_PROGRESS]: "" (the bar on a terminal for 64 blocks or more), "0" never,
-      "1" always
+    - ``progress`` [PYPTO_PROGRESS]: "" (a progress line on a terminal for launches, the first
+      compile, microbenchmarks and sweeps running longer than two seconds), "0" never, "1"
+      always (also off a terminal, at once)
     """
 
     check: str = ""
@@ -49,8 +50,8 @@ class Settings:
             raise LaunchError(f"timing engine {self.timing_engine!r} (PYPTO_TIMING_ENGINE): choose one "
                               f"of {', '.join(TIMING_ENGINES)}")
         if self.progress not in PROGRESS:
-            raise LaunchError(f"PYPTO_PROGRESS={self.progress!r}: set 0 (no progress bar), 1 (always) "
-                              "or leave it unset (on a terminal, for launches of 64 blocks or more)")
+            raise LaunchError(f"PYPTO_PROGRESS={self.progress!r}: set 0 (no progress lines), 1 (always) "
+                              "or leave it unset (on a terminal, for work longer than two seconds)")
         for name, var in (("max_cycles", "PYPTO_MAX_CYCLES"), ("max_work", "PYPTO_MAX_WORK")):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:

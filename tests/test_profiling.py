@@ -156,6 +156,113 @@ def test_trace_in_microseconds_at_the_clock(matmul):
         prof.trace(time_unit="ms")
 
 
+COPY = """
+@pto.kernel
+def copy(a, o):
+    i = pto.get_lane_id()
+    x = pto.load(a + i)
+    pto.store(o + i, x)
+"""
+
+
+def _copy_profile(make_kernels):
+    """One warp copying 32 float32 on tests/machines/simple.toml."""
+    k = make_kernels(COPY).copy
+    d_a, d_o = pto.alloc_tensor(128), pto.alloc_tensor(128)
+    pto.memcpy_h2d(d_a, np.arange(32, dtype=np.float32))
+    return pto.profile(k, grid=(1, 1, 1), block=(32, 1, 1), args=(d_a, d_o))
+
+
+def test_trace_of_a_tiny_copy_has_hand_derived_events(make_kernels, simple_machine, tmp_path):
+    """On the simple machine (one issue per cycle; LANE_ID 1 cycle; LOAD 100 + bytes/32;
+    STORE 50 + bytes/32): LANE_ID issues at 0 and completes at 1; the LOAD of a + i needs i,
+    issues at 1 and moves 32 x 4 = 128 bytes: 100 + 4 = 104 cycles, done at 105; the STORE
+    waits for x (operand, issue 105, ready since 2: 103 stall cycles) and takes 50 + 4 = 54,
+    done at 159; EXIT issues at 106 and completes at 107, under the STORE on the warp track,
+    so there it goes to the track's second row. One flow arrow from the middle of the LOAD
+    (53) to the middle of the STORE (132). In microseconds at 1.85 GHz (1850 cycles per us,
+    times in steps of 1/4096 us): the STORE starts at round(105 * 4096 / 1850) / 4096 =
+    232 / 4096 us and ends at round(159 * 4096 / 1850) / 4096 = 352 / 4096 us."""
+    prof = _copy_profile(make_kernels)
+    path = prof.save_trace(tmp_path / "copy.json")
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    assert validate_trace(doc) == []
+    tracks = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "thread_name"}
+    assert sorted(tracks.values()) == ["block 0 warp 0", "block 0 warp 0 #2", "load (MTE2)",
+                                       "scalar", "store (MTE3)"]
+    got = sorted((tracks[e["tid"]], e["name"], e["ts"], e["dur"]) for e in slices_of(doc))
+    assert got == sorted([("scalar", "LANE_ID", 0, 1), ("load (MTE2)", "LOAD", 1, 104),
+                          ("store (MTE3)", "STORE", 105, 54), ("scalar", "EXIT", 106, 1),
+                          ("block 0 warp 0", "LANE_ID", 0, 1), ("block 0 warp 0", "LOAD", 1, 104),
+                          ("block 0 warp 0", "STORE", 105, 54),
+                          ("block 0 warp 0 #2", "EXIT", 106, 1)])
+    store = slices_of(doc, "STORE", "store")[0]["args"]
+    assert store == {"pc": 2, "line": 7, "source": "pto.store(o + i, x)", "block": 0, "warp": 0,
+                     "lanes": "0-31", "issue_cycle": 105, "complete_cycle": 159,
+                     "stall_cycles": 103, "stall": "operand", "waited_for": "LOAD at line 6",
+                     "bytes": 128}
+    assert "stall" not in slices_of(doc, "LANE_ID", "scalar")[0]["args"]
+    flows = sorted((e["ph"], tracks[e["tid"]], e["ts"]) for e in doc["traceEvents"] if e["ph"] in "sf")
+    assert flows == [("f", "store (MTE3)", 132), ("s", "load (MTE2)", 53)]
+    us = prof.trace(time_unit="us")
+    s = slices_of(us, "STORE", "store")[0]
+    assert (s["ts"], s["ts"] + s["dur"]) == (232 / 4096, 352 / 4096)
+
+
+def test_trace_is_the_same_whatever_the_chunk_size(make_kernels, monkeypatch):
+    """The writer renders events CHUNK rows at a time; chunks of 1, 3 and 7 rows (every
+    boundary inside tracks, slices and flow ids) give the same events as one big chunk, on a
+    vector_add of 4 blocks of 2 warps (its loads overlap, so pipes have several rows)."""
+    from pypto_sim.profiler import trace
+    prof = _vector_add(make_kernels, n=256, grid=4, block=64)
+
+    def events(doc):
+        return sorted(json.dumps(e, sort_keys=True) for e in doc["traceEvents"])
+    whole = prof.trace()
+    assert validate_trace(whole) == [] and whole["otherData"]["flows"] > 0
+    assert any(e["args"]["name"].endswith("#2") for e in whole["traceEvents"]
+               if e["name"] == "thread_name")
+    for size in (1, 3, 7):
+        monkeypatch.setattr(trace, "CHUNK", size)
+        assert events(prof.trace()) == events(whole)
+
+
+def test_row_text_is_exact_json_padded_outside_strings():
+    """rowtext renders integers right-aligned, dyadic fractions as exact decimals (3/4096 =
+    0.000732421875, 4097/4096 = 1.000244140625), strings JSON-escaped, and leaves out fields whose
+    ``show`` is False; padding is spaces between tokens, so json.loads reads the values."""
+    from pypto_sim.profiler.rowtext import Rows
+    rows = Rows(3).text("[").number(np.array([0, 7, 12345])).text(",") \
+        .dyadic(np.array([3, 4097, 0]), 12).text(",") \
+        .string(['a"b', "", "\u00e9"], np.array([0, 1, 2])) \
+        .text(",1", show=np.array([True, False, True])).text("]").array()
+    lines = [bytes(r).decode("ascii") for r in rows]
+    assert len({len(line) for line in lines}) == 1 and all(line.endswith("\n") for line in lines)
+    assert "0.000732421875" in lines[0] and "1.000244140625" in lines[1]
+    assert [json.loads(line) for line in lines] == [[0, 3 / 4096, 'a"b', 1],
+                                                   [7, 4097 / 4096, ""],
+                                                   [12345, 0, "\u00e9", 1]]
+
+
+def test_bubbles_of_a_tiny_copy_are_hand_derived(make_kernels, simple_machine):
+    """The copy above (active window 0..159). load pipe: idle [0,1) before the LOAD, which
+    waited for nothing, its warp issuing LANE_ID (instruction order), and idle at end
+    [105,159). store pipe: [0,105) ended by the STORE waiting on the LOAD; the LOAD's fixed
+    latency ends at 1 + 100 = 101, so [0,101) is the operand wait and [101,105) the HBM
+    transfer. scalar pipe: [1,106) ended by EXIT, which did not wait: charged to its warp's
+    latest wait still going on, the STORE's, split the same way at 101; idle at end [107,159)."""
+    prof = _copy_profile(make_kernels)
+    got = [(b.pipe, b.start, b.end, b.kind) for b in prof.bubbles()]
+    assert got == [("scalar", 1, 101, "operand"), ("scalar", 101, 106, "hbm"),
+                   ("scalar", 107, 159, "end"), ("load", 0, 1, "order"), ("load", 105, 159, "end"),
+                   ("store", 0, 101, "operand"), ("store", 101, 105, "hbm")]
+    store = prof.bubbles(pipe="store")
+    assert store.waiting_on("LOAD") == 105 and store.idle_cycles == 105
+    assert store.by_cause() == [("store", "waiting on LOAD at line 6", "operand", 101, 1),
+                                ("store", "HBM bandwidth: waiting on LOAD at line 6", "hbm", 4, 1)]
+
+
 # ---------------------------------------------------------------- bubbles
 def test_bubbles_blame_mma_idle_time_on_loads_and_depth_2_shrinks_it(matmul):
     """depth=1: the MMA pipe is idle 47608 of its 52472 active cycles (4 cores x 13118), and

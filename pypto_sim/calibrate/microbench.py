@@ -14,6 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..settings import settings
+from ..timing.progress import Progress
 from .aicore_kernels import all_aicore_benchmarks
 from .kernels import TENSOR_ELEMS, TILE_OPS, all_benchmarks
 from .rows import CalibrationError, Row
@@ -107,7 +109,8 @@ def _count(kernel, args, name) -> int:
     return sum(1 for ins in prog.instrs if ins.op == name)
 
 
-def run_microbenchmarks(machine=None, only=None, on_npu=False, keep_sources=None) -> list:
+def run_microbenchmarks(machine=None, only=None, on_npu=False, keep_sources=None,
+                        progress=None) -> list:
     """Run every microbenchmark on ``machine`` (a Machine, a shipped table's name or a .toml
     path; default the active machine) and return rows (benchmark, instruction, size, cycles).
 
@@ -115,7 +118,8 @@ def run_microbenchmarks(machine=None, only=None, on_npu=False, keep_sources=None
     restrict the run; benchmarks that fit.py needs as known values for those are not added, so
     pass the whole set for a full calibration. ``on_npu``: run through ``pto.profile_on_npu``.
     ``keep_sources``: a directory to keep the generated kernel sources in (to read or port).
-    The active machine and device of the caller are left as they were."""
+    ``progress``: None (a progress line on a terminal after two seconds, as the progress
+    setting says, docs/settings.md), True (always) or False (never). The active machine and device of the caller are left as they were."""
     from ..timing.machine import machine as active, resolve_machine
     m = resolve_machine(machine) if machine is not None else active()
     benches = all_benchmarks(m.cores) + all_aicore_benchmarks(m)
@@ -126,10 +130,10 @@ def run_microbenchmarks(machine=None, only=None, on_npu=False, keep_sources=None
             raise CalibrationError(f"no microbenchmark measures {sorted(wanted)}",
                                    hint="names are instruction names (ADD, TLOAD, ...) or table keys "
                                         "(pipes.scalar, memory.hbm_core_read_bytes_per_cycle)")
-    return contextvars.copy_context().run(_run_all, m, benches, on_npu, keep_sources)
+    return contextvars.copy_context().run(_run_all, m, benches, on_npu, keep_sources, progress)
 
 
-def _run_all(m, benches, on_npu, keep_sources):
+def _run_all(m, benches, on_npu, keep_sources, progress):
     import pypto_sim as pto
     from ..runtime import device as device_mod
     from ..timing import machine as machine_mod
@@ -144,7 +148,9 @@ def _run_all(m, benches, on_npu, keep_sources):
     ai = pto.alloc_tensor(TENSOR_ELEMS * 4, dtype=pto.int32)
     out = pto.alloc_tensor(TENSOR_ELEMS * 4)
     rows, kernels = [], {}
-    with tempfile.TemporaryDirectory(prefix="pypto_microbench_") as tmp:
+    bar = Progress("pypto-sim microbench", sum(len(b.sizes) for b in benches), unit="kernel runs",
+                   setting=settings().progress, enabled=progress)
+    with bar, tempfile.TemporaryDirectory(prefix="pypto_microbench_") as tmp:
         directory = Path(keep_sources) if keep_sources else Path(tmp)
         directory.mkdir(parents=True, exist_ok=True)
         for bench in benches:
@@ -161,6 +167,7 @@ def _run_all(m, benches, on_npu, keep_sources):
                 prof = profile(kernel, grid=bench.grid, block=(32, 1, 1), args=args)
                 rows.append(Row(bench.name, bench.instruction, int(size), int(prof.total_cycles), m.name,
                                 "npu" if on_npu else ""))
+                bar.update(len(rows), f"{bench.name} ({bench.instruction})")
             _check_counts(bench, counts)
     return rows
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..isa import PIPES
-from ..timing.records import STALL_CAUSES
+from ..timing.records import CAUSE, STALL_CAUSES
 from .deps import HBM_INSTRUCTIONS, fixed_cycles
 from .tables import read_only
 
@@ -68,106 +68,160 @@ def _bubble(fields):
     return Bubble(**fields)
 
 
-def compute_bubbles(prof) -> list:
-    """Every bubble of the launch, ordered by core, pipe and time."""
+_ORDER_TEXT = "instruction order: the warp was issuing earlier instructions"
+
+
+def _gaps(prof):
+    """(core, pipe, gap start, gap end, record that ended it or -1) of every idle gap, the
+    gaps at the end of each core's window included. Vectorised over all (core, pipe)."""
     rec = prof.records
-    if not len(rec):
-        return []
-    ctx = _Context(prof)
     pipes = prof.record_pipes
-    out = []
+    group = rec.core * len(PIPES) + pipes
+    # by group, start; among equal starts an operation that waited first, then record order
+    order = np.lexsort((np.arange(len(rec)), rec.cause == 0, rec.issue, group))
+    g, starts, ends = group[order], rec.issue[order], rec.complete[order]
+    # the furthest completion so far within each group: a running max that cannot carry over
+    # from an earlier group, because each group's offset exceeds every earlier value
+    big = int(ends.max()) + 1
+    covered = np.maximum.accumulate(ends + g * big) - g * big
+    first = np.ones(len(g), bool)
+    first[1:] = g[1:] != g[:-1]
     windows = prof.active_windows()
-    for core in sorted(windows):
-        w0, w1 = windows[core]
-        on_core = np.nonzero(rec.core == core)[0]
-        for p, pipe in enumerate(PIPES):
-            idx = on_core[pipes[on_core] == p]
-            if not len(idx):
-                continue
-            starts, ends = rec.issue[idx], rec.complete[idx]
-            # by start; among equal starts an operation that waited first, then record order
-            order = np.lexsort((idx, rec.cause[idx] == 0, starts))
-            idx, starts, ends = idx[order], starts[order], ends[order]
-            covered = np.maximum.accumulate(ends)
-            before = np.concatenate(([w0], covered[:-1]))
-            for k in np.nonzero(starts > before)[0].tolist():
-                out += ctx.attribute(core, pipe, int(before[k]), int(starts[k]), int(idx[k]))
-            if covered[-1] < w1:
-                out.append(Bubble(core, pipe, int(covered[-1]), int(w1), "end",
-                                  "idle at end: no more work for this pipe"))
+    w_cores = np.array(sorted(windows), np.int64)
+    w0 = np.array([windows[c][0] for c in w_cores.tolist()], np.int64)
+    w1 = np.array([windows[c][1] for c in w_cores.tolist()], np.int64)
+    core_of = g // len(PIPES)
+    slot = np.searchsorted(w_cores, core_of)
+    before = np.empty_like(covered)
+    before[1:] = covered[:-1]
+    before[first] = w0[slot[first]]
+    inside = np.nonzero(starts > before)[0]
+    last = np.nonzero(np.append(first[1:], True))[0]
+    at_end = last[covered[last] < w1[slot[last]]]
+    core = np.concatenate([core_of[inside], core_of[at_end]])
+    pipe = np.concatenate([g[inside] % len(PIPES), g[at_end] % len(PIPES)])
+    g0 = np.concatenate([before[inside], covered[at_end]])
+    g1 = np.concatenate([starts[inside], w1[slot[at_end]]])
+    ended_by = np.concatenate([order[inside], np.full(len(at_end), -1, np.int64)])
+    return core, pipe, g0, g1, ended_by
+
+
+def _explaining(prof, i, g0):
+    """For gaps ending at record i's start: i itself if it waited, else the warp's latest
+    earlier wait (of a non-tile instruction) still going on after g0, else -1 (looking back
+    at most _LOOKBACK records of the warp)."""
+    rec = prof.records
+    prev = prof.previous_in_warp()
+    is_tile = np.asarray(prof.pc_is_tile, bool)
+    out = np.where(rec.cause[i] != 0, i, -1)
+    todo = np.nonzero(rec.cause[i] == 0)[0]
+    j = prev[i[todo]]
+    for _ in range(_LOOKBACK):
+        live = j >= 0
+        todo, j = todo[live], j[live]
+        if not len(todo):
+            break
+        lane_op = ~is_tile[rec.pc[j]]
+        gone = lane_op & (rec.issue[j] <= g0[todo])
+        found = lane_op & ~gone & (rec.stall[j] > 0) & (rec.cause[j] != 0)
+        out[todo[found]] = j[found]
+        more = ~(gone | found)
+        todo, j = todo[more], prev[j[more]]
     return out
 
 
-class _Context:
-    """Columns as Python lists (fast scalar access) and the lazily computed relations."""
+def _cause_text(prof, cause, cpc, own_pc, hbm_part):
+    """(kind, text, inst, line, pc) of a bubble explained by a wait of ``cause`` for the
+    instruction at ``cpc`` (-1: none) by the instruction at ``own_pc``."""
+    names, lines = prof.pc_name, prof.pc_line
+    inst = names[cpc] if cpc >= 0 else None
+    line = lines[cpc] if cpc >= 0 else None
+    at = f"{inst} at line {line}" if cpc >= 0 else "an earlier instruction"
+    own = f"line {lines[own_pc]}"
+    if cause in ("operand", "tile_raw"):
+        text = f"waiting on {at}"
+        if hbm_part:
+            return "hbm", f"HBM bandwidth: {text}", inst, line, cpc
+        return "operand", text, inst, line, cpc
+    kind, text = {
+        "tile_war": ("depth", f"pipeline depth (no free buffer): {at} still reads it"),
+        "after": ("stage", f"stage order: after {at}"),
+        "wait_all": ("wait_all", f"wait_all() at {own}"),
+        "barrier": ("barrier", f"barrier() at {own}"),
+        "barrier_block": ("barrier", f"barrier_block() at {own}"),
+        "flag": ("flag", f"wait_flag at {own}"),
+        "memory": ("hbm", "HBM bandwidth"),
+        "pipe": ("pipe", f"{PIPES[prof.pc_pipe_index(own_pc)]} pipe issue interval"),
+        "issue": ("issue", "the core's issue port (issue width)"),
+    }.get(cause, ("order", _ORDER_TEXT))
+    return kind, text, inst, line, cpc
 
-    def __init__(self, prof):
-        rec = prof.records
-        self.prof = prof
-        self.pc = rec.pc.tolist()
-        self.issue = rec.issue.tolist()
-        self.stall = rec.stall.tolist()
-        self.cause = rec.cause.tolist()
-        self.cause_pc = rec.cause_pc.tolist()
-        self.bytes = rec.bytes.tolist()
-        self.producer = prof.producers().tolist()
-        self.prev = prof.previous_in_warp().tolist()
-        self.is_tile = prof.pc_is_tile
-        self.names = prof.pc_name
-        self.lines = prof.pc_line
 
-    def _explaining(self, i, g0):
-        """The record whose wait explains a gap ending at record i's start: i itself if it
-        waited, else the warp's latest earlier wait still going on after g0 (or -1)."""
-        if self.cause[i]:
-            return i
-        j, steps = self.prev[i], 0
-        while j >= 0 and steps < _LOOKBACK:
-            if not self.is_tile[self.pc[j]]:
-                if self.issue[j] <= g0:
-                    return -1
-                if self.stall[j] > 0 and self.cause[j]:
-                    return j
-            j, steps = self.prev[j], steps + 1
-        return -1
-
-    def attribute(self, core, pipe, g0, g1, i) -> list:
-        j = self._explaining(i, g0)
-        if j < 0:
-            return [Bubble(core, pipe, g0, g1, "order",
-                           "instruction order: the warp was issuing earlier instructions",
-                           ended_by=i)]
-        cause = STALL_CAUSES[self.cause[j]]
-        cpc = self.cause_pc[j]
-        inst = self.names[cpc] if cpc >= 0 else None
-        line = self.lines[cpc] if cpc >= 0 else None
-        at = f"{inst} at line {line}" if cpc >= 0 else "an earlier instruction"
-        own = f"line {self.lines[self.pc[j]]}"
-        if cause in ("operand", "tile_raw"):
-            text = f"waiting on {at}"
-            p = self.producer[j]
-            if inst in HBM_INSTRUCTIONS and p >= 0 and self.bytes[p] > 0:
-                split = min(max(self.issue[p] + fixed_cycles(self.prof, self.pc[p]), g0), g1)
-                parts = []
-                if split > g0:
-                    parts.append(Bubble(core, pipe, g0, split, "operand", text, inst, line, cpc, i))
-                if split < g1:
-                    parts.append(Bubble(core, pipe, split, g1, "hbm", f"HBM bandwidth: {text}",
-                                        inst, line, cpc, i))
-                return parts
-            return [Bubble(core, pipe, g0, g1, "operand", text, inst, line, cpc, i)]
-        kind, text = {
-            "tile_war": ("depth", f"pipeline depth (no free buffer): {at} still reads it"),
-            "after": ("stage", f"stage order: after {at}"),
-            "wait_all": ("wait_all", f"wait_all() at {own}"),
-            "barrier": ("barrier", f"barrier() at {own}"),
-            "barrier_block": ("barrier", f"barrier_block() at {own}"),
-            "flag": ("flag", f"wait_flag at {own}"),
-            "memory": ("hbm", "HBM bandwidth"),
-            "pipe": ("pipe", f"{PIPES[self.prof.pc_pipe_index(self.pc[j])]} pipe issue interval"),
-            "issue": ("issue", "the core's issue port (issue width)"),
-        }.get(cause, ("order", "instruction order: the warp was issuing earlier instructions"))
-        return [Bubble(core, pipe, g0, g1, kind, text, inst, line, cpc, i)]
+def compute_bubbles(prof) -> list:
+    """Every bubble of the launch, ordered by core, pipe and time (vectorised: the gaps of
+    all pipes and cores at once, a Python step per distinct cause, one per bubble only to
+    make its Bubble)."""
+    rec = prof.records
+    if not len(rec):
+        return []
+    core, pipe, g0, g1, ended = _gaps(prof)
+    inside = ended >= 0
+    j = np.full(len(g0), -1, np.int64)
+    j[inside] = _explaining(prof, ended[inside], g0[inside])
+    explained = j >= 0
+    jj = np.where(explained, j, 0)
+    cause = np.where(explained, rec.cause[jj], -1)
+    cpc = np.where(explained, rec.cause_pc[jj], -1)
+    own = np.where(explained, rec.pc[jj], -1)
+    # a wait for an HBM instruction's data: after its fixed latency, the gap is bandwidth
+    producer = prof.producers()
+    p = np.where(explained, producer[jj], -1)
+    pp = np.maximum(p, 0)
+    hbm_pc = np.array([n in HBM_INSTRUCTIONS for n in prof.pc_name] + [False], bool)
+    waits_data = np.isin(cause, [CAUSE["operand"], CAUSE["tile_raw"]])
+    split_gap = waits_data & hbm_pc[cpc] & (p >= 0) & (rec.bytes[pp] > 0)
+    fixed = np.array([fixed_cycles(prof, k) if hbm_pc[k] else 0
+                      for k in range(len(prof.pc_name))] + [0], np.int64)
+    split = np.clip(rec.issue[pp] + fixed[rec.pc[pp]], g0, g1)
+    head = ~split_gap | (split > g0)             # the whole gap, or its part before the split
+    tail = split_gap & (split < g1)              # the HBM part
+    rows_core = np.concatenate([core[head], core[tail]])
+    rows_pipe = np.concatenate([pipe[head], pipe[tail]])
+    rows_start = np.concatenate([g0[head], split[tail]])
+    rows_end = np.concatenate([np.where(split_gap, split, g1)[head], g1[tail]])
+    rows_by = np.concatenate([ended[head], ended[tail]])
+    # distinct causes: (end gap / unexplained / cause, cause_pc, own pc, HBM part)
+    n_pc = len(prof.pc_name) + 1
+    variant = np.where(inside, np.where(explained, 2, 1), 0)
+    key = ((variant * (len(STALL_CAUSES) + 1) + cause + 1) * n_pc + cpc + 1) * n_pc + own + 1
+    key = np.concatenate([key[head] * 2, key[tail] * 2 + 1])
+    keys, index = np.unique(key, return_inverse=True)
+    causes = []
+    for k in keys.tolist():
+        k, part = divmod(k, 2)
+        k, own_pc = divmod(k, n_pc)
+        k, cause_pc = divmod(k, n_pc)
+        var, c = divmod(k, len(STALL_CAUSES) + 1)
+        if var == 0:
+            causes.append(("end", "idle at end: no more work for this pipe", None, None, -1))
+        elif var == 1:
+            causes.append(("order", _ORDER_TEXT, None, None, -1))
+        else:
+            causes.append(_cause_text(prof, STALL_CAUSES[c - 1], cause_pc - 1, own_pc - 1, part))
+    order = np.lexsort((rows_start, rows_pipe, rows_core))
+    cause_of = index.reshape(-1)[order]
+    # the fields of each cause once; each Bubble made from them directly (as Bubble() makes
+    # it, with plain ints: what the columns' tolist() gives), a third of Bubble()'s time
+    shared = [dict(zip(("kind", "text", "inst", "line", "pc"), c)) for c in causes]
+    made = []
+    for c, p, s, e, k, by in zip(rows_core[order].tolist(), rows_pipe[order].tolist(),
+                                 rows_start[order].tolist(), rows_end[order].tolist(),
+                                 cause_of.tolist(), rows_by[order].tolist()):
+        b = dict.__new__(Bubble)
+        dict.__init__(b, core=c, pipe=PIPES[p], start=s, end=e, cycles=e - s, **shared[k],
+                      ended_by=by)
+        made.append(b)
+    return made
 
 
 class BubbleReport(list):

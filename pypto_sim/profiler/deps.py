@@ -21,41 +21,67 @@ HBM_INSTRUCTIONS = frozenset({"LOAD", "STORE", "FMA_STORE", "TLOAD", "TSTORE"})
 _SCAN = 8          # how many earlier records with the same pc to try for the exact completion
 
 
+def _latest_before(group: np.ndarray, queries: np.ndarray, before: np.ndarray):
+    """For each query (a group id, or -1 for none) the positions, in ``order``, of the
+    latest record of that group with an index below ``before``: (order, position or -1).
+    ``order`` lists the record indices sorted by (group, index)."""
+    n = len(group)
+    order = np.lexsort((np.arange(n), group))
+    key = group[order] * n + order                       # sorted: group, then record index
+    pos = np.searchsorted(key, np.maximum(queries, 0) * n + before, side="left") - 1
+    found = (queries >= 0) & (pos >= 0)
+    found[found] &= group[order[pos[found]]] == queries[found]
+    return order, np.where(found, pos, -1)
+
+
 def find_producers(prof) -> np.ndarray:
-    """For each record, the index of the record it waited for (-1: none or unknown)."""
+    """For each record, the index of the record it waited for (-1: none or unknown).
+
+    Vectorised: records are sorted by (block, warp, pc) and each waiter finds the latest
+    earlier record of its (block, warp, cause_pc) by binary search, then looks back up to
+    _SCAN records of that key for one completing exactly when the waiter issued."""
     rec = prof.records
     n = len(rec)
     out = np.full(n, -1, np.int64)
     if not n:
         return out
-    block, warp, pc = rec.block.tolist(), rec.warp.tolist(), rec.pc.tolist()
-    issue, complete = rec.issue.tolist(), rec.complete.tolist()
-    cause, cause_pc = rec.cause.tolist(), rec.cause_pc.tolist()
-    is_tile = prof.pc_is_tile
-    wait_all = CAUSE["wait_all"]
-    earlier: dict = {}       # (block, warp, pc) -> record indices, in order
-    tile_done: dict = {}     # (block, completion cycle) -> latest tile record completing then
-    for i in range(n):
-        cp = cause_pc[i]
-        if cp >= 0:
-            seen = earlier.get((block[i], warp[i], cp))
-            if seen:
-                t, j = issue[i], seen[-1]
-                for k in range(len(seen) - 1, max(-1, len(seen) - 1 - _SCAN), -1):
-                    if complete[seen[k]] == t:
-                        j = seen[k]
-                        break
-                out[i] = j
-        elif cause[i] == wait_all:
-            out[i] = tile_done.get((block[i], issue[i]), -1)
-        key = (block[i], warp[i], pc[i])
-        seen = earlier.get(key)
-        if seen is None:
-            earlier[key] = [i]
-        else:
-            seen.append(i)
-        if is_tile[pc[i]]:
-            tile_done[(block[i], complete[i])] = i
+    n_pc = len(prof.pc_name)
+    n_warps = int(rec.warp.max()) + 1
+    # dense ids of (block, warp, pc) keys; a waiter asks for (its block, its warp, cause_pc)
+    key = (rec.block * n_warps + rec.warp) * n_pc + rec.pc
+    keys, group = np.unique(key, return_inverse=True)
+    group = group.reshape(-1)
+    waiting = np.nonzero(rec.cause_pc >= 0)[0]
+    wanted = (rec.block[waiting] * n_warps + rec.warp[waiting]) * n_pc + rec.cause_pc[waiting]
+    slot = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    query = np.where(keys[slot] == wanted, slot, -1)
+    order, pos = _latest_before(group, query, waiting)
+    latest = np.where(pos >= 0, order[np.maximum(pos, 0)], -1)
+    chosen = latest.copy()
+    settled = pos < 0
+    issue_w = rec.issue[waiting]
+    for back in range(_SCAN):         # the latest of the last _SCAN completing at the issue
+        p = pos - back
+        ok = ~settled & (p >= 0)
+        ok[ok] &= group[order[p[ok]]] == query[ok]
+        hit = ok.copy()
+        hit[ok] = rec.complete[order[p[ok]]] == issue_w[ok]
+        chosen[hit] = order[p[hit]]
+        settled |= hit | ~ok
+    out[waiting] = chosen
+    # wait_all: the block's latest earlier tile operation completing when the wait ended
+    waits = np.nonzero((rec.cause_pc < 0) & (rec.cause == CAUSE["wait_all"]))[0]
+    tiles = np.nonzero(np.asarray(prof.pc_is_tile, bool)[rec.pc])[0]
+    if len(waits) and len(tiles):
+        tkey = rec.block[tiles] * (int(rec.complete.max()) + 1) + rec.complete[tiles]
+        tkeys, tgroup = np.unique(tkey, return_inverse=True)
+        wanted = rec.block[waits] * (int(rec.complete.max()) + 1) + rec.issue[waits]
+        slot = np.minimum(np.searchsorted(tkeys, wanted), len(tkeys) - 1)
+        query = np.where(tkeys[slot] == wanted, slot, -1)
+        # positions among the tile records: those with a record index below the waiter's
+        before = np.searchsorted(tiles, waits, side="left")
+        order, pos = _latest_before(tgroup.reshape(-1), query, before)
+        out[waits] = np.where(pos >= 0, tiles[order[np.maximum(pos, 0)]], -1)
     return out
 
 

@@ -16,179 +16,216 @@ Layout (the JSON Object Format of the Trace Event Format):
 Time: by default 1 trace microsecond = 1 cycle (``time_unit="cycle"``), so the viewer's
 numbers read as cycles; ``time_unit="us"`` converts cycles at the machine's clock. Which one
 is stated in ``otherData.time_unit`` and in each process's labels.
+
+Writing: ``write_trace`` streams the file, one event per line, CHUNK records at a time,
+rendered from the record columns by numpy (rowtext.py: rows of one width, padded with
+spaces where JSON allows them), so no list of events exists at any time and memory stays
+flat for any launch; ``build_trace`` is the same text parsed (for small launches and tests).
+The tracks (rows of a pipe or warp, tids) are laid out in tracks.py.
 """
 from __future__ import annotations
 
 import bisect
-import heapq
+import io
 import json
 from pathlib import Path
 
-from ..isa import PIPES, PTO_PIPE_NAMES
-from ..timing.records import STALL_CAUSES
+import numpy as np
 
-AICORE_UNITS = ("AIC", "AIV0", "AIV1")
-PIPE_LABELS = {"scalar": "scalar", "vector": "vector (V)", "sfu": "sfu", "load": "load (MTE2)",
-               "store": "store (MTE3)", "mma": "mma (cube)", "mte1": "MTE1",
-               "fix": "FIX"}
+from ..isa import PIPES
+from ..timing.records import STALL_CAUSES
+from .rowtext import Rows
+from .tracks import TID_STRIDE, layout
+
 PHASES = {"X", "B", "E", "i", "I", "M", "s", "t", "f", "C", "b", "e", "n"}
 METADATA = {"process_name": "name", "thread_name": "name", "process_sort_index": "sort_index",
             "thread_sort_index": "sort_index", "process_labels": "labels"}
-_TID_STRIDE = 1_000_000
-_QUANTA = 4096        # time_unit="us": times are multiples of 1/4096 us
+_QUANTA_SHIFT = 12    # time_unit="us": times are multiples of 1/4096 us
+CHUNK = 8192          # rows rendered at a time: bounds the writer's memory, not its output
 
 
-def _pack(starts, ends, order) -> list:
-    """Row for each interval (in ``order``) so that intervals on one row never overlap."""
-    free, busy, rows, n_rows = [], [], {}, 0
-    for i in order:
-        s = starts[i]
-        while busy and busy[0][0] <= s:
-            heapq.heappush(free, heapq.heappop(busy)[1])
-        if free:
-            row = heapq.heappop(free)
-        else:
-            row, n_rows = n_rows, n_rows + 1
-        rows[i] = row
-        heapq.heappush(busy, (ends[i], row))
-    return rows
+def _times(prof, time_unit):
+    """(function: cycles -> exact numerators, shift): a time is numerator / 2**shift."""
+    if time_unit not in ("cycle", "us"):
+        raise ValueError(f"time_unit must be 'cycle' or 'us', not {time_unit!r}")
+    if time_unit == "cycle":
+        return (lambda cycles: np.asarray(cycles, np.int64)), 0
+    # microseconds in steps of 1/4096 us (0.24 ns, under a cycle at up to 4 GHz): such
+    # numbers are exact in binary, so ts + dur of one slice never passes the ts of the next
+    # on its track, also after Perfetto's conversion to whole nanoseconds
+    per_us = prof.machine.clock_ghz * 1e3
+    return (lambda cycles: np.round(np.asarray(cycles, np.int64) * float(1 << _QUANTA_SHIFT)
+                                    / per_us).astype(np.int64)), _QUANTA_SHIFT
+
+
+def _flows(prof, at):
+    """(consumer records, producer records, start numerators, end numerators) of the
+    dependency arrows, in record order: time = numerator / 2**(shift + 1), the middle of
+    each slice."""
+    rec = prof.records
+    producer = prof.producers()
+    i = np.nonzero(producer >= 0)[0]
+    j = producer[i]
+    keep = (rec.complete[j] > rec.issue[j]) & (rec.complete[i] > rec.issue[i])
+    i, j = i[keep], j[keep]
+    s_num = at(rec.issue[j]) + at(rec.complete[j])
+    f_num = at(rec.issue[i]) + at(rec.complete[i])
+    keep = s_num < f_num
+    return i[keep], j[keep], s_num[keep], f_num[keep]
+
+
+def _ranges(n):
+    return ((a, min(a + CHUNK, n)) for a in range(0, n, CHUNK))
+
+
+class _SliceText:
+    """The per-pc and per-record texts of the complete events that do not vary row by row."""
+
+    def __init__(self, prof):
+        from .profile import lane_ranges
+        self.lane_ranges = lane_ranges
+        src, lines, names = prof.program.source_lines, prof.pc_line, prof.pc_name
+        self.names = list(names)
+        self.pc_args = [f'"pc":{p},"line":{json.dumps(lines[p])},'
+                        f'"source":{json.dumps(src.get(lines[p], "").strip())}'
+                        for p in range(len(names))]
+        self.prof = prof
+
+    def stall(self, cause, cause_pc):
+        """Fragments ',"stall":...,"waited_for":...' and each record's index into them."""
+        width = len(self.names) + 1
+        pairs, inv = np.unique(cause * width + cause_pc + 1, return_inverse=True)
+        frags = []
+        for key in pairs.tolist():
+            c, cp = divmod(key, width)
+            text = f',"stall":"{STALL_CAUSES[c]}"'
+            if cp > 0:
+                waited = f"{self.names[cp - 1]} at line {self.prof.pc_line[cp - 1]}"
+                text += f',"waited_for":{json.dumps(waited)}'
+            frags.append(text)
+        return frags, inv.reshape(-1)
+
+    def lanes(self, mask, warp):
+        """The active lanes of each record as text, and each record's index into them."""
+        width = int(warp.max(initial=0)) + 1
+        pairs, inv = np.unique((mask & 0xFFFFFFFF) * width + warp, return_inverse=True)
+        texts = [self.lane_ranges(*divmod(key, width)) for key in pairs.tolist()]
+        return texts, inv.reshape(-1)
+
+
+def _track_rows(tracks, a, b) -> tuple:
+    """The thread_name and thread_sort_index metadata events of tracks a..b-1."""
+    pid, tid = tracks.pid[a:b], tracks.tid[a:b]
+    names = Rows(b - a).text(',{"ph":"M","name":"thread_name","pid":').number(pid) \
+        .text(',"tid":').number(tid).text(',"args":{"name":') \
+        .string(tracks.names[a:b], np.arange(b - a)).text("}}").array()
+    order = Rows(b - a).text(',{"ph":"M","name":"thread_sort_index","pid":').number(pid) \
+        .text(',"tid":').number(tid).text(',"args":{"sort_index":') \
+        .number(tid - pid * TID_STRIDE).text("}}").array()
+    return names, order
+
+
+def _slice_rows(prof, text, tracks, a, b, at, shift, warp_copy) -> np.ndarray:
+    """The complete events of records a..b-1, on their pipe tracks (or their warp tracks)."""
+    rec = prof.records
+    sl = slice(a, b)
+    pc, issue, complete = rec.pc[sl], rec.issue[sl], rec.complete[sl]
+    stall, cause, nbytes = rec.stall[sl], rec.cause[sl], rec.bytes[sl]
+    track = (tracks.warp_track if warp_copy else tracks.pipe_track)[sl]
+    ts = at(issue)
+    has_stall = (stall != 0) | (cause != 0)
+    stall_frags, stall_index = text.stall(cause, rec.cause_pc[sl])
+    lanes, lanes_index = text.lanes(rec.mask[sl], rec.warp[sl])
+    rows = Rows(b - a).text(',{"ph":"X","ts":').dyadic(ts, shift) \
+        .text(',"dur":').dyadic(at(complete) - ts, shift) \
+        .text(',"pid":').number(tracks.pid[track]).text(',"tid":').number(tracks.tid[track]) \
+        .text(',"name":').string(text.names, pc)
+    if warp_copy:
+        rows.text(',"cat":"warp"')
+    else:
+        rows.text(',"cat":').string(PIPES, prof.record_pipes[sl])
+    rows.text(',"args":{').raw(text.pc_args, pc) \
+        .text(',"block":').number(rec.block[sl]).text(',"warp":').number(rec.warp[sl]) \
+        .text(',"lanes":').string(lanes, lanes_index) \
+        .text(',"issue_cycle":').number(issue).text(',"complete_cycle":').number(complete) \
+        .text(',"stall_cycles":', show=has_stall).number(stall, show=has_stall) \
+        .raw(stall_frags, stall_index, show=has_stall) \
+        .text(',"bytes":', show=nbytes != 0).number(nbytes, show=nbytes != 0).text("}}")
+    return rows.array()
+
+
+def _flow_rows(prof, tracks, flows, first_id, a, b, shift, phase) -> np.ndarray:
+    i, j, s_num, f_num = (x[a:b] for x in flows)
+    rec = prof.records
+    at_rec, num = (j, s_num) if phase == "s" else (i, f_num)
+    track = tracks.pipe_track[at_rec]
+    rows = Rows(b - a).text(',{"ph":"s","id":' if phase == "s" else ',{"ph":"f","bp":"e","id":') \
+        .number(np.arange(first_id + a, first_id + b)) \
+        .text(',"cat":"dependency","name":').string(STALL_CAUSES, rec.cause[i]) \
+        .text(',"ts":').dyadic(num, shift + 1) \
+        .text(',"pid":').number(tracks.pid[track]).text(',"tid":').number(tracks.tid[track]) \
+        .text("}")
+    return rows.array()
+
+
+def write_trace(prof, out, time_unit="cycle", warps=True, flows=True) -> int:
+    """Write the trace as JSON to the binary stream ``out``, chunk by chunk as it is produced
+    (no list of events is ever built); return the number of flow arrows."""
+    at, shift = _times(prof, time_unit)
+    rec = prof.records
+    unit_text = ("1 trace microsecond = 1 cycle" if time_unit == "cycle" else
+                 f"microseconds at the machine clock of {prof.machine.clock_ghz} GHz")
+    arrows = _flows(prof, at) if flows and len(rec) else None
+    n_flows = len(arrows[0]) if arrows is not None else 0
+    other = {"generator": "pypto_sim", "kernel": prof.kernel_name,
+             "machine": prof.machine.name, "grid": list(prof.grid),
+             "block": list(prof.block), "total_cycles": prof.total_cycles,
+             "clock_ghz": prof.machine.clock_ghz, "time_unit": unit_text, "flows": n_flows}
+    out.write(json.dumps({"displayTimeUnit": "ms" if time_unit == "cycle" else "ns",
+                          "otherData": other}, separators=(",", ":"))[:-1].encode())
+    out.write(b',"traceEvents":[\n')
+    cores = sorted(set(rec.core.tolist()))
+    processes = []
+    for c in cores:
+        pid = c + 1
+        processes += [{"ph": "M", "name": "process_name", "pid": pid, "args": {"name": f"core {c}"}},
+                      {"ph": "M", "name": "process_sort_index", "pid": pid,
+                       "args": {"sort_index": c}},
+                      {"ph": "M", "name": "process_labels", "pid": pid,
+                       "args": {"labels": f"{prof.kernel_name}; {unit_text}"}}]
+    out.write(",\n".join(json.dumps(p, separators=(",", ":")) for p in processes).encode())
+    out.write(b"\n")
+    if len(rec):
+        tracks = layout(prof, warps=warps)
+        for a, b in _ranges(len(tracks.tid)):
+            for rows in _track_rows(tracks, a, b):
+                out.write(rows.data)
+        text = _SliceText(prof)
+        for a, b in _ranges(len(rec)):
+            out.write(_slice_rows(prof, text, tracks, a, b, at, shift, False).data)
+            if warps:
+                out.write(_slice_rows(prof, text, tracks, a, b, at, shift, True).data)
+        for a, b in _ranges(n_flows):
+            for phase in ("s", "f"):
+                out.write(_flow_rows(prof, tracks, arrows, 1, a, b, shift, phase).data)
+    out.write(b"]}\n")
+    return n_flows
 
 
 def build_trace(prof, time_unit="cycle", warps=True, flows=True) -> dict:
-    """The trace as a dict (``json.dump`` it, or use ``save_trace``)."""
-    if time_unit not in ("cycle", "us"):
-        raise ValueError(f"time_unit must be 'cycle' or 'us', not {time_unit!r}")
-    rec = prof.records
-    if time_unit == "cycle":
-        def at(cycle):
-            return cycle
-    else:
-        # microseconds in steps of 1/4096 us (0.24 ns, under a cycle at up to 4 GHz): such
-        # numbers are exact in binary, so ts + dur of one slice never passes the ts of the next
-        # on its track, also after Perfetto's conversion to whole nanoseconds
-        per_us = prof.machine.clock_ghz * 1e3
-
-        def at(cycle):
-            return round(cycle * _QUANTA / per_us) / _QUANTA
-    unit_text = ("1 trace microsecond = 1 cycle" if time_unit == "cycle" else
-                 f"microseconds at the machine clock of {prof.machine.clock_ghz} GHz")
-    n = len(rec)
-    core, block, warp, pc = (a.tolist() for a in (rec.core, rec.block, rec.warp, rec.pc))
-    issue, complete = rec.issue.tolist(), rec.complete.tolist()
-    stall, cause, cause_pc = rec.stall.tolist(), rec.cause.tolist(), rec.cause_pc.tolist()
-    nbytes, mask = rec.bytes.tolist(), rec.mask.tolist()
-    pipes = prof.record_pipes.tolist()
-    # AI-core kernels: one track per pipe per unit (AIC, AIV0, AIV1), as Perf-Sim draws them
-    aicore = bool(getattr(prof.program, "aicore", False))
-    unit = warp if aicore else [0] * n
-
-    # ---- tracks: (core, pipe index, row) and (core, block, warp, row)
-    by_start = sorted(range(n), key=lambda i: (issue[i], i))
-    groups_p, groups_w = {}, {}
-    for i in by_start:
-        groups_p.setdefault((core[i], unit[i], pipes[i]), []).append(i)
-        if warps:
-            groups_w.setdefault((core[i], block[i], warp[i]), []).append(i)
-    pipe_row, warp_row = {}, {}
-    for members in groups_p.values():
-        pipe_row.update(_pack(issue, complete, members))
-    for members in groups_w.values():
-        warp_row.update(_pack(issue, complete, members))
-
-    events, tids, per_core = [], {}, {}
-    cores = sorted(set(core))
-
-    def tid_of(key, name):
-        if key not in tids:
-            pid = key[0] + 1
-            per_core[pid] = per_core.get(pid, 0) + 1
-            tids[key] = pid * _TID_STRIDE + per_core[pid]
-            events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tids[key],
-                           "args": {"name": name}})
-            events.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tids[key],
-                           "args": {"sort_index": tids[key] - pid * _TID_STRIDE}})
-        return tids[key]
-
-    for c in cores:
-        pid = c + 1
-        events.append({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": f"core {c}"}})
-        events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "args": {"sort_index": c}})
-        events.append({"ph": "M", "name": "process_labels", "pid": pid,
-                       "args": {"labels": f"{prof.kernel_name}; {unit_text}"}})
-    # tracks in a stable order: per core, pipes (and their rows) first, then warps
-    for (c, u, p), members in sorted(groups_p.items()):
-        for row in range(max(pipe_row[i] for i in members) + 1):
-            if aicore:
-                label = f"{AICORE_UNITS[u]} {PTO_PIPE_NAMES.get(PIPES[p], PIPES[p])}"
-            else:
-                label = PIPE_LABELS[PIPES[p]]
-            tid_of((c, "pipe", u, p, row), label + (f" #{row + 1}" if row else ""))
-    for (c, b, w), members in sorted(groups_w.items()):
-        for row in range(max(warp_row[i] for i in members) + 1):
-            tid_of((c, "warp", b, w, row), f"block {b} warp {w}" + (f" #{row + 1}" if row else ""))
-
-    # ---- complete events
-    from .profile import lane_ranges
-    lanes_text, src = {}, prof.program.source_lines
-    names, lines = prof.pc_name, prof.pc_line
-    for i in range(n):
-        w = warp[i]
-        if (mask[i], w) not in lanes_text:
-            lanes_text[(mask[i], w)] = lane_ranges(mask[i], w)
-        p, ln = pc[i], lines[pc[i]]
-        args = {"pc": p, "line": ln, "source": src.get(ln, "").strip(), "block": block[i],
-                "warp": w, "lanes": lanes_text[(mask[i], w)], "issue_cycle": issue[i],
-                "complete_cycle": complete[i]}
-        if stall[i] or cause[i]:
-            args["stall_cycles"] = stall[i]
-            args["stall"] = STALL_CAUSES[cause[i]]
-            if cause_pc[i] >= 0:
-                args["waited_for"] = f"{names[cause_pc[i]]} at line {lines[cause_pc[i]]}"
-        if nbytes[i]:
-            args["bytes"] = nbytes[i]
-        ts = at(issue[i])
-        dur = at(complete[i]) - ts
-        pid = core[i] + 1
-        ev = {"ph": "X", "name": names[p], "cat": PIPES[pipes[i]], "ts": ts, "dur": dur,
-              "pid": pid, "tid": tids[(core[i], "pipe", unit[i], pipes[i], pipe_row[i])], "args": args}
-        events.append(ev)
-        if warps:
-            events.append(dict(ev, cat="warp", tid=tids[(core[i], "warp", block[i], w, warp_row[i])]))
-
-    # ---- flow events: producer -> consumer, on the pipe tracks
-    n_flows = 0
-    if flows:
-        producer = prof.producers().tolist()
-        for i in range(n):
-            j = producer[i]
-            if j < 0 or complete[j] <= issue[j] or complete[i] <= issue[i]:
-                continue
-            s_ts = (at(issue[j]) + at(complete[j])) / 2
-            f_ts = (at(issue[i]) + at(complete[i])) / 2
-            if s_ts >= f_ts:
-                continue
-            n_flows += 1
-            name = STALL_CAUSES[cause[i]]
-            events.append({"ph": "s", "id": n_flows, "cat": "dependency", "name": name, "ts": s_ts,
-                           "pid": core[j] + 1, "tid": tids[(core[j], "pipe", unit[j], pipes[j], pipe_row[j])]})
-            events.append({"ph": "f", "bp": "e", "id": n_flows, "cat": "dependency", "name": name,
-                           "ts": f_ts, "pid": core[i] + 1,
-                           "tid": tids[(core[i], "pipe", unit[i], pipes[i], pipe_row[i])]})
-    return {"traceEvents": events,
-            "displayTimeUnit": "ms" if time_unit == "cycle" else "ns",
-            "otherData": {"generator": "pypto_sim", "kernel": prof.kernel_name,
-                          "machine": prof.machine.name, "grid": list(prof.grid),
-                          "block": list(prof.block), "total_cycles": prof.total_cycles,
-                          "clock_ghz": prof.machine.clock_ghz, "time_unit": unit_text,
-                          "flows": n_flows}}
+    """The trace as a dict (what ``save_trace`` writes, read back)."""
+    buf = io.BytesIO()
+    write_trace(prof, buf, time_unit=time_unit, warps=warps, flows=flows)
+    return json.loads(buf.getvalue())
 
 
 def save_trace(prof, path, time_unit="cycle", warps=True, flows=True) -> Path:
+    """Write the trace of ``prof`` as Chrome trace event JSON to ``path`` (streamed: memory
+    stays bounded by a chunk of events, whatever the launch's size); return the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    doc = build_trace(prof, time_unit=time_unit, warps=warps, flows=flows)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(doc, f, separators=(",", ":"))
+    with open(path, "wb") as f:
+        write_trace(prof, f, time_unit=time_unit, warps=warps, flows=flows)
     return path
 
 

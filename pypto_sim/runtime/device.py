@@ -200,6 +200,7 @@ class Device:
         """Run every queued launch, in order. Raises the first error; the queue is then empty."""
         from ..profiler.collect import report as collected
         from ..profiler.profile import run_launch
+        from ..timing.progress import compile_progress
         while self.queue:
             pending = self.queue.pop(0)
             freed = [a for a in pending.args if getattr(a, "freed", False)]
@@ -218,7 +219,9 @@ class Device:
                 pending.handle.error = err
                 raise err
             try:
-                pending.handle.profile = run_launch(self, pending)
+                # numba's first compile of the simulator shows a ticker (timing/progress.py)
+                with compile_progress(pending.settings.progress):
+                    pending.handle.profile = run_launch(self, pending)
             except Exception as exc:
                 pending.handle.error = exc
                 raise

@@ -2,11 +2,9 @@
 resume a table."""
 from __future__ import annotations
 
-import os
-import sys
-import time
-
 from ..errors import SweepError
+from ..settings import settings
+from ..timing.progress import Progress
 from .factory import factory_ref, refuse_nested_sweep
 from .identity import machine_digest, point_identity
 from .points import expand_points
@@ -50,8 +48,9 @@ def sweep(factory, params=None, machine_overrides=None, engine=None, machine=Non
     ``resume=True``, which reuses the rows whose identity (factory and its source, params,
     overrides, base machine table and its contents, package version) matches a point and
     runs the rest. ``machine``: the base table, name, path or Machine (default: the active
-    machine). If every point fails, a SweepError gives the first error (its ``frame`` holds
-    the rows)."""
+    machine). ``progress``: None (one line over the points on a terminal after two seconds, as
+    the progress setting says, docs/settings.md), True (always) or False (never). If every
+    point fails, a SweepError gives the first error (its ``frame`` holds the rows)."""
     refuse_nested_sweep()
     pd = _pandas()
     if timeout is not None and not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
@@ -89,8 +88,7 @@ def _run(pd, ref, fn, points, base, engine, workers, timeout, progress, results,
     # the file keeps every row it had, except those this sweep recomputes
     redo = {p["identity"] for p in todo}
     rows = [r for r in kept if r.get("identity") not in redo]
-    show = progress if progress is not None else (sys.stderr.isatty() and not os.environ.get("CI"))
-    start = time.perf_counter()
+    bar = Progress("sweep", len(todo), unit="points", setting=settings().progress, enabled=progress)
     new = []
 
     def collect(row):
@@ -98,20 +96,16 @@ def _run(pd, ref, fn, points, base, engine, workers, timeout, progress, results,
         current.append(row)
         if results is not None:
             results.write(pd, rows + new)
-        if show:
-            sys.stderr.write(f"\rsweep: {len(new)}/{len(todo)} points, "
-                             f"{time.perf_counter() - start:.1f} s")
-            sys.stderr.flush()
+        bar.update(len(new))
 
     if todo:
-        if engine == "serial":
-            from .engines import run_serial
-            run_serial(ref, fn, todo, base, timeout, collect)
-        else:
-            from .engines import run_on_dask
-            run_on_dask(ref, todo, base, engine, workers, timeout, collect)
-    if show:
-        sys.stderr.write("\n")
+        with bar:
+            if engine == "serial":
+                from .engines import run_serial
+                run_serial(ref, fn, todo, base, timeout, collect)
+            else:
+                from .engines import run_on_dask
+                run_on_dask(ref, todo, base, engine, workers, timeout, collect)
     return current
 
 

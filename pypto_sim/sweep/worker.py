@@ -44,6 +44,8 @@ def run_point(factory, point: dict, machine) -> dict:
 def _run_in_context(factory, point, base):
     from ..runtime import device as device_mod
     from ..timing import machine as machine_mod
+    from ..timing.progress import quiet_launches
+    quiet_launches()            # the sweep's own line reports progress
     row = base_row(point)
     start = time.perf_counter()
     try:

@@ -337,7 +337,7 @@ class AICoreFastEngine:
         ex, st, sim = self.ex, self.st, self.sim
         while True:
             status = self._call(EVENTS_PER_CALL)
-            sim.progress.advance(int(st[ex.S_BLOCKS_DONE]), int(st[ex.S_NOW]))
+            sim.progress.update(int(st[ex.S_BLOCKS_DONE]), f"cycle {int(st[ex.S_NOW])}")
             if status == ex.ENG_YIELD:
                 continue
             if status == ex.ENG_GROW:

@@ -181,7 +181,7 @@ class FastEngine:
                                    self.cm_idx, self.cm_val, self.cm_n, self.cm_tgt, self.cm_free,
                                    self.rec, self.ctx, self.info, self.pend_idx, self.pend_val,
                                    self.hbm_shadow, self.l1_shadow, self.wfault, self.totals)
-            sim.progress.advance(int(st[ex.S_BLOCKS_DONE]), int(st[ex.S_NOW]))
+            sim.progress.update(int(st[ex.S_BLOCKS_DONE]), f"cycle {int(st[ex.S_NOW])}")
             if status == ex.ENG_YIELD:
                 continue
             if status == ex.ENG_GROW:

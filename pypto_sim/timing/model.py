@@ -134,6 +134,7 @@ class LaunchSimulation:
         self.checks = KernelChecks(self, checks, hbm_init) if checks else None
         self.engine = engine_setting(engine)
         self.progress_setting = progress      # pto.Settings.progress: "", "0" or "1"
+        self.progress = self.launch_progress(enabled=False)     # run() makes a visible one
         self.record_array = None     # the compiled engine's records (SimPy's go to self.rows)
         self.pc_totals = None        # the compiled engine's PcTotals when records are not kept
         self.engine_used = None
@@ -194,7 +195,6 @@ class LaunchSimulation:
             per_core = min(m.warp_slots_per_core // self.warps_per_block, m.l1_bytes // max(block_l1, 1))
         gx, gy, gz = self.grid
         self.block_queue = iter(range(gx * gy * gz))
-        self.progress = Progress(self.kernel_name, gx * gy * gz, setting=self.progress_setting)
         for _slot in range(per_core):
             for core in self.cores:
                 self.env.process(self._slot(core))
@@ -216,12 +216,13 @@ class LaunchSimulation:
         elif self.engine != "simpy" and not why:
             self.engine_used = "fast"
             self.block_l1 = check_block_fits(self.prog, self.block, self.m, self.kernel_name)
-            gx, gy, gz = self.grid
-            self.progress = Progress(self.kernel_name, gx * gy * gz, setting=self.progress_setting)
-            return FastEngine(self).run()
+            self.progress = self.launch_progress()
+            with self.progress:
+                return FastEngine(self).run()
         self.engine_used = "simpy"
+        self.progress = self.launch_progress()
         self.start()
-        with self.translated_errors():
+        with self.progress, self.translated_errors():
             self.env.run(until=self.max_cycles)
         return self.finish()
 
@@ -230,10 +231,10 @@ class LaunchSimulation:
         ran to the end; raises the launch's cycle limit or deadlock; False when it met a fault
         that the SimPy model must report (nothing was written: run() then runs SimPy)."""
         self.engine_used = "fast"
-        gx, gy, gz = self.grid
-        self.progress = Progress(self.kernel_name, gx * gy * gz, setting=self.progress_setting)
+        self.progress = self.launch_progress()
         engine = AICoreFastEngine(self)
-        outcome = engine.run()
+        with self.progress:
+            outcome = engine.run()
         if outcome == "done":
             return True
         if outcome == "limit":
@@ -243,6 +244,13 @@ class LaunchSimulation:
         self.record_array = self.pc_totals = None
         self.end_time = 0
         return False
+
+    def launch_progress(self, enabled=None) -> Progress:
+        """The launch's progress line: blocks finished, shown after two seconds on a terminal
+        (timing/progress.py). A launch stepped by the debugger keeps a silent one."""
+        gx, gy, gz = self.grid
+        return Progress(self.kernel_name, gx * gy * gz, unit="blocks", setting=self.progress_setting,
+                        enabled=enabled, inner=True)
 
     def step(self) -> bool:
         """Process one SimPy event (the debugger's single step); False when nothing is left."""
@@ -293,7 +301,7 @@ class LaunchSimulation:
         for block_id in self.block_queue:
             coords = (block_id % gx, (block_id // gx) % gy, block_id // (gx * gy))
             yield self.env.process(self._block(core, block_id, coords))
-            self.progress.block_done(int(self.env.now))
+            self.progress.update(self.progress.done + 1, f"cycle {int(self.env.now)}")
 
     def _block(self, core, block_id, coords):
         blk = BlockState(self.env, block_id, coords, core, self.warps_per_block, self.prog.local_words)
