@@ -228,3 +228,13 @@ def test_the_cycle_limit_stops_both_engines_at_the_same_place(make_kernels):
     mod = make_kernels(FlagProgram(5).source())
     fast = assert_engines_agree(mod.k, (2, 1, 1), flag_program_args(), max_cycles=700)
     assert isinstance(fast["error"], pto.SimulationLimitError)
+
+
+@pytest.mark.parametrize("seed", [1, 4])
+def test_more_blocks_than_cores_queue_for_them(simple_machine, make_kernels, seed):
+    """Five blocks on the two AI cores of tests/machines/simple.toml: blocks wait for a free
+    core and reuse its slot; every block writes the same words (cores race through L2 and
+    HBM links too)."""
+    mod = make_kernels(FlagProgram(seed).source())
+    fast = assert_engines_agree(mod.k, (5, 1, 1), flag_program_args())
+    assert sorted(set(fast["rows"][:, 0].tolist())) == [0, 1, 2, 3, 4]
