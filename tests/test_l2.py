@@ -39,7 +39,7 @@ def test_a_window_counts_each_line_once():
     """Rows of 64 float32 (256 bytes) 96 elements apart (384 bytes) in 512-byte lines: rows
     0..3 start at bytes 0, 384, 768, 1152 and end at 255, 639, 1023, 1407, so they cover
     lines 0, 0-1, 1, 2-2: lines 0, 1 and 2, three misses; the same window again hits all three."""
-    l2 = L2Cache(1 << 20, 512)
+    l2 = L2Cache(1 << 20, 512, [(1000, 4 * 96)])
     assert l2.access_window(1000, 0, 4, 64, 96, 4) == (0, 3)
     assert l2.access_window(1000, 0, 4, 64, 96, 4) == (3, 0)
     assert (l2.hits, l2.misses) == (3, 3)
@@ -48,7 +48,7 @@ def test_a_window_counts_each_line_once():
 def test_the_least_recently_used_line_is_evicted():
     """Two lines of capacity: touch lines 0, 1, then 0 again (0 is now the most recent), then
     2 evicts line 1; line 0 still hits, line 1 misses."""
-    l2 = L2Cache(2 * 128, 128)
+    l2 = L2Cache(2 * 128, 128, [(0, 1000)])
     touch = lambda line: l2.access_window(0, line * 32, 1, 32, 32, 4)     # noqa: E731
     assert [touch(0), touch(1), touch(0), touch(2)] == [(0, 1), (0, 1), (1, 0), (0, 1)]
     assert touch(0) == (1, 0)
@@ -58,11 +58,11 @@ def test_the_least_recently_used_line_is_evicted():
 @pytest.mark.parametrize("seed", range(4))
 def test_random_windows_match_the_specification(seed):
     """Random windows of three tensors on a small cache (evictions, overlapping rows, strides
-    below and above a line, the table and node arrays growing) give the specification's hits
-    and misses, access by access."""
+    below and above a line) give the specification's hits and misses, access by access."""
     rng = np.random.default_rng(seed)
     capacity, line = int(rng.choice([64, 300, 5000])) * 128, 128
-    fast, spec = L2Cache(capacity, line), SpecL2(capacity, line)
+    tensors = [(0, 4096 * 64), (4096, 8192 * 64), (1 << 30, 8192 * 64)]
+    fast, spec = L2Cache(capacity, line, tensors), SpecL2(capacity, line)
     for _ in range(400):
         base = int(rng.choice([0, 4096, 1 << 30]))
         rows, cols = int(rng.integers(1, 40)), int(rng.integers(1, 300))

@@ -401,7 +401,7 @@ def tile_shape(tp, code, imm, regs, pc, tcount, shape):
 def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, acfg, af, pc_pipe,
                   pc_lat, pf, pd, fh, tl, fl, qb, qh, qn, ov, hz_n, hz_ord, hz_has, hz_wd, hz_rd,
                   hz_wpc, hz_rpc, ak_s, ak_e, ak_n, l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, l2s,
-                  tkeys, tnode, nkey, nprev, nnext, tbase, routes, hz_out, out):
+                  l2link, l2first, tbase, routes, hz_out, out):
     """timing/aicore.py dispatch: unit g hands tile instruction pc (decoded in shape) to its
     pipe at cycle now. out = (start, complete, bytes, cause, cause pc)."""
     kind = tp[pc, TP_KIND]
@@ -445,9 +445,8 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
         saving = np.int64(0)
         hit_fraction = 0.0
         if acfg[AK_HAS_L2] != 0:
-            hits, lines = l2_touch_window(l2s, tkeys, tnode, nkey, nprev, nnext,
-                                          tbase[tp[pc, TP_SLOT]], shape[6], rows, cols, shape[7],
-                                          tp[pc, TP_ITEM], acfg[AK_LINE_BYTES])
+            hits, lines = l2_touch_window(l2s, l2link, l2first[tp[pc, TP_SLOT]], shape[6], rows,
+                                          cols, shape[7], tp[pc, TP_ITEM], acfg[AK_LINE_BYTES])
             if read:
                 if hits == lines:
                     saving = acfg[AK_L2_MISS_EXTRA]
@@ -550,254 +549,6 @@ def _unit_end(g, now, st, ht, hk, hv, uv):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _unit_run(g, now, acfg, af, st, ht, hk, hv, keys, vals, code, imm, pc_fam, pc_op, pc_pipe,
-              pc_lat, pc_ii, pc_srcs, pc_dst, tp, tf, fm_i, fm_f, ov, regs, ready, producer, wst,
-              stacks, uv, bv, bx, pf, pd, fh, tl, fl, qb, qh, qn, fb, fhd, fn, cb, chd, cn, hz_n,
-              hz_ord, hz_has, hz_wd, hz_rd, hz_wpc, hz_rpc, ak_s, ak_e, ak_n, l2_s, l2_e, l2_n,
-              lk_s, lk_e, lk_n, l2s, tkeys, tnode, nkey, nprev, nnext, hbm, tbase, tcount, tbytes,
-              routes, rec, totals, lg_i, lg_v, ctx, info, pend_idx, pend_val, l1, shape, hz_out,
-              out):
-    """Run unit g of its block from cycle now until it waits (LaunchSimulation._warp's loop
-    for an AI-core unit). Returns False when the launch must fall back to SimPy."""
-    slots = acfg[AK_SLOTS]
-    p = g // 3
-    w = g - 3 * p
-    core = p % slots
-    block_id = bv[p, B_BLOCK]
-    width = acfg[AK_WIDTH]
-    ports = acfg[AK_PORTS]
-    record = acfg[AK_RECORD] != 0
-    state = wst[g]
-    wregs = regs[g]
-    wready = ready[g]
-    wprod = producer[g]
-    phase = uv[g, U_PHASE]
-    if phase == PH_RETIRE:
-        _unit_end(g, now, st, ht, hk, hv, uv)
-        return True
-    gx = acfg[AK_GX]
-    gy = acfg[AK_GY]
-    ctx[0] = block_id % gx
-    ctx[1] = (block_id // gx) % gy
-    ctx[2] = block_id // (gx * gy)
-    ctx[3] = acfg[AK_BX]
-    ctx[4] = acfg[AK_BY]
-    ctx[5] = acfg[AK_BZ]
-    ctx[6] = gx
-    ctx[7] = gy
-    ctx[8] = acfg[AK_GZ]
-    ctx[9] = w
-    while True:
-        pc = state[0]
-        fam = pc_fam[pc]
-        kind = tp[pc, TP_KIND]
-        tile = kind >= AK_LOAD and kind <= AK_VEC
-        if phase == PH_DECIDE or phase == PH_CROSS:
-            if phase == PH_DECIDE:
-                # ---- when can this instruction issue?
-                t = uv[g, U_NEXT]
-                if t < now:
-                    t = now
-                cause = CA_NONE
-                cause_pc = np.int64(-1)
-                for j in range(pc_srcs.shape[1]):
-                    r = pc_srcs[pc, j]
-                    if r >= 0 and wready[r] > t:
-                        t = wready[r]
-                        cause = CA_OPERAND
-                        cause_pc = wprod[r]
-                d = pc_dst[pc]
-                if d >= 0 and wready[d] > t:
-                    t = wready[d]
-                    cause = CA_OPERAND
-                    cause_pc = wprod[d]
-                if kind == AK_CC_WAIT and not _cross_ready(cn, p, w, tp[pc, TP_CCEVENT]):
-                    uv[g, U_CAUSE] = CA_CROSS_CORE
-                    uv[g, U_CAUSE_PC] = -1
-                    uv[g, U_WAITING_AT] = pc
-                    uv[g, U_T] = t
-                    uv[g, U_T_CAUSE] = cause
-                    uv[g, U_T_CAUSE_PC] = cause_pc
-                    uv[g, U_WAIT_GEN] = bx[p, X_GEN]
-                    uv[g, U_WAIT_SEQ] = bx[p, X_SEQ]
-                    bx[p, X_SEQ] += 1
-                    uv[g, U_PHASE] = PH_CROSS
-                    return True
-            else:
-                # resumed by the block's cross-core event: still nothing? wait for the next one
-                t = uv[g, U_T]
-                cause = uv[g, U_T_CAUSE]
-                cause_pc = uv[g, U_T_CAUSE_PC]
-                if not _cross_ready(cn, p, w, tp[pc, TP_CCEVENT]):
-                    uv[g, U_WAIT_GEN] = bx[p, X_GEN]
-                    uv[g, U_WAIT_SEQ] = bx[p, X_SEQ]
-                    bx[p, X_SEQ] += 1
-                    return True
-                uv[g, U_WAITING_AT] = -1
-                phase = PH_DECIDE
-                uv[g, U_PHASE] = PH_DECIDE
-            if kind == AK_CC_WAIT:
-                fire = _cross_take(cb, chd, cn, p, w, tp[pc, TP_CCEVENT])
-                if now > t:
-                    t = now
-                if fire > t:
-                    t = fire
-                    cause = CA_CROSS_CORE
-            elif kind == AK_PIPE_BARRIER:
-                pipe = tp[pc, TP_PIPEARG]
-                if pipe < 0:
-                    done = unit_drained(pf, pd, tl, fl, g, -1)
-                    for q in range(fh.shape[1]):
-                        if done > fh[g, q]:
-                            fh[g, q] = done
-                    if now > done:
-                        done = now
-                else:
-                    drained = unit_drained(pf, pd, tl, fl, g, pipe)
-                    if drained > fh[g, pipe]:
-                        fh[g, pipe] = drained
-                    done = now
-                if done > t:
-                    t = done
-                    cause = CA_FLAG
-            elif tile:
-                # a full pipe queue holds the scalar unit until its oldest op completes
-                slot = queue_slot(qb, qh, qn, g, pc_pipe[pc], t, acfg[AK_DEPTH])
-                if slot > t:
-                    t = slot
-                    cause = CA_PIPE
-                    cause_pc = -1
-            if tile:
-                booked = book_port(keys, vals, st, ports, g, t, width)
-            else:
-                booked = book(keys, vals, st, ports, g, t, pc_pipe[pc], pc_ii[pc], width)
-            c = booked >> 4
-            why = booked & 15
-            if why != 0:
-                cause = why
-                cause_pc = -1
-            if c > now:
-                uv[g, U_CAUSE] = cause
-                uv[g, U_CAUSE_PC] = cause_pc
-                uv[g, U_PHASE] = PH_ISSUE
-                schedule(st, ht, hk, hv, c, NORMAL, EV_WARP, g)
-                return True
-        # ---- issue at cycle now
-        phase = PH_DECIDE
-        uv[g, U_PHASE] = PH_DECIDE
-        stall = now - uv[g, U_NEXT] if now > uv[g, U_NEXT] else 0
-        lat = pc_lat[pc]
-        uv[g, U_NEXT] = now + 1
-        complete = now + lat
-        mask = state[1]
-        next_pc = pc + 1
-        st[S_WARP_INSTRS] += 1
-        if fam == F_CONTROL:
-            next_pc = control_step(pc, pc_op[pc], code, imm, wregs, state, stacks[g])
-        elif tile:
-            if not tile_shape(tp, code, imm, wregs, pc, tcount, shape):
-                st[S_FALLBACK_PC] = pc
-                return False
-            tile_dispatch(g, p, w, core, pc, now, now, tp, tf, fm_i, fm_f, shape, acfg, af,
-                          pc_pipe, pc_lat, pf, pd, fh, tl, fl, qb, qh, qn, ov, hz_n, hz_ord,
-                          hz_has, hz_wd, hz_rd, hz_wpc, hz_rpc, ak_s, ak_e, ak_n, l2_s, l2_e,
-                          l2_n, lk_s, lk_e, lk_n, l2s, tkeys, tnode, nkey, nprev, nnext, tbase,
-                          routes, hz_out, out)
-            _record(rec, totals, st, record, block_id, w, core, pc, out[0], out[1],
-                    out[0] - now, out[3], out[4], mask, out[2])
-            k = st[S_LOG_N]
-            lg_i[k, LG_PC] = pc
-            lg_i[k, LG_G] = g
-            lg_i[k, LG_BLOCK] = block_id
-            lg_i[k, LG_START] = out[0]
-            lg_i[k, LG_COMPLETE] = out[1]
-            for j in range(tp[pc, TP_MAXJ]):
-                lg_v[k, j] = _operand(code, imm, wregs, pc, j)
-            st[S_LOG_N] = k + 1
-            uv[g, U_CAUSE] = CA_NONE
-            uv[g, U_CAUSE_PC] = -1
-            state[0] = next_pc
-            continue
-        elif kind == AK_SET_FLAG or kind == AK_WAIT_FLAG:
-            src = tp[pc, TP_SRC]
-            dst = tp[pc, TP_DST]
-            ev = tp[pc, TP_EVENT]
-            cap = fb.shape[4]
-            if kind == AK_SET_FLAG:
-                fire = now
-                drained = unit_drained(pf, pd, tl, fl, g, src)
-                if drained > fire:
-                    fire = drained
-                if fh[g, src] > fire:
-                    fire = fh[g, src]
-                if fn[g, src, dst, ev] >= cap:
-                    st[S_FALLBACK_PC] = pc
-                    return False
-                fb[g, src, dst, ev, (fhd[g, src, dst, ev] + fn[g, src, dst, ev]) % cap] = fire
-                fn[g, src, dst, ev] += 1
-            else:
-                if fn[g, src, dst, ev] == 0:          # no set_flag before it: SimPy reports it
-                    st[S_FALLBACK_PC] = pc
-                    return False
-                fire = fb[g, src, dst, ev, fhd[g, src, dst, ev]]
-                fhd[g, src, dst, ev] = (fhd[g, src, dst, ev] + 1) % cap
-                fn[g, src, dst, ev] -= 1
-                if fire > fh[g, dst]:
-                    fh[g, dst] = fire
-        elif kind == AK_CC_SET:
-            ev = tp[pc, TP_CCEVENT]
-            fire = unit_drained(pf, pd, tl, fl, g, tp[pc, TP_PIPEARG])
-            if now > fire:
-                fire = now
-            cap = cb.shape[4]
-            for to in range(3):
-                if (w == 0 and to != 0) or (w != 0 and to == 0):
-                    if cn[p, to, ev, w] >= cap:
-                        st[S_FALLBACK_PC] = pc
-                        return False
-                    cb[p, to, ev, w, (chd[p, to, ev, w] + cn[p, to, ev, w]) % cap] = fire
-                    cn[p, to, ev, w] += 1
-            # signal(): the block's cross-core event fires now; its waiters resume when it is
-            # processed (an event nobody waits for changes nothing: not scheduled)
-            gen = bx[p, X_GEN]
-            for q in range(3):
-                if uv[3 * p + q, U_PHASE] == PH_CROSS and uv[3 * p + q, U_WAIT_GEN] == gen:
-                    schedule(st, ht, hk, hv, now, NORMAL, EV_CROSS, gen * slots + p)
-                    break
-            bx[p, X_GEN] = gen + 1
-        elif kind == AK_CC_WAIT or kind == AK_PIPE_BARRIER or fam == F_ALLOC:
-            pass                                        # done before issue, or nothing to do
-        elif fam == F_ALU or fam == F_ID or fam == F_WARP:
-            if execute(pc, code, imm, wregs, mask, ctx, hbm, tbase, tcount, tbytes, l1,
-                       32, pend_idx, pend_val, info) != ST_OK:
-                st[S_FALLBACK_PC] = pc
-                return False
-            d = pc_dst[pc]
-            if d >= 0:
-                wready[d] = complete
-                wprod[d] = pc
-        else:
-            st[S_FALLBACK_PC] = pc
-            return False
-        _record(rec, totals, st, record, block_id, w, core, pc, now, complete, stall,
-                uv[g, U_CAUSE], uv[g, U_CAUSE_PC], mask, 0)
-        uv[g, U_CAUSE] = CA_NONE
-        uv[g, U_CAUSE_PC] = -1
-        if next_pc < 0:
-            # retire: the unit ends once everything queued on its pipes is done
-            done = unit_drained(pf, pd, tl, fl, g, -1)
-            if done < 0:
-                done = 0
-            if done > now:
-                uv[g, U_PHASE] = PH_RETIRE
-                schedule(st, ht, hk, hv, done, NORMAL, EV_WARP, g)
-            else:
-                _unit_end(g, now, st, ht, hk, hv, uv)
-            return True
-        state[0] = next_pc
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
 def _init_units(p, now, st, ht, hk, hv, seed_regs, regs, ready, producer, wst, uv, bv, bx, pf, pd,
                 fh, tl, fl, qn, fn, cn, hz_n, hz_has):
     """A block's process starts on core slot p: fresh units (each a process), pipes, flags,
@@ -848,16 +599,16 @@ def _init_units(p, now, st, ht, hk, hv, seed_regs, regs, ready, producer, wst, u
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, code, imm, pc_fam, pc_op,
+def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2, code, imm, pc_fam, pc_op,
                       pc_pipe, pc_lat, pc_ii, pc_srcs, pc_dst, tp, tf, fm_i, fm_f, ov, seed_regs,
                       regs, ready, producer, wst, stacks, uv, bv, bx, pf, pd, fh, tl, fl, qb, qh,
                       qn, fb, fhd, fn, cb, chd, cn, hz_n, hz_ord, hz_has, hz_wd, hz_rd, hz_wpc,
-                      hz_rpc, ak_s, ak_e, ak_n, l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, l2s, tkeys,
-                      tnode, nkey, nprev, nnext, hbm, tbase, tcount, tbytes, routes, rec, totals,
+                      hz_rpc, ak_s, ak_e, ak_n, l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, l2s, l2link,
+                      l2first, hbm, tbase, tcount, tbytes, routes, rec, totals,
                       lg_i, lg_v, ctx, info, pend_idx, pend_val, l1, shape, hz_out, out, waiters):
     """Process events in SimPy's order until none is left, the cycle limit, a fallback, a
-    full buffer or `budget` events. Returns an ENG_* code. (waiters: room for a block's
-    three units.)"""
+    full buffer or `budget` events. Returns an ENG_* code. (keys2, vals2: a scratch booking
+    table of the same size; waiters: room for a block's three units.)"""
     limit = acfg[AK_MAX_CYCLES]
     slots = acfg[AK_SLOTS]
     record = acfg[AK_RECORD] != 0
@@ -877,8 +628,18 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, code, imm, p
             st[S_GROW] = GROW_LOG
             return ENG_GROW
         if 2 * (st[S_TABLE_USED] + acfg[AK_BOOK_ROOM]) > keys.shape[0]:
-            st[S_GROW] = GROW_TABLE
-            return ENG_GROW
+            # forget the past bookings here (through the scratch table); grow only when the
+            # bookings still to come fill it
+            for i in range(keys2.shape[0]):
+                keys2[i] = -1
+            used = table_rebuild(keys, vals, keys2, vals2, st[S_NOW], acfg[AK_PORTS])
+            for i in range(keys.shape[0]):
+                keys[i] = keys2[i]
+                vals[i] = vals2[i]
+            st[S_TABLE_USED] = used
+            if 4 * (used + acfg[AK_BOOK_ROOM]) > keys.shape[0]:
+                st[S_GROW] = GROW_TABLE
+                return ENG_GROW
         budget -= 1
         st[S_EVENTS] += 1
         last = _heap_pop(ht, hk, hv, st)
@@ -907,14 +668,254 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, code, imm, p
                 for q in range(count):
                     uv[waiters[q], U_WAIT_GEN] = -1
             for q in range(count):
-                if not _unit_run(waiters[q], now, acfg, af, st, ht, hk, hv, keys, vals, code, imm,
-                                 pc_fam, pc_op, pc_pipe, pc_lat, pc_ii, pc_srcs, pc_dst, tp, tf,
-                                 fm_i, fm_f, ov, regs, ready, producer, wst, stacks, uv, bv, bx,
-                                 pf, pd, fh, tl, fl, qb, qh, qn, fb, fhd, fn, cb, chd, cn, hz_n,
-                                 hz_ord, hz_has, hz_wd, hz_rd, hz_wpc, hz_rpc, ak_s, ak_e, ak_n,
-                                 l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, l2s, tkeys, tnode, nkey,
-                                 nprev, nnext, hbm, tbase, tcount, tbytes, routes, rec, totals,
-                                 lg_i, lg_v, ctx, info, pend_idx, pend_val, l1, shape, hz_out, out):
+                # ---- run unit g from cycle now until it waits (LaunchSimulation._warp's loop
+                # for an AI-core unit), written inline: a call passing its ~80 arrays cost more
+                # than the rest of an event
+                g = waiters[q]
+                fallback = False
+                slots = acfg[AK_SLOTS]
+                p = g // 3
+                w = g - 3 * p
+                core = p % slots
+                block_id = bv[p, B_BLOCK]
+                width = acfg[AK_WIDTH]
+                ports = acfg[AK_PORTS]
+                record = acfg[AK_RECORD] != 0
+                state = wst[g]
+                wregs = regs[g]
+                wready = ready[g]
+                wprod = producer[g]
+                phase = uv[g, U_PHASE]
+                if phase == PH_RETIRE:
+                    _unit_end(g, now, st, ht, hk, hv, uv)
+                    continue
+                gx = acfg[AK_GX]
+                gy = acfg[AK_GY]
+                ctx[0] = block_id % gx
+                ctx[1] = (block_id // gx) % gy
+                ctx[2] = block_id // (gx * gy)
+                ctx[3] = acfg[AK_BX]
+                ctx[4] = acfg[AK_BY]
+                ctx[5] = acfg[AK_BZ]
+                ctx[6] = gx
+                ctx[7] = gy
+                ctx[8] = acfg[AK_GZ]
+                ctx[9] = w
+                while True:
+                    pc = state[0]
+                    fam = pc_fam[pc]
+                    ikind = tp[pc, TP_KIND]
+                    tile = ikind >= AK_LOAD and ikind <= AK_VEC
+                    if phase == PH_DECIDE or phase == PH_CROSS:
+                        if phase == PH_DECIDE:
+                            # ---- when can this instruction issue?
+                            t = uv[g, U_NEXT]
+                            if t < now:
+                                t = now
+                            cause = CA_NONE
+                            cause_pc = np.int64(-1)
+                            for j in range(pc_srcs.shape[1]):
+                                r = pc_srcs[pc, j]
+                                if r >= 0 and wready[r] > t:
+                                    t = wready[r]
+                                    cause = CA_OPERAND
+                                    cause_pc = wprod[r]
+                            d = pc_dst[pc]
+                            if d >= 0 and wready[d] > t:
+                                t = wready[d]
+                                cause = CA_OPERAND
+                                cause_pc = wprod[d]
+                            if ikind == AK_CC_WAIT and not _cross_ready(cn, p, w, tp[pc, TP_CCEVENT]):
+                                uv[g, U_CAUSE] = CA_CROSS_CORE
+                                uv[g, U_CAUSE_PC] = -1
+                                uv[g, U_WAITING_AT] = pc
+                                uv[g, U_T] = t
+                                uv[g, U_T_CAUSE] = cause
+                                uv[g, U_T_CAUSE_PC] = cause_pc
+                                uv[g, U_WAIT_GEN] = bx[p, X_GEN]
+                                uv[g, U_WAIT_SEQ] = bx[p, X_SEQ]
+                                bx[p, X_SEQ] += 1
+                                uv[g, U_PHASE] = PH_CROSS
+                                break
+                        else:
+                            # resumed by the block's cross-core event: still nothing? wait for the next one
+                            t = uv[g, U_T]
+                            cause = uv[g, U_T_CAUSE]
+                            cause_pc = uv[g, U_T_CAUSE_PC]
+                            if not _cross_ready(cn, p, w, tp[pc, TP_CCEVENT]):
+                                uv[g, U_WAIT_GEN] = bx[p, X_GEN]
+                                uv[g, U_WAIT_SEQ] = bx[p, X_SEQ]
+                                bx[p, X_SEQ] += 1
+                                break
+                            uv[g, U_WAITING_AT] = -1
+                            phase = PH_DECIDE
+                            uv[g, U_PHASE] = PH_DECIDE
+                        if ikind == AK_CC_WAIT:
+                            fire = _cross_take(cb, chd, cn, p, w, tp[pc, TP_CCEVENT])
+                            if now > t:
+                                t = now
+                            if fire > t:
+                                t = fire
+                                cause = CA_CROSS_CORE
+                        elif ikind == AK_PIPE_BARRIER:
+                            pipe = tp[pc, TP_PIPEARG]
+                            if pipe < 0:
+                                done = unit_drained(pf, pd, tl, fl, g, -1)
+                                for q in range(fh.shape[1]):
+                                    if done > fh[g, q]:
+                                        fh[g, q] = done
+                                if now > done:
+                                    done = now
+                            else:
+                                drained = unit_drained(pf, pd, tl, fl, g, pipe)
+                                if drained > fh[g, pipe]:
+                                    fh[g, pipe] = drained
+                                done = now
+                            if done > t:
+                                t = done
+                                cause = CA_FLAG
+                        elif tile:
+                            # a full pipe queue holds the scalar unit until its oldest op completes
+                            slot = queue_slot(qb, qh, qn, g, pc_pipe[pc], t, acfg[AK_DEPTH])
+                            if slot > t:
+                                t = slot
+                                cause = CA_PIPE
+                                cause_pc = -1
+                        if tile:
+                            booked = book_port(keys, vals, st, ports, g, t, width)
+                        else:
+                            booked = book(keys, vals, st, ports, g, t, pc_pipe[pc], pc_ii[pc], width)
+                        c = booked >> 4
+                        why = booked & 15
+                        if why != 0:
+                            cause = why
+                            cause_pc = -1
+                        if c > now:
+                            uv[g, U_CAUSE] = cause
+                            uv[g, U_CAUSE_PC] = cause_pc
+                            uv[g, U_PHASE] = PH_ISSUE
+                            schedule(st, ht, hk, hv, c, NORMAL, EV_WARP, g)
+                            break
+                    # ---- issue at cycle now
+                    phase = PH_DECIDE
+                    uv[g, U_PHASE] = PH_DECIDE
+                    stall = now - uv[g, U_NEXT] if now > uv[g, U_NEXT] else 0
+                    lat = pc_lat[pc]
+                    uv[g, U_NEXT] = now + 1
+                    complete = now + lat
+                    mask = state[1]
+                    next_pc = pc + 1
+                    st[S_WARP_INSTRS] += 1
+                    if fam == F_CONTROL:
+                        next_pc = control_step(pc, pc_op[pc], code, imm, wregs, state, stacks[g])
+                    elif tile:
+                        if not tile_shape(tp, code, imm, wregs, pc, tcount, shape):
+                            st[S_FALLBACK_PC] = pc
+                            fallback = True
+                            break
+                        tile_dispatch(g, p, w, core, pc, now, now, tp, tf, fm_i, fm_f, shape, acfg, af,
+                                      pc_pipe, pc_lat, pf, pd, fh, tl, fl, qb, qh, qn, ov, hz_n, hz_ord,
+                                      hz_has, hz_wd, hz_rd, hz_wpc, hz_rpc, ak_s, ak_e, ak_n, l2_s, l2_e,
+                                      l2_n, lk_s, lk_e, lk_n, l2s, l2link, l2first, tbase,
+                                      routes, hz_out, out)
+                        _record(rec, totals, st, record, block_id, w, core, pc, out[0], out[1],
+                                out[0] - now, out[3], out[4], mask, out[2])
+                        k = st[S_LOG_N]
+                        lg_i[k, LG_PC] = pc
+                        lg_i[k, LG_G] = g
+                        lg_i[k, LG_BLOCK] = block_id
+                        lg_i[k, LG_START] = out[0]
+                        lg_i[k, LG_COMPLETE] = out[1]
+                        for j in range(tp[pc, TP_MAXJ]):
+                            lg_v[k, j] = _operand(code, imm, wregs, pc, j)
+                        st[S_LOG_N] = k + 1
+                        uv[g, U_CAUSE] = CA_NONE
+                        uv[g, U_CAUSE_PC] = -1
+                        state[0] = next_pc
+                        continue
+                    elif ikind == AK_SET_FLAG or ikind == AK_WAIT_FLAG:
+                        src = tp[pc, TP_SRC]
+                        dst = tp[pc, TP_DST]
+                        ev = tp[pc, TP_EVENT]
+                        cap = fb.shape[4]
+                        if ikind == AK_SET_FLAG:
+                            fire = now
+                            drained = unit_drained(pf, pd, tl, fl, g, src)
+                            if drained > fire:
+                                fire = drained
+                            if fh[g, src] > fire:
+                                fire = fh[g, src]
+                            if fn[g, src, dst, ev] >= cap:
+                                st[S_FALLBACK_PC] = pc
+                                fallback = True
+                                break
+                            fb[g, src, dst, ev, (fhd[g, src, dst, ev] + fn[g, src, dst, ev]) % cap] = fire
+                            fn[g, src, dst, ev] += 1
+                        else:
+                            if fn[g, src, dst, ev] == 0:          # no set_flag before it: SimPy reports it
+                                st[S_FALLBACK_PC] = pc
+                                fallback = True
+                                break
+                            fire = fb[g, src, dst, ev, fhd[g, src, dst, ev]]
+                            fhd[g, src, dst, ev] = (fhd[g, src, dst, ev] + 1) % cap
+                            fn[g, src, dst, ev] -= 1
+                            if fire > fh[g, dst]:
+                                fh[g, dst] = fire
+                    elif ikind == AK_CC_SET:
+                        ev = tp[pc, TP_CCEVENT]
+                        fire = unit_drained(pf, pd, tl, fl, g, tp[pc, TP_PIPEARG])
+                        if now > fire:
+                            fire = now
+                        cap = cb.shape[4]
+                        for to in range(3):
+                            if (w == 0 and to != 0) or (w != 0 and to == 0):
+                                if cn[p, to, ev, w] >= cap:
+                                    st[S_FALLBACK_PC] = pc
+                                    fallback = True
+                                    break
+                                cb[p, to, ev, w, (chd[p, to, ev, w] + cn[p, to, ev, w]) % cap] = fire
+                                cn[p, to, ev, w] += 1
+                        # signal(): the block's cross-core event fires now; its waiters resume when it is
+                        # processed (an event nobody waits for changes nothing: not scheduled)
+                        gen = bx[p, X_GEN]
+                        for q in range(3):
+                            if uv[3 * p + q, U_PHASE] == PH_CROSS and uv[3 * p + q, U_WAIT_GEN] == gen:
+                                schedule(st, ht, hk, hv, now, NORMAL, EV_CROSS, gen * slots + p)
+                                break
+                        bx[p, X_GEN] = gen + 1
+                    elif ikind == AK_CC_WAIT or ikind == AK_PIPE_BARRIER or fam == F_ALLOC:
+                        pass                                        # done before issue, or nothing to do
+                    elif fam == F_ALU or fam == F_ID or fam == F_WARP:
+                        if execute(pc, code, imm, wregs, mask, ctx, hbm, tbase, tcount, tbytes, l1,
+                                   32, pend_idx, pend_val, info) != ST_OK:
+                            st[S_FALLBACK_PC] = pc
+                            fallback = True
+                            break
+                        d = pc_dst[pc]
+                        if d >= 0:
+                            wready[d] = complete
+                            wprod[d] = pc
+                    else:
+                        st[S_FALLBACK_PC] = pc
+                        fallback = True
+                        break
+                    _record(rec, totals, st, record, block_id, w, core, pc, now, complete, stall,
+                            uv[g, U_CAUSE], uv[g, U_CAUSE_PC], mask, 0)
+                    uv[g, U_CAUSE] = CA_NONE
+                    uv[g, U_CAUSE_PC] = -1
+                    if next_pc < 0:
+                        # retire: the unit ends once everything queued on its pipes is done
+                        done = unit_drained(pf, pd, tl, fl, g, -1)
+                        if done < 0:
+                            done = 0
+                        if done > now:
+                            uv[g, U_PHASE] = PH_RETIRE
+                            schedule(st, ht, hk, hv, done, NORMAL, EV_WARP, g)
+                        else:
+                            _unit_end(g, now, st, ht, hk, hv, uv)
+                        break
+                    state[0] = next_pc
+                if fallback:
                     return ENG_FALLBACK
         elif kind == EV_WARP_END:
             p = arg // 3

@@ -215,16 +215,15 @@ class AICoreFastEngine:
         acfg[ex.AK_PORTS] = units
         max_ii = max(sim.pc_ii) if sim.pc_ii else 1
         acfg[ex.AK_BOOK_ROOM] = 4 * (2 + max_ii) + 8
-        self.l2 = None
+        # the engine's own L2 (the simulation's stays untouched until the run is done)
+        if sim.l2 is None:                              # unused arrays of the right types
+            self.l2 = L2Cache(128, 128, zip(sim.tbase, np.zeros_like(sim.tcount)))
+        else:
+            self.l2 = L2Cache(m.l2_bytes, m.l2_line_bytes, zip(sim.tbase, sim.tcount))
+        self.l2_first = np.array([self.l2.first_line(b) for b in sim.tbase], np.int64)
         if sim.l2 is not None:
             acfg[ex.AK_L2_MISS_EXTRA] = m.l2_miss_extra_latency
             acfg[ex.AK_LINE_BYTES] = m.l2_line_bytes
-            self.l2 = L2Cache(m.l2_bytes, m.l2_line_bytes)
-            self.l2._allocate(self.l2.capacity)        # the engine cannot grow it
-            if int(sim.tbase.max()) >= 1 << (63 - ex.L2_KEY_SHIFT):
-                raise AssertionError("tensor base words beyond the L2's line keys")
-        else:
-            self.l2 = L2Cache(1 << 12, 128)            # unused arrays of the right types
         self.acfg = acfg
         af = np.zeros(ex.N_AF, np.float64)
         if sim.l2 is not None:
@@ -264,6 +263,8 @@ class AICoreFastEngine:
         table = 1 << max(12, int(4 * (int(acfg[ex.AK_BOOK_ROOM]) * units + 64)).bit_length())
         self.keys = np.full(table, -1, np.int64)
         self.vals = np.zeros(table, np.int64)
+        self.keys2 = np.full(table, -1, np.int64)      # the engine prunes through it
+        self.vals2 = np.zeros(table, np.int64)
         self.regs = np.zeros((units, n_regs, 32), np.float64)
         self.ready = np.zeros((units, n_regs), np.int64)
         self.producer = np.full((units, n_regs), -1, np.int64)
@@ -320,12 +321,13 @@ class AICoreFastEngine:
         l2 = self.l2
         return ex.aicore_engine_run(
             budget, self.acfg, self.af, self.st, self.ht, self.hk, self.hv, self.keys, self.vals,
+            self.keys2, self.vals2,
             p["code"], p["imm"], p["pc_fam"], p["pc_op"], p["pc_pipe"], p["pc_lat"], p["pc_ii"],
             p["pc_srcs"], p["pc_dst"], self.tables.tp, self.tables.tf, self.tables.fm_i,
             self.tables.fm_f, self.tables.ov, self.seed, self.regs, self.ready, self.producer,
             self.wst, self.stacks, self.uv, self.bv, self.bx, pf, pd, fh, tl, fl, self.qb, self.qh,
             self.qn, self.fb, self.fhd, self.fn, self.cb, self.chd, self.cn, *self.hz, *self.ak,
-            *self.l2_links, *self.lk, l2.state, l2.tkeys, l2.tnode, l2.nkey, l2.nprev, l2.nnext,
+            *self.l2_links, *self.lk, l2.state, l2.link, self.l2_first,
             self.sim.hbm, self.sim.tbase, self.sim.tcount, self.sim.tbytes, self.routes, self.rec,
             self.totals, self.lg_i, self.lg_v, self.ctx, self.info, self.pend_idx, self.pend_val,
             self.l1, self.shape, self.hz_out, self.out, self.waiters)
@@ -460,6 +462,7 @@ class AICoreFastEngine:
                     break
                 size *= 2
             self.keys, self.vals = keys, vals
+            self.keys2, self.vals2 = np.full(size, -1, np.int64), np.zeros(size, np.int64)
             self.st[ex.S_TABLE_USED] = used
 
 

@@ -19,12 +19,11 @@ from ..exec.lane import executor
 
 class L2Cache:
     """LRU lines of one launch; counts hits and misses. The lines live in arrays that the
-    executor module's compiled L2 (exec/l2_template.py) updates; they grow with the lines in
-    use, up to the capacity."""
+    executor module's compiled L2 (exec/l2_template.py) updates: every line the launch's
+    tensors can touch has a dense number, from the tensor's first number."""
 
-    FIRST_NODES = 1 << 12
-
-    def __init__(self, capacity_bytes: int, line_bytes: int):
+    def __init__(self, capacity_bytes: int, line_bytes: int, tensors):
+        """tensors: (base word, element count) of each tensor the launch can touch."""
         self.ex = executor()
         ex = self.ex
         self.line_bytes = int(line_bytes)
@@ -32,23 +31,25 @@ class L2Cache:
         self.state = np.zeros(ex.N_L2S, np.int64)
         self.state[ex.L2_CAPACITY] = self.capacity
         self.state[ex.L2_HEAD] = self.state[ex.L2_TAIL] = -1
-        self._allocate(min(self.capacity, self.FIRST_NODES))
-
-    def _allocate(self, nodes):
-        """Room for ``nodes`` lines: node arrays of that size, a table at most half full."""
-        ex, state = self.ex, self.state
-        bits = max(4, int(2 * nodes - 1).bit_length())
-        keys, slots = np.full(1 << bits, -1, np.int64), np.zeros(1 << bits, np.int64)
-        if hasattr(self, "tkeys"):
-            ex.l2_rehash(self.tkeys, self.tnode, keys, slots, bits)
-            grow = nodes - len(self.nkey)
-            self.nkey = np.concatenate([self.nkey, np.zeros(grow, np.int64)])
-            self.nprev = np.concatenate([self.nprev, np.zeros(grow, np.int64)])
-            self.nnext = np.concatenate([self.nnext, np.zeros(grow, np.int64)])
-        else:
-            self.nkey, self.nprev, self.nnext = (np.zeros(nodes, np.int64) for _ in range(3))
-        self.tkeys, self.tnode = keys, slots
-        state[ex.L2_BITS] = bits
+        # a tensor's lines: its elements at up to 8 bytes each (the widest dtype a transfer
+        # may read them as); two arguments at one base share their lines
+        self.first: dict = {}
+        self.extent: dict = {}
+        total = 0
+        for base, count in sorted(tensors):
+            base, lines = int(base), (int(count) * 8) // self.line_bytes + 2
+            if base in self.first:
+                self.extent[base] = max(self.extent[base], lines)
+                continue
+            self.first[base] = total
+            self.extent[base] = lines
+            total += lines
+        # grow the numbering to the widest argument at each base
+        total = 0
+        for base in sorted(self.first):
+            self.first[base] = total
+            total += self.extent[base]
+        self.link = np.full((max(total, 1), 2), ex.L2_ABSENT, np.int64)
 
     @property
     def hits(self) -> int:
@@ -58,20 +59,21 @@ class L2Cache:
     def misses(self) -> int:
         return int(self.state[self.ex.L2_MISSES])
 
+    def first_line(self, base_word) -> int:
+        """The dense number of line 0 of the tensor at base_word."""
+        return self.first[int(base_word)]
+
     def access_window(self, base_word, offset, rows, cols, stride, itemsize) -> tuple:
         """Touch the lines that rows x cols elements from element offset (rows stride elements
         apart) of the tensor at base_word cover, each once, in ascending order: (hits,
         misses); misses are allocated, the least recently used lines evicted."""
-        ex = self.ex
-        if not 0 <= base_word < (1 << (63 - ex.L2_KEY_SHIFT)):
-            raise ValueError(f"L2: tensor base word {base_word} does not fit the line key")
-        row_lines = (cols * itemsize + self.line_bytes - 1) // self.line_bytes + 1
-        need = min(self.capacity, int(self.state[ex.L2_USED]) + rows * row_lines)
-        if need > len(self.nkey):
-            self._allocate(min(self.capacity, max(need, 2 * len(self.nkey))))
-        hits, lines = ex.l2_touch_window(self.state, self.tkeys, self.tnode, self.nkey, self.nprev,
-                                         self.nnext, base_word, offset, rows, cols, stride,
-                                         itemsize, self.line_bytes)
+        base = int(base_word)
+        last = ((offset + (rows - 1) * max(stride, 0) + cols) * itemsize) // self.line_bytes
+        if offset < 0 or last >= self.extent.get(base, 0):
+            raise ValueError(f"L2: a transfer of the tensor at word {base} reaches line {last}, "
+                             f"beyond its {self.extent.get(base, 0)}")
+        hits, lines = self.ex.l2_touch_window(self.state, self.link, self.first[base], offset, rows,
+                                              cols, stride, itemsize, self.line_bytes)
         return int(hits), int(lines - hits)
 
 

@@ -117,7 +117,8 @@ class LaunchSimulation:
         # one-lane warps that each run the program (timing/aicore.py)
         self.aicore = bool(getattr(program, "aicore", False))
         # the L2 in front of HBM, for tile DMA (timing/l2.py); lane accesses bypass it
-        self.l2 = L2Cache(machine.l2_bytes, machine.l2_line_bytes) if machine.has_l2 else None
+        self.l2 = L2Cache(machine.l2_bytes, machine.l2_line_bytes, zip(self.tbase, self.tcount)) \
+            if machine.has_l2 else None
         self.l2_s, self.l2_e, self.l2_n = link_arrays(self.links, 0)   # the L2's chip link
         if self.aicore:
             if not machine.has_aicore:
