@@ -163,7 +163,11 @@ LG_G = 1
 LG_BLOCK = 2
 LG_START = 3
 LG_COMPLETE = 4
-N_LG = 5
+LG_ROWS = 5         # the decoded shape: rows, cols, and a GM transfer's offset and stride
+LG_COLS = 6
+LG_OFF = 7
+LG_STRIDE = 8
+N_LG = 9
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -826,6 +830,10 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                         lg_i[k, LG_BLOCK] = block_id
                         lg_i[k, LG_START] = out[0]
                         lg_i[k, LG_COMPLETE] = out[1]
+                        lg_i[k, LG_ROWS] = shape[0]
+                        lg_i[k, LG_COLS] = shape[1]
+                        lg_i[k, LG_OFF] = shape[6]
+                        lg_i[k, LG_STRIDE] = shape[7]
                         for j in range(tp[pc, TP_MAXJ]):
                             lg_v[k, j] = _operand(code, imm, wregs, pc, j)
                         st[S_LOG_N] = k + 1

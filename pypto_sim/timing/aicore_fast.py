@@ -14,6 +14,7 @@ import numpy as np
 
 from ..dtypes import BY_CODE
 from ..exec.aicore_tiles import TileOp, layout_of
+from ..exec.tile_effects import window
 from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, MAX_SRCS
 from ..isa import FAMILIES, PIPES
 from .fast import EVENTS_PER_CALL, link_arrays
@@ -201,6 +202,7 @@ class AICoreFastEngine:
         slots = self.slots = min(m.cores, n_blocks)
         units = 3 * slots
         tables = self.tables = AICoreTables(sim)
+        self.local_words = max(prog.local_words, 1)
         acfg = np.zeros(ex.N_ACFG, np.int64)
         acfg[ex.AK_SLOTS] = slots
         acfg[ex.AK_N_BLOCKS] = n_blocks
@@ -397,8 +399,11 @@ class AICoreFastEngine:
         lg, vals = self.lg_i[:n], self.lg_v[:n]
         pcs = lg[:, ex.LG_PC]
         stores = np.array([sim.pc_spec[pc].family == "tile_store" for pc in range(len(sim.pc_spec))])
-        for i in np.nonzero(stores[pcs])[0].tolist():      # initcheck's record, at dispatch
-            self._op(i, lg, vals, {}).mark_written(sim.hbm_init)
+        if sim.hbm_init is not None:                # initcheck's record, made at dispatch
+            slot_of = self.tables.tp[:, ex.TP_SLOT]
+            for pc, rows, cols, off, stride in lg[stores[pcs]][:, [ex.LG_PC, ex.LG_ROWS, ex.LG_COLS,
+                                                                   ex.LG_OFF, ex.LG_STRIDE]].tolist():
+                window(sim.hbm_init, int(sim.tbase[slot_of[pc]]) + off, rows, cols, stride)[...] = 1
         if not sim.values:
             return
         times = np.concatenate([lg[:, ex.LG_START], lg[:, ex.LG_COMPLETE]])
@@ -430,7 +435,7 @@ class AICoreFastEngine:
         unit = g % 3
         mem = arrays.get(block)
         if mem is None:
-            l1 = np.zeros(max(sim.prog.local_words, 1), np.float64)
+            l1 = np.zeros(self.local_words, np.float64)
             mem = arrays[block] = (l1, l1, np.zeros_like(l1))
         gx, gy, _ = sim.grid
         coords = (block % gx, (block // gx) % gy, block // (gx * gy))
