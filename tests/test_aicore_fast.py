@@ -17,9 +17,12 @@ from pypto_sim.runtime.device import DEFAULT_BLOCK, current_device
 from pypto_sim.timing.records import FIELDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+sys.path.append(str(Path(__file__).resolve().parents[1] / "benchmarks"))   # after examples/: both have a layer_norm
 import flash_attention  # noqa: E402
 import gemm_manual  # noqa: E402
 import layer_norm  # noqa: E402
+import published  # noqa: E402
+import rms_norm  # noqa: E402
 import softmax  # noqa: E402
 
 
@@ -92,10 +95,23 @@ def test_the_flash_attention_example(values):
     assert_engines_agree(flash_attention.flash_attention, (blocks, 1, 1), args, values=values)
 
 
+def test_the_published_gemm_benchmark():
+    """benchmarks/published.py's A3 GEMM (stepK 4, L1 and L0 ping-pong, manual flags) at
+    512^3 on four cores: eight output tiles, two per core."""
+    rng = np.random.default_rng(4)
+    n = 512
+    A = dev_array(rng.standard_normal((n, n)).astype(np.float16), pto.float16)
+    B = dev_array(rng.standard_normal((n, n)).astype(np.float16), pto.float16)
+    C = pto.alloc_tensor(n * n * 4, pto.float32)
+    assert_engines_agree(published.gemm_performance, (4, 1, 1), (A, B, C, n, n, n))
+
+
 @pytest.mark.parametrize("make, extra", [(softmax.make_softmax, (64,)),
-                                         (layer_norm.make_layer_norm, (64, 1 / 64))])
+                                         (layer_norm.make_layer_norm, (64, 1 / 64)),
+                                         (rms_norm.make_rms_norm, (64, 1 / 64))])
 def test_the_row_kernels(make, extra):
-    """The row softmax and layer norm on the vector cores, float16 data, sync='auto'."""
+    """The row softmax, layer norm and RMS norm on the vector cores, float16 data,
+    sync='auto'."""
     X = dev_array(np.random.default_rng(2).standard_normal((64, 64)).astype(np.float16), pto.float16)
     assert_engines_agree(make(True), (2, 1, 1), (X, pto.alloc_tensor(64 * 64 * 2, pto.float16), *extra))
 
