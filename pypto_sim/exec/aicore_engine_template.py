@@ -693,18 +693,8 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                 if phase == PH_RETIRE:
                     _unit_end(g, now, st, ht, hk, hv, uv)
                     continue
-                gx = acfg[AK_GX]
-                gy = acfg[AK_GY]
-                ctx[0] = block_id % gx
-                ctx[1] = (block_id // gx) % gy
-                ctx[2] = block_id // (gx * gy)
-                ctx[3] = acfg[AK_BX]
-                ctx[4] = acfg[AK_BY]
-                ctx[5] = acfg[AK_BZ]
-                ctx[6] = gx
-                ctx[7] = gy
-                ctx[8] = acfg[AK_GZ]
-                ctx[9] = w
+                set_block_ctx(ctx, block_id, acfg[AK_GX], acfg[AK_GY], acfg[AK_GZ], acfg[AK_BX],
+                              acfg[AK_BY], acfg[AK_BZ], w)
                 while True:
                     pc = state[0]
                     fam = pc_fam[pc]
@@ -716,19 +706,7 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                             t = uv[g, U_NEXT]
                             if t < now:
                                 t = now
-                            cause = CA_NONE
-                            cause_pc = np.int64(-1)
-                            for j in range(pc_srcs.shape[1]):
-                                r = pc_srcs[pc, j]
-                                if r >= 0 and wready[r] > t:
-                                    t = wready[r]
-                                    cause = CA_OPERAND
-                                    cause_pc = wprod[r]
-                            d = pc_dst[pc]
-                            if d >= 0 and wready[d] > t:
-                                t = wready[d]
-                                cause = CA_OPERAND
-                                cause_pc = wprod[d]
+                            t, cause, cause_pc = operands_ready(pc, t, pc_srcs, pc_dst, wready, wprod)
                             if ikind == AK_CC_WAIT and not _cross_ready(cn, p, w, tp[pc, TP_CCEVENT]):
                                 uv[g, U_CAUSE] = CA_CROSS_CORE
                                 uv[g, U_CAUSE_PC] = -1

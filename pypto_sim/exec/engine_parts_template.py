@@ -389,6 +389,43 @@ def transfer(lk_s, lk_e, lk_n, core, nbytes, start, read, bw_read, bw_write, bw_
     return np.int64(np.ceil(max(link_done, chip_done) - s - 1e-9))
 
 
+# ---------------------------------------------------------------- one warp's (or unit's) step
+@njit(cache=True, error_model="numpy", _nrt=False)
+def set_block_ctx(ctx, block_id, gx, gy, gz, bx, by, bz, w):
+    """The executor's ctx for warp w of block block_id: block coordinates, block and grid
+    dimensions, the warp."""
+    ctx[0] = block_id % gx
+    ctx[1] = (block_id // gx) % gy
+    ctx[2] = block_id // (gx * gy)
+    ctx[3] = bx
+    ctx[4] = by
+    ctx[5] = bz
+    ctx[6] = gx
+    ctx[7] = gy
+    ctx[8] = gz
+    ctx[9] = w
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def operands_ready(pc, t, pc_srcs, pc_dst, ready, producer):
+    """The scoreboard: the first cycle >= t at which pc's source registers (and its
+    destination's earlier write) are ready: (cycle, cause, the pc waited for)."""
+    cause = CA_NONE
+    cause_pc = np.int64(-1)
+    for j in range(pc_srcs.shape[1]):
+        r = pc_srcs[pc, j]
+        if r >= 0 and ready[r] > t:
+            t = ready[r]
+            cause = CA_OPERAND
+            cause_pc = producer[r]
+    d = pc_dst[pc]
+    if d >= 0 and ready[d] > t:
+        t = ready[d]
+        cause = CA_OPERAND
+        cause_pc = producer[d]
+    return t, cause, cause_pc
+
+
 # ---------------------------------------------------------------- records
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _record(rec, totals, st, record, block, w, core, pc, issue, complete, stall, cause,

@@ -194,18 +194,8 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                     else:
                         _end(g, now, st, ht, hk, hv, wv)
                     continue
-                gx = cfg[K_GX]
-                gy = cfg[K_GY]
-                ctx[0] = block_id % gx
-                ctx[1] = (block_id // gx) % gy
-                ctx[2] = block_id // (gx * gy)
-                ctx[3] = cfg[K_BX]
-                ctx[4] = cfg[K_BY]
-                ctx[5] = cfg[K_BZ]
-                ctx[6] = gx
-                ctx[7] = gy
-                ctx[8] = cfg[K_GZ]
-                ctx[9] = w
+                set_block_ctx(ctx, block_id, cfg[K_GX], cfg[K_GY], cfg[K_GZ], cfg[K_BX], cfg[K_BY],
+                              cfg[K_BZ], w)
                 while True:
                     pc = state[0]
                     fam = pc_fam[pc]
@@ -214,19 +204,7 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                         t = wv[g, W_NEXT]
                         if t < now:
                             t = now
-                        cause = CA_NONE
-                        cause_pc = -1
-                        for j in range(pc_srcs.shape[1]):
-                            r = pc_srcs[pc, j]
-                            if r >= 0 and wready[r] > t:
-                                t = wready[r]
-                                cause = CA_OPERAND
-                                cause_pc = wprod[r]
-                        d = pc_dst[pc]
-                        if d >= 0 and wready[d] > t:
-                            t = wready[d]
-                            cause = CA_OPERAND
-                            cause_pc = wprod[d]
+                        t, cause, cause_pc = operands_ready(pc, t, pc_srcs, pc_dst, wready, wprod)
                         if (fam == F_SYNC or fam == F_ATOMIC) and wv[g, W_STORE_DONE] > t:
                             t = wv[g, W_STORE_DONE]
                             cause = CA_BARRIER

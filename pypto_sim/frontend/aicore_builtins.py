@@ -482,24 +482,17 @@ class AICoreBuiltins(AICoreScalarRules):
         if (dst.tile.rows, dst.tile.cols) != (src.tile.rows, src.tile.cols):
             self.error(node, f"pto.tcvt: '{dst.name}' is {dst.tile.rows} x {dst.tile.cols} but "
                              f"'{src.name}' is {src.tile.rows} x {src.tile.cols}")
-        allowed = dtypes.CVT_PAIRS.get(src.dtype.name, ())
-        if dst.dtype.name not in allowed:
-            self.error(node, f"pto.tcvt: {src.dtype} -> {dst.dtype} is not a conversion of A2/A3; "
-                             f"{src.dtype} converts to {', '.join(allowed) or 'nothing here'} (TCVT.md)")
-        mode = args["mode"]
-        if not (isinstance(mode, Text) and mode.value in dtypes.CVT_MODES):
-            self.error(node, f"pto.tcvt: mode must be one of {', '.join(map(repr, dtypes.CVT_MODES))} "
-                             "(PTO-ISA RoundMode CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD)")
+        mode = self.cvt_mode(node, src.dtype, dst.dtype, args["mode"])
         n = args.get("n", NONE)
         if n is NONE:
             rows = dst.tile.valid_rows
             n = (Const(int(rows.value) * dst.tile.cols, dtypes.int32) if isinstance(rows, Const)
                  else self.alu("MUL", [rows, Const(dst.tile.cols, dtypes.int32)], node, dtype=dtypes.int32))
         ops = (self._base(dst, node, "tcvt"), self._base(src, node, "tcvt"),
-               self._int_operand(Const(dtypes.CVT_MODES.index(mode.value), dtypes.int32), node, "mode"),
+               self._int_operand(Const(mode, dtypes.int32), node, "mode"),
                self._int_operand(n, node, "pto.tcvt: n"))
         self.emit("TCVT", None, ops, dst.dtype, node, aux=self.tile_aux())
-        self.instrs[-1].comment = f"{dst.name} <- {src.name}" + (f" ({mode.value})" if mode.value != "rint" else "")
+        self.instrs[-1].comment = f"{dst.name} <- {src.name}" + (f" ({args['mode'].value})" if mode else "")
 
     # ---------------------------------------------------------------- synchronisation
     def _pipe_arg(self, value, node, what, allow_all=False):

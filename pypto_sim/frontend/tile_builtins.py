@@ -50,7 +50,6 @@ class TileBuiltins:
     def tile_shape(self, args, tile: Ptr, node, call):
         """rows, cols, stride operands from nbytes= (contiguous) or rows=/cols=[/stride=]."""
         nbytes, rows, cols, stride = (args.get(k, NONE) for k in ("nbytes", "rows", "cols", "stride"))
-        item = tile.dtype.itemsize
         if nbytes is not NONE:
             if rows is not NONE or cols is not NONE or stride is not NONE:
                 self.error(node, f"{call}: give nbytes (contiguous) or rows/cols/stride, not both")
@@ -170,25 +169,29 @@ class TileBuiltins:
         """pto.tcvt(dst, src, mode='rint', n=None) on alloc_local tiles: n elements (default:
         all of dst's) of src converted to dst's dtype by the rounding mode (TCVT.md)."""
         (dst_op, dst), (src_op, src) = (self.tile_base(args[k], node, f"pto.tcvt: {k}") for k in ("dst", "src"))
-        allowed = dtypes.CVT_PAIRS.get(src.dtype.name, ())
-        if dst.dtype.name not in allowed:
-            self.error(node, f"pto.tcvt: {src.dtype} -> {dst.dtype} is not a conversion of A2/A3; "
-                             f"{src.dtype} converts to {', '.join(allowed) or 'nothing here'} (TCVT.md)")
-        mode = args["mode"]
-        if not (isinstance(mode, Text) and mode.value in dtypes.CVT_MODES):
-            self.error(node, f"pto.tcvt: mode must be one of {', '.join(map(repr, dtypes.CVT_MODES))} "
-                             "(PTO-ISA RoundMode CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD)")
+        mode = self.cvt_mode(node, src.dtype, dst.dtype, args["mode"])
         n = args.get("n", NONE)
         if n is NONE:
             n = Const(dst.count, dtypes.int32)
         if isinstance(n, Const) and not 0 < int(n.value) <= min(dst.count, src.count):
             self.error(node, f"pto.tcvt: n = {int(n.value)} elements, but '{dst.name}' holds {dst.count} "
                              f"and '{src.name}' {src.count}", "convert at most the smaller tile's elements")
-        ops = (dst_op, src_op,
-               self.uniform_int(Const(dtypes.CVT_MODES.index(mode.value), dtypes.int32), node, "pto.tcvt: mode"),
+        ops = (dst_op, src_op, self.uniform_int(Const(mode, dtypes.int32), node, "pto.tcvt: mode"),
                self.uniform_int(n, node, "pto.tcvt: n"))
         self.emit("TCVT", None, ops, dst.dtype, node, aux=self.tile_aux())
-        self.instrs[-1].comment = f"{dst.name} <- {src.name}" + (f" ({mode.value})" if mode.value != "rint" else "")
+        self.instrs[-1].comment = f"{dst.name} <- {src.name}" + (f" ({args['mode'].value})" if mode else "")
+
+    def cvt_mode(self, node, src_dtype, dst_dtype, mode) -> int:
+        """TCVT's rounding mode number, after checking that A2/A3 converts src_dtype to
+        dst_dtype (TCVT.md) and that mode names one of its RoundModes."""
+        allowed = dtypes.CVT_PAIRS.get(src_dtype.name, ())
+        if dst_dtype.name not in allowed:
+            self.error(node, f"pto.tcvt: {src_dtype} -> {dst_dtype} is not a conversion of A2/A3; "
+                             f"{src_dtype} converts to {', '.join(allowed) or 'nothing here'} (TCVT.md)")
+        if not (isinstance(mode, Text) and mode.value in dtypes.CVT_MODES):
+            self.error(node, f"pto.tcvt: mode must be one of {', '.join(map(repr, dtypes.CVT_MODES))} "
+                             "(PTO-ISA RoundMode CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD)")
+        return dtypes.CVT_MODES.index(mode.value)
 
     # ---------------------------------------------------------------- synchronisation
     def builtin_wait_all(self, node, args):

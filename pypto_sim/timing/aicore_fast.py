@@ -17,7 +17,7 @@ from ..exec.aicore_tiles import TileOp, layout_of
 from ..exec.tile_effects import window
 from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, MAX_SRCS
 from ..isa import FAMILIES, PIPES
-from .fast import EVENTS_PER_CALL, link_arrays
+from .fast import EVENTS_PER_CALL, grown, link_arrays, rebuilt_table
 from .l2 import L2Cache
 from .records import FIELDS, PcTotals
 
@@ -447,31 +447,17 @@ class AICoreFastEngine:
         ex = self.ex
         if what == ex.GROW_HEAP:
             n = len(self.ht) * 2
-            self.ht, self.hk, self.hv = (_grown(a, n) for a in (self.ht, self.hk, self.hv))
+            self.ht, self.hk, self.hv = (grown(a, n) for a in (self.ht, self.hk, self.hv))
         elif what == ex.GROW_RECORDS:
             self.chunks.append(self.rec[:self.st[ex.S_REC_N]].copy())
             self.rec = np.zeros((min(2 * len(self.rec), 1 << 20), len(FIELDS)), np.int64)
             self.st[ex.S_REC_N] = 0
         elif what == ex.GROW_LOG:
             n = 2 * len(self.lg_i)
-            self.lg_i, self.lg_v = _grown(self.lg_i, n), _grown(self.lg_v, n)
+            self.lg_i, self.lg_v = grown(self.lg_i, n), grown(self.lg_v, n)
         else:                                               # GROW_TABLE
-            size = len(self.keys)
-            room = int(self.acfg[ex.AK_BOOK_ROOM])
-            while True:
-                keys = np.full(size, -1, np.int64)
-                vals = np.zeros(size, np.int64)
-                used = ex.table_rebuild(self.keys, self.vals, keys, vals, int(self.st[ex.S_NOW]),
-                                        int(self.acfg[ex.AK_PORTS]))
-                if 4 * (used + room) <= size:
-                    break
-                size *= 2
-            self.keys, self.vals = keys, vals
-            self.keys2, self.vals2 = np.full(size, -1, np.int64), np.zeros(size, np.int64)
+            self.keys, self.vals, used = rebuilt_table(ex, self.keys, self.vals, int(self.st[ex.S_NOW]),
+                                                       int(self.acfg[ex.AK_PORTS]),
+                                                       int(self.acfg[ex.AK_BOOK_ROOM]))
+            self.keys2, self.vals2 = np.full(len(self.keys), -1, np.int64), np.zeros(len(self.keys), np.int64)
             self.st[ex.S_TABLE_USED] = used
-
-
-def _grown(a, n):
-    out = np.zeros((n,) + a.shape[1:], a.dtype)
-    out[:len(a)] = a
-    return out

@@ -265,9 +265,9 @@ class FastEngine:
         ex = self.ex
         if what == ex.GROW_HEAP:
             n = len(self.ht) * 2
-            self.ht = _grown(self.ht, n)
-            self.hk = _grown(self.hk, n)
-            self.hv = _grown(self.hv, n)
+            self.ht = grown(self.ht, n)
+            self.hk = grown(self.hk, n)
+            self.hv = grown(self.hv, n)
         elif what == ex.GROW_RECORDS:
             self.chunks.append(self.rec[:self.st[ex.S_REC_N]])
             size = min(2 * len(self.rec), 1 << 20)
@@ -276,10 +276,10 @@ class FastEngine:
         elif what == ex.GROW_COMMITS:
             old = len(self.cm_n)
             n = 2 * old
-            self.cm_idx = _grown(self.cm_idx, n)
-            self.cm_val = _grown(self.cm_val, n)
-            self.cm_n = _grown(self.cm_n, n)
-            self.cm_tgt = _grown(self.cm_tgt, n)
+            self.cm_idx = grown(self.cm_idx, n)
+            self.cm_val = grown(self.cm_val, n)
+            self.cm_n = grown(self.cm_n, n)
+            self.cm_tgt = grown(self.cm_tgt, n)
             free = int(self.st[ex.S_COMMIT_FREE])
             cm_free = np.zeros(n, np.int64)
             cm_free[:free] = self.cm_free[:free]
@@ -287,24 +287,30 @@ class FastEngine:
             self.cm_free = cm_free
             self.st[ex.S_COMMIT_FREE] = free + old
         else:                                               # GROW_TABLE
-            size = len(self.keys)
-            room = int(self.cfg[ex.K_BOOK_ROOM])
-            while True:
-                keys = np.full(size, -1, np.int64)
-                vals = np.zeros(size, np.int64)
-                used = ex.table_rebuild(self.keys, self.vals, keys, vals, int(self.st[ex.S_NOW]),
-                                        int(self.cfg[ex.K_CORES]))
-                if 4 * (used + room) <= size:
-                    break
-                size *= 2
-            self.keys, self.vals = keys, vals
+            self.keys, self.vals, used = rebuilt_table(ex, self.keys, self.vals, int(self.st[ex.S_NOW]),
+                                                       int(self.cfg[ex.K_CORES]),
+                                                       int(self.cfg[ex.K_BOOK_ROOM]))
             self.st[ex.S_TABLE_USED] = used
 
 
-def _grown(a, n):
+def grown(a, n):
+    """a, grown to n rows (zeros after its own)."""
     out = np.zeros((n,) + a.shape[1:], a.dtype)
     out[:len(a)] = a
     return out
+
+
+def rebuilt_table(ex, keys, vals, now, ports, room):
+    """The booking table without its past entries, doubled until what is left and the room
+    one event may add fill at most a quarter of it: (keys, vals, entries used)."""
+    size = len(keys)
+    while True:
+        new_keys = np.full(size, -1, np.int64)
+        new_vals = np.zeros(size, np.int64)
+        used = ex.table_rebuild(keys, vals, new_keys, new_vals, now, ports)
+        if 4 * (used + room) <= size:
+            return new_keys, new_vals, used
+        size *= 2
 
 
 def _check_cause_codes(ex):
