@@ -160,7 +160,10 @@ def test_ctrl_c_stops_a_long_functional_launch(tmp_path):
         n = 1 << 16
         d = pto.alloc_tensor(4 * n)
         pto.memcpy_h2d(d, np.zeros(n, np.float32))
-        pto.launch(spin, grid=(1, 1, 1), block=(32, 1, 1), args=(d, 32, 2), mode="functional")
+        # the long launch's own configuration with one repetition: everything it runs is
+        # compiled (or loaded from numba's cache) before the clock starts
+        pto.launch(spin, grid=(n // 256, 1, 1), block=(256, 1, 1), args=(d, n, 1),
+                   mode="functional", max_work=10**12)
         pto.sync()                                  # compiled and warm
         print("started", flush=True)
         try:
@@ -177,8 +180,8 @@ def test_ctrl_c_stops_a_long_functional_launch(tmp_path):
         assert proc.stdout.readline().strip() == "started"
         time.sleep(1.0)
         proc.send_signal(signal.SIGINT)
-        # the whole launch runs about 400 s; a fresh clone's first run may still compile after
-        # "started", so allow 120 s: a launch that ignored Ctrl-C would still fail here
+        # the whole launch runs about 400 s; allow 120 s: a launch that ignored Ctrl-C would
+        # still fail here
         out, err = proc.communicate(timeout=120)
     finally:
         proc.kill()
