@@ -5,6 +5,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+from pypto_sim.exec.lane import cache_dir
+
 ROOT = Path(__file__).resolve().parent.parent
 
 PROBE = """
@@ -39,9 +41,11 @@ def test_wheel_ships_the_data_and_works_outside_the_checkout(tmp_path):
     script_dir = tmp_path / "elsewhere"
     script_dir.mkdir()
     (script_dir / "probe.py").write_text(PROBE)
+    # the suite's numba cache: the installed copy generates the same executor module, so it
+    # loads what earlier tests compiled instead of compiling it again (about 40 s)
     result = subprocess.run([sys.executable, str(script_dir / "probe.py")], cwd=script_dir,
                             env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin",
-                                 "HOME": str(tmp_path)},
+                                 "HOME": str(tmp_path), "PYPTO_SIM_CACHE_DIR": str(cache_dir())},
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("ok") and str(target) in result.stdout
