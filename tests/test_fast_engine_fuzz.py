@@ -24,7 +24,8 @@ import pypto_sim as pto
 from pypto_sim.errors import PtoError
 from pypto_sim.profiler.profile import simulation_for
 from pypto_sim.runtime.device import current_device
-from pypto_sim.timing.model import LaunchSimulation, check_block_fits
+from pypto_sim.timing.block_fit import check_block_fits
+from pypto_sim.timing.model import LaunchSimulation
 from pypto_sim.timing.records import FIELDS
 
 from test_compiler import RandomKernel

@@ -20,7 +20,7 @@ from ..errors import CheckSkippedWarning, LaunchError, UseAfterFreeError
 from ..settings import DEFAULT_MAX_CYCLES, DEFAULT_MAX_WORK, Settings
 from ..timing.machine import machine as active_machine
 from ..timing.checks import parse_checks
-from ..timing.model import check_block_fits
+from ..timing.block_fit import check_block_fits
 from .skip_values import check_values_off
 from .memory import HBM, DeviceTensor, root_of
 

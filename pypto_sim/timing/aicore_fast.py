@@ -17,7 +17,7 @@ from ..exec.aicore_tiles import TileOp, layout_of
 from ..exec.tile_effects import window
 from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, MAX_SRCS
 from ..isa import FAMILIES, PIPES
-from .fast import EVENTS_PER_CALL, grown, link_arrays, rebuilt_table
+from .fast import EVENTS_PER_CALL, grown, link_arrays, rebuilt_table, start_slots
 from .l2 import L2Cache
 from .records import FIELDS, PcTotals
 
@@ -51,6 +51,26 @@ def why_not_aicore_fast(sim) -> str | None:
         else:
             return f"{spec.name} ({spec.family}) runs in the SimPy model"
     return None
+
+
+def run_aicore_fast(sim) -> bool:
+    """Run AI-core launch sim on the compiled event loop: True when it ran to the end; raises
+    the launch's cycle limit or deadlock; False when it met a fault that the SimPy model must
+    report (nothing was written: the caller then runs SimPy)."""
+    sim.engine_used = "fast"
+    sim.progress = sim.launch_progress()
+    engine = AICoreFastEngine(sim)
+    with sim.progress:
+        outcome = engine.run()
+    if outcome == "done":
+        return True
+    if outcome == "limit":
+        raise sim.limit_error(int(engine.st[sim.ex.S_UNFINISHED]), engine.positions())
+    if outcome == "deadlock":
+        raise sim.deadlock_error(engine.stuck())
+    sim.record_array = sim.pc_totals = None
+    sim.end_time = 0
+    return False
 
 
 class AICoreTables:
@@ -309,13 +329,7 @@ class AICoreFastEngine:
         self.hz_out = np.zeros(3, np.int64)
         self.out = np.zeros(5, np.int64)
         self.waiters = np.zeros(3, np.int64)
-        # start(): one process per core slot, numbered as SimPy numbers them, then run's limit
-        self.ht[:slots] = 0
-        self.hk[:slots] = ex.URGENT * int(ex.PRIO_SHIFT) + np.arange(slots)
-        self.hv[:slots, 0] = ex.EV_SLOT
-        self.hv[:slots, 1] = np.arange(slots)
-        self.st[ex.S_SEQ] = self.st[ex.S_HEAP_N] = slots
-        self.st[ex.S_LIMIT_KEY] = ex.URGENT * int(ex.PRIO_SHIFT) + slots
+        start_slots(ex, self.st, self.ht, self.hk, self.hv, slots)
 
     def _call(self, budget):
         ex, p = self.ex, self.pcs

@@ -156,14 +156,7 @@ class FastEngine:
         else:
             self.hbm_shadow = np.zeros((1, 10), np.int64)
             self.l1_shadow = np.zeros((1, 1, 10), np.int64)
-        # start(): one process per core slot, numbered as SimPy numbers them (at cycle 0, all
-        # URGENT, in order: a sorted array, so already a heap), then run's limit marker
-        self.ht[:slots] = 0
-        self.hk[:slots] = ex.URGENT * int(ex.PRIO_SHIFT) + np.arange(slots)
-        self.hv[:slots, 0] = ex.EV_SLOT
-        self.hv[:slots, 1] = np.arange(slots)
-        self.st[ex.S_SEQ] = self.st[ex.S_HEAP_N] = slots
-        self.st[ex.S_LIMIT_KEY] = ex.URGENT * int(ex.PRIO_SHIFT) + slots
+        start_slots(ex, self.st, self.ht, self.hk, self.hv, slots)
 
     # ---------------------------------------------------------------- running
     def run(self) -> int:
@@ -291,6 +284,17 @@ class FastEngine:
                                                        int(self.cfg[ex.K_CORES]),
                                                        int(self.cfg[ex.K_BOOK_ROOM]))
             self.st[ex.S_TABLE_USED] = used
+
+
+def start_slots(ex, st, ht, hk, hv, slots):
+    """SimPy's start(): one process per core slot, numbered as SimPy numbers them (at cycle 0,
+    all URGENT, in order: a sorted array, so already a heap), then run()'s limit marker."""
+    ht[:slots] = 0
+    hk[:slots] = ex.URGENT * int(ex.PRIO_SHIFT) + np.arange(slots)
+    hv[:slots, 0] = ex.EV_SLOT
+    hv[:slots, 1] = np.arange(slots)
+    st[ex.S_SEQ] = st[ex.S_HEAP_N] = slots
+    st[ex.S_LIMIT_KEY] = ex.URGENT * int(ex.PRIO_SHIFT) + slots
 
 
 def grown(a, n):

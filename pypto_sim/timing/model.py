@@ -17,16 +17,16 @@ from types import SimpleNamespace
 import numpy as np
 import simpy
 
-from ..errors import (DeadlockError, L1CapacityError, LaunchError, OutOfBoundsError, PtoError,
-                      SimulationLimitError)
+from ..errors import DeadlockError, LaunchError, OutOfBoundsError, PtoError, SimulationLimitError
 from ..exec.aicore_tiles import buffer_at, buffer_spans
 from ..exec.functional import BLOCK_BARRIERS, memory_space
 from ..exec.tile_effects import effect as tile_effect
 from ..exec.lane import executor
 from ..ir.program import C_AUX, C_DST, C_OP, C_SRC, C_UNIFORM, MAX_SRCS
 from ..isa import PIPES, load_isa
+from .block_fit import check_block_fits
 from .checks import KernelChecks
-from .aicore_fast import AICoreFastEngine, why_not_aicore_fast
+from .aicore_fast import run_aicore_fast, why_not_aicore_fast
 from .fast import FastEngine, engine_setting, link_arrays, why_not_fast
 from .progress import Progress
 from .records import CAUSE, FoldedRecords, LaunchRecords, PcTotals, RecordBuffer
@@ -40,29 +40,6 @@ from .warp_control import ControlFlow, WarpState
 
 FULL_MASK = (1 << 32) - 1
 # block barriers; all but the first also combine a per-lane predicate over the block
-
-
-def check_block_fits(prog, block, machine, kernel_name) -> int:
-    """L1 bytes one block needs (lane slots of all its lanes plus alloc_local buffers); raises
-    L1CapacityError or LaunchError when a block cannot fit on a core."""
-    lanes = block[0] * block[1] * block[2]
-    warps = -(-lanes // 32)
-    slot_bytes = prog.n_lane_slots * machine.lane_slot_bytes * warps * 32
-    need = slot_bytes + prog.local_bytes
-    if need > machine.l1_bytes:
-        buffers = ", ".join(f"{b.name} {b.nbytes} B (line {b.line})" for b in prog.buffers) or "none"
-        raise L1CapacityError(
-            f"a block of {lanes} lanes needs {need} bytes of L1 but a core has {machine.l1_bytes} "
-            f"({need - machine.l1_bytes} too many): {prog.n_lane_slots} lane slots x "
-            f"{machine.lane_slot_bytes} B x {warps * 32} lanes = {slot_bytes} B, alloc_local: {buffers}",
-            kernel=kernel_name, file=prog.file, line=(prog.buffers[-1].line if prog.buffers else prog.first_line),
-            requested=need, free=machine.l1_bytes,
-            hint="use fewer lanes per block or smaller alloc_local buffers")
-    if warps > machine.warp_slots_per_core:
-        raise LaunchError(f"a block of {lanes} lanes is {warps} warps but a core holds "
-                          f"{machine.warp_slots_per_core}", kernel=kernel_name,
-                          hint=f"use at most {machine.warp_slots_per_core * 32} lanes per block")
-    return need
 
 
 class LaunchSimulation:
@@ -212,7 +189,7 @@ class LaunchSimulation:
             raise LaunchError(f"PYPTO_TIMING_ENGINE=fast cannot run this launch: {why}",
                               kernel=self.kernel_name, hint="use PYPTO_TIMING_ENGINE=auto")
         if self.engine != "simpy" and not why and self.aicore:
-            if self._run_aicore_fast():
+            if run_aicore_fast(self):
                 return self.end_time
         elif self.engine != "simpy" and not why:
             self.engine_used = "fast"
@@ -226,25 +203,6 @@ class LaunchSimulation:
         with self.progress, self.translated_errors():
             self.env.run(until=self.max_cycles)
         return self.finish()
-
-    def _run_aicore_fast(self) -> bool:
-        """An AI-core launch on the compiled event loop (timing/aicore_fast.py): True when it
-        ran to the end; raises the launch's cycle limit or deadlock; False when it met a fault
-        that the SimPy model must report (nothing was written: run() then runs SimPy)."""
-        self.engine_used = "fast"
-        self.progress = self.launch_progress()
-        engine = AICoreFastEngine(self)
-        with self.progress:
-            outcome = engine.run()
-        if outcome == "done":
-            return True
-        if outcome == "limit":
-            raise self.limit_error(int(engine.st[self.ex.S_UNFINISHED]), engine.positions())
-        if outcome == "deadlock":
-            raise self.deadlock_error(engine.stuck())
-        self.record_array = self.pc_totals = None
-        self.end_time = 0
-        return False
 
     def launch_progress(self, enabled=None) -> Progress:
         """The launch's progress line: blocks finished, shown after two seconds on a terminal
