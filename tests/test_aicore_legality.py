@@ -227,3 +227,25 @@ def test_a_block_shape_for_an_ai_core_kernel_is_a_launch_error(make_kernels):
         pto.launch(mod.k, grid=(1,), block=64, args=(a, c))
     pto.launch(mod.k, grid=(2,), args=(a, c))
     pto.sync()
+
+
+def test_a_typed_tile_is_named_not_computed(make_kernels):
+    """`c = a` then `c = a + 64 * i` in a loop made c's operand an address computed at run
+    time; the executor resolved it to the whole of tile `a` and dropped the offset, silently.
+    A typed tile's operand is the tile itself: a variable assigned more than once cannot hold
+    one. The error names it, the tile, and the line of its first assignment: line 7 of the
+    generated file (make_kernels' import line, KERNEL's blank line, the decorator and the
+    def, then the body's `with`, `a = ...` and `c = a`)."""
+    body = """
+with pto.vector():
+    a = pto.alloc_tile(8, 64, pto.float32)
+    c = a
+    for i in range(2):
+        c = a + i * 64
+        pto.tload(c, A, stride=64)
+"""
+    with pytest.raises(pto.CompileError) as info:
+        compile_body(make_kernels, body)
+    assert "'c' is assigned more than once and holds typed tile 'a'" in str(info.value)
+    assert "pto.tsubview" in info.value.hint
+    assert info.value.line == 7
