@@ -17,7 +17,9 @@ def test_tiles_are_split_over_blocks_as_gemm_ar_splits_them_and_c_is_the_product
     6 // 4 = 1 tile and the first 6 % 4 = 2 blocks one more (GEMM_AR_BLOCK_TILE_COUNT): blocks
     0-3 store 2, 2, 1, 1 tiles. K = 512 is one pass of the loop (two L1 panels of 256, eight
     K steps: one tmatmul and seven tmatmul_acc per tile). C, float16 from the float32
-    accumulator, is numpy's product in the valid 300 x 300 and zero in the padding."""
+    accumulator, is numpy's product in the valid 300 x 300 and zero in the padding; the flags
+    order every pipe hand-over (check="race" finds nothing; without the wait for B's load,
+    it names the TEXTRACT of b_l1_0)."""
     m = k = n = 300
     k = 512
     rng = np.random.default_rng(1)
@@ -30,7 +32,8 @@ def test_tiles_are_split_over_blocks_as_gemm_ar_splits_them_and_c_is_the_product
     C = pto.alloc_tensor(384 * 512 * 2, pto.float16)
     pto.memcpy_h2d(A, a)
     pto.memcpy_h2d(B, b)
-    prof = pto.profile(gemm_ar_compute.gemm_ar_compute, grid=(4,), args=(A, B, C, 384, 512, k))
+    prof = pto.profile(gemm_ar_compute.gemm_ar_compute, grid=(4,), args=(A, B, C, 384, 512, k),
+                       check="race")
     per_block = collections.Counter((e.block, e.inst) for e in prof.timeline)
     assert [per_block[(blk, "TSTORE_ACC")] for blk in range(4)] == [2, 2, 1, 1]
     assert [per_block[(blk, "TMATMUL")] for blk in range(4)] == [2, 2, 1, 1]
