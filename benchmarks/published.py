@@ -324,8 +324,16 @@ def main(argv=None):
     print(f"machine {m.name}; simulated time = cycles / {m.clock_ghz} GHz; values: {ns.values} "
           f"(auto: on up to GEMM {VALUES_UP_TO['GEMM']}, FA {VALUES_UP_TO['FA']}; gemm_ar off; "
           "values=False above, same cycles)")
-    results = gemm_rows([int(x) for x in ns.gemm.split(",") if x], not ns.no_gemm_ar, ns.values)
-    results += fa_rows([int(x) for x in ns.fa.split(",") if x], ns.values)
+    gemm = [int(x) for x in ns.gemm.split(",") if x]
+    fa = [int(x) for x in ns.fa.split(",") if x]
+    for what, sizes, published in (("--gemm", gemm, PUBLISHED_GEMM), ("--fa", fa, PUBLISHED_FA)):
+        unknown = [x for x in sizes if x not in published]
+        if unknown:
+            parser.error(f"{what}: no published result for {unknown} (published: {list(published)})")
+    if not (gemm or fa or not ns.no_gemm_ar):
+        parser.error("no rows to run")
+    results = gemm_rows(gemm, not ns.no_gemm_ar, ns.values)
+    results += fa_rows(fa, ns.values)
     stats = summaries(r for r, _ in results)
     print_statistics(results, stats)
     wall = time.perf_counter() - t0
