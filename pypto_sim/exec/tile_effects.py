@@ -56,6 +56,9 @@ def effect(ctx, pc, vals, slot, blk, l1=None, values=True):
     if fam in ("tile_reduce", "tile_col_reduce"):
         init = float(eval(spec.init, {"np": np}))  # the table's identity, validated at load
         kernel = ex.tile_row_reduce if fam == "tile_reduce" else ex.tile_col_reduce
+        if v.get("dpitch", 1) > 1:                 # element (r, 0) of a RowMajor dst, row by row
+            return lambda: _rows(v["rows"], lambda r: kernel(
+                op, l1, v["dst"] + r * v["dpitch"], v["src"] + r * v["cols"], 1, v["cols"], init, dt))
         return lambda: kernel(op, l1, v["dst"], v["src"], v["rows"], v["cols"], init, dt)
     if fam in ("tile_expand_op", "tile_col_expand_op"):
         kernel = ex.tile_row_expand_op if fam == "tile_expand_op" else ex.tile_col_expand_op
@@ -79,10 +82,21 @@ def effect(ctx, pc, vals, slot, blk, l1=None, values=True):
     if fam == "tile_fillpad":
         return lambda: ex.tile_fillpad(l1, v["dst"], v["src"], real["pad"], v["rows"], v["cols"],
                                        v["spitch"], v["drows"], v["dcols"])
+    if fam == "tile_expand" and v.get("spitch", 1) > 1:     # element (r, 0) of a RowMajor src
+        return lambda: _rows(v["rows"], lambda r: ex.tile_row_expand(
+            l1, v["dst"] + r * v["cols"], v["src"] + r * v["spitch"], 1, v["cols"]))
     if fam in ("tile_expand", "tile_col_expand"):
         kernel = ex.tile_row_expand if fam == "tile_expand" else ex.tile_col_expand
         return lambda: kernel(l1, v["dst"], v["src"], v["rows"], v["cols"])
     raise AssertionError(f"no tile effect for {spec.name}")
+
+
+def _rows(rows, one_row):
+    """one_row(r) for each row r in order: a row reduction or expansion whose one-value-a-row
+    tile is a RowMajor tile's first column. Row r reads only its own row, so row by row
+    equals all rows at once even when dst and src share words."""
+    for r in range(rows):
+        one_row(r)
 
 
 def window(arr, base, rows, cols, pitch):

@@ -24,6 +24,7 @@ from .. import dtypes
 from ..isa import PIPES, PTO_PIPE_NAMES, SPACES, VECTOR_FAMILIES
 from ..isa.tile_roles import data_operand, roles_of
 from .aicore_scalar import SIMT_IDS, AICoreScalarRules
+from .operand_forms import OperandForms
 from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo, Val
 
 CUBE_SPACES = ("Mat", "Left", "Right", "Acc", "Bias")
@@ -45,7 +46,7 @@ PIPE_ALL = -1
 EVENT_ID_BOUND = 16      # PTO-ISA ordering-and-synchronization.md: "event_id 0-15 (profile-specific)"
 
 
-class AICoreBuiltins(AICoreScalarRules):
+class AICoreBuiltins(OperandForms, AICoreScalarRules):
     """AI-core half of the kernel compiler."""
 
     section = None        # None, "cube", "vector" (both AIVs) or "vector0" (AIV0 only)
@@ -398,6 +399,7 @@ class AICoreBuiltins(AICoreScalarRules):
 
     # ---------------------------------------------------------------- vector ops on typed tiles
     def lower_tile_op(self, spec, node, args):
+        args = self.operand_defaults(spec, args)
         tiles = [args[o.name] for o in spec.value_operands if o.kind == "tile"]
         if not any(isinstance(t, Ptr) and t.tile is not None for t in tiles):
             if self.is_aicore:
@@ -406,7 +408,6 @@ class AICoreBuiltins(AICoreScalarRules):
         names = [o.name for o in spec.value_operands if o.kind == "tile"]
         for name, t in zip(names, tiles):
             self.typed_tile(t, node, spec, name, f"pto.{spec.builtin}: {name}")
-        args = dict(args)
         if spec.name == "TCVT":
             return self._convert(spec, node, tiles, args)
         if spec.family in ("tile_row_arg", "tile_col_arg"):
@@ -446,20 +447,7 @@ class AICoreBuiltins(AICoreScalarRules):
                 self.error(node, f"pto.{spec.builtin}: '{v.name}' must be one row of {dst.tile.cols} values "
                                  f"(1 x {dst.tile.cols}), not {v.tile.rows} x {v.tile.cols}")
         else:                        # row reductions, expansions and expand ops: one value a row
-            if spec.family == "tile_expand_op":
-                big, a, small = tile["dst"], tile["a"], tile["v"]
-                if (a.tile.rows, a.tile.cols) != (big.tile.rows, big.tile.cols):
-                    self.error(node, f"pto.{spec.builtin}: '{a.name}' is {a.tile.rows} x "
-                                     f"{a.tile.cols} but '{big.name}' is {big.tile.rows} x {big.tile.cols}")
-            else:
-                big, small = (tile["src"], tile["dst"]) if spec.family == "tile_reduce" else (tile["dst"], tile["src"])
-            if small.tile.cols != 1:
-                self.error(node, f"pto.{spec.builtin}: '{small.name}' must be a column of one value per "
-                                 f"row (rows x 1, layout=pto.ColMajor), not {small.tile.rows} x {small.tile.cols}")
-            if small.tile.rows < big.tile.rows:
-                self.error(node, f"pto.{spec.builtin}: '{small.name}' has {small.tile.rows} rows, "
-                                 f"'{big.name}' {big.tile.rows}")
-            self._whole_rows(spec, node, big, "row reductions and expansions")
+            self.check_row_operands(spec, node, tile, args)
         # a shape not given is the valid region of the tile that prices the operation
         data = tile[data_operand(spec)]
         rows_name, cols_name = roles_of(spec).shape
