@@ -43,6 +43,10 @@ MATMUL_TYPES = {("int32", "int8"), ("float32", "float16"), ("float32", "float32"
                 ("float32", "bfloat16")}
 PTO_TO_PIPE = {v: PIPES.index(k) for k, v in PTO_PIPE_NAMES.items()}
 PIPE_ALL = -1
+# A2/A3's TLOAD destinations: CheckNormalTileData's static_assert, reached from TLOAD_IMPL
+# (include/pto/npu/a2a3/TLoad.hpp) through TLOAD_TILE_IMPL
+TLOAD_DST_ASSERT = "Fix: Dst TileType must be Vec or Mat!"
+TLOAD_DST_SOURCE = "pto-isa include/pto/common/arch/memory/tload_common.hpp line 312 at 3186c381"
 EVENT_ID_BOUND = 16      # PTO-ISA ordering-and-synchronization.md: "event_id 0-15 (profile-specific)"
 
 
@@ -239,6 +243,10 @@ class AICoreBuiltins(OperandForms, AICoreScalarRules):
                     "into a Vec tile on a vector core")
         if spec.family == "tile_mma":
             return "textract / tmov the operands from Mat into Left and Right tiles first"
+        if spec.name == "TLOAD" and loc == "Bias":
+            return (f"A2/A3's TLOAD has no Bias destination: static_assert \"{TLOAD_DST_ASSERT}\" "
+                    f"({TLOAD_DST_SOURCE}); tload the bias row into a Mat tile (16 x n, valid=(1, n)) "
+                    "and textract it into the Bias tile on MTE1")
         return None
 
     def _base(self, v, node, what):
