@@ -139,7 +139,8 @@ class TileOp:
                 if n > v.rows * v.cols:
                     raise fault(f"{n} elements exceed tile '{v.buf.name}' ({v.rows} x {v.cols})",
                                 "keep the valid rows within the tile")
-            self.shape = (-(-n // dst.cols), dst.cols)
+            cols = iv[named["cols"]] if "cols" in named else 0    # rows of cols at pitches, or a run
+            self.shape = (n // cols, cols) if cols > 0 else (-(-n // dst.cols), dst.cols)
             self.nbytes = n * dst.buf.dtype.itemsize           # dst's (TCVT converts)
         else:
             rows, cols = iv[named[roles.shape[0]]], iv[named[roles.shape[1]]]

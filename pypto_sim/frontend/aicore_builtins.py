@@ -417,21 +417,12 @@ class AICoreBuiltins(OperandForms, AICoreScalarRules):
         for name, t in zip(names, tiles):
             self.typed_tile(t, node, spec, name, f"pto.{spec.builtin}: {name}")
         if spec.name == "TCVT":
-            return self._convert(spec, node, tiles, args)
+            return self._convert(spec, node, {"dst": tiles[0], "src": tiles[1]}, args)
         if spec.family in ("tile_row_arg", "tile_col_arg"):
             return self.lower_arg_reduce(spec, node, tiles)
         tile = {name: args[name] for name in names}        # the tiles by their ISA names
         if spec.family == "tile_alu":
-            dst = tile["dst"]
-            for name in names[1:]:
-                t = tile[name]
-                if (t.tile.rows, t.tile.cols) != (dst.tile.rows, dst.tile.cols):
-                    self.error(node, f"pto.{spec.builtin}: '{t.name}' is {t.tile.rows} x {t.tile.cols} but "
-                                     f"'{dst.name}' is {dst.tile.rows} x {dst.tile.cols}")
-            if args.get("n", NONE) is NONE:
-                rows = dst.tile.valid_rows
-                args["n"] = (Const(int(rows.value) * dst.tile.cols, dtypes.int32) if isinstance(rows, Const)
-                             else self.alu("MUL", [rows, Const(dst.tile.cols, dtypes.int32)], node, dtype=dtypes.int32))
+            self.elementwise_operands(spec, node, tile, args)
             return super().lower_tile_op(spec, node, args)
         if spec.family == "tile_col_reduce":
             dst, src = tile["dst"], tile["src"]
@@ -473,20 +464,14 @@ class AICoreBuiltins(OperandForms, AICoreScalarRules):
                              f"({t.tile.cols}) is not built for {what}",
                        "allocate the tile with the valid number of columns")
 
-    def _convert(self, spec, node, tiles, args):
-        dst, src = tiles
-        if (dst.tile.rows, dst.tile.cols) != (src.tile.rows, src.tile.cols):
-            self.error(node, f"pto.tcvt: '{dst.name}' is {dst.tile.rows} x {dst.tile.cols} but "
-                             f"'{src.name}' is {src.tile.rows} x {src.tile.cols}")
+    def _convert(self, spec, node, tile, args):
+        dst, src = tile["dst"], tile["src"]
         mode = self.cvt_mode(node, src.dtype, dst.dtype, args["mode"])
-        n = args.get("n", NONE)
-        if n is NONE:
-            rows = dst.tile.valid_rows
-            n = (Const(int(rows.value) * dst.tile.cols, dtypes.int32) if isinstance(rows, Const)
-                 else self.alu("MUL", [rows, Const(dst.tile.cols, dtypes.int32)], node, dtype=dtypes.int32))
+        self.elementwise_operands(spec, node, tile, args)
         ops = (self._base(dst, node, "tcvt"), self._base(src, node, "tcvt"),
                self._int_operand(Const(mode, dtypes.int32), node, "mode"),
-               self._int_operand(n, node, "pto.tcvt: n"))
+               self._int_operand(args["n"], node, "pto.tcvt: n"),
+               *(self._int_operand(args[k], node, k) for k in ("cols", "dpitch", "apitch", "bpitch")))
         self.emit("TCVT", None, ops, dst.dtype, node, aux=self.tile_aux())
         self.instrs[-1].comment = f"{dst.name} <- {src.name}" + (f" ({args['mode'].value})" if mode else "")
 

@@ -1,5 +1,5 @@
-"""pto-isa's operand forms of the row reductions and row expansion on typed tiles (a mixin of
-the kernel compiler, used by frontend/aicore_builtins.py).
+"""pto-isa's operand forms of the row reductions, row expansion and elementwise ops on typed
+tiles (a mixin of the kernel compiler, used by frontend/aicore_builtins.py).
 
 - TROWSUM / TROWMAX / TROWMIN / TROWPROD write element (r, 0) of dst: an R x 1 column
   (ColMajor, "DN") or a RowMajor ("ND") tile of any width, as A2/A3's TRowReduceCheck
@@ -13,6 +13,8 @@ the kernel compiler, used by frontend/aicore_builtins.py).
   racecheck through isa/tile_roles.py's ``scratch``) and whose values are not modelled. Left
   out, it is dst. In the article's tile API the third and fourth arguments stay rows and
   cols; a typed tile as the third argument is pto-isa's tmp.
+- Elementwise ops (TADDS, TDIV, TRECIP, ...) take tiles of any shapes whose valid regions
+  match, as A2/A3 asserts, and cover that region at each tile's row pitch.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ def _typed(v) -> bool:
 
 
 class OperandForms:
-    """Row-reduction and row-expansion operands as pto-isa writes them."""
+    """Operands of row reductions, row expansion and elementwise ops as pto-isa writes them."""
 
     @staticmethod
     def operand_defaults(spec, args) -> dict:
@@ -38,9 +40,12 @@ class OperandForms:
                 args["tmp"], args["rows"] = args["rows"], NONE       # trowsum(dst, src, tmp)
             if args.get("tmp", NONE) is NONE:
                 args["tmp"] = args["dst"]
-        for pitch in ("dpitch", "spitch"):
+        for pitch in ("dpitch", "spitch"):                  # one value a row: a column
             if pitch in names and args.get(pitch, NONE) is NONE:
                 args[pitch] = Const(1, dtypes.int32)
+        if spec.family == "tile_alu":                       # elementwise: one run of words
+            for name in ("cols", "dpitch", "apitch", "bpitch"):
+                args[name] = Const(0, dtypes.int32)
         return args
 
     def check_row_operands(self, spec, node, tile, args):
@@ -69,24 +74,58 @@ class OperandForms:
                                  "tile (\"Fix: TROWEXPAND dst layout must be ND!\", "
                                  "include/pto/npu/a2a3/TRowExpand.hpp)")
             args["dpitch" if reduce else "spitch"] = Const(small.tile.pitch or small.tile.cols, dtypes.int32)
-            self._same_valid_rows(call, node, big, small)
             if "tmp" in tile:
                 self._scratch(call, node, tile["tmp"], tile["src"])
         if small.tile.rows < big.tile.rows:
             self.error(node, f"{call}: '{small.name}' has {small.tile.rows} rows, '{big.name}' {big.tile.rows}")
         self._whole_rows(spec, node, big, "row reductions and expansions")
 
-    def _same_valid_rows(self, call, node, big, small):
-        """PTO_ASSERT(validRow == dstValidRow) of TRowReduceCheck and TROWEXPAND_IMPL, where
-        both valid row counts are known at compile time."""
-        rb, rs = big.tile.valid_rows, small.tile.valid_rows
-        if isinstance(rb, Const) and isinstance(rs, Const) and int(rb.value) != int(rs.value):
-            self.error(node, f"{call}: '{big.name}' has {int(rb.value)} valid rows but '{small.name}' "
-                             f"{int(rs.value)}; A2/A3 asserts they are equal (TRowReduceCheck, "
-                             "TROWEXPAND_IMPL)", "give both tiles the same valid rows")
-
     def _scratch(self, call, node, tmp, src):
         """pto-isa's tmp: a Vec tile of the instruction's dtype (typed_tile checked its space)."""
         if tmp.dtype != src.dtype:
             self.error(node, f"{call}: tmp '{tmp.name}' holds {tmp.dtype}, '{src.name}' {src.dtype}; "
                              "A2/A3 uses tmp as scratch of the source's dtype (TRowSum.hpp)")
+
+    def elementwise_operands(self, spec, node, tile, args):
+        """n, cols and the row pitches (isa/30_tiles.toml) of an elementwise op on typed tiles
+        by A2/A3's rule: the valid regions of dst and its sources match (PTO_ASSERT of
+        TADDS_IMPL, TAddS.hpp; TDivCheck, TDiv.hpp; ...), the tiles' shapes need not, and the op
+        covers the valid region, each tile at its own row pitch. Whole valid rows of one width
+        are one run of words (cols 0); an explicit n keeps the article's flat run."""
+        call = f"pto.{spec.builtin}"
+        dst = tile["dst"]
+        first = next((tile[n] for n in ("a", "src", "base") if n in tile), None)
+        second = next((tile[n] for n in ("b", "exp") if n in tile), None)
+        srcs = [t for t in (first, second) if t is not None]
+        shapes_differ = any((t.tile.rows, t.tile.cols) != (dst.tile.rows, dst.tile.cols) for t in srcs)
+        if args.get("n", NONE) is not NONE:
+            if shapes_differ:
+                t = next(t for t in srcs if (t.tile.rows, t.tile.cols) != (dst.tile.rows, dst.tile.cols))
+                self.error(node, f"{call}: '{t.name}' is {t.tile.rows} x {t.tile.cols} but '{dst.name}' is "
+                                 f"{dst.tile.rows} x {dst.tile.cols}; n= counts the words of tiles of one shape",
+                           "leave n out: the op then covers the valid region of each tile")
+            return
+        for t in srcs:
+            for what, x, y in (("rows", t.tile.valid_rows, dst.tile.valid_rows),
+                               ("columns", t.tile.valid_cols, dst.tile.valid_cols)):
+                if isinstance(x, Const) and isinstance(y, Const) and int(x.value) != int(y.value):
+                    self.error(node, f"{call}: '{t.name}' has {int(x.value)} valid {what} but '{dst.name}' "
+                                     f"{int(y.value)}; A2/A3 asserts that the valid regions match (e.g. "
+                                     "TADDS_IMPL in include/pto/npu/a2a3/TAddS.hpp, TDivCheck in TDiv.hpp)",
+                               "give the tiles the same valid=(rows, cols)")
+        rows, vc = dst.tile.valid_rows, dst.tile.valid_cols
+        whole = all(isinstance(t.tile.valid_cols, Const) and int(t.tile.valid_cols.value) == t.tile.cols
+                    for t in (dst, *srcs))
+        if whole or not (shapes_differ or isinstance(vc, Const)):
+            width = dst.tile.cols          # one run of whole rows (a run-time valid width: whole rows too)
+        else:
+            if not isinstance(vc, Const):
+                self.error(node, f"{call}: tiles of different shapes with a run-time valid column count "
+                                 "are not built", "give valid columns as a constant")
+            width = int(vc.value)
+            args["cols"] = Const(width, dtypes.int32)
+            for name, t in (("dpitch", dst), ("apitch", first), ("bpitch", second)):
+                if t is not None:
+                    args[name] = Const(t.tile.pitch or t.tile.cols, dtypes.int32)
+        args["n"] = (Const(int(rows.value) * width, dtypes.int32) if isinstance(rows, Const)
+                     else self.alu("MUL", [rows, Const(width, dtypes.int32)], node, dtype=dtypes.int32))
