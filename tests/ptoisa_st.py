@@ -3,7 +3,13 @@
 launch of a ported kernel. The ports compute each case's golden in numpy from its gen_data.py
 (at the same commit); a case's data come from ``np.random.RandomState(seed)`` with the seed of
 its gen_data.py, one generator per case (gen_data.py runs its cases from one generator in
-order, so later cases' numbers differ from its files; their distribution does not)."""
+order, so later cases' numbers differ from its files; their distribution does not).
+
+Not ported with the instructions here: TMATMULTest.case_bias_1, case_bias_2, case_bias_5,
+case_bias_gemm and case_bf16_bias_1 TLOAD straight into a Bias tile, which A2/A3's TLOAD does
+not do (CheckNormalTileData's static_assert "Fix: Dst TileType must be Vec or Mat!",
+include/pto/common/arch/memory/tload_common.hpp line 312); pypto_sim refuses it with that
+citation (tests/test_aicore_legality.py). On A2/A3 a bias goes GM -> Mat -> Bias (TMOV)."""
 import numpy as np
 
 import pypto_sim as pto
