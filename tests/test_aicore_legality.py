@@ -90,6 +90,10 @@ with pto.cube():
     ("pto.textract(a, c)", r"textract: src: tile 'c' is in Acc \(L0C\) but TEXTRACT takes src in Mat"),
     ("pto.textract(m, m)", r"tile 'm' is in Mat \(L1\) but TEXTRACT takes dst in Left or Right or Bias"),
     ("pto.tload(a, A)", r"tload: tile: tile 'a' is in Left \(L0A\) but TLOAD takes dst in Vec or Mat"),
+    ("t = pto.alloc_tile(1, 32, pto.float32, loc=pto.Bias)\n    pto.tload(t, C)",
+     r"(?s)tile 't' is in Bias \(BT\) but TLOAD takes dst in Vec or Mat.*A2/A3's TLOAD has no Bias "
+     r"destination: static_assert \"Fix: Dst TileType must be Vec or Mat!\" \(pto-isa "
+     r"include/pto/common/arch/memory/tload_common.hpp line 312 at 3186c381\).*textract it into the Bias"),
     ("pto.tstore(A, a)", r"tstore: tile: tile 'a' is in Left \(L0A\) but TSTORE takes src in Vec or Mat"),
     ("pto.tmatmul(c, a, b16)", r"left 'a' has k = 32 columns but right 'b16' has 16 rows"),
     ("pto.textract(a, m, 16, 0)", r"the window rows 16..47 are outside 'm', which has 32 rows"),

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..dtypes import BY_CODE
 from ..exec.aicore_tiles import layout_of
-from ..ir.program import C_AUX, C_DTYPE
+from ..ir.program import C_AUX, C_DTYPE, C_SRC
 
 TILE_KINDS = {"tile_load": "LOAD", "tile_store": "STORE", "tile_move": "MOVE", "tile_mma": "MMA"}
 SYNC_KINDS = {"SET_FLAG": "SET_FLAG", "WAIT_FLAG": "WAIT_FLAG", "PIPE_BARRIER": "PIPE_BARRIER",
@@ -77,7 +77,7 @@ class AICoreTables:
         if roles.shape == ("n",):
             row[ex.TP_NJ] = named["n"]
             row[ex.TP_ITEM] = dst.buf.dtype.itemsize
-            row[ex.TP_DSTCOLS] = dst.cols
+            row[ex.TP_DSTCOLS] = self._op_cols(sim, pc, named) or dst.cols
         else:
             row[ex.TP_RJ], row[ex.TP_CJ] = named[roles.shape[0]], named[roles.shape[1]]
             row[ex.TP_ITEM] = data.buf.dtype.itemsize
@@ -133,6 +133,17 @@ class AICoreTables:
         row[ex.TP_READS:ex.TP_READS + len(ranges_r)] = ranges_r
         row[ex.TP_WRITES:ex.TP_WRITES + len(ranges_w)] = ranges_w
         row[ex.TP_MAXJ] = len(named)
+
+    @staticmethod
+    def _op_cols(sim, pc, named) -> int:
+        """An elementwise op's row width when it walks rows at pitches (its cols operand, an
+        immediate: the compiler gives it only for constant valid regions), else 0."""
+        j = named.get("cols")
+        if j is None:
+            return 0
+        if int(sim.enc.code[pc, C_SRC + j]) >= 0:
+            raise AssertionError("a pitched elementwise op's cols must be an immediate")
+        return int(sim.enc.imm[pc, j])
 
     @staticmethod
     def _vector(m, name, dtype, row, frow, fm_i, fm_f, ex, formula_rows):
