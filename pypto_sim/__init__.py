@@ -19,7 +19,7 @@ globals().update(_BUILTINS)
 
 __version__ = "0.1.0"
 from .settings import Settings, settings
-from .runtime.api import Tensor, alloc_tensor, launch, memcpy_d2h, memcpy_h2d, profile, sync
+from .runtime.api import Tensor, alloc_tensor, launch, memcpy_d2h, memcpy_h2d, profile, sync, to_device
 from .runtime.memory import DeviceTensor
 from .timing.machine import machine, use_machine
 from .calibrate.npu import profile_on_npu
