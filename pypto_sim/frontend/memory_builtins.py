@@ -69,8 +69,8 @@ class MemoryBuiltins:
         if dst is NONE or dst is None:
             return self.alu("FMA", [x, y, z], node)
         ptr = self.require_ptr(dst, node, "pto.fma(dst, x, y, z): dst")
-        if ptr.space != "hbm" or ptr.dtype in dtypes.MEMORY_ONLY + dtypes.HOST_ONLY:
-            # L1, and narrow memory dtypes: the FMA in registers, then a store
+        if ptr.space != "hbm" or ptr.dtype not in (dtypes.float32, dtypes.float16, dtypes.int32):
+            # L1, and narrow memory dtypes and bool: the FMA in registers, then a store
             value = self.alu("FMA", [x, y, z], node)
             self.store_to(ptr, value, node)
             return value
