@@ -1,7 +1,8 @@
 """numba-cuda's own cudapy tests for the forms issue 25 found refused, ported to pypto_sim.
 
-Sources (github.com/NVIDIA/numba-cuda): numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py
-and numba_cuda/numba/cuda/tests/cudapy/test_forall.py. The kernels and assertions are the
+Sources (github.com/NVIDIA/numba-cuda): numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py,
+numba_cuda/numba/cuda/tests/cudapy/test_forall.py and
+numba_cuda/numba/cuda/tests/cudapy/test_boolean.py. The kernels and assertions are the
 authors'; what changed, beyond ``cuda.X`` -> ``pto.X`` (``cuda.grid(1)`` ->
 ``pto.get_global_id()``, ``cuda.threadIdx.x`` -> ``pto.get_local_id()``,
 ``cuda.jit(sig)(fn)`` -> ``pto.kernel(fn)``, unittest -> pytest asserts), is noted where it
@@ -9,7 +10,8 @@ happens:
 - uint32 arrays are int32 arrays read back through ``.view(np.uint32)`` (pypto_sim tensors
   have no uint32);
 - ``x.size`` inside a kernel is an extra argument ``n`` (kernels cannot read a tensor's size);
-- int64 / float64 arrays are int32 / float32 (no unit of the AI core computes 64-bit values);
+- int64 / float64 arrays are int32 / float32 (no unit of the AI core computes 64-bit values;
+  a kernel storing to a float64 tensor is a CompileError saying so);
 - not ported: test_shfl_sync_types' int64 and float64 cases (same reason), test_activemask and
   test_lanemask_lt (pypto_sim has no activemask / lanemask_lt builtins; ballot(True) and
   (1 << lane) - 1 are their values).
@@ -289,3 +291,20 @@ def test_forall_negative_work():
     with pytest.raises(ValueError) as raises:
         foo.forall(-1)
     assert "Can't create ForAll with negative task count" in str(raises.value)
+
+
+# ---------------------------------------------------------------- test_boolean.py
+def boolean_func(A, vertial):
+    if vertial:
+        A[0] = 123
+    else:
+        A[0] = 321
+
+
+def test_boolean():
+    func = pto.kernel(boolean_func)
+    A = np.array([0], dtype="float32")             # float64 in numba
+    func[1, 1](A, True)
+    assert A[0] == 123
+    func[1, 1](A, False)
+    assert A[0] == 321

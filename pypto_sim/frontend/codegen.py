@@ -138,7 +138,8 @@ class KernelCompiler(LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins,
                 return Val(bound.reg)
             if isinstance(bound, PtrVar):
                 return Ptr(bound.proto.space, bound.proto.slot, bound.proto.dtype, bound.proto.name,
-                           Val(bound.reg), bound.proto.count, bound.proto.base, tile=bound.proto.tile)
+                           Val(bound.reg), bound.proto.count, bound.proto.base, tile=bound.proto.tile,
+                           row_stride=bound.proto.row_stride)
             return bound
         if name in scope.lane_conditional:
             line = scope.lane_conditional[name][0]
@@ -173,7 +174,8 @@ class KernelCompiler(LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins,
         args = []
         for spec in self.arg_specs:
             if spec.kind == "tensor":
-                ptr = Ptr("hbm", spec.slot, spec.dtype, spec.name, Const(0, dtypes.int32))
+                ptr = Ptr("hbm", spec.slot, spec.dtype, spec.name, Const(0, dtypes.int32),
+                          row_stride=spec.value or 0)
                 self.bind(spec.name, ptr, fn_ast, is_param=True)
                 args.append(spec)
             elif spec.kind == "const":

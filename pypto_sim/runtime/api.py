@@ -77,12 +77,14 @@ def alloc_tensor(nbytes, dtype=dtypes.float32):
 
 def to_device(host_array):
     """A new device tensor holding a copy of a host numpy array, of the array's dtype (numba's
-    ``cuda.to_device``). ``pto.launch(k, args=(d_o, pto.to_device(x)))`` is safe: a tensor only
+    ``cuda.to_device``); a 2-D array gives a 2-D tensor (runtime/views2d.py). ``pto.launch(k, args=(d_o, pto.to_device(x)))`` is safe: a tensor only
     the launch references lives until the launch has run."""
     import numpy as np
     host = np.ascontiguousarray(host_array)
     tensor = _named(current_device().alloc_tensor(host.nbytes, host.dtype))
     current_device().memcpy_h2d(tensor, host)
+    if host.ndim == 2:
+        tensor.shape = host.shape         # a[r, c] in kernels, d[i:j, k:l] views (runtime/views2d.py)
     return tensor
 
 

@@ -289,6 +289,9 @@ def _check_tensor(t, call):
 def _check_copy(call, tensor, host):
     """Same element count, and the host dtype the tensor's (float32, or ml_dtypes' bfloat16,
     for a bfloat16 tensor)."""
+    if getattr(tensor, "strided", False):
+        raise LaunchError(f"{call}: '{tensor.name}' is a strided 2-D view, whose elements are not "
+                          "contiguous", hint="copy the whole tensor, or read the view with .numpy()")
     host_ok = (host.dtype == tensor.dtype.numpy if tensor.dtype != dtypes.bfloat16 else
                host.dtype == np.float32 or host.dtype.name == "bfloat16")
     if host.size != tensor.size:

@@ -55,6 +55,8 @@ def _on_device(host, name):
     host_c = np.ascontiguousarray(host)
     tensor = current_device().alloc_tensor(host_c.nbytes, host_c.dtype, name)
     current_device().memcpy_h2d(tensor, host_c)
+    if host_c.ndim == 2:
+        tensor.shape = host_c.shape
     return tensor
 
 
