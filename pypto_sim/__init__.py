@@ -11,6 +11,7 @@ from .errors import (ArgumentError, CompileError, DeadlockError, L1CapacityError
 from .frontend.builtins import BUILTINS as _BUILTINS
 from .frontend.kernel import Kernel
 from .frontend.pipeline import pipeline
+from .frontend.warp_builtins import activemask, lanemask_lt
 from .frontend.aicore_names import (Acc, Bias, ColMajor, Left, Mat, PIPE_ALL, PIPE_FIX, PIPE_M,
                                     PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_S, PIPE_V, Right,
                                     RowMajor, Vec, cube, get_subblock_id, vector)

@@ -12,9 +12,7 @@ happens:
 - ``x.size`` inside a kernel is an extra argument ``n`` (kernels cannot read a tensor's size);
 - int64 / float64 arrays are int32 / float32 (no unit of the AI core computes 64-bit values;
   a kernel storing to a float64 tensor is a CompileError saying so);
-- not ported: test_shfl_sync_types' int64 and float64 cases (same reason), test_activemask and
-  test_lanemask_lt (pypto_sim has no activemask / lanemask_lt builtins; ballot(True) and
-  (1 << lane) - 1 are their values).
+- not ported: test_shfl_sync_types' int64 and float64 cases (same reason).
 """
 import numpy as np
 import pytest
@@ -112,6 +110,7 @@ def use_independent_scheduling(arr):
 
 
 def test_useful_syncwarp():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_useful_syncwarp."""
     compiled = pto.kernel(useful_syncwarp)
     nelem = 32
     ary = np.empty(nelem, dtype=np.int32)
@@ -120,6 +119,7 @@ def test_useful_syncwarp():
 
 
 def test_shfl_sync_idx():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_shfl_sync_idx."""
     compiled = pto.kernel(use_shfl_sync_idx)
     nelem = 32
     idx = 4
@@ -129,6 +129,7 @@ def test_shfl_sync_idx():
 
 
 def test_shfl_sync_up():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_shfl_sync_up."""
     compiled = pto.kernel(use_shfl_sync_up)
     nelem = 32
     delta = 4
@@ -140,6 +141,7 @@ def test_shfl_sync_up():
 
 
 def test_shfl_sync_down():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_shfl_sync_down."""
     compiled = pto.kernel(use_shfl_sync_down)
     nelem = 32
     delta = 4
@@ -151,6 +153,7 @@ def test_shfl_sync_down():
 
 
 def test_shfl_sync_xor():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_shfl_sync_xor."""
     compiled = pto.kernel(use_shfl_sync_xor)
     nelem = 32
     xor = 16
@@ -161,6 +164,7 @@ def test_shfl_sync_xor():
 
 
 def test_shfl_sync_types():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_shfl_sync_types."""
     values = (np.int32(-1), np.float32(np.pi))     # int64 and float64: not ported
     for val in values:
         compiled = pto.kernel(use_shfl_sync_with_val)
@@ -171,6 +175,7 @@ def test_shfl_sync_types():
 
 
 def test_vote_sync_all():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_vote_sync_all."""
     compiled = pto.kernel(use_vote_sync_all)
     nelem = 32
     ary_in = np.ones(nelem, dtype=np.int32)
@@ -183,6 +188,7 @@ def test_vote_sync_all():
 
 
 def test_vote_sync_any():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_vote_sync_any."""
     compiled = pto.kernel(use_vote_sync_any)
     nelem = 32
     ary_in = np.zeros(nelem, dtype=np.int32)
@@ -196,6 +202,7 @@ def test_vote_sync_any():
 
 
 def test_vote_sync_eq():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_vote_sync_eq."""
     compiled = pto.kernel(use_vote_sync_eq)
     nelem = 32
     ary_in = np.zeros(nelem, dtype=np.int32)
@@ -211,6 +218,7 @@ def test_vote_sync_eq():
 
 
 def test_vote_sync_ballot():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_vote_sync_ballot."""
     compiled = pto.kernel(use_vote_sync_ballot)
     nelem = 32
     ary = np.empty(nelem, dtype=np.int32)          # uint32 in numba
@@ -219,6 +227,7 @@ def test_vote_sync_ballot():
 
 
 def test_match_any_sync():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_match_any_sync."""
     compiled = pto.kernel(use_match_any_sync)
     nelem = 10
     ary_in = np.arange(nelem, dtype=np.int32) % 2
@@ -229,6 +238,7 @@ def test_match_any_sync():
 
 
 def test_match_all_sync():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_match_all_sync."""
     compiled = pto.kernel(use_match_all_sync)
     nelem = 10
     ary_in = np.zeros(nelem, dtype=np.int32)
@@ -241,11 +251,53 @@ def test_match_all_sync():
 
 
 def test_independent_scheduling():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_independent_scheduling."""
     compiled = pto.kernel(use_independent_scheduling)
     arr = np.empty(32, dtype=np.int32)             # uint32 in numba
     exp = np.tile((0x11111111, 0x22222222, 0x44444444, 0x88888888), 8)
     compiled[1, 32](arr)
     assert np.all(arr.view(np.uint32) == exp)
+
+
+def test_activemask():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_activemask."""
+    @pto.kernel
+    def use_activemask(x):
+        i = pto.get_global_id()
+        if (i % 2) == 0:
+            # Even numbered threads fill in even numbered array entries
+            # with binary "...01010101"
+            x[i] = pto.activemask()
+        else:
+            # Odd numbered threads fill in odd numbered array entries
+            # with binary "...10101010"
+            x[i] = pto.activemask()
+
+    out = np.zeros(32, dtype=np.int32)             # uint32 in numba
+    use_activemask[1, 32](out)
+
+    # 0x5 = 0101: The pattern from even-numbered threads
+    # 0xA = 1010: The pattern from odd-numbered threads
+    expected = np.tile((0x55555555, 0xAAAAAAAA), 16)
+    np.testing.assert_equal(expected, out.view(np.uint32))
+
+
+def test_lanemask_lt():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_lanemask_lt."""
+    @pto.kernel
+    def use_lanemask_lt(x):
+        i = pto.get_global_id()
+        x[i] = pto.lanemask_lt()
+
+    out = np.zeros(32, dtype=np.int32)             # uint32 in numba
+    use_lanemask_lt[1, 32](out)
+
+    # A string of 1s that grows from the LSB for each entry:
+    # 0, 1, 3, 7, F, 1F, 3F, 7F, FF, 1FF, etc.
+    # or in binary:
+    # ...0001, ....0011, ...0111, etc.
+    expected = np.asarray([(2**i) - 1 for i in range(32)], dtype=np.uint32)
+    np.testing.assert_equal(expected, out.view(np.uint32))
 
 
 # ---------------------------------------------------------------- test_forall.py
@@ -257,6 +309,7 @@ def foo(x, n):                  # numba: foo(x) with `i < x.size`
 
 
 def test_forall_1():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_forall.py::TestForAll.test_forall_1."""
     arr = np.arange(11, dtype=np.int32)            # int64 in numba
     orig = arr.copy()
     foo.forall(arr.size)(arr, arr.size)
@@ -264,6 +317,7 @@ def test_forall_1():
 
 
 def test_forall_2():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_forall.py::TestForAll.test_forall_2."""
     @pto.kernel
     def bar(a, x, y, n):
         i = pto.get_global_id()
@@ -279,6 +333,7 @@ def test_forall_2():
 
 
 def test_forall_no_work():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_forall.py::TestForAll.test_forall_no_work."""
     # Ensure that forall doesn't launch a kernel with no blocks when called
     # with 0 elements. See Issue #5017.
     arr = np.arange(11, dtype=np.int32)
@@ -286,6 +341,7 @@ def test_forall_no_work():
 
 
 def test_forall_negative_work():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_forall.py::TestForAll.test_forall_negative_work."""
     # Ensure that forall doesn't allow the creation of a forall with a
     # negative element count.
     with pytest.raises(ValueError) as raises:
@@ -302,6 +358,7 @@ def boolean_func(A, vertial):
 
 
 def test_boolean():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_boolean.py::test_boolean."""
     func = pto.kernel(boolean_func)
     A = np.array([0], dtype="float32")             # float64 in numba
     func[1, 1](A, True)

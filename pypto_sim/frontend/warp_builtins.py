@@ -15,9 +15,19 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir import Reg
+from .aicore_names import Intrinsic
 from .values import NONE, Const, Val
 
 FULL_MASK = -1           # every lane: 0xFFFFFFFF as an int32
+
+# numba-cuda's lane masks, lowered to instructions the ISA has (a ballot; a shift)
+activemask = Intrinsic("activemask", "pto.activemask()",
+                       "The int32 bit mask of the warp's active lanes (CUDA's __activemask()): "
+                       "a ballot of True.")
+lanemask_lt = Intrinsic("lanemask_lt", "pto.lanemask_lt()",
+                        "Per lane: the int32 bit mask of the lanes below it, (1 << lane) - 1 "
+                        "(CUDA's %lanemask_lt).")
+WARP_INTRINSICS = frozenset({"activemask", "lanemask_lt"})
 
 
 class WarpBuiltins:
@@ -131,6 +141,17 @@ class WarpBuiltins:
         ``bits, pred = match_all_sync(mask, value)``."""
         bits = self._match("MATCH_ALL", node, args["value"], args["mask"])
         return (bits, self.alu("NE", [bits, Const(0, dtypes.int32)], node))
+
+    def warp_intrinsic(self, func, node):
+        """pto.activemask() and pto.lanemask_lt()."""
+        if node.args or node.keywords:
+            self.error(node, f"pto.{func.name}() takes no arguments")
+        if func.name == "activemask":
+            return self._vote("BALLOT", node, Const(True, dtypes.bool_), NONE, dtypes.int32)
+        lane = self.new_reg(dtypes.int32, False)
+        self.emit("LANE_ID", lane, (), dtypes.int32, node, aux=(0,))
+        below = self.alu("SHL", [Const(1, dtypes.int32), Val(lane)], node, dtype=dtypes.int32)
+        return self.alu("SUB", [below, Const(1, dtypes.int32)], node, dtype=dtypes.int32)
 
     # ---------------------------------------------------------------- the warp barrier
     def builtin_barrier(self, node, args):
