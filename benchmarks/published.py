@@ -1,30 +1,43 @@
-"""Benchmark (run by hand, not a test): simulated against published kernel results.
+"""Benchmark (run by hand, not a test): simulated against published kernel results, with the
+statistics of issue 24 (benchmarks/accuracy.py) and pto-isa's Perf-Sim beside ours.
 
-    python benchmarks/published.py [--gemm 1536,3072,6144] [--fa 1024,2048,4096,8192]
+    python benchmarks/published.py [--gemm 1536,3072,6144,7680] [--fa 1024,...,32768]
+                                   [--no-gemm-ar] [--values auto|on|off] [--json PATH]
+                                   [--markdown PATH]
 
 1. The A3 GEMM of pto-isa's kernels/manual/a2a3/gemm_performance (README.md): 24 cores, fp16 in
    and fp32 out, base tile [128, 256, 64], stepK 4 (L1 holds four K steps of A and B, double
    buffered; L0A/L0B ping-pong), manual flags as in gemm_performance_kernel.cpp. Printed: the
    simulated and published time and TFLOP/s, and the AIC's TMATMUL (M), TEXTRACT (MTE1), TLOAD
    (MTE2) and TSTORE (FIX) busy shares beside the published ratios.
-2. The 910B2 flash attention of pto-isa's kernels/manual/common/flash_atten (README.md): HEAD
+2. The compute GEMM of pto-isa's kernels/manual/a2a3/gemm_ar (examples/gemm_ar_compute.py,
+   M=5416 K=6144 N=1408 on 24 AIC blocks, 910B), in the GEMM table.
+3. The 910B2 flash attention of pto-isa's kernels/manual/common/flash_atten (README.md): HEAD
    128, S0 = S1, one head (the published TFLOP/s equal 4 S^2 D / time), as
    examples/flash_attention.py computes it.
 
-Every machine-table number comes from per-instruction sources; nothing here is fitted to the
-published kernel times: they are the validation. The relative errors are printed as measured.
+Values (checked against numpy on a sample of rows) are on up to VALUES_UP_TO and off above
+(``--values auto``), where their replay would dominate the run; values=False gives the same
+cycles. Every machine-table number comes from per-instruction sources; nothing here is fitted to
+the published kernel times: they are the validation. The relative errors are printed as measured.
 """
 import argparse
-import math
+import datetime
+import json
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples"))
 
 import flash_attention  # noqa: E402
+import gemm_ar_compute  # noqa: E402
+from accuracy import Row, summaries  # noqa: E402
 
 import pypto_sim as pto  # noqa: E402
 
@@ -36,9 +49,20 @@ CORES = 24
 # and the TMATMUL / TEXTRACT / TLOAD / TSTORE ratios (%)
 PUBLISHED_GEMM = {1536: (0.0388, 54.5, 42.2, 72.2, 7.7), 3072: (0.2067, 79.0, 62.0, 90.9, 5.8),
                   6144: (1.5060, 86.7, 68.1, 95.2, 3.1), 7680: (3.1680, 80.6, 63.0, 98.4, 2.4)}
+# pto-isa kernels/manual/a2a3/gemm_ar/README.md, "Compute-only" on 910B (host-timed launch):
+# 368.1 us for M=5416 K=6144 N=1408
+PUBLISHED_GEMM_AR_US = 368.1
 # pto-isa kernels/manual/common/flash_atten/README.md (910B2, HEAD 128, S0 = S1): seq -> (us, TFLOP/s)
 PUBLISHED_FA = {1024: (20.960, 25.61), 2048: (32.461, 66.16), 4096: (88.902, 96.62),
                 8192: (292.626, 117.42), 16384: (909.058, 151.19), 32768: (3262.645, 168.50)}
+# pto-isa's own Perf-Sim (built from pto-isa commit ecb6c303, run per core on the same kernels:
+# /work/shared/tools/ptoisa-perfsim/README.md), simulated us; it segfaults on FA 4096
+PERFSIM_US = {("GEMM", "1536"): 30.35, ("GEMM", "3072"): 201.19, ("GEMM", "6144"): 1567.8,
+              ("GEMM", "7680"): 3056.5, ("FA", "1024"): 21.08, ("FA", "2048"): 38.13}
+# sizes run with values on under --values auto (above them values=False)
+VALUES_UP_TO = {"GEMM": 3072, "FA": 4096}
+PIPES = ("M", "MTE1", "MTE2", "FIX")
+GEMM_AR = "gemm_ar"
 
 
 @pto.kernel
@@ -106,8 +130,8 @@ def gemm_performance(A, B, C, M, N, K):
         pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, 1)
 
 
-def run_gemm(n, seed=0):
-    """(C, reference sample check ok, profile, wall seconds) for m = k = n."""
+def run_gemm(n, values=True, seed=0):
+    """(sample check ok, or None with values off; profile; wall seconds) for m = k = n."""
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((n, n)).astype(np.float16)
     b = rng.standard_normal((n, n)).astype(np.float16)
@@ -117,8 +141,10 @@ def run_gemm(n, seed=0):
     pto.memcpy_h2d(A, a)
     pto.memcpy_h2d(B, b)
     t0 = time.perf_counter()
-    prof = pto.profile(gemm_performance, grid=(CORES,), args=(A, B, C, n, n, n))
+    prof = pto.profile(gemm_performance, grid=(CORES,), args=(A, B, C, n, n, n), values=values)
     wall = time.perf_counter() - t0
+    if not values:
+        return None, prof, wall
     c = np.empty((n, n), np.float32)
     pto.memcpy_d2h(c, C)
     rows = rng.choice(n, 16, replace=False)         # check a sample of rows against numpy
@@ -126,50 +152,204 @@ def run_gemm(n, seed=0):
     return bool(np.allclose(c[rows], ref, rtol=1e-3, atol=1e-2)), prof, wall
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--gemm", default="1536,3072,6144")
-    parser.add_argument("--fa", default="1024,2048,4096,8192")
-    ns = parser.parse_args()
-    clock = pto.machine().clock_ghz * 1e9
-    errors = []
-    print(f"machine {pto.machine().name}; simulated time = cycles / {pto.machine().clock_ghz} GHz")
-    print("\nGEMM (A3, 24 cores, fp16 -> fp32, base 128x256x64, stepK 4): simulated | published")
-    print(f"{'m=k=n':>6} {'time us':>16} {'TFLOP/s':>14} {'err':>7}  {'M %':>10} {'MTE1 %':>10} "
-          f"{'MTE2 %':>10} {'FIX %':>10}  {'ok':>3} {'wall s':>7}")
-    for n in (int(x) for x in ns.gemm.split(",") if x):
-        ok, prof, wall = run_gemm(n)
-        sim_us = prof.total_cycles / clock * 1e6
-        pub_ms, mm, ext, ld, st = PUBLISHED_GEMM[n]
-        flops = 2 * n ** 3
-        sh = prof.pipe_shares("AIC")
-        err = sim_us / (pub_ms * 1e3) - 1
-        errors.append(("GEMM", n, err, flops / (sim_us * 1e-6) / 1e12, flops / (pub_ms * 1e-3) / 1e12))
-        print(f"{n:>6} {sim_us:>7.1f} | {pub_ms * 1e3:>6.1f} {flops / sim_us / 1e6:>6.1f} | "
-              f"{flops / pub_ms / 1e9:>5.1f} {100 * err:>+6.1f}%  {100 * sh['M']:>4.1f} | {mm:>4.1f} "
-              f"{100 * sh['MTE1']:>4.1f} | {ext:>4.1f} {100 * sh['MTE2']:>4.1f} | {ld:>4.1f} "
-              f"{100 * sh['FIX']:>4.1f} | {st:>4.1f}  {'yes' if ok else 'NO':>3} {wall:>7.1f}")
-    print("\nFlash attention (910B2, HEAD 128, S0 = S1, one head): simulated | published")
-    print(f"{'seq':>6} {'time us':>18} {'TFLOP/s':>16} {'err':>7}  {'ok':>3} {'wall s':>7}")
-    for s in (int(x) for x in ns.fa.split(",") if x):
+def values_for(table, size, mode):
+    """Whether a row runs with values: --values on / off, or auto (up to VALUES_UP_TO)."""
+    return mode == "on" or (mode == "auto" and size <= VALUES_UP_TO[table])
+
+
+def _us(prof):
+    return prof.total_cycles / (pto.machine().clock_ghz * 1e3)
+
+
+def _check(ok):
+    return "off" if ok is None else ("yes" if ok else "NO")
+
+
+def gemm_rows(sizes, gemm_ar, mode):
+    """Run the GEMM rows and print them; returns [(Row, extra)] with extra the JSON's other fields."""
+    print("\nGEMM (24 cores, fp16 in, base 128x256x64, stepK 4): simulated | published; Perf-Sim per core")
+    print(f"{'m=k=n':>8} {'time us':>16} {'TFLOP/s':>14} {'err':>7} {'Perf-Sim':>8}  {'M %':>10} "
+          f"{'MTE1 %':>10} {'MTE2 %':>10} {'FIX %':>10}  {'values':>6} {'wall s':>6}")
+    out = []
+    runs = [(n, 2 * n ** 3, PUBLISHED_GEMM[n][0] * 1e3, PUBLISHED_GEMM[n][1:]) for n in sizes]
+    if gemm_ar:
+        m, k, n = gemm_ar_compute.M, gemm_ar_compute.K, gemm_ar_compute.N
+        runs.append((GEMM_AR, 2 * m * k * n, PUBLISHED_GEMM_AR_US, None))
+    for size, flops, pub_us, pub_shares in runs:
         t0 = time.perf_counter()
-        out, want, prof = flash_attention.run(s)
+        if size == GEMM_AR:
+            # values only with --values on: its 5504 x 6144 x 1536 is larger than the auto limit
+            ok, prof = gemm_ar_compute.run(values=mode == "on")
+        else:
+            ok, prof, _ = run_gemm(size, values_for("GEMM", size, mode))
         wall = time.perf_counter() - t0
-        ok = bool(np.allclose(out, want, rtol=1e-2, atol=2e-3))
-        sim_us = prof.total_cycles / clock * 1e6
+        sim_us = _us(prof)
+        sh = prof.pipe_shares("AIC")
+        shares = {p: (100 * sh[p], pub) for p, pub in zip(PIPES, pub_shares)} if pub_shares else {}
+        row = Row("GEMM", str(size), sim_us, pub_us, shares, PERFSIM_US.get(("GEMM", str(size))))
+        cells = "  ".join(f"{100 * sh[p]:>4.1f} | {shares[p][1]:>4.1f}" if p in shares else
+                          f"{100 * sh[p]:>4.1f} |  -  " for p in PIPES)
+        other = f"{100 * row.other_error:>+7.1f}%" if row.other_us else f"{'-':>8}"
+        print(f"{size:>8} {sim_us:>7.1f} | {pub_us:>6.1f} {flops / sim_us / 1e6:>6.1f} | "
+              f"{flops / pub_us / 1e6:>5.1f} {100 * row.error:>+6.1f}% {other}  {cells}  "
+              f"{_check(ok):>6} {wall:>6.1f}")
+        out.append((row, {"tflops": flops / sim_us / 1e6, "published_tflops": flops / pub_us / 1e6,
+                          "simulated_shares": {p: 100 * sh[p] for p in PIPES}, "cycles": prof.total_cycles,
+                          "values_ok": ok, "wall_s": wall}))
+    return out
+
+
+def fa_rows(sizes, mode):
+    """Run the flash-attention rows and print them; returns [(Row, extra)]."""
+    print("\nFlash attention (910B2, HEAD 128, S0 = S1, one head): simulated | published; Perf-Sim per core")
+    print(f"{'seq':>8} {'time us':>18} {'TFLOP/s':>16} {'err':>7} {'Perf-Sim':>8}  {'values':>6} {'wall s':>6}")
+    out = []
+    for s in sizes:
+        values = values_for("FA", s, mode)
+        t0 = time.perf_counter()
+        o, want, prof = flash_attention.run(s, values=values)
+        wall = time.perf_counter() - t0
+        ok = bool(np.allclose(o, want, rtol=1e-2, atol=2e-3)) if values else None
+        sim_us = _us(prof)
         pub_us, pub_tf = PUBLISHED_FA[s]
         flops = 4 * s * s * flash_attention.D
-        err = sim_us / pub_us - 1
-        errors.append(("FA", s, err, flops / (sim_us * 1e-6) / 1e12, pub_tf))
-        print(f"{s:>6} {sim_us:>8.2f} | {pub_us:>7.2f} {flops / sim_us / 1e6:>7.2f} | {pub_tf:>6.2f} "
-              f"{100 * err:>+6.1f}%  {'yes' if ok else 'NO':>3} {wall:>7.1f}")
-    for kind in ("GEMM", "FA"):
-        rows = [e for e in errors if e[0] == kind]
+        row = Row("FA", str(s), sim_us, pub_us, {}, PERFSIM_US.get(("FA", str(s))))
+        other = f"{100 * row.other_error:>+7.1f}%" if row.other_us else f"{'-':>8}"
+        print(f"{s:>8} {sim_us:>8.2f} | {pub_us:>7.2f} {flops / sim_us / 1e6:>7.2f} | {pub_tf:>6.2f} "
+              f"{100 * row.error:>+6.1f}% {other}  {_check(ok):>6} {wall:>6.1f}")
+        out.append((row, {"tflops": flops / sim_us / 1e6, "published_tflops": pub_tf,
+                          "cycles": prof.total_cycles, "values_ok": ok, "wall_s": wall}))
+    return out
+
+
+def print_statistics(results, stats):
+    """The per-table and overall statistics, then the TFLOP/s ordering of each kernel's sizes."""
+    print("\nStatistics (error = simulated / published - 1; Perf-Sim: pto-isa ecb6c303, one core)")
+    for name, st in stats.items():
+        r = "-" if st["r"] is None else f"{st['r']:.4f}"
+        pts = "  ".join(f"{p} {v:.1f}" for p, v in st["max_abs_points"].items())
+        print(f"{name:>8}: n={st['n']}  MAPE {st['mape']:.1f}%  max |error| {st['max_abs_error']:.1f}%  "
+              f"r {r}" + (f"  max |share - published| (points): {pts}" if pts else ""))
+        if st["other_rows"]:
+            print(f"{'':>10}on the {len(st['other_rows'])} rows Perf-Sim covers ({', '.join(st['other_rows'])}): "
+                  f"MAPE ours {st['mape_common']:.1f}%, Perf-Sim {st['other_mape_common']:.1f}%")
+    for table in ("GEMM", "FA"):
+        rows = [(r, x) for r, x in results if r.table == table and r.name != GEMM_AR]
         if len(rows) > 1:
-            sim_order = [r[1] for r in sorted(rows, key=lambda r: r[3])]
-            pub_order = [r[1] for r in sorted(rows, key=lambda r: r[4])]
-            print(f"{kind}: sizes ordered by TFLOP/s, simulated {sim_order}, published {pub_order} "
+            sim_order = [int(r.name) for r, x in sorted(rows, key=lambda rx: rx[1]["tflops"])]
+            pub_order = [int(r.name) for r, x in sorted(rows, key=lambda rx: rx[1]["published_tflops"])]
+            print(f"{table}: sizes ordered by TFLOP/s, simulated {sim_order}, published {pub_order} "
                   f"({'same' if sim_order == pub_order else 'different'})")
+
+
+def _commit():
+    try:
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return head + ("+changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def write_json(path, results, stats, meta):
+    """The rows (with the extra figures) and the statistics as JSON, for docs to cite."""
+    rows = []
+    for row, extra in results:
+        rows.append({"table": row.table, "name": row.name, "simulated_us": row.simulated_us,
+                     "published_us": row.published_us, "error_pct": 100 * row.error,
+                     "shares": {p: {"simulated": s, "published": pub} for p, (s, pub) in row.shares.items()},
+                     "points": row.points, "perfsim_us": row.other_us,
+                     "perfsim_error_pct": None if row.other_us is None else 100 * row.other_error, **extra})
+    Path(path).write_text(json.dumps({**meta, "rows": rows, "statistics": stats}, indent=1) + "\n")
+
+
+def _cell(x, fmt):
+    return "-" if x is None else format(x, fmt)
+
+
+def _err(e):
+    return "-" if e is None else f"{100 * e:+.1f}%"
+
+
+def markdown(results, stats, meta):
+    """The rows and statistics as the Markdown tables docs/performance.md shows."""
+    lines = [f"Generated by `python benchmarks/published.py --markdown` at {meta['commit']}, {meta['date']}; "
+             f"machine {meta['machine']}, {meta['clock_ghz']} GHz.", "",
+             "| GEMM | simulated us | published us | error | Perf-Sim error | TFLOP/s sim / pub "
+             "| M % sim / pub | MTE1 % | MTE2 % | FIX % | values |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for row, x in results:
+        if row.table != "GEMM":
+            continue
+        sh = x["simulated_shares"]
+        pipes = " | ".join(f"{sh[p]:.1f} / {row.shares[p][1]:.1f}" if p in row.shares else f"{sh[p]:.1f} / -"
+                           for p in PIPES)
+        name = f"{row.name}^3" if row.name != GEMM_AR else "gemm_ar 5416x6144x1408"
+        lines.append(f"| {name} | {row.simulated_us:.1f} | {row.published_us:.1f} | {100 * row.error:+.1f}% | "
+                     f"{_err(row.other_error)} | "
+                     f"{x['tflops']:.1f} / {x['published_tflops']:.1f} | {pipes} | {_check(x['values_ok'])} |")
+    lines += ["", "| FA seq | simulated us | published us | error | Perf-Sim error | TFLOP/s sim / pub | values |",
+              "|---|---|---|---|---|---|---|"]
+    for row, x in results:
+        if row.table == "FA":
+            lines.append(f"| {row.name} | {row.simulated_us:.2f} | {row.published_us:.2f} | {100 * row.error:+.1f}% | "
+                         f"{_err(row.other_error)} | "
+                         f"{x['tflops']:.2f} / {x['published_tflops']:.2f} | {_check(x['values_ok'])} |")
+    lines += ["", "| rows | n | MAPE | max abs error | r | max abs share - published (points) "
+              "| rows Perf-Sim covers | MAPE there: ours / Perf-Sim |", "|---|---|---|---|---|---|---|---|"]
+    for name, st in stats.items():
+        pts = ", ".join(f"{p} {v:.1f}" for p, v in st["max_abs_points"].items()) or "-"
+        common = (f"{st['mape_common']:.1f}% / {st['other_mape_common']:.1f}%" if st["other_rows"] else "-")
+        lines.append(f"| {name} | {st['n']} | {st['mape']:.1f}% | {st['max_abs_error']:.1f}% | "
+                     f"{_cell(st['r'], '.4f')} | {pts} | {len(st['other_rows'])} | {common} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    parser.add_argument("--gemm", default=",".join(map(str, PUBLISHED_GEMM)),
+                        help="m=k=n sizes of gemm_performance (default: every published one)")
+    parser.add_argument("--fa", default=",".join(map(str, PUBLISHED_FA)),
+                        help="sequence lengths of flash attention (default: every published one)")
+    parser.add_argument("--no-gemm-ar", action="store_true", help="leave out gemm_ar's compute GEMM")
+    parser.add_argument("--values", choices=("auto", "on", "off"), default="auto",
+                        help=f"auto: values on up to {VALUES_UP_TO}, values=False above (same cycles)")
+    parser.add_argument("--json", metavar="PATH", help="write the rows and statistics here")
+    parser.add_argument("--markdown", metavar="PATH", help="write them as docs/performance.md's tables here")
+    ns = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    load0 = os.getloadavg()
+    m = pto.machine()
+    print(f"machine {m.name}; simulated time = cycles / {m.clock_ghz} GHz; values: {ns.values} "
+          f"(auto: on up to GEMM {VALUES_UP_TO['GEMM']}, FA {VALUES_UP_TO['FA']}; gemm_ar off; "
+          "values=False above, same cycles)")
+    gemm = [int(x) for x in ns.gemm.split(",") if x]
+    fa = [int(x) for x in ns.fa.split(",") if x]
+    for what, sizes, published in (("--gemm", gemm, PUBLISHED_GEMM), ("--fa", fa, PUBLISHED_FA)):
+        unknown = [x for x in sizes if x not in published]
+        if unknown:
+            parser.error(f"{what}: no published result for {unknown} (published: {list(published)})")
+    if not (gemm or fa or not ns.no_gemm_ar):
+        parser.error("no rows to run")
+    results = gemm_rows(gemm, not ns.no_gemm_ar, ns.values)
+    results += fa_rows(fa, ns.values)
+    stats = summaries(r for r, _ in results)
+    print_statistics(results, stats)
+    wall = time.perf_counter() - t0
+    load1 = os.getloadavg()
+    print(f"\nwall time {wall:.1f} s on {os.cpu_count()} cores; load average at start "
+          f"{load0[0]:.2f} / {load0[1]:.2f} / {load0[2]:.2f}, at end {load1[0]:.2f} / {load1[1]:.2f} / "
+          f"{load1[2]:.2f} (1 / 5 / 15 min)")
+    meta = {"commit": _commit(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "machine": m.name, "clock_ghz": m.clock_ghz, "values": ns.values, "values_up_to": VALUES_UP_TO,
+            "wall_s": wall, "cpu_count": os.cpu_count(), "loadavg_start": load0, "loadavg_end": load1}
+    if ns.json:
+        write_json(ns.json, results, stats, meta)
+        print(f"wrote {ns.json}")
+    if ns.markdown:
+        Path(ns.markdown).write_text(markdown(results, stats, meta))
+        print(f"wrote {ns.markdown}")
 
 
 if __name__ == "__main__":

@@ -116,6 +116,36 @@ def test_the_row_kernels(make, extra):
     assert_engines_agree(make(True), (2, 1, 1), (X, pto.alloc_tensor(64 * 64 * 2, pto.float16), *extra))
 
 
+OPERAND_FORMS = """
+@pto.kernel
+def k(X, O, P):
+    with pto.vector():
+        s = pto.alloc_tile(16, 32, pto.float32, valid=(8, 16))
+        d = pto.alloc_tile(8, 64, pto.float32, valid=(8, 16))
+        tmp = pto.alloc_tile(8, 64, pto.float32)
+        e = pto.alloc_tile(8, 64, pto.float32)
+        i = pto.alloc_tile(8, 16, pto.int32)
+        pto.tload(s, X, stride=32)
+        pto.tadds(d, s, 0.5)
+        pto.trowmax(tmp, pto.treshape(d, 8, 64), e)
+        pto.trowexpand(e, tmp)
+        pto.tcvt(i, d, mode="floor")
+        pto.trecip(i, i)
+        pto.tstore(O + pto.get_subblock_id() * 128, i)
+        pto.tstore(P + pto.get_subblock_id() * 512, e)
+"""
+
+
+def test_pto_isa_operand_forms(make_kernels):
+    """Elementwise ops at three row pitches (a valid region narrower than its tiles), a row
+    reduction into an ND tile with a tmp, TROWEXPAND from an ND tile and int32 TRECIP
+    (tests/test_aicore_operands.py): their costs, orderings and values in both engines."""
+    mod = make_kernels(OPERAND_FORMS)
+    X = dev_array(np.random.default_rng(3).uniform(-4, 4, (16, 32)).astype(np.float32), pto.float32)
+    assert_engines_agree(mod.k, (2, 1, 1), (X, pto.alloc_tensor(256 * 4, pto.int32),
+                                            pto.alloc_tensor(1024 * 4, pto.float32)))
+
+
 # ---------------------------------------------------------------- generated programs
 class FlagProgram:
     """A random AI-core kernel: the AIC loads, extracts, multiplies and stores tiles through

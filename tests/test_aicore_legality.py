@@ -90,6 +90,10 @@ with pto.cube():
     ("pto.textract(a, c)", r"textract: src: tile 'c' is in Acc \(L0C\) but TEXTRACT takes src in Mat"),
     ("pto.textract(m, m)", r"tile 'm' is in Mat \(L1\) but TEXTRACT takes dst in Left or Right or Bias"),
     ("pto.tload(a, A)", r"tload: tile: tile 'a' is in Left \(L0A\) but TLOAD takes dst in Vec or Mat"),
+    ("t = pto.alloc_tile(1, 32, pto.float32, loc=pto.Bias)\n    pto.tload(t, C)",
+     r"(?s)tile 't' is in Bias \(BT\) but TLOAD takes dst in Vec or Mat.*A2/A3's TLOAD has no Bias "
+     r"destination: static_assert \"Fix: Dst TileType must be Vec or Mat!\" \(pto-isa "
+     r"include/pto/common/arch/memory/tload_common.hpp line 312 at 3186c381\).*textract it into the Bias"),
     ("pto.tstore(A, a)", r"tstore: tile: tile 'a' is in Left \(L0A\) but TSTORE takes src in Vec or Mat"),
     ("pto.tmatmul(c, a, b16)", r"left 'a' has k = 32 columns but right 'b16' has 16 rows"),
     ("pto.textract(a, m, 16, 0)", r"the window rows 16..47 are outside 'm', which has 32 rows"),
@@ -227,3 +231,25 @@ def test_a_block_shape_for_an_ai_core_kernel_is_a_launch_error(make_kernels):
         pto.launch(mod.k, grid=(1,), block=64, args=(a, c))
     pto.launch(mod.k, grid=(2,), args=(a, c))
     pto.sync()
+
+
+def test_a_typed_tile_is_named_not_computed(make_kernels):
+    """`c = a` then `c = a + 64 * i` in a loop made c's operand an address computed at run
+    time; the executor resolved it to the whole of tile `a` and dropped the offset, silently.
+    A typed tile's operand is the tile itself: a variable assigned more than once cannot hold
+    one. The error names it, the tile, and the line of its first assignment: line 7 of the
+    generated file (make_kernels' import line, KERNEL's blank line, the decorator and the
+    def, then the body's `with`, `a = ...` and `c = a`)."""
+    body = """
+with pto.vector():
+    a = pto.alloc_tile(8, 64, pto.float32)
+    c = a
+    for i in range(2):
+        c = a + i * 64
+        pto.tload(c, A, stride=64)
+"""
+    with pytest.raises(pto.CompileError) as info:
+        compile_body(make_kernels, body)
+    assert "'c' is assigned more than once and holds typed tile 'a'" in str(info.value)
+    assert "pto.tsubview" in info.value.hint
+    assert info.value.line == 7

@@ -81,7 +81,8 @@ def k(X, O):
                                            ("float16", "zero", 0.0), ("float16", "max", np.inf)])
 def test_tfillpad_inplace_writes_the_pad_outside_the_valid_region(make_kernels, dt, pad, fill):
     """In place, the valid 3 x 5 corner keeps the loaded values and the rest of the 4 x 16 tile
-    becomes the pad; a full-tile tadds then reads every element back out."""
+    becomes the pad; a tadds through a full-tile view (treshape: its valid region is its
+    shape, and A2/A3 wants the valid regions of dst and src to match) reads every element back."""
     x = (np.arange(4 * 16) - 9).reshape(4, 16).astype(dt)
     got = run(make_kernels, f'''
 @pto.kernel
@@ -92,7 +93,7 @@ def k(X, O):
             d = pto.alloc_tile(4, 16, pto.{dt}, loc=pto.Vec)
             pto.tload(t, X, stride=16)
             pto.tfillpad_inplace(t, pad="{pad}")
-            pto.tadds(d, t, 0)
+            pto.tadds(d, pto.treshape(t, 4, 16), 0)
             pto.tstore(O, d)
 ''', x, (4, 16), dt)
     want = np.full((4, 16), fill, dt)

@@ -388,9 +388,13 @@ def test_blas_matmul_gives_the_executors_bits(ex, init):
 
 def alu_form(spec):
     """'binary' (dst, a, b, n), 'scalar' (dst, src, scalar, n), 'unary' (dst, src, n) or 'fill'
-    (dst, scalar, n), from the table's operands: the layouts the timing model knows how to call."""
-    kinds = [o.kind for o in spec.value_operands]
+    (dst, scalar, n), from the table's operands: the layouts the timing model knows how to call
+    (every record also has the row form's cols and pitches after n, isa/30_tiles.toml)."""
+    pitches = ("cols", "dpitch", "apitch", "bpitch")
     names = [o.name for o in spec.value_operands]
+    assert names[-4:] == list(pitches), f"{spec.name}: {names}"
+    kinds = [o.kind for o in spec.value_operands if o.name not in pitches]
+    names = [n for n in names if n not in pitches]
     if kinds == ["tile", "tile", "tile", "value"]:
         return "binary"
     if kinds == ["tile", "tile", "value", "value"] and names[2] == "scalar":

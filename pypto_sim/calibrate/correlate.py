@@ -32,8 +32,9 @@ class Correlation:
 
     ``r``: Pearson correlation coefficient (Accel-Sim's "Correl"); ``mae``: mean absolute error
     in cycles; ``mape``: mean absolute percentage error, % of measured (Accel-Sim's "MAE" /
-    "Err"); ``nmse``: root-mean-square error over the mean measured value (what Accel-Sim
-    prints as NMSE); ``agg_err``: sum |error| / sum measured, %; ``n``; ``rows``: one
+    "Err"); ``max_ape``: the largest |relative error|, % of measured; ``nmse``:
+    root-mean-square error over the mean measured value (what Accel-Sim prints as NMSE);
+    ``agg_err``: sum |error| / sum measured, %; ``n``; ``rows``: one
     :class:`KernelPoint` per kernel. ``save_plot(path)`` draws the scatter plot."""
 
     def __init__(self, points):
@@ -44,6 +45,7 @@ class Correlation:
         n = self.n
         self.mae = sum(abs(p.error) for p in self.rows) / n
         self.mape = 100 * sum(abs(p.relative_error) for p in self.rows) / n
+        self.max_ape = 100 * max(abs(p.relative_error) for p in self.rows)
         self.nmse = math.sqrt(sum(p.error ** 2 for p in self.rows) / n) / (sum(hw) / n)
         self.agg_err = 100 * sum(abs(p.error) for p in self.rows) / sum(hw)
         if n >= 2:

@@ -76,6 +76,9 @@ ATOMICS = {"ADD": "pto.atomic_add({ptr}, 0)", "MAX": "pto.atomic_max({ptr}, 0)",
 IDS = {"GLOBAL_ID": "pto.get_global_id(0)", "LOCAL_ID": "pto.get_local_id(0)",
        "BLOCK_ID": "pto.get_block_id(0)", "BLOCK_DIM": "pto.get_block_dim(0)",
        "GRID_DIM": "pto.get_grid_dim(0)", "LANE_ID": "pto.get_lane_id()", "WARP_ID": "pto.get_warp_id()"}
+PITCHES = ("cols", "dpitch", "apitch", "bpitch")      # an elementwise op's row form (isa/30_tiles.toml)
+
+
 def _tile_ops():
     """{instruction: kind} of the vector tile ops the article's tile API runs (every tile_alu,
     tile_reduce and tile_expand record but the AI core's TCVT), from the ISA table."""
@@ -84,7 +87,7 @@ def _tile_ops():
     for spec in load_isa().specs:
         if spec.family not in LANE_TILE_FAMILIES or spec.name == "TCVT":
             continue
-        names = [o.name for o in spec.value_operands]
+        names = [o.name for o in spec.value_operands if o.name not in PITCHES]
         out[spec.name] = ("reduce" if spec.family == "tile_reduce" else "expand" if spec.family == "tile_expand"
                           else "expand_op" if spec.family in ("tile_expand_op", "tile_col_expand_op")
                           else "col_reduce" if spec.family == "tile_col_reduce"

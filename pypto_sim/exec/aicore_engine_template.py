@@ -520,7 +520,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _cross_ready(cn, p, w, event):
+def cross_ready(cn, p, w, event):
     """cross_core_ready: unit w's cross_core_wait_flag(event) has a signal from each source."""
     if w == 0:
         return cn[p, 0, event, 1] > 0 and cn[p, 0, event, 2] > 0
@@ -528,7 +528,7 @@ def _cross_ready(cn, p, w, event):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _cross_take(cb, chd, cn, p, w, event):
+def cross_take(cb, chd, cn, p, w, event):
     """cross_core_take: consume the signals; when the last of them fired."""
     cap = cb.shape[4]
     fire = np.int64(0)
@@ -540,6 +540,105 @@ def _cross_take(cb, chd, cn, p, w, event):
             if t > fire:
                 fire = t
     return fire
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def set_flag_step(pf, pd, tl, fl, fh, fb, fhd, fn, g, src, dst, ev, now):
+    """SET_FLAG(src, dst, ev) of unit g at issue: the flag fires when src has finished what
+    was queued before it (its pending tail paid) and no earlier than a wait on src allows.
+    False, changing nothing, when the flag's queue is full (the caller grows it)."""
+    cap = fb.shape[4]
+    if fn[g, src, dst, ev] >= cap:
+        return False
+    fire = now
+    drained = unit_drained(pf, pd, tl, fl, g, src)
+    if drained > fire:
+        fire = drained
+    if fh[g, src] > fire:
+        fire = fh[g, src]
+    fb[g, src, dst, ev, (fhd[g, src, dst, ev] + fn[g, src, dst, ev]) % cap] = fire
+    fn[g, src, dst, ev] += 1
+    return True
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def wait_flag_step(fh, fb, fhd, fn, g, src, dst, ev):
+    """WAIT_FLAG(src, dst, ev) of unit g at issue: takes the oldest set_flag and holds dst's
+    later operations until it fires. False, changing nothing, when no set_flag is pending."""
+    if fn[g, src, dst, ev] == 0:
+        return False
+    cap = fb.shape[4]
+    fire = fb[g, src, dst, ev, fhd[g, src, dst, ev]]
+    fhd[g, src, dst, ev] = (fhd[g, src, dst, ev] + 1) % cap
+    fn[g, src, dst, ev] -= 1
+    if fire > fh[g, dst]:
+        fh[g, dst] = fire
+    return True
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def barrier_step(pf, pd, tl, fl, fh, g, pipe, now):
+    """PIPE_BARRIER(pipe) of unit g before issue: later operations on pipe (every pipe for -1)
+    start after the earlier ones on it (on every pipe) completed. Returns when the scalar
+    unit may go on: now for one pipe, and for every pipe when they have all drained."""
+    if pipe < 0:
+        done = unit_drained(pf, pd, tl, fl, g, -1)
+        for q in range(fh.shape[1]):
+            if done > fh[g, q]:
+                fh[g, q] = done
+        if now > done:
+            done = now
+        return done
+    drained = unit_drained(pf, pd, tl, fl, g, pipe)
+    if drained > fh[g, pipe]:
+        fh[g, pipe] = drained
+    return now
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def cross_set_step(pf, pd, tl, fl, cb, chd, cn, g, p, w, ev, pipe, now):
+    """CROSS_CORE_SET_FLAG(ev, pipe) of unit w (global unit g) of the block on slot p: fires
+    when the unit's queued operations on pipe (every pipe for -1) are done; from the AIC to
+    both AIVs, from an AIV to the AIC. False, changing nothing, when a target's queue is full.
+    (The caller then signals the block's cross-core event.)"""
+    cap = cb.shape[4]
+    for to in range(3):
+        if ((w == 0 and to != 0) or (w != 0 and to == 0)) and cn[p, to, ev, w] >= cap:
+            return False
+    fire = unit_drained(pf, pd, tl, fl, g, pipe)
+    if now > fire:
+        fire = now
+    for to in range(3):
+        if (w == 0 and to != 0) or (w != 0 and to == 0):
+            cb[p, to, ev, w, (chd[p, to, ev, w] + cn[p, to, ev, w]) % cap] = fire
+            cn[p, to, ev, w] += 1
+    return True
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def reset_units(p, pf, pd, fh, tl, fl, qn, fn, cn, hz_n, hz_has):
+    """A block starts on core slot p: its three units' pipes, queues and flags are fresh, and
+    so are its cross-core signals and (auto sync) hazard ranges."""
+    for e in range(2):
+        hz_n[p, e] = 0
+        for r in range(hz_has.shape[2]):
+            hz_has[p, e, r] = 0
+    for a in range(3):
+        for b in range(cn.shape[2]):
+            for c in range(3):
+                cn[p, a, b, c] = 0
+    for w in range(3):
+        g = 3 * p + w
+        for q in range(pf.shape[1]):
+            pf[g, q] = 0
+            pd[g, q] = 0
+            fh[g, q] = 0
+            tl[g, q] = 0
+            fl[g, q] = 1
+            qn[g, q] = 0
+            for a in range(fn.shape[2]):
+                for b in range(fn.shape[3]):
+                    fn[g, q, a, b] = 0
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -561,14 +660,7 @@ def _init_units(p, now, st, ht, hk, hv, seed_regs, regs, ready, producer, wst, u
     bv[p, B_FAILED] = 0
     bx[p, X_GEN] = 0
     bx[p, X_SEQ] = 0
-    for e in range(2):
-        hz_n[p, e] = 0
-        for r in range(hz_has.shape[2]):
-            hz_has[p, e, r] = 0
-    for a in range(3):
-        for b in range(cn.shape[2]):
-            for c in range(3):
-                cn[p, a, b, c] = 0
+    reset_units(p, pf, pd, fh, tl, fl, qn, fn, cn, hz_n, hz_has)
     for w in range(3):
         g = 3 * p + w
         for r in range(seed_regs.shape[0]):
@@ -588,16 +680,6 @@ def _init_units(p, now, st, ht, hk, hv, seed_regs, regs, ready, producer, wst, u
         uv[g, U_WAITING_AT] = -1
         uv[g, U_T_CAUSE_PC] = -1
         uv[g, U_PHASE] = PH_DECIDE
-        for q in range(pf.shape[1]):
-            pf[g, q] = 0
-            pd[g, q] = 0
-            fh[g, q] = 0
-            tl[g, q] = 0
-            fl[g, q] = 1
-            qn[g, q] = 0
-            for a in range(fn.shape[2]):
-                for b in range(fn.shape[3]):
-                    fn[g, q, a, b] = 0
         st[S_UNFINISHED] += 1
         schedule(st, ht, hk, hv, now, URGENT, EV_WARP, g)
 
@@ -707,7 +789,7 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                             if t < now:
                                 t = now
                             t, cause, cause_pc = operands_ready(pc, t, pc_srcs, pc_dst, wready, wprod)
-                            if ikind == AK_CC_WAIT and not _cross_ready(cn, p, w, tp[pc, TP_CCEVENT]):
+                            if ikind == AK_CC_WAIT and not cross_ready(cn, p, w, tp[pc, TP_CCEVENT]):
                                 uv[g, U_CAUSE] = CA_CROSS_CORE
                                 uv[g, U_CAUSE_PC] = -1
                                 uv[g, U_WAITING_AT] = pc
@@ -724,7 +806,7 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                             t = uv[g, U_T]
                             cause = uv[g, U_T_CAUSE]
                             cause_pc = uv[g, U_T_CAUSE_PC]
-                            if not _cross_ready(cn, p, w, tp[pc, TP_CCEVENT]):
+                            if not cross_ready(cn, p, w, tp[pc, TP_CCEVENT]):
                                 uv[g, U_WAIT_GEN] = bx[p, X_GEN]
                                 uv[g, U_WAIT_SEQ] = bx[p, X_SEQ]
                                 bx[p, X_SEQ] += 1
@@ -733,26 +815,14 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                             phase = PH_DECIDE
                             uv[g, U_PHASE] = PH_DECIDE
                         if ikind == AK_CC_WAIT:
-                            fire = _cross_take(cb, chd, cn, p, w, tp[pc, TP_CCEVENT])
+                            fire = cross_take(cb, chd, cn, p, w, tp[pc, TP_CCEVENT])
                             if now > t:
                                 t = now
                             if fire > t:
                                 t = fire
                                 cause = CA_CROSS_CORE
                         elif ikind == AK_PIPE_BARRIER:
-                            pipe = tp[pc, TP_PIPEARG]
-                            if pipe < 0:
-                                done = unit_drained(pf, pd, tl, fl, g, -1)
-                                for q in range(fh.shape[1]):
-                                    if done > fh[g, q]:
-                                        fh[g, q] = done
-                                if now > done:
-                                    done = now
-                            else:
-                                drained = unit_drained(pf, pd, tl, fl, g, pipe)
-                                if drained > fh[g, pipe]:
-                                    fh[g, pipe] = drained
-                                done = now
+                            done = barrier_step(pf, pd, tl, fl, fh, g, tp[pc, TP_PIPEARG], now)
                             if done > t:
                                 t = done
                                 cause = CA_FLAG
@@ -820,47 +890,23 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                         state[0] = next_pc
                         continue
                     elif ikind == AK_SET_FLAG or ikind == AK_WAIT_FLAG:
-                        src = tp[pc, TP_SRC]
-                        dst = tp[pc, TP_DST]
-                        ev = tp[pc, TP_EVENT]
-                        cap = fb.shape[4]
+                        # a full flag queue, or a wait with no set_flag (SimPy reports it)
                         if ikind == AK_SET_FLAG:
-                            fire = now
-                            drained = unit_drained(pf, pd, tl, fl, g, src)
-                            if drained > fire:
-                                fire = drained
-                            if fh[g, src] > fire:
-                                fire = fh[g, src]
-                            if fn[g, src, dst, ev] >= cap:
-                                st[S_FALLBACK_PC] = pc
-                                fallback = True
-                                break
-                            fb[g, src, dst, ev, (fhd[g, src, dst, ev] + fn[g, src, dst, ev]) % cap] = fire
-                            fn[g, src, dst, ev] += 1
+                            ok = set_flag_step(pf, pd, tl, fl, fh, fb, fhd, fn, g, tp[pc, TP_SRC],
+                                               tp[pc, TP_DST], tp[pc, TP_EVENT], now)
                         else:
-                            if fn[g, src, dst, ev] == 0:          # no set_flag before it: SimPy reports it
-                                st[S_FALLBACK_PC] = pc
-                                fallback = True
-                                break
-                            fire = fb[g, src, dst, ev, fhd[g, src, dst, ev]]
-                            fhd[g, src, dst, ev] = (fhd[g, src, dst, ev] + 1) % cap
-                            fn[g, src, dst, ev] -= 1
-                            if fire > fh[g, dst]:
-                                fh[g, dst] = fire
+                            ok = wait_flag_step(fh, fb, fhd, fn, g, tp[pc, TP_SRC], tp[pc, TP_DST],
+                                                tp[pc, TP_EVENT])
+                        if not ok:
+                            st[S_FALLBACK_PC] = pc
+                            fallback = True
+                            break
                     elif ikind == AK_CC_SET:
-                        ev = tp[pc, TP_CCEVENT]
-                        fire = unit_drained(pf, pd, tl, fl, g, tp[pc, TP_PIPEARG])
-                        if now > fire:
-                            fire = now
-                        cap = cb.shape[4]
-                        for to in range(3):
-                            if (w == 0 and to != 0) or (w != 0 and to == 0):
-                                if cn[p, to, ev, w] >= cap:
-                                    st[S_FALLBACK_PC] = pc
-                                    fallback = True
-                                    break
-                                cb[p, to, ev, w, (chd[p, to, ev, w] + cn[p, to, ev, w]) % cap] = fire
-                                cn[p, to, ev, w] += 1
+                        if not cross_set_step(pf, pd, tl, fl, cb, chd, cn, g, p, w, tp[pc, TP_CCEVENT],
+                                              tp[pc, TP_PIPEARG], now):
+                            st[S_FALLBACK_PC] = pc
+                            fallback = True
+                            break
                         # signal(): the block's cross-core event fires now; its waiters resume when it is
                         # processed (an event nobody waits for changes nothing: not scheduled)
                         gen = bx[p, X_GEN]

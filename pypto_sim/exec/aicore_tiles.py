@@ -68,7 +68,7 @@ class TileLayout:
         self.data = data_operand(self.spec)
         tile_slots = ctx.pc_tiles[pc]
         self.slots = {n: (tile_slots[j] if j < len(tile_slots) else -1) for n, j in self.named.items()
-                      if n in (self.roles.dst, *self.roles.sources)}
+                      if n in (self.roles.dst, self.roles.scratch, *self.roles.sources)}
         self.static = {n: TileView(ctx.prog, slot) for n, slot in self.slots.items()
                        if slot >= 0 and ctx.prog.buffers[slot].rows}
         # every tile named by the operands (typed tiles always are): views, reads and writes
@@ -76,12 +76,17 @@ class TileLayout:
         self.tiles = self.tile_roles(self.static) if len(self.static) == len(self.slots) else None
 
     def tile_roles(self, view) -> tuple:
-        """(views by name, tiles read, tiles written, the data tile) for these views."""
+        """(views by name, tiles read, tiles written, the data tile) for these views: a
+        scratch tile (pto-isa's tmp) other than dst is written too, after dst."""
         dst = view.get(self.roles.dst)
         reads = [view[n] for n in self.roles.sources if n in view]
         if self.spec.reads_dst and dst is not None:
             reads.append(dst)
-        return view, reads, [dst] if dst is not None else [], view[self.data]
+        writes = [dst] if dst is not None else []
+        tmp = view.get(self.roles.scratch)
+        if tmp is not None and (tmp.slot, tmp.base) != (dst.slot, dst.base):
+            writes.append(tmp)
+        return view, reads, writes, view[self.data]
 
 
 def layout_of(ctx, pc) -> TileLayout:
@@ -134,7 +139,8 @@ class TileOp:
                 if n > v.rows * v.cols:
                     raise fault(f"{n} elements exceed tile '{v.buf.name}' ({v.rows} x {v.cols})",
                                 "keep the valid rows within the tile")
-            self.shape = (-(-n // dst.cols), dst.cols)
+            cols = iv[named["cols"]] if "cols" in named else 0    # rows of cols at pitches, or a run
+            self.shape = (n // cols, cols) if cols > 0 else (-(-n // dst.cols), dst.cols)
             self.nbytes = n * dst.buf.dtype.itemsize           # dst's (TCVT converts)
         else:
             rows, cols = iv[named[roles.shape[0]]], iv[named[roles.shape[1]]]

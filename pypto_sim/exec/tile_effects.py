@@ -45,17 +45,29 @@ def effect(ctx, pc, vals, slot, blk, l1=None, values=True):
     if fam == "tile_mma":
         return lambda: ex.tile_mma(l1, v["c"], v["a"], v["b"], v["m"], v["n"], v["k"], dt)
     if fam == "tile_alu":
-        if "mode" in v:                                            # TCVT
-            return lambda: ex.tile_convert(l1, v["dst"], v["src"], v["n"], dt, v["mode"])
         first = next((v[n] for n in ("a", "src", "base") if n in v), v["dst"])   # TEXPANDS: dst
         second = next((v[n] for n in ("b", "exp") if n in v), -1)
         use_scalar = "scalar" in v
         scalar = real["scalar"] if use_scalar else 0.0
-        return lambda: ex.tile_elementwise(op, l1, v["dst"], first, second, scalar, use_scalar,
-                                           v["n"], dt)
+
+        def run(dst, a, b, count):
+            if "mode" in v:                                        # TCVT
+                ex.tile_convert(l1, dst, a, count, dt, v["mode"])
+            else:
+                ex.tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt)
+        cols = v.get("cols", 0)
+        if cols > 0:               # n / cols rows at each tile's pitch (isa/30_tiles.toml), in order
+            ap = v["apitch"] if any(n in v for n in ("a", "src", "base")) else v["dpitch"]
+            return lambda: _rows(v["n"] // cols, lambda r: run(
+                v["dst"] + r * v["dpitch"], first + r * ap, second + r * v["bpitch"] if second >= 0 else -1,
+                cols))
+        return lambda: run(v["dst"], first, second, v["n"])
     if fam in ("tile_reduce", "tile_col_reduce"):
         init = float(eval(spec.init, {"np": np}))  # the table's identity, validated at load
         kernel = ex.tile_row_reduce if fam == "tile_reduce" else ex.tile_col_reduce
+        if v.get("dpitch", 1) > 1:                 # element (r, 0) of a RowMajor dst, row by row
+            return lambda: _rows(v["rows"], lambda r: kernel(
+                op, l1, v["dst"] + r * v["dpitch"], v["src"] + r * v["cols"], 1, v["cols"], init, dt))
         return lambda: kernel(op, l1, v["dst"], v["src"], v["rows"], v["cols"], init, dt)
     if fam in ("tile_expand_op", "tile_col_expand_op"):
         kernel = ex.tile_row_expand_op if fam == "tile_expand_op" else ex.tile_col_expand_op
@@ -79,10 +91,22 @@ def effect(ctx, pc, vals, slot, blk, l1=None, values=True):
     if fam == "tile_fillpad":
         return lambda: ex.tile_fillpad(l1, v["dst"], v["src"], real["pad"], v["rows"], v["cols"],
                                        v["spitch"], v["drows"], v["dcols"])
+    if fam == "tile_expand" and v.get("spitch", 1) > 1:     # element (r, 0) of a RowMajor src
+        return lambda: _rows(v["rows"], lambda r: ex.tile_row_expand(
+            l1, v["dst"] + r * v["cols"], v["src"] + r * v["spitch"], 1, v["cols"]))
     if fam in ("tile_expand", "tile_col_expand"):
         kernel = ex.tile_row_expand if fam == "tile_expand" else ex.tile_col_expand
         return lambda: kernel(l1, v["dst"], v["src"], v["rows"], v["cols"])
     raise AssertionError(f"no tile effect for {spec.name}")
+
+
+def _rows(rows, one_row):
+    """one_row(r) for each row r in order: an op over rows at their tiles' row pitches (an
+    elementwise op's valid region, a row reduction's or expansion's RowMajor first column).
+    Row r reads only its own row, so row by row equals all rows at once even when dst and a
+    source share words."""
+    for r in range(rows):
+        one_row(r)
 
 
 def window(arr, base, rows, cols, pitch):

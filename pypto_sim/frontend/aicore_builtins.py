@@ -24,6 +24,7 @@ from .. import dtypes
 from ..isa import PIPES, PTO_PIPE_NAMES, SPACES, VECTOR_FAMILIES
 from ..isa.tile_roles import data_operand, roles_of
 from .aicore_scalar import SIMT_IDS, AICoreScalarRules
+from .operand_forms import OperandForms
 from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo, Val
 from .warp_builtins import WARP_INTRINSICS
 
@@ -43,10 +44,14 @@ MATMUL_TYPES = {("int32", "int8"), ("float32", "float16"), ("float32", "float32"
                 ("float32", "bfloat16")}
 PTO_TO_PIPE = {v: PIPES.index(k) for k, v in PTO_PIPE_NAMES.items()}
 PIPE_ALL = -1
+# A2/A3's TLOAD destinations: CheckNormalTileData's static_assert, reached from TLOAD_IMPL
+# (include/pto/npu/a2a3/TLoad.hpp) through TLOAD_TILE_IMPL
+TLOAD_DST_ASSERT = "Fix: Dst TileType must be Vec or Mat!"
+TLOAD_DST_SOURCE = "pto-isa include/pto/common/arch/memory/tload_common.hpp line 312 at 3186c381"
 EVENT_ID_BOUND = 16      # PTO-ISA ordering-and-synchronization.md: "event_id 0-15 (profile-specific)"
 
 
-class AICoreBuiltins(AICoreScalarRules):
+class AICoreBuiltins(OperandForms, AICoreScalarRules):
     """AI-core half of the kernel compiler."""
 
     section = None        # None, "cube", "vector" (both AIVs) or "vector0" (AIV0 only)
@@ -241,6 +246,10 @@ class AICoreBuiltins(AICoreScalarRules):
                     "into a Vec tile on a vector core")
         if spec.family == "tile_mma":
             return "textract / tmov the operands from Mat into Left and Right tiles first"
+        if spec.name == "TLOAD" and loc == "Bias":
+            return (f"A2/A3's TLOAD has no Bias destination: static_assert \"{TLOAD_DST_ASSERT}\" "
+                    f"({TLOAD_DST_SOURCE}); tload the bias row into a Mat tile (16 x n, valid=(1, n)) "
+                    "and textract it into the Bias tile on MTE1")
         return None
 
     def _base(self, v, node, what):
@@ -401,6 +410,7 @@ class AICoreBuiltins(AICoreScalarRules):
 
     # ---------------------------------------------------------------- vector ops on typed tiles
     def lower_tile_op(self, spec, node, args):
+        args = self.operand_defaults(spec, args)
         tiles = [args[o.name] for o in spec.value_operands if o.kind == "tile"]
         if not any(isinstance(t, Ptr) and t.tile is not None for t in tiles):
             if self.is_aicore:
@@ -409,23 +419,13 @@ class AICoreBuiltins(AICoreScalarRules):
         names = [o.name for o in spec.value_operands if o.kind == "tile"]
         for name, t in zip(names, tiles):
             self.typed_tile(t, node, spec, name, f"pto.{spec.builtin}: {name}")
-        args = dict(args)
         if spec.name == "TCVT":
-            return self._convert(spec, node, tiles, args)
+            return self._convert(spec, node, {"dst": tiles[0], "src": tiles[1]}, args)
         if spec.family in ("tile_row_arg", "tile_col_arg"):
             return self.lower_arg_reduce(spec, node, tiles)
         tile = {name: args[name] for name in names}        # the tiles by their ISA names
         if spec.family == "tile_alu":
-            dst = tile["dst"]
-            for name in names[1:]:
-                t = tile[name]
-                if (t.tile.rows, t.tile.cols) != (dst.tile.rows, dst.tile.cols):
-                    self.error(node, f"pto.{spec.builtin}: '{t.name}' is {t.tile.rows} x {t.tile.cols} but "
-                                     f"'{dst.name}' is {dst.tile.rows} x {dst.tile.cols}")
-            if args.get("n", NONE) is NONE:
-                rows = dst.tile.valid_rows
-                args["n"] = (Const(int(rows.value) * dst.tile.cols, dtypes.int32) if isinstance(rows, Const)
-                             else self.alu("MUL", [rows, Const(dst.tile.cols, dtypes.int32)], node, dtype=dtypes.int32))
+            self.elementwise_operands(spec, node, tile, args)
             return super().lower_tile_op(spec, node, args)
         if spec.family == "tile_col_reduce":
             dst, src = tile["dst"], tile["src"]
@@ -449,20 +449,7 @@ class AICoreBuiltins(AICoreScalarRules):
                 self.error(node, f"pto.{spec.builtin}: '{v.name}' must be one row of {dst.tile.cols} values "
                                  f"(1 x {dst.tile.cols}), not {v.tile.rows} x {v.tile.cols}")
         else:                        # row reductions, expansions and expand ops: one value a row
-            if spec.family == "tile_expand_op":
-                big, a, small = tile["dst"], tile["a"], tile["v"]
-                if (a.tile.rows, a.tile.cols) != (big.tile.rows, big.tile.cols):
-                    self.error(node, f"pto.{spec.builtin}: '{a.name}' is {a.tile.rows} x "
-                                     f"{a.tile.cols} but '{big.name}' is {big.tile.rows} x {big.tile.cols}")
-            else:
-                big, small = (tile["src"], tile["dst"]) if spec.family == "tile_reduce" else (tile["dst"], tile["src"])
-            if small.tile.cols != 1:
-                self.error(node, f"pto.{spec.builtin}: '{small.name}' must be a column of one value per "
-                                 f"row (rows x 1, layout=pto.ColMajor), not {small.tile.rows} x {small.tile.cols}")
-            if small.tile.rows < big.tile.rows:
-                self.error(node, f"pto.{spec.builtin}: '{small.name}' has {small.tile.rows} rows, "
-                                 f"'{big.name}' {big.tile.rows}")
-            self._whole_rows(spec, node, big, "row reductions and expansions")
+            self.check_row_operands(spec, node, tile, args)
         # a shape not given is the valid region of the tile that prices the operation
         data = tile[data_operand(spec)]
         rows_name, cols_name = roles_of(spec).shape
@@ -480,20 +467,14 @@ class AICoreBuiltins(AICoreScalarRules):
                              f"({t.tile.cols}) is not built for {what}",
                        "allocate the tile with the valid number of columns")
 
-    def _convert(self, spec, node, tiles, args):
-        dst, src = tiles
-        if (dst.tile.rows, dst.tile.cols) != (src.tile.rows, src.tile.cols):
-            self.error(node, f"pto.tcvt: '{dst.name}' is {dst.tile.rows} x {dst.tile.cols} but "
-                             f"'{src.name}' is {src.tile.rows} x {src.tile.cols}")
+    def _convert(self, spec, node, tile, args):
+        dst, src = tile["dst"], tile["src"]
         mode = self.cvt_mode(node, src.dtype, dst.dtype, args["mode"])
-        n = args.get("n", NONE)
-        if n is NONE:
-            rows = dst.tile.valid_rows
-            n = (Const(int(rows.value) * dst.tile.cols, dtypes.int32) if isinstance(rows, Const)
-                 else self.alu("MUL", [rows, Const(dst.tile.cols, dtypes.int32)], node, dtype=dtypes.int32))
+        self.elementwise_operands(spec, node, tile, args)
         ops = (self._base(dst, node, "tcvt"), self._base(src, node, "tcvt"),
                self._int_operand(Const(mode, dtypes.int32), node, "mode"),
-               self._int_operand(n, node, "pto.tcvt: n"))
+               self._int_operand(args["n"], node, "pto.tcvt: n"),
+               *(self._int_operand(args[k], node, k) for k in ("cols", "dpitch", "apitch", "bpitch")))
         self.emit("TCVT", None, ops, dst.dtype, node, aux=self.tile_aux())
         self.instrs[-1].comment = f"{dst.name} <- {src.name}" + (f" ({args['mode'].value})" if mode else "")
 

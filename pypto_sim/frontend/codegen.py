@@ -245,6 +245,13 @@ class KernelCompiler(LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins,
         multi = scope.sites.get(name, 0) > 1 or (is_param and scope.sites.get(name, 0) > 0)
         existing = scope.names.get(name)
         if isinstance(value, Ptr):
+            typed = value.tile is not None or (isinstance(existing, PtrVar) and existing.proto.tile is not None)
+            if typed and (multi or isinstance(existing, PtrVar)):
+                self.error(node, f"'{name}' is assigned more than once and holds typed tile "
+                                 f"'{value.name}': a typed tile's operand is the tile itself, not an "
+                                 "address computed at run time",
+                           "name the tile where it is used (one variable per pto.alloc_tile), and "
+                           "take a window with pto.tsubview")
             value = self.rename_buffer(value, name)
             if isinstance(existing, PtrVar):
                 if (existing.proto.space, existing.proto.slot) != (value.space, value.slot):

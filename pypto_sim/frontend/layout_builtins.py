@@ -112,7 +112,8 @@ class LayoutBuiltins:
     # ---------------------------------------------------------------- transpose
     def builtin_ttrans(self, node, args):
         """dst = src transposed over src's valid region (TTrans.hpp: one dtype size, a
-        RowMajor source; dst at least cols x rows)."""
+        RowMajor source; dst at least cols x rows). tmp: A2/A3's scratch (a Vec tile of the
+        dtype, written; its values are not modelled), dst when left out."""
         spec = self.isa["TTRANS"]
         if not self.is_aicore:
             self.error(node, "pto.ttrans works on typed tiles of pto.alloc_tile (an AI-core kernel)")
@@ -123,6 +124,11 @@ class LayoutBuiltins:
                              f"TTRANS moves elements of one dtype among {', '.join(spec.dtypes)}")
         if src.tile.layout != "row" or dst.tile.layout != "row":
             self.error(node, "pto.ttrans: both tiles must be RowMajor (TTrans.hpp)")
+        tmp = dst if args.get("tmp", NONE) is NONE else \
+            self.typed_tile(args["tmp"], node, spec, "tmp", "pto.ttrans: tmp")
+        if tmp.dtype != dst.dtype:
+            self.error(node, f"pto.ttrans: tmp '{tmp.name}' holds {tmp.dtype}, '{dst.name}' {dst.dtype}; "
+                             "A2/A3 transposes through tmp in the tiles' dtype (TTrans.hpp)")
         if dst.tile.rows < src.tile.cols or dst.tile.cols < src.tile.rows:
             self.error(node, f"pto.ttrans: '{dst.name}' is {dst.tile.rows} x {dst.tile.cols} but the "
                              f"transpose of '{src.name}' ({src.tile.rows} x {src.tile.cols}) needs "
@@ -131,7 +137,8 @@ class LayoutBuiltins:
                self._int_operand(src.tile.valid_rows, node, "rows"),
                self._int_operand(src.tile.valid_cols, node, "cols"),
                self._int_operand(Const(src.tile.pitch or src.tile.cols, dtypes.int32), node, "spitch"),
-               self._int_operand(Const(dst.tile.cols, dtypes.int32), node, "dpitch"))
+               self._int_operand(Const(dst.tile.cols, dtypes.int32), node, "dpitch"),
+               self._base(tmp, node, "ttrans"))
         self.emit("TTRANS", None, ops, dst.dtype, node, aux=self.tile_aux())
         self.instrs[-1].comment = f"{dst.name} <- {src.name}^T"
 

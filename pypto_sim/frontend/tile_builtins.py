@@ -176,8 +176,9 @@ class TileBuiltins:
         if isinstance(n, Const) and not 0 < int(n.value) <= min(dst.count, src.count):
             self.error(node, f"pto.tcvt: n = {int(n.value)} elements, but '{dst.name}' holds {dst.count} "
                              f"and '{src.name}' {src.count}", "convert at most the smaller tile's elements")
+        zero = self.uniform_int(Const(0, dtypes.int32), node, "pto.tcvt")    # cols, pitches: one run
         ops = (dst_op, src_op, self.uniform_int(Const(mode, dtypes.int32), node, "pto.tcvt: mode"),
-               self.uniform_int(n, node, "pto.tcvt: n"))
+               self.uniform_int(n, node, "pto.tcvt: n"), zero, zero, zero, zero)
         self.emit("TCVT", None, ops, dst.dtype, node, aux=self.tile_aux())
         self.instrs[-1].comment = f"{dst.name} <- {src.name}" + (f" ({args['mode'].value})" if mode else "")
 

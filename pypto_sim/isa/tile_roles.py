@@ -31,6 +31,7 @@ class FamilyRoles:
     gm: str | None = None
     mask: str | None = None
     bounded: bool = False
+    scratch: str | None = None
 
 
 FAMILY_ROLES = {
@@ -40,7 +41,7 @@ FAMILY_ROLES = {
     "tile_mma": FamilyRoles("c", ("a", "b", "bias"), ("m", "n"), ("a",)),
     "tile_alu": FamilyRoles("dst", ("a", "b", "src", "base", "exp"), ("n",),
                          ("a", "src", "base", "dst")),
-    "tile_reduce": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
+    "tile_reduce": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp"),
     "tile_expand": FamilyRoles("dst", ("src",), ("rows", "cols"), ("dst",)),
     "tile_expand_op": FamilyRoles("dst", ("a", "v"), ("rows", "cols"), ("dst",)),
     "tile_col_reduce": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
@@ -52,7 +53,7 @@ FAMILY_ROLES = {
     "tile_fillpad": FamilyRoles("dst", ("src",), ("drows", "dcols"), ("dst",)),
     "tile_row_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
     "tile_col_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
-    "tile_trans": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
+    "tile_trans": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp"),
 }
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from ..ir.program import C_DST, C_DTYPE, C_SRC
 from ..isa import LANE_TILE_FAMILIES
+from ..isa.tile_roles import FAMILY_ROLES
 
 
 def _reg_value(code, imm, specs, pc, reg, depth=0):
@@ -57,8 +58,9 @@ def _tile_reads(spec, code, imm, specs, pc):
     elif fam == "tile_store":
         slots = (1,)
     elif fam in LANE_TILE_FAMILIES:
+        scratch = FAMILY_ROLES[fam].scratch          # pto-isa's tmp: written, not read
         slots = tuple(j for j, o in enumerate(spec.value_operands)
-                      if o.kind == "tile" and (j > 0 or spec.reads_dst))
+                      if o.kind == "tile" and (j > 0 or spec.reads_dst) and o.name != scratch)
     else:
         slots = ()
     return {("tile", _operand(code, imm, specs, pc, j)) for j in slots}

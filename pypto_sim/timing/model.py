@@ -31,7 +31,7 @@ from .fast import FastEngine, engine_setting, link_arrays, why_not_fast
 from .progress import Progress
 from .records import CAUSE, FoldedRecords, LaunchRecords, PcTotals, RecordBuffer
 from . import aicore as aicore_ops
-from .aicore_memory import AICoreMemory, AICoreStats
+from .aicore_pipes import AICorePipes, AICoreStats
 from .l2 import L2Cache, l2_load_transfer, l2_touch
 from . import launch_errors
 from . import tiles as tile_ops
@@ -102,9 +102,7 @@ class LaunchSimulation:
                 raise LaunchError(f"kernel '{kernel_name}' uses typed tiles but machine "
                                   f"'{machine.name}' has no [aicore] section", kernel=kernel_name,
                                   hint="use a machine table with [aicore] (latency_tables/ascend910b.toml)")
-            self.block_lanes = aicore_ops.N_UNITS
-            self.warps_per_block = aicore_ops.N_UNITS
-            self.aicore_mem = AICoreMemory(self)
+            self.block_lanes = self.warps_per_block = aicore_ops.N_UNITS
             self.aicore_stats = AICoreStats()
         self._precompute(isa)
         self.blocks = []             # the resident blocks (every block, for the debugger)
@@ -166,12 +164,13 @@ class LaunchSimulation:
     def start(self):
         """Dispatch the grid: create the SimPy processes, without running any of them."""
         m = self.m
+        gx, gy, gz = self.grid
         if self.aicore:
             per_core = 1          # a block of an AI-core kernel is the whole AI core
+            self.aicore_pipes = AICorePipes(self, min(m.cores, gx * gy * gz))
         else:
             block_l1 = check_block_fits(self.prog, self.block, m, self.kernel_name)
             per_core = min(m.warp_slots_per_core // self.warps_per_block, m.l1_bytes // max(block_l1, 1))
-        gx, gy, gz = self.grid
         self.block_queue = iter(range(gx * gy * gz))
         for _slot in range(per_core):
             for core in self.cores:
@@ -223,6 +222,8 @@ class LaunchSimulation:
 
     def finish(self) -> int:
         """After the events ran out: report a hang or a cycle limit; return total cycles."""
+        if self.aicore:
+            self.aicore_pipes.finish(self)
         if self.checks and not self.unfinished:
             self.checks.finished(sorted(self.blocks + self.blocks_with_flags, key=lambda b: b.id))
         if self.unfinished:
@@ -265,8 +266,7 @@ class LaunchSimulation:
     def _block(self, core, block_id, coords):
         blk = BlockState(self.env, block_id, coords, core, self.warps_per_block, self.prog.local_words)
         if self.aicore:
-            from .state import CoreState
-            blk.aicore = aicore_ops.AICoreState(self.env, blk, bool(self.checks and self.checks.race))
+            blk.aicore = aicore_ops.AICoreState(self, blk, bool(self.checks and self.checks.race))
             blk.unit_ports = [CoreState(core.index) for _ in range(self.warps_per_block)]
         self.blocks.append(blk)
         if self.checks:
@@ -348,7 +348,7 @@ class LaunchSimulation:
             elif aicore and tile:
                 # the pipe's instruction queue holds pipe_queue_depth operations; when it is
                 # full the scalar unit waits for the oldest to complete
-                slot = blk.aicore.units[w].queue_slot(p, t, self.m.pipe_queue_depth)
+                slot = self.aicore_pipes.queue_slot(blk.aicore.p, w, p, t)
                 if slot > t:
                     t, cause, cause_pc = slot, CAUSE["pipe"], -1
             port = blk.unit_ports[w] if aicore else core
@@ -477,7 +477,7 @@ class LaunchSimulation:
             pc = next_pc
         # retire: the warp finishes once its stores (and, for warp 0, its tile ops) are done
         if aicore:
-            done = max(ws.store_done, blk.aicore.units[w].drained(aicore_ops.ALL))
+            done = max(ws.store_done, self.aicore_pipes.drained(blk.aicore.p, w, aicore_ops.ALL))
         else:
             done = max(ws.store_done, blk.tiles.done if w == 0 else 0)
         if done > env.now:

@@ -213,7 +213,7 @@ def dispatch(sim, pc, core, blk, w, ws, now):
         writes.append((c, c + mm * nn))
     elif fam == "tile_alu":
         tiles = [j for j, o in enumerate(spec.value_operands) if o.kind == "tile"]
-        n = int(vals[-1])
+        n = int(vals[[o.name for o in spec.value_operands].index("n")])
         for j in tiles:
             base, b = tile(j, n, spec.value_operands[j].name)
             (writes if j == 0 else reads).append((base, base + n))

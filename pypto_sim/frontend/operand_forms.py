@@ -1,0 +1,131 @@
+"""pto-isa's operand forms of the row reductions, row expansion and elementwise ops on typed
+tiles (a mixin of the kernel compiler, used by frontend/aicore_builtins.py).
+
+- TROWSUM / TROWMAX / TROWMIN / TROWPROD write element (r, 0) of dst: an R x 1 column
+  (ColMajor, "DN") or a RowMajor ("ND") tile of any width, as A2/A3's TRowReduceCheck
+  accepts ("Fix: TROWREDUCE only support Nd fractal Tile or DN Tile with Col is 1",
+  include/pto/npu/a2a3/TRowReduceOps.hpp; docs/isa/TROWSUM.md: "it is not limited to DN
+  output"); the results land dst's row pitch (``dpitch``) apart. TROWEXPAND reads element
+  (r, 0) of src, an ND or DN tile (TRowExpand.hpp reads ``src + i * RowStride``), ``spitch``
+  apart, into a RowMajor dst ("Fix: TROWEXPAND dst layout must be ND!").
+- pto-isa's ``tmp`` operand (``TROWSUM(dst, src, tmp)``, include/pto/common/pto_instr.hpp) is
+  A2/A3's scratch tile: a Vec tile that the instruction writes (counted so by ordering and
+  racecheck through isa/tile_roles.py's ``scratch``) and whose values are not modelled. Left
+  out, it is dst. In the article's tile API the third and fourth arguments stay rows and
+  cols; a typed tile as the third argument is pto-isa's tmp.
+- Elementwise ops (TADDS, TDIV, TRECIP, ...) take tiles of any shapes whose valid regions
+  match, as A2/A3 asserts, and cover that region at each tile's row pitch.
+"""
+from __future__ import annotations
+
+from .. import dtypes
+from .values import NONE, Const, Ptr
+
+
+def _typed(v) -> bool:
+    return isinstance(v, Ptr) and v.tile is not None
+
+
+class OperandForms:
+    """Operands of row reductions, row expansion and elementwise ops as pto-isa writes them."""
+
+    @staticmethod
+    def operand_defaults(spec, args) -> dict:
+        """args with the operands a caller need not give: tmp (pto-isa's positional third
+        operand, or dst), dpitch / spitch (1: a column; the AI core sets the tile's pitch)."""
+        names = {o.name for o in spec.value_operands}
+        args = dict(args)
+        if "tmp" in names:
+            if args.get("tmp", NONE) is NONE and _typed(args.get("rows")) and args.get("cols", NONE) is NONE:
+                args["tmp"], args["rows"] = args["rows"], NONE       # trowsum(dst, src, tmp)
+            if args.get("tmp", NONE) is NONE:
+                args["tmp"] = args["dst"]
+        for pitch in ("dpitch", "spitch"):                  # one value a row: a column
+            if pitch in names and args.get(pitch, NONE) is NONE:
+                args[pitch] = Const(1, dtypes.int32)
+        if spec.family == "tile_alu":                       # elementwise: one run of words
+            for name in ("cols", "dpitch", "apitch", "bpitch"):
+                args[name] = Const(0, dtypes.int32)
+        return args
+
+    def check_row_operands(self, spec, node, tile, args):
+        """The one-value-a-row tile of a row reduction (dst) or TROWEXPAND (src) and its big
+        tile, by A2/A3's checks; sets the small tile's row pitch operand."""
+        call = f"pto.{spec.builtin}"
+        if spec.family == "tile_expand_op":
+            big, a, small = tile["dst"], tile["a"], tile["v"]
+            if (a.tile.rows, a.tile.cols) != (big.tile.rows, big.tile.cols):
+                self.error(node, f"{call}: '{a.name}' is {a.tile.rows} x {a.tile.cols} but '{big.name}' is "
+                                 f"{big.tile.rows} x {big.tile.cols}")
+            if small.tile.cols != 1:
+                self.error(node, f"{call}: '{small.name}' must be a column of one value per row (rows x 1, "
+                                 f"layout=pto.ColMajor), not {small.tile.rows} x {small.tile.cols}")
+        else:
+            reduce = spec.family == "tile_reduce"
+            big, small = (tile["src"], tile["dst"]) if reduce else (tile["dst"], tile["src"])
+            if reduce and small.tile.layout == "col" and small.tile.cols != 1:
+                self.error(node, f"{call}: '{small.name}' is a {small.tile.rows} x {small.tile.cols} "
+                                 "ColMajor (DN) tile; a row reduction writes an R x 1 DN column or a "
+                                 "RowMajor (ND) tile's first column (TRowReduceCheck, "
+                                 "include/pto/npu/a2a3/TRowReduceOps.hpp)",
+                           "allocate dst as rows x 1 with layout=pto.ColMajor, or RowMajor")
+            if not reduce and big.tile.layout != "row":
+                self.error(node, f"{call}: '{big.name}' is ColMajor; TROWEXPAND writes a RowMajor (ND) "
+                                 "tile (\"Fix: TROWEXPAND dst layout must be ND!\", "
+                                 "include/pto/npu/a2a3/TRowExpand.hpp)")
+            args["dpitch" if reduce else "spitch"] = Const(small.tile.pitch or small.tile.cols, dtypes.int32)
+            if "tmp" in tile:
+                self._scratch(call, node, tile["tmp"], tile["src"])
+        if small.tile.rows < big.tile.rows:
+            self.error(node, f"{call}: '{small.name}' has {small.tile.rows} rows, '{big.name}' {big.tile.rows}")
+        self._whole_rows(spec, node, big, "row reductions and expansions")
+
+    def _scratch(self, call, node, tmp, src):
+        """pto-isa's tmp: a Vec tile of the instruction's dtype (typed_tile checked its space)."""
+        if tmp.dtype != src.dtype:
+            self.error(node, f"{call}: tmp '{tmp.name}' holds {tmp.dtype}, '{src.name}' {src.dtype}; "
+                             "A2/A3 uses tmp as scratch of the source's dtype (TRowSum.hpp)")
+
+    def elementwise_operands(self, spec, node, tile, args):
+        """n, cols and the row pitches (isa/30_tiles.toml) of an elementwise op on typed tiles
+        by A2/A3's rule: the valid regions of dst and its sources match (PTO_ASSERT of
+        TADDS_IMPL, TAddS.hpp; TDivCheck, TDiv.hpp; ...), the tiles' shapes need not, and the op
+        covers the valid region, each tile at its own row pitch. Whole valid rows of one width
+        are one run of words (cols 0); an explicit n keeps the article's flat run."""
+        call = f"pto.{spec.builtin}"
+        dst = tile["dst"]
+        first = next((tile[n] for n in ("a", "src", "base") if n in tile), None)
+        second = next((tile[n] for n in ("b", "exp") if n in tile), None)
+        srcs = [t for t in (first, second) if t is not None]
+        shapes_differ = any((t.tile.rows, t.tile.cols) != (dst.tile.rows, dst.tile.cols) for t in srcs)
+        if args.get("n", NONE) is not NONE:
+            if shapes_differ:
+                t = next(t for t in srcs if (t.tile.rows, t.tile.cols) != (dst.tile.rows, dst.tile.cols))
+                self.error(node, f"{call}: '{t.name}' is {t.tile.rows} x {t.tile.cols} but '{dst.name}' is "
+                                 f"{dst.tile.rows} x {dst.tile.cols}; n= counts the words of tiles of one shape",
+                           "leave n out: the op then covers the valid region of each tile")
+            return
+        for t in srcs:
+            for what, x, y in (("rows", t.tile.valid_rows, dst.tile.valid_rows),
+                               ("columns", t.tile.valid_cols, dst.tile.valid_cols)):
+                if isinstance(x, Const) and isinstance(y, Const) and int(x.value) != int(y.value):
+                    self.error(node, f"{call}: '{t.name}' has {int(x.value)} valid {what} but '{dst.name}' "
+                                     f"{int(y.value)}; A2/A3 asserts that the valid regions match (e.g. "
+                                     "TADDS_IMPL in include/pto/npu/a2a3/TAddS.hpp, TDivCheck in TDiv.hpp)",
+                               "give the tiles the same valid=(rows, cols)")
+        rows, vc = dst.tile.valid_rows, dst.tile.valid_cols
+        whole = all(isinstance(t.tile.valid_cols, Const) and int(t.tile.valid_cols.value) == t.tile.cols
+                    for t in (dst, *srcs))
+        if whole or not (shapes_differ or isinstance(vc, Const)):
+            width = dst.tile.cols          # one run of whole rows (a run-time valid width: whole rows too)
+        else:
+            if not isinstance(vc, Const):
+                self.error(node, f"{call}: tiles of different shapes with a run-time valid column count "
+                                 "are not built", "give valid columns as a constant")
+            width = int(vc.value)
+            args["cols"] = Const(width, dtypes.int32)
+            for name, t in (("dpitch", dst), ("apitch", first), ("bpitch", second)):
+                if t is not None:
+                    args[name] = Const(t.tile.pitch or t.tile.cols, dtypes.int32)
+        args["n"] = (Const(int(rows.value) * width, dtypes.int32) if isinstance(rows, Const)
+                     else self.alu("MUL", [rows, Const(width, dtypes.int32)], node, dtype=dtypes.int32))

@@ -1,0 +1,57 @@
+"""What tests/test_ptoisa_st_*.py share: pto-isa's comparison of an output with its golden
+(ResultCmp, tests/common/test_common.h of hw-native-sys/pto-isa at 3186c381) and a one-block
+launch of a ported kernel. The ports compute each case's golden in numpy from its gen_data.py
+(at the same commit); a case's data come from ``np.random.RandomState(seed)`` with the seed of
+its gen_data.py, one generator per case (gen_data.py runs its cases from one generator in
+order, so later cases' numbers differ from its files; their distribution does not).
+
+Not ported with the instructions here: TMATMULTest.case_bias_1, case_bias_2, case_bias_5,
+case_bias_gemm and case_bf16_bias_1 TLOAD straight into a Bias tile, which A2/A3's TLOAD does
+not do (CheckNormalTileData's static_assert "Fix: Dst TileType must be Vec or Mat!",
+include/pto/common/arch/memory/tload_common.hpp line 312); pypto_sim refuses it with that
+citation (tests/test_aicore_legality.py). On A2/A3 a bias goes GM -> Mat -> Bias (TMOV)."""
+import numpy as np
+
+import pypto_sim as pto
+
+PTO_ISA = "hw-native-sys/pto-isa tests/cpu/st/testcase at 3186c381"
+
+
+def result_cmp(golden, actual, eps, compared=None) -> bool:
+    """ResultCmp(golden, actual, eps): an element is wrong when it differs by more than eps
+    both absolutely and relative to the golden, or one side is NaN and the other not; the
+    output passes when at most int(compared * eps) elements are wrong and at most 1000 golden
+    nonzeros came out zero. ``compared`` is the length of the vectors the C++ test compares:
+    the st tests size them in bytes (``std::vector<T> golden(fileSize)``) and read only the
+    output's bytes into them, so the elements past the output are zero in both and only
+    raise the threshold; it defaults to the output's length."""
+    exp = np.asarray(golden, np.float32).ravel()
+    act = np.asarray(actual, np.float32).ravel()
+    assert exp.shape == act.shape, (exp.shape, act.shape)
+    compared = exp.size if compared is None else compared
+    with np.errstate(all="ignore"):
+        diff = np.abs(exp - act)
+        rel = np.abs(diff / exp)
+    wrong = ((diff > eps) & (rel > eps)) | (np.isnan(exp) != np.isnan(act))
+    zeros = int(np.count_nonzero((np.abs(act) <= 1e-6) & (np.abs(exp) > 1e-6)))
+    return int(np.count_nonzero(wrong)) <= int(compared * eps) and zeros <= 1000
+
+
+def run_kernel(kernel, inputs, outputs, *scalars):
+    """Launch kernel(*inputs, *outputs, *scalars) on one AI core: inputs are numpy arrays copied
+    to GM, outputs (shape, dtype) start as zeros (the st tests memset them); returns the
+    outputs."""
+    def tensor(a):
+        t = pto.alloc_tensor(a.nbytes, getattr(pto, a.dtype.name))
+        pto.memcpy_h2d(t, a)
+        return t
+    ins = [tensor(np.ascontiguousarray(a)) for a in inputs]
+    outs = [tensor(np.zeros(shape, dtype)) for shape, dtype in outputs]
+    pto.launch(kernel, grid=(1,), args=(*ins, *outs, *scalars))
+    pto.sync()
+    got = []
+    for t, (shape, dtype) in zip(outs, outputs):
+        a = np.empty(shape, dtype)
+        pto.memcpy_d2h(a, t)
+        got.append(a)
+    return got
