@@ -9,8 +9,9 @@ from .errors import (ArgumentError, CompileError, DeadlockError, L1CapacityError
                      SimulationLimitError, SweepError, SyncCheckError, UninitializedReadError,
                      UseAfterFreeError)
 from .frontend.builtins import BUILTINS as _BUILTINS
-from .frontend.kernel import Kernel, kernel
+from .frontend.kernel import Kernel
 from .frontend.pipeline import pipeline
+from .frontend.warp_builtins import activemask, lanemask_lt
 from .frontend.aicore_names import (Acc, Bias, ColMajor, Left, Mat, PIPE_ALL, PIPE_FIX, PIPE_M,
                                     PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_S, PIPE_V, Right,
                                     RowMajor, Vec, cube, get_subblock_id, vector)
@@ -19,8 +20,9 @@ globals().update(_BUILTINS)
 
 __version__ = "0.1.0"
 from .settings import Settings, settings
-from .runtime.api import Tensor, alloc_tensor, launch, memcpy_d2h, memcpy_h2d, profile, sync
+from .runtime.api import Tensor, alloc_tensor, launch, memcpy_d2h, memcpy_h2d, profile, sync, to_device
 from .runtime.memory import DeviceTensor
+from .runtime.launcher import kernel
 from .timing.machine import machine, use_machine
 from .calibrate.npu import profile_on_npu
 from .sweep import SweepCase, sweep

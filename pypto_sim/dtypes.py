@@ -55,7 +55,7 @@ BY_NAME = {d.name: d for d in ALL}
 BY_CODE = {d.code: d for d in ALL}
 REGISTER_DTYPES = (float32, float16, int32, bool_)      # what lane values and tiles hold
 TILE_DTYPES = (float32, float16, int32)
-TENSOR_DTYPES = (float32, float16, int32, int8, uint8, int16, bfloat16, int64, float64)
+TENSOR_DTYPES = (float32, float16, int32, int8, uint8, int16, bfloat16, int64, float64, bool_)
 MEMORY_ONLY = (int8, uint8, int16, bfloat16)             # loaded and stored by kernels
 HOST_ONLY = (int64, float64)                             # no unit computes them
 

@@ -1,4 +1,4 @@
-"""Tensors of int8, uint8, int16, bfloat16, int64 and float64 at the host/device boundary.
+"""Tensors of int8, uint8, int16, bfloat16, int64, float64 and bool at the host/device boundary.
 
 Kernels load int8/uint8/int16 as int32 and bfloat16 as float32 lane values, and store them
 back wrapped / rounded as numpy's astype would; float64 and int64 tensors copy in and out
@@ -113,3 +113,31 @@ def test_dtype_mismatches_are_named():
 def _int8_tile(a):
     t = pto.alloc_local(8, dtype=pto.int8)
     pto.async_load(t, a, 8)
+
+
+@pto.kernel
+def pick(m, x, o, n):
+    i = pto.get_global_id()
+    if i < n:
+        if m[i]:
+            o[i] = x[i] > 2.0
+        else:
+            o[i] = not m[i]
+        pto.fma(o + n + i, x[i], 1.0, -1.0)
+
+
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+def test_bool_tensors_load_and_store_as_bool_lane_values(mode):
+    """A bool tensor (numba's bool arrays) copies in and out as numpy bools and kernels load
+    its elements as bool lane values and store bools (non-zero is True). m = T F T T F T F T,
+    x = 0..7: where m, o = x > 2 (lanes 0, 2: False; 3, 5, 7: True); elsewhere not m = True.
+    The fma x * 1 - 1 stored to a bool is False only for x = 1."""
+    m = np.array([1, 0, 1, 1, 0, 1, 0, 1], bool)
+    d_m, d_x, d_o = pto.to_device(m), pto.to_device(np.arange(8, dtype=np.float32)), pto.alloc_tensor(16, pto.bool_)
+    assert d_m.dtype == pto.bool_ and d_m.nbytes == 8
+    pto.launch(pick, grid=(1,), block=(32,), args=(d_m, d_x, d_o, 8), mode=mode)
+    out = d_o.numpy()
+    assert out.dtype == np.bool_
+    np.testing.assert_array_equal(out[:8], [0, 1, 0, 1, 1, 1, 1, 1])
+    np.testing.assert_array_equal(out[8:], np.arange(8) != 1)
+    np.testing.assert_array_equal(d_m.numpy(), m)

@@ -350,6 +350,42 @@ def test_warp_exchange_matches_reference(ex, name):
         assert status == reference.ST_OK
 
 
+GROUP_OPS = ["VOTE_ALL", "VOTE_ANY", "VOTE_EQ", "BALLOT", "MATCH_ANY", "MATCH_ALL"]
+
+
+@pytest.mark.parametrize("name", GROUP_OPS)
+def test_votes_and_matches_with_lane_masks_match_reference(ex, name):
+    """Votes, ballots and matches over each lane's group (the active lanes in its mask operand):
+    one immediate mask for all lanes (-1, random, a single lane) or per-lane masks in a register
+    (all equal, or each lane its own), values from a few words (0.0, -0.0, 1.0, NaN, -1) so
+    that lanes match, and dst equal to a source."""
+    spec = ISA.by_name[name]
+    rng = np.random.default_rng(5000 + spec.opcode)
+    for trial in range(80):
+        code, imm = blank_code(name)
+        regs = rng.choice([0.0, -0.0, 1.0, math.nan, -1.0], (N_REGS, 32))
+        src, k = (int(v) for v in rng.choice(N_REGS, 2, replace=False))
+        code[PC, C_SRC] = src
+        masks = [wrap(random_mask(rng)) for _ in range(3)]
+        if trial % 3 == 0:
+            imm[PC, 1] = float(rng.choice([-1, masks[0], wrap(1 << int(rng.integers(0, 32)))]))
+            code[PC, C_SRC + 1] = -1
+        else:
+            regs[k] = masks[0] if trial % 3 == 1 else rng.choice(masks + [-1], 32)
+            code[PC, C_SRC + 1] = k
+        code[PC, C_DST] = (src, k, int(rng.integers(0, N_REGS)))[trial % 3]
+        code[PC, C_DTYPE] = dtypes.BY_NAME[spec.dtypes[0]].code
+        code[PC, C_UNIFORM] = 1 if rng.random() < 0.2 else 0
+        mask = (FULL, random_mask(rng), 1 << int(rng.integers(0, 32)))[trial % 3]
+        status, _, _ = run_both(ex, code, imm, mask, make_state(rng, regs), f"{name} trial={trial}")
+        assert status == reference.ST_OK
+
+
+def wrap(m):
+    """A 32-bit lane mask as the int32 word a register holds."""
+    return m - (1 << 32) if m >= 1 << 31 else m
+
+
 @pytest.mark.parametrize("name", LOCAL_OPS)
 def test_local_arrays_match_reference(ex, name):
     """Local-array loads and stores: arrays of 1..5 slots anywhere in the register file,

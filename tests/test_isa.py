@@ -109,6 +109,7 @@ def everything(a, ai, o, oi, n):
     y = pto.select(c, y, x) + pto.cast(m, pto.float32) + helper(x)
     y = y + pto.shfl_idx(y, 0) + pto.shfl_up(y, 1) + pto.shfl_down(y, 1) + pto.shfl_xor(y, 1)
     m = m + pto.ballot(y > 0.0) + pto.select(pto.vote_all(y > 0.0) or pto.vote_any(y < 0.0), 1, 0)
+    m = m + pto.match_any(k) + pto.match_all(k, 0xFFFF) + pto.select(pto.vote_eq(y > 0.0), 1, 0)
     m = m + pto.atomic_add(oi + i % 8, 1) + pto.atomic_max(oi + 1, m) + pto.atomic_min(oi + 2, m)
     m = m + pto.atomic_exchange(oi + 3, m) + pto.atomic_cas(oi + 4, 0, m)
     y = y + pto.atomic_add(buf + 1, 1.0) + pto.atomic_max(buf + 2, y) + pto.atomic_min(buf + 3, y)

@@ -634,13 +634,17 @@ def votes(a, o, n):
     pto.store(o + i, pto.select(pto.vote_all(x > 0), 1, 0))
     pto.store(o + n + i, pto.select(pto.vote_any(x != x), 1, 0))
     pto.store(o + 2 * n + i, pto.ballot(x < 1))
+    pto.store(o + 3 * n + i, pto.select(pto.vote_eq(x > 0), 1, 0))
+    pto.store(o + 4 * n + i, pto.match_any(x))
+    pto.store(o + 5 * n + i, pto.match_all(x))
 """
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
 def test_warp_exchange_on_special_values(make_kernels, dtype):
     """Shuffles move every bit (signed zeros, subnormals, NaN); votes and ballots see NaN
-    compare false, as numpy does. One warp of 32 special values (repeated)."""
+    compare false, as numpy does; matches compare words as CUDA compares bits: NaN matches
+    NaN, -0.0 does not match 0.0. One warp of 32 special values (repeated)."""
     mod = make_kernels(WARP_KERNELS)
     v = _values(dtype)
     x = np.resize(v, 32).astype(v.dtype)
@@ -651,8 +655,15 @@ def test_warp_exchange_on_special_values(make_kernels, dtype):
         bits = np.sum((x < 1).astype(np.int64) << lane)
         votes = np.concatenate([np.full(32, int(np.all(x > 0))), np.full(32, int(np.any(x != x))),
                                 np.full(32, bits - (1 << 32) if bits >= 1 << 31 else bits)]).astype(np.int32)
+        positive = x > 0
+        same = ((x[:, None] == x[None, :]) & (np.signbit(x)[:, None] == np.signbit(x)[None, :])
+                | (np.isnan(x)[:, None] & np.isnan(x)[None, :]))
+    matched = (same.astype(np.int64) << lane).sum(axis=1)
+    votes = np.concatenate([votes, np.full(32, int(positive.all() or not positive.any())),
+                            np.where(matched >= 1 << 31, matched - (1 << 32), matched),
+                            np.where(same.all(axis=1), -1, 0)]).astype(np.int32)
     for mode in ("timing", "functional"):
-        tx, out, vo = _tensor(x), _tensor(np.zeros(128, x.dtype)), _tensor(np.zeros(96, np.int32))
+        tx, out, vo = _tensor(x), _tensor(np.zeros(128, x.dtype)), _tensor(np.zeros(192, np.int32))
         pto.launch(mod.shuffles, grid=(1, 1, 1), block=(32, 1, 1), args=(tx, out, 32), mode=mode)
         pto.launch(mod.votes, grid=(1, 1, 1), block=(32, 1, 1), args=(tx, vo, 32), mode=mode)
         assert_same(out.numpy(), want, f"shuffles {dtype} {mode}")
@@ -735,7 +746,7 @@ def test_every_instruction_is_covered():
     covered = set(ALU) | {"CAST", "MOV", "LOAD", "STORE", "FMA_STORE", "LOAD_L1", "STORE_L1",
                           "TLOAD", "TSTORE", "TROWSUM", "TROWMAX", "TROWMIN", "TROWPROD", "TROWEXPAND", "TCOLEXPAND", "MMA",
                           "SHFL_IDX", "SHFL_UP", "SHFL_DOWN", "SHFL_XOR", "VOTE_ALL", "VOTE_ANY",
-                          "BALLOT", "LOCAL_LOAD", "LOCAL_STORE"} | set(TILE) | set(ATOMIC_CALLS) | {n + "_L1" for n in ATOMIC_CALLS}
+                          "BALLOT", "VOTE_EQ", "MATCH_ANY", "MATCH_ALL", "LOCAL_LOAD", "LOCAL_STORE"} | set(TILE) | set(ATOMIC_CALLS) | {n + "_L1" for n in ATOMIC_CALLS}
     # the AI core's moves, matmuls, fixpipe conversions and TCVT: tests/test_aicore_values.py
     covered |= (AICORE_VALUE_TESTED | {op.upper() for op in EXPAND_OPS} | {op.upper() for op in COL_FOLDS}
                 | {op.upper().replace("TROWEXPAND", "TCOLEXPAND") for op in EXPAND_OPS})

@@ -65,6 +65,9 @@ ALU = {
     "SHFL_XOR": ("x = pto.shfl_xor(x, 1)", "pto.shfl_xor(x, {r})", "x"),
     "VOTE_ALL": ("c = pto.vote_all(c)", "pto.vote_all(c)", "c"),
     "VOTE_ANY": ("c = pto.vote_any(c)", "pto.vote_any(c)", "c"),
+    "VOTE_EQ": ("c = pto.vote_eq(c)", "pto.vote_eq(c)", "c"),
+    "MATCH_ANY": ("j = pto.match_any(j)", "pto.match_any(j)", "j"),
+    "MATCH_ALL": ("j = pto.match_all(j)", "pto.match_all(j)", "j"),
 }
 # atomics: name -> the call on pointer {ptr} that returns the word's old value unchanged
 ATOMICS = {"ADD": "pto.atomic_add({ptr}, 0)", "MAX": "pto.atomic_max({ptr}, 0)",

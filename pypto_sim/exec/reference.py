@@ -22,6 +22,8 @@ When they disagree, this file says what is right (or it is this file that gets f
 """
 from __future__ import annotations
 
+import math
+
 from .. import dtypes
 from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM
 from ..isa import load_isa
@@ -227,20 +229,40 @@ def exec_local(spec, pc, code, imm, regs, mask, info):
     return ST_OK
 
 
+def same_word(a, b):
+    """Match equality: equal values, NaN matching NaN, -0.0 not matching 0.0 (CUDA compares
+    bit patterns)."""
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+def warp_vote(name, pc, code, imm, regs, mask, lane):
+    """Lane's vote, ballot or match over its group: the active lanes in its mask operand
+    (operand 1; -1 = every lane)."""
+    group = int(mask) & (int(source(code, imm, regs, pc, 1, lane)) & 0xFFFFFFFF)
+    if name in ("MATCH_ANY", "MATCH_ALL"):
+        x = source(code, imm, regs, pc, 0, lane)
+        bits = sum(1 << k for k in lanes(group) if same_word(source(code, imm, regs, pc, 0, k), x))
+        if name == "MATCH_ALL":
+            bits = group if bits == group else 0
+        return float(wrap_int32(bits))
+    bits = pred_bits(code, imm, regs, pc, 0, group)
+    return {"VOTE_ALL": float(bits == group), "VOTE_ANY": float(bits != 0),
+            "VOTE_EQ": float(bits in (0, group)), "BALLOT": float(wrap_int32(bits))}[name]
+
+
 def exec_warp(spec, pc, code, imm, regs, mask, scratch=None):
-    """Warp family: shuffles (source lane from operand 1; outside 0..31: the lane's own) and
-    votes over the active lanes' predicates; active lanes receive the result."""
+    """Warp family: shuffles (source lane from operand 1; outside 0..31: the lane's own);
+    votes, ballots and matches over each lane's group (warp_vote). Every lane's result is
+    computed before any is written; active lanes receive theirs."""
     d = int(code[pc, C_DST])
     active = lanes(mask, code[pc, C_UNIFORM] == 1)      # a uniform result fills all lanes
-    if spec.name in ("VOTE_ALL", "VOTE_ANY", "BALLOT"):
-        bits = pred_bits(code, imm, regs, pc, 0, mask)
-        value = {"VOTE_ALL": float(bits == mask), "VOTE_ANY": float(bits != 0),
-                 "BALLOT": float(wrap_int32(bits))}[spec.name]
-        for lane in active:
-            regs[d, lane] = value
-        return ST_OK
     out = {}
     for lane in range(32):
+        if spec.name in ("VOTE_ALL", "VOTE_ANY", "VOTE_EQ", "BALLOT", "MATCH_ANY", "MATCH_ALL"):
+            out[lane] = warp_vote(spec.name, pc, code, imm, regs, mask, lane)
+            continue
         k = int(source(code, imm, regs, pc, 1, lane))
         src = {"SHFL_IDX": k % 32, "SHFL_UP": lane - k, "SHFL_DOWN": lane + k,
                "SHFL_XOR": lane ^ k}[spec.name]

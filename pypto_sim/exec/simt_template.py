@@ -46,39 +46,77 @@ def exec_atomic(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, secto
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
+def lane_group(code, imm, regs, pc, mask, lane):
+    """The lanes a vote or match of this lane combines: the active lanes in its mask operand
+    (operand 1, an int32 bit mask; -1 = every lane)."""
+    return mask & (np.int64(operand(code, imm, regs, pc, 1, lane)) & 0xFFFFFFFF)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def same_word(a, b):
+    """Match equality: equal values, NaN matching NaN, -0.0 not matching 0.0 (CUDA compares
+    bit patterns)."""
+    if a != a:
+        return b != b
+    return a == b and (a != 0.0 or np.copysign(1.0, a) == np.copysign(1.0, b))
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def warp_vote(op, code, imm, regs, pc, g, lane):
+    """One lane's vote, match or ballot over the lanes g (lane_group)."""
+    if op == OP_MATCH_ANY or op == OP_MATCH_ALL:
+        x = operand(code, imm, regs, pc, 0, lane)
+        bits = 0
+        for k in range(32):
+            if lane_active(g, k) and same_word(operand(code, imm, regs, pc, 0, k), x):
+                bits |= 1 << k
+        if op == OP_MATCH_ALL:
+            bits = g if bits == g else 0
+        return np.float64(wrap_i32(np.int64(bits)))
+    bits = pred_bits(code, imm, regs, pc, 0, g)
+    if op == OP_VOTE_ALL:
+        return 1.0 if bits == g else 0.0
+    if op == OP_VOTE_ANY:
+        return 1.0 if bits != 0 else 0.0
+    if op == OP_VOTE_EQ:
+        return 1.0 if bits == 0 or bits == g else 0.0
+    return np.float64(wrap_i32(np.int64(bits)))
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def exec_warp(pc, code, imm, regs, mask, scratch):
-    """Warp family: shuffles read another lane's source register; votes combine the active
-    lanes' predicates. Every result goes to scratch (32 words) before any is written, so dst
-    may be a source."""
+    """Warp family: shuffles read another lane's source register; votes, ballots and matches
+    combine the lanes of each lane's group (the active lanes in its mask operand). Every result
+    goes to scratch (32 words) before any is written, so dst may be a source."""
     op = code[pc, C_OP]
     d = code[pc, C_DST]
     every = code[pc, C_UNIFORM] == 1          # a uniform result fills all 32 lanes
-    if op == OP_VOTE_ALL or op == OP_VOTE_ANY or op == OP_BALLOT:
-        bits = pred_bits(code, imm, regs, pc, 0, mask)
-        if op == OP_VOTE_ALL:
-            v = 1.0 if bits == mask else 0.0
-        elif op == OP_VOTE_ANY:
-            v = 1.0 if bits != 0 else 0.0
-        else:
-            v = np.float64(wrap_i32(np.int64(bits)))
+    if op == OP_VOTE_ALL or op == OP_VOTE_ANY or op == OP_BALLOT or op == OP_VOTE_EQ \
+            or op == OP_MATCH_ANY or op == OP_MATCH_ALL:
+        # an immediate mask: one group, so a vote or ballot has one result (a match's depends
+        # on the lane's own value)
+        shared = code[pc, C_SRC + 1] < 0 and op != OP_MATCH_ANY and op != OP_MATCH_ALL
+        v = 0.0
+        if shared:
+            v = warp_vote(op, code, imm, regs, pc, lane_group(code, imm, regs, pc, mask, 0), 0)
         for lane in range(32):
-            if every or lane_active(mask, lane):
-                regs[d, lane] = v
-        return ST_OK
-    r = code[pc, C_SRC]
-    for lane in range(32):
-        k = np.int64(operand(code, imm, regs, pc, 1, lane))
-        if op == OP_SHFL_IDX:
-            s = k & 31
-        elif op == OP_SHFL_UP:
-            s = lane - k
-        elif op == OP_SHFL_DOWN:
-            s = lane + k
-        else:
-            s = lane ^ k
-        if s < 0 or s > 31:
-            s = lane
-        scratch[lane] = regs[r, s] if r >= 0 else imm[pc, 0]
+            scratch[lane] = v if shared else warp_vote(op, code, imm, regs, pc,
+                                                       lane_group(code, imm, regs, pc, mask, lane), lane)
+    else:
+        r = code[pc, C_SRC]
+        for lane in range(32):
+            k = np.int64(operand(code, imm, regs, pc, 1, lane))
+            if op == OP_SHFL_IDX:
+                s = k & 31
+            elif op == OP_SHFL_UP:
+                s = lane - k
+            elif op == OP_SHFL_DOWN:
+                s = lane + k
+            else:
+                s = lane ^ k
+            if s < 0 or s > 31:
+                s = lane
+            scratch[lane] = regs[r, s] if r >= 0 else imm[pc, 0]
     for lane in range(32):
         if every or lane_active(mask, lane):
             regs[d, lane] = scratch[lane]

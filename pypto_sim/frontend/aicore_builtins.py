@@ -26,6 +26,7 @@ from ..isa.tile_roles import data_operand, roles_of
 from .aicore_scalar import SIMT_IDS, AICoreScalarRules
 from .operand_forms import OperandForms
 from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo, Val
+from .warp_builtins import WARP_INTRINSICS
 
 CUBE_SPACES = ("Mat", "Left", "Right", "Acc", "Bias")
 MAX_MKN = 4095                                       # PTO-ISA docs/isa/TMATMUL.md: m, k, n in [1, 4095]
@@ -111,6 +112,8 @@ class AICoreBuiltins(OperandForms, AICoreScalarRules):
             self.block(body)
 
     def call_intrinsic(self, func, node):
+        if func.name in WARP_INTRINSICS:
+            return self.warp_intrinsic(func, node)
         if func.name == "get_subblock_id":
             if node.args or node.keywords:
                 self.error(node, "pto.get_subblock_id() takes no arguments")

@@ -24,6 +24,7 @@ from .helpers import HelperInlining
 from .layout_builtins import LayoutBuiltins
 from .mask_builtins import MaskBuiltins
 from .memory_builtins import MemoryBuiltins
+from .warp_builtins import WarpBuiltins
 from .pipeline import PipelineLowering
 from .tile_builtins import TileBuiltins
 from .uniformity import VARYING_BUILTINS, Uniformity, assignment_sites
@@ -45,7 +46,7 @@ UNSUPPORTED_STMTS = {"Try": "a try statement", "TryStar": "a try statement",
 CAPTURED_TYPES = (bool, int, float, complex, str, tuple, np.generic)
 
 
-class KernelCompiler(LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins, ExprLowering, MemoryBuiltins, HelperInlining, PipelineLowering,
+class KernelCompiler(LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins, ExprLowering, MemoryBuiltins, WarpBuiltins, HelperInlining, PipelineLowering,
                      ControlFlowLowering):
     """Compiles one kernel for one argument signature into a Program."""
 
@@ -137,7 +138,8 @@ class KernelCompiler(LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins,
                 return Val(bound.reg)
             if isinstance(bound, PtrVar):
                 return Ptr(bound.proto.space, bound.proto.slot, bound.proto.dtype, bound.proto.name,
-                           Val(bound.reg), bound.proto.count, bound.proto.base, tile=bound.proto.tile)
+                           Val(bound.reg), bound.proto.count, bound.proto.base, tile=bound.proto.tile,
+                           row_stride=bound.proto.row_stride)
             return bound
         if name in scope.lane_conditional:
             line = scope.lane_conditional[name][0]
@@ -172,7 +174,8 @@ class KernelCompiler(LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins,
         args = []
         for spec in self.arg_specs:
             if spec.kind == "tensor":
-                ptr = Ptr("hbm", spec.slot, spec.dtype, spec.name, Const(0, dtypes.int32))
+                ptr = Ptr("hbm", spec.slot, spec.dtype, spec.name, Const(0, dtypes.int32),
+                          row_stride=spec.value or 0)
                 self.bind(spec.name, ptr, fn_ast, is_param=True)
                 args.append(spec)
             elif spec.kind == "const":
@@ -422,6 +425,13 @@ class KernelCompiler(LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins,
     def assign(self, target, value, node):
         if isinstance(target, ast.Name):
             self.bind(target.id, value, node)
+            return
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, tuple):
+            # `bits, pred = pto.match_all_sync(mask, x)`: a builtin that gives several values
+            if len(target.elts) != len(value):
+                self.error(node, f"{len(value)} values cannot be unpacked into {len(target.elts)} names")
+            for elt, item in zip(target.elts, value):
+                self.assign(elt, item, node)
             return
         if isinstance(target, ast.Subscript):
             base = self.expr(target.value)

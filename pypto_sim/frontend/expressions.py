@@ -233,8 +233,24 @@ class ExprLowering:
         if not isinstance(base, Ptr):
             self.error(node, f"only pointers can be indexed; '{ast.unparse(node.value)}' is not one")
         base = self.loaded(base, node.value)
+        if isinstance(node.slice, ast.Tuple):
+            return dataclasses.replace(self.ptr_add(base, self.index_2d(base, node), node, 1), indexed=True)
         ptr = self.ptr_add(base, self.loaded(self.expr(node.slice), node.slice), node, 1)
         return dataclasses.replace(ptr, indexed=True)
+
+    def index_2d(self, base: Ptr, node):
+        """The element offset of ``a[r, c]`` in a 2-D tensor argument: r * row stride + c (the
+        stride is the launch's, compiled in: Kernel.signature_of)."""
+        if len(node.slice.elts) != 2 or not base.row_stride:
+            self.error(node, f"'{ast.unparse(node)}': a 2-D index needs a 2-D tensor argument "
+                             f"('{base.name}' is 1-D here)",
+                       "pass pto.to_device(a 2-D array) or a 2-D view d[i:j, k:l]; index a 1-D "
+                       "tensor with one offset, a[r * width + c]")
+        r, c = (self.vexpr(e) for e in node.slice.elts)
+        for v, e in ((r, node.slice.elts[0]), (c, node.slice.elts[1])):
+            self.require_value(v, e)
+        row = self.alu("MUL", [r, Const(base.row_stride, dtypes.int32)], node, dtype=dtypes.int32)
+        return self.alu("ADD", [row, c], node, dtype=dtypes.int32)
 
     def loaded(self, v, node):
         """v in a value context: an indexed pointer `a[i]` reads its element (a LOAD)."""
@@ -256,7 +272,8 @@ class ExprLowering:
             offset = delta if isinstance(delta, Const) else self.cast(delta, dtypes.int32, node)
         else:
             offset = self.alu("ADD" if sign > 0 else "SUB", [ptr.offset, delta], node, dtype=dtypes.int32)
-        return Ptr(ptr.space, ptr.slot, ptr.dtype, ptr.name, offset, ptr.count, ptr.base)
+        return Ptr(ptr.space, ptr.slot, ptr.dtype, ptr.name, offset, ptr.count, ptr.base,
+                   row_stride=ptr.row_stride)
 
     def expr_BinOp(self, node):
         left, right = self.vexpr(node.left), self.vexpr(node.right)

@@ -72,7 +72,8 @@ class Kernel:
 
     # ---------------------------------------------------------------- specialisation
     def signature_of(self, args) -> tuple:
-        """The argument signature used to specialise: per parameter, ('tensor', dtype),
+        """The argument signature used to specialise: per parameter, ('tensor', dtype) (with
+        its row stride for a 2-D tensor or view, compiled into ``a[r, c]``),
         ('scalar', dtype), or ('const', int32, value) for an int parameter that sizes a buffer
         (``alloc_local(tile_m * tile_k)``): the kernel compiles once per distinct value."""
         if len(args) != len(self.params):
@@ -82,7 +83,8 @@ class Kernel:
         sig = []
         for name, value in zip(self.params, args):
             if getattr(value, "is_device_tensor", False):
-                sig.append(("tensor", value.dtype))
+                stride = getattr(value, "row_stride", 0)     # 2-D: a[r, c] is r * stride + c
+                sig.append(("tensor", value.dtype, stride) if stride else ("tensor", value.dtype))
             elif isinstance(value, bool):
                 sig.append(("scalar", dtypes.int32))
             elif isinstance(value, int) or (hasattr(value, "dtype") and getattr(value, "shape", None) == ()
@@ -116,7 +118,7 @@ class Kernel:
             tensor_slot = 0
             for name, (kind, dtype, *value) in zip(self.params, sig):
                 if kind == "tensor":
-                    specs.append(ArgSpec(name, "tensor", dtype, tensor_slot))
+                    specs.append(ArgSpec(name, "tensor", dtype, tensor_slot, value=value[0] if value else None))
                     tensor_slot += 1
                 elif kind == "const":
                     specs.append(ArgSpec(name, "const", dtype, -1, value=value[0]))

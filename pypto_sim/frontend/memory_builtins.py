@@ -69,8 +69,8 @@ class MemoryBuiltins:
         if dst is NONE or dst is None:
             return self.alu("FMA", [x, y, z], node)
         ptr = self.require_ptr(dst, node, "pto.fma(dst, x, y, z): dst")
-        if ptr.space != "hbm" or ptr.dtype in dtypes.MEMORY_ONLY + dtypes.HOST_ONLY:
-            # L1, and narrow memory dtypes: the FMA in registers, then a store
+        if ptr.space != "hbm" or ptr.dtype not in (dtypes.float32, dtypes.float16, dtypes.int32):
+            # L1, and narrow memory dtypes and bool: the FMA in registers, then a store
             value = self.alu("FMA", [x, y, z], node)
             self.store_to(ptr, value, node)
             return value
@@ -205,52 +205,6 @@ class MemoryBuiltins:
 
     def builtin_fence(self, node, args):
         self.emit("FENCE", None, (), None, node)
-
-    # ---------------------------------------------------------------- warp exchange
-    def _shuffle(self, op, node, args, key):
-        x = args["x"]
-        self.require_value(x, node)
-        k = args[key]
-        self.require_value(k, node)
-        dtype = x.dtype
-        src = self.operand(x, dtype, node)
-        kk = self.operand(k, dtypes.int32, node)
-        uniform = not isinstance(src, Reg) or src.uniform
-        dst = self.new_reg(dtype, uniform)
-        self.emit(op, dst, (src, kk), dtype, node)
-        return Val(dst)
-
-    def builtin_shfl_idx(self, node, args):
-        return self._shuffle("SHFL_IDX", node, args, "lane")
-
-    def builtin_shfl_up(self, node, args):
-        return self._shuffle("SHFL_UP", node, args, "delta")
-
-    def builtin_shfl_down(self, node, args):
-        return self._shuffle("SHFL_DOWN", node, args, "delta")
-
-    def builtin_shfl_xor(self, node, args):
-        return self._shuffle("SHFL_XOR", node, args, "mask")
-
-    def _vote(self, op, node, args, result):
-        pred = self.truth(args["pred"], node)
-        src = self.operand(pred, dtypes.bool_, node)
-        uniform = not isinstance(src, Reg) or src.uniform
-        dst = self.new_reg(result, uniform)
-        self.emit(op, dst, (src,), result, node)
-        return Val(dst)
-
-    def builtin_vote_all(self, node, args):
-        return self._vote("VOTE_ALL", node, args, dtypes.bool_)
-
-    def builtin_vote_any(self, node, args):
-        return self._vote("VOTE_ANY", node, args, dtypes.bool_)
-
-    def builtin_ballot(self, node, args):
-        return self._vote("BALLOT", node, args, dtypes.int32)
-
-    def builtin_barrier(self, node, args):
-        self.emit("BARRIER", None, (), None, node)
 
     def builtin_barrier_block(self, node, args):
         self.emit("BARRIER_BLOCK", None, (), None, node)

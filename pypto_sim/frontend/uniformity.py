@@ -13,7 +13,7 @@ import ast
 # builtins whose result differs between lanes whatever their arguments (atomics hand each
 # lane its own old value; a local array holds each lane's own elements)
 VARYING_BUILTINS = {"get_global_id", "get_local_id", "get_lane_id", "atomic_add", "atomic_max",
-                    "atomic_min", "atomic_exchange", "atomic_cas", "local_array"}
+                    "atomic_min", "atomic_exchange", "atomic_cas", "local_array", "lanemask_lt"}
 
 
 class Uniformity:

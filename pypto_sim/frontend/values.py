@@ -48,6 +48,7 @@ class Ptr:
     # element's value everywhere else (x = a[i], a[i] * 2), as CUDA and Triton users read it
     indexed: bool = False
     tile: object = None  # a typed tile of pto.alloc_tile: its TileInfo (space, shape, valid region)
+    row_stride: int = 0  # a 2-D tensor argument: elements between rows (a[r, c]); 0: 1-D
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,9 @@ def format_program(prog: Program, grid=None, block=None) -> str:
     """The whole listing, with a header naming arguments, registers and L1 use."""
     args = ", ".join(f"{a.name}: {a.dtype}{'*' if a.kind == 'tensor' else ''}"
                      + (f" ({a.reg})" if a.reg is not None else "")
-                     + (f" = {a.value}" if a.kind == "const" else "") for a in prog.args)
+                     + (f" = {a.value}" if a.kind == "const" else "")
+                     + (f" (2-D, rows {a.value} apart)" if a.kind == "tensor" and a.value else "")
+                     for a in prog.args)
     head = [f"; kernel {prog.kernel}({args})",
             f"; source {prog.file}:{prog.first_line}"]
     consts = [a for a in prog.args if a.kind == "const"]

@@ -6,7 +6,7 @@ import linecache
 
 from .. import dtypes
 from .device import DEFAULT_BLOCK, current_device
-from .names import launch_labels, launch_scope, scope_of, user_frame
+from .names import launch_labels, launch_owned, launch_scope, scope_of, user_frame
 
 
 def _named(tensor):
@@ -75,6 +75,19 @@ def alloc_tensor(nbytes, dtype=dtypes.float32):
     return _named(current_device().alloc_tensor(nbytes, dtype))
 
 
+def to_device(host_array):
+    """A new device tensor holding a copy of a host numpy array, of the array's dtype (numba's
+    ``cuda.to_device``); a 2-D array gives a 2-D tensor (runtime/views2d.py). ``pto.launch(k, args=(d_o, pto.to_device(x)))`` is safe: a tensor only
+    the launch references lives until the launch has run."""
+    import numpy as np
+    host = np.ascontiguousarray(host_array)
+    tensor = _named(current_device().alloc_tensor(host.nbytes, host.dtype))
+    current_device().memcpy_h2d(tensor, host)
+    if host.ndim == 2:
+        tensor.shape = host.shape         # a[r, c] in kernels, d[i:j, k:l] views (runtime/views2d.py)
+    return tensor
+
+
 class Tensor:
     """``with pto.Tensor(nbytes, dtype=...) as d:`` a device tensor that, on exit, waits for the
     queued kernels that use it and then frees it."""
@@ -125,11 +138,18 @@ def launch(kernel, grid=(1, 1, 1), block=DEFAULT_BLOCK, args=(), check=None, max
     without computing their values (the same cycles and records, faster; tile results in
     device memory are left as they were); a LaunchError when a memory read of the kernel
     could see a skipped value (runtime/skip_values.py).
+
+    A tensor in ``args`` that nothing else references (``args=(d_o, pto.to_device(x))``)
+    lives until the launch has run, then is freed; a tensor the program holds and frees or
+    ``del``s while the launch is pending is a UseAfterFreeError at the next sync
+    (runtime/names.py: launch_owned).
     """
+    owned = launch_owned(args)          # before anything here takes a reference to them
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     names = launch_labels(kernel, args, launch_scope())
     return current_device().launch(kernel, grid, block, args, names=names, check=check, max_cycles=max_cycles,
-                                   mode=mode, timeline=timeline, max_work=max_work, values=values)
+                                   mode=mode, timeline=timeline, max_work=max_work, values=values,
+                                   owned=owned)
 
 
 def sync():

@@ -3,8 +3,10 @@
 ``launch`` compiles and checks at once (so mistakes surface at the call) and queues the work;
 it runs, in order, at ``sync()``, at a ``memcpy_d2h`` of a tensor it writes, at ``memcpy_h2d``
 into a tensor it uses, or when a ``pto.Tensor`` it uses leaves its ``with`` block. The queue
-holds allocations, not tensors: the runtime never keeps a tensor alive for the user, and a
-tensor freed while a queued kernel uses it is reported as UseAfterFreeError.
+holds allocations, not tensors: the runtime never keeps a tensor the user holds alive for
+the user, and a tensor freed while a queued kernel uses it is reported as UseAfterFreeError.
+The one exception is a temporary only the launch references (``args=(pto.to_device(x),)``):
+the launch keeps it until it has run, as a CUDA stream does (runtime/names.py).
 """
 from __future__ import annotations
 
@@ -60,6 +62,7 @@ class PendingLaunch:
     timeline: bool = False      # keep the per-instruction records (else per-pc totals only)
     values: bool = True         # False: tile instructions are timed but compute nothing
     settings: Settings = Settings()     # what the environment asked for at the launch call
+    owned: tuple = ()           # temporaries only this launch references: freed once it has run
 
 
 @dataclass
@@ -132,7 +135,7 @@ class Device:
 
     # ---------------------------------------------------------------- launch and sync
     def launch(self, kernel, grid, block, args, names=None, check=None, max_cycles=None,
-               mode="timing", timeline=False, max_work=None, values=True):
+               mode="timing", timeline=False, max_work=None, values=True, owned=()):
         if mode not in ("timing", "functional"):
             raise LaunchError(f"mode={mode!r}: choose 'timing' (cycles) or 'functional' (values only, fast)")
         if values not in (True, False):
@@ -193,7 +196,7 @@ class Device:
         from ..profiler.collect import collecting
         self.queue.append(PendingLaunch(kernel, program, grid, block, stored, tuple(names),
                                         active_machine(), handle, checks, max_cycles, mode,
-                                        bool(timeline) or collecting(), values, settings))
+                                        bool(timeline) or collecting(), values, settings, owned))
         return handle
 
     def sync(self):
@@ -206,8 +209,9 @@ class Device:
             freed = [a for a in pending.args if getattr(a, "freed", False)]
             if freed:
                 alloc = freed[0]
-                for a in freed:
-                    if not self.users_of(a):
+                for a in map(root_of, freed):
+                    if not self.users_of(a) and a.id in self.hbm.live:
+                        a.freed = False     # marked by release_allocation, still held: release it
                         self.hbm.release(a)
                 name = alloc.name or f"tensor{alloc.id}"
                 err = UseAfterFreeError(
@@ -217,6 +221,7 @@ class Device:
                     hint="wrap the tensor in `with pto.Tensor(...) as t:` or call pto.sync() before "
                          "`del`/free()")
                 pending.handle.error = err
+                pending.owned = ()
                 raise err
             try:
                 # numba's first compile of the simulator shows a ticker (timing/progress.py)
@@ -225,6 +230,8 @@ class Device:
             except Exception as exc:
                 pending.handle.error = exc
                 raise
+            finally:
+                pending.owned = ()     # it has run (or failed): its temporaries are freed now
             collected(pending.handle.profile)       # pypto-sim profile: collect every launch
 
     def pending_for(self, tensor) -> bool:
@@ -282,6 +289,9 @@ def _check_tensor(t, call):
 def _check_copy(call, tensor, host):
     """Same element count, and the host dtype the tensor's (float32, or ml_dtypes' bfloat16,
     for a bfloat16 tensor)."""
+    if getattr(tensor, "strided", False):
+        raise LaunchError(f"{call}: '{tensor.name}' is a strided 2-D view, whose elements are not "
+                          "contiguous", hint="copy the whole tensor, or read the view with .numpy()")
     host_ok = (host.dtype == tensor.dtype.numpy if tensor.dtype != dtypes.bfloat16 else
                host.dtype == np.float32 or host.dtype.name == "bfloat16")
     if host.size != tensor.size:

@@ -179,6 +179,7 @@ class DeviceTensor:
         self.dtype = dtype
         self.nbytes = int(nbytes)
         self.size = self.nbytes // dtype.itemsize
+        self.shape = (self.size,)     # (rows, cols) for pto.to_device of a 2-D array
         self.alloc = device.hbm.allocate(self.size, dtype, name)
         self._finalizer = weakref.finalize(self, device.release_allocation, self.alloc)
 
@@ -199,18 +200,27 @@ class DeviceTensor:
     def freed(self) -> bool:
         return self.alloc.freed
 
+    @property
+    def row_stride(self) -> int:
+        """Elements between rows of a 2-D tensor (kernels index it ``a[r, c]``); 0 if 1-D."""
+        return self.shape[1] if len(self.shape) == 2 else 0
+
     def numpy(self) -> np.ndarray:
-        """A host copy of the tensor's contents (waits for kernels that write it)."""
+        """A host copy of the tensor's contents, in its shape (waits for kernels that write it)."""
         out = np.empty(self.size, self.dtype.numpy)
         self.device.memcpy_d2h(out, self)
-        return out
+        return out.reshape(self.shape)
 
     def __len__(self):
         return self.size
 
     def __getitem__(self, index) -> "DeviceTensorView":
         """``d[off:off + n]``: a view of n elements, passed to kernels as a tensor of its own
-        (element 0 is d's element off; accesses past its end are out of bounds). No copy."""
+        (element 0 is d's element off; accesses past its end are out of bounds). No copy.
+        ``d[i:j, k:l]`` of a 2-D tensor: a strided 2-D view (runtime/views2d.py)."""
+        if isinstance(index, tuple):
+            from .views2d import view_2d
+            return view_2d(self, index)
         if not isinstance(index, slice):
             raise TypeError(f"index a device tensor with a slice such as {self.name}[0:16], not "
                             f"{type(index).__name__}; read elements on the host with .numpy()")
@@ -239,6 +249,7 @@ class DeviceTensorView(DeviceTensor):
         self.device = root.device
         self.dtype = root.dtype
         self.size = count
+        self.shape = (count,)
         self.nbytes = count * root.dtype.itemsize
         self.alloc = AllocationView(root.alloc, offset, count)
 

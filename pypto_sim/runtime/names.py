@@ -8,6 +8,7 @@ and the allocation's name is added for reference."""
 from __future__ import annotations
 
 import inspect
+import sys
 
 
 def user_frame():
@@ -75,3 +76,36 @@ def launch_labels(kernel, args, site) -> tuple:
     params += [f"argument {i}" for i in range(len(params), len(args))]
     return tuple(tensor_label(p, a, site) if getattr(a, "is_device_tensor", False) else None
                  for p, a in zip(params, args))
+
+
+def launch_owned(args) -> tuple:
+    """The device tensors of a launch's argument list that nothing but that list references:
+    temporaries such as ``pto.launch(k, args=(d_o, pto.to_device(x)))``. The launch keeps them
+    alive until it has run, as a CUDA stream keeps the arguments of a queued kernel; a tensor
+    the program holds (a variable, a list...) is not kept, so that freeing or ``del``-ing it
+    while the launch is pending stays the article's UseAfterFreeError.
+
+    Reference counts are compared with a probe held the same way (by one container, read by
+    the same loop), so the count of the interpreter's own references cancels out. A view
+    (``d[a:b]``) counts as a temporary only when the tensor it views is one too (held by
+    nothing but the views of this list), so ``del d`` after ``args=(d[0:8],)`` is still
+    reported."""
+    if not isinstance(args, (tuple, list)):
+        return ()
+    probe = (object(),)
+    alone = [sys.getrefcount(v) for v in probe][0]
+    counts = [sys.getrefcount(v) for v in args]
+    temps = [v for v, n in zip(args, counts)
+             if getattr(v, "is_device_tensor", False) and n <= alone]
+    views_of: dict = {}
+    for v in temps:
+        base = getattr(v, "base", None)
+        if base is not None:
+            views_of.setdefault(id(base), []).append(v)
+    owned = []
+    for v in temps:
+        unheld = object()          # a local nothing else references: the count to compare with
+        base = getattr(v, "base", None)
+        if base is None or sys.getrefcount(base) - len(views_of[id(base)]) <= sys.getrefcount(unheld):
+            owned.append(v)
+    return tuple(owned)
