@@ -87,7 +87,8 @@ TP_PIPEARG = 61    # pipe_barrier / cross_core_set_flag: the pipe (-1: every pip
 TP_CCEVENT = 62
 TP_MAXJ = 63       # operands to log (the values replay decodes them)
 TP_DITEM = 64      # the data tile's bytes per element (a vector op's cost)
-N_TP = 65
+TP_ALU = 65        # 1 for an elementwise op (family tile_alu): aicore_costs.priced_shape
+N_TP = 66
 TF_BW = 0          # the transfer's bandwidth (bytes per cycle)
 TF_PER = 1         # cycles per repeat (vector op, matmul)
 N_TF = 2
@@ -489,6 +490,8 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
         complete = start + fixed + _ceil(repeats * tf[pc, TF_PER])
     else:
         idle = fl[g, pipe] != 0 or start > pf[g, pipe]
+        if tp[pc, TP_ALU] != 0 and cols * tp[pc, TP_DITEM] < 32:    # priced_shape's BLOCK_BYTES
+            rows, cols = cols, rows
         cycles = _formula(fm_i, fm_f, tp[pc, TP_FSTART], tp[pc, TP_FN], rows, cols)
         tail = np.int64(0)
         if cycles < 0:

@@ -27,7 +27,8 @@ Costs (machine table; sources there):
   rows * cols + bias) by op, dtype and cols) when there is one, else head (only when V is
   empty as the op starts: the previous op completed before it, or a sync on V came between
   them) + per_repeat per 256-byte repeat (+ unaligned_floor for rows that are not whole
-  repeats), and the op's tail at the next sync on V, which keeps V busy.
+  repeats; an elementwise op on a ColMajor column at its row-major reshape), and the op's
+  tail at the next sync on V, which keeps V busy.
 The formulas themselves are in aicore_costs.py.
 """
 from __future__ import annotations
@@ -183,7 +184,8 @@ def dispatch(sim, pc, blk, w, ws, now):
     else:
         idle = unit.starts_empty(pipe, start)    # the pipeline is empty: the op pays its head
         data = op.data.buf.dtype
-        cycles, tail = vector_op_cycles(m, name, data, op.shape[0], op.shape[1], data.itemsize, idle)
+        cycles, tail = vector_op_cycles(m, name, data, op.shape[0], op.shape[1], data.itemsize, idle,
+                                        elementwise=fam == "tile_alu")
         complete = start + cycles
         unit.tail[pipe] = tail
     unit.pipe_free[pipe] = complete

@@ -23,12 +23,32 @@ def drain_cycles(m, rows, cols, acc_bytes) -> float:
     return m.drain_fixed_cycles + rows * per_row
 
 
-def vector_op_cycles(m, name, dtype, rows, cols, itemsize, idle):
-    """(cycles, tail) of a vector op over rows x cols elements of dtype: the machine's
+# A row-major tile's rows are whole 32-byte blocks (the frontend's check, PTO-ISA Tile.md); a
+# row narrower than a block is a ColMajor tile's (each column contiguous in UB).
+BLOCK_BYTES = 32
+
+
+def priced_shape(rows, cols, itemsize, elementwise):
+    """The (rows, cols) an elementwise op (family tile_alu) is priced at: a ColMajor tile with
+    rows narrower than a 32-byte block as its row-major reshape (cols rows of `rows` elements).
+    A2/A3's elementwise ops take row-major tiles only (pto-isa include/pto/npu/a2a3/TMul.hpp
+    TMulCheck: "TMUL only support row major layout"), so a kernel reshapes first, as pto-isa's
+    flash attention does with its [rows, 1] row maxima and sums (TRESHAPE to a [1, rows]
+    row-major tile before TMAX / TSUB / TMULS / TEXP / TMUL / TADD, kernels/manual/common/
+    flash_atten/pto_macro_fa_softmax.hpp); TRESHAPE itself is an address binding."""
+    if elementwise and cols * itemsize < BLOCK_BYTES:
+        return cols, rows
+    return rows, cols
+
+
+def vector_op_cycles(m, name, dtype, rows, cols, itemsize, idle, elementwise=False):
+    """(cycles, tail) of a vector op over rows x cols elements of dtype (an elementwise op on
+    a ColMajor column is priced at its row-major reshape, priced_shape): the machine's
     [formulas] row for (op, dtype, cols) when it has one (pto-isa's formula table: the whole
     op, no separate tail), else the head/slope/tail model of pto-isa's CCE mock: the head only
     when the V queue was idle, per_repeat per 256-byte repeat (a row that is not a whole
     number of repeats pays whole repeats, plus unaligned_floor once), the tail at the next sync."""
+    rows, cols = priced_shape(rows, cols, itemsize, elementwise)
     cycles = m.formula_cycles(name, dtype.name, rows, cols)
     if cycles is not None:
         return cycles, 0

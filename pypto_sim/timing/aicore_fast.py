@@ -135,6 +135,7 @@ class AICoreTables:
             row[ex.TP_RJ], row[ex.TP_CJ] = named[roles.shape[0]], named[roles.shape[1]]
             row[ex.TP_ITEM] = data.buf.dtype.itemsize
         row[ex.TP_DITEM] = data.buf.dtype.itemsize
+        row[ex.TP_ALU] = fam == "tile_alu"
         views = list(view.values())
         if len(views) > 4:
             raise AssertionError(f"{spec.name}: more than four tiles")
