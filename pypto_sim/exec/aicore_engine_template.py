@@ -91,7 +91,8 @@ TP_ALU = 65        # 1 for an elementwise op (family tile_alu): aicore_costs.pri
 N_TP = 66
 TF_BW = 0          # the transfer's bandwidth (bytes per cycle)
 TF_PER = 1         # cycles per repeat (vector op, matmul)
-N_TF = 2
+TF_ROW = 2         # cycles per row (vector op: per_row)
+N_TF = 3
 
 ROUTE_GM_TO_L1 = 0
 ROUTE_GM_TO_UB = 1
@@ -499,7 +500,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
             row_bytes = cols * tp[pc, TP_DITEM]
             aligned = row_bytes % rb == 0
             repeats = (rows * row_bytes) // rb if aligned else rows * -((-row_bytes) // rb)
-            cycles = (tp[pc, TP_HEAD] if idle else 0) + _ceil(repeats * tf[pc, TF_PER])
+            cycles = (tp[pc, TP_HEAD] if idle else 0) + _ceil(repeats * tf[pc, TF_PER] + rows * tf[pc, TF_ROW])
             if not aligned:
                 cycles += tp[pc, TP_UNALIGNED]
             tail = tp[pc, TP_TAIL]

@@ -27,7 +27,8 @@ Costs (machine table; sources there):
   rows * cols + bias) by op, dtype and cols) when there is one, else head (only when V is
   empty as the op starts: the previous op completed before it, or a sync on V came between
   them) + per_repeat per 256-byte repeat (+ unaligned_floor for rows that are not whole
-  repeats; an elementwise op on a ColMajor column at its row-major reshape), and the op's
+  repeats; an elementwise op on a ColMajor column at its row-major reshape) + per_row per
+  row (the row reductions' reducing repeat), and the op's
   tail at the next sync on V, which keeps V busy.
 The formulas themselves are in aicore_costs.py.
 """

@@ -47,7 +47,8 @@ def vector_op_cycles(m, name, dtype, rows, cols, itemsize, idle, elementwise=Fal
     [formulas] row for (op, dtype, cols) when it has one (pto-isa's formula table: the whole
     op, no separate tail), else the head/slope/tail model of pto-isa's CCE mock: the head only
     when the V queue was idle, per_repeat per 256-byte repeat (a row that is not a whole
-    number of repeats pays whole repeats, plus unaligned_floor once), the tail at the next sync."""
+    number of repeats pays whole repeats, plus unaligned_floor once) and per_row per row (a row
+    reduction's one reducing repeat a row beyond its binary passes), the tail at the next sync."""
     rows, cols = priced_shape(rows, cols, itemsize, elementwise)
     cycles = m.formula_cycles(name, dtype.name, rows, cols)
     if cycles is not None:
@@ -59,7 +60,8 @@ def vector_op_cycles(m, name, dtype, rows, cols, itemsize, idle, elementwise=Fal
     row_bytes = cols * itemsize
     aligned = row_bytes % rb == 0
     repeats = (rows * row_bytes) // rb if aligned else rows * -(-row_bytes // rb)
-    cycles = (head if idle else 0) + int(math.ceil(repeats * t.extra["per_repeat"] - 1e-9))
+    cycles = (head if idle else 0) + int(math.ceil(repeats * t.extra["per_repeat"]
+                                                   + rows * t.extra.get("per_row", 0) - 1e-9))
     if not aligned:
         cycles += int(t.extra.get("unaligned_floor", 0))
     return cycles, int(tail)

@@ -207,6 +207,7 @@ class AICoreTables:
         row[ex.TP_TAIL] = int(t.extra.get("tail", 0))
         row[ex.TP_RB] = t.extra.get("repeat_bytes", 1)
         frow[ex.TF_PER] = float(t.extra.get("per_repeat", 0.0))
+        frow[ex.TF_ROW] = float(t.extra.get("per_row", 0.0))
         row[ex.TP_UNALIGNED] = int(t.extra.get("unaligned_floor", 0))
 
 
