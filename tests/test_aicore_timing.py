@@ -95,6 +95,38 @@ def test_the_vector_path_on_both_vector_cores(simple_machine):
 
 
 @pto.kernel(sync="manual")
+def column_mul(X):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            c = pto.alloc_tile(64, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
+            pto.tmul(c, c, c)
+
+
+@pto.kernel(sync="manual")
+def narrow_rows_mul(X):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            r = pto.alloc_tile(64, 8, pto.float32, loc=pto.Vec)
+            pto.tmul(r, r, r)
+
+
+def test_an_elementwise_op_on_a_column_is_priced_at_its_row_major_reshape(simple_machine):
+    """A2/A3's elementwise ops take row-major tiles only (pto-isa a2a3 TMul.hpp), so a kernel
+    TRESHAPEs a [64, 1] ColMajor column into a [1, 64] row first (pto-isa's flash attention,
+    pto_macro_fa_softmax.hpp): one row of 64 fp32 = 256 B = 1 repeat. A row-major [64, 8]
+    tile keeps its 64 rows of 32 B, each a (masked) repeat of its own (TBinOp.hpp
+    Bin1LNormModeSmall). tests/machines/simple.toml TMUL: head 10 (= latency, V idle), 1 a
+    repeat, no unaligned floor:
+        TMUL [64, 1] ColMajor fp32: 10 + 1 x 1  = 11
+        TMUL [64, 8] fp32:          10 + 64 x 1 = 74"""
+    X = pto.alloc_tensor(4, pto.float32)
+    (name, s, e), = ops(pto.profile(column_mul, grid=(1,), args=(X,)), 1)
+    assert name == "TMUL" and e - s == 11
+    (name, s, e), = ops(pto.profile(narrow_rows_mul, grid=(1,), args=(X,)), 1)
+    assert name == "TMUL" and e - s == 74
+
+
+@pto.kernel(sync="manual")
 def unflagged(A, C):
     with pto.cube():
         m = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)

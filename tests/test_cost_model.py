@@ -30,7 +30,7 @@ def k(A, C):
         irow = pto.alloc_tile(1, {cols}, pto.int32, loc=pto.Vec)
         {op}
 '''
-CALLS = {"TROWSUM": "pto.trowsum(col, big)", "TROWEXPAND": "pto.trowexpand(big, col)",
+CALLS = {"TROWSUM": "pto.trowsum(col, big)", "TROWMAX": "pto.trowmax(col, big)", "TROWEXPAND": "pto.trowexpand(big, col)",
          "TMUL": "pto.tmul(big, big, other)", "TEXP": "pto.texp(big, big)",
          "TMULS": "pto.tmuls(big, big, 2.0)", "TCOLSUM": "pto.tcolsum(row, big)",
          "TAXPY": "pto.taxpy(big, other, 2.0)", "TEXPANDS": "pto.texpands(big, 1.0)",
@@ -118,6 +118,18 @@ def test_ops_without_a_formula_row_pay_the_cce_mocks_head_and_slope(make_kernels
     """16 x 64 float32 = 16 repeats of 256 bytes: the head (the V pipe is idle) + slope x 16;
     the tail waits for a sync, and none comes."""
     assert op_cycles(make_kernels, name, 16, 64) == head + slope * 16
+
+
+@pytest.mark.parametrize("name", ["TROWSUM", "TROWMAX"])
+def test_a_row_reduction_without_a_formula_row_pays_its_passes_and_one_reducing_repeat_a_row(
+        make_kernels, name):
+    """A2/A3 TRowReduceOps.hpp reduces a row of n 256-byte repeats with n - 1 binary passes
+    (vadd / vmax, one repeat a row each) and then one vcadd / vcmax repeat a row. 16 x 256
+    float32 (no formula row at 256 columns): 4 repeats a row, 64 in all. Default table:
+    head 14 (V idle) + per_repeat 2 x 64 + per_row 5 x 16 = 14 + 128 + 80 = 222 (the tail
+    waits for a sync). The passes cost 2 x (64 - 16) = 96 and the reducing repeats 7 x 16 =
+    112, the same 208 cycles after the head."""
+    assert op_cycles(make_kernels, name, 16, 256) == 14 + 2 * 64 + 5 * 16
 
 
 def test_tcolexpand_is_one_ub_to_ub_copy_a_row(make_kernels):
@@ -209,11 +221,16 @@ def k(A, C):
 
 
 def test_the_mock_table_prices_the_same_ops_by_pto_isas_cce_mock(make_kernels):
-    """latency_tables/ascend910b-mock.toml: no formula rows, so TROWSUM 64 x 64 float32 is
-    head 14 + 64 rows x 1 repeat x slope 7 = 462 (vcadd (14, 7, 32)) where the default's
-    formula gives 492; TMATMUL 16x16x16 fp16 is 6 + 1."""
+    """latency_tables/ascend910b-mock.toml: no formula rows, so TROWSUM 64 x 64 float32 (one
+    repeat a row: only the vcadd) is head 14 + 64 repeats x vadd's 2 + 64 rows x (vcadd's 7 -
+    2) = 462 (vcadd (14, 7, 32)) where the default's formula gives 492; 32 x 256 (4 repeats a
+    row: 3 vadd passes, then the vcadd) is 14 + 128 x 2 + 32 x 5 = 430 and TROWMAX there 10
+    (vmax's head) + 128 x 2 (vmax passes and vcmax, both 2 a repeat) = 266; TMATMUL 16x16x16
+    fp16 is 6 + 1."""
     pto.use_machine("ascend910b-mock")
-    assert op_cycles(make_kernels, "TROWSUM", 64, 64) == 14 + 64 * 7
+    assert op_cycles(make_kernels, "TROWSUM", 64, 64) == 14 + 64 * 2 + 64 * 5
+    assert op_cycles(make_kernels, "TROWSUM", 32, 256) == 14 + 128 * 2 + 32 * 5
+    assert op_cycles(make_kernels, "TROWMAX", 32, 256) == 10 + 128 * 2
     assert pto.machine().latency("TMATMUL") == 6
     from pypto_sim.cli import machine_diff
     from pypto_sim.timing.machine import resolve_machine

@@ -10,7 +10,8 @@ follow from the slopes by the timing model's formulas (timing/aicore.py):
 - the fixpipe drain (TSTORE_ACC): at 16 columns (one row costs drain_row) the rows give
   drain_fixed and drain_row, at 256 columns (4 C / drain_bw > drain_row) the bandwidth, at 48
   columns (odd(ceil(48 / 8)) = 3 fractal blocks) the penalty
-- each vector op without a formula row: per_repeat from the chain over rows, the unaligned
+- each vector op without a formula row: per_repeat from the chain over rows (less the table's
+  per_row a row: a row reduction's reducing repeat, which one width cannot tell apart), the unaligned
   floor from rows of 3/4 of a repeat, the head from the refill pattern (slope - cost - the
   TLOAD, whose cost the TLOAD rows fitted) and the tail from the sync pattern (slope - head -
   cost)
@@ -173,27 +174,35 @@ def _vector(F, S, base, known):
         if cols is None or t is None or "repeat_bytes" not in t.extra:
             continue
         rb = t.extra["repeat_bytes"]
-        per_row = cols * ITEMSIZE[dt] // rb
+        reps_a_row = cols * ITEMSIZE[dt] // rb
+        # per_row (a row reduction's reducing repeat) comes from the base table: chains at one
+        # width measure per_repeat x repeats + per_row x rows as one slope a repeat
+        pr = Fraction(str(t.extra.get("per_row", 0)))
+        shift = pr / reps_a_row
         fam = {r: S(f"aiv_chain.{name}.rows={r}", name) for r in chain_rows(cols, dt)}
-        fam = {r * per_row: v for r, v in fam.items() if v is not None}
+        fam = {r * reps_a_row: v for r, v in fam.items() if v is not None}
         if len(fam) < 2:
             continue
         res = ceil_fit(list(fam), [round(v) for v in fam.values()], prefer=0)
         if res is None:
             a, b, _ = linear_fit(list(fam), list(fam.values()))
-            per = round(b, 3)
+            per = round(b - float(shift), 3)
             F.put(name, "per_repeat", per, "AI-core chain over rows: least squares")
         else:
             a, lo, hi = res
-            per = simplest_in(lo, hi)
-            F.put(name, "per_repeat", per, "AI-core chain over rows: ceil(repeats x per_repeat), exact fit")
-        reps = SYNC_ROWS * per_row
-        cost = int(math.ceil(reps * per - 1e-9))
+            per = simplest_in(lo - shift, hi - shift)
+            F.put(name, "per_repeat", per, "AI-core chain over rows: ceil(repeats x per_repeat + rows x "
+                                           "per_row), exact fit")
+
+        def cost_of(reps, rows):
+            return int(math.ceil(reps * per + rows * float(pr) - 1e-9))
+
+        cost = cost_of(SYNC_ROWS * reps_a_row, SYNC_ROWS)
         ucols = unaligned_cols(base, spec, dt, cols)
         un = S(f"aiv_unaligned.{name}.cols={ucols}", name) if ucols else None
         if un is not None:
             ureps = SYNC_ROWS * -(-ucols * ITEMSIZE[dt] // rb)
-            floor = round(un) - int(math.ceil(ureps * per - 1e-9))
+            floor = round(un) - cost_of(ureps, SYNC_ROWS)
             if floor or "unaligned_floor" in t.extra:
                 F.put(name, "unaligned_floor", floor, f"rows of 3/4 of a repeat: slope {un:g} - the repeats' cost")
         refill, sync = S(f"aiv_refill.{name}", name), S(f"aiv_sync.{name}", name)

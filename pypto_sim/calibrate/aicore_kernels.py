@@ -17,7 +17,7 @@ cycles against it is the pattern's cost, and aicore_fit.py turns the slopes into
   drain_fixed + R x (max(drain_row, 4 C / drain_bw) + drain_penalty x (odd(ceil(C / 8)) - 1))
 - vector ops on an AIV, a tile of R rows of the op's ``cols`` (chosen so that no [formulas]
   row prices it; its row is a whole number of 256-byte repeats):
-  ``aiv_chain.OP.rows=R``: ops queued back to back: ceil(repeats x per_repeat);
+  ``aiv_chain.OP.rows=R``: ops queued back to back: ceil(repeats x per_repeat + R x per_row);
   ``aiv_unaligned.OP.cols=C``: the same with rows that are not whole repeats: +
   unaligned_floor;
   ``aiv_sync.OP``: (op; pipe_barrier(PIPE_V)): head + cost + tail (the sync pays the tail and
@@ -335,6 +335,11 @@ def aicore_coverage(machine=None) -> dict:
             else:
                 why = "covered"
             out[(spec.name, fld)] = why
+        t = m.instructions.get(spec.name)
+        if t is not None and "per_row" in t.extra:
+            out[(spec.name, "per_row")] = ("taken from the table: the chains at one width measure per_repeat "
+                                           "x repeats + per_row x rows as one slope, and per_repeat is fitted "
+                                           "with per_row given")
     from ..isa import load_isa
     isa = load_isa()
     for (name, dtype, cols) in m.vector_formulas:

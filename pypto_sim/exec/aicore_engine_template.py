@@ -87,10 +87,12 @@ TP_PIPEARG = 61    # pipe_barrier / cross_core_set_flag: the pipe (-1: every pip
 TP_CCEVENT = 62
 TP_MAXJ = 63       # operands to log (the values replay decodes them)
 TP_DITEM = 64      # the data tile's bytes per element (a vector op's cost)
-N_TP = 65
+TP_ALU = 65        # 1 for an elementwise op (family tile_alu): priced at a row-major shape
+N_TP = 66
 TF_BW = 0          # the transfer's bandwidth (bytes per cycle)
 TF_PER = 1         # cycles per repeat (vector op, matmul)
-N_TF = 2
+TF_ROW = 2         # cycles per row (vector op: per_row)
+N_TF = 3
 
 ROUTE_GM_TO_L1 = 0
 ROUTE_GM_TO_UB = 1
@@ -489,6 +491,14 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
         complete = start + fixed + _ceil(repeats * tf[pc, TF_PER])
     else:
         idle = fl[g, pipe] != 0 or start > pf[g, pipe]
+        if tp[pc, TP_ALU] != 0 and cols * tp[pc, TP_DITEM] < 32:
+            # an elementwise op on a ColMajor column (rows narrower than a 32-byte block, which
+            # a row-major tile's rows never are: PTO-ISA Tile.md) is priced at its row-major
+            # reshape: A2/A3's elementwise ops take row-major tiles only (pto-isa
+            # include/pto/npu/a2a3/TMul.hpp TMulCheck), so kernels reshape first, as pto-isa's
+            # flash attention TRESHAPEs its [rows, 1] maxima and sums to [1, rows]
+            # (kernels/manual/common/flash_atten/pto_macro_fa_softmax.hpp)
+            rows, cols = cols, rows
         cycles = _formula(fm_i, fm_f, tp[pc, TP_FSTART], tp[pc, TP_FN], rows, cols)
         tail = np.int64(0)
         if cycles < 0:
@@ -496,7 +506,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
             row_bytes = cols * tp[pc, TP_DITEM]
             aligned = row_bytes % rb == 0
             repeats = (rows * row_bytes) // rb if aligned else rows * -((-row_bytes) // rb)
-            cycles = (tp[pc, TP_HEAD] if idle else 0) + _ceil(repeats * tf[pc, TF_PER])
+            cycles = (tp[pc, TP_HEAD] if idle else 0) + _ceil(repeats * tf[pc, TF_PER] + rows * tf[pc, TF_ROW])
             if not aligned:
                 cycles += tp[pc, TP_UNALIGNED]
             tail = tp[pc, TP_TAIL]

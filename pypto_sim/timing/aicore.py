@@ -32,7 +32,9 @@ Costs (machine table; sources there):
   rows * cols + bias) by op, dtype and cols) when there is one, else head (only when V is
   empty as the op starts: the previous op completed before it, or a sync on V came between
   them) + per_repeat per 256-byte repeat (+ unaligned_floor for rows that are not whole
-  repeats), and the op's tail at the next sync on V, which keeps V busy.
+  repeats; an elementwise op on a ColMajor column at its row-major reshape) + per_row per
+  row (the row reductions' reducing repeat), and the op's tail at the next sync on V, which
+  keeps V busy.
 """
 from __future__ import annotations
 

@@ -82,6 +82,7 @@ class AICoreTables:
             row[ex.TP_RJ], row[ex.TP_CJ] = named[roles.shape[0]], named[roles.shape[1]]
             row[ex.TP_ITEM] = data.buf.dtype.itemsize
         row[ex.TP_DITEM] = data.buf.dtype.itemsize
+        row[ex.TP_ALU] = fam == "tile_alu"
         views = list(view.values())
         if len(views) > 4:
             raise AssertionError(f"{spec.name}: more than four tiles")
@@ -168,4 +169,5 @@ class AICoreTables:
         row[ex.TP_TAIL] = int(t.extra.get("tail", 0))
         row[ex.TP_RB] = t.extra.get("repeat_bytes", 1)
         frow[ex.TF_PER] = float(t.extra.get("per_repeat", 0.0))
+        frow[ex.TF_ROW] = float(t.extra.get("per_row", 0.0))
         row[ex.TP_UNALIGNED] = int(t.extra.get("unaligned_floor", 0))
