@@ -289,11 +289,26 @@ def run_doc(doc: str, sh_cache: dict) -> dict:
         shutil.rmtree(work, ignore_errors=True)       # what the doc wrote goes with it
         sys.path[:] = saved_path
         for key in [k for k in sys.path_importer_cache if not os.path.isabs(k) or k.startswith(str(work))]:
-            del sys.path_importer_cache[key]          # finders of relative or removed folders                      # what one doc imports, the next does not see
+            del sys.path_importer_cache[key]          # finders of relative or removed folders
+        # what one doc imported from its own folders (examples, benchmarks, its work dir), the
+        # next does not see. Libraries stay: numba imports parts of llvmlite lazily, while it
+        # compiles; a fresh copy of llvmlite.ir next to the one numba already holds fails its
+        # isinstance checks (declare_env_global: "assert isinstance(typ, types.Type)")
         for name in set(sys.modules) - saved_modules:
-            if not name.startswith(("pypto_sim", "numba", "numpy", "matplotlib", "pandas", "dask")):
+            if _doc_module(sys.modules.get(name), work):
                 del sys.modules[name]
     return results
+
+
+def _doc_module(module, work: Path) -> bool:
+    """True for a module a doc imported from its own folders (its work dir and the checkout's
+    examples/, benchmarks/ and tests/), not from an installed library or the package."""
+    path = getattr(module, "__file__", None)
+    if not path:
+        return False
+    path = os.path.abspath(path)
+    return any(path.startswith(str(d) + os.sep) for d in (work, ROOT / "examples", ROOT / "benchmarks",
+                                                            ROOT / "tests"))
 
 
 def main(argv: list) -> None:
