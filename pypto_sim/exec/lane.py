@@ -30,6 +30,7 @@ _FUNCTIONAL = Path(__file__).with_name("functional_template.py")
 _ENGINE_PARTS = Path(__file__).with_name("engine_parts_template.py")
 _TIMING = Path(__file__).with_name("timing_template.py")
 _L2 = Path(__file__).with_name("l2_template.py")
+_AICORE_STEPS = Path(__file__).with_name("aicore_steps_template.py")
 _AICORE_ENGINE = Path(__file__).with_name("aicore_engine_template.py")
 TILE_KINDS = ("none", "load", "store", "mma", "binary", "unary", "scalar", "reduce", "expand", "expand_op",
               "col_reduce", "col_expand_op", "fill", "col_expand", "convert")
@@ -151,12 +152,14 @@ def generate_source(bounds_check: bool = True) -> str:
     parts = _ENGINE_PARTS.read_text(encoding="utf-8").split('"""', 2)[2]
     timing = _TIMING.read_text(encoding="utf-8").split('"""', 2)[2]
     l2 = _L2.read_text(encoding="utf-8").split('"""', 2)[2]
+    aicore_steps = _AICORE_STEPS.read_text(encoding="utf-8").split('"""', 2)[2]
     aicore_engine = _AICORE_ENGINE.read_text(encoding="utf-8").split('"""', 2)[2]
     source = ("".join(head) + body + "\n\n# ---- SIMT families ----" + simt
               + "\n\n# ---- tile instructions ----" + tiles + "".join(tail)
               + "\n\n# ---- functional-only runner ----"
               + functional + "\n\n# ---- the compiled timing engine's parts ----" + parts
               + "\n\n# ---- the L2's lines (timing/l2.py) ----" + l2
+              + "\n\n# ---- the AI core's step functions (timing/aicore_pipes.py) ----" + aicore_steps
               + "\n\n# ---- the AI core's event loop (timing/aicore_fast.py) ----" + aicore_engine
               + "\n\n# ---- the timing model's event loop (timing/fast.py) ----" + timing)
     return source if numba_allows_nrt_off() else source.replace(", _nrt=False", "")

@@ -1,5 +1,5 @@
 """The AI cores' timing state as arrays, and the calls into the step functions that own its
-rules (exec/aicore_engine_template.py: tile_dispatch, queue_slot, unit_drained, the flag,
+rules (exec/aicore_steps_template.py: tile_dispatch, queue_slot, unit_drained, the flag,
 barrier and cross-core steps, reset_units).
 
 Both drivers keep their state here and change it only through those steps: the compiled event

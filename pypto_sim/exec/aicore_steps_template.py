@@ -1,0 +1,600 @@
+"""The AI core's timing rules as step functions over the arrays of timing/aicore_pipes.py:
+tile_dispatch (when a tile instruction starts - after its pipe, its flag waits and, under
+sync="auto", its tiles' hazards - and what it costs: DMA over the unit's link, L2 and HBM, the
+fixpipe drain, the cube's repeats, the vector formula or head/repeats/tail), a pipe queue's
+room, a pipe's drain at a sync, flags, barriers and cross-core signals. Both drivers call them
+- the compiled loop (aicore_engine_template.py, appended after this) and the SimPy model
+(timing/aicore.py) - so each rule is written once. Appended after the engine's parts and the
+L2's lines, which they call."""
+import numpy as np
+from numba import njit
+
+# tile and sync instruction kinds (tp[pc, TP_KIND])
+AK_NONE = 0
+AK_LOAD = 1
+AK_STORE = 2
+AK_STORE_ACC = 3
+AK_MOVE = 4
+AK_MMA = 5
+AK_VEC = 6
+AK_SET_FLAG = 10
+AK_WAIT_FLAG = 11
+AK_PIPE_BARRIER = 12
+AK_CC_SET = 13
+AK_CC_WAIT = 14
+
+# tp[pc, :]: what one instruction is, decoded once per launch (timing/aicore_fast.py)
+TP_KIND = 0
+TP_NJ = 1          # operand index of n (an element count) or -1: rows / cols operands instead
+TP_RJ = 2
+TP_CJ = 3
+TP_ITEM = 4        # bytes per element that size the transfer or the op
+TP_DSTCOLS = 5     # the destination's columns (an element count's shape)
+TP_GMJ = 6         # GM element offset, row stride, tensor slot
+TP_STRJ = 7
+TP_SLOT = 8
+TP_ROWJ = 9        # a move's source window
+TP_COLJ = 10
+TP_MJ = 11
+TP_NNJ = 12
+TP_KJ = 13
+TP_MSJ = 14        # a mask's row stride (bytes) or -1
+TP_BOUNDED = 15
+TP_NVIEWS = 16
+TP_VIEWS = 17      # 4 x (rows, cols, is the mask)
+TP_DATA_R = 29
+TP_DATA_C = 30
+TP_DST_R = 31
+TP_DST_C = 32
+TP_SRC_R = 33
+TP_SRC_C = 34
+TP_A_R = 35
+TP_A_C = 36
+TP_B_R = 37
+TP_B_C = 38
+TP_ROUTE = 39      # ROUTE_* of a transfer
+TP_ACC_BYTES = 40
+TP_KTILE = 41
+TP_NR = 42         # ranges read (ids), ranges written
+TP_READS = 43      # 6
+TP_NW = 49
+TP_WRITES = 50     # 2
+TP_FSTART = 52     # the op's rows of the formula table: fm[TP_FSTART : TP_FSTART + TP_FN]
+TP_FN = 53
+TP_HEAD = 54
+TP_TAIL = 55
+TP_UNALIGNED = 56
+TP_RB = 57
+TP_SRC = 58        # set/wait_flag: source pipe, destination pipe, event
+TP_DST = 59
+TP_EVENT = 60
+TP_PIPEARG = 61    # pipe_barrier / cross_core_set_flag: the pipe (-1: every pipe)
+TP_CCEVENT = 62
+TP_MAXJ = 63       # operands to log (the values replay decodes them)
+TP_DITEM = 64      # the data tile's bytes per element (a vector op's cost)
+TP_ALU = 65        # 1 for an elementwise op (family tile_alu): priced at a row-major shape
+N_TP = 66
+TF_BW = 0          # the transfer's bandwidth (bytes per cycle)
+TF_PER = 1         # cycles per repeat (vector op, matmul)
+TF_ROW = 2         # cycles per row (vector op: per_row)
+N_TF = 3
+
+ROUTE_GM_TO_L1 = 0
+ROUTE_GM_TO_UB = 1
+ROUTE_L1_TO_GM = 2
+ROUTE_UB_TO_GM = 3
+ROUTE_FIX = 4
+N_ROUTES = 5
+
+# acfg[]: launch constants
+AK_SLOTS = 0
+AK_N_BLOCKS = 1
+AK_GX = 2
+AK_GY = 3
+AK_GZ = 4
+AK_WIDTH = 5
+AK_RECORD = 6
+AK_MAX_CYCLES = 7
+AK_AUTO = 8
+AK_DEPTH = 9
+AK_HAS_L2 = 10
+AK_L2_MISS_EXTRA = 11
+AK_LINE_BYTES = 12
+AK_BX = 13
+AK_BY = 14
+AK_BZ = 15
+AK_BOOK_ROOM = 16
+AK_PORTS = 17
+N_ACFG = 18
+# af[]: launch constants (floats)
+AF_L2_BW = 0
+AF_HBM_BW = 1
+AF_DRAIN_C0 = 2
+AF_DRAIN_ROW = 3
+AF_DRAIN_BW = 4
+AF_DRAIN_PEN = 5
+AF_DRAIN_FIXED = 6
+N_AF = 7
+
+CA_FLAG = 11        # records.py's causes the AI core adds
+CA_CROSS_CORE = 12
+CA_TILE_RAW = 8
+CA_TILE_WAR = 9
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def book_port(keys, vals, st, ports, port, t, width):
+    """CoreState.book for a tile instruction: the first cycle c >= t with room on the unit's
+    issue port (no pipe booked); returns c * 16 + the cause that moved it."""
+    c = t
+    why = CA_NONE
+    while _get(keys, vals, (c * ports + port) << 3) >= width:
+        c += 1
+        why = CA_ISSUE
+    _add(keys, vals, st, (c * ports + port) << 3)
+    return c * 16 + why
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def unit_drained(pf, pd, tl, fl, g, pipe):
+    """Unit.drained: when everything queued on pipe (every pipe for -1) is done, its pending
+    vector tail paid (the tail keeps the pipe busy); the pipe counts as emptied."""
+    lo = 0 if pipe < 0 else pipe
+    hi = pf.shape[1] if pipe < 0 else pipe + 1
+    t = np.int64(-(1 << 62))
+    for p in range(lo, hi):
+        if pd[g, p] + tl[g, p] > t:
+            t = pd[g, p] + tl[g, p]
+    for p in range(lo, hi):
+        if tl[g, p] != 0:
+            pd[g, p] += tl[g, p]
+            if pd[g, p] > pf[g, p]:
+                pf[g, p] = pd[g, p]
+            tl[g, p] = 0
+        fl[g, p] = 1
+    return t
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def queue_slot(qb, qh, qn, g, pipe, t, depth):
+    """Unit.queue_slot: the first cycle >= t with room in pipe's queue for one more op."""
+    cap = qb.shape[2]
+    while qn[g, pipe] > 0 and qb[g, pipe, qh[g, pipe]] <= t:
+        qh[g, pipe] = (qh[g, pipe] + 1) % cap
+        qn[g, pipe] -= 1
+    n = qn[g, pipe]
+    if n >= depth:
+        t = qb[g, pipe, (qh[g, pipe] + n - depth) % cap]
+        drop = n - depth + 1
+        qh[g, pipe] = (qh[g, pipe] + drop) % cap
+        qn[g, pipe] -= drop
+    return t
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _ceil(x):
+    return np.int64(np.ceil(x - 1e-9))
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _odd_part(n):
+    n = max(n, 1)
+    while n % 2 == 0:
+        n //= 2
+    return n
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, has_l2, nbytes, start, write,
+                  hit_fraction, now):
+    """AICoreMemory.book: cycles the L2's chip link and (missed or written bytes) HBM's
+    need for a transfer from start."""
+    s = np.float64(start)
+    done = s
+    fnow = np.float64(now)
+    if has_l2:
+        d = link_book(l2_s, l2_e, l2_n, 0, s, nbytes / af[AF_L2_BW], fnow)
+        if d > done:
+            done = d
+    hbm_bytes = nbytes if write else nbytes * (1.0 - hit_fraction)
+    if hbm_bytes > 0:
+        d = link_book(lk_s, lk_e, lk_n, 0, s, hbm_bytes / af[AF_HBM_BW], fnow)
+        if d > done:
+            done = d
+    return _ceil(done - s)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _hazard(p, e, reads, nr, writes, nw, ov, hz_n, hz_ord, hz_wd, hz_rd, hz_wpc, hz_rpc, out):
+    """TileEngine.ready_time: out = (earliest start, cause, the pc waited for)."""
+    t = np.int64(0)
+    kind = 0
+    pc = np.int64(-1)
+    n = hz_n[p, e]
+    for i in range(nr):
+        q = reads[i]
+        for k in range(n):
+            r = hz_ord[p, e, k]
+            if ov[q, r] and hz_wd[p, e, r] > t:
+                t = hz_wd[p, e, r]
+                kind = CA_TILE_RAW
+                pc = hz_wpc[p, e, r]
+    for i in range(nw):
+        q = writes[i]
+        for k in range(n):
+            r = hz_ord[p, e, k]
+            if ov[q, r]:
+                if hz_wd[p, e, r] > t:
+                    t = hz_wd[p, e, r]
+                    kind = CA_TILE_RAW
+                    pc = hz_wpc[p, e, r]
+                if hz_rd[p, e, r] > t:
+                    t = hz_rd[p, e, r]
+                    kind = CA_TILE_WAR
+                    pc = hz_rpc[p, e, r]
+    out[0] = t
+    out[1] = kind
+    out[2] = pc
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _hazard_record(p, e, reads, nr, writes, nw, complete, pc, hz_n, hz_ord, hz_has, hz_wd,
+                   hz_rd, hz_wpc, hz_rpc):
+    """TileEngine.record: the ranges read and written are busy until complete."""
+    for i in range(nr + nw):
+        r = reads[i] if i < nr else writes[i - nr]
+        if hz_has[p, e, r] == 0:
+            hz_has[p, e, r] = 1
+            hz_ord[p, e, hz_n[p, e]] = r
+            hz_n[p, e] += 1
+            hz_wd[p, e, r] = 0
+            hz_rd[p, e, r] = 0
+            hz_wpc[p, e, r] = -1
+            hz_rpc[p, e, r] = -1
+        if i < nr:
+            if complete >= hz_rd[p, e, r]:
+                hz_rd[p, e, r] = complete
+                hz_rpc[p, e, r] = pc
+        elif complete >= hz_wd[p, e, r]:
+            hz_wd[p, e, r] = complete
+            hz_wpc[p, e, r] = pc
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _operand(code, imm, regs, pc, j):
+    r = code[pc, C_SRC + j]
+    return imm[pc, j] if r < 0 else regs[r, 0]
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _iv(code, imm, regs, pc, j):
+    """Operand j as TileOp's iv: the integer part, 0 for inf or NaN."""
+    x = _operand(code, imm, regs, pc, j)
+    if not np.isfinite(x):
+        return np.int64(0)
+    return np.int64(x)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _formula(fm_i, fm_f, start, count, rows, cols):
+    """Machine.formula_cycles from the op's rows of the formula table (levels in lookup
+    order: this dtype and cols, this dtype any cols, any dtype and cols, any): -1 for none."""
+    for k in range(start, start + count):
+        if fm_i[k, 1] < 0 or fm_i[k, 1] == cols:
+            value = fm_f[k, 0] * rows * cols + fm_f[k, 1]
+            return np.int64(np.floor(value + 0.5)) if value > 0 else np.int64(0)
+    return np.int64(-1)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _extent_ok(rows, cols, t_rows, t_cols):
+    return 1 <= rows <= t_rows and 1 <= cols <= t_cols
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def tile_shape(tp, code, imm, regs, pc, tcount, shape):
+    """TileOp's decode and bounds checks of tile instruction pc: shape = (rows, cols, nbytes,
+    m, n, k, GM offset, stride). Returns False when TileOp would raise (the SimPy model then
+    reports it)."""
+    kind = tp[pc, TP_KIND]
+    if tp[pc, TP_NJ] >= 0:
+        n = _iv(code, imm, regs, pc, tp[pc, TP_NJ])
+        for v in range(tp[pc, TP_NVIEWS]):
+            if n > tp[pc, TP_VIEWS + 3 * v] * tp[pc, TP_VIEWS + 3 * v + 1]:
+                return False
+        dc = tp[pc, TP_DSTCOLS]
+        rows = -((-n) // dc)
+        cols = dc
+        nbytes = n * tp[pc, TP_ITEM]
+    else:
+        rows = _iv(code, imm, regs, pc, tp[pc, TP_RJ])
+        cols = _iv(code, imm, regs, pc, tp[pc, TP_CJ])
+        nbytes = rows * cols * tp[pc, TP_ITEM]
+    shape[0] = rows
+    shape[1] = cols
+    shape[2] = nbytes
+    if kind == AK_LOAD or kind == AK_STORE or kind == AK_STORE_ACC:
+        stride = _iv(code, imm, regs, pc, tp[pc, TP_STRJ])
+        if not _extent_ok(rows, cols, tp[pc, TP_DATA_R], tp[pc, TP_DATA_C]):
+            return False
+        off = _iv(code, imm, regs, pc, tp[pc, TP_GMJ])
+        last = off + (rows - 1) * stride + cols
+        if off < 0 or last > tcount[tp[pc, TP_SLOT]]:
+            return False
+        shape[6] = off
+        shape[7] = stride
+    elif kind == AK_MOVE:
+        r0 = _iv(code, imm, regs, pc, tp[pc, TP_ROWJ])
+        c0 = _iv(code, imm, regs, pc, tp[pc, TP_COLJ])
+        if not _extent_ok(rows, cols, tp[pc, TP_DST_R], tp[pc, TP_DST_C]):
+            return False
+        if r0 < 0 or c0 < 0 or r0 + rows > tp[pc, TP_SRC_R] or c0 + cols > tp[pc, TP_SRC_C]:
+            return False
+    elif kind == AK_MMA:
+        mm = _iv(code, imm, regs, pc, tp[pc, TP_MJ])
+        nn = _iv(code, imm, regs, pc, tp[pc, TP_NNJ])
+        kk = _iv(code, imm, regs, pc, tp[pc, TP_KJ])
+        if not (1 <= mm <= 4095 and 1 <= nn <= 4095 and 1 <= kk <= 4095):
+            return False
+        if not (_extent_ok(mm, kk, tp[pc, TP_A_R], tp[pc, TP_A_C])
+                and _extent_ok(kk, nn, tp[pc, TP_B_R], tp[pc, TP_B_C])
+                and _extent_ok(mm, nn, tp[pc, TP_DST_R], tp[pc, TP_DST_C])):
+            return False
+        shape[2] = 0
+        shape[3] = mm
+        shape[4] = nn
+        shape[5] = kk
+    elif tp[pc, TP_BOUNDED] != 0:
+        mstride = _iv(code, imm, regs, pc, tp[pc, TP_MSJ]) if tp[pc, TP_MSJ] >= 0 else 0
+        for v in range(tp[pc, TP_NVIEWS]):
+            width = mstride if tp[pc, TP_VIEWS + 3 * v + 2] != 0 else cols
+            if rows * width > tp[pc, TP_VIEWS + 3 * v] * tp[pc, TP_VIEWS + 3 * v + 1]:
+                return False
+    return True
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, acfg, af, pc_pipe,
+                  pc_lat, pf, pd, fh, tl, fl, qb, qh, qn, ov, hz_n, hz_ord, hz_has, hz_wd, hz_rd,
+                  hz_wpc, hz_rpc, ak_s, ak_e, ak_n, l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, l2s,
+                  l2link, l2first, tbase, routes, hz_out, out):
+    """timing/aicore.py dispatch: unit g hands tile instruction pc (decoded in shape) to its
+    pipe at cycle now. out = (start, complete, bytes, cause, cause pc)."""
+    kind = tp[pc, TP_KIND]
+    pipe = pc_pipe[pc]
+    fixed = pc_lat[pc]
+    e = 1 if w == 2 else 0
+    nr = tp[pc, TP_NR]
+    nw = tp[pc, TP_NW]
+    reads = tp[pc, TP_READS:TP_READS + 6]
+    writes = tp[pc, TP_WRITES:TP_WRITES + 2]
+    hazard = np.int64(0)
+    hkind = 0
+    hpc = np.int64(-1)
+    if acfg[AK_AUTO] != 0:
+        _hazard(p, e, reads, nr, writes, nw, ov, hz_n, hz_ord, hz_wd, hz_rd, hz_wpc, hz_rpc, hz_out)
+        hazard = hz_out[0]
+        hkind = hz_out[1]
+        hpc = hz_out[2]
+    start = now
+    if pf[g, pipe] > start:
+        start = pf[g, pipe]
+    if fh[g, pipe] > start:
+        start = fh[g, pipe]
+    if hazard > start:
+        start = hazard
+    cause = CA_NONE
+    cause_pc = np.int64(-1)
+    if start > now:
+        if start == hazard:
+            cause = hkind
+            cause_pc = hpc
+        elif start == fh[g, pipe]:
+            cause = CA_FLAG
+        else:
+            cause = CA_PIPE
+    rows = shape[0]
+    cols = shape[1]
+    nbytes = shape[2]
+    if kind == AK_LOAD or kind == AK_STORE or kind == AK_STORE_ACC:
+        read = kind == AK_LOAD
+        saving = np.int64(0)
+        hit_fraction = 0.0
+        if acfg[AK_HAS_L2] != 0:
+            hits, lines = l2_touch_window(l2s, l2link, l2first[tp[pc, TP_SLOT]], shape[6], rows,
+                                          cols, shape[7], tp[pc, TP_ITEM], acfg[AK_LINE_BYTES])
+            if read:
+                if hits == lines:
+                    saving = acfg[AK_L2_MISS_EXTRA]
+                hit_fraction = hits / max(lines, 1)
+        if kind == AK_STORE_ACC:
+            acc = tp[pc, TP_ACC_BYTES]
+            n0 = max(1, np.int64(af[AF_DRAIN_C0]) // acc)
+            n1 = -((-cols) // n0)
+            per_row = max(af[AF_DRAIN_ROW], acc * cols / af[AF_DRAIN_BW]) + \
+                af[AF_DRAIN_PEN] * (_odd_part(n1) - 1)
+            drain = _ceil(af[AF_DRAIN_FIXED] + rows * per_row)
+            hbm = _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, acfg[AK_HAS_L2] != 0,
+                                nbytes, start, True, 0.0, env_now)
+            busy = max(drain, hbm)
+            if busy - drain > 0:
+                routes[ROUTE_FIX] += busy - drain
+            complete = start + fixed + busy
+        else:
+            bw = tf[pc, TF_BW]
+            link = 2 * (core * 3 + w) + (0 if read else 1)
+            done = link_book(ak_s, ak_e, ak_n, link, np.float64(start), nbytes / bw,
+                             np.float64(env_now))
+            nominal = _ceil(nbytes / bw)
+            own = _ceil(done - start)
+            shared = _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af,
+                                   acfg[AK_HAS_L2] != 0, nbytes, start, not read, hit_fraction,
+                                   env_now)
+            busy = max(own, shared)
+            if busy - nominal > 0:
+                routes[tp[pc, TP_ROUTE]] += busy - nominal
+            complete = start + fixed - saving + busy
+    elif kind == AK_MOVE:
+        complete = start + fixed + _ceil(nbytes / tf[pc, TF_BW])
+    elif kind == AK_MMA:
+        repeats = -((-shape[3]) // 16) * -((-shape[5]) // tp[pc, TP_KTILE]) * -((-shape[4]) // 16)
+        complete = start + fixed + _ceil(repeats * tf[pc, TF_PER])
+    else:
+        idle = fl[g, pipe] != 0 or start > pf[g, pipe]
+        if tp[pc, TP_ALU] != 0 and cols * tp[pc, TP_DITEM] < 32:
+            # an elementwise op on a ColMajor column (rows narrower than a 32-byte block, which
+            # a row-major tile's rows never are: PTO-ISA Tile.md) is priced at its row-major
+            # reshape: A2/A3's elementwise ops take row-major tiles only (pto-isa
+            # include/pto/npu/a2a3/TMul.hpp TMulCheck), so kernels reshape first, as pto-isa's
+            # flash attention TRESHAPEs its [rows, 1] maxima and sums to [1, rows]
+            # (kernels/manual/common/flash_atten/pto_macro_fa_softmax.hpp)
+            rows, cols = cols, rows
+        cycles = _formula(fm_i, fm_f, tp[pc, TP_FSTART], tp[pc, TP_FN], rows, cols)
+        tail = np.int64(0)
+        if cycles < 0:
+            rb = tp[pc, TP_RB]
+            row_bytes = cols * tp[pc, TP_DITEM]
+            aligned = row_bytes % rb == 0
+            repeats = (rows * row_bytes) // rb if aligned else rows * -((-row_bytes) // rb)
+            cycles = (tp[pc, TP_HEAD] if idle else 0) + _ceil(repeats * tf[pc, TF_PER] + rows * tf[pc, TF_ROW])
+            if not aligned:
+                cycles += tp[pc, TP_UNALIGNED]
+            tail = tp[pc, TP_TAIL]
+        complete = start + cycles
+        tl[g, pipe] = tail
+    pf[g, pipe] = complete
+    if complete > pd[g, pipe]:
+        pd[g, pipe] = complete
+    fl[g, pipe] = 0
+    cap = qb.shape[2]
+    qb[g, pipe, (qh[g, pipe] + qn[g, pipe]) % cap] = complete
+    qn[g, pipe] += 1
+    if acfg[AK_AUTO] != 0:
+        _hazard_record(p, e, reads, nr, writes, nw, complete, pc, hz_n, hz_ord, hz_has, hz_wd,
+                       hz_rd, hz_wpc, hz_rpc)
+    out[0] = start
+    out[1] = complete
+    out[2] = nbytes
+    out[3] = cause
+    out[4] = cause_pc
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def cross_ready(cn, p, w, event):
+    """cross_core_ready: unit w's cross_core_wait_flag(event) has a signal from each source."""
+    if w == 0:
+        return cn[p, 0, event, 1] > 0 and cn[p, 0, event, 2] > 0
+    return cn[p, w, event, 0] > 0
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def cross_take(cb, chd, cn, p, w, event):
+    """cross_core_take: consume the signals; when the last of them fired."""
+    cap = cb.shape[4]
+    fire = np.int64(0)
+    for s in range(3):
+        if (w == 0 and s != 0) or (w != 0 and s == 0):
+            t = cb[p, w, event, s, chd[p, w, event, s]]
+            chd[p, w, event, s] = (chd[p, w, event, s] + 1) % cap
+            cn[p, w, event, s] -= 1
+            if t > fire:
+                fire = t
+    return fire
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def set_flag_step(pf, pd, tl, fl, fh, fb, fhd, fn, g, src, dst, ev, now):
+    """SET_FLAG(src, dst, ev) of unit g at issue: the flag fires when src has finished what
+    was queued before it (its pending tail paid) and no earlier than a wait on src allows.
+    False, changing nothing, when the flag's queue is full (the caller grows it)."""
+    cap = fb.shape[4]
+    if fn[g, src, dst, ev] >= cap:
+        return False
+    fire = now
+    drained = unit_drained(pf, pd, tl, fl, g, src)
+    if drained > fire:
+        fire = drained
+    if fh[g, src] > fire:
+        fire = fh[g, src]
+    fb[g, src, dst, ev, (fhd[g, src, dst, ev] + fn[g, src, dst, ev]) % cap] = fire
+    fn[g, src, dst, ev] += 1
+    return True
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def wait_flag_step(fh, fb, fhd, fn, g, src, dst, ev):
+    """WAIT_FLAG(src, dst, ev) of unit g at issue: takes the oldest set_flag and holds dst's
+    later operations until it fires. False, changing nothing, when no set_flag is pending."""
+    if fn[g, src, dst, ev] == 0:
+        return False
+    cap = fb.shape[4]
+    fire = fb[g, src, dst, ev, fhd[g, src, dst, ev]]
+    fhd[g, src, dst, ev] = (fhd[g, src, dst, ev] + 1) % cap
+    fn[g, src, dst, ev] -= 1
+    if fire > fh[g, dst]:
+        fh[g, dst] = fire
+    return True
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def barrier_step(pf, pd, tl, fl, fh, g, pipe, now):
+    """PIPE_BARRIER(pipe) of unit g before issue: later operations on pipe (every pipe for -1)
+    start after the earlier ones on it (on every pipe) completed. Returns when the scalar
+    unit may go on: now for one pipe, and for every pipe when they have all drained."""
+    if pipe < 0:
+        done = unit_drained(pf, pd, tl, fl, g, -1)
+        for q in range(fh.shape[1]):
+            if done > fh[g, q]:
+                fh[g, q] = done
+        if now > done:
+            done = now
+        return done
+    drained = unit_drained(pf, pd, tl, fl, g, pipe)
+    if drained > fh[g, pipe]:
+        fh[g, pipe] = drained
+    return now
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def cross_set_step(pf, pd, tl, fl, cb, chd, cn, g, p, w, ev, pipe, now):
+    """CROSS_CORE_SET_FLAG(ev, pipe) of unit w (global unit g) of the block on slot p: fires
+    when the unit's queued operations on pipe (every pipe for -1) are done; from the AIC to
+    both AIVs, from an AIV to the AIC. False, changing nothing, when a target's queue is full.
+    (The caller then signals the block's cross-core event.)"""
+    cap = cb.shape[4]
+    for to in range(3):
+        if ((w == 0 and to != 0) or (w != 0 and to == 0)) and cn[p, to, ev, w] >= cap:
+            return False
+    fire = unit_drained(pf, pd, tl, fl, g, pipe)
+    if now > fire:
+        fire = now
+    for to in range(3):
+        if (w == 0 and to != 0) or (w != 0 and to == 0):
+            cb[p, to, ev, w, (chd[p, to, ev, w] + cn[p, to, ev, w]) % cap] = fire
+            cn[p, to, ev, w] += 1
+    return True
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def reset_units(p, pf, pd, fh, tl, fl, qn, fn, cn, hz_n, hz_has):
+    """A block starts on core slot p: its three units' pipes, queues and flags are fresh, and
+    so are its cross-core signals and (auto sync) hazard ranges."""
+    for e in range(2):
+        hz_n[p, e] = 0
+        for r in range(hz_has.shape[2]):
+            hz_has[p, e, r] = 0
+    for a in range(3):
+        for b in range(cn.shape[2]):
+            for c in range(3):
+                cn[p, a, b, c] = 0
+    for w in range(3):
+        g = 3 * p + w
+        for q in range(pf.shape[1]):
+            pf[g, q] = 0
+            pd[g, q] = 0
+            fh[g, q] = 0
+            tl[g, q] = 0
+            fl[g, q] = 1
+            qn[g, q] = 0
+            for a in range(fn.shape[2]):
+                for b in range(fn.shape[3]):
+                    fn[g, q, a, b] = 0
