@@ -299,8 +299,10 @@ def test_roofline_of_one_matmul_is_latency_bound(mm):
     loads (2 x 512) + one 16 x 16 float32 store (1024) = 2048: intensity 4 FLOP/B. Roofs on
     the one AI core: cube 2 x 16 x 16 x k_tile 16 / per_repeat 1 = 8192 FLOP/cycle; GM
     bandwidth min(gm_to_l1 78.4 + 2 x (gm_to_ub 58.6 + ub_to_gm 109.4) + l1_to_gm 18.6 +
-    drain 118 = 551 B/cycle, L2 link 4324) = 551. Times at the roofs: 1 cycle (cube), 2048 /
-    551 = 3.7 (GM) of the kernel's ~900: far below every roof, so latency/sync."""
+    drain 118 = 551 B/cycle, L2 link 4324) = 551. Times at the roofs, on the busiest resource:
+    cube 8192 / 8192 = 1 cycle; GM: the AIC's GM->L1 path carries the 1024 B of the loads at
+    78.4 B/cycle = 13.1 cycles (longer than the fixpipe's 1024 B at 118, or all 2048 B at the
+    L2 link). Of the kernel's ~900 cycles: far below every roof, so latency/sync."""
     m = mm.machine
     r = mm.roofline()
     assert (r.row["cube_flops"], r.row["vector_flops"], r.row["gm_bytes"]) == (2 * 16 ** 3, 0, 2048)
@@ -311,7 +313,8 @@ def test_roofline_of_one_matmul_is_latency_bound(mm):
     assert r.roofs["cube"]["per_cycle"] == cube
     assert r.roofs["GM bandwidth"]["per_cycle"] == pytest.approx(bw)
     assert r.row["cube_cycles_at_roof"] == pytest.approx(2 * 16 ** 3 / cube)
-    assert r.row["gm_cycles_at_roof"] == pytest.approx(2048 / bw)
+    assert r.row["gm_cycles_at_roof"] == pytest.approx(1024 / m.gm_to_l1_bytes_per_cycle)
+    assert r.roofs["GM bandwidth"]["binding"].startswith("core 0 AIC GM->L1: 1024 B")
     hz = m.clock_ghz * 1e9
     assert r.row["attained_gflops"] == pytest.approx(2 * 16 ** 3 / mm.total_cycles * hz / 1e9)
     assert r.bound == "latency/sync"
@@ -321,13 +324,44 @@ def test_roofline_of_one_matmul_is_latency_bound(mm):
 def test_roofline_counts_one_vector_flop_per_element(vec):
     """add_one: TADDS on 16 x 64 float32 = 1024 element operations; GM: 4096 B in + 4096 out.
     The vector roof is the fastest [formulas] rate: 1 / slope 0.0078 (TADDS float16) = 128.2
-    elements per cycle per AIV, x 2 AIV."""
+    elements per cycle per AIV, x 2 AIV; the 1024 FLOPs all ran on AIV0, so they need 1024 /
+    128.2 = 8 cycles at the roof."""
     r = vec.roofline()
     assert (r.row["cube_flops"], r.row["vector_flops"], r.row["gm_bytes"]) == (0, 16 * 64, 2 * 4096)
     tadds = max(1 / s for (op, _d, _c), (s, _b) in vec.machine.vector_formulas.items() if op == "TADDS")
     assert r.roofs["vector"]["per_cycle"] == pytest.approx(2 * tadds)
     assert "TADDS" in r.roofs["vector"]["derivation"]
-    assert r.row["vector_cycles_at_roof"] == pytest.approx(1024 / r.roofs["vector"]["per_cycle"])
+    assert r.row["vector_cycles_at_roof"] == pytest.approx(1024 / tadds)     # AIV0's, at one AIV's rate
+
+
+@pto.kernel
+def rows_matmul(A, B, C, M):
+    """one_matmul with M (a run-time value) valid rows of A and C."""
+    with pto.cube():
+        a1 = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat, valid=(M, 16))
+        b1 = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)
+        a0 = pto.alloc_tile(16, 16, pto.float16, loc=pto.Left, valid=(M, 16))
+        b0 = pto.alloc_tile(16, 16, pto.float16, loc=pto.Right)
+        acc = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc, valid=(M, 16))
+        pto.tload(a1, A)
+        pto.tload(b1, B)
+        pto.textract(a0, a1)
+        pto.textract(b0, b1)
+        pto.tmatmul(acc, a0, b0)
+        pto.tstore(C, acc)
+
+
+def test_a_matmul_of_run_time_shape_counts_the_fractals_the_cube_ran():
+    """M = 8 rows at run time: the cube still runs one 16 x 16 x 16 fractal (TMATMUL's cycles:
+    latency + 1 repeat), so the count is 2 x 16^3 = 8192 FLOPs, an upper bound of the 2 x 8 x
+    16 x 16 = 4096 done (cube_flops_exact False). GM bytes: 8 x 16 float16 (256) + 16 x 16
+    float16 (512) in, 8 x 16 float32 (512) out = 1280."""
+    ones = np.ones((16, 16), np.float16)
+    c = pto.alloc_tensor(16 * 16 * 4, pto.float32)
+    prof = pto.profile(rows_matmul, grid=(1,), args=(dev(ones, pto.float16), dev(ones, pto.float16), c, 8))
+    row = prof.roofline().row
+    assert (row["cube_flops"], row["cube_flops_exact"], row["gm_bytes"]) == (2 * 16 ** 3, False, 1280)
+    assert "(at most)" in str(prof.roofline())
 
 
 def test_the_bound_is_the_longest_roof_time_unless_it_explains_under_the_threshold():

@@ -28,10 +28,16 @@ Roofs, for the AI cores the launch ran on, each derived from the machine table:
   times the cores, capped by the chip's link (the L2's when the machine has one, since every
   transfer passes it; HBM's otherwise).
 
-Each roof's time is the kernel's work divided by it (in cycles); the bound is the roof with
-the longest time, unless even that explains less than ``threshold`` (default half) of the
-kernel's cycles: then the kernel is far below every roof and the bound is "latency/sync"
-(fixed latencies, flags and waits, not throughput, set its time).
+Each roof's time (``*_cycles_at_roof``) is the cycles the work needs at that roof on its
+busiest resource, since work the kernel put on one unit cannot use another unit's share of a
+roof: cube, the busiest AIC's FLOPs at one AI core's peak; vector, the busiest AIV's FLOPs at
+one AIV's rate; GM, the bytes of the busiest (core, unit, path) at that path's bandwidth
+(TLOAD on the AIC: ``gm_to_l1``, on an AIV: ``gm_to_ub``; TSTORE: ``l1_to_gm`` / ``ub_to_gm``;
+TSTORE_ACC: ``drain_bytes_per_cycle``), or all bytes at the chip's link if that is longer.
+The bound is the roof with the longest time, unless even that explains less than
+``threshold`` (default half) of the kernel's cycles: then the kernel is far below every roof
+and the bound is "latency/sync" (fixed latencies, flags and waits, not throughput, set its
+time). ``roof_share`` is that longest time over the kernel's cycles.
 """
 from __future__ import annotations
 
@@ -40,6 +46,7 @@ import numpy as np
 from ..isa import PIPES, load_isa
 from ..isa.tile_roles import FAMILY_ROLES, data_operand
 from ..errors import ArgumentError
+from .aicore_summary import UNITS as UNIT_NAMES
 from .tables import RowTable
 
 ROOFS = ("cube", "vector", "GM bandwidth")
@@ -66,33 +73,57 @@ def cube_granule(machine, name, item) -> tuple:
     return machine.cost_term(name, "k_tile") * 2 // item, machine.cost_term(name, "per_repeat")
 
 
+# the GM path of each transfer: (tile family, on the AIC, TSTORE_ACC) -> (name, machine entry)
+GM_PATHS = {("tile_load", True, False): ("GM->L1", "gm_to_l1_bytes_per_cycle"),
+            ("tile_load", False, False): ("GM->UB", "gm_to_ub_bytes_per_cycle"),
+            ("tile_store", True, False): ("L1->GM", "l1_to_gm_bytes_per_cycle"),
+            ("tile_store", False, False): ("UB->GM", "ub_to_gm_bytes_per_cycle"),
+            ("tile_store", True, True): ("L0C->GM", "drain_bytes_per_cycle")}
+
+
+def _add_by_unit(into: dict, rec, sel, weights, extra=()):
+    """into[(core, unit, *extra)] += the weights of the records ``sel`` (a boolean mask)."""
+    keys = rec.core[sel] * 4 + rec.warp[sel]
+    uniq, inv = np.unique(keys, return_inverse=True)
+    sums = np.bincount(inv, weights=np.broadcast_to(weights, keys.shape).astype(np.float64),
+                       minlength=len(uniq))
+    for key, total in zip(uniq.tolist(), sums.tolist()):
+        k = (key // 4, key % 4, *extra)
+        into[k] = into.get(k, 0) + int(round(total))
+
+
 def kernel_work(prof) -> dict:
-    """{"cube_flops", "cube_flops_exact", "vector_flops", "gm_bytes", "cube_item"} of a
-    profile (module docstring); cube_item: the narrowest matmul input's bytes (None: none)."""
+    """The kernel's work (module docstring): {"cube_flops", "cube_flops_exact",
+    "vector_flops", "gm_bytes", "cube_item" (the narrowest matmul input's bytes; None: no
+    matmul), "cube" and "vector" ({(core, unit): FLOPs}), "gm" ({(core, unit, path): bytes})}."""
     rec, prog, isa = prof.records, prof.program, load_isa()
-    n_pc = len(prof.pc_name)
-    calls = np.bincount(rec.pc, minlength=n_pc)
-    moved = np.bincount(rec.pc, weights=rec.bytes, minlength=n_pc)
-    work = {"cube_flops": 0, "cube_flops_exact": True, "vector_flops": 0, "gm_bytes": 0,
-            "cube_item": None}
+    calls = np.bincount(rec.pc, minlength=len(prof.pc_name))
+    work = {"cube_flops_exact": True, "cube_item": None, "cube": {}, "vector": {}, "gm": {}}
     vector = PIPES.index("vector")
     for pc in np.nonzero(calls)[0].tolist():
         name = prof.pc_name[pc].rsplit("+", 1)[-1]
         spec, ins = isa[name], prog.instrs[pc]
-        if not spec.is_tile or spec.family == "tile_sync":
-            continue
+        on = rec.pc == pc
         if spec.family in ("tile_load", "tile_store"):
-            work["gm_bytes"] += int(moved[pc])
+            for aic in (True, False):
+                sel = on & ((rec.warp == 0) == aic)
+                if sel.any():
+                    path = GM_PATHS[(spec.family, aic, name == "TSTORE_ACC")][0]
+                    _add_by_unit(work["gm"], rec, sel, rec.bytes[sel], (path,))
         elif spec.family == "tile_mma":
             item = _tile_item(prog, ins, spec, "a")
             work["cube_item"] = min(item, work["cube_item"] or item)
-            work["cube_flops"] += _matmul_flops(prof, pc, spec, ins, item)
-            if not _static_shape(spec, ins):
+            shape = _static_shape(spec, ins)
+            if shape is None:
                 work["cube_flops_exact"] = False
+            _add_by_unit(work["cube"], rec, on, _matmul_flops(prof, pc, spec, on, item, shape))
         elif spec.family in FLOP_FAMILIES and prof.pc_pipe_index(pc) == vector:
             roles = FAMILY_ROLES[spec.family]
             which = roles.dst if roles.shape == ("n",) else data_operand(spec)
-            work["vector_flops"] += int(moved[pc]) // _tile_item(prog, ins, spec, which)
+            _add_by_unit(work["vector"], rec, on, rec.bytes[on] // _tile_item(prog, ins, spec, which))
+    work["cube_flops"] = sum(work["cube"].values())
+    work["vector_flops"] = sum(work["vector"].values())
+    work["gm_bytes"] = sum(work["gm"].values())
     return work
 
 
@@ -105,18 +136,43 @@ def _static_shape(spec, ins):
     return None
 
 
-def _matmul_flops(prof, pc, spec, ins, item) -> int:
-    """FLOPs of all executions of matmul pc: 2mnk each, or (run-time shapes) its fractals."""
-    rec = prof.records
-    on = rec.pc == pc
-    shape = _static_shape(spec, ins)
+def _matmul_flops(prof, pc, spec, on, item, shape):
+    """FLOPs of each execution (records ``on``) of matmul pc: 2mnk, or (run-time shapes) those
+    of the fractals its cycles show: (cycles - latency) / per_repeat repeats of 16 x k0 x 16."""
     if shape is not None:
         mm, nn, kk = shape
-        return 2 * mm * nn * kk * int(on.sum())
+        return 2 * mm * nn * kk
+    rec = prof.records
     k0, per = cube_granule(prof.machine, spec.name, item)
     cycles = rec.complete[on] - rec.issue[on] - prof.pc_latency(pc)
     repeats = np.floor(cycles / per + 1e-9).astype(np.int64)
-    return int(2 * FRACTAL * FRACTAL * k0 * repeats.sum())
+    return 2 * FRACTAL * FRACTAL * k0 * repeats
+
+
+def cycles_at_roofs(work, machine, roofs) -> dict:
+    """{roof: (cycles, what binds)}: the cycles the work needs at each roof, on its busiest
+    resource (work spread unevenly over the units cannot use the idle units' share of a roof):
+    cube, the busiest AIC's FLOPs at one AI core's peak; vector, the busiest AIV's at one AIV's
+    rate; GM, the busiest path's bytes at its bandwidth, or all bytes at the chip's link."""
+    out = {}
+    for roof, per_unit in (("cube", roofs["cube"]["per_unit"]), ("vector", roofs["vector"]["per_unit"])):
+        if work[roof]:
+            (core, unit), flops = max(work[roof].items(), key=lambda kv: kv[1])
+            out[roof] = (flops / per_unit, f"core {core} {UNIT_NAMES[unit]}: {flops} FLOP at "
+                                           f"{per_unit:.1f} FLOP/cycle")
+        else:
+            out[roof] = (0.0, "no work")
+    paths = dict(GM_PATHS.values())
+    best = (0.0, "no transfers")
+    for (core, unit, path), nbytes in work["gm"].items():
+        bw = getattr(machine, paths[path])
+        if nbytes / bw > best[0]:
+            best = (nbytes / bw, f"core {core} {UNIT_NAMES[unit]} {path}: {nbytes} B at {bw:g} B/cycle")
+    link = roofs["GM bandwidth"]["link"]
+    if work["gm_bytes"] / link > best[0]:
+        best = (work["gm_bytes"] / link, f"the chip's link: {work['gm_bytes']} B at {link:g} B/cycle")
+    out["GM bandwidth"] = best
+    return out
 
 
 def machine_roofs(machine, cores, cube_item=2) -> dict:
@@ -133,13 +189,13 @@ def machine_roofs(machine, cores, cube_item=2) -> dict:
                        else (machine.hbm_chip_bytes_per_cycle, "hbm_chip_bytes_per_cycle"))
     bw = min(per_core_bw * cores, link)
     return {
-        "cube": {"per_cycle": cube * cores, "unit": "FLOP",
+        "cube": {"per_cycle": cube * cores, "per_unit": cube, "unit": "FLOP",
                  "derivation": f"TMATMUL: 2 x 16 x 16 x {k0} FLOPs per {per:g} cycle(s) per AI "
                                f"core ({cube_item}-byte inputs) x {cores} core(s)"},
-        "vector": {"per_cycle": vec_rate * units * cores, "unit": "FLOP",
+        "vector": {"per_cycle": vec_rate * units * cores, "per_unit": vec_rate, "unit": "FLOP",
                    "derivation": f"{vec_from}: {vec_rate:.1f} elements per cycle per AIV x "
                                  f"{units} AIV x {cores} core(s)"},
-        "GM bandwidth": {"per_cycle": bw, "unit": "B",
+        "GM bandwidth": {"per_cycle": bw, "link": link, "unit": "B",
                          "derivation": f"min({per_core_bw:.1f} B/cycle of GM paths per AI core x "
                                        f"{cores} core(s), {link_name} {link:g})"},
     }
@@ -196,9 +252,10 @@ class Roofline(RowTable):
         total = max(int(prof.total_cycles), 1)
         hz = prof.machine.clock_ghz * 1e9
         flops = work["cube_flops"] + work["vector_flops"]
-        at_roof = {"cube": work["cube_flops"] / roofs["cube"]["per_cycle"],
-                   "vector": work["vector_flops"] / roofs["vector"]["per_cycle"],
-                   "GM bandwidth": work["gm_bytes"] / roofs["GM bandwidth"]["per_cycle"]}
+        binding = cycles_at_roofs(work, prof.machine, roofs)
+        at_roof = {roof: binding[roof][0] for roof in ROOFS}
+        for roof in ROOFS:
+            roofs[roof]["binding"] = binding[roof][1]
         bound = name_bound(at_roof, total, threshold)
         nearest = max(at_roof, key=lambda r: at_roof[r])
         row = {"kernel": prof.kernel_name, "cores": cores, "total_cycles": total,
@@ -234,7 +291,7 @@ class Roofline(RowTable):
                  f"  work: cube {r['cube_flops']} FLOP{'' if r['cube_flops_exact'] else ' (at most)'}, "
                  f"vector {r['vector_flops']} FLOP, GM {r['gm_bytes']} B; intensity {ai} FLOP/B",
                  f"  attained: {r['attained_gflops']:.1f} GFLOP/s",
-                 f"  {'roof':12s} {'peak':>16s} {'cycles at roof':>15s} {'share':>7s}  derivation"]
+                 f"  {'roof':12s} {'peak':>16s} {'cycles at roof':>15s} {'share':>7s}  busiest resource"]
         peaks = {"cube": f"{r['cube_roof_gflops']:.1f} GFLOP/s",
                  "vector": f"{r['vector_roof_gflops']:.1f} GFLOP/s",
                  "GM bandwidth": f"{r['gm_roof_gbps']:.1f} GB/s"}
@@ -243,7 +300,9 @@ class Roofline(RowTable):
         for roof in ROOFS:
             lines.append(f"  {roof:12s} {peaks[roof]:>16s} {cycles[roof]:>15.1f} "
                          f"{100 * cycles[roof] / r['total_cycles']:>6.1f}%  "
-                         f"{self.roofs[roof]['derivation']}")
+                         f"{self.roofs[roof]['binding']}")
+        lines.append("  roofs (machine table):")
+        lines += [f"    {roof}: {self.roofs[roof]['derivation']}" for roof in ROOFS]
         lines.append(f"  bound: {r['bound']} (the nearest roof explains {100 * r['roof_share']:.1f}% "
                      f"of the cycles; under {100 * self.threshold:.0f}% is latency/sync)")
         return "\n".join(lines)
