@@ -408,3 +408,14 @@ def test_to_pandas_without_pandas_names_the_extra(mm, monkeypatch):
     for table in (mm.op_summary(), mm.roofline(), mm.timeline, mm.bubbles()):
         with pytest.raises(ImportError, match=r'pip install "pypto-sim\[pandas\]"'):
             table.to_pandas()
+
+
+def test_the_new_reports_are_plain_data_that_json_and_pickle_take(mm):
+    import json
+    import pickle
+    for table in (mm.op_summary(), mm.roofline(), mm.pipeline_summary(per="pipe")):
+        assert json.loads(json.dumps(table)) == list(table)
+        again = pickle.loads(pickle.dumps(table))
+        assert list(again) == list(table) and str(again) == str(table)
+        with pytest.raises(TypeError, match="read-only"):
+            table.append({})
