@@ -374,6 +374,20 @@ def test_the_bound_is_the_longest_roof_time_unless_it_explains_under_the_thresho
     assert name_bound({"cube": 0.0, "vector": 5.0, "GM bandwidth": 900.0}, 1000, 0.5) == "GM bandwidth"
 
 
+def test_a_table_without_vector_formulas_takes_the_vector_roof_from_its_entries():
+    """ascend910b-mock has no [formulas]: the vector roof is the fastest head/slope/tail entry
+    of an arithmetic op, 256 B of float16 (128 elements) per per_repeat cycles."""
+    m = pto.use_machine("ascend910b-mock")
+    ones = np.ones((16, 16), np.float16)
+    c = pto.alloc_tensor(16 * 16 * 4, pto.float32)
+    r = pto.profile(one_matmul, grid=(1,), args=(dev(ones, pto.float16), dev(ones, pto.float16), c)).roofline()
+    assert not m.vector_formulas
+    name = r.roofs["vector"]["derivation"].split()[0]
+    rate = m.cost_term(name, "repeat_bytes") / 2 / m.cost_term(name, "per_repeat")
+    assert r.roofs["vector"]["per_unit"] == pytest.approx(rate)
+    assert r.row["cube_flops"] == 2 * 16 ** 3 and r.bound == "latency/sync"
+
+
 def test_roofline_threshold_is_checked(mm):
     with pytest.raises(pto.ArgumentError, match="threshold"):
         mm.roofline(threshold=2)

@@ -182,9 +182,9 @@ def machine_roofs(machine, cores, cube_item=2) -> dict:
     cube = 2 * FRACTAL * FRACTAL * k0 / per
     vec_rate, vec_from = _vector_rate(machine)
     units = machine.vector_units
-    per_core_bw = (machine.gm_to_l1_bytes_per_cycle
-                   + units * (machine.gm_to_ub_bytes_per_cycle + machine.ub_to_gm_bytes_per_cycle)
-                   + machine.l1_to_gm_bytes_per_cycle + machine.drain_bytes_per_cycle)
+    # every GM path of an AI core at once: the AIC's, and each AIV's
+    per_core_bw = sum(getattr(machine, entry) * (1 if aic else units)
+                      for (_fam, aic, _acc), (_path, entry) in GM_PATHS.items())
     link, link_name = ((machine.l2_chip_bytes_per_cycle, "l2_chip_bytes_per_cycle") if machine.has_l2
                        else (machine.hbm_chip_bytes_per_cycle, "hbm_chip_bytes_per_cycle"))
     bw = min(per_core_bw * cores, link)
