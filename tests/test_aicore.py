@@ -308,7 +308,8 @@ def test_the_trace_has_one_track_per_pipe_per_unit_and_the_csv_perf_sims_columns
     assert {"AIC PIPE_MTE2", "AIC PIPE_MTE1", "AIC PIPE_M", "AIC PIPE_FIX"} <= names
     path = prof.pipeline_summary().to_csv(tmp_path / "gemm_pipeline_summary.csv")
     head = path.read_text().splitlines()[0].split(",")
-    assert head == ["op_name", "core_id", "unit", "total_cycles", "active_cycles", "busy_cycles",
+    assert head == ["op_name", "core_id", "unit", "total_cycles", "active_start_cycle",
+                    "active_end_cycle", "active_cycles", "busy_cycles",
                     "scalar_cycles", "mte2_aic_cycles", "mte2_aiv_cycles", "mte1_cycles", "cube_cycles",
                     "fixp_cycles", "vec_cycles", "mte3_cycles"]
     rows = prof.pipeline_summary().rows
@@ -475,7 +476,8 @@ def test_export_csv_of_an_ai_core_kernel_writes_perf_sims_pipeline_summary(tmp_p
     _c, _r, prof = gemm_manual.run(256, 256, 128)
     paths = prof.export_csv(tmp_path)
     head = paths["pipeline_summary"].read_text().splitlines()[0]
-    assert head.startswith("op_name,core_id,unit,total_cycles,active_cycles,busy_cycles,scalar_cycles")
+    assert head.startswith("op_name,core_id,unit,total_cycles,active_start_cycle,active_end_cycle,"
+                           "active_cycles,busy_cycles,scalar_cycles")
 
 
 # ---------------------------------------------------------------- TGEMV: the m = 1 matmuls

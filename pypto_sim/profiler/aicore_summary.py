@@ -3,7 +3,9 @@
 and unit (AIC, AIV0, AIV1) with total, active and busy cycles and the busy cycles of each pipe.
 
 - total_cycles: the kernel's total cycles;
-- active_cycles: from the unit's first issue to its last completion;
+- active_start_cycle / active_end_cycle: the unit's first issue and last completion (Perf-Sim:
+  "first and last non-zero-duration event of this unit"; every record here lasts >= 1 cycle);
+- active_cycles: active_end_cycle - active_start_cycle;
 - busy_cycles: cycles in which any of its pipes (or its scalar unit's issue) was busy;
 - <pipe>_cycles: cycles with an operation of that pipe in flight (issue slots for scalar).
 MTE2 is split as Perf-Sim splits it: mte2_aic (GM -> L1) and mte2_aiv (GM -> UB).
@@ -12,14 +14,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..isa import PIPES
+from ..isa import PIPES, PTO_PIPE_NAMES
 from ..errors import ArgumentError
-from .tables import RowTable
+from .tables import RowTable, write_csv
 
 UNITS = ("AIC", "AIV0", "AIV1")
-PERF_SIM_COLUMNS = ("op_name", "core_id", "unit", "total_cycles", "active_cycles", "busy_cycles",
+# pto-isa@3186c381 docs/costmodel/perf-sim-user-guide.md "pipeline_summary.csv" (the header of
+# include/pto/costmodel/perf_sim/reporter_dot_impl.inl)
+PERF_SIM_COLUMNS = ("op_name", "core_id", "unit", "total_cycles", "active_start_cycle",
+                    "active_end_cycle", "active_cycles", "busy_cycles",
                     "scalar_cycles", "mte2_aic_cycles", "mte2_aiv_cycles", "mte1_cycles", "cube_cycles",
                     "fixp_cycles", "vec_cycles", "mte3_cycles")
+SHORT_HEADS = {"active_start_cycle": "start", "active_end_cycle": "end"}
 # the PTO name of each pipe column of a unit
 PIPE_COLUMNS = {"load": "mte2", "mte1": "mte1", "mma": "cube", "fix": "fixp", "vector": "vec",
                 "store": "mte3"}
@@ -45,9 +51,10 @@ def summary_rows(prof) -> list:
             on = (rec.core == core) & (rec.warp == unit)
             if not on.any():
                 continue
+            start, end = int(rec.issue[on].min()), int(rec.complete[on].max())
             row = {"op_name": prof.kernel_name, "core_id": int(core), "unit": uname,
-                   "total_cycles": int(prof.total_cycles),
-                   "active_cycles": int(rec.complete[on].max() - rec.issue[on].min())}
+                   "total_cycles": int(prof.total_cycles), "active_start_cycle": start,
+                   "active_end_cycle": end, "active_cycles": end - start}
             tile = on & (pipes != scalar)
             sc = on & (pipes == scalar)
             row["scalar_cycles"] = int(np.unique(rec.issue[sc]).size)
@@ -66,6 +73,57 @@ def summary_rows(prof) -> list:
     return rows
 
 
+# the pipes in the order PTO lists a unit's (PIPE_S, PIPE_MTE2, PIPE_MTE1, PIPE_M, PIPE_FIX,
+# PIPE_V, PIPE_MTE3)
+PIPE_ORDER = ("scalar", "load", "mte1", "mma", "fix", "vector", "store", "sfu")
+PIPE_COLUMNS_PER_PIPE = ("op_name", "core_id", "unit", "pipe", "operations", "active_start_cycle",
+                         "active_end_cycle", "busy_cycles")
+
+
+def pipe_rows(prof) -> list:
+    """One row per AI core, unit and PTO pipe (PIPE_S, PIPE_MTE2, ...) that ran an operation:
+    its operations, first start, last completion and busy cycles (the union of its operations'
+    start-to-completion intervals; PIPE_S: its issue slots, as ``scalar_cycles``)."""
+    rec, pipes = prof.records, prof.record_pipes
+    scalar = PIPES.index("scalar")
+    rows = []
+    for core in np.unique(rec.core).tolist():
+        for unit, uname in enumerate(UNITS):
+            on = (rec.core == core) & (rec.warp == unit)
+            for pipe in PIPE_ORDER:
+                p = PIPES.index(pipe)
+                sel = on & (pipes == p)
+                if not sel.any():
+                    continue
+                busy = (np.unique(rec.issue[sel]).size if p == scalar
+                        else _union(rec.issue[sel], rec.complete[sel]))
+                rows.append({"op_name": prof.kernel_name, "core_id": int(core), "unit": uname,
+                             "pipe": PTO_PIPE_NAMES.get(pipe, pipe), "operations": int(sel.sum()),
+                             "active_start_cycle": int(rec.issue[sel].min()),
+                             "active_end_cycle": int(rec.complete[sel].max()),
+                             "busy_cycles": int(busy)})
+    return rows
+
+
+class PipeWindows(RowTable):
+    """Per AI core, unit and PTO pipe: operations, first start, last completion and busy
+    cycles (``pipeline_summary(per="pipe")``); a read-only list of plain row dicts."""
+
+    def to_csv(self, path):
+        """Write the rows as CSV; returns the path."""
+        return write_csv(path, PIPE_COLUMNS_PER_PIPE, self.rows)
+
+    def __str__(self):
+        cols = PIPE_COLUMNS_PER_PIPE[1:]
+        heads = [SHORT_HEADS.get(c, c.replace("_cycles", "")) for c in cols]
+        widths = [max(len(h), 9) for h in heads]
+        lines = ["  ".join(h.rjust(w) for h, w in zip(heads, widths))]
+        lines += ["  ".join(str(r[c]).rjust(w) for c, w in zip(cols, widths)) for r in self.rows]
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
 class PipelineSummary(RowTable):
     """Per-unit pipeline summary (Perf-Sim's columns): a read-only list of plain row dicts, one
     per core and unit (``json.dumps`` takes it); printing shows a table with each pipe's share
@@ -78,16 +136,11 @@ class PipelineSummary(RowTable):
 
     def to_csv(self, path):
         """Write the rows as CSV in Perf-Sim's column order; returns the path."""
-        import csv
-        with open(path, "w", newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, fieldnames=PERF_SIM_COLUMNS)
-            writer.writeheader()
-            writer.writerows(self.rows)
-        return path
+        return write_csv(path, PERF_SIM_COLUMNS, self.rows)
 
     def __str__(self):
         cols = PERF_SIM_COLUMNS[1:]
-        heads = [c.replace("_cycles", "") for c in cols]
+        heads = [SHORT_HEADS.get(c, c.replace("_cycles", "")) for c in cols]
         widths = [max(len(h), 7) for h in heads]
         lines = ["  ".join(h.rjust(w) for h, w in zip(heads, widths))]
         for r in self.rows:

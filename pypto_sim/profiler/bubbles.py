@@ -292,6 +292,11 @@ class BubbleReport(list):
                  "cycles": b.cycles, "kind": b.kind, "cause": b.text, "waited_for": b.inst or "",
                  "line": b.line if b.line is not None else "", "pc": b.pc} for b in self]
 
+    def to_pandas(self):
+        """A DataFrame with one row per bubble, the columns of ``rows()`` (needs pandas)."""
+        from .tables import to_dataframe
+        return to_dataframe(self.rows())
+
     def __str__(self):
         where = f" on core {self.core}" if self.core is not None else ""
         lines = [f"bubbles{where}: idle cycles of each pipe inside each core's active window, by cause"]

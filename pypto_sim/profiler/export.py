@@ -6,7 +6,9 @@
   call_count, cycles, running_time(us);
 - ``pipeline_summary.csv``: one row per core, like PTO-hw Perf-Sim's
   ``<op>_pipeline_summary.csv``: total, active window, busy cycles overall and per pipe;
-- ``bubbles.csv``: one row per idle gap of a pipe, with its cause.
+- ``bubbles.csv``: one row per idle gap of a pipe, with its cause;
+- ``op_summary.csv`` (AI-core kernels): msprof's op_summary columns, one row per AI core and
+  unit and a kernel total row (msprof.py).
 
 Cycles are summed over warp-instructions (issue to completion), as msprof sums them over
 calls; running_time(us) converts them at the machine's clock.
@@ -103,4 +105,7 @@ def export_csv(prof, directory, prefix="") -> dict:
         path = out / f"{prefix}{name}.csv"
         _write(path, columns, rows)
         paths[name] = path
+    if getattr(prof.program, "aicore", False):
+        # and msprof's op_summary (PipeUtilization ratios per core and unit): profiler/msprof.py
+        paths["op_summary"] = prof.op_summary().to_csv(out / f"{prefix}op_summary.csv")
     return paths

@@ -42,12 +42,24 @@ class TimelineEntry:
         return f"Cycle {self.cycle}: Lane {self.lane}: {self.inst}"
 
 
+class Timeline(list):
+    """The timeline: a plain list of TimelineEntry in issue order, with ``to_pandas()`` (one
+    row per warp-instruction, the entries' fields as columns; needs pandas)."""
+
+    def to_pandas(self):
+        """A DataFrame with one row per entry (needs pandas)."""
+        from dataclasses import asdict
+        from .tables import to_dataframe
+        return to_dataframe([asdict(e) for e in self])
+
+
 class Profile:
     """What one launch did on the simulated NPU.
 
     ``total_cycles``; ``cycle_breakdown()``; ``timeline`` (TimelineEntry list, issue order);
     ``pipe_utilization()``; ``busy_intervals()``; ``bubbles()``; ``hotspots()``;
     ``core_balance()``; ``export_csv(dir)``; ``save_trace(path)``; ``save_plot(path)``;
+    AI-core kernels: ``pipeline_summary()``, ``op_summary()`` (msprof), ``roofline()``;
     ``records`` (raw numpy columns); ``stats`` (simulation speed).
 
     Construction only stores the records: every analysis is computed when first asked for
@@ -209,8 +221,9 @@ class Profile:
         return CycleBreakdown(rows, self.total_cycles, totals.warp_instructions)
 
     @property
-    def timeline(self) -> list:
-        """Every warp-instruction, ordered by issue cycle (ties: block, warp)."""
+    def timeline(self) -> Timeline:
+        """Every warp-instruction, ordered by issue cycle (ties: block, warp): a list of
+        TimelineEntry (``to_pandas()`` gives a DataFrame)."""
         rec = self.records
         order = np.lexsort((rec.warp, rec.block, rec.issue))
         out = []
@@ -223,7 +236,7 @@ class Profile:
                 pipe=PIPES[self._pc_pipe[pc]], start=int(rec.issue[i]), end=int(rec.complete[i]),
                 stall=STALL_CAUSES[int(rec.cause[i])] if rec.stall[i] else "none",
                 stall_cycles=int(rec.stall[i]), line=self.program.instrs[pc].line, pc=pc))
-        return out
+        return Timeline(out)
 
     def pipe_utilization(self, window="kernel") -> dict:
         """Per pipe: the fraction of cycles in which it had an operation in flight (issue to
@@ -308,7 +321,9 @@ class Profile:
 
     def export_csv(self, directory, prefix="") -> dict:
         """Write instr_exe.csv (per instruction), code_exe.csv (per source line),
-        pipeline_summary.csv (per core) and bubbles.csv into ``directory``; return their paths."""
+        pipeline_summary.csv (per core; AI-core kernels: per core and unit) and bubbles.csv
+        into ``directory``, and for AI-core kernels msprof's op_summary.csv; return their
+        paths."""
         from .export import export_csv
         return export_csv(self, directory, prefix)
 
@@ -332,13 +347,40 @@ class Profile:
         from .plot import save_plot
         return save_plot(self, path, max_cores=max_cores)
 
-    def pipeline_summary(self):
-        """Per AI core and unit (AIC, AIV0, AIV1): total, active and busy cycles and the busy
-        cycles of each pipe, in pto-isa Perf-Sim's pipeline_summary.csv columns, with the L2's
-        hits and misses (AI-core kernels; printing shows a table; ``to_csv(path)``)."""
-        from .aicore_summary import PipelineSummary, summary_rows
+    def pipeline_summary(self, per="unit"):
+        """Per AI core and unit (AIC, AIV0, AIV1): total cycles, active start / end / cycles,
+        busy cycles and the busy cycles of each pipe, in pto-isa Perf-Sim's
+        pipeline_summary.csv columns, with the L2's hits and misses (AI-core kernels; printing
+        shows a table; ``to_csv(path)``, ``to_pandas()``). ``per="pipe"``: one row per core,
+        unit and PTO pipe (PIPE_MTE2, ...) with its operations, first start, last completion
+        and busy cycles."""
+        from .aicore_summary import PipelineSummary, PipeWindows, pipe_rows, summary_rows
         self._require_aicore("pipeline_summary")
+        if per == "pipe":
+            return PipeWindows(pipe_rows(self))
+        if per != "unit":
+            raise ArgumentError(f"pipeline_summary: per must be 'unit' or 'pipe', not {per!r}")
         return PipelineSummary(summary_rows(self), self.aicore_stats)
+
+    def op_summary(self):
+        """msprof's op_summary (PipeUtilization metrics) of an AI-core kernel: one row per AI
+        core and unit that ran a tile operation, then a kernel total row, with msprof's column
+        names (Task Duration(us), aicore_time(us), aic_total_cycles, aic_mac_ratio, ...,
+        aiv_vec_ratio, ...): each ratio is the pipe's busy cycles over the unit's cycles. See
+        profiler/msprof.py; ``to_csv(path)``, ``to_pandas()``, printing shows a table."""
+        from .msprof import OpSummary
+        self._require_aicore("op_summary")
+        return OpSummary.of(self)
+
+    def roofline(self, threshold=0.5):
+        """The kernel against the machine's roofs: cube and vector FLOPs (from its matmul and
+        vector operations' shapes), GM bytes moved, arithmetic intensity, attained FLOP/s, the
+        cube, vector and GM bandwidth roofs (each derived from the machine table and named)
+        and the bound: "cube", "vector", "GM bandwidth", or "latency/sync" when the nearest
+        roof explains less than ``threshold`` of the kernel's cycles. See profiler/roofline.py."""
+        from .roofline import Roofline
+        self._require_aicore("roofline")
+        return Roofline.of(self, threshold)
 
     def pipe_shares(self, unit="AIC") -> dict:
         """{"MTE2", "MTE1", "M", "FIX", "V", "MTE3", "S": busy cycles / total cycles} of ``unit``

@@ -21,8 +21,23 @@ def to_dataframe(rows: list, index=None):
     except ImportError:
         raise ImportError("to_pandas() needs pandas: pip install \"pypto-sim[pandas]\" "
                           "(or pip install pandas); the rows themselves are plain dicts") from None
-    frame = pd.DataFrame([plain_row(r) for r in rows])
+    # a field with no value (None: msprof's N/A) is pandas' missing value, so that numeric
+    # columns stay numeric
+    frame = pd.DataFrame([{k: (float("nan") if v is None else v) for k, v in plain_row(r).items()}
+                          for r in rows])
     return frame.set_index(index) if index is not None and len(frame) else frame
+
+
+def write_csv(path, columns, rows, missing="N/A"):
+    """Write rows (dicts) as CSV with ``columns`` in order; a None value is written as
+    ``missing`` (msprof writes N/A for a field it has no value for). Returns the path."""
+    import csv
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([missing if row[c] is None else row[c] for c in columns])
+    return path
 
 
 def read_only(*_args, **_kwargs):
