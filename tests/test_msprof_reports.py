@@ -15,6 +15,8 @@ import pypto_sim as pto
 from pypto_sim.profiler.msprof import OP_SUMMARY_COLUMNS
 from pypto_sim.profiler.roofline import name_bound
 
+from aicore_kernels import cube_then_vector
+
 # msprof's op_summary header with --aic-metrics=PipeUtilization (Ascend/msprof
 # analysis/csrc/application/summary/op_summary_assembler.cpp, as its unit test checks it)
 MSPROF_OP_SUMMARY = (
@@ -60,31 +62,6 @@ def add_one(X, Y):
     pto.tload(t, X)
     pto.tadds(t, t, 1.0)
     pto.tstore(Y, t)
-
-
-@pto.kernel
-def cube_then_vector(A, B, W, Out):
-    """The cube computes A @ B into GM; each vector unit adds 1 to half of it."""
-    with pto.cube():
-        a_l1 = pto.alloc_tile(32, 32, pto.float16, loc=pto.Mat)
-        b_l1 = pto.alloc_tile(32, 32, pto.float16, loc=pto.Mat)
-        a_l0 = pto.alloc_tile(32, 32, pto.float16, loc=pto.Left)
-        b_l0 = pto.alloc_tile(32, 32, pto.float16, loc=pto.Right)
-        acc = pto.alloc_tile(32, 32, pto.float32, loc=pto.Acc)
-        pto.tload(a_l1, A)
-        pto.tload(b_l1, B)
-        pto.tmov(a_l0, a_l1)
-        pto.tmov(b_l0, b_l1)
-        pto.tmatmul(acc, a_l0, b_l0)
-        pto.tstore(W, acc)
-        pto.cross_core_set_flag(1)
-    with pto.vector():
-        half = pto.get_subblock_id() * 16 * 32
-        s = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
-        pto.cross_core_wait_flag(1)
-        pto.tload(s, W + half)
-        pto.tadds(s, s, 1.0)
-        pto.tstore(Out + half, s)
 
 
 @pytest.fixture
