@@ -75,6 +75,17 @@ def _float_literal(x: float) -> str:
     return repr(x)
 
 
+def gm_kind(dtype) -> int:
+    """The executor's code for how dtype's bytes hold a value in GM: 0 an IEEE float, 1 a
+    two's complement int, 2 an unsigned int (lane_template.gm_load)."""
+    return ("float", "int", "uint").index(dtype.encoding.split(":")[0])
+
+
+def gm_mantissa(dtype) -> int:
+    """Mantissa bits of a float dtype's GM encoding (0 for ints)."""
+    return int(dtype.encoding.split(":")[1]) if ":" in dtype.encoding else 0
+
+
 def family_code(name: str) -> int:
     """Executor family number of a family name (F_ALU = 0, ...)."""
     return FAMILIES.index(name)
@@ -123,10 +134,14 @@ def generate_source(bounds_check: bool = True) -> str:
     for i, kind in enumerate(TILE_KINDS):
         head.append(f"TK_{kind.upper()} = {i}\n")
     init_text = ", ".join(_float_literal(x) for x in inits)
+    by_code = sorted(dtypes.ALL, key=lambda d: d.code)
     arrays = (f"FAMILY = np.array({family}, dtype=np.int64)\n"
               f"TILE_KIND = np.array({kinds}, dtype=np.int64)\n"
               f"REDUCE_INIT = np.array([{init_text}], dtype=np.float64)\n"
-              f"ITEMSIZE = np.array({[d.itemsize for d in sorted(dtypes.ALL, key=lambda d: d.code)]}, dtype=np.int64)\n")
+              f"ITEMSIZE = np.array({[d.itemsize for d in by_code]}, dtype=np.int64)\n"
+              # GM encodings (dtypes.DType.encoding): 0 IEEE float, 1 two's complement, 2 unsigned
+              f"GM_KIND = np.array({[gm_kind(d) for d in by_code]}, dtype=np.int64)\n"
+              f"GM_MBITS = np.array({[gm_mantissa(d) for d in by_code]}, dtype=np.int64)\n")
     marker = "ST_OK = 0\n"
     body = body.replace(marker, arrays + "\n" + marker, 1)
     tail = ["\n\n# ---- semantics generated from the ISA table's expressions ----\n"]

@@ -8,11 +8,14 @@ So an edit to the ISA or to this file can never run against stale compiled code.
 
 State it works on (all numpy arrays, owned by the caller):
   regs   float64[n_regs, 32]  this warp's registers (lane slots, then uniform registers)
-  hbm    float64[words]       simulated HBM, one word per element
+  hbm    uint8[bytes]         simulated HBM: each element in its dtype's little-endian bytes
+                              (gm_load / gm_store; exec/gm.py is the numpy twin)
   l1     float64[words]       this block's alloc_local area
-  tbase, tcount, tbytes       per tensor slot: first HBM word, element count, byte address
+  tbase, tcount, tbytes       per tensor slot: byte address, element count, byte address
+                              (GM is addressed by byte: element i at tbase + i * itemsize)
   ctx    int64[10]            block id xyz, block dim xyz, grid dim xyz, warp index in block
-  pend_idx, pend_val          a store's gathered (word index, value) pairs, committed later
+  pend_idx, pend_val          an access's (address, value) pairs, a store's committed later:
+                              HBM byte address of the element's first byte, or L1 word index
   info   int64[8]             out: fault lane, offset, count; bytes moved; lanes touched
 """
 import math
@@ -102,6 +105,120 @@ def round_to(dt, x):
             return -2147483648.0
         return np.float64(math.trunc(x))
     return 1.0 if x != 0.0 else 0.0
+
+
+# ---------------------------------------------------------------- GM bytes
+# GM (simulated HBM) holds each element in its dtype's little-endian bytes; GM_KIND and
+# GM_MBITS (generated from dtypes.DType.encoding) say how. exec/gm.py is the numpy twin.
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def ieee_decode(u, bits, mb):
+    """The float64 value of an IEEE binary float of `bits` bits with mb mantissa bits."""
+    eb = bits - 1 - mb
+    emax = (np.int64(1) << eb) - 1
+    bias = (np.int64(1) << (eb - 1)) - 1
+    neg = (u >> np.uint64(bits - 1)) & np.uint64(1)
+    e = np.int64((u >> np.uint64(mb)) & np.uint64(emax))
+    m = np.int64(u & np.uint64((np.int64(1) << mb) - 1))
+    if e == emax:
+        v = math.inf if m == 0 else math.nan
+    elif e == 0:
+        v = math.ldexp(np.float64(m), 1 - bias - mb)
+    else:
+        v = math.ldexp(np.float64(m + (np.int64(1) << mb)), e - bias - mb)
+    return -v if neg else v
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def ieee_encode(x, bits, mb):
+    """The bits of x, a value of the IEEE binary format of `bits` bits with mb mantissa bits
+    (NaN: the quiet NaN with x's sign, as numpy's astype gives)."""
+    eb = bits - 1 - mb
+    emax = (np.int64(1) << eb) - 1
+    bias = (np.int64(1) << (eb - 1)) - 1
+    sign = (np.uint64(1) << np.uint64(bits - 1)) if math.copysign(1.0, x) < 0.0 else np.uint64(0)
+    if x != x:
+        return sign | np.uint64(emax << mb) | np.uint64(np.int64(1) << (mb - 1))
+    ax = abs(x)
+    if math.isinf(ax):
+        return sign | np.uint64(emax << mb)
+    if ax == 0.0:
+        return sign
+    m, e = math.frexp(ax)                      # ax = m * 2**e, 0.5 <= m < 1
+    biased = e - 1 + bias
+    if biased >= 1:
+        frac = np.int64(math.ldexp(m * 2.0 - 1.0, mb))
+        return sign | np.uint64(biased << mb) | np.uint64(frac)
+    return sign | np.uint64(np.int64(math.ldexp(ax, mb + bias - 1)))     # subnormal
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def gm_read_bits(data, byte, size):
+    """The size bytes from data[byte] as an unsigned int (little-endian)."""
+    u = np.uint64(0)
+    for k in range(size):
+        u |= np.uint64(data[byte + k]) << np.uint64(8 * k)
+    return u
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def gm_load(data, byte, dt):
+    """The value of the dtype-dt element whose bytes start at data[byte], as float64 (exact
+    for every dtype; int64 beyond 2**53 rounds, but no unit computes int64)."""
+    size = ITEMSIZE[dt]
+    u = gm_read_bits(data, byte, size)
+    kind = GM_KIND[dt]
+    if kind == 0:
+        mb = GM_MBITS[dt]
+        if size == 4 and mb == 23:
+            return np.float64(np.uint32(u).view(np.float32))
+        if size == 8 and mb == 52:
+            return np.uint64(u).view(np.float64)
+        return ieee_decode(u, size * 8, mb)
+    if kind == 1:
+        if size == 8:
+            return np.float64(np.uint64(u).view(np.int64))
+        v = np.int64(u)
+        if v >= np.int64(1) << (size * 8 - 1):
+            v -= np.int64(1) << (size * 8)
+        return np.float64(v)
+    return np.float64(u)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def gm_bits(dt, x):
+    """The bits (uint64, little end first) that hold x, a value of dtype dt, in GM."""
+    size = ITEMSIZE[dt]
+    if GM_KIND[dt] == 0:
+        mb = GM_MBITS[dt]
+        if size == 4 and mb == 23:
+            return np.uint64(np.float32(x).view(np.uint32))
+        if size == 8 and mb == 52:
+            return np.float64(x).view(np.uint64)
+        return ieee_encode(x, size * 8, mb)
+    return np.int64(x).view(np.uint64)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def gm_store(data, byte, dt, x):
+    """Write x, a value of dtype dt (round_to's result), as the element whose bytes start at
+    data[byte]."""
+    size = ITEMSIZE[dt]
+    u = gm_bits(dt, x)
+    for k in range(size):
+        data[byte + k] = np.uint8((u >> np.uint64(8 * k)) & np.uint64(0xFF))
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def init_set(init, byte):
+    """initcheck: mark the element starting at HBM byte `byte` written (exec/gm.py)."""
+    init[byte >> 3] |= np.uint8(1 << (byte & 7))
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def init_get(init, byte):
+    """initcheck: 1 if the element starting at HBM byte `byte` was written, else 0."""
+    return (init[byte >> 3] >> (byte & 7)) & 1
 
 
 @njit(cache=True, error_model="numpy")
@@ -216,31 +333,31 @@ def fault(info, lane, off, count):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def count_sectors(words, n, base_word, base_byte, item, sector):
-    """Distinct sector-sized blocks touched by the n accessed words (memory transactions);
-    word w of the tensor lies at byte base_byte + (w - base_word) * item.
+def count_sectors(addrs, n, sector):
+    """Distinct sector-sized blocks touched by the n accessed byte addresses (memory
+    transactions).
 
     Lanes usually access ascending addresses: then the distinct sectors are the changes of
     sector along the lanes (linear); otherwise compare every pair."""
     ascending = True
     for k in range(1, n):
-        if words[k] < words[k - 1]:
+        if addrs[k] < addrs[k - 1]:
             ascending = False
             break
     sectors = 0
     if ascending:
         last = -1
         for k in range(n):
-            s = (base_byte + (words[k] - base_word) * item) // sector
+            s = addrs[k] // sector
             if s != last:
                 sectors += 1
                 last = s
         return sectors
     for k in range(n):
-        s = (base_byte + (words[k] - base_word) * item) // sector
+        s = addrs[k] // sector
         seen = False
         for j in range(k):
-            if (base_byte + (words[j] - base_word) * item) // sector == s:
+            if addrs[j] // sector == s:
                 seen = True
                 break
         if not seen:
@@ -249,12 +366,12 @@ def count_sectors(words, n, base_word, base_byte, item, sector):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def traffic(info, words, n, to_hbm, base_word, base_byte, item, sector):
-    """Record a lane access's lanes (info[4]) and bytes moved (info[3]): whole sectors for HBM,
-    elements for L1. Returns ST_OK."""
+def traffic(info, addrs, n, to_hbm, item, sector):
+    """Record a lane access's lanes (info[4]) and bytes moved (info[3]): whole sectors for HBM
+    (addrs: byte addresses), elements for L1. Returns ST_OK."""
     info[4] = n
     if to_hbm:
-        info[3] = count_sectors(words, n, base_word, base_byte, item, sector) * sector
+        info[3] = count_sectors(addrs, n, sector) * sector
     else:
         info[3] = n * item
     return ST_OK
@@ -262,8 +379,9 @@ def traffic(info, words, n, to_hbm, base_word, base_byte, item, sector):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def region(pc, code, tbase, tcount, to_hbm):
-    """(first word, element count) of the memory a lane access of pc may touch: the tensor in
-    its slot (HBM), or the alloc_local buffer named by aux (L1)."""
+    """(base, element count) of the memory a lane access of pc may touch: the tensor in its
+    slot (HBM; base is its byte address), or the alloc_local buffer named by aux (L1; base is
+    its first word)."""
     if to_hbm:
         slot = code[pc, C_AUX]
         return tbase[slot], tcount[slot]
@@ -272,7 +390,8 @@ def region(pc, code, tbase, tcount, to_hbm):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, pend_idx, info):
-    """Load family; pend_idx[k] receives the word read by the k-th active lane (for checks)."""
+    """Load family; pend_idx[k] receives the address read by the k-th active lane (for checks):
+    the element's first byte in HBM, its word in L1."""
     op = code[pc, C_OP]
     d = code[pc, C_DST]
     dt = code[pc, C_DTYPE]
@@ -290,24 +409,25 @@ def exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector,
             if lane_active(mask, lane):
                 return fault(info, lane, off, count)
             continue
+        addr = base + off * item if to_hbm else base + off
         if lane_active(mask, lane):
-            pend_idx[n] = base + off
+            pend_idx[n] = addr
             n += 1
         if to_hbm:
-            regs[d, lane] = hbm[base + off]
+            regs[d, lane] = gm_load(hbm, addr, dt)
         else:
-            regs[d, lane] = l1[base + off]
-    return traffic(info, pend_idx, n, to_hbm, base, tbytes[slot], item, sector)
+            regs[d, lane] = l1[addr]
+    return traffic(info, pend_idx, n, to_hbm, item, sector)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def forward_store(pc, code, regs, mask, read_idx, n_read, s_idx, s_val, slot, n):
     """A load sees its own warp's earlier store that is still in flight.
 
-    read_idx[:n_read] are the words the load pc read, one per active lane of mask (exec_load's
-    pend_idx); a lane whose word is among the store's n (word, value) pairs s_idx/s_val[slot]
-    takes the stored value (the last pair for a word wins, as at commit). A uniform load read
-    one word for every lane. Program order within a warp, as on hardware; other warps see the
+    read_idx[:n_read] are the addresses the load pc read, one per active lane of mask
+    (exec_load's pend_idx); a lane whose address is among the store's n (address, value) pairs
+    s_idx/s_val[slot] takes the stored value (the last pair for an address wins, as at commit).
+    A uniform load read one address for every lane. Program order within a warp, as on hardware; other warps see the
     store only when it lands."""
     d = code[pc, C_DST]
     every = code[pc, C_UNIFORM] == 1
@@ -335,7 +455,8 @@ def forward_store(pc, code, regs, mask, read_idx, n_read, s_idx, s_val, slot, n)
 @njit(cache=True, error_model="numpy", _nrt=False)
 def gather_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx, pend_val,
                  value_src, info):
-    """Compute a store's (word, value) pairs now; the caller commits them at completion."""
+    """Compute a store's (address, value) pairs now; the caller commits them at completion
+    (HBM: commit_gm with the store's dtype; L1: commit_store)."""
     op = code[pc, C_OP]
     dt = code[pc, C_DTYPE]
     slot = code[pc, C_AUX]
@@ -354,17 +475,24 @@ def gather_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_
             v = operand(code, imm, regs, pc, 1, lane)
         else:
             v = regs[value_src, lane]
-        pend_idx[n] = base + off
+        pend_idx[n] = base + off * item if to_hbm else base + off
         pend_val[n] = round_to(dt, v)
         n += 1
-    return traffic(info, pend_idx, n, to_hbm, base, tbytes[slot], item, sector)
+    return traffic(info, pend_idx, n, to_hbm, item, sector)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def commit_store(mem, pend_idx, pend_val, n):
-    """Make a gathered store visible."""
+    """Make a gathered store to L1 words visible."""
     for k in range(n):
         mem[pend_idx[k]] = pend_val[k]
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def commit_gm(hbm, pend_idx, pend_val, n, dt):
+    """Make a gathered store to HBM visible: n values of dtype dt at byte addresses pend_idx."""
+    for k in range(n):
+        gm_store(hbm, pend_idx[k], dt, pend_val[k])
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

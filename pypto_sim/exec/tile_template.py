@@ -11,19 +11,45 @@ from numba import njit
 # these at the cycle the instruction completes on its pipe.
 
 @njit(cache=True, error_model="numpy")
-def tile_load(l1, dst, hbm, src, rows, cols, stride):
-    """async_load: rows x cols elements from HBM (row stride ``stride``) into a dense tile."""
+def tile_load(l1, dst, hbm, src, rows, cols, stride, dt):
+    """async_load: rows x cols dtype-dt elements from HBM (element 0 at byte src, rows
+    ``stride`` elements apart) into a dense tile."""
+    item = ITEMSIZE[dt]
     for r in range(rows):
         for c in range(cols):
-            l1[dst + r * cols + c] = hbm[src + r * stride + c]
+            l1[dst + r * cols + c] = gm_load(hbm, src + (r * stride + c) * item, dt)
 
 
 @njit(cache=True, error_model="numpy")
 def tile_store(hbm, dst, l1, src, rows, cols, stride, dt):
-    """Tile store: a dense rows x cols tile into HBM rows ``stride`` apart, rounded to dt."""
+    """Tile store: a dense rows x cols tile into HBM (element 0 at byte dst, rows ``stride``
+    elements apart), rounded to dt."""
+    item = ITEMSIZE[dt]
     for r in range(rows):
         for c in range(cols):
-            hbm[dst + r * stride + c] = round_to(dt, l1[src + r * cols + c])
+            gm_store(hbm, dst + (r * stride + c) * item, dt, round_to(dt, l1[src + r * cols + c]))
+
+
+@njit(cache=True, error_model="numpy")
+def gm_gather(out, hbm, src, stride, rows, cols, dt):
+    """out[r * cols + c] = the dtype-dt GM element (r * stride + c) after the one at byte src:
+    TLOAD's read of GM."""
+    item = ITEMSIZE[dt]
+    for r in range(rows):
+        row = src + r * stride * item
+        for c in range(cols):
+            out[r * cols + c] = gm_load(hbm, row + c * item, dt)
+
+
+@njit(cache=True, error_model="numpy")
+def gm_scatter(hbm, dst, stride, buf, rows, cols, dt):
+    """The GM element (r * stride + c) after the one at byte dst = buf[r * cols + c] (values of
+    dtype dt): TSTORE's write of GM."""
+    item = ITEMSIZE[dt]
+    for r in range(rows):
+        row = dst + r * stride * item
+        for c in range(cols):
+            gm_store(hbm, row + c * item, dt, buf[r * cols + c])
 
 
 # TCVT's rounding modes, in the order of the frontend's mode names (PTO-ISA RoundMode:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DeadlockError, LaunchError, RaceError, SyncCheckError, UninitializedReadError
+from ..exec import gm
 from ..isa import PIPES
 from .aicore_races import ChipGMAccesses
 
@@ -57,8 +58,10 @@ class KernelChecks:
         self.sync = "synccheck" in enabled
         self.hbm_init = hbm_init
         self.report = np.zeros(8, np.int64)
-        # the shadow covers the HBM words up to the end of this launch's last tensor
-        used = int(max((b + n for b, n in zip(sim.tbase, sim.tcount)), default=1))
+        # the shadow has a row per HBM byte up to the end of this launch's last tensor (a
+        # lane access's row is its element's first byte, exec/gm.py)
+        items = [a.dtype.itemsize for a in sim.prog.args if a.kind == "tensor"]
+        used = int(max((b + n * i for b, n, i in zip(sim.tbase, sim.tcount, items)), default=1))
         self.hbm_shadow = self._shadow(used) if self.race else None
         # AI-core kernels: GM accesses of all cores (blocks), checked against each other
         self.aicore_gm = ChipGMAccesses() if self.race and sim.aicore else None
@@ -74,7 +77,7 @@ class KernelChecks:
     def lane_access(self, pc, blk, w, ws, mask, n, idx, is_write, space, cycle):
         """A lane load (after it read) or store (when it issued): words idx[:n]."""
         if self.init and space == "hbm" and not is_write:
-            bad = np.nonzero(self.hbm_init[idx[:n]] == 0)[0]
+            bad = np.nonzero(~gm.init_test(self.hbm_init, idx[:n]))[0]
             if len(bad):
                 raise self._uninit(pc, blk, w, _kth_lane(mask, int(bad[0])), int(idx[bad[0]]), cycle)
         if self.race:
@@ -85,9 +88,10 @@ class KernelChecks:
                 raise self._race(pc, blk, w, is_write, space, cycle)
 
     def tile_access(self, pc, blk, reads, writes, seq, cycle, hbm_reads=None):
-        """A tile operation dispatched by warp 0: L1 (lo, hi) ranges, and HBM words it reads."""
+        """A tile operation dispatched by warp 0: L1 (lo, hi) ranges, and the HBM elements it
+        reads (their byte addresses)."""
         if self.init and hbm_reads is not None and len(hbm_reads):
-            bad = np.nonzero(self.hbm_init[hbm_reads] == 0)[0]
+            bad = np.nonzero(~gm.init_test(self.hbm_init, hbm_reads))[0]
             if len(bad):
                 raise self._uninit(pc, blk, 0, None, int(hbm_reads[bad[0]]), cycle)
         if not self.race:
@@ -153,12 +157,15 @@ class KernelChecks:
 
     # ---------------------------------------------------------------- reports
     def _where_word(self, space, word, blk):
+        """An address as the user names it: tensor[index] (HBM byte address word) or
+        buffer[index] (L1 word)."""
         sim = self.sim
         if space == "hbm":
-            for slot, (base, count) in enumerate(zip(sim.tbase, sim.tcount)):
-                if base <= word < base + count:
-                    return f"{sim.tensor_names[slot]}[{word - base}]"
-            return f"HBM word {word}"
+            items = [a.dtype.itemsize for a in sim.prog.args if a.kind == "tensor"]
+            for slot, (base, count, item) in enumerate(zip(sim.tbase, sim.tcount, items)):
+                if base <= word < base + count * item:
+                    return f"{sim.tensor_names[slot]}[{(word - base) // item}]"
+            return f"HBM byte {word}"
         lo, hi, b = sim.buffer_at(word)
         return f"{b.name}[{word - b.offset}] (L1)" if b is not None else f"L1 word {word}"
 

@@ -18,6 +18,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..errors import LaunchError
+from ..exec import gm
 from ..ir.program import C_DST, C_OP, C_SRC, MAX_SRCS
 from ..isa import FAMILIES
 from .records import CAUSE, FIELDS, PcTotals
@@ -135,7 +136,7 @@ class FastEngine:
         self.waitq = np.zeros((slots, wpb), np.int64)
         self.rel = np.zeros((slots, wpb), np.int64)
         self.l1 = np.zeros((slots, max(prog.local_words, 1)), np.float64)
-        self.hbm_init = sim.hbm_init if sim.hbm_init is not None else np.zeros(len(sim.hbm), np.uint8)
+        self.hbm_init = sim.hbm_init if sim.hbm_init is not None else gm.init_new(len(sim.hbm))
         self.cm_idx = np.zeros((commits, 32), np.int64)
         self.cm_val = np.zeros((commits, 32), np.float64)
         self.cm_n = np.zeros(commits, np.int64)
@@ -249,7 +250,7 @@ class FastEngine:
             idx = self.cm_idx[slot, :self.cm_n[slot]]
             vals = self.cm_val[slot, :self.cm_n[slot]]
             if self.cm_tgt[slot, ex.L_TGT] < 0:
-                self.sim.hbm[idx] = vals
+                ex.commit_gm(self.sim.hbm, idx, vals, len(idx), self.cm_tgt[slot, ex.L_DTYPE])
             else:
                 self.l1[self.cm_tgt[slot, ex.L_TGT], idx] = vals
 
