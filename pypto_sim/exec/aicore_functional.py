@@ -137,10 +137,8 @@ class AICoreFunctional:
                 if fam in ("store", "fma_store"):            # a store lands at once
                     n = int(info[4])
                     to_hbm = self.pc_mem[pc] == "hbm"
-                    if to_hbm:
-                        ex.commit_gm(self.hbm, pend_idx[:n], pend_val[:n], n, int(code[pc, C_DTYPE]))
-                    else:
-                        ex.commit_store(l1, pend_idx[:n], pend_val[:n], n)
+                    gm.commit(ex, self.hbm if to_hbm else l1, pend_idx[:n], pend_val[:n],
+                              int(code[pc, C_DTYPE]) if to_hbm else -1)
                     if to_hbm and self.hbm_init is not None:
                         gm.init_mark(self.hbm_init, pend_idx[:n])
                 elif fam == "atomic" and self.pc_mem[pc] == "hbm" and self.hbm_init is not None:

@@ -95,6 +95,15 @@ def store(data: np.ndarray, byte_idx, dtype, values) -> None:
     data[idx] = encode(np.asarray(values, np.float64), dtype).reshape(idx.shape)
 
 
+def commit(ex, mem, idx, val, dt) -> None:
+    """Land a gathered lane store with executor module ex: to HBM bytes (dt, the store's
+    dtype code, >= 0) or to L1 words (dt < 0)."""
+    if dt >= 0:
+        ex.commit_gm(mem, idx, val, len(idx), dt)
+    else:
+        ex.commit_store(mem, idx, val, len(idx))
+
+
 def init_new(nbytes: int) -> np.ndarray:
     """initcheck's bitmap for nbytes bytes of HBM, all unwritten."""
     return np.zeros(-(-nbytes // 8), np.uint8)

@@ -24,6 +24,7 @@ from ..ir.program import C_AUX, C_DST, C_DTYPE, C_LINE, C_OP, C_SRC, C_UNIFORM
 from ..isa import FAMILIES, load_isa
 
 _TEMPLATE = Path(__file__).with_name("lane_template.py")
+_GM = Path(__file__).with_name("gm_template.py")
 _SIMT = Path(__file__).with_name("simt_template.py")
 _TILES = Path(__file__).with_name("tile_template.py")
 _FUNCTIONAL = Path(__file__).with_name("functional_template.py")
@@ -160,6 +161,7 @@ def generate_source(bounds_check: bool = True) -> str:
         tail.append(f"    return {default}\n")
     tail.append(_alu_lanes_source(isa))
     # the appended templates' docstrings are dropped: one module docstring
+    gm_bytes = _GM.read_text(encoding="utf-8").split('"""', 2)[2]
     simt = _SIMT.read_text(encoding="utf-8").split('"""', 2)[2]
     tiles = _TILES.read_text(encoding="utf-8").split('"""', 2)[2]
     functional = _FUNCTIONAL.read_text(encoding="utf-8").split('"""', 2)[2]
@@ -167,7 +169,8 @@ def generate_source(bounds_check: bool = True) -> str:
     timing = _TIMING.read_text(encoding="utf-8").split('"""', 2)[2]
     l2 = _L2.read_text(encoding="utf-8").split('"""', 2)[2]
     aicore_engine = _AICORE_ENGINE.read_text(encoding="utf-8").split('"""', 2)[2]
-    source = ("".join(head) + body + "\n\n# ---- SIMT families ----" + simt
+    source = ("".join(head) + body + "\n\n# ---- GM bytes ----" + gm_bytes
+              + "\n\n# ---- SIMT families ----" + simt
               + "\n\n# ---- tile instructions ----" + tiles + "".join(tail)
               + "\n\n# ---- functional-only runner ----"
               + functional + "\n\n# ---- the compiled timing engine's parts ----" + parts

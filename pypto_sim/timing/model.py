@@ -85,9 +85,8 @@ class LaunchSimulation:
         self.warp_states = {}
         self.keep_warp_states = keep_warp_states
         self.end_time = 0            # when the last warp retired: the kernel's total cycles
-        self.tbase = np.array([t[0] for t in tensors] or [0], np.int64)
-        self.tcount = np.array([t[1] for t in tensors] or [0], np.int64)
-        self.tbytes = np.array([t[2] for t in tensors] or [0], np.int64)
+        self.tbase, self.tcount, self.tbytes = (np.array([t[j] for t in tensors] or [0], np.int64)
+                                                for j in range(3))
         self.scalars = scalars
         self.block_lanes = block[0] * block[1] * block[2]
         self.warps_per_block = -(-self.block_lanes // 32)
@@ -510,15 +509,11 @@ class LaunchSimulation:
         return l2_touch(self, gm, read)
 
     def _schedule_commit(self, mem, idx, val, delay, ws, dt):
-        """A lane store of warp ws lands delay cycles from now; returns its commit number.
-        dt: the dtype code of a store to HBM (mem: its bytes), -1 for L1 words."""
+        """Warp ws's lane store lands delay cycles from now (dt: HBM dtype, -1: L1); returns its seq."""
         seq = self.commit_seq
 
         def commit():
-            if dt >= 0:
-                self.ex.commit_gm(mem, idx, val, len(idx), dt)
-            else:
-                self.ex.commit_store(mem, idx, val, len(idx))
+            gm.commit(self.ex, mem, idx, val, dt)
             ws.pending_stores.pop(seq, None)
         return self._schedule_effect(delay, commit)
 
