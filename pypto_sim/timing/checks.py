@@ -9,7 +9,8 @@ environment variable (read by the runtime into pto.Settings), and costs nothing 
   same warp made both, or a barrier_block() of their block separates them, or (for a tile
   operation and lane code) the warp waited for the tile operation with wait_all(). Accesses by
   different blocks are never ordered within a kernel.
-- initcheck reports reads of HBM words that no memcpy_h2d and no kernel store ever wrote.
+- initcheck reports reads of HBM elements that no memcpy_h2d and no kernel store ever wrote
+  (a bit per HBM byte, exec/gm.py).
   alloc_local buffers start at zero (API.md), so L1 reads are always initialised.
 - synccheck reports barrier_block() reached by only some lanes of a warp or only some warps of
   a block (a warp that finishes while others wait), and set_flag with no wait_flag.
