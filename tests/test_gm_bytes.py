@@ -186,3 +186,28 @@ def test_tload_and_tstore_windows_agree_with_the_reference(d):
     for r in range(5):
         touched[src + r * 9 * d.itemsize:src + (r * 9 + 7) * d.itemsize] = True
     assert (images[0][~touched] == image[~touched]).all()
+
+
+@pto.kernel
+def own_element(o, wrap):
+    i = pto.get_global_id()
+    o[i % wrap] = 1
+
+
+@pytest.mark.parametrize("d", [dtypes.int8, dtypes.int16, dtypes.float32], ids=str)
+def test_racecheck_tells_neighbouring_elements_apart(d):
+    """Two warps of 32 lanes: lane i writes o[i] (64 distinct elements, adjacent bytes for
+    int8: no race), or o[i % 32] (lanes 0 and 32 of different warps write o[0]: a race on
+    o[0]). HBM's shadow has a row per d.itemsize bytes (the launch's smallest element) up to
+    the tensor's end: 64 elements at byte 0 -> 64 rows and one more."""
+    from pypto_sim.profiler.profile import simulation_for
+    o = pto.alloc_tensor(64 * d.itemsize, d)
+    pto.launch(own_element, grid=(1, 1, 1), block=(64, 1, 1), args=(o, 64), check="racecheck")
+    pto.sync()
+    with pytest.raises(pto.RaceError, match=r"race on o\[0\]"):
+        pto.launch(own_element, grid=(1, 1, 1), block=(64, 1, 1), args=(o, 32), check="racecheck")
+        pto.sync()
+    dev = current_device()
+    dev.launch(own_element, (1, 1, 1), (64, 1, 1), (o, 64), check="racecheck")
+    sim = simulation_for(dev.queue.pop(), dev.hbm.data.copy(), dev.hbm.init.copy())
+    assert sim.checks.hbm_shadow.shape[0] == ((o.alloc.byte_addr + o.nbytes) >> (d.itemsize.bit_length() - 1)) + 1

@@ -139,7 +139,8 @@ K_BOOK_ROOM = 16   # table entries one event may add at most
 K_RACE = 17        # racecheck, initcheck, synccheck on (timing/checks.py)
 K_INIT = 18
 K_SYNC = 19
-N_CFG = 20
+K_HBM_SHIFT = 20   # racecheck: an HBM byte address >> this is its shadow row (timing/checks.py)
+N_CFG = 21
 
 # cause codes, as timing/records.py numbers them (checked by the driver)
 CA_NONE = 0

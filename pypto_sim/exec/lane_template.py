@@ -456,20 +456,23 @@ def _unordered(prev, prev_epoch, who, block, epoch, seen_tiles):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def race_check(shadow, idx, n, mask, is_write, who, block, epoch, seen_tiles, pc, cycle, report):
-    """Check and record n lane accesses (words idx[k] by the k-th active lane of mask).
-    Returns 1 at the first access that conflicts with an unordered earlier one (report =
-    word, earlier was a write, earlier who, epoch, pc, cycle, lane, this lane)."""
+def race_check(shadow, idx, n, mask, is_write, who, block, epoch, seen_tiles, pc, cycle, report,
+               shift):
+    """Check and record n lane accesses (addresses idx[k] by the k-th active lane of mask; the
+    shadow row of an address is idx[k] >> shift). Returns 1 at the first access that conflicts
+    with an unordered earlier one (report = address, earlier was a write, earlier who, epoch,
+    pc, cycle, lane, this lane)."""
     k = 0
     for lane in range(32):
         if not lane_active(mask, lane):
             continue
         if k >= n:
             break
-        w = idx[k]
+        addr = idx[k]
+        w = addr >> shift
         k += 1
         if _unordered(shadow[w, 0], shadow[w, 1], who, block, epoch, seen_tiles):
-            report[0] = w
+            report[0] = addr
             report[1] = 1
             for j in range(5):
                 report[2 + j] = shadow[w, j]
@@ -477,7 +480,7 @@ def race_check(shadow, idx, n, mask, is_write, who, block, epoch, seen_tiles, pc
             return 1
         if is_write:
             if _unordered(shadow[w, 5], shadow[w, 6], who, block, epoch, seen_tiles):
-                report[0] = w
+                report[0] = addr
                 report[1] = 0
                 for j in range(5):
                     report[2 + j] = shadow[w, 5 + j]

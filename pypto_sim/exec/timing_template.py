@@ -97,7 +97,8 @@ def _lane_checks(cfg, g, w, block_id, epoch, pc, now, mask, n, idx, is_write, sp
                 return FK_UNINIT
     if cfg[K_RACE] != 0:
         if race_check(shadow, idx, n, mask, is_write, block_id * 4096 + w, block_id, epoch, 0,
-                      pc, now, wfault[g, F_REPORT:F_REPORT + 8]):
+                      pc, now, wfault[g, F_REPORT:F_REPORT + 8],
+                      cfg[K_HBM_SHIFT] if space == MEM_HBM else 0):
             wfault[g, F_WRITE] = 1 if is_write else 0
             wfault[g, F_SPACE] = space
             return FK_RACE

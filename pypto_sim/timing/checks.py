@@ -59,11 +59,13 @@ class KernelChecks:
         self.sync = "synccheck" in enabled
         self.hbm_init = hbm_init
         self.report = np.zeros(8, np.int64)
-        # the shadow has a row per HBM byte up to the end of this launch's last tensor (a
-        # lane access's row is its element's first byte, exec/gm.py)
+        # HBM's shadow has a row per unit of the launch's smallest tensor element, up to the
+        # end of its last tensor: an element's row is its first byte >> hbm_shift (exec/gm.py;
+        # every element starts on a multiple of that size, tensors on 512 bytes)
         items = [a.dtype.itemsize for a in sim.prog.args if a.kind == "tensor"]
+        self.hbm_shift = min(items, default=1).bit_length() - 1
         used = int(max((b + n * i for b, n, i in zip(sim.tbase, sim.tcount, items)), default=1))
-        self.hbm_shadow = self._shadow(used) if self.race else None
+        self.hbm_shadow = self._shadow((used >> self.hbm_shift) + 1) if self.race else None
         # AI-core kernels: GM accesses of all cores (blocks), checked against each other
         self.aicore_gm = ChipGMAccesses() if self.race and sim.aicore else None
 
@@ -85,7 +87,8 @@ class KernelChecks:
             shadow = self.hbm_shadow if space == "hbm" else blk.shadow
             who = blk.id * 4096 + w
             if self.sim.ex.race_check(shadow, idx, n, mask, is_write, who, blk.id, blk.epoch,
-                                      ws.seen_tiles, pc, cycle, self.report):
+                                      ws.seen_tiles, pc, cycle, self.report,
+                                      self.hbm_shift if space == "hbm" else 0):
                 raise self._race(pc, blk, w, is_write, space, cycle)
 
     def tile_access(self, pc, blk, reads, writes, seq, cycle, hbm_reads=None):

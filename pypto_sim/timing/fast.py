@@ -97,6 +97,7 @@ class FastEngine:
         cfg[ex.K_RACE] = 1 if checks and checks.race else 0
         cfg[ex.K_INIT] = 1 if checks and checks.init else 0
         cfg[ex.K_SYNC] = 1 if checks and checks.sync else 0
+        cfg[ex.K_HBM_SHIFT] = checks.hbm_shift if checks else 0
         self.cfg = cfg
         n_regs = max(enc.n_regs, 1)
         seed = np.zeros((n_regs, 32), np.float64)
