@@ -211,3 +211,12 @@ def test_racecheck_tells_neighbouring_elements_apart(d):
     dev.launch(own_element, (1, 1, 1), (64, 1, 1), (o, 64), check="racecheck")
     sim = simulation_for(dev.queue.pop(), dev.hbm.data.copy(), dev.hbm.init.copy())
     assert sim.checks.hbm_shadow.shape[0] == ((o.alloc.byte_addr + o.nbytes) >> (d.itemsize.bit_length() - 1)) + 1
+
+
+def test_initcheck_marks_a_window_of_whole_bitmap_bytes():
+    """A tile store's window whose rows are whole bitmap bytes (byte 64, 3 rows of 16 bytes,
+    40 apart: 4 float32 elements per row) marks exactly bytes 64-79, 104-119 and 144-159."""
+    init = gm.init_new(256)
+    gm.init_mark_window(init, 64, 3, 16, 40)
+    assert gm.init_test(init, np.arange(256)).nonzero()[0].tolist() == \
+        list(range(64, 80)) + list(range(104, 120)) + list(range(144, 160))
