@@ -291,7 +291,11 @@ def run_doc(doc: str, sh_cache: dict) -> dict:
         for key in [k for k in sys.path_importer_cache if not os.path.isabs(k) or k.startswith(str(work))]:
             del sys.path_importer_cache[key]          # finders of relative or removed folders                      # what one doc imports, the next does not see
         for name in set(sys.modules) - saved_modules:
-            if not name.startswith(("pypto_sim", "numba", "numpy", "matplotlib", "pandas", "dask")):
+            # llvmlite stays: numba holds its classes, and a compile in a later doc that
+            # imported llvmlite.ir again failed isinstance checks (AssertionError in llvmlite's
+            # Constant) whenever the executor's numba cache was cold
+            if not name.startswith(("pypto_sim", "numba", "llvmlite", "numpy", "matplotlib", "pandas",
+                                    "dask")):
                 del sys.modules[name]
     return results
 
