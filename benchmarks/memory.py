@@ -4,7 +4,7 @@
 
 Profiles vector_add over N elements (blocks of 256) with values and cycles and prints the
 wall time, the simulation rate and the peak resident memory of the whole process (which also
-holds the three tensors as float64 words and the initcheck bitmap of HBM). With --launch it
+holds the three tensors in HBM's bytes and the initcheck bitmap of HBM). With --launch it
 runs pto.launch instead, which keeps per-instruction totals, not the records.
 """
 import argparse

@@ -1,8 +1,10 @@
 """Element types of tensors, buffers and lane values.
 
-Values are held in float64 words inside the simulator (registers, HBM and L1 words): every
-float32, float16 and int32 value is exactly representable there. Each instruction rounds its
-result to its dtype, so the stored word is always a value of that dtype.
+Values are held in float64 words inside the simulator's registers, L1 and tile memories:
+every float32, float16 and int32 value is exactly representable there. Each instruction
+rounds its result to its dtype, so the stored word is always a value of that dtype.
+Simulated HBM holds each element in its own dtype's little-endian bytes (``encoding``;
+exec/gm.py and the executor's gm_load / gm_store read and write them).
 """
 from __future__ import annotations
 
@@ -16,7 +18,10 @@ class DType:
     """A pypto_sim element type: its name, numpy dtype (the host array type; float32 for
     bfloat16, which numpy lacks), size in bytes on the device, executor code, and
     ``compute``: the name of the register dtype kernels compute it in ("" when no unit of the
-    core computes it: float64 and int64 tensors cross the host/device boundary only)."""
+    core computes it: float64 and int64 tensors cross the host/device boundary only), and
+    ``encoding``: how an element's ``itemsize`` bytes in HBM hold it (little-endian):
+    ``"float:M"`` an IEEE binary float with M mantissa bits (the rest of the bits after the
+    sign are the exponent), ``"int"`` two's complement, ``"uint"`` unsigned."""
 
     name: str
     code: int
@@ -24,6 +29,7 @@ class DType:
     numpy: np.dtype
     is_float: bool
     compute: str = ""
+    encoding: str = "int"
 
     @property
     def compute_dtype(self) -> "DType | None":
@@ -37,18 +43,18 @@ class DType:
         return self.name
 
 
-float32 = DType("float32", 0, 4, np.dtype(np.float32), True, "float32")
-float16 = DType("float16", 1, 2, np.dtype(np.float16), True, "float16")
-int32 = DType("int32", 2, 4, np.dtype(np.int32), False, "int32")
-bool_ = DType("bool", 3, 1, np.dtype(np.bool_), False, "bool")
+float32 = DType("float32", 0, 4, np.dtype(np.float32), True, "float32", "float:23")
+float16 = DType("float16", 1, 2, np.dtype(np.float16), True, "float16", "float:10")
+int32 = DType("int32", 2, 4, np.dtype(np.int32), False, "int32", "int")
+bool_ = DType("bool", 3, 1, np.dtype(np.bool_), False, "bool", "uint")
 # memory-only dtypes: tensors hold them; kernels load them as int32 / float32 lane values and
 # store them back rounded (bfloat16) or wrapped (int8, uint8, int16), as numpy's astype would
-int8 = DType("int8", 4, 1, np.dtype(np.int8), False, "int32")
-uint8 = DType("uint8", 5, 1, np.dtype(np.uint8), False, "int32")
-int16 = DType("int16", 6, 2, np.dtype(np.int16), False, "int32")
-bfloat16 = DType("bfloat16", 7, 2, np.dtype(np.float32), True, "float32")
-int64 = DType("int64", 8, 8, np.dtype(np.int64), False, "")
-float64 = DType("float64", 9, 8, np.dtype(np.float64), True, "")
+int8 = DType("int8", 4, 1, np.dtype(np.int8), False, "int32", "int")
+uint8 = DType("uint8", 5, 1, np.dtype(np.uint8), False, "int32", "uint")
+int16 = DType("int16", 6, 2, np.dtype(np.int16), False, "int32", "int")
+bfloat16 = DType("bfloat16", 7, 2, np.dtype(np.float32), True, "float32", "float:7")
+int64 = DType("int64", 8, 8, np.dtype(np.int64), False, "", "int")
+float64 = DType("float64", 9, 8, np.dtype(np.float64), True, "", "float:52")
 
 ALL = (float32, float16, int32, bool_, int8, uint8, int16, bfloat16, int64, float64)
 BY_NAME = {d.name: d for d in ALL}
@@ -129,21 +135,14 @@ def round_scalar(value, dtype: DType):
 
 
 def host_words(host: np.ndarray, dtype: DType) -> np.ndarray:
-    """A host array's elements as the float64 words device memory holds for dtype (rounded
-    to bfloat16 for bfloat16 tensors); raises ValueError for int64 values a word cannot hold
-    exactly (beyond 2**53)."""
+    """A host array's elements as the float64 values a kernel's loads of a dtype tensor see
+    (rounded to bfloat16 for bfloat16 tensors; int64 values beyond 2**53 rounded)."""
     flat = host.reshape(-1)
     if dtype == bfloat16:
         f = np.ascontiguousarray(flat.astype(np.float32))
         u = f.view(np.uint32).astype(np.uint64)
         r = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32)
         return np.where(np.isnan(f), f, r).astype(np.float64)
-    if dtype == int64:
-        big = np.nonzero(np.abs(flat.astype(np.int64)) > 2**53)[0]
-        if len(big):
-            raise ValueError(f"memcpy_h2d: element {int(big[0])} = {int(flat[big[0]])} of the int64 "
-                             "array is beyond 2**53, which the simulator's float64 memory words "
-                             "cannot hold exactly")
     return flat.astype(dtype.numpy).astype(np.float64)
 
 

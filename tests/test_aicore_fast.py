@@ -30,7 +30,7 @@ def simulate(kernel, grid, args, engine, max_cycles=None, values=True):
     """One launch on the given engine, on copies of HBM: what it produced."""
     dev = current_device()
     dev.launch(kernel, grid, DEFAULT_BLOCK, args)
-    words, init = dev.hbm.words.copy(), dev.hbm.init.copy()
+    words, init = dev.hbm.data.copy(), dev.hbm.init.copy()
     pending = dev.queue.pop()
     sim = simulation_for(pending, words, init, engine=engine, max_cycles=max_cycles, values=values)
     try:

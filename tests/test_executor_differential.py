@@ -2,8 +2,8 @@
 
 Every instruction the executors implement is run by both on the same random state (registers
 with special values, masks, immediates, uniform flags, memory layouts), and everything they touch
-must come out identical: status, registers, HBM, L1, the gathered store pairs and info. Floats are
-compared with NaN == NaN but +0.0 != -0.0.
+must come out identical: status, registers, HBM (its bytes, bit for bit), L1, the gathered store
+pairs and info. Floats are compared with NaN == NaN but +0.0 != -0.0.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from pypto_sim import dtypes
-from pypto_sim.exec import reference
+from pypto_sim.exec import gm, reference
 from pypto_sim.exec.lane import executor
 from pypto_sim.ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM, MAX_SRCS, N_COLS
 from pypto_sim.isa import load_isa
@@ -35,11 +35,15 @@ PC = 1                       # instruction under test sits between two decoys
 I32_MIN, I32_MAX = -2**31, 2**31 - 1
 F32, F16, I32, BOOL = (dtypes.float32.code, dtypes.float16.code, dtypes.int32.code,
                        dtypes.bool_.code)
+I8, U8, I16, BF16 = (dtypes.int8.code, dtypes.uint8.code, dtypes.int16.code, dtypes.bfloat16.code)
 
-# Tensor slots in HBM: (dtype code, element count, first word, byte address). The last slot's
-# byte address is deliberately not sector aligned.
-SLOTS = [(F32, 100, 0, 0x1000), (F16, 77, 100, 0x1200), (I32, 64, 177, 0x2004)]
-HBM_WORDS = 260              # words after the slots must stay untouched
+# Tensor slots in HBM: (dtype code, element count, byte address). The third slot's byte
+# address is deliberately not sector aligned, the uint8 one not even 2-byte aligned. Atomics
+# and FMA_STORE use the first three (the compiler gives them no memory-only dtype); stores to
+# the int8 / uint8 / int16 slots take int32 values (the compiler converts to the lane dtype).
+SLOTS = [(F32, 100, 0x1000), (F16, 77, 0x1200), (I32, 64, 0x2004), (I8, 50, 0x2200),
+         (U8, 40, 0x2301), (I16, 30, 0x2400), (BF16, 45, 0x2500)]
+HBM_BYTES = 0x2600           # bytes around the slots must stay untouched
 L1_WORDS = 200
 
 F_SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, -7.0, math.nan, math.inf, -math.inf,
@@ -108,17 +112,20 @@ def blank_code(op_name):
 
 
 def make_state(rng, regs):
-    """Machine state around one instruction: registers, ctx, HBM with its slots, L1, outputs."""
-    hbm = np.full(HBM_WORDS, -12345.0)
-    for dt, count, base, _ in SLOTS:
-        with np.errstate(over="ignore"):
-            hbm[base:base + count] = (int_values(rng, count) if dt == I32 else
-                                      float_values(rng, count).astype(dtypes.BY_CODE[dt].numpy))
+    """Machine state around one instruction: registers, ctx, HBM bytes with its slots (each
+    element in its dtype's bytes), L1, outputs."""
+    hbm = np.full(HBM_BYTES, 0xA5, np.uint8)
+    for dt, count, base in SLOTS:
+        d = dtypes.BY_CODE[dt]
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = (int_values(rng, count).astype(np.int64) if not d.is_float else
+                      float_values(rng, count))
+        hbm[base:base + count * d.itemsize] = gm.encode(values, d)
     return dict(
         regs=regs, ctx=np.array([1, 0, 0, 32, 1, 1, 4, 1, 1, 0], np.int64), hbm=hbm,
         tbase=np.array([s[2] for s in SLOTS], np.int64),
         tcount=np.array([s[1] for s in SLOTS], np.int64),
-        tbytes=np.array([s[3] for s in SLOTS], np.int64),
+        tbytes=np.array([s[2] for s in SLOTS], np.int64),
         l1=float_values(rng, L1_WORDS).astype(np.float32).astype(np.float64),
         pend_idx=np.full(32, -7, np.int64), pend_val=np.full(32, -7.0),
         info=np.full(8, -9, np.int64))
@@ -257,7 +264,7 @@ def memory_trial(rng, name, trial):
     spec = ISA.by_name[name]
     code, imm = blank_code(name)
     if MEMORY_OPS[name] == "hbm":
-        slot = int(rng.integers(0, len(SLOTS)))
+        slot = int(rng.integers(0, 3 if spec.family in ("atomic", "fma_store") else len(SLOTS)))
         dt, count = SLOTS[slot][0], SLOTS[slot][1]
         code[PC, C_AUX] = slot
         if spec.family == "atomic":
@@ -270,8 +277,8 @@ def memory_trial(rng, name, trial):
     code[PC, C_DTYPE] = dt
     int_flag = spec.family == "fma_store" and (dt == I32 or rng.random() < 0.3)
     # an int32 atomic's operands are int32 (the compiler converts them)
-    values = int_values if int_flag or (dt == I32 and (rng.random() < 0.5 or spec.family == "atomic")) \
-        else float_values
+    values = int_values if int_flag or dt in (I8, U8, I16) or \
+        (dt == I32 and (rng.random() < 0.5 or spec.family == "atomic")) else float_values
     regs = values(rng, N_REGS * 32).reshape(N_REGS, 32)
     pattern = PATTERNS[trial % len(PATTERNS)]
     off_reg = int(rng.integers(0, N_REGS))
@@ -306,20 +313,24 @@ def test_memory_matches_reference(ex, name):
     """Loads, stores and FMA_STORE on HBM slots and L1 ranges: contiguous, strided, broadcast,
     random and out-of-bounds offsets (status and info[0..4] must match: faulting lane, offset,
     count, bytes moved from sector counting, lanes), partial masks and the uniform flag. After
-    a store, both commit_store functions must leave memory identical."""
+    a store, both executors' commits (commit_gm to HBM, commit_store to L1) must leave memory
+    identical. The HBM slots hold every dtype a lane loads or stores, int8 to bfloat16."""
     spec = ISA.by_name[name]
     rng = np.random.default_rng(1000 + spec.opcode)
     statuses = set()
-    for trial in range(100):
+    for trial in range(140):
         code, imm, mask, state, sector, what = memory_trial(rng, name, trial)
         status, ref_state, numba_state = run_both(ex, code, imm, mask, state, what, sector)
         statuses.add(status)
         if spec.family in ("store", "fma_store") and status == reference.ST_OK:
-            target = "hbm" if MEMORY_OPS[name] == "hbm" else "l1"
             n = int(ref_state["info"][4])
-            ex.commit_store(numba_state[target], numba_state["pend_idx"], numba_state["pend_val"], n)
-            reference.commit_store(ref_state[target], ref_state["pend_idx"], ref_state["pend_val"], n)
-            assert_same(numba_state[target], ref_state[target], f"{what}: {target} after commit")
+            for impl, s in ((ex, numba_state), (reference, ref_state)):
+                if MEMORY_OPS[name] == "hbm":
+                    impl.commit_gm(s["hbm"], s["pend_idx"], s["pend_val"], n, int(code[PC, C_DTYPE]))
+                else:
+                    impl.commit_store(s["l1"], s["pend_idx"], s["pend_val"], n)
+            for target in ("hbm", "l1"):
+                assert_same(numba_state[target], ref_state[target], f"{what}: {target} after commit")
     assert statuses == {reference.ST_OK, reference.ST_OOB}, "both in-bounds and faults exercised"
 
 
@@ -430,8 +441,8 @@ def test_store_duplicate_addresses_commit_in_lane_order(ex):
     status, ref_state, numba_state = run_both(ex, code, imm, FULL, make_state(rng, regs), "dup")
     assert status == reference.ST_OK and ref_state["info"][3] == 32 and ref_state["info"][4] == 32
     for impl, s in ((ex, numba_state), (reference, ref_state)):
-        impl.commit_store(s["hbm"], s["pend_idx"], s["pend_val"], 32)
-        assert s["hbm"][5] == 31.25
+        impl.commit_gm(s["hbm"], s["pend_idx"], s["pend_val"], 32, F32)
+        assert gm.load(s["hbm"], [0x1000 + 5 * 4], dtypes.float32)[0] == 31.25
 
 
 # ---------------------------------------------------------------- the rest and coverage

@@ -7,6 +7,7 @@ import pytest
 
 import pypto_sim as pto
 from pypto_sim.errors import PtoError
+from pypto_sim.exec import gm
 from pypto_sim.profiler.profile import simulation_for
 from pypto_sim.exec.lane import executor
 from pypto_sim.runtime.device import current_device
@@ -22,7 +23,7 @@ def simulate(kernel, args, grid, block, engine, max_cycles=None, record=True, ch
     """One launch with the given engine on copies of HBM; returns what it produced."""
     dev = current_device()
     handle = dev.launch(kernel, grid, block, args)
-    words, init = dev.hbm.words.copy(), dev.hbm.init.copy()
+    words, init = dev.hbm.data.copy(), dev.hbm.init.copy()
     sim = simulation_for(dev.queue.pop(), words, init, engine=engine, max_cycles=max_cycles,
                          record=record, checks=frozenset(checks))
     try:
@@ -43,8 +44,8 @@ def assert_engines_agree(kernel, args, grid, block, **kw):
     assert fast["cycles"] == slow["cycles"]
     assert type(fast["error"]) is type(slow["error"])
     assert str(fast["error"]) == str(slow["error"])
-    same = (fast["words"] == slow["words"]) | (np.isnan(fast["words"]) & np.isnan(slow["words"]))
-    assert same.all(), f"HBM differs at words {np.nonzero(~same)[0][:8]}"
+    same = fast["words"] == slow["words"]                 # HBM bytes, bit for bit
+    assert same.all(), f"HBM differs at bytes {np.nonzero(~same)[0][:8]}"
     assert np.array_equal(fast["init"], slow["init"])
     if slow["totals"] is not None:
         for name in ("count", "lanes", "busy", "stall"):
@@ -94,8 +95,8 @@ def test_vector_add_sizes(make_kernels, n, block):
     k = make_kernels(VECTOR_ADD).vector_add
     a, b, c = tensors(np.arange(n, dtype=np.float32), np.ones(n, np.float32), np.zeros(n, np.float32))
     slow = assert_engines_agree(k, (a, b, c, n), (-(-n // block), 1, 1), (block, 1, 1))
-    base = c.alloc.word_base
-    assert np.array_equal(slow["words"][base:base + n], np.arange(n) + 1.0)
+    base = c.alloc.byte_addr
+    assert np.array_equal(gm.decode(slow["words"][base:base + 4 * n], pto.float32), np.arange(n) + 1.0)
 
 
 def test_fma_store_and_scalar_arguments(make_kernels):
@@ -273,7 +274,7 @@ def test_what_stays_on_simpy(make_kernels):
     x, y = tensors(np.zeros(256, np.float32), np.zeros(256, np.float32))
     dev.launch(corpus.softmax_rows, (1, 1, 1), (32, 1, 1), (x, y, 64))
     pending = dev.queue.pop()
-    words, init = dev.hbm.words.copy(), dev.hbm.init.copy()
+    words, init = dev.hbm.data.copy(), dev.hbm.init.copy()
     assert "tile" in why_not_fast(simulation_for(pending, words, init))
     with pytest.raises(pto.LaunchError, match="tile"):
         simulation_for(pending, words, init, engine="fast").run()

@@ -522,7 +522,7 @@ def run_with_limit(kernel, args, grid, block, engine, max_cycles):
     """One launch on a copy of HBM; records are kept even when the limit stops it."""
     dev = current_device()
     handle = dev.launch(kernel, grid, block, args)
-    words = dev.hbm.words.copy()
+    words = dev.hbm.data.copy()
     sim = simulation_for(dev.queue.pop(), words, dev.hbm.init.copy(), engine=engine,
                          max_cycles=max_cycles)
     try:

@@ -50,7 +50,7 @@ def k(A, n):
     sims = []
     for record in (True, False):
         dev.launch(mod.k, (60, 1, 1), DEFAULT_BLOCK, (A, 40))
-        sim = simulation_for(dev.queue.pop(), dev.hbm.words.copy(), dev.hbm.init.copy(), record=record,
+        sim = simulation_for(dev.queue.pop(), dev.hbm.data.copy(), dev.hbm.init.copy(), record=record,
                              engine="simpy")
         if not record:
             sim.rows.fold_rows = 64

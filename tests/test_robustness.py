@@ -55,11 +55,11 @@ def test_a_failed_allocation_leaves_the_device_usable(monkeypatch):
 
 
 def test_simulated_hbm_grows_by_a_quarter_not_by_doubling():
-    """Ten 1M-element tensors hold 10M words; the word array stays within 1.25x of that
+    """Ten 1M-element float32 tensors hold 40 MB; the byte array stays within 1.25x of that
     (it doubled before, so host RAM reached twice what the tensors needed)."""
     tensors = [pto.alloc_tensor(4 * 1_000_000) for _ in range(10)]
-    words = len(current_device().hbm.words)
-    assert 10_000_000 <= words <= 1.25 * 10_000_000 + 65536
+    nbytes = len(current_device().hbm.data)
+    assert 40_000_000 <= nbytes <= 1.25 * 40_000_000 + (1 << 19)
     del tensors
 
 

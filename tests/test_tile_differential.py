@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from pypto_sim import dtypes
-from pypto_sim.exec import reference
+from pypto_sim.exec import gm, reference
 from pypto_sim.exec.aicore_tiles import _blas_matmul
 from pypto_sim.exec.lane import executor
 from pypto_sim.isa import TILE_FAMILIES, load_isa
@@ -53,7 +53,8 @@ NO_VALUES = ("tile_sync",)          # wait_all / flags: timing only, no kernel c
 
 L1_WORDS = 2048
 HBM_WORDS = 2048
-SENTINEL = -12345.0                 # HBM words no instruction under test may write
+SENTINEL = -12345.0                 # L1 words no instruction under test may write
+SENTINEL_BYTE = 0xA5                # HBM bytes no tile store under test may write
 
 F_SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, math.nan, math.inf, -math.inf,
              65504.0, 65519.0, 65520.0, -65536.0, 1e-8, -6e-8, 2.0**-24, 3 * 2.0**-26,
@@ -139,58 +140,80 @@ DMA_SHAPES = [(1, 1, 1), (1, 37, 37), (23, 1, 5), (4, 16, 16), (7, 13, 29), (16,
               (3, 5, 0), (5, 9, 4), (32, 31, 33), (2, 100, 100)]
 
 
-@pytest.mark.parametrize("dt", [F32, F16, I32])
+GM_DTYPES = [F32, F16, I32, dtypes.int8.code, dtypes.uint8.code, dtypes.int16.code,
+             dtypes.bfloat16.code]
+
+
+def gm_image(rng, dt):
+    """(HBM bytes holding HBM_WORDS random dt elements, those elements as float64)."""
+    d = dtypes.BY_CODE[dt]
+    elements = values(rng, HBM_WORDS, dt if d in dtypes.TILE_DTYPES else
+                      (I32 if not d.is_float else F32))
+    raw = gm.encode(elements.astype(np.int64) if not d.is_float else elements, d)
+    return raw.copy(), gm.decode(raw, d).astype(np.float64)
+
+
+@pytest.mark.parametrize("dt", GM_DTYPES)
 def test_tile_load_matches_reference(ex, dt):
-    """async_load copies rows x cols HBM words (rows ``stride`` apart) into a dense tile: no
-    rounding (the tile has the tensor's dtype), nothing else in L1 changes."""
+    """async_load copies rows x cols HBM elements (rows ``stride`` apart, element 0 at a byte
+    address) into a dense tile: each element decoded from its dtype's bytes, no rounding (the
+    tile has the tensor's dtype), nothing else in L1 changes."""
     rng = np.random.default_rng(100 + dt)
+    item = dtypes.BY_CODE[dt].itemsize
     for rows, cols, stride in DMA_SHAPES:
         span = (rows - 1) * stride + cols
         src, = regions(rng, [span], HBM_WORDS)
         dst, = regions(rng, [rows * cols])
-        state = dict(l1=values(rng, L1_WORDS, F32), hbm=values(rng, HBM_WORDS, dt))
-        out = run_both(ex, "tile_load", state, ["l1", dst, "hbm", src, rows, cols, stride],
+        hbm, elements = gm_image(rng, dt)
+        state = dict(l1=values(rng, L1_WORDS, F32), hbm=hbm)
+        out = run_both(ex, "tile_load", state, ["l1", dst, "hbm", src * item, rows, cols, stride, dt],
                        f"TLOAD dt={dt} rows={rows} cols={cols} stride={stride}")
-        want = np.stack([state["hbm"][src + r * stride: src + r * stride + cols]
+        want = np.stack([elements[src + r * stride: src + r * stride + cols]
                          for r in range(rows)]).reshape(-1)
         assert_same(out["l1"][dst:dst + rows * cols], want, "TLOAD against numpy")
 
 
-@pytest.mark.parametrize("dt", [F32, F16, I32])
+@pytest.mark.parametrize("dt", GM_DTYPES)
 def test_tile_store_matches_reference(ex, dt):
-    """The tile store writes a dense tile into HBM rows ``stride`` apart, each value rounded to
-    the tensor's dtype (float32 tile values into float16 overflow to inf or round to even,
-    into int32 truncate and saturate, NaN -> 0); HBM words outside the rows keep their values."""
+    """The tile store writes a dense tile into HBM rows ``stride`` elements apart, each value
+    rounded to the tensor's dtype (float32 tile values into float16 overflow to inf or round to
+    even, into int32 truncate and saturate, NaN -> 0) and held in its bytes; HBM bytes outside
+    the rows keep their values."""
     rng = np.random.default_rng(200 + dt)
-    for tile_dt in (F32, F16, I32):
+    d = dtypes.BY_CODE[dt]
+    item = d.itemsize
+    # an int8 / uint8 / int16 tensor takes int32 values (they wrap)
+    for tile_dt in (F32, F16, I32) if d.is_float or dt == I32 else (I32,):
         for rows, cols, stride in DMA_SHAPES:
             if stride == 0:
                 continue            # every row onto the same words: only the last would count
             span = (rows - 1) * stride + cols
             dst, = regions(rng, [span], HBM_WORDS)
             src, = regions(rng, [rows * cols])
-            state = dict(hbm=np.full(HBM_WORDS, SENTINEL), l1=values(rng, L1_WORDS, tile_dt))
+            state = dict(hbm=np.full(HBM_WORDS * item, SENTINEL_BYTE, np.uint8),
+                         l1=values(rng, L1_WORDS, tile_dt))
             what = f"TSTORE dt={dt} tile dt={tile_dt} rows={rows} cols={cols} stride={stride}"
             out = run_both(ex, "tile_store", state,
-                           ["hbm", dst, "l1", src, rows, cols, stride, dt], what)
-            written = np.zeros(HBM_WORDS, bool)
+                           ["hbm", dst * item, "l1", src, rows, cols, stride, dt], what)
+            written = np.zeros(HBM_WORDS * item, bool)
             for r in range(rows):
-                written[dst + r * stride: dst + r * stride + cols] = True
-            assert (out["hbm"][~written] == SENTINEL).all(), f"{what}: wrote outside the rows"
+                written[(dst + r * stride) * item:(dst + r * stride + cols) * item] = True
+            assert (out["hbm"][~written] == SENTINEL_BYTE).all(), f"{what}: wrote outside the rows"
 
 
 def test_tile_store_rounds_like_numpy(ex):
-    """Anchor the rounding on numpy's own conversions, so both kernels cannot drift together."""
+    """Anchor the rounding on numpy's own conversions, so both kernels cannot drift together;
+    the bytes written are numpy's bytes of those values."""
     tile = np.array([1 + 2.0**-11, 65519.99, 65520.0, -3e9, math.nan, -2.9, 1e-8, 2.0**-25])
     l1 = tile.copy()
     with np.errstate(over="ignore"):
-        as_f16 = [np.float16(v) for v in tile]
-    for dt, expect in ((F16, as_f16), (I32, [1, 65519, 65520, -2**31, 0, -2, 0, 0])):
+        as_f16 = np.array([np.float16(v) for v in tile], np.float16)
+    for dt, expect in ((F16, as_f16), (I32, np.array([1, 65519, 65520, -2**31, 0, -2, 0, 0], np.int32))):
         for impl in (ex, reference):
-            hbm = np.zeros(8)
+            hbm = np.zeros(8 * expect.itemsize, np.uint8)
             with np.errstate(all="ignore"):
                 impl.tile_store(hbm, 0, l1, 0, 1, 8, 8, dt)
-            assert_same(hbm, np.array(expect, np.float64), f"{impl.__name__} dt={dt}")
+            assert hbm.tobytes() == expect.tobytes(), f"{impl.__name__} dt={dt}"
 
 
 # ---------------------------------------------------------------- MMA

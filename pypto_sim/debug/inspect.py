@@ -10,6 +10,7 @@ import numpy as np
 
 from ..arguments import whole_number
 from ..errors import ArgumentError
+from ..exec import gm
 from ..ir.program import Reg
 
 
@@ -108,8 +109,7 @@ class InspectMixin:
         complete, so a store that has issued but not completed is not there yet.
         """
         alloc = self._find_alloc(t)
-        words = self._hbm[alloc.word_base:alloc.word_base + alloc.count]
-        return words.astype(alloc.dtype.numpy)
+        return gm.decode(self._hbm[alloc.byte_addr:alloc.byte_addr + alloc.nbytes], alloc.dtype).copy()
 
     def _find_alloc(self, t):
         if getattr(t, "is_device_tensor", False):
@@ -146,7 +146,7 @@ class InspectMixin:
 
     def state(self) -> dict:
         """A snapshot of the whole simulated state (for comparisons): every warp's registers,
-        mask and scoreboard, every block's L1, the HBM words and the records so far."""
+        mask and scoreboard, every block's L1, the HBM bytes and the records so far."""
         return {
             "regs": {k: ws.regs.copy() for k, ws in self.sim.warp_states.items()},
             "masks": {k: ws.mask for k, ws in self.sim.warp_states.items()},

@@ -104,12 +104,12 @@ class DebugContext(InspectMixin):
         self._tensors, self._scalars, self._names, self._tensor_args = [], {}, [], []
         for arg, value, name in zip(self.program.args, pending.args, pending.names):
             if arg.kind == "tensor":
-                self._tensors.append((value.word_base, value.count, value.byte_addr))
+                self._tensors.append((value.byte_addr, value.count, value.byte_addr))
                 self._names.append(name or value.name or arg.name)
                 self._tensor_args.append((arg.name, value))
             else:
                 self._scalars[arg.name] = value
-        self._hbm = self.device.hbm.words
+        self._hbm = self.device.hbm.data
         self._snapshot = self._hbm.copy()        # the state every replay starts from
         # as run_launch: the launch's cycle limit and checks, and initcheck's written-words map
         self._hbm_init = getattr(self.device.hbm, "init", None)

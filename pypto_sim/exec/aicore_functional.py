@@ -16,10 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
-from ..ir.program import C_AUX, C_OP
+from ..ir.program import C_AUX, C_DTYPE, C_OP
 from ..isa import load_isa
 from .aicore_tiles import (UNIT_NAMES, TileOp, buffer_at, buffer_spans, cross_core_deadlock, operands,
                            unset_flag_error)
+from . import gm
 from .blas import single_threaded_blas, uses_matmul
 from .control_flow import ControlFlow
 from .functional import BLOCK_BARRIERS, FunctionalProfile, memory_space
@@ -136,11 +137,12 @@ class AICoreFunctional:
                 if fam in ("store", "fma_store"):            # a store lands at once
                     n = int(info[4])
                     to_hbm = self.pc_mem[pc] == "hbm"
-                    ex.commit_store(self.hbm if to_hbm else l1, pend_idx[:n], pend_val[:n], n)
+                    gm.commit(ex, self.hbm if to_hbm else l1, pend_idx[:n], pend_val[:n],
+                              int(code[pc, C_DTYPE]) if to_hbm else -1)
                     if to_hbm and self.hbm_init is not None:
-                        self.hbm_init[pend_idx[:n]] = 1
+                        gm.init_mark(self.hbm_init, pend_idx[:n])
                 elif fam == "atomic" and self.pc_mem[pc] == "hbm" and self.hbm_init is not None:
-                    self.hbm_init[pend_idx[:int(info[4])]] = 1
+                    gm.init_mark(self.hbm_init, pend_idx[:int(info[4])])
             elif fam == "sync" and name in BLOCK_BARRIERS:
                 if u.barrier_epoch == state["epoch"]:        # arrive once
                     u.barrier_epoch += 1

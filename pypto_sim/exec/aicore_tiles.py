@@ -20,6 +20,7 @@ from ..errors import DeadlockError, OutOfBoundsError
 from ..ir.program import C_AUX, C_DTYPE, C_SRC
 from ..isa import PIPES, PTO_PIPE_NAMES
 from ..isa.tile_roles import FAMILY_ROLES, data_operand
+from . import gm
 from .tile_effects import effect as vector_effect, window
 
 UNIT_NAMES = ("AIC", "AIV0", "AIV1")
@@ -206,9 +207,10 @@ class TileOp:
         """Read the sources (at the cycle the operation starts): the pending result."""
         ctx, ex, arr, fam = self.ctx, self.ctx.ex, self.arr, self.fam
         if fam == "tile_load":
-            slot, off, rows, cols, stride, _w, _i = self.gm
+            slot, off, rows, cols, stride, _w, item = self.gm
             buf = np.empty(rows * cols, np.float64)
-            ex.tile_gather(buf, ctx.hbm, int(ctx.tbase[slot]) + off, stride, rows, cols, -1)
+            ex.gm_gather(buf, ctx.hbm, int(ctx.tbase[slot]) + off * item, stride, rows, cols,
+                         int(ctx.enc.code[self.pc, C_DTYPE]))
             return buf
         if fam == "tile_store":
             t, (rows, cols) = self.data, self.shape
@@ -249,8 +251,9 @@ class TileOp:
         """Write the pending result to the destination (at the cycle the operation completes)."""
         ctx, ex, arr, fam = self.ctx, self.ctx.ex, self.arr, self.fam
         if fam == "tile_store":
-            slot, off, rows, cols, stride, _w, _i = self.gm
-            ex.tile_scatter(ctx.hbm, int(ctx.tbase[slot]) + off, stride, result, rows, cols)
+            slot, off, rows, cols, stride, _w, item = self.gm
+            ex.gm_scatter(ctx.hbm, int(ctx.tbase[slot]) + off * item, stride, result, rows, cols,
+                          int(ctx.enc.code[self.pc, C_DTYPE]))
         elif fam in ("tile_load", "tile_move"):
             t, (rows, cols) = self.writes[0], self.shape
             ex.tile_scatter(arr, t.base, t.pitch, result, rows, cols)
@@ -272,8 +275,9 @@ class TileOp:
     def mark_written(self, init):
         """initcheck's record: the GM elements a store writes are initialised."""
         if init is not None and self.fam == "tile_store":
-            slot, off, rows, cols, stride, _w, _i = self.gm
-            window(init, int(self.ctx.tbase[slot]) + off, rows, cols, stride)[...] = 1
+            slot, off, rows, cols, stride, _w, item = self.gm
+            gm.init_mark_window(init, int(self.ctx.tbase[slot]) + off * item, rows, cols * item,
+                                stride * item)
 
 
 def operands(ctx, pc, regs):

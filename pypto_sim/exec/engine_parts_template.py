@@ -81,12 +81,13 @@ L_TGT = 0           # -1: HBM; else the core slot p whose L1 it writes
 L_PREV = 1          # the owner warp's previous / next store in flight (-1: none)
 L_NEXT = 2
 L_OWNER = 3         # the warp g that issued it
-N_CM = 4
+L_DTYPE = 4         # the store's dtype code (an HBM commit writes its bytes)
+N_CM = 5
 
 # wfault[g, :]: why warp g's process failed (FK_*) and what the error message needs
 FK_OOB = 1          # out of bounds (memcheck): lane, offset, count
 FK_RACE = 2         # racecheck: lane, word, write?, space; report (race_check's) in F_REPORT..
-FK_UNINIT = 3       # initcheck: lane, word
+FK_UNINIT = 3       # initcheck: lane, HBM byte address
 FK_SYNC_BARRIER = 4  # synccheck: barrier_block by some lanes only: mask, alive
 FK_SYNC_EXIT = 5    # synccheck: warp ended while others wait: waiting warps (bits), their pc
 F_KIND = 0
@@ -138,7 +139,8 @@ K_BOOK_ROOM = 16   # table entries one event may add at most
 K_RACE = 17        # racecheck, initcheck, synccheck on (timing/checks.py)
 K_INIT = 18
 K_SYNC = 19
-N_CFG = 20
+K_HBM_SHIFT = 20   # racecheck: an HBM byte address >> this is its shadow row (timing/checks.py)
+N_CFG = 21
 
 # cause codes, as timing/records.py numbers them (checked by the driver)
 CA_NONE = 0

@@ -166,13 +166,14 @@ def _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, info):
                 or rows <= 0 or cols <= 0):
             info[0] = pc
             return 1
+        item = ITEMSIZE[dt]
         if kind == TK_LOAD:
-            tile_load(l1, tile, hbm, tbase[slot] + off, rows, cols, stride)
+            tile_load(l1, tile, hbm, tbase[slot] + off * item, rows, cols, stride, dt)
         else:
-            tile_store(hbm, tbase[slot] + off, l1, tile, rows, cols, stride, dt)
+            tile_store(hbm, tbase[slot] + off * item, l1, tile, rows, cols, stride, dt)
             for r in range(rows):
                 for c in range(cols):
-                    hbm_init[tbase[slot] + off + r * stride + c] = 1
+                    init_set(hbm_init, tbase[slot] + (off + r * stride + c) * item)
         return 0
     if kind == TK_MMA:
         m, n, k = np.int64(v[3]), np.int64(v[4]), np.int64(v[5])
@@ -252,15 +253,15 @@ def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, t
             return RUN_FAULT
         if fam == F_ATOMIC and code[pc, C_AUX + 2] == 1:
             for q in range(info[4]):
-                hbm_init[pend_idx[q]] = 1
+                init_set(hbm_init, pend_idx[q])
         if fam == F_STORE or fam == F_FMA_STORE:
             n = info[4]
             if op == OP_STORE_L1:
                 commit_store(l1, pend_idx, pend_val, n)
             else:
-                commit_store(hbm, pend_idx, pend_val, n)
+                commit_gm(hbm, pend_idx, pend_val, n, code[pc, C_DTYPE])
                 for q in range(n):
-                    hbm_init[pend_idx[q]] = 1
+                    init_set(hbm_init, pend_idx[q])
         pc += 1
 
 

@@ -24,6 +24,7 @@ from ..ir.program import C_AUX, C_DST, C_DTYPE, C_LINE, C_OP, C_SRC, C_UNIFORM
 from ..isa import FAMILIES, load_isa
 
 _TEMPLATE = Path(__file__).with_name("lane_template.py")
+_GM = Path(__file__).with_name("gm_template.py")
 _SIMT = Path(__file__).with_name("simt_template.py")
 _TILES = Path(__file__).with_name("tile_template.py")
 _FUNCTIONAL = Path(__file__).with_name("functional_template.py")
@@ -76,6 +77,17 @@ def _float_literal(x: float) -> str:
     return repr(x)
 
 
+def gm_kind(dtype) -> int:
+    """The executor's code for how dtype's bytes hold a value in GM: 0 an IEEE float, 1 a
+    two's complement int, 2 an unsigned int (lane_template.gm_load)."""
+    return ("float", "int", "uint").index(dtype.encoding.split(":")[0])
+
+
+def gm_mantissa(dtype) -> int:
+    """Mantissa bits of a float dtype's GM encoding (0 for ints)."""
+    return int(dtype.encoding.split(":")[1]) if ":" in dtype.encoding else 0
+
+
 def family_code(name: str) -> int:
     """Executor family number of a family name (F_ALU = 0, ...)."""
     return FAMILIES.index(name)
@@ -124,10 +136,14 @@ def generate_source(bounds_check: bool = True) -> str:
     for i, kind in enumerate(TILE_KINDS):
         head.append(f"TK_{kind.upper()} = {i}\n")
     init_text = ", ".join(_float_literal(x) for x in inits)
+    by_code = sorted(dtypes.ALL, key=lambda d: d.code)
     arrays = (f"FAMILY = np.array({family}, dtype=np.int64)\n"
               f"TILE_KIND = np.array({kinds}, dtype=np.int64)\n"
               f"REDUCE_INIT = np.array([{init_text}], dtype=np.float64)\n"
-              f"ITEMSIZE = np.array({[d.itemsize for d in sorted(dtypes.ALL, key=lambda d: d.code)]}, dtype=np.int64)\n")
+              f"ITEMSIZE = np.array({[d.itemsize for d in by_code]}, dtype=np.int64)\n"
+              # GM encodings (dtypes.DType.encoding): 0 IEEE float, 1 two's complement, 2 unsigned
+              f"GM_KIND = np.array({[gm_kind(d) for d in by_code]}, dtype=np.int64)\n"
+              f"GM_MBITS = np.array({[gm_mantissa(d) for d in by_code]}, dtype=np.int64)\n")
     marker = "ST_OK = 0\n"
     body = body.replace(marker, arrays + "\n" + marker, 1)
     tail = ["\n\n# ---- semantics generated from the ISA table's expressions ----\n"]
@@ -146,6 +162,7 @@ def generate_source(bounds_check: bool = True) -> str:
         tail.append(f"    return {default}\n")
     tail.append(_alu_lanes_source(isa))
     # the appended templates' docstrings are dropped: one module docstring
+    gm_bytes = _GM.read_text(encoding="utf-8").split('"""', 2)[2]
     simt = _SIMT.read_text(encoding="utf-8").split('"""', 2)[2]
     tiles = _TILES.read_text(encoding="utf-8").split('"""', 2)[2]
     functional = _FUNCTIONAL.read_text(encoding="utf-8").split('"""', 2)[2]
@@ -154,7 +171,8 @@ def generate_source(bounds_check: bool = True) -> str:
     l2 = _L2.read_text(encoding="utf-8").split('"""', 2)[2]
     aicore_steps = _AICORE_STEPS.read_text(encoding="utf-8").split('"""', 2)[2]
     aicore_engine = _AICORE_ENGINE.read_text(encoding="utf-8").split('"""', 2)[2]
-    source = ("".join(head) + body + "\n\n# ---- SIMT families ----" + simt
+    source = ("".join(head) + body + "\n\n# ---- GM bytes ----" + gm_bytes
+              + "\n\n# ---- SIMT families ----" + simt
               + "\n\n# ---- tile instructions ----" + tiles + "".join(tail)
               + "\n\n# ---- functional-only runner ----"
               + functional + "\n\n# ---- the compiled timing engine's parts ----" + parts

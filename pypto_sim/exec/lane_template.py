@@ -8,11 +8,14 @@ So an edit to the ISA or to this file can never run against stale compiled code.
 
 State it works on (all numpy arrays, owned by the caller):
   regs   float64[n_regs, 32]  this warp's registers (lane slots, then uniform registers)
-  hbm    float64[words]       simulated HBM, one word per element
+  hbm    uint8[bytes]         simulated HBM: each element in its dtype's little-endian bytes
+                              (gm_load / gm_store; exec/gm.py is the numpy twin)
   l1     float64[words]       this block's alloc_local area
-  tbase, tcount, tbytes       per tensor slot: first HBM word, element count, byte address
+  tbase, tcount, tbytes       per tensor slot: byte address, element count, byte address
+                              (GM is addressed by byte: element i at tbase + i * itemsize)
   ctx    int64[10]            block id xyz, block dim xyz, grid dim xyz, warp index in block
-  pend_idx, pend_val          a store's gathered (word index, value) pairs, committed later
+  pend_idx, pend_val          an access's (address, value) pairs, a store's committed later:
+                              HBM byte address of the element's first byte, or L1 word index
   info   int64[8]             out: fault lane, offset, count; bytes moved; lanes touched
 """
 import math
@@ -216,31 +219,31 @@ def fault(info, lane, off, count):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def count_sectors(words, n, base_word, base_byte, item, sector):
-    """Distinct sector-sized blocks touched by the n accessed words (memory transactions);
-    word w of the tensor lies at byte base_byte + (w - base_word) * item.
+def count_sectors(addrs, n, sector):
+    """Distinct sector-sized blocks touched by the n accessed byte addresses (memory
+    transactions).
 
     Lanes usually access ascending addresses: then the distinct sectors are the changes of
     sector along the lanes (linear); otherwise compare every pair."""
     ascending = True
     for k in range(1, n):
-        if words[k] < words[k - 1]:
+        if addrs[k] < addrs[k - 1]:
             ascending = False
             break
     sectors = 0
     if ascending:
         last = -1
         for k in range(n):
-            s = (base_byte + (words[k] - base_word) * item) // sector
+            s = addrs[k] // sector
             if s != last:
                 sectors += 1
                 last = s
         return sectors
     for k in range(n):
-        s = (base_byte + (words[k] - base_word) * item) // sector
+        s = addrs[k] // sector
         seen = False
         for j in range(k):
-            if (base_byte + (words[j] - base_word) * item) // sector == s:
+            if addrs[j] // sector == s:
                 seen = True
                 break
         if not seen:
@@ -249,12 +252,12 @@ def count_sectors(words, n, base_word, base_byte, item, sector):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def traffic(info, words, n, to_hbm, base_word, base_byte, item, sector):
-    """Record a lane access's lanes (info[4]) and bytes moved (info[3]): whole sectors for HBM,
-    elements for L1. Returns ST_OK."""
+def traffic(info, addrs, n, to_hbm, item, sector):
+    """Record a lane access's lanes (info[4]) and bytes moved (info[3]): whole sectors for HBM
+    (addrs: byte addresses), elements for L1. Returns ST_OK."""
     info[4] = n
     if to_hbm:
-        info[3] = count_sectors(words, n, base_word, base_byte, item, sector) * sector
+        info[3] = count_sectors(addrs, n, sector) * sector
     else:
         info[3] = n * item
     return ST_OK
@@ -262,8 +265,9 @@ def traffic(info, words, n, to_hbm, base_word, base_byte, item, sector):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def region(pc, code, tbase, tcount, to_hbm):
-    """(first word, element count) of the memory a lane access of pc may touch: the tensor in
-    its slot (HBM), or the alloc_local buffer named by aux (L1)."""
+    """(base, element count) of the memory a lane access of pc may touch: the tensor in its
+    slot (HBM; base is its byte address), or the alloc_local buffer named by aux (L1; base is
+    its first word)."""
     if to_hbm:
         slot = code[pc, C_AUX]
         return tbase[slot], tcount[slot]
@@ -272,7 +276,8 @@ def region(pc, code, tbase, tcount, to_hbm):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, pend_idx, info):
-    """Load family; pend_idx[k] receives the word read by the k-th active lane (for checks)."""
+    """Load family; pend_idx[k] receives the address read by the k-th active lane (for checks):
+    the element's first byte in HBM, its word in L1."""
     op = code[pc, C_OP]
     d = code[pc, C_DST]
     dt = code[pc, C_DTYPE]
@@ -290,24 +295,25 @@ def exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector,
             if lane_active(mask, lane):
                 return fault(info, lane, off, count)
             continue
+        addr = base + off * item if to_hbm else base + off
         if lane_active(mask, lane):
-            pend_idx[n] = base + off
+            pend_idx[n] = addr
             n += 1
         if to_hbm:
-            regs[d, lane] = hbm[base + off]
+            regs[d, lane] = gm_load(hbm, addr, dt)
         else:
-            regs[d, lane] = l1[base + off]
-    return traffic(info, pend_idx, n, to_hbm, base, tbytes[slot], item, sector)
+            regs[d, lane] = l1[addr]
+    return traffic(info, pend_idx, n, to_hbm, item, sector)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def forward_store(pc, code, regs, mask, read_idx, n_read, s_idx, s_val, slot, n):
     """A load sees its own warp's earlier store that is still in flight.
 
-    read_idx[:n_read] are the words the load pc read, one per active lane of mask (exec_load's
-    pend_idx); a lane whose word is among the store's n (word, value) pairs s_idx/s_val[slot]
-    takes the stored value (the last pair for a word wins, as at commit). A uniform load read
-    one word for every lane. Program order within a warp, as on hardware; other warps see the
+    read_idx[:n_read] are the addresses the load pc read, one per active lane of mask
+    (exec_load's pend_idx); a lane whose address is among the store's n (address, value) pairs
+    s_idx/s_val[slot] takes the stored value (the last pair for an address wins, as at commit).
+    A uniform load read one address for every lane. Program order within a warp, as on hardware; other warps see the
     store only when it lands."""
     d = code[pc, C_DST]
     every = code[pc, C_UNIFORM] == 1
@@ -335,7 +341,8 @@ def forward_store(pc, code, regs, mask, read_idx, n_read, s_idx, s_val, slot, n)
 @njit(cache=True, error_model="numpy", _nrt=False)
 def gather_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx, pend_val,
                  value_src, info):
-    """Compute a store's (word, value) pairs now; the caller commits them at completion."""
+    """Compute a store's (address, value) pairs now; the caller commits them at completion
+    (HBM: commit_gm with the store's dtype; L1: commit_store)."""
     op = code[pc, C_OP]
     dt = code[pc, C_DTYPE]
     slot = code[pc, C_AUX]
@@ -354,17 +361,24 @@ def gather_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_
             v = operand(code, imm, regs, pc, 1, lane)
         else:
             v = regs[value_src, lane]
-        pend_idx[n] = base + off
+        pend_idx[n] = base + off * item if to_hbm else base + off
         pend_val[n] = round_to(dt, v)
         n += 1
-    return traffic(info, pend_idx, n, to_hbm, base, tbytes[slot], item, sector)
+    return traffic(info, pend_idx, n, to_hbm, item, sector)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def commit_store(mem, pend_idx, pend_val, n):
-    """Make a gathered store visible."""
+    """Make a gathered store to L1 words visible."""
     for k in range(n):
         mem[pend_idx[k]] = pend_val[k]
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def commit_gm(hbm, pend_idx, pend_val, n, dt):
+    """Make a gathered store to HBM visible: n values of dtype dt at byte addresses pend_idx."""
+    for k in range(n):
+        gm_store(hbm, pend_idx[k], dt, pend_val[k])
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -393,7 +407,8 @@ def exec_fma_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pen
 def execute(pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector, pend_idx,
             pend_val, info):
     """Execute instruction pc for the warp's active lanes (mask). Returns a status code.
-    (The atomic, warp and local families live in simt_template.py, the tile kernels in
+    (GM bytes are read and written by gm_template.py's gm_load / gm_store; the atomic,
+    warp and local families live in simt_template.py, the tile kernels in
     tile_template.py.)
 
     Stores only gather: the caller commits pend_idx/pend_val (info[4] pairs) at completion.
@@ -441,20 +456,23 @@ def _unordered(prev, prev_epoch, who, block, epoch, seen_tiles):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def race_check(shadow, idx, n, mask, is_write, who, block, epoch, seen_tiles, pc, cycle, report):
-    """Check and record n lane accesses (words idx[k] by the k-th active lane of mask).
-    Returns 1 at the first access that conflicts with an unordered earlier one (report =
-    word, earlier was a write, earlier who, epoch, pc, cycle, lane, this lane)."""
+def race_check(shadow, idx, n, mask, is_write, who, block, epoch, seen_tiles, pc, cycle, report,
+               shift):
+    """Check and record n lane accesses (addresses idx[k] by the k-th active lane of mask; the
+    shadow row of an address is idx[k] >> shift). Returns 1 at the first access that conflicts
+    with an unordered earlier one (report = address, earlier was a write, earlier who, epoch,
+    pc, cycle, lane, this lane)."""
     k = 0
     for lane in range(32):
         if not lane_active(mask, lane):
             continue
         if k >= n:
             break
-        w = idx[k]
+        addr = idx[k]
+        w = addr >> shift
         k += 1
         if _unordered(shadow[w, 0], shadow[w, 1], who, block, epoch, seen_tiles):
-            report[0] = w
+            report[0] = addr
             report[1] = 1
             for j in range(5):
                 report[2 + j] = shadow[w, j]
@@ -462,7 +480,7 @@ def race_check(shadow, idx, n, mask, is_write, who, block, epoch, seen_tiles, pc
             return 1
         if is_write:
             if _unordered(shadow[w, 5], shadow[w, 6], who, block, epoch, seen_tiles):
-                report[0] = w
+                report[0] = addr
                 report[1] = 0
                 for j in range(5):
                     report[2 + j] = shadow[w, 5 + j]

@@ -8,6 +8,9 @@ When they disagree, this file says what is right (or it is this file that gets f
 ``execute`` has exactly the numba executor's signature and effects:
 
 * registers are float64[n_regs, 32]; every word holds a value of its dtype exactly;
+* HBM is bytes (uint8), each element in its dtype's little-endian bytes at byte address
+  tbase[slot] + offset * itemsize (read and written with exec/gm.py's load / store, the twins
+  of the numba executor's gm_load / gm_store); L1 is float64 words;
 * source j of instruction pc is register ``code[pc, C_SRC + j]``, or ``imm[pc, j]`` when that is -1;
 * an instruction acts on the lanes set in ``mask``, in lane order; a uniform instruction
   (``C_UNIFORM == 1``) computes its register result in all 32 lanes (memory is still read and
@@ -25,6 +28,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes
+from . import gm
 from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM
 from ..isa import load_isa
 # the tile kernels by the numba executor's names: a simulation takes this module as its
@@ -32,6 +36,7 @@ from ..isa import load_isa
 from .reference_tiles import (TILE_FAMILY_KERNELS, tile_arg_reduce, tile_cmp, tile_col_arg,  # noqa: F401
                               tile_col_expand, tile_col_expand_op, tile_col_reduce, tile_convert,
                               tile_elementwise, tile_fillpad, tile_gather, tile_load, tile_matmul,
+                              gm_gather, gm_scatter,
                               tile_mma, tile_row_arg, tile_row_expand, tile_row_expand_op,
                               tile_row_reduce, tile_scatter, tile_sel, tile_store, tile_trans,
                               tile_tri)
@@ -91,14 +96,33 @@ def exec_id(spec, pc, code, regs, mask, ctx):
 
 
 def region(spec, pc, code, tbase, tcount, tbytes):
-    """Where a lane-memory instruction's pointer points: (to_hbm, first word, count, byte address).
+    """Where a lane-memory instruction's pointer points: (to_hbm, base, count, byte address).
 
-    HBM: aux0 is the tensor slot. L1: aux0 is the first word in l1 and aux1 the element count.
+    HBM: aux0 is the tensor slot, base its byte address. L1: aux0 is the first word in l1 (the
+    base) and aux1 the element count.
     """
     if spec.name in L1_OPS:
         return False, int(code[pc, C_AUX]), int(code[pc, C_AUX + 1]), 0
     slot = int(code[pc, C_AUX])
     return True, int(tbase[slot]), int(tcount[slot]), int(tbytes[slot])
+
+
+def address(to_hbm, base, off, item):
+    """The address of element off: an HBM byte address, or an L1 word index."""
+    return base + off * item if to_hbm else base + off
+
+
+def read(mem, to_hbm, addr, dt):
+    """The value at an address: decoded from HBM bytes, or an L1 word."""
+    return float(gm.load(mem, [addr], dtypes.BY_CODE[dt])[0]) if to_hbm else float(mem[addr])
+
+
+def write(mem, to_hbm, addr, dt, value):
+    """Write a value of dtype dt at an address (HBM: its bytes; L1: the word)."""
+    if to_hbm:
+        gm.store(mem, [addr], dtypes.BY_CODE[dt], [value])
+    else:
+        mem[addr] = value
 
 
 def bytes_moved(to_hbm, byte_addrs, item, sector):
@@ -117,12 +141,13 @@ def fault(info, lane, off, count):
 def exec_load(spec, pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, info,
               pend_idx=None):
     """Load family: dst = mem[base + offset (source 0)]; info[3] bytes moved, info[4] lanes;
-    pend_idx[k] = the word the k-th active lane read (the sanitizers use it).
+    pend_idx[k] = the address the k-th active lane read (the sanitizers use it).
 
     The first active lane out of bounds faults. A uniform load fills all 32 lanes but only
     the active lanes count as traffic, and inactive lanes out of bounds are skipped.
     """
-    d, item = int(code[pc, C_DST]), ITEMSIZE[int(code[pc, C_DTYPE])]
+    d, dt = int(code[pc, C_DST]), int(code[pc, C_DTYPE])
+    item = ITEMSIZE[dt]
     to_hbm, base, count, byte0 = region(spec, pc, code, tbase, tcount, tbytes)
     mem = hbm if to_hbm else l1
     touched = []
@@ -132,10 +157,10 @@ def exec_load(spec, pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, s
             if is_active(mask, lane):
                 return fault(info, lane, off, count)
             continue
-        regs[d, lane] = mem[base + off]
+        regs[d, lane] = read(mem, to_hbm, address(to_hbm, base, off, item), dt)
         if is_active(mask, lane):
             if pend_idx is not None:
-                pend_idx[len(touched)] = base + off
+                pend_idx[len(touched)] = address(to_hbm, base, off, item)
             touched.append(byte0 + off * item)
     info[4] = len(touched)
     info[3] = bytes_moved(to_hbm, touched, item, sector)
@@ -144,10 +169,12 @@ def exec_load(spec, pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, s
 
 def gather_store(spec, pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx,
                  pend_val, info, value_reg=None):
-    """Store family: gather (word, value rounded to dtype) pairs for the active lanes, in order.
+    """Store family: gather (address, value rounded to dtype) pairs for the active lanes, in
+    order.
 
     The value is source 1, or register value_reg (FMA_STORE). Nothing is written to memory:
-    the caller commits info[4] pairs with ``commit_store``. A fault leaves info[4] = pairs so far.
+    the caller commits info[4] pairs with ``commit_gm`` (HBM) or ``commit_store`` (L1). A fault
+    leaves info[4] = pairs so far.
     """
     dt = int(code[pc, C_DTYPE])
     item = ITEMSIZE[dt]
@@ -159,7 +186,7 @@ def gather_store(spec, pc, code, imm, regs, mask, tbase, tcount, tbytes, sector,
             info[4] = len(touched)
             return fault(info, lane, off, count)
         value = source(code, imm, regs, pc, 1, lane) if value_reg is None else regs[value_reg, lane]
-        pend_idx[len(touched)] = base + off
+        pend_idx[len(touched)] = address(to_hbm, base, off, item)
         pend_val[len(touched)] = to_dtype(dt, value)
         touched.append(byte0 + off * item)
     info[4] = len(touched)
@@ -182,7 +209,7 @@ def exec_fma_store(spec, pc, code, imm, regs, mask, tbase, tcount, tbytes, secto
 
 def exec_atomic(spec, pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector,
                 pend_idx, info):
-    """Atomic family: for each active lane in order, old = mem[word]; mem[word] = the table's
+    """Atomic family: for each active lane in order, old = mem[addr]; mem[addr] = the table's
     expression of (old, source 1, source 2) rounded to dtype (int32: integer semantics);
     dst = old. aux2 = 1 for HBM (aux0 the tensor slot), 0 for L1 (aux0 base, aux1 count)."""
     d, dt = int(code[pc, C_DST]), int(code[pc, C_DTYPE])
@@ -198,11 +225,12 @@ def exec_atomic(spec, pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1,
         off = int(source(code, imm, regs, pc, 0, lane))
         if not 0 <= off < count:
             return fault(info, lane, off, count)
-        old = mem[base + off]
+        addr = address(to_hbm, base, off, item)
+        old = read(mem, to_hbm, addr, dt)
         b, c = source(code, imm, regs, pc, 1, lane), source(code, imm, regs, pc, 2, lane)
-        mem[base + off] = to_dtype(dt, evaluate(spec, old, b, c, is_int))
+        write(mem, to_hbm, addr, dt, to_dtype(dt, evaluate(spec, old, b, c, is_int)))
         regs[d, lane] = old
-        pend_idx[len(touched)] = base + off
+        pend_idx[len(touched)] = addr
         touched.append(byte0 + off * item)
     info[4] = len(touched)
     info[3] = bytes_moved(to_hbm, touched, item, sector)
@@ -337,9 +365,16 @@ FAMILY_HANDLERS = {
 
 
 def commit_store(mem, pend_idx, pend_val, n):
-    """Make a gathered store visible: write its first n (word, value) pairs in order."""
+    """Make a gathered store to L1 visible: write its first n (word, value) pairs in order."""
     for k in range(int(n)):
         mem[pend_idx[k]] = pend_val[k]
+
+
+def commit_gm(hbm, pend_idx, pend_val, n, dt):
+    """Make a gathered store to HBM visible: its first n (byte address, value) pairs, values
+    of dtype dt, in order."""
+    for k in range(int(n)):
+        gm.store(hbm, [int(pend_idx[k])], dtypes.BY_CODE[int(dt)], [pend_val[k]])
 
 
 def forward_store(pc, code, regs, mask, read_idx, n_read, s_idx, s_val, slot, n):

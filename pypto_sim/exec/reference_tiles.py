@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from ..isa import load_isa
+from . import gm
 from .reference_values import evaluate, round_mode, to_dtype
 
 
@@ -22,17 +23,36 @@ def tile_convert(l1, dst, src, count, dt, mode):
 # The same signatures and effects as the numba executor's tile kernels; tiles are row-major
 # runs of words in the block's L1 area.
 
-def tile_load(l1, dst, hbm, src, rows, cols, stride):
-    """async_load: rows x cols elements from HBM (row stride ``stride``) into a dense tile."""
-    for r in range(rows):
-        l1[dst + r * cols: dst + (r + 1) * cols] = hbm[src + r * stride: src + r * stride + cols]
+def _gm_elements(byte0, rows, cols, stride, dt):
+    """Byte addresses of rows x cols dtype-dt GM elements from byte0, rows stride apart."""
+    item = dtypes.BY_CODE[dt].itemsize
+    return ((np.arange(rows)[:, None] * stride + np.arange(cols)) * item + byte0).ravel()
+
+
+def tile_load(l1, dst, hbm, src, rows, cols, stride, dt):
+    """async_load: rows x cols dtype-dt elements from HBM (element 0 at byte src, rows
+    ``stride`` elements apart) into a dense tile."""
+    l1[dst:dst + rows * cols] = gm.load(hbm, _gm_elements(src, rows, cols, stride, dt),
+                                        dtypes.BY_CODE[dt])
 
 
 def tile_store(hbm, dst, l1, src, rows, cols, stride, dt):
-    """A dense rows x cols tile into HBM rows ``stride`` apart, each value rounded to dt."""
-    for r in range(rows):
-        for c in range(cols):
-            hbm[dst + r * stride + c] = to_dtype(dt, l1[src + r * cols + c])
+    """A dense rows x cols tile into HBM (element 0 at byte dst, rows ``stride`` elements
+    apart), each value rounded to dt."""
+    values = [to_dtype(dt, x) for x in l1[src:src + rows * cols]]
+    gm.store(hbm, _gm_elements(dst, rows, cols, stride, dt), dtypes.BY_CODE[dt], values)
+
+
+def gm_gather(out, hbm, src, stride, rows, cols, dt):
+    """TLOAD's read of GM: out = the rows x cols dtype-dt elements from byte src, rows stride
+    elements apart."""
+    out[:rows * cols] = gm.load(hbm, _gm_elements(src, rows, cols, stride, dt), dtypes.BY_CODE[dt])
+
+
+def gm_scatter(hbm, dst, stride, buf, rows, cols, dt):
+    """TSTORE's write of GM: the dense rows x cols block buf (values of dtype dt) to the
+    elements from byte dst, rows stride elements apart."""
+    gm.store(hbm, _gm_elements(dst, rows, cols, stride, dt), dtypes.BY_CODE[dt], buf[:rows * cols])
 
 
 def tile_mma(l1, c_base, a_base, b_base, m, n, k, dt):

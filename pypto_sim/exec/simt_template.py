@@ -11,8 +11,8 @@ from numba import njit
 def exec_atomic(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, pend_idx, info):
     """Atomic family: per active lane, in lane order, read the word, write op(old, operands),
     return old in dst. The effect is immediate (the caller decides when the atomic issues);
-    pend_idx[k] receives the k-th active lane's word. aux = (tensor slot, -, 1) for HBM,
-    (buffer base, words, 0) for L1."""
+    pend_idx[k] receives the k-th active lane's address (HBM byte, L1 word). aux = (tensor
+    slot, -, 1) for HBM, (buffer base, words, 0) for L1."""
     op = code[pc, C_OP]
     d = code[pc, C_DST]
     dt = code[pc, C_DTYPE]
@@ -27,22 +27,22 @@ def exec_atomic(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, secto
         off = np.int64(operand(code, imm, regs, pc, 0, lane))
         if BOUNDS_CHECK and (off < 0 or off >= count):
             return fault(info, lane, off, count)
-        w = base + off
+        w = base + off * item if to_hbm else base + off
         b = operand(code, imm, regs, pc, 1, lane)
         c = operand(code, imm, regs, pc, 2, lane)
-        old = hbm[w] if to_hbm else l1[w]
+        old = gm_load(hbm, w, dt) if to_hbm else l1[w]
         if dt == DT_INT32:
             new = np.float64(wrap_i32(alu_int(op, np.int64(old), np.int64(b), np.int64(c))))
         else:
             new = round_to(dt, alu_float(op, old, b, c))
         if to_hbm:
-            hbm[w] = new
+            gm_store(hbm, w, dt, new)
         else:
             l1[w] = new
         regs[d, lane] = old
         pend_idx[n] = w
         n += 1
-    return traffic(info, pend_idx, n, to_hbm, base, tbytes[slot] if to_hbm else 0, item, sector)
+    return traffic(info, pend_idx, n, to_hbm, item, sector)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

@@ -1,7 +1,8 @@
 """A tile instruction's values as a closure over the executor module's kernels: the article's
 tile API (timing/tiles.py runs it at the cycle the operation completes) and the AI core's
 vector families (exec/aicore_tiles.py). ``ctx`` is anything with the launch's executor module
-(``ex``), HBM words (``hbm``, ``hbm_init``), tensor bases (``tbase``), encoded program
+(``ex``), HBM bytes and initcheck's bitmap (``hbm``, ``hbm_init``; exec/gm.py), tensor byte
+addresses (``tbase``), encoded program
 (``enc``) and per-pc ISA records (``pc_spec``): the timing model or the functional runner."""
 from __future__ import annotations
 
@@ -9,13 +10,17 @@ import math
 
 import numpy as np
 
+from ..dtypes import BY_CODE
 from ..ir.program import C_DTYPE, C_OP
+from . import gm
+
+ITEMSIZE = {code: d.itemsize for code, d in BY_CODE.items()}
 
 
 def effect(ctx, pc, vals, slot, blk, l1=None, values=True):
     """The closure that computes tile instruction pc's values (run at its completion), on
     the block's L1 or, for an AI core's vector unit, on ``l1`` (its UB). values=False: a
-    closure that computes nothing (a store still marks initcheck's written words). Operands
+    closure that computes nothing (a store still marks initcheck's written elements). Operands
     are taken by their ISA names."""
     spec, ex, hbm = ctx.pc_spec[pc], ctx.ex, ctx.hbm
     l1 = blk.l1 if l1 is None else l1
@@ -26,19 +31,20 @@ def effect(ctx, pc, vals, slot, blk, l1=None, values=True):
     real = dict(zip(names, (float(x) for x in vals)))        # scalars and pads as numbers
     # word addresses and sizes as ints; a tile-scalar op's scalar may be inf or NaN, no int
     v = {name: int(x) if math.isfinite(x) else 0 for name, x in real.items()}
+    item = ITEMSIZE[dt]
     if fam == "tile_load" and values:
-        src = int(ctx.tbase[slot]) + v["src"]
-        return lambda: ex.tile_load(l1, v["dst"], hbm, src, v["rows"], v["cols"], v["stride"])
+        src = int(ctx.tbase[slot]) + v["src"] * item
+        return lambda: ex.tile_load(l1, v["dst"], hbm, src, v["rows"], v["cols"], v["stride"], dt)
     if fam == "tile_store":
-        dst = int(ctx.tbase[slot]) + v["dst"]
+        dst = int(ctx.tbase[slot]) + v["dst"] * item
         rows, cols, stride = v["rows"], v["cols"], v["stride"]
         init = ctx.hbm_init
 
         def store():
             if values:                 # values=False: only initcheck's record
                 ex.tile_store(hbm, dst, l1, v["src"], rows, cols, stride, dt)
-            if init is not None:       # initcheck's record of written HBM words
-                window(init, dst, rows, cols, stride)[...] = 1
+            if init is not None:       # initcheck's record of written HBM elements
+                gm.init_mark_window(init, dst, rows, cols * item, stride * item)
         return store
     if not values:
         return lambda: None

@@ -11,19 +11,84 @@ from numba import njit
 # these at the cycle the instruction completes on its pipe.
 
 @njit(cache=True, error_model="numpy")
-def tile_load(l1, dst, hbm, src, rows, cols, stride):
-    """async_load: rows x cols elements from HBM (row stride ``stride``) into a dense tile."""
+def tile_load(l1, dst, hbm, src, rows, cols, stride, dt):
+    """async_load: rows x cols dtype-dt elements from HBM (element 0 at byte src, rows
+    ``stride`` elements apart) into a dense tile."""
+    item = ITEMSIZE[dt]
     for r in range(rows):
         for c in range(cols):
-            l1[dst + r * cols + c] = hbm[src + r * stride + c]
+            l1[dst + r * cols + c] = gm_load(hbm, src + (r * stride + c) * item, dt)
 
 
 @njit(cache=True, error_model="numpy")
 def tile_store(hbm, dst, l1, src, rows, cols, stride, dt):
-    """Tile store: a dense rows x cols tile into HBM rows ``stride`` apart, rounded to dt."""
+    """Tile store: a dense rows x cols tile into HBM (element 0 at byte dst, rows ``stride``
+    elements apart), rounded to dt."""
+    item = ITEMSIZE[dt]
     for r in range(rows):
         for c in range(cols):
-            hbm[dst + r * stride + c] = round_to(dt, l1[src + r * cols + c])
+            gm_store(hbm, dst + (r * stride + c) * item, dt, round_to(dt, l1[src + r * cols + c]))
+
+
+@njit(cache=True, error_model="numpy")
+def gm_gather(out, hbm, src, stride, rows, cols, dt):
+    """out[r * cols + c] = the dtype-dt GM element (r * stride + c) after the one at byte src:
+    TLOAD's read of GM. float32, int32 and the 2-byte floats read through one typed view of
+    the region (an element's bytes are aligned to its size: tensors start on 512 bytes);
+    other dtypes element by element (gm_load)."""
+    item = ITEMSIZE[dt]
+    span = ((rows - 1) * stride + cols) * item
+    if dt == DT_FLOAT32:
+        f32 = hbm[src:src + span].view(np.float32)
+        for r in range(rows):
+            for c in range(cols):
+                out[r * cols + c] = f32[r * stride + c]
+    elif dt == DT_INT32:
+        i32 = hbm[src:src + span].view(np.int32)
+        for r in range(rows):
+            for c in range(cols):
+                out[r * cols + c] = i32[r * stride + c]
+    elif item == 2 and GM_KIND[dt] == 0:
+        u16 = hbm[src:src + span].view(np.uint16)
+        for r in range(rows):
+            for c in range(cols):
+                out[r * cols + c] = half_decode(u16[r * stride + c], GM_MBITS[dt])
+    else:
+        for r in range(rows):
+            row = src + r * stride * item
+            for c in range(cols):
+                out[r * cols + c] = gm_load(hbm, row + c * item, dt)
+
+
+@njit(cache=True, error_model="numpy")
+def half_decode(u, mb):
+    """The float64 value of a 2-byte float's bits u (mb mantissa bits: 10 float16, 7
+    bfloat16): a normal float16 and every bfloat16 through float32's bits."""
+    if mb == 7:
+        return np.float64(np.uint32(np.uint32(u) << np.uint32(16)).view(np.float32))
+    e = (u >> 10) & 0x1F
+    if e == 0 or e == 0x1F:
+        return ieee_decode(np.uint64(u), 16, mb)
+    bits = ((np.uint32(u) & np.uint32(0x8000)) << np.uint32(16)) | \
+        (np.uint32(e + 112) << np.uint32(23)) | ((np.uint32(u) & np.uint32(0x3FF)) << np.uint32(13))
+    return np.float64(np.uint32(bits).view(np.float32))
+
+
+@njit(cache=True, error_model="numpy")
+def gm_scatter(hbm, dst, stride, buf, rows, cols, dt):
+    """The GM element (r * stride + c) after the one at byte dst = buf[r * cols + c] (values of
+    dtype dt): TSTORE's write of GM (float32 through a typed view, as gm_gather reads it)."""
+    item = ITEMSIZE[dt]
+    if dt == DT_FLOAT32:
+        f32 = hbm[dst:dst + ((rows - 1) * stride + cols) * item].view(np.float32)
+        for r in range(rows):
+            for c in range(cols):
+                f32[r * stride + c] = np.float32(buf[r * cols + c])
+        return
+    for r in range(rows):
+        row = dst + r * stride * item
+        for c in range(cols):
+            gm_store(hbm, row + c * item, dt, buf[r * cols + c])
 
 
 # TCVT's rounding modes, in the order of the frontend's mode names (PTO-ISA RoundMode:

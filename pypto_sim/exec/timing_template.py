@@ -81,11 +81,11 @@ def _fault(g, now, st, ht, hk, hv, wv, wfault, kind, pc):
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _lane_checks(cfg, g, w, block_id, epoch, pc, now, mask, n, idx, is_write, space, hbm_init,
                  shadow, wfault):
-    """initcheck and racecheck of a lane access (KernelChecks.lane_access): words idx[:n] by
-    the active lanes of mask. Returns the FK_* failure, or 0."""
+    """initcheck and racecheck of a lane access (KernelChecks.lane_access): addresses idx[:n]
+    (HBM bytes, L1 words) by the active lanes of mask. Returns the FK_* failure, or 0."""
     if cfg[K_INIT] != 0 and space == MEM_HBM and not is_write:
         for q in range(n):
-            if hbm_init[idx[q]] == 0:
+            if init_get(hbm_init, idx[q]) == 0:
                 k = q
                 for lane in range(32):
                     if (mask >> lane) & 1:
@@ -97,7 +97,8 @@ def _lane_checks(cfg, g, w, block_id, epoch, pc, now, mask, n, idx, is_write, sp
                 return FK_UNINIT
     if cfg[K_RACE] != 0:
         if race_check(shadow, idx, n, mask, is_write, block_id * 4096 + w, block_id, epoch, 0,
-                      pc, now, wfault[g, F_REPORT:F_REPORT + 8]):
+                      pc, now, wfault[g, F_REPORT:F_REPORT + 8],
+                      cfg[K_HBM_SHIFT] if space == MEM_HBM else 0):
             wfault[g, F_WRITE] = 1 if is_write else 0
             wfault[g, F_SPACE] = space
             return FK_RACE
@@ -281,7 +282,7 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                                                                         bw[0], bw[1], bw[2], now)
                                 if fam == F_ATOMIC:               # an atomic writes the words too
                                     for q in range(info[4]):
-                                        hbm_init[pend_idx[q]] = 1
+                                        init_set(hbm_init, pend_idx[q])
                             wready[d] = complete
                             wprod[d] = pc
                             if checks and fam == F_LOAD:          # racecheck does not track atomics
@@ -320,9 +321,10 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                                 cm_idx[slot, q] = pend_idx[q]
                                 cm_val[slot, q] = pend_val[q]
                                 if to_hbm:
-                                    hbm_init[pend_idx[q]] = 1   # initcheck: written once it issues
+                                    init_set(hbm_init, pend_idx[q])   # initcheck: written once it issues
                             cm_n[slot] = n_pairs
                             cm_tgt[slot, L_TGT] = -1 if to_hbm else p
+                            cm_tgt[slot, L_DTYPE] = code[pc, C_DTYPE]
                             # append to the warp's stores in flight
                             tail = wv[g, W_PEND_TAIL]
                             cm_tgt[slot, L_OWNER] = g
@@ -403,7 +405,7 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
             m = cm_n[arg]
             if cm_tgt[arg, L_TGT] < 0:
                 for q in range(m):
-                    hbm[cm_idx[arg, q]] = cm_val[arg, q]
+                    gm_store(hbm, cm_idx[arg, q], cm_tgt[arg, L_DTYPE], cm_val[arg, q])
             else:
                 l1 = bs_l1[cm_tgt[arg, L_TGT]]
                 for q in range(m):

@@ -460,12 +460,12 @@ def lane_ranges(mask: int, warp: int) -> str:
 
 
 def launch_arguments(pending):
-    """(tensors as (first word, count, byte address), scalars by name, tensor names) of a
+    """(tensors as (byte address, count, byte address), scalars by name, tensor names) of a
     queued launch, as the timing model and the functional runner take them."""
     tensors, scalars, names = [], {}, []
     for arg, value, name in zip(pending.program.args, pending.args, pending.names):
         if arg.kind == "tensor":
-            tensors.append((value.word_base, value.count, value.byte_addr))
+            tensors.append((value.byte_addr, value.count, value.byte_addr))
             names.append(name or value.name or arg.name)
         else:
             scalars[arg.name] = value
@@ -473,7 +473,7 @@ def launch_arguments(pending):
 
 
 def simulation_for(pending, hbm, hbm_init, **options) -> LaunchSimulation:
-    """The timing model of a queued launch on the HBM words ``hbm`` (and initcheck's map
+    """The timing model of a queued launch on the HBM bytes ``hbm`` (and initcheck's map
     ``hbm_init``), with the launch's cycle limit and checks; ``options`` as LaunchSimulation
     takes them (record, engine, executor_module, ...) override those."""
     prog = pending.program
@@ -494,13 +494,13 @@ def run_launch(device, pending, record=None, executor_module=None) -> Profile:
         tensors, scalars, names = launch_arguments(pending)
         run = run_aicore_functional if prog.aicore else run_functional
         return run(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
-                              device.hbm.words, device.hbm.init, pending.kernel.name, names,
+                              device.hbm.data, device.hbm.init, pending.kernel.name, names,
                               pending.max_cycles)
     keep = pending.timeline if record is None else record
     # the rate a profile reports is the simulation's: numba's compiling (the first launch of a
     # process compiles or loads the executor and the event loop) is timed apart
     with run_clock() as clock:
-        sim = simulation_for(pending, device.hbm.words, device.hbm.init, record=keep,
+        sim = simulation_for(pending, device.hbm.data, device.hbm.init, record=keep,
                              executor_module=executor_module, values=pending.values)
         with single_threaded_blas(prog.aicore and pending.values and uses_matmul(prog)) as sim.blas:
             total = sim.run()

@@ -23,6 +23,7 @@ from ..settings import DEFAULT_MAX_CYCLES, DEFAULT_MAX_WORK, Settings
 from ..timing.machine import machine as active_machine
 from ..timing.checks import parse_checks
 from ..timing.block_fit import check_block_fits
+from ..exec import gm
 from .skip_values import check_values_off
 from .memory import HBM, DeviceTensor, root_of
 
@@ -119,8 +120,8 @@ class Device:
         _check_copy("memcpy_h2d", dst, host)
         if self.users_of(dst.alloc):
             self.sync()
-        self.hbm.view(dst.alloc)[:] = dtypes.host_words(host, dst.dtype)
-        self.hbm.init[dst.alloc.word_base:dst.alloc.word_base + dst.alloc.count] = 1
+        self.hbm.view(dst.alloc)[:] = gm.encode(host, dst.dtype)
+        gm.init_mark_range(self.hbm.init, dst.alloc.byte_addr, dst.alloc.byte_addr + dst.alloc.nbytes)
 
     def memcpy_d2h(self, host, src):
         _check_tensor(src, "memcpy_d2h(host, src)")
@@ -131,7 +132,7 @@ class Device:
             raise ValueError("memcpy_d2h: the host array is read-only")
         if self.users_of(src.alloc):
             self.sync()
-        host.reshape(-1)[:] = self.hbm.view(src.alloc).astype(src.dtype.numpy)
+        host.reshape(-1)[:] = gm.decode(self.hbm.view(src.alloc), src.dtype)
 
     # ---------------------------------------------------------------- launch and sync
     def launch(self, kernel, grid, block, args, names=None, check=None, max_cycles=None,
@@ -189,7 +190,7 @@ class Device:
         stored = tuple(v.alloc if getattr(v, "is_device_tensor", False) else
                        dtypes.round_scalar(v, spec.dtype) for v, spec in zip(args, program.args))
         if not values:
-            check_values_off(program, [(v.word_base, v.word_base + v.count) for v, a in
+            check_values_off(program, [(v.byte_addr, v.byte_addr + v.nbytes) for v, a in
                                        zip(stored, program.args) if a.kind == "tensor"], kernel.name)
         kernel.last_launch = (grid, block)     # the debugger's default grid and block
         handle = LaunchHandle(self, kernel.name)

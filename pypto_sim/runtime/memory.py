@@ -1,8 +1,14 @@
-"""Simulated HBM: one float64 word per element, a first-fit allocator, and device tensors.
+"""Simulated HBM: a byte array holding each element in its dtype's bytes, a first-fit
+allocator in bytes, and device tensors.
 
-Each element occupies one word whatever its dtype (the word always holds a value of that
-dtype exactly); byte addresses, which the timing model uses for transaction counting, follow
-the real layout (element i of a tensor is at byte ``addr + i * itemsize``).
+Element i of a tensor lies at byte ``byte_addr + i * itemsize`` in its dtype's little-endian
+encoding, so a tensor costs its own size in host RAM (plus an eighth for initcheck's bitmap)
+and every value of its dtype is held bit for bit (int64 beyond 2**53, float64 NaN payloads,
+-0.0). GM is addressed by byte everywhere (exec/gm.py says how the executors, initcheck and
+racecheck use the addresses). Allocations start on 512-byte boundaries: a float32 or int32
+tensor is where it was when HBM held a word per element (byte address = 4 x word), and sector
+and L2 line counts, which depend on addresses modulo 512 and on each tensor's own first line,
+are the same for every dtype.
 """
 from __future__ import annotations
 
@@ -14,17 +20,18 @@ import numpy as np
 from .. import dtypes
 from ..arguments import whole_number
 from ..errors import ArgumentError, LaunchError, UseAfterFreeError
+from ..exec import gm
 
-ALIGN_WORDS = 128          # allocations start on 512-byte boundaries
+ALIGN_BYTES = 512          # allocations start on 512-byte boundaries
 _ids = itertools.count(1)
 
 
 class Allocation:
     """One HBM allocation: where it lives, its size and dtype, and whether it was freed."""
 
-    def __init__(self, word_base: int, count: int, dtype, name: str | None):
+    def __init__(self, byte_addr: int, count: int, dtype, name: str | None):
         self.id = next(_ids)
-        self.word_base = word_base
+        self.byte_addr = byte_addr
         self.count = count
         self.dtype = dtype
         self.name = name
@@ -33,17 +40,13 @@ class Allocation:
         self.freed_while_used_by = None
 
     @property
-    def byte_addr(self) -> int:
-        return self.word_base * 4
-
-    @property
     def nbytes(self) -> int:
         return self.count * self.dtype.itemsize
 
 
 class AllocationView:
     """Elements [offset, offset + count) of an allocation, as a tensor view passes them to a
-    kernel: its own first word, count and byte address; freed with (and only with) its root."""
+    kernel: its own count and byte address; freed with (and only with) its root."""
 
     def __init__(self, root: Allocation, offset: int, count: int):
         self.root, self.offset, self.count = root, offset, count
@@ -57,10 +60,6 @@ class AllocationView:
     def name(self):
         base = self.root.name or f"tensor{self.root.id}"
         return f"{base}[{self.offset}:{self.offset + self.count}]"
-
-    @property
-    def word_base(self) -> int:
-        return self.root.word_base + self.offset
 
     @property
     def byte_addr(self) -> int:
@@ -85,17 +84,18 @@ def root_of(alloc):
 
 
 class HBM:
-    """The device's memory words and its allocator."""
+    """The device's memory bytes (``data``, uint8), initcheck's bitmap of written bytes
+    (``init``, exec/gm.py) and the allocator."""
 
     def __init__(self, capacity_bytes: int):
         self.capacity_bytes = capacity_bytes
-        self.words = np.zeros(1 << 16, np.float64)
-        self.init = np.zeros(1 << 16, np.uint8)     # 1 = written (memcpy_h2d or a kernel store)
+        self.data = np.zeros(1 << 19, np.uint8)
+        self.init = gm.init_new(len(self.data))     # a bit per byte: written (memcpy_h2d, stores)
         self.free_ranges = [(0, 1 << 62)]
         self.live: dict = {}
 
     def allocate(self, count: int, dtype, name=None) -> Allocation:
-        size = -(-max(count, 1) // ALIGN_WORDS) * ALIGN_WORDS
+        size = _span(count, dtype)
         used = sum(a.nbytes for a in self.live.values())
         if used + count * dtype.itemsize > self.capacity_bytes:
             raise LaunchError(f"out of simulated HBM: {count * dtype.itemsize} bytes requested, "
@@ -103,33 +103,35 @@ class HBM:
                               hint="free tensors you no longer need, or use a machine with more HBM")
         i, start = next((i, st) for i, (st, length) in enumerate(self.free_ranges) if length >= size)
         end = start + size
-        if end > len(self.words):
+        if end > len(self.data):
             # grow before anything is committed: a MemoryError here leaves the device as it was
             # (the range stays free), so later, smaller allocations still work. Headroom of a
-            # quarter, not a doubling: host RAM is one 8-byte word per element plus 1 byte.
-            new_len = max(end, len(self.words) + len(self.words) // 4)
+            # quarter, not a doubling; the old arrays are dropped as soon as they are copied.
+            new_len = max(end, len(self.data) + len(self.data) // 4)
             try:
                 grown, grown_init = self._new_words(new_len)
             except MemoryError:
                 raise MemoryError(
                     f"alloc_tensor: simulating {count * dtype.itemsize:,} more bytes of HBM needs "
-                    f"{new_len * 9:,} bytes of host RAM (8 per element plus 1 for initcheck), "
-                    f"which this machine could not allocate; the device is unchanged") from None
-            grown[:len(self.words)] = self.words
+                    f"{new_len + -(-new_len // 8):,} bytes of host RAM (each "
+                    f"byte plus a bit for initcheck), which this machine could not allocate; the "
+                    f"device is unchanged") from None
+            grown[:len(self.data)] = self.data
+            self.data = grown
             grown_init[:len(self.init)] = self.init
-            self.words, self.init = grown, grown_init
+            self.init = grown_init
         start_, length = self.free_ranges[i]
         self.free_ranges[i] = (start_ + size, length - size)
-        self.words[start:end] = 0.0
-        self.init[start:end] = 0
+        self.data[start:end] = 0
+        gm.init_clear_range(self.init, start, end)
         alloc = Allocation(start, count, dtype, name)
         self.live[alloc.id] = alloc
         return alloc
 
     @staticmethod
     def _new_words(n):
-        """Fresh (words, init) arrays of n elements (the host RAM a growth costs)."""
-        return np.zeros(n, np.float64), np.zeros(n, np.uint8)
+        """Fresh (data, init) arrays for n bytes of HBM (the host RAM a growth costs)."""
+        return np.zeros(n, np.uint8), gm.init_new(n)
 
     def release(self, alloc: Allocation):
         alloc = root_of(alloc)
@@ -137,8 +139,7 @@ class HBM:
             return
         alloc.freed = True
         self.live.pop(alloc.id, None)
-        size = -(-max(alloc.count, 1) // ALIGN_WORDS) * ALIGN_WORDS
-        self.free_ranges.append((alloc.word_base, size))
+        self.free_ranges.append((alloc.byte_addr, _span(alloc.count, alloc.dtype)))
         self.free_ranges.sort()
         merged = []
         for start, length in self.free_ranges:
@@ -149,8 +150,13 @@ class HBM:
         self.free_ranges = merged
 
     def view(self, alloc: Allocation) -> np.ndarray:
-        """The words of an allocation (a view into HBM)."""
-        return self.words[alloc.word_base:alloc.word_base + alloc.count]
+        """The bytes of an allocation (a uint8 view into HBM)."""
+        return self.data[alloc.byte_addr:alloc.byte_addr + alloc.nbytes]
+
+
+def _span(count, dtype) -> int:
+    """Bytes an allocation of count elements occupies: whole 512-byte blocks, at least one."""
+    return -(-max(count, 1) * dtype.itemsize // ALIGN_BYTES) * ALIGN_BYTES
 
 
 class DeviceTensor:

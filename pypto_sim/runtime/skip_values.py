@@ -18,7 +18,7 @@ from ..isa import load_isa
 
 def check_values_off(program, tensor_ranges, kernel_name):
     """Raise LaunchError when a memory read of ``program`` may see a value that values=False
-    skips. tensor_ranges: per tensor slot, the (first word, last word + 1) of its argument."""
+    skips. tensor_ranges: per tensor slot, the (first byte, last byte + 1) of its argument."""
     isa = load_isa()
     code = program.encode().code
     specs = [isa.by_opcode[int(code[pc, C_OP])] for pc in range(len(code))]

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import BY_CODE
+from ..exec import gm
 from ..exec.aicore_tiles import TileOp
-from ..exec.tile_effects import window
-from ..ir.program import C_DST, C_OP, C_SRC, MAX_SRCS
+from ..ir.program import C_DST, C_DTYPE, C_OP, C_SRC, MAX_SRCS
 from ..isa import FAMILIES, PIPES
 from .aicore_pipes import AICorePipes
 from .aicore_tables import SYNC_KINDS
@@ -217,7 +218,9 @@ class AICoreFastEngine:
             slot_of = self.tables.tp[:, ex.TP_SLOT]
             for pc, rows, cols, off, stride in lg[stores[pcs]][:, [ex.LG_PC, ex.LG_ROWS, ex.LG_COLS,
                                                                    ex.LG_OFF, ex.LG_STRIDE]].tolist():
-                window(sim.hbm_init, int(sim.tbase[slot_of[pc]]) + off, rows, cols, stride)[...] = 1
+                item = BY_CODE[int(sim.enc.code[pc, C_DTYPE])].itemsize
+                gm.init_mark_window(sim.hbm_init, int(sim.tbase[slot_of[pc]]) + off * item, rows,
+                                    cols * item, stride * item)
         if not sim.values:
             return
         times = np.concatenate([lg[:, ex.LG_START], lg[:, ex.LG_COMPLETE]])

@@ -9,7 +9,8 @@ environment variable (read by the runtime into pto.Settings), and costs nothing 
   same warp made both, or a barrier_block() of their block separates them, or (for a tile
   operation and lane code) the warp waited for the tile operation with wait_all(). Accesses by
   different blocks are never ordered within a kernel.
-- initcheck reports reads of HBM words that no memcpy_h2d and no kernel store ever wrote.
+- initcheck reports reads of HBM elements that no memcpy_h2d and no kernel store ever wrote
+  (a bit per HBM byte, exec/gm.py).
   alloc_local buffers start at zero (API.md), so L1 reads are always initialised.
 - synccheck reports barrier_block() reached by only some lanes of a warp or only some warps of
   a block (a warp that finishes while others wait), and set_flag with no wait_flag.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DeadlockError, LaunchError, RaceError, SyncCheckError, UninitializedReadError
+from ..exec import gm
 from ..isa import PIPES
 from .aicore_races import ChipGMAccesses
 
@@ -57,9 +59,13 @@ class KernelChecks:
         self.sync = "synccheck" in enabled
         self.hbm_init = hbm_init
         self.report = np.zeros(8, np.int64)
-        # the shadow covers the HBM words up to the end of this launch's last tensor
-        used = int(max((b + n for b, n in zip(sim.tbase, sim.tcount)), default=1))
-        self.hbm_shadow = self._shadow(used) if self.race else None
+        # HBM's shadow has a row per unit of the launch's smallest tensor element, up to the
+        # end of its last tensor: an element's row is its first byte >> hbm_shift (exec/gm.py;
+        # every element starts on a multiple of that size, tensors on 512 bytes)
+        items = [a.dtype.itemsize for a in sim.prog.args if a.kind == "tensor"]
+        self.hbm_shift = min(items, default=1).bit_length() - 1
+        used = int(max((b + n * i for b, n, i in zip(sim.tbase, sim.tcount, items)), default=1))
+        self.hbm_shadow = self._shadow((used >> self.hbm_shift) + 1) if self.race else None
         # AI-core kernels: GM accesses of all cores (blocks), checked against each other
         self.aicore_gm = ChipGMAccesses() if self.race and sim.aicore else None
 
@@ -74,20 +80,22 @@ class KernelChecks:
     def lane_access(self, pc, blk, w, ws, mask, n, idx, is_write, space, cycle):
         """A lane load (after it read) or store (when it issued): words idx[:n]."""
         if self.init and space == "hbm" and not is_write:
-            bad = np.nonzero(self.hbm_init[idx[:n]] == 0)[0]
+            bad = np.nonzero(~gm.init_test(self.hbm_init, idx[:n]))[0]
             if len(bad):
                 raise self._uninit(pc, blk, w, _kth_lane(mask, int(bad[0])), int(idx[bad[0]]), cycle)
         if self.race:
             shadow = self.hbm_shadow if space == "hbm" else blk.shadow
             who = blk.id * 4096 + w
             if self.sim.ex.race_check(shadow, idx, n, mask, is_write, who, blk.id, blk.epoch,
-                                      ws.seen_tiles, pc, cycle, self.report):
+                                      ws.seen_tiles, pc, cycle, self.report,
+                                      self.hbm_shift if space == "hbm" else 0):
                 raise self._race(pc, blk, w, is_write, space, cycle)
 
     def tile_access(self, pc, blk, reads, writes, seq, cycle, hbm_reads=None):
-        """A tile operation dispatched by warp 0: L1 (lo, hi) ranges, and HBM words it reads."""
+        """A tile operation dispatched by warp 0: L1 (lo, hi) ranges, and the HBM elements it
+        reads (their byte addresses)."""
         if self.init and hbm_reads is not None and len(hbm_reads):
-            bad = np.nonzero(self.hbm_init[hbm_reads] == 0)[0]
+            bad = np.nonzero(~gm.init_test(self.hbm_init, hbm_reads))[0]
             if len(bad):
                 raise self._uninit(pc, blk, 0, None, int(hbm_reads[bad[0]]), cycle)
         if not self.race:
@@ -153,12 +161,15 @@ class KernelChecks:
 
     # ---------------------------------------------------------------- reports
     def _where_word(self, space, word, blk):
+        """An address as the user names it: tensor[index] (HBM byte address word) or
+        buffer[index] (L1 word)."""
         sim = self.sim
         if space == "hbm":
-            for slot, (base, count) in enumerate(zip(sim.tbase, sim.tcount)):
-                if base <= word < base + count:
-                    return f"{sim.tensor_names[slot]}[{word - base}]"
-            return f"HBM word {word}"
+            items = [a.dtype.itemsize for a in sim.prog.args if a.kind == "tensor"]
+            for slot, (base, count, item) in enumerate(zip(sim.tbase, sim.tcount, items)):
+                if base <= word < base + count * item:
+                    return f"{sim.tensor_names[slot]}[{(word - base) // item}]"
+            return f"HBM byte {word}"
         lo, hi, b = sim.buffer_at(word)
         return f"{b.name}[{word - b.offset}] (L1)" if b is not None else f"L1 word {word}"
 

@@ -18,6 +18,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..errors import LaunchError
+from ..exec import gm
 from ..ir.program import C_DST, C_OP, C_SRC, MAX_SRCS
 from ..isa import FAMILIES
 from .records import CAUSE, FIELDS, PcTotals
@@ -96,6 +97,7 @@ class FastEngine:
         cfg[ex.K_RACE] = 1 if checks and checks.race else 0
         cfg[ex.K_INIT] = 1 if checks and checks.init else 0
         cfg[ex.K_SYNC] = 1 if checks and checks.sync else 0
+        cfg[ex.K_HBM_SHIFT] = checks.hbm_shift if checks else 0
         self.cfg = cfg
         n_regs = max(enc.n_regs, 1)
         seed = np.zeros((n_regs, 32), np.float64)
@@ -135,7 +137,7 @@ class FastEngine:
         self.waitq = np.zeros((slots, wpb), np.int64)
         self.rel = np.zeros((slots, wpb), np.int64)
         self.l1 = np.zeros((slots, max(prog.local_words, 1)), np.float64)
-        self.hbm_init = sim.hbm_init if sim.hbm_init is not None else np.zeros(len(sim.hbm), np.uint8)
+        self.hbm_init = sim.hbm_init if sim.hbm_init is not None else gm.init_new(len(sim.hbm))
         self.cm_idx = np.zeros((commits, 32), np.int64)
         self.cm_val = np.zeros((commits, 32), np.float64)
         self.cm_n = np.zeros(commits, np.int64)
@@ -249,7 +251,7 @@ class FastEngine:
             idx = self.cm_idx[slot, :self.cm_n[slot]]
             vals = self.cm_val[slot, :self.cm_n[slot]]
             if self.cm_tgt[slot, ex.L_TGT] < 0:
-                self.sim.hbm[idx] = vals
+                ex.commit_gm(self.sim.hbm, idx, vals, len(idx), self.cm_tgt[slot, ex.L_DTYPE])
             else:
                 self.l1[self.cm_tgt[slot, ex.L_TGT], idx] = vals
 

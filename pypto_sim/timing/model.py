@@ -21,8 +21,9 @@ from ..errors import DeadlockError, LaunchError, OutOfBoundsError, PtoError, Sim
 from ..exec.aicore_tiles import buffer_at, buffer_spans
 from ..exec.functional import BLOCK_BARRIERS, memory_space
 from ..exec.tile_effects import effect as tile_effect
+from ..exec import gm
 from ..exec.lane import executor
-from ..ir.program import C_AUX, C_DST, C_OP, C_SRC, C_UNIFORM, MAX_SRCS
+from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM, MAX_SRCS
 from ..isa import PIPES, load_isa
 from .block_fit import check_block_fits
 from .checks import KernelChecks
@@ -84,9 +85,8 @@ class LaunchSimulation:
         self.warp_states = {}
         self.keep_warp_states = keep_warp_states
         self.end_time = 0            # when the last warp retired: the kernel's total cycles
-        self.tbase = np.array([t[0] for t in tensors] or [0], np.int64)
-        self.tcount = np.array([t[1] for t in tensors] or [0], np.int64)
-        self.tbytes = np.array([t[2] for t in tensors] or [0], np.int64)
+        self.tbase, self.tcount, self.tbytes = (np.array([t[j] for t in tensors] or [0], np.int64)
+                                                for j in range(3))
         self.scalars = scalars
         self.block_lanes = block[0] * block[1] * block[2]
         self.warps_per_block = -(-self.block_lanes // 32)
@@ -408,7 +408,7 @@ class LaunchSimulation:
                 if self.pc_mem[pc] == "hbm":
                     complete = now + lat + self._transfer(core, moved, now, read=True)
                     if fam == "atomic" and self.hbm_init is not None:
-                        self.hbm_init[pend_idx[:int(info[4])]] = 1
+                        gm.init_mark(self.hbm_init, pend_idx[:int(info[4])])
                 ws.ready[d], ws.producer[d] = complete, pc
                 if self.checks and fam == "load":        # racecheck does not track atomics
                     self.checks.lane_access(pc, blk, w, ws, mask, int(info[4]), pend_idx, False,
@@ -431,9 +431,9 @@ class LaunchSimulation:
                 to_hbm = self.pc_mem[pc] == "hbm"
                 words, values = pend_idx[:n_pairs].copy(), pend_val[:n_pairs].copy()
                 if to_hbm and self.hbm_init is not None:
-                    self.hbm_init[words] = 1     # initcheck: written once the store issues
+                    gm.init_mark(self.hbm_init, words)     # initcheck: written once the store issues
                 seq = self._schedule_commit(self.hbm if to_hbm else blk.l1, words, values,
-                                            complete - now, ws)
+                                            complete - now, ws, int(code[pc, C_DTYPE]) if to_hbm else -1)
                 ws.pending_stores[seq] = (self.pc_mem[pc], words.reshape(1, -1), values.reshape(1, -1))
                 if complete > ws.store_done:
                     ws.store_done = complete
@@ -508,12 +508,12 @@ class LaunchSimulation:
         """A tile transfer touches its L2 lines: (latency saved, fraction of bytes that hit)."""
         return l2_touch(self, gm, read)
 
-    def _schedule_commit(self, mem, idx, val, delay, ws):
-        """A lane store of warp ws lands delay cycles from now; returns its commit number."""
+    def _schedule_commit(self, mem, idx, val, delay, ws, dt):
+        """Warp ws's lane store lands delay cycles from now (dt: HBM dtype, -1: L1); returns its seq."""
         seq = self.commit_seq
 
         def commit():
-            self.ex.commit_store(mem, idx, val, len(idx))
+            gm.commit(self.ex, mem, idx, val, dt)
             ws.pending_stores.pop(seq, None)
         return self._schedule_effect(delay, commit)
 

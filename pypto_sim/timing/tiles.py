@@ -293,8 +293,9 @@ def dispatch(sim, pc, core, blk, w, ws, now):
         hbm_reads = None
         if fam == "tile_load" and sim.checks.init:
             rows, cols, stride = (int(v) for v in vals[2:5])
-            start_word = int(sim.tbase[slot]) + int(vals[1])
-            hbm_reads = (np.arange(rows)[:, None] * stride + np.arange(cols)).ravel() + start_word
+            item = moved // max(rows * cols, 1)
+            hbm_reads = ((np.arange(rows)[:, None] * stride + np.arange(cols)).ravel() + int(vals[1])) \
+                * item + int(sim.tbase[slot])
         sim.checks.tile_access(pc, blk, reads, writes, blk.tile_seq, now, hbm_reads)
     blk.tile_seq += 1
     core.tile_spans[pipe].append((start, core.pipe_free[pipe]))   # lane ops keep out

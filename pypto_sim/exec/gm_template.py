@@ -1,0 +1,148 @@
+"""GM (simulated HBM) bytes in the executor: each element in its dtype's little-endian bytes,
+GM_KIND and GM_MBITS (generated from dtypes.DType.encoding by pypto_sim.exec.lane) say how.
+Appended to the lane executor after lane_template.py; gm_load / gm_store serve the lane
+loads, stores and atomics and the tile kernels' GM reads and writes, init_set / init_get
+initcheck's bitmap. exec/gm.py is the numpy twin (and says how GM is addressed)."""
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def ieee_decode(u, bits, mb):
+    """The float64 value of u, the bits of an IEEE binary float of `bits` bits with mb mantissa
+    bits (at most float64's widths): a normal number's bits are moved into float64's places."""
+    eb = bits - 1 - mb
+    emax = (np.int64(1) << eb) - 1
+    bias = (np.int64(1) << (eb - 1)) - 1
+    sign = (u >> np.uint64(bits - 1)) & np.uint64(1)
+    e = np.int64((u >> np.uint64(mb)) & np.uint64(emax))
+    m = u & np.uint64((np.int64(1) << mb) - 1)
+    if e == emax:
+        v = math.inf if m == 0 else math.nan
+    elif e == 0:
+        v = math.ldexp(np.float64(m), 1 - bias - mb)      # zero or subnormal
+    else:
+        return np.uint64((sign << np.uint64(63)) | (np.uint64(e - bias + 1023) << np.uint64(52))
+                         | (m << np.uint64(52 - mb))).view(np.float64)
+    return -v if sign else v
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def ieee_encode(x, bits, mb):
+    """The bits of x, a value of the IEEE binary format of `bits` bits with mb mantissa bits
+    (NaN: the quiet NaN with x's sign, as numpy's astype gives it)."""
+    eb = bits - 1 - mb
+    emax = (np.int64(1) << eb) - 1
+    bias = (np.int64(1) << (eb - 1)) - 1
+    b = np.float64(x).view(np.uint64)
+    sign = (b >> np.uint64(63)) << np.uint64(bits - 1)
+    e64 = np.int64((b >> np.uint64(52)) & np.uint64(0x7FF))
+    if e64 == 0x7FF:
+        quiet = np.uint64(0) if (b << np.uint64(12)) == 0 else np.uint64(np.int64(1) << (mb - 1))
+        return sign | np.uint64(emax << mb) | quiet
+    e = e64 - 1023 + bias
+    if e >= 1:
+        return sign | np.uint64(e << mb) | ((b >> np.uint64(52 - mb)) & np.uint64((np.int64(1) << mb) - 1))
+    return sign | np.uint64(np.int64(math.ldexp(abs(x), mb + bias - 1)))     # zero, subnormal
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def gm_read_bits(data, byte, size):
+    """The size (1, 2, 4 or 8) bytes from data[byte] as an unsigned int (little-endian). Byte
+    by byte with the size spelled out: a loop over size, or array views, were 5-20x slower."""
+    u = np.uint64(data[byte])
+    if size == 1:
+        return u
+    u |= np.uint64(data[byte + 1]) << np.uint64(8)
+    if size == 2:
+        return u
+    u |= (np.uint64(data[byte + 2]) << np.uint64(16)) | (np.uint64(data[byte + 3]) << np.uint64(24))
+    if size == 4:
+        return u
+    return u | (np.uint64(data[byte + 4]) << np.uint64(32)) | (np.uint64(data[byte + 5]) << np.uint64(40)) \
+        | (np.uint64(data[byte + 6]) << np.uint64(48)) | (np.uint64(data[byte + 7]) << np.uint64(56))
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def gm_write_bits(data, byte, size, u):
+    """Write the low size (1, 2, 4 or 8) bytes of u at data[byte] (little-endian)."""
+    data[byte] = np.uint8(u & np.uint64(0xFF))
+    if size >= 2:
+        data[byte + 1] = np.uint8((u >> np.uint64(8)) & np.uint64(0xFF))
+    if size >= 4:
+        data[byte + 2] = np.uint8((u >> np.uint64(16)) & np.uint64(0xFF))
+        data[byte + 3] = np.uint8((u >> np.uint64(24)) & np.uint64(0xFF))
+    if size == 8:
+        for k in range(4, 8):
+            data[byte + k] = np.uint8((u >> np.uint64(8 * k)) & np.uint64(0xFF))
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def gm_load(data, byte, dt):
+    """The value of the dtype-dt element whose bytes start at data[byte], as float64 (exact
+    for every dtype; int64 beyond 2**53 rounds, but no unit computes int64). float32 first
+    (the most common), then ints and floats by their encoding, each in a function of its own
+    (one function with every path ran 5-10x slower)."""
+    if dt == DT_FLOAT32:
+        return np.float64(np.uint32(gm_read_bits(data, byte, 4)).view(np.float32))
+    if GM_KIND[dt] != 0:
+        return gm_load_int(data, byte, dt)
+    return gm_load_float(data, byte, dt)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def gm_load_int(data, byte, dt):
+    """gm_load of a two's complement (GM_KIND 1) or unsigned (2) int dtype."""
+    size = ITEMSIZE[dt]
+    u = gm_read_bits(data, byte, size)
+    if GM_KIND[dt] == 2:
+        return np.float64(u)
+    v = np.int64(u)
+    if size < 8 and v >= np.int64(1) << (size * 8 - 1):
+        v -= np.int64(1) << (size * 8)
+    return np.float64(v)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def gm_load_float(data, byte, dt):
+    """gm_load of an IEEE float dtype (GM_KIND 0, GM_MBITS mantissa bits)."""
+    size = ITEMSIZE[dt]
+    u = gm_read_bits(data, byte, size)
+    if size == 8 and GM_MBITS[dt] == 52:
+        return np.uint64(u).view(np.float64)
+    return ieee_decode(u, size * 8, GM_MBITS[dt])
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def gm_bits(dt, x):
+    """The bits (uint64, little end first) that hold x, a value of dtype dt, in GM."""
+    size = ITEMSIZE[dt]
+    if GM_KIND[dt] == 0:
+        mb = GM_MBITS[dt]
+        if size == 4 and mb == 23:
+            return np.uint64(np.float32(x).view(np.uint32))
+        if size == 8 and mb == 52:
+            return np.float64(x).view(np.uint64)
+        return ieee_encode(x, size * 8, mb)
+    return np.int64(x).view(np.uint64)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def gm_store(data, byte, dt, x):
+    """Write x, a value of dtype dt (round_to's result), as the element whose bytes start at
+    data[byte]."""
+    gm_write_bits(data, byte, ITEMSIZE[dt], gm_bits(dt, x))
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def init_set(init, byte):
+    """initcheck: mark the element starting at HBM byte `byte` written (exec/gm.py)."""
+    init[byte >> 3] |= np.uint8(1 << (byte & 7))
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def init_get(init, byte):
+    """initcheck: 1 if the element starting at HBM byte `byte` was written, else 0."""
+    return (init[byte >> 3] >> (byte & 7)) & 1
