@@ -29,6 +29,8 @@ def dtype_values(d):
             if d == dtypes.bfloat16:
                 return gm.decode(gm.encode(np.array(F_SPECIAL), d), d).astype(np.float64)
             return np.array(F_SPECIAL).astype(d.numpy).astype(np.float64)
+    if d == dtypes.bool_:
+        return np.array([False, True, True, False], np.bool_)
     info = np.iinfo(d.numpy)
     ints = [info.min, info.max, info.min + 1, info.max - 1, 0, 1, -1 if info.min else 2, 7]
     return np.array(ints, d.numpy)
@@ -45,7 +47,7 @@ def test_numba_and_numpy_codecs_write_numpys_bytes(d):
         values = values[np.abs(values) < 2**53]     # kernels see int64 as float64: to 2**53
     want = gm.encode(values, d)                     # numpy's astype, then its bytes
     if d in (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int16,
-             dtypes.int8, dtypes.uint8, dtypes.int64):
+             dtypes.int8, dtypes.uint8, dtypes.int64, dtypes.bool_):
         assert want.tobytes() == np.asarray(values).astype(d.numpy).tobytes()
     item = d.itemsize
     for impl in ("numba", "numpy"):
