@@ -31,6 +31,7 @@ _ENGINE_PARTS = Path(__file__).with_name("engine_parts_template.py")
 _TIMING = Path(__file__).with_name("timing_template.py")
 _L2 = Path(__file__).with_name("l2_template.py")
 _AICORE_ENGINE = Path(__file__).with_name("aicore_engine_template.py")
+_REPLAY = Path(__file__).with_name("replay_template.py")
 TILE_KINDS = ("none", "load", "store", "mma", "binary", "unary", "scalar", "reduce", "expand", "expand_op",
               "col_reduce", "col_expand_op", "fill", "col_expand", "convert")
 
@@ -152,12 +153,14 @@ def generate_source(bounds_check: bool = True) -> str:
     timing = _TIMING.read_text(encoding="utf-8").split('"""', 2)[2]
     l2 = _L2.read_text(encoding="utf-8").split('"""', 2)[2]
     aicore_engine = _AICORE_ENGINE.read_text(encoding="utf-8").split('"""', 2)[2]
+    replay = _REPLAY.read_text(encoding="utf-8").split('"""', 2)[2]
     source = ("".join(head) + body + "\n\n# ---- SIMT families ----" + simt
               + "\n\n# ---- tile instructions ----" + tiles + "".join(tail)
               + "\n\n# ---- functional-only runner ----"
               + functional + "\n\n# ---- the compiled timing engine's parts ----" + parts
               + "\n\n# ---- the L2's lines (timing/l2.py) ----" + l2
               + "\n\n# ---- the AI core's event loop (timing/aicore_fast.py) ----" + aicore_engine
+              + "\n\n# ---- the AI core's values replay (timing/aicore_replay.py) ----" + replay
               + "\n\n# ---- the timing model's event loop (timing/fast.py) ----" + timing)
     return source if numba_allows_nrt_off() else source.replace(", _nrt=False", "")
 
