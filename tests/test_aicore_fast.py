@@ -254,3 +254,70 @@ def test_more_blocks_than_cores_queue_for_them(simple_machine, make_kernels, see
     mod = make_kernels(FlagProgram(seed).source())
     fast = assert_engines_agree(mod.k, (5, 1, 1), flag_program_args())
     assert sorted(set(fast["rows"][:, 0].tolist())) == [0, 1, 2, 3, 4]
+
+
+EVERY_VECTOR_FAMILY = '''
+@pto.kernel(sync="auto")
+def k(X, Y, O, H, I):
+    with pto.vector():
+        r = pto.get_subblock_id() * 256
+        x = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+        y = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+        d = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+        h = pto.alloc_tile(16, 16, pto.float16, loc=pto.Vec)
+        col = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
+        row = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
+        ci = pto.alloc_tile(16, 1, pto.int32, loc=pto.Vec, layout=pto.ColMajor)
+        ri = pto.alloc_tile(1, 16, pto.int32, loc=pto.Vec)
+        m = pto.alloc_tile(16, 32, pto.uint8, loc=pto.Vec)
+        pto.tload(x, X + r)
+        pto.tload(y, Y + r)
+        pto.tcmp(m, x, y, mode="gt")
+        pto.tsel(d, m, x, y)
+        pto.tstore(O + 8 * r, d)
+        pto.tcmps(m, x, 0.5, mode="lt")
+        pto.tsels(d, m, x, -1.5)
+        pto.tstore(O + 8 * r + 256, d)
+        pto.ttri(d, 1)
+        pto.tstore(O + 8 * r + 512, d)
+        pto.ttrans(d, x)
+        pto.tstore(O + 8 * r + 768, d)
+        pto.tcolsum(row, x)
+        pto.tcolexpandsub(d, x, row)
+        pto.tstore(O + 8 * r + 1024, d)
+        pto.trowmax(col, y)
+        pto.trowexpandexpdif(d, y, col)
+        pto.tstore(O + 8 * r + 1280, d)
+        pto.texpands(d, 2.5)
+        pto.tmuls(d, d, -0.75)
+        pto.tmax(d, d, x)
+        pto.trowexpand(y, col)
+        pto.tadd(d, d, y)
+        pto.tcolexpand(y, row)
+        pto.tsub(d, d, y)
+        pto.tstore(O + 8 * r + 1536, d)
+        pto.tcvt(h, x)
+        pto.tstore(H + r, h)
+        pto.trowargmax(ci, x)
+        pto.tcolargmin(ri, x)
+        pto.tstore(I + r // 8, ci)
+        pto.tstore(I + r // 8 + 16, ri)
+'''
+
+
+def test_every_vector_family_replays_as_the_simpy_model_computes(make_kernels):
+    """One op of each vector family (compares and selects, triangles, transposes, column
+    and row reductions and expansions, fills, conversions, index reductions) on data with
+    NaN, infinities, -0.0 and float16 overflow: the compiled replay (timing/aicore_replay.py)
+    decodes each as TileOp does, so HBM comes out word for word the same."""
+    rng = np.random.default_rng(11)
+    special = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 70000.0, 1 + 2.0**-11, -3.5])
+    x, y = rng.standard_normal((2, 512)) * 4
+    x[rng.integers(0, 512, 40)] = rng.choice(special, 40)
+    y[rng.integers(0, 512, 40)] = rng.choice(special, 40)
+    mod = make_kernels(EVERY_VECTOR_FAMILY)
+    args = (dev_array(x.astype(np.float32), pto.float32), dev_array(y.astype(np.float32), pto.float32),
+            pto.alloc_tensor(4096 * 4, pto.float32), pto.alloc_tensor(512 * 2, pto.float16),
+            pto.alloc_tensor(64 * 4, pto.int32))
+    fast = assert_engines_agree(mod.k, (1, 1, 1), args)
+    assert fast["engine"] == "fast"
