@@ -37,7 +37,10 @@ RP_SCJ = 16          # the operand index of a vector op's real scalar (or pad), 
 RP_USE = 17          # a vector op takes its second operand as a scalar
 RP_J = 18            # operand indices of the kernel's integer arguments (-1: the value -1)
 RP_NJ = 8
-N_RP = RP_J + RP_NJ
+RP_WLO = RP_J + RP_NJ    # the words of its unit's memory it writes [lo, hi) (a store: none)
+RP_WHI = RP_WLO + 1
+RP_NR = RP_WLO + 2       # how many ranges of its unit's memory it reads (rr[pc, :RP_NR])
+N_RP = RP_WLO + 3
 
 # replay kinds
 RK_NONE = 0
@@ -162,15 +165,112 @@ def _mma_gather(l1, rp, pc, m, n, k, A, B, start):
 
 
 @njit(cache=True, error_model="numpy")
+def _gm_words(lg_i, rp, tbase, i):
+    """[lo, hi) of the GM words logged transfer i touches."""
+    lo = tbase[rp[lg_i[i, LG_PC], RP_SLOT]] + lg_i[i, LG_OFF]
+    return lo, lo + (lg_i[i, LG_ROWS] - 1) * lg_i[i, LG_STRIDE] + lg_i[i, LG_COLS]
+
+
+@njit(cache=True, error_model="numpy")
+def replay_deferrable(order, n, lg_i, rp, rr, tbase, defer):
+    """defer[i] = 1 when operation i (not a matmul) may compute its values at its write
+    instead of its read: no other write between the two touches what it reads (the words of
+    its unit's memory in rr, a vector op's destination included, as its pending result holds
+    every word of it; a load's GM words), or it has no write in order (a launch stopped at
+    its cycle limit: nothing of it is seen). The values are then the same, without the
+    pending copy (or, for a vector op, without saving and restoring its destination)."""
+    written = np.zeros(n, np.int8)
+    for pos in range(len(order)):
+        if order[pos] >= n:
+            written[order[pos] - n] = 1
+    for i in range(n):
+        defer[i] = 0 if (written[i] and rp[lg_i[i, LG_PC], RP_KIND] == RK_MMA) else 1
+    live = np.empty(n, np.int64)          # operations read and not yet written
+    n_live = 0
+    for pos in range(len(order)):
+        kk = order[pos]
+        if kk < n:
+            if written[kk]:
+                live[n_live] = kk
+                n_live += 1
+            continue
+        i = kk - n
+        for q in range(n_live):
+            if live[q] == i:
+                n_live -= 1
+                live[q] = live[n_live]
+                break
+        pc = lg_i[i, LG_PC]
+        if rp[pc, RP_KIND] == RK_STORE:           # GM words: the loads reading them
+            lo, hi = _gm_words(lg_i, rp, tbase, i)
+            for q in range(n_live):
+                j = live[q]
+                if rp[lg_i[j, LG_PC], RP_KIND] == RK_LOAD:
+                    jlo, jhi = _gm_words(lg_i, rp, tbase, j)
+                    if jlo < hi and lo < jhi:
+                        defer[j] = 0
+            continue
+        lo, hi = rp[pc, RP_WLO], rp[pc, RP_WHI]
+        block, side = lg_i[i, LG_BLOCK], lg_i[i, LG_G] % 3 >= 2
+        for q in range(n_live):
+            j = live[q]
+            if lg_i[j, LG_BLOCK] != block or (lg_i[j, LG_G] % 3 >= 2) != side:
+                continue
+            pj = lg_i[j, LG_PC]
+            for t in range(rp[pj, RP_NR]):
+                if rr[pj, t, 0] < hi and lo < rr[pj, t, 1]:
+                    defer[j] = 0
+
+
+@njit(cache=True, error_model="numpy")
+def _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, tmp):
+    """Deferred operation i's values computed and written at once (replay_deferrable): a
+    dense destination takes a copy straight from the source, else through tmp."""
+    rows, cols = lg_i[i, LG_ROWS], lg_i[i, LG_COLS]
+    if kind == RK_LOAD:
+        src = tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF]
+        d, dp = rp[pc, RP_DBASE], rp[pc, RP_DPITCH]
+        if dp == cols:
+            tile_gather(l1[d:d + rows * cols], hbm, src, lg_i[i, LG_STRIDE], rows, cols, -1)
+        else:
+            tile_gather(tmp, hbm, src, lg_i[i, LG_STRIDE], rows, cols, -1)
+            tile_scatter(l1, d, dp, tmp, rows, cols)
+    elif kind == RK_STORE:
+        dst = tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF]
+        sb, sp = rp[pc, RP_SBASE], rp[pc, RP_SPITCH]
+        if sp == cols and rp[pc, RP_CONV] < 0:
+            tile_scatter(hbm, dst, lg_i[i, LG_STRIDE], l1[sb:sb + rows * cols], rows, cols)
+        else:
+            tile_gather(tmp, l1, sb, sp, rows, cols, rp[pc, RP_CONV])
+            tile_scatter(hbm, dst, lg_i[i, LG_STRIDE], tmp, rows, cols)
+    elif kind == RK_MOVE:
+        vrow = lg_v[i]
+        sp = rp[pc, RP_SPITCH]
+        src = rp[pc, RP_SBASE] + _rv(vrow, rp[pc, RP_J]) * sp + _rv(vrow, rp[pc, RP_J + 1])
+        d, dp = rp[pc, RP_DBASE], rp[pc, RP_DPITCH]
+        apart = src + (rows - 1) * sp + cols <= d or d + rows * cols <= src
+        if dp == cols and apart:
+            tile_gather(l1[d:d + rows * cols], l1, src, sp, rows, cols, rp[pc, RP_CONV])
+        else:
+            tile_gather(tmp, l1, src, sp, rows, cols, rp[pc, RP_CONV])
+            tile_scatter(l1, d, dp, tmp, rows, cols)
+    else:
+        replay_vector(rp, rf, pc, lg_v[i], l1)
+
+
+@njit(cache=True, error_model="numpy")
 def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, pend, pend_of,
-                  free_p, free_m, saved, A, B, start, blas_min, rs):
+                  free_p, free_m, row_used, zr, saved, A, B, start, blas_min, defer, rs):
     """Walk order (log entries k < n: entry k's read; k >= n: entry k - n's write) from
     rs[RS_POS]; returns RS_DONE at the end, or why the driver must act before the next call
     (rs[RS_POS] is then the position to resume at). mem[row, side]: a block's memory (side 0
     the AIC's and AIV0's, 1 AIV1's), mem_row[block] its row (-1: none yet); left[block]: its
-    operations whose write is to come (its row is freed at 0). pend[slot]: a pending result;
+    operations whose write is to come (its row is freed at 0); a row used before is zeroed
+    where any operation writes (zr: [lo, hi) ranges) when it is taken again, as a new block's
+    memory starts at zero. pend[slot]: a pending result;
     pend_of[entry]: its slot. blas_min: the products from which a finite matmul is the
-    driver's (0: never)."""
+    driver's (0: never). defer[i]: operation i's values are computed at its write
+    (replay_deferrable)."""
     total = len(order)
     pos = rs[RS_POS]
     while pos < total:
@@ -189,8 +289,14 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
                 rs[RS_FREE_M] -= 1
                 row = free_m[rs[RS_FREE_M]]
                 mem_row[block] = row
-                mem[row, 0, :] = 0.0
-                mem[row, 1, :] = 0.0
+                if row_used[row]:                     # a fresh row is zero already
+                    for z in range(len(zr)):
+                        mem[row, 0, zr[z, 0]:zr[z, 1]] = 0.0
+                        mem[row, 1, zr[z, 0]:zr[z, 1]] = 0.0
+                row_used[row] = 1
+            if defer[i]:                              # computed at its write
+                pos += 1
+                continue
             if rs[RS_FREE_P] == 0:
                 rs[RS_POS] = pos
                 return RS_GROW_PEND
@@ -235,7 +341,9 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
             slot = pend_of[i]
             res = pend[slot]
             rows, cols = lg_i[i, LG_ROWS], lg_i[i, LG_COLS]
-            if kind == RK_STORE:
+            if defer[i]:
+                _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, saved)
+            elif kind == RK_STORE:
                 tile_scatter(hbm, tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF], lg_i[i, LG_STRIDE], res,
                              rows, cols)
             elif kind == RK_LOAD or kind == RK_MOVE:
@@ -247,8 +355,9 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
             else:
                 lo, hi = rp[pc, RP_LO], rp[pc, RP_HI]
                 l1[lo:hi] = res[:hi - lo]
-            free_p[rs[RS_FREE_P]] = slot
-            rs[RS_FREE_P] += 1
+            if not defer[i]:
+                free_p[rs[RS_FREE_P]] = slot
+                rs[RS_FREE_P] += 1
             left[block] -= 1
             if left[block] == 0:                      # a finished block's memory goes
                 free_m[rs[RS_FREE_M]] = row

@@ -35,18 +35,30 @@ VECTOR_ARGS = {
 
 
 def replay_table(sim):
-    """(rp, rf): the replay loop's row of every tile instruction (rf: a reduction's identity)."""
+    """(rp, rf, rr): the replay loop's row of every tile instruction, a reduction's identity
+    (rf) and the words of its unit's memory each one reads (rr: [lo, hi) ranges; a vector
+    op's destination among them)."""
     ex, code = sim.ex, sim.enc.code
     rp = np.zeros((len(code), ex.N_RP), np.int64)
     rp[:, ex.RP_SCJ] = -1
     rp[:, ex.RP_J:ex.RP_J + ex.RP_NJ] = -1
     rf = np.zeros(len(code), np.float64)
+    rr = np.zeros((len(code), 8, 2), np.int64)
     for pc, spec in enumerate(sim.pc_spec):
         if not spec.is_tile or spec.family == "tile_sync":
             continue
         _row(sim, pc, spec, rp[pc], rf)
+        _, reads, writes, _ = layout_of(sim, pc).tiles
+        ranges = [] if spec.family == "tile_load" else [v.words() for v in reads]
+        if writes:
+            rp[pc, ex.RP_WLO], rp[pc, ex.RP_WHI] = writes[0].words()
+            if rp[pc, ex.RP_KIND] >= ex.RK_ELEM:
+                ranges.append(writes[0].words())
+        rp[pc, ex.RP_NR] = len(ranges)
+        if ranges:
+            rr[pc, :len(ranges)] = ranges
     rp[:, ex.RP_SIZE] = np.maximum(rp[:, ex.RP_SIZE], 1)
-    return rp, rf
+    return rp, rf, rr
 
 
 def _row(sim, pc, spec, row, rf):
@@ -122,7 +134,7 @@ def _row(sim, pc, spec, row, rf):
                 rf[pc] = float(eval(spec.init, {"np": np}))      # the table's identity
 
 
-def replay_values(sim, ex, lg, vals, rp, rf, local_words, n_blocks, before=None):
+def replay_values(sim, ex, lg, vals, rp, rf, rr, local_words, n_blocks, before=None):
     """Replay the n logged operations' values on sim's HBM: reads at their starts, writes at
     their completions, events at one cycle in the order the SimPy model created them
     (dispatch order, a read before its write); ``before``: only the events before that cycle
@@ -142,17 +154,21 @@ def replay_values(sim, ex, lg, vals, rp, rf, local_words, n_blocks, before=None)
     start = np.empty(max([1] + rp[mma, ex.RP_SIZE].tolist()))
     pend = np.empty((8, size))
     free_p = np.arange(8, dtype=np.int64)
-    mem = np.empty((1, 2, max(local_words, 1)))
+    mem = np.zeros((1, 2, max(local_words, 1)))
     free_m = np.arange(1, dtype=np.int64)
+    row_used = np.zeros(1, np.int8)
+    zr = _written_words(rp, ex)
     mem_row = np.full(n_blocks, -1, np.int64)
     pend_of = np.zeros(n, np.int64)
     saved = np.empty(size)
     rs = np.zeros(ex.N_RS, np.int64)
     rs[ex.RS_FREE_P], rs[ex.RS_FREE_M] = len(free_p), len(free_m)
+    defer = np.zeros(n, np.int8)
+    ex.replay_deferrable(order, n, lg, rp, rr, sim.tbase, defer)
     blas_min = BLAS_MIN_PRODUCTS if getattr(sim, "blas", False) and hasattr(ex, "matmul_finish") else 0
     while True:
         status = ex.aicore_replay(order, n, lg, vals, rp, rf, sim.hbm, sim.tbase, mem, mem_row, left,
-                                  pend, pend_of, free_p, free_m, saved, A, B, start, blas_min, rs)
+                                  pend, pend_of, free_p, free_m, row_used, zr, saved, A, B, start, blas_min, defer, rs)
         if status == ex.RS_DONE:
             return
         if status == ex.RS_BLAS:
@@ -169,7 +185,8 @@ def replay_values(sim, ex, lg, vals, rp, rf, local_words, n_blocks, before=None)
             rs[ex.RS_FREE_P] = extra
         else:                                                         # RS_GROW_MEM
             extra = len(mem)
-            mem = np.concatenate([mem, np.empty_like(mem)])
+            mem = np.concatenate([mem, np.zeros_like(mem)])
+            row_used = np.concatenate([row_used, np.zeros(extra, np.int8)])
             free_m = np.concatenate([free_m, np.zeros(extra, np.int64)])
             free_m[:extra] = np.arange(extra, 2 * extra)
             rs[ex.RS_FREE_M] = extra
@@ -183,3 +200,16 @@ def _operand_buffers(sim, mma):
         sizes_a.append(view["a"].rows * view["a"].cols)
         sizes_b.append(view["b"].rows * view["b"].cols)
     return np.empty(max(sizes_a)), np.empty(max(sizes_b))
+
+
+def _written_words(rp, ex):
+    """The [lo, hi) ranges of unit memory any operation writes, merged (a reused block memory
+    is zeroed there only: nothing writes elsewhere, so the rest stays zero)."""
+    spans = sorted((int(lo), int(hi)) for lo, hi in rp[:, [ex.RP_WLO, ex.RP_WHI]].tolist() if hi > lo)
+    merged = []
+    for lo, hi in spans:
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return np.array(merged or [[0, 0]], np.int64).reshape(-1, 2)
