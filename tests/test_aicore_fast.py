@@ -284,3 +284,101 @@ def test_more_blocks_than_cores_queue_for_them(simple_machine, make_kernels, see
     mod = make_kernels(FlagProgram(seed).source())
     fast = assert_engines_agree(mod.k, (5, 1, 1), flag_program_args())
     assert sorted(set(fast["rows"][:, 0].tolist())) == [0, 1, 2, 3, 4]
+
+
+EVERY_VECTOR_FAMILY = '''
+@pto.kernel(sync="auto")
+def k(X, Y, O, H, I):
+    with pto.vector():
+        r = pto.get_subblock_id() * 256
+        x = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+        y = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+        d = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+        h = pto.alloc_tile(16, 16, pto.float16, loc=pto.Vec)
+        col = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
+        row = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
+        ci = pto.alloc_tile(16, 1, pto.int32, loc=pto.Vec, layout=pto.ColMajor)
+        ri = pto.alloc_tile(1, 16, pto.int32, loc=pto.Vec)
+        m = pto.alloc_tile(16, 32, pto.uint8, loc=pto.Vec)
+        pto.tload(x, X + r)
+        pto.tload(y, Y + r)
+        pto.tcmp(m, x, y, mode="gt")
+        pto.tsel(d, m, x, y)
+        pto.tstore(O + 8 * r, d)
+        pto.tcmps(m, x, 0.5, mode="lt")
+        pto.tsels(d, m, x, -1.5)
+        pto.tstore(O + 8 * r + 256, d)
+        pto.ttri(d, 1)
+        pto.tstore(O + 8 * r + 512, d)
+        pto.ttrans(d, x)
+        pto.tstore(O + 8 * r + 768, d)
+        pto.tcolsum(row, x)
+        pto.tcolexpandsub(d, x, row)
+        pto.tstore(O + 8 * r + 1024, d)
+        pto.trowmax(col, y)
+        pto.trowexpandexpdif(d, y, col)
+        pto.tstore(O + 8 * r + 1280, d)
+        pto.texpands(d, 2.5)
+        pto.tmuls(d, d, -0.75)
+        pto.tmax(d, d, x)
+        pto.trowexpand(y, col)
+        pto.tadd(d, d, y)
+        pto.tcolexpand(y, row)
+        pto.tsub(d, d, y)
+        pto.tstore(O + 8 * r + 1536, d)
+        pto.tcvt(h, x)
+        pto.tstore(H + r, h)
+        pto.trowargmax(ci, x)
+        pto.tcolargmin(ri, x)
+        pto.tstore(I + r // 8, ci)
+        pto.tstore(I + r // 8 + 16, ri)
+'''
+
+
+def test_every_vector_family_replays_as_the_simpy_model_computes(make_kernels):
+    """One op of each vector family (compares and selects, triangles, transposes, column
+    and row reductions and expansions, fills, conversions, index reductions) on data with
+    NaN, infinities, -0.0 and float16 overflow: the compiled replay (timing/aicore_replay.py)
+    decodes each as TileOp does, so HBM comes out word for word the same."""
+    rng = np.random.default_rng(11)
+    special = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 70000.0, 1 + 2.0**-11, -3.5])
+    x, y = rng.standard_normal((2, 512)) * 4
+    x[rng.integers(0, 512, 40)] = rng.choice(special, 40)
+    y[rng.integers(0, 512, 40)] = rng.choice(special, 40)
+    mod = make_kernels(EVERY_VECTOR_FAMILY)
+    args = (dev_array(x.astype(np.float32), pto.float32), dev_array(y.astype(np.float32), pto.float32),
+            pto.alloc_tensor(4096 * 4, pto.float32), pto.alloc_tensor(512 * 2, pto.float16),
+            pto.alloc_tensor(64 * 4, pto.int32))
+    fast = assert_engines_agree(mod.k, (1, 1, 1), args)
+    assert fast["engine"] == "fast"
+
+
+def test_an_operation_is_deferred_only_when_nothing_writes_its_sources_meanwhile():
+    """replay_deferrable on a hand-made log of one block's AIV0: a vector op reading words
+    [0, 16) from cycle 0 to 5, overlapped by a load into [8, 24) completing at 3, must be
+    computed at its start (not deferred); the same op reading [32, 48) may wait for its
+    completion; a load whose GM words [100, 116) a store writes at 2 may not wait, one
+    reading [200, 216) may; a matmul never waits (its BLAS sums are taken at the start)."""
+    from pypto_sim.exec.lane import executor
+    ex = executor()
+    rp = np.zeros((6, ex.N_RP), np.int64)
+    rr = np.zeros((6, 8, 2), np.int64)
+    rp[0, ex.RP_KIND], rp[0, ex.RP_NR], rr[0, 0] = ex.RK_ELEM, 1, (0, 16)       # vector op
+    rp[1, ex.RP_KIND], rp[1, ex.RP_WLO], rp[1, ex.RP_WHI] = ex.RK_LOAD, 8, 24    # load, UB words
+    rp[2, ex.RP_KIND], rp[2, ex.RP_NR], rr[2, 0] = ex.RK_ELEM, 1, (32, 48)
+    rp[3, ex.RP_KIND] = ex.RK_STORE
+    rp[4, ex.RP_KIND], rp[4, ex.RP_WLO], rp[4, ex.RP_WHI] = ex.RK_LOAD, 400, 416
+    rp[5, ex.RP_KIND] = ex.RK_MMA
+    # (pc, GM offset, start, complete); rows 1 x cols 16, GM tensor base 0, unit AIV0 (g = 1)
+    ops = [(0, 0, 0, 5), (1, 500, 1, 3), (2, 0, 0, 5), (3, 100, 1, 2), (4, 100, 0, 4),
+           (4, 200, 0, 4), (5, 0, 0, 1)]
+    lg = np.zeros((len(ops), ex.N_LG), np.int64)
+    for i, (pc, off, t0, t1) in enumerate(ops):
+        lg[i, [ex.LG_PC, ex.LG_G, ex.LG_START, ex.LG_COMPLETE]] = pc, 1, t0, t1
+        lg[i, [ex.LG_ROWS, ex.LG_COLS, ex.LG_OFF, ex.LG_STRIDE]] = 1, 16, off, 16
+    n = len(ops)
+    times = np.concatenate([lg[:, ex.LG_START], lg[:, ex.LG_COMPLETE]])
+    order = np.lexsort((np.arange(2 * n), times)).astype(np.int64)
+    defer = np.zeros(n, np.int8)
+    ex.replay_deferrable(order, n, lg, rp, rr, np.zeros(1, np.int64), defer)
+    assert defer.tolist() == [0, 1, 1, 1, 0, 1, 0]

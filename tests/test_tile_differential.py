@@ -475,6 +475,44 @@ def ties(rng, n, dst):
     return sign * mant * 2.0 ** (rng.integers(-20, 14, n) - p)
 
 
+def test_float16_rounding_is_numpys_on_every_float16_value_and_midpoint(ex):
+    """round_f16 (float16's spacing from the exponent bits, no frexp) against numpy's float64
+    -> float16 conversion, which rounds to nearest even: every finite float16 value, every
+    midpoint between neighbours (ties go to the even one), the doubles just either side of
+    each midpoint, the top (65504 and the 65520 overflow tie) and float64 subnormals."""
+    h = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float64)
+    h = np.unique(h[np.isfinite(h)])
+    mid = (h[1:] + h[:-1]) / 2
+    xs = np.concatenate([h, mid, np.nextafter(mid, np.inf), np.nextafter(mid, -np.inf),
+                         [65519.99, 65520.0, -65520.0, 1e300, 5e-324, -5e-324, 2.0**-1022, 0.0,
+                          -0.0, math.inf, -math.inf, math.nan]])
+    got = np.empty_like(xs)
+    ex.tile_gather(got, xs, 0, len(xs), 1, len(xs), F16)
+    with np.errstate(over="ignore"):
+        want = xs.astype(np.float16).astype(np.float64)
+    assert_same(got, want, "round_f16 against numpy")
+
+
+def test_blas_matmul_on_a_float32_tie_rounds_to_even(ex):
+    """A 16 x 16 x 16 matmul (BLAS's size) whose every sum is 2^24 + 1 exactly: a float32
+    midpoint between 2^24 and 2^24 + 2, which rounds to the even 2^24. The float64 sums are
+    exact here (integers far below 2^53), so matmul_finish decides without summing exactly
+    and must still give the tie's even neighbour; one more 1 per row (2^24 + 2) is float32."""
+    A = np.zeros((16, 16))
+    A[:, 0], A[:, 1] = 2.0**24, 1.0
+    B = np.ones((16, 16))
+    l1 = np.concatenate([A.ravel(), B.ravel(), np.zeros(256)])
+    out = np.zeros(256)
+    assert _blas_matmul(ex, out, l1, *tile_views(c=(512, 16), a=(0, 16), b=(256, 16)), None,
+                        16, 16, 16, 0)
+    assert (out == 2.0**24).all()
+    A[:, 2] = 1.0
+    l1[:256] = A.ravel()
+    assert _blas_matmul(ex, out, l1, *tile_views(c=(512, 16), a=(0, 16), b=(256, 16)), None,
+                        16, 16, 16, 0)
+    assert (out == 2.0**24 + 2).all()
+
+
 @pytest.mark.parametrize("name", [s.name for s in TILE_CONVERT])
 def test_tile_convert_matches_reference_in_every_rounding_mode(ex, name):
     """TCVT from float32, float16, bfloat16 and int32 to each destination dtype in each mode:

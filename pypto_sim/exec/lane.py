@@ -22,17 +22,20 @@ import numba
 from .. import dtypes
 from ..ir.program import C_AUX, C_DST, C_DTYPE, C_LINE, C_OP, C_SRC, C_UNIFORM
 from ..isa import FAMILIES, load_isa
+from .tile_loops import tile_loops_source
 
 _TEMPLATE = Path(__file__).with_name("lane_template.py")
 _GM = Path(__file__).with_name("gm_template.py")
 _SIMT = Path(__file__).with_name("simt_template.py")
 _TILES = Path(__file__).with_name("tile_template.py")
+_MATMUL = Path(__file__).with_name("matmul_template.py")
 _FUNCTIONAL = Path(__file__).with_name("functional_template.py")
 _ENGINE_PARTS = Path(__file__).with_name("engine_parts_template.py")
 _TIMING = Path(__file__).with_name("timing_template.py")
 _L2 = Path(__file__).with_name("l2_template.py")
 _AICORE_STEPS = Path(__file__).with_name("aicore_steps_template.py")
 _AICORE_ENGINE = Path(__file__).with_name("aicore_engine_template.py")
+_REPLAY = Path(__file__).with_name("replay_template.py")
 TILE_KINDS = ("none", "load", "store", "mma", "binary", "unary", "scalar", "reduce", "expand", "expand_op",
               "col_reduce", "col_expand_op", "fill", "col_expand", "convert")
 
@@ -161,24 +164,29 @@ def generate_source(bounds_check: bool = True) -> str:
                 tail.append(f"    if op == {spec.opcode}:  # {spec.name}\n        return {expr}\n")
         tail.append(f"    return {default}\n")
     tail.append(_alu_lanes_source(isa))
+    tail.append(tile_loops_source(isa))
     # the appended templates' docstrings are dropped: one module docstring
     gm_bytes = _GM.read_text(encoding="utf-8").split('"""', 2)[2]
     simt = _SIMT.read_text(encoding="utf-8").split('"""', 2)[2]
     tiles = _TILES.read_text(encoding="utf-8").split('"""', 2)[2]
+    matmul = _MATMUL.read_text(encoding="utf-8").split('"""', 2)[2]
     functional = _FUNCTIONAL.read_text(encoding="utf-8").split('"""', 2)[2]
     parts = _ENGINE_PARTS.read_text(encoding="utf-8").split('"""', 2)[2]
     timing = _TIMING.read_text(encoding="utf-8").split('"""', 2)[2]
     l2 = _L2.read_text(encoding="utf-8").split('"""', 2)[2]
     aicore_steps = _AICORE_STEPS.read_text(encoding="utf-8").split('"""', 2)[2]
     aicore_engine = _AICORE_ENGINE.read_text(encoding="utf-8").split('"""', 2)[2]
+    replay = _REPLAY.read_text(encoding="utf-8").split('"""', 2)[2]
     source = ("".join(head) + body + "\n\n# ---- GM bytes ----" + gm_bytes
               + "\n\n# ---- SIMT families ----" + simt
-              + "\n\n# ---- tile instructions ----" + tiles + "".join(tail)
+              + "\n\n# ---- tile instructions ----" + tiles
+              + "\n\n# ---- the cube's matmul ----" + matmul + "".join(tail)
               + "\n\n# ---- functional-only runner ----"
               + functional + "\n\n# ---- the compiled timing engine's parts ----" + parts
               + "\n\n# ---- the L2's lines (timing/l2.py) ----" + l2
               + "\n\n# ---- the AI core's step functions (timing/aicore_pipes.py) ----" + aicore_steps
               + "\n\n# ---- the AI core's event loop (timing/aicore_fast.py) ----" + aicore_engine
+              + "\n\n# ---- the AI core's values replay (timing/aicore_replay.py) ----" + replay
               + "\n\n# ---- the timing model's event loop (timing/fast.py) ----" + timing)
     return source if numba_allows_nrt_off() else source.replace(", _nrt=False", "")
 

@@ -21,10 +21,27 @@ State it works on (all numpy arrays, owned by the caller):
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core.extending import intrinsic
 
 ST_OK = 0
 ST_OOB = 1
+
+
+@intrinsic
+def f64_bits(typingctx, x):
+    """The IEEE bits of float64 x as an int64 (a bit cast, no conversion)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.int64))
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def bits_f64(typingctx, x):
+    """The float64 whose IEEE bits are int64 x (a bit cast, no conversion)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float64))
+    return types.float64(types.int64), codegen
 
 
 @njit(cache=True, error_model="numpy")
@@ -35,9 +52,11 @@ def round_f16(x):
     ax = abs(x)
     if ax >= 65520.0:
         return math.copysign(math.inf, x)
-    m, e = math.frexp(ax)
-    q = math.ldexp(1.0, max(e - 11, -24))
-    return math.copysign(np.rint(ax / q) * q, x)
+    # ax = m 2^e with 0.5 <= m < 1 (frexp; a subnormal double gives e = -1022 here, which
+    # changes nothing below): float16's spacing there is q = 2^max(e - 11, -24), and ax / q
+    # is exact, so ax * (1 / q) is the same number (no frexp, ldexp or division)
+    qe = max(((f64_bits(ax) >> 52) & 0x7FF) - 1033, -24)
+    return math.copysign(np.rint(ax * bits_f64((1023 - qe) << 52)) * bits_f64((1023 + qe) << 52), x)
 
 
 @njit(cache=True, error_model="numpy")

@@ -158,8 +158,15 @@ def round_mode(dt, x, mode):
 def tile_convert(l1, dst, src, count, dt, mode):
     """TCVT: dst[e] = src[e] rounded to dt by mode (round_mode); sources are read first."""
     out = np.empty(count, np.float64)
-    for e in range(count):
-        out[e] = round_mode(dt, l1[src + e], mode)
+    if mode == CVT_RINT and dt == DT_FLOAT16:    # round_mode is round_to's round_f16 there
+        for e in range(count):
+            out[e] = round_f16(l1[src + e])
+    elif mode == CVT_RINT and dt != DT_INT32:    # round_mode is round_to there
+        for e in range(count):
+            out[e] = round_to(dt, l1[src + e])
+    else:
+        for e in range(count):
+            out[e] = round_mode(dt, l1[src + e], mode)
     for e in range(count):
         l1[dst + e] = out[e]
 
@@ -183,14 +190,17 @@ def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
     through a buffer (writing in place let element e read element e-1's new value).
     """
     out = np.empty(count, np.float64)
-    for e in range(count):
-        y = scalar if use_scalar else (l1[b + e] if b >= 0 else 0.0)
-        old = l1[dst + e]                # dst's old value: `c` of TMULADDDST, TAXPY, ...
-        if dt == DT_INT32:               # int32 tiles: integer semantics, wrapping
-            c = np.int64(old) if math.isfinite(old) else np.int64(0)
-            out[e] = np.float64(wrap_i32(alu_int(op, np.int64(l1[a + e]), np.int64(y), c)))
-        else:
-            out[e] = round_to(dt, alu_float(op, l1[a + e], y, old))
+    if dt != DT_INT32 and elementwise_float(op, l1, dst, a, b, scalar, use_scalar, count, dt, out):
+        pass                             # the opcode's own loop (exec/tile_loops.py)
+    else:
+        for e in range(count):
+            y = scalar if use_scalar else (l1[b + e] if b >= 0 else 0.0)
+            old = l1[dst + e]            # dst's old value: `c` of TMULADDDST, TAXPY, ...
+            if dt == DT_INT32:           # int32 tiles: integer semantics, wrapping
+                c = np.int64(old) if math.isfinite(old) else np.int64(0)
+                out[e] = np.float64(wrap_i32(alu_int(op, np.int64(l1[a + e]), np.int64(y), c)))
+            else:
+                out[e] = round_to(dt, alu_float(op, l1[a + e], y, old))
     for e in range(count):
         l1[dst + e] = out[e]
 
@@ -202,6 +212,16 @@ def _fold(op, l1, dst, src, rows, cols, init, dt, per_col):
     line. Every source word is read before dst is written."""
     n_out, n_in = (cols, rows) if per_col else (rows, cols)
     out = np.empty(n_out, np.float64)
+    if dt == DT_INT32 or not fold_float(op, l1, src, rows, cols, init, dt, per_col, out):
+        _fold_generic(op, l1, src, rows, cols, init, dt, per_col, out)
+    for i in range(n_out):
+        l1[dst + i] = out[i]
+
+
+@njit(cache=True, error_model="numpy")
+def _fold_generic(op, l1, src, rows, cols, init, dt, per_col, out):
+    """_fold's results in out, every element through alu_float / alu_int and round_to."""
+    n_out, n_in = (cols, rows) if per_col else (rows, cols)
     for i in range(n_out):
         acc = init if n_in == 0 else (l1[src + i] if per_col else l1[src + i * cols])
         for j in range(1, n_in):
@@ -211,8 +231,6 @@ def _fold(op, l1, dst, src, rows, cols, init, dt, per_col):
             else:
                 acc = round_to(dt, alu_float(op, acc, x, 0.0))
         out[i] = round_to(dt, acc)
-    for i in range(n_out):
-        l1[dst + i] = out[i]
 
 
 @njit(cache=True, error_model="numpy")
@@ -342,6 +360,10 @@ def _expand_op(op, l1, dst, a, v, rows, cols, dt, per_col):
     """dst[r, c] = op(a[r, c], v[c] if per_col else v[r]) by the table's expression, rounded
     to dt (int32 wraps); every source word is read before dst is written (dst may be a)."""
     out = np.empty(rows * cols, np.float64)
+    if dt != DT_INT32 and expand_float(op, l1, a, v, rows, cols, dt, per_col, out):
+        for e in range(rows * cols):
+            l1[dst + e] = out[e]
+        return
     for r in range(rows):
         for c in range(cols):
             x = l1[a + r * cols + c]
@@ -414,202 +436,3 @@ def tile_scatter(dst_arr, dst, dpitch, buf, rows, cols):
         row = dst + r * dpitch
         for c in range(cols):
             dst_arr[row + c] = buf[r * cols + c]
-
-
-@njit(cache=True, error_model="numpy", fastmath={"contract"})
-def tile_matmul(out, l1, c, cpitch, a, apitch, b, bpitch, m, n, k, init, bias, dt):
-    """TMATMUL* / TGEMV* (and the article's MMA): out[i * n + j] = the exact value of
-    init[i, j] + sum over p of a[i, p] * b[p, j], rounded once to dt (float32: to nearest,
-    ties to even; int32 wraps). init is 0 (init == 0), the accumulator's old c[i, j] (init ==
-    1, the _ACC forms) or bias[j] (init == 2, the _BIAS forms). A NaN or an infinity among the
-    terms gives what IEEE arithmetic gives in any order (NaN for inf * 0 or inf - inf).
-
-    An exact sum does not depend on the order it is taken in, so this kernel (a float64 sum
-    over p in order, then matmul_finish) and the BLAS product that exec/aicore_tiles.py uses
-    for large finite tiles give the same bits. Every product of the cube's input dtypes
-    (float16, bfloat16, float32, int8) is exact in float64, so a fused multiply-add changes
-    nothing and the compiler may use one ("contract"). A and B are first packed into dense
-    arrays (windows of pitched tiles), then four rows at a time share each row of B."""
-    A = np.empty(m * k)
-    B = np.empty(k * n)
-    for r in range(m):
-        for p in range(k):
-            A[r * k + p] = l1[a + r * apitch + p]
-    for p in range(k):
-        for j in range(n):
-            B[p * n + j] = l1[b + p * bpitch + j]
-    start = np.empty(m * n)
-    for r in range(m):
-        for j in range(n):
-            start[r * n + j] = l1[c + r * cpitch + j] if init == 1 else l1[bias + j] if init == 2 else 0.0
-    acc = np.empty((4, n))
-    sums = np.empty(m * n)
-    for i in range(0, m, 4):
-        rows = min(4, m - i)
-        for r in range(4):
-            for j in range(n):
-                acc[r, j] = start[(i + r) * n + j] if r < rows else 0.0
-        # rows past m repeat row i's products (a valid row) and are not kept
-        a0 = i * k
-        a1 = (i + 1 if rows > 1 else i) * k
-        a2 = (i + 2 if rows > 2 else i) * k
-        a3 = (i + 3 if rows > 3 else i) * k
-        _matmul_rows(acc, A, a0, a1, a2, a3, B, n, k)
-        for r in range(rows):
-            for j in range(n):
-                sums[(i + r) * n + j] = acc[r, j]
-    matmul_finish(out, sums, A, B, start, m, n, k, dt)
-
-
-@njit(cache=True, error_model="numpy")
-def matmul_finish(out, sums, A, B, start, m, n, k, dt):
-    """out = the float64 sums of a matmul (start + A @ B, A m x k and B k x n dense, summed in
-    any order) rounded to dt as the exact sums would round. A float64 sum of k + 1 terms is
-    within (k + 2) 2^-53 of the sum of their magnitudes, bounded here by |start| + (the row's
-    sum of |A|) x (the column's largest |B|); where the whole interval rounds to one float32
-    that is the result, else the exact sum decides (_exact_float32). int32 results are exact
-    already (int8 products, far below 2^53) and wrap. The cube accumulates into float32 or
-    int32 only (dt is one of them)."""
-    if dt == DT_INT32:
-        for e in range(m * n):
-            out[e] = np.float64(wrap_i32(np.int64(sums[e]))) if math.isfinite(sums[e]) else 0.0
-        return
-    rowabs = np.zeros(m)
-    colmax = np.zeros(n)
-    rowbit = np.full(m, 2000)          # the lowest set bit among each row of A, as an exponent
-    colbit = np.full(n, 2000)          # ... among each column of B
-    a_bits, b_bits, s_bits = A.view(np.int64), B.view(np.int64), start.view(np.int64)
-    for r in range(m):
-        for p in range(k):
-            rowabs[r] += abs(A[r * k + p])
-            rowbit[r] = min(rowbit[r], _lowest_bit(a_bits[r * k + p]))
-    for p in range(k):
-        for j in range(n):
-            colmax[j] = max(colmax[j], abs(B[p * n + j]))
-            colbit[j] = min(colbit[j], _lowest_bit(b_bits[p * n + j]))
-    start_bit = 2000
-    for e in range(m * n):
-        start_bit = min(start_bit, _lowest_bit(s_bits[e]))
-    # every term of element (r, j) is a multiple of 2^(rowbit + colbit), and start of
-    # 2^start_bit: while the sum of their magnitudes stays below 2^53 times the smaller, every
-    # partial sum is exact in float64, in any order, and s is the exact sum
-    rowlim = np.empty(m)
-    collim = np.empty(n)
-    for r in range(m):
-        rowlim[r] = math.ldexp(1.0, max(-1000, min(1000, rowbit[r] + 26)))
-    for j in range(n):
-        collim[j] = math.ldexp(1.0, max(-1000, min(1000, colbit[j] + 27)))
-    start_lim = math.ldexp(1.0, max(-1000, min(1000, start_bit + 53)))
-    gamma = (k + 2) * 2.0**-53 * 1.01
-    settled = np.empty(m * n, np.bool_)
-    for r in range(m):
-        for j in range(n):
-            e = r * n + j
-            s = sums[e]
-            total = abs(start[e]) + rowabs[r] * colmax[j]
-            near = np.float32(s)
-            out[e] = np.float64(near)
-            exact = total < min(rowlim[r] * collim[j], start_lim)
-            # else s is within bound of the exact sum: settled when both ends round alike
-            bound = total * gamma + abs(s) * 2.0**-52
-            settled[e] = exact | ((np.float32(s - bound) == near) & (np.float32(s + bound) == near))
-    terms = np.empty(k + 1)
-    partials = np.empty(k + 1)
-    for e in range(m * n):             # the rare element whose bound straddles a rounding point
-        if not settled[e] and math.isfinite(sums[e]):
-            r, j = e // n, e % n
-            terms[0] = start[e]
-            for p in range(k):
-                terms[p + 1] = A[r * k + p] * B[p * n + j]
-            out[e] = _exact_float32(terms, k + 1, partials)
-
-
-@njit(cache=True, error_model="numpy")
-def _exact_float32(terms, count, partials):
-    """The exact sum of terms[:count] (Shewchuk's non-overlapping partials, as Python's
-    math.fsum) rounded to the nearest float32, ties to even: the float64 hi nearest the sum
-    rounds as the sum does unless hi is a float32 midpoint, where the sign of the rest decides."""
-    used = 0
-    for i in range(count):
-        x = terms[i]
-        j = 0
-        for q in range(used):
-            y = partials[q]
-            if abs(x) < abs(y):
-                x, y = y, x
-            hi = x + y
-            lo = y - (hi - x)
-            if lo != 0.0:
-                partials[j] = lo
-                j += 1
-            x = hi
-        partials[j] = x
-        used = j + 1
-    hi = partials[used - 1] if used else 0.0
-    rest = 0.0
-    q = used - 1
-    while q > 0:
-        q -= 1
-        x, y = hi, partials[q]
-        hi = x + y
-        rest = y - (hi - x)
-        if rest != 0.0:
-            break                      # the smaller partials cannot change rest's sign
-    f = np.float32(hi)
-    fv = _float32_value(f, hi)
-    if fv == hi or rest == 0.0:
-        return np.float64(f)
-    other = np.nextafter(f, np.float32(np.inf) if hi > fv else np.float32(-np.inf))
-    ov = _float32_value(other, hi)
-    if fv + ov != 2.0 * hi:
-        return np.float64(f)           # hi is not halfway between two float32 values
-    return np.float64(other) if (rest > 0.0) == (ov > fv) else np.float64(f)
-
-
-@njit(cache=True, error_model="numpy")
-def _float32_value(f, near):
-    """float32 f as a number; an infinity counts as 2^128 (with near's sign), where the float32
-    after the largest would be, so overflow rounds as IEEE says (ties at 2^128 - 2^103)."""
-    if math.isinf(f):
-        return math.copysign(2.0**128, near)
-    return np.float64(f)
-
-
-@njit(cache=True, error_model="numpy", fastmath={"contract"})
-def _matmul_rows(acc, A, a0, a1, a2, a3, B, n, k):
-    """Four rows of a matmul: acc[r, j] += A[a_r + p] * B[p * n + j] for p in order (one
-    accumulator array, so the vectorised loop needs few run-time overlap checks)."""
-    for p in range(k):
-        x0, x1, x2, x3 = A[a0 + p], A[a1 + p], A[a2 + p], A[a3 + p]
-        row = p * n
-        for j in range(n):
-            y = B[row + j]
-            acc[0, j] += x0 * y
-            acc[1, j] += x1 * y
-            acc[2, j] += x2 * y
-            acc[3, j] += x3 * y
-
-
-# trailing zeros of a 64-bit power of two by de Bruijn multiplication
-TRAILING_ZEROS = np.array([0, 1, 2, 53, 3, 7, 54, 27, 4, 38, 41, 8, 34, 55, 48, 28, 62, 5, 39, 46,
-                           44, 42, 22, 9, 24, 35, 59, 56, 49, 18, 29, 11, 63, 52, 6, 26, 37, 40, 33,
-                           47, 61, 45, 43, 21, 23, 58, 17, 10, 51, 25, 36, 32, 60, 20, 57, 16, 50, 31,
-                           19, 15, 30, 14, 13, 12], np.int64)
-
-
-@njit(cache=True, error_model="numpy")
-def _lowest_bit(bits):
-    """The exponent of the lowest set bit of the float64 whose IEEE bits are ``bits`` (x = odd *
-    2^that); 2000 for zero, 1000 for NaN and infinities (never exact)."""
-    field = (bits >> 52) & 0x7FF
-    frac = bits & 0xFFFFFFFFFFFFF
-    if field == 0x7FF:
-        return 1000
-    if field == 0:
-        if frac == 0:
-            return 2000
-        mant, base = frac, -1074
-    else:
-        mant, base = frac | 0x10000000000000, field - 1075
-    low = np.uint64(mant & -mant)
-    return base + TRAILING_ZEROS[np.int64((low * np.uint64(0x022FDD63CC95386D)) >> np.uint64(58))]

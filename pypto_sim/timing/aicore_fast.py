@@ -14,10 +14,10 @@ import numpy as np
 
 from ..dtypes import BY_CODE
 from ..exec import gm
-from ..exec.aicore_tiles import TileOp
 from ..ir.program import C_DST, C_DTYPE, C_OP, C_SRC, MAX_SRCS
 from ..isa import FAMILIES, PIPES
 from .aicore_pipes import AICorePipes
+from .aicore_replay import replay_table, replay_values
 from .aicore_tables import SYNC_KINDS
 from .fast import EVENTS_PER_CALL, grown, rebuilt_table, start_slots
 from .records import FIELDS, PcTotals
@@ -79,6 +79,7 @@ class AICoreFastEngine:
         units = 3 * slots
         pipes = self.pipes = AICorePipes(sim, slots)
         self.tables = pipes.tables
+        self.replay = None               # the values replay's table, made when first needed
         self.local_words = max(prog.local_words, 1)
         acfg = self.acfg = pipes.acfg
         acfg[ex.AK_SLOTS] = slots
@@ -223,41 +224,10 @@ class AICoreFastEngine:
                                     cols * item, stride * item)
         if not sim.values:
             return
-        times = np.concatenate([lg[:, ex.LG_START], lg[:, ex.LG_COMPLETE]])
-        seqs = np.concatenate([2 * np.arange(n), 2 * np.arange(n) + 1])
-        order = np.lexsort((seqs, times))
-        if before is not None:
-            order = order[times[order] < before]
-        left = {}                       # block id -> operations whose write is still to come
-        for b in lg[:, ex.LG_BLOCK].tolist():
-            left[b] = left.get(b, 0) + 1
-        arrays, pending = {}, {}
-        for k in order.tolist():
-            i = k - n if k >= n else k
-            if k < n:
-                op = self._op(i, lg, vals, arrays)
-                pending[i] = (op, op.read())
-            else:
-                op, result = pending.pop(i)
-                op.write(result)
-                block = int(lg[i, ex.LG_BLOCK])
-                left[block] -= 1
-                if not left[block]:
-                    arrays.pop(block, None)         # a finished block's memory goes
-
-    def _op(self, i, lg, vals, arrays):
-        """The TileOp of logged operation i, on its block's unit's memory."""
-        sim, ex = self.sim, self.ex
-        pc, g, block = int(lg[i, ex.LG_PC]), int(lg[i, ex.LG_G]), int(lg[i, ex.LG_BLOCK])
-        unit = g % 3
-        mem = arrays.get(block)
-        if mem is None:
-            l1 = np.zeros(self.local_words, np.float64)
-            mem = arrays[block] = (l1, l1, np.zeros_like(l1))
-        gx, gy, _ = sim.grid
-        coords = (block % gx, (block // gx) % gy, block // (gx * gy))
-        n_ops = int(self.tables.tp[pc, ex.TP_MAXJ])
-        return TileOp(sim, pc, vals[i, :n_ops].tolist(), mem[unit], unit, coords)
+        if self.replay is None:
+            self.replay = replay_table(sim)
+        gx, gy, gz = sim.grid
+        replay_values(sim, ex, lg, vals, *self.replay, self.local_words, gx * gy * gz, before)
 
     # ---------------------------------------------------------------- growing buffers
     def _grow(self, what):

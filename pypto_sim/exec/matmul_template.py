@@ -1,0 +1,240 @@
+"""The cube's matmul values (appended to the generated executor module by pypto_sim.exec.lane
+after the tile kernels; DT_INT32 and wrap_i32 are that module's): tile_matmul, and
+matmul_finish, which rounds any float64 sums of a matmul (the kernel's own, or numpy's BLAS
+product: exec/aicore_tiles.py, timing/aicore_replay.py) as the exact sums would round."""
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, error_model="numpy", fastmath={"contract"})
+def tile_matmul(out, l1, c, cpitch, a, apitch, b, bpitch, m, n, k, init, bias, dt):
+    """TMATMUL* / TGEMV* (and the article's MMA): out[i * n + j] = the exact value of
+    init[i, j] + sum over p of a[i, p] * b[p, j], rounded once to dt (float32: to nearest,
+    ties to even; int32 wraps). init is 0 (init == 0), the accumulator's old c[i, j] (init ==
+    1, the _ACC forms) or bias[j] (init == 2, the _BIAS forms). A NaN or an infinity among the
+    terms gives what IEEE arithmetic gives in any order (NaN for inf * 0 or inf - inf).
+
+    An exact sum does not depend on the order it is taken in, so this kernel (a float64 sum
+    over p in order, then matmul_finish) and the BLAS product that exec/aicore_tiles.py uses
+    for large finite tiles give the same bits. Every product of the cube's input dtypes
+    (float16, bfloat16, float32, int8) is exact in float64, so a fused multiply-add changes
+    nothing and the compiler may use one ("contract"). A and B are first packed into dense
+    arrays (windows of pitched tiles), then four rows at a time share each row of B."""
+    A = np.empty(m * k)
+    B = np.empty(k * n)
+    for r in range(m):
+        for p in range(k):
+            A[r * k + p] = l1[a + r * apitch + p]
+    for p in range(k):
+        for j in range(n):
+            B[p * n + j] = l1[b + p * bpitch + j]
+    start = np.empty(m * n)
+    for r in range(m):
+        for j in range(n):
+            start[r * n + j] = l1[c + r * cpitch + j] if init == 1 else l1[bias + j] if init == 2 else 0.0
+    acc = np.empty((4, n))
+    sums = np.empty(m * n)
+    for i in range(0, m, 4):
+        rows = min(4, m - i)
+        for r in range(4):
+            for j in range(n):
+                acc[r, j] = start[(i + r) * n + j] if r < rows else 0.0
+        # rows past m repeat row i's products (a valid row) and are not kept
+        a0 = i * k
+        a1 = (i + 1 if rows > 1 else i) * k
+        a2 = (i + 2 if rows > 2 else i) * k
+        a3 = (i + 3 if rows > 3 else i) * k
+        _matmul_rows(acc, A, a0, a1, a2, a3, B, n, k)
+        for r in range(rows):
+            for j in range(n):
+                sums[(i + r) * n + j] = acc[r, j]
+    matmul_finish(out, sums, A, B, start, m, n, k, dt)
+
+
+@njit(cache=True, error_model="numpy")
+def matmul_finish(out, sums, A, B, start, m, n, k, dt):
+    """out = the float64 sums of a matmul (start + A @ B, A m x k and B k x n dense, summed in
+    any order) rounded to dt as the exact sums would round. A float64 sum of k + 1 terms is
+    within (k + 2) 2^-53 of the sum of their magnitudes, bounded here by |start| + (the row's
+    sum of |A|) x (the column's largest |B|); where the whole interval rounds to one float32
+    that is the result, else the exact sum decides (_exact_float32), unless every partial sum
+    was exact already (_matmul_exact). int32 results are exact already (int8 products, far
+    below 2^53) and wrap. The cube accumulates into float32 or int32 only (dt is one of them)."""
+    if dt == DT_INT32:
+        for e in range(m * n):
+            out[e] = np.float64(wrap_i32(np.int64(sums[e]))) if math.isfinite(sums[e]) else 0.0
+        return
+    rowabs = np.zeros(m)
+    colmax = np.zeros(n)
+    for r in range(m):
+        s0 = s1 = s2 = s3 = 0.0              # four partial sums: any order bounds alike
+        p = 0
+        while p + 4 <= k:
+            s0 += abs(A[r * k + p])
+            s1 += abs(A[r * k + p + 1])
+            s2 += abs(A[r * k + p + 2])
+            s3 += abs(A[r * k + p + 3])
+            p += 4
+        while p < k:
+            s0 += abs(A[r * k + p])
+            p += 1
+        rowabs[r] = (s0 + s1) + (s2 + s3)
+    for p in range(k):
+        for j in range(n):
+            colmax[j] = max(colmax[j], abs(B[p * n + j]))
+    gamma = (k + 2) * 2.0**-53 * 1.01
+    unsettled = 0
+    for r in range(m):
+        for j in range(n):
+            e = r * n + j
+            s = sums[e]
+            total = abs(start[e]) + rowabs[r] * colmax[j]
+            near = np.float32(s)
+            out[e] = np.float64(near)
+            # s is within bound of the exact sum: settled when both ends round alike
+            bound = total * gamma + abs(s) * 2.0**-52
+            if not ((np.float32(s - bound) == near) & (np.float32(s + bound) == near)):
+                unsettled += 1
+    if unsettled:
+        _matmul_unsettled(out, sums, A, B, start, m, n, k, rowabs, colmax, gamma)
+
+
+@njit(cache=True, error_model="numpy")
+def _matmul_unsettled(out, sums, A, B, start, m, n, k, rowabs, colmax, gamma):
+    """matmul_finish's elements whose bound straddles a rounding point (rare): exact in float64
+    already when every term is a multiple of one power of two and the sum of their magnitudes
+    stays below 2^53 times it, else summed exactly (_exact_float32)."""
+    rowbit = np.full(m, 2000)          # the lowest set bit among each row of A, as an exponent
+    colbit = np.full(n, 2000)          # ... among each column of B
+    a_bits, b_bits, s_bits = A.view(np.int64), B.view(np.int64), start.view(np.int64)
+    for r in range(m):
+        for p in range(k):
+            rowbit[r] = min(rowbit[r], _lowest_bit(a_bits[r * k + p]))
+    for p in range(k):
+        for j in range(n):
+            colbit[j] = min(colbit[j], _lowest_bit(b_bits[p * n + j]))
+    start_bit = 2000
+    for e in range(m * n):
+        start_bit = min(start_bit, _lowest_bit(s_bits[e]))
+    # every term of element (r, j) is a multiple of 2^(rowbit + colbit), and start of
+    # 2^start_bit: while the sum of their magnitudes stays below 2^53 times the smaller, every
+    # partial sum is exact in float64, in any order, and s is the exact sum
+    rowlim = np.empty(m)
+    collim = np.empty(n)
+    for r in range(m):
+        rowlim[r] = math.ldexp(1.0, max(-1000, min(1000, rowbit[r] + 26)))
+    for j in range(n):
+        collim[j] = math.ldexp(1.0, max(-1000, min(1000, colbit[j] + 27)))
+    start_lim = math.ldexp(1.0, max(-1000, min(1000, start_bit + 53)))
+    terms = np.empty(k + 1)
+    partials = np.empty(k + 1)
+    for r in range(m):
+        for j in range(n):
+            e = r * n + j
+            s = sums[e]
+            if not math.isfinite(s):
+                continue
+            near = np.float32(s)
+            total = abs(start[e]) + rowabs[r] * colmax[j]
+            bound = total * gamma + abs(s) * 2.0**-52
+            if (np.float32(s - bound) == near) & (np.float32(s + bound) == near):
+                continue
+            if total < min(rowlim[r] * collim[j], start_lim):
+                continue
+            terms[0] = start[e]
+            for p in range(k):
+                terms[p + 1] = A[r * k + p] * B[p * n + j]
+            out[e] = _exact_float32(terms, k + 1, partials)
+
+
+@njit(cache=True, error_model="numpy")
+def _exact_float32(terms, count, partials):
+    """The exact sum of terms[:count] (Shewchuk's non-overlapping partials, as Python's
+    math.fsum) rounded to the nearest float32, ties to even: the float64 hi nearest the sum
+    rounds as the sum does unless hi is a float32 midpoint, where the sign of the rest decides."""
+    used = 0
+    for i in range(count):
+        x = terms[i]
+        j = 0
+        for q in range(used):
+            y = partials[q]
+            if abs(x) < abs(y):
+                x, y = y, x
+            hi = x + y
+            lo = y - (hi - x)
+            if lo != 0.0:
+                partials[j] = lo
+                j += 1
+            x = hi
+        partials[j] = x
+        used = j + 1
+    hi = partials[used - 1] if used else 0.0
+    rest = 0.0
+    q = used - 1
+    while q > 0:
+        q -= 1
+        x, y = hi, partials[q]
+        hi = x + y
+        rest = y - (hi - x)
+        if rest != 0.0:
+            break                      # the smaller partials cannot change rest's sign
+    f = np.float32(hi)
+    fv = _float32_value(f, hi)
+    if fv == hi or rest == 0.0:
+        return np.float64(f)
+    other = np.nextafter(f, np.float32(np.inf) if hi > fv else np.float32(-np.inf))
+    ov = _float32_value(other, hi)
+    if fv + ov != 2.0 * hi:
+        return np.float64(f)           # hi is not halfway between two float32 values
+    return np.float64(other) if (rest > 0.0) == (ov > fv) else np.float64(f)
+
+
+@njit(cache=True, error_model="numpy")
+def _float32_value(f, near):
+    """float32 f as a number; an infinity counts as 2^128 (with near's sign), where the float32
+    after the largest would be, so overflow rounds as IEEE says (ties at 2^128 - 2^103)."""
+    if math.isinf(f):
+        return math.copysign(2.0**128, near)
+    return np.float64(f)
+
+
+@njit(cache=True, error_model="numpy", fastmath={"contract"})
+def _matmul_rows(acc, A, a0, a1, a2, a3, B, n, k):
+    """Four rows of a matmul: acc[r, j] += A[a_r + p] * B[p * n + j] for p in order (one
+    accumulator array, so the vectorised loop needs few run-time overlap checks)."""
+    for p in range(k):
+        x0, x1, x2, x3 = A[a0 + p], A[a1 + p], A[a2 + p], A[a3 + p]
+        row = p * n
+        for j in range(n):
+            y = B[row + j]
+            acc[0, j] += x0 * y
+            acc[1, j] += x1 * y
+            acc[2, j] += x2 * y
+            acc[3, j] += x3 * y
+
+
+# trailing zeros of a 64-bit power of two by de Bruijn multiplication
+TRAILING_ZEROS = np.array([0, 1, 2, 53, 3, 7, 54, 27, 4, 38, 41, 8, 34, 55, 48, 28, 62, 5, 39, 46,
+                           44, 42, 22, 9, 24, 35, 59, 56, 49, 18, 29, 11, 63, 52, 6, 26, 37, 40, 33,
+                           47, 61, 45, 43, 21, 23, 58, 17, 10, 51, 25, 36, 32, 60, 20, 57, 16, 50, 31,
+                           19, 15, 30, 14, 13, 12], np.int64)
+
+
+@njit(cache=True, error_model="numpy")
+def _lowest_bit(bits):
+    """The exponent of the lowest set bit of the float64 whose IEEE bits are ``bits`` (x = odd *
+    2^that); 2000 for zero, 1000 for NaN and infinities (never exact)."""
+    field = (bits >> 52) & 0x7FF
+    frac = bits & 0xFFFFFFFFFFFFF
+    if field == 0x7FF:
+        return 1000
+    if field == 0:
+        if frac == 0:
+            return 2000
+        mant, base = frac, -1074
+    else:
+        mant, base = frac | 0x10000000000000, field - 1075
+    low = np.uint64(mant & -mant)
+    return base + TRAILING_ZEROS[np.int64((low * np.uint64(0x022FDD63CC95386D)) >> np.uint64(58))]

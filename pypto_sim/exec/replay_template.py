@@ -1,0 +1,386 @@
+"""The AI core's tile values replayed in one compiled loop (timing/aicore_replay.py drives it).
+
+After the compiled timing run (aicore_engine_template.py) every dispatched tile instruction
+is in the log with its operands, start and completion. The driver orders the reads (at the
+starts) and the writes (at the completions) as the SimPy model creates them, and this loop
+walks that order: a read computes the operation's pending result into a slot of a pool, a
+write puts it in place. It calls the same kernels as exec/aicore_tiles.py's TileOp (the
+functional runner's and the SimPy model's decode): gm_gather / gm_scatter for GM and tile
+copies, the vector families' kernels (run in place on the unit's memory, the result kept and
+the destination's old words put back until the write), tile_matmul for a small matmul. A
+large finite matmul is handed back to the driver (RS_BLAS), which takes its float64 sums from
+numpy's BLAS and finishes them with matmul_finish: the same bits as tile_matmul.
+
+Appended to the lane executor module after the tile kernels and the AI core's event loop.
+"""
+import numpy as np
+from numba import njit
+
+# the replay's per-pc table (rp, int64); built by timing/aicore_replay.py
+RP_KIND = 0          # RK_*
+RP_OP = 1            # the opcode
+RP_DT = 2            # the instruction's dtype code (C_DTYPE)
+RP_LO = 3            # a vector op's destination words [lo, hi)
+RP_HI = 4
+RP_SLOT = 5          # a GM transfer's tensor slot
+RP_SBASE = 6         # the tile read (store, move) / a matmul's a
+RP_SPITCH = 7
+RP_DBASE = 8         # the tile written (load, move) / a matmul's c
+RP_DPITCH = 9
+RP_CONV = 10         # a copy's rounding: the destination dtype code, or -1
+RP_BBASE = 11        # a matmul's b, bias (0 when none), starting value (INIT_*), c's dtype
+RP_BPITCH = 12
+RP_BIAS = 13
+RP_INIT = 14
+RP_SIZE = 15         # words of the pending result, at most
+RP_SCJ = 16          # the operand index of a vector op's real scalar (or pad), -1: none
+RP_USE = 17          # a vector op takes its second operand as a scalar
+RP_J = 18            # operand indices of the kernel's integer arguments (-1: the value -1)
+RP_NJ = 8
+RP_WLO = RP_J + RP_NJ    # the words of its unit's memory it writes [lo, hi) (a store: none)
+RP_WHI = RP_WLO + 1
+RP_NR = RP_WLO + 2       # how many ranges of its unit's memory it reads (rr[pc, :RP_NR])
+N_RP = RP_WLO + 3
+
+# replay kinds
+RK_NONE = 0
+RK_LOAD = 1
+RK_STORE = 2
+RK_MOVE = 3
+RK_MMA = 4
+RK_ELEM = 5
+RK_CVT = 6
+RK_RRED = 7
+RK_CRED = 8
+RK_REXPOP = 9
+RK_CEXPOP = 10
+RK_CMP = 11
+RK_SEL = 12
+RK_TRI = 13
+RK_TRANS = 14
+RK_RARG = 15
+RK_CARG = 16
+RK_FILL = 17
+RK_REXP = 18
+RK_CEXP = 19
+
+# the replay's state (rs) and what a call returns
+RS_POS = 0           # the next position in the order
+RS_I = 1             # RS_BLAS: the log entry, its pending slot, m, n, k, c's dtype
+RS_SLOT = 2
+RS_M = 3
+RS_N = 4
+RS_K = 5
+RS_CDT = 6
+RS_FREE_P = 7        # free pending slots / memory rows on the stacks
+RS_FREE_M = 8
+N_RS = 9
+RS_DONE = 0
+RS_BLAS = 1          # a large finite matmul's sums are the driver's (A, B, start gathered)
+RS_GROW_PEND = 2     # no free pending slot: the driver grows the pool and calls again
+RS_GROW_MEM = 3      # no free memory row
+
+
+@njit(cache=True, error_model="numpy")
+def _rv(vrow, j):
+    """Operand j of a logged operation as TileOp's iv (the integer part, 0 for inf or NaN);
+    j < 0: the value -1 (an absent tile operand)."""
+    if j < 0:
+        return np.int64(-1)
+    x = vrow[j]
+    if not np.isfinite(x):
+        return np.int64(0)
+    return np.int64(x)
+
+
+@njit(cache=True, error_model="numpy")
+def replay_vector(rp, rf, pc, vrow, l1):
+    """Run vector op pc with the logged operands vrow in place on l1, as tile_effects.effect."""
+    kind, op, dt = rp[pc, RP_KIND], rp[pc, RP_OP], rp[pc, RP_DT]
+    j0 = _rv(vrow, rp[pc, RP_J])
+    j1 = _rv(vrow, rp[pc, RP_J + 1])
+    j2 = _rv(vrow, rp[pc, RP_J + 2])
+    j3 = _rv(vrow, rp[pc, RP_J + 3])
+    j4 = _rv(vrow, rp[pc, RP_J + 4])
+    j5 = _rv(vrow, rp[pc, RP_J + 5])
+    j6 = _rv(vrow, rp[pc, RP_J + 6])
+    j7 = _rv(vrow, rp[pc, RP_J + 7])
+    scj = rp[pc, RP_SCJ]
+    s = vrow[scj] if scj >= 0 else 0.0
+    use = rp[pc, RP_USE] != 0
+    if kind == RK_ELEM or kind == RK_CVT:
+        # (dst, a, b, n) / (dst, src, n, mode), then cols, dpitch, apitch, bpitch: with cols > 0,
+        # n / cols rows at each tile's own pitch, in order (tile_effects.effect)
+        n = j3 if kind == RK_ELEM else j2
+        rows, width = (n // j4, j4) if j4 > 0 else (1, n)
+        for r in range(rows):
+            d, a = j0 + r * j5 if j4 > 0 else j0, j1 + r * j6 if j4 > 0 else j1
+            if kind == RK_CVT:
+                tile_convert(l1, d, a, width, dt, j3)
+            else:
+                b = j2 + r * j7 if (j4 > 0 and j2 >= 0) else j2
+                tile_elementwise(op, l1, d, a, b, s, use, width, dt)
+    elif kind == RK_RRED and j4 > 1:
+        for r in range(j2):                      # element (r, 0) of a RowMajor dst, dpitch apart
+            tile_row_reduce(op, l1, j0 + r * j4, j1 + r * j3, 1, j3, rf[pc], dt)
+    elif kind == RK_RRED:
+        tile_row_reduce(op, l1, j0, j1, j2, j3, rf[pc], dt)
+    elif kind == RK_CRED:
+        tile_col_reduce(op, l1, j0, j1, j2, j3, rf[pc], dt)
+    elif kind == RK_REXPOP:
+        tile_row_expand_op(op, l1, j0, j1, j2, j3, j4, dt)
+    elif kind == RK_CEXPOP:
+        tile_col_expand_op(op, l1, j0, j1, j2, j3, j4, dt)
+    elif kind == RK_CMP:
+        tile_cmp(op, l1, j0, j1, j2, s, use, j3, j4, j5, j6, dt)
+    elif kind == RK_SEL:
+        tile_sel(op, l1, j0, j1, j2, j3, s, use, j4, j5, j6, dt)
+    elif kind == RK_TRI:
+        tile_tri(l1, j0, j1, j2, j3, j4)
+    elif kind == RK_TRANS:
+        tile_trans(l1, j0, j1, j2, j3, j4, j5)
+    elif kind == RK_RARG:
+        tile_row_arg(op, l1, j0, j1, j2, j3, dt)
+    elif kind == RK_CARG:
+        tile_col_arg(op, l1, j0, j1, j2, j3, dt)
+    elif kind == RK_FILL:
+        tile_fillpad(l1, j0, j1, s, j2, j3, j4, j5, j6)
+    elif kind == RK_REXP and j4 > 1:
+        for r in range(j2):                      # element (r, 0) of a RowMajor src, spitch apart
+            tile_row_expand(l1, j0 + r * j3, j1 + r * j4, 1, j3)
+    elif kind == RK_REXP:
+        tile_row_expand(l1, j0, j1, j2, j3)
+    elif kind == RK_CEXP:
+        tile_col_expand(l1, j0, j1, j2, j3)
+
+
+@njit(cache=True, error_model="numpy")
+def _mma_gather(l1, rp, pc, m, n, k, A, B, start):
+    """A (m x k), B (k x n) and the starting values (m x n) of matmul pc, dense; True when
+    every one is finite (BLAS may then form the sums: exec/aicore_tiles._blas_matmul)."""
+    a, ap, b, bp = rp[pc, RP_SBASE], rp[pc, RP_SPITCH], rp[pc, RP_BBASE], rp[pc, RP_BPITCH]
+    c, cp, init, bias = rp[pc, RP_DBASE], rp[pc, RP_DPITCH], rp[pc, RP_INIT], rp[pc, RP_BIAS]
+    finite = True
+    for r in range(m):
+        for p in range(k):
+            x = l1[a + r * ap + p]
+            A[r * k + p] = x
+            finite = finite and np.isfinite(x)
+    for p in range(k):
+        for j in range(n):
+            x = l1[b + p * bp + j]
+            B[p * n + j] = x
+            finite = finite and np.isfinite(x)
+    for r in range(m):
+        for j in range(n):
+            x = l1[c + r * cp + j] if init == 1 else l1[bias + j] if init == 2 else 0.0
+            start[r * n + j] = x
+            finite = finite and np.isfinite(x)
+    return finite
+
+
+@njit(cache=True, error_model="numpy")
+def _gm_words(lg_i, rp, tbase, i):
+    """[lo, hi) of the GM bytes logged transfer i touches."""
+    item = ITEMSIZE[rp[lg_i[i, LG_PC], RP_DT]]
+    lo = tbase[rp[lg_i[i, LG_PC], RP_SLOT]] + lg_i[i, LG_OFF] * item
+    return lo, lo + ((lg_i[i, LG_ROWS] - 1) * lg_i[i, LG_STRIDE] + lg_i[i, LG_COLS]) * item
+
+
+@njit(cache=True, error_model="numpy")
+def replay_deferrable(order, n, lg_i, rp, rr, tbase, defer):
+    """defer[i] = 1 when operation i (not a matmul) may compute its values at its write
+    instead of its read: no other write between the two touches what it reads (the words of
+    its unit's memory in rr, a vector op's destination included, as its pending result holds
+    every word of it; a load's GM words), or it has no write in order (a launch stopped at
+    its cycle limit: nothing of it is seen). The values are then the same, without the
+    pending copy (or, for a vector op, without saving and restoring its destination)."""
+    written = np.zeros(n, np.int8)
+    for pos in range(len(order)):
+        if order[pos] >= n:
+            written[order[pos] - n] = 1
+    for i in range(n):
+        defer[i] = 0 if (written[i] and rp[lg_i[i, LG_PC], RP_KIND] == RK_MMA) else 1
+    live = np.empty(n, np.int64)          # operations read and not yet written
+    n_live = 0
+    for pos in range(len(order)):
+        kk = order[pos]
+        if kk < n:
+            if written[kk]:
+                live[n_live] = kk
+                n_live += 1
+            continue
+        i = kk - n
+        for q in range(n_live):
+            if live[q] == i:
+                n_live -= 1
+                live[q] = live[n_live]
+                break
+        pc = lg_i[i, LG_PC]
+        if rp[pc, RP_KIND] == RK_STORE:           # GM words: the loads reading them
+            lo, hi = _gm_words(lg_i, rp, tbase, i)
+            for q in range(n_live):
+                j = live[q]
+                if rp[lg_i[j, LG_PC], RP_KIND] == RK_LOAD:
+                    jlo, jhi = _gm_words(lg_i, rp, tbase, j)
+                    if jlo < hi and lo < jhi:
+                        defer[j] = 0
+            continue
+        lo, hi = rp[pc, RP_WLO], rp[pc, RP_WHI]
+        block, side = lg_i[i, LG_BLOCK], lg_i[i, LG_G] % 3 >= 2
+        for q in range(n_live):
+            j = live[q]
+            if lg_i[j, LG_BLOCK] != block or (lg_i[j, LG_G] % 3 >= 2) != side:
+                continue
+            pj = lg_i[j, LG_PC]
+            for t in range(rp[pj, RP_NR]):
+                if rr[pj, t, 0] < hi and lo < rr[pj, t, 1]:
+                    defer[j] = 0
+
+
+@njit(cache=True, error_model="numpy")
+def _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, tmp):
+    """Deferred operation i's values computed and written at once (replay_deferrable): a
+    dense destination takes a copy straight from the source, else through tmp."""
+    rows, cols = lg_i[i, LG_ROWS], lg_i[i, LG_COLS]
+    if kind == RK_LOAD:
+        dt = rp[pc, RP_DT]
+        src = tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF] * ITEMSIZE[dt]
+        d, dp = rp[pc, RP_DBASE], rp[pc, RP_DPITCH]
+        if dp == cols:
+            gm_gather(l1[d:d + rows * cols], hbm, src, lg_i[i, LG_STRIDE], rows, cols, dt)
+        else:
+            gm_gather(tmp, hbm, src, lg_i[i, LG_STRIDE], rows, cols, dt)
+            tile_scatter(l1, d, dp, tmp, rows, cols)
+    elif kind == RK_STORE:
+        dt = rp[pc, RP_DT]
+        dst = tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF] * ITEMSIZE[dt]
+        sb, sp = rp[pc, RP_SBASE], rp[pc, RP_SPITCH]
+        if sp == cols and rp[pc, RP_CONV] < 0:
+            gm_scatter(hbm, dst, lg_i[i, LG_STRIDE], l1[sb:sb + rows * cols], rows, cols, dt)
+        else:
+            tile_gather(tmp, l1, sb, sp, rows, cols, rp[pc, RP_CONV])
+            gm_scatter(hbm, dst, lg_i[i, LG_STRIDE], tmp, rows, cols, dt)
+    elif kind == RK_MOVE:
+        vrow = lg_v[i]
+        sp = rp[pc, RP_SPITCH]
+        src = rp[pc, RP_SBASE] + _rv(vrow, rp[pc, RP_J]) * sp + _rv(vrow, rp[pc, RP_J + 1])
+        d, dp = rp[pc, RP_DBASE], rp[pc, RP_DPITCH]
+        apart = src + (rows - 1) * sp + cols <= d or d + rows * cols <= src
+        if dp == cols and apart:
+            tile_gather(l1[d:d + rows * cols], l1, src, sp, rows, cols, rp[pc, RP_CONV])
+        else:
+            tile_gather(tmp, l1, src, sp, rows, cols, rp[pc, RP_CONV])
+            tile_scatter(l1, d, dp, tmp, rows, cols)
+    else:
+        replay_vector(rp, rf, pc, lg_v[i], l1)
+
+
+@njit(cache=True, error_model="numpy")
+def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, pend, pend_of,
+                  free_p, free_m, row_used, zr, saved, A, B, start, blas_min, defer, rs):
+    """Walk order (log entries k < n: entry k's read; k >= n: entry k - n's write) from
+    rs[RS_POS]; returns RS_DONE at the end, or why the driver must act before the next call
+    (rs[RS_POS] is then the position to resume at). mem[row, side]: a block's memory (side 0
+    the AIC's and AIV0's, 1 AIV1's), mem_row[block] its row (-1: none yet); left[block]: its
+    operations whose write is to come (its row is freed at 0); a row used before is zeroed
+    where any operation writes (zr: [lo, hi) ranges) when it is taken again, as a new block's
+    memory starts at zero. pend[slot]: a pending result;
+    pend_of[entry]: its slot. blas_min: the products from which a finite matmul is the
+    driver's (0: never). defer[i]: operation i's values are computed at its write
+    (replay_deferrable)."""
+    total = len(order)
+    pos = rs[RS_POS]
+    while pos < total:
+        kk = order[pos]
+        i = kk - n if kk >= n else kk
+        pc = lg_i[i, LG_PC]
+        block = lg_i[i, LG_BLOCK]
+        side = 0 if lg_i[i, LG_G] % 3 < 2 else 1
+        kind = rp[pc, RP_KIND]
+        if kk < n:                                    # ---- the read, at the start
+            row = mem_row[block]
+            if row < 0:
+                if rs[RS_FREE_M] == 0:
+                    rs[RS_POS] = pos
+                    return RS_GROW_MEM
+                rs[RS_FREE_M] -= 1
+                row = free_m[rs[RS_FREE_M]]
+                mem_row[block] = row
+                if row_used[row]:                     # a fresh row is zero already
+                    for z in range(len(zr)):
+                        mem[row, 0, zr[z, 0]:zr[z, 1]] = 0.0
+                        mem[row, 1, zr[z, 0]:zr[z, 1]] = 0.0
+                row_used[row] = 1
+            if defer[i]:                              # computed at its write
+                pos += 1
+                continue
+            if rs[RS_FREE_P] == 0:
+                rs[RS_POS] = pos
+                return RS_GROW_PEND
+            l1 = mem[row, side]
+            slot = free_p[rs[RS_FREE_P] - 1]
+            out = pend[slot]
+            rows, cols = lg_i[i, LG_ROWS], lg_i[i, LG_COLS]
+            vrow = lg_v[i]
+            if kind == RK_LOAD:
+                gm_gather(out, hbm, tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF] * ITEMSIZE[rp[pc, RP_DT]],
+                          lg_i[i, LG_STRIDE], rows, cols, rp[pc, RP_DT])
+            elif kind == RK_STORE:
+                tile_gather(out, l1, rp[pc, RP_SBASE], rp[pc, RP_SPITCH], rows, cols, rp[pc, RP_CONV])
+            elif kind == RK_MOVE:
+                r0, c0 = _rv(vrow, rp[pc, RP_J]), _rv(vrow, rp[pc, RP_J + 1])
+                sp = rp[pc, RP_SPITCH]
+                tile_gather(out, l1, rp[pc, RP_SBASE] + r0 * sp + c0, sp, rows, cols, rp[pc, RP_CONV])
+            elif kind == RK_MMA:
+                m, nn, k = _rv(vrow, rp[pc, RP_J]), _rv(vrow, rp[pc, RP_J + 1]), _rv(vrow, rp[pc, RP_J + 2])
+                big = blas_min > 0 and m * nn * k >= blas_min
+                if big and _mma_gather(l1, rp, pc, m, nn, k, A, B, start):
+                    rs[RS_FREE_P] -= 1
+                    pend_of[i] = slot
+                    rs[RS_I], rs[RS_SLOT], rs[RS_M], rs[RS_N], rs[RS_K] = i, slot, m, nn, k
+                    rs[RS_CDT] = rp[pc, RP_CONV]
+                    rs[RS_POS] = pos + 1
+                    return RS_BLAS
+                tile_matmul(out, l1, rp[pc, RP_DBASE], rp[pc, RP_DPITCH], rp[pc, RP_SBASE],
+                            rp[pc, RP_SPITCH], rp[pc, RP_BBASE], rp[pc, RP_BPITCH], m, nn, k,
+                            rp[pc, RP_INIT], rp[pc, RP_BIAS], rp[pc, RP_CONV])
+            else:                                     # a vector op, run in place and undone
+                lo, hi = rp[pc, RP_LO], rp[pc, RP_HI]
+                saved[:hi - lo] = l1[lo:hi]
+                replay_vector(rp, rf, pc, vrow, l1)
+                out[:hi - lo] = l1[lo:hi]
+                l1[lo:hi] = saved[:hi - lo]
+            rs[RS_FREE_P] -= 1
+            pend_of[i] = slot
+        else:                                         # ---- the write, at the completion
+            row = mem_row[block]
+            l1 = mem[row, side]
+            slot = pend_of[i]
+            res = pend[slot]
+            rows, cols = lg_i[i, LG_ROWS], lg_i[i, LG_COLS]
+            if defer[i]:
+                _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, saved)
+            elif kind == RK_STORE:
+                gm_scatter(hbm, tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF] * ITEMSIZE[rp[pc, RP_DT]],
+                           lg_i[i, LG_STRIDE], res, rows, cols, rp[pc, RP_DT])
+            elif kind == RK_LOAD or kind == RK_MOVE:
+                tile_scatter(l1, rp[pc, RP_DBASE], rp[pc, RP_DPITCH], res, rows, cols)
+            elif kind == RK_MMA:
+                vrow = lg_v[i]
+                tile_scatter(l1, rp[pc, RP_DBASE], rp[pc, RP_DPITCH], res, _rv(vrow, rp[pc, RP_J]),
+                             _rv(vrow, rp[pc, RP_J + 1]))
+            else:
+                lo, hi = rp[pc, RP_LO], rp[pc, RP_HI]
+                l1[lo:hi] = res[:hi - lo]
+            if not defer[i]:
+                free_p[rs[RS_FREE_P]] = slot
+                rs[RS_FREE_P] += 1
+            left[block] -= 1
+            if left[block] == 0:                      # a finished block's memory goes
+                free_m[rs[RS_FREE_M]] = row
+                rs[RS_FREE_M] += 1
+                mem_row[block] = -1
+        pos += 1
+    rs[RS_POS] = pos
+    return RS_DONE

@@ -1,0 +1,99 @@
+"""The vector tile kernels' float loops, generated per opcode from the ISA table's ``float``
+expressions (appended to the executor module by exec/lane.py).
+
+tile_elementwise, _fold and _expand_op (exec/tile_template.py) compute every element as
+``round_to(dt, alu_float(op, a, b, c))``: the opcode is decided per element through the
+table's chain of expressions and the dtype per element in round_to. The functions generated
+here do the same arithmetic with the decisions taken once per tile: one loop per opcode with
+its expression inlined, and for float32 the rounding inlined (``np.float64(np.float32(x))``,
+which is round_to's float32 case); other dtypes still round through round_to. They return
+False for an opcode the table gives no float expression (the generic loop then runs, as
+before). A fold takes its lines side by side (element j of every line, then j + 1): each
+line is still folded in its own order, and the lines' chains of dependent roundings overlap.
+int32 tiles keep the generic loops (integer semantics, wrapping).
+"""
+from __future__ import annotations
+
+ELEMENTWISE_FAMILIES = ("tile_alu",)
+FOLD_FAMILIES = ("tile_reduce", "tile_col_reduce")
+EXPAND_FAMILIES = ("tile_expand_op", "tile_col_expand_op")
+
+_HEAD = '\n\n@njit(cache=True, error_model="numpy")\n'
+
+_ELEMENTWISE = """    if op == {opcode}:  # {name}
+        if dt == DT_FLOAT32:
+            for e_ in range(count):
+                a = l1[a0 + e_]
+                b = scalar if use_scalar else (l1[b0 + e_] if b0 >= 0 else 0.0)
+                c = l1[d0 + e_]
+                out[e_] = np.float64(np.float32({expr}))
+        else:
+            for e_ in range(count):
+                a = l1[a0 + e_]
+                b = scalar if use_scalar else (l1[b0 + e_] if b0 >= 0 else 0.0)
+                c = l1[d0 + e_]
+                out[e_] = round_to(dt, {expr})
+        return True
+"""
+
+_FOLD = """    if op == {opcode}:  # {name}
+        for i_ in range(n_out):
+            out[i_] = init if n_in == 0 else l1[src + i_ * step_out]
+        c = 0.0
+        if dt == DT_FLOAT32:
+            for j_ in range(1, n_in):
+                for i_ in range(n_out):
+                    a = out[i_]
+                    b = l1[src + j_ * step_in + i_ * step_out]
+                    out[i_] = np.float64(np.float32({expr}))
+        else:
+            for j_ in range(1, n_in):
+                for i_ in range(n_out):
+                    a = out[i_]
+                    b = l1[src + j_ * step_in + i_ * step_out]
+                    out[i_] = round_to(dt, {expr})
+        for i_ in range(n_out):
+            out[i_] = round_to(dt, out[i_])
+        return True
+"""
+
+_EXPAND = """    if op == {opcode}:  # {name}
+        c = 0.0
+        if dt == DT_FLOAT32:
+            for r_ in range(rows):
+                for c_ in range(cols):
+                    a = l1[a0 + r_ * cols + c_]
+                    b = l1[v0 + c_] if per_col else l1[v0 + r_]
+                    out[r_ * cols + c_] = np.float64(np.float32({expr}))
+        else:
+            for r_ in range(rows):
+                for c_ in range(cols):
+                    a = l1[a0 + r_ * cols + c_]
+                    b = l1[v0 + c_] if per_col else l1[v0 + r_]
+                    out[r_ * cols + c_] = round_to(dt, {expr})
+        return True
+"""
+
+
+def _branches(isa, families, template) -> list:
+    return [template.format(opcode=s.opcode, name=s.name, expr=f"np.float64({s.float_expr})")
+            for s in isa.specs if s.family in families and s.float_expr]
+
+
+def tile_loops_source(isa) -> str:
+    """elementwise_float, fold_float and expand_float for the table's opcodes."""
+    out = [_HEAD, "def elementwise_float(op, l1, d0, a0, b0, scalar, use_scalar, count, dt, out):\n",
+           '    """tile_elementwise\'s float results in out (False: no loop for op)."""\n']
+    out += _branches(isa, ELEMENTWISE_FAMILIES, _ELEMENTWISE)
+    out.append("    return False\n")
+    out += [_HEAD, "def fold_float(op, l1, src, rows, cols, init, dt, per_col, out):\n",
+            '    """_fold\'s float results in out (False: no loop for op)."""\n',
+            "    n_out, n_in = (cols, rows) if per_col else (rows, cols)\n",
+            "    step_out, step_in = (1, cols) if per_col else (cols, 1)\n"]
+    out += _branches(isa, FOLD_FAMILIES, _FOLD)
+    out.append("    return False\n")
+    out += [_HEAD, "def expand_float(op, l1, a0, v0, rows, cols, dt, per_col, out):\n",
+            '    """_expand_op\'s float results in out (False: no loop for op)."""\n']
+    out += _branches(isa, EXPAND_FAMILIES, _EXPAND)
+    out.append("    return False\n")
+    return "".join(out)

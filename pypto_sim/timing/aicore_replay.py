@@ -1,0 +1,217 @@
+"""The AI core's tile values after a compiled timing run, replayed by the executor's compiled
+loop (exec/replay_template.py, aicore_replay) in SimPy's order.
+
+This module decodes each pc once into the loop's table, from the TileLayout every other
+reader decodes by (exec/aicore_tiles.py), in the terms tile_effects.effect and TileOp.read
+use; it orders the log's reads and writes, and does what the loop hands back: a large finite
+matmul's float64 sums from numpy's BLAS (exec/aicore_tiles._blas_matmul's sums, finished by
+the executor's matmul_finish), and growing the pools of pending results and block memories.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..exec.aicore_tiles import BLAS_MIN_PRODUCTS, INIT_ACC, INIT_BIAS, INIT_ZERO, layout_of
+from ..ir.program import C_AUX, C_DTYPE, C_OP
+
+# the vector families' replay kinds and the operands that are their kernels' integer
+# arguments, in the kernels' order (tile_effects.effect); "?first" / "?second" are resolved
+# as effect resolves them, "-" is the value -1
+VECTOR_ARGS = {
+    "tile_reduce": ("RRED", ("dst", "src", "rows", "cols", "dpitch")),
+    "tile_col_reduce": ("CRED", ("dst", "src", "rows", "cols")),
+    "tile_expand_op": ("REXPOP", ("dst", "a", "v", "rows", "cols")),
+    "tile_col_expand_op": ("CEXPOP", ("dst", "a", "v", "rows", "cols")),
+    "tile_cmp": ("CMP", ("dst", "a", "?other", "mode", "rows", "cols", "mstride")),
+    "tile_sel": ("SEL", ("dst", "mask", "a", "?other", "rows", "cols", "mstride")),
+    "tile_tri": ("TRI", ("dst", "diagonal", "upper", "rows", "cols")),
+    "tile_trans": ("TRANS", ("dst", "src", "rows", "cols", "spitch", "dpitch")),
+    "tile_row_arg": ("RARG", ("dst", "src", "rows", "cols")),
+    "tile_col_arg": ("CARG", ("dst", "src", "rows", "cols")),
+    "tile_fillpad": ("FILL", ("dst", "src", "rows", "cols", "spitch", "drows", "dcols")),
+    "tile_expand": ("REXP", ("dst", "src", "rows", "cols", "spitch")),
+    "tile_col_expand": ("CEXP", ("dst", "src", "rows", "cols")),
+}
+
+
+def replay_table(sim):
+    """(rp, rf, rr): the replay loop's row of every tile instruction, a reduction's identity
+    (rf) and the words of its unit's memory each one reads (rr: [lo, hi) ranges; a vector
+    op's destination among them)."""
+    ex, code = sim.ex, sim.enc.code
+    rp = np.zeros((len(code), ex.N_RP), np.int64)
+    rp[:, ex.RP_SCJ] = -1
+    rp[:, ex.RP_J:ex.RP_J + ex.RP_NJ] = -1
+    rf = np.zeros(len(code), np.float64)
+    rr = np.zeros((len(code), 8, 2), np.int64)
+    for pc, spec in enumerate(sim.pc_spec):
+        if not spec.is_tile or spec.family == "tile_sync":
+            continue
+        _row(sim, pc, spec, rp[pc], rf)
+        _, reads, writes, _ = layout_of(sim, pc).tiles
+        ranges = [] if spec.family == "tile_load" else [v.words() for v in reads]
+        if writes:
+            rp[pc, ex.RP_WLO], rp[pc, ex.RP_WHI] = writes[0].words()
+            if rp[pc, ex.RP_KIND] >= ex.RK_ELEM:
+                ranges.append(writes[0].words())
+        rp[pc, ex.RP_NR] = len(ranges)
+        if ranges:
+            rr[pc, :len(ranges)] = ranges
+    rp[:, ex.RP_SIZE] = np.maximum(rp[:, ex.RP_SIZE], 1)
+    return rp, rf, rr
+
+
+def _row(sim, pc, spec, row, rf):
+    ex, code = sim.ex, sim.enc.code
+    layout = layout_of(sim, pc)
+    view, _reads, writes, data = layout.tiles
+    named, fam = layout.named, spec.family
+    row[ex.RP_OP] = int(code[pc, C_OP])
+    row[ex.RP_DT] = int(code[pc, C_DTYPE])
+    row[ex.RP_CONV] = -1
+
+    def put(names):
+        for k, name in enumerate(names):
+            row[ex.RP_J + k] = named[name] if name in named else -1
+    if fam == "tile_load":
+        t = writes[0]
+        row[ex.RP_KIND] = ex.RK_LOAD
+        row[ex.RP_SLOT] = int(code[pc, C_AUX])
+        row[ex.RP_DBASE], row[ex.RP_DPITCH] = t.base, t.pitch
+        row[ex.RP_SIZE] = t.rows * t.cols
+    elif fam == "tile_store":
+        to = int(code[pc, C_DTYPE])
+        row[ex.RP_KIND] = ex.RK_STORE
+        row[ex.RP_SLOT] = int(code[pc, C_AUX])
+        row[ex.RP_SBASE], row[ex.RP_SPITCH] = data.base, data.pitch
+        row[ex.RP_CONV] = -1 if to == data.buf.dtype.code else to
+        row[ex.RP_SIZE] = data.rows * data.cols
+    elif fam == "tile_move":
+        d, s = writes[0], view["src"]
+        row[ex.RP_KIND] = ex.RK_MOVE
+        row[ex.RP_SBASE], row[ex.RP_SPITCH] = s.base, s.pitch
+        row[ex.RP_DBASE], row[ex.RP_DPITCH] = d.base, d.pitch
+        row[ex.RP_CONV] = d.buf.dtype.code if d.buf.dtype != s.buf.dtype else -1
+        row[ex.RP_SIZE] = d.rows * d.cols
+        put(("row", "col"))
+    elif fam == "tile_mma":
+        c, a, b, bias = writes[0], view["a"], view["b"], view.get("bias")
+        row[ex.RP_KIND] = ex.RK_MMA
+        row[ex.RP_SBASE], row[ex.RP_SPITCH] = a.base, a.pitch
+        row[ex.RP_BBASE], row[ex.RP_BPITCH] = b.base, b.pitch
+        row[ex.RP_DBASE], row[ex.RP_DPITCH] = c.base, c.pitch
+        row[ex.RP_BIAS] = bias.base if bias is not None else 0
+        row[ex.RP_INIT] = INIT_ACC if spec.reads_dst else INIT_BIAS if bias is not None else INIT_ZERO
+        row[ex.RP_CONV] = c.buf.dtype.code
+        row[ex.RP_SIZE] = c.rows * c.cols
+        put(("m", "n", "k"))
+    else:
+        lo, hi = writes[0].words()
+        row[ex.RP_LO], row[ex.RP_HI] = lo, hi
+        row[ex.RP_SIZE] = hi - lo
+        if fam == "tile_alu" and "mode" in named:                   # TCVT
+            row[ex.RP_KIND] = ex.RK_CVT
+            put(("dst", "src", "n", "mode", "cols", "dpitch", "apitch", "bpitch"))
+        elif fam == "tile_alu":
+            first = next((n for n in ("a", "src", "base") if n in named), "dst")   # TEXPANDS: dst
+            second = next((n for n in ("b", "exp") if n in named), "-")
+            row[ex.RP_KIND] = ex.RK_ELEM
+            # a row form's pitches (isa/30_tiles.toml): TEXPANDS' first operand is dst's
+            put(("dst", first, second, "n", "cols", "dpitch", "apitch" if first != "dst" else "dpitch",
+                 "bpitch"))
+            if "scalar" in named:
+                row[ex.RP_USE], row[ex.RP_SCJ] = 1, named["scalar"]
+        else:
+            kind, names = VECTOR_ARGS[fam]
+            row[ex.RP_KIND] = getattr(ex, "RK_" + kind)
+            if "?other" in names:                    # b's tile, or a scalar
+                use = "scalar" in named
+                names = tuple(("-" if use else "b") if n == "?other" else n for n in names)
+                if use:
+                    row[ex.RP_USE], row[ex.RP_SCJ] = 1, named["scalar"]
+            put(names)
+            if fam == "tile_fillpad":
+                row[ex.RP_SCJ] = named["pad"]
+            if fam in ("tile_reduce", "tile_col_reduce"):
+                rf[pc] = float(eval(spec.init, {"np": np}))      # the table's identity
+
+
+def replay_values(sim, ex, lg, vals, rp, rf, rr, local_words, n_blocks, before=None):
+    """Replay the n logged operations' values on sim's HBM: reads at their starts, writes at
+    their completions, events at one cycle in the order the SimPy model created them
+    (dispatch order, a read before its write); ``before``: only the events before that cycle
+    (a launch stopped at its cycle limit)."""
+    n = len(lg)
+    times = np.concatenate([lg[:, ex.LG_START], lg[:, ex.LG_COMPLETE]])
+    seqs = np.concatenate([2 * np.arange(n), 2 * np.arange(n) + 1])
+    order = np.lexsort((seqs, times))
+    if before is not None:
+        order = order[times[order] < before]
+    order = np.ascontiguousarray(order, np.int64)
+    left = np.bincount(lg[:, ex.LG_BLOCK], minlength=n_blocks).astype(np.int64)
+    size = int(rp[:, ex.RP_SIZE].max())
+    mma = rp[:, ex.RP_KIND] == ex.RK_MMA
+    # a matmul's gathered operands: m x k within a, k x n within b, m x n within c
+    A, B = _operand_buffers(sim, mma)
+    start = np.empty(max([1] + rp[mma, ex.RP_SIZE].tolist()))
+    pend = np.empty((8, size))
+    free_p = np.arange(8, dtype=np.int64)
+    mem = np.zeros((1, 2, max(local_words, 1)))
+    free_m = np.arange(1, dtype=np.int64)
+    row_used = np.zeros(1, np.int8)
+    zr = _written_words(rp, ex)
+    mem_row = np.full(n_blocks, -1, np.int64)
+    pend_of = np.zeros(n, np.int64)
+    saved = np.empty(size)
+    rs = np.zeros(ex.N_RS, np.int64)
+    rs[ex.RS_FREE_P], rs[ex.RS_FREE_M] = len(free_p), len(free_m)
+    defer = np.zeros(n, np.int8)
+    ex.replay_deferrable(order, n, lg, rp, rr, sim.tbase, defer)
+    blas_min = BLAS_MIN_PRODUCTS if getattr(sim, "blas", False) and hasattr(ex, "matmul_finish") else 0
+    while True:
+        status = ex.aicore_replay(order, n, lg, vals, rp, rf, sim.hbm, sim.tbase, mem, mem_row, left,
+                                  pend, pend_of, free_p, free_m, row_used, zr, saved, A, B, start, blas_min, defer, rs)
+        if status == ex.RS_DONE:
+            return
+        if status == ex.RS_BLAS:
+            m, nn, k = (int(rs[j]) for j in (ex.RS_M, ex.RS_N, ex.RS_K))
+            sums = A[:m * k].reshape(m, k) @ B[:k * nn].reshape(k, nn)
+            sums += start[:m * nn].reshape(m, nn)
+            ex.matmul_finish(pend[int(rs[ex.RS_SLOT])], sums.reshape(-1), A, B, start, m, nn, k,
+                             int(rs[ex.RS_CDT]))
+        elif status == ex.RS_GROW_PEND:
+            extra = len(pend)
+            pend = np.concatenate([pend, np.empty((extra, size))])
+            free_p = np.concatenate([free_p, np.zeros(extra, np.int64)])
+            free_p[:extra] = np.arange(extra, 2 * extra)
+            rs[ex.RS_FREE_P] = extra
+        else:                                                         # RS_GROW_MEM
+            extra = len(mem)
+            mem = np.concatenate([mem, np.zeros_like(mem)])
+            row_used = np.concatenate([row_used, np.zeros(extra, np.int8)])
+            free_m = np.concatenate([free_m, np.zeros(extra, np.int64)])
+            free_m[:extra] = np.arange(extra, 2 * extra)
+            rs[ex.RS_FREE_M] = extra
+
+
+def _operand_buffers(sim, mma):
+    """Dense buffers for the largest a (m x k) and b (k x n) of the launch's matmuls."""
+    sizes_a, sizes_b = [1], [1]
+    for pc in np.nonzero(mma)[0].tolist():
+        view = layout_of(sim, pc).tiles[0]
+        sizes_a.append(view["a"].rows * view["a"].cols)
+        sizes_b.append(view["b"].rows * view["b"].cols)
+    return np.empty(max(sizes_a)), np.empty(max(sizes_b))
+
+
+def _written_words(rp, ex):
+    """The [lo, hi) ranges of unit memory any operation writes, merged (a reused block memory
+    is zeroed there only: nothing writes elsewhere, so the rest stays zero)."""
+    spans = sorted((int(lo), int(hi)) for lo, hi in rp[:, [ex.RP_WLO, ex.RP_WHI]].tolist() if hi > lo)
+    merged = []
+    for lo, hi in spans:
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return np.array(merged or [[0, 0]], np.int64).reshape(-1, 2)
