@@ -105,6 +105,14 @@ def pipe_rows(prof) -> list:
     return rows
 
 
+def _table_lines(cols, rows, min_width) -> list:
+    """A right-aligned text table of rows' cols under their short headings (SHORT_HEADS)."""
+    heads = [SHORT_HEADS.get(c, c.replace("_cycles", "")) for c in cols]
+    widths = [max(len(h), min_width) for h in heads]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(heads, widths))]
+    return lines + ["  ".join(str(r[c]).rjust(w) for c, w in zip(cols, widths)) for r in rows]
+
+
 class PipeWindows(RowTable):
     """Per AI core, unit and PTO pipe: operations, first start, last completion and busy
     cycles (``pipeline_summary(per="pipe")``); a read-only list of plain row dicts."""
@@ -114,12 +122,7 @@ class PipeWindows(RowTable):
         return write_csv(path, PIPE_COLUMNS_PER_PIPE, self.rows)
 
     def __str__(self):
-        cols = PIPE_COLUMNS_PER_PIPE[1:]
-        heads = [SHORT_HEADS.get(c, c.replace("_cycles", "")) for c in cols]
-        widths = [max(len(h), 9) for h in heads]
-        lines = ["  ".join(h.rjust(w) for h, w in zip(heads, widths))]
-        lines += ["  ".join(str(r[c]).rjust(w) for c, w in zip(cols, widths)) for r in self.rows]
-        return "\n".join(lines)
+        return "\n".join(_table_lines(PIPE_COLUMNS_PER_PIPE[1:], self.rows, 9))
 
     __repr__ = __str__
 
@@ -139,12 +142,7 @@ class PipelineSummary(RowTable):
         return write_csv(path, PERF_SIM_COLUMNS, self.rows)
 
     def __str__(self):
-        cols = PERF_SIM_COLUMNS[1:]
-        heads = [SHORT_HEADS.get(c, c.replace("_cycles", "")) for c in cols]
-        widths = [max(len(h), 7) for h in heads]
-        lines = ["  ".join(h.rjust(w) for h, w in zip(heads, widths))]
-        for r in self.rows:
-            lines.append("  ".join(str(r[c]).rjust(w) for c, w in zip(cols, widths)))
+        lines = _table_lines(PERF_SIM_COLUMNS[1:], self.rows, 7)
         if self.stats is not None:
             s = self.stats
             total = s.l2_hits + s.l2_misses
