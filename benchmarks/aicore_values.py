@@ -7,9 +7,11 @@ wall time of the simulation (the profile's own, without making the data) with va
 (timing mode, the default), with values=False (the same cycles, no tile values) and in
 functional mode (values, no timing), best of --repeat after a warm-up; and numpy's own time
 for the same tile arithmetic: every tile instruction the functional run executes, replayed as
-the numpy call that does its work (a strided copy for a load, store or move, ``A @ B`` in
-float64 for a matmul, one ufunc or reduction over the tile for a vector op), with numpy's BLAS
-on one thread (threadpoolctl). The criterion of issue 21:
+the numpy calls that do its work (a strided copy for a load, store or move, ``A @ B`` in
+float64 for a matmul; for a vector op the ISA table's own expression over the whole tile in
+float64 (exp(a - b) for TROWEXPANDEXPDIF, a * b for TMULS; ``x if c else y`` as np.where), a
+reduction as that expression's ufunc reduced along the line, a TCVT as astype to its dtype),
+with numpy's BLAS on one thread (threadpoolctl). The criterion of issue 21:
 values-on time <= values-off time + 1.3 x numpy's time.
 
 --load: the same, while another process keeps one of the two cores busy, with numpy's BLAS
@@ -18,6 +20,7 @@ left at its default thread count for the numpy replay. --unlimited-blas: the sim
 limit buys under load. Needs threadpoolctl (pip install threadpoolctl).
 """
 import argparse
+import ast
 import multiprocessing
 import sys
 import time
@@ -38,6 +41,37 @@ def best(fn, repeat):
     and the numpy reference), after a warm-up."""
     fn()
     return min(fn()[2].wall_seconds for _ in range(repeat))
+
+
+class _Whole(ast.NodeTransformer):
+    """An ISA expression of scalars made one of whole arrays: ``x if c else y`` becomes
+    np.where(c, x, y), ``p or q`` / ``p and q`` np.logical_or / np.logical_and."""
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "where", ast.Load()),
+                        [node.test, node.body, node.orelse], [])
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        name = "logical_or" if isinstance(node.op, ast.Or) else "logical_and"
+        out = node.values[0]
+        for v in node.values[1:]:
+            out = ast.Call(ast.Attribute(ast.Name("np", ast.Load()), name, ast.Load()), [out, v], [])
+        return out
+
+
+def whole(expr):
+    """The ISA table's float expression of a, b, c as a function of whole numpy arrays."""
+    tree = _Whole().visit(ast.parse(expr, mode="eval"))
+    return eval("lambda a, b, c: " + ast.unparse(tree), {"np": np})
+
+
+def _reducer(expr):
+    """The ufunc whose reduce folds a line as the reduction's expression does."""
+    if " if " in expr:
+        return np.maximum if "a > b" in expr else np.minimum
+    return np.multiply if "*" in expr else np.add
 
 
 def numpy_work(op):
@@ -61,14 +95,23 @@ def numpy_work(op):
         return mma
     x = rng.standard_normal((rows, cols))
     y = rng.standard_normal((rows, cols))
+    expr = op.spec.float_expr
     if fam in ("tile_reduce", "tile_col_reduce", "tile_row_arg", "tile_col_arg"):
         axis = 1 if fam in ("tile_reduce", "tile_row_arg") else 0
-        return lambda: np.max(x, axis=axis)
-    if fam in ("tile_expand_op", "tile_col_expand_op"):
-        v = y[:, :1] if fam == "tile_expand_op" else y[:1, :]
-        return lambda: np.subtract(x, v)
-    if fam == "tile_alu" and len(op.reads) <= 1:
-        return lambda: np.exp(x)
+        fold = _reducer(expr) if fam in ("tile_reduce", "tile_col_reduce") and expr else np.maximum
+        return lambda: fold.reduce(x, axis=axis)
+    if fam == "tile_alu" and "mode" in op.named:                 # TCVT: a conversion
+        to = op.writes[0].buf.dtype.numpy
+        return lambda: x.astype(to)
+    if fam in ("tile_alu", "tile_expand_op", "tile_col_expand_op") and expr:
+        f = whole(expr)
+        if fam == "tile_expand_op":
+            v = y[:, :1]
+        elif fam == "tile_col_expand_op":
+            v = y[:1, :]
+        else:
+            v = 0.5 if "scalar" in op.named else y
+        return lambda: f(x, v, x)
     return lambda: np.add(x, y)
 
 

@@ -554,6 +554,33 @@ def test_row_expand_ops_match_reference(ex, name):
                      f"{name} dt={dt_name} {rows}x{cols} in_place={bool(trial % 2)}")
 
 
+def test_row_expand_exp_on_float32_rounding_points_is_libms_exp_rounded(ex):
+    """TROWEXPANDEXPDIF in float32 gives float32(exp(a - v)) with libm's exp (math.exp, the
+    expression's own exp) also where e^(a - v) sits on a float32 rounding point, where the
+    kernel's quick exp cannot decide and must hand over to libm's. Row 0: a = ln(1 + 2^-24 j)
+    for j = 1, 3, ..., 63 and v = 0: e^a is 1 + 2^-24 j to within 2^-52, each the midpoint
+    between the float32 neighbours 1 + 2^-24 (j - 1) and 1 + 2^-24 (j + 1) (float32's
+    spacing above 1 is 2^-23), so only exp's last bits decide the rounding. Row 1: the same
+    a minus 0.75, v = -0.75: a - v is the same differences, computed. Row 2: a = 0.1 j, v = 0,
+    far from any rounding point, and -inf, NaN and 710 (beyond the quick exp's range)."""
+    op = ISA.by_name["TROWEXPANDEXPDIF"].opcode
+    cols = 35
+    near = [math.log1p(j * 2.0**-24) for j in range(1, 64, 2)]          # 32 values
+    a = np.zeros((3, cols))
+    a[0, :32] = near
+    a[1, :32] = [x - 0.75 for x in near]
+    a[2, :32] = [0.1 * j for j in range(32)]
+    a[:, 32:] = [-math.inf, math.nan, 710.0]
+    v = np.array([0.0, -0.75, 0.0])
+    l1 = np.concatenate([a.ravel(), v, np.zeros(3 * cols)])
+    ex.tile_row_expand_op(op, l1, 3 * cols + 3, 0, 3 * cols, 3, cols, F32)
+    got = l1[3 * cols + 3:].reshape(3, cols)
+    want = [[float(np.float32(math.exp(a[r, c] - v[r]))) if a[r, c] < 709.0 else
+             math.nan if math.isnan(a[r, c]) else math.inf for c in range(cols)] for r in range(3)]
+    assert_same(got.ravel(), np.array(want).ravel(), "exp on float32 rounding points")
+    assert got[0, 0] in (1.0, 1.0 + 2.0**-23)           # a midpoint's neighbour, either one
+
+
 @pytest.mark.parametrize("name", [s.name for s in TILE_COL_EXPAND_OP])
 def test_column_expand_ops_match_reference(ex, name):
     """dst[r, c] = op(a[r, c], v[c]) for every column-expand op and dtype, narrow and wide

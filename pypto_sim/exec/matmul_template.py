@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
@@ -85,63 +86,62 @@ def matmul_finish(out, sums, A, B, start, m, n, k, dt):
         for j in range(n):
             colmax[j] = max(colmax[j], abs(B[p * n + j]))
     gamma = (k + 2) * 2.0**-53 * 1.01
+    # flag[e] = 1 where element e's bound straddles a rounding point; whole 8-byte words of
+    # flags, so that _matmul_unsettled skips eight settled elements at a time
+    flag = np.zeros((m * n + 7) // 8 * 8, np.int8)
     unsettled = 0
     for r in range(m):
+        ra = rowabs[r]
         for j in range(n):
             e = r * n + j
             s = sums[e]
-            total = abs(start[e]) + rowabs[r] * colmax[j]
+            total = abs(start[e]) + ra * colmax[j]
             near = np.float32(s)
             out[e] = np.float64(near)
             # s is within bound of the exact sum: settled when both ends round alike
             bound = total * gamma + abs(s) * 2.0**-52
-            if not ((np.float32(s - bound) == near) & (np.float32(s + bound) == near)):
-                unsettled += 1
+            f = not ((np.float32(s - bound) == near) & (np.float32(s + bound) == near))
+            flag[e] = f
+            unsettled += f
     if unsettled:
-        _matmul_unsettled(out, sums, A, B, start, m, n, k, rowabs, colmax, gamma)
+        _matmul_unsettled(out, sums, A, B, start, m, n, k, rowabs, colmax, flag)
 
 
 @njit(cache=True, error_model="numpy")
-def _matmul_unsettled(out, sums, A, B, start, m, n, k, rowabs, colmax, gamma):
-    """matmul_finish's elements whose bound straddles a rounding point (rare): exact in float64
-    already when every term is a multiple of one power of two and the sum of their magnitudes
-    stays below 2^53 times it, else summed exactly (_exact_float32)."""
-    rowbit = np.full(m, 2000)          # the lowest set bit among each row of A, as an exponent
-    colbit = np.full(n, 2000)          # ... among each column of B
+def _matmul_unsettled(out, sums, A, B, start, m, n, k, rowabs, colmax, flag):
+    """matmul_finish's flagged elements, whose bound straddles a rounding point (rare): exact
+    in float64 already when every term is a multiple of one power of two and the sum of their
+    magnitudes stays below 2^53 times it, else summed exactly (_exact_float32)."""
+    rowbit = np.empty(m, np.int64)     # the lowest set bit among each row of A, as an exponent
+    colbit = np.full(n, np.int64(2000))    # ... among each column of B
     a_bits, b_bits, s_bits = A.view(np.int64), B.view(np.int64), start.view(np.int64)
     for r in range(m):
+        bit = np.int64(2000)
         for p in range(k):
-            rowbit[r] = min(rowbit[r], _lowest_bit(a_bits[r * k + p]))
+            bit = min(bit, _lowest_bit(a_bits[r * k + p]))
+        rowbit[r] = bit
     for p in range(k):
         for j in range(n):
             colbit[j] = min(colbit[j], _lowest_bit(b_bits[p * n + j]))
-    start_bit = 2000
-    for e in range(m * n):
-        start_bit = min(start_bit, _lowest_bit(s_bits[e]))
-    # every term of element (r, j) is a multiple of 2^(rowbit + colbit), and start of
-    # 2^start_bit: while the sum of their magnitudes stays below 2^53 times the smaller, every
-    # partial sum is exact in float64, in any order, and s is the exact sum
-    rowlim = np.empty(m)
-    collim = np.empty(n)
-    for r in range(m):
-        rowlim[r] = math.ldexp(1.0, max(-1000, min(1000, rowbit[r] + 26)))
-    for j in range(n):
-        collim[j] = math.ldexp(1.0, max(-1000, min(1000, colbit[j] + 27)))
-    start_lim = math.ldexp(1.0, max(-1000, min(1000, start_bit + 53)))
+    # every term of element (r, j) is a multiple of 2^(rowbit + colbit), its start of
+    # 2^(start's own lowest bit): while the sum of their magnitudes stays below 2^53 times the
+    # smaller, every partial sum is exact in float64, in any order, and s is the exact sum
     terms = np.empty(k + 1)
     partials = np.empty(k + 1)
-    for r in range(m):
-        for j in range(n):
-            e = r * n + j
+    words = flag.view(np.int64)
+    for w in range(len(words)):
+        if words[w] == 0:
+            continue
+        for e in range(8 * w, min(8 * w + 8, m * n)):
             s = sums[e]
-            if not math.isfinite(s):
+            if flag[e] == 0 or not math.isfinite(s):
                 continue
-            near = np.float32(s)
+            r, j = e // n, e % n
+            lim = math.ldexp(1.0, max(-1000, min(1000, rowbit[r] + 26))) * \
+                math.ldexp(1.0, max(-1000, min(1000, colbit[j] + 27)))
+            start_lim = math.ldexp(1.0, max(-1000, min(1000, _lowest_bit(s_bits[e]) + 53)))
             total = abs(start[e]) + rowabs[r] * colmax[j]
-            bound = total * gamma + abs(s) * 2.0**-52
-            if (np.float32(s - bound) == near) & (np.float32(s + bound) == near):
-                continue
-            if total < min(rowlim[r] * collim[j], start_lim):
+            if total < min(lim, start_lim):
                 continue
             terms[0] = start[e]
             for p in range(k):
@@ -215,26 +215,14 @@ def _matmul_rows(acc, A, a0, a1, a2, a3, B, n, k):
             acc[3, j] += x3 * y
 
 
-# trailing zeros of a 64-bit power of two by de Bruijn multiplication
-TRAILING_ZEROS = np.array([0, 1, 2, 53, 3, 7, 54, 27, 4, 38, 41, 8, 34, 55, 48, 28, 62, 5, 39, 46,
-                           44, 42, 22, 9, 24, 35, 59, 56, 49, 18, 29, 11, 63, 52, 6, 26, 37, 40, 33,
-                           47, 61, 45, 43, 21, 23, 58, 17, 10, 51, 25, 36, 32, 60, 20, 57, 16, 50, 31,
-                           19, 15, 30, 14, 13, 12], np.int64)
-
-
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _lowest_bit(bits):
     """The exponent of the lowest set bit of the float64 whose IEEE bits are ``bits`` (x = odd *
-    2^that); 2000 for zero, 1000 for NaN and infinities (never exact)."""
+    2^that); 2000 for zero, 1000 for NaN and infinities (never exact). Without branches (the
+    loops over a row or column vectorise); bit 62 set keeps trailing_zeros' argument nonzero."""
     field = (bits >> 52) & 0x7FF
     frac = bits & 0xFFFFFFFFFFFFF
-    if field == 0x7FF:
-        return 1000
-    if field == 0:
-        if frac == 0:
-            return 2000
-        mant, base = frac, -1074
-    else:
-        mant, base = frac | 0x10000000000000, field - 1075
-    low = np.uint64(mant & -mant)
-    return base + TRAILING_ZEROS[np.int64((low * np.uint64(0x022FDD63CC95386D)) >> np.uint64(58))]
+    mant = frac | 0x10000000000000 if field != 0 else frac
+    base = field - 1075 if field != 0 else np.int64(-1074)
+    low = base + trailing_zeros(mant | np.int64(1) << 62)
+    return np.int64(1000) if field == 0x7FF else np.int64(2000) if (field | frac) == 0 else low

@@ -157,26 +157,33 @@ def replay_vector(rp, rf, pc, vrow, l1):
 @njit(cache=True, error_model="numpy")
 def _mma_gather(l1, rp, pc, m, n, k, A, B, start):
     """A (m x k), B (k x n) and the starting values (m x n) of matmul pc, dense; True when
-    every one is finite (BLAS may then form the sums: exec/aicore_tiles._blas_matmul)."""
+    every one is finite (BLAS may then form the sums: exec/aicore_tiles._blas_matmul). Row
+    by row copies, then one pass over the copies for an exponent field of all ones."""
     a, ap, b, bp = rp[pc, RP_SBASE], rp[pc, RP_SPITCH], rp[pc, RP_BBASE], rp[pc, RP_BPITCH]
     c, cp, init, bias = rp[pc, RP_DBASE], rp[pc, RP_DPITCH], rp[pc, RP_INIT], rp[pc, RP_BIAS]
-    finite = True
     for r in range(m):
-        for p in range(k):
-            x = l1[a + r * ap + p]
-            A[r * k + p] = x
-            finite = finite and np.isfinite(x)
+        A[r * k:(r + 1) * k] = l1[a + r * ap:a + r * ap + k]
     for p in range(k):
-        for j in range(n):
-            x = l1[b + p * bp + j]
-            B[p * n + j] = x
-            finite = finite and np.isfinite(x)
-    for r in range(m):
-        for j in range(n):
-            x = l1[c + r * cp + j] if init == 1 else l1[bias + j] if init == 2 else 0.0
-            start[r * n + j] = x
-            finite = finite and np.isfinite(x)
-    return finite
+        B[p * n:(p + 1) * n] = l1[b + p * bp:b + p * bp + n]
+    if init == 1:
+        for r in range(m):
+            start[r * n:(r + 1) * n] = l1[c + r * cp:c + r * cp + n]
+    elif init == 2:
+        for r in range(m):
+            start[r * n:(r + 1) * n] = l1[bias:bias + n]
+    else:
+        start[:m * n] = 0.0
+    return not (_nonfinite(A, m * k) | _nonfinite(B, k * n) | _nonfinite(start, m * n))
+
+
+@njit(cache=True, error_model="numpy")
+def _nonfinite(x, count):
+    """1 when one of x[:count] is an infinity or NaN (its exponent field all ones)."""
+    bits = x.view(np.int64)
+    bad = 0
+    for i in range(count):
+        bad |= (bits[i] & 0x7FF0000000000000) == 0x7FF0000000000000
+    return bad
 
 
 @njit(cache=True, error_model="numpy")

@@ -75,9 +75,77 @@ _EXPAND = """    if op == {opcode}:  # {name}
 """
 
 
+# an expand op whose expression is exp(...) in float32: exp_near (exec/tile_template.py) in a
+# loop without calls over each row's slice (whose indices numba knows are not negative, so
+# the loop vectorises), and libm's exp, the expression itself, where exp_near cannot vouch
+# for the float32 result (exact_f32_of_exp's rule)
+_EXPAND_EXP = """    if op == {opcode}:  # {name}
+        c = 0.0
+        if dt == DT_FLOAT32:
+            flag = np.empty(rows * cols, np.int8)
+            unsure = 0
+            for r_ in range(rows):
+                row_ = l1[a0 + r_ * cols:a0 + (r_ + 1) * cols]
+                vec_ = l1[v0:v0 + cols] if per_col else l1[v0 + r_:v0 + r_ + 1]
+                dst_ = out[r_ * cols:(r_ + 1) * cols]
+                mark_ = flag[r_ * cols:(r_ + 1) * cols]
+                if per_col:
+                    for c_ in range(cols):
+                        a = row_[c_]
+                        b = vec_[c_]
+                        x_ = np.float64({inner})
+                        y_, f_ = exp_f32_near(x_)
+                        dst_[c_] = y_
+                        mark_[c_] = f_
+                        unsure |= f_
+                else:
+                    b = vec_[0]
+                    for c_ in range(cols):
+                        a = row_[c_]
+                        x_ = np.float64({inner})
+                        y_, f_ = exp_f32_near(x_)
+                        dst_[c_] = y_
+                        mark_[c_] = f_
+                        unsure |= f_
+            if unsure:
+                for e_ in range(rows * cols):
+                    if flag[e_]:
+                        r_, c_ = e_ // cols, e_ % cols
+                        a = l1[a0 + r_ * cols + c_]
+                        b = l1[v0 + c_] if per_col else l1[v0 + r_]
+                        out[e_] = np.float64(np.float32({expr}))
+        else:
+            for r_ in range(rows):
+                for c_ in range(cols):
+                    a = l1[a0 + r_ * cols + c_]
+                    b = l1[v0 + c_] if per_col else l1[v0 + r_]
+                    out[r_ * cols + c_] = round_to(dt, {expr})
+        return True
+"""
+
+
+def _exp_inner(expr: str):
+    """The argument of an expression that is exp(...) and nothing else, or None."""
+    if not (expr.startswith("np.exp(") and expr.endswith(")")):
+        return None
+    inner, depth = expr[len("np.exp("):-1], 0
+    for ch in inner:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0:
+            return None              # np.exp(a) + np.exp(b): the first call closes early
+    return inner
+
+
 def _branches(isa, families, template) -> list:
-    return [template.format(opcode=s.opcode, name=s.name, expr=f"np.float64({s.float_expr})")
-            for s in isa.specs if s.family in families and s.float_expr]
+    out = []
+    for s in isa.specs:
+        if s.family not in families or not s.float_expr:
+            continue
+        inner = _exp_inner(s.float_expr) if template is _EXPAND else None
+        chosen = _EXPAND_EXP if inner is not None else template
+        out.append(chosen.format(opcode=s.opcode, name=s.name, expr=f"np.float64({s.float_expr})",
+                                 inner=inner))
+    return out
 
 
 def tile_loops_source(isa) -> str:

@@ -49,10 +49,7 @@ def gm_gather(out, hbm, src, stride, rows, cols, dt):
             for c in range(cols):
                 out[r * cols + c] = i32[r * stride + c]
     elif item == 2 and GM_KIND[dt] == 0:
-        u16 = hbm[src:src + span].view(np.uint16)
-        for r in range(rows):
-            for c in range(cols):
-                out[r * cols + c] = half_decode(u16[r * stride + c], GM_MBITS[dt])
+        half_gather(out, hbm[src:src + span].view(np.uint16), stride, rows, cols, GM_MBITS[dt])
     else:
         for r in range(rows):
             row = src + r * stride * item
@@ -61,17 +58,107 @@ def gm_gather(out, hbm, src, stride, rows, cols, dt):
 
 
 @njit(cache=True, error_model="numpy")
-def half_decode(u, mb):
-    """The float64 value of a 2-byte float's bits u (mb mantissa bits: 10 float16, 7
-    bfloat16): a normal float16 and every bfloat16 through float32's bits."""
+def half_gather(out, u16, stride, rows, cols, mb):
+    """out[r * cols + c] = the value of the 2-byte float u16[r * stride + c] (mb mantissa bits:
+    10 float16, 7 bfloat16): a bfloat16 and a normal float16 through float32's bits, in a
+    loop without branches; then float16 zeros, subnormals, infinities and NaNs (exponent
+    field 0 or 31) again by ieee_decode, where there are any."""
     if mb == 7:
-        return np.float64(np.uint32(np.uint32(u) << np.uint32(16)).view(np.float32))
-    e = (u >> 10) & 0x1F
-    if e == 0 or e == 0x1F:
-        return ieee_decode(np.uint64(u), 16, mb)
-    bits = ((np.uint32(u) & np.uint32(0x8000)) << np.uint32(16)) | \
-        (np.uint32(e + 112) << np.uint32(23)) | ((np.uint32(u) & np.uint32(0x3FF)) << np.uint32(13))
-    return np.float64(np.uint32(bits).view(np.float32))
+        for r in range(rows):
+            for c in range(cols):
+                out[r * cols + c] = np.float64(np.uint32(np.uint32(u16[r * stride + c]) << np.uint32(16))
+                                               .view(np.float32))
+        return
+    special = 0
+    for r in range(rows):
+        for c in range(cols):
+            u = np.uint32(u16[r * stride + c])
+            e = (u >> np.uint32(10)) & np.uint32(0x1F)
+            special |= (e == 0) | (e == 0x1F)
+            bits = ((u & np.uint32(0x8000)) << np.uint32(16)) | ((e + np.uint32(112)) << np.uint32(23)) | \
+                ((u & np.uint32(0x3FF)) << np.uint32(13))
+            out[r * cols + c] = np.float64(np.uint32(bits).view(np.float32))
+    if special:
+        for r in range(rows):
+            for c in range(cols):
+                u = u16[r * stride + c]
+                if ((u >> 10) & 0x1F) == 0 or ((u >> 10) & 0x1F) == 0x1F:
+                    out[r * cols + c] = ieee_decode(np.uint64(u), 16, mb)
+
+
+@njit(cache=True, error_model="numpy")
+def half_scatter(u16, stride, buf, rows, cols):
+    """u16[r * stride + c] = the float16 bits of buf[r * cols + c] (a float16 value), as
+    ieee_encode gives them: a normal number's in a loop without branches, then zeros,
+    subnormals, infinities and NaNs (and numbers below float16's normal range) again by
+    ieee_encode, where there are any."""
+    words = buf.view(np.uint64)
+    special = 0
+    for r in range(rows):
+        for c in range(cols):
+            b = words[r * cols + c]
+            e64 = np.int64((b >> np.uint64(52)) & np.uint64(0x7FF))
+            e = e64 - 1008                         # float16's biased exponent
+            special |= (e < 1) | (e64 == 0x7FF)
+            u = ((b >> np.uint64(48)) & np.uint64(0x8000)) | np.uint64(e << 10) | \
+                ((b >> np.uint64(42)) & np.uint64(0x3FF))
+            u16[r * stride + c] = np.uint16(u & np.uint64(0xFFFF))
+    if special:
+        for r in range(rows):
+            for c in range(cols):
+                e64 = (words[r * cols + c] >> np.uint64(52)) & np.uint64(0x7FF)
+                if e64 <= 1008 or e64 == 0x7FF:
+                    u16[r * stride + c] = np.uint16(ieee_encode(buf[r * cols + c], 16, 10) & np.uint64(0xFFFF))
+
+
+# exp_near's constants: 1 / ln 2, fdlibm's ln 2 split in two (LN2_HI has its low 32 bits
+# zero, so k * LN2_HI is exact for |k| < 2^20), 1.5 * 2^52 (adding it rounds to an integer
+# and leaves it in the low bits), and the margin exp_f32_near allows between exp_near and
+# libm's exp (each within 2^-50 of e^x; libm's exp is within 1 ulp, 2^-52)
+EXP_LOG2E = 1.4426950408889634
+EXP_LN2_HI = 6.93147180369123816490e-01
+EXP_LN2_LO = 1.90821492927058770002e-10
+EXP_SHIFTER = 6755399441055744.0
+EXP_MARGIN = 2.0**-40
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def exp_near(x):
+    """e^x within 2^-50 relative for |x| <= 700 (x is clamped there), without branches or
+    calls: x = k ln 2 + r with |r| <= ln 2 / 2 (Cody and Waite's reduction), e^r by its Taylor
+    polynomial to r^12 (truncation below 2^-52), times 2^k built in float64's exponent bits."""
+    x = min(max(x, -700.0), 700.0)
+    t = x * EXP_LOG2E + EXP_SHIFTER
+    k = t - EXP_SHIFTER
+    r = (x - k * EXP_LN2_HI) - k * EXP_LN2_LO
+    p = 1.0 / 479001600.0
+    p = p * r + 1.0 / 39916800.0
+    p = p * r + 1.0 / 3628800.0
+    p = p * r + 1.0 / 362880.0
+    p = p * r + 1.0 / 40320.0
+    p = p * r + 1.0 / 5040.0
+    p = p * r + 1.0 / 720.0
+    p = p * r + 1.0 / 120.0
+    p = p * r + 1.0 / 24.0
+    p = p * r + 1.0 / 6.0
+    p = p * r + 0.5
+    p = p * r + 1.0
+    p = p * r + 1.0
+    scale = np.int64((np.float64(t).view(np.int64) + 1023) << 52)
+    return p * scale.view(np.float64)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def exp_f32_near(x):
+    """(float32(exp(x)) as float64, 0), libm's exp rounded to float32, when exp_near vouches
+    for it: every number within EXP_MARGIN of exp_near(x) rounds to that one float32, and
+    libm's exp(x) is among them (both within 2^-50 of e^x), so it rounds there too; else
+    (x, 1): the caller computes libm's exp itself (|x| > 700, NaN, or e^x within the margin
+    of a float32 rounding point, about one x in 2^15)."""
+    y = exp_near(x)
+    lo = np.float32(y - y * EXP_MARGIN)
+    unsure = (lo != np.float32(y + y * EXP_MARGIN)) | (not (abs(x) <= 700.0))
+    return np.float64(lo), np.int8(unsure)
 
 
 @njit(cache=True, error_model="numpy")
@@ -84,6 +171,9 @@ def gm_scatter(hbm, dst, stride, buf, rows, cols, dt):
         for r in range(rows):
             for c in range(cols):
                 f32[r * stride + c] = np.float32(buf[r * cols + c])
+        return
+    if item == 2 and GM_KIND[dt] == 0 and GM_MBITS[dt] == 10:
+        half_scatter(hbm[dst:dst + ((rows - 1) * stride + cols) * item].view(np.uint16), stride, buf, rows, cols)
         return
     for r in range(rows):
         row = dst + r * stride * item
