@@ -22,10 +22,15 @@ _HEAD = '\n\n@njit(cache=True, error_model="numpy")\n'
 
 _ELEMENTWISE = """    if op == {opcode}:  # {name}
         if dt == DT_FLOAT32:
+            # slices: indices numba knows are not negative, so the loop vectorises
+            a_, c_ = l1[a0:a0 + count], l1[d0:d0 + count]
+            b_ = l1[b0:b0 + count] if b0 >= 0 and not use_scalar else a_
+            fixed_ = scalar if use_scalar else 0.0
+            tile_ = b0 >= 0 and not use_scalar
             for e_ in range(count):
-                a = l1[a0 + e_]
-                b = scalar if use_scalar else (l1[b0 + e_] if b0 >= 0 else 0.0)
-                c = l1[d0 + e_]
+                a = a_[e_]
+                b = b_[e_] if tile_ else fixed_
+                c = c_[e_]
                 out[e_] = np.float64(np.float32({expr}))
         else:
             for e_ in range(count):
@@ -61,10 +66,13 @@ _EXPAND = """    if op == {opcode}:  # {name}
         c = 0.0
         if dt == DT_FLOAT32:
             for r_ in range(rows):
+                row_ = l1[a0 + r_ * cols:a0 + (r_ + 1) * cols]
+                vec_ = l1[v0:v0 + cols] if per_col else l1[v0 + r_:v0 + r_ + 1]
+                dst_ = out[r_ * cols:(r_ + 1) * cols]
                 for c_ in range(cols):
-                    a = l1[a0 + r_ * cols + c_]
-                    b = l1[v0 + c_] if per_col else l1[v0 + r_]
-                    out[r_ * cols + c_] = np.float64(np.float32({expr}))
+                    a = row_[c_]
+                    b = vec_[c_] if per_col else vec_[0]
+                    dst_[c_] = np.float64(np.float32({expr}))
         else:
             for r_ in range(rows):
                 for c_ in range(cols):

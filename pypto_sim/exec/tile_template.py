@@ -41,13 +41,15 @@ def gm_gather(out, hbm, src, stride, rows, cols, dt):
     if dt == DT_FLOAT32:
         f32 = hbm[src:src + span].view(np.float32)
         for r in range(rows):
+            o_, s_ = out[r * cols:(r + 1) * cols], f32[r * stride:r * stride + cols]
             for c in range(cols):
-                out[r * cols + c] = f32[r * stride + c]
+                o_[c] = s_[c]
     elif dt == DT_INT32:
         i32 = hbm[src:src + span].view(np.int32)
         for r in range(rows):
+            o_, s_ = out[r * cols:(r + 1) * cols], i32[r * stride:r * stride + cols]
             for c in range(cols):
-                out[r * cols + c] = i32[r * stride + c]
+                o_[c] = s_[c]
     elif item == 2 and GM_KIND[dt] == 0:
         half_gather(out, hbm[src:src + span].view(np.uint16), stride, rows, cols, GM_MBITS[dt])
     else:
@@ -65,19 +67,20 @@ def half_gather(out, u16, stride, rows, cols, mb):
     field 0 or 31) again by ieee_decode, where there are any."""
     if mb == 7:
         for r in range(rows):
+            o_, s_ = out[r * cols:(r + 1) * cols], u16[r * stride:r * stride + cols]
             for c in range(cols):
-                out[r * cols + c] = np.float64(np.uint32(np.uint32(u16[r * stride + c]) << np.uint32(16))
-                                               .view(np.float32))
+                o_[c] = np.float64(np.uint32(np.uint32(s_[c]) << np.uint32(16)).view(np.float32))
         return
     special = 0
     for r in range(rows):
+        o_, s_ = out[r * cols:(r + 1) * cols], u16[r * stride:r * stride + cols]
         for c in range(cols):
-            u = np.uint32(u16[r * stride + c])
+            u = np.uint32(s_[c])
             e = (u >> np.uint32(10)) & np.uint32(0x1F)
             special |= (e == 0) | (e == 0x1F)
             bits = ((u & np.uint32(0x8000)) << np.uint32(16)) | ((e + np.uint32(112)) << np.uint32(23)) | \
                 ((u & np.uint32(0x3FF)) << np.uint32(13))
-            out[r * cols + c] = np.float64(np.uint32(bits).view(np.float32))
+            o_[c] = np.float64(np.uint32(bits).view(np.float32))
     if special:
         for r in range(rows):
             for c in range(cols):
@@ -95,14 +98,15 @@ def half_scatter(u16, stride, buf, rows, cols):
     words = buf.view(np.uint64)
     special = 0
     for r in range(rows):
+        d_, w_ = u16[r * stride:r * stride + cols], words[r * cols:(r + 1) * cols]
         for c in range(cols):
-            b = words[r * cols + c]
+            b = w_[c]
             e64 = np.int64((b >> np.uint64(52)) & np.uint64(0x7FF))
             e = e64 - 1008                         # float16's biased exponent
             special |= (e < 1) | (e64 == 0x7FF)
             u = ((b >> np.uint64(48)) & np.uint64(0x8000)) | np.uint64(e << 10) | \
                 ((b >> np.uint64(42)) & np.uint64(0x3FF))
-            u16[r * stride + c] = np.uint16(u & np.uint64(0xFFFF))
+            d_[c] = np.uint16(u & np.uint64(0xFFFF))
     if special:
         for r in range(rows):
             for c in range(cols):
@@ -169,8 +173,9 @@ def gm_scatter(hbm, dst, stride, buf, rows, cols, dt):
     if dt == DT_FLOAT32:
         f32 = hbm[dst:dst + ((rows - 1) * stride + cols) * item].view(np.float32)
         for r in range(rows):
+            d_, b_ = f32[r * stride:r * stride + cols], buf[r * cols:(r + 1) * cols]
             for c in range(cols):
-                f32[r * stride + c] = np.float32(buf[r * cols + c])
+                d_[c] = np.float32(b_[c])
         return
     if item == 2 and GM_KIND[dt] == 0 and GM_MBITS[dt] == 10:
         half_scatter(hbm[dst:dst + ((rows - 1) * stride + cols) * item].view(np.uint16), stride, buf, rows, cols)
@@ -510,9 +515,10 @@ def tile_gather(out, src_arr, src, spitch, rows, cols, dt):
     read of a tile (dt: the destination's dtype when the copy converts)."""
     for r in range(rows):
         row = src + r * spitch
-        if dt < 0:
+        if dt < 0:                  # through row slices: indices numba knows are not negative
+            o_, s_ = out[r * cols:(r + 1) * cols], src_arr[row:row + cols]
             for c in range(cols):
-                out[r * cols + c] = src_arr[row + c]
+                o_[c] = s_[c]
         else:
             for c in range(cols):
                 out[r * cols + c] = round_to(dt, src_arr[row + c])
@@ -523,6 +529,6 @@ def tile_scatter(dst_arr, dst, dpitch, buf, rows, cols):
     """dst_arr[dst + r * dpitch + c] = buf[r * cols + c]: a gathered (or computed) dense block
     lands in a tile, or in GM rows dpitch apart."""
     for r in range(rows):
-        row = dst + r * dpitch
+        d_, b_ = dst_arr[dst + r * dpitch:dst + r * dpitch + cols], buf[r * cols:(r + 1) * cols]
         for c in range(cols):
-            dst_arr[row + c] = buf[r * cols + c]
+            d_[c] = b_[c]

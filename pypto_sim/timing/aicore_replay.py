@@ -154,6 +154,7 @@ def replay_values(sim, ex, lg, vals, rp, rf, rr, local_words, n_blocks, before=N
     # a matmul's gathered operands: m x k within a, k x n within b, m x n within c
     A, B = _operand_buffers(sim, mma)
     start = np.empty(max([1] + rp[mma, ex.RP_SIZE].tolist()))
+    sums_buf = np.empty_like(start)
     pend = np.empty((8, size))
     free_p = np.arange(8, dtype=np.int64)
     mem = np.zeros((1, 2, max(local_words, 1)))
@@ -175,9 +176,10 @@ def replay_values(sim, ex, lg, vals, rp, rf, rr, local_words, n_blocks, before=N
             return
         if status == ex.RS_BLAS:
             m, nn, k = (int(rs[j]) for j in (ex.RS_M, ex.RS_N, ex.RS_K))
-            sums = A[:m * k].reshape(m, k) @ B[:k * nn].reshape(k, nn)
+            sums = sums_buf[:m * nn].reshape(m, nn)          # no new array per matmul
+            np.matmul(A[:m * k].reshape(m, k), B[:k * nn].reshape(k, nn), out=sums)
             sums += start[:m * nn].reshape(m, nn)
-            ex.matmul_finish(pend[int(rs[ex.RS_SLOT])], sums.reshape(-1), A, B, start, m, nn, k,
+            ex.matmul_finish(pend[int(rs[ex.RS_SLOT])], sums_buf, A, B, start, m, nn, k,
                              int(rs[ex.RS_CDT]))
         elif status == ex.RS_GROW_PEND:
             extra = len(pend)
