@@ -157,9 +157,10 @@ def replay_values(sim, ex, lg, vals, rp, rf, rr, local_words, n_blocks, before=N
     sums_buf = np.empty_like(start)
     pend = np.empty((8, size))
     free_p = np.arange(8, dtype=np.int64)
-    mem = np.zeros((1, 2, max(local_words, 1)))
-    free_m = np.arange(1, dtype=np.int64)
-    row_used = np.zeros(1, np.int8)
+    rows = _rows_needed(order, n, lg[:, ex.LG_BLOCK], n_blocks)
+    mem = np.zeros((rows, 2, max(local_words, 1)))          # pages untouched stay unmapped
+    free_m = np.arange(rows, dtype=np.int64)
+    row_used = np.zeros(rows, np.int8)
     zr = _written_words(rp, ex)
     mem_row = np.full(n_blocks, -1, np.int64)
     pend_of = np.zeros(n, np.int64)
@@ -194,6 +195,23 @@ def replay_values(sim, ex, lg, vals, rp, rf, rr, local_words, n_blocks, before=N
             free_m = np.concatenate([free_m, np.zeros(extra, np.int64)])
             free_m[:extra] = np.arange(extra, 2 * extra)
             rs[ex.RS_FREE_M] = extra
+
+
+def _rows_needed(order, n, block_of, n_blocks):
+    """The most blocks whose memories are in use at one time as the loop walks order: a
+    block's from its first event to its last (the write after which aicore_replay frees it).
+    The loop still grows the pool (RS_GROW_MEM) should a launch stopped early need more."""
+    pos = np.arange(len(order))
+    blocks = block_of[np.where(order >= n, order - n, order)]
+    first = np.full(n_blocks, len(order), np.int64)
+    last = np.full(n_blocks, -1, np.int64)
+    np.minimum.at(first, blocks, pos)
+    np.maximum.at(last, blocks, pos)
+    seen = last >= 0
+    delta = np.zeros(len(order) + 1, np.int64)
+    np.add.at(delta, first[seen], 1)
+    np.add.at(delta, last[seen] + 1, -1)
+    return max(1, int(np.cumsum(delta).max(initial=0)))
 
 
 def _operand_buffers(sim, mma):
