@@ -108,7 +108,7 @@ class _SliceText:
     def lanes(self, mask, warp):
         """The active lanes of each record as text, and each record's index into them."""
         width = int(warp.max(initial=0)) + 1
-        pairs, inv = np.unique((mask & 0xFFFFFFFF) * width + warp, return_inverse=True)
+        pairs, inv = np.unique((mask.astype(np.int64) & 0xFFFFFFFF) * width + warp, return_inverse=True)
         texts = [self.lane_ranges(*divmod(key, width)) for key in pairs.tolist()]
         return texts, inv.reshape(-1)
 

@@ -23,6 +23,7 @@ from .fast import EVENTS_PER_CALL, flushed_records, grown, rebuilt_table, start_
 from .records import FIELDS, ROWS_PER_CHUNK, PcTotals, RecordColumns
 
 SCALAR_FAMILIES = ("control", "alu", "id", "warp", "alloc")
+LOG_ROWS = 4096          # first capacity of the log of dispatched tile instructions
 
 
 def why_not_aicore_fast(sim) -> str | None:
@@ -129,8 +130,8 @@ class AICoreFastEngine:
         self.rec = np.zeros((ROWS_PER_CHUNK if sim.record else 1, len(FIELDS)), np.int64)
         self.columns = RecordColumns()
         self.totals = np.zeros((len(code), 4), np.int64)
-        self.lg_i = np.zeros((4096, ex.N_LG), np.int64)
-        self.lg_v = np.zeros((4096, MAX_SRCS + 4), np.float64)
+        self.lg_i = np.zeros((LOG_ROWS, ex.N_LG), np.int64)
+        self.lg_v = np.zeros((LOG_ROWS, MAX_SRCS + 4), np.float64)
         self.ctx = np.zeros(10, np.int64)
         self.info = np.zeros(8, np.int64)
         self.pend_idx = np.zeros(32, np.int64)
