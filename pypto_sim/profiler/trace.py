@@ -94,7 +94,7 @@ class _SliceText:
     def stall(self, cause, cause_pc):
         """Fragments ',"stall":...,"waited_for":...' and each record's index into them."""
         width = len(self.names) + 1
-        pairs, inv = np.unique(cause * width + cause_pc + 1, return_inverse=True)
+        pairs, inv = np.unique(cause.astype(np.int64) * width + cause_pc + 1, return_inverse=True)
         frags = []
         for key in pairs.tolist():
             c, cp = divmod(key, width)
