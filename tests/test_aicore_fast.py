@@ -382,3 +382,38 @@ def test_an_operation_is_deferred_only_when_nothing_writes_its_sources_meanwhile
     defer = np.zeros(n, np.int8)
     ex.replay_deferrable(order, n, lg, rp, rr, np.zeros(1, np.int64), defer)
     assert defer.tolist() == [0, 1, 1, 1, 0, 1, 0]
+
+
+@pytest.mark.parametrize("values", [True, False])
+def test_records_and_log_kept_in_small_pieces(monkeypatch, values):
+    """The compiled loop's record buffer flushed into narrow columns every 16 rows and its log
+    of tile instructions starting at 8 rows give the SimPy model's records, values and
+    initcheck map: benchmarks/published.py's GEMM at 512^3 on four cores. Each of the
+    (512 / 128) x (512 / 256) = 8 output tiles takes one pass of k0 (K = 512 = 2 x 256): two
+    l1_steps of 2 tloads and 4 k_subs of 2 textracts and a tmatmul (2 x 14 = 28), then a
+    tstore, so 8 x 29 = 232 tile instructions are logged with values on. With values off the
+    log keeps only what initcheck reads back (the 8 tstores) and so never grows past 32 rows
+    (it doubles only when what it keeps fills half of it: 2 x (8 + 4) > 16)."""
+    from pypto_sim.timing import aicore_fast, fast
+    monkeypatch.setattr(fast, "ROWS_PER_CHUNK", 16)
+    monkeypatch.setattr(aicore_fast, "ROWS_PER_CHUNK", 16)
+    monkeypatch.setattr(aicore_fast, "LOG_ROWS", 8)
+    engines, grown = [], []
+    original = aicore_fast.AICoreFastEngine._grow
+    monkeypatch.setattr(aicore_fast.AICoreFastEngine, "_grow",
+                        lambda self, what: (engines.append(self), grown.append(what), original(self, what)))
+    rng = np.random.default_rng(4)
+    n = 512
+    A = dev_array(rng.standard_normal((n, n)).astype(np.float16), pto.float16)
+    B = dev_array(rng.standard_normal((n, n)).astype(np.float16), pto.float16)
+    C = pto.alloc_tensor(n * n * 4, pto.float32)
+    assert_engines_agree(published.gemm_performance, (4, 1, 1), (A, B, C, n, n, n), values=values)
+    ex = engines[0].ex
+    assert {ex.GROW_RECORDS, ex.GROW_LOG} <= set(grown)
+    engine = engines[-1]
+    logged = engine.lg_i[:engine.st[ex.S_LOG_N], ex.LG_PC]
+    assert engine.store_pcs()[logged].sum() == 8
+    if values:
+        assert len(logged) == 232
+    else:
+        assert len(engine.lg_i) <= 32

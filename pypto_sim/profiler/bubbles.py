@@ -76,7 +76,7 @@ def _gaps(prof):
     gaps at the end of each core's window included. Vectorised over all (core, pipe)."""
     rec = prof.records
     pipes = prof.record_pipes
-    group = rec.core * len(PIPES) + pipes
+    group = rec.core.astype(np.int64) * len(PIPES) + pipes
     # by group, start; among equal starts an operation that waited first, then record order
     order = np.lexsort((np.arange(len(rec)), rec.cause == 0, rec.issue, group))
     g, starts, ends = group[order], rec.issue[order], rec.complete[order]

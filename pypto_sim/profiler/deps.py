@@ -48,11 +48,12 @@ def find_producers(prof) -> np.ndarray:
     n_pc = len(prof.pc_name)
     n_warps = int(rec.warp.max()) + 1
     # dense ids of (block, warp, pc) keys; a waiter asks for (its block, its warp, cause_pc)
-    key = (rec.block * n_warps + rec.warp) * n_pc + rec.pc
+    block = rec.block.astype(np.int64)           # keys in int64 (the columns are narrow)
+    key = (block * n_warps + rec.warp) * n_pc + rec.pc
     keys, group = np.unique(key, return_inverse=True)
     group = group.reshape(-1)
     waiting = np.nonzero(rec.cause_pc >= 0)[0]
-    wanted = (rec.block[waiting] * n_warps + rec.warp[waiting]) * n_pc + rec.cause_pc[waiting]
+    wanted = (block[waiting] * n_warps + rec.warp[waiting]) * n_pc + rec.cause_pc[waiting]
     slot = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
     query = np.where(keys[slot] == wanted, slot, -1)
     order, pos = _latest_before(group, query, waiting)
@@ -73,9 +74,9 @@ def find_producers(prof) -> np.ndarray:
     waits = np.nonzero((rec.cause_pc < 0) & (rec.cause == CAUSE["wait_all"]))[0]
     tiles = np.nonzero(np.asarray(prof.pc_is_tile, bool)[rec.pc])[0]
     if len(waits) and len(tiles):
-        tkey = rec.block[tiles] * (int(rec.complete.max()) + 1) + rec.complete[tiles]
+        tkey = block[tiles] * (int(rec.complete.max()) + 1) + rec.complete[tiles]
         tkeys, tgroup = np.unique(tkey, return_inverse=True)
-        wanted = rec.block[waits] * (int(rec.complete.max()) + 1) + rec.issue[waits]
+        wanted = block[waits] * (int(rec.complete.max()) + 1) + rec.issue[waits]
         slot = np.minimum(np.searchsorted(tkeys, wanted), len(tkeys) - 1)
         query = np.where(tkeys[slot] == wanted, slot, -1)
         # positions among the tile records: those with a record index below the waiter's
@@ -92,7 +93,7 @@ def previous_in_warp(prof) -> np.ndarray:
     prev = np.full(n, -1, np.int64)
     if n < 2:
         return prev
-    key = rec.block * (int(rec.warp.max()) + 1) + rec.warp
+    key = rec.block.astype(np.int64) * (int(rec.warp.max()) + 1) + rec.warp
     order = np.argsort(key, kind="stable")
     same = key[order[1:]] == key[order[:-1]]
     prev[order[1:][same]] = order[:-1][same]

@@ -83,7 +83,7 @@ GM_PATHS = {("tile_load", True, False): ("GM->L1", "gm_to_l1_bytes_per_cycle"),
 
 def _add_by_unit(into: dict, rec, sel, weights, extra=()):
     """into[(core, unit, *extra)] += the weights of the records ``sel`` (a boolean mask)."""
-    keys = rec.core[sel] * 4 + rec.warp[sel]
+    keys = rec.core[sel].astype(np.int64) * 4 + rec.warp[sel]
     uniq, inv = np.unique(keys, return_inverse=True)
     sums = np.bincount(inv, weights=np.broadcast_to(weights, keys.shape).astype(np.float64),
                        minlength=len(uniq))

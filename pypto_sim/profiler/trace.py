@@ -94,7 +94,7 @@ class _SliceText:
     def stall(self, cause, cause_pc):
         """Fragments ',"stall":...,"waited_for":...' and each record's index into them."""
         width = len(self.names) + 1
-        pairs, inv = np.unique(cause * width + cause_pc + 1, return_inverse=True)
+        pairs, inv = np.unique(cause.astype(np.int64) * width + cause_pc + 1, return_inverse=True)
         frags = []
         for key in pairs.tolist():
             c, cp = divmod(key, width)
@@ -108,7 +108,7 @@ class _SliceText:
     def lanes(self, mask, warp):
         """The active lanes of each record as text, and each record's index into them."""
         width = int(warp.max(initial=0)) + 1
-        pairs, inv = np.unique((mask & 0xFFFFFFFF) * width + warp, return_inverse=True)
+        pairs, inv = np.unique((mask.astype(np.int64) & 0xFFFFFFFF) * width + warp, return_inverse=True)
         texts = [self.lane_ranges(*divmod(key, width)) for key in pairs.tolist()]
         return texts, inv.reshape(-1)
 

@@ -54,7 +54,9 @@ def pack_rows(group: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nda
     if n:
         order = np.lexsort((np.arange(n), starts, group))
         packed = np.empty(n, np.int64)
-        _pack_sorted(group[order], starts[order], ends[order], packed)
+        # int64 whatever the record columns' dtypes: one compiled specialisation
+        _pack_sorted(group[order].astype(np.int64), starts[order].astype(np.int64),
+                     ends[order].astype(np.int64), packed)
         rows[order] = packed
     return rows
 

@@ -19,10 +19,11 @@ from ..isa import FAMILIES, PIPES
 from .aicore_pipes import AICorePipes
 from .aicore_replay import replay_table, replay_values
 from .aicore_tables import SYNC_KINDS
-from .fast import EVENTS_PER_CALL, grown, rebuilt_table, start_slots
-from .records import FIELDS, PcTotals
+from .fast import EVENTS_PER_CALL, flushed_records, grown, rebuilt_table, start_slots
+from .records import FIELDS, ROWS_PER_CHUNK, PcTotals, RecordColumns
 
 SCALAR_FAMILIES = ("control", "alu", "id", "warp", "alloc")
+LOG_ROWS = 4096          # first capacity of the log of dispatched tile instructions
 
 
 def why_not_aicore_fast(sim) -> str | None:
@@ -60,7 +61,7 @@ def run_aicore_fast(sim) -> bool:
         raise sim.limit_error(int(engine.st[sim.ex.S_UNFINISHED]), engine.positions())
     if outcome == "deadlock":
         raise sim.deadlock_error(engine.stuck())
-    sim.record_array = sim.pc_totals = None
+    sim.record_columns = sim.pc_totals = None
     sim.end_time = 0
     return False
 
@@ -126,11 +127,11 @@ class AICoreFastEngine:
         self.uv[:, ex.U_PHASE] = ex.PH_DONE
         self.bv = np.zeros((slots, ex.N_BV), np.int64)
         self.bx = np.zeros((slots, ex.N_BX), np.int64)
-        self.rec = np.zeros((65536 if sim.record else 1, len(FIELDS)), np.int64)
-        self.chunks = []
+        self.rec = np.zeros((ROWS_PER_CHUNK if sim.record else 1, len(FIELDS)), np.int64)
+        self.columns = RecordColumns()
         self.totals = np.zeros((len(code), 4), np.int64)
-        self.lg_i = np.zeros((4096, ex.N_LG), np.int64)
-        self.lg_v = np.zeros((4096, MAX_SRCS + 4), np.float64)
+        self.lg_i = np.zeros((LOG_ROWS, ex.N_LG), np.int64)
+        self.lg_v = np.zeros((LOG_ROWS, MAX_SRCS + 4), np.float64)
         self.ctx = np.zeros(10, np.int64)
         self.info = np.zeros(8, np.int64)
         self.pend_idx = np.zeros(32, np.int64)
@@ -171,9 +172,9 @@ class AICoreFastEngine:
         if status == ex.ENG_FALLBACK:
             return "fallback"
         if sim.record:
-            self.chunks.append(self.rec[:st[ex.S_REC_N]])
-            sim.record_array = np.concatenate(self.chunks) if len(self.chunks) > 1 else self.chunks[0].copy()
-            self.chunks = []
+            self.columns.add(self.rec[:st[ex.S_REC_N]])
+            self.rec = None
+            sim.record_columns = self.columns.records()
         else:
             sim.pc_totals = PcTotals.from_array(self.totals)
         sim.end_time = int(st[ex.S_END_TIME])
@@ -214,7 +215,7 @@ class AICoreFastEngine:
             return
         lg, vals = self.lg_i[:n], self.lg_v[:n]
         pcs = lg[:, ex.LG_PC]
-        stores = np.array([sim.pc_spec[pc].family == "tile_store" for pc in range(len(sim.pc_spec))])
+        stores = self.store_pcs()
         if sim.hbm_init is not None:                # initcheck's record, made at dispatch
             slot_of = self.tables.tp[:, ex.TP_SLOT]
             for pc, rows, cols, off, stride in lg[stores[pcs]][:, [ex.LG_PC, ex.LG_ROWS, ex.LG_COLS,
@@ -229,6 +230,20 @@ class AICoreFastEngine:
         gx, gy, gz = sim.grid
         replay_values(sim, ex, lg, vals, *self.replay, self.local_words, gx * gy * gz, before)
 
+    def store_pcs(self):
+        """A bool per pc: a tile store (initcheck marks what it writes)."""
+        return np.array([spec.family == "tile_store" for spec in self.sim.pc_spec], bool)
+
+    def _drop_unread_log(self):
+        """With values off the log is read back only for initcheck's stores: keep those rows
+        (in order) and drop the rest, so the log does not grow with the launch."""
+        ex, n = self.ex, int(self.st[self.ex.S_LOG_N])
+        keep = np.nonzero(self.store_pcs()[self.lg_i[:n, ex.LG_PC]])[0] \
+            if self.sim.hbm_init is not None else np.zeros(0, np.int64)
+        self.lg_i[:len(keep)] = self.lg_i[keep]
+        self.lg_v[:len(keep)] = self.lg_v[keep]
+        self.st[ex.S_LOG_N] = len(keep)
+
     # ---------------------------------------------------------------- growing buffers
     def _grow(self, what):
         ex = self.ex
@@ -236,12 +251,13 @@ class AICoreFastEngine:
             n = len(self.ht) * 2
             self.ht, self.hk, self.hv = (grown(a, n) for a in (self.ht, self.hk, self.hv))
         elif what == ex.GROW_RECORDS:
-            self.chunks.append(self.rec[:self.st[ex.S_REC_N]].copy())
-            self.rec = np.zeros((min(2 * len(self.rec), 1 << 20), len(FIELDS)), np.int64)
-            self.st[ex.S_REC_N] = 0
+            self.rec = flushed_records(ex, self.st, self.rec, self.columns)
         elif what == ex.GROW_LOG:
-            n = 2 * len(self.lg_i)
-            self.lg_i, self.lg_v = grown(self.lg_i, n), grown(self.lg_v, n)
+            if not self.sim.values:
+                self._drop_unread_log()
+            if 2 * (int(self.st[ex.S_LOG_N]) + 4) > len(self.lg_i):
+                n = 2 * len(self.lg_i)
+                self.lg_i, self.lg_v = grown(self.lg_i, n), grown(self.lg_v, n)
         else:                                               # GROW_TABLE
             self.keys, self.vals, used = rebuilt_table(ex, self.keys, self.vals, int(self.st[ex.S_NOW]),
                                                        int(self.acfg[ex.AK_PORTS]),

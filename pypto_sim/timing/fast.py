@@ -21,7 +21,7 @@ from ..errors import LaunchError
 from ..exec import gm
 from ..ir.program import C_DST, C_OP, C_SRC, MAX_SRCS
 from ..isa import FAMILIES
-from .records import CAUSE, FIELDS, PcTotals
+from .records import CAUSE, FIELDS, ROWS_PER_CHUNK, PcTotals, RecordColumns
 
 ENGINES = ("auto", "simpy", "fast")     # pto.Settings.timing_engine (PYPTO_TIMING_ENGINE)
 EVENTS_PER_CALL = 250_000          # between progress redraws
@@ -31,7 +31,7 @@ _MEM_CODE = {None: 0, "hbm": 1, "l1": 2}
 def initial_sizes(warps: int, book_room: int, slots: int) -> dict:
     """First capacities of the engine's growable buffers (they double when full): heap events,
     pending commits, record rows, booking-table entries (a power of two)."""
-    return dict(heap=4 * warps + 64, commits=2 * warps + 64, rows=65536,
+    return dict(heap=4 * warps + 64, commits=2 * warps + 64, rows=ROWS_PER_CHUNK,
                 table=1 << max(12, int(4 * (book_room * slots + 64)).bit_length()))
 
 
@@ -145,7 +145,7 @@ class FastEngine:
         self.cm_free = np.arange(commits, dtype=np.int64)
         self.st[ex.S_COMMIT_FREE] = commits
         self.rec = np.zeros((sizes["rows"] if sim.record else 1, len(FIELDS)), np.int64)
-        self.chunks = []
+        self.columns = RecordColumns()
         self.ctx = np.zeros(10, np.int64)
         self.info = np.zeros(8, np.int64)
         self.pend_idx = np.zeros(32, np.int64)
@@ -184,9 +184,9 @@ class FastEngine:
                 continue
             break
         if sim.record:
-            self.chunks.append(self.rec[:st[ex.S_REC_N]])
-            sim.record_array = np.concatenate(self.chunks) if len(self.chunks) > 1 else self.chunks[0].copy()
-            self.chunks = []
+            self.columns.add(self.rec[:st[ex.S_REC_N]])
+            self.rec = None
+            sim.record_columns = self.columns.records()
         else:
             sim.pc_totals = PcTotals.from_array(self.totals)
         sim.end_time = int(st[ex.S_END_TIME])
@@ -264,10 +264,7 @@ class FastEngine:
             self.hk = grown(self.hk, n)
             self.hv = grown(self.hv, n)
         elif what == ex.GROW_RECORDS:
-            self.chunks.append(self.rec[:self.st[ex.S_REC_N]])
-            size = min(2 * len(self.rec), 1 << 20)
-            self.rec = np.zeros((size, len(FIELDS)), np.int64)
-            self.st[ex.S_REC_N] = 0
+            self.rec = flushed_records(ex, self.st, self.rec, self.columns)
         elif what == ex.GROW_COMMITS:
             old = len(self.cm_n)
             n = 2 * old
@@ -297,6 +294,17 @@ def start_slots(ex, st, ht, hk, hv, slots):
     hv[:slots, 1] = np.arange(slots)
     st[ex.S_SEQ] = st[ex.S_HEAP_N] = slots
     st[ex.S_LIMIT_KEY] = ex.URGENT * int(ex.PRIO_SHIFT) + slots
+
+
+def flushed_records(ex, st, rec, columns):
+    """The engine's record buffer is full: its rows go to columns (RecordColumns) and the
+    buffer is emptied for reuse, doubled while below ROWS_PER_CHUNK rows (so one event's rows
+    always fit); returns the buffer to use next."""
+    columns.add(rec[:st[ex.S_REC_N]])
+    st[ex.S_REC_N] = 0
+    if len(rec) < ROWS_PER_CHUNK:
+        rec = np.zeros((min(2 * len(rec), ROWS_PER_CHUNK), rec.shape[1]), np.int64)
+    return rec
 
 
 def grown(a, n):

@@ -49,7 +49,16 @@ class L2Cache:
         for base in sorted(self.first):
             self.first[base] = total
             total += self.extent[base]
-        self.link = np.full((max(total, 1), 2), ex.L2_ABSENT, np.int64)
+        self.lines = max(total, 1)
+        self._link = None
+
+    @property
+    def link(self) -> np.ndarray:
+        """(lines, 2) int64: each line's LRU neighbours, made at the first touch (a launch on
+        the compiled engine touches its own L2, not the simulation's)."""
+        if self._link is None:
+            self._link = np.full((self.lines, 2), self.ex.L2_ABSENT, np.int64)
+        return self._link
 
     @property
     def hits(self) -> int:

@@ -111,7 +111,7 @@ class LaunchSimulation:
         self.engine = engine_setting(engine)
         self.progress_setting = progress      # pto.Settings.progress: "", "0" or "1"
         self.progress = self.launch_progress(enabled=False)     # run() makes a visible one
-        self.record_array = None     # the compiled engine's records (SimPy's go to self.rows)
+        self.record_columns = None   # the compiled engine's LaunchRecords (SimPy's go to self.rows)
         self.pc_totals = None        # the compiled engine's PcTotals when records are not kept
         self.engine_used = None
 
@@ -583,8 +583,8 @@ class LaunchSimulation:
         """The per warp-instruction records of the run (None when record=False)."""
         if not self.record:
             return None
-        if self.record_array is not None:
-            return LaunchRecords.from_array(self.record_array)
+        if self.record_columns is not None:
+            return self.record_columns
         return LaunchRecords.from_rows(self.rows)
 
     def totals(self, records=None) -> PcTotals:
@@ -592,9 +592,9 @@ class LaunchSimulation:
         the records."""
         if self.pc_totals is not None:
             return self.pc_totals
-        if isinstance(self.rows, FoldedRecords) and self.record_array is None:
+        if isinstance(self.rows, FoldedRecords) and self.record_columns is None:
             return self.rows.totals()
         if records is None:
-            records = LaunchRecords.from_array(self.record_array) if self.record_array is not None \
+            records = self.record_columns if self.record_columns is not None \
                 else LaunchRecords.from_rows(self.rows)
         return PcTotals.from_records(records, len(self.enc.code))

@@ -28,6 +28,60 @@ FIELDS = ("block", "warp", "core", "pc", "issue", "complete", "stall", "cause", 
           "bytes")
 
 
+# the narrowest dtype each column may take (codes and program counters in 16 bits, a stall
+# cause in 8; cycles, bytes, blocks and masks in 32 bits at least): record columns are stored
+# in the narrowest signed dtype from this floor up that holds twice the column's extremes (so
+# sums and differences of two values stay in range), int64 at most
+FLOOR = {"block": np.int32, "warp": np.int16, "core": np.int16, "pc": np.int16, "cause": np.int8,
+         "cause_pc": np.int16}
+_WIDTHS = (np.int8, np.int16, np.int32, np.int64)
+# rows the compiled engines write into their buffer before it is columnised (88 bytes a row)
+ROWS_PER_CHUNK = 1 << 16
+
+
+def narrow(column: np.ndarray, field: str) -> np.ndarray:
+    """A 1-D integer column in the narrowest dtype that FLOOR allows for field and that holds
+    twice its extremes (a copy)."""
+    floor = np.dtype(FLOOR.get(field, np.int32))
+    if len(column):
+        lo, hi = int(column.min()), int(column.max())
+        for dt in _WIDTHS:
+            info = np.iinfo(dt)
+            if np.dtype(dt).itemsize >= floor.itemsize and info.min <= 2 * lo and 2 * hi <= info.max:
+                return column.astype(dt)
+        return column.astype(np.int64)
+    return column.astype(floor)
+
+
+class RecordColumns:
+    """LaunchRecords built from chunks of int64 rows (the compiled engines' record buffer):
+    each chunk is columnised into narrow columns when given, so a launch's records never exist
+    as one int64 array; ``records()`` joins the chunks column by column, dropping each chunk's
+    column as it is copied."""
+
+    def __init__(self):
+        self.chunks: list = []
+
+    def add(self, rows: np.ndarray) -> None:
+        """Append an (n, len(FIELDS)) int64 array of rows (copied: the caller may reuse it)."""
+        if len(rows):
+            self.chunks.append([narrow(rows[:, i], f) for i, f in enumerate(FIELDS)])
+
+    def records(self) -> "LaunchRecords":
+        """All rows given so far as LaunchRecords (the builder is emptied)."""
+        chunks, self.chunks = self.chunks, []
+        if not chunks:
+            return LaunchRecords(*(np.zeros(0, FLOOR.get(f, np.int32)) for f in FIELDS))
+        cols = []
+        for i in range(len(FIELDS)):
+            parts = [c[i] for c in chunks]
+            cols.append(parts[0] if len(parts) == 1 else np.concatenate(parts, dtype=np.result_type(*parts)))
+            for c in chunks:
+                c[i] = None
+            del parts
+        return LaunchRecords(*cols)
+
+
 class RecordBuffer:
     """Rows of FIELDS, stored flat in an int64 ``array`` (88 bytes a row, not a tuple's ~400):
     the model appends with ``extend`` (a row tuple); len(), indexing and slicing give tuples."""
@@ -94,7 +148,8 @@ class FoldedRecords(RecordBuffer):
 
 @dataclass
 class LaunchRecords:
-    """Per warp-instruction columns (numpy arrays of equal length), in issue order."""
+    """Per warp-instruction columns (numpy arrays of equal length), in issue order; each an
+    integer column of the narrowest dtype that holds it (``narrow``)."""
 
     block: np.ndarray
     warp: np.ndarray
@@ -111,8 +166,8 @@ class LaunchRecords:
     @classmethod
     def from_rows(cls, rows) -> "LaunchRecords":
         """Records from a RecordBuffer or a list of row tuples."""
-        if isinstance(rows, RecordBuffer):
-            arr = rows.array()
+        if isinstance(rows, RecordBuffer):           # a view: from_array copies into columns
+            arr = np.frombuffer(rows.data, dtype=np.int64).reshape(-1, rows.width)
         elif rows:
             arr = np.array(rows, dtype=np.int64)
         else:
@@ -121,8 +176,11 @@ class LaunchRecords:
 
     @classmethod
     def from_array(cls, arr: np.ndarray) -> "LaunchRecords":
-        """Records from an (n, len(FIELDS)) int64 array of rows."""
-        return cls(*(np.ascontiguousarray(arr[:, i]) for i in range(len(FIELDS))))
+        """Records from an (n, len(FIELDS)) int64 array of rows, each column in its narrowest
+        dtype (``narrow``)."""
+        cols = RecordColumns()
+        cols.add(arr)
+        return cols.records()
 
     def __len__(self):
         return len(self.pc)
