@@ -20,7 +20,7 @@ from .aicore_pipes import AICorePipes
 from .aicore_replay import replay_table, replay_values
 from .aicore_tables import SYNC_KINDS
 from .fast import EVENTS_PER_CALL, grown, rebuilt_table, start_slots
-from .records import FIELDS, PcTotals
+from .records import FIELDS, PcTotals, rows_as_columns
 
 SCALAR_FAMILIES = ("control", "alu", "id", "warp", "alloc")
 
@@ -172,7 +172,7 @@ class AICoreFastEngine:
             return "fallback"
         if sim.record:
             self.chunks.append(self.rec[:st[ex.S_REC_N]])
-            sim.record_array = np.concatenate(self.chunks) if len(self.chunks) > 1 else self.chunks[0].copy()
+            sim.record_array = rows_as_columns(self.chunks)
             self.chunks = []
         else:
             sim.pc_totals = PcTotals.from_array(self.totals)
@@ -217,8 +217,11 @@ class AICoreFastEngine:
         stores = np.array([sim.pc_spec[pc].family == "tile_store" for pc in range(len(sim.pc_spec))])
         if sim.hbm_init is not None:                # initcheck's record, made at dispatch
             slot_of = self.tables.tp[:, ex.TP_SLOT]
-            for pc, rows, cols, off, stride in lg[stores[pcs]][:, [ex.LG_PC, ex.LG_ROWS, ex.LG_COLS,
-                                                                   ex.LG_OFF, ex.LG_STRIDE]].tolist():
+            # marking is idempotent: each distinct store window once (a kernel's stores mostly
+            # rewrite the same workspace windows)
+            windows = np.unique(lg[stores[pcs]][:, [ex.LG_PC, ex.LG_ROWS, ex.LG_COLS, ex.LG_OFF,
+                                                    ex.LG_STRIDE]], axis=0)
+            for pc, rows, cols, off, stride in windows.tolist():
                 item = BY_CODE[int(sim.enc.code[pc, C_DTYPE])].itemsize
                 gm.init_mark_window(sim.hbm_init, int(sim.tbase[slot_of[pc]]) + off * item, rows,
                                     cols * item, stride * item)
@@ -236,7 +239,7 @@ class AICoreFastEngine:
             n = len(self.ht) * 2
             self.ht, self.hk, self.hv = (grown(a, n) for a in (self.ht, self.hk, self.hv))
         elif what == ex.GROW_RECORDS:
-            self.chunks.append(self.rec[:self.st[ex.S_REC_N]].copy())
+            self.chunks.append(self.rec[:self.st[ex.S_REC_N]])      # full: kept as it is
             self.rec = np.zeros((min(2 * len(self.rec), 1 << 20), len(FIELDS)), np.int64)
             self.st[ex.S_REC_N] = 0
         elif what == ex.GROW_LOG:

@@ -128,6 +128,19 @@ class LaunchRecords:
         return len(self.pc)
 
 
+def rows_as_columns(chunks) -> np.ndarray:
+    """Chunks of (n_i, len(FIELDS)) rows joined as one (n, len(FIELDS)) array whose columns
+    are contiguous (the transpose of a C-ordered (len(FIELDS), n) block): one pass over the
+    rows, and LaunchRecords.from_array then takes each column as it is, without a copy."""
+    n = sum(len(c) for c in chunks)
+    cols = np.empty((len(FIELDS), n), np.int64)
+    at = 0
+    for c in chunks:
+        cols[:, at:at + len(c)] = c.T
+        at += len(c)
+    return cols.T
+
+
 @dataclass
 class PcTotals:
     """Per pc, summed over the warp-instructions that issued it: ``count``, ``lanes`` (active
