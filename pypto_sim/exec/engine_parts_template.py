@@ -182,12 +182,18 @@ def _swap(ht, hk, hv, i, j):
 @njit(cache=True, error_model="numpy", _nrt=False)
 def schedule(st, ht, hk, hv, time, prio, kind, arg):
     """SimPy's env.schedule: queue (time, priority, next insertion number)."""
+    st[S_SEQ] += 1
+    heap_push(st, ht, hk, hv, time, prio * PRIO_SHIFT + st[S_SEQ] - 1, kind, arg)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def heap_push(st, ht, hk, hv, time, key, kind, arg):
+    """Queue an event whose key (priority and insertion number) was taken before."""
     n = st[S_HEAP_N]
     ht[n] = time
-    hk[n] = prio * PRIO_SHIFT + st[S_SEQ]
+    hk[n] = key
     hv[n, 0] = kind
     hv[n, 1] = arg
-    st[S_SEQ] += 1
     st[S_HEAP_N] = n + 1
     i = n
     while i > 0:

@@ -136,7 +136,9 @@ def rows_as_columns(chunks) -> np.ndarray:
     cols = np.empty((len(FIELDS), n), np.int64)
     at = 0
     for c in chunks:
-        cols[:, at:at + len(c)] = c.T
+        for a in range(0, len(c), 8192):          # blocks of rows that stay in the host's cache
+            b = min(a + 8192, len(c))
+            cols[:, at + a:at + b] = c[a:b].T
         at += len(c)
     return cols.T
 
