@@ -233,15 +233,12 @@ def _heap_pop(ht, hk, hv, st):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _slot_of(keys, key):
-    """Where key is, or the empty slot where it goes (Fibonacci hashing: the top bits of
-    key * 2^64 / phi, which spread the arithmetic runs of cycle keys; linear probing)."""
-    size = keys.shape[0]
-    shift = np.uint64(64)
-    while size > 1:
-        size >>= 1
-        shift -= np.uint64(1)
+    """Where key is, or the empty slot where it goes (Fibonacci hashing: bits from the 32nd
+    up of key * 2^64 / phi, which spread the arithmetic runs of cycle keys and depend on the
+    key's low 32 + log2(size) bits; linear probing). Where an entry sits changes nothing a
+    lookup or table_rebuild returns."""
     mask = keys.shape[0] - 1
-    h = np.int64((np.uint64(key) * HASH_MUL) >> shift)
+    h = np.int64((np.uint64(key) * HASH_MUL) >> np.uint64(32)) & mask
     while keys[h] != key and keys[h] != -1:
         h = (h + 1) & mask
     return h
