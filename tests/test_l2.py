@@ -70,3 +70,24 @@ def test_random_windows_match_the_specification(seed):
         args = (base, int(rng.integers(0, 5000)), rows, cols, stride, int(rng.choice([1, 2, 4])))
         assert fast.access_window(*args) == spec.access_window(*args)
     assert fast.hits + fast.misses > 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_tiles_read_again_match_the_specification(seed):
+    """A GEMM's pattern: a few tile windows read again and again (their lines follow each
+    other in the LRU list, so they move as runs), some shifted by a part of a row or a row,
+    some windows written between them, on caches that hold all, some or few of the tiles:
+    the specification's hits and misses, access by access."""
+    rng = np.random.default_rng(100 + seed)
+    line = 128
+    tensors = [(0, 4096 * 64), (4096, 8192 * 64)]
+    tiles = [(0, 0, 16, 64, 256, 2), (0, 64, 16, 64, 256, 2), (4096, 0, 8, 128, 128, 4),
+             (4096, 4096, 32, 32, 64, 4), (0, 8192, 4, 256, 256, 2)]
+    for capacity in (40, 120, 4000):
+        fast, spec = L2Cache(capacity * line, line, tensors), SpecL2(capacity * line, line)
+        for _ in range(300):
+            base, off, rows, cols, stride, item = tiles[int(rng.integers(0, len(tiles)))]
+            off += int(rng.choice([0, 0, 0, 32, stride]))
+            args = (base, off, rows, cols, stride, item)
+            assert fast.access_window(*args) == spec.access_window(*args)
+        assert fast.hits > fast.misses > 0 or capacity == 40

@@ -118,19 +118,42 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
     limit = acfg[AK_MAX_CYCLES]
     slots = acfg[AK_SLOTS]
     record = acfg[AK_RECORD] != 0
-    while budget > 0:
+    # a unit's next EV_WARP event, scheduled (its insertion number taken) but held out of the
+    # heap: when it comes before the heap's first event it is the next event, processed
+    # without a push and a pop; otherwise, and before any return, it goes into the heap
+    held = False
+    held_t = np.int64(0)
+    held_k = np.int64(0)
+    held_g = np.int64(0)
+    while True:
+        if held and (budget <= 0 or (st[S_HEAP_N] > 0 and (
+                ht[0] < held_t or (ht[0] == held_t and hk[0] < held_k)))):
+            heap_push(st, ht, hk, hv, held_t, held_k, EV_WARP, held_g)
+            held = False
+        if budget <= 0:
+            break
         n = st[S_HEAP_N]
-        if n == 0:
+        if held:
+            next_t = held_t
+            next_k = held_k
+        elif n == 0:
             return ENG_DONE
-        if ht[0] > limit or (ht[0] == limit and hk[0] >= st[S_LIMIT_KEY]):
-            return ENG_LIMIT
-        if n + 16 > ht.shape[0]:
-            st[S_GROW] = GROW_HEAP
-            return ENG_GROW
-        if record and st[S_REC_N] + 4 > rec.shape[0]:
-            st[S_GROW] = GROW_RECORDS
-            return ENG_GROW
-        if st[S_LOG_N] + 4 > lg_i.shape[0]:
+        else:
+            next_t = ht[0]
+            next_k = hk[0]
+        if next_t > limit or (next_t == limit and next_k >= st[S_LIMIT_KEY]) or n + 16 > ht.shape[0] \
+                or (record and st[S_REC_N] + 4 > rec.shape[0]) or st[S_LOG_N] + 4 > lg_i.shape[0]:
+            if held:
+                heap_push(st, ht, hk, hv, held_t, held_k, EV_WARP, held_g)
+                held = False
+            if next_t > limit or (next_t == limit and next_k >= st[S_LIMIT_KEY]):
+                return ENG_LIMIT
+            if n + 16 > ht.shape[0]:
+                st[S_GROW] = GROW_HEAP
+                return ENG_GROW
+            if record and st[S_REC_N] + 4 > rec.shape[0]:
+                st[S_GROW] = GROW_RECORDS
+                return ENG_GROW
             st[S_GROW] = GROW_LOG
             return ENG_GROW
         if 2 * (st[S_TABLE_USED] + acfg[AK_BOOK_ROOM]) > keys.shape[0]:
@@ -144,14 +167,23 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                 vals[i] = vals2[i]
             st[S_TABLE_USED] = used
             if 4 * (used + acfg[AK_BOOK_ROOM]) > keys.shape[0]:
+                if held:
+                    heap_push(st, ht, hk, hv, held_t, held_k, EV_WARP, held_g)
+                    held = False
                 st[S_GROW] = GROW_TABLE
                 return ENG_GROW
         budget -= 1
         st[S_EVENTS] += 1
-        last = _heap_pop(ht, hk, hv, st)
-        now = ht[last]
-        kind = hv[last, 0]
-        arg = hv[last, 1]
+        if held:
+            held = False
+            now = held_t
+            kind = EV_WARP
+            arg = held_g
+        else:
+            last = _heap_pop(ht, hk, hv, st)
+            now = ht[last]
+            kind = hv[last, 0]
+            arg = hv[last, 1]
         st[S_NOW] = now
         if kind == EV_WARP or kind == EV_CROSS:
             count = 1
@@ -266,7 +298,15 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                             uv[g, U_CAUSE] = cause
                             uv[g, U_CAUSE_PC] = cause_pc
                             uv[g, U_PHASE] = PH_ISSUE
-                            schedule(st, ht, hk, hv, c, NORMAL, EV_WARP, g)
+                            if q == count - 1:
+                                # the event's last unit: nothing is scheduled after it (held)
+                                held = True
+                                held_t = c
+                                held_k = NORMAL * PRIO_SHIFT + st[S_SEQ]
+                                held_g = g
+                                st[S_SEQ] += 1
+                            else:
+                                schedule(st, ht, hk, hv, c, NORMAL, EV_WARP, g)
                             break
                     # ---- issue at cycle now
                     phase = PH_DECIDE

@@ -182,12 +182,18 @@ def _swap(ht, hk, hv, i, j):
 @njit(cache=True, error_model="numpy", _nrt=False)
 def schedule(st, ht, hk, hv, time, prio, kind, arg):
     """SimPy's env.schedule: queue (time, priority, next insertion number)."""
+    st[S_SEQ] += 1
+    heap_push(st, ht, hk, hv, time, prio * PRIO_SHIFT + st[S_SEQ] - 1, kind, arg)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def heap_push(st, ht, hk, hv, time, key, kind, arg):
+    """Queue an event whose key (priority and insertion number) was taken before."""
     n = st[S_HEAP_N]
     ht[n] = time
-    hk[n] = prio * PRIO_SHIFT + st[S_SEQ]
+    hk[n] = key
     hv[n, 0] = kind
     hv[n, 1] = arg
-    st[S_SEQ] += 1
     st[S_HEAP_N] = n + 1
     i = n
     while i > 0:
@@ -227,15 +233,12 @@ def _heap_pop(ht, hk, hv, st):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _slot_of(keys, key):
-    """Where key is, or the empty slot where it goes (Fibonacci hashing: the top bits of
-    key * 2^64 / phi, which spread the arithmetic runs of cycle keys; linear probing)."""
-    size = keys.shape[0]
-    shift = np.uint64(64)
-    while size > 1:
-        size >>= 1
-        shift -= np.uint64(1)
+    """Where key is, or the empty slot where it goes (Fibonacci hashing: bits from the 32nd
+    up of key * 2^64 / phi, which spread the arithmetic runs of cycle keys and depend on the
+    key's low 32 + log2(size) bits; linear probing). Where an entry sits changes nothing a
+    lookup or table_rebuild returns."""
     mask = keys.shape[0] - 1
-    h = np.int64((np.uint64(key) * HASH_MUL) >> shift)
+    h = np.int64((np.uint64(key) * HASH_MUL) >> np.uint64(32)) & mask
     while keys[h] != key and keys[h] != -1:
         h = (h + 1) & mask
     return h

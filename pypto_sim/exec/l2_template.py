@@ -70,13 +70,38 @@ def l2_touch_line(l2s, link, x):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
+def _l2_move_run(link, l2s, s, e):
+    """Move the run s..e (consecutive in the list, s the least recent) to the most recent
+    end, in its order: what touching its lines one by one in that order does (each hit moves
+    its line behind the ones moved before it)."""
+    b = link[e, 1]
+    if b < 0:                              # already the most recent lines
+        return
+    a = link[s, 0]
+    if a >= 0:
+        link[a, 1] = b
+    else:
+        l2s[L2_HEAD] = b
+    link[b, 0] = a
+    tail = l2s[L2_TAIL]
+    link[tail, 1] = s
+    link[s, 0] = tail
+    link[e, 1] = -1
+    l2s[L2_TAIL] = e
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def l2_touch_window(l2s, link, first, offset, rows, cols, stride, itemsize, line_bytes):
     """Touch the lines rows x cols elements from element offset (rows stride elements apart)
     of the tensor whose lines are numbered from first cover, each once, in ascending order.
-    Returns (hits, lines)."""
+    Returns (hits, lines). Hits on lines that follow each other in the list as they are
+    touched (a tile read again as it was read before) are moved as one run, the result of
+    touching them line by line (l2_touch_line)."""
     hits = 0
     lines = 0
     top = np.int64(-1)                     # the highest line touched so far
+    run_s = np.int64(-1)                   # the run of hits not moved yet: first, last line
+    run_e = np.int64(-1)
     for q in range(rows):
         r = q if stride >= 0 else rows - 1 - q
         s = (offset + r * stride) * itemsize
@@ -85,10 +110,25 @@ def l2_touch_window(l2s, link, first, offset, rows, cols, stride, itemsize, line
         if lo <= top:
             lo = top + 1
         for line in range(lo, hi + 1):
-            hits += l2_touch_line(l2s, link, first + line)
+            x = first + line
             lines += 1
+            if run_s >= 0:
+                if link[run_e, 1] == x:    # next in the list after the run: it extends it
+                    run_e = x
+                    hits += 1
+                    continue
+                _l2_move_run(link, l2s, run_s, run_e)
+                run_s = -1
+            if link[x, 0] != L2_ABSENT:
+                run_s = x
+                run_e = x
+                hits += 1
+            else:
+                l2_touch_line(l2s, link, x)
         if hi > top:
             top = hi
+    if run_s >= 0:
+        _l2_move_run(link, l2s, run_s, run_e)
     l2s[L2_HITS] += hits
     l2s[L2_MISSES] += lines - hits
     return hits, lines

@@ -218,8 +218,11 @@ class AICoreFastEngine:
         stores = self.store_pcs()
         if sim.hbm_init is not None:                # initcheck's record, made at dispatch
             slot_of = self.tables.tp[:, ex.TP_SLOT]
-            for pc, rows, cols, off, stride in lg[stores[pcs]][:, [ex.LG_PC, ex.LG_ROWS, ex.LG_COLS,
-                                                                   ex.LG_OFF, ex.LG_STRIDE]].tolist():
+            # marking is idempotent: each distinct store window once (a kernel's stores mostly
+            # rewrite the same workspace windows)
+            windows = set(map(tuple, lg[stores[pcs]][:, [ex.LG_PC, ex.LG_ROWS, ex.LG_COLS, ex.LG_OFF,
+                                                         ex.LG_STRIDE]].tolist()))
+            for pc, rows, cols, off, stride in sorted(windows):
                 item = BY_CODE[int(sim.enc.code[pc, C_DTYPE])].itemsize
                 gm.init_mark_window(sim.hbm_init, int(sim.tbase[slot_of[pc]]) + off * item, rows,
                                     cols * item, stride * item)
