@@ -70,9 +70,10 @@ def save_plot(prof, path, max_cores=8, dpi=100) -> Path:
     bars.set_title("pipe utilisation (busy / active window)", fontsize=10)
 
     causes = fig.add_subplot(grid[1, 1])
-    top = sorted((r for r in prof.bubbles().by_cause() if r[2] != "end"), key=lambda r: -r[3])[:8]
+    top = sorted((r for r in prof.bubbles().by_cause() if r[2] not in ("end", "idle")),
+                 key=lambda r: -r[3])[:8]
     labels = [f"{p}: {text}" for p, text, _k, _c, _g in top]
-    causes.barh(range(len(top)), [r[3] for r in top], color=[PIPE_COLORS[r[0]] for r in top])
+    causes.barh(range(len(top)), [r[3] for r in top], color=[_pipe_color(r[0]) for r in top])
     causes.set_yticks(range(len(top)))
     causes.set_yticklabels([t if len(t) <= 52 else t[:49] + "..." for t in labels], fontsize=7)
     causes.invert_yaxis()
@@ -83,3 +84,12 @@ def save_plot(prof, path, max_cores=8, dpi=100) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=dpi)
     return path
+
+
+def _pipe_color(label):
+    """The colour of a bubble row's pipe: a PIPES name, or an AI-core "unit PTO-pipe" label."""
+    if label in PIPE_COLORS:
+        return PIPE_COLORS[label]
+    from ..isa import PTO_PIPE_NAMES
+    pto = "PIPE_" + label.split(" ")[-1]
+    return PIPE_COLORS[next(p for p, name in PTO_PIPE_NAMES.items() if name == pto)]

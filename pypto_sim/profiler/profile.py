@@ -289,12 +289,17 @@ class Profile:
                                  f"core_balance() lists the ones that ran blocks")
 
     # ---------------------------------------------------------------- analyses (lazy)
-    def bubbles(self, pipe=None, core=None):
+    def bubbles(self, pipe=None, core=None, unit=None):
         """Pipeline bubbles: each idle gap of each pipe inside each core's active window,
         attributed to its cause (the instruction and line waited for, HBM bandwidth, pipeline
         depth, wait_all, barrier, ...), summed per cause; printing shows a table per pipe.
-        ``pipe`` ("load", "mma", ...) and ``core`` narrow the report. See bubbles.py."""
+        ``pipe`` ("load", "mma", ...) and ``core`` narrow the report. See bubbles.py. AI-core
+        kernels: per unit and PTO pipe, ``pipe`` "MTE2", "MTE1", "M", "FIX", "V", "MTE3" and
+        ``unit`` "AIC", "AIV0", "AIV1" narrow it; see aicore_bubbles.py."""
         from .bubbles import BubbleReport, compute_bubbles
+        if getattr(self.program, "aicore", False):
+            from .aicore_bubbles import aicore_bubbles
+            return aicore_bubbles(self, pipe, self._core_arg(core, "bubbles"), unit)
         if pipe is not None and pipe not in PIPES:
             raise ArgumentError(f"bubbles: pipe must be one of {PIPES}, not {pipe!r}")
         core = self._core_arg(core, "bubbles")
