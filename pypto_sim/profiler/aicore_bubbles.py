@@ -59,6 +59,27 @@ class _Unit:
         self.scalar_cause = np.where(tile, issue_cause, rec.cause[idx])
         self.cause = rec.cause[idx]
         self.cause_pc = rec.cause_pc[idx]
+        self.producer = {}          # (pc, completion) -> its last record (a data wait's source)
+        for k in np.nonzero(tile)[0].tolist():
+            self.producer[(int(self.pc[k]), int(self.complete[k]))] = k
+        self._last = {}
+
+    def last_on(self, pipe):
+        """For each record k: the record on pipe (every pipe for -1) dispatched before k in k's
+        block whose completion is the latest (-1: none), as an array (made once per pipe)."""
+        if pipe not in self._last:
+            n = len(self.pc)
+            sel = self.tile & ((self.pipe == pipe) if pipe >= 0 else True)
+            out = np.full(n, -1, np.int64)
+            best, best_c, block = -1, -1, None
+            for k in range(n):
+                if self.block[k] != block:
+                    best, best_c, block = -1, -1, self.block[k]
+                out[k] = best
+                if sel[k] and self.complete[k] >= best_c:
+                    best, best_c = k, int(self.complete[k])
+            self._last[pipe] = out
+        return self._last[pipe]
 
 
 class _Attributor:
@@ -83,13 +104,11 @@ class _Attributor:
 
     # ---------------------------------------------------------------- flags and signals
     def _drained(self, u, k, pipe):
-        """When unit u's operations on pipe (every pipe for -1) dispatched before its record k
-        completed (the set_flag / cross_core_set_flag rule: unit_drained)."""
-        sel = u.tile[:k] & ((u.pipe[:k] == pipe) if pipe >= 0 else True) & (u.block[:k] == u.block[k])
-        if not sel.any():
-            return -1, int(u.dispatch[k])
-        j = int(np.nonzero(sel)[0][np.argmax(u.complete[:k][sel])])
-        return j, max(int(u.complete[j]), int(u.dispatch[k]))
+        """(record, cycle): the operation of unit u on pipe (every pipe for -1) queued before
+        its record k that completed last, and when the set at k fires (the set_flag /
+        cross_core_set_flag rule, unit_drained: at k's dispatch at the earliest)."""
+        j = int(u.last_on(pipe)[k])
+        return j, max(int(u.complete[j]) if j >= 0 else -1, int(u.dispatch[k]))
 
     def _match_flags(self):
         """Each WAIT_FLAG / CROSS_CORE_WAIT_FLAG record's releasing set (first in, first out per
@@ -98,8 +117,10 @@ class _Attributor:
         self.flag = {}
         pending = {}
         cross = {}
+        sync = np.array([n in ("SET_FLAG", "WAIT_FLAG", "CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG")
+                         for n in self.names] + [False], bool)
         for (core, w), u in self.units.items():
-            for k in range(len(u.pc)):
+            for k in np.nonzero(sync[u.pc])[0].tolist():
                 name = self.names[u.pc[k]]
                 if name == "SET_FLAG":
                     src, dst, ev = self.aux[u.pc[k]][:3]
@@ -110,14 +131,26 @@ class _Attributor:
                     j, fire = self._drained(u, k, pipe)
                     for to in ((1, 2) if w == 0 else (0,)):
                         cross.setdefault((core, int(u.block[k]), to, ev, w), []).append((w, k, j, fire))
+        self.holding = {}
         for (core, w), u in self.units.items():
-            for k in range(len(u.pc)):
+            best: dict = {}
+            waits: dict = {}                    # dst pipe -> ([wait record], [holding wait])
+            block = None
+            for k in np.nonzero(sync[u.pc])[0].tolist():
                 name = self.names[u.pc[k]]
+                if u.block[k] != block:
+                    best, block = {}, u.block[k]
                 if name == "WAIT_FLAG":
                     src, dst, ev = self.aux[u.pc[k]][:3]
                     q = pending.get((core, int(u.block[k]), w, src, dst, ev))
                     if q:
                         self.flag[(core, w, k)] = q.pop(0)
+                    fire = self.flag[(core, w, k)][3] if (core, w, k) in self.flag else -1
+                    if dst not in best or fire >= best[dst][1]:
+                        best[dst] = (k, fire)
+                    ks, hs = waits.setdefault(dst, ([], []))
+                    ks.append(k)
+                    hs.append(best[dst][0])
                 elif name == "CROSS_CORE_WAIT_FLAG":
                     ev = self.aux[u.pc[k]][0]
                     got = [cross[key].pop(0) for key in ((core, int(u.block[k]), w, ev, s)
@@ -125,6 +158,7 @@ class _Attributor:
                            if cross.get(key)]
                     if got:
                         self.flag[(core, w, k)] = max(got, key=lambda g: g[3])
+            self.holding[(core, w)] = {p: (np.array(ks), hs) for p, (ks, hs) in waits.items()}
 
     # ---------------------------------------------------------------- texts
     def _at(self, pc):
@@ -192,8 +226,8 @@ class _Attributor:
             segs.append((d, d + 1, ("scalar", f"the scalar unit of {UNITS[w]}: its instructions and "
                                               f"their operands", None, None, -1)))
             prev_end = d + 1
-        self.__dict__[key] = segs
-        return segs
+        self.__dict__[key] = segs, np.array([x[0] for x in segs], np.int64)
+        return self.__dict__[key]
 
     # ---------------------------------------------------------------- what a transfer's time was
     def transfer_segments(self, unit, j):
@@ -231,14 +265,14 @@ class _Attributor:
         d = int(u.dispatch[i])
         out = []
         if d > g0:
-            out += _cover(self.scalar_segments(core, w), g0, min(d, s),
+            out += _cover(*self.scalar_segments(core, w), g0, min(d, s),
                           ("idle", "nothing: the unit had not started", None, None, -1))
         a = max(g0, d)
         if a < s:
             cause = int(u.cause[i])
             segs = []
             if cause == CAUSE["flag"]:
-                k = self._holding_wait(u, i)
+                k = self._holding_wait(core, w, i)
                 if k is None:
                     base = ("flag", "flag wait", None, None, -1)
                 else:
@@ -257,43 +291,36 @@ class _Attributor:
                         v = self.units.get((core, ww))
                         if v is None:
                             continue
-                        hit = np.nonzero((v.pc == cpc) & (v.complete == s) & (v.block == u.block[i]))[0]
-                        if len(hit):
-                            segs = self.transfer_segments(v, int(hit[-1]))
+                        k = v.producer.get((cpc, s))
+                        if k is not None and v.block[k] == u.block[i]:
+                            segs = self.transfer_segments(v, k)
                             break
             else:
                 base = ("idle", f"the PIPE_{pipe_name(int(u.pipe[i]))} pipe's previous operation "
                                 f"(its tail)", None, None, -1)
-            out += _cover(sorted(segs), a, s, base)
+            segs = sorted(segs)
+            out += _cover(segs, np.array([x[0] for x in segs], np.int64), a, s, base)
         return out
 
-    def _holding_wait(self, u, i):
-        """The WAIT_FLAG record (index into u) on u.pipe[i] before record i whose flag fired
-        last (the running maximum that held the pipe), or None."""
-        core_w = None
-        for key, v in self.units.items():
-            if v is u:
-                core_w = key
-        best, best_fire = None, None
-        pipe = int(u.pipe[i])
-        for k in range(i - 1, -1, -1):
-            if u.block[k] != u.block[i]:
-                break
-            pc = int(u.pc[k])
-            if self.names[pc] == "WAIT_FLAG" and self.aux[pc][1] == pipe:
-                m = self.flag.get((core_w[0], core_w[1], k))
-                fire = m[3] if m is not None else -1
-                if best is None or fire > best_fire:
-                    best, best_fire = k, fire
-        return best
+    def _holding_wait(self, core, w, i):
+        """The WAIT_FLAG record on unit w's pipe of record i, before i in its block, whose flag
+        fired last (the running maximum that held the pipe), or None."""
+        u = self.units[(core, w)]
+        got = self.holding[(core, w)].get(int(u.pipe[i]))
+        if got is None:
+            return None
+        ks, hs = got
+        pos = int(np.searchsorted(ks, i)) - 1
+        if pos < 0 or u.block[ks[pos]] != u.block[i]:
+            return None
+        return hs[pos]
 
 
-def _cover(segs, a, b, default) -> list:
-    """[(start, end, cause)] partitioning [a, b): the parts of segs (time-ordered, disjoint)
-    inside it, the rest as default."""
+def _cover(segs, starts, a, b, default) -> list:
+    """[(start, end, cause)] partitioning [a, b): the parts of segs (time-ordered, disjoint;
+    starts: their starts) inside it, the rest as default."""
     out = []
     t = a
-    starts = [x[0] for x in segs]
     lo = max(0, int(np.searchsorted(starts, a, side="right")) - 1)
     for s0, s1, cause in segs[lo:]:
         if s0 >= b:
