@@ -286,3 +286,17 @@ def test_unknown_pipe_or_unit_names_the_valid_ones(handoff):
         handoff.bubbles(pipe="load")
     with pytest.raises(pto.ArgumentError, match=r"unit must be one of \('AIC', 'AIV0', 'AIV1'\)"):
         handoff.bubbles(unit="AIV")
+
+
+def test_the_timeline_and_breakdown_of_an_ai_core_kernel_speak_units_and_pto_pipes(handoff):
+    """Each timeline entry of the flag hand-off names its unit (the AIVs run the vector
+    section) and its PTO pipe; the cycle breakdown names the PTO pipes too."""
+    tl = handoff.timeline
+    store = next(e for e in tl if e.inst == "TSTORE" and e.warp == 1)
+    assert (store.lane, store.pipe) == ("AIV0", "PIPE_MTE3")
+    assert str(store) == f"Cycle {store.cycle}: AIV0: TSTORE"
+    assert {e.pipe for e in tl if e.inst == "TADDS"} == {"PIPE_V"}
+    assert {e.pipe for e in tl if e.inst == "WAIT_FLAG"} == {"PIPE_S"}
+    bd = handoff.cycle_breakdown()
+    assert (bd["TLOAD"]["pipe"], bd["TADDS"]["pipe"]) == ("PIPE_MTE2", "PIPE_V")
+    assert "TSTORE           PIPE_MTE3" in str(bd)
