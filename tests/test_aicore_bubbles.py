@@ -300,3 +300,16 @@ def test_the_timeline_and_breakdown_of_an_ai_core_kernel_speak_units_and_pto_pip
     bd = handoff.cycle_breakdown()
     assert (bd["TLOAD"]["pipe"], bd["TADDS"]["pipe"]) == ("PIPE_MTE2", "PIPE_V")
     assert "TSTORE           PIPE_MTE3" in str(bd)
+
+
+def test_core_balance_of_an_ai_core_kernel_has_a_column_per_unit_and_pto_pipe(flash):
+    """Core balance splits each AI core's busy cycles by unit and PTO pipe, the same numbers
+    as pipeline_summary(per="pipe") (no merged "load" or "vector" column)."""
+    balance = flash.core_balance()
+    per_pipe = {(r["core_id"], r["unit"], r["pipe"]): r["busy_cycles"] for r in flash.pipeline_summary(per="pipe")}
+    for row in balance:
+        assert "load_cycles" not in row and "vector_cycles" not in row
+        for (core, unit, pipe), busy in per_pipe.items():
+            if core == row["core_id"]:
+                assert row[f"{unit.lower()}_{pipe[len('PIPE_'):].lower()}_cycles"] == busy
+    assert "AIC MTE2" in str(balance) and "AIV1 MTE3" in str(balance)
