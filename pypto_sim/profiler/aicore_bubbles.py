@@ -31,7 +31,8 @@ from ..timing.records import CAUSE, why_fields
 from .bubbles import BubbleReport
 
 UNITS = ("AIC", "AIV0", "AIV1")
-KINDS = ("flag", "cross_core", "queue", "scalar", "bandwidth", "l2_miss", "data", "barrier", "idle")
+KINDS = ("flag", "cross_core", "queue", "scalar", "bandwidth", "l2_miss", "data", "barrier", "tail",
+         "idle")
 SCALAR = PIPES.index("scalar")
 
 
@@ -86,13 +87,13 @@ class _Attributor:
     """Causes of the stretches of one launch's AI-core bubbles (see the module docstring)."""
 
     def __init__(self, prof):
-        self.prof = prof
         rec = prof.records
         self.names, self.lines = prof.pc_name, prof.pc_line
         self.aux = [ins.aux for ins in prof.program.instrs]
         self.lat = [prof.pc_latency(pc) for pc in range(len(self.names))]
         m = prof.machine
         self.miss_extra = int(m.l2_miss_extra_latency) if m.has_l2 else 0
+        self.segments = {}          # (core, unit) -> its scalar unit's timeline, made when needed
         self.units = {}
         order = np.arange(len(rec))
         for core in np.unique(rec.core).tolist():
@@ -195,9 +196,8 @@ class _Attributor:
     def scalar_segments(self, core, w):
         """[(start, end, cause)] of unit w's scalar unit, in time order: its issue cycles and
         its waits before each instruction, each with its cause."""
-        key = ("seg", core, w)
-        if key in self.__dict__:
-            return self.__dict__[key]
+        if (core, w) in self.segments:
+            return self.segments[(core, w)]
         u = self.units[(core, w)]
         segs = []
         prev_end = None
@@ -226,8 +226,8 @@ class _Attributor:
             segs.append((d, d + 1, ("scalar", f"the scalar unit of {UNITS[w]}: its instructions and "
                                               f"their operands", None, None, -1)))
             prev_end = d + 1
-        self.__dict__[key] = segs, np.array([x[0] for x in segs], np.int64)
-        return self.__dict__[key]
+        self.segments[(core, w)] = segs, np.array([x[0] for x in segs], np.int64)
+        return self.segments[(core, w)]
 
     # ---------------------------------------------------------------- what a transfer's time was
     def transfer_segments(self, unit, j):
@@ -236,7 +236,7 @@ class _Attributor:
         u = unit
         pc = int(u.pc[j])
         name = self.names[pc]
-        if name not in ("TLOAD", "TSTORE"):
+        if name not in ("TLOAD", "TSTORE", "TSTORE_ACC"):
             return []
         c, s = int(u.complete[j]), int(u.start[j])
         shared = int(u.shared[j])
@@ -296,7 +296,7 @@ class _Attributor:
                             segs = self.transfer_segments(v, k)
                             break
             else:
-                base = ("idle", f"the PIPE_{pipe_name(int(u.pipe[i]))} pipe's previous operation "
+                base = ("tail", f"the PIPE_{pipe_name(int(u.pipe[i]))} pipe's previous operation "
                                 f"(its tail)", None, None, -1)
             segs = sorted(segs)
             out += _cover(segs, np.array([x[0] for x in segs], np.int64), a, s, base)
