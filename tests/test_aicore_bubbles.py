@@ -290,7 +290,8 @@ def test_unknown_pipe_or_unit_names_the_valid_ones(handoff):
 
 def test_the_timeline_and_breakdown_of_an_ai_core_kernel_speak_units_and_pto_pipes(handoff):
     """Each timeline entry of the flag hand-off names its unit (the AIVs run the vector
-    section) and its PTO pipe; the cycle breakdown names the PTO pipes too."""
+    section) and its PTO pipe; the cycle breakdown names the PTO pipes too, and the report's
+    header the AI core's units, not a lane block."""
     tl = handoff.timeline
     store = next(e for e in tl if e.inst == "TSTORE" and e.warp == 1)
     assert (store.lane, store.pipe) == ("AIV0", "PIPE_MTE3")
@@ -300,6 +301,8 @@ def test_the_timeline_and_breakdown_of_an_ai_core_kernel_speak_units_and_pto_pip
     bd = handoff.cycle_breakdown()
     assert (bd["TLOAD"]["pipe"], bd["TADDS"]["pipe"]) == ("PIPE_MTE2", "PIPE_V")
     assert "TSTORE           PIPE_MTE3" in str(bd)
+    head = handoff.report().splitlines()[0]
+    assert head.endswith("grid=(1, 1, 1) one AI core a block (AIC, AIV0, AIV1)") and "block=(" not in head
 
 
 def test_core_balance_of_an_ai_core_kernel_has_a_column_per_unit_and_pto_pipe(flash):

@@ -419,9 +419,12 @@ class Profile:
     def report(self) -> str:
         """A short text report: totals, rate, breakdown."""
         s = self.stats
-        head = (f"kernel {self.kernel_name} on {self.machine.name}: grid={self.grid} block={self.block}\n"
+        aicore = getattr(self.program, "aicore", False)
+        shape = "one AI core a block (AIC, AIV0, AIV1)" if aicore else f"block={self.block}"
+        what = "instructions (of the units)" if aicore else "warp-instructions"
+        head = (f"kernel {self.kernel_name} on {self.machine.name}: grid={self.grid} {shape}\n"
                 f"total cycles: {self.total_cycles} ({self.total_cycles / (self.machine.clock_ghz * 1e3):.2f} us "
-                f"at {self.machine.clock_ghz} GHz), {s['warp_instructions']} warp-instructions, "
+                f"at {self.machine.clock_ghz} GHz), {s['warp_instructions']} {what}, "
                 f"simulated at {rate_text(s['warp_instructions_per_second'], self.compile_seconds)}")
         return head + "\n" + str(self.cycle_breakdown())
 
