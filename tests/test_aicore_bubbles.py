@@ -316,3 +316,24 @@ def test_core_balance_of_an_ai_core_kernel_has_a_column_per_unit_and_pto_pipe(fl
             if core == row["core_id"]:
                 assert row[f"{unit.lower()}_{pipe[len('PIPE_'):].lower()}_cycles"] == busy
     assert "AIC MTE2" in str(balance) and "AIV1 MTE3" in str(balance)
+
+
+def test_the_gap_between_two_blocks_on_one_core_is_nothing_to_run_not_an_instruction():
+    """48 blocks on 24 AI cores: each core runs two, one after the other. AIV0's V pipe idles
+    from its block-0 TADDS to its block-1 TADDS. AIV0's scalar unit issued its last block-0
+    instruction long before the TADDS completed (it only queues the tile operations), so from
+    that completion it has nothing to run until its core's block 0 ends (its units' TSTOREs
+    drained) and block 1 starts: one stretch of cause nothing, from the TADDS's completion to
+    the unit's first issue of block 1."""
+    cores = 24
+    prof = pto.profile(data_wait, grid=(2 * cores,), args=(_tensor(2 * cores * 2 * 64 * 128), _tensor(64 * 128)))
+    rec = prof.records
+    mine = (rec.core == 0) & (rec.warp == 1)
+    blocks = np.unique(rec.block[mine]).tolist()
+    assert len(blocks) == 2
+    first_issue = int(rec.issue[mine & (rec.block == blocks[1])].min())
+    between = [b for b in _stretches(prof, "AIV0", "V", "idle") if b.end == first_issue]
+    assert len(between) == 1
+    assert between[0].text == "nothing: the unit waited for its block's other units or the next block"
+    adds = mine & (rec.block == blocks[0]) & (np.array(prof.pc_name)[rec.pc] == "TADDS")
+    assert between[0].start == int(rec.complete[adds][0])
