@@ -337,3 +337,18 @@ def test_the_gap_between_two_blocks_on_one_core_is_nothing_to_run_not_an_instruc
     assert between[0].text == "nothing: the unit waited for its block's other units or the next block"
     adds = mine & (rec.block == blocks[0]) & (np.array(prof.pc_name)[rec.pc] == "TADDS")
     assert between[0].start == int(rec.complete[adds][0])
+
+
+def test_the_report_is_plain_data_json_pickle_pandas_and_csv_take(handoff, tmp_path):
+    """The AI-core report is a read-only list of plain dicts with a unit: json and pickle
+    round-trip it, to_pandas has a unit column, bubbles.csv a unit column after core_id."""
+    import json
+    import pickle
+    report = handoff.bubbles(unit="AIV0")
+    assert json.loads(json.dumps(report)) == list(report)
+    again = pickle.loads(pickle.dumps(report))
+    assert list(again) == list(report) and str(again) == str(report) and again.unit == "AIV0"
+    frame = report.to_pandas()
+    assert set(frame["unit"]) == {"AIV0"} and frame["cycles"].sum() == report.idle_cycles
+    head = handoff.export_csv(tmp_path)["bubbles"].read_text().splitlines()[0]
+    assert head.startswith("core_id,unit,pipe,start_cycle")
