@@ -194,40 +194,59 @@ class _Attributor:
 
     # ---------------------------------------------------------------- the scalar unit's timeline
     def scalar_segments(self, core, w):
-        """[(start, end, cause)] of unit w's scalar unit, in time order: its issue cycles and
-        its waits before each instruction, each with its cause."""
+        """([(start, end, cause)], their starts) of unit w's scalar unit, in time order: its
+        issue cycles and its waits before each instruction, each with its cause (adjacent
+        stretches of one cause joined; made once per unit, vectorised but for the waits that
+        are not the scalar unit's own)."""
         if (core, w) in self.segments:
             return self.segments[(core, w)]
         u = self.units[(core, w)]
-        segs = []
-        prev_end = None
-        for k in range(len(u.pc)):
-            d = int(u.dispatch[k])
-            pc = int(u.pc[k])
-            new_block = k > 0 and u.block[k] != u.block[k - 1]
-            if prev_end is not None and d > prev_end:
-                c = int(u.scalar_cause[k])
-                if new_block:
-                    cause = ("idle", "nothing: the unit waited for its block's other units or the next block",
-                             None, None, -1)
-                elif c == CAUSE["cross_core"]:
-                    cause = self._cross_cause(core, w, k)
-                elif c == CAUSE["pipe"] and u.tile[k]:
-                    cause = ("queue", f"full pipe queue: {UNITS[w]}'s PIPE_{pipe_name(int(u.pipe[k]))} "
-                             f"queue held the scalar unit ({self._at(pc)} waited to enter it)",
-                             self.names[pc], self.lines[pc], pc)
-                elif c == CAUSE["flag"]:
-                    cause = ("barrier", f"pipe_barrier at line {self.lines[pc]}", self.names[pc],
-                             self.lines[pc], pc)
-                else:
-                    cause = ("scalar", f"the scalar unit of {UNITS[w]}: its instructions and their operands",
-                             None, None, -1)
-                segs.append((prev_end, d, cause))
-            segs.append((d, d + 1, ("scalar", f"the scalar unit of {UNITS[w]}: its instructions and "
-                                              f"their operands", None, None, -1)))
-            prev_end = d + 1
-        self.segments[(core, w)] = segs, np.array([x[0] for x in segs], np.int64)
+        scalar = ("scalar", f"the scalar unit of {UNITS[w]}: its instructions and their operands",
+                  None, None, -1)
+        causes = [scalar]
+        d = u.dispatch.astype(np.int64)
+        n = len(d)
+        # the wait before record k (k >= 1): [d[k-1] + 1, d[k]) when not empty
+        k_wait = np.nonzero(d[1:] > d[:-1] + 1)[0] + 1
+        cause_of = np.zeros(len(k_wait), np.int64)
+        c = u.scalar_cause[k_wait]
+        new_block = u.block[k_wait] != u.block[k_wait - 1]
+        other = new_block | (c == CAUSE["cross_core"]) | ((c == CAUSE["pipe"]) & u.tile[k_wait]) | (c == CAUSE["flag"])
+        for i in np.nonzero(other)[0].tolist():
+            k = int(k_wait[i])
+            causes.append(self._scalar_wait(core, w, k, bool(new_block[i])))
+            cause_of[i] = len(causes) - 1
+        starts = np.concatenate([d, d[k_wait - 1] + 1])
+        ends = np.concatenate([d + 1, d[k_wait]])
+        ids = np.concatenate([np.zeros(n, np.int64), cause_of])
+        order = np.argsort(starts, kind="stable")
+        starts, ends, ids = starts[order], ends[order], ids[order]
+        # join each run of contiguous stretches of one cause
+        keep = np.ones(len(starts), bool)
+        keep[1:] = (starts[1:] != ends[:-1]) | (ids[1:] != ids[:-1])
+        run = np.cumsum(keep) - 1
+        last_end = np.zeros(int(keep.sum()), np.int64)
+        np.maximum.at(last_end, run, ends)
+        segs = [(a, b, causes[i]) for a, b, i in zip(starts[keep].tolist(), last_end.tolist(),
+                                                       ids[keep].tolist())]
+        self.segments[(core, w)] = segs, starts[keep]
         return self.segments[(core, w)]
+
+    def _scalar_wait(self, core, w, k, new_block):
+        """The cause of unit w's scalar unit's wait before its record k when it is not the
+        scalar unit's own: the next block, a cross-core flag, a full queue, a pipe_barrier."""
+        u = self.units[(core, w)]
+        pc = int(u.pc[k])
+        c = int(u.scalar_cause[k])
+        if new_block:
+            return ("idle", "nothing: the unit waited for its block's other units or the next block",
+                    None, None, -1)
+        if c == CAUSE["cross_core"]:
+            return self._cross_cause(core, w, k)
+        if c == CAUSE["pipe"]:
+            return ("queue", f"full pipe queue: {UNITS[w]}'s PIPE_{pipe_name(int(u.pipe[k]))} queue held "
+                    f"the scalar unit ({self._at(pc)} waited to enter it)", self.names[pc], self.lines[pc], pc)
+        return ("barrier", f"pipe_barrier at line {self.lines[pc]}", self.names[pc], self.lines[pc], pc)
 
     # ---------------------------------------------------------------- what a transfer's time was
     def transfer_segments(self, unit, j):
