@@ -352,3 +352,21 @@ def test_the_report_is_plain_data_json_pickle_pandas_and_csv_take(handoff, tmp_p
     assert set(frame["unit"]) == {"AIV0"} and frame["cycles"].sum() == report.idle_cycles
     head = handoff.export_csv(tmp_path)["bubbles"].read_text().splitlines()[0]
     assert head.startswith("core_id,unit,pipe,start_cycle")
+
+
+def test_the_plot_draws_a_row_per_core_unit_and_pto_pipe(flash, tmp_path):
+    """The Gantt chart of an AI-core kernel has one row per core, unit and PTO pipe with work
+    (PIPE_S included), each with that pipe's merged busy intervals (their cycles are its busy
+    cycles in pipeline_summary(per="pipe")); the utilisation bars are per unit and pipe."""
+    from pypto_sim.profiler.plot import _unit_rows, _unit_utilisation
+    rows = {label: spans for label, _colour, spans in _unit_rows(flash, [0, 1])}
+    per_pipe = flash.pipeline_summary(per="pipe")
+    assert set(rows) == {f"core {r['core_id']} {r['unit']} {r['pipe']}" for r in per_pipe}
+    for r in per_pipe:
+        if r["pipe"] != "PIPE_S":
+            spans = rows[f"core {r['core_id']} {r['unit']} {r['pipe']}"]
+            assert sum(e - s for s, e in spans) == r["busy_cycles"]
+    names, values = _unit_utilisation(flash)
+    assert names[:4] == ["AIC MTE2", "AIC MTE1", "AIC M", "AIC FIX"] and "AIV1 MTE3" in names
+    assert all(0 < v <= 100 for v in values)
+    assert flash.save_plot(tmp_path / "fa.png").stat().st_size > 0
