@@ -372,12 +372,11 @@ class LaunchSimulation:
             elif self.pc_tile[pc]:
                 if aicore:
                     start, complete, moved, why, why_pc, more = aicore_ops.dispatch(self, pc, blk, w, ws, now)
-                else:
-                    start, complete, moved, why, why_pc = tile_ops.dispatch(self, pc, core, blk, w, ws, now)
-                    more = 0
+                else:                                   # (records' why: 0 for lane tiles)
+                    (start, complete, moved, why, why_pc), more = tile_ops.dispatch(self, pc, core, blk, w, ws, now), 0
                 if record:
                     self.rows.extend((blk.id, w, core.index, pc, start, complete, start - now,
-                                      CAUSE[why], why_pc, mask, moved, more + ws.cause))
+                                      CAUSE[why], why_pc, mask, moved, more))
                 ws.reset_stall()
                 pc = next_pc
                 continue
