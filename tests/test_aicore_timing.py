@@ -55,7 +55,7 @@ def vector_chain(X, Y):
 
 
 def ops(prof, unit=0):
-    return [(e.inst, e.start, e.end) for e in prof.timeline if e.warp == unit and e.pipe != "scalar"]
+    return [(e.inst, e.start, e.end) for e in prof.timeline if e.warp == unit and e.pipe != "PIPE_S"]
 
 
 def test_the_cube_path_pipe_by_pipe(simple_machine):

@@ -10,7 +10,7 @@ from pypto_sim.timing.records import FIELDS, FoldedRecords, LaunchRecords, PcTot
 
 def row(pc, issue, complete, stall, mask):
     values = dict(block=0, warp=0, core=0, pc=pc, issue=issue, complete=complete, stall=stall,
-                  cause=0, cause_pc=-1, mask=mask, bytes=0)
+                  cause=0, cause_pc=-1, mask=mask, bytes=0, why=0)
     return tuple(values[f] for f in FIELDS)
 
 

@@ -59,6 +59,7 @@ LG_COLS = 6
 LG_OFF = 7
 LG_STRIDE = 8
 N_LG = 9
+R_WHY = 11          # the records' why column (timing/records.py FIELDS)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -332,6 +333,9 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                                       routes, hz_out, out)
                         _record(rec, totals, st, record, block_id, w, core, pc, out[0], out[1],
                                 out[0] - now, out[3], out[4], mask, out[2])
+                        if record:
+                            # records.why_code: the scalar unit's cause, the L2 miss, the shared wait
+                            rec[st[S_REC_N] - 1, R_WHY] = uv[g, U_CAUSE] + 16 * out[5] + 32 * out[6]
                         k = st[S_LOG_N]
                         lg_i[k, LG_PC] = pc
                         lg_i[k, LG_G] = g

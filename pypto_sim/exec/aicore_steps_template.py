@@ -79,12 +79,7 @@ TF_PER = 1         # cycles per repeat (vector op, matmul)
 TF_ROW = 2         # cycles per row (vector op: per_row)
 N_TF = 3
 
-ROUTE_GM_TO_L1 = 0
-ROUTE_GM_TO_UB = 1
-ROUTE_L1_TO_GM = 2
-ROUTE_UB_TO_GM = 3
-ROUTE_FIX = 4
-N_ROUTES = 5
+ROUTE_GM_TO_L1, ROUTE_GM_TO_UB, ROUTE_L1_TO_GM, ROUTE_UB_TO_GM, ROUTE_FIX, N_ROUTES = range(6)
 
 # acfg[]: launch constants
 AK_SLOTS = 0
@@ -358,7 +353,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
                   hz_wpc, hz_rpc, ak_s, ak_e, ak_n, l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, l2s,
                   l2link, l2first, tbase, routes, hz_out, out):
     """timing/aicore.py dispatch: unit g hands tile instruction pc (decoded in shape) to its
-    pipe at cycle now. out = (start, complete, bytes, cause, cause pc)."""
+    pipe at cycle now. out = (start, complete, bytes, cause, cause pc, L2 missed, shared wait)."""
     kind = tp[pc, TP_KIND]
     pipe = pc_pipe[pc]
     fixed = pc_lat[pc]
@@ -367,6 +362,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
     nw = tp[pc, TP_NW]
     reads = tp[pc, TP_READS:TP_READS + 6]
     writes = tp[pc, TP_WRITES:TP_WRITES + 2]
+    missed, shared_wait = 0, np.int64(0)      # records.why_code's: a load's L2 miss, L2/HBM wait
     hazard = np.int64(0)
     hkind = 0
     hpc = np.int64(-1)
@@ -405,6 +401,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
             if read:
                 if hits == lines:
                     saving = acfg[AK_L2_MISS_EXTRA]
+                missed = 0 if hits == lines else 1
                 hit_fraction = hits / max(lines, 1)
         if kind == AK_STORE_ACC:
             acc = tp[pc, TP_ACC_BYTES]
@@ -418,6 +415,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
             busy = max(drain, hbm)
             if busy - drain > 0:
                 routes[ROUTE_FIX] += busy - drain
+                shared_wait = busy - drain
             complete = start + fixed + busy
         else:
             bw = tf[pc, TF_BW]
@@ -432,6 +430,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
             busy = max(own, shared)
             if busy - nominal > 0:
                 routes[tp[pc, TP_ROUTE]] += busy - nominal
+                shared_wait = busy - nominal
             complete = start + fixed - saving + busy
     elif kind == AK_MOVE:
         complete = start + fixed + _ceil(nbytes / tf[pc, TF_BW])
@@ -476,6 +475,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
     out[2] = nbytes
     out[3] = cause
     out[4] = cause_pc
+    out[5], out[6] = missed, shared_wait
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

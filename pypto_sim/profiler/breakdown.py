@@ -102,10 +102,12 @@ class CycleBreakdown(dict):
 
     def __str__(self):
         total_busy = sum(r["busy_cycles"] for r in self.values()) or 1
-        lines = [f"{'instruction':16s} {'pipe':7s} {'count':>8s} {'busy cycles':>12s} "
+        wide = max([7] + [len(r["pipe"]) for r in self.values()])
+        names = max([16] + [len(k) for k in self])
+        lines = [f"{'instruction':{names}s} {'pipe':{wide}s} {'count':>8s} {'busy cycles':>12s} "
                  f"{'stall cycles':>12s} {'share':>7s}"]
         for name, r in sorted(self.items(), key=lambda kv: -kv[1]["busy_cycles"]):
-            lines.append(f"{name:16s} {r['pipe']:7s} {r['count']:>8d} {r['busy_cycles']:>12d} "
+            lines.append(f"{name:{names}s} {r['pipe']:{wide}s} {r['count']:>8d} {r['busy_cycles']:>12d} "
                          f"{r['stall_cycles']:>12d} {100 * r['busy_cycles'] / total_busy:>6.1f}%")
         lines.append(f"total cycles: {self.total_cycles}")
         return "\n".join(lines)

@@ -63,9 +63,10 @@ class Bubble(dict):
 
 
 def _bubble(fields):
-    fields = dict(fields)
-    fields.pop("cycles")
-    return Bubble(**fields)
+    """A Bubble with exactly these fields (an AI-core bubble's ``unit`` included)."""
+    b = dict.__new__(Bubble)
+    dict.__init__(b, fields)
+    return b
 
 
 _ORDER_TEXT = "instruction order: the warp was issuing earlier instructions"

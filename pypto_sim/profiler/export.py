@@ -32,6 +32,8 @@ CODE_COLUMNS = ("op_name", "code", "line", "source", "call_count", "lane_count",
 SUMMARY_COLUMNS = ("op_name", "core_id", "total_cycles", "active_start_cycle", "active_end_cycle",
                    "active_cycles", "busy_cycles") + tuple(f"{p}_cycles" for p in PIPES) + (
                    "blocks", "warp_instructions")
+AICORE_BUBBLE_COLUMNS = ("core_id", "unit", "pipe", "start_cycle", "end_cycle", "cycles", "kind",
+                         "cause", "waited_for", "line", "pc")
 BUBBLE_COLUMNS = ("core_id", "pipe", "start_cycle", "end_cycle", "cycles", "kind", "cause",
                   "waited_for", "line", "pc")
 
@@ -94,12 +96,14 @@ def export_csv(prof, directory, prefix="") -> dict:
         # AI-core kernels: one row per core and unit, in Perf-Sim's pipeline_summary.csv columns
         from .aicore_summary import PERF_SIM_COLUMNS, summary_rows
         summary = (PERF_SIM_COLUMNS, summary_rows(prof))
+        bubble_columns = AICORE_BUBBLE_COLUMNS
     else:
         summary = (SUMMARY_COLUMNS, compute_core_rows(prof))
+        bubble_columns = BUBBLE_COLUMNS
     files = {"instr_exe": (INSTR_COLUMNS, instr_rows(prof)),
              "code_exe": (CODE_COLUMNS, code_rows(prof)),
              "pipeline_summary": summary,
-             "bubbles": (BUBBLE_COLUMNS, prof.bubbles().rows())}
+             "bubbles": (bubble_columns, prof.bubbles().rows())}
     paths = {}
     for name, (columns, rows) in files.items():
         path = out / f"{prefix}{name}.csv"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..isa import PIPES
+from ..isa import PIPES, PTO_PIPE_NAMES
 from ..arguments import whole_number
 from .tables import RowTable
 
@@ -84,7 +84,8 @@ def compute_hotspots(prof) -> Hotspots:
 class CoreBalance(RowTable):
     """Per core that ran blocks: ``core_id``, ``blocks``, ``warp_instructions``,
     ``active_start_cycle``, ``active_end_cycle``, ``active_cycles``, ``busy_cycles`` (some pipe
-    busy) and ``<pipe>_cycles``; a read-only list of plain row dicts (``json.dumps`` takes it;
+    busy) and ``<pipe>_cycles`` (AI-core kernels: ``<unit>_<PTO pipe>_cycles``, e.g.
+    ``aic_mte2_cycles``, ``aiv0_v_cycles``); a read-only list of plain row dicts (``json.dumps`` takes it;
     ``balance[core]`` gives one row). ``spread`` = (max - min) / max of the active cycles;
     ``imbalanced`` when the spread is above 10% (msprof's Occupancy rule); ``idle_cores``."""
 
@@ -105,18 +106,20 @@ class CoreBalance(RowTable):
         return f"core {core} ran no block of kernel {self.kernel_name}"
 
     def __str__(self):
-        used = [p for p in PIPES if any(r[f"{p}_cycles"] for r in self.rows)]
+        used = _pipe_columns(self.rows)
+        wide = max([8] + [len(h) for _, h in used])
+        count = "instrs" if any(" " in h for _, h in used) else "warp-instr"      # AI core: units
         out = [f"core balance of {self.kernel_name}: {len(self.rows)} of {self.machine_cores} cores ran "
                f"blocks; active cycles max {self.max_cycles}, min {self.min_cycles}, spread "
                f"{100 * self.spread:.1f}%"
                + (" > 10%: imbalanced (msprof Occupancy rule): rebalance the grid or the tiling"
                   if self.imbalanced else " (balanced: within 10%)"),
-               f"{'core':>5s} {'blocks':>6s} {'warp-instr':>10s} {'active':>8s} {'busy':>8s} "
-               + " ".join(f"{p:>8s}" for p in used)]
+               f"{'core':>5s} {'blocks':>6s} {count:>10s} {'active':>8s} {'busy':>8s} "
+               + " ".join(f"{h:>{wide}s}" for _, h in used)]
         for r in self.rows:
             out.append(f"{r['core_id']:>5d} {r['blocks']:>6d} {r['warp_instructions']:>10d} "
                        f"{r['active_cycles']:>8d} {r['busy_cycles']:>8d} "
-                       + " ".join(f"{r[f'{p}_cycles']:>8d}" for p in used))
+                       + " ".join(f"{r.get(k, 0):>{wide}d}" for k, _ in used))
         return "\n".join(out)
 
     __repr__ = __str__
@@ -135,10 +138,47 @@ def compute_core_rows(prof) -> list:
                "active_start_cycle": w0, "active_end_cycle": w1, "active_cycles": w1 - w0,
                "busy_cycles": busy[core]["any"], "blocks": int(len(np.unique(rec.block[sel]))),
                "warp_instructions": int(sel.sum())}
-        for p in PIPES:
-            row[f"{p}_cycles"] = busy[core][p]
+        if getattr(prof.program, "aicore", False):
+            row.update(_unit_pipe_cycles(prof, core))
+        else:
+            for p in PIPES:
+                row[f"{p}_cycles"] = busy[core][p]
         rows.append(row)
     return rows
+
+
+def _unit_pipe_cycles(prof, core) -> dict:
+    """{"aic_mte2_cycles": busy cycles, ...}: an AI core's busy cycles per unit and PTO pipe
+    (the union of its operations' intervals; PIPE_S: its issue cycles), in PTO's order."""
+    from .aicore_summary import PIPE_ORDER, UNITS, _union
+    rec, pipes = prof.records, prof.record_pipes
+    out = {}
+    for w, unit in enumerate(UNITS):
+        on = (rec.core == core) & (rec.warp == w)
+        for name in PIPE_ORDER:
+            sel = on & (pipes == PIPES.index(name))
+            if sel.any():
+                key = f"{unit.lower()}_{PTO_PIPE_NAMES[name][len('PIPE_'):].lower()}_cycles"
+                out[key] = (int(np.unique(rec.issue[sel]).size) if name == "scalar"
+                            else _union(rec.issue[sel], rec.complete[sel]))
+    return out
+
+
+_FIXED = ("total_cycles", "active_start_cycle", "active_end_cycle", "active_cycles", "busy_cycles")
+
+
+def _pipe_columns(rows) -> list:
+    """(key, heading) of each pipe column a row has and some row uses, in the rows' order:
+    "load" for a lane kernel's load_cycles, "AIC MTE2" for an AI core's aic_mte2_cycles."""
+    keys = []
+    for r in rows:
+        keys += [k for k in r if k.endswith("_cycles") and k not in _FIXED and k not in keys]
+    used = [k for k in keys if any(r.get(k, 0) for r in rows)]
+    out = []
+    for k in used:
+        parts = k[:-len("_cycles")].split("_")
+        out.append((k, f"{parts[0].upper()} {parts[1].upper()}" if len(parts) == 2 else parts[0]))
+    return out
 
 
 def compute_core_balance(prof) -> CoreBalance:

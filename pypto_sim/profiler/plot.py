@@ -32,36 +32,46 @@ def save_plot(prof, path, max_cores=8, dpi=100) -> Path:
     Figure, FigureCanvasAgg = _matplotlib()
     windows = prof.active_windows()
     cores = sorted(windows)[:max_cores]
-    rows = []                       # (core, pipe) with work, top to bottom
-    for c in cores:
-        for p in PIPES:
-            if prof.busy_intervals(p, core=c):
-                rows.append((c, p))
+    rows = []                       # (label, colour, busy intervals) with work, top to bottom
+    if getattr(prof.program, "aicore", False):
+        rows = _unit_rows(prof, cores)
+    else:
+        for c in cores:
+            for p in PIPES:
+                spans = prof.busy_intervals(p, core=c)
+                if spans:
+                    rows.append((f"core {c} {p}", PIPE_COLORS[p], spans))
     height = 3.2 + 0.28 * max(len(rows), 4)
     fig = Figure(figsize=(12, height), dpi=dpi, layout="constrained")
     FigureCanvasAgg(fig)
     grid = fig.add_gridspec(2, 2, height_ratios=[max(len(rows), 4) * 0.28, 2.6],
                             width_ratios=[1, 1.5])
     gantt = fig.add_subplot(grid[0, :])
-    for y, (c, p) in enumerate(rows):
-        spans = [(s, e - s) for s, e in prof.busy_intervals(p, core=c)]
-        gantt.broken_barh(spans, (y - 0.4, 0.8), facecolors=PIPE_COLORS[p])
+    for y, (_label, colour, busy) in enumerate(rows):
+        gantt.broken_barh([(s, e - s) for s, e in busy], (y - 0.4, 0.8), facecolors=colour)
     gantt.set_yticks(range(len(rows)))
-    gantt.set_yticklabels([f"core {c} {p}" for c, p in rows], fontsize=8)
+    gantt.set_yticklabels([label for label, _c, _b in rows], fontsize=8)
     gantt.invert_yaxis()
     gantt.set_xlim(0, max(prof.total_cycles, 1))
     gantt.set_xlabel("cycle")
     more = len(windows) - len(cores)
     gantt.set_title(f"{prof.kernel_name} on {prof.machine.name}: {prof.total_cycles} cycles, "
-                    f"grid={tuple(prof.grid)} block={tuple(prof.block)}"
+                    f"grid={tuple(prof.grid)} "
+                    + ("one AI core a block" if getattr(prof.program, "aicore", False)
+                       else f"block={tuple(prof.block)}")
                     + (f" (first {len(cores)} of {len(windows)} cores)" if more > 0 else ""),
                     fontsize=10)
     gantt.grid(axis="x", alpha=0.3)
 
-    util = prof.pipe_utilization(window="active")
     bars = fig.add_subplot(grid[1, 0])
-    values = [100 * util[p] for p in PIPES]
-    bars.bar(PIPES, values, color=[PIPE_COLORS[p] for p in PIPES])
+    if getattr(prof.program, "aicore", False):
+        names, values = _unit_utilisation(prof)
+        colours = [_pipe_color(n) for n in names]
+    else:
+        util = prof.pipe_utilization(window="active")
+        names, values = list(PIPES), [100 * util[p] for p in PIPES]
+        colours = [PIPE_COLORS[p] for p in PIPES]
+    bars.bar(names, values, color=colours)
     for x, v in enumerate(values):
         bars.text(x, v + 1, f"{v:.0f}%", ha="center", fontsize=8)
     bars.set_ylim(0, 115)
@@ -70,9 +80,10 @@ def save_plot(prof, path, max_cores=8, dpi=100) -> Path:
     bars.set_title("pipe utilisation (busy / active window)", fontsize=10)
 
     causes = fig.add_subplot(grid[1, 1])
-    top = sorted((r for r in prof.bubbles().by_cause() if r[2] != "end"), key=lambda r: -r[3])[:8]
+    top = sorted((r for r in prof.bubbles().by_cause() if r[2] not in ("end", "idle")),
+                 key=lambda r: -r[3])[:8]
     labels = [f"{p}: {text}" for p, text, _k, _c, _g in top]
-    causes.barh(range(len(top)), [r[3] for r in top], color=[PIPE_COLORS[r[0]] for r in top])
+    causes.barh(range(len(top)), [r[3] for r in top], color=[_pipe_color(r[0]) for r in top])
     causes.set_yticks(range(len(top)))
     causes.set_yticklabels([t if len(t) <= 52 else t[:49] + "..." for t in labels], fontsize=7)
     causes.invert_yaxis()
@@ -83,3 +94,46 @@ def save_plot(prof, path, max_cores=8, dpi=100) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=dpi)
     return path
+
+
+def _pipe_color(label):
+    """The colour of a bubble row's pipe: a PIPES name, or an AI-core "unit PTO-pipe" label."""
+    if label in PIPE_COLORS:
+        return PIPE_COLORS[label]
+    from ..isa import PTO_PIPE_NAMES
+    pto = "PIPE_" + label.split(" ")[-1]
+    return PIPE_COLORS[next(p for p, name in PTO_PIPE_NAMES.items() if name == pto)]
+
+
+def _unit_rows(prof, cores) -> list:
+    """(label "core c AIC PIPE_MTE2", colour, busy intervals) of each unit and PTO pipe of an
+    AI-core kernel that had work on cores, in PTO's pipe order."""
+    import numpy as np
+    from .aicore_summary import PIPE_ORDER, UNITS
+    from .profile import merge_intervals
+    rec, pipes = prof.records, prof.record_pipes
+    names = prof.pipe_names
+    rows = []
+    for c in cores:
+        for w, unit in enumerate(UNITS):
+            on = (rec.core == c) & (rec.warp == w)
+            for p in PIPE_ORDER:
+                sel = on & (pipes == PIPES.index(p))
+                if np.any(sel):
+                    rows.append((f"core {c} {unit} {names[PIPES.index(p)]}", PIPE_COLORS[p],
+                                 merge_intervals(rec.issue[sel], rec.complete[sel])))
+    return rows
+
+
+def _unit_utilisation(prof):
+    """(["AIC MTE2", ...], [% busy]) of each unit's PTO pipes (not PIPE_S): busy cycles over
+    the active windows of the cores on which the unit used the pipe, summed over the cores."""
+    from .aicore_bubbles import PTO_ORDER, UNITS, aicore_active_cycles
+    busy: dict = {}
+    for r in prof.pipeline_summary(per="pipe"):
+        if r["pipe"] != "PIPE_S":
+            label = f"{r['unit']} {r['pipe'][len('PIPE_'):]}"
+            busy[label] = busy.get(label, 0) + r["busy_cycles"]
+    active = aicore_active_cycles(prof)
+    names = sorted(busy, key=lambda k: (UNITS.index(k.split()[0]), PTO_ORDER.index(k.split()[1])))
+    return names, [100 * busy[n] / max(active.get(n, 0), 1) for n in names]

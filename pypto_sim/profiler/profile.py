@@ -8,7 +8,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..isa import PIPES
+from ..isa import PIPES, PTO_PIPE_NAMES
 from ..exec.functional import run_functional
 from ..exec.aicore_functional import run_aicore_functional
 from ..exec.blas import single_threaded_blas, uses_matmul
@@ -20,9 +20,14 @@ from ..timing.records import STALL_CAUSES, LaunchRecords, PcTotals
 from .breakdown import CycleBreakdown, breakdown_rows
 
 
+AICORE_UNITS = ("AIC", "AIV0", "AIV1")
+
+
 @dataclass(frozen=True)
 class TimelineEntry:
-    """One warp-instruction: when it issued and completed, where, and why it waited."""
+    """One warp-instruction: when it issued and completed, where, and why it waited. In an
+    AI-core kernel one instruction of a unit: ``lane`` is the unit (AIC, AIV0, AIV1), ``warp``
+    its index (0, 1, 2) and ``pipe`` its PTO pipe (PIPE_S, PIPE_MTE2, ...)."""
 
     cycle: int
     lane: str
@@ -39,7 +44,8 @@ class TimelineEntry:
     pc: int
 
     def __str__(self):
-        return f"Cycle {self.cycle}: Lane {self.lane}: {self.inst}"
+        who = self.lane if self.lane in AICORE_UNITS else f"Lane {self.lane}"
+        return f"Cycle {self.cycle}: {who}: {self.inst}"
 
 
 class Timeline(list):
@@ -206,6 +212,14 @@ class Profile:
                 "warp_instructions_per_second": self.warp_instructions / secs,
                 "simulated_cycles_per_second": self.total_cycles / secs}
 
+    @property
+    def pipe_names(self) -> tuple:
+        """The name of each pipe of PIPES in this kernel's reports: PTO's (PIPE_S, PIPE_MTE2, ...)
+        for an AI-core kernel, PIPES' own for a lane kernel."""
+        if getattr(self.program, "aicore", False):
+            return tuple(PTO_PIPE_NAMES.get(p, p) for p in PIPES)
+        return PIPES
+
     def cycle_breakdown(self) -> CycleBreakdown:
         """Cycles per instruction kind (printing it shows a table; ``json.dumps`` takes it). An
         FMA with a pointer destination counts under FMA (its compute) and STORE (its write),
@@ -214,7 +228,7 @@ class Profile:
         totals = self.totals
         issued = np.nonzero(totals.count)[0].tolist()
         rows = breakdown_rows([self._pc_name[pc] for pc in issued],
-                              [PIPES[self._pc_pipe[pc]] for pc in issued],
+                              [self.pipe_names[self._pc_pipe[pc]] for pc in issued],
                               [self.pc_latency(pc) for pc in issued],
                               totals.count[issued], totals.busy[issued], totals.stall[issued],
                               compute_pipe=load_isa()["FMA"].pipe)
@@ -227,13 +241,15 @@ class Profile:
         rec = self.records
         order = np.lexsort((rec.warp, rec.block, rec.issue))
         out = []
+        pipes = self.pipe_names
+        aicore = getattr(self.program, "aicore", False)
         for i in order:
             pc = int(rec.pc[i])
             w = int(rec.warp[i])
             out.append(TimelineEntry(
-                cycle=int(rec.issue[i]), lane=lane_ranges(int(rec.mask[i]), w), inst=self._pc_name[pc],
-                warp=w, block=int(rec.block[i]), core=int(rec.core[i]),
-                pipe=PIPES[self._pc_pipe[pc]], start=int(rec.issue[i]), end=int(rec.complete[i]),
+                cycle=int(rec.issue[i]), lane=AICORE_UNITS[w] if aicore else lane_ranges(int(rec.mask[i]), w),
+                inst=self._pc_name[pc], warp=w, block=int(rec.block[i]), core=int(rec.core[i]),
+                pipe=pipes[self._pc_pipe[pc]], start=int(rec.issue[i]), end=int(rec.complete[i]),
                 stall=STALL_CAUSES[int(rec.cause[i])] if rec.stall[i] else "none",
                 stall_cycles=int(rec.stall[i]), line=self.program.instrs[pc].line, pc=pc))
         return Timeline(out)
@@ -289,12 +305,17 @@ class Profile:
                                  f"core_balance() lists the ones that ran blocks")
 
     # ---------------------------------------------------------------- analyses (lazy)
-    def bubbles(self, pipe=None, core=None):
+    def bubbles(self, pipe=None, core=None, unit=None):
         """Pipeline bubbles: each idle gap of each pipe inside each core's active window,
         attributed to its cause (the instruction and line waited for, HBM bandwidth, pipeline
         depth, wait_all, barrier, ...), summed per cause; printing shows a table per pipe.
-        ``pipe`` ("load", "mma", ...) and ``core`` narrow the report. See bubbles.py."""
+        ``pipe`` ("load", "mma", ...) and ``core`` narrow the report. See bubbles.py. AI-core
+        kernels: per unit and PTO pipe, ``pipe`` "MTE2", "MTE1", "M", "FIX", "V", "MTE3" and
+        ``unit`` "AIC", "AIV0", "AIV1" narrow it; see aicore_bubbles.py."""
         from .bubbles import BubbleReport, compute_bubbles
+        if getattr(self.program, "aicore", False):
+            from .aicore_bubbles import aicore_bubbles
+            return aicore_bubbles(self, pipe, self._core_arg(core, "bubbles"), unit)
         if pipe is not None and pipe not in PIPES:
             raise ArgumentError(f"bubbles: pipe must be one of {PIPES}, not {pipe!r}")
         core = self._core_arg(core, "bubbles")
@@ -398,9 +419,12 @@ class Profile:
     def report(self) -> str:
         """A short text report: totals, rate, breakdown."""
         s = self.stats
-        head = (f"kernel {self.kernel_name} on {self.machine.name}: grid={self.grid} block={self.block}\n"
+        aicore = getattr(self.program, "aicore", False)
+        shape = "one AI core a block (AIC, AIV0, AIV1)" if aicore else f"block={self.block}"
+        what = "instructions (of the units)" if aicore else "warp-instructions"
+        head = (f"kernel {self.kernel_name} on {self.machine.name}: grid={self.grid} {shape}\n"
                 f"total cycles: {self.total_cycles} ({self.total_cycles / (self.machine.clock_ghz * 1e3):.2f} us "
-                f"at {self.machine.clock_ghz} GHz), {s['warp_instructions']} warp-instructions, "
+                f"at {self.machine.clock_ghz} GHz), {s['warp_instructions']} {what}, "
                 f"simulated at {rate_text(s['warp_instructions_per_second'], self.compile_seconds)}")
         return head + "\n" + str(self.cycle_breakdown())
 

@@ -79,11 +79,13 @@ class AICoreState:
 def dispatch(sim, pc, blk, w, ws, now):
     """Unit w hands tile instruction pc to its pipe at cycle now. Schedules the read at the
     start and the write at the completion (unless the launch skips values); returns (start,
-    complete, bytes, cause, cause pc)."""
+    complete, bytes, cause, cause pc, why: the scalar unit's cause, the load's L2 miss and
+    shared-bandwidth wait as records.why_code packs them)."""
     ai = blk.aicore
     # the executor decodes the operands: a fault is reported here, before any state changes
     op = TileOp(sim, pc, operands(sim, pc, ws.regs), ai.array(w), w, blk.coords)
-    start, complete, nbytes, cause, cause_pc = sim.aicore_pipes.dispatch(pc, ai.p, w, ws.regs, now)
+    start, complete, nbytes, cause, cause_pc, why = sim.aicore_pipes.dispatch(pc, ai.p, w, ws.regs, now)
+    why += ws.cause                     # records.why_code: the scalar unit's wait before it
     if ai.race is not None:
         race_check(sim, ai, blk, w, sim.pc_pipe[pc], pc, op.reads, op.writes, op.gm)
     # ---- values (the executor's): read at the start, written at the completion
@@ -92,7 +94,7 @@ def dispatch(sim, pc, blk, w, ws, now):
         sim._schedule_effect(start - now, lambda: box.__setitem__("v", op.read()))
         sim._schedule_effect(complete - now, lambda: op.write(box.pop("v")))
     op.mark_written(sim.hbm_init)       # initcheck: a store's elements count as written
-    return start, complete, nbytes, cause, cause_pc
+    return start, complete, nbytes, cause, cause_pc, why
 
 
 # ---------------------------------------------------------------- flags

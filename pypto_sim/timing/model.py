@@ -371,12 +371,12 @@ class LaunchSimulation:
                 next_pc = control.step(pc, self.pc_name[pc])
             elif self.pc_tile[pc]:
                 if aicore:
-                    start, complete, moved, why, why_pc = aicore_ops.dispatch(self, pc, blk, w, ws, now)
-                else:
-                    start, complete, moved, why, why_pc = tile_ops.dispatch(self, pc, core, blk, w, ws, now)
+                    start, complete, moved, why, why_pc, more = aicore_ops.dispatch(self, pc, blk, w, ws, now)
+                else:                                   # (records' why: 0 for lane tiles)
+                    (start, complete, moved, why, why_pc), more = tile_ops.dispatch(self, pc, core, blk, w, ws, now), 0
                 if record:
                     self.rows.extend((blk.id, w, core.index, pc, start, complete, start - now,
-                                      CAUSE[why], why_pc, mask, moved))
+                                      CAUSE[why], why_pc, mask, moved, more))
                 ws.reset_stall()
                 pc = next_pc
                 continue
@@ -464,13 +464,13 @@ class LaunchSimulation:
                 if record:
                     self.rows.extend((blk.id, w, core.index, pc, issued, complete, stall,
                                       CAUSE["barrier_block"] if complete - issued > lat else ws.cause,
-                                      ws.cause_pc, mask, 0))
+                                      ws.cause_pc, mask, 0, 0))
                 ws.reset_stall()
                 pc = next_pc
                 continue
             if record:
                 self.rows.extend((blk.id, w, core.index, pc, now, complete, stall, ws.cause,
-                                  ws.cause_pc, mask, moved))
+                                  ws.cause_pc, mask, moved, 0))
             ws.reset_stall()
             if next_pc < 0:
                 break

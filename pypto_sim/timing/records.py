@@ -25,7 +25,25 @@ CAUSE_TEXT = {"none": "no wait", "operand": "an operand from an earlier instruct
 CAUSE = {name: i for i, name in enumerate(STALL_CAUSES)}
 
 FIELDS = ("block", "warp", "core", "pc", "issue", "complete", "stall", "cause", "cause_pc", "mask",
-          "bytes")
+          "bytes", "why")
+# ``why`` of an AI-core tile instruction's record (0 for every other record): what its
+# ``cause`` (why it started after its dispatch) does not say - the cause of its scalar unit's
+# wait before dispatching it (a full pipe queue, an operand), whether a load paid the L2's
+# miss extra, and the cycles a transfer waited for shared L2 / HBM bandwidth beyond its own
+# path's; packed by why_code, read by why_fields.
+WHY_MISSED = 16
+WHY_SHARED = 32
+
+
+def why_code(issue_cause: int, l2_missed: int, shared_wait: int) -> int:
+    """The ``why`` column's value: issue_cause (a CAUSE index < 16) + 16 * l2_missed (0 / 1)
+    + 32 * shared_wait (cycles)."""
+    return issue_cause + WHY_MISSED * l2_missed + WHY_SHARED * shared_wait
+
+
+def why_fields(why):
+    """(issue cause, l2 missed, shared wait cycles) of ``why`` values (ints or arrays)."""
+    return why % WHY_MISSED, (why // WHY_MISSED) % 2, why // WHY_SHARED
 
 
 # the narrowest dtype each column may take (codes and program counters in 16 bits, a stall
@@ -83,7 +101,7 @@ class RecordColumns:
 
 
 class RecordBuffer:
-    """Rows of FIELDS, stored flat in an int64 ``array`` (88 bytes a row, not a tuple's ~400):
+    """Rows of FIELDS, stored flat in an int64 ``array`` (96 bytes a row, not a tuple's ~400):
     the model appends with ``extend`` (a row tuple); len(), indexing and slicing give tuples."""
 
     width = len(FIELDS)
@@ -162,6 +180,7 @@ class LaunchRecords:
     cause_pc: np.ndarray
     mask: np.ndarray
     bytes: np.ndarray
+    why: np.ndarray
 
     @classmethod
     def from_rows(cls, rows) -> "LaunchRecords":
