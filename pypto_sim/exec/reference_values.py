@@ -45,9 +45,13 @@ def to_dtype(dt, x):
             return float(np.float16(x))
         if dt == dtypes.bfloat16.code:
             return dtypes.round_bfloat16(x)
-        if dt in (dtypes.int8.code, dtypes.uint8.code, dtypes.int16.code):
+        if dt in (dtypes.int8.code, dtypes.uint8.code, dtypes.int16.code, dtypes.uint16.code,
+                  dtypes.uint32.code):
             d = dtypes.BY_CODE[dt]
-            return 0.0 if math.isnan(x) else float(np.array(int(x)).astype(np.int64).astype(d.numpy))
+            if math.isnan(x):
+                return 0.0
+            v = int(max(min(x, 9.2e18), -9.2e18)) % 2 ** (8 * d.itemsize)   # wrap (numba's clamp)
+            return float(v - 2 ** (8 * d.itemsize) if d.encoding == "int" and v >= 2 ** (8 * d.itemsize - 1) else v)
         if dt in (dtypes.int64.code, dtypes.float64.code):
             return x
     if dt == dtypes.int32.code:

@@ -1,6 +1,6 @@
 """The tile instructions' value kernels (appended to the generated executor module by
 pypto_sim.exec.lane after the lane template; the names they use - round_to, wrap_i32,
-alu_float, alu_int, DT_INT32 - are that module's)."""
+alu_float, alu_int, DT_INT32, INT_SEM - are that module's)."""
 import math
 
 import numpy as np
@@ -190,15 +190,15 @@ def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
     through a buffer (writing in place let element e read element e-1's new value).
     """
     out = np.empty(count, np.float64)
-    if dt != DT_INT32 and elementwise_float(op, l1, dst, a, b, scalar, use_scalar, count, dt, out):
+    if INT_SEM[dt] == 0 and elementwise_float(op, l1, dst, a, b, scalar, use_scalar, count, dt, out):
         pass                             # the opcode's own loop (exec/tile_loops.py)
     else:
         for e in range(count):
             y = scalar if use_scalar else (l1[b + e] if b >= 0 else 0.0)
             old = l1[dst + e]            # dst's old value: `c` of TMULADDDST, TAXPY, ...
-            if dt == DT_INT32:           # int32 tiles: integer semantics, wrapping
+            if INT_SEM[dt] == 1:         # integer tiles: integer semantics, wrapped to dt
                 c = np.int64(old) if math.isfinite(old) else np.int64(0)
-                out[e] = np.float64(wrap_i32(alu_int(op, np.int64(l1[a + e]), np.int64(y), c)))
+                out[e] = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(l1[a + e]), np.int64(y), c))))
             else:
                 out[e] = round_to(dt, alu_float(op, l1[a + e], y, old))
     for e in range(count):
@@ -208,11 +208,11 @@ def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
 @njit(cache=True, error_model="numpy")
 def _fold(op, l1, dst, src, rows, cols, init, dt, per_col):
     """dst[i] = op-fold along row i (or, per_col, down column i) of src in order, every partial
-    result rounded to dt (np.add.accumulate's order; int32 wraps); init only for an empty
+    result rounded to dt (np.add.accumulate's order; integers wrap); init only for an empty
     line. Every source word is read before dst is written."""
     n_out, n_in = (cols, rows) if per_col else (rows, cols)
     out = np.empty(n_out, np.float64)
-    if dt == DT_INT32 or not fold_float(op, l1, src, rows, cols, init, dt, per_col, out):
+    if INT_SEM[dt] == 1 or not fold_float(op, l1, src, rows, cols, init, dt, per_col, out):
         _fold_generic(op, l1, src, rows, cols, init, dt, per_col, out)
     for i in range(n_out):
         l1[dst + i] = out[i]
@@ -226,8 +226,8 @@ def _fold_generic(op, l1, src, rows, cols, init, dt, per_col, out):
         acc = init if n_in == 0 else (l1[src + i] if per_col else l1[src + i * cols])
         for j in range(1, n_in):
             x = l1[src + j * cols + i] if per_col else l1[src + i * cols + j]
-            if dt == DT_INT32:
-                acc = np.float64(wrap_i32(alu_int(op, np.int64(acc), np.int64(x), 0)))
+            if INT_SEM[dt] == 1:
+                acc = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(acc), np.int64(x), 0))))
             else:
                 acc = round_to(dt, alu_float(op, acc, x, 0.0))
         out[i] = round_to(dt, acc)
@@ -255,7 +255,7 @@ def tile_cmp(op, l1, dst, a, b, scalar, use_scalar, mode, rows, cols, mstride, d
         for c in range(cols):
             x = l1[a + r * cols + c]
             y = scalar if use_scalar else l1[b + r * cols + c]
-            if dt == DT_INT32:
+            if INT_SEM[dt] == 1:
                 hit = alu_int(op, np.int64(x), np.int64(y), np.int64(mode)) != 0
             else:
                 hit = alu_float(op, x, y, np.float64(mode)) != 0.0
@@ -276,8 +276,8 @@ def tile_sel(op, l1, dst, mask, a, b, scalar, use_scalar, rows, cols, mstride, d
             bit = (np.int64(l1[mask + r * mstride + c // 8]) >> (c % 8)) & 1
             x = l1[a + r * cols + c]
             y = scalar if use_scalar else l1[b + r * cols + c]
-            if dt == DT_INT32:
-                out[r * cols + c] = np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), bit)))
+            if INT_SEM[dt] == 1:
+                out[r * cols + c] = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), bit))))
             else:
                 out[r * cols + c] = round_to(dt, alu_float(op, x, y, np.float64(bit)))
     for e in range(rows * cols):
@@ -319,7 +319,7 @@ def tile_arg_reduce(op, l1, dst, src, rows, cols, dt, per_col):
         best = l1[src + i] if per_col else l1[src + i * cols]
         for j in range(1, n_in):
             x = l1[src + j * cols + i] if per_col else l1[src + i * cols + j]
-            if dt == DT_INT32:
+            if INT_SEM[dt] == 1:
                 hit = alu_int(op, np.int64(x), np.int64(best), 0) != 0
             else:
                 hit = alu_float(op, x, best, 0.0) != 0.0
@@ -358,9 +358,9 @@ def tile_col_arg(op, l1, dst, src, rows, cols, dt):
 @njit(cache=True, error_model="numpy")
 def _expand_op(op, l1, dst, a, v, rows, cols, dt, per_col):
     """dst[r, c] = op(a[r, c], v[c] if per_col else v[r]) by the table's expression, rounded
-    to dt (int32 wraps); every source word is read before dst is written (dst may be a)."""
+    to dt (integers wrap); every source word is read before dst is written (dst may be a)."""
     out = np.empty(rows * cols, np.float64)
-    if dt != DT_INT32 and expand_float(op, l1, a, v, rows, cols, dt, per_col, out):
+    if INT_SEM[dt] == 0 and expand_float(op, l1, a, v, rows, cols, dt, per_col, out):
         for e in range(rows * cols):
             l1[dst + e] = out[e]
         return
@@ -368,8 +368,8 @@ def _expand_op(op, l1, dst, a, v, rows, cols, dt, per_col):
         for c in range(cols):
             x = l1[a + r * cols + c]
             y = l1[v + c] if per_col else l1[v + r]
-            if dt == DT_INT32:
-                out[r * cols + c] = np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), 0)))
+            if INT_SEM[dt] == 1:
+                out[r * cols + c] = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), 0))))
             else:
                 out[r * cols + c] = round_to(dt, alu_float(op, x, y, 0.0))
     for e in range(rows * cols):

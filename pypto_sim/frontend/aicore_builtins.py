@@ -32,8 +32,8 @@ CUBE_SPACES = ("Mat", "Left", "Right", "Acc", "Bias")
 MAX_MKN = 4095                                       # PTO-ISA docs/isa/TMATMUL.md: m, k, n in [1, 4095]
 SPACE_NAMES = {"Vec": "UB", "Mat": "L1", "Left": "L0A", "Right": "L0B", "Acc": "L0C", "Bias": "BT"}
 SPACE_DTYPES = {
-    "Vec": ("float32", "float16", "bfloat16", "int32", "int16", "int8", "uint8"),
-    "Mat": ("float32", "float16", "bfloat16", "int32", "int8"),
+    "Vec": ("float32", "float16", "bfloat16", "int32", "int16", "int8", "uint8", "uint16", "uint32"),
+    "Mat": ("float32", "float16", "bfloat16", "int32", "int8", "uint16", "uint32"),
     "Left": ("float32", "float16", "bfloat16", "int8"),
     "Right": ("float32", "float16", "bfloat16", "int8"),
     "Acc": ("float32", "int32"),
