@@ -90,8 +90,9 @@ class MemoryBuiltins:
         dtype = args["dtype"]
         if isinstance(dtype, DTypeRef):
             dtype = dtype.dtype
-        if dtype not in dtypes.TILE_DTYPES:
-            self.error(node, f"pto.alloc_local: dtype must be one of float32, float16, int32, got {dtype}",
+        if dtype not in dtypes.TILE_DTYPES + (dtypes.uint32,):
+            self.error(node, f"pto.alloc_local: dtype must be one of float32, float16, int32, uint32, "
+                             f"got {dtype}",
                        "L1 buffers hold what the core computes; keep int8 / bfloat16 data in HBM "
                        "tensors (loads widen it to int32 / float32)")
         count = int(n.value)
