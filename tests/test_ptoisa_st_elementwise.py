@@ -11,9 +11,8 @@ TRECIPTest.case_bf16_16x256_16x256_16x256 (TRECIP is TDIVS, whose static_assert 
 int16, half and float, TDivS.hpp).
 
 Not ported, for a dtype pypto_sim lacks:
-- TADDSTest.case4 and TRECIPTest.case_int16_64x64_64x64_64x64: int16 tiles; pypto_sim's vector
-  ops compute in float32, float16, bfloat16 and int32 only (its Vec tiles hold int16, but no
-  tile ALU record takes it), while A2/A3 adds and divides int16.
+- TRECIPTest.case_int16_64x64_64x64_64x64: int16 TRECIP (A2/A3's TDIVS takes int16; pypto_sim's
+  TRECIP record does not list it yet). TADDSTest.case4 (int16) is ported above.
 - TTRANSTest.case_hifloat8: pypto_sim has no hifloat8 (nor does A2/A3's TTRANS list it).
 """
 import numpy as np
@@ -41,7 +40,7 @@ def k(S, O, scalar):
 
 # TAddsParams(name, dtype, valid_row, valid_col, in_row, in_col, out_row, out_col) of gen_data.py
 TADDS_CASES = {"case1": ("float32", 32, 64), "case2": ("float16", 63, 64), "case3": ("int32", 31, 128),
-               "case5": ("float32", 7, 448), "case6": ("float32", 256, 16),
+               "case4": ("int16", 15, 192), "case5": ("float32", 7, 448), "case6": ("float32", 256, 16),
                "case7": ("float32", 16, 16, 32, 32, 64, 64)}
 
 
@@ -59,7 +58,7 @@ def test_tadds(make_kernels, case):
     golden = np.zeros((orow, oc), dt)
     golden[:vr, :vc] = x[:vr, :vc] + scalar[0, 0]
     kernel = make_kernels(TADDS.format(ir=ir, ic=ic, orow=orow, oc=oc, vr=vr, vc=vc, dt=dt)).k
-    arg = int(scalar[0, 0]) if dt == "int32" else float(scalar[0, 0])
+    arg = int(scalar[0, 0]) if dt in ("int32", "int16") else float(scalar[0, 0])
     out, = run_kernel(kernel, [x], [((orow, oc), dt)], arg)
     assert result_cmp(golden, out, 0.001, compared=golden.nbytes)
 

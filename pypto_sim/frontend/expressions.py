@@ -70,8 +70,8 @@ class ExprLowering:
             if isinstance(value, float) and not float(value).is_integer():
                 self.error(node, f"the float constant {value} cannot be used as {dtype}",
                            "write an integer, or cast the other operand to float32")
-            if dtype == dtypes.uint32 and -2**31 <= int(value) < 2**32:
-                # a uint32 operation's literal converts as C's does: -1 is 4294967295
+            if dtype != dtypes.int32 and -2**31 <= int(value) < 2**32:
+                # a uint32 (or a narrow tile's) literal converts as C's does: -1 is 4294967295
                 return Imm(float(dtypes.round_scalar(int(value), dtype)), dtype)
             if not -2**31 <= int(value) < 2**31:
                 # an immediate outside int32 would silently become some other number
