@@ -33,8 +33,8 @@ class MemoryBuiltins:
             self.error(node, f"{what}: '{ptr.name}' holds {ptr.dtype}, which no unit of the AI core "
                              f"computes (its vector and scalar units work on float32, float16, "
                              f"bfloat16 and 8 to 32-bit integers)",
-                       f"convert on the host (e.g. array.astype(np.float32)) and pass a float32 or "
-                       f"int32 tensor")
+                       "convert on the host (e.g. array.astype(np.float32)) and pass a float32 or "
+                       "int32 tensor")
         return dt
 
     def builtin_load(self, node, args):
