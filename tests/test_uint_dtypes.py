@@ -200,3 +200,30 @@ def test_bitwise_tiles_on_unsigned_and_narrow_integers(make_kernels, dt):
     a[0, :2] = b[0, 1] = info.max
     b[0, 0] = 0
     np.testing.assert_array_equal(run_tile_op(make_kernels, "txor", dt, a, b), a ^ b)
+
+
+@pytest.mark.parametrize("dt, pad", [("uint16", "max"), ("uint16", "min"), ("uint32", "max"),
+                                     ("uint32", "zero")])
+def test_tfillpad_pads_unsigned_tiles_with_their_extremes(make_kernels, dt, pad):
+    """TFILLPAD_EXPAND of a 5 x 10 valid region of an 8 x 32 tile into a 16 x 32 tile: the
+    region is copied, the rest is PadValue::Max (65535 / 4294967295), Min (0) or Zero
+    (TFILLPAD.md: the type's greatest / least value for integers; 1-, 2- or 4-byte elements)."""
+    x = (np.arange(8 * 32, dtype=np.int64) * 40503 + 2**31).astype(dt).reshape(8, 32)
+    kernel = make_kernels(f"""
+@pto.kernel
+def k(X, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            s = pto.alloc_tile(8, 32, pto.{dt}, valid=(5, 10))
+            d = pto.alloc_tile(16, 32, pto.{dt})
+            pto.tload(s, X, stride=32)
+            pto.tfillpad_expand(d, s, pad="{pad}")
+            pto.tstore(O, d)
+""").k
+    out = device(np.zeros((16, 32), dt), getattr(pto, dt))
+    pto.launch(kernel, grid=(1,), args=(device(x, getattr(pto, dt)), out))
+    pto.sync()
+    fill = {"max": np.iinfo(dt).max, "min": 0, "zero": 0}[pad]
+    want = np.full((16, 32), fill, dt)
+    want[:5, :10] = x[:5, :10]
+    np.testing.assert_array_equal(out.numpy().reshape(16, 32), want)
