@@ -1,5 +1,6 @@
 """pto-isa's st cases of TADD, TSUB, TMUL, TMAX, TMIN, TMULS and TSEL on integer tiles other
-than int32 (tests/cpu/st/testcase/tadd, tsub, tmul, tmax, tmin, tmuls, tsel at 3186c381), in
+than int32, and every TCMP case (tests/cpu/st/testcase/tadd, tsub, tmul, tmax, tmin, tmuls,
+tsel, tcmp at 3186c381), in
 the AI-core API as their kernels write them. Each golden is its gen_data.py's, in numpy; each
 tolerance its main.cpp's (ResultCmp(golden, out, 0.001f) over the byte-sized vectors).
 
@@ -8,8 +9,10 @@ static_asserts do): TMULTest.case_uint8_, case_uint16_ and case_uint32_64x64_64x
 ("Fix: TMUL has invalid data type.": int32, int16, half and float only,
 include/pto/npu/a2a3/TMul.hpp), TMULSTest.case7, case8 and case9 (uint8, uint16, uint32:
 "TMULS: Invalid data type", the same four types, TMulS.hpp), TSELTest.case7, case8 and case9
-(int8: "Fix: TSEL only support 16B and 32B data type.", TSel.hpp). These run on pto-isa's CPU
-simulation only.
+(int8: "Fix: TSEL only support 16B and 32B data type.", TSel.hpp), and TCMPTest's eight
+cases with a uint32 dst (A5's TCMP; A2/A3's writes uint8 and compares int32, half and float,
+TCMP.md). These run on pto-isa's CPU simulation only. Not ported: TCMPTest.case_bf16_uint32
+(built only with PTO_CPU_SIM_ENABLE_BF16; an A5 form as the others).
 
 Written differently: TSEL's kernel passes a 1 x 32 uint8 tmp tile (A2/A3's cmpmask buffer);
 pto.tsel has no tmp operand, so the port leaves it out (it changes no value).
@@ -180,4 +183,73 @@ def test_a2a3_tsel_refuses_int8(make_kernels, case, cols):
     kernel = make_kernels(TSEL.format(r=2, c=cols, mc=mc, dt="int8")).k
     t = [pto.alloc_tensor(2 * cols, pto.uint8)] + [pto.alloc_tensor(2 * cols, pto.int8) for _ in range(3)]
     with pytest.raises(pto.CompileError, match=r"pto.tsel takes .*int16, uint16, uint32 tiles, not int8"):
+        kernel.program_for(tuple(t))
+
+
+TCMP = """
+@pto.kernel
+def k(A, B, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            a = pto.alloc_tile({r}, {c}, pto.{dt})
+            b = pto.alloc_tile({r}, {c}, pto.{dt})
+            dst = pto.alloc_tile({r}, {c}, pto.{dst})
+            pto.tload(a, A)
+            pto.tload(b, B)
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.tcmp(dst, a, b, mode="{mode}")
+            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.tstore(O, dst)
+"""
+
+NP_CMP = {"eq": np.equal, "ne": np.not_equal, "gt": np.greater, "lt": np.less, "ge": np.greater_equal,
+          "le": np.less_equal}
+
+
+@pytest.mark.parametrize("dt, rows, cols, mode", [("float32", 64, 64, "eq"), ("int32", 64, 64, "ne"),
+                                                  ("float16", 16, 256, "gt")],
+                         ids=["case_float_uint8_64x64_64x64_64x64_EQ", "case_int32_uint8_64x64_64x64_64x64_NE",
+                              "case_half_uint8_16x256_16x256_16x256_GT"])
+def test_tcmp_into_a_uint8_mask(make_kernels, dt, rows, cols, mode):
+    """TCMPTest's A2/A3 cases (a uint8 dst of the sources' shape). gen_data.py (seed 19):
+    input1, input2 randint(1, 10) in dtype; golden rows x cols uint8 zeros with bit w % 8 of
+    byte [h, w // 8] set where input1 mode input2 holds. ResultCmp(golden, out, 0.001) over the
+    dst's elements."""
+    rng = np.random.RandomState(19)
+    a = rng.randint(1, 10, size=[rows, cols]).astype(dt)
+    b = rng.randint(1, 10, size=[rows, cols]).astype(dt)
+    hits = NP_CMP[mode](a, b)
+    golden = np.zeros([rows, cols], np.uint8)
+    for h in range(rows):
+        for w in range(cols):
+            if hits[h, w]:
+                golden[h, w // 8] |= 1 << (w % 8)
+    kernel = make_kernels(TCMP.format(r=rows, c=cols, dt=dt, dst="uint8", mode=mode)).k
+    out, = run_kernel(kernel, [a, b], [((rows, cols), np.uint8)])
+    assert result_cmp(golden, out, 0.001)
+
+
+TCMP_A5 = [("uint32", "ge", r"pto.tcmp takes float32, float16, int32 tiles, not uint32"),
+           ("int32", "lt", r"the mask 'dst' must be a uint8 tile .*, not uint32"),
+           ("uint16", "le", r"pto.tcmp takes float32, float16, int32 tiles, not uint16"),
+           ("int16", "eq", r"pto.tcmp takes float32, float16, int32 tiles, not int16"),
+           ("uint8", "lt", r"pto.tcmp takes float32, float16, int32 tiles, not uint8"),
+           ("int8", "gt", r"pto.tcmp takes float32, float16, int32 tiles, not int8"),
+           ("float32", "ne", r"the mask 'dst' must be a uint8 tile .*, not uint32"),
+           ("float16", "le", r"the mask 'dst' must be a uint8 tile .*, not uint32")]
+
+
+@pytest.mark.parametrize("dt, mode, message", TCMP_A5, ids=[f"{d}_uint32_{m.upper()}" for d, m, _ in TCMP_A5])
+def test_a2a3_tcmp_refuses_the_a5_forms(make_kernels, dt, mode, message):
+    """TCMPTest.case_uint32_uint32_, int32_uint32_, uint16_uint32_, int16_uint32_, uint8_uint32_,
+    int8_uint32_, float_uint32_64x64_64x64_64x64 and half_uint32_16x256_16x256_16x256: a uint32
+    dst and sources A2/A3 does not compare are A5's TCMP (TCMP.md: A2A3 inputs int32, half,
+    float, output uint8; A5 output uint32), so the kernel does not compile on A2/A3."""
+    rows, cols = (16, 256) if dt == "float16" else (64, 64)
+    kernel = make_kernels(TCMP.format(r=rows, c=cols, dt=dt, dst="uint32", mode=mode)).k
+    t = [pto.alloc_tensor(rows * cols * 4, getattr(pto, dt)) for _ in range(2)] + \
+        [pto.alloc_tensor(rows * cols * 4, pto.uint32)]
+    with pytest.raises(pto.CompileError, match=message):
         kernel.program_for(tuple(t))
