@@ -160,7 +160,15 @@ def host_words(host: np.ndarray, dtype: DType) -> np.ndarray:
 # CVT_* constants follow this order)
 CVT_MODES = ("rint", "round", "floor", "ceil", "trunc", "odd")
 # A2/A3's TCVT conversions among this simulator's tile dtypes (pto-isa docs/isa/TCVT.md,
-# "Supported Conversions": FP32 -> FP16, FP32, BF16, I32; FP16 -> FP32, I32; BF16 -> FP32, I32;
-# I32 -> FP32, FP16; the int8 / int16 / int64 / int4 ones are not built)
-CVT_PAIRS = {"float32": ("float16", "float32", "bfloat16", "int32"), "float16": ("float32", "int32"),
-             "bfloat16": ("float32", "int32"), "int32": ("float32", "float16")}
+# "Supported Conversions": FP32 -> FP16, FP32, BF16, I16, I32; FP16 -> FP32, I32, I16, I8, U8;
+# BF16 -> FP32, I32; I16 -> FP16, FP32; I32 -> FP32, I16, FP16; U8 -> FP16; I8 -> FP16; the
+# int64 / int4 ones are not built)
+CVT_PAIRS = {"float32": ("float16", "float32", "bfloat16", "int16", "int32"),
+             "float16": ("float32", "int32", "int16", "int8", "uint8"),
+             "bfloat16": ("float32", "int32"), "int16": ("float16", "float32"),
+             "int32": ("float32", "int16", "float16"), "uint8": ("float16",), "int8": ("float16",)}
+# TCVT's SaturationMode (pto-isa TCVT.md): "on" (the default here, A2/A3's native saturating
+# conversion) clamps a narrow integer result to its range; "off" wraps it as pto-isa's CPU
+# simulation's static_cast does. The mode operand carries OFF as mode + CVT_SAT_OFF.
+CVT_SAT_MODES = ("on", "off")
+CVT_SAT_OFF = 8

@@ -516,15 +516,20 @@ def test_blas_matmul_on_a_float32_tie_rounds_to_even(ex):
 
 @pytest.mark.parametrize("name", [s.name for s in TILE_CONVERT])
 def test_tile_convert_matches_reference_in_every_rounding_mode(ex, name):
-    """TCVT from float32, float16, bfloat16 and int32 to each destination dtype in each mode:
-    random and special values, exact ties of the destination's spacing, overflow past its
-    largest finite value, subnormal results, in place and not."""
+    """TCVT from float32, float16, bfloat16, int32, int16, int8 and uint8 to each destination
+    dtype in each mode (and, to int16 / int8 / uint8, with SaturationMode OFF): random and
+    special values, exact ties of the destination's spacing, overflow past its largest finite
+    value (or a narrow integer's range, and int32's), subnormal results, in place and not."""
     spec = ISA.by_name[name]
     rng = np.random.default_rng(spec.opcode)
+    narrow = (dtypes.int16.code, dtypes.int8.code, dtypes.uint8.code)
     for dt_name in spec.dtypes:
         dt = dtypes.BY_NAME[dt_name].code
-        for src_dt in (F32, F16, dtypes.bfloat16.code, I32):
-            for mode in range(len(dtypes.CVT_MODES)):
+        modes = list(range(len(dtypes.CVT_MODES)))
+        if dt in narrow:
+            modes += [m + dtypes.CVT_SAT_OFF for m in modes]
+        for src_dt in (F32, F16, dtypes.bfloat16.code, I32) + narrow:
+            for mode in modes:
                 count = 255
                 dst, src = regions(rng, [count, count])
                 if mode % 2:
@@ -534,8 +539,11 @@ def test_tile_convert_matches_reference_in_every_rounding_mode(ex, name):
                     l1[src:src + 64] = ties(rng, 64, dt)
                     l1[src + 64:src + 72] = [65504.0, 65519.0, 65520.0, 70000.0, -65520.0, -70000.0,
                                              1e-8, -3e-8]
+                if src_dt in (F32, I32) and dt in narrow:         # past the range, int32's too
+                    l1[src:src + 10] = [127.5, 128.0, -128.5, 255.5, 256.0, 32767.5, -32769.0,
+                                        65537.0, 3e9 if src_dt == F32 else 2**31 - 1, -2.0**31]
                 run_both(ex, "tile_convert", dict(l1=l1), ["l1", dst, src, count, dt, mode],
-                         f"{name} {src_dt} -> {dt_name} mode={dtypes.CVT_MODES[mode]}")
+                         f"{name} {src_dt} -> {dt_name} mode={mode}")
 
 
 @pytest.mark.parametrize("name", [s.name for s in TILE_EXPAND_OP])

@@ -227,3 +227,83 @@ def k(X, O):
     want = np.full((16, 32), fill, dt)
     want[:5, :10] = x[:5, :10]
     np.testing.assert_array_equal(out.numpy().reshape(16, 32), want)
+
+
+TCVT = """
+@pto.kernel
+def k(X, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            s = pto.alloc_tile(1, {c}, pto.{src})
+            d = pto.alloc_tile(1, {c}, pto.{dst})
+            pto.tload(s, X)
+            pto.tcvt(d, s, mode="{mode}"{sat})
+            pto.tstore(O, d)
+"""
+
+
+def run_tcvt(make_kernels, x, src, dst, mode, sat):
+    """dst = tcvt(src tile holding x) on one AI core: 1 x 32 tiles (whole 32-byte rows for
+    every dtype) holding x repeated; the first len(x) results."""
+    kernel = make_kernels(TCVT.format(c=32, src=src, dst=dst, mode=mode,
+                                      sat="" if sat is None else f', sat="{sat}"')).k
+    out = device(np.zeros(32, dst), getattr(pto, dst))
+    with np.errstate(invalid="ignore"):
+        host = np.resize(np.asarray(x, np.float64), 32).astype(src)
+    pto.launch(kernel, grid=(1,), args=(device(host, getattr(pto, src)), out))
+    pto.sync()
+    return out.numpy()[:len(x)]
+
+
+F32_TO_I16 = [0.5, 1.5, -2.5, 32767.4, 32768.0, 40000.0, -40000.0, np.inf, -np.inf, np.nan, 3e9, -3e9,
+              65537.0, 2.5, -0.5, 100.7]
+
+
+@pytest.mark.parametrize("sat, want", [
+    (None, [0, 2, -2, 32767, 32767, 32767, -32768, 32767, -32768, 0, 32767, -32768, 32767, 2, 0, 101]),
+    ("on", [0, 2, -2, 32767, 32767, 32767, -32768, 32767, -32768, 0, 32767, -32768, 32767, 2, 0, 101]),
+    ("off", [0, 2, -2, 32767, -32768, -25536, 25536, 0, 0, 0, 0, 0, 1, 2, 0, 101])])
+def test_tcvt_float32_to_int16_by_saturation_mode(make_kernels, sat, want):
+    """float32 -> int16 (TCVT.md: an A2A3 pair), mode rint (ties to even: 0.5 -> 0, 1.5 -> 2,
+    -2.5 -> -2, 2.5 -> 2). SaturationMode ON (the default) clamps to [-32768, 32767], NaN 0.
+    OFF is pto-isa's CPU simulation's static_cast<int16_t>(double) on x86 (TCvt.hpp): through
+    int32, keeping the low 16 bits - 32768 -> -32768, 40000 -> 40000 - 65536 = -25536, -40000 ->
+    25536, 65537 -> 1 - and 0 for what int32 cannot hold (inf, NaN, +-3e9: x86's
+    0x80000000, whose low 16 bits are 0)."""
+    got = run_tcvt(make_kernels, F32_TO_I16, "float32", "int16", "rint", sat)
+    np.testing.assert_array_equal(got, np.array(want, np.int16))
+
+
+@pytest.mark.parametrize("sat, want", [("on", [255, 0, 255, 255, 0, 7]), ("off", [44, 255, 255, 0, 0, 7])])
+def test_tcvt_float16_to_uint8_truncates_then_saturates_or_wraps(make_kernels, sat, want):
+    """float16 -> uint8 (an A2A3 pair), mode trunc: 300 -> 300, -1 -> -1, 255.9 -> 255,
+    256 -> 256, -0.9 -> 0, 7.9 -> 7; ON clamps to [0, 255]; OFF keeps the low 8 bits (C++
+    through int64): 300 -> 44, -1 -> 255, 256 -> 0."""
+    got = run_tcvt(make_kernels, [300.0, -1.0, 255.9, 256.0, -0.9, 7.9], "float16", "uint8", "trunc", sat)
+    np.testing.assert_array_equal(got, np.array(want, np.uint8))
+
+
+def test_tcvt_narrow_integers_to_float16_and_int32_to_int16(make_kernels):
+    """int8 -> float16 and uint8 -> float16 are exact (-128, 127, 0, 255); int32 -> int16
+    saturates by default (70000 -> 32767, -70000 -> -32768) and wraps with sat='off'
+    (70000 - 65536 = 4464, -70000 + 131072 = 61072 - 65536 = -4464)."""
+    np.testing.assert_array_equal(run_tcvt(make_kernels, [-128, 127, 0, -1] * 8, "int8", "float16", "rint", None),
+                                  np.array([-128, 127, 0, -1] * 8, np.float16))
+    np.testing.assert_array_equal(run_tcvt(make_kernels, [255, 0, 128, 1] * 8, "uint8", "float16", "rint", None),
+                                  np.array([255, 0, 128, 1] * 8, np.float16))
+    x = [70000, -70000, 5, -5] * 2
+    np.testing.assert_array_equal(run_tcvt(make_kernels, x, "int32", "int16", "rint", None),
+                                  np.array([32767, -32768, 5, -5] * 2, np.int16))
+    np.testing.assert_array_equal(run_tcvt(make_kernels, x, "int32", "int16", "rint", "off"),
+                                  np.array([4464, -4464, 5, -5] * 2, np.int16))
+
+
+def test_tcvt_refuses_a_pair_a2a3_lacks_and_a_bad_saturation_mode(make_kernels):
+    """int16 -> int8 is not an A2A3 conversion (TCVT.md: I16 -> FP16, FP32); sat takes 'on' or
+    'off' only."""
+    for src, dst, sat, message in (("int16", "int8", None, r"int16 -> int8 is not a conversion of A2/A3"),
+                                   ("float32", "int16", "maybe", r"sat must be 'on' or 'off'")):
+        kernel = make_kernels(TCVT.format(c=32, src=src, dst=dst, mode="rint",
+                                          sat="" if sat is None else f', sat="{sat}"')).k
+        with pytest.raises(pto.CompileError, match=message):
+            kernel.program_for((pto.alloc_tensor(128, getattr(pto, src)), pto.alloc_tensor(128, getattr(pto, dst))))

@@ -94,6 +94,8 @@ def gm_scatter(hbm, dst, stride, buf, rows, cols, dt):
 # TCVT's rounding modes, in the order of the frontend's mode names (PTO-ISA RoundMode:
 # CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD)
 CVT_RINT, CVT_ROUND, CVT_FLOOR, CVT_CEIL, CVT_TRUNC, CVT_ODD = 0, 1, 2, 3, 4, 5
+# TCVT's mode operand + CVT_SAT_OFF: SaturationMode::OFF (dtypes.CVT_SAT_OFF)
+CVT_SAT_OFF = 8
 
 
 @njit(cache=True, error_model="numpy")
@@ -135,8 +137,10 @@ def round_mode(dt, x, mode):
     store does: round_to), nearest with ties away, toward -inf, +inf or zero, or to odd (an
     inexact result takes the neighbour whose last mantissa bit is 1). A result past the
     largest finite value is inf for the nearest modes and toward that infinity, else the
-    largest finite value (IEEE 754's directed overflow). To int32: the integer by mode,
-    saturated; NaN gives 0 (as round_to's stores)."""
+    largest finite value (IEEE 754's directed overflow). To int32, int16, int8 and uint8: the
+    integer by mode, saturated (SaturationMode::ON); NaN gives 0 (as round_to's stores)."""
+    if INT_SEM[dt] == 1 and dt != DT_INT32:      # int16, int8, uint8: saturated (narrow_int)
+        return narrow_int(dt, _integral(x, mode) if math.isfinite(x) else x, False)
     if x != x or math.isinf(x):
         return round_to(dt, x)
     if dt == DT_INT32:
@@ -155,13 +159,44 @@ def round_mode(dt, x, mode):
 
 
 @njit(cache=True, error_model="numpy")
+def narrow_int(dt, r, wrap):
+    """An integral (or NaN / inf) r as a value of the narrow integer dtype dt by TCVT's
+    SaturationMode, as pto-isa's CPU simulation converts (include/pto/cpu/TCvt.hpp at 3186c381,
+    TCvt_Impl and convert_value): ON clamps to dt's range (NaN gives 0); OFF is C++'s
+    static_cast<D>(double) as x86 executes it: through int32 (int16, int8; int64 for uint8)
+    and the low bits kept, a value past that range or NaN becoming 0."""
+    bits = 8 * ITEMSIZE[dt]
+    signed = GM_KIND[dt] == 1
+    if r != r:
+        return 0.0
+    if not wrap:
+        lo = -np.float64(np.int64(1) << (bits - 1)) if signed else 0.0
+        hi = np.float64((np.int64(1) << (bits - 1 if signed else bits)) - 1)
+        return min(max(r, lo), hi) + 0.0         # + 0.0: an integer has no -0
+    limit = 9.2e18 if dt == DT_UINT8 else 2147483648.0
+    if not (-limit <= r < limit):
+        return 0.0
+    return wrap_bits(r, bits, signed)
+
+
+@njit(cache=True, error_model="numpy")
 def tile_convert(l1, dst, src, count, dt, mode):
-    """TCVT: dst[e] = src[e] rounded to dt by mode (round_mode); sources are read first."""
+    """TCVT: dst[e] = src[e] rounded to dt by mode (round_mode); sources are read first.
+    mode + CVT_SAT_OFF: SaturationMode::OFF, a narrow integer result wraps (narrow_int)."""
     out = np.empty(count, np.float64)
+    if mode >= CVT_SAT_OFF:
+        mode -= CVT_SAT_OFF
+        if INT_SEM[dt] == 1 and dt != DT_INT32:
+            for e in range(count):
+                x = l1[src + e]
+                out[e] = narrow_int(dt, _integral(x, mode) if math.isfinite(x) else x, True)
+            for e in range(count):
+                l1[dst + e] = out[e]
+            return
     if mode == CVT_RINT and dt == DT_FLOAT16:    # round_mode is round_to's round_f16 there
         for e in range(count):
             out[e] = round_f16(l1[src + e])
-    elif mode == CVT_RINT and dt != DT_INT32:    # round_mode is round_to there
+    elif mode == CVT_RINT and INT_SEM[dt] == 0:  # round_mode is round_to there
         for e in range(count):
             out[e] = round_to(dt, l1[src + e])
     else:

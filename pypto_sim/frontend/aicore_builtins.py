@@ -469,7 +469,7 @@ class AICoreBuiltins(OperandForms, AICoreScalarRules):
 
     def _convert(self, spec, node, tile, args):
         dst, src = tile["dst"], tile["src"]
-        mode = self.cvt_mode(node, src.dtype, dst.dtype, args["mode"])
+        mode = self.cvt_mode(node, src.dtype, dst.dtype, args["mode"], args.get("sat", NONE))
         self.elementwise_operands(spec, node, tile, args)
         ops = (self._base(dst, node, "tcvt"), self._base(src, node, "tcvt"),
                self._int_operand(Const(mode, dtypes.int32), node, "mode"),
