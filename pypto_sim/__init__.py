@@ -3,7 +3,8 @@ simulated Ascend-style NPU.
 
 ``import pypto_sim as pto`` gives the public API of API.md; nothing else is exported here.
 """
-from .dtypes import bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8
+from .dtypes import (bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8,
+                     uint16, uint32)
 from .errors import (ArgumentError, CompileError, DeadlockError, L1CapacityError, LaunchError,
                      NPUUnavailableError, OutOfBoundsError, ProfileError, PtoError, RaceError,
                      SimulationLimitError, SweepError, SyncCheckError, UninitializedReadError,

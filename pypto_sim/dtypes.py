@@ -1,7 +1,7 @@
 """Element types of tensors, buffers and lane values.
 
 Values are held in float64 words inside the simulator's registers, L1 and tile memories:
-every float32, float16 and int32 value is exactly representable there. Each instruction
+every float32, float16, int32 and uint32 value is exactly representable there. Each instruction
 rounds its result to its dtype, so the stored word is always a value of that dtype.
 Simulated HBM holds each element in its own dtype's little-endian bytes (``encoding``;
 exec/gm.py and the executor's gm_load / gm_store read and write them).
@@ -55,14 +55,20 @@ int16 = DType("int16", 6, 2, np.dtype(np.int16), False, "int32", "int")
 bfloat16 = DType("bfloat16", 7, 2, np.dtype(np.float32), True, "float32", "float:7")
 int64 = DType("int64", 8, 8, np.dtype(np.int64), False, "", "int")
 float64 = DType("float64", 9, 8, np.dtype(np.float64), True, "", "float:52")
+# uint16 is memory-only as int8 (its values fit int32); uint32 lane values are registers of
+# their own, with C's unsigned arithmetic: every result wraps modulo 2**32 (a C / CUDA uint32,
+# what numba-cuda stores to a uint32 array), and an int32 operand converts to uint32 first
+uint16 = DType("uint16", 10, 2, np.dtype(np.uint16), False, "int32", "uint")
+uint32 = DType("uint32", 11, 4, np.dtype(np.uint32), False, "uint32", "uint")
 
-ALL = (float32, float16, int32, bool_, int8, uint8, int16, bfloat16, int64, float64)
+ALL = (float32, float16, int32, bool_, int8, uint8, int16, bfloat16, int64, float64, uint16, uint32)
 BY_NAME = {d.name: d for d in ALL}
 BY_CODE = {d.code: d for d in ALL}
-REGISTER_DTYPES = (float32, float16, int32, bool_)      # what lane values and tiles hold
+REGISTER_DTYPES = (float32, float16, int32, bool_, uint32)   # what lane values and tiles hold
 TILE_DTYPES = (float32, float16, int32)
-TENSOR_DTYPES = (float32, float16, int32, int8, uint8, int16, bfloat16, int64, float64, bool_)
-MEMORY_ONLY = (int8, uint8, int16, bfloat16)             # loaded and stored by kernels
+TENSOR_DTYPES = (float32, float16, int32, int8, uint8, int16, uint16, uint32, bfloat16, int64,
+                 float64, bool_)
+MEMORY_ONLY = (int8, uint8, int16, uint16, bfloat16)     # loaded and stored by kernels
 HOST_ONLY = (int64, float64)                             # no unit computes them
 
 
@@ -103,15 +109,18 @@ def round_bfloat16(x: float) -> float:
 def promote(a: DType, b: DType) -> DType:
     """The result dtype of a binary operation, as Python/numpy would choose for lane values.
 
-    bool < int32 < float16 < float32, except int32 with float16 gives float32 (no int32 value
-    is lost).
+    bool < int32 < uint32 < float16 < float32, except int32 or uint32 with float16 gives
+    float32 (no int32 value is lost); int32 with uint32 is uint32, as C's usual arithmetic
+    conversions make it (a CUDA kernel's `u + i`).
     """
     if a == b:
         return a
     if float32 in (a, b):
         return float32
     if float16 in (a, b):
-        return float32 if int32 in (a, b) else float16
+        return float32 if (int32 in (a, b) or uint32 in (a, b)) else float16
+    if uint32 in (a, b):
+        return uint32
     return int32
 
 
@@ -129,7 +138,7 @@ def round_scalar(value, dtype: DType):
     v = int(value)
     bits = 8 * dtype.itemsize
     v &= (1 << bits) - 1
-    if dtype == uint8:
+    if dtype.encoding == "uint":
         return v
     return v - (1 << bits) if v >= 1 << (bits - 1) else v
 
@@ -151,7 +160,15 @@ def host_words(host: np.ndarray, dtype: DType) -> np.ndarray:
 # CVT_* constants follow this order)
 CVT_MODES = ("rint", "round", "floor", "ceil", "trunc", "odd")
 # A2/A3's TCVT conversions among this simulator's tile dtypes (pto-isa docs/isa/TCVT.md,
-# "Supported Conversions": FP32 -> FP16, FP32, BF16, I32; FP16 -> FP32, I32; BF16 -> FP32, I32;
-# I32 -> FP32, FP16; the int8 / int16 / int64 / int4 ones are not built)
-CVT_PAIRS = {"float32": ("float16", "float32", "bfloat16", "int32"), "float16": ("float32", "int32"),
-             "bfloat16": ("float32", "int32"), "int32": ("float32", "float16")}
+# "Supported Conversions": FP32 -> FP16, FP32, BF16, I16, I32; FP16 -> FP32, I32, I16, I8, U8;
+# BF16 -> FP32, I32; I16 -> FP16, FP32; I32 -> FP32, I16, FP16; U8 -> FP16; I8 -> FP16; the
+# int64 / int4 ones are not built)
+CVT_PAIRS = {"float32": ("float16", "float32", "bfloat16", "int16", "int32"),
+             "float16": ("float32", "int32", "int16", "int8", "uint8"),
+             "bfloat16": ("float32", "int32"), "int16": ("float16", "float32"),
+             "int32": ("float32", "int16", "float16"), "uint8": ("float16",), "int8": ("float16",)}
+# TCVT's SaturationMode (pto-isa TCVT.md): "on" (the default here, A2/A3's native saturating
+# conversion) clamps a narrow integer result to its range; "off" wraps it as pto-isa's CPU
+# simulation's static_cast does. The mode operand carries OFF as mode + CVT_SAT_OFF.
+CVT_SAT_MODES = ("on", "off")
+CVT_SAT_OFF = 8

@@ -279,6 +279,8 @@ def memory_trial(rng, name, trial):
     # an int32 atomic's operands are int32 (the compiler converts them)
     values = int_values if int_flag or dt in (I8, U8, I16) or \
         (dt == I32 and (rng.random() < 0.5 or spec.family == "atomic")) else float_values
+    if dt == dtypes.uint32.code:                # uint32 operands are uint32 values, likewise
+        values = lambda rng, n: int_values(rng, n) % 2.0**32  # noqa: E731
     regs = values(rng, N_REGS * 32).reshape(N_REGS, 32)
     pattern = PATTERNS[trial % len(PATTERNS)]
     off_reg = int(rng.integers(0, N_REGS))
@@ -305,6 +307,8 @@ def memory_trial(rng, name, trial):
     state = make_state(rng, regs)
     if spec.family == "atomic" and dt == I32:     # an int32 buffer holds int32 values
         state["l1"] = int_values(rng, L1_WORDS)
+    if spec.family == "atomic" and dt == dtypes.uint32.code:      # and a uint32 one uint32s
+        state["l1"] = int_values(rng, L1_WORDS) % 2.0**32
     return code, imm, mask, state, sector, what
 
 

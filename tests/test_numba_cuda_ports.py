@@ -1,14 +1,13 @@
 """numba-cuda's own cudapy tests for the forms issue 25 found refused, ported to pypto_sim.
 
 Sources (github.com/NVIDIA/numba-cuda): numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py,
-numba_cuda/numba/cuda/tests/cudapy/test_forall.py and
-numba_cuda/numba/cuda/tests/cudapy/test_boolean.py. The kernels and assertions are the
+numba_cuda/numba/cuda/tests/cudapy/test_forall.py,
+numba_cuda/numba/cuda/tests/cudapy/test_boolean.py and (uint32 atomic_add)
+numba_cuda/numba/cuda/tests/cudapy/test_atomics.py. The kernels and assertions are the
 authors'; what changed, beyond ``cuda.X`` -> ``pto.X`` (``cuda.grid(1)`` ->
 ``pto.get_global_id()``, ``cuda.threadIdx.x`` -> ``pto.get_local_id()``,
 ``cuda.jit(sig)(fn)`` -> ``pto.kernel(fn)``, unittest -> pytest asserts), is noted where it
 happens:
-- uint32 arrays are int32 arrays read back through ``.view(np.uint32)`` (pypto_sim tensors
-  have no uint32);
 - ``x.size`` inside a kernel is an extra argument ``n`` (kernels cannot read a tensor's size);
 - int64 / float64 arrays are int32 / float32 (no unit of the AI core computes 64-bit values;
   a kernel storing to a float64 tensor is a CompileError saying so);
@@ -221,9 +220,9 @@ def test_vote_sync_ballot():
     """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_vote_sync_ballot."""
     compiled = pto.kernel(use_vote_sync_ballot)
     nelem = 32
-    ary = np.empty(nelem, dtype=np.int32)          # uint32 in numba
+    ary = np.empty(nelem, dtype=np.uint32)
     compiled[1, nelem](ary)
-    assert np.all(ary.view(np.uint32) == np.uint32(0xFFFFFFFF))
+    assert np.all(ary == np.uint32(0xFFFFFFFF))
 
 
 def test_match_any_sync():
@@ -253,10 +252,10 @@ def test_match_all_sync():
 def test_independent_scheduling():
     """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_independent_scheduling."""
     compiled = pto.kernel(use_independent_scheduling)
-    arr = np.empty(32, dtype=np.int32)             # uint32 in numba
+    arr = np.empty(32, dtype=np.uint32)
     exp = np.tile((0x11111111, 0x22222222, 0x44444444, 0x88888888), 8)
     compiled[1, 32](arr)
-    assert np.all(arr.view(np.uint32) == exp)
+    assert np.all(arr == exp)
 
 
 def test_activemask():
@@ -273,13 +272,13 @@ def test_activemask():
             # with binary "...10101010"
             x[i] = pto.activemask()
 
-    out = np.zeros(32, dtype=np.int32)             # uint32 in numba
+    out = np.zeros(32, dtype=np.uint32)
     use_activemask[1, 32](out)
 
     # 0x5 = 0101: The pattern from even-numbered threads
     # 0xA = 1010: The pattern from odd-numbered threads
     expected = np.tile((0x55555555, 0xAAAAAAAA), 16)
-    np.testing.assert_equal(expected, out.view(np.uint32))
+    np.testing.assert_equal(expected, out)
 
 
 def test_lanemask_lt():
@@ -289,7 +288,7 @@ def test_lanemask_lt():
         i = pto.get_global_id()
         x[i] = pto.lanemask_lt()
 
-    out = np.zeros(32, dtype=np.int32)             # uint32 in numba
+    out = np.zeros(32, dtype=np.uint32)
     use_lanemask_lt[1, 32](out)
 
     # A string of 1s that grows from the LSB for each entry:
@@ -297,7 +296,7 @@ def test_lanemask_lt():
     # or in binary:
     # ...0001, ....0011, ...0111, etc.
     expected = np.asarray([(2**i) - 1 for i in range(32)], dtype=np.uint32)
-    np.testing.assert_equal(expected, out.view(np.uint32))
+    np.testing.assert_equal(expected, out)
 
 
 # ---------------------------------------------------------------- test_forall.py
@@ -365,3 +364,30 @@ def test_boolean():
     assert A[0] == 123
     func[1, 1](A, False)
     assert A[0] == 321
+
+
+# ---------------------------------------------------------------- test_atomics.py
+def atomic_add(ary):
+    tid = pto.get_local_id()
+    sm = pto.alloc_local(32, pto.uint32)            # numba: cuda.shared.array(32, uint32)
+    sm[tid] = 0
+    pto.barrier_block()                             # numba: cuda.syncthreads()
+    bin = ary[tid] % 32
+    pto.atomic_add(sm + bin, 1)                     # numba: cuda.atomic.add(sm, bin, 1)
+    pto.barrier_block()
+    ary[tid] = sm[tid]
+
+
+def test_atomic_add():
+    """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_atomics.py::TestCudaAtomics.test_atomic_add
+    (a uint32 array and a uint32 shared histogram, as the author's signature 'void(uint32[:])')."""
+    ary = np.random.randint(0, 32, size=32).astype(np.uint32)
+    orig = ary.copy()
+    cuda_atomic_add = pto.kernel(atomic_add)
+    cuda_atomic_add[1, 32](ary)
+
+    gold = np.zeros(32, dtype=np.uint32)
+    for i in range(orig.size):
+        gold[orig[i]] += 1
+
+    assert np.all(ary == gold)

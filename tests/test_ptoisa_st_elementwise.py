@@ -1,8 +1,8 @@
 """pto-isa's st cases of TADDS, TDIV, TRECIP and TTRANS (tests/cpu/st/testcase/tadds, tdiv,
 trecip, ttrans at 3186c381), every TEST_F, in the AI-core API as their kernels write them:
 TADDS on src and dst tiles of their own shapes with one valid region (case7: 32 x 32 and
-64 x 64 tiles, valid 16 x 16), int32 TRECIP, TTRANS with its tmp tile. Each golden is its
-gen_data.py's, in numpy; each tolerance its main.cpp's.
+64 x 64 tiles, valid 16 x 16), int32 and int16 TRECIP, int16 TADDS, TTRANS with its tmp
+tile. Each golden is its gen_data.py's, in numpy; each tolerance its main.cpp's.
 
 Cases A2/A3 refuses, ported as the refusal: TDIVTest.case_int32_64x64_64x64_64x64 and
 .case_int16_64x64_64x64_64x64 and .case_bf16_16x256_16x256_16x256 (TDivCheck: "Fix: TDIV has
@@ -11,9 +11,6 @@ TRECIPTest.case_bf16_16x256_16x256_16x256 (TRECIP is TDIVS, whose static_assert 
 int16, half and float, TDivS.hpp).
 
 Not ported, for a dtype pypto_sim lacks:
-- TADDSTest.case4 and TRECIPTest.case_int16_64x64_64x64_64x64: int16 tiles; pypto_sim's vector
-  ops compute in float32, float16, bfloat16 and int32 only (its Vec tiles hold int16, but no
-  tile ALU record takes it), while A2/A3 adds and divides int16.
 - TTRANSTest.case_hifloat8: pypto_sim has no hifloat8 (nor does A2/A3's TTRANS list it).
 """
 import numpy as np
@@ -41,7 +38,7 @@ def k(S, O, scalar):
 
 # TAddsParams(name, dtype, valid_row, valid_col, in_row, in_col, out_row, out_col) of gen_data.py
 TADDS_CASES = {"case1": ("float32", 32, 64), "case2": ("float16", 63, 64), "case3": ("int32", 31, 128),
-               "case5": ("float32", 7, 448), "case6": ("float32", 256, 16),
+               "case4": ("int16", 15, 192), "case5": ("float32", 7, 448), "case6": ("float32", 256, 16),
                "case7": ("float32", 16, 16, 32, 32, 64, 64)}
 
 
@@ -59,7 +56,7 @@ def test_tadds(make_kernels, case):
     golden = np.zeros((orow, oc), dt)
     golden[:vr, :vc] = x[:vr, :vc] + scalar[0, 0]
     kernel = make_kernels(TADDS.format(ir=ir, ic=ic, orow=orow, oc=oc, vr=vr, vc=vc, dt=dt)).k
-    arg = int(scalar[0, 0]) if dt == "int32" else float(scalar[0, 0])
+    arg = int(scalar[0, 0]) if dt in ("int32", "int16") else float(scalar[0, 0])
     out, = run_kernel(kernel, [x], [((orow, oc), dt)], arg)
     assert result_cmp(golden, out, 0.001, compared=golden.nbytes)
 
@@ -110,12 +107,14 @@ def k(S, O):
 """
 
 
-@pytest.mark.parametrize("dt, rows, cols", [("float32", 64, 64), ("int32", 64, 64), ("float16", 16, 256)],
+@pytest.mark.parametrize("dt, rows, cols", [("float32", 64, 64), ("int32", 64, 64), ("int16", 64, 64),
+                                             ("float16", 16, 256)],
                          ids=["case_float_64x64_64x64_64x64", "case_int32_64x64_64x64_64x64",
-                              "case_half_16x256_16x256_16x256"])
+                              "case_int16_64x64_64x64_64x64", "case_half_16x256_16x256_16x256"])
 def test_trecip(make_kernels, dt, rows, cols):
     """gen_data.py (seed 19): input randint(1, 10) in dtype; golden the float32 reciprocal cast
-    to dtype (int32: 1 for 1, else 0 - numpy's cast truncates, as A2/A3's C division does).
+    to dtype (int32 and int16: 1 for 1, else 0 - numpy's cast truncates, as A2/A3's C division
+    does; TRECIP.md lists int16 for A2A3, through TDIVS).
     ResultCmp(golden, out, 0.001) over fileSize elements."""
     rng = np.random.RandomState(19)
     x = rng.randint(1, 10, size=[rows, cols]).astype(dt)

@@ -106,7 +106,7 @@ def test_the_dtypes_a2a3_row_reductions_refuse(make_kernels, op, name):
     kernel = make_kernels(source.format(r=rows, c=cols, dt=DT[name], op=op)).k
     dtype = getattr(pto, DT[name])
     with pytest.raises(pto.CompileError, match=rf"pto.{op} needs tiles of one dtype among float32, "
-                                               rf"float16, int32, got {DT[name]}"):
+                                               rf"float16, int32, int16, got {DT[name]}"):
         kernel.program_for((pto.alloc_tensor(64 * 64 * 4, dtype), pto.alloc_tensor(64 * 64 * 4, dtype)))
 
 

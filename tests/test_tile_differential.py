@@ -28,7 +28,7 @@ from pypto_sim.isa import TILE_FAMILIES, load_isa
 
 ISA = load_isa()
 F32, F16, I32 = dtypes.float32.code, dtypes.float16.code, dtypes.int32.code
-NUMPY = {F32: np.float32, F16: np.float16, I32: np.int32}
+NUMPY = {F32: np.float32, F16: np.float16, I32: np.int32, dtypes.int16.code: np.int16}
 
 TILE_CONVERT = [s for s in ISA.specs if s.family == "tile_alu" and any(o.name == "mode" for o in s.value_operands)]
 TILE_ALU = [s for s in ISA.specs if s.family == "tile_alu" and s not in TILE_CONVERT]
@@ -83,11 +83,12 @@ def values(rng, n, dt):
         out = np.where(kind == 3, rng.integers(-2**31, 2**31, n) * 1.0, out)
         out = np.nan_to_num(out, nan=7.0, posinf=2**31 - 1, neginf=-2**31)
         return np.clip(np.trunc(out), -2**31, 2**31 - 1)
-    narrow = {dtypes.int16.code: np.int16, dtypes.int8.code: np.int8, dtypes.uint8.code: np.uint8}
-    if dt in narrow:                                    # TEXPANDS' and TSEL's narrow integers
-        out = np.where(kind == 3, rng.integers(-2**15, 2**16, n) * 1.0, out)
+    narrow = {dtypes.int16.code: np.int16, dtypes.int8.code: np.int8, dtypes.uint8.code: np.uint8,
+              dtypes.uint16.code: np.uint16, dtypes.uint32.code: np.uint32}
+    if dt in narrow:                                    # the other integer tiles, wrapped
+        out = np.where(kind == 3, rng.integers(-2**31, 2**32, n) * 1.0, out)
         out = np.trunc(np.nan_to_num(out, nan=7.0, posinf=300.0, neginf=-300.0))
-        return np.clip(out, -2**31, 2**31 - 1).astype(np.int64).astype(narrow[dt]).astype(np.float64)
+        return np.clip(out, -2**31, 2**32 - 1).astype(np.int64).astype(narrow[dt]).astype(np.float64)
     if dt == dtypes.bfloat16.code:                      # TCVT's bfloat16 results
         return dtypes.host_words(out.astype(np.float32), dtypes.bfloat16)
     with np.errstate(over="ignore"):
@@ -141,13 +142,13 @@ DMA_SHAPES = [(1, 1, 1), (1, 37, 37), (23, 1, 5), (4, 16, 16), (7, 13, 29), (16,
 
 
 GM_DTYPES = [F32, F16, I32, dtypes.int8.code, dtypes.uint8.code, dtypes.int16.code,
-             dtypes.bfloat16.code]
+             dtypes.uint16.code, dtypes.uint32.code, dtypes.bfloat16.code]
 
 
 def gm_image(rng, dt):
     """(HBM bytes holding HBM_WORDS random dt elements, those elements as float64)."""
     d = dtypes.BY_CODE[dt]
-    elements = values(rng, HBM_WORDS, dt if d in dtypes.TILE_DTYPES else
+    elements = values(rng, HBM_WORDS, dt if d in dtypes.TILE_DTYPES or d == dtypes.uint32 else
                       (I32 if not d.is_float else F32))
     raw = gm.encode(elements.astype(np.int64) if not d.is_float else elements, d)
     return raw.copy(), gm.decode(raw, d).astype(np.float64)
@@ -515,15 +516,20 @@ def test_blas_matmul_on_a_float32_tie_rounds_to_even(ex):
 
 @pytest.mark.parametrize("name", [s.name for s in TILE_CONVERT])
 def test_tile_convert_matches_reference_in_every_rounding_mode(ex, name):
-    """TCVT from float32, float16, bfloat16 and int32 to each destination dtype in each mode:
-    random and special values, exact ties of the destination's spacing, overflow past its
-    largest finite value, subnormal results, in place and not."""
+    """TCVT from float32, float16, bfloat16, int32, int16, int8 and uint8 to each destination
+    dtype in each mode (and, to int16 / int8 / uint8, with SaturationMode OFF): random and
+    special values, exact ties of the destination's spacing, overflow past its largest finite
+    value (or a narrow integer's range, and int32's), subnormal results, in place and not."""
     spec = ISA.by_name[name]
     rng = np.random.default_rng(spec.opcode)
+    narrow = (dtypes.int16.code, dtypes.int8.code, dtypes.uint8.code)
     for dt_name in spec.dtypes:
         dt = dtypes.BY_NAME[dt_name].code
-        for src_dt in (F32, F16, dtypes.bfloat16.code, I32):
-            for mode in range(len(dtypes.CVT_MODES)):
+        modes = list(range(len(dtypes.CVT_MODES)))
+        if dt in narrow:
+            modes += [m + dtypes.CVT_SAT_OFF for m in modes]
+        for src_dt in (F32, F16, dtypes.bfloat16.code, I32) + narrow:
+            for mode in modes:
                 count = 255
                 dst, src = regions(rng, [count, count])
                 if mode % 2:
@@ -533,8 +539,11 @@ def test_tile_convert_matches_reference_in_every_rounding_mode(ex, name):
                     l1[src:src + 64] = ties(rng, 64, dt)
                     l1[src + 64:src + 72] = [65504.0, 65519.0, 65520.0, 70000.0, -65520.0, -70000.0,
                                              1e-8, -3e-8]
+                if src_dt in (F32, I32) and dt in narrow:         # past the range, int32's too
+                    l1[src:src + 10] = [127.5, 128.0, -128.5, 255.5, 256.0, 32767.5, -32769.0,
+                                        65537.0, 3e9 if src_dt == F32 else 2**31 - 1, -2.0**31]
                 run_both(ex, "tile_convert", dict(l1=l1), ["l1", dst, src, count, dt, mode],
-                         f"{name} {src_dt} -> {dt_name} mode={dtypes.CVT_MODES[mode]}")
+                         f"{name} {src_dt} -> {dt_name} mode={mode}")
 
 
 @pytest.mark.parametrize("name", [s.name for s in TILE_EXPAND_OP])
@@ -768,9 +777,10 @@ def test_tile_row_reduce_matches_reference(ex, name):
             block = l1[src:src + rows * cols].reshape(rows, cols)
             if trial >= len(REDUCE_SHAPES):
                 block[:] = rng.standard_normal((rows, cols)).astype(NUMPY[dt])
-            if trial >= 2 * len(REDUCE_SHAPES) and dt == I32:   # special rows
-                block[0, :] = -2.0**31
-                block[-1, :] = 2.0**31 - 1
+            if trial >= 2 * len(REDUCE_SHAPES) and dt in (I32, dtypes.int16.code):   # special rows
+                info = np.iinfo(NUMPY[dt])
+                block[0, :] = float(info.min)
+                block[-1, :] = float(info.max)
             elif trial >= 2 * len(REDUCE_SHAPES):
                 block[0, :] = -math.inf
                 block[-1, int(rng.integers(0, cols))] = math.nan

@@ -91,6 +91,12 @@ def gm_mantissa(dtype) -> int:
     return int(dtype.encoding.split(":")[1]) if ":" in dtype.encoding else 0
 
 
+def is_integer(dtype) -> bool:
+    """Whether tile instructions compute dtype by integer semantics (the ISA table's ``int``
+    expressions): every integer dtype but bool."""
+    return not dtype.is_float and dtype != dtypes.bool_
+
+
 def family_code(name: str) -> int:
     """Executor family number of a family name (F_ALU = 0, ...)."""
     return FAMILIES.index(name)
@@ -146,7 +152,10 @@ def generate_source(bounds_check: bool = True) -> str:
               f"ITEMSIZE = np.array({[d.itemsize for d in by_code]}, dtype=np.int64)\n"
               # GM encodings (dtypes.DType.encoding): 0 IEEE float, 1 two's complement, 2 unsigned
               f"GM_KIND = np.array({[gm_kind(d) for d in by_code]}, dtype=np.int64)\n"
-              f"GM_MBITS = np.array({[gm_mantissa(d) for d in by_code]}, dtype=np.int64)\n")
+              f"GM_MBITS = np.array({[gm_mantissa(d) for d in by_code]}, dtype=np.int64)\n"
+              # the integer dtypes (tile kernels compute them by the table's int expressions,
+              # wrapped to the dtype by round_to)
+              f"INT_SEM = np.array({[int(is_integer(d)) for d in by_code]}, dtype=np.int64)\n")
     marker = "ST_OK = 0\n"
     body = body.replace(marker, arrays + "\n" + marker, 1)
     tail = ["\n\n# ---- semantics generated from the ISA table's expressions ----\n"]

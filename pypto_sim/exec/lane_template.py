@@ -98,8 +98,10 @@ def wrap_bits(x, bits, signed):
 def round_to(dt, x):
     """Round a float64 result to dtype code dt: the stored word is a value of that dtype.
 
-    Float to int32 truncates toward zero and saturates; NaN gives 0. Stores to int8, uint8 and
-    int16 wrap (as numpy's astype); to bfloat16 round to nearest even.
+    Float to int32 truncates toward zero and saturates; NaN gives 0. Stores to int8, uint8,
+    int16 and uint16 wrap (as numpy's astype), and so does every uint32 result (C's unsigned
+    arithmetic: an int32 result, or -1, becomes its value modulo 2**32); to bfloat16 round to
+    nearest even.
     """
     if dt == DT_FLOAT32:
         return np.float64(np.float32(x))
@@ -111,6 +113,10 @@ def round_to(dt, x):
         return wrap_bits(x, 8, False)
     if dt == DT_INT16:
         return wrap_bits(x, 16, True)
+    if dt == DT_UINT16:
+        return wrap_bits(x, 16, False)
+    if dt == DT_UINT32:
+        return wrap_bits(x, 32, False)
     if dt == DT_BFLOAT16:
         return round_bf16(x)
     if dt == DT_INT64 or dt == DT_FLOAT64:

@@ -210,7 +210,7 @@ def exec_fma_store(spec, pc, code, imm, regs, mask, tbase, tcount, tbytes, secto
 def exec_atomic(spec, pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector,
                 pend_idx, info):
     """Atomic family: for each active lane in order, old = mem[addr]; mem[addr] = the table's
-    expression of (old, source 1, source 2) rounded to dtype (int32: integer semantics);
+    expression of (old, source 1, source 2) rounded to dtype (int32, uint32: integer semantics);
     dst = old. aux2 = 1 for HBM (aux0 the tensor slot), 0 for L1 (aux0 base, aux1 count)."""
     d, dt = int(code[pc, C_DST]), int(code[pc, C_DTYPE])
     item = ITEMSIZE[dt]
@@ -219,7 +219,7 @@ def exec_atomic(spec, pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1,
         mem, base, count, byte0, to_hbm = hbm, int(tbase[slot]), int(tcount[slot]), int(tbytes[slot]), True
     else:
         mem, base, count, byte0, to_hbm = l1, int(code[pc, C_AUX]), int(code[pc, C_AUX + 1]), 0, False
-    is_int = dt == dtypes.int32.code
+    is_int = dt in (dtypes.int32.code, dtypes.uint32.code)
     touched = []
     for lane in lanes(mask):
         off = int(source(code, imm, regs, pc, 0, lane))

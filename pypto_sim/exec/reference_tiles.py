@@ -14,6 +14,13 @@ from . import gm
 from .reference_values import evaluate, round_mode, to_dtype
 
 
+def _integer(dt) -> bool:
+    """Whether dtype code dt computes by the table's int expressions (every integer dtype but
+    bool), each result then wrapped to dt by to_dtype."""
+    d = dtypes.BY_CODE[int(dt)]
+    return not d.is_float and d != dtypes.bool_
+
+
 def tile_convert(l1, dst, src, count, dt, mode):
     """TCVT: dst[e] = round_mode(dt, src[e], mode)."""
     l1[dst:dst + count] = [round_mode(dt, v, mode) for v in l1[src:src + count]]
@@ -65,7 +72,7 @@ def tile_mma(l1, c_base, a_base, b_base, m, n, k, dt):
 def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
     """dst[e] = the table's expression of (a[e], b[e] or scalar, dst[e]'s old value)."""
     spec = load_isa().by_opcode[int(op)]
-    is_int = dt == dtypes.int32.code
+    is_int = _integer(dt)
     out = []
     for e in range(count):
         y = scalar if use_scalar else (l1[b + e] if b >= 0 else 0.0)
@@ -77,9 +84,9 @@ def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
 
 def _fold(op, l1, dst, src, rows, cols, init, dt, per_col):
     """dst[i] = fold of the table's expression along row i (or, per_col, down column i) of src,
-    each partial result rounded to dt (int32: integer semantics); init only for an empty line."""
+    each partial result rounded to dt (integers: integer semantics, wrapped); init only for an empty line."""
     spec = load_isa().by_opcode[int(op)]
-    is_int = dt == dtypes.int32.code
+    is_int = _integer(dt)
     grid = l1[src:src + rows * cols].reshape(rows, cols)
     out = []
     for line in (grid.T if per_col else grid):
@@ -103,7 +110,7 @@ def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
 def tile_cmp(op, l1, dst, a, b, scalar, use_scalar, mode, rows, cols, mstride, dt):
     """TCMP / TCMPS: the packed predicate mask, one bit per element, LSB first in each byte."""
     spec = load_isa().by_opcode[int(op)]
-    is_int = dt == dtypes.int32.code
+    is_int = _integer(dt)
     nbytes = (cols + 7) // 8
     for r in range(rows):
         bits = [evaluate(spec, l1[a + r * cols + c], scalar if use_scalar else l1[b + r * cols + c],
@@ -115,7 +122,7 @@ def tile_cmp(op, l1, dst, a, b, scalar, use_scalar, mode, rows, cols, mstride, d
 def tile_sel(op, l1, dst, mask, a, b, scalar, use_scalar, rows, cols, mstride, dt):
     """TSEL / TSELS: the table's select by each element's mask bit, rounded to dt."""
     spec = load_isa().by_opcode[int(op)]
-    is_int = dt == dtypes.int32.code
+    is_int = _integer(dt)
     out = np.empty(rows * cols)
     for r in range(rows):
         for c in range(cols):
@@ -153,7 +160,7 @@ def tile_arg_reduce(op, l1, dst, src, rows, cols, dt, per_col):
     for line in lines:
         best, at = line[0], 0
         for j, x in enumerate(line[1:], start=1):
-            if evaluate(spec, x, best, 0.0, dt == dtypes.int32.code):
+            if evaluate(spec, x, best, 0.0, _integer(dt)):
                 best, at = x, j
         out.append(float(at))
     l1[dst:dst + len(out)] = out
@@ -179,7 +186,7 @@ def tile_col_arg(op, l1, dst, src, rows, cols, dt):
 def _expand_op(op, l1, dst, a, v, rows, cols, dt, per_col):
     """dst[r, c] = the table's expression of (a[r, c], v[c] if per_col else v[r]), rounded to dt."""
     spec = load_isa().by_opcode[int(op)]
-    is_int = dt == dtypes.int32.code
+    is_int = _integer(dt)
     out = np.empty(rows * cols)
     for r in range(rows):
         for c in range(cols):

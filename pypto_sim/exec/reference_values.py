@@ -45,9 +45,13 @@ def to_dtype(dt, x):
             return float(np.float16(x))
         if dt == dtypes.bfloat16.code:
             return dtypes.round_bfloat16(x)
-        if dt in (dtypes.int8.code, dtypes.uint8.code, dtypes.int16.code):
+        if dt in (dtypes.int8.code, dtypes.uint8.code, dtypes.int16.code, dtypes.uint16.code,
+                  dtypes.uint32.code):
             d = dtypes.BY_CODE[dt]
-            return 0.0 if math.isnan(x) else float(np.array(int(x)).astype(np.int64).astype(d.numpy))
+            if math.isnan(x):
+                return 0.0
+            v = int(max(min(x, 9.2e18), -9.2e18)) % 2 ** (8 * d.itemsize)   # wrap (numba's clamp)
+            return float(v - 2 ** (8 * d.itemsize) if d.encoding == "int" and v >= 2 ** (8 * d.itemsize - 1) else v)
         if dt in (dtypes.int64.code, dtypes.float64.code):
             return x
     if dt == dtypes.int32.code:
@@ -80,21 +84,46 @@ def _last_bit(dt, v):
     return (bits >> 16) & 1 if dt == dtypes.bfloat16.code else bits & 1
 
 
+def _integer(x, name):
+    """The finite x rounded to an integer by the TCVT mode called name."""
+    lo, hi = math.floor(x), math.ceil(x)
+    if lo == hi:
+        return lo
+    return {"rint": hi if (x - lo > 0.5 or (x - lo == 0.5 and lo % 2)) else lo,
+            "round": (hi if x > 0 else lo) if x - lo == 0.5 else (lo if x - lo < 0.5 else hi),
+            "floor": lo, "ceil": hi, "trunc": lo if x > 0 else hi,
+            "odd": lo if lo % 2 else hi}[name]
+
+
+def _narrow(dt, r, wrap):
+    """An integral r (or NaN / inf) as narrow integer dtype dt by TCVT's SaturationMode (pto-isa
+    include/pto/cpu/TCvt.hpp): ON clamps to dt's range, NaN 0; OFF is x86's static_cast<D>
+    (double): through int32 (int64 for uint8), low bits kept, past that range or NaN 0."""
+    d = dtypes.BY_CODE[dt]
+    info = np.iinfo(d.numpy)
+    if math.isnan(r):
+        return 0.0
+    if not wrap:
+        return float(min(max(r, int(info.min)), int(info.max)))
+    limit = 9.2e18 if d == dtypes.uint8 else 2.0**31            # int64's range, as numba clamps
+    if not -limit <= r < limit:
+        return 0.0
+    return to_dtype(dt, r)
+
+
 def round_mode(dt, x, mode):
-    """TCVT: x rounded to dtype code dt by mode (CVT_MODES), from dt's two neighbours of x."""
+    """TCVT: x rounded to dtype code dt by mode (CVT_MODES), from dt's two neighbours of x.
+    mode + dtypes.CVT_SAT_OFF: SaturationMode::OFF (a narrow integer result wraps, _narrow)."""
     x = float(x)
+    wrap = int(mode) >= dtypes.CVT_SAT_OFF
+    mode = int(mode) % dtypes.CVT_SAT_OFF
+    name = CVT_MODES[mode]
+    if dt in (dtypes.int16.code, dtypes.int8.code, dtypes.uint8.code):
+        return _narrow(dt, float(_integer(x, name)) if math.isfinite(x) else x, wrap)
     if math.isnan(x) or math.isinf(x):
         return to_dtype(dt, x)
-    name = CVT_MODES[int(mode)]
     if dt == dtypes.int32.code:
-        lo, hi = math.floor(x), math.ceil(x)
-        if lo == hi:
-            return to_dtype(dt, x)
-        pick = {"rint": hi if (x - lo > 0.5 or (x - lo == 0.5 and lo % 2)) else lo,
-                "round": (hi if x > 0 else lo) if x - lo == 0.5 else (lo if x - lo < 0.5 else hi),
-                "floor": lo, "ceil": hi, "trunc": lo if x > 0 else hi,
-                "odd": lo if lo % 2 else hi}[name]
-        return to_dtype(dt, pick)
+        return to_dtype(dt, _integer(x, name))
     if name == "rint" or dt not in (dtypes.float32.code, dtypes.float16.code, dtypes.bfloat16.code):
         return to_dtype(dt, x)
     n = to_dtype(dt, x)                         # the nearest (even), maybe inf

@@ -31,8 +31,8 @@ def exec_atomic(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, secto
         b = operand(code, imm, regs, pc, 1, lane)
         c = operand(code, imm, regs, pc, 2, lane)
         old = gm_load(hbm, w, dt) if to_hbm else l1[w]
-        if dt == DT_INT32:
-            new = np.float64(wrap_i32(alu_int(op, np.int64(old), np.int64(b), np.int64(c))))
+        if dt == DT_INT32 or dt == DT_UINT32:        # uint32: the int32 bits, modulo 2**32
+            new = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(old), np.int64(b), np.int64(c)))))
         else:
             new = round_to(dt, alu_float(op, old, b, c))
         if to_hbm:

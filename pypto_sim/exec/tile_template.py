@@ -1,6 +1,6 @@
 """The tile instructions' value kernels (appended to the generated executor module by
 pypto_sim.exec.lane after the lane template; the names they use - round_to, wrap_i32,
-alu_float, alu_int, DT_INT32 - are that module's)."""
+alu_float, alu_int, DT_INT32, INT_SEM - are that module's)."""
 import math
 
 import numpy as np
@@ -189,6 +189,8 @@ def gm_scatter(hbm, dst, stride, buf, rows, cols, dt):
 # TCVT's rounding modes, in the order of the frontend's mode names (PTO-ISA RoundMode:
 # CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD)
 CVT_RINT, CVT_ROUND, CVT_FLOOR, CVT_CEIL, CVT_TRUNC, CVT_ODD = 0, 1, 2, 3, 4, 5
+# TCVT's mode operand + CVT_SAT_OFF: SaturationMode::OFF (dtypes.CVT_SAT_OFF)
+CVT_SAT_OFF = 8
 
 
 @njit(cache=True, error_model="numpy")
@@ -230,8 +232,10 @@ def round_mode(dt, x, mode):
     store does: round_to), nearest with ties away, toward -inf, +inf or zero, or to odd (an
     inexact result takes the neighbour whose last mantissa bit is 1). A result past the
     largest finite value is inf for the nearest modes and toward that infinity, else the
-    largest finite value (IEEE 754's directed overflow). To int32: the integer by mode,
-    saturated; NaN gives 0 (as round_to's stores)."""
+    largest finite value (IEEE 754's directed overflow). To int32, int16, int8 and uint8: the
+    integer by mode, saturated (SaturationMode::ON); NaN gives 0 (as round_to's stores)."""
+    if INT_SEM[dt] == 1 and dt != DT_INT32:      # int16, int8, uint8: saturated (narrow_int)
+        return narrow_int(dt, _integral(x, mode) if math.isfinite(x) else x, False)
     if x != x or math.isinf(x):
         return round_to(dt, x)
     if dt == DT_INT32:
@@ -250,13 +254,44 @@ def round_mode(dt, x, mode):
 
 
 @njit(cache=True, error_model="numpy")
+def narrow_int(dt, r, wrap):
+    """An integral (or NaN / inf) r as a value of the narrow integer dtype dt by TCVT's
+    SaturationMode, as pto-isa's CPU simulation converts (include/pto/cpu/TCvt.hpp at 3186c381,
+    TCvt_Impl and convert_value): ON clamps to dt's range (NaN gives 0); OFF is C++'s
+    static_cast<D>(double) as x86 executes it: through int32 (int16, int8; int64 for uint8)
+    and the low bits kept, a value past that range or NaN becoming 0."""
+    bits = 8 * ITEMSIZE[dt]
+    signed = GM_KIND[dt] == 1
+    if r != r:
+        return 0.0
+    if not wrap:
+        lo = -np.float64(np.int64(1) << (bits - 1)) if signed else 0.0
+        hi = np.float64((np.int64(1) << (bits - 1 if signed else bits)) - 1)
+        return min(max(r, lo), hi) + 0.0         # + 0.0: an integer has no -0
+    limit = 9.2e18 if dt == DT_UINT8 else 2147483648.0
+    if not (-limit <= r < limit):
+        return 0.0
+    return wrap_bits(r, bits, signed)
+
+
+@njit(cache=True, error_model="numpy")
 def tile_convert(l1, dst, src, count, dt, mode):
-    """TCVT: dst[e] = src[e] rounded to dt by mode (round_mode); sources are read first."""
+    """TCVT: dst[e] = src[e] rounded to dt by mode (round_mode); sources are read first.
+    mode + CVT_SAT_OFF: SaturationMode::OFF, a narrow integer result wraps (narrow_int)."""
     out = np.empty(count, np.float64)
+    if mode >= CVT_SAT_OFF:
+        mode -= CVT_SAT_OFF
+        if INT_SEM[dt] == 1 and dt != DT_INT32:
+            for e in range(count):
+                x = l1[src + e]
+                out[e] = narrow_int(dt, _integral(x, mode) if math.isfinite(x) else x, True)
+            for e in range(count):
+                l1[dst + e] = out[e]
+            return
     if mode == CVT_RINT and dt == DT_FLOAT16:    # round_mode is round_to's round_f16 there
         for e in range(count):
             out[e] = round_f16(l1[src + e])
-    elif mode == CVT_RINT and dt != DT_INT32:    # round_mode is round_to there
+    elif mode == CVT_RINT and INT_SEM[dt] == 0:  # round_mode is round_to there
         for e in range(count):
             out[e] = round_to(dt, l1[src + e])
     else:
@@ -285,15 +320,15 @@ def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
     through a buffer (writing in place let element e read element e-1's new value).
     """
     out = np.empty(count, np.float64)
-    if dt != DT_INT32 and elementwise_float(op, l1, dst, a, b, scalar, use_scalar, count, dt, out):
+    if INT_SEM[dt] == 0 and elementwise_float(op, l1, dst, a, b, scalar, use_scalar, count, dt, out):
         pass                             # the opcode's own loop (exec/tile_loops.py)
     else:
         for e in range(count):
             y = scalar if use_scalar else (l1[b + e] if b >= 0 else 0.0)
             old = l1[dst + e]            # dst's old value: `c` of TMULADDDST, TAXPY, ...
-            if dt == DT_INT32:           # int32 tiles: integer semantics, wrapping
+            if INT_SEM[dt] == 1:         # integer tiles: integer semantics, wrapped to dt
                 c = np.int64(old) if math.isfinite(old) else np.int64(0)
-                out[e] = np.float64(wrap_i32(alu_int(op, np.int64(l1[a + e]), np.int64(y), c)))
+                out[e] = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(l1[a + e]), np.int64(y), c))))
             else:
                 out[e] = round_to(dt, alu_float(op, l1[a + e], y, old))
     for e in range(count):
@@ -303,11 +338,11 @@ def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
 @njit(cache=True, error_model="numpy")
 def _fold(op, l1, dst, src, rows, cols, init, dt, per_col):
     """dst[i] = op-fold along row i (or, per_col, down column i) of src in order, every partial
-    result rounded to dt (np.add.accumulate's order; int32 wraps); init only for an empty
+    result rounded to dt (np.add.accumulate's order; integers wrap); init only for an empty
     line. Every source word is read before dst is written."""
     n_out, n_in = (cols, rows) if per_col else (rows, cols)
     out = np.empty(n_out, np.float64)
-    if dt == DT_INT32 or not fold_float(op, l1, src, rows, cols, init, dt, per_col, out):
+    if INT_SEM[dt] == 1 or not fold_float(op, l1, src, rows, cols, init, dt, per_col, out):
         _fold_generic(op, l1, src, rows, cols, init, dt, per_col, out)
     for i in range(n_out):
         l1[dst + i] = out[i]
@@ -321,8 +356,8 @@ def _fold_generic(op, l1, src, rows, cols, init, dt, per_col, out):
         acc = init if n_in == 0 else (l1[src + i] if per_col else l1[src + i * cols])
         for j in range(1, n_in):
             x = l1[src + j * cols + i] if per_col else l1[src + i * cols + j]
-            if dt == DT_INT32:
-                acc = np.float64(wrap_i32(alu_int(op, np.int64(acc), np.int64(x), 0)))
+            if INT_SEM[dt] == 1:
+                acc = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(acc), np.int64(x), 0))))
             else:
                 acc = round_to(dt, alu_float(op, acc, x, 0.0))
         out[i] = round_to(dt, acc)
@@ -350,7 +385,7 @@ def tile_cmp(op, l1, dst, a, b, scalar, use_scalar, mode, rows, cols, mstride, d
         for c in range(cols):
             x = l1[a + r * cols + c]
             y = scalar if use_scalar else l1[b + r * cols + c]
-            if dt == DT_INT32:
+            if INT_SEM[dt] == 1:
                 hit = alu_int(op, np.int64(x), np.int64(y), np.int64(mode)) != 0
             else:
                 hit = alu_float(op, x, y, np.float64(mode)) != 0.0
@@ -371,8 +406,8 @@ def tile_sel(op, l1, dst, mask, a, b, scalar, use_scalar, rows, cols, mstride, d
             bit = (np.int64(l1[mask + r * mstride + c // 8]) >> (c % 8)) & 1
             x = l1[a + r * cols + c]
             y = scalar if use_scalar else l1[b + r * cols + c]
-            if dt == DT_INT32:
-                out[r * cols + c] = np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), bit)))
+            if INT_SEM[dt] == 1:
+                out[r * cols + c] = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), bit))))
             else:
                 out[r * cols + c] = round_to(dt, alu_float(op, x, y, np.float64(bit)))
     for e in range(rows * cols):
@@ -414,7 +449,7 @@ def tile_arg_reduce(op, l1, dst, src, rows, cols, dt, per_col):
         best = l1[src + i] if per_col else l1[src + i * cols]
         for j in range(1, n_in):
             x = l1[src + j * cols + i] if per_col else l1[src + i * cols + j]
-            if dt == DT_INT32:
+            if INT_SEM[dt] == 1:
                 hit = alu_int(op, np.int64(x), np.int64(best), 0) != 0
             else:
                 hit = alu_float(op, x, best, 0.0) != 0.0
@@ -453,9 +488,9 @@ def tile_col_arg(op, l1, dst, src, rows, cols, dt):
 @njit(cache=True, error_model="numpy")
 def _expand_op(op, l1, dst, a, v, rows, cols, dt, per_col):
     """dst[r, c] = op(a[r, c], v[c] if per_col else v[r]) by the table's expression, rounded
-    to dt (int32 wraps); every source word is read before dst is written (dst may be a)."""
+    to dt (integers wrap); every source word is read before dst is written (dst may be a)."""
     out = np.empty(rows * cols, np.float64)
-    if dt != DT_INT32 and expand_float(op, l1, a, v, rows, cols, dt, per_col, out):
+    if INT_SEM[dt] == 0 and expand_float(op, l1, a, v, rows, cols, dt, per_col, out):
         for e in range(rows * cols):
             l1[dst + e] = out[e]
         return
@@ -463,8 +498,8 @@ def _expand_op(op, l1, dst, a, v, rows, cols, dt, per_col):
         for c in range(cols):
             x = l1[a + r * cols + c]
             y = l1[v + c] if per_col else l1[v + r]
-            if dt == DT_INT32:
-                out[r * cols + c] = np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), 0)))
+            if INT_SEM[dt] == 1:
+                out[r * cols + c] = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), 0))))
             else:
                 out[r * cols + c] = round_to(dt, alu_float(op, x, y, 0.0))
     for e in range(rows * cols):

@@ -32,8 +32,8 @@ CUBE_SPACES = ("Mat", "Left", "Right", "Acc", "Bias")
 MAX_MKN = 4095                                       # PTO-ISA docs/isa/TMATMUL.md: m, k, n in [1, 4095]
 SPACE_NAMES = {"Vec": "UB", "Mat": "L1", "Left": "L0A", "Right": "L0B", "Acc": "L0C", "Bias": "BT"}
 SPACE_DTYPES = {
-    "Vec": ("float32", "float16", "bfloat16", "int32", "int16", "int8", "uint8"),
-    "Mat": ("float32", "float16", "bfloat16", "int32", "int8"),
+    "Vec": ("float32", "float16", "bfloat16", "int32", "int16", "int8", "uint8", "uint16", "uint32"),
+    "Mat": ("float32", "float16", "bfloat16", "int32", "int8", "uint16", "uint32"),
     "Left": ("float32", "float16", "bfloat16", "int8"),
     "Right": ("float32", "float16", "bfloat16", "int8"),
     "Acc": ("float32", "int32"),
@@ -469,7 +469,7 @@ class AICoreBuiltins(OperandForms, AICoreScalarRules):
 
     def _convert(self, spec, node, tile, args):
         dst, src = tile["dst"], tile["src"]
-        mode = self.cvt_mode(node, src.dtype, dst.dtype, args["mode"])
+        mode = self.cvt_mode(node, src.dtype, dst.dtype, args["mode"], args.get("sat", NONE))
         self.elementwise_operands(spec, node, tile, args)
         ops = (self._base(dst, node, "tcvt"), self._base(src, node, "tcvt"),
                self._int_operand(Const(mode, dtypes.int32), node, "mode"),

@@ -70,10 +70,14 @@ class ExprLowering:
             if isinstance(value, float) and not float(value).is_integer():
                 self.error(node, f"the float constant {value} cannot be used as {dtype}",
                            "write an integer, or cast the other operand to float32")
+            if dtype != dtypes.int32 and -2**31 <= int(value) < 2**32:
+                # a uint32 (or a narrow tile's) literal converts as C's does: -1 is 4294967295
+                return Imm(float(dtypes.round_scalar(int(value), dtype)), dtype)
             if not -2**31 <= int(value) < 2**31:
                 # an immediate outside int32 would silently become some other number
                 self.error(node, f"the constant {int(value)} does not fit in int32",
-                           "kernel integers are int32; use a float constant or a smaller value")
+                           "kernel integers are int32 (uint32 where a uint32 value is an "
+                           "operand); use a float constant or a smaller value")
             return Imm(float(int(value)), dtype)
         if isinstance(v, Val):
             if v.dtype != dtype:
@@ -91,6 +95,8 @@ class ExprLowering:
                 return Const(dtypes.round_scalar(v.value, dtype), dtype, weak=False)
             if dtype == dtypes.bool_:
                 return Const(bool(v.value), dtype, weak=False)
+            if dtype.encoding == "uint":            # wrapped as the CAST instruction wraps
+                return Const(dtypes.round_scalar(v.value, dtype), dtype, weak=False)
             return Const(int(v.value), dtype, weak=False)
         if isinstance(v, Val) and v.dtype == dtype:
             return v
@@ -525,7 +531,8 @@ class ExprLowering:
     def builtin_cast(self, node, args):
         target = args["dtype"]
         if not isinstance(target, DTypeRef):
-            self.error(node, "pto.cast(x, dtype): dtype must be pto.float32, pto.float16, pto.int32 or pto.bool_")
+            self.error(node, "pto.cast(x, dtype): dtype must be pto.float32, pto.float16, pto.int32, "
+                             "pto.uint32 or pto.bool_")
         self.require_value(args["x"], node)
         return self.cast(args["x"], target.dtype, node)
 

@@ -5,6 +5,8 @@ import ast
 import inspect
 import textwrap
 
+import numpy as np
+
 from .. import dtypes
 from ..errors import CompileError, LaunchError
 from ..ir import ArgSpec, Program
@@ -87,6 +89,8 @@ class Kernel:
                 sig.append(("tensor", value.dtype, stride) if stride else ("tensor", value.dtype))
             elif isinstance(value, bool):
                 sig.append(("scalar", dtypes.int32))
+            elif isinstance(value, np.uint32):             # numba-cuda types it uint32 too
+                sig.append(("scalar", dtypes.uint32))
             elif isinstance(value, int) or (hasattr(value, "dtype") and getattr(value, "shape", None) == ()
                                             and value.dtype.kind in "iu"):
                 if not -2**31 <= int(value) < 2**31:

@@ -26,15 +26,15 @@ class MemoryBuiltins:
 
     def compute_dtype(self, ptr: Ptr, node, what):
         """The register dtype a tensor's elements are computed in: the dtype itself, int32 for
-        int8 / uint8 / int16, float32 for bfloat16; float64 and int64 are an error (no unit of
+        int8 / uint8 / int16 / uint16, float32 for bfloat16; float64 and int64 are an error (no unit of
         the AI core computes them)."""
         dt = ptr.dtype.compute_dtype
         if dt is None:
             self.error(node, f"{what}: '{ptr.name}' holds {ptr.dtype}, which no unit of the AI core "
                              f"computes (its vector and scalar units work on float32, float16, "
                              f"bfloat16 and 8 to 32-bit integers)",
-                       f"convert on the host (e.g. array.astype(np.float32)) and pass a float32 or "
-                       f"int32 tensor")
+                       "convert on the host (e.g. array.astype(np.float32)) and pass a float32 or "
+                       "int32 tensor")
         return dt
 
     def builtin_load(self, node, args):
@@ -69,7 +69,7 @@ class MemoryBuiltins:
         if dst is NONE or dst is None:
             return self.alu("FMA", [x, y, z], node)
         ptr = self.require_ptr(dst, node, "pto.fma(dst, x, y, z): dst")
-        if ptr.space != "hbm" or ptr.dtype not in (dtypes.float32, dtypes.float16, dtypes.int32):
+        if ptr.space != "hbm" or ptr.dtype not in (dtypes.float32, dtypes.float16, dtypes.int32, dtypes.uint32):
             # L1, and narrow memory dtypes and bool: the FMA in registers, then a store
             value = self.alu("FMA", [x, y, z], node)
             self.store_to(ptr, value, node)
@@ -90,8 +90,9 @@ class MemoryBuiltins:
         dtype = args["dtype"]
         if isinstance(dtype, DTypeRef):
             dtype = dtype.dtype
-        if dtype not in dtypes.TILE_DTYPES:
-            self.error(node, f"pto.alloc_local: dtype must be one of float32, float16, int32, got {dtype}",
+        if dtype not in dtypes.TILE_DTYPES + (dtypes.uint32,):
+            self.error(node, f"pto.alloc_local: dtype must be one of float32, float16, int32, uint32, "
+                             f"got {dtype}",
                        "L1 buffers hold what the core computes; keep int8 / bfloat16 data in HBM "
                        "tensors (loads widen it to int32 / float32)")
         count = int(n.value)
@@ -171,9 +172,9 @@ class MemoryBuiltins:
     # ---------------------------------------------------------------- atomics
     def _atomic(self, kind, node, args):
         ptr = self.require_ptr(args["ptr"], node, f"pto.atomic_{kind}(ptr, ...): ptr")
-        if ptr.dtype not in dtypes.TILE_DTYPES:
+        if ptr.dtype not in dtypes.TILE_DTYPES + (dtypes.uint32,):
             self.error(node, f"pto.atomic_{kind}: '{ptr.name}' holds {ptr.dtype}; atomics work on "
-                             "float32, float16 and int32 elements",
+                             "float32, float16, int32 and uint32 elements",
                        "keep the counters or accumulators in a float32 or int32 tensor")
         values = [args["compare"], args["value"]] if kind == "cas" else [args["value"]]
         for v in values:

@@ -169,7 +169,7 @@ class TileBuiltins:
         """pto.tcvt(dst, src, mode='rint', n=None) on alloc_local tiles: n elements (default:
         all of dst's) of src converted to dst's dtype by the rounding mode (TCVT.md)."""
         (dst_op, dst), (src_op, src) = (self.tile_base(args[k], node, f"pto.tcvt: {k}") for k in ("dst", "src"))
-        mode = self.cvt_mode(node, src.dtype, dst.dtype, args["mode"])
+        mode = self.cvt_mode(node, src.dtype, dst.dtype, args["mode"], args.get("sat", NONE))
         n = args.get("n", NONE)
         if n is NONE:
             n = Const(dst.count, dtypes.int32)
@@ -182,9 +182,10 @@ class TileBuiltins:
         self.emit("TCVT", None, ops, dst.dtype, node, aux=self.tile_aux())
         self.instrs[-1].comment = f"{dst.name} <- {src.name}" + (f" ({args['mode'].value})" if mode else "")
 
-    def cvt_mode(self, node, src_dtype, dst_dtype, mode) -> int:
+    def cvt_mode(self, node, src_dtype, dst_dtype, mode, sat=NONE) -> int:
         """TCVT's rounding mode number, after checking that A2/A3 converts src_dtype to
-        dst_dtype (TCVT.md) and that mode names one of its RoundModes."""
+        dst_dtype (TCVT.md) and that mode names one of its RoundModes; plus
+        dtypes.CVT_SAT_OFF for sat='off' (SaturationMode::OFF; None or 'on' saturate)."""
         allowed = dtypes.CVT_PAIRS.get(src_dtype.name, ())
         if dst_dtype.name not in allowed:
             self.error(node, f"pto.tcvt: {src_dtype} -> {dst_dtype} is not a conversion of A2/A3; "
@@ -192,7 +193,10 @@ class TileBuiltins:
         if not (isinstance(mode, Text) and mode.value in dtypes.CVT_MODES):
             self.error(node, f"pto.tcvt: mode must be one of {', '.join(map(repr, dtypes.CVT_MODES))} "
                              "(PTO-ISA RoundMode CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD)")
-        return dtypes.CVT_MODES.index(mode.value)
+        if sat is not NONE and not (isinstance(sat, Text) and sat.value in dtypes.CVT_SAT_MODES):
+            self.error(node, "pto.tcvt: sat must be 'on' or 'off' (PTO-ISA SaturationMode::ON, OFF)")
+        off = sat is not NONE and sat.value == "off"
+        return dtypes.CVT_MODES.index(mode.value) + (dtypes.CVT_SAT_OFF if off else 0)
 
     # ---------------------------------------------------------------- synchronisation
     def builtin_wait_all(self, node, args):
