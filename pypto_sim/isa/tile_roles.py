@@ -54,6 +54,8 @@ FAMILY_ROLES = {
     "tile_row_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
     "tile_col_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
     "tile_trans": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp"),
+    # TSORT32, TMRGSORT, TMRGSORT_LISTS, TGATHER (isa/44_sort.toml): rows x cols of src's words
+    "tile_sort": FamilyRoles("dst", ("src", "idx", "src1"), ("rows", "cols"), ("src",)),
 }
 
 
