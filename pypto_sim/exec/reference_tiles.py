@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from ..isa import load_isa
+from ..isa.tile_roles import gather_selects
 from . import gm
 from .reference_values import evaluate, round_mode, to_dtype
 
@@ -166,17 +167,9 @@ def tile_trans(l1, dst, src, rows, cols, spitch, dpitch):
         l1[dst + c * dpitch:dst + c * dpitch + rows] = grid[c]
 
 
-GATHER_PATTERNS = {"P0101": 1, "P1010": 2, "P0001": 3, "P0010": 4, "P0100": 5, "P1000": 6, "P1111": 7}
-
-
 def _gather_mask(pattern, cols):
-    """The columns MaskPattern code `pattern` selects (cpu/TGather.hpp MaskSelect)."""
-    c = np.arange(cols)
-    if pattern in (1, 2):
-        return c % 2 == pattern - 1
-    if 3 <= pattern <= 6:
-        return c % 4 == pattern - 3
-    return np.ones(cols, bool)
+    """The columns MaskPattern code `pattern` selects (isa.tile_roles.gather_selects)."""
+    return np.array([gather_selects(pattern, c) for c in range(cols)], bool)
 
 
 def _merge(lists):

@@ -9,7 +9,7 @@ A mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`.
 from __future__ import annotations
 
 from .. import dtypes
-from ..exec.reference_tiles import GATHER_PATTERNS, _gather_mask
+from ..isa.tile_roles import GATHER_PATTERNS, gather_selects
 from .values import NONE, Const, Text
 
 SORT_MODES = {"TSORT32": 0, "TMRGSORT": 1, "TMRGSORT_LISTS": 2, "TGATHER": 3}
@@ -131,7 +131,7 @@ class SortBuiltins:
         rows, cols = self._sort_valid(src, node, call)
         if rows > 1 and src.tile.cols != cols:
             self.error(node, f"{call}: '{src.name}' rows must be whole ({cols} of {src.tile.cols} valid)")
-        picked = rows * int(_gather_mask(code, cols).sum())
+        picked = rows * sum(gather_selects(code, c) for c in range(cols))
         if dst.tile.rows * dst.tile.cols < picked:
             self.error(node, f"{call}: '{dst.name}' ({dst.tile.rows} x {dst.tile.cols}) cannot hold the {picked} "
                              f"words {pattern.value} selects from '{src.name}' ({rows} x {cols} valid)",
