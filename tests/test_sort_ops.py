@@ -173,6 +173,43 @@ def k(A, C):
         {"TSORT32": 10, "TMRGSORT": 98, "TMRGSORT_LISTS": 100, "TGATHER": 42, "TMOV_V2V": 1}
 
 
+def test_special_values_through_sort_merge_gather_and_tmov(make_kernels):
+    """NaN, infinities and signed zeros. TSORT32 of (1, -inf, 0, NaN, -0, inf, 2, 0) with idx
+    0..7: nothing compares before or after a NaN, so the run is sorted on each side of it:
+    (1, 0) (0, 2) (-inf, 1) | (NaN, 3) | (inf, 5) (2, 6) (-0, 4) (0, 7), -0 == 0 keeping index
+    order (pto-isa's std::stable_sort leaves NaN's place undefined; this is the simulator's).
+    The two-list merge of [(inf, 0) (1, 1) (-0, 2) (-inf, 3)] and [(NaN, 4) (2, 5) (0, 6)
+    (-1, 7)] takes list 0 while list 1's head is not greater (NaN never is), then list 1.
+    TGATHER and TMOV copy the words: -0.0 keeps its sign."""
+    inf, nan = np.inf, np.nan
+    x = np.array([1, -inf, 0, nan, -0.0, inf, 2, 0] + list(range(8))
+                 + [inf, 0, 1, 1, -0.0, 2, -inf, 3, nan, 4, 2, 5, 0, 6, -1, 7], np.float32)
+    got = run_vec(make_kernels, """
+s = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
+f = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
+i = pto.alloc_tile(1, 8, pto.int32, loc=pto.Vec)
+d = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
+m = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
+g = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
+o = pto.alloc_tile(1, 48, pto.float32, loc=pto.Vec)
+pto.tload(s, X)
+pto.tload(f, X + 8)
+pto.tcvt(i, f)
+pto.tsort32(d, s, i)
+pto.tload(m, X + 16)
+pto.tmrgsort(g, pto.tsubview(m, 0, 0, 1, 8), src1=pto.tsubview(m, 0, 8, 1, 8), tmp=d)
+pto.tmov(pto.tsubview(o, 0, 0, 1, 16), d)
+pto.tmov(pto.tsubview(o, 0, 16, 1, 16), g)
+pto.tgather(pto.tsubview(o, 0, 32, 1, 8), d, "P0101")
+pto.tstore(O, o)
+""", x, 48)
+    sort32 = [1, 0, 0, 2, -inf, 1, nan, 3, inf, 5, 2, 6, -0.0, 4, 0, 7]
+    merged = [inf, 0, 1, 1, -0.0, 2, -inf, 3, nan, 4, 2, 5, 0, 6, -1, 7]
+    want = np.array(sort32 + merged + sort32[::2], np.float32)
+    np.testing.assert_array_equal(got[:40], want)
+    assert np.array_equal(np.signbit(got[:40]), np.signbit(want)), "a signed zero lost its sign"
+
+
 @pytest.mark.parametrize("mode, k, rows, cols", [(0, 0, 1, 64), (0, 40, 3, 40), (0, 0, 2, 7),
                                                  (1, 64, 1, 256), (1, 128, 1, 1024), (1, 64, 1, 300),
                                                  (2, 64, 1, 128), (2, 24, 1, 64), (2, 0, 1, 32),

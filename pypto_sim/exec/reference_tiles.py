@@ -189,15 +189,21 @@ def _merge(lists):
 
 
 def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
-    """The tile_sort family (isa/44_sort.toml) in numpy: TSORT32 (mode 0) by Python's stable
-    sort on (-value, index); TMRGSORT (1) and TMRGSORT_LISTS (2) by _merge; TGATHER (3) by a
+    """The tile_sort family (isa/44_sort.toml) in numpy: TSORT32 (mode 0) by an insertion sort
+    on (value descending, index ascending), which places a NaN where it arrives (nothing
+    compares before or after it); TMRGSORT (1) and TMRGSORT_LISTS (2) by _merge; TGATHER (3) by a
     boolean mask. Every source word is read before dst is written."""
     if mode == 0:
         out = []
         for r in range(rows):
             v, i = l1[src + r * cols:src + (r + 1) * cols], l1[idx + r * k:idx + r * k + cols]
             for j0 in range(0, cols, 32):
-                run = sorted(zip(v[j0:j0 + 32], i[j0:j0 + 32]), key=lambda p: (-p[0], p[1]))
+                run = []                 # insertion sort: a stable sort that defines NaN's place
+                for p in zip(v[j0:j0 + 32], i[j0:j0 + 32]):
+                    at = len(run)
+                    while at and (p[0] > run[at - 1][0] or (p[0] == run[at - 1][0] and p[1] < run[at - 1][1])):
+                        at -= 1
+                    run.insert(at, p)
                 out.extend(x for p in run for x in p)
         l1[dst:dst + len(out)] = out
     elif mode == 1:
