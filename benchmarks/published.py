@@ -318,6 +318,9 @@ def markdown(results, stats, meta):
              f"machine {meta['machine']}, {meta['clock_ghz']} GHz.", "",
              "| GEMM | simulated us | published us | error | Perf-Sim error | TFLOP/s sim / pub "
              "| M % sim / pub | MTE1 % | MTE2 % | FIX % | values |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    tables = {row.table for row, _ in results}
+    if "GEMM" not in tables:
+        lines = lines[:2]
     for row, x in results:
         if row.table != "GEMM":
             continue
@@ -328,15 +331,17 @@ def markdown(results, stats, meta):
         lines.append(f"| {name} | {row.simulated_us:.1f} | {row.published_us:.1f} | {100 * row.error:+.1f}% | "
                      f"{_err(row.other_error)} | "
                      f"{x['tflops']:.1f} / {x['published_tflops']:.1f} | {pipes} | {_check(x['values_ok'])} |")
-    lines += ["", "| FA seq | simulated us | published us | error | Perf-Sim error | TFLOP/s sim / pub | values |",
-              "|---|---|---|---|---|---|---|"]
+    if "FA" in tables:
+        lines += ["", "| FA seq | simulated us | published us | error | Perf-Sim error | TFLOP/s sim / pub "
+                  "| values |", "|---|---|---|---|---|---|---|"]
     for row, x in results:
         if row.table == "FA":
             lines.append(f"| {row.name} | {row.simulated_us:.2f} | {row.published_us:.2f} | {100 * row.error:+.1f}% | "
                          f"{_err(row.other_error)} | "
                          f"{x['tflops']:.2f} / {x['published_tflops']:.2f} | {_check(x['values_ok'])} |")
-    lines += ["", "| topk rows | simulated us | published us | error | V % sim / pub | S % | MTE2 % | MTE3 % "
-              "| values |", "|---|---|---|---|---|---|---|---|---|"]
+    if "TOPK" in tables:
+        lines += ["", "| topk rows | simulated us | published us | error | V % sim / pub | S % | MTE2 % "
+                  "| MTE3 % | values |", "|---|---|---|---|---|---|---|---|---|"]
     for row, x in results:
         if row.table == "TOPK":
             pipes = " | ".join(f"{row.shares[p][0]:.1f} / {row.shares[p][1]:.1f}" for p in TOPK_PIPES)
