@@ -177,6 +177,8 @@ def _check(ok):
 
 def gemm_rows(sizes, gemm_ar, mode):
     """Run the GEMM rows and print them; returns [(Row, extra)] with extra the JSON's other fields."""
+    if not sizes and not gemm_ar:
+        return []
     print("\nGEMM (24 cores, fp16 in, base 128x256x64, stepK 4): simulated | published; Perf-Sim per core")
     print(f"{'m=k=n':>8} {'time us':>16} {'TFLOP/s':>14} {'err':>7} {'Perf-Sim':>8}  {'M %':>10} "
           f"{'MTE1 %':>10} {'MTE2 %':>10} {'FIX %':>10}  {'values':>6} {'wall s':>6}")
@@ -211,6 +213,8 @@ def gemm_rows(sizes, gemm_ar, mode):
 
 def fa_rows(sizes, mode):
     """Run the flash-attention rows and print them; returns [(Row, extra)]."""
+    if not sizes:
+        return []
     print("\nFlash attention (910B2, HEAD 128, S0 = S1, one head): simulated | published; Perf-Sim per core")
     print(f"{'seq':>8} {'time us':>18} {'TFLOP/s':>16} {'err':>7} {'Perf-Sim':>8}  {'values':>6} {'wall s':>6}")
     out = []
@@ -234,6 +238,8 @@ def fa_rows(sizes, mode):
 
 def topk_rows(sizes, mode):
     """Run the topk rows and print them; returns [(Row, extra)]."""
+    if not sizes:
+        return []
     print("\nTopk (A3, 48 vector cores, float32 [rows, 1024] -> top 1000): simulated | published; "
           "AIV busy shares")
     print(f"{'rows':>8} {'time us':>18} {'err':>7}  {'V %':>11} {'S %':>11} {'MTE2 %':>11} {'MTE3 %':>11}  "
