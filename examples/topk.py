@@ -5,8 +5,9 @@ taking rows / 48 rows of [rows, 1024] float32 (GM rows 1280 apart), two rows a s
 step: TLOAD -> TSORT32 of each row (32-element runs into (value, index) pairs) -> TMRGSORT with
 blockLen 64 and 256 (each followed by a TMOV back) -> the two-list TMRGSORT of the tail
 (FillMrgArray) -> TMOV of the first topk pairs -> TGATHER P0101 (values) and P1010 (indices) ->
-TSTORE of each. Flags as the source: V->MTE2 per buffer (pre-set twice), MTE2->V, V->MTE3 ids
-cur and cur + 2, and pipe_barrier(PIPE_V) where it has them.
+TSTORE of each. Flags as the source (sync="manual": nothing else orders the pipes; check="race"
+finds no race): V->MTE2 per buffer (pre-set twice), MTE2->V, V->MTE3 ids cur and cur + 2, and
+pipe_barrier(PIPE_V) where it has them.
 
 Differences forced by the simulator, none of which changes a byte moved or an instruction run:
 tiles are placed by the compiler (no TASSIGN addresses); the index tiles are int32 (uint32 is
@@ -133,7 +134,7 @@ def process_rows(OUT, IDX, SRC, step, cur, src_t, idx_t, sort32, mrg, tmp, d_all
     pto.tstore(IDX + step * SINGLE_LOOP_ROW * TOPK, i_t, stride=TOPK)
 
 
-@pto.kernel
+@pto.kernel(sync="manual")
 def topk(OUT, IDX, SRC, IN_IDX, valid_row):
     """runTOPK on each of the 48 vector cores: valid_row = rows / 48 rows of SRC (pitch COLS)."""
     with pto.vector():

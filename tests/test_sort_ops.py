@@ -296,3 +296,21 @@ def test_the_port_of_pto_isas_topk_matches_its_golden():
     np.testing.assert_array_equal(got_i, want_i)
     shares = prof.pipe_shares("AIV")
     assert shares["V"] > 0.5        # the sorts dominate (pto-isa's README: aiv_vec_ratio 88.7-94%)
+
+
+def test_the_topk_ports_flags_order_every_hazard():
+    """sync="manual" as pto-isa's kernel: with check="race" (vector clocks per unit and pipe,
+    moved only by its flags and barriers) the 192-row launch reports no race."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    import topk
+    data, idx, want_v, _ = topk.golden(192)
+    src = pto.alloc_tensor(data.nbytes, pto.float32)
+    pto.memcpy_h2d(src, data)
+    in_idx = pto.alloc_tensor(idx.nbytes, pto.int32)
+    pto.memcpy_h2d(in_idx, idx.astype(np.int32))
+    out, index = pto.alloc_tensor(192 * 4000, pto.float32), pto.alloc_tensor(192 * 4000, pto.int32)
+    pto.launch(topk.topk, grid=(24,), args=(out, index, src, in_idx, 4), check="race")
+    pto.sync()
+    got = np.empty((192, 1000), np.float32)
+    pto.memcpy_d2h(got, out)
+    np.testing.assert_array_equal(got, want_v)
