@@ -314,3 +314,26 @@ def test_the_topk_ports_flags_order_every_hazard():
     got = np.empty((192, 1000), np.float32)
     pto.memcpy_d2h(got, out)
     np.testing.assert_array_equal(got, want_v)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("s = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)\npto.tmrgsort(s, s, 48)",
+     "block_len must be a constant multiple of 64"),
+    ("s = pto.alloc_tile(1, 192, pto.float32, loc=pto.Vec)\npto.tmrgsort(s, s, 64)",
+     "groups of 4 blocks of 64"),
+    ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\nd = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)\n"
+     "pto.tgather(d, s, 'P0101')", "cannot hold the 32 words P0101 selects"),
+    ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\npto.tgather(s, s, 'P0110')", "pattern must be one of"),
+    ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\ni = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\n"
+     "d = pto.alloc_tile(1, 128, pto.float32, loc=pto.Vec)\npto.tsort32(d, s, i)", "the index tile 'i' holds float32"),
+    ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\ni = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)\n"
+     "pto.tsort32(s, s, i)", "must hold 1 rows of 128 words"),
+])
+def test_sort_operand_errors_name_the_tile_and_the_rule(make_kernels, body, message):
+    """A2/A3's asserts (TMrgSort.hpp: blockLen % 64, whole groups of 4 blocks; TGather.hpp: dst
+    holds what vreducev2 writes; TSort32.hpp: uint32 indices, 2 x cols words of pairs) as
+    CompileErrors at the kernel's line."""
+    source = ("\n@pto.kernel\ndef k(X, O):\n    with pto.vector():\n"
+              + "\n".join(" " * 8 + line for line in body.split("\n")) + "\n")
+    with pytest.raises(pto.CompileError, match=message):
+        make_kernels(source).k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))
