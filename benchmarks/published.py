@@ -2,7 +2,7 @@
 statistics of issue 24 (benchmarks/accuracy.py) and pto-isa's Perf-Sim beside ours.
 
     python benchmarks/published.py [--gemm 1536,3072,6144,7680] [--fa 1024,...,32768]
-                                   [--no-gemm-ar] [--values auto|on|off] [--json PATH]
+                                   [--topk 4800,3456,2304] [--no-gemm-ar] [--values auto|on|off] [--json PATH]
                                    [--markdown PATH]
 
 1. The A3 GEMM of pto-isa's kernels/manual/a2a3/gemm_performance (README.md): 24 cores, fp16 in
@@ -15,6 +15,10 @@ statistics of issue 24 (benchmarks/accuracy.py) and pto-isa's Perf-Sim beside ou
 3. The 910B2 flash attention of pto-isa's kernels/manual/common/flash_atten (README.md): HEAD
    128, S0 = S1, one head (the published TFLOP/s equal 4 S^2 D / time), as
    examples/flash_attention.py computes it.
+4. The A3 topk of pto-isa's kernels/manual/a2a3/topk (README.md; examples/topk.py, 48 vector
+   cores, [rows, 1024] float32 rows 1280 apart, top 1000), checked against gen_data.py's golden,
+   with the AIVs' V, scalar, MTE2 and MTE3 busy shares beside the published aiv_*_ratio. The
+   published half row (topk 1008) is not run: float16 sorts are not built.
 
 Values (checked against numpy on a sample of rows) are on up to VALUES_UP_TO and off above
 (``--values auto``), where their replay would dominate the run; values=False gives the same
@@ -37,6 +41,7 @@ sys.path.insert(0, str(ROOT / "examples"))
 
 import flash_attention  # noqa: E402
 import gemm_ar_compute  # noqa: E402
+import topk  # noqa: E402
 from accuracy import Row, summaries  # noqa: E402
 
 import pypto_sim as pto  # noqa: E402
@@ -55,12 +60,17 @@ PUBLISHED_GEMM_AR_US = 368.1
 # pto-isa kernels/manual/common/flash_atten/README.md (910B2, HEAD 128, S0 = S1): seq -> (us, TFLOP/s)
 PUBLISHED_FA = {1024: (20.960, 25.61), 2048: (32.461, 66.16), 4096: (88.902, 96.62),
                 8192: (292.626, 117.42), 16384: (909.058, 151.19), 32768: (3262.645, 168.50)}
+# pto-isa kernels/manual/a2a3/topk/README.md (A3, 48 vector cores, float, validCol 1024, cols 1280,
+# topk 1000): rows -> (task_duration us, aiv_vec / aiv_scalar / aiv_mte2 / aiv_mte3 ratio %)
+PUBLISHED_TOPK = {4800: (324.106, 94.0, 3.2, 11.7, 10.4), 3456: (238.819, 91.5, 4.6, 12.3, 10.5),
+                  2304: (161.375, 88.7, 6.0, 12.4, 10.1)}
+TOPK_PIPES = ("V", "S", "MTE2", "MTE3")
 # pto-isa's own Perf-Sim (built from pto-isa commit ecb6c303, run per core on the same kernels:
 # /work/shared/tools/ptoisa-perfsim/README.md), simulated us; it segfaults on FA 4096
 PERFSIM_US = {("GEMM", "1536"): 30.35, ("GEMM", "3072"): 201.19, ("GEMM", "6144"): 1567.8,
               ("GEMM", "7680"): 3056.5, ("FA", "1024"): 21.08, ("FA", "2048"): 38.13}
 # sizes run with values on under --values auto (above them values=False)
-VALUES_UP_TO = {"GEMM": 3072, "FA": 4096}
+VALUES_UP_TO = {"GEMM": 3072, "FA": 4096, "TOPK": 4800}
 PIPES = ("M", "MTE1", "MTE2", "FIX")
 GEMM_AR = "gemm_ar"
 
@@ -167,6 +177,8 @@ def _check(ok):
 
 def gemm_rows(sizes, gemm_ar, mode):
     """Run the GEMM rows and print them; returns [(Row, extra)] with extra the JSON's other fields."""
+    if not sizes and not gemm_ar:
+        return []
     print("\nGEMM (24 cores, fp16 in, base 128x256x64, stepK 4): simulated | published; Perf-Sim per core")
     print(f"{'m=k=n':>8} {'time us':>16} {'TFLOP/s':>14} {'err':>7} {'Perf-Sim':>8}  {'M %':>10} "
           f"{'MTE1 %':>10} {'MTE2 %':>10} {'FIX %':>10}  {'values':>6} {'wall s':>6}")
@@ -201,6 +213,8 @@ def gemm_rows(sizes, gemm_ar, mode):
 
 def fa_rows(sizes, mode):
     """Run the flash-attention rows and print them; returns [(Row, extra)]."""
+    if not sizes:
+        return []
     print("\nFlash attention (910B2, HEAD 128, S0 = S1, one head): simulated | published; Perf-Sim per core")
     print(f"{'seq':>8} {'time us':>18} {'TFLOP/s':>16} {'err':>7} {'Perf-Sim':>8}  {'values':>6} {'wall s':>6}")
     out = []
@@ -219,6 +233,37 @@ def fa_rows(sizes, mode):
               f"{100 * row.error:>+6.1f}% {other}  {_check(ok):>6} {wall:>6.1f}")
         out.append((row, {"tflops": flops / sim_us / 1e6, "published_tflops": pub_tf,
                           "cycles": prof.total_cycles, "values_ok": ok, "wall_s": wall}))
+    return out
+
+
+def topk_rows(sizes, mode):
+    """Run the topk rows and print them; returns [(Row, extra)]."""
+    if not sizes:
+        return []
+    print("\nTopk (A3, 48 vector cores, float32 [rows, 1024] -> top 1000): simulated | published; "
+          "AIV busy shares")
+    print(f"{'rows':>8} {'time us':>18} {'err':>7}  {'V %':>11} {'S %':>11} {'MTE2 %':>11} {'MTE3 %':>11}  "
+          f"{'values':>6} {'wall s':>6}")
+    out = []
+    for n in sizes:
+        values = values_for("TOPK", n, mode)
+        t0 = time.perf_counter()
+        got_v, got_i, prof = topk.run(n, values=values)
+        wall = time.perf_counter() - t0
+        ok = None
+        if values:
+            _, _, want_v, want_i = topk.golden(n)
+            ok = bool(np.array_equal(got_v, want_v) and np.array_equal(got_i, want_i))
+        sim_us = _us(prof)
+        pub_us, *pub_shares = PUBLISHED_TOPK[n]
+        sh = prof.pipe_shares("AIV")
+        shares = {p: (100 * sh[p], pub) for p, pub in zip(TOPK_PIPES, pub_shares)}
+        row = Row("TOPK", str(n), sim_us, pub_us, shares, None)
+        cells = "  ".join(f"{shares[p][0]:>4.1f} | {shares[p][1]:>4.1f}" for p in TOPK_PIPES)
+        print(f"{n:>8} {sim_us:>8.2f} | {pub_us:>7.2f} {100 * row.error:>+6.1f}%  {cells}  {_check(ok):>6} "
+              f"{wall:>6.1f}")
+        out.append((row, {"simulated_shares": {p: 100 * sh[p] for p in TOPK_PIPES}, "cycles": prof.total_cycles,
+                          "values_ok": ok, "wall_s": wall}))
     return out
 
 
@@ -279,6 +324,9 @@ def markdown(results, stats, meta):
              f"machine {meta['machine']}, {meta['clock_ghz']} GHz.", "",
              "| GEMM | simulated us | published us | error | Perf-Sim error | TFLOP/s sim / pub "
              "| M % sim / pub | MTE1 % | MTE2 % | FIX % | values |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    tables = {row.table for row, _ in results}
+    if "GEMM" not in tables:
+        lines = lines[:2]
     for row, x in results:
         if row.table != "GEMM":
             continue
@@ -289,13 +337,22 @@ def markdown(results, stats, meta):
         lines.append(f"| {name} | {row.simulated_us:.1f} | {row.published_us:.1f} | {100 * row.error:+.1f}% | "
                      f"{_err(row.other_error)} | "
                      f"{x['tflops']:.1f} / {x['published_tflops']:.1f} | {pipes} | {_check(x['values_ok'])} |")
-    lines += ["", "| FA seq | simulated us | published us | error | Perf-Sim error | TFLOP/s sim / pub | values |",
-              "|---|---|---|---|---|---|---|"]
+    if "FA" in tables:
+        lines += ["", "| FA seq | simulated us | published us | error | Perf-Sim error | TFLOP/s sim / pub "
+                  "| values |", "|---|---|---|---|---|---|---|"]
     for row, x in results:
         if row.table == "FA":
             lines.append(f"| {row.name} | {row.simulated_us:.2f} | {row.published_us:.2f} | {100 * row.error:+.1f}% | "
                          f"{_err(row.other_error)} | "
                          f"{x['tflops']:.2f} / {x['published_tflops']:.2f} | {_check(x['values_ok'])} |")
+    if "TOPK" in tables:
+        lines += ["", "| topk rows | simulated us | published us | error | V % sim / pub | S % | MTE2 % "
+                  "| MTE3 % | values |", "|---|---|---|---|---|---|---|---|---|"]
+    for row, x in results:
+        if row.table == "TOPK":
+            pipes = " | ".join(f"{row.shares[p][0]:.1f} / {row.shares[p][1]:.1f}" for p in TOPK_PIPES)
+            lines.append(f"| {row.name} | {row.simulated_us:.2f} | {row.published_us:.2f} | "
+                         f"{100 * row.error:+.1f}% | {pipes} | {_check(x['values_ok'])} |")
     lines += ["", "| rows | n | MAPE | max abs error | r | max abs share - published (points) "
               "| rows Perf-Sim covers | MAPE there: ours / Perf-Sim |", "|---|---|---|---|---|---|---|---|"]
     for name, st in stats.items():
@@ -312,6 +369,8 @@ def main(argv=None):
                         help="m=k=n sizes of gemm_performance (default: every published one)")
     parser.add_argument("--fa", default=",".join(map(str, PUBLISHED_FA)),
                         help="sequence lengths of flash attention (default: every published one)")
+    parser.add_argument("--topk", default=",".join(map(str, PUBLISHED_TOPK)),
+                        help="rows of topk (default: every published float row)")
     parser.add_argument("--no-gemm-ar", action="store_true", help="leave out gemm_ar's compute GEMM")
     parser.add_argument("--values", choices=("auto", "on", "off"), default="auto",
                         help=f"auto: values on up to {VALUES_UP_TO}, values=False above (same cycles)")
@@ -322,18 +381,22 @@ def main(argv=None):
     load0 = os.getloadavg()
     m = pto.machine()
     print(f"machine {m.name}; simulated time = cycles / {m.clock_ghz} GHz; values: {ns.values} "
-          f"(auto: on up to GEMM {VALUES_UP_TO['GEMM']}, FA {VALUES_UP_TO['FA']}; gemm_ar off; "
+          f"(auto: on up to GEMM {VALUES_UP_TO['GEMM']}, FA {VALUES_UP_TO['FA']}, topk "
+          f"{VALUES_UP_TO['TOPK']}; gemm_ar off; "
           "values=False above, same cycles)")
     gemm = [int(x) for x in ns.gemm.split(",") if x]
     fa = [int(x) for x in ns.fa.split(",") if x]
-    for what, sizes, published in (("--gemm", gemm, PUBLISHED_GEMM), ("--fa", fa, PUBLISHED_FA)):
+    tk = [int(x) for x in ns.topk.split(",") if x]
+    for what, sizes, published in (("--gemm", gemm, PUBLISHED_GEMM), ("--fa", fa, PUBLISHED_FA),
+                                   ("--topk", tk, PUBLISHED_TOPK)):
         unknown = [x for x in sizes if x not in published]
         if unknown:
             parser.error(f"{what}: no published result for {unknown} (published: {list(published)})")
-    if not (gemm or fa or not ns.no_gemm_ar):
+    if not (gemm or fa or tk or not ns.no_gemm_ar):
         parser.error("no rows to run")
     results = gemm_rows(gemm, not ns.no_gemm_ar, ns.values)
     results += fa_rows(fa, ns.values)
+    results += topk_rows(tk, ns.values)
     stats = summaries(r for r, _ in results)
     print_statistics(results, stats)
     wall = time.perf_counter() - t0

@@ -288,6 +288,14 @@ def aicore(h, f):
         pto.txors(iv, iv, 3)
         pto.tshls(iv, iv, 3)
         pto.tshrs(iv, iv, 3)
+        fr = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)
+        fs = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)
+        ir = pto.alloc_tile(1, 128, pto.int32, loc=pto.Vec)
+        pto.tsort32(pto.tsubview(fs, 0, 0, 1, 128), pto.tsubview(fr, 0, 0, 1, 64), pto.tsubview(ir, 0, 0, 1, 64))
+        pto.tmrgsort(fr, fs, 64)
+        pto.tmrgsort(fs, pto.tsubview(fr, 0, 0, 1, 128), src1=pto.tsubview(fr, 0, 128, 1, 128), tmp=fr)
+        pto.tgather(ir, fs, "P1010")
+        pto.tmov(fr, fs)
 '''
 
 

@@ -739,7 +739,10 @@ AICORE_VALUE_TESTED = {"TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC",
                        "TFILLPAD", "TFILLPAD_INPLACE", "TFILLPAD_EXPAND",
                        # index reductions over NaN, infinities and ties: test_tile_differential.py
                        "TROWARGMAX", "TROWARGMIN", "TCOLARGMAX", "TCOLARGMIN",
-                       "TTRANS"}          # moves words: NaN and -0.0 in test_tile_differential.py
+                       "TTRANS",          # moves words: NaN and -0.0 in test_tile_differential.py
+                       # sorts, merges, mask gathers and Vec -> Vec TMOV over NaN, infinities
+                       # and signed zeros: tests/test_sort_ops.py
+                       "TSORT32", "TMRGSORT", "TMRGSORT_LISTS", "TGATHER", "TMOV_V2V"}
 
 
 def test_every_instruction_is_covered():

@@ -43,6 +43,8 @@ HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"M
                "tile_fillpad": {"TFILLPAD", "TFILLPAD_INPLACE", "TFILLPAD_EXPAND"},
                "tile_row_arg": {"TROWARGMAX", "TROWARGMIN"}, "tile_col_arg": {"TCOLARGMAX", "TCOLARGMIN"},
                "tile_trans": {"TTRANS"},
+               # tests/test_sort_ops.py: numba against reference, and against hand-derived values
+               "tile_sort": {"TSORT32", "TMRGSORT", "TMRGSORT_LISTS", "TGATHER"},
                # the AI core's instructions: their kernels (tile_gather, tile_scatter,
                # tile_matmul) above; whole kernels between executors in
                # tests/test_aicore_executors.py, against numpy in tests/test_aicore_values.py
@@ -952,8 +954,11 @@ OLD_DST = 0.75                       # what a reads_dst instruction finds in its
 
 
 def for_dtype(dt_name):
-    """The tile_alu and tile_reduce records that take dt_name (int32-only bit ops do not)."""
-    return ([s for s in TILE_ALU if dt_name in s.dtypes], [s for s in TILE_REDUCE if dt_name in s.dtypes])
+    """The tile_alu and tile_reduce records that take dt_name (int32-only bit ops do not) and
+    that the article's alloc_local tiles reach (not the AI core's Vec -> Vec TMOV_V2V, which
+    pto.tmov emits for typed tiles only: tests/test_sort_ops.py)."""
+    return ([s for s in TILE_ALU if dt_name in s.dtypes and s.name != "TMOV_V2V"],
+            [s for s in TILE_REDUCE if dt_name in s.dtypes])
 
 
 def kernel_source(dt_name):

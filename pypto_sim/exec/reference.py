@@ -39,7 +39,7 @@ from .reference_tiles import (TILE_FAMILY_KERNELS, tile_arg_reduce, tile_cmp, ti
                               gm_gather, gm_scatter,
                               tile_mma, tile_row_arg, tile_row_expand, tile_row_expand_op,
                               tile_row_reduce, tile_scatter, tile_sel, tile_store, tile_trans,
-                              tile_tri)
+                              tile_sort, tile_tri)
 from .reference_values import evaluate, to_dtype, wrap_int32
 
 ST_OK = 0

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from ..isa import load_isa
+from ..isa.tile_roles import gather_selects
 from . import gm
 from .reference_values import evaluate, round_mode, to_dtype
 
@@ -173,6 +174,62 @@ def tile_trans(l1, dst, src, rows, cols, spitch, dpitch):
         l1[dst + c * dpitch:dst + c * dpitch + rows] = grid[c]
 
 
+def _gather_mask(pattern, cols):
+    """The columns MaskPattern code `pattern` selects (isa.tile_roles.gather_selects)."""
+    return np.array([gather_selects(pattern, c) for c in range(cols)], bool)
+
+
+def _merge(lists):
+    """Merge sorted lists of (value, index) pairs: each step takes the head of the first list
+    whose value no earlier list's head exceeds (TMrgSort.hpp's strict compare)."""
+    at, out = [0] * len(lists), []
+    while True:
+        live = [b for b in range(len(lists)) if at[b] < len(lists[b])]
+        if not live:
+            return np.array(out, np.float64).ravel()
+        best = live[0]
+        for b in live[1:]:
+            if lists[b][at[b]][0] > lists[best][at[best]][0]:
+                best = b
+        out.append(lists[best][at[best]])
+        at[best] += 1
+
+
+def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
+    """The tile_sort family (isa/44_sort.toml) in numpy: TSORT32 (mode 0) by an insertion sort
+    on (value descending, index ascending), which places a NaN where it arrives (nothing
+    compares before or after it); TMRGSORT (1) and TMRGSORT_LISTS (2) by _merge; TGATHER (3) by a
+    boolean mask. Every source word is read before dst is written."""
+    if mode == 0:
+        out = []
+        for r in range(rows):
+            v, i = l1[src + r * cols:src + (r + 1) * cols], l1[idx + r * k:idx + r * k + cols]
+            for j0 in range(0, cols, 32):
+                run = []                 # insertion sort: a stable sort that defines NaN's place
+                for p in zip(v[j0:j0 + 32], i[j0:j0 + 32]):
+                    at = len(run)
+                    while at and (p[0] > run[at - 1][0] or (p[0] == run[at - 1][0] and p[1] < run[at - 1][1])):
+                        at -= 1
+                    run.insert(at, p)
+                out.extend(x for p in run for x in p)
+        l1[dst:dst + len(out)] = out
+    elif mode == 1:
+        n = cols // (4 * k) * (4 * k)
+        pairs = l1[src:src + n].reshape(-1, 2)
+        per = k // 2
+        out = [_merge([pairs[g + b * per:g + (b + 1) * per] for b in range(4)])
+               for g in range(0, len(pairs), 4 * per)]
+        if out:
+            l1[dst:dst + n] = np.concatenate(out)
+    elif mode == 2:
+        out = _merge([l1[src:src + k].reshape(-1, 2), l1[src1:src1 + cols - k].reshape(-1, 2)])
+        l1[dst:dst + cols] = out
+    else:
+        grid = l1[src:src + rows * cols].reshape(rows, cols)
+        out = grid[:, _gather_mask(k, cols)].ravel().copy()
+        l1[dst:dst + len(out)] = out
+
+
 def tile_row_arg(op, l1, dst, src, rows, cols, dt):
     """TROWARGMAX / TROWARGMIN: the column index of each row's kept element."""
     tile_arg_reduce(op, l1, dst, src, rows, cols, dt, False)
@@ -286,5 +343,5 @@ TILE_FAMILY_KERNELS = {"tile_load": tile_load, "tile_store": tile_store, "tile_m
                        "tile_cmp": tile_cmp, "tile_sel": tile_sel, "tile_tri": tile_tri,
                        "tile_fillpad": tile_fillpad,
                        "tile_row_arg": tile_row_arg, "tile_col_arg": tile_col_arg,
-                       "tile_trans": tile_trans,
+                       "tile_trans": tile_trans, "tile_sort": tile_sort,
                        "tile_move": tile_gather}

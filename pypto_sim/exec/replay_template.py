@@ -63,6 +63,7 @@ RK_CARG = 16
 RK_FILL = 17
 RK_REXP = 18
 RK_CEXP = 19
+RK_SORT = 20
 
 # the replay's state (rs) and what a call returns
 RS_POS = 0           # the next position in the order
@@ -152,6 +153,8 @@ def replay_vector(rp, rf, pc, vrow, l1):
         tile_row_expand(l1, j0, j1, j2, j3)
     elif kind == RK_CEXP:
         tile_col_expand(l1, j0, j1, j2, j3)
+    elif kind == RK_SORT:
+        tile_sort(l1, j0, j1, j2, j3, j4, j5, j6, j7)
 
 
 @njit(cache=True, error_model="numpy")

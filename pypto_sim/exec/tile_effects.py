@@ -91,6 +91,9 @@ def effect(ctx, pc, vals, slot, blk, l1=None, values=True):
     if fam == "tile_trans":
         return lambda: ex.tile_trans(l1, v["dst"], v["src"], v["rows"], v["cols"], v["spitch"],
                                      v["dpitch"])
+    if fam == "tile_sort":                       # absent tiles and k are -1 (the replay's _rv)
+        return lambda: ex.tile_sort(l1, v["dst"], v["src"], v.get("idx", -1), v.get("src1", -1),
+                                    v["mode"], v.get("k", -1), v["rows"], v["cols"])
     if fam in ("tile_row_arg", "tile_col_arg"):
         kernel = ex.tile_col_arg if fam == "tile_col_arg" else ex.tile_row_arg
         return lambda: kernel(op, l1, v["dst"], v["src"], v["rows"], v["cols"], dt)

@@ -325,6 +325,9 @@ class AICoreBuiltins(OperandForms, AICoreScalarRules):
             self.error(node, f"tmov: Acc -> Vec ('{src.name}' -> '{dst.name}') is not a data path on "
                              "A2/A3 (the fixpipe writes UB only on A5)",
                        "tstore the Acc tile to GM and tload it on a vector core")
+        if all(isinstance(t, Ptr) and t.tile is not None and t.tile.loc == "Vec" for t in (src, dst)):
+            # Vec -> Vec: A2/A3 TMovToVec, a UB -> UB copy on the V pipe (isa/44_sort.toml)
+            return self.lower_tile_op(self.isa["TMOV_V2V"], node, {"dst": dst, "src": src, "n": NONE})
         self._move("TMOV_ACC" if acc else "TMOV", node, dst, src, Const(0, dtypes.int32),
                    Const(0, dtypes.int32))
 

@@ -30,20 +30,20 @@ FAMILIES = ("alu", "id", "load", "store", "fma_store", "alloc", "sync", "control
             "tile_load", "tile_store", "tile_mma", "tile_alu", "tile_reduce", "tile_expand",
             "tile_expand_op", "tile_col_reduce", "tile_col_expand", "tile_col_expand_op", "tile_cmp",
             "tile_sel", "tile_tri", "tile_fillpad", "tile_row_arg", "tile_col_arg", "tile_trans",
-            "tile_move", "tile_sync", "warp", "atomic", "local")
+            "tile_sort", "tile_move", "tile_sync", "warp", "atomic", "local")
 TILE_FAMILIES = ("tile_load", "tile_store", "tile_mma", "tile_alu", "tile_reduce", "tile_expand",
                  "tile_expand_op", "tile_col_reduce", "tile_col_expand", "tile_col_expand_op", "tile_cmp",
                  "tile_sel", "tile_tri", "tile_fillpad", "tile_row_arg", "tile_col_arg", "tile_trans",
-                 "tile_move", "tile_sync")
+                 "tile_sort", "tile_move", "tile_sync")
 # the vector families act on Vec (UB) tiles only, unless a record's `spaces` says otherwise
 VECTOR_FAMILIES = ("tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce",
                    "tile_col_expand", "tile_col_expand_op", "tile_cmp", "tile_sel", "tile_tri",
-                   "tile_fillpad", "tile_row_arg", "tile_col_arg", "tile_trans")
+                   "tile_fillpad", "tile_row_arg", "tile_col_arg", "tile_trans", "tile_sort")
 # the vector families only typed tiles of AI-core kernels reach (masks are uint8 tiles, pads
 # need a tile's valid region, index reductions write int32 tiles of float data, transposes
-# take two shapes)
+# take two shapes, sorts write (value, index) pairs)
 AICORE_ONLY_FAMILIES = ("tile_cmp", "tile_sel", "tile_tri", "tile_fillpad", "tile_row_arg", "tile_col_arg",
-                        "tile_trans")
+                        "tile_trans", "tile_sort")
 # the vector families the article's tile kernels (pto.alloc_local) run as well
 LANE_TILE_FAMILIES = tuple(f for f in VECTOR_FAMILIES if f not in AICORE_ONLY_FAMILIES)
 OPERAND_KINDS = ("value", "pointer", "dim", "dtype", "target", "imm", "tile")

@@ -54,6 +54,8 @@ FAMILY_ROLES = {
     "tile_row_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
     "tile_col_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
     "tile_trans": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp"),
+    # TSORT32, TMRGSORT, TMRGSORT_LISTS, TGATHER (isa/44_sort.toml): rows x cols of src's words
+    "tile_sort": FamilyRoles("dst", ("src", "idx", "src1"), ("rows", "cols"), ("src",)),
 }
 
 
@@ -68,3 +70,17 @@ def data_operand(spec) -> str:
     names = {o.name for o in spec.value_operands}
     return next(n for n in FAMILY_ROLES[spec.family].data if n in names)
 
+
+
+# TGATHER's mask patterns (pto-isa include/pto/common/type.hpp MaskPattern, VREDUCEv2's pattern
+# modes 1..7) and the columns each selects (cpu/TGather.hpp MaskSelect)
+GATHER_PATTERNS = {"P0101": 1, "P1010": 2, "P0001": 3, "P0010": 4, "P0100": 5, "P1000": 6, "P1111": 7}
+
+
+def gather_selects(pattern: int, c: int) -> bool:
+    """Whether mask pattern code `pattern` selects column c."""
+    if pattern in (1, 2):
+        return c % 2 == pattern - 1
+    if 3 <= pattern <= 6:
+        return c % 4 == pattern - 3
+    return True

@@ -31,6 +31,7 @@ VECTOR_ARGS = {
     "tile_fillpad": ("FILL", ("dst", "src", "rows", "cols", "spitch", "drows", "dcols")),
     "tile_expand": ("REXP", ("dst", "src", "rows", "cols", "spitch")),
     "tile_col_expand": ("CEXP", ("dst", "src", "rows", "cols")),
+    "tile_sort": ("SORT", ("dst", "src", "idx", "src1", "mode", "k", "rows", "cols")),
 }
 
 

@@ -1,0 +1,339 @@
+"""The sort family (isa/44_sort.toml) and Vec -> Vec TMOV, which pto-isa's topk kernel runs:
+a tiny kernel per instruction against values derived by hand from pto-isa's CPU simulation
+(include/pto/cpu/TSort32.hpp, TMrgSort.hpp, TGather.hpp), their cycles from the machine table's
+entries, the numba kernel against the reference's, and the port of the whole kernel
+(examples/topk.py) against pto-isa's gen_data golden."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+from pypto_sim.exec import reference
+from pypto_sim.exec.lane import executor
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_vec(make_kernels, body, x, out_words, out_dtype=np.float32, x_dtype=np.float32):
+    """Run body on AIV0 of one block with tiles loaded from X (x) and return O (out_words)."""
+    source = "\n@pto.kernel\ndef k(X, O):\n    with pto.vector():\n        if pto.get_subblock_id() == 0:\n" + \
+        "\n".join(" " * 12 + line for line in body.strip("\n").split("\n")) + "\n"
+    mod = make_kernels(source)
+    x = np.asarray(x).astype(x_dtype)
+    xt = pto.alloc_tensor(x.nbytes, getattr(pto, np.dtype(x_dtype).name))
+    pto.memcpy_h2d(xt, x)
+    o = pto.alloc_tensor(out_words * 4, getattr(pto, np.dtype(out_dtype).name))
+    pto.launch(mod.k, grid=(1,), args=(xt, o), check="all")
+    pto.sync()
+    got = np.empty(out_words, out_dtype)
+    pto.memcpy_d2h(got, o)
+    return got
+
+
+def test_tsort32_sorts_each_run_of_32_by_value_then_index(make_kernels):
+    """src[j] = 5j mod 8 over 64 columns, idx[j] = j + 100. In each run of 32 every value 0..7
+    appears four times; TSORT32 writes the run's (value, index) pairs by value descending and
+    equal values in index order: run 0 starts (7, 103), (7, 111), (7, 119), (7, 127), (6, 106)."""
+    j = np.arange(64)
+    x = np.concatenate([(5 * j) % 8, j + 100]).astype(np.float32)
+    got = run_vec(make_kernels, """
+s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)
+i = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)
+f = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)
+d = pto.alloc_tile(1, 128, pto.float32, loc=pto.Vec)
+pto.tload(s, X)
+pto.tload(f, X + 64)
+pto.tcvt(i, f)
+pto.tsort32(d, s, i)
+pto.tstore(O, d)
+""", x, 128)
+    want = [(val, 100 + c) for r in (0, 32) for val in range(7, -1, -1) for c in range(r, r + 32)
+            if (5 * c) % 8 == val]
+    assert want[:5] == [(7, 103), (7, 111), (7, 119), (7, 127), (6, 106)]
+    np.testing.assert_array_equal(got, np.array(want, np.float32).ravel())
+
+
+def test_tmrgsort_merges_four_blocks_the_first_block_winning_ties(make_kernels):
+    """Four blocks of 64 words (32 pairs); in each, pair p is (4 (31 - p), 100 b + p): the same
+    values in every block. Merged: value 124, 120, ..., 0, each from blocks 0, 1, 2, 3 in turn
+    (a later block replaces the pick only when strictly greater)."""
+    p = np.arange(32)
+    x = np.stack([np.stack([4 * (31 - p), 100 * b + p], 1).ravel() for b in range(4)]).ravel()
+    got = run_vec(make_kernels, """
+s = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)
+d = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)
+pto.tload(s, X)
+pto.tmrgsort(d, s, 64)
+pto.tstore(O, d)
+""", x, 256)
+    want = [(4 * (31 - q), 100 * b + q) for q in range(32) for b in range(4)]
+    np.testing.assert_array_equal(got, np.array(want, np.float32).ravel())
+
+
+def test_tmrgsort_of_two_lists_may_write_over_its_first_list(make_kernels):
+    """List 0 is pairs (2 (15 - p), p), list 1 (2 (15 - p), 50 + p) right after it, and dst is
+    the 64 words over both, as topk's SortTailBlock has it: A2/A3 merges into tmp and copies
+    back, so the result is the merge of the old lists, list 0 first on each tie."""
+    p = np.arange(16)
+    x = np.concatenate([np.stack([2 * (15 - p), p], 1).ravel(), np.stack([2 * (15 - p), 50 + p], 1).ravel()])
+    got = run_vec(make_kernels, """
+d = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)
+t = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)
+pto.tload(d, X)
+pto.tmrgsort(d, pto.tsubview(d, 0, 0, 1, 32), src1=pto.tsubview(d, 0, 32, 1, 32), tmp=t)
+pto.tstore(O, d)
+""", x, 64)
+    want = [pair for q in range(16) for pair in ((2 * (15 - q), q), (2 * (15 - q), 50 + q))]
+    np.testing.assert_array_equal(got, np.array(want, np.float32).ravel())
+
+
+@pytest.mark.parametrize("pattern, cols", [("P0101", range(0, 16, 2)), ("P1010", range(1, 16, 2)),
+                                           ("P0001", range(0, 16, 4)), ("P1000", range(3, 16, 4)),
+                                           ("P1111", range(16))])
+def test_tgather_packs_the_columns_its_pattern_selects(make_kernels, pattern, cols):
+    """src[c] = 10 c over 16 columns: P0101 keeps the even columns, P1010 the odd, P0001 / P1000
+    every fourth from 0 / 3, P1111 all (cpu/TGather.hpp MaskSelect), packed from dst's start."""
+    x = 10 * np.arange(16, dtype=np.float32)
+    got = run_vec(make_kernels, f"""
+s = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
+d = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
+pto.tload(s, X)
+pto.tgather(d, s, "{pattern}")
+pto.tstore(O, d)
+""", x, 16)
+    np.testing.assert_array_equal(got[:len(cols)], 10 * np.array(cols, np.float32))
+
+
+def test_tgather_moves_index_words_into_an_int32_tile(make_kernels):
+    """TSORT32 of 8 values 8 - j (already descending) with idx j, then P1010 into int32: the
+    index words 0..7 (topk's ExtractDataOrIndex<isIndex = true>)."""
+    x = np.concatenate([8 - np.arange(8), np.zeros(8), np.arange(8), np.zeros(8)]).astype(np.float32)
+    got = run_vec(make_kernels, """
+s = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
+f = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
+i = pto.alloc_tile(1, 8, pto.int32, loc=pto.Vec)
+d = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
+o = pto.alloc_tile(1, 8, pto.int32, loc=pto.Vec)
+pto.tload(s, X)
+pto.tload(f, X + 16)
+pto.tcvt(i, f)
+pto.tsort32(d, s, i)
+pto.tgather(o, d, "P1010")
+pto.tstore(O, o)
+""", x, 8, np.int32)
+    np.testing.assert_array_equal(got, np.arange(8))
+
+
+def test_tmov_between_vec_tiles_copies(make_kernels):
+    """pto.tmov(dst, src) on two Vec tiles copies the valid region (TMovToVec)."""
+    x = np.arange(64, dtype=np.float32) - 7.5
+    got = run_vec(make_kernels, """
+s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)
+d = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)
+pto.tload(s, X)
+pto.tmov(d, s)
+pto.tstore(O, d)
+""", x, 64)
+    np.testing.assert_array_equal(got, x)
+
+
+def test_costs_follow_the_table_entries(make_kernels):
+    """Cycles on an idle V pipe, from latency_tables/ascend910b.toml (head + per_repeat x
+    ceil(bytes / repeat_bytes); the tail is paid at the next barrier):
+    TSORT32 of 64 float32 (256 B, 128 B a vbitsort repeat): 6 + 2 x 2 = 10;
+    TMRGSORT of 256 words (1024 B): 20 + 78 x 1 = 98;
+    TMRGSORT_LISTS of 2 x 64 words (512 B): 20 + 79.72 x 1 = 99.72 -> 100;
+    TGATHER of 128 words (512 B): 14 + 14 x 2 = 42; TMOV_V2V of 128 words: 0.43 x 2 -> 1."""
+    mod = make_kernels('''
+@pto.kernel
+def k(A, C):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)
+            idx = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)
+            d = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)
+            t = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)
+            g = pto.alloc_tile(1, 128, pto.float32, loc=pto.Vec)
+            pto.tsort32(pto.tsubview(d, 0, 0, 1, 128), s, idx)
+            pto.pipe_barrier(pto.PIPE_V)
+            pto.tmrgsort(t, d, 64)
+            pto.pipe_barrier(pto.PIPE_V)
+            pto.tmrgsort(d, pto.tsubview(t, 0, 0, 1, 64), src1=pto.tsubview(t, 0, 64, 1, 64), tmp=g)
+            pto.pipe_barrier(pto.PIPE_V)
+            pto.tgather(s, pto.tsubview(d, 0, 0, 1, 128), "P0101")
+            pto.pipe_barrier(pto.PIPE_V)
+            pto.tmov(g, pto.tsubview(d, 0, 0, 1, 128))
+''')
+    a = pto.alloc_tensor(4096)
+    prof = pto.profile(mod.k, grid=(1,), args=(a, a))
+    got = {e.inst: e.end - e.start for e in prof.timeline if e.warp == 1}
+    assert {n: got[n] for n in ("TSORT32", "TMRGSORT", "TMRGSORT_LISTS", "TGATHER", "TMOV_V2V")} == \
+        {"TSORT32": 10, "TMRGSORT": 98, "TMRGSORT_LISTS": 100, "TGATHER": 42, "TMOV_V2V": 1}
+
+
+def test_special_values_through_sort_merge_gather_and_tmov(make_kernels):
+    """NaN, infinities and signed zeros. TSORT32 of (1, -inf, 0, NaN, -0, inf, 2, 0) with idx
+    0..7: nothing compares before or after a NaN, so the run is sorted on each side of it:
+    (1, 0) (0, 2) (-inf, 1) | (NaN, 3) | (inf, 5) (2, 6) (-0, 4) (0, 7), -0 == 0 keeping index
+    order (pto-isa's std::stable_sort leaves NaN's place undefined; this is the simulator's).
+    The two-list merge of [(inf, 0) (1, 1) (-0, 2) (-inf, 3)] and [(NaN, 4) (2, 5) (0, 6)
+    (-1, 7)] takes list 0 while list 1's head is not greater (NaN never is), then list 1.
+    TGATHER and TMOV copy the words: -0.0 keeps its sign."""
+    inf, nan = np.inf, np.nan
+    x = np.array([1, -inf, 0, nan, -0.0, inf, 2, 0] + list(range(8))
+                 + [inf, 0, 1, 1, -0.0, 2, -inf, 3, nan, 4, 2, 5, 0, 6, -1, 7], np.float32)
+    got = run_vec(make_kernels, """
+s = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
+f = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
+i = pto.alloc_tile(1, 8, pto.int32, loc=pto.Vec)
+d = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
+m = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
+g = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
+o = pto.alloc_tile(1, 48, pto.float32, loc=pto.Vec)
+pto.tload(s, X)
+pto.tload(f, X + 8)
+pto.tcvt(i, f)
+pto.tsort32(d, s, i)
+pto.tload(m, X + 16)
+pto.tmrgsort(g, pto.tsubview(m, 0, 0, 1, 8), src1=pto.tsubview(m, 0, 8, 1, 8), tmp=d)
+pto.tmov(pto.tsubview(o, 0, 0, 1, 16), d)
+pto.tmov(pto.tsubview(o, 0, 16, 1, 16), g)
+pto.tgather(pto.tsubview(o, 0, 32, 1, 8), d, "P0101")
+pto.tstore(O, o)
+""", x, 48)
+    sort32 = [1, 0, 0, 2, -inf, 1, nan, 3, inf, 5, 2, 6, -0.0, 4, 0, 7]
+    merged = [inf, 0, 1, 1, -0.0, 2, -inf, 3, nan, 4, 2, 5, 0, 6, -1, 7]
+    want = np.array(sort32 + merged + sort32[::2], np.float32)
+    np.testing.assert_array_equal(got[:40], want)
+    assert np.array_equal(np.signbit(got[:40]), np.signbit(want)), "a signed zero lost its sign"
+
+
+@pytest.mark.parametrize("mode, k, rows, cols", [(0, 0, 1, 64), (0, 40, 3, 40), (0, 0, 2, 7),
+                                                 (1, 64, 1, 256), (1, 128, 1, 1024), (1, 64, 1, 300),
+                                                 (2, 64, 1, 128), (2, 24, 1, 64), (2, 0, 1, 32),
+                                                 (3, 1, 2, 16), (3, 2, 1, 30), (3, 4, 3, 12), (3, 7, 1, 9)])
+def test_the_numba_sort_kernel_matches_the_reference(mode, k, rows, cols):
+    """tile_sort of both executors on the same random words (small integers: many ties; NaN
+    order is left out, pto-isa's std::stable_sort does not define it), with the operands' tiles
+    at random places: every word of memory comes out identical."""
+    ex = executor()
+    rng = np.random.default_rng(1000 * mode + cols)
+    for trial in range(4):
+        mem = rng.integers(-6, 6, 6000).astype(np.float64)
+        if mode in (1, 2):                            # sorted lists of pairs, as the merges need
+            for lo, n in ((1000, k if mode == 2 else cols), (2000, cols - k if mode == 2 else 0)):
+                step = k if mode == 1 else max(n, 1)
+                for b in range(lo, lo + n, max(step, 2)):
+                    m = min(step, lo + n - b) // 2
+                    mem[b:b + 2 * m:2] = np.sort(mem[b:b + 2 * m:2])[::-1]
+        dst, src, idx, src1 = 3000, 1000, 100 + trial, 2000
+        outs = []
+        for impl in (ex, reference):
+            m = mem.copy()
+            impl.tile_sort(m, dst, src, idx, src1, mode, k, rows, cols)
+            outs.append(m)
+        np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@pto.kernel
+def sort_corpus(X, I, O, OI):
+    """Every sort-family instruction and TMOV_V2V on AIV0, X's 64 values through TSORT32, the
+    two merges, TMOV back and both gathers."""
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)
+            idx = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)
+            d = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)
+            t = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)
+            v = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)
+            iv = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)
+            pto.tload(s, X)
+            pto.tload(idx, I)
+            pto.tsort32(pto.tsubview(d, 0, 0, 1, 128), s, idx)
+            pto.tload(s, X + 64)
+            pto.tsort32(pto.tsubview(d, 0, 128, 1, 128), s, idx)
+            pto.tmrgsort(t, d, 64)
+            pto.tmov(d, t)
+            pto.tmrgsort(t, pto.tsubview(d, 0, 0, 1, 128), src1=pto.tsubview(d, 0, 128, 1, 128), tmp=v)
+            pto.tgather(v, pto.tsubview(t, 0, 0, 1, 128), "P0101")
+            pto.tgather(iv, pto.tsubview(t, 0, 0, 1, 128), "P1010")
+            pto.tstore(O, v)
+            pto.tstore(OI, iv)
+
+
+def test_both_executors_agree_on_a_kernel_of_every_sort_instruction():
+    """sort_corpus in timing and functional mode with the numba and the reference executor:
+    the four HBM images are identical, and the top 64 of X's 128 values (ties: X holds each of
+    0..31 four times) are numpy's lexsort order over (index mod 64, -value)."""
+    from test_aicore_executors import both_executors, tensor_values
+    x = (np.arange(128) * 7 % 32).astype(np.float32)
+    X, I = pto.alloc_tensor(512, pto.float32), pto.alloc_tensor(256, pto.int32)
+    pto.memcpy_h2d(X, x)
+    pto.memcpy_h2d(I, np.arange(64, dtype=np.int32))
+    O, OI = pto.alloc_tensor(256, pto.float32), pto.alloc_tensor(256, pto.int32)
+    images = both_executors(sort_corpus, (1, 1, 1), (X, I, O, OI))
+    first = images[("timing", "numba")]
+    for key, image in images.items():
+        np.testing.assert_array_equal(image, first, err_msg=str(key))
+    got_v, got_i = tensor_values(first, O), tensor_values(first, OI)
+    # TSORT32 gives each pair the index of its column in its 64-value half; the merges keep
+    # the first half first on ties (block 0 / list 0), so order is by -value, then half, then index
+    order = np.lexsort((np.arange(128) % 64, np.arange(128) // 64, -x))[:64]
+    np.testing.assert_array_equal(got_v, x[order])
+    np.testing.assert_array_equal(got_i, order % 64)
+
+
+def test_the_port_of_pto_isas_topk_matches_its_golden():
+    """examples/topk.py on 192 rows (4 a vector core: one iteration of both buffers) gives
+    gen_data.py's golden top 1000 values and indices of every row."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    import topk
+    _, _, want_v, want_i = topk.golden(192)
+    got_v, got_i, prof = topk.run(192)
+    np.testing.assert_array_equal(got_v, want_v)
+    np.testing.assert_array_equal(got_i, want_i)
+    shares = prof.pipe_shares("AIV")
+    assert shares["V"] > 0.5        # the sorts dominate (pto-isa's README: aiv_vec_ratio 88.7-94%)
+
+
+def test_the_topk_ports_flags_order_every_hazard():
+    """sync="manual" as pto-isa's kernel: with check="race" (vector clocks per unit and pipe,
+    moved only by its flags and barriers) the 192-row launch reports no race."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    import topk
+    data, idx, want_v, _ = topk.golden(192)
+    src = pto.alloc_tensor(data.nbytes, pto.float32)
+    pto.memcpy_h2d(src, data)
+    in_idx = pto.alloc_tensor(idx.nbytes, pto.int32)
+    pto.memcpy_h2d(in_idx, idx.astype(np.int32))
+    out, index = pto.alloc_tensor(192 * 4000, pto.float32), pto.alloc_tensor(192 * 4000, pto.int32)
+    pto.launch(topk.topk, grid=(24,), args=(out, index, src, in_idx, 4), check="race")
+    pto.sync()
+    got = np.empty((192, 1000), np.float32)
+    pto.memcpy_d2h(got, out)
+    np.testing.assert_array_equal(got, want_v)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("s = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)\npto.tmrgsort(s, s, 48)",
+     "block_len must be a constant multiple of 64"),
+    ("s = pto.alloc_tile(1, 192, pto.float32, loc=pto.Vec)\npto.tmrgsort(s, s, 64)",
+     "groups of 4 blocks of 64"),
+    ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\nd = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)\n"
+     "pto.tgather(d, s, 'P0101')", "cannot hold the 32 words P0101 selects"),
+    ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\npto.tgather(s, s, 'P0110')", "pattern must be one of"),
+    ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\ni = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\n"
+     "d = pto.alloc_tile(1, 128, pto.float32, loc=pto.Vec)\npto.tsort32(d, s, i)", "the index tile 'i' holds float32"),
+    ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\ni = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)\n"
+     "pto.tsort32(s, s, i)", "must hold 1 rows of 128 words"),
+])
+def test_sort_operand_errors_name_the_tile_and_the_rule(make_kernels, body, message):
+    """A2/A3's asserts (TMrgSort.hpp: blockLen % 64, whole groups of 4 blocks; TGather.hpp: dst
+    holds what vreducev2 writes; TSort32.hpp: uint32 indices, 2 x cols words of pairs) as
+    CompileErrors at the kernel's line."""
+    source = ("\n@pto.kernel\ndef k(X, O):\n    with pto.vector():\n"
+              + "\n".join(" " * 8 + line for line in body.split("\n")) + "\n")
+    with pytest.raises(pto.CompileError, match=message):
+        make_kernels(source).k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))
