@@ -11,14 +11,15 @@ def rows(*tuples):
 
 
 def test_each_field_takes_its_narrowest_dtype():
-    """Two rows (block, warp, core, pc, issue, complete, stall, cause, cause_pc, mask, bytes):
-    every value is small, so each column takes its floor: cause int8; warp, core, pc,
-    cause_pc int16 (cause_pc -1 included); block, cycles, mask and bytes int32."""
-    rec = LaunchRecords.from_array(rows((0, 0, 0, 3, 10, 14, 2, 1, -1, 1, 512),
-                                        (5, 2, 1, 4, 12, 20, 0, 0, 3, 1, 0)))
+    """Two rows (block, warp, core, pc, issue, complete, stall, cause, cause_pc, mask, bytes,
+    why): every value is small, so each column takes its floor: cause int8; warp, core, pc,
+    cause_pc int16 (cause_pc -1 included); block, cycles, mask, bytes and why (which packs a
+    shared-bandwidth wait in cycles, records.why_code: 16 + 32 x 3 = 112 here) int32."""
+    rec = LaunchRecords.from_array(rows((0, 0, 0, 3, 10, 14, 2, 1, -1, 1, 512, 0),
+                                        (5, 2, 1, 4, 12, 20, 0, 0, 3, 1, 0, 112)))
     want = dict(block=np.int32, warp=np.int16, core=np.int16, pc=np.int16, issue=np.int32,
                 complete=np.int32, stall=np.int32, cause=np.int8, cause_pc=np.int16,
-                mask=np.int32, bytes=np.int32)
+                mask=np.int32, bytes=np.int32, why=np.int32)
     assert {f: getattr(rec, f).dtype for f in FIELDS} == {f: np.dtype(d) for f, d in want.items()}
     assert rec.complete.tolist() == [14, 20] and rec.cause_pc.tolist() == [-1, 3]
 
@@ -42,18 +43,18 @@ def test_chunks_join_in_order_at_the_widest_chunks_dtype():
     their floors. The builder is empty afterwards."""
     cols = RecordColumns()
     for issue in (1, 2, 2 ** 40):
-        cols.add(rows((0, 0, 0, 0, issue, issue + 1, 0, 0, -1, 1, 0)))
+        cols.add(rows((0, 0, 0, 0, issue, issue + 1, 0, 0, -1, 1, 0, 0)))
     cols.add(rows())                                   # an empty chunk adds nothing
     rec = cols.records()
     assert rec.issue.tolist() == [1, 2, 2 ** 40] and rec.issue.dtype == np.int64
     assert rec.pc.dtype == np.int16 and len(rec) == 3
-    whole = LaunchRecords.from_array(rows(*[(0, 0, 0, 0, i, i + 1, 0, 0, -1, 1, 0) for i in (1, 2, 2 ** 40)]))
+    whole = LaunchRecords.from_array(rows(*[(0, 0, 0, 0, i, i + 1, 0, 0, -1, 1, 0, 0) for i in (1, 2, 2 ** 40)]))
     assert all(getattr(whole, f).dtype == getattr(rec, f).dtype for f in FIELDS)
     assert len(cols.records()) == 0
 
 
 def test_no_rows_give_empty_columns_of_the_floor_dtypes():
-    """A launch that recorded nothing: eleven empty columns, cause int8, pc int16, issue int32."""
+    """A launch that recorded nothing: twelve empty columns, cause int8, pc int16, issue int32."""
     rec = RecordColumns().records()
     assert len(rec) == 0
     assert (rec.cause.dtype, rec.pc.dtype, rec.issue.dtype) == (np.int8, np.int16, np.int32)

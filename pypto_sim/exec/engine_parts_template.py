@@ -459,4 +459,5 @@ def _record(rec, totals, st, record, block, w, core, pc, issue, complete, stall,
     rec[n, 8] = cause_pc
     rec[n, 9] = mask
     rec[n, 10] = moved
+    rec[n, 11] = 0          # why: the AI core's tile records fill it in after (the buffer is reused)
     st[S_REC_N] = n + 1

@@ -9,8 +9,8 @@ Work, from the profile's records and the kernel's instructions:
   (``cube_flops_exact`` is then False);
 - vector FLOPs: one per element of every arithmetic tile operation on PIPE_V (the families
   of ``FLOP_FAMILIES``: elementwise ops and conversions, row / column reductions (per input
-  element), broadcast ops, compares); data movement (expand, select, transpose, fill) counts
-  none;
+  element), broadcast ops, compares); data movement (expand, select, transpose, fill, a Vec to
+  Vec TMOV) counts none;
 - GM bytes: the bytes of every TLOAD, TSTORE and TSTORE_ACC (the elements moved, not the L2
   lines touched).
 
@@ -117,7 +117,7 @@ def kernel_work(prof) -> dict:
             if shape is None:
                 work["cube_flops_exact"] = False
             _add_by_unit(work["cube"], rec, on, _matmul_flops(prof, pc, spec, on, item, shape))
-        elif spec.family in FLOP_FAMILIES and prof.pc_pipe_index(pc) == vector:
+        elif computes(spec) and prof.pc_pipe_index(pc) == vector:
             roles = FAMILY_ROLES[spec.family]
             which = roles.dst if roles.shape == ("n",) else data_operand(spec)
             _add_by_unit(work["vector"], rec, on, rec.bytes[on] // _tile_item(prog, ins, spec, which))
@@ -201,13 +201,22 @@ def machine_roofs(machine, cores, cube_item=2) -> dict:
     }
 
 
+def computes(spec) -> bool:
+    """Whether a tile instruction does arithmetic (a FLOP per element): a FLOP_FAMILIES member
+    that is not a bare copy - its value the source itself (float expression "a") with no
+    rounding ``mode`` operand (TMOV_V2V; TCVT, whose value is also "a", converts by its mode)."""
+    copy = (spec.float_expr or "").strip() == "a" and not any(
+        op.name == "mode" for op in spec.operands)
+    return spec.family in FLOP_FAMILIES and not copy
+
+
 def _vector_rate(machine) -> tuple:
     """(elements per cycle, where it comes from) of the fastest vector op in the table."""
     specs = load_isa().by_name
 
     def arithmetic(name):
         spec = specs.get(name)
-        return spec is not None and spec.pipe == "vector" and spec.family in FLOP_FAMILIES
+        return spec is not None and spec.pipe == "vector" and computes(spec)
 
     best, where = 0.0, "none"
     for (op, dtype, cols), (slope, _bias) in machine.vector_formulas.items():
