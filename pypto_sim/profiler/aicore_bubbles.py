@@ -28,7 +28,7 @@ import numpy as np
 
 from ..isa import PIPES, PTO_PIPE_NAMES
 from ..timing.records import CAUSE, why_fields
-from .bubbles import BubbleReport
+from .bubbles import BubbleReport, cause_lines
 
 UNITS = ("AIC", "AIV0", "AIV1")
 KINDS = ("flag", "cross_core", "queue", "scalar", "bandwidth", "l2_miss", "data", "barrier", "tail",
@@ -449,12 +449,7 @@ class AICoreBubbleReport(BubbleReport):
         lines = [head]
         for label in sorted({r[0] for r in rows}, key=_label_order):
             mine = [r for r in rows if r[0] == label]
-            idle = sum(r[3] for r in mine)
-            active = self.active_cycles.get(label, 0)
-            share = f" of {active} active ({100 * idle / active:.0f}%)" if active else ""
-            lines.append(f"{label}: {idle} idle cycles{share}")
-            for _, text, _kind, cyc, gaps in mine:
-                lines.append(f"  {cyc:>9d} {100 * cyc / max(idle, 1):>5.1f}% {gaps:>6d} stretches  {text}")
+            lines += cause_lines(label, mine, self.active_cycles.get(label, 0), "stretches")
         return "\n".join(lines)
 
     __repr__ = __str__

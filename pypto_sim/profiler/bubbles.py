@@ -306,14 +306,20 @@ class BubbleReport(list):
             return lines[0] + "\n  (none)"
         for p in PIPES:
             mine = [r for r in rows if r[0] == p]
-            if not mine:
-                continue
-            idle = sum(r[3] for r in mine)
-            active = self.active_cycles.get(p, 0)
-            share = f" of {active} active ({100 * idle / active:.0f}%)" if active else ""
-            lines.append(f"{p} pipe: {idle} idle cycles{share}")
-            for _, text, _kind, cyc, gaps in mine:
-                lines.append(f"  {cyc:>9d} {100 * cyc / max(idle, 1):>5.1f}% {gaps:>6d} gaps  {text}")
+            if mine:
+                lines += cause_lines(f"{p} pipe", mine, self.active_cycles.get(p, 0), "gaps")
         return "\n".join(lines)
 
     __repr__ = __str__
+
+
+def cause_lines(heading: str, rows: list, active: int, stretch_word: str) -> list:
+    """The report lines of one pipe's idle time: ``heading`` with its idle cycles (and their
+    share of ``active`` cycles when known), then one line per (label, text, kind, cycles,
+    gaps) row of ``rows``: cycles, share of the idle time, how many stretches, the cause."""
+    idle = sum(r[3] for r in rows)
+    share = f" of {active} active ({100 * idle / active:.0f}%)" if active else ""
+    lines = [f"{heading}: {idle} idle cycles{share}"]
+    for _, text, _kind, cyc, gaps in rows:
+        lines.append(f"  {cyc:>9d} {100 * cyc / max(idle, 1):>5.1f}% {gaps:>6d} {stretch_word}  {text}")
+    return lines
