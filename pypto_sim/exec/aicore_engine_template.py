@@ -59,7 +59,6 @@ LG_COLS = 6
 LG_OFF = 7
 LG_STRIDE = 8
 N_LG = 9
-R_WHY = 11          # the records' why column (timing/records.py FIELDS)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -331,11 +330,10 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                                       hz_has, hz_wd, hz_rd, hz_wpc, hz_rpc, ak_s, ak_e, ak_n, l2_s, l2_e,
                                       l2_n, lk_s, lk_e, lk_n, l2s, l2link, l2first, tbase,
                                       routes, hz_out, out)
+                        # why (records.why_code): the scalar unit's cause, the L2 miss, the shared wait
                         _record(rec, totals, st, record, block_id, w, core, pc, out[0], out[1],
-                                out[0] - now, out[3], out[4], mask, out[2])
-                        if record:
-                            # records.why_code: the scalar unit's cause, the L2 miss, the shared wait
-                            rec[st[S_REC_N] - 1, R_WHY] = uv[g, U_CAUSE] + 16 * out[5] + 32 * out[6]
+                                out[0] - now, out[3], out[4], mask, out[2],
+                                uv[g, U_CAUSE] + 16 * out[5] + 32 * out[6])
                         k = st[S_LOG_N]
                         lg_i[k, LG_PC] = pc
                         lg_i[k, LG_G] = g
@@ -396,7 +394,7 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                         fallback = True
                         break
                     _record(rec, totals, st, record, block_id, w, core, pc, now, complete, stall,
-                            uv[g, U_CAUSE], uv[g, U_CAUSE_PC], mask, 0)
+                            uv[g, U_CAUSE], uv[g, U_CAUSE_PC], mask, 0, 0)
                     uv[g, U_CAUSE] = CA_NONE
                     uv[g, U_CAUSE_PC] = -1
                     if next_pc < 0:

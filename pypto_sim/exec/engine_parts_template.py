@@ -434,9 +434,10 @@ def operands_ready(pc, t, pc_srcs, pc_dst, ready, producer):
 # ---------------------------------------------------------------- records
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _record(rec, totals, st, record, block, w, core, pc, issue, complete, stall, cause,
-            cause_pc, mask, moved):
+            cause_pc, mask, moved, why):
     """One issued warp-instruction: a row of rec (FIELDS of timing/records.py) when the
-    records are kept, else its share of totals[pc] (count, lanes, busy, stall: PcTotals)."""
+    records are kept, else its share of totals[pc] (count, lanes, busy, stall: PcTotals).
+    ``why`` is records.why_code's (0 but for an AI-core tile instruction)."""
     if not record:
         m = mask & 0xFFFFFFFF
         m = m - ((m >> 1) & 0x55555555)
@@ -459,5 +460,5 @@ def _record(rec, totals, st, record, block, w, core, pc, issue, complete, stall,
     rec[n, 8] = cause_pc
     rec[n, 9] = mask
     rec[n, 10] = moved
-    rec[n, 11] = 0          # why: the AI core's tile records fill it in after (the buffer is reused)
+    rec[n, 11] = why
     st[S_REC_N] = n + 1

@@ -228,7 +228,7 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                         complete = now + lat
                         cause = CA_BARRIER_BLOCK if complete - issued > lat else wv[g, W_CAUSE]
                         _record(rec, totals, st, record, block_id, w, core, pc, issued, complete,
-                                wv[g, W_STALL], cause, wv[g, W_CAUSE_PC], state[1], 0)
+                                wv[g, W_STALL], cause, wv[g, W_CAUSE_PC], state[1], 0, 0)
                         wv[g, W_NEXT] = complete
                         wv[g, W_CAUSE] = CA_NONE
                         wv[g, W_CAUSE_PC] = -1
@@ -371,7 +371,7 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                                 wready[pc_dst[pc]] = complete
                                 wprod[pc_dst[pc]] = pc
                             _record(rec, totals, st, record, block_id, w, core, pc, now, complete,
-                                    stall, wv[g, W_CAUSE], wv[g, W_CAUSE_PC], mask, 0)
+                                    stall, wv[g, W_CAUSE], wv[g, W_CAUSE_PC], mask, 0, 0)
                             wv[g, W_CAUSE] = CA_NONE
                             wv[g, W_CAUSE_PC] = -1
                             state[0] = pc + 1
@@ -383,7 +383,7 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                         wv[g, W_PHASE] = PH_BARRIER
                         break
                     _record(rec, totals, st, record, block_id, w, core, pc, now, complete, stall,
-                            wv[g, W_CAUSE], wv[g, W_CAUSE_PC], mask, moved)
+                            wv[g, W_CAUSE], wv[g, W_CAUSE_PC], mask, moved, 0)
                     wv[g, W_CAUSE] = CA_NONE
                     wv[g, W_CAUSE_PC] = -1
                     if next_pc < 0:

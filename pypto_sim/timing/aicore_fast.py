@@ -19,7 +19,7 @@ from ..isa import FAMILIES, PIPES
 from .aicore_pipes import AICorePipes
 from .aicore_replay import replay_table, replay_values
 from .aicore_tables import SYNC_KINDS
-from .fast import EVENTS_PER_CALL, flushed_records, grown, rebuilt_table, start_slots
+from .fast import EVENTS_PER_CALL, finished_records, flushed_records, grown, rebuilt_table, start_slots
 from .records import FIELDS, ROWS_PER_CHUNK, PcTotals, RecordColumns
 
 SCALAR_FAMILIES = ("control", "alu", "id", "warp", "alloc")
@@ -129,6 +129,7 @@ class AICoreFastEngine:
         self.bx = np.zeros((slots, ex.N_BX), np.int64)
         self.rec = np.zeros((ROWS_PER_CHUNK if sim.record else 1, len(FIELDS)), np.int64)
         self.columns = RecordColumns()
+        self._stores = None
         self.totals = np.zeros((len(code), 4), np.int64)
         self.lg_i = np.zeros((LOG_ROWS, ex.N_LG), np.int64)
         self.lg_v = np.zeros((LOG_ROWS, MAX_SRCS + 4), np.float64)
@@ -172,9 +173,7 @@ class AICoreFastEngine:
         if status == ex.ENG_FALLBACK:
             return "fallback"
         if sim.record:
-            self.columns.add(self.rec[:st[ex.S_REC_N]])
-            self.rec = None
-            sim.record_columns = self.columns.records()
+            sim.record_columns, self.rec = finished_records(ex, st, self.rec, self.columns), None
         else:
             sim.pc_totals = PcTotals.from_array(self.totals)
         sim.end_time = int(st[ex.S_END_TIME])
@@ -234,8 +233,10 @@ class AICoreFastEngine:
         replay_values(sim, ex, lg, vals, *self.replay, self.local_words, gx * gy * gz, before)
 
     def store_pcs(self):
-        """A bool per pc: a tile store (initcheck marks what it writes)."""
-        return np.array([spec.family == "tile_store" for spec in self.sim.pc_spec], bool)
+        """A bool per pc: a tile store (initcheck marks what it writes); computed once."""
+        if self._stores is None:
+            self._stores = np.array([spec.family == "tile_store" for spec in self.sim.pc_spec], bool)
+        return self._stores
 
     def _drop_unread_log(self):
         """With values off the log is read back only for initcheck's stores: keep those rows

@@ -184,9 +184,7 @@ class FastEngine:
                 continue
             break
         if sim.record:
-            self.columns.add(self.rec[:st[ex.S_REC_N]])
-            self.rec = None
-            sim.record_columns = self.columns.records()
+            sim.record_columns, self.rec = finished_records(ex, st, self.rec, self.columns), None
         else:
             sim.pc_totals = PcTotals.from_array(self.totals)
         sim.end_time = int(st[ex.S_END_TIME])
@@ -305,6 +303,13 @@ def flushed_records(ex, st, rec, columns):
     if len(rec) < ROWS_PER_CHUNK:
         rec = np.zeros((min(2 * len(rec), ROWS_PER_CHUNK), rec.shape[1]), np.int64)
     return rec
+
+
+def finished_records(ex, st, rec, columns):
+    """The launch is over: the buffer's last rows go to columns, and all rows come back as
+    LaunchRecords (the caller drops its buffer)."""
+    columns.add(rec[:st[ex.S_REC_N]])
+    return columns.records()
 
 
 def grown(a, n):
