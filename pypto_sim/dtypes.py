@@ -156,8 +156,8 @@ def host_words(host: np.ndarray, dtype: DType) -> np.ndarray:
 
 
 # TCVT's rounding modes, in the order the mode operand numbers them (PTO-ISA RoundMode
-# CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD; exec/tile_template.py's
-# CVT_* constants follow this order)
+# CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD; exec/lane.py generates
+# the executor's CVT_* constants from it)
 CVT_MODES = ("rint", "round", "floor", "ceil", "trunc", "odd")
 # A2/A3's TCVT conversions among this simulator's tile dtypes (pto-isa docs/isa/TCVT.md,
 # "Supported Conversions": FP32 -> FP16, FP32, BF16, I16, I32; FP16 -> FP32, I32, I16, I8, U8;

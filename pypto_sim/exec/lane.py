@@ -130,6 +130,9 @@ def generate_source(bounds_check: bool = True) -> str:
         head.append(f"{name} = {value}\n")
     for d in dtypes.ALL:
         head.append(f"DT_{d.name.upper().rstrip('_')} = {d.code}\n")
+    for i, mode in enumerate(dtypes.CVT_MODES):             # TCVT's mode operand (dtypes.py)
+        head.append(f"CVT_{mode.upper()} = {i}\n")
+    head.append(f"CVT_SAT_OFF = {dtypes.CVT_SAT_OFF}\n")
     for i, fam in enumerate(FAMILIES):
         head.append(f"F_{fam.upper()} = {i}\n")
     for spec in isa.specs:

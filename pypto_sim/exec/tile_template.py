@@ -186,11 +186,8 @@ def gm_scatter(hbm, dst, stride, buf, rows, cols, dt):
             gm_store(hbm, row + c * item, dt, buf[r * cols + c])
 
 
-# TCVT's rounding modes, in the order of the frontend's mode names (PTO-ISA RoundMode:
-# CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD)
-CVT_RINT, CVT_ROUND, CVT_FLOOR, CVT_CEIL, CVT_TRUNC, CVT_ODD = 0, 1, 2, 3, 4, 5
-# TCVT's mode operand + CVT_SAT_OFF: SaturationMode::OFF (dtypes.CVT_SAT_OFF)
-CVT_SAT_OFF = 8
+# TCVT's rounding modes CVT_RINT ... CVT_ODD and CVT_SAT_OFF (SaturationMode::OFF, added to
+# the mode operand) are the generated module's, numbered from dtypes.CVT_MODES / CVT_SAT_OFF
 
 
 @njit(cache=True, error_model="numpy")
