@@ -19,11 +19,13 @@ from pypto_sim.timing.records import FIELDS
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 sys.path.append(str(Path(__file__).resolve().parents[1] / "benchmarks"))   # after examples/: both have a layer_norm
 import flash_attention  # noqa: E402
+import gemm_ar_compute  # noqa: E402
 import gemm_manual  # noqa: E402
 import layer_norm  # noqa: E402
 import published  # noqa: E402
 import rms_norm  # noqa: E402
 import softmax  # noqa: E402
+import topk  # noqa: E402
 
 
 def simulate(kernel, grid, args, engine, max_cycles=None, values=True):
@@ -104,6 +106,31 @@ def test_the_published_gemm_benchmark():
     B = dev_array(rng.standard_normal((n, n)).astype(np.float16), pto.float16)
     C = pto.alloc_tensor(n * n * 4, pto.float32)
     assert_engines_agree(published.gemm_performance, (4, 1, 1), (A, B, C, n, n, n))
+
+
+def test_the_gemm_ar_compute_example():
+    """examples/gemm_ar_compute.py at 256 x 1024 x 512 on three cores: 2 x 2 = 4 output tiles,
+    so block 0 takes two (4 // 3 = 1, one more for the first 4 % 3 = 1 blocks), odd tile rows
+    swizzled, two K iterations of two L1 panels each, float16 output."""
+    rng = np.random.default_rng(5)
+    m, k, n = 256, 1024, 512
+    A = dev_array(rng.standard_normal((m, k)).astype(np.float16), pto.float16)
+    B = dev_array(rng.standard_normal((k, n)).astype(np.float16), pto.float16)
+    C = pto.alloc_tensor(m * n * 2, pto.float16)
+    assert_engines_agree(gemm_ar_compute.gemm_ar_compute, (3, 1, 1), (A, B, C, m, n, k))
+
+
+@pytest.mark.parametrize("values", [True, False])
+def test_the_topk_example(values):
+    """examples/topk.py at 192 rows: 48 vector blocks (24 AI cores x AIV0/AIV1) of four rows,
+    one double-buffered iteration each; sort, merge and gather on V, flags as pto-isa's."""
+    rows = 192
+    data, idx, _, _ = topk.golden(rows)
+    args = (pto.alloc_tensor(rows * topk.TOPK * 4, pto.float32),
+            pto.alloc_tensor(rows * topk.TOPK * 4, pto.int32),
+            dev_array(data, pto.float32), dev_array(idx.astype(np.int32), pto.int32),
+            rows // topk.BLOCK_DIM)
+    assert_engines_agree(topk.topk, (topk.BLOCK_DIM // 2, 1, 1), args, values=values)
 
 
 @pytest.mark.parametrize("make, extra", [(softmax.make_softmax, (64,)),
