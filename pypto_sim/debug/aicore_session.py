@@ -73,8 +73,9 @@ class AICoreDebugContext:
         self.pos = -1                       # the execution position of the stop (-1: before all)
         self.breakpoints: dict = {}
         self._next_bp = 1
+        cores = len(set(self.run.core.tolist()))
         self._say(f"-- debugging {kernel.name} grid={self.grid} on {self.machine.name}: "
-                  f"{len(set(self.run.core.tolist()))} AI cores (units AIC, AIV0, AIV1 each); "
+                  f"{cores} AI core{'s' if cores != 1 else ''} (units AIC, AIV0, AIV1); "
                   "paused before the first instruction")
 
     def _say(self, text):
