@@ -191,3 +191,72 @@ def test_wrong_names_are_refused(add_one_session):
         ctx.inspect("y")
     with pytest.raises(pto.ArgumentError, match="unit='AIV0' or 'AIV1'"):
         ctx.inspect("x", unit="AIC")
+
+
+@pto.kernel(sync="manual")
+def forgot_flag_then_faults(X, Y):
+    x = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+    pto.tload(x, X)
+    pto.tadds(x, x, 1.0)                 # no flag orders it after the TLOAD
+    pto.tload(x, X + 200)                # elements 200 .. 455 of a 256-element tensor
+    pto.tstore(Y, x)
+
+
+def test_a_stale_read_and_a_fault_stay_inspectable(simple_machine):
+    """Without a flag, the TADDS dispatched at 5 starts at once on the empty V pipe (cycle 5),
+    while the TLOAD dispatched at 4 writes x only at 4 + 132 = 136: stopped at the TADDS, its
+    input x reads zeros, the stale value the hardware would read. The second TLOAD (dispatched
+    at 6) reaches past X: stepping to it raises OutOfBoundsError, after which the tiles still
+    read as they were at the start of the fault's cycle (nothing completed by cycle 6), and
+    ``check="race"`` reports the missing flag instead."""
+    X = pto.alloc_tensor(1024, pto.float32)
+    Y = pto.alloc_tensor(1024, pto.float32)
+    pto.memcpy_h2d(X, np.arange(256, dtype=np.float32))
+    ctx = dbg.debug_kernel(forgot_flag_then_faults, args=(X, Y), grid=(1,), echo=False)
+    ctx.break_at(inst="TADDS")
+    assert ctx.continue_().cycle == 5
+    np.testing.assert_array_equal(ctx.inspect("x"), np.zeros((16, 16), np.float32))
+    with pytest.raises(pto.OutOfBoundsError, match="element 200 reach element 455"):
+        ctx.step(10)
+    assert ctx.done and isinstance(ctx.error, pto.OutOfBoundsError) and ctx.cycle == 6
+    np.testing.assert_array_equal(ctx.inspect("x"), np.zeros((16, 16), np.float32))
+    raced = dbg.debug_kernel(forgot_flag_then_faults, args=(X, Y), grid=(1,), echo=False, check="race")
+    with pytest.raises(pto.RaceError, match="TADDS at line"):
+        raced.continue_()
+
+
+def test_flash_attention_trowmax_stops_when_it_runs_with_its_scores_loaded():
+    """examples/flash_attention.py at S = 256 on ascend910b: the breakpoint on TROWMAX of
+    AIV0, core 0 stops at the cycle the TROWMAX starts on PIPE_V (its timeline entry's start,
+    thousands of cycles after its dispatch), and its input s then holds the first key block's
+    scores of AIV0's 64 query rows, scaled: Q[:64] K[:128]^T / sqrt(128) (float16 inputs,
+    float32 products)."""
+    import math
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    try:
+        import flash_attention as fa
+    finally:
+        sys.path.pop(0)
+    S = 256
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((S, fa.D)).astype(np.float16) for _ in range(3))
+    ts = []
+    for array in (q, np.ascontiguousarray(k.T), v):
+        d = pto.alloc_tensor(array.nbytes, pto.float16)
+        pto.memcpy_h2d(d, array)
+        ts.append(d)
+    blocks = S // fa.BQ
+    args = (*ts, pto.alloc_tensor(S * fa.D * 4, pto.float32),
+            pto.alloc_tensor(blocks * 2 * fa.BQ * fa.BK * 4, pto.float32),
+            pto.alloc_tensor(blocks * 2 * fa.BQ * fa.BK * 2, pto.float16),
+            pto.alloc_tensor(blocks * 2 * fa.BQ * fa.D * 4, pto.float32), S, 1.0 / math.sqrt(fa.D))
+    ctx = dbg.debug_kernel(fa.flash_attention, args=args, grid=(blocks,), echo=False)
+    ctx.break_at(inst="TROWMAX", unit="AIV0", core=0)
+    hit = ctx.continue_()
+    (op,) = [o for o in ctx.pipe_queues()["V"] if o.inst == "TROWMAX"]
+    assert hit.cycle == hit.start == op.start == ctx.cycle and op.state == "running"
+    assert op.dispatched < hit.cycle
+    want = q[:64].astype(np.float64) @ k[:128].astype(np.float64).T / math.sqrt(fa.D)
+    np.testing.assert_allclose(ctx.inspect("s"), want, rtol=1e-5, atol=1e-5)

@@ -99,16 +99,19 @@ class AICoreRun:
         self.snapshot = hbm.copy()                 # every state replay starts from it
         self.error = None
         self.values_error = None                   # why values cannot be shown, else None
-        records, total = None, None
+        checked = None
         if pending.checks:
             # the checks run in the SimPy model: a check error ends the run where it happened
             sim = simulation_for(pending, self.snapshot.copy(), _copy(device.hbm.init), record=True)
             try:
                 sim.run()
             except PtoError as err:
-                records, total = self._failed(sim, err)
-        if records is None:
-            records, total = self._run(device, pending)
+                checked = (sim, err)
+        # the compiled engine's run gives the log the values are replayed from (after a check
+        # error on a copy: the launch failed, its outputs do not land)
+        records, total = self._run(device, pending, device.hbm.data if checked is None else self.snapshot.copy())
+        if checked is not None:
+            records, total = self._failed(*checked)
         self.records, self.total = records, total
         self.profile = Profile(pending.kernel.name, self.prog, pending.machine, pending.grid, pending.block,
                                total, records, self.sim.pc_pipe, self.sim.pc_name, 0.0, pc_lat=self.sim.pc_lat)
@@ -130,11 +133,11 @@ class AICoreRun:
             self._link_log()
 
     # ---------------------------------------------------------------- the run
-    def _run(self, device, pending):
-        """The launch on the compiled event loop, on the device's HBM (its outputs land there,
-        as after a launch); (records, total cycles)."""
+    def _run(self, device, pending, hbm):
+        """The launch on the compiled event loop, on the HBM bytes hbm (the device's: its
+        outputs land there, as after a launch); (records, total cycles)."""
         prog = self.prog
-        sim = self.sim = simulation_for(pending, device.hbm.data, device.hbm.init, record=True,
+        sim = self.sim = simulation_for(pending, hbm, device.hbm.init, record=True,
                                         checks=frozenset(), values=True)
         engine = self.engine = AICoreFastEngine(sim)
         sim.engine_used = "fast"
@@ -142,8 +145,8 @@ class AICoreRun:
             outcome = engine.run()
         self.blas = sim.blas
         if outcome == "fallback":
-            # a fault: the SimPy model reports it (on a copy; nothing of the run is kept)
-            device.hbm.data[:] = self.snapshot
+            # a fault: the SimPy model reports it (on a copy), the engine's log up to it stays
+            hbm[:] = self.snapshot
             fault = simulation_for(pending, self.snapshot.copy(), _copy(device.hbm.init), record=True,
                                    checks=frozenset(), engine="simpy")
             try:
@@ -158,10 +161,9 @@ class AICoreRun:
         return sim.records(), int(sim.end_time)
 
     def _failed(self, sim, err):
-        """A run that raised err: its records up to the fault; values are not replayed."""
+        """A SimPy run that raised err: its records up to the error, which the compiled
+        engine's log (the same operations in the same order, up to there at least) covers."""
         self.sim, self.error = sim, err
-        self.values_error = (f"the run stopped at {type(err).__name__}; tile values are replayed "
-                             "only for a run the compiled engine completes (see ctx.error)")
         return sim.records(), int(sim.env.now)
 
     def _link_log(self):
@@ -185,16 +187,20 @@ class AICoreRun:
             key = (int(self.block[r]), int(self.unit[r]))
             k = taken.get(key, 0)
             taken[key] = k + 1
-            i = queues[key][k]
-            assert int(self.lg[i, ex.LG_PC]) == int(self.pc[r]), "the log and the records disagree"
-            self.log_of[r] = i
+            mine = queues.get(key, [])
+            if k >= len(mine) or int(self.lg[mine[k], ex.LG_PC]) != int(self.pc[r]):
+                self.values_error = (f"the compiled engine's log does not cover the run up to its "
+                                     f"{type(self.error).__name__}, so tile values cannot be shown")
+                return
+            self.log_of[r] = mine[k]
 
     # ---------------------------------------------------------------- state at a position
     def cut(self, pos) -> int:
         """How many replay events come before the instruction at execution position pos
         (None: the end): a tile operation's own read; a scalar or flag instruction's cycle."""
-        if pos is None:
-            return len(self.events)
+        if pos is None:               # the end; a run that failed: the start of its error's cycle
+            return len(self.events) if self.error is None else \
+                int(np.searchsorted(self.event_times, self.total, side="left"))
         r = int(self.order[pos])
         if self.log_of[r] >= 0:
             return int(self.read_pos[self.log_of[r]])
