@@ -95,8 +95,10 @@ def test_a_breakpoint_stops_at_the_execution_cycle_with_the_inputs_as_they_are_t
 
 def test_pipe_queues_and_flags_at_a_stop(add_one_session):
     """At the TADDS (cycle 136) AIV0's V pipe runs it (136-162) and MTE3 holds the TSTORE
-    dispatched at 10, waiting for the set_flag(V, MTE3) (runs 162-244); both flags were set
-    and waited once by the scalar unit (cycles 5-6 and 8-9), none pending."""
+    dispatched at 10, waiting for the set_flag(V, MTE3) (runs 162-244). The scalar unit issued
+    both flags' set and wait (cycles 5-6 and 8-9); set_flag(MTE2, V) fired when MTE2 completed
+    the TLOAD (136, so by this cycle), set_flag(V, MTE3) fires only when V completes the TADDS
+    (162): its wait holds PIPE_MTE3."""
     ctx, _x, _Y = add_one_session
     ctx.break_at(inst="TADDS")
     ctx.continue_()
@@ -105,10 +107,11 @@ def test_pipe_queues_and_flags_at_a_stop(add_one_session):
     (v,), (mte3,) = queues["V"], queues["MTE3"]
     assert (v.inst, v.state, v.dispatched, v.start, v.end) == ("TADDS", "running", 7, 136, 162)
     assert (mte3.inst, mte3.state, mte3.dispatched, mte3.start, mte3.end) == ("TSTORE", "waiting", 10, 162, 244)
-    flags = {(f.kind, f.src, f.dst, f.event): (f.set, f.waited, f.pending) for f in ctx.flags()}
-    assert flags == {("flag", "MTE2", "V", 0): (1, 1, 0), ("flag", "V", "MTE3", 0): (1, 1, 0)}
+    flags = {(f.kind, f.src, f.dst, f.event): (f.set, f.fired, f.waited, f.pending) for f in ctx.flags()}
+    assert flags == {("flag", "MTE2", "V", 0): (1, 1, 1, 0), ("flag", "V", "MTE3", 0): (1, 0, 1, 1)}
     text = ctx.where()
     assert "PIPE_V queue:" in text and "TSTORE (line 28) waiting" in text
+    assert "flag (PIPE_V, PIPE_MTE3, 0): set 1 (fired 0), waited 1: PIPE_MTE3 held until it fires" in text
 
 
 def test_steps_go_in_execution_order_and_back(add_one_session):
@@ -129,8 +132,10 @@ def test_steps_go_in_execution_order_and_back(add_one_session):
 def test_step_per_unit_and_break_on_pipe_flag_and_cross_core_flag(simple_machine):
     """The AIC loads X, stores it to W and signals cross-core flag 3; both AIVs wait for it,
     load W, add 2 and store their halves of Y. step(unit="AIC") stops only at the AIC's
-    instructions; a breakpoint on flag 3 stops at the AIC's set, then at each AIV's wait, where
-    AIV0 has one signal pending from the AIC; a breakpoint on PIPE_V with unit AIV1 stops at
+    instructions; a breakpoint on flag 3 stops at the AIC's set (issued at 8), then at each
+    AIV's wait (at 234: the AIC's TLOAD, dispatched at 4, runs 100 + 1024 / 64 (gm_to_l1) =
+    116 cycles to 120, its TSTORE from Mat then 50 + 1024 / 16 (l1_to_gm) = 114 to 234, when
+    the signal fires); a breakpoint on PIPE_V with unit AIV1 stops at
     AIV1's TADDS, whose input v (in AIV1's own UB) holds X."""
     X, W, Y = _tensors(256, 256, 512)
     x = np.arange(256, dtype=np.float32) * 0.5
@@ -145,8 +150,8 @@ def test_step_per_unit_and_break_on_pipe_flag_and_cross_core_flag(simple_machine
     wait = ctx.continue_()
     assert wait.inst == "CROSS_CORE_WAIT_FLAG" and ctx.unit in ("AIV0", "AIV1")
     (cross,) = [f for f in ctx.flags() if f.kind == "cross_core"]
-    assert (cross.src, cross.dst, cross.event, cross.set, cross.waited, cross.pending) == \
-        ("AIC", ctx.unit, 3, 1, 0, 1)
+    assert wait.cycle == 234
+    assert (cross.src, cross.dst, cross.event, cross.set, cross.fired, cross.waited) == ("AIC", ctx.unit, 3, 1, 1, 0)
     ctx.clear_breakpoints()
     ctx.break_at(pipe=pto.PIPE_V, unit="AIV1")
     hit = ctx.continue_()

@@ -52,24 +52,31 @@ class QueuedOp:
 class FlagState:
     """One flag of a unit at a stop. ``kind`` ``"flag"``: set_flag/wait_flag(src, dst, event)
     between two of the unit's pipes; ``"cross_core"``: cross_core_set_flag(event) from unit
-    ``src`` of the same AI core to this one (``dst``). ``set``: signals sent so far,
-    ``waited``: those a wait has taken, ``pending`` = set - waited."""
+    ``src`` of the same AI core to this one (``dst``). ``set``: set_flags its scalar unit has
+    issued; ``fired``: those whose source pipe(s) had completed what was queued before them
+    by the stop's cycle (the flag rule; records' completions); ``waited``: waits issued.
+    ``pending`` = set - fired: issued, not fired yet; a wait beyond ``fired`` holds its pipe."""
     kind: str
     src: str
     dst: str
     event: int
     set: int
+    fired: int
     waited: int
 
     @property
     def pending(self) -> int:
-        """Signals set and not yet taken by a wait."""
-        return self.set - self.waited
+        """Set_flags issued whose source pipe has not reached them yet."""
+        return self.set - self.fired
 
     def __str__(self):
         what = (f"flag (PIPE_{self.src}, PIPE_{self.dst}, {self.event})" if self.kind == "flag"
                 else f"cross-core flag {self.event} from {self.src}")
-        return f"{what}: set {self.set}, waited {self.waited}, pending {self.pending}"
+        text = f"{what}: set {self.set} (fired {self.fired}), waited {self.waited}"
+        if self.waited > self.fired:
+            held = f"PIPE_{self.dst}" if self.kind == "flag" else "the scalar unit"
+            text += f": {held} held until it fires"
+        return text
 
 
 def section_scaffolding(prog) -> set:
@@ -237,26 +244,44 @@ class AICoreRun:
                 int(self.start[r]), int(self.end[r]), "running" if self.start[r] <= cycle else "waiting"))
         return out
 
-    def flag_states(self, block, unit, pos) -> list:
-        """The unit's flags as they are before the instruction at position pos executes: the
-        set_flag / wait_flag and cross-core signals issued before it in execution order."""
+    def flag_states(self, block, unit, pos, cycle) -> list:
+        """The unit's flags before the instruction at position pos executes (None: at the end),
+        at its cycle: the set_flag / wait_flag and cross-core signals issued before it in
+        execution order, and which sets had fired by cycle."""
         code, names = self.sim.enc.code, self.sim.pc_name
-        before = self.order[:pos] if pos is not None else self.order
+        executed = np.zeros(len(self.pc), bool)
+        executed[self.order[:pos] if pos is not None else self.order] = True
+        done: dict = {}                  # (unit, pipe or -1) -> latest completion queued so far
         counts: dict = {}
-        for r in before[self.block[before] == block].tolist():
+
+        def count(key, j, by=1):
+            counts.setdefault(key, [0, 0, 0])[j] += by
+        for r in np.nonzero(self.block == block)[0].tolist():      # record order: dispatch order
             pc, w = int(self.pc[r]), int(self.unit[r])
             name = names[pc]
+            if self.tile[r]:
+                for key in ((w, int(self.pipe[r])), (w, -1)):
+                    done[key] = max(done.get(key, -1), int(self.end[r]))
+                continue
+            if not executed[r]:
+                continue
             if name in ("SET_FLAG", "WAIT_FLAG") and w == unit:
                 src, dst, event = (int(x) for x in code[pc, C_AUX:C_AUX + 3])
                 key = ("flag", pipe_name(src), pipe_name(dst), event)
-                counts.setdefault(key, [0, 0])[name == "WAIT_FLAG"] += 1
+                if name == "WAIT_FLAG":
+                    count(key, 2)
+                else:
+                    count(key, 0)
+                    count(key, 1, int(max(int(self.dispatched[r]), done.get((w, src), -1)) <= cycle))
             elif name == "CROSS_CORE_SET_FLAG" and unit in ((1, 2) if w == 0 else (0,)):
+                pipe = int(code[pc, C_AUX + 1])
                 key = ("cross_core", UNITS[w], UNITS[unit], int(code[pc, C_AUX]))
-                counts.setdefault(key, [0, 0])[0] += 1
+                count(key, 0)
+                count(key, 1, int(max(int(self.dispatched[r]), done.get((w, pipe if pipe >= 0 else -1), -1))
+                                  <= cycle))
             elif name == "CROSS_CORE_WAIT_FLAG" and w == unit:
                 for src in ((1, 2) if w == 0 else (0,)):     # a wait takes one from each source
-                    key = ("cross_core", UNITS[src], UNITS[unit], int(code[pc, C_AUX]))
-                    counts.setdefault(key, [0, 0])[1] += 1
+                    count(("cross_core", UNITS[src], UNITS[unit], int(code[pc, C_AUX])), 2)
         return [FlagState(*key, *n) for key, n in sorted(counts.items())]
 
 

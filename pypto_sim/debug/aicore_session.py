@@ -364,7 +364,7 @@ class AICoreDebugContext:
         """The unit's flags before the stopped instruction executes (default: the stopped unit):
         FlagState per (src pipe, dst pipe, event) and per cross-core flag and source unit."""
         b, u = self._where(unit, block)
-        return self.run.flag_states(b, u, None if self.finished else max(self.pos, 0))
+        return self.run.flag_states(b, u, None if self.finished else max(self.pos, 0), self.cycle)
 
     def where(self, unit=None, block=None) -> str:
         """The stop, the unit's pipe queues and its flags, as text (``print(ctx.where())``)."""
