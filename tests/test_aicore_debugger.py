@@ -237,6 +237,54 @@ def test_flash_attention_trowmax_stops_when_it_runs_with_its_scores_loaded():
     scores of AIV0's 64 query rows, scaled: Q[:64] K[:128]^T / sqrt(128) (float16 inputs,
     float32 products)."""
     import math
+    ctx, q, k = _flash_attention_session()
+    ctx.break_at(inst="TROWMAX", unit="AIV0", core=0)
+    hit = ctx.continue_()
+    (op,) = [o for o in ctx.pipe_queues()["V"] if o.inst == "TROWMAX"]
+    assert hit.cycle == hit.start == op.start == ctx.cycle and op.state == "running"
+    assert op.dispatched < hit.cycle
+    want = q[:64].astype(np.float64) @ k[:128].astype(np.float64).T / math.sqrt(128)
+    np.testing.assert_allclose(ctx.inspect("s"), want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_state_at_a_stop_is_the_simpy_models_at_that_cycle():
+    """The specification: the SimPy model (timing/model.py, PYPTO_TIMING_ENGINE=simpy) run to
+    a cycle T holds every event before T. At each scalar-unit stop at cycle T of flash
+    attention (S = 256, two cores), the debugger's tiles of every unit and its HBM equal the
+    SimPy model's after ``env.run(until=T)``, word for word."""
+    from pypto_sim.profiler.profile import simulation_for
+    ctx, _q, _k = _flash_attention_session()
+    run = ctx.run
+    sim = simulation_for(run.pending, run.snapshot.copy(), None, record=True, checks=frozenset(),
+                         engine="simpy")
+    sim.start()
+    tiles = [b for b in ctx.program.buffers if b.rows and b.owns_memory]
+    scalar = [p for p in range(len(run.order)) if run.visible[p] and not run.tile[run.order[p]]]
+    checked = 0
+    for pos in scalar[::max(1, len(scalar) // 12)]:
+        cycle = int(run.start[run.order[pos]])
+        if cycle <= sim.env.now:
+            continue
+        sim.env.run(until=cycle)
+        ctx.pos = pos
+        assert ctx.cycle == cycle
+        hbm, _mem, _row = run.memories(pos)
+        np.testing.assert_array_equal(hbm, sim.hbm)
+        for blk in sim.blocks:
+            for unit, arr in enumerate(blk.aicore.arrays):
+                for b in tiles:
+                    if (b.space == "Vec") == (unit == 0):
+                        continue
+                    want = arr[b.offset + b.element_words()].astype(b.dtype.numpy).reshape(b.rows, b.cols)
+                    got = ctx.inspect(b.name, unit=("AIC", "AIV0", "AIV1")[unit], block=blk.id)
+                    np.testing.assert_array_equal(got, want, err_msg=f"{b.name} unit {unit} cycle {cycle}")
+        checked += 1
+    assert checked >= 8
+
+
+def _flash_attention_session():
+    """A debugger session on examples/flash_attention.py at S = 256 (two AI cores)."""
+    import math
     import sys
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
@@ -257,11 +305,4 @@ def test_flash_attention_trowmax_stops_when_it_runs_with_its_scores_loaded():
             pto.alloc_tensor(blocks * 2 * fa.BQ * fa.BK * 4, pto.float32),
             pto.alloc_tensor(blocks * 2 * fa.BQ * fa.BK * 2, pto.float16),
             pto.alloc_tensor(blocks * 2 * fa.BQ * fa.D * 4, pto.float32), S, 1.0 / math.sqrt(fa.D))
-    ctx = dbg.debug_kernel(fa.flash_attention, args=args, grid=(blocks,), echo=False)
-    ctx.break_at(inst="TROWMAX", unit="AIV0", core=0)
-    hit = ctx.continue_()
-    (op,) = [o for o in ctx.pipe_queues()["V"] if o.inst == "TROWMAX"]
-    assert hit.cycle == hit.start == op.start == ctx.cycle and op.state == "running"
-    assert op.dispatched < hit.cycle
-    want = q[:64].astype(np.float64) @ k[:128].astype(np.float64).T / math.sqrt(fa.D)
-    np.testing.assert_allclose(ctx.inspect("s"), want, rtol=1e-5, atol=1e-5)
+    return dbg.debug_kernel(fa.flash_attention, args=args, grid=(blocks,), echo=False), q, k
