@@ -24,6 +24,7 @@ from ..runtime.device import DEFAULT_BLOCK as LAUNCH_BLOCK, current_device
 from ..runtime.names import launch_labels, launch_scope
 from ..timing import machine as machine_mod
 from ..timing.model import LaunchSimulation
+from .aicore_session import AICoreDebugContext
 from .describe import Describer
 from .inspect import InspectMixin
 
@@ -390,9 +391,10 @@ def queued_launch(kernel, args=(), grid=None, block=None, machine=None, max_cycl
 
 
 def debug_kernel(kernel, args=(), grid=None, block=None, machine=None, echo=True,
-                 max_cycles=None, check=None) -> DebugContext:
+                 max_cycles=None, check=None) -> DebugContext | AICoreDebugContext:
     """Load a kernel launch into the instruction-level debugger, paused before its first
-    instruction, and return its DebugContext.
+    instruction, and return its DebugContext (an AICoreDebugContext for a kernel of typed
+    tiles on the AI core: its stops are each unit's instructions at the cycle they execute).
 
     ``grid``/``block`` default to those of the kernel's last ``pto.launch``/``pto.profile``,
     else grid=(1, 1, 1), block=(256, 1, 1) (the article's block). ``machine`` (a name, a path
@@ -404,6 +406,5 @@ def debug_kernel(kernel, args=(), grid=None, block=None, machine=None, echo=True
     """
     launch = queued_launch(kernel, args, grid, block, machine, max_cycles, check)
     if getattr(launch[1].program, "aicore", False):
-        from .aicore_session import AICoreDebugContext
         return AICoreDebugContext(kernel, *launch, echo=echo)
     return DebugContext(kernel, echo=echo, launch=launch)
