@@ -155,19 +155,14 @@ class AICoreDebugContext:
         return f"{who} {text:<40s} ; {when}, block {int(self.run.block[r])}, line {self.program.instrs[pc].line}"
 
     # ---------------------------------------------------------------- moving
-    def _move(self, target, echo_from=None):
-        """Stop at execution position target (len(order): finished); print the stop, and
-        the kernel's error once past the end."""
-        n = len(self.run.order)
-        self.pos = min(max(target, -1), n)
-        if self.finished:
-            if self.run.error is not None:
-                self._say(f"-- {self.kernel.name} stopped by {type(self.run.error).__name__}")
-                raise self.run.error
-            self._say(f"-- {self.kernel.name} finished at cycle {self.run.total} "
-                      f"({int(self.run.visible.sum())} instructions)")
-        elif echo_from is not None:
-            self._say(self.stop_line())
+    def _finish(self):
+        """Go past the last instruction: say so, and raise the kernel's error if it had one."""
+        self.pos = len(self.run.order)
+        if self.run.error is not None:
+            self._say(f"-- {self.kernel.name} stopped by {type(self.run.error).__name__}")
+            raise self.run.error
+        self._say(f"-- {self.kernel.name} finished at cycle {self.run.total} "
+                  f"({int(self.run.visible.sum())} instructions)")
 
     def _positions(self, unit=None, core=None):
         """The visible execution positions after the stop, of the unit/core given."""
@@ -199,7 +194,7 @@ class AICoreDebugContext:
             self._say(self.stop_line())
             out.append(self.run.timeline[p])
         if len(ahead) < n:
-            self._move(len(self.run.order))
+            self._finish()
         return out
 
     def continue_(self):
@@ -216,7 +211,7 @@ class AICoreDebugContext:
             matched[bp.id] = m
             hit |= m
         if not hit.any():
-            self._move(len(self.run.order))
+            self._finish()
             return None
         k = int(np.argmax(hit))
         bps = [bp for bp in self.breakpoints.values() if matched[bp.id][k]]
