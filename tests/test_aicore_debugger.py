@@ -117,7 +117,8 @@ def test_pipe_queues_and_flags_at_a_stop(add_one_session):
 def test_steps_go_in_execution_order_and_back(add_one_session):
     """Steps stop at each instruction in the order the units execute them (the TADDS at 136
     comes after the scalar unit's flags at 8-12, though it was dispatched at 7); step_back
-    returns to the stop before, and the state there is replayed again."""
+    returns to the stop before, and the state there is replayed again. A cycle breakpoint
+    stops once, at the first instruction executing at or after its cycle."""
     ctx, x, _Y = add_one_session
     entries = ctx.step(20)
     aiv0 = [(e.inst, e.cycle) for e in entries if e.lane == "AIV0"]
@@ -127,6 +128,10 @@ def test_steps_go_in_execution_order_and_back(add_one_session):
     back = ctx.step_back(2)
     assert [e.inst for e in back] == ["TADDS", "TSTORE"] and ctx.entry.inst == "TADDS"
     np.testing.assert_array_equal(ctx.inspect("x"), x.reshape(16, 16))
+    ctx.restart()
+    ctx.break_at(cycle=100)                 # the first instruction executing at or after 100
+    assert (ctx.continue_().inst, ctx.cycle) == ("TADDS", 136)
+    assert ctx.continue_() is None and ctx.finished
 
 
 def test_step_per_unit_and_break_on_pipe_flag_and_cross_core_flag(simple_machine):

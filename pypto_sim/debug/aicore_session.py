@@ -34,7 +34,8 @@ class AICoreBreakpoint:
     """Stop at an instruction matching every condition given (None: any): ``line``, ``inst``
     (PTO name), ``pipe`` (a PIPES index), ``flag`` ((src pipe, dst pipe, event) of a
     set_flag/wait_flag, or a cross-core flag's event id), ``unit`` (0 AIC, 1 AIV0, 2 AIV1),
-    ``core``, ``block``, ``cycle`` (the first instruction executing at or after it)."""
+    ``core``, ``block``, ``cycle`` (the first instruction executing at or after it: it fires
+    once, and again after stepping back before it)."""
     id: int
     line: int | None = None
     inst: str | None = None
@@ -249,7 +250,7 @@ class AICoreDebugContext:
         ``inst`` (``"TROWMAX"``), ``pipe`` (``"PIPE_V"``, ``"V"``, ``pto.PIPE_MTE2``), ``flag``
         (``(src pipe, dst pipe, event)``: that set_flag / wait_flag; an int: that cross-core
         flag's set and wait), ``unit`` (``"AIC"``, ``"AIV0"``, ``"AIV1"``), ``core``, ``block``,
-        ``cycle`` (executing at or after it)."""
+        ``cycle`` (the first instruction executing at or after it)."""
         if all(v is None for v in (line, inst, pipe, flag, unit, core, block, cycle)):
             raise ArgumentError("break_at() needs at least one of line, inst, pipe, flag, unit, core, "
                                 "block, cycle")
@@ -297,8 +298,9 @@ class AICoreDebugContext:
                               (bp.pipe, run.pipe)):
             if value is not None:
                 ok &= column[rec] == value
-        if bp.cycle is not None:
-            ok &= run.start[rec] >= bp.cycle
+        if bp.cycle is not None:                # the first instruction executing at or after it
+            at = np.nonzero(run.visible & (run.start[run.order] >= bp.cycle))[0]
+            ok &= positions == (at[0] if len(at) else -1)
         names = run.sim.pc_name
         for k in np.nonzero(ok)[0].tolist():
             pc = int(pcs[k])
@@ -345,7 +347,9 @@ class AICoreDebugContext:
         """(block, unit index) for the state calls: the stop's unless given."""
         r = self._record()
         u = self._unit(unit) if unit is not None else (int(self.run.unit[r]) if r is not None else 0)
-        b = whole_number(block, "block", least=0) if block is not None else \
+        n_blocks = self.grid[0] * self.grid[1] * self.grid[2]
+        b = whole_number(block, "block", least=0, below=n_blocks, hint=f"the grid has {n_blocks} blocks") \
+            if block is not None else \
             (int(self.run.block[r]) if r is not None else 0)
         return b, u
 
