@@ -101,14 +101,19 @@ class Describer:
             return f"{op} {ins.comment}".rstrip()
         if spec.family in ("control", "sync"):
             return " ".join([op] + [operand_text(s) for s in ins.srcs])
-        # tile instructions and anything else: the listing's operand text, tensors renamed
+        return self.listing_text(pc)       # tile instructions and anything else
+
+    def listing_text(self, pc: int) -> str:
+        """Instruction pc as the listing shows it (``kernel.asm``), its tensor named by the
+        launch's argument (``TLOAD s, d_x[s9], 64, 128, 128``)."""
+        ins = self.prog.instrs[pc]
         text = format_instr(self.prog, pc).split(None, 1)
         rest = text[1] if len(text) > 1 else ""
-        if spec.is_tile and ins.aux:
+        if self.sim.pc_spec[pc].is_tile and ins.aux:
             for arg in self.prog.args:
                 if arg.kind == "tensor" and arg.slot == ins.aux[0]:
                     rest = rest.replace(f"{arg.name}[", f"{self._target(ins)}[", 1)
-        return f"{op} {rest}".rstrip()
+        return f"{ins.op} {rest}".rstrip()
 
     def _flat(self, reg: Reg) -> int:
         return reg.index + (self.prog.n_lane_slots if reg.uniform else 0)

@@ -24,6 +24,7 @@ from ..runtime.device import DEFAULT_BLOCK as LAUNCH_BLOCK, current_device
 from ..runtime.names import launch_labels, launch_scope
 from ..timing import machine as machine_mod
 from ..timing.model import LaunchSimulation
+from .aicore_session import AICoreDebugContext
 from .describe import Describer
 from .inspect import InspectMixin
 
@@ -78,26 +79,10 @@ class DebugContext(InspectMixin):
     """
 
     def __init__(self, kernel, args=(), grid=None, block=None, machine=None, echo=True,
-                 max_cycles=None, check=None):
-        last = getattr(kernel, "last_launch", None)
-        if grid is None:
-            grid = last[0] if last else DEFAULT_GRID
-        if block is None:
-            # an AI-core kernel takes only launch()'s default block (its block is one AI core)
-            block = last[1] if last else LAUNCH_BLOCK if getattr(kernel, "aicore", False) else DEFAULT_BLOCK
-        self.device = current_device()
-        self.device.sync()                       # earlier launches first, as a launch would
-        args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
-        token = machine_mod._ACTIVE.set(machine_mod.resolve_machine(machine)) if machine else None
-        try:
-            # the device validates and compiles exactly as for pto.launch; the debugger runs it
-            extra = {k: v for k, v in (("max_cycles", max_cycles), ("check", check)) if v is not None}
-            self.device.launch(kernel, grid, block, args,
-                               names=launch_labels(kernel, args, launch_scope()), **extra)
-            pending = self.device.queue.pop()
-        finally:
-            if token is not None:
-                machine_mod._ACTIVE.reset(token)
+                 max_cycles=None, check=None, launch=None):
+        # launch: (device, pending) of queued_launch, when debug_kernel has queued it already
+        self.device, pending = launch or queued_launch(kernel, args, grid, block, machine,
+                                                       max_cycles, check)
         self.kernel = kernel
         self.program = pending.program
         self.grid, self.block, self.machine = pending.grid, pending.block, pending.machine
@@ -380,10 +365,36 @@ class DebugContext(InspectMixin):
                 f"{len(self.breakpoints)} breakpoints>")
 
 
+def queued_launch(kernel, args=(), grid=None, block=None, machine=None, max_cycles=None,
+                  check=None):
+    """(device, pending launch): the launch validated and compiled exactly as ``pto.launch``
+    does, after the device's earlier launches ran, taken off the queue for the debugger to
+    run. grid/block default to the kernel's last launch's, else (1, 1, 1) and the article's
+    block (an AI-core kernel: launch()'s default block, its block being one AI core)."""
+    last = getattr(kernel, "last_launch", None)
+    if grid is None:
+        grid = last[0] if last else DEFAULT_GRID
+    if block is None:
+        block = last[1] if last else LAUNCH_BLOCK if getattr(kernel, "aicore", False) else DEFAULT_BLOCK
+    device = current_device()
+    device.sync()                            # earlier launches first, as a launch would
+    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    token = machine_mod._ACTIVE.set(machine_mod.resolve_machine(machine)) if machine else None
+    try:
+        extra = {k: v for k, v in (("max_cycles", max_cycles), ("check", check)) if v is not None}
+        device.launch(kernel, grid, block, args, names=launch_labels(kernel, args, launch_scope()),
+                      **extra)
+        return device, device.queue.pop()
+    finally:
+        if token is not None:
+            machine_mod._ACTIVE.reset(token)
+
+
 def debug_kernel(kernel, args=(), grid=None, block=None, machine=None, echo=True,
-                 max_cycles=None, check=None) -> DebugContext:
+                 max_cycles=None, check=None) -> DebugContext | AICoreDebugContext:
     """Load a kernel launch into the instruction-level debugger, paused before its first
-    instruction, and return its DebugContext.
+    instruction, and return its DebugContext (an AICoreDebugContext for a kernel of typed
+    tiles on the AI core: its stops are each unit's instructions at the cycle they execute).
 
     ``grid``/``block`` default to those of the kernel's last ``pto.launch``/``pto.profile``,
     else grid=(1, 1, 1), block=(256, 1, 1) (the article's block). ``machine`` (a name, a path
@@ -393,5 +404,7 @@ def debug_kernel(kernel, args=(), grid=None, block=None, machine=None, echo=True
     ``pto.launch`` (SimulationLimitError past it); ``check``: the kernel checks, as for
     ``pto.launch`` (``"racecheck"``, ``"initcheck"``, ``"synccheck"``, ``"all"``).
     """
-    return DebugContext(kernel, args, grid=grid, block=block, machine=machine, echo=echo,
-                        max_cycles=max_cycles, check=check)
+    launch = queued_launch(kernel, args, grid, block, machine, max_cycles, check)
+    if getattr(launch[1].program, "aicore", False):
+        return AICoreDebugContext(kernel, *launch, echo=echo)
+    return DebugContext(kernel, echo=echo, launch=launch)

@@ -137,19 +137,37 @@ def _row(sim, pc, spec, row, rf):
                 rf[pc] = float(eval(spec.init, {"np": np}))      # the table's identity
 
 
-def replay_values(sim, ex, lg, vals, rp, rf, rr, local_words, n_blocks, before=None):
-    """Replay the n logged operations' values on sim's HBM: reads at their starts, writes at
-    their completions, events at one cycle in the order the SimPy model created them
-    (dispatch order, a read before its write); ``before``: only the events before that cycle
-    (a launch stopped at its cycle limit)."""
+def event_order(ex, lg, before=None) -> np.ndarray:
+    """The positions of the n logged operations' events in SimPy's order (k < n: entry k's
+    read at its start; k >= n: entry k - n's write at its completion): by cycle, events at one
+    cycle in the order the SimPy model created them (dispatch order, a read before its write);
+    ``before``: only the events before that cycle."""
     n = len(lg)
     times = np.concatenate([lg[:, ex.LG_START], lg[:, ex.LG_COMPLETE]])
     seqs = np.concatenate([2 * np.arange(n), 2 * np.arange(n) + 1])
     order = np.lexsort((seqs, times))
     if before is not None:
         order = order[times[order] < before]
-    order = np.ascontiguousarray(order, np.int64)
-    left = np.bincount(lg[:, ex.LG_BLOCK], minlength=n_blocks).astype(np.int64)
+    return np.ascontiguousarray(order, np.int64)
+
+
+def replay_values(sim, ex, lg, vals, rp, rf, rr, local_words, n_blocks, before=None):
+    """Replay the n logged operations' values on sim's HBM: reads at their starts, writes at
+    their completions, in event_order; ``before``: only the events before that cycle (a launch
+    stopped at its cycle limit)."""
+    replay_events(sim, ex, lg, vals, (rp, rf, rr), local_words, n_blocks,
+                  event_order(ex, lg, before), sim.hbm)
+
+
+def replay_events(sim, ex, lg, vals, table, local_words, n_blocks, order, hbm, keep=False):
+    """Replay the events at the positions ``order`` (event_order's, or a prefix of it) on the
+    HBM bytes ``hbm``; returns (mem, mem_row): mem[mem_row[block], side] is a block's unit
+    memory (side 0 the AIC's and AIV0's words, 1 the AIV1's; mem_row -1: none). ``keep``:
+    no block's memory is freed when its last write is done (the debugger reads them after);
+    otherwise finished blocks' memories are reused and only running blocks' stay readable."""
+    rp, rf, rr = table
+    n = len(lg)
+    left = np.bincount(lg[:, ex.LG_BLOCK], minlength=n_blocks).astype(np.int64) + (1 if keep else 0)
     size = int(rp[:, ex.RP_SIZE].max())
     mma = rp[:, ex.RP_KIND] == ex.RK_MMA
     # a matmul's gathered operands: m x k within a, k x n within b, m x n within c
@@ -172,10 +190,10 @@ def replay_values(sim, ex, lg, vals, rp, rf, rr, local_words, n_blocks, before=N
     ex.replay_deferrable(order, n, lg, rp, rr, sim.tbase, defer)
     blas_min = BLAS_MIN_PRODUCTS if getattr(sim, "blas", False) and hasattr(ex, "matmul_finish") else 0
     while True:
-        status = ex.aicore_replay(order, n, lg, vals, rp, rf, sim.hbm, sim.tbase, mem, mem_row, left,
+        status = ex.aicore_replay(order, n, lg, vals, rp, rf, hbm, sim.tbase, mem, mem_row, left,
                                   pend, pend_of, free_p, free_m, row_used, zr, saved, A, B, start, blas_min, defer, rs)
         if status == ex.RS_DONE:
-            return
+            return mem, mem_row
         if status == ex.RS_BLAS:
             m, nn, k = (int(rs[j]) for j in (ex.RS_M, ex.RS_N, ex.RS_K))
             sums = sums_buf[:m * nn].reshape(m, nn)          # no new array per matmul

@@ -1,0 +1,313 @@
+"""The debugger on AI-core kernels (docs/debugging.md, "AI-core kernels"): stops at an
+instruction's execution cycle, per unit, with the state as it is then.
+
+Cycles are computed by hand from tests/machines/simple.toml (as tests/test_aicore_timing.py):
+every scalar instruction takes 1 cycle on the scalar unit (scalar latency 1, issue interval 1);
+TLOAD 16x16 fp32 GM->Vec (MTE2) 100 + 1024 B / 32 B a cycle (gm_to_ub) = 132; TADDS 16x16 fp32
+(V) 10 (head) + 16 repeats = 26; TSTORE 16x16 fp32 Vec->GM (MTE3) 50 + 1024 / 32 = 82.
+"""
+import contextlib
+import io
+
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+import pypto_sim.debug as dbg
+
+
+@pto.kernel(sync="manual")
+def add_one(X, Y):
+    x = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+    pto.tload(x, X)
+    pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+    pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+    pto.tadds(x, x, 1.0)
+    pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+    pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+    pto.tstore(Y, x)
+
+
+@pto.kernel(sync="manual")
+def cube_to_vector(X, W, Y):
+    with pto.cube():
+        m = pto.alloc_tile(16, 16, pto.float32, loc=pto.Mat)
+        pto.tload(m, X)
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE3, 0)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE3, 0)
+        pto.tstore(W, m)
+        pto.cross_core_set_flag(3)
+    with pto.vector():
+        v = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+        pto.cross_core_wait_flag(3)
+        pto.tload(v, W)
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 1)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 1)
+        pto.tadds(v, v, 2.0)
+        pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 1)
+        pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 1)
+        pto.tstore(Y + pto.get_subblock_id() * 256, v)
+
+
+def _tensors(*sizes):
+    out = []
+    for n in sizes:
+        t = pto.alloc_tensor(4 * n, pto.float32)
+        out.append(t)
+    return out
+
+
+@pytest.fixture
+def add_one_session(simple_machine):
+    X, Y = _tensors(256, 256)
+    x = np.arange(256, dtype=np.float32)
+    pto.memcpy_h2d(X, x)
+    return dbg.debug_kernel(add_one, args=(X, Y), grid=(1,), echo=False), x, Y
+
+
+def test_a_breakpoint_stops_at_the_execution_cycle_with_the_inputs_as_they_are_then(add_one_session):
+    """AIV0's scalar unit issues WARP_ID, EQ, IF, ALLOC_LOCAL at cycles 0-3 and dispatches the
+    TLOAD at 4; MTE2 is empty, so it runs 4-136 (132 cycles). The set_flag(MTE2, V) issued at
+    5 fires when MTE2 has done the TLOAD (136), and the wait_flag at 6 holds V until then, so
+    the TADDS dispatched at 7 executes at cycle 136 = 4 + 100 + 1024 / 32, and completes at
+    162. Stopped there, its input tile x holds X (the TLOAD wrote it at its completion, 136);
+    at the set_flag (cycle 5) the TLOAD had not completed and x still read zeros; at the
+    TSTORE (162) x holds X + 1 and Y is still zero until the store completes (244)."""
+    ctx, x, Y = add_one_session
+    ctx.break_at(inst="SET_FLAG", pipe="PIPE_S", line=23)
+    first = ctx.continue_()
+    assert (first.inst, first.cycle, ctx.unit) == ("SET_FLAG", 5, "AIV0")
+    np.testing.assert_array_equal(ctx.inspect("x"), np.zeros((16, 16), np.float32))
+    ctx.clear_breakpoints()
+    ctx.break_at(inst="TADDS")
+    hit = ctx.continue_()
+    assert (hit.inst, hit.lane, hit.pipe) == ("TADDS", "AIV0", "PIPE_V")
+    assert (hit.cycle, hit.end, ctx.cycle, ctx.line) == (136, 162, 136, 25)
+    np.testing.assert_array_equal(ctx.inspect("x"), x.reshape(16, 16))
+    (store,) = ctx.step()
+    assert (store.inst, store.cycle, ctx.pc is not None) == ("TSTORE", 162, True)
+    np.testing.assert_array_equal(ctx.inspect("x"), x.reshape(16, 16) + 1)
+    np.testing.assert_array_equal(ctx.tensor(Y), np.zeros(256, np.float32))
+    ctx.step(10)
+    assert ctx.finished and ctx.total_cycles == 244
+    np.testing.assert_array_equal(ctx.tensor(Y), x + 1)
+
+
+def test_pipe_queues_and_flags_at_a_stop(add_one_session):
+    """At the TADDS (cycle 136) AIV0's V pipe runs it (136-162) and MTE3 holds the TSTORE
+    dispatched at 10, waiting for the set_flag(V, MTE3) (runs 162-244). The scalar unit issued
+    both flags' set and wait (cycles 5-6 and 8-9); set_flag(MTE2, V) fired when MTE2 completed
+    the TLOAD (136, so by this cycle), set_flag(V, MTE3) fires only when V completes the TADDS
+    (162): its wait holds PIPE_MTE3."""
+    ctx, _x, _Y = add_one_session
+    ctx.break_at(inst="TADDS")
+    ctx.continue_()
+    queues = ctx.pipe_queues()
+    assert sorted(queues) == ["MTE3", "V"]
+    (v,), (mte3,) = queues["V"], queues["MTE3"]
+    assert (v.inst, v.state, v.dispatched, v.start, v.end) == ("TADDS", "running", 7, 136, 162)
+    assert (mte3.inst, mte3.state, mte3.dispatched, mte3.start, mte3.end) == ("TSTORE", "waiting", 10, 162, 244)
+    flags = {(f.kind, f.src, f.dst, f.event): (f.set, f.fired, f.waited, f.pending) for f in ctx.flags()}
+    assert flags == {("flag", "MTE2", "V", 0): (1, 1, 1, 0), ("flag", "V", "MTE3", 0): (1, 0, 1, 1)}
+    text = ctx.where()
+    assert "PIPE_V queue:" in text and "TSTORE (line 28) waiting" in text
+    assert "flag (PIPE_V, PIPE_MTE3, 0): set 1 (fired 0), waited 1: PIPE_MTE3 held until it fires" in text
+
+
+def test_steps_go_in_execution_order_and_back(add_one_session):
+    """Steps stop at each instruction in the order the units execute them (the TADDS at 136
+    comes after the scalar unit's flags at 8-12, though it was dispatched at 7); step_back
+    returns to the stop before, and the state there is replayed again. A cycle breakpoint
+    stops once, at the first instruction executing at or after its cycle."""
+    ctx, x, _Y = add_one_session
+    entries = ctx.step(20)
+    aiv0 = [(e.inst, e.cycle) for e in entries if e.lane == "AIV0"]
+    assert aiv0 == [("ALLOC_LOCAL", 3), ("TLOAD", 4), ("SET_FLAG", 5), ("WAIT_FLAG", 6), ("SET_FLAG", 8),
+                    ("WAIT_FLAG", 9), ("EXIT", 12), ("TADDS", 136), ("TSTORE", 162)]
+    assert ctx.finished
+    back = ctx.step_back(2)
+    assert [e.inst for e in back] == ["TADDS", "TSTORE"] and ctx.entry.inst == "TADDS"
+    np.testing.assert_array_equal(ctx.inspect("x"), x.reshape(16, 16))
+    ctx.restart()
+    ctx.break_at(cycle=100)                 # the first instruction executing at or after 100
+    assert (ctx.continue_().inst, ctx.cycle) == ("TADDS", 136)
+    assert ctx.continue_() is None and ctx.finished
+
+
+def test_step_per_unit_and_break_on_pipe_flag_and_cross_core_flag(simple_machine):
+    """The AIC loads X, stores it to W and signals cross-core flag 3; both AIVs wait for it,
+    load W, add 2 and store their halves of Y. step(unit="AIC") stops only at the AIC's
+    instructions; a breakpoint on flag 3 stops at the AIC's set (issued at 8), then at each
+    AIV's wait (at 234: the AIC's TLOAD, dispatched at 4, runs 100 + 1024 / 64 (gm_to_l1) =
+    116 cycles to 120, its TSTORE from Mat then 50 + 1024 / 16 (l1_to_gm) = 114 to 234, when
+    the signal fires); a breakpoint on PIPE_V with unit AIV1 stops at
+    AIV1's TADDS, whose input v (in AIV1's own UB) holds X."""
+    X, W, Y = _tensors(256, 256, 512)
+    x = np.arange(256, dtype=np.float32) * 0.5
+    pto.memcpy_h2d(X, x)
+    ctx = dbg.debug_kernel(cube_to_vector, args=(X, W, Y), grid=(1,), echo=False)
+    steps = ctx.step(4, unit="AIC")
+    assert {e.lane for e in steps} == {"AIC"}
+    assert [e.inst for e in steps] == ["ALLOC_LOCAL", "TLOAD", "SET_FLAG", "WAIT_FLAG"]
+    ctx.restart()
+    ctx.break_at(flag=3)
+    assert (ctx.continue_().inst, ctx.unit) == ("CROSS_CORE_SET_FLAG", "AIC")
+    wait = ctx.continue_()
+    assert wait.inst == "CROSS_CORE_WAIT_FLAG" and ctx.unit in ("AIV0", "AIV1")
+    (cross,) = [f for f in ctx.flags() if f.kind == "cross_core"]
+    assert wait.cycle == 234
+    assert (cross.src, cross.dst, cross.event, cross.set, cross.fired, cross.waited) == ("AIC", ctx.unit, 3, 1, 1, 0)
+    ctx.clear_breakpoints()
+    ctx.break_at(pipe=pto.PIPE_V, unit="AIV1")
+    hit = ctx.continue_()
+    assert (hit.inst, hit.lane) == ("TADDS", "AIV1")
+    np.testing.assert_array_equal(ctx.inspect("v"), x.reshape(16, 16))
+    np.testing.assert_array_equal(ctx.inspect("m"), x.reshape(16, 16))     # the AIC's Mat tile
+    ctx.restart()
+    ctx.clear_breakpoints()
+    ctx.break_at(flag=(pto.PIPE_V, pto.PIPE_MTE3, 1), unit="AIV0")
+    assert [(ctx.continue_().inst, ctx.unit) for _ in range(2)] == [("SET_FLAG", "AIV0"), ("WAIT_FLAG", "AIV0")]
+    ctx.clear_breakpoints()
+    ctx.continue_()
+    y = np.empty(512, np.float32)
+    pto.memcpy_d2h(y, Y)
+    np.testing.assert_array_equal(y, np.concatenate([x, x]) + 2)
+
+
+def test_no_simt_words_in_what_a_session_prints(simple_machine):
+    """AI-core steps name the core, unit and PTO pipe: no lanes, warps or the unit-routing
+    WARP_ID / EQ / IF of `with pto.cube()` / `with pto.vector()`."""
+    X, W, Y = _tensors(256, 256, 512)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        ctx = dbg.debug_kernel(cube_to_vector, args=(X, W, Y), grid=(1,))
+        ctx.step(100)
+        print(ctx.where())
+    text = out.getvalue()
+    for word in ("Lane", "lane", "warp", "Warp", "WARP_ID", " EQ ", " IF "):
+        assert word not in text, word
+    assert "[core 0 AIC MTE2] TLOAD m, " in text and "[core 0 AIV1 V] TADDS v, v, 2.0" in text
+    assert "[core 0 AIV0 S] UNIT_ID" in text          # get_subblock_id's unit number
+
+
+def test_wrong_names_are_refused(add_one_session):
+    """Units, pipes and tiles are checked, with the valid names in the message."""
+    ctx, _x, _Y = add_one_session
+    with pytest.raises(pto.ArgumentError, match="AIC, AIV0, AIV1"):
+        ctx.step(unit="AIV2")
+    with pytest.raises(pto.ArgumentError, match="PIPE_MTE2"):
+        ctx.break_at(pipe="PIPE_X")
+    with pytest.raises(KeyError, match=r"tiles: x \(Vec\)"):
+        ctx.inspect("y")
+    with pytest.raises(pto.ArgumentError, match="unit='AIV0' or 'AIV1'"):
+        ctx.inspect("x", unit="AIC")
+
+
+@pto.kernel(sync="manual")
+def forgot_flag_then_faults(X, Y):
+    x = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+    pto.tload(x, X)
+    pto.tadds(x, x, 1.0)                 # no flag orders it after the TLOAD
+    pto.tload(x, X + 200)                # elements 200 .. 455 of a 256-element tensor
+    pto.tstore(Y, x)
+
+
+def test_a_stale_read_and_a_fault_stay_inspectable(simple_machine):
+    """Without a flag, the TADDS dispatched at 5 starts at once on the empty V pipe (cycle 5),
+    while the TLOAD dispatched at 4 writes x only at 4 + 132 = 136: stopped at the TADDS, its
+    input x reads zeros, the stale value the hardware would read. The second TLOAD (dispatched
+    at 6) reaches past X: stepping to it raises OutOfBoundsError, after which the tiles still
+    read as they were at the start of the fault's cycle (nothing completed by cycle 6), and
+    ``check="race"`` reports the missing flag instead."""
+    X = pto.alloc_tensor(1024, pto.float32)
+    Y = pto.alloc_tensor(1024, pto.float32)
+    pto.memcpy_h2d(X, np.arange(256, dtype=np.float32))
+    ctx = dbg.debug_kernel(forgot_flag_then_faults, args=(X, Y), grid=(1,), echo=False)
+    ctx.break_at(inst="TADDS")
+    assert ctx.continue_().cycle == 5
+    np.testing.assert_array_equal(ctx.inspect("x"), np.zeros((16, 16), np.float32))
+    with pytest.raises(pto.OutOfBoundsError, match="element 200 reach element 455"):
+        ctx.step(10)
+    assert ctx.done and isinstance(ctx.error, pto.OutOfBoundsError) and ctx.cycle == 6
+    np.testing.assert_array_equal(ctx.inspect("x"), np.zeros((16, 16), np.float32))
+    raced = dbg.debug_kernel(forgot_flag_then_faults, args=(X, Y), grid=(1,), echo=False, check="race")
+    with pytest.raises(pto.RaceError, match="TADDS at line"):
+        raced.continue_()
+
+
+def test_flash_attention_trowmax_stops_when_it_runs_with_its_scores_loaded():
+    """examples/flash_attention.py at S = 256 on ascend910b: the breakpoint on TROWMAX of
+    AIV0, core 0 stops at the cycle the TROWMAX starts on PIPE_V (its timeline entry's start,
+    thousands of cycles after its dispatch), and its input s then holds the first key block's
+    scores of AIV0's 64 query rows, scaled: Q[:64] K[:128]^T / sqrt(128) (float16 inputs,
+    float32 products)."""
+    import math
+    ctx, q, k = _flash_attention_session()
+    ctx.break_at(inst="TROWMAX", unit="AIV0", core=0)
+    hit = ctx.continue_()
+    (op,) = [o for o in ctx.pipe_queues()["V"] if o.inst == "TROWMAX"]
+    assert hit.cycle == hit.start == op.start == ctx.cycle and op.state == "running"
+    assert op.dispatched < hit.cycle
+    want = q[:64].astype(np.float64) @ k[:128].astype(np.float64).T / math.sqrt(128)
+    np.testing.assert_allclose(ctx.inspect("s"), want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_state_at_a_stop_is_the_simpy_models_at_that_cycle():
+    """The specification: the SimPy model (timing/model.py, PYPTO_TIMING_ENGINE=simpy) run to
+    a cycle T holds every event before T. At each scalar-unit stop at cycle T of flash
+    attention (S = 256, two cores), the debugger's tiles of every unit and its HBM equal the
+    SimPy model's after ``env.run(until=T)``, word for word."""
+    from pypto_sim.profiler.profile import simulation_for
+    ctx, _q, _k = _flash_attention_session()
+    run = ctx.run
+    sim = simulation_for(run.pending, run.snapshot.copy(), None, record=True, checks=frozenset(),
+                         engine="simpy")
+    sim.start()
+    tiles = [b for b in ctx.program.buffers if b.rows and b.owns_memory]
+    scalar = [p for p in range(len(run.order)) if run.visible[p] and not run.tile[run.order[p]]]
+    checked = 0
+    for pos in scalar[::max(1, len(scalar) // 12)]:
+        cycle = int(run.start[run.order[pos]])
+        if cycle <= sim.env.now:
+            continue
+        sim.env.run(until=cycle)
+        ctx.pos = pos
+        assert ctx.cycle == cycle
+        hbm, _mem, _row = run.memories(pos)
+        np.testing.assert_array_equal(hbm, sim.hbm)
+        for blk in sim.blocks:
+            for unit, arr in enumerate(blk.aicore.arrays):
+                for b in tiles:
+                    if (b.space == "Vec") == (unit == 0):
+                        continue
+                    want = arr[b.offset + b.element_words()].astype(b.dtype.numpy).reshape(b.rows, b.cols)
+                    got = ctx.inspect(b.name, unit=("AIC", "AIV0", "AIV1")[unit], block=blk.id)
+                    np.testing.assert_array_equal(got, want, err_msg=f"{b.name} unit {unit} cycle {cycle}")
+        checked += 1
+    assert checked >= 8
+
+
+def _flash_attention_session():
+    """A debugger session on examples/flash_attention.py at S = 256 (two AI cores)."""
+    import math
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    try:
+        import flash_attention as fa
+    finally:
+        sys.path.pop(0)
+    S = 256
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((S, fa.D)).astype(np.float16) for _ in range(3))
+    ts = []
+    for array in (q, np.ascontiguousarray(k.T), v):
+        d = pto.alloc_tensor(array.nbytes, pto.float16)
+        pto.memcpy_h2d(d, array)
+        ts.append(d)
+    blocks = S // fa.BQ
+    args = (*ts, pto.alloc_tensor(S * fa.D * 4, pto.float32),
+            pto.alloc_tensor(blocks * 2 * fa.BQ * fa.BK * 4, pto.float32),
+            pto.alloc_tensor(blocks * 2 * fa.BQ * fa.BK * 2, pto.float16),
+            pto.alloc_tensor(blocks * 2 * fa.BQ * fa.D * 4, pto.float32), S, 1.0 / math.sqrt(fa.D))
+    return dbg.debug_kernel(fa.flash_attention, args=args, grid=(blocks,), echo=False), q, k
