@@ -13,8 +13,9 @@ statistics of issue 24 (benchmarks/accuracy.py) and pto-isa's Perf-Sim beside ou
 2. The compute GEMM of pto-isa's kernels/manual/a2a3/gemm_ar (examples/gemm_ar_compute.py,
    M=5416 K=6144 N=1408 on 24 AIC blocks, 910B), in the GEMM table.
 3. The 910B2 flash attention of pto-isa's kernels/manual/common/flash_atten (README.md): HEAD
-   128, S0 = S1, one head (the published TFLOP/s equal 4 S^2 D / time), as
-   examples/flash_attention.py computes it.
+   128, S0 = S1, one head (the published TFLOP/s equal 4 S^2 D / time), simulated with
+   examples/flash_atten_a3.py, the port of that kernel (fa_performance_kernel.cpp: CUBE_S0 128,
+   TILE_S1 256, QK preload 4, 8-slot cube-vector FIFOs, 1 x 32 statistics; S0 / 128 blocks).
 4. The A3 topk of pto-isa's kernels/manual/a2a3/topk (README.md; examples/topk.py, 48 vector
    cores, [rows, 1024] float32 rows 1280 apart, top 1000), checked against gen_data.py's golden,
    with the AIVs' V, scalar, MTE2 and MTE3 busy shares beside the published aiv_*_ratio. The
@@ -39,7 +40,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
 
-import flash_attention  # noqa: E402
+import flash_atten_a3  # noqa: E402
 import gemm_ar_compute  # noqa: E402
 import topk  # noqa: E402
 from accuracy import Row, summaries  # noqa: E402
@@ -215,18 +216,19 @@ def fa_rows(sizes, mode):
     """Run the flash-attention rows and print them; returns [(Row, extra)]."""
     if not sizes:
         return []
-    print("\nFlash attention (910B2, HEAD 128, S0 = S1, one head): simulated | published; Perf-Sim per core")
+    print("\nFlash attention (910B2, HEAD 128, S0 = S1, one head; pto-isa's kernel ported): simulated | "
+          "published; Perf-Sim per core")
     print(f"{'seq':>8} {'time us':>18} {'TFLOP/s':>16} {'err':>7} {'Perf-Sim':>8}  {'values':>6} {'wall s':>6}")
     out = []
     for s in sizes:
         values = values_for("FA", s, mode)
         t0 = time.perf_counter()
-        o, want, prof = flash_attention.run(s, values=values)
+        o, want, prof = flash_atten_a3.run(s, values=values)
         wall = time.perf_counter() - t0
         ok = bool(np.allclose(o, want, rtol=1e-2, atol=2e-3)) if values else None
         sim_us = _us(prof)
         pub_us, pub_tf = PUBLISHED_FA[s]
-        flops = 4 * s * s * flash_attention.D
+        flops = 4 * s * s * flash_atten_a3.HEAD
         row = Row("FA", str(s), sim_us, pub_us, {}, PERFSIM_US.get(("FA", str(s))))
         other = f"{100 * row.other_error:>+7.1f}%" if row.other_us else f"{'-':>8}"
         print(f"{s:>8} {sim_us:>8.2f} | {pub_us:>7.2f} {flops / sim_us / 1e6:>7.2f} | {pub_tf:>6.2f} "
