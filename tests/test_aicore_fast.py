@@ -18,6 +18,7 @@ from pypto_sim.timing.records import FIELDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 sys.path.append(str(Path(__file__).resolve().parents[1] / "benchmarks"))   # after examples/: both have a layer_norm
+import flash_atten_a3  # noqa: E402
 import flash_attention  # noqa: E402
 import gemm_ar_compute  # noqa: E402
 import gemm_manual  # noqa: E402
@@ -95,6 +96,22 @@ def test_the_flash_attention_example(values):
             pto.alloc_tensor(blocks * 2 * BQ * BK * 2, pto.float16),
             pto.alloc_tensor(blocks * 2 * BQ * D * 4, pto.float32), S, 1.0 / math.sqrt(D))
     assert_engines_agree(flash_attention.flash_attention, (blocks, 1, 1), args, values=values)
+
+
+def test_the_ported_flash_attention():
+    """examples/flash_atten_a3.py (pto-isa's kernel) at S0 = 128, S1 = 2560: one block, ten
+    256-key tiles, so the 8-slot cube-vector FIFOs wrap and the producers wait for free signals."""
+    fa = flash_atten_a3
+    S0, S1 = 128, 2560
+    rng = np.random.default_rng(6)
+    q, k, v = (rng.standard_normal((s, fa.HEAD)).astype(np.float16) for s in (S0, S1, S1))
+    args = (dev_array(q, pto.float16), dev_array(np.ascontiguousarray(k.T), pto.float16),
+            dev_array(v, pto.float16), pto.alloc_tensor(S0 * fa.HEAD * 4, pto.float32),
+            pto.alloc_tensor(fa.CV_FIFO * fa.QK_SLOT * 4, pto.float32),
+            pto.alloc_tensor(fa.CV_FIFO * fa.QK_SLOT * 2, pto.float16),
+            pto.alloc_tensor(fa.CV_FIFO * fa.PV_SLOT * 4, pto.float32), S1,
+            float(np.float32(1 / math.sqrt(fa.HEAD))))
+    assert_engines_agree(fa.run_tfa, (1, 1, 1), args)
 
 
 def test_the_published_gemm_benchmark():
