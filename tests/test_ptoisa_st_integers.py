@@ -253,3 +253,4 @@ def test_a2a3_tcmp_refuses_the_a5_forms(make_kernels, dt, mode, message):
         [pto.alloc_tensor(rows * cols * 4, pto.uint32)]
     with pytest.raises(pto.CompileError, match=message):
         kernel.program_for(tuple(t))
+
