@@ -277,3 +277,17 @@ def k(X, O):
 """).k
     with pytest.raises(pto.CompileError, match=r"pto.load: 'X' holds float8_e5m2, which is an A5 type"):
         kernel.program_for((pto.alloc_tensor(32, pto.float8_e5m2), pto.alloc_tensor(128, pto.float32)))
+
+
+def test_to_device_takes_ml_dtypes_arrays():
+    """pto.to_device of an ml_dtypes float8_e5m2 array gives a float8_e5m2 tensor of its bytes;
+    of a 2 x 4 float4_e2m1fn array (one value a byte in ml_dtypes) a 2 x 2 float4_e2m1x2 tensor
+    (two values a byte) holding the same values."""
+    x = np.array([1.5, -3, 0.25, 57344], np.float32)
+    t = pto.to_device(x.astype(ml_dtypes.float8_e5m2))
+    assert (t.dtype, t.size) == (pto.float8_e5m2, 4)
+    assert np.array_equal(t.numpy(), x)
+    f = np.array([[0.5, 1, 1.5, 2], [3, 4, 6, -6]], np.float32)
+    u = pto.to_device(f.astype(ml_dtypes.float4_e2m1fn))
+    assert (u.dtype, u.shape, u.nbytes) == (pto.float4_e2m1x2, (2, 2), 4)
+    assert np.array_equal(u.numpy(), f)
