@@ -19,14 +19,22 @@ pto-isa's A5 types (docs/isa/TCVT.md, TMATMUL_MX.md, TEXTRACT.md, TMOV.md name t
   Neither has an infinity or a NaN.
 
 Rounding (``encode``): to nearest, ties to even (the OCP formats, ml_dtypes' astype, TCVT's
-CAST_RINT), or ties away from zero for hifloat8 (the HiF8 paper's rounding, "TA"). A value
-past the largest finite one: with ``saturate`` the largest finite value of its sign; without,
-what the format does (float8_e5m2 and hifloat8 infinity, float8_e4m3 NaN, the fp4 formats the
-largest finite value: they have nothing else), each from the halfway point past the largest
-value as IEEE 754 rounds overflow. NaN encodes as the format's NaN with NaN's sign (hifloat8: 0x80, its only NaN), a negative
-zero as the sign bit and zero (hifloat8: 0x00, its 0x80 being NaN). The fp4 formats have no
-NaN: pypto_sim encodes NaN as +0 (0x0), a choice: nothing public says what A5 gives, and
-ml_dtypes' float4_e2m1fn gives a zero of the opposite sign (0x8 for +NaN, 0x0 for -NaN).
+CAST_RINT), or ties away from zero for hifloat8 (the HiF8 paper's rounding, "TA", and
+en_dtypes' hifloat8, which pto-isa's ttrans gen_data.py uses: "hifloat8 only support round
+half to away"). A value past the largest finite one: with ``saturate`` the largest finite
+value of its sign; without, what the format does (float8_e5m2 and hifloat8 infinity,
+float8_e4m3 NaN, the fp4 formats the largest finite value: they have nothing else), each
+from the halfway point past the largest value as IEEE 754 rounds overflow (hifloat8: from
+40960, halfway to the 1.5 * 2^15 its infinity code would be). NaN encodes as the format's NaN
+with NaN's sign (hifloat8: 0x80, its only NaN), a negative zero as the sign bit and zero
+(hifloat8: 0x00, its 0x80 being NaN). The fp4 formats have no NaN: pypto_sim encodes NaN as
++0 (0x0), a choice: nothing public says what A5 gives, and ml_dtypes' float4_e2m1fn gives a
+zero of the opposite sign (0x8 for +NaN, 0x0 for -NaN).
+
+pto-isa's CPU simulation differs (include/pto/cpu/MXTypes.hpp, Hifloat8.hpp at 3186c381): its
+float8 types are IEEE-like without e4m3's NaN rule and truncate; its hifloat8 table gives the
+D = 0 and D = 1 codes 5 and 4 mantissa bits (the spec: 3), so e.g. 0x18 reads 3.0, not 0.5,
+and 0x0F 1.21875, not 1.875.
 """
 from __future__ import annotations
 
@@ -59,7 +67,7 @@ class MiniFloat:
     @property
     def values(self) -> np.ndarray:
         """float64 value of every code 0 .. 2**bits - 1 (NaN codes NaN)."""
-        return _values(self)
+        return _table(self)
 
     @property
     def max_finite(self) -> float:
@@ -122,6 +130,7 @@ def _hifloat8_value(code: int) -> float:
 
 @functools.lru_cache(maxsize=None)
 def _table(fmt: MiniFloat) -> np.ndarray:
+    """Every code's value, computed once per format (read-only)."""
     codes = range(1 << fmt.bits)
     if fmt.is_hifloat8:
         vals = [_hifloat8_value(c) for c in codes]
@@ -130,10 +139,6 @@ def _table(fmt: MiniFloat) -> np.ndarray:
     out = np.array(vals, np.float64)
     out.flags.writeable = False
     return out
-
-
-def _values(fmt: MiniFloat) -> np.ndarray:
-    return _table(fmt)
 
 
 @functools.lru_cache(maxsize=None)

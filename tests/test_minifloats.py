@@ -1,9 +1,11 @@
 """The 8-bit and 4-bit floats (pypto_sim/minifloats.py, dtypes float8_e4m3, float8_e5m2,
 hifloat8, float4_e2m1x2, float4_e1m2x2): every code's value and the rounding of values to
 codes, each against a reference written apart from it - ml_dtypes (float8_e4m3fn, float8_e5m2,
-float4_e2m1fn) for the OCP formats, the HiF8 paper's fields enumerated here for hifloat8 and
-pto-isa's gen_data.py (tests/cpu/st/testcase/tcvt) for float4_e1m2 - then tensors holding
-them, their host round trip, and A2/A3's refusals."""
+float4_e2m1fn) for the OCP formats, en_dtypes' hifloat8 (the package pto-isa's ttrans
+gen_data.py uses) and the HiF8 paper's fields enumerated here for hifloat8, pto-isa's
+gen_data.py (tests/cpu/st/testcase/tcvt) for float4_e1m2 - then tensors holding them, their
+host round trip, and A2/A3's refusals."""
+import en_dtypes
 import ml_dtypes
 import numpy as np
 import pytest
@@ -129,6 +131,23 @@ def test_hifloat8_every_code_round_trips_and_ties_go_away_from_zero():
     assert np.array_equal(mf.encode(mf.decode(codes, mf.HIFLOAT8), mf.HIFLOAT8), codes)
     x = [1.0625, -1.0625, 2.0 ** -23, 2.0 ** -24, -(2.0 ** -24), 40960.0, 40959.0, -0.0]
     assert list(mf.encode(x, mf.HIFLOAT8)) == [0x09, 0x89, 0x01, 0x00, 0x00, 0x6F, 0x6E, 0x00]
+
+
+def test_hifloat8_codes_and_rounding_match_en_dtypes():
+    """en_dtypes.hifloat8 (a C++ implementation apart from minifloats): all 256 codes decode
+    to its values, and rounding random values over 2^-25 .. 2^17 of both signs, every code's
+    value, every midpoint between neighbours and either side of it, and the specials gives its
+    codes - ties away from zero, >= 40960 to inf (0x6F), below 2^-23 to +0, NaN to 0x80."""
+    ref = np.arange(256, dtype=np.uint8).view(en_dtypes.hifloat8).astype(np.float64)
+    assert same_values(mf.decode(np.arange(256), mf.HIFLOAT8), ref)
+    rng = np.random.RandomState(7)
+    finite = np.unique(np.abs(ref[np.isfinite(ref)]))
+    mids = (finite[:-1] + finite[1:]) / 2
+    x = np.concatenate([np.exp2(rng.uniform(-25, 17, 20000)), -np.exp2(rng.uniform(-25, 17, 2000)), finite,
+                        mids, -mids, np.nextafter(mids, 0), np.nextafter(mids, np.inf),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 40960, 49152, 1e30, 2.0 ** -23, 2.0 ** -24]])
+    x = x.astype(np.float32)
+    assert np.array_equal(mf.encode(x, mf.HIFLOAT8), x.astype(en_dtypes.hifloat8).view(np.uint8))
 
 
 def test_hifloat8_rounds_every_value_to_a_nearest_code():

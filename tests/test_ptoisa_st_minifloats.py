@@ -12,10 +12,11 @@ of float32 -> fp4 the truncating MXTypes.hpp quantizer of rint(x) (TCvt.hpp conv
 rounds every fp4 <-> float pair to an integer first), so not even an exact A5 conversion would
 meet them; what is ported of their data is the storage: each fp4 case's input, generated as
 gen_data.py does, is held by a pypto_sim fp4 tensor and reads back as gen_data.py's own decoder
-reads it. TTRANSTest.case_hifloat8's input (randint(1, 5) as hifloat8) likewise.
+reads it. TTRANSTest.case_hifloat8's input (randint(1, 5) as en_dtypes' hifloat8) likewise.
 """
 import struct
 
+import en_dtypes
 import numpy as np
 import pytest
 
@@ -156,16 +157,25 @@ def test_a2a3_refuses_ttrans_hifloat8(make_kernels):
 
 
 def test_ttrans_hifloat8_input_is_held_in_its_own_bytes():
-    """TTRANSTest.case_hifloat8's input (seed 19: randint(1, 5) of 128 x 128 as hifloat8)
-    written as float32 values to a hifloat8 tensor: one byte an element, the codes of 1, 2, 3,
-    4 by HiF8's fields - 1.0 = D0 (dot 0001, M 000): 0x08; 2.0 = D1 E+1 (001 0 000): 0x10;
-    3.0 = D1 E+1 M 100: 0x14; 4.0 = D2 E+2 (01 00 000): 0x20 - and read back exactly."""
-    x = np.random.RandomState(19).randint(1, 5, [128, 128]).astype(np.float32)
-    t = pto.alloc_tensor(x.size, pto.hifloat8)
-    pto.memcpy_h2d(t, x)
-    raw = np.empty(x.size, np.uint8)
-    pto.memcpy_d2h(raw, t)
+    """TTRANSTest.case_hifloat8's input as its gen_data.py makes it (seed 19: randint(1, 5) of
+    128 x 128 .astype(en_dtypes.hifloat8)), written to a hifloat8 tensor as those bytes and as
+    float32 values alike: one byte an element, the codes of 1, 2, 3, 4 by HiF8's fields - 1.0 =
+    D0 (dot 0001, M 000): 0x08; 2.0 = D1 E+1 (001 0 000): 0x10; 3.0 = D1 E+1 M 100: 0x14;
+    4.0 = D2 E+2 (01 00 000): 0x20 - reading back exactly; the golden, x1_gm.transpose(), is
+    the transposed bytes (what the refused kernel would store)."""
+    rng = np.random.RandomState(19)
+    x1 = rng.randint(1, 5, [128, 128]).astype(en_dtypes.hifloat8)
+    raw = x1.view(np.uint8).ravel()
     code = {1.0: 0x08, 2.0: 0x10, 3.0: 0x14, 4.0: 0x20}
-    assert np.array_equal(raw, np.vectorize(code.get)(x.ravel()).astype(np.uint8))
-    assert np.array_equal(t.numpy(), x.ravel())
+    values = x1.astype(np.float32)
+    assert np.array_equal(raw, np.vectorize(code.get)(values.ravel()).astype(np.uint8))
+    for host in (raw, values):
+        t = pto.alloc_tensor(raw.size, pto.hifloat8)
+        pto.memcpy_h2d(t, host)
+        back = np.empty(raw.size, np.uint8)
+        pto.memcpy_d2h(back, t)
+        assert np.array_equal(back, raw)
+        assert np.array_equal(t.numpy(), values.ravel())
+    golden = x1.transpose().copy().view(np.uint8)
+    assert np.array_equal(golden, raw.reshape(128, 128).T)
     assert np.array_equal(mf.decode(list(code.values()), mf.HIFLOAT8), list(code))
