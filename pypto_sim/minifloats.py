@@ -32,7 +32,8 @@ with NaN's sign (hifloat8: 0x80, its only NaN), a negative zero as the sign bit 
 zero of the opposite sign (0x8 for +NaN, 0x0 for -NaN).
 
 pto-isa's CPU simulation differs (include/pto/cpu/MXTypes.hpp, Hifloat8.hpp at 3186c381): its
-float8 types are IEEE-like without e4m3's NaN rule and truncate; its hifloat8 table gives the
+float8 types read every exponent as a normal number (no NaN or infinity: e4m3's 0x7F reads
+480) and encode by truncating the mantissa; its hifloat8 table gives the
 D = 0 and D = 1 codes 5 and 4 mantissa bits (the spec: 3), so e.g. 0x18 reads 3.0, not 0.5,
 and 0x0F 1.21875, not 1.875.
 """
