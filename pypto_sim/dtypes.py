@@ -165,6 +165,9 @@ def round_scalar(value, dtype: DType):
     Kernel literals and scalar arguments go through this, so they compute as numpy would."""
     if dtype == bfloat16:
         return round_bfloat16(value)
+    if dtype.minifloat is not None:                      # ties to even (hifloat8: away)
+        fmt = dtype.minifloat
+        return float(fmt.values[int(_encode_one(value, fmt))])
     if dtype.is_float:
         with np.errstate(over="ignore"):
             return float(dtype.numpy.type(value))
@@ -176,6 +179,11 @@ def round_scalar(value, dtype: DType):
     if dtype.encoding == "uint":
         return v
     return v - (1 << bits) if v >= 1 << (bits - 1) else v
+
+
+def _encode_one(value, fmt) -> int:
+    from . import minifloats
+    return int(minifloats.encode([float(value)], fmt)[0])
 
 
 def host_words(host: np.ndarray, dtype: DType) -> np.ndarray:

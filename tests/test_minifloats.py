@@ -310,3 +310,21 @@ def test_to_device_takes_ml_dtypes_arrays():
     u = pto.to_device(f.astype(ml_dtypes.float4_e2m1fn))
     assert (u.dtype, u.shape, u.nbytes) == (pto.float4_e2m1x2, (2, 2), 4)
     assert np.array_equal(u.numpy(), f)
+
+
+def test_a_2d_view_of_a_fp4_tensor_reads_its_pairs():
+    """A 2 x 4 float4_e2m1x2 tensor (8 values a row) viewed [0:2, 1:3]: columns 1 and 2, each
+    two values - values 2..5 of each row."""
+    f = np.arange(16, dtype=np.float32).reshape(2, 8) % 7 - 3          # -3 .. 3: all e2m1 values
+    t = pto.to_device(f.astype(ml_dtypes.float4_e2m1fn))
+    assert t.shape == (2, 4)
+    np.testing.assert_array_equal(t[0:2, 1:3].numpy(), f[:, 2:6])
+
+
+def test_a_python_number_as_a_minifloat_value_rounds_as_the_format():
+    """dtypes.round_scalar (kernel literals and scalars): 464 -> 448 in float8_e4m3 (a tie to
+    even), 1.0625 -> 1.125 in hifloat8 (a tie away), 5.0 -> 4.0 in float4_e2m1x2."""
+    from pypto_sim import dtypes
+    assert dtypes.round_scalar(464.0, pto.float8_e4m3) == 448.0
+    assert dtypes.round_scalar(1.0625, pto.hifloat8) == 1.125
+    assert dtypes.round_scalar(5.0, pto.float4_e2m1x2) == 4.0
