@@ -328,3 +328,14 @@ def test_a_python_number_as_a_minifloat_value_rounds_as_the_format():
     assert dtypes.round_scalar(464.0, pto.float8_e4m3) == 448.0
     assert dtypes.round_scalar(1.0625, pto.hifloat8) == 1.125
     assert dtypes.round_scalar(5.0, pto.float4_e2m1x2) == 4.0
+
+
+def test_en_dtypes_hifloat8_arrays_go_in_and_out():
+    """An en_dtypes hifloat8 array (the type pto-isa's gen_data.py writes) gives a hifloat8
+    tensor of its bytes and reads back as itself."""
+    x = np.array([1, -2, 0.5, 32768, 2.0 ** -22], np.float32).astype(en_dtypes.hifloat8)
+    t = pto.to_device(x)
+    assert t.dtype == pto.hifloat8
+    back = np.empty(5, en_dtypes.hifloat8)
+    pto.memcpy_d2h(back, t)
+    assert np.array_equal(back.view(np.uint8), x.view(np.uint8))
