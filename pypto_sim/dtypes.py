@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import minifloats
+
 
 @dataclass(frozen=True)
 class DType:
@@ -39,7 +41,6 @@ class DType:
         """The minifloats format of an 8-bit or 4-bit float dtype (None for the others)."""
         if not self.encoding.startswith("mini:"):
             return None
-        from . import minifloats
         return minifloats.FORMATS[self.encoding.split(":")[1]]
 
     @property
@@ -167,7 +168,7 @@ def round_scalar(value, dtype: DType):
         return round_bfloat16(value)
     if dtype.minifloat is not None:                      # ties to even (hifloat8: away)
         fmt = dtype.minifloat
-        return float(fmt.values[int(_encode_one(value, fmt))])
+        return float(fmt.values[int(minifloats.encode([float(value)], fmt)[0])])
     if dtype.is_float:
         with np.errstate(over="ignore"):
             return float(dtype.numpy.type(value))
@@ -179,11 +180,6 @@ def round_scalar(value, dtype: DType):
     if dtype.encoding == "uint":
         return v
     return v - (1 << bits) if v >= 1 << (bits - 1) else v
-
-
-def _encode_one(value, fmt) -> int:
-    from . import minifloats
-    return int(minifloats.encode([float(value)], fmt)[0])
 
 
 def host_words(host: np.ndarray, dtype: DType) -> np.ndarray:

@@ -55,7 +55,7 @@ def decode(raw: np.ndarray, dtype, host=None) -> np.ndarray:
             return raw
         fmt = dtype.minifloat
         codes = minifloats.unpack4(raw) if fmt.bits == 4 else raw
-        return minifloats.decode(codes, fmt).astype(np.float32)
+        return fmt.values.astype(np.float32)[codes]      # exact: every code's value is a float32
     if kind == "float":
         store, shift = _float_storage(dtype)
         if not shift:
@@ -89,6 +89,9 @@ def encode(values, dtype) -> np.ndarray:
         return np.ascontiguousarray(flat.astype(np.dtype(code), copy=False)).view(np.uint8)
 
 
+_CHUNK = 1 << 20
+
+
 def _encode_minifloat(flat, dtype) -> np.ndarray:
     """The bytes of a minifloat tensor from a host array: uint8 as its bytes, anything else as
     values rounded to the format by minifloats.encode (without saturation: the format's own
@@ -96,7 +99,9 @@ def _encode_minifloat(flat, dtype) -> np.ndarray:
     if flat.dtype == np.uint8:
         return np.ascontiguousarray(flat)
     fmt = dtype.minifloat
-    codes = minifloats.encode(flat.astype(np.float64), fmt)
+    codes = np.empty(flat.size, np.uint8)
+    for lo in range(0, flat.size, _CHUNK):             # encode's float64 temporaries, chunked
+        codes[lo:lo + _CHUNK] = minifloats.encode(flat[lo:lo + _CHUNK].astype(np.float64), fmt)
     return minifloats.pack4(codes) if fmt.bits == 4 else codes
 
 
