@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import minifloats
+
 
 @dataclass(frozen=True)
 class DType:
@@ -21,7 +23,9 @@ class DType:
     core computes it: float64 and int64 tensors cross the host/device boundary only), and
     ``encoding``: how an element's ``itemsize`` bytes in HBM hold it (little-endian):
     ``"float:M"`` an IEEE binary float with M mantissa bits (the rest of the bits after the
-    sign are the exponent), ``"int"`` two's complement, ``"uint"`` unsigned."""
+    sign are the exponent), ``"int"`` two's complement, ``"uint"`` unsigned, ``"mini:F"`` the
+    codes of pypto_sim.minifloats' format F (``values_per_element`` of them a byte: 2 for
+    the fp4 pair types)."""
 
     name: str
     code: int
@@ -30,6 +34,14 @@ class DType:
     is_float: bool
     compute: str = ""
     encoding: str = "int"
+    values_per_element: int = 1
+
+    @property
+    def minifloat(self):
+        """The minifloats format of an 8-bit or 4-bit float dtype (None for the others)."""
+        if not self.encoding.startswith("mini:"):
+            return None
+        return minifloats.FORMATS[self.encoding.split(":")[1]]
 
     @property
     def compute_dtype(self) -> "DType | None":
@@ -61,13 +73,31 @@ float64 = DType("float64", 9, 8, np.dtype(np.float64), True, "", "float:52")
 uint16 = DType("uint16", 10, 2, np.dtype(np.uint16), False, "int32", "uint")
 uint32 = DType("uint32", 11, 4, np.dtype(np.uint32), False, "uint32", "uint")
 
-ALL = (float32, float16, int32, bool_, int8, uint8, int16, bfloat16, int64, float64, uint16, uint32)
+# A5's 8-bit and 4-bit floats (pypto_sim/minifloats.py has their bits), as pto-isa names them
+# (float8_e4m3_t ...; the fp4 types are pairs, two values a byte). Storage only: tensors hold
+# them in their own bytes, host arrays give their values as float32 (exact; written rounded to
+# nearest by the format's rules) or their bytes as uint8. pypto_sim's AI core is A2/A3's, which
+# neither loads, converts nor multiplies them (TCVT.md, TLOAD.md, TMATMUL.md: A5 only).
+float8_e4m3 = DType("float8_e4m3", 12, 1, np.dtype(np.float32), True, "", "mini:float8_e4m3")
+float8_e5m2 = DType("float8_e5m2", 13, 1, np.dtype(np.float32), True, "", "mini:float8_e5m2")
+hifloat8 = DType("hifloat8", 14, 1, np.dtype(np.float32), True, "", "mini:hifloat8")
+float4_e2m1x2 = DType("float4_e2m1x2", 15, 1, np.dtype(np.float32), True, "", "mini:float4_e2m1", 2)
+float4_e1m2x2 = DType("float4_e1m2x2", 16, 1, np.dtype(np.float32), True, "", "mini:float4_e1m2", 2)
+MINIFLOATS = (float8_e4m3, float8_e5m2, hifloat8, float4_e2m1x2, float4_e1m2x2)
+
+ALL = (float32, float16, int32, bool_, int8, uint8, int16, bfloat16, int64, float64, uint16, uint32,
+       *MINIFLOATS)
 BY_NAME = {d.name: d for d in ALL}
+# other spellings of the minifloats: pto-isa's C++ names, torch's and ml_dtypes' (whose host
+# arrays as_dtype recognises by these names)
+ALIASES = {"float8_e4m3_t": float8_e4m3, "float8_e4m3fn": float8_e4m3, "float8_e5m2_t": float8_e5m2,
+           "hifloat8_t": hifloat8, "float4_e2m1x2_t": float4_e2m1x2, "float4_e2m1fn_x2": float4_e2m1x2,
+           "float4_e2m1fn": float4_e2m1x2, "float4_e1m2x2_t": float4_e1m2x2}
 BY_CODE = {d.code: d for d in ALL}
 REGISTER_DTYPES = (float32, float16, int32, bool_, uint32)   # what lane values and tiles hold
 TILE_DTYPES = (float32, float16, int32)
 TENSOR_DTYPES = (float32, float16, int32, int8, uint8, int16, uint16, uint32, bfloat16, int64,
-                 float64, bool_)
+                 float64, bool_, *MINIFLOATS)
 MEMORY_ONLY = (int8, uint8, int16, uint16, bfloat16)     # loaded and stored by kernels
 HOST_ONLY = (int64, float64)                             # no unit computes them
 
@@ -81,6 +111,8 @@ def as_dtype(value) -> DType:
         return value
     if isinstance(value, str) and value in BY_NAME:
         return BY_NAME[value]
+    if isinstance(value, str) and value in ALIASES:
+        return ALIASES[value]
     if getattr(value, "name", None) == "bfloat16" or str(value) == "bfloat16":
         return bfloat16                                  # ml_dtypes' bfloat16, if in use
     try:
@@ -88,8 +120,12 @@ def as_dtype(value) -> DType:
     except TypeError:
         npd = None
     if npd is not None:
+        if npd.name in ALIASES:                          # ml_dtypes' float8_e4m3fn, ...
+            return ALIASES[npd.name]
+        if BY_NAME.get(npd.name) in MINIFLOATS:          # ml_dtypes' float8_e5m2
+            return BY_NAME[npd.name]
         for d in ALL:
-            if d.numpy == npd and d is not bfloat16:
+            if d.numpy == npd and d.name == npd.name:    # not bfloat16, the minifloats (float32 hosts)
                 return d
     names = ", ".join(d.name for d in TENSOR_DTYPES)
     raise TypeError(f"unsupported dtype {value!r}: pypto_sim supports {names}")
@@ -130,6 +166,9 @@ def round_scalar(value, dtype: DType):
     Kernel literals and scalar arguments go through this, so they compute as numpy would."""
     if dtype == bfloat16:
         return round_bfloat16(value)
+    if dtype.minifloat is not None:                      # ties to even (hifloat8: away)
+        fmt = dtype.minifloat
+        return float(fmt.values[int(minifloats.encode([float(value)], fmt)[0])])
     if dtype.is_float:
         with np.errstate(over="ignore"):
             return float(dtype.numpy.type(value))
@@ -172,3 +211,19 @@ CVT_PAIRS = {"float32": ("float16", "float32", "bfloat16", "int16", "int32"),
 # simulation's static_cast does. The mode operand carries OFF as mode + CVT_SAT_OFF.
 CVT_SAT_MODES = ("on", "off")
 CVT_SAT_OFF = 8
+# A5's conversions of the minifloats (pto-isa docs/isa/TCVT.md, "Supported Conversions", A5
+# column: FP32 -> FP8_E4M3, FP8_E5M2, H8; FP16 -> H8; BF16 -> FP4_E1M2X2, FP4_E2M1X2;
+# FP8_E4M3, FP8_E5M2, H8 -> FP32; FP4_E1M2X2, FP4_E2M1X2 -> BF16). A2/A3 has none of them.
+CVT_PAIRS_A5 = {"float8_e4m3": ("float32",), "float8_e5m2": ("float32",), "hifloat8": ("float32",),
+                "float4_e2m1x2": ("bfloat16",), "float4_e1m2x2": ("bfloat16",)}
+CVT_TO_A5 = {"float8_e4m3": ("float32",), "float8_e5m2": ("float32",), "hifloat8": ("float32", "float16"),
+             "float4_e2m1x2": ("bfloat16",), "float4_e1m2x2": ("bfloat16",)}
+
+
+def a5_only(dtype: DType) -> str:
+    """Why a minifloat dtype cannot be loaded, converted or computed here, as the rest of a
+    sentence that names it (pypto_sim's AI core is A2/A3's, and these are A5 types)."""
+    return (f"is an A5 type (pto-isa TCVT.md: A5 converts {' and '.join(CVT_TO_A5[dtype.name])} to "
+            f"it and it to {' and '.join(CVT_PAIRS_A5[dtype.name])}); pypto_sim's AI core is A2/A3's "
+            f"(Ascend 910B/910C, every machine in latency_tables/), which neither loads, converts "
+            f"nor computes it (TLOAD.md, TCVT.md, TMATMUL.md list it for A5 only)")

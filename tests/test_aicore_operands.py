@@ -182,3 +182,59 @@ def test_int32_tdiv_is_refused_as_a2a3_refuses_it(make_kernels):
     docs/isa/TDIV.md lists int32 for A5)."""
     compile_error(make_kernels, "a = pto.alloc_tile(8, 8, pto.int32)\npto.tdiv(a, a, a)",
                   r"pto.tdiv needs tiles of one dtype among float32, float16, got int32")
+
+
+RACY_SEL_TMP = """\
+            a = pto.alloc_tile(2, 32, pto.float32)
+            m = pto.alloc_tile(2, 32, pto.uint8)
+            d = pto.alloc_tile(2, 32, pto.float32)
+            tmp = pto.alloc_tile(1, 32, pto.uint8)
+            pto.tload(a, X)
+            pto.tload(m, M)
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.tload(tmp, M)
+            pto.tsel(d, m, a, a{tmp})
+"""
+
+
+@pytest.mark.parametrize("tmp", ["", ", tmp"])
+def test_tsel_tmp_counts_as_written_for_the_race_check(make_kernels, tmp):
+    """A2/A3's TSel.hpp writes each mask row's address into tmp (vector_dup, then set_cmpmask
+    reads it), so a tload into tmp that no flag orders before the tsel races it; without tmp
+    the kernel is race-free (the flag orders the loads of a and m). tmp is pto-isa's st
+    kernel's 1 x 32 uint8 tile (32 bytes; float32 data needs 2 uint32 = 8)."""
+    src = vector_kernel(RACY_SEL_TMP.format(tmp=tmp))[len("@pto.kernel\n"):].replace("def k(X, O)", "def k(X, M, O)")
+    mod = make_kernels("@pto.kernel(sync='manual')\n" + src)
+    x = pto.alloc_tensor(2 * 32 * 4, pto.float32)
+    pto.memcpy_h2d(x, np.ones((2, 32), np.float32))
+    m = pto.alloc_tensor(2 * 32, pto.uint8)
+    pto.memcpy_h2d(m, np.full((2, 32), 0xFF, np.uint8))
+    args = (x, m, pto.alloc_tensor(256))
+    if tmp:
+        with pytest.raises(pto.RaceError, match=r"write-after-write race on tile 'tmp'.*TSEL.*TLOAD"):
+            pto.profile(mod.k, grid=(1,), args=args, check="race")
+    else:
+        pto.profile(mod.k, grid=(1,), args=args, check="race")
+
+
+
+def test_tsels_tmp_is_written_and_holds_the_data_dtype(make_kernels):
+    """TSels.hpp writes the scalar to tmp[0] in the data's dtype: tsels(..., tmp=t) with the
+    causal mask's values (a[r, c] where the mask bit is set, else -inf: mask 0x0F keeps columns
+    0-3 of every 8) computes as without tmp, and a tmp of another dtype does not compile."""
+    x = np.arange(2 * 32, dtype=np.float32).reshape(2, 32)
+    got = run(make_kernels, vector_kernel("""\
+            a = pto.alloc_tile(2, 32, pto.float32)
+            m = pto.alloc_tile(2, 32, pto.uint8)
+            t = pto.alloc_tile(1, 8, pto.float32)
+            pto.tload(a, X)
+            pto.texpands(m, 15)
+            pto.tsels(a, m, a, -float("inf"), tmp=t)
+            pto.tstore(O, a)
+"""), x, (2, 32), np.float32)
+    want = np.where((np.arange(32) % 8) < 4, x, -np.inf)
+    np.testing.assert_array_equal(got, want)
+    compile_error(make_kernels, "a = pto.alloc_tile(2, 32, pto.float32)\nm = pto.alloc_tile(2, 32, pto.uint8)\n"
+                                "t = pto.alloc_tile(1, 8, pto.int32)\npto.tsels(a, m, a, 0.0, tmp=t)",
+                  r"tsels: tmp 't' holds int32, 'a' float32; A2/A3 writes the scalar to tmp\[0\]")

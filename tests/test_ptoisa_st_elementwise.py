@@ -9,9 +9,7 @@ Cases A2/A3 refuses, ported as the refusal: TDIVTest.case_int32_64x64_64x64_64x6
 invalid data type.", half and float only, include/pto/npu/a2a3/TDiv.hpp),
 TRECIPTest.case_bf16_16x256_16x256_16x256 (TRECIP is TDIVS, whose static_assert takes int32,
 int16, half and float, TDivS.hpp).
-
-Not ported, for a dtype pypto_sim lacks:
-- TTRANSTest.case_hifloat8: pypto_sim has no hifloat8 (nor does A2/A3's TTRANS list it).
+TTRANSTest.case_hifloat8 (A5's type: A2/A3 refuses it) is in tests/test_ptoisa_st_minifloats.py.
 """
 import numpy as np
 import pytest

@@ -14,8 +14,7 @@ cases with a uint32 dst (A5's TCMP; A2/A3's writes uint8 and compares int32, hal
 TCMP.md). These run on pto-isa's CPU simulation only. Not ported: TCMPTest.case_bf16_uint32
 (built only with PTO_CPU_SIM_ENABLE_BF16; an A5 form as the others).
 
-Written differently: TSEL's kernel passes a 1 x 32 uint8 tmp tile (A2/A3's cmpmask buffer);
-pto.tsel has no tmp operand, so the port leaves it out (it changes no value).
+TSEL's kernel passes a 1 x 32 uint8 tmp tile (A2/A3's cmpmask buffer), and so does the port.
 """
 import numpy as np
 import pytest
@@ -121,12 +120,13 @@ def k(M, A, B, O):
             b = pto.alloc_tile({r}, {c}, pto.{dt})
             dst = pto.alloc_tile({r}, {c}, pto.{dt})
             mask = pto.alloc_tile({r}, {mc}, pto.uint8)
+            tmp = pto.alloc_tile(1, 32, pto.uint8)
             pto.tload(a, A)
             pto.tload(b, B)
             pto.tload(mask, M)
             pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
             pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.tsel(dst, mask, a, b)
+            pto.tsel(dst, mask, a, b, tmp)
             pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
             pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
             pto.tstore(O, dst)
@@ -253,3 +253,4 @@ def test_a2a3_tcmp_refuses_the_a5_forms(make_kernels, dt, mode, message):
         [pto.alloc_tensor(rows * cols * 4, pto.uint32)]
     with pytest.raises(pto.CompileError, match=message):
         kernel.program_for(tuple(t))
+

@@ -184,7 +184,9 @@ class TileOp:
         elif roles.bounded:
             rows, cols = self.shape
             mstride = iv[named["mstride"]] if roles.mask else 0
-            for v in self.view.values():
+            for name, v in self.view.items():
+                if name == roles.scratch:         # pto-isa's tmp: not bounded by the shape
+                    continue
                 width = mstride if v is self.view.get(roles.mask) else cols
                 if rows * width > v.rows * v.cols:
                     raise fault(f"{rows} x {cols} elements exceed tile '{v.buf.name}' "

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, minifloats
 
 
 def _float_storage(dtype):
@@ -41,13 +41,21 @@ def element_bytes(byte_idx, itemsize) -> np.ndarray:
     return np.asarray(byte_idx, np.int64).reshape(-1, 1) + np.arange(itemsize)
 
 
-def decode(raw: np.ndarray, dtype) -> np.ndarray:
+def decode(raw: np.ndarray, dtype, host=None) -> np.ndarray:
     """Elements of dtype from their little-endian bytes raw (uint8, n * itemsize), as the
-    host's numpy values (bfloat16 as float32; exact for every dtype). A view of raw when the
-    host's dtype has the same bytes (no copy: memcpy_d2h of a 1 GiB tensor)."""
+    host's numpy values (bfloat16 and the minifloats as float32, values_per_element of them
+    an element; exact for every dtype). A view of raw when the host's dtype has the same bytes
+    (no copy: memcpy_d2h of a 1 GiB tensor). host: the host array's numpy dtype; uint8 takes
+    a minifloat tensor's bytes as they are."""
     dtype = dtypes.as_dtype(dtype)
     raw = np.ascontiguousarray(raw, np.uint8)
     kind = dtype.encoding.split(":")[0]
+    if kind == "mini":
+        if host is not None and np.dtype(host) == np.uint8:
+            return raw
+        fmt = dtype.minifloat
+        codes = minifloats.unpack4(raw) if fmt.bits == 4 else raw
+        return fmt.values.astype(np.float32)[codes]      # exact: every code's value is a float32
     if kind == "float":
         store, shift = _float_storage(dtype)
         if not shift:
@@ -66,6 +74,8 @@ def encode(values, dtype) -> np.ndarray:
     dtype = dtypes.as_dtype(dtype)
     kind = dtype.encoding.split(":")[0]
     flat = np.asarray(values).reshape(-1)
+    if kind == "mini":
+        return _encode_minifloat(flat, dtype)
     if kind == "float":
         store, shift = _float_storage(dtype)
         if shift:
@@ -77,6 +87,22 @@ def encode(values, dtype) -> np.ndarray:
     code = ("<i" if kind == "int" else "<u") + str(dtype.itemsize)
     with np.errstate(over="ignore", invalid="ignore"):
         return np.ascontiguousarray(flat.astype(np.dtype(code), copy=False)).view(np.uint8)
+
+
+_CHUNK = 1 << 20
+
+
+def _encode_minifloat(flat, dtype) -> np.ndarray:
+    """The bytes of a minifloat tensor from a host array: uint8 as its bytes, anything else as
+    values rounded to the format by minifloats.encode (without saturation: the format's own
+    overflow, as ml_dtypes' astype), two 4-bit codes a byte for the fp4 pairs."""
+    if flat.dtype == np.uint8:
+        return np.ascontiguousarray(flat)
+    fmt = dtype.minifloat
+    codes = np.empty(flat.size, np.uint8)
+    for lo in range(0, flat.size, _CHUNK):             # encode's float64 temporaries, chunked
+        codes[lo:lo + _CHUNK] = minifloats.encode(flat[lo:lo + _CHUNK].astype(np.float64), fmt)
+    return minifloats.pack4(codes) if fmt.bits == 4 else codes
 
 
 def load(data: np.ndarray, byte_idx, dtype) -> np.ndarray:

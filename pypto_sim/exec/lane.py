@@ -83,13 +83,16 @@ def _float_literal(x: float) -> str:
 
 def gm_kind(dtype) -> int:
     """The executor's code for how dtype's bytes hold a value in GM: 0 an IEEE float, 1 a
-    two's complement int, 2 an unsigned int (lane_template.gm_load)."""
-    return ("float", "int", "uint").index(dtype.encoding.split(":")[0])
+    two's complement int, 2 an unsigned int (lane_template.gm_load), 3 a minifloat's codes
+    (no kernel reads or writes them on A2/A3: the frontend refuses them; exec/gm.py decodes
+    them for the host)."""
+    return ("float", "int", "uint", "mini").index(dtype.encoding.split(":")[0])
 
 
 def gm_mantissa(dtype) -> int:
     """Mantissa bits of a float dtype's GM encoding (0 for ints)."""
-    return int(dtype.encoding.split(":")[1]) if ":" in dtype.encoding else 0
+    kind, _, bits = dtype.encoding.partition(":")
+    return int(bits) if kind == "float" else 0
 
 
 def is_integer(dtype) -> bool:

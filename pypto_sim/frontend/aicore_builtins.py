@@ -155,6 +155,10 @@ class AICoreBuiltins(OperandForms, AICoreScalarRules):
         if self.pipeline_state is not None:
             self.error(node, f"{where}: typed tiles are not multi-buffered by pto.pipeline",
                        "allocate one tile per buffer (a_ping, a_pong) and alternate them")
+        if dtype in dtypes.MINIFLOATS:
+            self.error(node, f"{where}: {dtype} {dtypes.a5_only(dtype)}",
+                       "keep such data in a tensor; the host reads its values (memcpy_d2h into "
+                       "a float32 array)")
         if dtype.name not in SPACE_DTYPES[loc]:
             self.error(node, f"{where}: {loc} ({SPACE_NAMES[loc]}) holds "
                              f"{', '.join(SPACE_DTYPES[loc])}, not {dtype}")

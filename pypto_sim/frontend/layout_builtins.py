@@ -88,10 +88,14 @@ class LayoutBuiltins:
             self.error(node, f"pto.{call}: '{dst.name}' is {dst.tile.rows} x {dst.tile.cols} but "
                              f"'{src.name}' is {src.tile.rows} x {src.tile.cols}",
                        "use pto.tfillpad_expand to pad into a larger tile")
-        if not (isinstance(pad, Text) and pad.value in PAD_VALUES):
+        custom = isinstance(pad, Const) and not isinstance(pad.value, bool)
+        if not (custom or (isinstance(pad, Text) and pad.value in PAD_VALUES)):
             self.error(node, f"pto.{call}: pad must be one of {', '.join(map(repr, PAD_VALUES))} "
-                             "(PadValue::Zero, Min, Max)")
-        fill = Const(pad_value(pad.value, dst.dtype), dst.dtype)
+                             "(PadValue::Zero, Min, Max) or a number known at compile time "
+                             "(PadValueCustom)")
+        # PadValueCustom(v): v in dst's dtype (include/pto/common/constants.hpp carries its bits)
+        fill = Const(dtypes.round_scalar(pad.value, dst.dtype) if custom else pad_value(pad.value, dst.dtype),
+                     dst.dtype)
         sizes = [src.tile.valid_rows, src.tile.valid_cols, Const(src.tile.pitch or src.tile.cols, dtypes.int32),
                  Const(dst.tile.rows, dtypes.int32), Const(dst.tile.cols, dtypes.int32)]
         ops = [self._base(dst, node, call), self._base(src, node, call), self.operand(fill, dst.dtype, node)]

@@ -4,7 +4,7 @@ restrictions of pto-isa's implementation checks, as compile errors at the kernel
 from __future__ import annotations
 
 from .. import dtypes
-from .values import Const, Text
+from .values import NONE, Const, Text
 
 CMP_MODES = ("eq", "ne", "lt", "gt", "le", "ge")          # CmpMode, in the order of the table's `c`
 INT32_CMP_MODES = ("eq", "ne")    # A2/A3 compares int32 by vcmp*_eq, and vnot's the result for NE
@@ -48,6 +48,19 @@ class MaskBuiltins:
                        f"allocate it as pto.alloc_tile({data.tile.rows}, {max(32, need)}, pto.uint8, "
                        "loc=pto.Vec)")
 
+    def _cmpmask_tmp(self, spec, node, args, data):
+        """TSEL's / TSELS's tmp: A2/A3 writes cmpmaskLen uint32 there for TSEL (TSel.hpp: 4 for
+        2-byte data, 2 for 4-byte), whatever tmp's dtype (it casts the pointer), and the scalar
+        to tmp[0] for TSELS (TSels.hpp: tmp of the data's dtype, TSELS.md); every Vec tile holds
+        either (its rows are whole 32-byte blocks). dst when left out."""
+        if args.get("tmp", NONE) is NONE:
+            return args["dst"]
+        tmp = self.typed_tile(args["tmp"], node, spec, "tmp", f"pto.{spec.builtin}: tmp")
+        if spec.name == "TSELS" and tmp.dtype != data.dtype:
+            self.error(node, f"pto.tsels: tmp '{tmp.name}' holds {tmp.dtype}, '{data.name}' {data.dtype}; "
+                             "A2/A3 writes the scalar to tmp[0] in the data's dtype (TSels.hpp, TSELS.md)")
+        return tmp
+
     def _mode(self, value, node, call, dtype):
         if not (isinstance(value, Text) and value.value in CMP_MODES):
             self.error(node, f"pto.{call}: mode must be one of {', '.join(map(repr, CMP_MODES))}")
@@ -69,7 +82,7 @@ class MaskBuiltins:
         """TCMP / TCMPS (the mask is dst, the data a) and TSEL / TSELS (the mask is an input,
         the data dst): the tiles' checks, then the operands in the ISA record's order."""
         spec, call = self.isa[name], self.isa[name].builtin
-        names = [o.name for o in spec.value_operands if o.kind == "tile"]
+        names = [o.name for o in spec.value_operands if o.kind == "tile" and o.name != "tmp"]
         tiles = dict(zip(names, self._mask_tiles(spec, node, args, names)))
         mask_name, data_name = ("dst", "a") if spec.family == "tile_cmp" else ("mask", "dst")
         mask, data = tiles[mask_name], tiles[data_name]
@@ -81,7 +94,9 @@ class MaskBuiltins:
         sizes = {"rows": rows, "cols": cols, "mstride": Const(mask.tile.cols, dtypes.int32)}
         ops = []
         for o in spec.value_operands:
-            if o.kind == "tile":
+            if o.name == "tmp":
+                ops.append(self._base(self._cmpmask_tmp(spec, node, args, data), node, call))
+            elif o.kind == "tile":
                 ops.append(self._base(tiles[o.name], node, call))
             elif o.name == "scalar":
                 ops.append(self._scalar(args["scalar"], data.dtype, node, call))

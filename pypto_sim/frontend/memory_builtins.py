@@ -29,6 +29,10 @@ class MemoryBuiltins:
         int8 / uint8 / int16 / uint16, float32 for bfloat16; float64 and int64 are an error (no unit of
         the AI core computes them)."""
         dt = ptr.dtype.compute_dtype
+        if ptr.dtype in dtypes.MINIFLOATS:
+            self.error(node, f"{what}: '{ptr.name}' holds {ptr.dtype}, which {dtypes.a5_only(ptr.dtype)}",
+                       "read its values on the host (memcpy_d2h into a float32 array) and pass "
+                       "a float32 tensor")
         if dt is None:
             self.error(node, f"{what}: '{ptr.name}' holds {ptr.dtype}, which no unit of the AI core "
                              f"computes (its vector and scalar units work on float32, float16, "
@@ -90,6 +94,8 @@ class MemoryBuiltins:
         dtype = args["dtype"]
         if isinstance(dtype, DTypeRef):
             dtype = dtype.dtype
+        if dtype in dtypes.MINIFLOATS:
+            self.error(node, f"pto.alloc_local: {dtype} {dtypes.a5_only(dtype)}")
         if dtype not in dtypes.TILE_DTYPES + (dtypes.uint32,):
             self.error(node, f"pto.alloc_local: dtype must be one of float32, float16, int32, uint32, "
                              f"got {dtype}",

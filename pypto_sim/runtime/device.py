@@ -132,7 +132,7 @@ class Device:
             raise ValueError("memcpy_d2h: the host array is read-only")
         if self.users_of(src.alloc):
             self.sync()
-        host.reshape(-1)[:] = gm.decode(self.hbm.view(src.alloc), src.dtype)
+        host.reshape(-1)[:] = gm.decode(self.hbm.view(src.alloc), src.dtype, host.dtype)
 
     # ---------------------------------------------------------------- launch and sync
     def launch(self, kernel, grid, block, args, names=None, check=None, max_cycles=None,
@@ -289,19 +289,32 @@ def _check_tensor(t, call):
 
 def _check_copy(call, tensor, host):
     """Same element count, and the host dtype the tensor's (float32, or ml_dtypes' bfloat16,
-    for a bfloat16 tensor)."""
+    for a bfloat16 tensor; for a minifloat tensor float32 values or ml_dtypes' type of it,
+    values_per_element an element, or uint8 bytes, one an element)."""
     if getattr(tensor, "strided", False):
         raise LaunchError(f"{call}: '{tensor.name}' is a strided 2-D view, whose elements are not "
                           "contiguous", hint="copy the whole tensor, or read the view with .numpy()")
-    host_ok = (host.dtype == tensor.dtype.numpy if tensor.dtype != dtypes.bfloat16 else
-               host.dtype == np.float32 or host.dtype.name == "bfloat16")
-    if host.size != tensor.size:
+    count = tensor.size
+    if tensor.dtype in dtypes.MINIFLOATS:
+        named = dtypes.ALIASES.get(host.dtype.name, dtypes.BY_NAME.get(host.dtype.name))
+        host_ok = host.dtype in (np.float32, np.uint8) or named == tensor.dtype
+        if host.dtype != np.uint8:
+            count *= tensor.dtype.values_per_element
+    elif tensor.dtype == dtypes.bfloat16:
+        host_ok = host.dtype == np.float32 or host.dtype.name == "bfloat16"
+    else:
+        host_ok = host.dtype == tensor.dtype.numpy
+    if host.size != count:
         raise LaunchError(f"{call}: the device tensor '{tensor.name}' is {tensor.nbytes} bytes "
                           f"({tensor.size} x {tensor.dtype}) but the host array is "
                           f"{host.size * host.dtype.itemsize} bytes ({host.size} x {host.dtype})",
-                          hint="allocate the tensor with nbytes = array.nbytes and the array's dtype")
+                          hint=f"a {tensor.dtype} tensor of n bytes takes n * "
+                               f"{tensor.dtype.values_per_element} float32 values or n uint8 bytes"
+                          if tensor.dtype in dtypes.MINIFLOATS else
+                          "allocate the tensor with nbytes = array.nbytes and the array's dtype")
     if not host_ok:
-        want = "float32 (or ml_dtypes.bfloat16)" if tensor.dtype == dtypes.bfloat16 else f"{tensor.dtype}"
+        want = ("float32 (or ml_dtypes.bfloat16)" if tensor.dtype == dtypes.bfloat16 else
+                "float32 values (or uint8 bytes)" if tensor.dtype in dtypes.MINIFLOATS else f"{tensor.dtype}")
         raise LaunchError(f"{call}: the device tensor '{tensor.name}' holds {tensor.dtype} but the "
                           f"host array is {host.dtype}",
                           hint=f"convert the host array with .astype(...) to {want}")

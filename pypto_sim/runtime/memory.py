@@ -212,10 +212,12 @@ class DeviceTensor:
         return self.shape[1] if len(self.shape) == 2 else 0
 
     def numpy(self) -> np.ndarray:
-        """A host copy of the tensor's contents, in its shape (waits for kernels that write it)."""
-        out = np.empty(self.size, self.dtype.numpy)
+        """A host copy of the tensor's contents, in its shape (waits for kernels that write it);
+        an fp4 pair tensor's last axis holds its two values an element."""
+        per = self.dtype.values_per_element
+        out = np.empty(self.size * per, self.dtype.numpy)
         self.device.memcpy_d2h(out, self)
-        return out.reshape(self.shape)
+        return out.reshape(self.shape[:-1] + (self.shape[-1] * per,))
 
     def __len__(self):
         return self.size

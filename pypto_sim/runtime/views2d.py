@@ -49,10 +49,12 @@ class DeviceTensorView2D(DeviceTensorView):
         return self.stride
 
     def numpy(self) -> np.ndarray:
-        """A host copy of the view's elements, (rows, cols) (waits for kernels that write it)."""
+        """A host copy of the view's elements, (rows, cols) (waits for kernels that write it);
+        an fp4 pair tensor's columns hold two values each (rows, 2 cols)."""
         r, c = self.origin
-        whole = self.base.numpy().reshape(-1, self.stride)
-        return whole[r:r + self.shape[0], c:c + self.shape[1]].copy()
+        per = self.dtype.values_per_element
+        whole = self.base.numpy().reshape(-1, self.stride * per)
+        return whole[r:r + self.shape[0], c * per:(c + self.shape[1]) * per].copy()
 
 
 def view_2d(tensor, index):
