@@ -348,19 +348,27 @@ class Profile:
         from .export import export_csv
         return export_csv(self, directory, prefix)
 
-    def trace(self, time_unit="cycle", warps=True, flows=True) -> dict:
+    def trace(self, time_unit="cycle", warps=True, flows=True, counters=True,
+              bucket_cycles=None) -> dict:
         """The Chrome trace event JSON of the launch as a dict (see ``save_trace``)."""
         from .trace import build_trace
-        return build_trace(self, time_unit=time_unit, warps=warps, flows=flows)
+        return build_trace(self, time_unit=time_unit, warps=warps, flows=flows, counters=counters,
+                           bucket_cycles=bucket_cycles)
 
-    def save_trace(self, path, time_unit="cycle", warps=True, flows=True):
+    def save_trace(self, path, time_unit="cycle", warps=True, flows=True, counters=True,
+                   bucket_cycles=None):
         """Write a Chrome trace event JSON file that opens in Perfetto and chrome://tracing:
         one process per core, one track per pipe and per warp, a complete event per
         warp-instruction, flow arrows from each operation waited for to its waiter.
+        AI-core kernels: one track per unit (AIC, AIV0, AIV1) and per PTO pipe of each unit,
+        flow arrows from each set_flag to the operation its wait_flag held and from each
+        cross-core signal to the wait that took it, and (``counters``) GM / L2 / HBM
+        bytes-per-cycle counter tracks in buckets of ``bucket_cycles``.
         ``time_unit="cycle"`` (default): 1 trace microsecond = 1 cycle; ``"us"``: real time at
         the machine's clock. Returns the path."""
         from .trace import save_trace
-        return save_trace(self, path, time_unit=time_unit, warps=warps, flows=flows)
+        return save_trace(self, path, time_unit=time_unit, warps=warps, flows=flows,
+                          counters=counters, bucket_cycles=bucket_cycles)
 
     def save_plot(self, path, max_cores=8):
         """Write a pipeline Gantt chart, per-pipe utilisation and idle cycles by cause as an
