@@ -180,3 +180,26 @@ def test_memory_counters_show_each_transfers_bytes_when_it_moves_them():
     for e in counters[(1, "GM bytes/cycle")]:
         if e["args"]["read"]:
             assert any(e["ts"] < b and a < e["ts"] + 16 for a, b in windows)
+
+
+def test_utilization_busy_intervals_hotspots_and_repr_of_an_ai_core_kernel_speak_units_and_pipes():
+    """copy_through on one core: each AIV's TLOAD is its only MTE2 operation, so its unit's
+    MTE2 utilisation is that load's cycles in flight over the kernel's cycles, and its busy
+    interval is the load's [start, end); pipes are named by unit and PTO pipe, never by the
+    lane model's merged names ("load"); the hotspots have no lane column; the repr speaks of
+    units, not warps."""
+    prof = pto.profile(copy_through, grid=(1,), args=(_tensor(1024), _tensor(1024)))
+    util = prof.pipe_utilization()
+    for unit in ("AIV0", "AIV1"):
+        load = next(e for e in prof.timeline if e.inst == "TLOAD" and e.lane == unit)
+        assert util[f"{unit} MTE2"] == (load.end - load.start) / prof.total_cycles
+        assert prof.busy_intervals("MTE2", unit=unit) == [(load.start, load.end)]
+        assert prof.busy_intervals("PIPE_MTE2", unit=unit, core=0) == [(load.start, load.end)]
+    assert "load" not in util and "AIC MTE2" not in util
+    assert {"AIV0 MTE2", "AIV0 MTE3", "AIV1 MTE2", "AIV1 MTE3"} <= set(util)
+    with pytest.raises(pto.ArgumentError, match=r"PTO pipe.*'MTE2'.*not 'load'"):
+        prof.busy_intervals("load")
+    with pytest.raises(pto.ArgumentError, match=r"unit must be one of"):
+        prof.busy_intervals("MTE2", unit="warp 1")
+    assert "lanes" not in str(prof.hotspots())
+    assert "warp" not in repr(prof) and "AIC, AIV0, AIV1" in repr(prof)
