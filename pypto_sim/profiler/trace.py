@@ -13,6 +13,13 @@ Layout (the JSON Object Format of the Trace Event Format):
   waited for to the one that waited, on the pipe tracks: operands, tiles not yet loaded (RAW),
   buffers not yet free (WAR), stage order and wait_all.
 
+AI-core kernels: pipe tracks per unit and PTO pipe ("AIC PIPE_MTE2"), unit tracks ("AIC (block
+0)") instead of warp tracks, ``unit`` in the args instead of warp and lanes; flows of cat
+"flag" (one per flag handoff: set_flag -> the operation its wait_flag held, or the wait_flag
+when it held none), "cross_core" (one per cross-core signal: set -> wait) and "dependency"
+(tile data waits under sync="auto" only); "C" counter events of GM / L2 / HBM bytes per cycle
+(memory_counters.py), per core and in a "chip memory" process.
+
 Time: by default 1 trace microsecond = 1 cycle (``time_unit="cycle"``), so the viewer's
 numbers read as cycles; ``time_unit="us"`` converts cycles at the machine's clock. Which one
 is stated in ``otherData.time_unit`` and in each process's labels.
