@@ -10,10 +10,9 @@ Its bytes are spread evenly over that moving window ``[moving_from, complete)``.
 - GM: every transfer's bytes, per core, reads and writes.
 - L2 (machines with an L2): every byte of every transfer crosses the L2's chip link, so the
   L2's traffic is the chip's GM traffic, reads and writes.
-- HBM: written bytes all cross HBM's link (write-allocate); a read crosses it with the part of
-  its lines that missed, which the records do not keep (only whether a load missed at all),
-  so on a machine with an L2 the HBM counter has writes only; without an L2, HBM's traffic
-  is GM's.
+- HBM: written bytes all cross HBM's link (write-allocate); a load crosses it with the share
+  of its bytes whose lines missed in the L2 (the record's ``why``: records.why_hbm_read_bytes,
+  rounded up to a byte), over the same window; without an L2, HBM's traffic is GM's.
 """
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..timing.records import why_fields
+from ..timing.records import why_fields, why_hbm_read_bytes
 
 READS = ("TLOAD",)
 WRITES = ("TSTORE", "TSTORE_ACC")
@@ -118,7 +117,10 @@ def memory_counters(prof, bucket_cycles=None) -> list:
     chip = {"read": rates(is_read), "write": rates(~is_read)}
     if prof.machine.has_l2:
         out.append(Counter("L2 bytes/cycle", None, starts, width, dict(chip)))
-        out.append(Counter("HBM bytes/cycle", None, starts, width, {"write": chip["write"]}))
+        missed = why_hbm_read_bytes(rec.why[idx].astype(np.int64)).astype(np.float64)
+        hbm_read = _bucketed(s[is_read], e[is_read], missed[is_read], edges.astype(np.float64)) / width
+        out.append(Counter("HBM bytes/cycle", None, starts, width,
+                           {"read": hbm_read, "write": chip["write"]}))
     else:
         out.append(Counter("HBM bytes/cycle", None, starts, width, dict(chip)))
     return out
