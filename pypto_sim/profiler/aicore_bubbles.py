@@ -349,11 +349,14 @@ def flag_handoffs(prof) -> list:
     if not len(rec):
         return []
     att = _Attributor(prof)
+    waits: dict = {}
+    for core, w, k in att.flag:
+        waits.setdefault((core, w), []).append(k)
     out = []
     for (core, w), u in sorted(att.units.items()):
         # the tile operations of each pipe, in dispatch order: a wait holds the next one
         on_pipe = {p: np.nonzero(u.tile & (u.pipe == p))[0] for p in np.unique(u.pipe).tolist()}
-        for k in sorted(key[2] for key in att.flag if key[:2] == (core, w)):
+        for k in sorted(waits.get((core, w), [])):
             pc = int(u.pc[k])
             if att.names[pc] == "WAIT_FLAG":
                 sw, sk, _j, fire = att.flag[(core, w, k)]
