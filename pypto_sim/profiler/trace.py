@@ -127,7 +127,7 @@ def _handoff_flows(prof):
 
 def _flows(prof, at) -> Arrows:
     """The arrows of the trace, dependencies first, then (AI-core kernels) flag handoffs;
-    arrows between two slices of no duration, or going back in time, are left out."""
+    arrows from or to a slice of no duration, or going back in time, are left out."""
     rec = prof.records
     i, j, cause = _dependency_flows(prof)
     src, dst = [j], [i]
@@ -144,7 +144,9 @@ def _flows(prof, at) -> Arrows:
     keep = (rec.complete[src] > rec.issue[src]) & (rec.complete[dst] > rec.issue[dst])
     s_num = at(rec.issue[src]) + at(rec.complete[src])
     f_num = at(rec.issue[dst]) + at(rec.complete[dst])
-    keep &= s_num <= f_num
+    # a dependency arrow needs its waiter later than what it waited for (as it always had);
+    # a handoff may end in the very cycle its set_flag was dispatched
+    keep &= (s_num < f_num) | ((cat > 0) & (s_num == f_num))
     return Arrows(src[keep], dst[keep], s_num[keep], f_num[keep], name[keep], cat[keep], names,
                   list(FLOW_CATS))
 
