@@ -205,3 +205,15 @@ def test_utilization_busy_intervals_hotspots_and_repr_of_an_ai_core_kernel_speak
         prof.busy_intervals("MTE2", unit="warp 1")
     assert "lanes" not in str(prof.hotspots())
     assert "warp" not in repr(prof) and "AIC, AIV0, AIV1" in repr(prof)
+
+
+def test_the_why_column_keeps_a_loads_hbm_bytes_beside_its_other_fields():
+    """records.why_code packs the scalar unit's cause (< 16), the L2-miss bit, the shared wait
+    (< 2**32 cycles) and the HBM read bytes; each reads back unchanged, also at the edges."""
+    from pypto_sim.timing.records import why_code, why_fields, why_hbm_read_bytes
+    for cause, missed, shared, hbm in ((0, 0, 0, 0), (15, 1, 2**32 - 1, 512 * 1024), (3, 1, 7, 1)):
+        why = why_code(cause, missed, shared, hbm)
+        assert tuple(int(x) for x in why_fields(why)) == (cause, missed, shared)
+        assert why_hbm_read_bytes(why) == hbm
+    column = np.array([why_code(2, 1, 40, 4096), why_code(0, 0, 0)], np.int64)
+    assert why_hbm_read_bytes(column).tolist() == [4096, 0]
