@@ -330,10 +330,11 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                                       hz_has, hz_wd, hz_rd, hz_wpc, hz_rpc, ak_s, ak_e, ak_n, l2_s, l2_e,
                                       l2_n, lk_s, lk_e, lk_n, l2s, l2link, l2first, tbase,
                                       routes, hz_out, out)
-                        # why (records.why_code): the scalar unit's cause, the L2 miss, the shared wait
+                        # why (records.why_code): the scalar unit's cause, the L2 miss, the shared
+                        # wait, the bytes read from HBM
                         _record(rec, totals, st, record, block_id, w, core, pc, out[0], out[1],
                                 out[0] - now, out[3], out[4], mask, out[2],
-                                uv[g, U_CAUSE] + 16 * out[5] + 32 * out[6])
+                                uv[g, U_CAUSE] + 16 * out[5] + 32 * out[6] + (np.int64(1) << 37) * out[7])
                         k = st[S_LOG_N]
                         lg_i[k, LG_PC] = pc
                         lg_i[k, LG_G] = g

@@ -353,7 +353,8 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
                   hz_wpc, hz_rpc, ak_s, ak_e, ak_n, l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, l2s,
                   l2link, l2first, tbase, routes, hz_out, out):
     """timing/aicore.py dispatch: unit g hands tile instruction pc (decoded in shape) to its
-    pipe at cycle now. out = (start, complete, bytes, cause, cause pc, L2 missed, shared wait)."""
+    pipe at cycle now. out = (start, complete, bytes, cause, cause pc, L2 missed, shared wait,
+    bytes read from HBM: a load's missed lines' share of its bytes, rounded up)."""
     kind = tp[pc, TP_KIND]
     pipe = pc_pipe[pc]
     fixed = pc_lat[pc]
@@ -363,6 +364,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
     reads = tp[pc, TP_READS:TP_READS + 6]
     writes = tp[pc, TP_WRITES:TP_WRITES + 2]
     missed, shared_wait = 0, np.int64(0)      # records.why_code's: a load's L2 miss, L2/HBM wait
+    hbm_read = np.int64(0)                    # ... and the bytes it read from HBM
     hazard = np.int64(0)
     hkind = 0
     hpc = np.int64(-1)
@@ -403,6 +405,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
                     saving = acfg[AK_L2_MISS_EXTRA]
                 missed = 0 if hits == lines else 1
                 hit_fraction = hits / max(lines, 1)
+                hbm_read = -((-np.int64(nbytes) * (lines - hits)) // max(lines, 1))
         if kind == AK_STORE_ACC:
             acc = tp[pc, TP_ACC_BYTES]
             n0 = max(1, np.int64(af[AF_DRAIN_C0]) // acc)
@@ -475,7 +478,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
     out[2] = nbytes
     out[3] = cause
     out[4] = cause_pc
-    out[5], out[6] = missed, shared_wait
+    out[5], out[6], out[7] = missed, shared_wait, hbm_read
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

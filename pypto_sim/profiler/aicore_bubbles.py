@@ -29,6 +29,7 @@ import numpy as np
 from ..isa import PIPES, PTO_PIPE_NAMES
 from ..timing.records import CAUSE, why_fields
 from .bubbles import BubbleReport, cause_lines
+from .memory_counters import moving_start
 
 UNITS = ("AIC", "AIV0", "AIV1")
 KINDS = ("flag", "cross_core", "queue", "scalar", "bandwidth", "l2_miss", "data", "barrier", "tail",
@@ -116,6 +117,7 @@ class _Attributor:
         flag): self.flag[(core, w, k)] = (set unit, set record k, released-by record k or -1,
         fire cycle)."""
         self.flag = {}
+        self.signals = {}           # (core, w, k) of a cross-core wait -> every signal it took
         pending = {}
         cross = {}
         sync = np.array([n in ("SET_FLAG", "WAIT_FLAG", "CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG")
@@ -159,6 +161,7 @@ class _Attributor:
                            if cross.get(key)]
                     if got:
                         self.flag[(core, w, k)] = max(got, key=lambda g: g[3])
+                        self.signals[(core, w, k)] = got
             self.holding[(core, w)] = {p: (np.array(ks), hs) for p, (ks, hs) in waits.items()}
 
     # ---------------------------------------------------------------- texts
@@ -260,8 +263,8 @@ class _Attributor:
         c, s = int(u.complete[j]), int(u.start[j])
         shared = int(u.shared[j])
         missed = int(u.missed[j])
-        saving = self.miss_extra if name == "TLOAD" and not missed else 0
-        own = max(0, (c - s) - (self.lat[pc] - saving) - shared)
+        own = max(0, c - shared - int(moving_start(s, self.lat[pc], name == "TLOAD", missed,
+                                                   self.miss_extra)))
         at = self._at(pc)
         segs = []
         if missed:
@@ -333,6 +336,40 @@ class _Attributor:
         if pos < 0 or u.block[ks[pos]] != u.block[i]:
             return None
         return hs[pos]
+
+
+def flag_handoffs(prof) -> list:
+    """Every flag handoff of an AI-core launch, as the bubble report pairs them (first in,
+    first out per flag): (kind, set record, wait record, held record, fire cycle) with kind
+    "flag" (a set_flag and the wait_flag that took it; held: the first operation on the
+    flag's destination pipe queued after the wait in its block, -1 when none was) or
+    "cross_core" (one cross_core_set_flag signal and the cross_core_wait_flag that took it,
+    one handoff per signal; held: -1, since the wait held its scalar unit), in wait order."""
+    rec = prof.records
+    if not len(rec):
+        return []
+    att = _Attributor(prof)
+    waits: dict = {}
+    for core, w, k in att.flag:
+        waits.setdefault((core, w), []).append(k)
+    out = []
+    for (core, w), u in sorted(att.units.items()):
+        # the tile operations of each pipe, in dispatch order: a wait holds the next one
+        on_pipe = {p: np.nonzero(u.tile & (u.pipe == p))[0] for p in np.unique(u.pipe).tolist()}
+        for k in sorted(waits.get((core, w), [])):
+            pc = int(u.pc[k])
+            if att.names[pc] == "WAIT_FLAG":
+                sw, sk, _j, fire = att.flag[(core, w, k)]
+                later = on_pipe.get(att.aux[pc][1], np.zeros(0, np.int64))
+                pos = int(np.searchsorted(later, k))
+                held = int(later[pos]) if pos < len(later) and u.block[later[pos]] == u.block[k] else -1
+                out.append(("flag", int(att.units[(core, sw)].idx[sk]), int(u.idx[k]),
+                            int(u.idx[held]) if held >= 0 else -1, int(fire)))
+            else:
+                for sw, sk, _j, fire in att.signals[(core, w, k)]:
+                    out.append(("cross_core", int(att.units[(core, sw)].idx[sk]), int(u.idx[k]), -1,
+                                int(fire)))
+    return out
 
 
 def _cover(segs, starts, a, b, default) -> list:

@@ -26,9 +26,10 @@ class Hotspots(RowTable):
 
     KEY = "line"
 
-    def __init__(self, rows, kernel_name):
+    def __init__(self, rows, kernel_name, aicore=False):
         super().__init__(rows)
         self.kernel_name = kernel_name
+        self.aicore = aicore            # an AI-core kernel's rows: instructions of units, no lanes
 
     def _missing(self, line) -> str:
         return f"line {line} issued no instruction in kernel {self.kernel_name}"
@@ -40,15 +41,17 @@ class Hotspots(RowTable):
     def top(self, n=10) -> "Hotspots":
         """The n busiest lines."""
         n = whole_number(n, "top: n", least=0)
-        return Hotspots(self.rows[:n], self.kernel_name)
+        return Hotspots(self.rows[:n], self.kernel_name, self.aicore)
 
     def __str__(self):
         total = sum(r["busy_cycles"] for r in self.rows) or 1
+        lanes = "" if self.aicore else f" {'lanes':>8s}"
         out = [f"hotspots of {self.kernel_name}: cycles in flight per source line",
-               f"{'line':>6s} {'executions':>10s} {'lanes':>8s} {'busy cycles':>12s} {'share':>6s} "
+               f"{'line':>6s} {'executions':>10s}{lanes} {'busy cycles':>12s} {'share':>6s} "
                f"{'stall cycles':>12s}  {'instructions':24s} source"]
         for r in self.rows:
-            out.append(f"{r['line']:>6d} {r['executions']:>10d} {r['lane_executions']:>8d} "
+            lanes = "" if self.aicore else f" {r['lane_executions']:>8d}"
+            out.append(f"{r['line']:>6d} {r['executions']:>10d}{lanes} "
                        f"{r['busy_cycles']:>12d} {100 * r['busy_cycles'] / total:>5.1f}% "
                        f"{r['stall_cycles']:>12d}  {' '.join(r['instructions'])[:24]:24s} {r['source']}")
         return "\n".join(out)
@@ -60,7 +63,7 @@ def compute_hotspots(prof) -> Hotspots:
     totals = prof.totals
     issued = np.nonzero(totals.count)[0]
     if not len(issued):
-        return Hotspots([], prof.kernel_name)
+        return Hotspots([], prof.kernel_name, bool(getattr(prof.program, "aicore", False)))
     lines = np.asarray(prof.pc_line, np.int64)[issued]
     uniq, inv = np.unique(lines, return_inverse=True)
 
@@ -78,7 +81,7 @@ def compute_hotspots(prof) -> Hotspots:
              "instructions": sorted(set(insts.get(int(ln), [])))}
             for k, ln in enumerate(uniq.tolist())]
     rows.sort(key=lambda r: (-r["busy_cycles"], r["line"]))
-    return Hotspots(rows, prof.kernel_name)
+    return Hotspots(rows, prof.kernel_name, bool(getattr(prof.program, "aicore", False)))
 
 
 class CoreBalance(RowTable):

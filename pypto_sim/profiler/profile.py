@@ -258,15 +258,19 @@ class Profile:
         """Per pipe: the fraction of cycles in which it had an operation in flight (issue to
         completion), over the cores that ran something. ``window="kernel"``: of the kernel's
         total cycles on each of those cores; ``window="active"``: of each core's own active
-        window (first issue to last completion), which discounts cores that finished early."""
+        window (first issue to last completion), which discounts cores that finished early.
+        AI-core kernels: per unit and PTO pipe that ran something ("AIC MTE2", "AIV0 V",
+        "AIC S", ...), in unit and PTO order."""
+        if window not in ("kernel", "active"):
+            raise ArgumentError(f"pipe_utilization: window must be 'kernel' or 'active', not {window!r}")
+        if getattr(self.program, "aicore", False):
+            return self._unit_utilization(window)
         if window == "active":
             busy, windows = self.busy_by_core(), self.active_windows()
             denom = sum(b - a for a, b in windows.values()) or 1
             return {p: sum(busy[c][p] for c in windows) / denom for p in PIPES}
-        if window != "kernel":
-            raise ArgumentError(f"pipe_utilization: window must be 'kernel' or 'active', not {window!r}")
         rec = self.records
-        pipes = np.array(self._pc_pipe, dtype=np.int64)[rec.pc] if len(rec) else np.zeros(0, np.int64)
+        pipes = self.record_pipes
         cores = np.unique(rec.core)
         denom = max(self.total_cycles, 1) * max(len(cores), 1)
         out = {}
@@ -278,18 +282,56 @@ class Profile:
             out[pipe] = busy / denom
         return out
 
-    def busy_intervals(self, pipe: str, core=None, block=None) -> list:
-        """Merged [start, end) intervals in which ``pipe`` had an operation in flight."""
+    def _unit_utilization(self, window) -> dict:
+        """pipe_utilization of an AI-core kernel: {"AIC MTE2": fraction, ...}."""
+        from .aicore_bubbles import PTO_ORDER, pipe_name
+        rec, pipes = self.records, self.record_pipes
+        windows = self.active_windows()
+        denom = (sum(b - a for a, b in windows.values()) if window == "active"
+                 else max(self.total_cycles, 1) * len(windows)) or 1
+        busy: dict = {}
+        for w, p in sorted(set(zip(rec.warp.tolist(), pipes.tolist()))):
+            label = f"{AICORE_UNITS[w]} {pipe_name(p)}"
+            for core in windows:
+                sel = (rec.core == core) & (rec.warp == w) & (pipes == p)
+                busy[label] = busy.get(label, 0) + busy_cycles(rec.issue[sel], rec.complete[sel])
+        order = sorted(busy, key=lambda k: (AICORE_UNITS.index(k.split()[0]), PTO_ORDER.index(k.split()[1])))
+        return {k: busy[k] / denom for k in order}
+
+    def busy_intervals(self, pipe: str, core=None, block=None, unit=None) -> list:
+        """Merged [start, end) intervals in which ``pipe`` had an operation in flight. AI-core
+        kernels: ``pipe`` is a PTO pipe ("MTE2" or "PIPE_MTE2", ...) and ``unit`` ("AIC",
+        "AIV0", "AIV1"; None: every unit) narrows it to one unit's."""
         rec = self.records
-        pipes = np.array(self._pc_pipe, dtype=np.int64)[rec.pc] if len(rec) else np.zeros(0, np.int64)
-        if pipe not in PIPES:
-            raise ArgumentError(f"busy_intervals: pipe must be one of {PIPES}, not {pipe!r}")
+        pipes = self.record_pipes
+        aicore = getattr(self.program, "aicore", False)
+        if aicore:
+            names = {}
+            for i, n in enumerate(self.pipe_names):
+                if n.startswith("PIPE_"):
+                    names[n] = names[n[len("PIPE_"):]] = i
+            if not isinstance(pipe, str) or pipe not in names:
+                raise ArgumentError(f"busy_intervals: pipe of an AI-core kernel must be a PTO pipe, one "
+                                    f"of {tuple(n for n in names if not n.startswith('PIPE_'))}, not "
+                                    f"{pipe!r}", hint="e.g. busy_intervals('MTE2', unit='AIC')")
+            if unit is not None and unit not in AICORE_UNITS:
+                raise ArgumentError(f"busy_intervals: unit must be one of {AICORE_UNITS}, not {unit!r}",
+                                    hint="AIC is the cube unit, AIV0 / AIV1 the vector units")
+            sel = pipes == names[pipe]
+            if unit is not None:
+                sel &= rec.warp == AICORE_UNITS.index(unit)
+        else:
+            if pipe not in PIPES:
+                raise ArgumentError(f"busy_intervals: pipe must be one of {PIPES}, not {pipe!r}")
+            if unit is not None:
+                raise ArgumentError("busy_intervals: unit= is for AI-core kernels (AIC, AIV0, AIV1); "
+                                    f"'{self.kernel_name}' is a lane kernel", hint="leave unit out")
+            sel = pipes == PIPES.index(pipe)
         core = self._core_arg(core, "busy_intervals")
         if block is not None:
             n_blocks = int(np.prod(self.grid))
             block = whole_number(block, "busy_intervals: block", least=0, below=n_blocks,
                                  hint=f"the grid {self.grid} has linear block ids 0..{n_blocks - 1}")
-        sel = pipes == PIPES.index(pipe)
         if core is not None:
             sel &= rec.core == core
         if block is not None:
@@ -348,19 +390,27 @@ class Profile:
         from .export import export_csv
         return export_csv(self, directory, prefix)
 
-    def trace(self, time_unit="cycle", warps=True, flows=True) -> dict:
+    def trace(self, time_unit="cycle", warps=True, flows=True, counters=True,
+              bucket_cycles=None) -> dict:
         """The Chrome trace event JSON of the launch as a dict (see ``save_trace``)."""
         from .trace import build_trace
-        return build_trace(self, time_unit=time_unit, warps=warps, flows=flows)
+        return build_trace(self, time_unit=time_unit, warps=warps, flows=flows, counters=counters,
+                           bucket_cycles=bucket_cycles)
 
-    def save_trace(self, path, time_unit="cycle", warps=True, flows=True):
+    def save_trace(self, path, time_unit="cycle", warps=True, flows=True, counters=True,
+                   bucket_cycles=None):
         """Write a Chrome trace event JSON file that opens in Perfetto and chrome://tracing:
         one process per core, one track per pipe and per warp, a complete event per
         warp-instruction, flow arrows from each operation waited for to its waiter.
+        AI-core kernels: one track per unit (AIC, AIV0, AIV1) and per PTO pipe of each unit,
+        flow arrows from each set_flag to the operation its wait_flag held and from each
+        cross-core signal to the wait that took it, and (``counters``) GM / L2 / HBM
+        bytes-per-cycle counter tracks in buckets of ``bucket_cycles``.
         ``time_unit="cycle"`` (default): 1 trace microsecond = 1 cycle; ``"us"``: real time at
         the machine's clock. Returns the path."""
         from .trace import save_trace
-        return save_trace(self, path, time_unit=time_unit, warps=warps, flows=flows)
+        return save_trace(self, path, time_unit=time_unit, warps=warps, flows=flows,
+                          counters=counters, bucket_cycles=bucket_cycles)
 
     def save_plot(self, path, max_cores=8):
         """Write a pipeline Gantt chart, per-pipe utilisation and idle cycles by cause as an
@@ -429,6 +479,9 @@ class Profile:
         return head + "\n" + str(self.cycle_breakdown())
 
     def __repr__(self):
+        if getattr(self.program, "aicore", False):
+            return (f"<Profile {self.kernel_name}: {self.total_cycles} cycles, {self.warp_instructions} "
+                    f"instructions of the AI cores' units (AIC, AIV0, AIV1)>")
         return f"<Profile {self.kernel_name}: {self.total_cycles} cycles, {self.warp_instructions} warp-instructions>"
 
 

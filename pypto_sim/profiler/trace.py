@@ -13,6 +13,13 @@ Layout (the JSON Object Format of the Trace Event Format):
   waited for to the one that waited, on the pipe tracks: operands, tiles not yet loaded (RAW),
   buffers not yet free (WAR), stage order and wait_all.
 
+AI-core kernels: pipe tracks per unit and PTO pipe ("AIC PIPE_MTE2"), unit tracks ("AIC (block
+0)") instead of warp tracks, ``unit`` in the args instead of warp and lanes; flows of cat
+"flag" (one per flag handoff: set_flag -> the operation its wait_flag held, or the wait_flag
+when it held none), "cross_core" (one per cross-core signal: set -> wait) and "dependency"
+(tile data waits under sync="auto" only); "C" counter events of GM / L2 / HBM bytes per cycle
+(memory_counters.py), per core and in a "chip memory" process.
+
 Time: by default 1 trace microsecond = 1 cycle (``time_unit="cycle"``), so the viewer's
 numbers read as cycles; ``time_unit="us"`` converts cycles at the machine's clock. Which one
 is stated in ``otherData.time_unit`` and in each process's labels.
@@ -28,14 +35,14 @@ from __future__ import annotations
 import bisect
 import io
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..isa import PIPES
-from ..timing.records import STALL_CAUSES
+from ..timing.records import CAUSE, STALL_CAUSES
 from .rowtext import Rows
-from .tracks import TID_STRIDE, layout
+from .tracks import AICORE_UNITS, TID_STRIDE, layout
 
 PHASES = {"X", "B", "E", "i", "I", "M", "s", "t", "f", "C", "b", "e", "n"}
 METADATA = {"process_name": "name", "thread_name": "name", "process_sort_index": "sort_index",
@@ -58,20 +65,90 @@ def _times(prof, time_unit):
                                     / per_us).astype(np.int64)), _QUANTA_SHIFT
 
 
-def _flows(prof, at):
-    """(consumer records, producer records, start numerators, end numerators) of the
-    dependency arrows, in record order: time = numerator / 2**(shift + 1), the middle of
-    each slice."""
+@dataclass
+class Arrows:
+    """The flow arrows of a trace, one per entry: from record ``src`` to record ``dst``, at
+    times ``s_num`` / ``f_num`` (numerator / 2**(shift + 1): the middle of each slice), named
+    ``names[name]`` in category ``cats[cat]``."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    s_num: np.ndarray
+    f_num: np.ndarray
+    name: np.ndarray
+    cat: np.ndarray
+    names: list
+    cats: list
+
+    def __len__(self):
+        return len(self.src)
+
+
+FLOW_CATS = ("dependency", "flag", "cross_core")
+
+
+def _dependency_flows(prof):
+    """(waiter records, waited-for records, names) of the dependency arrows: for a lane
+    kernel every recorded wait (operands, tiles, stages, wait_all); for an AI-core kernel the
+    data waits of tile operations only (sync="auto"), since its flags have their own arrows
+    and its scalar unit's operands are no pipe's business."""
     rec = prof.records
     producer = prof.producers()
     i = np.nonzero(producer >= 0)[0]
-    j = producer[i]
-    keep = (rec.complete[j] > rec.issue[j]) & (rec.complete[i] > rec.issue[i])
-    i, j = i[keep], j[keep]
-    s_num = at(rec.issue[j]) + at(rec.complete[j])
-    f_num = at(rec.issue[i]) + at(rec.complete[i])
-    keep = s_num < f_num
-    return i[keep], j[keep], s_num[keep], f_num[keep]
+    if getattr(prof.program, "aicore", False):
+        i = i[np.isin(rec.cause[i], (CAUSE["tile_raw"], CAUSE["tile_war"]))]
+    return i, producer[i], rec.cause[i].astype(np.int64)
+
+
+def _handoff_flows(prof):
+    """(set records, target records, name index, names, cat) of the flag handoffs of an
+    AI-core kernel (aicore_bubbles.flag_handoffs): an arrow from each set_flag to the
+    operation its wait_flag held (to the wait_flag when it held none), and from each
+    cross_core_set_flag to the cross_core_wait_flag that took its signal."""
+    from .aicore_bubbles import UNITS, flag_handoffs, pipe_name
+    hand = flag_handoffs(prof)
+    rec, aux = prof.records, [ins.aux for ins in prof.program.instrs]
+    names, index = [], {}
+    src, dst, name, cat = (np.zeros(len(hand), np.int64) for _ in range(4))
+    for n, (kind, s, w, held, _fire) in enumerate(hand):
+        pc = int(rec.pc[s])
+        if kind == "flag":
+            a, b, ev = aux[pc][:3]
+            label = f"set_flag(PIPE_{pipe_name(a)}, PIPE_{pipe_name(b)}, {ev})"
+        else:
+            label = (f"cross_core_set_flag({aux[pc][0]}) {UNITS[int(rec.warp[s])]} -> "
+                     f"{UNITS[int(rec.warp[w])]}")
+        src[n], dst[n] = s, held if held >= 0 else w
+        name[n] = index.setdefault(label, len(index))
+        cat[n] = FLOW_CATS.index(kind)
+    names[:] = list(index)
+    return src, dst, name, names, cat
+
+
+def _flows(prof, at) -> Arrows:
+    """The arrows of the trace, dependencies first, then (AI-core kernels) flag handoffs;
+    arrows from or to a slice of no duration, or going back in time, are left out."""
+    rec = prof.records
+    i, j, cause = _dependency_flows(prof)
+    src, dst = [j], [i]
+    name, cat = [cause], [np.zeros(len(i), np.int64)]
+    names = list(STALL_CAUSES)
+    if getattr(prof.program, "aicore", False):
+        s, d, n, hand_names, c = _handoff_flows(prof)
+        src.append(s)
+        dst.append(d)
+        name.append(n + len(names))
+        cat.append(c)
+        names += hand_names
+    src, dst, name, cat = (np.concatenate(x) for x in (src, dst, name, cat))
+    keep = (rec.complete[src] > rec.issue[src]) & (rec.complete[dst] > rec.issue[dst])
+    s_num = at(rec.issue[src]) + at(rec.complete[src])
+    f_num = at(rec.issue[dst]) + at(rec.complete[dst])
+    # a dependency arrow needs its waiter later than what it waited for (as it always had);
+    # a handoff may end in the very cycle its set_flag was dispatched
+    keep &= (s_num < f_num) | ((cat > 0) & (s_num == f_num))
+    return Arrows(src[keep], dst[keep], s_num[keep], f_num[keep], name[keep], cat[keep], names,
+                  list(FLOW_CATS))
 
 
 def _ranges(n):
@@ -135,48 +212,73 @@ def _slice_rows(prof, text, tracks, a, b, at, shift, warp_copy) -> np.ndarray:
     ts = at(issue)
     has_stall = (stall != 0) | (cause != 0)
     stall_frags, stall_index = text.stall(cause, rec.cause_pc[sl])
-    lanes, lanes_index = text.lanes(rec.mask[sl], rec.warp[sl])
     rows = Rows(b - a).text(',{"ph":"X","ts":').dyadic(ts, shift) \
         .text(',"dur":').dyadic(at(complete) - ts, shift) \
         .text(',"pid":').number(tracks.pid[track]).text(',"tid":').number(tracks.tid[track]) \
         .text(',"name":').string(text.names, pc)
+    aicore = bool(getattr(prof.program, "aicore", False))
     if warp_copy:
-        rows.text(',"cat":"warp"')
+        rows.text(',"cat":"unit"' if aicore else ',"cat":"warp"')
     else:
-        rows.text(',"cat":').string(PIPES, prof.record_pipes[sl])
-    rows.text(',"args":{').raw(text.pc_args, pc) \
-        .text(',"block":').number(rec.block[sl]).text(',"warp":').number(rec.warp[sl]) \
-        .text(',"lanes":').string(lanes, lanes_index) \
-        .text(',"issue_cycle":').number(issue).text(',"complete_cycle":').number(complete) \
+        rows.text(',"cat":').string(prof.pipe_names, prof.record_pipes[sl])
+    rows.text(',"args":{').raw(text.pc_args, pc).text(',"block":').number(rec.block[sl])
+    if aicore:              # a unit of an AI core, not a warp of lanes
+        rows.text(',"unit":').string(AICORE_UNITS, rec.warp[sl])
+    else:
+        lanes, lanes_index = text.lanes(rec.mask[sl], rec.warp[sl])
+        rows.text(',"warp":').number(rec.warp[sl]).text(',"lanes":').string(lanes, lanes_index)
+    rows.text(',"issue_cycle":').number(issue).text(',"complete_cycle":').number(complete) \
         .text(',"stall_cycles":', show=has_stall).number(stall, show=has_stall) \
         .raw(stall_frags, stall_index, show=has_stall) \
         .text(',"bytes":', show=nbytes != 0).number(nbytes, show=nbytes != 0).text("}}")
     return rows.array()
 
 
-def _flow_rows(prof, tracks, flows, first_id, a, b, shift, phase) -> np.ndarray:
-    i, j, s_num, f_num = (x[a:b] for x in flows)
-    rec = prof.records
-    at_rec, num = (j, s_num) if phase == "s" else (i, f_num)
+def _flow_rows(tracks, arrows, first_id, a, b, shift, phase) -> np.ndarray:
+    """The 's' (phase "s") or 'f' events of arrows a..b-1."""
+    at_rec = (arrows.src if phase == "s" else arrows.dst)[a:b]
+    num = (arrows.s_num if phase == "s" else arrows.f_num)[a:b]
     track = tracks.pipe_track[at_rec]
     rows = Rows(b - a).text(',{"ph":"s","id":' if phase == "s" else ',{"ph":"f","bp":"e","id":') \
         .number(np.arange(first_id + a, first_id + b)) \
-        .text(',"cat":"dependency","name":').string(STALL_CAUSES, rec.cause[i]) \
+        .text(',"cat":').string(arrows.cats, arrows.cat[a:b]) \
+        .text(',"name":').string(arrows.names, arrows.name[a:b]) \
         .text(',"ts":').dyadic(num, shift + 1) \
         .text(',"pid":').number(tracks.pid[track]).text(',"tid":').number(tracks.tid[track]) \
         .text("}")
     return rows.array()
 
 
-def write_trace(prof, out, time_unit="cycle", warps=True, flows=True) -> int:
+def _counter_events(prof, at, shift, chip_pid, bucket_cycles):
+    """The "C" events of the memory counters (memory_counters.py), as JSON lines: one per
+    bucket and counter (bounded by the bucket count, not by the records), and one at the end
+    of the last bucket that brings each series back to zero."""
+    from .memory_counters import memory_counters
+    lines = []
+    for counter in memory_counters(prof, bucket_cycles):
+        pid = chip_pid if counter.core is None else counter.core + 1
+        ts = at(np.append(counter.starts, counter.starts[-1] + counter.width)) / float(1 << shift)
+        series = list(counter.series)
+        values = np.stack([np.append(counter.series[k], 0.0) for k in series], 1)
+        head = f'{{"ph":"C","name":{json.dumps(counter.name)},"pid":{pid},"ts":'
+        for t, row in zip(ts.tolist(), values.tolist()):
+            args = ",".join(f'"{k}":{v!r}' for k, v in zip(series, row))
+            lines.append(f'{head}{t!r},"args":{{{args}}}}}')
+    return lines
+
+
+def write_trace(prof, out, time_unit="cycle", warps=True, flows=True, counters=True,
+                bucket_cycles=None) -> int:
     """Write the trace as JSON to the binary stream ``out``, chunk by chunk as it is produced
-    (no list of events is ever built); return the number of flow arrows."""
+    (no list of events is ever built); return the number of flow arrows. AI-core kernels:
+    ``counters`` adds the GM / L2 / HBM bytes-per-cycle counter tracks, in buckets of
+    ``bucket_cycles`` (default: the kernel's cycles in at most 512 buckets)."""
     at, shift = _times(prof, time_unit)
     rec = prof.records
     unit_text = ("1 trace microsecond = 1 cycle" if time_unit == "cycle" else
                  f"microseconds at the machine clock of {prof.machine.clock_ghz} GHz")
     arrows = _flows(prof, at) if flows and len(rec) else None
-    n_flows = len(arrows[0]) if arrows is not None else 0
+    n_flows = len(arrows) if arrows is not None else 0
     other = {"generator": "pypto_sim", "kernel": prof.kernel_name,
              "machine": prof.machine.name, "grid": list(prof.grid),
              "block": list(prof.block), "total_cycles": prof.total_cycles,
@@ -193,7 +295,16 @@ def write_trace(prof, out, time_unit="cycle", warps=True, flows=True) -> int:
                        "args": {"sort_index": c}},
                       {"ph": "M", "name": "process_labels", "pid": pid,
                        "args": {"labels": f"{prof.kernel_name}; {unit_text}"}}]
-    out.write(",\n".join(json.dumps(p, separators=(",", ":")) for p in processes).encode())
+    chip_pid = prof.machine.cores + 1
+    counter_lines = (_counter_events(prof, at, shift, chip_pid, bucket_cycles)
+                     if counters and len(rec) and getattr(prof.program, "aicore", False) else [])
+    if any(f'"pid":{chip_pid},' in line for line in counter_lines):
+        processes += [{"ph": "M", "name": "process_name", "pid": chip_pid,
+                       "args": {"name": "chip memory (L2, HBM)"}},
+                      {"ph": "M", "name": "process_sort_index", "pid": chip_pid,
+                       "args": {"sort_index": chip_pid}}]
+    out.write(",\n".join([json.dumps(p, separators=(",", ":")) for p in processes]
+                         + counter_lines).encode())
     out.write(b"\n")
     if len(rec):
         tracks = layout(prof, warps=warps)
@@ -207,25 +318,29 @@ def write_trace(prof, out, time_unit="cycle", warps=True, flows=True) -> int:
                 out.write(_slice_rows(prof, text, tracks, a, b, at, shift, True).data)
         for a, b in _ranges(n_flows):
             for phase in ("s", "f"):
-                out.write(_flow_rows(prof, tracks, arrows, 1, a, b, shift, phase).data)
+                out.write(_flow_rows(tracks, arrows, 1, a, b, shift, phase).data)
     out.write(b"]}\n")
     return n_flows
 
 
-def build_trace(prof, time_unit="cycle", warps=True, flows=True) -> dict:
+def build_trace(prof, time_unit="cycle", warps=True, flows=True, counters=True,
+                bucket_cycles=None) -> dict:
     """The trace as a dict (what ``save_trace`` writes, read back)."""
     buf = io.BytesIO()
-    write_trace(prof, buf, time_unit=time_unit, warps=warps, flows=flows)
+    write_trace(prof, buf, time_unit=time_unit, warps=warps, flows=flows, counters=counters,
+                bucket_cycles=bucket_cycles)
     return json.loads(buf.getvalue())
 
 
-def save_trace(prof, path, time_unit="cycle", warps=True, flows=True) -> Path:
+def save_trace(prof, path, time_unit="cycle", warps=True, flows=True, counters=True,
+               bucket_cycles=None) -> Path:
     """Write the trace of ``prof`` as Chrome trace event JSON to ``path`` (streamed: memory
     stays bounded by a chunk of events, whatever the launch's size); return the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as f:
-        write_trace(prof, f, time_unit=time_unit, warps=warps, flows=flows)
+        write_trace(prof, f, time_unit=time_unit, warps=warps, flows=flows, counters=counters,
+                    bucket_cycles=bucket_cycles)
     return path
 
 
@@ -261,6 +376,13 @@ def validate_trace(doc) -> list:
                 named_threads.add((ev["pid"], ev.get("tid")))
             elif ev["name"] == "process_name":
                 named_procs.add(ev["pid"])
+            continue
+        if ph == "C":
+            used_procs.add(ev["pid"])
+            values = ev.get("args")
+            if not number(ev, "ts") or not isinstance(values, dict) or not values or not all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in values.values()):
+                errors.append(f"event {k} (C): needs a non-negative ts and numeric args")
             continue
         if not isinstance(ev.get("tid"), int) or not number(ev, "ts"):
             errors.append(f"event {k} ({ph}): needs an integer tid and a non-negative ts")

@@ -4,8 +4,9 @@ Operations in flight at the same time on one pipe (pipelined loads, several warp
 go to extra rows of that pipe ("load (MTE2) #2"), because slices on one track must nest: each
 operation, in order of issue, takes the lowest row free at its issue (a row is free once its
 last operation completed). Per core (one trace process), the pipe tracks come first (by unit,
-pipe, row), then the warp tracks (by block, warp, row); a track's tid is the core's pid times
-TID_STRIDE plus its place in that order (from 1).
+pipe, row), then the warp tracks (by block, warp, row; an AI-core kernel's are its units':
+"AIC (block 3)"); a track's tid is the core's pid times TID_STRIDE plus its place in that
+order (from 1).
 """
 from __future__ import annotations
 
@@ -119,7 +120,9 @@ def layout(prof, warps: bool = True) -> Tracks:
                                               rec.issue, rec.complete)
         wgroup, wrow, wfirst = _expand(wn_rows)
         block_of, warp_of = (wkeys // n_warps % n_blocks)[wgroup], (wkeys % n_warps)[wgroup]
-        names += [f"block {b} warp {w}" + (f" #{r + 1}" if r else "")
+        # AI-core kernels: a unit's own track (what its scalar unit dispatched), by its name
+        names += [(f"{AICORE_UNITS[w]} (block {b})" if aicore else f"block {b} warp {w}")
+                  + (f" #{r + 1}" if r else "")
                   for b, w, r in zip(block_of.tolist(), warp_of.tolist(), wrow.tolist())]
         t_core.append((wkeys // (n_warps * n_blocks))[wgroup])
         warp_track = len(group) + wfirst[winv] + wrows

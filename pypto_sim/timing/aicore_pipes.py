@@ -110,7 +110,7 @@ class AICorePipes:
         self.routes = np.zeros(ex.N_ROUTES, np.int64)
         self.shape = np.zeros(8, np.int64)
         self.hz_out = np.zeros(3, np.int64)
-        self.out = np.zeros(7, np.int64)
+        self.out = np.zeros(8, np.int64)
 
     # ---------------------------------------------------------------- the SimPy model's steps
     def reset_block(self, p):
@@ -122,8 +122,8 @@ class AICorePipes:
     def dispatch(self, pc, p, w, regs, now):
         """Unit w of the block on slot p hands tile instruction pc to its pipe at cycle now
         (regs: the unit's registers). Returns (start, complete, bytes, cause name, cause pc,
-        its record's ``why`` beyond the scalar unit's cause: records.why_code's l2_missed and
-        shared_wait)."""
+        its record's ``why`` beyond the scalar unit's cause: records.why_code's l2_missed,
+        shared_wait and hbm_read_bytes)."""
         ex, t, sim = self.ex, self.tables, self.sim
         if not ex.tile_shape(t.tp, sim.enc.code, sim.enc.imm, regs, pc, sim.tcount, self.shape):
             raise AssertionError(f"pc {pc}: the step functions refuse operands the executor took")
@@ -135,8 +135,8 @@ class AICorePipes:
                          self.tl, self.fl, self.qb, self.qh, self.qn, t.ov, *self.hz, ak_s, ak_e,
                          ak_n, l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, self.l2.state, self.l2.link,
                          self.l2_first, sim.tbase, self.routes, self.hz_out, self.out)
-        start, complete, nbytes, cause, cause_pc, missed, shared = (int(x) for x in self.out)
-        return start, complete, nbytes, CAUSE_NAME[cause], cause_pc, why_code(0, missed, shared)
+        start, complete, nbytes, cause, cause_pc, missed, shared, hbm = (int(x) for x in self.out)
+        return start, complete, nbytes, CAUSE_NAME[cause], cause_pc, why_code(0, missed, shared, hbm)
 
     def queue_slot(self, p, w, pipe, t):
         """The first cycle >= t at which the pipe's queue has room for one more operation."""

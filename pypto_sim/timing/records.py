@@ -29,21 +29,29 @@ FIELDS = ("block", "warp", "core", "pc", "issue", "complete", "stall", "cause", 
 # ``why`` of an AI-core tile instruction's record (0 for every other record): what its
 # ``cause`` (why it started after its dispatch) does not say - the cause of its scalar unit's
 # wait before dispatching it (a full pipe queue, an operand), whether a load paid the L2's
-# miss extra, and the cycles a transfer waited for shared L2 / HBM bandwidth beyond its own
-# path's; packed by why_code, read by why_fields.
+# miss extra, the cycles a transfer waited for shared L2 / HBM bandwidth beyond its own
+# path's (below 2**32), and the bytes a load read from HBM (its missed lines' share of its
+# bytes, rounded up: 0 exactly when every line hit); packed by why_code, read by why_fields
+# and why_hbm_read_bytes.
 WHY_MISSED = 16
 WHY_SHARED = 32
+WHY_HBM = 1 << 37
 
 
-def why_code(issue_cause: int, l2_missed: int, shared_wait: int) -> int:
+def why_code(issue_cause: int, l2_missed: int, shared_wait: int, hbm_read_bytes: int = 0) -> int:
     """The ``why`` column's value: issue_cause (a CAUSE index < 16) + 16 * l2_missed (0 / 1)
-    + 32 * shared_wait (cycles)."""
-    return issue_cause + WHY_MISSED * l2_missed + WHY_SHARED * shared_wait
+    + 32 * shared_wait (cycles, < 2**32) + 2**37 * hbm_read_bytes."""
+    return issue_cause + WHY_MISSED * l2_missed + WHY_SHARED * shared_wait + WHY_HBM * hbm_read_bytes
 
 
 def why_fields(why):
     """(issue cause, l2 missed, shared wait cycles) of ``why`` values (ints or arrays)."""
-    return why % WHY_MISSED, (why // WHY_MISSED) % 2, why // WHY_SHARED
+    return why % WHY_MISSED, (why // WHY_MISSED) % 2, (why // WHY_SHARED) % (WHY_HBM // WHY_SHARED)
+
+
+def why_hbm_read_bytes(why):
+    """The bytes a load read from HBM (its L2-missed share), of ``why`` values."""
+    return why // WHY_HBM
 
 
 # the narrowest dtype each column may take (codes and program counters in 16 bits, a stall
