@@ -27,7 +27,7 @@ from .functional import BLOCK_BARRIERS, FunctionalProfile, memory_space
 from .jit_clock import run_clock
 from .lane import executor
 
-N_UNITS = 3
+N_UNITS = len(UNIT_NAMES)
 SECTOR_BYTES = 32         # the lane executor counts sectors; functional mode reports none
 
 

@@ -30,8 +30,8 @@ from ..isa import PIPES, PTO_PIPE_NAMES
 from ..timing.records import CAUSE, why_fields
 from .bubbles import BubbleReport, cause_lines
 from .memory_counters import moving_start
+from ..exec.aicore_tiles import UNIT_NAMES as UNITS
 
-UNITS = ("AIC", "AIV0", "AIV1")
 KINDS = ("flag", "cross_core", "queue", "scalar", "bandwidth", "l2_miss", "data", "barrier", "tail",
          "idle")
 SCALAR = PIPES.index("scalar")

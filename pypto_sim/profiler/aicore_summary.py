@@ -17,8 +17,8 @@ import numpy as np
 from ..isa import PIPES, PTO_PIPE_NAMES
 from ..errors import ArgumentError
 from .tables import RowTable, write_csv
+from ..exec.aicore_tiles import UNIT_NAMES as UNITS
 
-UNITS = ("AIC", "AIV0", "AIV1")
 # pto-isa@3186c381 docs/costmodel/perf-sim-user-guide.md "pipeline_summary.csv" (the header of
 # include/pto/costmodel/perf_sim/reporter_dot_impl.inl)
 PERF_SIM_COLUMNS = ("op_name", "core_id", "unit", "total_cycles", "active_start_cycle",

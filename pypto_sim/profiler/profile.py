@@ -18,9 +18,9 @@ from ..arguments import whole_number
 from ..errors import ArgumentError, ProfileError
 from ..timing.records import STALL_CAUSES, LaunchRecords, PcTotals
 from .breakdown import CycleBreakdown, breakdown_rows
+from ..exec.aicore_tiles import UNIT_NAMES as AICORE_UNITS
 
 
-AICORE_UNITS = ("AIC", "AIV0", "AIV1")
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ import numpy as np
 from numba import njit
 
 from ..isa import PIPES, PTO_PIPE_NAMES
+from ..exec.aicore_tiles import UNIT_NAMES as AICORE_UNITS
 
 TID_STRIDE = 1_000_000
-AICORE_UNITS = ("AIC", "AIV0", "AIV1")
 PIPE_LABELS = {"scalar": "scalar", "vector": "vector (V)", "sfu": "sfu", "load": "load (MTE2)",
                "store": "store (MTE3)", "mma": "mma (cube)", "mte1": "MTE1",
                "fix": "FIX"}

@@ -41,13 +41,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DeadlockError
-from ..exec.aicore_tiles import TileOp, cross_core_deadlock, operands, unset_flag_error
+from ..exec.aicore_tiles import UNIT_NAMES, TileOp, cross_core_deadlock, operands, unset_flag_error
 from ..ir.program import C_AUX
 from .aicore_races import AICoreRaces, race_check
 from .records import CAUSE
 
-UNIT_NAMES = ("AIC", "AIV0", "AIV1")
-N_UNITS = 3
+N_UNITS = len(UNIT_NAMES)
 ALL = -1
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..isa import PIPES
+from ..exec.aicore_tiles import UNIT_NAMES
 
-UNIT_NAMES = ("AIC", "AIV0", "AIV1")
-N_UNITS = 3
+N_UNITS = len(UNIT_NAMES)
 P = len(PIPES)
 ALL = -1
 

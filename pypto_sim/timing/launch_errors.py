@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
 from ..ir.program import C_AUX
+from ..exec.aicore_tiles import UNIT_NAMES
 
-UNIT_NAMES = ("AIC", "AIV0", "AIV1")      # the units of an AI core (timing/aicore.py)
 
 
 def cycle_limit(sim, unfinished: int, where=()) -> SimulationLimitError:
