@@ -110,8 +110,12 @@ class AICoreTables:
                 row[ex.TP_ACC_BYTES] = data.buf.dtype.itemsize
         elif fam == "tile_move":
             src = view["src"]
-            row[ex.TP_ROWJ], row[ex.TP_COLJ] = named["row"], named["col"]
-            row[ex.TP_SRC_R], row[ex.TP_SRC_C] = src.rows, src.cols
+            if "pos" in named:          # TIMG2COL: (pos_m, pos_k) place no window in src
+                row[ex.TP_ROWJ] = row[ex.TP_COLJ] = named["pos"]
+                row[ex.TP_SRC_R] = row[ex.TP_SRC_C] = 1 << 62
+            else:
+                row[ex.TP_ROWJ], row[ex.TP_COLJ] = named["row"], named["col"]
+                row[ex.TP_SRC_R], row[ex.TP_SRC_C] = src.rows, src.cols
             frow[ex.TF_BW] = {"Left": m.l1_to_l0a_bytes_per_cycle, "Right": m.l1_to_l0b_bytes_per_cycle,
                               "Bias": m.l1_to_bias_bytes_per_cycle,
                               "Mat": m.l0c_to_l1_bytes_per_cycle}[writes[0].buf.space]
