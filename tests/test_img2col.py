@@ -76,6 +76,20 @@ def test_the_numba_kernel_matches_the_reference_and_numpy(h, w, pads, filt, stri
         np.testing.assert_array_equal(out.reshape(rows, cols), want)
 
 
+def test_special_values_move_bit_for_bit_and_the_padding_is_positive_zero():
+    """A 1 x 1 map of NaN, inf, -inf, -0.0 and 12 ones, a 3 x 3 filter with pads of 1: the
+    single output's centre tap (columns 64..79) is the pixel word for word (-0.0 keeps its
+    sign), every other tap is padding, +0.0."""
+    mem = np.zeros(64)
+    mem[16:32] = [np.nan, np.inf, -np.inf, -0.0] + [1.0] * 12
+    for impl in (executor(), reference):
+        out = np.full(144, 7.0)
+        impl.tile_img2col(out, mem, 16, C0, 1, 144, *pack(0, 0, 1, 1, (1, 1, 1, 1)))
+        np.testing.assert_array_equal(out[64:80], mem[16:32])
+        assert np.signbit(out[67]) and not np.signbit(out[:64]).any()
+        np.testing.assert_array_equal(np.delete(out, np.arange(64, 80)), np.zeros(128))
+
+
 H, W = 4, 12
 
 
