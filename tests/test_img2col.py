@@ -162,3 +162,28 @@ def test_operand_errors_name_the_rule(make_kernels, body, message):
     mod = make_kernels(source)
     with pytest.raises(pto.CompileError, match=message):
         pto.launch(mod.k, grid=(1,), args=(pto.alloc_tensor(64),), mode="functional")
+
+
+def _port():
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    import conv2d_forward
+    return conv2d_forward
+
+
+def test_the_conv2d_forward_port_matches_gen_datas_golden_and_its_flags_order_every_hazard():
+    """examples/conv2d_forward.py at X = [1, 2, 4, 48, 16], N = 1536 (6 blocks, two 128-output
+    blocks of which the second is a 64-row tail, 6 K steps over 2 L1 panels, both buffers),
+    under check="race": gen_data.py's golden within one float16 ulp (2^-10 relative, see
+    conv2d_forward.TOLERANCE), and no RaceError: its flags order every hazard."""
+    conv = _port()
+    err, prof = conv.run(1, 2, 4, 48, 1536, check="race")
+    assert err <= conv.TOLERANCE
+    assert prof.total_cycles > 0
+
+
+def test_the_port_refuses_an_odd_c1():
+    """The unrolled flag ids rely on an even C1 (every output tile then starts on buffer 0)."""
+    with pytest.raises(ValueError, match="even C1"):
+        _port().run(1, 3, 4, 48, 1536)
