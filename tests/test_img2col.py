@@ -187,3 +187,31 @@ def test_the_port_refuses_an_odd_c1():
     """The unrolled flag ids rely on an even C1 (every output tile then starts on buffer 0)."""
     with pytest.raises(ValueError, match="even C1"):
         _port().run(1, 3, 4, 48, 1536)
+
+
+@pto.kernel(sync="manual")
+def too_tall(X, h):
+    """A run-time fmap height whose map (h x 12 pixels) is larger than the 48-row tile."""
+    with pto.cube():
+        f = pto.alloc_tile(H * W, C0, pto.float16, loc=pto.Mat)
+        a = pto.alloc_tile(48, 48, pto.float16, loc=pto.Left)
+        pto.tload(f, X, stride=C0)
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+        pto.timg2col(a, f, 0, 0, h, W, pad_top=1, pad_bottom=1, pad_left=1, pad_right=1)
+
+
+@pytest.mark.parametrize("engine", ["simpy", "fast"])
+def test_a_feature_map_larger_than_its_tile_is_an_error_on_both_engines(engine):
+    """fmap_h = 5 at run time: 5 x 12 = 60 pixels, the tile holds 48 rows: OutOfBoundsError
+    naming the tile, from the SimPy model and from the compiled engine (its fault sends the
+    launch back to SimPy, which reports it)."""
+    from pypto_sim.profiler.profile import simulation_for
+    from pypto_sim.runtime.device import DEFAULT_BLOCK, current_device
+    X = pto.alloc_tensor(H * W * C0 * 2, pto.float16)
+    dev = current_device()
+    dev.launch(too_tall, (1, 1, 1), DEFAULT_BLOCK, (X, 5))
+    pending = dev.queue.pop()
+    sim = simulation_for(pending, dev.hbm.data.copy(), dev.hbm.init.copy(), engine=engine)
+    with pytest.raises(pto.OutOfBoundsError, match="60 pixels .* exceeds the 48 rows of 'f'"):
+        sim.run()

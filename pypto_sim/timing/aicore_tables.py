@@ -110,9 +110,9 @@ class AICoreTables:
                 row[ex.TP_ACC_BYTES] = data.buf.dtype.itemsize
         elif fam == "tile_move":
             src = view["src"]
-            if "pos" in named:          # TIMG2COL: (pos_m, pos_k) place no window in src
-                row[ex.TP_ROWJ] = row[ex.TP_COLJ] = named["pos"]
-                row[ex.TP_SRC_R] = row[ex.TP_SRC_C] = 1 << 62
+            if "pos" in named:          # TIMG2COL: the feature map must fit src's rows (cols < 0 marks it)
+                row[ex.TP_ROWJ], row[ex.TP_COLJ] = named["fmatrix"], named["conv"]
+                row[ex.TP_SRC_R], row[ex.TP_SRC_C] = src.rows, -1
             else:
                 row[ex.TP_ROWJ], row[ex.TP_COLJ] = named["row"], named["col"]
                 row[ex.TP_SRC_R], row[ex.TP_SRC_C] = src.rows, src.cols
