@@ -2,7 +2,8 @@
 statistics of issue 24 (benchmarks/accuracy.py) and pto-isa's Perf-Sim beside ours.
 
     python benchmarks/published.py [--gemm 1536,3072,6144,7680] [--fa 1024,...,32768]
-                                   [--topk 4800,3456,2304] [--no-gemm-ar] [--values auto|on|off] [--json PATH]
+                                   [--topk 4800,3456,2304] [--conv 8,16,24,32,40] [--no-gemm-ar]
+                                   [--values auto|on|off] [--json PATH]
                                    [--markdown PATH]
 
 1. The A3 GEMM of pto-isa's kernels/manual/a2a3/gemm_performance (README.md): 24 cores, fp16 in
@@ -20,6 +21,11 @@ statistics of issue 24 (benchmarks/accuracy.py) and pto-isa's Perf-Sim beside ou
    cores, [rows, 1024] float32 rows 1280 apart, top 1000), checked against gen_data.py's golden,
    with the AIVs' V, scalar, MTE2 and MTE3 busy shares beside the published aiv_*_ratio. The
    published half row (topk 1008) is not run: float16 sorts are not built.
+5. The A3 conv2d_forward of pto-isa's kernels/manual/a2a3/conv2d_forward (README.md;
+   examples/conv2d_forward.py: 3 x 3, pad 1, implicit GEMM with TIMG2COL, 24 cores as 4 x 6, base
+   128 x 256 x 48, stepK 3), checked against gen_data.py's golden, with the AIC's TMATMUL (M),
+   TLOAD (MTE2), TEXTRACT + TIMG2COL (MTE1) and TSTORE (FIX) busy shares beside the published
+   ones; rows are named by X's C1.
 
 Values (checked against numpy on a sample of rows) are on up to VALUES_UP_TO and off above
 (``--values auto``), where their replay would dominate the run; values=False gives the same
@@ -40,6 +46,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
 
+import conv2d_forward  # noqa: E402
 import flash_atten_a3  # noqa: E402
 import gemm_ar_compute  # noqa: E402
 import topk  # noqa: E402
@@ -66,12 +73,20 @@ PUBLISHED_FA = {1024: (20.960, 25.61), 2048: (32.461, 66.16), 4096: (88.902, 96.
 PUBLISHED_TOPK = {4800: (324.106, 94.0, 3.2, 11.7, 10.4), 3456: (238.819, 91.5, 4.6, 12.3, 10.5),
                   2304: (161.375, 88.7, 6.0, 12.4, 10.1)}
 TOPK_PIPES = ("V", "S", "MTE2", "MTE3")
+# pto-isa kernels/manual/a2a3/conv2d_forward/README.md (A3, 24 cores, fp16 in): X's C1 ->
+# (X = [4, C1, H, W, 16], N = K's second dim x 16, time us, TMATMUL / TLOAD / TEXTRACT / TSTORE %)
+PUBLISHED_CONV = {8: ((4, 8, 8, 48), 96 * 16, 32.2, 52.9, 43.9, 59.4, 5.6),
+                  16: ((4, 16, 12, 64), 192 * 16, 147.3, 86.1, 75.1, 57.3, 4.0),
+                  24: ((4, 24, 12, 96), 288 * 16, 470.9, 89.3, 78.8, 61.6, 2.8),
+                  32: ((4, 32, 16, 96), 384 * 16, 1097.9, 90.8, 80.4, 61.1, 2.1),
+                  40: ((4, 40, 15, 128), 480 * 16, 2131.2, 91.3, 80.7, 62.4, 1.7)}
+CONV_PIPES = ("M", "MTE2", "MTE1", "FIX")
 # pto-isa's own Perf-Sim (built from pto-isa commit ecb6c303, run per core on the same kernels:
 # /work/shared/tools/ptoisa-perfsim/README.md), simulated us; it segfaults on FA 4096
 PERFSIM_US = {("GEMM", "1536"): 30.35, ("GEMM", "3072"): 201.19, ("GEMM", "6144"): 1567.8,
               ("GEMM", "7680"): 3056.5, ("FA", "1024"): 21.08, ("FA", "2048"): 38.13}
 # sizes run with values on under --values auto (above them values=False)
-VALUES_UP_TO = {"GEMM": 3072, "FA": 4096, "TOPK": 4800}
+VALUES_UP_TO = {"GEMM": 3072, "FA": 4096, "TOPK": 4800, "CONV": 16}
 PIPES = ("M", "MTE1", "MTE2", "FIX")
 GEMM_AR = "gemm_ar"
 
@@ -269,6 +284,35 @@ def topk_rows(sizes, mode):
     return out
 
 
+def conv_rows(sizes, mode):
+    """Run the conv2d_forward rows (by X's C1) and print them; returns [(Row, extra)]."""
+    if not sizes:
+        return []
+    print("\nconv2d_forward (A3, 24 cores, fp16, 3 x 3 pad 1, base 128x256x48, stepK 3): simulated | published; "
+          "AIC busy shares")
+    print(f"{'X':>18} {'N':>5} {'time us':>18} {'err':>7}  {'M %':>11} {'MTE2 %':>11} {'MTE1 %':>11} "
+          f"{'FIX %':>11}  {'values':>6} {'wall s':>6}")
+    out = []
+    for c1 in sizes:
+        (b, _, h, w), n, pub_us, *pub_shares = PUBLISHED_CONV[c1]
+        values = values_for("CONV", c1, mode)
+        t0 = time.perf_counter()
+        err, prof = conv2d_forward.run(b, c1, h, w, n, values=values)
+        wall = time.perf_counter() - t0
+        ok = None if err is None else err <= conv2d_forward.TOLERANCE
+        sim_us = _us(prof)
+        sh = prof.pipe_shares("AIC")
+        shares = {p: (100 * sh[p], pub) for p, pub in zip(CONV_PIPES, pub_shares)}
+        row = Row("CONV", str(c1), sim_us, pub_us, shares, None)
+        cells = "  ".join(f"{shares[p][0]:>4.1f} | {shares[p][1]:>4.1f}" for p in CONV_PIPES)
+        name = f"[{b},{c1},{h},{w},16]"
+        print(f"{name:>18} {n:>5} {sim_us:>8.1f} | {pub_us:>7.1f} {100 * row.error:>+6.1f}%  {cells}  "
+              f"{_check(ok):>6} {wall:>6.1f}")
+        out.append((row, {"x": [b, c1, h, w, 16], "n": n, "cycles": prof.total_cycles, "values_ok": ok,
+                          "simulated_shares": {p: 100 * sh[p] for p in CONV_PIPES}, "wall_s": wall}))
+    return out
+
+
 def print_statistics(results, stats):
     """The per-table and overall statistics, then the TFLOP/s ordering of each kernel's sizes."""
     print("\nStatistics (error = simulated / published - 1; Perf-Sim: pto-isa ecb6c303, one core)")
@@ -355,6 +399,14 @@ def markdown(results, stats, meta):
             pipes = " | ".join(f"{row.shares[p][0]:.1f} / {row.shares[p][1]:.1f}" for p in TOPK_PIPES)
             lines.append(f"| {row.name} | {row.simulated_us:.2f} | {row.published_us:.2f} | "
                          f"{100 * row.error:+.1f}% | {pipes} | {_check(x['values_ok'])} |")
+    if "CONV" in tables:
+        lines += ["", "| conv2d X (N) | simulated us | published us | error | M % sim / pub | MTE2 % | MTE1 % "
+                  "| FIX % | values |", "|---|---|---|---|---|---|---|---|---|"]
+    for row, x in results:
+        if row.table == "CONV":
+            pipes = " | ".join(f"{row.shares[p][0]:.1f} / {row.shares[p][1]:.1f}" for p in CONV_PIPES)
+            lines.append(f"| {x['x']} ({x['n']}) | {row.simulated_us:.1f} | {row.published_us:.1f} | "
+                         f"{100 * row.error:+.1f}% | {pipes} | {_check(x['values_ok'])} |")
     lines += ["", "| rows | n | MAPE | max abs error | r | max abs share - published (points) "
               "| rows Perf-Sim covers | MAPE there: ours / Perf-Sim |", "|---|---|---|---|---|---|---|---|"]
     for name, st in stats.items():
@@ -373,6 +425,8 @@ def main(argv=None):
                         help="sequence lengths of flash attention (default: every published one)")
     parser.add_argument("--topk", default=",".join(map(str, PUBLISHED_TOPK)),
                         help="rows of topk (default: every published float row)")
+    parser.add_argument("--conv", default=",".join(map(str, PUBLISHED_CONV)),
+                        help="conv2d_forward rows by X's C1 (default: every published one)")
     parser.add_argument("--no-gemm-ar", action="store_true", help="leave out gemm_ar's compute GEMM")
     parser.add_argument("--values", choices=("auto", "on", "off"), default="auto",
                         help=f"auto: values on up to {VALUES_UP_TO}, values=False above (same cycles)")
@@ -384,21 +438,23 @@ def main(argv=None):
     m = pto.machine()
     print(f"machine {m.name}; simulated time = cycles / {m.clock_ghz} GHz; values: {ns.values} "
           f"(auto: on up to GEMM {VALUES_UP_TO['GEMM']}, FA {VALUES_UP_TO['FA']}, topk "
-          f"{VALUES_UP_TO['TOPK']}; gemm_ar off; "
+          f"{VALUES_UP_TO['TOPK']}, conv C1 {VALUES_UP_TO['CONV']}; gemm_ar off; "
           "values=False above, same cycles)")
     gemm = [int(x) for x in ns.gemm.split(",") if x]
     fa = [int(x) for x in ns.fa.split(",") if x]
     tk = [int(x) for x in ns.topk.split(",") if x]
+    cv = [int(x) for x in ns.conv.split(",") if x]
     for what, sizes, published in (("--gemm", gemm, PUBLISHED_GEMM), ("--fa", fa, PUBLISHED_FA),
-                                   ("--topk", tk, PUBLISHED_TOPK)):
+                                   ("--topk", tk, PUBLISHED_TOPK), ("--conv", cv, PUBLISHED_CONV)):
         unknown = [x for x in sizes if x not in published]
         if unknown:
             parser.error(f"{what}: no published result for {unknown} (published: {list(published)})")
-    if not (gemm or fa or tk or not ns.no_gemm_ar):
+    if not (gemm or fa or tk or cv or not ns.no_gemm_ar):
         parser.error("no rows to run")
     results = gemm_rows(gemm, not ns.no_gemm_ar, ns.values)
     results += fa_rows(fa, ns.values)
     results += topk_rows(tk, ns.values)
+    results += conv_rows(cv, ns.values)
     stats = summaries(r for r, _ in results)
     print_statistics(results, stats)
     wall = time.perf_counter() - t0

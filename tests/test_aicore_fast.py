@@ -18,6 +18,7 @@ from pypto_sim.timing.records import FIELDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 sys.path.append(str(Path(__file__).resolve().parents[1] / "benchmarks"))   # after examples/: both have a layer_norm
+import conv2d_forward  # noqa: E402
 import flash_atten_a3  # noqa: E402
 import flash_attention  # noqa: E402
 import gemm_ar_compute  # noqa: E402
@@ -112,6 +113,16 @@ def test_the_ported_flash_attention():
             pto.alloc_tensor(fa.CV_FIFO * fa.PV_SLOT * 4, pto.float32), S1,
             float(np.float32(1 / math.sqrt(fa.HEAD))))
     assert_engines_agree(fa.run_tfa, (1, 1, 1), args)
+
+
+def test_the_conv2d_forward_port():
+    """examples/conv2d_forward.py at X = [1, 2, 4, 48, 16], N = 1536 on six cores: TIMG2COL
+    with a 64-row tail block and moving pads, the same records, cycles and values."""
+    x, fz, _ = conv2d_forward.golden(1, 2, 4, 48, 1536)
+    wk = np.ascontiguousarray(fz.transpose(0, 3, 1, 2).reshape(2 * 144, 1536))
+    args = (dev_array(x, pto.float16), dev_array(wk, pto.float16), pto.alloc_tensor(4 * 48 * 1536 * 2, pto.float16),
+            2, 4, 48, 1536)
+    assert_engines_agree(conv2d_forward.conv2d_forward, (6, 1, 1), args)
 
 
 def test_the_published_gemm_benchmark():

@@ -189,6 +189,7 @@ def aicore(h, f):
         pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
         pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
         pto.textract(a, m)
+        pto.timg2col(a, m, 0, 0, 4, 4, pad_top=1, pad_bottom=1, pad_left=1, pad_right=1)
         pto.tmov(b, m)
         pto.pipe_barrier(pto.PIPE_ALL)
         pto.textract(bias, mf)

@@ -50,7 +50,9 @@ HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"M
                # tests/test_aicore_executors.py, against numpy in tests/test_aicore_values.py
                "aicore": {"TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
                           "TGEMV", "TGEMV_ACC", "TGEMV_BIAS",
-                          "TSTORE_ACC"}}
+                          "TSTORE_ACC",
+                          # tests/test_img2col.py: tile_img2col numba against reference and numpy
+                          "TIMG2COL"}}
 NO_VALUES = ("tile_sync",)          # wait_all / flags: timing only, no kernel computes values
 
 L1_WORDS = 2048

@@ -56,7 +56,7 @@ _AICORE_V_LATENCY = ("the AI core prices this vector op by head, per_repeat, tai
 _DRAIN_LATENCY = ("TSTORE_ACC's latency adds to drain_fixed_cycles in every drain, so the two "
                   "cannot be told apart; the fit keeps the latency and puts the rest in "
                   "drain_fixed_cycles")
-AICORE_INSTRUCTIONS = ("TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
+AICORE_INSTRUCTIONS = ("TEXTRACT", "TIMG2COL", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
                        "TGEMV", "TGEMV_ACC", "TGEMV_BIAS",
                        "TSTORE_ACC", "PIPE_BARRIER", "CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG",
                        "TCVT", "TMOV_V2V", *_aicore_only_vector_ops())
@@ -70,6 +70,10 @@ _SORT_COST = ("the sort family (isa/44_sort.toml) is priced by head, per_repeat 
               "microbenchmarks cannot vary over rows, so neither field is measured")
 UNCOVERED.update({(n, "latency"): _SORT_COST for n in _aicore_only_vector_ops("tile_sort")})
 UNCOVERED[("TSTORE_ACC", "latency")] = _DRAIN_LATENCY
+UNCOVERED[("TIMG2COL", "latency")] = (
+    "TIMG2COL is priced as pto-isa's CCE mock prices img2colv2_cbuf_to_ca, TEXTRACT's L1 -> L0A "
+    "path: its bytes term is the measured l1_to_l0a bandwidth, but no microbenchmark times the "
+    "instruction itself (its fixed cycle is TEXTRACT's, assumed)")
 _VIEW = ("a tile view exists only in AI-core kernels, where it is an address binding on the "
          "scalar unit with no result; the AI-core benchmarks time pipes, not the scalar unit's "
          "own instructions, so this field is not measured (the tables assume 1 cycle)")

@@ -322,7 +322,10 @@ def tile_shape(tp, code, imm, regs, pc, tcount, shape):
         c0 = _iv(code, imm, regs, pc, tp[pc, TP_COLJ])
         if not _extent_ok(rows, cols, tp[pc, TP_DST_R], tp[pc, TP_DST_C]):
             return False
-        if r0 < 0 or c0 < 0 or r0 + rows > tp[pc, TP_SRC_R] or c0 + cols > tp[pc, TP_SRC_C]:
+        if tp[pc, TP_SRC_C] < 0:             # TIMG2COL: r0 = fmatrix, c0 = conv (isa/45_conv.toml)
+            if (c0 >> 24) * (r0 >> 16) * (r0 & 0xFFFF) > tp[pc, TP_SRC_R]:
+                return False
+        elif r0 < 0 or c0 < 0 or r0 + rows > tp[pc, TP_SRC_R] or c0 + cols > tp[pc, TP_SRC_C]:
             return False
     elif kind == AK_MMA:
         mm = _iv(code, imm, regs, pc, tp[pc, TP_MJ])

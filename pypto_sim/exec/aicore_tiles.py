@@ -163,6 +163,14 @@ class TileOp:
             itemsize = BY_CODE[int(code[pc, C_DTYPE])].itemsize
             self.nbytes = rows * cols * itemsize
             self.gm = (self.slot, off, rows, cols, stride, fam == "tile_store", itemsize)
+        elif fam == "tile_move" and "pos" in named:      # TIMG2COL: taps outside the map read 0
+            self._extent(dst, *self.shape, "the img2col window", fault)
+            s = self.view["src"]
+            fmap, conv = iv[named["fmatrix"]], iv[named["conv"]]
+            pixels = (conv >> 24) * (fmap >> 16) * (fmap & 0xFFFF)
+            if pixels > s.rows:
+                raise fault(f"the feature map of {pixels} pixels (c1 x fmap_h x fmap_w) exceeds the {s.rows} "
+                            f"rows of '{s.buf.name}'", "keep fmap_h within the rows the tile was loaded with")
         elif fam == "tile_move":
             d, s = dst, self.view["src"]
             rows, cols = self.shape
@@ -220,6 +228,12 @@ class TileOp:
             buf = np.empty(rows * cols, np.float64)
             # a tile holds values of its dtype: only a store to another dtype rounds
             ex.tile_gather(buf, arr, t.base, t.pitch, rows, cols, -1 if to == t.buf.dtype.code else to)
+            return buf
+        if fam == "tile_move" and "pos" in self.named:     # TIMG2COL (isa/45_conv.toml)
+            s, (rows, cols), iv, named = self.view["src"], self.shape, self.iv, self.named
+            buf = np.empty(rows * cols, np.float64)
+            ex.tile_img2col(buf, arr, s.base, s.pitch, rows, cols, iv[named["pos"]], iv[named["fmatrix"]],
+                            iv[named["pads"]], iv[named["conv"]])
             return buf
         if fam == "tile_move":
             d, s = self.writes[0], self.view["src"]

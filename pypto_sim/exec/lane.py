@@ -29,6 +29,7 @@ _GM = Path(__file__).with_name("gm_template.py")
 _SIMT = Path(__file__).with_name("simt_template.py")
 _TILES = Path(__file__).with_name("tile_template.py")
 _SORT = Path(__file__).with_name("sort_template.py")
+_CONV = Path(__file__).with_name("conv_template.py")
 _MATMUL = Path(__file__).with_name("matmul_template.py")
 _FUNCTIONAL = Path(__file__).with_name("functional_template.py")
 _ENGINE_PARTS = Path(__file__).with_name("engine_parts_template.py")
@@ -186,6 +187,7 @@ def generate_source(bounds_check: bool = True) -> str:
     simt = _SIMT.read_text(encoding="utf-8").split('"""', 2)[2]
     tiles = _TILES.read_text(encoding="utf-8").split('"""', 2)[2]
     sort = _SORT.read_text(encoding="utf-8").split('"""', 2)[2]
+    conv = _CONV.read_text(encoding="utf-8").split('"""', 2)[2]
     matmul = _MATMUL.read_text(encoding="utf-8").split('"""', 2)[2]
     functional = _FUNCTIONAL.read_text(encoding="utf-8").split('"""', 2)[2]
     parts = _ENGINE_PARTS.read_text(encoding="utf-8").split('"""', 2)[2]
@@ -198,6 +200,7 @@ def generate_source(bounds_check: bool = True) -> str:
               + "\n\n# ---- SIMT families ----" + simt
               + "\n\n# ---- tile instructions ----" + tiles
               + "\n\n# ---- the tile sorts ----" + sort
+              + "\n\n# ---- img2col ----" + conv
               + "\n\n# ---- the cube's matmul ----" + matmul + "".join(tail)
               + "\n\n# ---- functional-only runner ----"
               + functional + "\n\n# ---- the compiled timing engine's parts ----" + parts

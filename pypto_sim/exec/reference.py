@@ -35,7 +35,7 @@ from ..isa import load_isa
 # executor module (executor_module=), tile kernels and all
 from .reference_tiles import (TILE_FAMILY_KERNELS, tile_arg_reduce, tile_cmp, tile_col_arg,  # noqa: F401
                               tile_col_expand, tile_col_expand_op, tile_col_reduce, tile_convert,
-                              tile_elementwise, tile_fillpad, tile_gather, tile_load, tile_matmul,
+                              tile_elementwise, tile_fillpad, tile_gather, tile_img2col, tile_load, tile_matmul,
                               gm_gather, gm_scatter,
                               tile_mma, tile_row_arg, tile_row_expand, tile_row_expand_op,
                               tile_row_reduce, tile_scatter, tile_sel, tile_store, tile_trans,

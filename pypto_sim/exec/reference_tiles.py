@@ -282,6 +282,43 @@ def tile_gather(out, src_arr, src, spitch, rows, cols, dt):
         out[r * cols:(r + 1) * cols] = row if dt < 0 else [to_dtype(dt, x) for x in row]
 
 
+def img2col_fields(pos, fmatrix, pads, conv):
+    """TIMG2COL's packed operands (isa/35_aicore.toml) as a dict of named fields."""
+    return {"pos_m": pos & 0xFFFF, "pos_k": pos >> 16, "fmap_w": fmatrix & 0xFFFF, "fmap_h": fmatrix >> 16,
+            "pad_left": pads & 0xFF, "pad_right": (pads >> 8) & 0xFF, "pad_top": (pads >> 16) & 0xFF,
+            "pad_bottom": pads >> 24, "filter_w": conv & 0xF, "filter_h": (conv >> 4) & 0xF,
+            "stride_w": (conv >> 8) & 0xF, "stride_h": (conv >> 12) & 0xF, "dilation_w": (conv >> 16) & 0xF,
+            "dilation_h": (conv >> 20) & 0xF, "c1": conv >> 24}
+
+
+def tile_img2col(out, l1, src, c0, rows, cols, pos, fmatrix, pads, conv):
+    """out (rows x cols, dense) = the window at (pos_m, pos_k) of the img2col matrix of the
+    NC1HWC0 feature map at word src of l1 (c1 planes of fmap_h x fmap_w pixels, c0 words each),
+    written as pto-isa's CPU simulation states it (include/pto/cpu/TImg2col.hpp CalculateValue):
+    zero-padded, then each output pixel's taps in (c1, kh, kw, c0) order."""
+    f = img2col_fields(int(pos), int(fmatrix), int(pads), int(conv))
+    fmap = np.zeros((f["c1"], f["fmap_h"] + f["pad_top"] + f["pad_bottom"],
+                     f["fmap_w"] + f["pad_left"] + f["pad_right"], c0))
+    plane = np.asarray(l1[src:src + f["c1"] * f["fmap_h"] * f["fmap_w"] * c0], np.float64)
+    fmap[:, f["pad_top"]:f["pad_top"] + f["fmap_h"], f["pad_left"]:f["pad_left"] + f["fmap_w"]] = \
+        plane.reshape(f["c1"], f["fmap_h"], f["fmap_w"], c0)
+    fh, fw, sh, sw = f["filter_h"], f["filter_w"], f["stride_h"], f["stride_w"]
+    dh, dw = f["dilation_h"], f["dilation_w"]
+    out_h = (fmap.shape[1] - dh * (fh - 1) - 1) // sh + 1
+    out_w = (fmap.shape[2] - dw * (fw - 1) - 1) // sw + 1
+    cols_of = f["c1"] * fh * fw * c0
+    matrix = np.zeros((out_h * out_w, cols_of))
+    for orow in range(out_h):
+        for ocol in range(out_w):
+            taps = [fmap[:, orow * sh + kh * dh, ocol * sw + kw * dw, :] for kh in range(fh) for kw in range(fw)]
+            matrix[orow * out_w + ocol] = np.stack(taps, axis=1).reshape(-1)    # (c1, tap, c0)
+    window = np.zeros((rows, cols))
+    m0, k0 = f["pos_m"], f["pos_k"]
+    part = matrix[m0:m0 + rows, k0:k0 + cols]
+    window[:part.shape[0], :part.shape[1]] = part
+    out[:rows * cols] = window.reshape(-1)
+
+
 def tile_scatter(dst_arr, dst, dpitch, buf, rows, cols):
     """The dense rows x cols block buf into dst_arr from word dst, rows dpitch apart."""
     for r in range(rows):

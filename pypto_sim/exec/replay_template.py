@@ -64,6 +64,7 @@ RK_FILL = 17
 RK_REXP = 18
 RK_CEXP = 19
 RK_SORT = 20
+RK_IMG2COL = 21
 
 # the replay's state (rs) and what a call returns
 RS_POS = 0           # the next position in the order
@@ -282,6 +283,11 @@ def _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, tmp):
         else:
             tile_gather(tmp, l1, src, sp, rows, cols, rp[pc, RP_CONV])
             tile_scatter(l1, d, dp, tmp, rows, cols)
+    elif kind == RK_IMG2COL:
+        vrow = lg_v[i]
+        tile_img2col(tmp, l1, rp[pc, RP_SBASE], rp[pc, RP_SPITCH], rows, cols, _rv(vrow, rp[pc, RP_J]),
+                     _rv(vrow, rp[pc, RP_J + 1]), _rv(vrow, rp[pc, RP_J + 2]), _rv(vrow, rp[pc, RP_J + 3]))
+        tile_scatter(l1, rp[pc, RP_DBASE], rp[pc, RP_DPITCH], tmp, rows, cols)
     else:
         replay_vector(rp, rf, pc, lg_v[i], l1)
 
@@ -342,6 +348,10 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
                 r0, c0 = _rv(vrow, rp[pc, RP_J]), _rv(vrow, rp[pc, RP_J + 1])
                 sp = rp[pc, RP_SPITCH]
                 tile_gather(out, l1, rp[pc, RP_SBASE] + r0 * sp + c0, sp, rows, cols, rp[pc, RP_CONV])
+            elif kind == RK_IMG2COL:
+                tile_img2col(out, l1, rp[pc, RP_SBASE], rp[pc, RP_SPITCH], rows, cols, _rv(vrow, rp[pc, RP_J]),
+                             _rv(vrow, rp[pc, RP_J + 1]), _rv(vrow, rp[pc, RP_J + 2]),
+                             _rv(vrow, rp[pc, RP_J + 3]))
             elif kind == RK_MMA:
                 m, nn, k = _rv(vrow, rp[pc, RP_J]), _rv(vrow, rp[pc, RP_J + 1]), _rv(vrow, rp[pc, RP_J + 2])
                 big = blas_min > 0 and m * nn * k >= blas_min
@@ -374,7 +384,7 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
             elif kind == RK_STORE:
                 gm_scatter(hbm, tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF] * ITEMSIZE[rp[pc, RP_DT]],
                            lg_i[i, LG_STRIDE], res, rows, cols, rp[pc, RP_DT])
-            elif kind == RK_LOAD or kind == RK_MOVE:
+            elif kind == RK_LOAD or kind == RK_MOVE or kind == RK_IMG2COL:
                 tile_scatter(l1, rp[pc, RP_DBASE], rp[pc, RP_DPITCH], res, rows, cols)
             elif kind == RK_MMA:
                 vrow = lg_v[i]

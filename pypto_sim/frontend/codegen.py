@@ -23,6 +23,7 @@ from .expressions import ExprLowering
 from .helpers import HelperInlining
 from .layout_builtins import LayoutBuiltins
 from .sort_builtins import SortBuiltins
+from .conv_builtins import ConvBuiltins
 from .mask_builtins import MaskBuiltins
 from .memory_builtins import MemoryBuiltins
 from .warp_builtins import WarpBuiltins
@@ -47,7 +48,7 @@ UNSUPPORTED_STMTS = {"Try": "a try statement", "TryStar": "a try statement",
 CAPTURED_TYPES = (bool, int, float, complex, str, tuple, np.generic)
 
 
-class KernelCompiler(SortBuiltins, LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins, ExprLowering, MemoryBuiltins, WarpBuiltins, HelperInlining, PipelineLowering,
+class KernelCompiler(ConvBuiltins, SortBuiltins, LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins, ExprLowering, MemoryBuiltins, WarpBuiltins, HelperInlining, PipelineLowering,
                      ControlFlowLowering):
     """Compiles one kernel for one argument signature into a Program."""
 

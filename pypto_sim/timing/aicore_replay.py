@@ -87,6 +87,13 @@ def _row(sim, pc, spec, row, rf):
         row[ex.RP_SBASE], row[ex.RP_SPITCH] = data.base, data.pitch
         row[ex.RP_CONV] = -1 if to == data.buf.dtype.code else to
         row[ex.RP_SIZE] = data.rows * data.cols
+    elif fam == "tile_move" and "pos" in named:          # TIMG2COL (isa/45_conv.toml)
+        d, s = writes[0], view["src"]
+        row[ex.RP_KIND] = ex.RK_IMG2COL
+        row[ex.RP_SBASE], row[ex.RP_SPITCH] = s.base, s.pitch
+        row[ex.RP_DBASE], row[ex.RP_DPITCH] = d.base, d.pitch
+        row[ex.RP_SIZE] = d.rows * d.cols
+        put(("pos", "fmatrix", "pads", "conv"))
     elif fam == "tile_move":
         d, s = writes[0], view["src"]
         row[ex.RP_KIND] = ex.RK_MOVE

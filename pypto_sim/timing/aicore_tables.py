@@ -111,8 +111,12 @@ class AICoreTables:
                 row[ex.TP_ACC_BYTES] = data.buf.dtype.itemsize
         elif fam == "tile_move":
             src = view["src"]
-            row[ex.TP_ROWJ], row[ex.TP_COLJ] = named["row"], named["col"]
-            row[ex.TP_SRC_R], row[ex.TP_SRC_C] = src.rows, src.cols
+            if "pos" in named:          # TIMG2COL: the feature map must fit src's rows (cols < 0 marks it)
+                row[ex.TP_ROWJ], row[ex.TP_COLJ] = named["fmatrix"], named["conv"]
+                row[ex.TP_SRC_R], row[ex.TP_SRC_C] = src.rows, -1
+            else:
+                row[ex.TP_ROWJ], row[ex.TP_COLJ] = named["row"], named["col"]
+                row[ex.TP_SRC_R], row[ex.TP_SRC_C] = src.rows, src.cols
             frow[ex.TF_BW] = {"Left": m.l1_to_l0a_bytes_per_cycle, "Right": m.l1_to_l0b_bytes_per_cycle,
                               "Bias": m.l1_to_bias_bytes_per_cycle,
                               "Mat": m.l0c_to_l1_bytes_per_cycle}[writes[0].buf.space]
