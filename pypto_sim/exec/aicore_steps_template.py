@@ -2,10 +2,10 @@
 tile_dispatch (when a tile instruction starts - after its pipe, its flag waits and, under
 sync="auto", its tiles' hazards - and what it costs: DMA over the unit's link, L2 and HBM, the
 fixpipe drain, the cube's repeats, the vector formula or head/repeats/tail), a pipe queue's
-room, a pipe's drain at a sync, flags, barriers and cross-core signals. Both drivers call them
-- the compiled loop (aicore_engine_template.py, appended after this) and the SimPy model
-(timing/aicore.py) - so each rule is written once. Appended after the engine's parts and the
-L2's lines, which they call."""
+room and a pipe's drain at a sync; the flags, barriers and cross-core signals are in
+aicore_sync_template.py. Both drivers call them - the compiled loop (aicore_engine_template.py)
+and the SimPy model (timing/aicore.py) - so each rule is written once. Appended after the
+engine's parts and the L2's lines, which they call."""
 import numpy as np
 from numba import njit
 
@@ -482,102 +482,6 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
     out[3] = cause
     out[4] = cause_pc
     out[5], out[6], out[7] = missed, shared_wait, hbm_read
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def cross_ready(cn, p, w, event):
-    """cross_core_ready: unit w's cross_core_wait_flag(event) has a signal from each source."""
-    if w == 0:
-        return cn[p, 0, event, 1] > 0 and cn[p, 0, event, 2] > 0
-    return cn[p, w, event, 0] > 0
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def cross_take(cb, chd, cn, p, w, event):
-    """cross_core_take: consume the signals; when the last of them fired."""
-    cap = cb.shape[4]
-    fire = np.int64(0)
-    for s in range(3):
-        if (w == 0 and s != 0) or (w != 0 and s == 0):
-            t = cb[p, w, event, s, chd[p, w, event, s]]
-            chd[p, w, event, s] = (chd[p, w, event, s] + 1) % cap
-            cn[p, w, event, s] -= 1
-            if t > fire:
-                fire = t
-    return fire
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def set_flag_step(pf, pd, tl, fl, fh, fb, fhd, fn, g, src, dst, ev, now):
-    """SET_FLAG(src, dst, ev) of unit g at issue: the flag fires when src has finished what
-    was queued before it (its pending tail paid) and no earlier than a wait on src allows.
-    False, changing nothing, when the flag's queue is full (the caller grows it)."""
-    cap = fb.shape[4]
-    if fn[g, src, dst, ev] >= cap:
-        return False
-    fire = now
-    drained = unit_drained(pf, pd, tl, fl, g, src)
-    if drained > fire:
-        fire = drained
-    if fh[g, src] > fire:
-        fire = fh[g, src]
-    fb[g, src, dst, ev, (fhd[g, src, dst, ev] + fn[g, src, dst, ev]) % cap] = fire
-    fn[g, src, dst, ev] += 1
-    return True
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def wait_flag_step(fh, fb, fhd, fn, g, src, dst, ev):
-    """WAIT_FLAG(src, dst, ev) of unit g at issue: takes the oldest set_flag and holds dst's
-    later operations until it fires. False, changing nothing, when no set_flag is pending."""
-    if fn[g, src, dst, ev] == 0:
-        return False
-    cap = fb.shape[4]
-    fire = fb[g, src, dst, ev, fhd[g, src, dst, ev]]
-    fhd[g, src, dst, ev] = (fhd[g, src, dst, ev] + 1) % cap
-    fn[g, src, dst, ev] -= 1
-    if fire > fh[g, dst]:
-        fh[g, dst] = fire
-    return True
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def barrier_step(pf, pd, tl, fl, fh, g, pipe, now):
-    """PIPE_BARRIER(pipe) of unit g before issue: later operations on pipe (every pipe for -1)
-    start after the earlier ones on it (on every pipe) completed. Returns when the scalar
-    unit may go on: now for one pipe, and for every pipe when they have all drained."""
-    if pipe < 0:
-        done = unit_drained(pf, pd, tl, fl, g, -1)
-        for q in range(fh.shape[1]):
-            if done > fh[g, q]:
-                fh[g, q] = done
-        if now > done:
-            done = now
-        return done
-    drained = unit_drained(pf, pd, tl, fl, g, pipe)
-    if drained > fh[g, pipe]:
-        fh[g, pipe] = drained
-    return now
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def cross_set_step(pf, pd, tl, fl, cb, chd, cn, g, p, w, ev, pipe, now):
-    """CROSS_CORE_SET_FLAG(ev, pipe) of unit w (global unit g) of the block on slot p: fires
-    when the unit's queued operations on pipe (every pipe for -1) are done; from the AIC to
-    both AIVs, from an AIV to the AIC. False, changing nothing, when a target's queue is full.
-    (The caller then signals the block's cross-core event.)"""
-    cap = cb.shape[4]
-    for to in range(3):
-        if ((w == 0 and to != 0) or (w != 0 and to == 0)) and cn[p, to, ev, w] >= cap:
-            return False
-    fire = unit_drained(pf, pd, tl, fl, g, pipe)
-    if now > fire:
-        fire = now
-    for to in range(3):
-        if (w == 0 and to != 0) or (w != 0 and to == 0):
-            cb[p, to, ev, w, (chd[p, to, ev, w] + cn[p, to, ev, w]) % cap] = fire
-            cn[p, to, ev, w] += 1
-    return True
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

@@ -36,6 +36,7 @@ _ENGINE_PARTS = Path(__file__).with_name("engine_parts_template.py")
 _TIMING = Path(__file__).with_name("timing_template.py")
 _L2 = Path(__file__).with_name("l2_template.py")
 _AICORE_STEPS = Path(__file__).with_name("aicore_steps_template.py")
+_AICORE_SYNC = Path(__file__).with_name("aicore_sync_template.py")
 _AICORE_ENGINE = Path(__file__).with_name("aicore_engine_template.py")
 _REPLAY = Path(__file__).with_name("replay_template.py")
 TILE_KINDS = ("none", "load", "store", "mma", "binary", "unary", "scalar", "reduce", "expand", "expand_op",
@@ -194,6 +195,7 @@ def generate_source(bounds_check: bool = True) -> str:
     timing = _TIMING.read_text(encoding="utf-8").split('"""', 2)[2]
     l2 = _L2.read_text(encoding="utf-8").split('"""', 2)[2]
     aicore_steps = _AICORE_STEPS.read_text(encoding="utf-8").split('"""', 2)[2]
+    aicore_sync = _AICORE_SYNC.read_text(encoding="utf-8").split('"""', 2)[2]
     aicore_engine = _AICORE_ENGINE.read_text(encoding="utf-8").split('"""', 2)[2]
     replay = _REPLAY.read_text(encoding="utf-8").split('"""', 2)[2]
     source = ("".join(head) + body + "\n\n# ---- GM bytes ----" + gm_bytes
@@ -206,6 +208,7 @@ def generate_source(bounds_check: bool = True) -> str:
               + functional + "\n\n# ---- the compiled timing engine's parts ----" + parts
               + "\n\n# ---- the L2's lines (timing/l2.py) ----" + l2
               + "\n\n# ---- the AI core's step functions (timing/aicore_pipes.py) ----" + aicore_steps
+              + "\n\n# ---- the AI core's flags, barriers and cross-core signals ----" + aicore_sync
               + "\n\n# ---- the AI core's event loop (timing/aicore_fast.py) ----" + aicore_engine
               + "\n\n# ---- the AI core's values replay (timing/aicore_replay.py) ----" + replay
               + "\n\n# ---- the timing model's event loop (timing/fast.py) ----" + timing)

@@ -11,9 +11,9 @@ TileDepTracker). With ``sync="manual"`` nothing but flags orders two pipes. An o
 its sources when it starts and writes its destination when it completes, so a missing flag
 gives the stale value the hardware would; ``check="race"`` reports it (AICoreRaces).
 
-The rules below are the step functions of exec/aicore_steps_template.py (tile_dispatch and
-the flag, barrier and cross-core steps over the arrays of timing/aicore_pipes.py), which both
-this SimPy model and the compiled event loop call; this module adds what only the SimPy model
+The rules below are the step functions of exec/aicore_steps_template.py (tile_dispatch) and
+exec/aicore_sync_template.py (the flag, barrier and cross-core steps) over the arrays of
+timing/aicore_pipes.py, which both this SimPy model and the compiled event loop call; this module adds what only the SimPy model
 does around them: the SimPy processes' waits, the values, the race check and the errors.
 
 Costs (machine table; sources there):
