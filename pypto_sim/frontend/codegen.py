@@ -15,6 +15,7 @@ import numpy as np
 from .. import dtypes
 from ..errors import CompileError
 from ..ir import ArgSpec, Instr, Program, Reg
+from ..ir.program import int_sem_of
 from ..isa import load_isa
 from .aicore_builtins import AICoreBuiltins
 from .aicore_scalar import LANE_INSTRUCTIONS
@@ -190,7 +191,7 @@ class KernelCompiler(SortBuiltins, LayoutBuiltins, MaskBuiltins, AICoreBuiltins,
                 if spec.name in varying:
                     # assigned under varying control: give it a per-lane home seeded from the arg
                     home = self.new_reg(spec.dtype, False)
-                    self.emit("MOV", home, (reg,), spec.dtype, fn_ast, aux=(0 if spec.dtype.is_float else 1,))
+                    self.emit("MOV", home, (reg,), spec.dtype, fn_ast, aux=(int_sem_of(spec.dtype),))
                     scope.names[spec.name] = HomeVar(home, fn_ast.lineno)
         if self.kernel.aicore:
             self.aicore_body(fn_ast.body)
@@ -301,7 +302,7 @@ class KernelCompiler(SortBuiltins, LayoutBuiltins, MaskBuiltins, AICoreBuiltins,
             if self.retarget_last(value, home):
                 return
             src = self.operand(value, home.dtype, node)
-            self.emit("MOV", home, (src,), home.dtype, node, aux=(0 if home.dtype.is_float else 1,))
+            self.emit("MOV", home, (src,), home.dtype, node, aux=(int_sem_of(home.dtype),))
             return
         if not multi:
             scope.names[name] = self.snapshot(value, node)
@@ -316,7 +317,7 @@ class KernelCompiler(SortBuiltins, LayoutBuiltins, MaskBuiltins, AICoreBuiltins,
             return
         home = self.new_reg(value.dtype, uniform)
         self.emit("MOV", home, (self.operand(value, value.dtype, node),), value.dtype, node,
-                  aux=(0 if value.dtype.is_float else 1,))
+                  aux=(int_sem_of(value.dtype),))
         scope.names[name] = HomeVar(home, getattr(node, "lineno", 0))
 
     def snapshot(self, value, node):
@@ -329,7 +330,7 @@ class KernelCompiler(SortBuiltins, LayoutBuiltins, MaskBuiltins, AICoreBuiltins,
         if reg is None or not self._home_changes_later(reg, node):
             return value
         copy = self.new_reg(reg.dtype, reg.uniform)
-        self.emit("MOV", copy, (reg,), reg.dtype, node, aux=(0 if reg.dtype.is_float else 1,))
+        self.emit("MOV", copy, (reg,), reg.dtype, node, aux=(int_sem_of(reg.dtype),))
         if isinstance(value, Ptr):
             return dataclasses.replace(value, offset=Val(copy))
         return Val(copy)

@@ -8,6 +8,7 @@ import dataclasses
 
 from .. import dtypes
 from ..ir import LocalBuffer, Reg
+from ..ir.program import int_sem_of
 from .values import NONE, Const, DTypeRef, LocalArray, Ptr, Val
 
 
@@ -26,8 +27,8 @@ class MemoryBuiltins:
 
     def compute_dtype(self, ptr: Ptr, node, what):
         """The register dtype a tensor's elements are computed in: the dtype itself, int32 for
-        int8 / uint8 / int16 / uint16, float32 for bfloat16; float64 and int64 are an error (no unit of
-        the AI core computes them)."""
+        int8 / uint8 / int16 / uint16, float32 for bfloat16 (dtypes.DType.compute); a dtype no
+        unit computes is an error."""
         dt = ptr.dtype.compute_dtype
         if dt is None:
             self.error(node, f"{what}: '{ptr.name}' holds {ptr.dtype}, which no unit of the AI core "
@@ -78,7 +79,7 @@ class MemoryBuiltins:
         offset = self.operand(ptr.offset, dtypes.int32, node)
         ops = (offset,) + tuple(self.operand(v, dtype, node) for v in (x, y, z))
         out = self.new_reg(dtype, False)
-        self.emit("FMA_STORE", out, ops, dtype, node, aux=(ptr.slot, 0 if dtype.is_float else 1))
+        self.emit("FMA_STORE", out, ops, dtype, node, aux=(ptr.slot, int_sem_of(dtype)))
         self.instrs[-1].comment = ptr.name
         return Val(out)
 
@@ -90,9 +91,9 @@ class MemoryBuiltins:
         dtype = args["dtype"]
         if isinstance(dtype, DTypeRef):
             dtype = dtype.dtype
-        if dtype not in dtypes.TILE_DTYPES + (dtypes.uint32,):
+        if dtype not in dtypes.TILE_DTYPES + (dtypes.uint32, dtypes.float64, dtypes.int64):
             self.error(node, f"pto.alloc_local: dtype must be one of float32, float16, int32, uint32, "
-                             f"got {dtype}",
+                             f"float64, int64, got {dtype}",
                        "L1 buffers hold what the core computes; keep int8 / bfloat16 data in HBM "
                        "tensors (loads widen it to int32 / float32)")
         count = int(n.value)
@@ -114,7 +115,8 @@ class MemoryBuiltins:
                        "use a literal, a module constant or a size-deciding kernel argument")
         dtype = dtype.dtype if isinstance(dtype, DTypeRef) else dtype
         if dtype not in dtypes.REGISTER_DTYPES:
-            self.error(node, f"pto.local_array: dtype must be float32, float16, int32 or bool, got {dtype}")
+            self.error(node, f"pto.local_array: dtype must be one of "
+                             f"{', '.join(d.name for d in dtypes.REGISTER_DTYPES)}, got {dtype}")
         count = int(n.value)
         first = self.new_reg(dtype, False)
         for _ in range(count - 1):
@@ -129,7 +131,7 @@ class MemoryBuiltins:
             k = self._local_index(arr, index, node)
             dst = self.new_reg(arr.dtype, False)
             self.emit("MOV", dst, (Reg(arr.first.index + k, arr.dtype, False),), arr.dtype, node,
-                      aux=(0 if arr.dtype.is_float else 1,))
+                      aux=(int_sem_of(arr.dtype),))
             return Val(dst)
         self.require_value(index, node)
         dst = self.new_reg(arr.dtype, False)
@@ -145,7 +147,7 @@ class MemoryBuiltins:
         if isinstance(index, Const):
             k = self._local_index(arr, index, node)
             self.emit("MOV", Reg(arr.first.index + k, arr.dtype, False), (src,), arr.dtype, node,
-                      aux=(0 if arr.dtype.is_float else 1,))
+                      aux=(int_sem_of(arr.dtype),))
             return
         self.require_value(index, node)
         self.emit("LOCAL_STORE", None, (self.operand(index, dtypes.int32, node), src), arr.dtype,
@@ -172,9 +174,9 @@ class MemoryBuiltins:
     # ---------------------------------------------------------------- atomics
     def _atomic(self, kind, node, args):
         ptr = self.require_ptr(args["ptr"], node, f"pto.atomic_{kind}(ptr, ...): ptr")
-        if ptr.dtype not in dtypes.TILE_DTYPES + (dtypes.uint32,):
+        if ptr.dtype not in dtypes.TILE_DTYPES + (dtypes.uint32, dtypes.float64, dtypes.int64):
             self.error(node, f"pto.atomic_{kind}: '{ptr.name}' holds {ptr.dtype}; atomics work on "
-                             "float32, float16, int32 and uint32 elements",
+                             "float32, float16, int32, uint32, float64 and int64 elements",
                        "keep the counters or accumulators in a float32 or int32 tensor")
         values = [args["compare"], args["value"]] if kind == "cas" else [args["value"]]
         for v in values:

@@ -11,11 +11,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..dtypes import DType
+from ..dtypes import DType, word_of
 from ..isa import load_isa
 
 MAX_SRCS = 8
 AUX_WIDTH = 3
+# An ALU instruction's first aux word, its semantics ("int_sem"): the ISA table's float
+# expression on float64 words (0), its int expression on int64 numbers whose result wraps to
+# int32 (1), or on int64 values (their words' bits, dtypes.word_of) wrapping to int64 (2). A
+# CAST's says how its source word holds its value (2: an int64's bits).
+INT_SEM_FLOAT, INT_SEM_INT32, INT_SEM_INT64 = 0, 1, 2
+
+
+def int_sem_of(dtype: DType) -> int:
+    """The int_sem an ALU instruction on operands of dtype computes with."""
+    if dtype.is_float:
+        return INT_SEM_FLOAT
+    return INT_SEM_INT64 if dtype.name == "int64" else INT_SEM_INT32
 
 
 @dataclass(frozen=True)
@@ -205,7 +217,7 @@ class EncodedProgram:
                 if isinstance(s, Reg):
                     code[i, C_SRC + j] = flat(s)
                 else:
-                    imm[i, j] = s.value
+                    imm[i, j] = word_of(s.value, s.dtype)
             code[i, C_DTYPE] = ins.dtype.code if ins.dtype is not None else 0
             for j, a in enumerate(ins.aux):
                 code[i, C_AUX + j] = a
