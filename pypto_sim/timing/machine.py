@@ -48,7 +48,9 @@ _WHOLE = ("cores", "warp_slots_per_core", "lanes_per_warp", "issue_width", "sect
 
 
 _INSTR_EXTRA = ("per_repeat", "per_repeat_f32", "repeat_bytes", "k_tile", "k_tile_f32", "head", "tail",
-                "unaligned_floor", "per_row")
+                "unaligned_floor", "per_row", "latency_64", "issue_interval_64")
+# a lane instruction's cost on 64-bit values (float64, int64), with the source of those numbers
+_WIDE_KEYS = ("latency_64", "issue_interval_64")
 _MAY_BE_ZERO = ("head", "tail", "unaligned_floor", "per_row")     # cycles that may be none at all; the rest > 0
 FORMULA_DTYPES = {"fp32": "float32", "fp16": "float16", "any": "any"}
 _FUSION_KEYS = ("first", "second", "latency", "saving", "source")
@@ -245,6 +247,12 @@ class Machine:
                        dict(self.pipes), dict(self.instructions), self.fusions, self.vector_formulas,
                        self.formula_source)
 
+    def wide_timing(self, name: str):
+        """(latency, issue_interval) of lane instruction ``name`` on 64-bit values (float64,
+        int64): the entry's latency_64 / issue_interval_64, or its own numbers without them."""
+        t = self._timing(name)
+        return t.extra.get("latency_64", t.latency), t.extra.get("issue_interval_64", t.issue_interval)
+
     def opcode_arrays(self):
         """(latency, issue_interval) arrays indexed by opcode, for the timing model's hot loop."""
         return _opcode_arrays(self)
@@ -379,8 +387,17 @@ def load_machine_from(path) -> Machine:
         if not (_is_count(lat, 0) and _is_count(ii, 1) and src.strip()):
             raise MachineError(f"{path}: [instruction] {spec.name} needs integer latency >= 0, "
                                f"issue_interval >= 1 and a source; got {entry}")
-        extra = {k: v for k, v in entry.items() if k not in ("latency", "issue_interval", "source")}
+        extra = {k: v for k, v in entry.items() if k not in ("latency", "issue_interval", "source", "source_64")}
+        wide = [k for k in _WIDE_KEYS if k in entry]
+        if wide and (len(wide) != 2 or not str(entry.get("source_64", "")).strip()
+                     or not all(_is_count(entry[k], 1) for k in wide)):
+            raise MachineError(f"{path}: [instruction] {spec.name}: a 64-bit cost needs integer "
+                               f"latency_64 and issue_interval_64 >= 1 and a source_64; got {entry}")
+        if wide:
+            extra["source_64"] = str(entry["source_64"])
         for key, value in extra.items():
+            if key == "source_64":
+                continue
             number = _is_number(value) and math.isfinite(value)
             positive = number and (value > 0 if key not in _MAY_BE_ZERO else value >= 0)
             if key not in _INSTR_EXTRA or not positive:

@@ -43,6 +43,14 @@ FULL_MASK = (1 << 32) - 1
 # block barriers; all but the first also combine a per-lane predicate over the block
 
 
+def wide_operands(ins) -> bool:
+    """Whether a lane instruction computes on 64-bit values (a float64 or int64 result or
+    operand): the machine table's latency_64 / issue_interval_64 price it."""
+    values = [ins.dst, *ins.srcs]
+    return (ins.dtype is not None and ins.dtype.itemsize == 8) or any(
+        getattr(getattr(v, "dtype", None), "itemsize", 0) == 8 for v in values)
+
+
 class LaunchSimulation:
     """Simulate one kernel launch on one machine; results land in device memory."""
 
@@ -134,8 +142,11 @@ class LaunchSimulation:
             self.pc_tile.append(spec.is_tile and spec.family != "tile_sync")
             self.pc_name.append(spec.name)
             self.pc_pipe.append(scalar_pipe if on_scalar else PIPES.index(spec.pipe))
-            self.pc_lat.append(self.m.scalar_latency if on_scalar else int(lat_table[spec.opcode]))
-            self.pc_ii.append(self.m.scalar_issue_interval if on_scalar else int(ii_table[spec.opcode]))
+            lat, ii = int(lat_table[spec.opcode]), int(ii_table[spec.opcode])
+            if not on_scalar and wide_operands(self.prog.instrs[pc]):
+                lat, ii = self.m.wide_timing(spec.name)
+            self.pc_lat.append(self.m.scalar_latency if on_scalar else lat)
+            self.pc_ii.append(self.m.scalar_issue_interval if on_scalar else ii)
             self.pc_srcs.append([int(r) for r in code[pc, C_SRC:C_SRC + MAX_SRCS] if r >= 0])
             self.pc_tiles.append([getattr(s, "tile", -1) for s in self.prog.instrs[pc].srcs])
             self.pc_dst.append(int(code[pc, C_DST]))
