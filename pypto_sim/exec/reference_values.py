@@ -46,8 +46,42 @@ def fused_fma(a, b, c):
         return math.copysign(math.inf, exact)
 
 
-_EVAL_GLOBALS = {"__builtins__": {}, "np": np, "math": math, "abs": abs, "py_mod": py_mod,
-                 "py_floordiv": py_floordiv, "fused_fma": fused_fma}
+def libm_exp(x):
+    """e**x from the C library's exp (Python's math.exp), as the numba executor's np.exp
+    computes it (numpy's own float64 exp may differ in the last bit); inf past the range."""
+    x = float(x)
+    if math.isnan(x):
+        return x
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
+def libm_log(x):
+    """log(x) from the C library's log, with IEEE's results where Python raises: NaN below
+    zero, -inf at zero."""
+    x = float(x)
+    if math.isnan(x) or x < 0:
+        return math.nan
+    if x == 0:
+        return -math.inf
+    return math.log(x)
+
+
+class _LibmNumpy:
+    """numpy for the table's expressions, but exp and log from the C library (libm_exp,
+    libm_log): a float64 result then matches the numba executor's bit for bit."""
+
+    exp = staticmethod(libm_exp)
+    log = staticmethod(libm_log)
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+_EVAL_GLOBALS = {"__builtins__": {}, "np": _LibmNumpy(), "math": math, "abs": abs,
+                 "py_mod": py_mod, "py_floordiv": py_floordiv, "fused_fma": fused_fma}
 
 
 def wrap_int32(v):
