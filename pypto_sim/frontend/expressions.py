@@ -251,6 +251,16 @@ class ExprLowering:
         ptr = self.ptr_add(base, self.loaded(self.expr(node.slice), node.slice), node, 1)
         return dataclasses.replace(ptr, indexed=True)
 
+    def int32_index(self, v, node):
+        """An element offset as the int32 that addresses take: an int64 value (numba's
+        everyday index type) is clamped to int32's range, then converted, so an index past
+        int32 stays out of bounds (memcheck names it) instead of wrapping into a valid one."""
+        if isinstance(v, Val) and v.dtype == dtypes.int64:
+            v = self.alu("MAX", [v, Const(-2**31, dtypes.int64, weak=False)], node)
+            v = self.alu("MIN", [v, Const(2**31 - 1, dtypes.int64, weak=False)], node)
+            return self.cast(v, dtypes.int32, node)
+        return v
+
     def index_2d(self, base: Ptr, node):
         """The element offset of ``a[r, c]`` in a 2-D tensor argument: r * row stride + c (the
         stride is the launch's, compiled in: Kernel.signature_of)."""
@@ -262,6 +272,7 @@ class ExprLowering:
         r, c = (self.vexpr(e) for e in node.slice.elts)
         for v, e in ((r, node.slice.elts[0]), (c, node.slice.elts[1])):
             self.require_value(v, e)
+        r, c = self.int32_index(r, node), self.int32_index(c, node)
         row = self.alu("MUL", [r, Const(base.row_stride, dtypes.int32)], node, dtype=dtypes.int32)
         return self.alu("ADD", [row, c], node, dtype=dtypes.int32)
 
@@ -281,10 +292,7 @@ class ExprLowering:
         if isinstance(delta, Val) and delta.dtype.is_float or isinstance(delta, Const) and delta.dtype.is_float:
             self.error(node, f"pointer offsets must be integers, got {delta.dtype}",
                        "cast the offset with pto.cast(x, pto.int32)")
-        if isinstance(delta, Val) and delta.dtype == dtypes.int64:
-            # converting it would wrap an index past int32 into some other, valid-looking one
-            self.error(node, f"pointer offsets are int32, got an int64 value for '{ptr.name}'",
-                       "index with an int32 value (pto.cast(i, pto.int32) where it fits)")
+        delta = self.int32_index(delta, node)
         if isinstance(ptr.offset, Const) and ptr.offset.value == 0 and sign > 0:
             offset = delta if isinstance(delta, Const) else self.cast(delta, dtypes.int32, node)
         else:

@@ -135,7 +135,7 @@ class MemoryBuiltins:
             return Val(dst)
         self.require_value(index, node)
         dst = self.new_reg(arr.dtype, False)
-        self.emit("LOCAL_LOAD", dst, (self.operand(index, dtypes.int32, node),), arr.dtype,
+        self.emit("LOCAL_LOAD", dst, (self.operand(self.int32_index(index, node), dtypes.int32, node),), arr.dtype,
                   node, aux=(arr.first.index, arr.n))
         self.instrs[-1].comment = arr.name
         return Val(dst)
@@ -150,7 +150,7 @@ class MemoryBuiltins:
                       aux=(int_sem_of(arr.dtype),))
             return
         self.require_value(index, node)
-        self.emit("LOCAL_STORE", None, (self.operand(index, dtypes.int32, node), src), arr.dtype,
+        self.emit("LOCAL_STORE", None, (self.operand(self.int32_index(index, node), dtypes.int32, node), src), arr.dtype,
                   node, aux=(arr.first.index, arr.n))
         self.instrs[-1].comment = arr.name
 
