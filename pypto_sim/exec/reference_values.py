@@ -43,7 +43,7 @@ def fused_fma(a, b, c):
     try:
         return float(exact)
     except OverflowError:
-        return math.copysign(math.inf, exact)
+        return math.inf if exact > 0 else -math.inf
 
 
 def libm_exp(x):
