@@ -367,3 +367,20 @@ def test_dependent_float64_fmas_cost_latency_64(make_kernels):
     assert pto.machine().wide_timing("FMA") == (14, 2)
     assert _chain(make_kernels, 3, np.float32) - _chain(make_kernels, 0, np.float32) == 21
     assert _chain(make_kernels, 3, np.float64) - _chain(make_kernels, 0, np.float64) == 42
+
+
+@pto.kernel
+def doubled(a, o):
+    i = pto.get_global_id()
+    o[i] = a[i] * 2.0
+
+
+def test_a_64_bit_lane_register_takes_two_l1_words():
+    """A lane register holds 8 bytes of a float64 (lane_slot_bytes is 4 on the default
+    machine): doubled's registers are i (int32), a[i] and the product (float64), so one warp
+    needs (1 + 2 x 2) slots x 4 bytes x 32 lanes = 640 bytes of L1."""
+    from pypto_sim.timing.block_fit import check_block_fits
+    args = (pto.to_device(np.zeros(32)), pto.to_device(np.zeros(32)))
+    prog = doubled.program_for(args)
+    assert (prog.n_lane_slots, prog.n_wide_lane_slots) == (3, 2)
+    assert check_block_fits(prog, (32, 1, 1), pto.machine(), "doubled") == 640

@@ -57,6 +57,7 @@ class KernelCompiler(SortBuiltins, LayoutBuiltins, MaskBuiltins, AICoreBuiltins,
         self.isa = load_isa()
         self.instrs: list = []
         self.n_lane = 0
+        self.n_wide_lane = 0        # lane registers of float64 / int64: 8 bytes a lane
         self.n_scalar = 0
         self.buffers: list = []
         self.arg_specs = arg_specs
@@ -86,6 +87,8 @@ class KernelCompiler(SortBuiltins, LayoutBuiltins, MaskBuiltins, AICoreBuiltins,
             self.n_scalar += 1
             return Reg(self.n_scalar - 1, dtype, True)
         self.n_lane += 1
+        if dtype is not None and dtype.itemsize == 8:
+            self.n_wide_lane += 1
         return Reg(self.n_lane - 1, dtype, False)
 
     def emit(self, op, dst, srcs, dtype, node, aux=()) -> int:
@@ -201,7 +204,8 @@ class KernelCompiler(SortBuiltins, LayoutBuiltins, MaskBuiltins, AICoreBuiltins,
         self.instrs[-1].line = fn_ast.body[-1].end_lineno + self.kernel.line_offset
         return Program(kernel=self.kernel.name, file=self.kernel.file,
                        first_line=self.kernel.first_line, args=tuple(args), instrs=self.instrs,
-                       n_lane_slots=self.n_lane, n_scalar_regs=self.n_scalar,
+                       n_lane_slots=self.n_lane, n_wide_lane_slots=self.n_wide_lane,
+                       n_scalar_regs=self.n_scalar,
                        buffers=tuple(self.buffers), source_lines=self.source_lines,
                        symbols=self._symbols(scope), aicore=self.kernel.aicore,
                        sync=self.kernel.sync)

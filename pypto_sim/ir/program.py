@@ -143,6 +143,8 @@ class Program:
     args: tuple
     instrs: list = field(default_factory=list)
     n_lane_slots: int = 0
+    # of those, the ones holding float64 / int64: each takes two lane_slot_bytes words of L1
+    n_wide_lane_slots: int = 0
     n_scalar_regs: int = 0
     buffers: tuple = ()
     source_lines: dict = field(default_factory=dict)
