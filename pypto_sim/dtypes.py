@@ -171,6 +171,14 @@ def value_of(word: float, dtype: DType):
     return word
 
 
+def words_as_values(words: np.ndarray, dtype: DType) -> np.ndarray:
+    """An array of register / L1 words of dtype as a numpy array of dtype's values (value_of
+    for every word: an int64 word's bits, every other word converted)."""
+    if dtype in WORD_BITS:
+        return np.ascontiguousarray(words, np.float64).view(np.int64).copy()
+    return np.asarray(words).astype(dtype.numpy)
+
+
 def host_words(host: np.ndarray, dtype: DType) -> np.ndarray:
     """A host array's elements as the float64 values a kernel's loads of a dtype tensor see
     (rounded to bfloat16 for bfloat16 tensors; int64 values beyond 2**53 rounded)."""

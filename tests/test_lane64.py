@@ -364,7 +364,7 @@ def test_dependent_float64_fmas_cost_latency_64(make_kernels):
     """On the default machine (latency_tables/ascend910b.toml) FMA has latency 7 and, on 64-bit
     values, latency_64 = 2 x 7 = 14 (assumed: two dependent 32-bit halves). Three dependent
     FMAs add 3 x 7 = 21 cycles to a float32 kernel and 3 x 14 = 42 to a float64 one."""
-    assert pto.machine().wide_timing("FMA") == (14, 2)
+    assert pto.machine().lane_timing("FMA", wide=True) == (14, 2)
     assert _chain(make_kernels, 3, np.float32) - _chain(make_kernels, 0, np.float32) == 21
     assert _chain(make_kernels, 3, np.float64) - _chain(make_kernels, 0, np.float64) == 42
 
@@ -384,3 +384,22 @@ def test_a_64_bit_lane_register_takes_two_l1_words():
     prog = doubled.program_for(args)
     assert (prog.n_lane_slots, prog.n_wide_lane_slots) == (3, 2)
     assert check_block_fits(prog, (32, 1, 1), pto.machine(), "doubled") == 640
+
+
+@pto.kernel
+def big_ints(a, o):
+    i = pto.get_local_id()
+    v = a[i] + 1
+    o[i] = v
+
+
+def test_debugger_shows_int64_variables_as_their_values():
+    """lane_values reads an int64 register as the int64 it holds (its word is its bits):
+    2**53 + 1 + 1 is 2**53 + 2, and int64 max + 1 wraps to int64 min."""
+    from pypto_sim import debug as dbg
+    a = np.array([2**53 + 1, I64_MAX] * 16, np.int64)
+    ctx = dbg.debug_kernel(big_ints, args=(pto.to_device(a), pto.to_device(np.zeros(32, np.int64))),
+                           grid=1, block=32, echo=False)
+    ctx.continue_()
+    v = ctx.lane_values("v")
+    assert v.dtype == np.int64 and v[:2].tolist() == [2**53 + 2, I64_MIN]

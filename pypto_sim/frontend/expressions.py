@@ -251,16 +251,6 @@ class ExprLowering:
         ptr = self.ptr_add(base, self.loaded(self.expr(node.slice), node.slice), node, 1)
         return dataclasses.replace(ptr, indexed=True)
 
-    def int32_index(self, v, node):
-        """An element offset as the int32 that addresses take: an int64 value (numba's
-        everyday index type) is clamped to int32's range, then converted, so an index past
-        int32 stays out of bounds (memcheck names it) instead of wrapping into a valid one."""
-        if isinstance(v, Val) and v.dtype == dtypes.int64:
-            v = self.alu("MAX", [v, Const(-2**31, dtypes.int64, weak=False)], node)
-            v = self.alu("MIN", [v, Const(2**31 - 1, dtypes.int64, weak=False)], node)
-            return self.cast(v, dtypes.int32, node)
-        return v
-
     def index_2d(self, base: Ptr, node):
         """The element offset of ``a[r, c]`` in a 2-D tensor argument: r * row stride + c (the
         stride is the launch's, compiled in: Kernel.signature_of)."""

@@ -25,6 +25,16 @@ class MemoryBuiltins:
     def memory_aux(self, ptr: Ptr) -> tuple:
         return (ptr.slot,) if ptr.space == "hbm" else (ptr.base, self.buffers[ptr.slot].words)
 
+    def int32_index(self, v, node):
+        """An element offset as the int32 that addresses take: an int64 value (numba's
+        everyday index type) is clamped to int32's range, then converted, so an index past
+        int32 stays out of bounds (memcheck names it) instead of wrapping into a valid one."""
+        if isinstance(v, Val) and v.dtype == dtypes.int64:
+            v = self.alu("MAX", [v, Const(-2**31, dtypes.int64, weak=False)], node)
+            v = self.alu("MIN", [v, Const(2**31 - 1, dtypes.int64, weak=False)], node)
+            return self.cast(v, dtypes.int32, node)
+        return v
+
     def compute_dtype(self, ptr: Ptr, node, what):
         """The register dtype a tensor's elements are computed in: the dtype itself, int32 for
         int8 / uint8 / int16 / uint16, float32 for bfloat16 (dtypes.DType.compute); a dtype no
@@ -135,7 +145,8 @@ class MemoryBuiltins:
             return Val(dst)
         self.require_value(index, node)
         dst = self.new_reg(arr.dtype, False)
-        self.emit("LOCAL_LOAD", dst, (self.operand(self.int32_index(index, node), dtypes.int32, node),), arr.dtype,
+        at = self.operand(self.int32_index(index, node), dtypes.int32, node)
+        self.emit("LOCAL_LOAD", dst, (at,), arr.dtype,
                   node, aux=(arr.first.index, arr.n))
         self.instrs[-1].comment = arr.name
         return Val(dst)
@@ -150,7 +161,8 @@ class MemoryBuiltins:
                       aux=(int_sem_of(arr.dtype),))
             return
         self.require_value(index, node)
-        self.emit("LOCAL_STORE", None, (self.operand(self.int32_index(index, node), dtypes.int32, node), src), arr.dtype,
+        at = self.operand(self.int32_index(index, node), dtypes.int32, node)
+        self.emit("LOCAL_STORE", None, (at, src), arr.dtype,
                   node, aux=(arr.first.index, arr.n))
         self.instrs[-1].comment = arr.name
 

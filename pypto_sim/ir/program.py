@@ -70,6 +70,14 @@ class Instr:
     comment: str = ""
 
     @property
+    def wide(self) -> bool:
+        """Whether it computes on 64-bit values (a float64 or int64 result or operand): a
+        machine table's latency_64 / issue_interval_64 price it."""
+        values = (self.dst, *self.srcs)
+        return (self.dtype is not None and self.dtype.itemsize == 8) or any(
+            getattr(getattr(v, "dtype", None), "itemsize", 0) == 8 for v in values)
+
+    @property
     def uniform(self) -> bool:
         """True when every register operand is uniform: the scalar unit computes it once."""
         regs = [s for s in self.srcs if isinstance(s, Reg)]

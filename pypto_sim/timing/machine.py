@@ -18,8 +18,6 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-import numpy as np
-
 from .._resources import data_dir
 from ..errors import MachineError
 from ..isa import LANE_TILE_FAMILIES, PIPES, VECTOR_FAMILIES, load_isa
@@ -247,15 +245,13 @@ class Machine:
                        dict(self.pipes), dict(self.instructions), self.fusions, self.vector_formulas,
                        self.formula_source)
 
-    def wide_timing(self, name: str):
-        """(latency, issue_interval) of lane instruction ``name`` on 64-bit values (float64,
-        int64): the entry's latency_64 / issue_interval_64, or its own numbers without them."""
+    def lane_timing(self, name: str, wide: bool = False):
+        """(latency, issue_interval) of instruction ``name``; wide: on 64-bit values (float64,
+        int64), the entry's latency_64 / issue_interval_64 where it has them."""
         t = self._timing(name)
+        if not wide:
+            return t.latency, t.issue_interval
         return t.extra.get("latency_64", t.latency), t.extra.get("issue_interval_64", t.issue_interval)
-
-    def opcode_arrays(self):
-        """(latency, issue_interval) arrays indexed by opcode, for the timing model's hot loop."""
-        return _opcode_arrays(self)
 
     def describe(self) -> str:
         """A multi-line human-readable summary of the machine and its numbers."""
@@ -278,18 +274,6 @@ class Machine:
         return (f"Machine({self.name!r}, cores={self.cores}, warp_slots={self.warp_slots_per_core}, "
                 f"lanes_per_warp={self.lanes_per_warp}, clock_ghz={self.clock_ghz}, "
                 f"l1_bytes={self.l1_bytes})")
-
-
-def _opcode_arrays(machine: Machine):
-    isa = load_isa()
-    size = max(s.opcode for s in isa.specs) + 1
-    lat = np.zeros(size, dtype=np.int64)
-    ii = np.zeros(size, dtype=np.int64)
-    for spec in isa.specs:
-        t = machine.instructions[spec.name]
-        lat[spec.opcode] = t.latency
-        ii[spec.opcode] = t.issue_interval
-    return lat, ii
 
 
 def _number(path, section, key, entry):

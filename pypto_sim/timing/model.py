@@ -43,14 +43,6 @@ FULL_MASK = (1 << 32) - 1
 # block barriers; all but the first also combine a per-lane predicate over the block
 
 
-def wide_operands(ins) -> bool:
-    """Whether a lane instruction computes on 64-bit values (a float64 or int64 result or
-    operand): the machine table's latency_64 / issue_interval_64 price it."""
-    values = [ins.dst, *ins.srcs]
-    return (ins.dtype is not None and ins.dtype.itemsize == 8) or any(
-        getattr(getattr(v, "dtype", None), "itemsize", 0) == 8 for v in values)
-
-
 class LaunchSimulation:
     """Simulate one kernel launch on one machine; results land in device memory."""
 
@@ -127,7 +119,6 @@ class LaunchSimulation:
     def _precompute(self, isa):
         code = self.enc.code
         n = len(code)
-        lat_table, ii_table = self.m.opcode_arrays()
         scalar_pipe = PIPES.index("scalar")
         self.pc_family, self.pc_pipe, self.pc_lat, self.pc_ii = [], [], [], []
         self.pc_srcs, self.pc_dst, self.pc_name, self.pc_mem = [], [], [], []
@@ -142,9 +133,7 @@ class LaunchSimulation:
             self.pc_tile.append(spec.is_tile and spec.family != "tile_sync")
             self.pc_name.append(spec.name)
             self.pc_pipe.append(scalar_pipe if on_scalar else PIPES.index(spec.pipe))
-            lat, ii = int(lat_table[spec.opcode]), int(ii_table[spec.opcode])
-            if not on_scalar and wide_operands(self.prog.instrs[pc]):
-                lat, ii = self.m.wide_timing(spec.name)
+            lat, ii = self.m.lane_timing(spec.name, wide=self.prog.instrs[pc].wide)
             self.pc_lat.append(self.m.scalar_latency if on_scalar else lat)
             self.pc_ii.append(self.m.scalar_issue_interval if on_scalar else ii)
             self.pc_srcs.append([int(r) for r in code[pc, C_SRC:C_SRC + MAX_SRCS] if r >= 0])
