@@ -224,6 +224,7 @@ _CAST_LOOP = """    if op == OP_CAST:  # the source word is an int64's bits when
         return ST_OK
 """
 
+
 def _alu_lanes_source(isa) -> str:
     """alu_lanes: for every ALU opcode and semantics, its own lane loop with the table's
     expression inlined, so the opcode is decided once per instruction, not once per lane.

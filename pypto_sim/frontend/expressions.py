@@ -13,7 +13,7 @@ import math
 from .. import dtypes
 from ..dtypes import DType, promote
 from ..ir import Imm, Reg
-from ..ir.program import int_sem_of
+from ..ir.program import INT_SEM_FLOAT, INT_SEM_INT64, int_sem_of
 from .builtins import Builtin
 from .pipeline import PipelineRef
 from .values import NONE, Text, Const, ConstTuple, DTypeRef, LocalArray, ModuleRef, Ptr, PyCallable, Val
@@ -108,7 +108,8 @@ class ExprLowering:
         src = self.operand(v, v.dtype, node)
         dst = self.new_reg(dtype, src.uniform)
         # CAST's int_sem says how its source word holds the value (an int64's bits)
-        self.emit("CAST", dst, (src,), dtype, node, aux=(int_sem_of(v.dtype) if v.dtype == dtypes.int64 else 0,))
+        source = INT_SEM_INT64 if v.dtype == dtypes.int64 else INT_SEM_FLOAT
+        self.emit("CAST", dst, (src,), dtype, node, aux=(source,))
         return Val(dst)
 
     def result_dtype(self, *args) -> DType:
