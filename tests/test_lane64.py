@@ -403,3 +403,16 @@ def test_debugger_shows_int64_variables_as_their_values():
     ctx.continue_()
     v = ctx.lane_values("v")
     assert v.dtype == np.int64 and v[:2].tolist() == [2**53 + 2, I64_MIN]
+
+
+def test_a_match_on_64_bit_values_is_refused():
+    """match_any / match_all compare 32-bit words here; a 64-bit operand is a CompileError
+    naming the dtype rather than a match on the wrong bits."""
+    @pto.kernel
+    def match64(a, o):
+        i = pto.get_lane_id()
+        o[i] = pto.match_any_sync(0xFFFFFFFF, a[i])
+
+    with pytest.raises(pto.CompileError, match="matching int64 values is not supported"):
+        pto.launch(match64, grid=(1,), block=(32,),
+                   args=(pto.to_device(np.zeros(32, np.int64)), pto.to_device(np.zeros(32, np.int32))))
