@@ -1,8 +1,11 @@
 """Element types of tensors, buffers and lane values.
 
 Values are held in float64 words inside the simulator's registers, L1 and tile memories:
-every float32, float16, int32 and uint32 value is exactly representable there. Each instruction
-rounds its result to its dtype, so the stored word is always a value of that dtype.
+every float64, float32, float16, int32 and uint32 value is exactly representable there, as
+itself. An int64 value is not (beyond 2**53 a float64 rounds it), so an int64 word holds the
+int64's own 64 bits read as a float64 (a bit cast, ``word_of`` / ``value_of``): exact for every
+int64. Each instruction rounds its result to its dtype, so the stored word is always a value of
+that dtype.
 Simulated HBM holds each element in its own dtype's little-endian bytes (``encoding``;
 exec/gm.py and the executor's gm_load / gm_store read and write them).
 """
@@ -20,7 +23,7 @@ class DType:
     """A pypto_sim element type: its name, numpy dtype (the host array type; float32 for
     bfloat16, which numpy lacks), size in bytes on the device, executor code, and
     ``compute``: the name of the register dtype kernels compute it in ("" when no unit of the
-    core computes it: float64 and int64 tensors cross the host/device boundary only), and
+    core computes it), and
     ``encoding``: how an element's ``itemsize`` bytes in HBM hold it (little-endian):
     ``"float:M"`` an IEEE binary float with M mantissa bits (the rest of the bits after the
     sign are the exponent), ``"int"`` two's complement, ``"uint"`` unsigned, ``"mini:F"`` the
@@ -65,8 +68,10 @@ int8 = DType("int8", 4, 1, np.dtype(np.int8), False, "int32", "int")
 uint8 = DType("uint8", 5, 1, np.dtype(np.uint8), False, "int32", "uint")
 int16 = DType("int16", 6, 2, np.dtype(np.int16), False, "int32", "int")
 bfloat16 = DType("bfloat16", 7, 2, np.dtype(np.float32), True, "float32", "float:7")
-int64 = DType("int64", 8, 8, np.dtype(np.int64), False, "", "int")
-float64 = DType("float64", 9, 8, np.dtype(np.float64), True, "", "float:52")
+# float64 and int64 are lane values (per-lane kernels compute them, as numba-cuda's double and
+# int64), never tile elements: A2/A3's vector units list no 64-bit type (TILE_DTYPES)
+int64 = DType("int64", 8, 8, np.dtype(np.int64), False, "int64", "int")
+float64 = DType("float64", 9, 8, np.dtype(np.float64), True, "float64", "float:52")
 # uint16 is memory-only as int8 (its values fit int32); uint32 lane values are registers of
 # their own, with C's unsigned arithmetic: every result wraps modulo 2**32 (a C / CUDA uint32,
 # what numba-cuda stores to a uint32 array), and an int32 operand converts to uint32 first
@@ -94,12 +99,12 @@ ALIASES = {"float8_e4m3_t": float8_e4m3, "float8_e4m3fn": float8_e4m3, "float8_e
            "hifloat8_t": hifloat8, "float4_e2m1x2_t": float4_e2m1x2, "float4_e2m1fn_x2": float4_e2m1x2,
            "float4_e2m1fn": float4_e2m1x2, "float4_e1m2x2_t": float4_e1m2x2}
 BY_CODE = {d.code: d for d in ALL}
-REGISTER_DTYPES = (float32, float16, int32, bool_, uint32)   # what lane values and tiles hold
+REGISTER_DTYPES = (float32, float16, int32, bool_, uint32, float64, int64)   # lane values' dtypes
 TILE_DTYPES = (float32, float16, int32)
 TENSOR_DTYPES = (float32, float16, int32, int8, uint8, int16, uint16, uint32, bfloat16, int64,
                  float64, bool_, *MINIFLOATS)
 MEMORY_ONLY = (int8, uint8, int16, uint16, bfloat16)     # loaded and stored by kernels
-HOST_ONLY = (int64, float64)                             # no unit computes them
+WORD_BITS = (int64,)     # dtypes whose register word is their bits read as a float64 (word_of)
 
 
 def as_dtype(value) -> DType:
@@ -145,12 +150,19 @@ def round_bfloat16(x: float) -> float:
 def promote(a: DType, b: DType) -> DType:
     """The result dtype of a binary operation, as Python/numpy would choose for lane values.
 
-    bool < int32 < uint32 < float16 < float32, except int32 or uint32 with float16 gives
-    float32 (no int32 value is lost); int32 with uint32 is uint32, as C's usual arithmetic
-    conversions make it (a CUDA kernel's `u + i`).
+    bool < int32 < uint32 < int64 < float16 < float32 < float64, except int32 or uint32 with
+    float16 gives float32 (no int32 value is lost) and int64 with float16 or float32 gives
+    float64 (numba-cuda's rule: no float narrower than double holds an int64); int32 with uint32
+    is uint32, and either with int64 is int64, as C's usual arithmetic conversions make them (a
+    CUDA kernel's `u + i`, `i + l`).
     """
     if a == b:
         return a
+    if float64 in (a, b):
+        return float64
+    if int64 in (a, b):
+        other = b if a == int64 else a
+        return float64 if other.is_float else int64
     if float32 in (a, b):
         return float32
     if float16 in (a, b):
@@ -180,6 +192,30 @@ def round_scalar(value, dtype: DType):
     if dtype.encoding == "uint":
         return v
     return v - (1 << bits) if v >= 1 << (bits - 1) else v
+
+
+def word_of(value, dtype: DType) -> float:
+    """The register / L1 word that holds value (a value of dtype): the value itself as a
+    float64, except an int64, whose word is its two's complement bits read as a float64."""
+    if dtype in WORD_BITS:
+        return float(np.array(int(value), np.int64).view(np.float64))
+    return float(value)
+
+
+def value_of(word: float, dtype: DType):
+    """The value a register / L1 word of dtype holds (word_of's inverse): a Python int for
+    int64 (its bits), else the float itself."""
+    if dtype in WORD_BITS:
+        return int(np.array(word, np.float64).view(np.int64))
+    return word
+
+
+def words_as_values(words: np.ndarray, dtype: DType) -> np.ndarray:
+    """An array of register / L1 words of dtype as a numpy array of dtype's values (value_of
+    for every word: an int64 word's bits, every other word converted)."""
+    if dtype in WORD_BITS:
+        return np.ascontiguousarray(words, np.float64).view(np.int64).copy()
+    return np.asarray(words).astype(dtype.numpy)
 
 
 def host_words(host: np.ndarray, dtype: DType) -> np.ndarray:

@@ -9,9 +9,10 @@ authors'; what changed, beyond ``cuda.X`` -> ``pto.X`` (``cuda.grid(1)`` ->
 ``cuda.jit(sig)(fn)`` -> ``pto.kernel(fn)``, unittest -> pytest asserts), is noted where it
 happens:
 - ``x.size`` inside a kernel is an extra argument ``n`` (kernels cannot read a tensor's size);
-- int64 / float64 arrays are int32 / float32 (no unit of the AI core computes 64-bit values;
-  a kernel storing to a float64 tensor is a CompileError saying so);
-- not ported: test_shfl_sync_types' int64 and float64 cases (same reason).
+- int64 / float64 arrays are int32 / float32 here (these tests predate float64 / int64 lane
+  values; tests/test_numba_cuda_ports_64.py ports the 64-bit ones);
+- test_shfl_sync_types' int64 case is not ported (an np.int64 launch argument is an int32
+  scalar here); its float64 case is.
 """
 import numpy as np
 import pytest
@@ -164,7 +165,7 @@ def test_shfl_sync_xor():
 
 def test_shfl_sync_types():
     """Port of numba-cuda numba_cuda/numba/cuda/tests/cudapy/test_warp_ops.py::TestCudaWarpOperations.test_shfl_sync_types."""
-    values = (np.int32(-1), np.float32(np.pi))     # int64 and float64: not ported
+    values = (np.int32(-1), np.float32(np.pi), np.float64(np.pi))    # int64: not ported
     for val in values:
         compiled = pto.kernel(use_shfl_sync_with_val)
         nelem = 32

@@ -20,7 +20,8 @@ FLOAT_BINARY = ["({} + {})", "({} - {})", "({} * {})", "({} / ({} + 3.5))", "pto
 
 
 def float_kernel(seed, dtype_name="float32"):
-    """A random float32 / float16 kernel: lane math, divergent ifs, loops, L1 round trips."""
+    """A random float32 / float16 / float64 kernel: lane math, divergent ifs, loops, L1 round
+    trips."""
     r = random.Random(seed)
     values = ["x", "y", "z"]
 
@@ -81,9 +82,9 @@ def assert_same(kernel, args, grid, block, source):
 
 
 @pytest.mark.parametrize("seed", range(25))
-@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
 def test_random_float_kernels_agree_between_executors(make_kernels, seed, dtype):
-    source = float_kernel(seed, "float16" if dtype == np.float16 else "float32")
+    source = float_kernel(seed, np.dtype(dtype).name)
     kern = make_kernels(source).kern
     n = 64
     rng = np.random.default_rng(seed)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arguments import whole_number
+from ..dtypes import words_as_values
 from ..errors import ArgumentError
 from ..exec import gm
 from ..ir.program import Reg
@@ -98,7 +99,7 @@ class InspectMixin:
             if regs is not None:
                 lanes = min(32, self.block_lanes - warp * 32)
                 words[warp * 32:warp * 32 + lanes] = regs[row, :lanes]
-        return words.astype(reg.dtype.numpy)
+        return words_as_values(words, reg.dtype)
 
     # ---------------------------------------------------------------- memory
     def tensor(self, t) -> np.ndarray:
@@ -134,10 +135,10 @@ class InspectMixin:
         if not buf.owns_memory:             # a view (treshape, tsubview): its elements in its tile
             words = (blk.l1[buf.offset + buf.element_words()] if blk is not None
                      else np.zeros(buf.count, np.float64))
-            return words.astype(buf.dtype.numpy)
+            return words_as_values(words, buf.dtype)
         words = (blk.l1[buf.offset:buf.offset + buf.words] if blk is not None
                  else np.zeros(buf.words, np.float64))
-        out = words.astype(buf.dtype.numpy)
+        out = words_as_values(words, buf.dtype)
         return out.reshape(buf.copies, buf.count) if buf.copies > 1 else out
 
     def _block_state(self, block: int):

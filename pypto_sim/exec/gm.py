@@ -106,19 +106,26 @@ def _encode_minifloat(flat, dtype) -> np.ndarray:
 
 
 def load(data: np.ndarray, byte_idx, dtype) -> np.ndarray:
-    """float64 values of the dtype elements at byte addresses byte_idx (the reference
-    executor's twin of gm_load)."""
+    """The register words (dtypes.word_of: float64 values; an int64's own bits) of the dtype
+    elements at byte addresses byte_idx (the reference executor's twin of gm_load)."""
     dtype = dtypes.as_dtype(dtype)
     idx = element_bytes(byte_idx, dtype.itemsize)
-    return decode(data[idx].reshape(-1), dtype).astype(np.float64)
+    values = decode(data[idx].reshape(-1), dtype)
+    if dtype in dtypes.WORD_BITS:
+        return np.ascontiguousarray(values, np.int64).view(np.float64)
+    return values.astype(np.float64)
 
 
 def store(data: np.ndarray, byte_idx, dtype, values) -> None:
-    """Write values (float64 values of dtype) to the elements at byte addresses byte_idx, in
-    order (a later element at the same address wins; the twin of gm_store)."""
+    """Write values (register words of dtype, as load returns them) to the elements at byte
+    addresses byte_idx, in order (a later element at the same address wins; the twin of
+    gm_store)."""
     dtype = dtypes.as_dtype(dtype)
     idx = element_bytes(byte_idx, dtype.itemsize)
-    data[idx] = encode(np.asarray(values, np.float64), dtype).reshape(idx.shape)
+    words = np.ascontiguousarray(values, np.float64)
+    if dtype in dtypes.WORD_BITS:
+        words = words.view(np.int64)
+    data[idx] = encode(words, dtype).reshape(idx.shape)
 
 
 def commit(ex, mem, idx, val, dt) -> None:

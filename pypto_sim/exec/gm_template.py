@@ -81,8 +81,8 @@ def gm_write_bits(data, byte, size, u):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def gm_load(data, byte, dt):
-    """The value of the dtype-dt element whose bytes start at data[byte], as float64 (exact
-    for every dtype; int64 beyond 2**53 rounds, but no unit computes int64). float32 first
+    """The register word of the dtype-dt element whose bytes start at data[byte]: its value as
+    a float64 (exact for every dtype), or an int64's own bits (dtypes.word_of). float32 first
     (the most common), then ints and floats by their encoding, each in a function of its own
     (one function with every path ran 5-10x slower)."""
     if dt == DT_FLOAT32:
@@ -100,6 +100,8 @@ def gm_load_int(data, byte, dt):
     if GM_KIND[dt] == 2:
         return np.float64(u)
     v = np.int64(u)
+    if size == 8:
+        return bits_f64(v)                        # an int64 word is its bits (dtypes.word_of)
     if size < 8 and v >= np.int64(1) << (size * 8 - 1):
         v -= np.int64(1) << (size * 8)
     return np.float64(v)
@@ -117,7 +119,7 @@ def gm_load_float(data, byte, dt):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def gm_bits(dt, x):
-    """The bits (uint64, little end first) that hold x, a value of dtype dt, in GM."""
+    """The bits (uint64, little end first) that hold x, a register word of dtype dt, in GM."""
     size = ITEMSIZE[dt]
     if GM_KIND[dt] == 0:
         mb = GM_MBITS[dt]
@@ -126,12 +128,14 @@ def gm_bits(dt, x):
         if size == 8 and mb == 52:
             return np.float64(x).view(np.uint64)
         return ieee_encode(x, size * 8, mb)
+    if size == 8:
+        return np.uint64(f64_bits(x))              # an int64 word is its bits (dtypes.word_of)
     return np.int64(x).view(np.uint64)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def gm_store(data, byte, dt, x):
-    """Write x, a value of dtype dt (round_to's result), as the element whose bytes start at
+    """Write x, a register word of dtype dt (round_to's result), as the element whose bytes start at
     data[byte]."""
     gm_write_bits(data, byte, ITEMSIZE[dt], gm_bits(dt, x))
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import numba
 
 from .. import dtypes
-from ..ir.program import C_AUX, C_DST, C_DTYPE, C_LINE, C_OP, C_SRC, C_UNIFORM
+from ..ir.program import C_AUX, C_DST, C_DTYPE, C_LINE, C_OP, C_SRC, C_UNIFORM, INT_SEM_INT64
 from ..isa import FAMILIES, load_isa
 from .tile_loops import tile_loops_source
 
@@ -226,15 +226,29 @@ _LANE_LOOP = """    if op == {opcode} and int_sem == {int_sem}:  # {name}
 """
 
 
+_CAST_LOOP = """    if op == OP_CAST:  # the source word is an int64's bits when int_sem == INT_SEM_INT64
+        for lane in range(32):
+            if every or (mask >> lane) & 1:
+                regs[d, lane] = cast_word(dt, regs[r0, lane] if r0 >= 0 else i0, int_sem == {int64})
+        return ST_OK
+"""
+
+
 def _alu_lanes_source(isa) -> str:
     """alu_lanes: for every ALU opcode and semantics, its own lane loop with the table's
-    expression inlined, so the opcode is decided once per instruction, not once per lane."""
+    expression inlined, so the opcode is decided once per instruction, not once per lane.
+    CAST has one loop for every semantics (cast_word)."""
     out = ['\n\n@njit(cache=True, error_model="numpy", _nrt=False)\n',
            "def alu_lanes(op, int_sem, d, dt, every, mask, r0, r1, r2, i0, i1, i2, regs):\n",
-           '    """Execute ALU opcode op for the active lanes (all 32 when every)."""\n']
+           '    """Execute ALU opcode op for the active lanes (all 32 when every)."""\n',
+           _CAST_LOOP.format(int64=INT_SEM_INT64)]
     for spec in isa.specs:
-        if spec.family != "alu":
+        if spec.family != "alu" or spec.name == "CAST":
             continue
+        if spec.int_expr:           # int64 operands: the words' bits, numba's wrapping int64
+            out.append(_LANE_LOOP.format(opcode=spec.opcode, int_sem=INT_SEM_INT64, name=spec.name,
+                                         conv="f64_bits",
+                                         result=f"int64_word(dt, {spec.int_expr})"))
         if spec.float_expr:
             out.append(_LANE_LOOP.format(opcode=spec.opcode, int_sem=0, name=spec.name, conv="",
                                          result=f"({spec.float_expr})"))

@@ -21,6 +21,7 @@ State it works on (all numpy arrays, owned by the caller):
 import math
 
 import numpy as np
+from llvmlite import ir
 from numba import njit, types
 from numba.core.extending import intrinsic
 
@@ -42,6 +43,64 @@ def bits_f64(typingctx, x):
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], context.get_value_type(types.float64))
     return types.float64(types.int64), codegen
+
+
+@intrinsic
+def fused_fma(typingctx, a, b, c):
+    """a * b + c with one rounding (LLVM's llvm.fma.f64: the FMA instruction, or libm's exact
+    fma where the host has none), as CUDA's fma(double) and a contracted a * b + c compute it."""
+    def codegen(context, builder, signature, args):
+        f64 = context.get_value_type(types.float64)
+        fn = builder.module.declare_intrinsic("llvm.fma", [f64], ir.FunctionType(f64, [f64] * 3))
+        operands = [context.cast(builder, v, t, types.float64) for v, t in zip(args, signature.args)]
+        return builder.call(fn, operands)
+    return types.float64(a, b, c), codegen
+
+
+@njit(cache=True, error_model="numpy")
+def f64_to_i64(x):
+    """A float64 converted to int64 as the GPU's cvt.rzi.s64.f64 does: truncated toward zero,
+    saturated to int64's range, NaN 0."""
+    if x != x:
+        return np.int64(0)
+    if x >= 9.223372036854775807e18:                 # 2**63: past int64's largest value
+        return np.int64(9223372036854775807)
+    if x <= -9.223372036854775807e18:                # -2**63 is int64's smallest value
+        return np.int64(-9223372036854775807 - 1)
+    return np.int64(x)
+
+
+@njit(cache=True, error_model="numpy")
+def cast_word(dt, w, from_int64):
+    """CAST: the register word w (an int64's bits when from_int64, else a value held as
+    itself) converted to dtype code dt, as C converts: an int64 to float32 rounds once (not
+    through float64), to a narrower integer keeps the low bits; a float to int64 is
+    f64_to_i64; an int32 / uint32 / bool to int64 keeps its value."""
+    if from_int64:
+        v = f64_bits(w)
+        if dt == DT_INT64:
+            return w
+        if dt == DT_FLOAT32:
+            return np.float64(np.float32(v))
+        if dt == DT_FLOAT64:
+            return np.float64(v)
+        if dt == DT_BOOL:
+            return 1.0 if v != 0 else 0.0
+        if dt == DT_FLOAT16:
+            return round_f16(np.float64(v))            # past 65520 either way: inf
+        return round_to(dt, np.float64(wrap_i32(v)))   # low 32 bits, then narrower wraps
+    if dt == DT_INT64:
+        return bits_f64(f64_to_i64(w))
+    return round_to(dt, w)
+
+
+@njit(cache=True, error_model="numpy")
+def int64_word(dt, v):
+    """The register word of an int64-semantics result v: its bits for an int64 result, the
+    0 / 1 itself for a condition (a compare of int64 operands)."""
+    if dt == DT_INT64:
+        return bits_f64(np.int64(v))
+    return np.float64(v)
 
 
 @njit(cache=True, error_model="numpy")
@@ -120,7 +179,7 @@ def round_to(dt, x):
     if dt == DT_BFLOAT16:
         return round_bf16(x)
     if dt == DT_INT64 or dt == DT_FLOAT64:
-        return x
+        return x                                    # a float64, or an int64 word (its bits)
     if dt == DT_INT32:
         if x != x:
             return 0.0

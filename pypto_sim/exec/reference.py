@@ -20,7 +20,9 @@ When they disagree, this file says what is right (or it is this file that gets f
   (NaN gives 0), bool is ``x != 0``;
 * ALU semantics are the ISA table's ``float`` expression (operands as float64, result rounded)
   or, when ``code[pc, C_AUX] == 1``, its ``int`` expression (operands as Python ints, result
-  wrapped to int32, then converted to the dtype);
+  wrapped to int32, then converted to the dtype), or when it is 2, its ``int`` expression on
+  int64 values: an int64's register word is its bits (``dtypes.word_of``), its result wraps
+  to int64;
 * status is ST_OK, or ST_OOB with info[0..2] = faulting lane, offset, element count.
 """
 from __future__ import annotations
@@ -29,7 +31,7 @@ import math
 
 from .. import dtypes
 from . import gm
-from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM
+from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM, INT_SEM_INT32, INT_SEM_INT64
 from ..isa import load_isa
 # the tile kernels by the numba executor's names: a simulation takes this module as its
 # executor module (executor_module=), tile kernels and all
@@ -40,7 +42,7 @@ from .reference_tiles import (TILE_FAMILY_KERNELS, tile_arg_reduce, tile_cmp, ti
                               tile_mma, tile_row_arg, tile_row_expand, tile_row_expand_op,
                               tile_row_reduce, tile_scatter, tile_sel, tile_store, tile_trans,
                               tile_sort, tile_tri)
-from .reference_values import evaluate, to_dtype, wrap_int32
+from .reference_values import cast_word, evaluate, to_dtype, wrap_int32
 
 ST_OK = 0
 ST_OOB = 1
@@ -65,12 +67,21 @@ def source(code, imm, regs, pc, j, lane):
 
 
 def exec_alu(spec, pc, code, imm, regs, mask):
-    """ALU family: dst = spec's semantics of sources 0..2, for the active (or, uniform, all) lanes."""
+    """ALU family: dst = spec's semantics of sources 0..2, for the active (or, uniform, all) lanes.
+    INT_SEM_INT64 reads each source word as an int64 (its bits) and writes an int64 result as
+    its bits; CAST converts by cast_word."""
     d, dt = int(code[pc, C_DST]), int(code[pc, C_DTYPE])
-    int_sem = code[pc, C_AUX] == 1
+    int_sem = int(code[pc, C_AUX])
     for lane in lanes(mask, code[pc, C_UNIFORM] == 1):
         a, b, c = (source(code, imm, regs, pc, j, lane) for j in range(3))
-        regs[d, lane] = to_dtype(dt, evaluate(spec, a, b, c, int_sem))
+        if spec.name == "CAST":
+            regs[d, lane] = cast_word(dt, a, int_sem == INT_SEM_INT64)
+        elif int_sem == INT_SEM_INT64:
+            a, b, c = (dtypes.value_of(w, dtypes.int64) for w in (a, b, c))
+            r = evaluate(spec, a, b, c, int_sem)
+            regs[d, lane] = dtypes.word_of(r, dtypes.BY_CODE[dt]) if dt == dtypes.int64.code else float(r)
+        else:
+            regs[d, lane] = to_dtype(dt, evaluate(spec, a, b, c, int_sem == INT_SEM_INT32))
     return ST_OK
 
 
@@ -228,7 +239,12 @@ def exec_atomic(spec, pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1,
         addr = address(to_hbm, base, off, item)
         old = read(mem, to_hbm, addr, dt)
         b, c = source(code, imm, regs, pc, 1, lane), source(code, imm, regs, pc, 2, lane)
-        write(mem, to_hbm, addr, dt, to_dtype(dt, evaluate(spec, old, b, c, is_int)))
+        if dt == dtypes.int64.code:      # the words' int64 values; the result's bits
+            values = (dtypes.value_of(w, dtypes.int64) for w in (old, b, c))
+            new = dtypes.word_of(evaluate(spec, *values, INT_SEM_INT64), dtypes.int64)
+        else:
+            new = to_dtype(dt, evaluate(spec, old, b, c, is_int))
+        write(mem, to_hbm, addr, dt, new)
         regs[d, lane] = old
         pend_idx[len(touched)] = addr
         touched.append(byte0 + off * item)

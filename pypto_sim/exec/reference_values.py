@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import functools
 import math
+from fractions import Fraction
 
 import numpy as np
 
 from .. import dtypes
+from ..ir.program import INT_SEM_INT64
 
 INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
 
@@ -26,13 +28,101 @@ def py_floordiv(a, b):
         return float(np.floor_divide(np.float64(a), np.float64(b)))
 
 
-_EVAL_GLOBALS = {"__builtins__": {}, "np": np, "math": math, "abs": abs, "py_mod": py_mod,
-                 "py_floordiv": py_floordiv}
+def fused_fma(a, b, c):
+    """a * b + c rounded once to float64 (IEEE fusedMultiplyAdd): the exact value of finite
+    operands as a fraction, rounded to nearest even by float(); an exact zero takes a * b + c's
+    sign (then a * b is exact), non-finite operands give a * b + c's inf or NaN."""
+    a, b, c = float(a), float(b), float(c)
+    with np.errstate(all="ignore"):
+        plain = float(np.float64(a) * np.float64(b) + np.float64(c))
+    if not all(math.isfinite(v) for v in (a, b, c)):
+        return plain
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:
+        return plain
+    try:
+        return float(exact)
+    except OverflowError:
+        return math.inf if exact > 0 else -math.inf
+
+
+def libm_exp(x):
+    """e**x from the C library's exp (Python's math.exp), as the numba executor's np.exp
+    computes it (numpy's own float64 exp may differ in the last bit); inf past the range."""
+    x = float(x)
+    if math.isnan(x):
+        return x
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
+def libm_log(x):
+    """log(x) from the C library's log, with IEEE's results where Python raises: NaN below
+    zero, -inf at zero."""
+    x = float(x)
+    if math.isnan(x) or x < 0:
+        return math.nan
+    if x == 0:
+        return -math.inf
+    return math.log(x)
+
+
+class _LibmNumpy:
+    """numpy for the table's expressions, but exp and log from the C library (libm_exp,
+    libm_log): a float64 result then matches the numba executor's bit for bit."""
+
+    exp = staticmethod(libm_exp)
+    log = staticmethod(libm_log)
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+_EVAL_GLOBALS = {"__builtins__": {}, "np": _LibmNumpy(), "math": math, "abs": abs,
+                 "py_mod": py_mod, "py_floordiv": py_floordiv, "fused_fma": fused_fma}
 
 
 def wrap_int32(v):
     """Wrap a Python int to int32 two's complement."""
     return (int(v) - INT32_MIN) % 2**32 + INT32_MIN
+
+
+def wrap_int64(v):
+    """Wrap a Python int to int64 two's complement."""
+    return (int(v) + 2**63) % 2**64 - 2**63
+
+
+def float_to_int64(x):
+    """A float converted to int64 as the GPU's cvt.rzi.s64.f64 does: truncated toward zero,
+    saturated to int64's range, NaN 0."""
+    if math.isnan(x):
+        return 0
+    if math.isinf(x):
+        return 2**63 - 1 if x > 0 else -2**63
+    return min(max(math.trunc(x), -2**63), 2**63 - 1)
+
+
+def cast_word(dt, word, from_int64):
+    """CAST: the register word (an int64's bits when from_int64) converted to dtype code dt,
+    returned as dt's register word (dtypes.word_of); C's conversions, each rounding once."""
+    int64 = dtypes.int64
+    if from_int64:
+        v = dtypes.value_of(word, int64)
+        if dt == int64.code:
+            return float(word)
+        with np.errstate(all="ignore"):
+            if dt == dtypes.float32.code:
+                return float(np.float32(np.int64(v)))          # one rounding, as C's (float)
+            if dt in (dtypes.float64.code, dtypes.float16.code):
+                return to_dtype(dt, float(v))
+        if dt == dtypes.bool_.code:
+            return 1.0 if v != 0 else 0.0
+        return to_dtype(dt, float(wrap_int32(v)))               # low 32 bits, then narrower
+    if dt == int64.code:
+        return dtypes.word_of(float_to_int64(float(word)), int64)
+    return to_dtype(dt, word)
 
 
 def to_dtype(dt, x):
@@ -155,7 +245,9 @@ def _compiled(text):
 
 
 def evaluate(spec, a, b, c, int_sem):
-    """One lane of spec's scalar semantics, unrounded: the table's int or float expression.
+    """One lane of spec's scalar semantics, unrounded: the table's int or float expression
+    (int_sem: ir.program's INT_SEM_*; a true int_sem other than INT_SEM_INT64 wraps to int32;
+    an INT_SEM_INT64 caller passes the operands' values, not their words).
 
     An instruction without the requested expression has no defined result; like the numba
     executor it gives 0 (int) or NaN (float). The compiler never emits that.
@@ -164,7 +256,8 @@ def evaluate(spec, a, b, c, int_sem):
         if spec.int_expr is None:
             return 0
         env = {"a": int(a), "b": int(b), "c": int(c)}
-        return wrap_int32(eval(_compiled(spec.int_expr), _EVAL_GLOBALS, env))
+        wrap = wrap_int64 if int_sem == INT_SEM_INT64 else wrap_int32
+        return wrap(eval(_compiled(spec.int_expr), _EVAL_GLOBALS, env))
     if spec.float_expr is None:
         return math.nan
     env = {"a": np.float64(a), "b": np.float64(b), "c": np.float64(c)}

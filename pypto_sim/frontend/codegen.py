@@ -15,6 +15,7 @@ import numpy as np
 from .. import dtypes
 from ..errors import CompileError
 from ..ir import ArgSpec, Instr, Program, Reg
+from ..ir.program import int_sem_of
 from ..isa import load_isa
 from .aicore_builtins import AICoreBuiltins
 from .aicore_scalar import LANE_INSTRUCTIONS
@@ -57,6 +58,7 @@ class KernelCompiler(ConvBuiltins, SortBuiltins, LayoutBuiltins, MaskBuiltins, A
         self.isa = load_isa()
         self.instrs: list = []
         self.n_lane = 0
+        self.n_wide_lane = 0        # lane registers of float64 / int64: 8 bytes a lane
         self.n_scalar = 0
         self.buffers: list = []
         self.arg_specs = arg_specs
@@ -86,6 +88,8 @@ class KernelCompiler(ConvBuiltins, SortBuiltins, LayoutBuiltins, MaskBuiltins, A
             self.n_scalar += 1
             return Reg(self.n_scalar - 1, dtype, True)
         self.n_lane += 1
+        if dtype is not None and dtype.itemsize == 8:
+            self.n_wide_lane += 1
         return Reg(self.n_lane - 1, dtype, False)
 
     def emit(self, op, dst, srcs, dtype, node, aux=()) -> int:
@@ -191,7 +195,7 @@ class KernelCompiler(ConvBuiltins, SortBuiltins, LayoutBuiltins, MaskBuiltins, A
                 if spec.name in varying:
                     # assigned under varying control: give it a per-lane home seeded from the arg
                     home = self.new_reg(spec.dtype, False)
-                    self.emit("MOV", home, (reg,), spec.dtype, fn_ast, aux=(0 if spec.dtype.is_float else 1,))
+                    self.emit("MOV", home, (reg,), spec.dtype, fn_ast, aux=(int_sem_of(spec.dtype),))
                     scope.names[spec.name] = HomeVar(home, fn_ast.lineno)
         if self.kernel.aicore:
             self.aicore_body(fn_ast.body)
@@ -201,7 +205,8 @@ class KernelCompiler(ConvBuiltins, SortBuiltins, LayoutBuiltins, MaskBuiltins, A
         self.instrs[-1].line = fn_ast.body[-1].end_lineno + self.kernel.line_offset
         return Program(kernel=self.kernel.name, file=self.kernel.file,
                        first_line=self.kernel.first_line, args=tuple(args), instrs=self.instrs,
-                       n_lane_slots=self.n_lane, n_scalar_regs=self.n_scalar,
+                       n_lane_slots=self.n_lane, n_wide_lane_slots=self.n_wide_lane,
+                       n_scalar_regs=self.n_scalar,
                        buffers=tuple(self.buffers), source_lines=self.source_lines,
                        symbols=self._symbols(scope), aicore=self.kernel.aicore,
                        sync=self.kernel.sync)
@@ -302,7 +307,7 @@ class KernelCompiler(ConvBuiltins, SortBuiltins, LayoutBuiltins, MaskBuiltins, A
             if self.retarget_last(value, home):
                 return
             src = self.operand(value, home.dtype, node)
-            self.emit("MOV", home, (src,), home.dtype, node, aux=(0 if home.dtype.is_float else 1,))
+            self.emit("MOV", home, (src,), home.dtype, node, aux=(int_sem_of(home.dtype),))
             return
         if not multi:
             scope.names[name] = self.snapshot(value, node)
@@ -317,7 +322,7 @@ class KernelCompiler(ConvBuiltins, SortBuiltins, LayoutBuiltins, MaskBuiltins, A
             return
         home = self.new_reg(value.dtype, uniform)
         self.emit("MOV", home, (self.operand(value, value.dtype, node),), value.dtype, node,
-                  aux=(0 if value.dtype.is_float else 1,))
+                  aux=(int_sem_of(value.dtype),))
         scope.names[name] = HomeVar(home, getattr(node, "lineno", 0))
 
     def snapshot(self, value, node):
@@ -330,7 +335,7 @@ class KernelCompiler(ConvBuiltins, SortBuiltins, LayoutBuiltins, MaskBuiltins, A
         if reg is None or not self._home_changes_later(reg, node):
             return value
         copy = self.new_reg(reg.dtype, reg.uniform)
-        self.emit("MOV", copy, (reg,), reg.dtype, node, aux=(0 if reg.dtype.is_float else 1,))
+        self.emit("MOV", copy, (reg,), reg.dtype, node, aux=(int_sem_of(reg.dtype),))
         if isinstance(value, Ptr):
             return dataclasses.replace(value, offset=Val(copy))
         return Val(copy)

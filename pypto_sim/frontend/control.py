@@ -13,6 +13,7 @@ import contextlib
 
 from .. import dtypes
 from ..ir import Imm
+from ..ir.program import int_sem_of
 from .pipeline import PipelineMethod
 from .values import Const, ConstTuple, Ptr, Val
 
@@ -271,7 +272,7 @@ class ControlFlowLowering:
                 self.require_value(value, node.value)
                 home = self.return_register(value, node)
                 pc = self.emit("MOV", home, (self.operand(value, home.dtype, node),), home.dtype, node,
-                               aux=(0 if home.dtype.is_float else 1,))
+                               aux=(int_sem_of(home.dtype),))
                 if isinstance(value, Const) and value.weak:
                     scope.return_movs.append((pc, value))
             else:

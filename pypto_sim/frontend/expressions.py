@@ -13,6 +13,7 @@ import math
 from .. import dtypes
 from ..dtypes import DType, promote
 from ..ir import Imm, Reg
+from ..ir.program import INT_SEM_FLOAT, INT_SEM_INT64, int_sem_of
 from .builtins import Builtin
 from .pipeline import PipelineRef
 from .values import NONE, Text, Const, ConstTuple, DTypeRef, LocalArray, ModuleRef, Ptr, PyCallable, Val
@@ -70,6 +71,10 @@ class ExprLowering:
             if isinstance(value, float) and not float(value).is_integer():
                 self.error(node, f"the float constant {value} cannot be used as {dtype}",
                            "write an integer, or cast the other operand to float32")
+            if dtype == dtypes.int64:
+                if not -2**63 <= int(value) < 2**64:
+                    self.error(node, f"the constant {int(value)} does not fit in int64")
+                return Imm(dtypes.round_scalar(int(value), dtype), dtype)   # as C's (long)
             if dtype != dtypes.int32 and -2**31 <= int(value) < 2**32:
                 # a uint32 (or a narrow tile's) literal converts as C's does: -1 is 4294967295
                 return Imm(float(dtypes.round_scalar(int(value), dtype)), dtype)
@@ -95,26 +100,29 @@ class ExprLowering:
                 return Const(dtypes.round_scalar(v.value, dtype), dtype, weak=False)
             if dtype == dtypes.bool_:
                 return Const(bool(v.value), dtype, weak=False)
-            if dtype.encoding == "uint":            # wrapped as the CAST instruction wraps
+            if dtype.encoding == "uint" or dtype == dtypes.int64:   # wrapped as CAST wraps
                 return Const(dtypes.round_scalar(v.value, dtype), dtype, weak=False)
             return Const(int(v.value), dtype, weak=False)
         if isinstance(v, Val) and v.dtype == dtype:
             return v
         src = self.operand(v, v.dtype, node)
         dst = self.new_reg(dtype, src.uniform)
-        self.emit("CAST", dst, (src,), dtype, node, aux=(0,))
+        # CAST's int_sem says how its source word holds the value (an int64's bits)
+        source = INT_SEM_INT64 if v.dtype == dtypes.int64 else INT_SEM_FLOAT
+        self.emit("CAST", dst, (src,), dtype, node, aux=(source,))
         return Val(dst)
 
     def result_dtype(self, *args) -> DType:
         """Dtype of an operation: weak constants adopt the other operands' dtype (a float
-        literal still makes an integer operation float32)."""
+        literal still makes an integer operation float32, an int64 one float64 as promote
+        makes float32 with int64)."""
         strong = [a.dtype for a in args if not (isinstance(a, Const) and a.weak)]
         weak = [a.dtype for a in args if isinstance(a, Const) and a.weak]
         if not strong:
             return functools.reduce(promote, weak)
         dtype = functools.reduce(promote, strong)
         if any(w.is_float for w in weak) and not dtype.is_float:
-            dtype = dtypes.float32
+            dtype = promote(dtype, dtypes.float32)
         return dtype
 
     # ---------------------------------------------------------------- the generic ALU emitter
@@ -131,7 +139,7 @@ class ExprLowering:
                 # arithmetic on bools is integer arithmetic, as in Python: (x > 0) * 100, -flag
                 dtype = dtypes.int32
         if op in FLOAT_ONLY and not dtype.is_float:
-            dtype = dtypes.float32
+            dtype = promote(dtype, dtypes.float32)      # int64: float64
         if op in INT_ONLY and dtype.is_float:
             self.error(node, f"{op} needs integer operands, got {dtype}",
                        "cast with pto.cast(x, pto.int32) first")
@@ -159,9 +167,9 @@ class ExprLowering:
             self.error(node, f"{op} does not support {result} (supports {', '.join(spec.dtypes)})")
         uniform = all(o.uniform for o in ops if isinstance(o, Reg))
         dst = self.new_reg(result, uniform)
-        int_sem = 1 if (not dtype.is_float and spec.int_expr) else 0
-        if not spec.float_expr:
-            int_sem = 1
+        int_sem = int_sem_of(dtype) if spec.int_expr else 0
+        if not spec.float_expr and int_sem == 0:
+            int_sem = int_sem_of(dtypes.int32)
         self.emit(op, dst, ops, result, node, aux=(int_sem,))
         return Val(dst)
 
@@ -255,6 +263,7 @@ class ExprLowering:
         r, c = (self.vexpr(e) for e in node.slice.elts)
         for v, e in ((r, node.slice.elts[0]), (c, node.slice.elts[1])):
             self.require_value(v, e)
+        r, c = self.int32_index(r, node), self.int32_index(c, node)
         row = self.alu("MUL", [r, Const(base.row_stride, dtypes.int32)], node, dtype=dtypes.int32)
         return self.alu("ADD", [row, c], node, dtype=dtypes.int32)
 
@@ -274,6 +283,7 @@ class ExprLowering:
         if isinstance(delta, Val) and delta.dtype.is_float or isinstance(delta, Const) and delta.dtype.is_float:
             self.error(node, f"pointer offsets must be integers, got {delta.dtype}",
                        "cast the offset with pto.cast(x, pto.int32)")
+        delta = self.int32_index(delta, node)
         if isinstance(ptr.offset, Const) and ptr.offset.value == 0 and sign > 0:
             offset = delta if isinstance(delta, Const) else self.cast(delta, dtypes.int32, node)
         else:
@@ -378,7 +388,7 @@ class ExprLowering:
             return first
         dtype = first.dtype
         acc = self.new_reg(dtype, self.is_uniform_expr(node))
-        mov_aux = (0 if dtype.is_float else 1,)
+        mov_aux = (int_sem_of(dtype),)
         self.emit("MOV", acc, (self.operand(first, dtype, node),), dtype, node, aux=mov_aux)
         for v_node in rest:
             cond = self.truth(Val(acc), node)
@@ -409,7 +419,7 @@ class ExprLowering:
             self.require_value(a, node.body)
             out = self.new_reg(a.dtype, self.is_uniform_expr(node))
             then_pc = self.emit("MOV", out, (self.operand(a, a.dtype, node),), a.dtype, node,
-                                aux=(0 if a.dtype.is_float else 1,))
+                                aux=(int_sem_of(a.dtype),))
             branch.else_()
             b = self.expr(node.orelse)
             self.require_value(b, node.orelse)
@@ -422,10 +432,10 @@ class ExprLowering:
                 ins = self.instrs[then_pc]
                 ins.dst, ins.dtype = out, dtype
                 if isinstance(a, Const):
-                    ins.srcs, ins.aux = (self.operand(a, dtype, node),), (0 if dtype.is_float else 1,)
+                    ins.srcs, ins.aux = (self.operand(a, dtype, node),), (int_sem_of(dtype),)
                 else:
                     ins.op, ins.aux = "CAST", (0,)
-            self.emit("MOV", out, (self.operand(b, out.dtype, node),), out.dtype, node, aux=(0 if out.dtype.is_float else 1,))
+            self.emit("MOV", out, (self.operand(b, out.dtype, node),), out.dtype, node, aux=(int_sem_of(out.dtype),))
         return Val(out)
 
     def require_value(self, v, node):
@@ -547,7 +557,7 @@ class ExprLowering:
         ops = (self.operand(cond, dtypes.bool_, node), self.operand(x, dtype, node),
                self.operand(y, dtype, node))
         dst = self.new_reg(dtype, all(o.uniform for o in ops if isinstance(o, Reg)))
-        self.emit("SELECT", dst, ops, dtype, node, aux=(0 if dtype.is_float else 1,))
+        self.emit("SELECT", dst, ops, dtype, node, aux=(int_sem_of(dtype),))
         return Val(dst)
 
     def from_python(self, value, node, text):

@@ -10,6 +10,7 @@ import ast
 
 from .. import dtypes
 from ..ir import Imm, Reg
+from ..ir.program import int_sem_of
 from .scope import Scope
 from .uniformity import Uniformity, assignment_sites
 from .values import Const, HomeVar, Ptr, PtrVar, Val
@@ -45,7 +46,7 @@ class HelperInlining:
                 ins = self.instrs[pc]
                 ins.dst, ins.dtype = new, new.dtype
                 ins.srcs = (self.operand(c, new.dtype, node),)
-                ins.aux = (0 if new.dtype.is_float else 1,)
+                ins.aux = (int_sem_of(new.dtype),)
             scope.return_home = new
             scope.return_line = line
             return new
@@ -97,7 +98,7 @@ class HelperInlining:
                     home = self.new_reg(a.dtype, p not in varying)
                     # (fn_ast, not the call: lines now count from the helper's file offset)
                     self.emit("MOV", home, (self.operand(a, a.dtype, fn_ast),), a.dtype, fn_ast,
-                              aux=(0 if a.dtype.is_float else 1,))
+                              aux=(int_sem_of(a.dtype),))
                     scope.names[p] = HomeVar(home, fn_ast.lineno)
                 elif isinstance(a, Ptr) and sites.get(p, 0) > 0:
                     # a pointer parameter the helper reassigns (`p = p + 1` in a loop) needs its

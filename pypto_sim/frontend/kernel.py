@@ -100,6 +100,10 @@ class Kernel:
                     sig.append(("const", dtypes.int32, int(value)))
                 else:
                     sig.append(("scalar", dtypes.int32))
+            elif isinstance(value, np.float64):
+                # numba-cuda types it float64 too; a Python float stays float32 (the project's
+                # rule for literals and scalars, docs/simt.md)
+                sig.append(("scalar", dtypes.float64))
             elif isinstance(value, float) or (hasattr(value, "dtype") and getattr(value, "shape", None) == ()
                                               and value.dtype.kind == "f"):
                 sig.append(("scalar", dtypes.float32))

@@ -8,6 +8,7 @@ import dataclasses
 
 from .. import dtypes
 from ..ir import LocalBuffer, Reg
+from ..ir.program import int_sem_of
 from .values import NONE, Const, DTypeRef, LocalArray, Ptr, Val
 
 
@@ -24,10 +25,20 @@ class MemoryBuiltins:
     def memory_aux(self, ptr: Ptr) -> tuple:
         return (ptr.slot,) if ptr.space == "hbm" else (ptr.base, self.buffers[ptr.slot].words)
 
+    def int32_index(self, v, node):
+        """An element offset as the int32 that addresses take: an int64 value (numba's
+        everyday index type) is clamped to int32's range, then converted, so an index past
+        int32 stays out of bounds (memcheck names it) instead of wrapping into a valid one."""
+        if isinstance(v, Val) and v.dtype == dtypes.int64:
+            v = self.alu("MAX", [v, Const(-2**31, dtypes.int64, weak=False)], node)
+            v = self.alu("MIN", [v, Const(2**31 - 1, dtypes.int64, weak=False)], node)
+            return self.cast(v, dtypes.int32, node)
+        return v
+
     def compute_dtype(self, ptr: Ptr, node, what):
         """The register dtype a tensor's elements are computed in: the dtype itself, int32 for
-        int8 / uint8 / int16 / uint16, float32 for bfloat16; float64 and int64 are an error (no unit of
-        the AI core computes them)."""
+        int8 / uint8 / int16 / uint16, float32 for bfloat16 (dtypes.DType.compute); a dtype no
+        unit computes is an error."""
         dt = ptr.dtype.compute_dtype
         if ptr.dtype in dtypes.MINIFLOATS:
             self.error(node, f"{what}: '{ptr.name}' holds {ptr.dtype}, which {dtypes.a5_only(ptr.dtype)}",
@@ -82,7 +93,7 @@ class MemoryBuiltins:
         offset = self.operand(ptr.offset, dtypes.int32, node)
         ops = (offset,) + tuple(self.operand(v, dtype, node) for v in (x, y, z))
         out = self.new_reg(dtype, False)
-        self.emit("FMA_STORE", out, ops, dtype, node, aux=(ptr.slot, 0 if dtype.is_float else 1))
+        self.emit("FMA_STORE", out, ops, dtype, node, aux=(ptr.slot, int_sem_of(dtype)))
         self.instrs[-1].comment = ptr.name
         return Val(out)
 
@@ -96,9 +107,9 @@ class MemoryBuiltins:
             dtype = dtype.dtype
         if dtype in dtypes.MINIFLOATS:
             self.error(node, f"pto.alloc_local: {dtype} {dtypes.a5_only(dtype)}")
-        if dtype not in dtypes.TILE_DTYPES + (dtypes.uint32,):
+        if dtype not in dtypes.TILE_DTYPES + (dtypes.uint32, dtypes.float64, dtypes.int64):
             self.error(node, f"pto.alloc_local: dtype must be one of float32, float16, int32, uint32, "
-                             f"got {dtype}",
+                             f"float64, int64, got {dtype}",
                        "L1 buffers hold what the core computes; keep int8 / bfloat16 data in HBM "
                        "tensors (loads widen it to int32 / float32)")
         count = int(n.value)
@@ -120,7 +131,8 @@ class MemoryBuiltins:
                        "use a literal, a module constant or a size-deciding kernel argument")
         dtype = dtype.dtype if isinstance(dtype, DTypeRef) else dtype
         if dtype not in dtypes.REGISTER_DTYPES:
-            self.error(node, f"pto.local_array: dtype must be float32, float16, int32 or bool, got {dtype}")
+            self.error(node, f"pto.local_array: dtype must be one of "
+                             f"{', '.join(d.name for d in dtypes.REGISTER_DTYPES)}, got {dtype}")
         count = int(n.value)
         first = self.new_reg(dtype, False)
         for _ in range(count - 1):
@@ -135,11 +147,12 @@ class MemoryBuiltins:
             k = self._local_index(arr, index, node)
             dst = self.new_reg(arr.dtype, False)
             self.emit("MOV", dst, (Reg(arr.first.index + k, arr.dtype, False),), arr.dtype, node,
-                      aux=(0 if arr.dtype.is_float else 1,))
+                      aux=(int_sem_of(arr.dtype),))
             return Val(dst)
         self.require_value(index, node)
         dst = self.new_reg(arr.dtype, False)
-        self.emit("LOCAL_LOAD", dst, (self.operand(index, dtypes.int32, node),), arr.dtype,
+        at = self.operand(self.int32_index(index, node), dtypes.int32, node)
+        self.emit("LOCAL_LOAD", dst, (at,), arr.dtype,
                   node, aux=(arr.first.index, arr.n))
         self.instrs[-1].comment = arr.name
         return Val(dst)
@@ -151,10 +164,11 @@ class MemoryBuiltins:
         if isinstance(index, Const):
             k = self._local_index(arr, index, node)
             self.emit("MOV", Reg(arr.first.index + k, arr.dtype, False), (src,), arr.dtype, node,
-                      aux=(0 if arr.dtype.is_float else 1,))
+                      aux=(int_sem_of(arr.dtype),))
             return
         self.require_value(index, node)
-        self.emit("LOCAL_STORE", None, (self.operand(index, dtypes.int32, node), src), arr.dtype,
+        at = self.operand(self.int32_index(index, node), dtypes.int32, node)
+        self.emit("LOCAL_STORE", None, (at, src), arr.dtype,
                   node, aux=(arr.first.index, arr.n))
         self.instrs[-1].comment = arr.name
 
@@ -178,9 +192,9 @@ class MemoryBuiltins:
     # ---------------------------------------------------------------- atomics
     def _atomic(self, kind, node, args):
         ptr = self.require_ptr(args["ptr"], node, f"pto.atomic_{kind}(ptr, ...): ptr")
-        if ptr.dtype not in dtypes.TILE_DTYPES + (dtypes.uint32,):
+        if ptr.dtype not in dtypes.TILE_DTYPES + (dtypes.uint32, dtypes.float64, dtypes.int64):
             self.error(node, f"pto.atomic_{kind}: '{ptr.name}' holds {ptr.dtype}; atomics work on "
-                             "float32, float16, int32 and uint32 elements",
+                             "float32, float16, int32, uint32, float64 and int64 elements",
                        "keep the counters or accumulators in a float32 or int32 tensor")
         values = [args["compare"], args["value"]] if kind == "cas" else [args["value"]]
         for v in values:

@@ -27,6 +27,12 @@ class TileBuiltins:
             self.error(node, f"{what} must be a tile from pto.alloc_local(...), got "
                              f"{getattr(v, 'name', type(v).__name__)}",
                        "allocate tiles with t = pto.alloc_local(rows * cols, dtype)")
+        if v.dtype.itemsize == 8:
+            # 64-bit buffers are lane (shared) memory only: A2/A3's vector units list no 64-bit type
+            self.error(node, f"{what}: the buffer '{v.name}' holds {v.dtype}, which no tile unit of "
+                             "the AI core computes (its vector and cube units work on float32, float16, "
+                             "bfloat16 and 8 to 32-bit integers)",
+                       "lane loads, stores and atomics can use it; tile it as float32 or int32")
         if isinstance(v.offset, Const):
             tile = v.slot if v.tile is not None and int(v.offset.value) == 0 else -1
             return Imm(float(v.base + int(v.offset.value)), dtypes.int32, tile=tile), v

@@ -101,6 +101,11 @@ class WarpBuiltins:
     def _match(self, op, node, x, mask):
         """A match of a value over the active lanes in mask: an int32 lane mask."""
         self.require_value(x, node)
+        if x.dtype.itemsize == 8:
+            # the executors compare match words as values (NaN matches NaN), which an int64
+            # word (its bits) would get wrong: 64-bit matches are not built
+            self.error(node, f"pto.{op.lower()}: matching {x.dtype} values is not supported",
+                       "match a 32-bit value (e.g. the low and high halves in two matches)")
         return self._combine(op, node, self.operand(x, x.dtype, node), mask, dtypes.int32)
 
     def _combine(self, op, node, src, mask, result):

@@ -11,11 +11,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..dtypes import DType
+from ..dtypes import DType, word_of
 from ..isa import load_isa
 
 MAX_SRCS = 8
 AUX_WIDTH = 3
+# An ALU instruction's first aux word, its semantics ("int_sem"): the ISA table's float
+# expression on float64 words (0), its int expression on int64 numbers whose result wraps to
+# int32 (1), or on int64 values (their words' bits, dtypes.word_of) wrapping to int64 (2). A
+# CAST's says how its source word holds its value (2: an int64's bits).
+INT_SEM_FLOAT, INT_SEM_INT32, INT_SEM_INT64 = 0, 1, 2
+
+
+def int_sem_of(dtype: DType) -> int:
+    """The int_sem an ALU instruction on operands of dtype computes with."""
+    if dtype.is_float:
+        return INT_SEM_FLOAT
+    return INT_SEM_INT64 if dtype.name == "int64" else INT_SEM_INT32
 
 
 @dataclass(frozen=True)
@@ -56,6 +68,14 @@ class Instr:
     aux: tuple = ()
     line: int = 0
     comment: str = ""
+
+    @property
+    def wide(self) -> bool:
+        """Whether it computes on 64-bit values (a float64 or int64 result or operand): a
+        machine table's latency_64 / issue_interval_64 price it."""
+        values = (self.dst, *self.srcs)
+        return (self.dtype is not None and self.dtype.itemsize == 8) or any(
+            getattr(getattr(v, "dtype", None), "itemsize", 0) == 8 for v in values)
 
     @property
     def uniform(self) -> bool:
@@ -131,6 +151,8 @@ class Program:
     args: tuple
     instrs: list = field(default_factory=list)
     n_lane_slots: int = 0
+    # of those, the ones holding float64 / int64: each takes two lane_slot_bytes words of L1
+    n_wide_lane_slots: int = 0
     n_scalar_regs: int = 0
     buffers: tuple = ()
     source_lines: dict = field(default_factory=dict)
@@ -205,7 +227,7 @@ class EncodedProgram:
                 if isinstance(s, Reg):
                     code[i, C_SRC + j] = flat(s)
                 else:
-                    imm[i, j] = s.value
+                    imm[i, j] = word_of(s.value, s.dtype)
             code[i, C_DTYPE] = ins.dtype.code if ins.dtype is not None else 0
             for j, a in enumerate(ins.aux):
                 code[i, C_AUX + j] = a

@@ -49,7 +49,7 @@ LANE_TILE_FAMILIES = tuple(f for f in VECTOR_FAMILIES if f not in AICORE_ONLY_FA
 OPERAND_KINDS = ("value", "pointer", "dim", "dtype", "target", "imm", "tile")
 RESULTS = ("value", "pred", "none")
 DTYPE_NAMES = ("float32", "float16", "int32", "bool", "int8", "uint8", "int16", "bfloat16", "uint16",
-               "uint32")
+               "uint32", "float64", "int64")
 _REQUIRED = ("name", "opcode", "category", "family", "pipe", "operands", "result", "dtypes", "doc")
 _OPTIONAL = ("uniform_pipe", "float", "int", "builtin", "signature", "syntax", "init", "alias",
              "alias_signature", "spaces", "reads_dst")

@@ -10,13 +10,14 @@ def check_block_fits(prog, block, machine, kernel_name) -> int:
     L1CapacityError or LaunchError when a block cannot fit on a core."""
     lanes = block[0] * block[1] * block[2]
     warps = -(-lanes // 32)
-    slot_bytes = prog.n_lane_slots * machine.lane_slot_bytes * warps * 32
+    slots = prog.n_lane_slots + prog.n_wide_lane_slots    # a float64 / int64 slot is 8 bytes
+    slot_bytes = slots * machine.lane_slot_bytes * warps * 32
     need = slot_bytes + prog.local_bytes
     if need > machine.l1_bytes:
         buffers = ", ".join(f"{b.name} {b.nbytes} B (line {b.line})" for b in prog.buffers) or "none"
         raise L1CapacityError(
             f"a block of {lanes} lanes needs {need} bytes of L1 but a core has {machine.l1_bytes} "
-            f"({need - machine.l1_bytes} too many): {prog.n_lane_slots} lane slots x "
+            f"({need - machine.l1_bytes} too many): {slots} lane slots (64-bit values take two) x "
             f"{machine.lane_slot_bytes} B x {warps * 32} lanes = {slot_bytes} B, alloc_local: {buffers}",
             kernel=kernel_name, file=prog.file, line=(prog.buffers[-1].line if prog.buffers else prog.first_line),
             requested=need, free=machine.l1_bytes,

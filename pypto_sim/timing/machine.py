@@ -18,8 +18,6 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-import numpy as np
-
 from .._resources import data_dir
 from ..errors import MachineError
 from ..isa import LANE_TILE_FAMILIES, PIPES, VECTOR_FAMILIES, load_isa
@@ -48,7 +46,9 @@ _WHOLE = ("cores", "warp_slots_per_core", "lanes_per_warp", "issue_width", "sect
 
 
 _INSTR_EXTRA = ("per_repeat", "per_repeat_f32", "repeat_bytes", "k_tile", "k_tile_f32", "head", "tail",
-                "unaligned_floor", "per_row")
+                "unaligned_floor", "per_row", "latency_64", "issue_interval_64")
+# a lane instruction's cost on 64-bit values (float64, int64), with the source of those numbers
+_WIDE_KEYS = ("latency_64", "issue_interval_64")
 _MAY_BE_ZERO = ("head", "tail", "unaligned_floor", "per_row")     # cycles that may be none at all; the rest > 0
 FORMULA_DTYPES = {"fp32": "float32", "fp16": "float16", "any": "any"}
 _FUSION_KEYS = ("first", "second", "latency", "saving", "source")
@@ -245,9 +245,13 @@ class Machine:
                        dict(self.pipes), dict(self.instructions), self.fusions, self.vector_formulas,
                        self.formula_source)
 
-    def opcode_arrays(self):
-        """(latency, issue_interval) arrays indexed by opcode, for the timing model's hot loop."""
-        return _opcode_arrays(self)
+    def lane_timing(self, name: str, wide: bool = False):
+        """(latency, issue_interval) of instruction ``name``; wide: on 64-bit values (float64,
+        int64), the entry's latency_64 / issue_interval_64 where it has them."""
+        t = self._timing(name)
+        if not wide:
+            return t.latency, t.issue_interval
+        return t.extra.get("latency_64", t.latency), t.extra.get("issue_interval_64", t.issue_interval)
 
     def describe(self) -> str:
         """A multi-line human-readable summary of the machine and its numbers."""
@@ -270,18 +274,6 @@ class Machine:
         return (f"Machine({self.name!r}, cores={self.cores}, warp_slots={self.warp_slots_per_core}, "
                 f"lanes_per_warp={self.lanes_per_warp}, clock_ghz={self.clock_ghz}, "
                 f"l1_bytes={self.l1_bytes})")
-
-
-def _opcode_arrays(machine: Machine):
-    isa = load_isa()
-    size = max(s.opcode for s in isa.specs) + 1
-    lat = np.zeros(size, dtype=np.int64)
-    ii = np.zeros(size, dtype=np.int64)
-    for spec in isa.specs:
-        t = machine.instructions[spec.name]
-        lat[spec.opcode] = t.latency
-        ii[spec.opcode] = t.issue_interval
-    return lat, ii
 
 
 def _number(path, section, key, entry):
@@ -379,8 +371,17 @@ def load_machine_from(path) -> Machine:
         if not (_is_count(lat, 0) and _is_count(ii, 1) and src.strip()):
             raise MachineError(f"{path}: [instruction] {spec.name} needs integer latency >= 0, "
                                f"issue_interval >= 1 and a source; got {entry}")
-        extra = {k: v for k, v in entry.items() if k not in ("latency", "issue_interval", "source")}
+        extra = {k: v for k, v in entry.items() if k not in ("latency", "issue_interval", "source", "source_64")}
+        wide = [k for k in _WIDE_KEYS if k in entry]
+        if wide and (len(wide) != 2 or not str(entry.get("source_64", "")).strip()
+                     or not all(_is_count(entry[k], 1) for k in wide)):
+            raise MachineError(f"{path}: [instruction] {spec.name}: a 64-bit cost needs integer "
+                               f"latency_64 and issue_interval_64 >= 1 and a source_64; got {entry}")
+        if wide:
+            extra["source_64"] = str(entry["source_64"])
         for key, value in extra.items():
+            if key == "source_64":
+                continue
             number = _is_number(value) and math.isfinite(value)
             positive = number and (value > 0 if key not in _MAY_BE_ZERO else value >= 0)
             if key not in _INSTR_EXTRA or not positive:

@@ -119,7 +119,6 @@ class LaunchSimulation:
     def _precompute(self, isa):
         code = self.enc.code
         n = len(code)
-        lat_table, ii_table = self.m.opcode_arrays()
         scalar_pipe = PIPES.index("scalar")
         self.pc_family, self.pc_pipe, self.pc_lat, self.pc_ii = [], [], [], []
         self.pc_srcs, self.pc_dst, self.pc_name, self.pc_mem = [], [], [], []
@@ -134,8 +133,9 @@ class LaunchSimulation:
             self.pc_tile.append(spec.is_tile and spec.family != "tile_sync")
             self.pc_name.append(spec.name)
             self.pc_pipe.append(scalar_pipe if on_scalar else PIPES.index(spec.pipe))
-            self.pc_lat.append(self.m.scalar_latency if on_scalar else int(lat_table[spec.opcode]))
-            self.pc_ii.append(self.m.scalar_issue_interval if on_scalar else int(ii_table[spec.opcode]))
+            lat, ii = self.m.lane_timing(spec.name, wide=self.prog.instrs[pc].wide)
+            self.pc_lat.append(self.m.scalar_latency if on_scalar else lat)
+            self.pc_ii.append(self.m.scalar_issue_interval if on_scalar else ii)
             self.pc_srcs.append([int(r) for r in code[pc, C_SRC:C_SRC + MAX_SRCS] if r >= 0])
             self.pc_tiles.append([getattr(s, "tile", -1) for s in self.prog.instrs[pc].srcs])
             self.pc_dst.append(int(code[pc, C_DST]))
