@@ -334,7 +334,8 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                         # wait, the bytes read from HBM
                         _record(rec, totals, st, record, block_id, w, core, pc, out[0], out[1],
                                 out[0] - now, out[3], out[4], mask, out[2],
-                                uv[g, U_CAUSE] + 16 * out[5] + 32 * out[6] + (np.int64(1) << 37) * out[7])
+                                uv[g, U_CAUSE] + WHY_MISSED * out[5] + WHY_SHARED * out[6]
+                                + np.int64(WHY_HBM) * out[7])
                         k = st[S_LOG_N]
                         lg_i[k, LG_PC] = pc
                         lg_i[k, LG_G] = g

@@ -22,6 +22,7 @@ import numba
 from .. import dtypes
 from ..ir.program import C_AUX, C_DST, C_DTYPE, C_LINE, C_OP, C_SRC, C_UNIFORM, INT_SEM_INT64
 from ..isa import FAMILIES, load_isa
+from . import record_why
 from .tile_loops import tile_loops_source
 
 _TEMPLATE = Path(__file__).with_name("lane_template.py")
@@ -138,6 +139,8 @@ def generate_source(bounds_check: bool = True) -> str:
     for i, mode in enumerate(dtypes.CVT_MODES):             # TCVT's mode operand (dtypes.py)
         head.append(f"CVT_{mode.upper()} = {i}\n")
     head.append(f"CVT_SAT_OFF = {dtypes.CVT_SAT_OFF}\n")
+    for name in ("WHY_MISSED", "WHY_SHARED", "WHY_HBM"):   # the why field's packing
+        head.append(f"{name} = {getattr(record_why, name)}\n")
     for i, fam in enumerate(FAMILIES):
         head.append(f"F_{fam.upper()} = {i}\n")
     for spec in isa.specs:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..exec.record_why import WHY_HBM, WHY_MISSED, WHY_SHARED
+
 # stall causes: why a warp-instruction issued later than the warp was ready to issue
 STALL_CAUSES = ("none", "operand", "pipe", "issue", "barrier", "barrier_block", "memory", "wait_all",
                 "tile_raw", "tile_war", "after", "flag", "cross_core")
@@ -32,10 +34,7 @@ FIELDS = ("block", "warp", "core", "pc", "issue", "complete", "stall", "cause", 
 # miss extra, the cycles a transfer waited for shared L2 / HBM bandwidth beyond its own
 # path's (below 2**32), and the bytes a load read from HBM (its missed lines' share of its
 # bytes, rounded up: 0 exactly when every line hit); packed by why_code, read by why_fields
-# and why_hbm_read_bytes.
-WHY_MISSED = 16
-WHY_SHARED = 32
-WHY_HBM = 1 << 37
+# and why_hbm_read_bytes (the packing: exec/record_why.py).
 
 
 def why_code(issue_cause: int, l2_missed: int, shared_wait: int, hbm_read_bytes: int = 0) -> int:
