@@ -18,9 +18,10 @@ from ..arguments import whole_number
 from ..errors import ArgumentError
 from ..exec import gm
 from ..ir.program import C_AUX
-from ..isa import PIPES, load_isa
+from ..isa import PIPES
 from ..profiler.aicore_bubbles import UNITS, pipe_name
 from .aicore_run import AICoreRun
+from .breakpoints import BreakpointList, checked_instruction, checked_line
 from .describe import Describer
 
 PIPE_BY_NAME = {pipe_name(p): p for p in range(len(PIPES)) if p != PIPES.index("sfu")}
@@ -57,7 +58,7 @@ class AICoreBreakpoint:
         return f"breakpoint {self.id} ({', '.join(conds)})"
 
 
-class AICoreDebugContext:
+class AICoreDebugContext(BreakpointList):
     """An AI-core kernel launch in the debugger (made by ``debug_kernel``), paused before its
     first instruction. ``step(n, unit=, core=)``, ``continue_()``, ``step_back(n)``,
     ``break_at(line=, inst=, pipe=, flag=, unit=, core=, block=, cycle=)``; at a stop
@@ -72,8 +73,7 @@ class AICoreDebugContext:
         self.run = AICoreRun(device, pending)
         self.describer = Describer(self.run.sim)
         self.pos = -1                       # the execution position of the stop (-1: before all)
-        self.breakpoints: dict = {}
-        self._next_bp = 1
+        self._init_breakpoints()
         cores = len(set(self.run.core.tolist()))
         self._say(f"-- debugging {kernel.name} grid={self.grid} on {self.machine.name}: "
                   f"{cores} AI core{'s' if cores != 1 else ''} (units AIC, AIV0, AIV1); "
@@ -255,16 +255,9 @@ class AICoreDebugContext:
             raise ArgumentError("break_at() needs at least one of line, inst, pipe, flag, unit, core, "
                                 "block, cycle")
         if line is not None:
-            line = whole_number(line, "break_at: line", least=1)
-            lines = sorted({ins.line for ins in self.program.instrs if ins.line})
-            if line not in lines:
-                raise ArgumentError(f"break_at(line={line}): no instruction comes from line {line} of "
-                                    f"{self.program.file}; lines with code: {', '.join(map(str, lines))}")
+            line = checked_line(self.program, line)
         if inst is not None:
-            inst = str(inst).upper()
-            if inst not in {s.name for s in load_isa().specs}:
-                raise ArgumentError(f"break_at(inst={inst!r}): no such instruction "
-                                    "(pto.instructions() lists them)")
+            inst = checked_instruction(inst)
         if flag is not None:
             flag = (whole_number(flag, "break_at: flag", least=0) if isinstance(flag, int)
                     else tuple(self._pipe(p) for p in flag[:2]) + (whole_number(flag[2], "flag event", least=0),)
@@ -272,21 +265,12 @@ class AICoreDebugContext:
             if flag is None:
                 raise ArgumentError("break_at(flag=...): give (src pipe, dst pipe, event id) of a "
                                     "set_flag/wait_flag, or a cross-core flag's event id")
-        bp = AICoreBreakpoint(self._next_bp, line, inst, None if pipe is None else self._pipe(pipe), flag,
-                              self._unit(unit), self._core(core),
-                              None if block is None else whole_number(block, "break_at: block", least=0),
-                              None if cycle is None else whole_number(cycle, "break_at: cycle", least=0))
-        self.breakpoints[bp.id] = bp
-        self._next_bp += 1
-        return bp.id
-
-    def delete_breakpoint(self, bp_id: int):
-        """Remove one breakpoint by id."""
-        self.breakpoints.pop(bp_id)
-
-    def clear_breakpoints(self):
-        """Remove every breakpoint."""
-        self.breakpoints.clear()
+        pipe = None if pipe is None else self._pipe(pipe)
+        unit, core = self._unit(unit), self._core(core)
+        block = None if block is None else whole_number(block, "break_at: block", least=0)
+        cycle = None if cycle is None else whole_number(cycle, "break_at: cycle", least=0)
+        return self._add_breakpoint(
+            lambda bp_id: AICoreBreakpoint(bp_id, line, inst, pipe, flag, unit, core, block, cycle))
 
     def _matches(self, bp, positions) -> np.ndarray:
         """Which of the execution positions bp matches."""

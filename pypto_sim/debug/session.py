@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from ..arguments import whole_number
 from ..errors import ArgumentError
-from ..isa import load_isa
 from ..profiler.profile import Profile
 from ..runtime.device import DEFAULT_BLOCK as LAUNCH_BLOCK, current_device
 from ..runtime.names import launch_labels, launch_scope
@@ -26,6 +25,7 @@ from ..timing import machine as machine_mod
 from ..timing.model import LaunchSimulation
 from .aicore_session import AICoreDebugContext
 from .describe import Describer
+from .breakpoints import BreakpointList, checked_instruction, checked_line
 from .inspect import InspectMixin
 
 _PROFILE_PARAMS = inspect.signature(Profile).parameters   # built as run_launch builds it
@@ -70,7 +70,7 @@ class Breakpoint:
         return f"breakpoint {self.id} ({', '.join(conds)})"
 
 
-class DebugContext(InspectMixin):
+class DebugContext(InspectMixin, BreakpointList):
     """A kernel launch paused in the instruction-level debugger (made by ``debug_kernel``).
 
     Run it with ``step(n)``, ``continue_()`` and ``step_back(n)``; stop it with ``break_at``;
@@ -103,8 +103,7 @@ class DebugContext(InspectMixin):
         if hasattr(pending, "checks"):
             self._extra.update(checks=pending.checks, hbm_init=self._hbm_init)
         self.echo = echo
-        self.breakpoints: dict = {}
-        self._next_bp = 1
+        self._init_breakpoints()
         self._build()
         self._say(f"-- debugging {kernel.name} grid={self.grid} block={self.block} on "
                   f"{self.machine.name}: paused before the first instruction")
@@ -277,8 +276,6 @@ class DebugContext(InspectMixin):
         ran), ``cycle`` (the first instruction issuing at or after that cycle; fires once)."""
         if all(v is None for v in (line, inst, cycle, warp, block)):
             raise ArgumentError("break_at() needs at least one of line, inst, cycle, warp, block")
-        if line is not None:
-            line = whole_number(line, "break_at: line", least=1)
         if cycle is not None:
             cycle = whole_number(cycle, "break_at: cycle", least=0)
         if warp is not None:
@@ -289,30 +286,12 @@ class DebugContext(InspectMixin):
                                      f"{'units' if self.program.aicore else 'warps'}: give the "
                                      f"{what}, 0..{units - 1}")
         if inst is not None:
-            inst = str(inst).upper()
-            if inst not in {s.name for s in load_isa().specs}:
-                raise ArgumentError(f"break_at(inst={inst!r}): no such instruction "
-                                 "(pto.instructions() lists them)")
+            inst = checked_instruction(inst)
         if line is not None:
-            lines = sorted({ins.line for ins in self.program.instrs if ins.line})
-            if line not in lines:
-                raise ArgumentError(f"break_at(line={line}): no instruction comes from line {line} "
-                                 f"of {self.program.file}; lines with code: "
-                                 f"{', '.join(map(str, lines))}")
+            line = checked_line(self.program, line)
         if block is not None:
             block = self._block_id(block)
-        bp = Breakpoint(self._next_bp, line, inst, cycle, warp, block)
-        self.breakpoints[bp.id] = bp
-        self._next_bp += 1
-        return bp.id
-
-    def delete_breakpoint(self, bp_id: int):
-        """Remove one breakpoint by id."""
-        self.breakpoints.pop(bp_id)
-
-    def clear_breakpoints(self):
-        """Remove every breakpoint."""
-        self.breakpoints.clear()
+        return self._add_breakpoint(lambda bp_id: Breakpoint(bp_id, line, inst, cycle, warp, block))
 
     # ---------------------------------------------------------------- where we are
     @property
