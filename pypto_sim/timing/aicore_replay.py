@@ -200,13 +200,13 @@ def replay_values(sim, ex, lg, vals, rp, rf, rr, local_words, n_blocks, before=N
 def _blas_product(ex, rs, mem, A, B, sums):
     """The A @ B the loop asked for (RS_BLAS) into sums, from A and B where the loop found them
     (words of the block's memory, or its gathered copies); the loop rounds it when called again."""
-    m, n, k = int(rs[ex.RS_M]), int(rs[ex.RS_N]), int(rs[ex.RS_K])
-    l1 = mem[rs[ex.RS_ROW], rs[ex.RS_SIDE]]
-    a, b = int(rs[ex.RS_A]), int(rs[ex.RS_B])
+    state = rs.tolist()                   # Python ints at once (this runs once per matmul)
+    m, n, k, a, b = (state[j] for j in (ex.RS_M, ex.RS_N, ex.RS_K, ex.RS_A, ex.RS_B))
+    l1 = mem[state[ex.RS_ROW], state[ex.RS_SIDE]]
     a_words = l1[a:a + m * k] if a >= 0 else A[:m * k]
     b_words = l1[b:b + k * n] if b >= 0 else B[:k * n]
     np.matmul(a_words.reshape(m, k), b_words.reshape(k, n), out=sums[:m * n].reshape(m, n))
-    rs[ex.RS_READY] = rs[ex.RS_I] + 1
+    rs[ex.RS_READY] = state[ex.RS_I] + 1
 
 
 def _rows_needed(order, n, block_of, n_blocks):
