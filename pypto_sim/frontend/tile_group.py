@@ -306,11 +306,16 @@ class TileGroupLowering:
 
     def _check_unchanged(self, before, node, what, hint):
         for g, old in zip(self.tile_groups or [], before):
-            if g.state() != old:
-                self.error(node, f"{what} changes tile group '{g.name}' (depth {len(g.buffers)}): "
-                                 f"buffer {old[0]} would be next at its start but buffer {g.cursor} "
-                                 f"at its end, or a buffer is left mid-use; a buffer's tiles and event "
-                                 f"id are chosen at compile time", hint)
+            if g.state() == old:
+                continue
+            if g.cursor != old[0]:
+                change = f"next() gives buffer {old[0]} at its start but buffer {g.cursor} at its end"
+            else:
+                i = next(i for i, s in enumerate(g.states) if s != old[1][i])
+                change = f"buffer {i} is {old[1][i]} at its start but {g.states[i]} at its end"
+            self.error(node, f"{what} changes tile group '{g.name}' (depth {len(g.buffers)}): "
+                             f"{change}; a buffer's tiles and event id are chosen at compile time, "
+                             "so each pass must leave the group as it found it", hint)
 
     def loop(self, node, head_fn, step_fn, body, tail_fn=None, prefix_fn=None):
         before = self._group_states()
