@@ -142,3 +142,20 @@ def test_event_ids_skip_the_kernels_own_and_a_later_clash_or_exhaustion_is_refus
 def test_a_tile_of_another_group_is_refused(make_kernels):
     msg = _misuse(make_kernels, ["x = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)", "g.ready(x)"])
     assert "g.ready(x): not a tile of group 'g'" in msg
+
+
+def test_a_group_used_after_its_section_is_refused(make_kernels):
+    """The end of the cube section drained the group's flags; the vector section is another
+    unit, whose flags the group never pre-armed."""
+    source = '''
+@pto.kernel(sync="manual")
+def other_section(A):
+    with pto.cube():
+        g = pto.tile_group(2, 16, 16, pto.float16, loc=pto.Mat, producer=pto.PIPE_MTE2,
+                           consumer=pto.PIPE_MTE1)
+    with pto.vector():
+        t = g.next()
+'''
+    module = make_kernels(source)
+    with pytest.raises(pto.CompileError, match="belongs to the section it was created in"):
+        pto.launch(module.other_section, grid=1, args=(pto.to_device(np.zeros((16, 16), np.float16)),))

@@ -221,6 +221,10 @@ class TileGroupLowering:
     def group_method_call(self, method: TileGroupMethod, node):
         """Lower g.next() / g.ready(t) / g.take(t) / g.release(t) into its flag instruction."""
         g, op = method.group, method.name
+        if not any(g is other for other in self.tile_groups or ()):
+            self.error(node, f"{g.name}.{op}(): tile group '{g.name}' (line {g.line}) belongs to the "
+                             "section it was created in, whose end drained its flags",
+                       "create a group in each section that uses one")
         self.arm_tile_groups()
         line = getattr(node, "lineno", 0) + self.kernel.line_offset
         if node.keywords:
