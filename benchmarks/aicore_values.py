@@ -2,6 +2,8 @@
 
     python benchmarks/aicore_values.py [--repeat 3] [--gemm 1024] [--fa 2048] [--load]
 
+(--gemm 0 or --fa 0 leaves that kernel out.)
+
 For examples/gemm_manual.py (M = N = K = --gemm) and examples/flash_attention.py (S = --fa):
 wall time of the simulation (the profile's own, without making the data) with values on
 (timing mode, the default), with values=False (the same cycles, no tile values) and in
@@ -186,9 +188,12 @@ def main():
           "| simulated cycles |")
     print("|---|---|---|---|---|---|---|")
     g = ns.gemm
-    measure(f"gemm_manual {g}^3", lambda **kw: gemm_manual.run(g, g, g, **kw), ns.repeat, blas_threads)
-    measure(f"flash_attention S={ns.fa}", lambda **kw: flash_attention.run(ns.fa, **kw), ns.repeat,
-            blas_threads)
+    if g:                                   # --gemm 0 / --fa 0: leave that row out
+        measure(f"gemm_manual {g}^3", lambda **kw: gemm_manual.run(g, g, g, **kw), ns.repeat,
+                blas_threads)
+    if ns.fa:
+        measure(f"flash_attention S={ns.fa}", lambda **kw: flash_attention.run(ns.fa, **kw),
+                ns.repeat, blas_threads)
     if burner is not None:
         stop.set()
         burner.join()
