@@ -46,8 +46,7 @@ def parse(path, section, isa) -> dict:
     if not section:
         return {}
     where = f"{path}: [row_reduce_fp32"
-    unknown = set(section) - {"shapes", "ops", "cce"}
-    if unknown or set(section) != {"shapes", "ops", "cce"}:
+    if set(section) != {"shapes", "ops", "cce"}:
         raise MachineError(f"{where}] must have exactly the sub-tables shapes, ops and cce",
                            hint="see latency_tables/ascend910b.toml [row_reduce_fp32.*]")
     cce = {}
