@@ -73,12 +73,7 @@ TP_CCEVENT = 62
 TP_MAXJ = 63       # operands to log (the values replay decodes them)
 TP_DITEM = 64      # the data tile's bytes per element (a vector op's cost)
 TP_ALU = 65        # 1 for an elementwise op (family tile_alu): priced at a row-major shape
-TP_FAST_R = 66     # a row reduction's fast path (pto-isa TryOptimizeFP32Reduce): the rows x cols
-TP_FAST_C = 67     # that take it (0 x 0: none), its head, body and tail (timing/row_reduce_paths.py)
-TP_FAST_HEAD = 68
-TP_FAST_BODY = 69
-TP_FAST_TAIL = 70
-N_TP = 71
+TP_FAST_R, TP_FAST_C, TP_FAST_HEAD, TP_FAST_BODY, TP_FAST_TAIL, N_TP = 66, 67, 68, 69, 70, 71  # fast tree
 TF_BW = 0          # the transfer's bandwidth (bytes per cycle)
 TF_PER = 1         # cycles per repeat (vector op, matmul)
 TF_ROW = 2         # cycles per row (vector op: per_row)
@@ -445,27 +440,23 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
     else:
         idle = fl[g, pipe] != 0 or start > pf[g, pipe]
         if tp[pc, TP_ALU] != 0 and cols * tp[pc, TP_DITEM] < 32:
-            # an elementwise op on a ColMajor column (rows narrower than a 32-byte block, which
-            # a row-major tile's rows never are: PTO-ISA Tile.md) is priced at its row-major
-            # reshape: A2/A3's elementwise ops take row-major tiles only (pto-isa
-            # include/pto/npu/a2a3/TMul.hpp TMulCheck), so kernels reshape first, as pto-isa's
-            # flash attention TRESHAPEs its [rows, 1] maxima and sums to [1, rows]
-            # (kernels/manual/common/flash_atten/pto_macro_fa_softmax.hpp)
+            # an elementwise op on a ColMajor column (rows narrower than a 32-byte block, which a
+            # row-major tile's rows never are: PTO-ISA Tile.md) is priced at its row-major reshape:
+            # A2/A3's elementwise ops take row-major tiles only (pto-isa include/pto/npu/a2a3/TMul.hpp
+            # TMulCheck), so kernels reshape first, as pto-isa's flash attention TRESHAPEs its
+            # [rows, 1] maxima and sums to [1, rows] (kernels/manual/common/flash_atten/pto_macro_fa_softmax.hpp)
             rows, cols = cols, rows
         cycles = _formula(fm_i, fm_f, tp[pc, TP_FSTART], tp[pc, TP_FN], rows, cols)
         tail = np.int64(0)
-        if cycles < 0 and rows == tp[pc, TP_FAST_R] and cols == tp[pc, TP_FAST_C]:
-            # the whole static shape valid, as TryOptimizeFP32Reduce's template test asks
-            cycles = (tp[pc, TP_FAST_HEAD] if idle else 0) + tp[pc, TP_FAST_BODY]
-            tail = tp[pc, TP_FAST_TAIL]
+        if cycles < 0 and rows == tp[pc, TP_FAST_R] and cols == tp[pc, TP_FAST_C]:  # all valid
+            cycles, tail = (tp[pc, TP_FAST_HEAD] if idle else 0) + tp[pc, TP_FAST_BODY], tp[pc, TP_FAST_TAIL]
         elif cycles < 0:
             rb = tp[pc, TP_RB]
             row_bytes = cols * tp[pc, TP_DITEM]
             aligned = row_bytes % rb == 0
             repeats = (rows * row_bytes) // rb if aligned else rows * -((-row_bytes) // rb)
             cycles = (tp[pc, TP_HEAD] if idle else 0) + _ceil(repeats * tf[pc, TF_PER] + rows * tf[pc, TF_ROW])
-            if not aligned:
-                cycles += tp[pc, TP_UNALIGNED]
+            cycles += 0 if aligned else tp[pc, TP_UNALIGNED]
             tail = tp[pc, TP_TAIL]
         complete = start + cycles
         tl[g, pipe] = tail
