@@ -73,7 +73,7 @@ TP_CCEVENT = 62
 TP_MAXJ = 63       # operands to log (the values replay decodes them)
 TP_DITEM = 64      # the data tile's bytes per element (a vector op's cost)
 TP_ALU = 65        # 1 for an elementwise op (family tile_alu): priced at a row-major shape
-N_TP = 66
+TP_FAST_R, TP_FAST_C, TP_FAST_HEAD, TP_FAST_BODY, TP_FAST_TAIL, N_TP = 66, 67, 68, 69, 70, 71  # fast tree
 TF_BW = 0          # the transfer's bandwidth (bytes per cycle)
 TF_PER = 1         # cycles per repeat (vector op, matmul)
 TF_ROW = 2         # cycles per row (vector op: per_row)
@@ -455,7 +455,9 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
             rows, cols = cols, rows
         cycles = _formula(fm_i, fm_f, tp[pc, TP_FSTART], tp[pc, TP_FN], rows, cols)
         tail = np.int64(0)
-        if cycles < 0:
+        if cycles < 0 and rows == tp[pc, TP_FAST_R] and cols == tp[pc, TP_FAST_C]:  # all valid
+            cycles, tail = (tp[pc, TP_FAST_HEAD] if idle else 0) + tp[pc, TP_FAST_BODY], tp[pc, TP_FAST_TAIL]
+        elif cycles < 0:
             rb = tp[pc, TP_RB]
             row_bytes = cols * tp[pc, TP_DITEM]
             aligned = row_bytes % rb == 0
