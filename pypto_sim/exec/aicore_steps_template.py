@@ -179,10 +179,10 @@ def _odd_part(n):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, has_l2, nbytes, start, write,
-                  hit_fraction, now):
-    """AICoreMemory.book: cycles the L2's chip link and (missed or written bytes) HBM's
-    need for a transfer from start."""
+def _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, has_l2, nbytes, start, hit_fraction, now):
+    """AICoreMemory.book: cycles the L2's chip link and (the bytes of missed lines) HBM's need
+    for a transfer from start. Loads and stores alike: the L2 is write-back, so a store that
+    hits a line the L2 holds does not reach HBM (docs/timing.md, "L2")."""
     s = np.float64(start)
     done = s
     fnow = np.float64(now)
@@ -190,7 +190,7 @@ def _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, has_l2, nbytes, start,
         d = link_book(l2_s, l2_e, l2_n, 0, s, nbytes / af[AF_L2_BW], fnow)
         if d > done:
             done = d
-    hbm_bytes = nbytes if write else nbytes * (1.0 - hit_fraction)
+    hbm_bytes = nbytes * (1.0 - hit_fraction)
     if hbm_bytes > 0:
         d = link_book(lk_s, lk_e, lk_n, 0, s, hbm_bytes / af[AF_HBM_BW], fnow)
         if d > done:
@@ -403,11 +403,11 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
         if acfg[AK_HAS_L2] != 0:
             hits, lines = l2_touch_window(l2s, l2link, l2first[tp[pc, TP_SLOT]], shape[6], rows,
                                           cols, shape[7], tp[pc, TP_ITEM], acfg[AK_LINE_BYTES])
+            hit_fraction = hits / max(lines, 1)
             if read:
                 if hits == lines:
                     saving = acfg[AK_L2_MISS_EXTRA]
                 missed = 0 if hits == lines else 1
-                hit_fraction = hits / max(lines, 1)
                 hbm_read = -((-np.int64(nbytes) * (lines - hits)) // max(lines, 1))
         if kind == AK_STORE_ACC:
             acc = tp[pc, TP_ACC_BYTES]
@@ -417,7 +417,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
                 af[AF_DRAIN_PEN] * (_odd_part(n1) - 1)
             drain = _ceil(af[AF_DRAIN_FIXED] + rows * per_row)
             hbm = _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, acfg[AK_HAS_L2] != 0,
-                                nbytes, start, True, 0.0, env_now)
+                                nbytes, start, hit_fraction, env_now)
             busy = max(drain, hbm)
             if busy - drain > 0:
                 routes[ROUTE_FIX] += busy - drain
@@ -431,8 +431,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
             nominal = _ceil(nbytes / bw)
             own = _ceil(done - start)
             shared = _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af,
-                                   acfg[AK_HAS_L2] != 0, nbytes, start, not read, hit_fraction,
-                                   env_now)
+                                   acfg[AK_HAS_L2] != 0, nbytes, start, hit_fraction, env_now)
             busy = max(own, shared)
             if busy - nominal > 0:
                 routes[tp[pc, TP_ROUTE]] += busy - nominal

@@ -281,8 +281,9 @@ def dispatch(sim, pc, core, blk, w, ws, now):
     elif fam == "tile_store":
         core.pipe_free[pipe] = start + sim.pc_ii[pc]
         rows, cols, stride = (int(v) for v in vals[2:5])
-        sim.l2_touch((slot, int(vals[0]), rows, cols, stride, moved // max(rows * cols, 1)), read=False)
-        complete = start + fixed + sim._transfer(core, moved, start, read=False)
+        _, hit_fraction = sim.l2_touch((slot, int(vals[0]), rows, cols, stride, moved // max(rows * cols, 1)),
+                                       read=False)
+        complete = start + fixed + sim._transfer(core, moved, start, read=False, hit_fraction=hit_fraction)
     elif fam == "tile_mma":
         complete = start + mma_cycles(m, mm, nn, kk, ab.dtype.itemsize == 4, latency=fixed)
         core.pipe_free[pipe] = complete
