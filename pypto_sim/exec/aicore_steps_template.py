@@ -357,7 +357,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
                   l2link, l2first, tbase, routes, hz_out, out):
     """timing/aicore.py dispatch: unit g hands tile instruction pc (decoded in shape) to its
     pipe at cycle now. out = (start, complete, bytes, cause, cause pc, L2 missed, shared wait,
-    bytes read from HBM: a load's missed lines' share of its bytes, rounded up)."""
+    bytes moved to or from HBM: a transfer's missed lines' share of its bytes, rounded up)."""
     kind = tp[pc, TP_KIND]
     pipe = pc_pipe[pc]
     fixed = pc_lat[pc]
@@ -367,7 +367,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
     reads = tp[pc, TP_READS:TP_READS + 6]
     writes = tp[pc, TP_WRITES:TP_WRITES + 2]
     missed, shared_wait = 0, np.int64(0)      # records.why_code's: a load's L2 miss, L2/HBM wait
-    hbm_read = np.int64(0)                    # ... and the bytes it read from HBM
+    hbm_read = np.int64(0)                    # ... and the bytes it moved to or from HBM
     hazard = np.int64(0)
     hkind = 0
     hpc = np.int64(-1)
@@ -404,11 +404,11 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
             hits, lines = l2_touch_window(l2s, l2link, l2first[tp[pc, TP_SLOT]], shape[6], rows,
                                           cols, shape[7], tp[pc, TP_ITEM], acfg[AK_LINE_BYTES])
             hit_fraction = hits / max(lines, 1)
+            hbm_read = -((-np.int64(nbytes) * (lines - hits)) // max(lines, 1))
             if read:
                 if hits == lines:
                     saving = acfg[AK_L2_MISS_EXTRA]
                 missed = 0 if hits == lines else 1
-                hbm_read = -((-np.int64(nbytes) * (lines - hits)) // max(lines, 1))
         if kind == AK_STORE_ACC:
             acc = tp[pc, TP_ACC_BYTES]
             n0 = max(1, np.int64(af[AF_DRAIN_C0]) // acc)

@@ -12,7 +12,7 @@ buffers allow, and ``depth=1`` serialises. Costs:
   issue_interval per request, so DMA requests pipeline behind each other on the link. With an
   L2 in the machine table (timing/l2.py) a load's lines that hit cross the L2's chip link
   instead of HBM's, and a load that hits every line saves l2_miss_extra_latency; stores
-  allocate their lines and go through to HBM;
+  allocate their lines too, and those that hit stay in the write-back L2 (docs/timing.md, "L2");
 - MMA: latency + ceil(m/16) * ceil(k/k_tile) * ceil(n/16) repeats * per_repeat (k_tile and
   per_repeat for float16 inputs, the _f32 variants for float32), holding the pipe throughout;
 - vector tile ops: latency + ceil(ceil(bytes / repeat_bytes) * per_repeat), holding the pipe.
