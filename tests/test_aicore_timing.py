@@ -251,3 +251,39 @@ def k(A, n):
             pto.profile(mod.k, grid=(1,), args=(A, 10**6), max_cycles=limit)
         assert info.value.line == line
         assert f"(1 unit unfinished, at line {line} (`{src[line - 1].strip()}`): block 0 AIC)" in str(info.value)
+
+
+@pto.kernel(sync="manual")
+def store_twice(Y):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            x = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+            pto.texpands(x, 2.0)
+            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.tstore(Y, x)
+            pto.pipe_barrier(pto.PIPE_MTE3)
+            pto.tstore(Y, x)
+
+
+def test_a_store_to_lines_the_l2_holds_does_not_reach_hbm(simple_machine):
+    """The L2 is write-back (docs/timing.md, "L2"): a TSTORE 16x16 fp32 (1024 B, two 512-byte
+    lines) on simple.toml with HBM's chip link cut to 16 B/cycle:
+    first store, both lines missed: 50 + max(1024 / 32 (ub_to_gm), 1024 / 16 (HBM))   = 114;
+    the same window again after the barrier, both lines held: HBM moves nothing, the L2's
+    chip link 1024 / 256 = 4 cycles: 50 + max(1024 / 32, 4)                             =  82
+    (a write-through L2 would charge the second store HBM's 64 cycles again: 114)."""
+    from pypto_sim.timing import machine as machine_mod
+    token = machine_mod._ACTIVE.set(simple_machine.with_overrides({"memory.hbm_chip_bytes_per_cycle": 16.0},
+                                                     source="test: HBM slower than the unit's link"))
+    try:
+        Y = pto.alloc_tensor(1024, pto.float32)
+        prof = pto.profile(store_twice, grid=(1,), args=(Y,))
+    finally:
+        machine_mod._ACTIVE.reset(token)
+    stores = [(s, e) for inst, s, e in ops(prof, 1) if inst == "TSTORE"]
+    assert [e - s for s, e in stores] == [114, 82]
+    assert (prof.aicore_stats.l2_hits, prof.aicore_stats.l2_misses) == (2, 2)
+    out = np.empty(256, np.float32)
+    pto.memcpy_d2h(out, Y)
+    assert np.all(out == 2.0)

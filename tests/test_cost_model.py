@@ -132,6 +132,67 @@ def test_a_row_reduction_without_a_formula_row_pays_its_passes_and_one_reducing_
     assert op_cycles(make_kernels, name, 16, 256) == 14 + 2 * 64 + 5 * 16
 
 
+@pytest.mark.parametrize("name, cycles, tail", [
+    # vcgadd (14, 1, 24), vadd (10, 2, 14):
+    # 14 + 128 + (24 + 1 + 10) + 2 x 8 + (14 + 1 + 10) + 2 x 4 + (14 + 1 + 14) + 4 = 259
+    ("TROWSUM", 259, 24),
+    # vcgmax (14, 1, 17), vmax (10, 2, 14):
+    # 14 + 128 + (17 + 1 + 10) + 2 x 8 + (14 + 1 + 10) + 2 x 4 + (14 + 1 + 14) + 4 = 252
+    ("TROWMAX", 252, 17),
+])
+def test_a_32x256_float32_row_reduction_into_a_dn_column_runs_pto_isas_fast_tree(
+        make_kernels, name, cycles, tail):
+    """A2/A3 TryOptimizeFP32Reduce (TRowReduceOps.hpp) sends a whole-valid 32 x 256 float32
+    source into a DN column through ReduceOptFP32_32x256: a group reduction of 32 x 4 = 128
+    repeats ([32, 256] -> [32, 32]), binary passes of 8 and 4 repeats ([32, 16], [32, 8]) and
+    a group reduction of 4 repeats ([32, 1]), a pipe_barrier(PIPE_V) after each. pto-isa's CCE
+    mock charges a step head (V empty: the first step, and every step after a barrier) +
+    slope x repeats; a barrier 1 cycle plus the tail of the step before it. The op's cycles:
+    the first head, the repeats and the three inner barriers; the last tail waits for the
+    next sync on V (here the pipe_barrier before the TADD, which then starts tail cycles
+    after the reduction ends). The generic path would cost 14 + 2 x 128 + 5 x 32 = 430."""
+    mod = make_kernels(f'''
+@pto.kernel
+def k(A, C):
+    with pto.vector():
+        big = pto.alloc_tile(32, 256, pto.float32, loc=pto.Vec)
+        col = pto.alloc_tile(32, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
+        x = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
+        {CALLS[name]}
+        pto.pipe_barrier(pto.PIPE_V)
+        pto.tadd(x, x, x)
+''')
+    a = pto.alloc_tensor(4096)
+    prof = pto.profile(mod.k, grid=(1,), args=(a, a))
+    red = next(e for e in prof.timeline if e.inst == name and e.warp == 1)
+    add = next(e for e in prof.timeline if e.inst == "TADD" and e.warp == 1)
+    assert red.end - red.start == cycles
+    assert add.start == red.end + tail
+
+
+@pytest.mark.parametrize("dst, rows, cycles", [
+    # an ND (RowMajor) dst: TryOptimizeFP32Reduce asks for a DN column; 128 repeats, 32 rows
+    ("pto.alloc_tile(32, 8, pto.float32, loc=pto.Vec)", None, 14 + 2 * 128 + 5 * 32),
+    # 16 valid rows of the 32 x 256 tile (ValidRow != Rows): 64 repeats, 16 rows
+    ("pto.alloc_tile(32, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)", 16, 14 + 2 * 64 + 5 * 16),
+])
+def test_a_32x256_row_sum_that_is_not_whole_valid_into_a_dn_column_takes_the_generic_path(
+        make_kernels, dst, rows, cycles):
+    """TryOptimizeFP32Reduce's shape test is on the tile types: dst DN with ValidCol 1, src
+    Rows = ValidRow = 32 and Cols = ValidCol = 256. Otherwise TRowReduceInstr runs: head 14 +
+    per_repeat 2 a 256-byte repeat + per_row 5 a row (as the 16 x 256 test above)."""
+    call = "pto.trowsum(col, big)" if rows is None else f"pto.trowsum(col, big, {rows}, 256)"
+    source = f'''
+@pto.kernel
+def k(A, C):
+    with pto.vector():
+        big = pto.alloc_tile(32, 256, pto.float32, loc=pto.Vec)
+        col = {dst}
+        {call}
+'''
+    assert cycles_of(make_kernels, source, "TROWSUM", 1) == cycles
+
+
 def test_tcolexpand_is_one_ub_to_ub_copy_a_row(make_kernels):
     """A2/A3 TCOLEXPAND copies src's row into each of dst's rows with copy_ubuf_to_ubuf
     (TColExpand.hpp), which the CCE mock prices at UB_TO_UB 1024 GiB/s = 594 B/cycle, no head
@@ -223,14 +284,15 @@ def k(A, C):
 def test_the_mock_table_prices_the_same_ops_by_pto_isas_cce_mock(make_kernels):
     """latency_tables/ascend910b-mock.toml: no formula rows, so TROWSUM 64 x 64 float32 (one
     repeat a row: only the vcadd) is head 14 + 64 repeats x vadd's 2 + 64 rows x (vcadd's 7 -
-    2) = 462 (vcadd (14, 7, 32)) where the default's formula gives 492; 32 x 256 (4 repeats a
-    row: 3 vadd passes, then the vcadd) is 14 + 128 x 2 + 32 x 5 = 430 and TROWMAX there 10
-    (vmax's head) + 128 x 2 (vmax passes and vcmax, both 2 a repeat) = 266; TMATMUL 16x16x16
-    fp16 is 6 + 1."""
+    2) = 462 (vcadd (14, 7, 32)) where the default's formula gives 492; 16 x 256 (4 repeats a
+    row: 3 vadd passes, then the vcadd) is 14 + 64 x 2 + 16 x 5 = 222 and TROWMAX there 10
+    (vmax's head) + 64 x 2 (vmax passes and vcmax, both 2 a repeat) = 138; 32 x 256 runs the
+    fast tree, 259 as on the default table; TMATMUL 16x16x16 fp16 is 6 + 1."""
     pto.use_machine("ascend910b-mock")
     assert op_cycles(make_kernels, "TROWSUM", 64, 64) == 14 + 64 * 2 + 64 * 5
-    assert op_cycles(make_kernels, "TROWSUM", 32, 256) == 14 + 128 * 2 + 32 * 5
-    assert op_cycles(make_kernels, "TROWMAX", 32, 256) == 10 + 128 * 2
+    assert op_cycles(make_kernels, "TROWSUM", 16, 256) == 14 + 64 * 2 + 16 * 5
+    assert op_cycles(make_kernels, "TROWMAX", 16, 256) == 10 + 64 * 2
+    assert op_cycles(make_kernels, "TROWSUM", 32, 256) == 259
     assert pto.machine().latency("TMATMUL") == 6
     from pypto_sim.cli import machine_diff
     from pypto_sim.timing.machine import resolve_machine

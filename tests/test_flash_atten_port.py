@@ -61,3 +61,18 @@ def test_single_tile_is_refused():
     returning unnormalised O."""
     with pytest.raises(ValueError, match="at least 512"):
         fa.run(128, 256)
+
+
+def test_the_row_statistics_run_pto_isas_fast_fp32_tree():
+    """The port's TROWMAX / TROWSUM reduce a whole 32 x 256 float32 slice into a 32 x 1 window
+    of a ColMajor column, the shape A2/A3's TryOptimizeFP32Reduce sends through its group-reduce
+    tree (tests/test_cost_model.py derives the cycles): TROWMAX 252 with vcgmax's head 14 (V
+    idle: a pipe_barrier or a wait for data comes before each), TROWSUM 259 with vcgadd's head,
+    245 without it (queued behind the TCVT / TMUL before it). S0 = 128, S1 = 1024: 4 tiles x 2
+    row slices on each of the 2 AIVs = 16 of each."""
+    _out, _want, prof = fa.run(128, 1024)
+    cycles = collections.Counter((e.inst.split()[0], e.end - e.start) for e in prof.timeline
+                                 if e.inst.split()[0] in ("TROWSUM", "TROWMAX"))
+    assert cycles[("TROWMAX", 252)] == 16
+    assert cycles[("TROWSUM", 259)] + cycles[("TROWSUM", 245)] == 16
+    assert sum(cycles.values()) == 32

@@ -73,6 +73,27 @@ def test_a_formula_row_that_would_misprice_is_refused_at_its_line(tmp_path, row,
     assert f"{csv}:{last}" in str(err.value)
 
 
+@pytest.mark.parametrize("old, new, message", [
+    ('[["group", 128], ["binary", 8], ["binary", 4]', '[["tree", 128], ["binary", 8], ["binary", 4]',
+     r"\[row_reduce_fp32.shapes\] 32x256: steps must be a list of \[kind, repeats\]"),
+    ('["binary", 8], ["binary", 4]', '["binary", 0], ["binary", 4]',
+     r"\[row_reduce_fp32.shapes\] 32x256: steps must be"),
+    ('TROWMAX = { group = "vcgmax"', 'TROWMAX = { group = "vcgmux"',
+     r"\[row_reduce_fp32.ops\] TROWMAX: group = 'vcgmux' names no \[row_reduce_fp32.cce\] entry"),
+    ("vadd = { head = 10, slope = 2,", "vadd = { head = 10, slope = 0,",
+     r"\[row_reduce_fp32.cce\] vadd: head, slope and tail must be whole cycles"),
+    ("vcgmin = { head = 14, slope = 1, tail = 17, source", "vcgmin = { head = 14, slope = 1, tail = 17, sauce",
+     r"\[row_reduce_fp32.cce\] vcgmin must be"),
+])
+def test_a_spoiled_fast_row_reduce_entry_is_refused_naming_it(tmp_path, old, new, message):
+    """latency_tables/ascend910b-mock.toml's [row_reduce_fp32] with one entry spoiled: an
+    unknown step kind, zero repeats, an op naming no intrinsic, a zero slope, no source."""
+    path = edited(tmp_path, old, new, source=SHIPPED / "ascend910b-mock.toml")
+    with pytest.raises(MachineError, match=message) as err:
+        load_machine_from(path)
+    assert str(path) in str(err.value)
+
+
 def test_a_missing_formulas_file_names_both_places_looked(tmp_path):
     """The CSV is looked for beside the table, then among the shipped tables: the error names
     the file as written and both places."""

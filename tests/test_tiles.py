@@ -369,3 +369,38 @@ def cvt(x):
 ''')
     with pytest.raises(pto.CompileError, match="int32 -> int32 is not a conversion"):
         mod.cvt.program_for((pto.alloc_tensor(32),))
+
+
+STORE_TWICE = """
+@pto.kernel
+def store_twice(a, o):
+    t = pto.alloc_local(64)
+    pto.async_load(t, a, 256)
+    pto.wait_all()
+    pto.store(o, t, 256)
+    pto.wait_all()
+    pto.store(o, t, 256)
+"""
+
+
+def test_a_tile_store_to_a_line_the_l2_holds_does_not_reach_hbm(make_kernels, simple_machine):
+    """The L2 is write-back (docs/timing.md, "L2"); simple.toml with HBM's chip link cut to
+    16 B/cycle. 64 float32 = 256 bytes, inside one 512-byte line of o:
+    the first TSTORE misses the line: 50 + max(256 / 32 (core link), 256 / 16 (HBM))   = 66;
+    the second, after wait_all, finds it: HBM moves nothing, the L2's chip link 256 / 256 = 1:
+    50 + max(256 / 32, 1)                                                              = 58
+    (a write-through L2 would charge the second HBM's 16 cycles again: 66)."""
+    from pypto_sim.timing import machine as machine_mod
+    token = machine_mod._ACTIVE.set(simple_machine.with_overrides({"memory.hbm_chip_bytes_per_cycle": 16.0},
+                                                                  source="test: HBM slower than the core link"))
+    try:
+        host, d_in, d_out = _tile_tensors(64)
+        prof = pto.profile(make_kernels(STORE_TWICE).store_twice, grid=(1, 1, 1), block=(32, 1, 1),
+                           args=(d_in, d_out))
+    finally:
+        machine_mod._ACTIVE.reset(token)
+    stores = [e.end - e.start for e in prof.timeline if e.inst == "TSTORE"]
+    assert stores == [66, 58]
+    out = np.empty(64, np.float32)
+    pto.memcpy_d2h(out, d_out)
+    np.testing.assert_array_equal(out, host)

@@ -248,6 +248,8 @@ def vector_benches(m) -> list:
         if cols is None:
             continue
         for rows in chain_rows(cols, dt):
+            if m.fast_row_reduce(spec.name, dt, rows, cols) is not None:
+                continue    # pto-isa's fast fp32 tree ([row_reduce_fp32]), not the entry fitted here
             allocs, call = op_allocs(spec, dt, rows, cols)
             out.append(_bench(f"aiv_chain.{spec.name}.rows={rows}", spec.name, "vector", allocs, [call],
                               spec.name, AIV_SIZES))

@@ -73,7 +73,7 @@ TP_CCEVENT = 62
 TP_MAXJ = 63       # operands to log (the values replay decodes them)
 TP_DITEM = 64      # the data tile's bytes per element (a vector op's cost)
 TP_ALU = 65        # 1 for an elementwise op (family tile_alu): priced at a row-major shape
-N_TP = 66
+TP_FAST_R, TP_FAST_C, TP_FAST_HEAD, TP_FAST_BODY, TP_FAST_TAIL, N_TP = 66, 67, 68, 69, 70, 71  # fast tree
 TF_BW = 0          # the transfer's bandwidth (bytes per cycle)
 TF_PER = 1         # cycles per repeat (vector op, matmul)
 TF_ROW = 2         # cycles per row (vector op: per_row)
@@ -179,10 +179,10 @@ def _odd_part(n):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, has_l2, nbytes, start, write,
-                  hit_fraction, now):
-    """AICoreMemory.book: cycles the L2's chip link and (missed or written bytes) HBM's
-    need for a transfer from start."""
+def _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, has_l2, nbytes, start, hit_fraction, now):
+    """AICoreMemory.book: cycles the L2's chip link and (the bytes of missed lines) HBM's need
+    for a transfer from start. Loads and stores alike: the L2 is write-back, so a store that
+    hits a line the L2 holds does not reach HBM (docs/timing.md, "L2")."""
     s = np.float64(start)
     done = s
     fnow = np.float64(now)
@@ -190,7 +190,7 @@ def _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, has_l2, nbytes, start,
         d = link_book(l2_s, l2_e, l2_n, 0, s, nbytes / af[AF_L2_BW], fnow)
         if d > done:
             done = d
-    hbm_bytes = nbytes if write else nbytes * (1.0 - hit_fraction)
+    hbm_bytes = nbytes * (1.0 - hit_fraction)
     if hbm_bytes > 0:
         d = link_book(lk_s, lk_e, lk_n, 0, s, hbm_bytes / af[AF_HBM_BW], fnow)
         if d > done:
@@ -357,7 +357,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
                   l2link, l2first, tbase, routes, hz_out, out):
     """timing/aicore.py dispatch: unit g hands tile instruction pc (decoded in shape) to its
     pipe at cycle now. out = (start, complete, bytes, cause, cause pc, L2 missed, shared wait,
-    bytes read from HBM: a load's missed lines' share of its bytes, rounded up)."""
+    bytes moved to or from HBM: a transfer's missed lines' share of its bytes, rounded up)."""
     kind = tp[pc, TP_KIND]
     pipe = pc_pipe[pc]
     fixed = pc_lat[pc]
@@ -367,7 +367,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
     reads = tp[pc, TP_READS:TP_READS + 6]
     writes = tp[pc, TP_WRITES:TP_WRITES + 2]
     missed, shared_wait = 0, np.int64(0)      # records.why_code's: a load's L2 miss, L2/HBM wait
-    hbm_read = np.int64(0)                    # ... and the bytes it read from HBM
+    hbm_read = np.int64(0)                    # ... and the bytes it moved to or from HBM
     hazard = np.int64(0)
     hkind = 0
     hpc = np.int64(-1)
@@ -403,12 +403,12 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
         if acfg[AK_HAS_L2] != 0:
             hits, lines = l2_touch_window(l2s, l2link, l2first[tp[pc, TP_SLOT]], shape[6], rows,
                                           cols, shape[7], tp[pc, TP_ITEM], acfg[AK_LINE_BYTES])
+            hit_fraction = hits / max(lines, 1)
+            hbm_read = -((-np.int64(nbytes) * (lines - hits)) // max(lines, 1))
             if read:
                 if hits == lines:
                     saving = acfg[AK_L2_MISS_EXTRA]
                 missed = 0 if hits == lines else 1
-                hit_fraction = hits / max(lines, 1)
-                hbm_read = -((-np.int64(nbytes) * (lines - hits)) // max(lines, 1))
         if kind == AK_STORE_ACC:
             acc = tp[pc, TP_ACC_BYTES]
             n0 = max(1, np.int64(af[AF_DRAIN_C0]) // acc)
@@ -417,7 +417,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
                 af[AF_DRAIN_PEN] * (_odd_part(n1) - 1)
             drain = _ceil(af[AF_DRAIN_FIXED] + rows * per_row)
             hbm = _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, acfg[AK_HAS_L2] != 0,
-                                nbytes, start, True, 0.0, env_now)
+                                nbytes, start, hit_fraction, env_now)
             busy = max(drain, hbm)
             if busy - drain > 0:
                 routes[ROUTE_FIX] += busy - drain
@@ -431,8 +431,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
             nominal = _ceil(nbytes / bw)
             own = _ceil(done - start)
             shared = _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af,
-                                   acfg[AK_HAS_L2] != 0, nbytes, start, not read, hit_fraction,
-                                   env_now)
+                                   acfg[AK_HAS_L2] != 0, nbytes, start, hit_fraction, env_now)
             busy = max(own, shared)
             if busy - nominal > 0:
                 routes[tp[pc, TP_ROUTE]] += busy - nominal
@@ -455,7 +454,9 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
             rows, cols = cols, rows
         cycles = _formula(fm_i, fm_f, tp[pc, TP_FSTART], tp[pc, TP_FN], rows, cols)
         tail = np.int64(0)
-        if cycles < 0:
+        if cycles < 0 and rows == tp[pc, TP_FAST_R] and cols == tp[pc, TP_FAST_C]:  # all valid
+            cycles, tail = (tp[pc, TP_FAST_HEAD] if idle else 0) + tp[pc, TP_FAST_BODY], tp[pc, TP_FAST_TAIL]
+        elif cycles < 0:
             rb = tp[pc, TP_RB]
             row_bytes = cols * tp[pc, TP_DITEM]
             aligned = row_bytes % rb == 0

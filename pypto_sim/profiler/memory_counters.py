@@ -10,9 +10,10 @@ Its bytes are spread evenly over that moving window ``[moving_from, complete)``.
 - GM: every transfer's bytes, per core, reads and writes.
 - L2 (machines with an L2): every byte of every transfer crosses the L2's chip link, so the
   L2's traffic is the chip's GM traffic, reads and writes.
-- HBM: written bytes all cross HBM's link (write-allocate); a load crosses it with the share
-  of its bytes whose lines missed in the L2 (the record's ``why``: records.why_hbm_read_bytes,
-  rounded up to a byte), over the same window; without an L2, HBM's traffic is GM's.
+- HBM: a load or store crosses HBM's link with the share of its bytes whose lines missed in
+  the L2 (write-allocate, write-back: docs/timing.md, "L2"; the record's ``why``:
+  records.why_hbm_read_bytes, rounded up to a byte), over the same window; without an L2,
+  HBM's traffic is GM's.
 """
 from __future__ import annotations
 
@@ -118,9 +119,9 @@ def memory_counters(prof, bucket_cycles=None) -> list:
     if prof.machine.has_l2:
         out.append(Counter("L2 bytes/cycle", None, starts, width, dict(chip)))
         missed = why_hbm_read_bytes(rec.why[idx].astype(np.int64)).astype(np.float64)
-        hbm_read = _bucketed(s[is_read], e[is_read], missed[is_read], edges.astype(np.float64)) / width
-        out.append(Counter("HBM bytes/cycle", None, starts, width,
-                           {"read": hbm_read, "write": chip["write"]}))
+        hbm = {side: _bucketed(s[sel], e[sel], missed[sel], edges.astype(np.float64)) / width
+               for side, sel in (("read", is_read), ("write", ~is_read))}
+        out.append(Counter("HBM bytes/cycle", None, starts, width, hbm))
     else:
         out.append(Counter("HBM bytes/cycle", None, starts, width, dict(chip)))
     return out

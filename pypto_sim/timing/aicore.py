@@ -34,7 +34,8 @@ Costs (machine table; sources there):
   them) + per_repeat per 256-byte repeat (+ unaligned_floor for rows that are not whole
   repeats; an elementwise op on a ColMajor column at its row-major reshape) + per_row per
   row (the row reductions' reducing repeat), and the op's tail at the next sync on V, which
-  keeps V busy.
+  keeps V busy. A row reduction that takes pto-isa's fast fp32 tree (the table's
+  [row_reduce_fp32], timing/row_reduce_paths.py) costs that tree's steps instead.
 """
 from __future__ import annotations
 

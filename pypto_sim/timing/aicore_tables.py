@@ -131,6 +131,7 @@ class AICoreTables:
         else:
             self._vector(m, spec.name, data.buf.dtype.name, row, frow, fm_i, fm_f, ex,
                          self.formula_rows)
+            self._fast_row_reduce(m, spec.name, dst, data, row, ex)
         ranges_r = [self._range(v.words()) for v in reads]
         ranges_w = [self._range(v.words()) for v in writes]
         if len(ranges_r) > 6 or len(ranges_w) > 2:
@@ -150,6 +151,20 @@ class AICoreTables:
         if int(sim.enc.code[pc, C_SRC + j]) >= 0:
             raise AssertionError("a pitched elementwise op's cols must be an immediate")
         return int(sim.enc.imm[pc, j])
+
+    @staticmethod
+    def _fast_row_reduce(m, name, dst, src, row, ex):
+        """A row reduction's fast path when the tiles' types take it (TryOptimizeFP32Reduce,
+        include/pto/npu/a2a3/TRowReduceOps.hpp): dst a DN column (ValidCol 1, one word a row)
+        and src a float32 tile of a fast shape whose rows lie cols apart (its Cols, the row
+        stride, is its width); tile_dispatch takes it when the op's rows x cols is that whole
+        shape (Rows = ValidRow, Cols = ValidCol)."""
+        if dst is None or dst.cols != 1 or dst.pitch != 1 or src.pitch != src.cols:
+            return
+        fast = m.fast_row_reduce(name, src.buf.dtype.name, src.rows, src.cols)
+        if fast is not None:
+            row[ex.TP_FAST_R], row[ex.TP_FAST_C] = src.rows, src.cols
+            row[ex.TP_FAST_HEAD], row[ex.TP_FAST_BODY], row[ex.TP_FAST_TAIL] = fast.head, fast.body, fast.tail
 
     @staticmethod
     def _vector(m, name, dtype, row, frow, fm_i, fm_f, ex, formula_rows):

@@ -89,24 +89,25 @@ class L2Cache:
 def l2_touch(sim, gm, read):
     """A tile transfer (tensor slot, element offset, rows, cols, stride, itemsize) of launch sim
     touches its L2 lines: (latency saved, fraction of the bytes that hit); (0, 0.0) without an
-    L2 or for a store."""
+    L2. A store saves no latency (its table latency has no miss path) but its hits stay in the
+    write-back L2."""
     if sim.l2 is None:
         return 0, 0.0
     slot, off, rows, cols, stride, itemsize = gm
     base = int(sim.tbase[slot])
     hits, misses = sim.l2.access_window(base, off, rows, cols, stride, max(itemsize, 1))
-    if not read:
-        return 0, 0.0
-    return (sim.m.l2_miss_extra_latency if misses == 0 else 0), hits / max(hits + misses, 1)
+    saving = sim.m.l2_miss_extra_latency if read and misses == 0 else 0
+    return saving, hits / max(hits + misses, 1)
 
 
-def l2_load_transfer(sim, core, nbytes, start, hit_fraction):
-    """Cycles a tile load of nbytes from cycle start needs when hit_fraction of its bytes hit
-    in the L2: the core's read link for all of them, HBM's chip link for the rest, the L2's
-    chip link for all."""
+def l2_transfer(sim, core, nbytes, start, hit_fraction, read):
+    """Cycles a tile load or store of nbytes from cycle start needs when hit_fraction of its
+    bytes hit in the L2: the core's read or write link for all of them, HBM's chip link for the
+    rest (the L2 is write-back: a store's hits stay in it), the L2's chip link for all."""
     now, s = np.float64(sim.env.now), np.float64(start)
     book = sim.links.link_book
-    done = book(sim.lk_s, sim.lk_e, sim.lk_n, 1 + 2 * core.index, s, nbytes / sim.read_bw, now)
+    link, bw = (1 + 2 * core.index, sim.read_bw) if read else (2 + 2 * core.index, sim.write_bw)
+    done = book(sim.lk_s, sim.lk_e, sim.lk_n, link, s, nbytes / bw, now)
     miss = nbytes * (1.0 - hit_fraction)
     if miss > 0:
         done = max(done, book(sim.lk_s, sim.lk_e, sim.lk_n, 0, s, miss / sim.chip_bw, now))

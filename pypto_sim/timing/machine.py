@@ -21,6 +21,7 @@ except ModuleNotFoundError:  # Python 3.10
 from .._resources import data_dir
 from ..errors import MachineError
 from ..isa import LANE_TILE_FAMILIES, PIPES, VECTOR_FAMILIES, load_isa
+from . import row_reduce_paths
 
 DEFAULT_MACHINE = "ascend910b"
 
@@ -39,7 +40,7 @@ _AICORE = ("vector_units", "bias_bytes", "event_ids", "cross_core_event_ids", "p
 _L2 = ("l2_bytes", "l2_line_bytes", "l2_hit_latency", "l2_miss_extra_latency", "l2_chip_bytes_per_cycle")
 _OPTIONAL_SECTIONS = (("aicore", _AICORE), ("l2", _L2))
 _TOP_LEVEL = {"name", "isa_version", "description", "structure", "capacity", "memory", "pipes",
-              "instruction", "fusion", "formulas"} | {section for section, _keys in _OPTIONAL_SECTIONS}
+              "instruction", "fusion", "formulas", "row_reduce_fp32"} | {section for section, _keys in _OPTIONAL_SECTIONS}
 _WHOLE = ("cores", "warp_slots_per_core", "lanes_per_warp", "issue_width", "sector_bytes",
           "vector_units", "bias_bytes", "event_ids", "cross_core_event_ids", "drain_c0_bytes", "pipe_queue_depth",
           "l2_bytes", "l2_line_bytes", "l2_hit_latency", "l2_miss_extra_latency")
@@ -110,6 +111,8 @@ class Machine:
     # [formulas] vector: {(op, dtype name or "any", cols or "*"): (slope, bias)} and its source
     vector_formulas: dict = field(default_factory=dict)
     formula_source: str = ""
+    # [row_reduce_fp32]: pto-isa's fast fp32 row reductions (timing/row_reduce_paths.py)
+    row_reduce_fp32: dict = field(default_factory=dict)
     pipe_index: dict = field(init=False)
 
     def __post_init__(self):
@@ -132,6 +135,13 @@ class Machine:
                 value = slope * rows * cols + bias
                 return int(math.floor(value + 0.5)) if value > 0 else 0
         return None
+
+    def fast_row_reduce(self, name: str, dtype: str, rows: int, cols: int):
+        """The cost of pto-isa's fast fp32 row reduction (TryOptimizeFP32Reduce) of op name on
+        a whole-valid rows x cols source into a DN column, as a row_reduce_paths.FastRowReduce;
+        None when the table sends it down the generic path ([row_reduce_fp32])."""
+        return row_reduce_paths.price(self.row_reduce_fp32, name, dtype, rows, cols,
+                                      self.latency("PIPE_BARRIER"))
 
     @property
     def has_aicore(self) -> bool:
@@ -234,7 +244,8 @@ class Machine:
                                    hint="use instruction.NAME.latency, memory.KEY, capacity.KEY, "
                                         "structure.KEY or pipes.PIPE.FIELD")
         return Machine(self.name, self.path, self.isa_version, self.description, values, sources,
-                       pipes, instructions, self.fusions, self.vector_formulas, self.formula_source)
+                       pipes, instructions, self.fusions, self.vector_formulas, self.formula_source,
+                       self.row_reduce_fp32)
 
     def without_l2(self) -> "Machine":
         """A copy with no L2 ([l2] removed): tile DMA then always takes the miss path. The
@@ -243,7 +254,7 @@ class Machine:
         sources = {k: v for k, v in self.sources.items() if k not in _L2}
         return Machine(self.name, self.path, self.isa_version, self.description, values, sources,
                        dict(self.pipes), dict(self.instructions), self.fusions, self.vector_formulas,
-                       self.formula_source)
+                       self.formula_source, self.row_reduce_fp32)
 
     def lane_timing(self, name: str, wide: bool = False):
         """(latency, issue_interval) of instruction ``name``; wide: on 64-bit values (float64,
@@ -402,7 +413,8 @@ def load_machine_from(path) -> Machine:
     return Machine(name=str(doc["name"]), path=path, isa_version=str(doc["isa_version"]),
                    description=str(doc.get("description", "")), values=values, sources=sources,
                    pipes=pipes, instructions=instructions, fusions=fusions,
-                   vector_formulas=formulas, formula_source=formula_source)
+                   vector_formulas=formulas, formula_source=formula_source,
+                   row_reduce_fp32=row_reduce_paths.parse(path, doc.get("row_reduce_fp32", {}), isa))
 
 
 def _vector_formulas(path, section, isa):

@@ -33,7 +33,7 @@ from .progress import Progress
 from .records import CAUSE, FoldedRecords, LaunchRecords, PcTotals, RecordBuffer
 from . import aicore as aicore_ops
 from .aicore_pipes import AICorePipes, AICoreStats
-from .l2 import L2Cache, l2_load_transfer, l2_touch
+from .l2 import L2Cache, l2_touch, l2_transfer
 from . import launch_errors
 from . import tiles as tile_ops
 from .state import BlockState, CoreState
@@ -496,13 +496,13 @@ class LaunchSimulation:
     def _transfer(self, core, nbytes, start, read, hit_fraction=0.0):
         """Cycles of bandwidth a transfer of nbytes from cycle start adds, on the core's link
         and the chip's HBM (busy intervals: the executor's link_book, shared with the
-        compiled engine). hit_fraction: the share of a tile load's bytes the L2 serves, which
+        compiled engine). hit_fraction: the share of a tile transfer's bytes the L2 holds, which
         cross the L2's chip link instead of HBM's."""
         if not hit_fraction:
             return int(self.links.transfer(self.lk_s, self.lk_e, self.lk_n, core.index, nbytes, start,
                                            read, self.read_bw, self.write_bw, self.chip_bw,
                                            int(self.env.now)))
-        return l2_load_transfer(self, core, nbytes, start, hit_fraction)
+        return l2_transfer(self, core, nbytes, start, hit_fraction, read)
 
     def l2_touch(self, gm, read):
         """A tile transfer touches its L2 lines: (latency saved, fraction of bytes that hit)."""

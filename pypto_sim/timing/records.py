@@ -32,8 +32,9 @@ FIELDS = ("block", "warp", "core", "pc", "issue", "complete", "stall", "cause", 
 # ``cause`` (why it started after its dispatch) does not say - the cause of its scalar unit's
 # wait before dispatching it (a full pipe queue, an operand), whether a load paid the L2's
 # miss extra, the cycles a transfer waited for shared L2 / HBM bandwidth beyond its own
-# path's (below 2**32), and the bytes a load read from HBM (its missed lines' share of its
-# bytes, rounded up: 0 exactly when every line hit); packed by why_code, read by why_fields
+# path's (below 2**32), and the bytes a load or store moved from or to HBM (its missed lines'
+# share of its bytes, rounded up: 0 exactly when every line hit; the L2 is write-back, so a
+# store's hits stay in it: docs/timing.md, "L2"); packed by why_code, read by why_fields
 # and why_hbm_read_bytes (the packing: exec/record_why.py).
 
 
@@ -49,7 +50,7 @@ def why_fields(why):
 
 
 def why_hbm_read_bytes(why):
-    """The bytes a load read from HBM (its L2-missed share), of ``why`` values."""
+    """The bytes a transfer moved from or to HBM (its L2-missed share), of ``why`` values."""
     return why // WHY_HBM
 
 

@@ -12,7 +12,7 @@ buffers allow, and ``depth=1`` serialises. Costs:
   issue_interval per request, so DMA requests pipeline behind each other on the link. With an
   L2 in the machine table (timing/l2.py) a load's lines that hit cross the L2's chip link
   instead of HBM's, and a load that hits every line saves l2_miss_extra_latency; stores
-  allocate their lines and go through to HBM;
+  allocate their lines too, and those that hit stay in the write-back L2 (docs/timing.md, "L2");
 - MMA: latency + ceil(m/16) * ceil(k/k_tile) * ceil(n/16) repeats * per_repeat (k_tile and
   per_repeat for float16 inputs, the _f32 variants for float32), holding the pipe throughout;
 - vector tile ops: latency + ceil(ceil(bytes / repeat_bytes) * per_repeat), holding the pipe.
@@ -281,8 +281,9 @@ def dispatch(sim, pc, core, blk, w, ws, now):
     elif fam == "tile_store":
         core.pipe_free[pipe] = start + sim.pc_ii[pc]
         rows, cols, stride = (int(v) for v in vals[2:5])
-        sim.l2_touch((slot, int(vals[0]), rows, cols, stride, moved // max(rows * cols, 1)), read=False)
-        complete = start + fixed + sim._transfer(core, moved, start, read=False)
+        _, hit_fraction = sim.l2_touch((slot, int(vals[0]), rows, cols, stride, moved // max(rows * cols, 1)),
+                                       read=False)
+        complete = start + fixed + sim._transfer(core, moved, start, read=False, hit_fraction=hit_fraction)
     elif fam == "tile_mma":
         complete = start + mma_cycles(m, mm, nn, kk, ab.dtype.itemsize == 4, latency=fixed)
         core.pipe_free[pipe] = complete
