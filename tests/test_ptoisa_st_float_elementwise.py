@@ -1,0 +1,112 @@
+"""pto-isa's st cases of TADD, TSUB, TMUL, TMAX on float, half and int32 tiles and of TEXP,
+TSQRT and TRSQRT on float and half (tests/cpu/st/testcase/tadd, tsub, tmul, tmax, texp, tsqrt,
+trsqrt at 3186c381), in the AI-core API as their kernels write them: TLOAD, the op, TSTORE of
+full tiles (TSQRT also in place, dst = src, as its isInPlace cases assign both tiles one
+address). Each golden is its gen_data.py's, in numpy (seed 19, one generator per case); each
+tolerance its main.cpp's (ResultCmp(golden, out, eps) over the byte-sized vectors).
+
+The int16 cases of the binary ops are in tests/test_ptoisa_st_integers.py. Not ported: the
+bf16 cases (case_bf16_*), which main.cpp builds only with PTO_CPU_SIM_ENABLE_BF16 /
+CPU_SIM_BFLOAT_ENABLED, as test_ptoisa_st_integers.py leaves TCMPTest.case_bf16_uint32.
+"""
+import numpy as np
+import pytest
+
+from ptoisa_st import result_cmp, run_kernel
+
+BINARY = """
+@pto.kernel
+def k(A, B, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            a = pto.alloc_tile({r}, {c}, pto.{dt})
+            b = pto.alloc_tile({r}, {c}, pto.{dt})
+            dst = pto.alloc_tile({r}, {c}, pto.{dt})
+            pto.tload(a, A)
+            pto.tload(b, B)
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.{op}(dst, a, b)
+            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.tstore(O, dst)
+"""
+
+UNARY = """
+@pto.kernel
+def k(S, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            src = pto.alloc_tile({r}, {c}, pto.{dt})
+            dst = {dst}
+            pto.tload(src, S)
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.{op}(dst, src)
+            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.tstore(O, dst)
+"""
+
+# main.cpp's TEST_Fs: case_float_64x64_..., case_int32_64x64_..., case_half_16x256_...
+BINARY_SHAPES = {"float32": (64, 64), "int32": (64, 64), "float16": (16, 256)}
+BINARY_GOLDEN = {"tadd": np.add, "tsub": np.subtract, "tmul": np.multiply, "tmax": np.maximum}
+
+
+@pytest.mark.parametrize("dt", BINARY_SHAPES)
+@pytest.mark.parametrize("op", BINARY_GOLDEN)
+def test_binary(make_kernels, op, dt):
+    """gen_data.py: input1, input2 = randint(1, 10) of rows x cols as dt; golden = the op of
+    the two in dt (exact: sums, differences, products and maxima of 1..9 are integers every
+    one of these dtypes holds). ResultCmp(golden, out, 0.001)."""
+    r, c = BINARY_SHAPES[dt]
+    rng = np.random.RandomState(19)
+    a = rng.randint(1, 10, size=[r, c]).astype(dt)
+    b = rng.randint(1, 10, size=[r, c]).astype(dt)
+    golden = BINARY_GOLDEN[op](a, b).astype(dt)
+    kernel = make_kernels(BINARY.format(r=r, c=c, dt=dt, op=op)).k
+    out, = run_kernel(kernel, [a, b], [((r, c), np.dtype(dt))])
+    assert result_cmp(golden, out, 0.001, compared=golden.nbytes)
+    np.testing.assert_array_equal(out, golden)
+
+
+# (op, dt, rows, cols, in place, eps) of each TEST_F (main.cpp) and its gen_data.py
+UNARY_CASES = {
+    "TEXP.case_float_64x64": ("texp", "float32", 64, 64, False, 0.001),
+    "TEXP.case_half_64x64": ("texp", "float16", 64, 64, False, 0.001),
+    "TEXP.case_half_32x32": ("texp", "float16", 32, 32, False, 0.001),
+    "TEXP.case_float_32x32": ("texp", "float32", 32, 32, False, 0.001),
+    "TEXP.case_float_32x16": ("texp", "float32", 32, 16, False, 0.001),
+    "TSQRT.case_float_inPlace_True": ("tsqrt", "float32", 64, 64, True, 0.0001),
+    "TSQRT.case_float_inPlace_False": ("tsqrt", "float32", 64, 64, False, 0.0001),
+    "TSQRT.case_half_inPlace_True": ("tsqrt", "float16", 64, 64, True, 0.001),
+    "TSQRT.case_half_inPlace_False": ("tsqrt", "float16", 64, 64, False, 0.001),
+    "TRSQRT.case_float_64x64": ("trsqrt", "float32", 64, 64, False, 0.001),
+    "TRSQRT.case_half_64x64": ("trsqrt", "float16", 64, 64, False, 0.001),
+}
+
+
+def _unary_data(op, dt, r, c):
+    """gen_data.py's input and golden: TEXP and TSQRT take random() of [0, 1) as dt and
+    compute np.exp / np.sqrt in dt; TRSQRT takes uniform(0.1, 10.0) as dt and computes
+    1.0 / np.sqrt(x) element by element (a float64 quotient of dt's root, stored as dt)."""
+    rng = np.random.RandomState(19)
+    if op == "trsqrt":
+        x = rng.uniform(0.1, 10.0, size=(r, c)).astype(dt)
+        golden = np.zeros([r, c]).astype(dt)
+        golden[:, :] = 1.0 / np.sqrt(x)
+        return x, golden
+    x = rng.random_sample(size=(r, c)).astype(dt)
+    return x, (np.exp(x) if op == "texp" else np.sqrt(x)).astype(dt)
+
+
+@pytest.mark.parametrize("case", UNARY_CASES)
+def test_unary(make_kernels, case):
+    """TEXP / TSQRT / TRSQRT of gen_data.py's input against its golden with main.cpp's eps
+    (TSQRT: 0.0001 for float, 0.001 for half; the others 0.001)."""
+    op, dt, r, c, in_place, eps = UNARY_CASES[case]
+    x, golden = _unary_data(op, dt, r, c)
+    dst = "src" if in_place else f"pto.alloc_tile({r}, {c}, pto.{dt})"
+    kernel = make_kernels(UNARY.format(r=r, c=c, dt=dt, op=op, dst=dst)).k
+    out, = run_kernel(kernel, [x], [((r, c), np.dtype(dt))])
+    assert result_cmp(golden, out, eps, compared=golden.nbytes)
