@@ -1,17 +1,21 @@
-"""pto-isa's st cases of TADD, TSUB, TMUL, TMAX on float, half and int32 tiles and of TEXP,
-TSQRT and TRSQRT on float and half (tests/cpu/st/testcase/tadd, tsub, tmul, tmax, texp, tsqrt,
-trsqrt at 3186c381), in the AI-core API as their kernels write them: TLOAD, the op, TSTORE of
+"""pto-isa's st cases of TADD, TSUB, TMUL, TMAX on float, half and int32 tiles, of TEXP,
+TSQRT and TRSQRT on float and half, and of TCOLMAX (tests/cpu/st/testcase/tadd, tsub, tmul,
+tmax, texp, tsqrt, trsqrt, tcolmax at 3186c381), in the AI-core API as their kernels write them: TLOAD, the op, TSTORE of
 full tiles (TSQRT also in place, dst = src, as its isInPlace cases assign both tiles one
 address). Each golden is its gen_data.py's, in numpy (seed 19, one generator per case); each
 tolerance its main.cpp's (ResultCmp(golden, out, eps) over the byte-sized vectors).
 
 The int16 cases of the binary ops are in tests/test_ptoisa_st_integers.py. Not ported: the
 bf16 cases (case_bf16_*), which main.cpp builds only with PTO_CPU_SIM_ENABLE_BF16 /
-CPU_SIM_BFLOAT_ENABLED, as test_ptoisa_st_integers.py leaves TCMPTest.case_bf16_uint32.
+CPU_SIM_BFLOAT_ENABLED, as test_ptoisa_st_integers.py leaves TCMPTest.case_bf16_uint32;
+TCOLSUMTest (its kernel calls TCOLSUM(dst, src, tmp, true): pto.tcolsum has no tmp and
+isBinary operands yet); TMATMULTest's cases other than the bias ones (tests/ptoisa_st.py)
+are not ported either.
 """
 import numpy as np
 import pytest
 
+import pypto_sim as pto
 from ptoisa_st import result_cmp, run_kernel
 
 BINARY = """
@@ -110,3 +114,48 @@ def test_unary(make_kernels, case):
     kernel = make_kernels(UNARY.format(r=r, c=c, dt=dt, op=op, dst=dst)).k
     out, = run_kernel(kernel, [x], [((r, c), np.dtype(dt))])
     assert result_cmp(golden, out, eps, compared=golden.nbytes)
+
+
+TCOLMAX = """
+@pto.kernel
+def k(S, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            src = pto.alloc_tile({r}, {c}, pto.{dt})
+            dst = pto.alloc_tile(1, {c}, pto.{dt})
+            pto.tload(src, S)
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.tcolmax(dst, src)
+            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.tstore(O, dst)
+"""
+
+# TCOLMAXTest's TEST_Fs: case_float_64x64_..., case_half_16x256_...
+TCOLMAX_CASES = {"case_float_64x64": ("float32", 64, 64), "case_half_16x256": ("float16", 16, 256)}
+
+
+@pytest.mark.parametrize("case", TCOLMAX_CASES)
+def test_tcolmax(make_kernels, case):
+    """gen_data.py: input randint(-16, 16) of rows x cols as dt; golden[0, j] = max of column
+    j. ResultCmp(golden, out, 0.001)."""
+    dt, r, c = TCOLMAX_CASES[case]
+    rng = np.random.RandomState(19)
+    x = rng.randint(low=-16, high=16, size=[r, c]).astype(dt)
+    golden = x.max(axis=0, keepdims=True)
+    kernel = make_kernels(TCOLMAX.format(r=r, c=c, dt=dt)).k
+    out, = run_kernel(kernel, [x], [((1, c), np.dtype(dt))])
+    assert result_cmp(golden, out, 0.001, compared=golden.nbytes)
+    np.testing.assert_array_equal(out, golden)
+
+
+@pytest.mark.parametrize("dt", ["int8", "uint8"])
+def test_a2a3_tcolmax_refuses_8_bit_tiles(make_kernels, dt):
+    """TCOLMAXTest.case_int8_64x64 and case_uint8_64x64 run on pto-isa's CPU simulation only:
+    A2/A3's TColReduceCheck takes half, float, int16 and int32 ("Fix: TCOLREDUCE input data
+    type is not supported by this instruction.", include/pto/npu/a2a3/TColReduceOps.hpp), and
+    so does pypto_sim: the kernel does not compile."""
+    kernel = make_kernels(TCOLMAX.format(r=64, c=64, dt=dt)).k
+    with pytest.raises(pto.CompileError, match=rf"among float32, float16, int32, int16, got {dt}"):
+        kernel.program_for((pto.alloc_tensor(64 * 64, dt), pto.alloc_tensor(64, dt)))
