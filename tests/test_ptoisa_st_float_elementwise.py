@@ -1,11 +1,12 @@
-"""pto-isa's st cases of TADD, TSUB, TMUL, TMAX on float, half and int32 tiles, of TEXP,
+"""pto-isa's st cases of TADD, TSUB, TMUL, TMAX and TMULS on float, half and int32 tiles, of TEXP,
 TSQRT and TRSQRT on float and half, and of TCOLMAX (tests/cpu/st/testcase/tadd, tsub, tmul,
-tmax, texp, tsqrt, trsqrt, tcolmax at 3186c381), in the AI-core API as their kernels write them: TLOAD, the op, TSTORE of
+tmax, tmuls, texp, tsqrt, trsqrt, tcolmax at 3186c381), in the AI-core API as their kernels write them: TLOAD, the op, TSTORE of
 full tiles (TSQRT also in place, dst = src, as its isInPlace cases assign both tiles one
 address). Each golden is its gen_data.py's, in numpy (seed 19, one generator per case); each
 tolerance its main.cpp's (ResultCmp(golden, out, eps) over the byte-sized vectors).
 
-The int16 cases of the binary ops are in tests/test_ptoisa_st_integers.py. Not ported: the
+The int16 cases of the binary ops and TMULS case4, case7 - case9 are in
+tests/test_ptoisa_st_integers.py. Not ported: the
 bf16 cases (case_bf16_*), which main.cpp builds only with PTO_CPU_SIM_ENABLE_BF16 /
 CPU_SIM_BFLOAT_ENABLED, as test_ptoisa_st_integers.py leaves TCMPTest.case_bf16_uint32;
 TCOLSUMTest is not ported (its kernel calls TCOLSUM(dst, src, tmp, true): pto.tcolsum has no
@@ -158,3 +159,25 @@ def test_a2a3_tcolmax_refuses_8_bit_tiles(make_kernels, dt):
     kernel = make_kernels(TCOLMAX.format(r=64, c=64, dt=dt)).k
     with pytest.raises(pto.CompileError, match=rf"among float32, float16, int32, int16, got {dt}"):
         kernel.program_for((pto.alloc_tensor(64 * 64, dt), pto.alloc_tensor(64, dt)))
+
+
+# TMulsParams(name, dtype, rows, cols) of gen_data.py (seed 23)
+TMULS_CASES = {"case1": ("float32", 32, 64), "case2": ("float16", 63, 64), "case3": ("int32", 31, 128),
+               "case5": ("float32", 7, 448), "case6": ("float32", 256, 16)}
+
+
+@pytest.mark.parametrize("case", TMULS_CASES)
+def test_tmuls(make_kernels, case):
+    """gen_data.py: input uniform(-8, 8) of rows x cols as dt, the scalar uniform(-8, 8) as dt
+    (written as a float32, which the kernel's launcher converts back to dt); golden
+    input * scalar in dt. ResultCmp(golden, out, 0.001)."""
+    from test_ptoisa_st_integers import TMULS
+    dt, r, c = TMULS_CASES[case]
+    rng = np.random.RandomState(23)
+    x = rng.uniform(low=-8, high=8, size=(r, c)).astype(dt)
+    scalar = rng.uniform(low=-8, high=8, size=(1, 1)).astype(dt)
+    golden = (x * scalar[0, 0]).astype(dt)
+    kernel = make_kernels(TMULS.format(r=r, c=c, dt=dt)).k
+    arg = int(scalar[0, 0]) if dt == "int32" else float(scalar[0, 0])
+    out, = run_kernel(kernel, [x], [((r, c), np.dtype(dt))], arg)
+    assert result_cmp(golden, out, 0.001, compared=golden.nbytes)
