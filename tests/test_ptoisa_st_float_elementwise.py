@@ -1,12 +1,12 @@
-"""pto-isa's st cases of TADD, TSUB, TMUL, TMAX and TMULS on float, half and int32 tiles, of TEXP,
+"""pto-isa's st cases of TADD, TSUB, TMUL, TMAX, TMULS and TSEL on float, half and int32 tiles, of TEXP,
 TSQRT and TRSQRT on float and half, and of TCOLMAX (tests/cpu/st/testcase/tadd, tsub, tmul,
-tmax, tmuls, texp, tsqrt, trsqrt, tcolmax at 3186c381), in the AI-core API as their kernels write them: TLOAD, the op, TSTORE of
+tmax, tmuls, tsel, texp, tsqrt, trsqrt, tcolmax at 3186c381), in the AI-core API as their kernels write them: TLOAD, the op, TSTORE of
 full tiles (TSQRT also in place, dst = src, as its isInPlace cases assign both tiles one
 address). Each golden is its gen_data.py's, in numpy (seed 19, one generator per case); each
 tolerance its main.cpp's (ResultCmp(golden, out, eps) over the byte-sized vectors).
 
-The int16 cases of the binary ops and TMULS case4, case7 - case9 are in
-tests/test_ptoisa_st_integers.py. Not ported: the
+The int16 cases of the binary ops, TMULS case4, case7 - case9 and TSEL case7 - case15 are in
+tests/test_ptoisa_st_integers.py (whose TMULS and TSEL kernels these use). Not ported: the
 bf16 cases (case_bf16_*), which main.cpp builds only with PTO_CPU_SIM_ENABLE_BF16 /
 CPU_SIM_BFLOAT_ENABLED, as test_ptoisa_st_integers.py leaves TCMPTest.case_bf16_uint32;
 TCOLSUMTest is not ported (its kernel calls TCOLSUM(dst, src, tmp, true): pto.tcolsum has no
@@ -181,3 +181,31 @@ def test_tmuls(make_kernels, case):
     arg = int(scalar[0, 0]) if dt == "int32" else float(scalar[0, 0])
     out, = run_kernel(kernel, [x], [((r, c), np.dtype(dt))], arg)
     assert result_cmp(golden, out, 0.001, compared=golden.nbytes)
+
+
+TSEL_FLOAT_CASES = {"case1": ("float32", 128), "case2": ("float32", 32), "case3": ("float32", 160),
+                    "case4": ("float16", 128), "case5": ("float16", 32), "case6": ("float16", 160)}
+
+
+@pytest.mark.parametrize("case", TSEL_FLOAT_CASES)
+def test_tsel(make_kernels, case):
+    """TSELTest.case1 - case6 (2 x 128, 32, 160 float and half). gen_data.py (seed 19): input0,
+    input1 rand(rows * cols) as dt, the mask randint(0, 255) bytes, ceil(cols / 8) a row;
+    golden element (i, j * 8 + k) input0's where bit k of mask byte (i, j) is set, else
+    input1's. ResultCmp(golden, out, 0.001); a select is exact, so out equals the golden."""
+    from test_ptoisa_st_integers import TSEL, tsel_golden
+    dt, cols = TSEL_FLOAT_CASES[case]
+    rows = 2
+    rng = np.random.RandomState(19)
+    a = rng.rand(rows * cols).astype(dt)
+    b = rng.rand(rows * cols).astype(dt)
+    mask_cols = (cols + 7) // 8
+    mask = rng.randint(0, 255, size=rows * mask_cols, dtype=np.uint8)
+    golden = tsel_golden(mask, a, b, rows, cols)
+    mc = -(-mask_cols // 32) * 32
+    mask_gm = np.zeros((rows, mc), np.uint8)
+    mask_gm[:, :mask_cols] = mask.reshape(rows, mask_cols)
+    kernel = make_kernels(TSEL.format(r=rows, c=cols, mc=mc, dt=dt)).k
+    out, = run_kernel(kernel, [mask_gm, a.reshape(rows, cols), b.reshape(rows, cols)], [((rows, cols), np.dtype(dt))])
+    assert result_cmp(golden, out, 0.001, compared=golden.nbytes)
+    np.testing.assert_array_equal(out.ravel(), golden)
