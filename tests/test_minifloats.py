@@ -300,15 +300,17 @@ def k(X, O):
 
 LANE_FORMS = {"store": "O[i] = 1.0", "augmented store": "O[i] += 1.0",
               "fma to memory": "pto.fma(O + i, 1.0, 2.0, 3.0)",
-              "cast": "X[i] = pto.cast(X[i], pto.{dtype})", "constant cast": "X[i] = pto.cast(0.3, pto.{dtype})"}
+              "cast": "X[i] = pto.cast(X[i], pto.{dtype})", "constant cast": "X[i] = pto.cast(0.3, pto.{dtype})",
+              "local array": "t = pto.local_array(4, pto.{dtype})"}
 
 
 @pytest.mark.parametrize("dtype", ["float8_e4m3", "float8_e5m2", "hifloat8", "float4_e2m1x2", "float4_e1m2x2"])
 @pytest.mark.parametrize("form", LANE_FORMS)
 def test_lane_kernels_refuse_the_a5_types_in_every_form(make_kernels, form, dtype):
     """A2/A3's lane (vector / scalar) code has no 8-bit or 4-bit float: storing to such a
-    tensor, updating it, a fused multiply-add into it, or converting a value to the format
-    (even a constant, which would otherwise silently compute with the format's rounding) is a
+    tensor, updating it, a fused multiply-add into it, converting a value to the format (even
+    a constant, which would otherwise silently compute with the format's rounding) or a local
+    array of it is a
     CompileError that names A2/A3 and A5's conversions, never values."""
     kernel = make_kernels(f"""
 @pto.kernel

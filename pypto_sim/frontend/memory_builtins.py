@@ -149,6 +149,8 @@ class MemoryBuiltins:
             self.error(node, "pto.local_array(n): n must be a positive integer known at compile time",
                        "use a literal, a module constant or a size-deciding kernel argument")
         dtype = dtype.dtype if isinstance(dtype, DTypeRef) else dtype
+        if dtype in dtypes.MINIFLOATS:
+            self.error(node, f"pto.local_array: {dtype} {dtypes.a5_only(dtype)}")
         if dtype not in dtypes.REGISTER_DTYPES:
             self.error(node, f"pto.local_array: dtype must be one of "
                              f"{', '.join(d.name for d in dtypes.REGISTER_DTYPES)}, got {dtype}")
