@@ -99,6 +99,7 @@ ALIASES = {"float8_e4m3_t": float8_e4m3, "float8_e4m3fn": float8_e4m3, "float8_e
            "hifloat8_t": hifloat8, "float4_e2m1x2_t": float4_e2m1x2, "float4_e2m1fn_x2": float4_e2m1x2,
            "float4_e2m1fn": float4_e2m1x2, "float4_e1m2x2_t": float4_e1m2x2}
 BY_CODE = {d.code: d for d in ALL}
+INT4_NAMES = ("int4b_t", "int4", "int4b")    # pto-isa's and ml_dtypes' names of the int4 not built
 REGISTER_DTYPES = (float32, float16, int32, bool_, uint32, float64, int64)   # lane values' dtypes
 TILE_DTYPES = (float32, float16, int32)
 TENSOR_DTYPES = (float32, float16, int32, int8, uint8, int16, uint16, uint32, bfloat16, int64,
@@ -132,6 +133,10 @@ def as_dtype(value) -> DType:
         for d in ALL:
             if d.numpy == npd and d.name == npd.name:    # not bfloat16, the minifloats (float32 hosts)
                 return d
+    if str(getattr(value, "name", value)) in INT4_NAMES:
+        raise TypeError(f"unsupported dtype {value!r}: pypto_sim has no int4 dtype (pto-isa's "
+                        "int4b_t); A2/A3 converts S4 only from and to float16 (pto-isa TCVT.md), "
+                        "the matmul's int4 is not built either; hold int4 values in int8")
     names = ", ".join(d.name for d in TENSOR_DTYPES)
     raise TypeError(f"unsupported dtype {value!r}: pypto_sim supports {names}")
 

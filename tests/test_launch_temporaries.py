@@ -88,3 +88,21 @@ def test_free_of_a_temporary_by_another_path_is_reported():
     with pytest.raises(pto.UseAfterFreeError, match="'d_o'"):
         pto.sync()
     assert _live() == set()      # both returned to the allocator
+
+
+def test_numbas_launch_form_keeps_its_temporaries_too():
+    """kernel[grid, block](pto.to_device(x), d_o, n), numba's `kernel[g, b](cuda.to_device(x),
+    ...)`: the temporary lives until the launch has run (2 * 0..31 = 0, 2, .., 62), then is
+    freed; a tensor the program holds and dels while that form's launch is queued is still the
+    UseAfterFreeError."""
+    d_o = pto.alloc_tensor(32 * 4)
+    double[1, 32](pto.to_device(np.arange(32, dtype=np.float32)), d_o, 32)
+    assert len(_live()) == 2
+    pto.sync()
+    assert _live() == {d_o.alloc.id}
+    np.testing.assert_array_equal(d_o.numpy(), 2.0 * np.arange(32))
+    d_a = pto.to_device(np.ones(32, np.float32))
+    double[1, 32](d_a, d_o, 32)
+    del d_a
+    with pytest.raises(pto.UseAfterFreeError, match="'d_a'"):
+        pto.sync()

@@ -298,6 +298,30 @@ def k(X, O):
         kernel.program_for((pto.alloc_tensor(32, pto.float8_e5m2), pto.alloc_tensor(128, pto.float32)))
 
 
+LANE_FORMS = {"store": "O[i] = 1.0", "augmented store": "O[i] += 1.0",
+              "fma to memory": "pto.fma(O + i, 1.0, 2.0, 3.0)",
+              "cast": "X[i] = pto.cast(X[i], pto.{dtype})", "constant cast": "X[i] = pto.cast(0.3, pto.{dtype})",
+              "local array": "t = pto.local_array(4, pto.{dtype})"}
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3", "float8_e5m2", "hifloat8", "float4_e2m1x2", "float4_e1m2x2"])
+@pytest.mark.parametrize("form", LANE_FORMS)
+def test_lane_kernels_refuse_the_a5_types_in_every_form(make_kernels, form, dtype):
+    """A2/A3's lane (vector / scalar) code has no 8-bit or 4-bit float: storing to such a
+    tensor, updating it, a fused multiply-add into it, converting a value to the format (even
+    a constant, which would otherwise silently compute with the format's rounding) or a local
+    array of it is a
+    CompileError that names A2/A3 and A5's conversions, never values."""
+    kernel = make_kernels(f"""
+@pto.kernel
+def k(X, O):
+    i = pto.get_global_id()
+    {LANE_FORMS[form].format(dtype=dtype)}
+""").k
+    with pytest.raises(pto.CompileError, match=A5_MESSAGE):
+        kernel.program_for((pto.alloc_tensor(128, pto.float32), pto.alloc_tensor(32, dtype)))
+
+
 def test_to_device_takes_ml_dtypes_arrays():
     """pto.to_device of an ml_dtypes float8_e5m2 array gives a float8_e5m2 tensor of its bytes;
     of a 2 x 4 float4_e2m1fn array (one value a byte in ml_dtypes) a 2 x 2 float4_e2m1x2 tensor

@@ -10,16 +10,16 @@ Cases A2/A3 refuses, ported as the refusal (TCVT.md "Supported Conversions", A2A
 case5 int16 -> int32, case11 int8 -> float32, case12 float32 -> uint8, case16
 float32 -> uint16, case17 uint16 -> float32, case18 int32 -> uint16, case19 uint16 -> int32.
 
-Not ported:
-- case1, case4, case6 (float32 -> int32, SaturationMode OFF): their golden is numpy's astype of
-  out-of-range floats (the input spans +-3.4e38), which x86 makes 0x80000000 (INT_MIN) for
-  either sign; A2/A3 with SaturationMode OFF masks the integer's low bits (TCvt.hpp: "CTRL[59]
-  ... 1 (OFF): Truncate via bit masking"), and pypto_sim's float32 -> int32 saturates in
-  either mode (sat='off' is built for int16 / int8 / uint8 only), so about half the elements
-  (the positive ones) differ from the golden whichever way is right.
-- case20 - case23 (float32 <-> int4b_t): pypto_sim has no int4 dtype (A2/A3 converts only
-  FP16 <-> S4).
-- case24 - case31 (fp4): tests/test_ptoisa_st_minifloats.py.
+case1, case4, case6 (float32 -> int32, SaturationMode OFF, 128 x 128, 32 x 512, 4 x 4096: 64 KiB
+tiles, two of them in A2/A3's 192 KiB UB): the input spans +-3.4e38, so every element is past
+int32; their golden is numpy's astype, x86's "integer indefinite" int32 min for either sign,
+which is what pto-isa's CPU simulation's static_cast gives and so pypto_sim's sat='off' (the
+convention of its narrow-integer OFF path). With SaturationMode ON positive values would give
+int32 max (case10 and test_tcvt_float_to_int32_off_differs_from_on below).
+
+Cases A2/A3 cannot run, ported as the refusal: case20 - case23 (float32 <-> int4b_t): A2/A3
+converts S4 only from and to FP16 (TCVT.md), and pypto_sim has no int4 dtype, which says so.
+Elsewhere: case24 - case31 (fp4): tests/test_ptoisa_st_minifloats.py.
 """
 import numpy as np
 import pytest
@@ -44,7 +44,8 @@ def k(S, O):
 """
 
 # case: (source, destination, M, N, SaturationMode) of gen_data.py's TCvtParams / main.cpp's TEST_F
-CASES = {"case2": ("int32", "float32", 256, 64, "off"), "case3": ("float32", "int16", 16, 32, "off"),
+CASES = {"case1": ("float32", "int32", 128, 128, "off"), "case4": ("float32", "int32", 32, 512, "off"),
+         "case6": ("float32", "int32", 4, 4096, "off"), "case2": ("int32", "float32", 256, 64, "off"), "case3": ("float32", "int16", 16, 32, "off"),
          "case7": ("int16", "float32", 64, 64, "off"), "case8": ("float32", "float16", 64, 64, "off"),
          "case9": ("float16", "uint8", 64, 64, "off"), "case10": ("int32", "float32", 64, 64, "on"),
          "case13": ("int32", "int16", 64, 64, "on"), "case14": ("float16", "int8", 32, 32, "on"),
@@ -92,3 +93,24 @@ def test_a2a3_refuses_the_pairs_it_lacks(make_kernels, case):
     tensors = (pto.alloc_tensor(64 * 64 * 4, getattr(pto, src)), pto.alloc_tensor(64 * 64 * 4, getattr(pto, dst)))
     with pytest.raises(pto.CompileError, match=rf"pto.tcvt: {src} -> {dst} is not a conversion of A2/A3"):
         kernel.program_for(tensors)
+
+
+@pytest.mark.parametrize("case", ["case20", "case21", "case22", "case23"])
+def test_int4_cases_are_refused_naming_a2a3(case):
+    """TCVTTest.case20 - case23 convert float32 <-> int4b_t: pto-isa's name for the type is a
+    TypeError saying that pypto_sim has no int4 and that A2/A3 converts S4 only from and to
+    float16 (so float32 <-> int4 is no A2/A3 conversion either)."""
+    with pytest.raises(TypeError, match=r"int4b_t.*no int4 dtype.*A2/A3 converts S4 only from and to float16"):
+        pto.alloc_tensor(64 * 64, "int4b_t")
+
+
+def test_tcvt_float_to_int32_off_differs_from_on(make_kernels):
+    """float32 -> int32 by SaturationMode: 3e9, -3e9, inf, -inf, NaN, 2.5, -2.5 give, with ON,
+    int32 max, int32 min, max, min, 0, 2, -2 (rint: ties to even); with OFF (x86's static_cast)
+    int32 min for each of the first five (x86's integer indefinite) and 2, -2."""
+    x = np.array([[3e9, -3e9, np.inf, -np.inf, np.nan, 2.5, -2.5, 0.0]], np.float32)
+    lo, hi = -2**31, 2**31 - 1
+    for sat, golden in (("on", [hi, lo, hi, lo, 0, 2, -2, 0]), ("off", [lo, lo, lo, lo, lo, 2, -2, 0])):
+        kernel = make_kernels(TCVT.format(m=1, n=8, src="float32", dst="int32", sat=sat)).k
+        out, = run_kernel(kernel, [x], [((1, 8), np.dtype(np.int32))])
+        assert out.ravel().tolist() == golden, sat

@@ -173,8 +173,9 @@ def generate_source(bounds_check: bool = True) -> str:
     tail = ["\n\n# ---- semantics generated from the ISA table's expressions ----\n"]
     for kind, attr, default in (("float", "float_expr", "np.nan"), ("int", "int_expr", "0")):
         tail.append("\n\n@njit(cache=True, error_model=\"numpy\")\n")
-        tail.append(f"def alu_{kind}(op, a, b, c):\n")
-        tail.append(f"    \"\"\"Scalar {kind} semantics of every ALU instruction, by opcode.\"\"\"\n")
+        tail.append(f"def alu_{kind}(op, a, b, c, bits=32):\n")
+        tail.append(f"    \"\"\"Scalar {kind} semantics of every ALU instruction, by opcode (bits: the "
+                    f"operands' width, 64 for int64 words).\"\"\"\n")
         for spec in isa.specs:
             expr = getattr(spec, attr)
             # tile_alu / tile_reduce included: tile_elementwise and tile_row_reduce call
@@ -219,6 +220,7 @@ def generate_source(bounds_check: bool = True) -> str:
 
 
 _LANE_LOOP = """    if op == {opcode} and int_sem == {int_sem}:  # {name}
+        bits = {bits}
         for lane in range(32):
             if every or (mask >> lane) & 1:
                 a = {conv}(regs[r0, lane] if r0 >= 0 else i0)
@@ -250,14 +252,14 @@ def _alu_lanes_source(isa) -> str:
             continue
         if spec.int_expr:           # int64 operands: the words' bits, numba's wrapping int64
             out.append(_LANE_LOOP.format(opcode=spec.opcode, int_sem=INT_SEM_INT64, name=spec.name,
-                                         conv="f64_bits",
+                                         conv="f64_bits", bits=64,
                                          result=f"int64_word(dt, {spec.int_expr})"))
         if spec.float_expr:
-            out.append(_LANE_LOOP.format(opcode=spec.opcode, int_sem=0, name=spec.name, conv="",
+            out.append(_LANE_LOOP.format(opcode=spec.opcode, int_sem=0, name=spec.name, conv="", bits=0,
                                          result=f"({spec.float_expr})"))
         if spec.int_expr:
             out.append(_LANE_LOOP.format(opcode=spec.opcode, int_sem=1, name=spec.name,
-                                         conv="np.int64",
+                                         conv="np.int64", bits=32,
                                          result=f"np.float64(wrap_i32({spec.int_expr}))"))
     out.append("    return ST_OK\n")
     return "".join(out)

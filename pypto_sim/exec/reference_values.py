@@ -186,29 +186,28 @@ def _integer(x, name):
 
 
 def _narrow(dt, r, wrap):
-    """An integral r (or NaN / inf) as narrow integer dtype dt by TCVT's SaturationMode (pto-isa
-    include/pto/cpu/TCvt.hpp): ON clamps to dt's range, NaN 0; OFF is x86's static_cast<D>
-    (double): through int32 (int64 for uint8), low bits kept, past that range or NaN 0."""
+    """An integral r (or NaN / inf) as integer dtype dt (int32, int16, int8, uint8) by TCVT's
+    SaturationMode (pto-isa include/pto/cpu/TCvt.hpp): ON clamps to dt's range, NaN 0; OFF is
+    x86's static_cast<D>(double): through int32 (int64 for uint8), low bits kept; past that
+    range, inf or NaN x86's integer indefinite (int32 min: -2**31 as int32, 0 in 8 or 16 bits)."""
     d = dtypes.BY_CODE[dt]
     info = np.iinfo(d.numpy)
-    if math.isnan(r):
-        return 0.0
     if not wrap:
-        return float(min(max(r, int(info.min)), int(info.max)))
+        return 0.0 if math.isnan(r) else float(min(max(r, int(info.min)), int(info.max)))
     limit = 9.2e18 if d == dtypes.uint8 else 2.0**31            # int64's range, as numba clamps
     if not -limit <= r < limit:
-        return 0.0
+        return 0.0 if d == dtypes.uint8 else float(dtypes.round_scalar(-2**31, d))
     return to_dtype(dt, r)
 
 
 def round_mode(dt, x, mode):
     """TCVT: x rounded to dtype code dt by mode (CVT_MODES), from dt's two neighbours of x.
-    mode + dtypes.CVT_SAT_OFF: SaturationMode::OFF (a narrow integer result wraps, _narrow)."""
+    mode + dtypes.CVT_SAT_OFF: SaturationMode::OFF (an integer result wraps, _narrow)."""
     x = float(x)
     wrap = int(mode) >= dtypes.CVT_SAT_OFF
     mode = int(mode) % dtypes.CVT_SAT_OFF
     name = CVT_MODES[mode]
-    if dt in (dtypes.int16.code, dtypes.int8.code, dtypes.uint8.code):
+    if dt in (dtypes.int16.code, dtypes.int8.code, dtypes.uint8.code) or (wrap and dt == dtypes.int32.code):
         return _narrow(dt, float(_integer(x, name)) if math.isfinite(x) else x, wrap)
     if math.isnan(x) or math.isinf(x):
         return to_dtype(dt, x)
@@ -255,8 +254,9 @@ def evaluate(spec, a, b, c, int_sem):
     if int_sem:
         if spec.int_expr is None:
             return 0
-        env = {"a": int(a), "b": int(b), "c": int(c)}
-        wrap = wrap_int64 if int_sem == INT_SEM_INT64 else wrap_int32
+        wide = int_sem == INT_SEM_INT64
+        env = {"a": int(a), "b": int(b), "c": int(c), "bits": 64 if wide else 32}
+        wrap = wrap_int64 if wide else wrap_int32
         return wrap(eval(_compiled(spec.int_expr), _EVAL_GLOBALS, env))
     if spec.float_expr is None:
         return math.nan

@@ -34,7 +34,7 @@ def exec_atomic(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, secto
         if dt == DT_INT32 or dt == DT_UINT32:        # uint32: the int32 bits, modulo 2**32
             new = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(old), np.int64(b), np.int64(c)))))
         elif dt == DT_INT64:                         # int64 words are their bits; int64 wraps
-            new = bits_f64(np.int64(alu_int(op, f64_bits(old), f64_bits(b), f64_bits(c))))
+            new = bits_f64(np.int64(alu_int(op, f64_bits(old), f64_bits(b), f64_bits(c), 64)))
         else:
             new = round_to(dt, alu_float(op, old, b, c))
         if to_hbm:

@@ -254,33 +254,34 @@ def round_mode(dt, x, mode):
 
 @njit(cache=True, error_model="numpy")
 def narrow_int(dt, r, wrap):
-    """An integral (or NaN / inf) r as a value of the narrow integer dtype dt by TCVT's
-    SaturationMode, as pto-isa's CPU simulation converts (include/pto/cpu/TCvt.hpp at 3186c381,
-    TCvt_Impl and convert_value): ON clamps to dt's range (NaN gives 0); OFF is C++'s
-    static_cast<D>(double) as x86 executes it: through int32 (int16, int8; int64 for uint8)
-    and the low bits kept, a value past that range or NaN becoming 0."""
+    """An integral (or NaN / inf) r as a value of the integer dtype dt (int32, int16, int8,
+    uint8) by TCVT's SaturationMode, as pto-isa's CPU simulation converts
+    (include/pto/cpu/TCvt.hpp at 3186c381, TCvt_Impl and convert_value): ON clamps to dt's
+    range (NaN gives 0); OFF is C++'s static_cast<D>(double) as x86 executes it: through int32
+    (int32, int16, int8; int64 for uint8) and the low bits kept; a value past that range, inf
+    or NaN is x86's "integer indefinite" (the top bit alone: int32 min, 0 in 8 or 16 bits)."""
     bits = 8 * ITEMSIZE[dt]
     signed = GM_KIND[dt] == 1
-    if r != r:
-        return 0.0
     if not wrap:
+        if r != r:
+            return 0.0
         lo = -np.float64(np.int64(1) << (bits - 1)) if signed else 0.0
         hi = np.float64((np.int64(1) << (bits - 1 if signed else bits)) - 1)
         return min(max(r, lo), hi) + 0.0         # + 0.0: an integer has no -0
     limit = 9.2e18 if dt == DT_UINT8 else 2147483648.0
-    if not (-limit <= r < limit):
-        return 0.0
+    if not (-limit <= r < limit):                # NaN too
+        return wrap_bits(-limit, bits, signed) if dt != DT_UINT8 else 0.0
     return wrap_bits(r, bits, signed)
 
 
 @njit(cache=True, error_model="numpy")
 def tile_convert(l1, dst, src, count, dt, mode):
     """TCVT: dst[e] = src[e] rounded to dt by mode (round_mode); sources are read first.
-    mode + CVT_SAT_OFF: SaturationMode::OFF, a narrow integer result wraps (narrow_int)."""
+    mode + CVT_SAT_OFF: SaturationMode::OFF, an integer result wraps (narrow_int)."""
     out = np.empty(count, np.float64)
     if mode >= CVT_SAT_OFF:
         mode -= CVT_SAT_OFF
-        if INT_SEM[dt] == 1 and dt != DT_INT32:
+        if INT_SEM[dt] == 1:
             for e in range(count):
                 x = l1[src + e]
                 out[e] = narrow_int(dt, _integral(x, mode) if math.isfinite(x) else x, True)

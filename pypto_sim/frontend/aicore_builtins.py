@@ -383,6 +383,12 @@ class AICoreBuiltins(OperandForms, AICoreScalarRules):
         self._require_aicore(node, name.lower())
         spec = self.isa[name]
         call = spec.builtin
+        if args.get("b", NONE) is not NONE:        # pto-isa's TMATMUL_ACC(cOut, cIn, a, b)
+            c_out, c_in = args["acc"], args["left"]
+            if not (isinstance(c_in, Ptr) and isinstance(c_out, Ptr) and (c_in.name, c_in.base) == (c_out.name, c_out.base)):
+                self.error(node, f"{call}(acc, acc_in, left, right): acc_in must be acc itself; A2/A3 "
+                                 "accumulates into acc and never reads acc_in (TMatmul.hpp TMATMUL_ACC_IMPL)")
+            args = {**args, "left": args["right"], "right": args["b"]}
         c = self.typed_tile(args["acc"], node, spec, "c", f"{call}: acc")
         a = self.typed_tile(args["left"], node, spec, "a", f"{call}: left")
         b = self.typed_tile(args["right"], node, spec, "b", f"{call}: right")

@@ -543,14 +543,6 @@ class ExprLowering:
             return self.lower_tile_op(spec, node, self.bind_call(builtin, node))
         self.error(node, f"pto.{builtin.name} has no lowering in the compiler")
 
-    def builtin_cast(self, node, args):
-        target = args["dtype"]
-        if not isinstance(target, DTypeRef):
-            self.error(node, "pto.cast(x, dtype): dtype must be pto.float32, pto.float16, pto.int32, "
-                             "pto.uint32 or pto.bool_")
-        self.require_value(args["x"], node)
-        return self.cast(args["x"], target.dtype, node)
-
     def builtin_select(self, node, args):
         cond = self.truth(args["cond"], node)
         x, y = args["x"], args["y"]

@@ -89,30 +89,51 @@ class Kernel:
                 sig.append(("tensor", value.dtype, stride) if stride else ("tensor", value.dtype))
             elif isinstance(value, bool):
                 sig.append(("scalar", dtypes.int32))
-            elif isinstance(value, np.uint32):             # numba-cuda types it uint32 too
-                sig.append(("scalar", dtypes.uint32))
-            elif isinstance(value, int) or (hasattr(value, "dtype") and getattr(value, "shape", None) == ()
-                                            and value.dtype.kind in "iu"):
-                if not -2**31 <= int(value) < 2**31:
-                    raise LaunchError(f"argument '{name}' = {int(value)} does not fit in int32",
-                                      kernel=self.name)
-                if name in self.size_params:
-                    sig.append(("const", dtypes.int32, int(value)))
-                else:
-                    sig.append(("scalar", dtypes.int32))
-            elif isinstance(value, np.float64):
-                # numba-cuda types it float64 too; a Python float stays float32 (the project's
-                # rule for literals and scalars, docs/simt.md)
-                sig.append(("scalar", dtypes.float64))
-            elif isinstance(value, float) or (hasattr(value, "dtype") and getattr(value, "shape", None) == ()
-                                              and value.dtype.kind == "f"):
-                sig.append(("scalar", dtypes.float32))
+            elif isinstance(value, (int, float, np.generic)) or (hasattr(value, "dtype") and getattr(value, "shape", None) == ()):
+                sig.append(self._scalar_signature(name, value))
             else:
                 hint = ("copy host arrays to the device first: d = pto.alloc_tensor(nbytes); "
                         "pto.memcpy_h2d(d, array)") if hasattr(value, "shape") else None
                 raise LaunchError(f"argument '{name}' is a {type(value).__name__}; kernels take device "
                                   "tensors, ints and floats", kernel=self.name, hint=hint)
         return tuple(sig)
+
+    def _scalar_signature(self, name, value) -> tuple:
+        """The signature entry of a scalar argument: a Python int is int32 (a size-deciding
+        one is compiled in), a Python float float32 (the project's rule for literals and
+        scalars, docs/simt.md); a numpy scalar (or 0-d array) keeps its dtype as numba-cuda
+        types it: np.int64 int64 (exact, as its bits), np.uint32 uint32, np.float64 float64,
+        np.float16 float16, np.bool_ bool; np.int8 / int16 / uint8 / uint16 are int32 lane
+        values, as kernels load those tensors."""
+        npd = np.asarray(value).dtype if hasattr(value, "dtype") else None   # np.float64 is a float too
+        if npd is None and isinstance(value, float):
+            return ("scalar", dtypes.float32)
+        if npd is not None and npd.kind == "b":
+            return ("scalar", dtypes.bool_)
+        if npd is not None and npd.kind == "f":
+            by_size = {2: dtypes.float16, 4: dtypes.float32, 8: dtypes.float64}
+            if npd.itemsize not in by_size:
+                raise LaunchError(f"argument '{name}' is a {npd.name}, which kernels do not compute in",
+                                  kernel=self.name, hint="pass np.float64(x), np.float32(x) or np.float16(x)")
+            return ("scalar", by_size[npd.itemsize])
+        if npd is not None and npd.kind not in "iu":
+            raise LaunchError(f"argument '{name}' is a {npd.name}; kernels take device tensors, ints, "
+                              "floats and numpy's int, uint, float and bool scalars", kernel=self.name)
+        number = int(value)
+        if npd is not None and npd == np.uint64:
+            raise LaunchError(f"argument '{name}' is a uint64 ({number}); kernels have no uint64 values",
+                              kernel=self.name, hint="pass np.int64(x) (values below 2**63) or np.uint32(x)")
+        if npd is not None and npd == np.uint32 and name not in self.size_params:
+            return ("scalar", dtypes.uint32)                # numba-cuda types it uint32 too
+        if npd is not None and npd == np.int64 and name not in self.size_params:
+            return ("scalar", dtypes.int64)                 # held as its bits: exact
+        if not -2**31 <= number < 2**31:
+            raise LaunchError(f"argument '{name}' = {number} does not fit in int32", kernel=self.name,
+                              hint="a Python int argument is an int32; pass np.int64(x) for an int64 "
+                                   "(a value that sizes a buffer must fit int32)")
+        if name in self.size_params:
+            return ("const", dtypes.int32, number)
+        return ("scalar", dtypes.int32)
 
     def program_for(self, args) -> Program:
         """The compiled Program for these launch arguments (compiled once per signature)."""

@@ -25,6 +25,25 @@ class MemoryBuiltins:
     def memory_aux(self, ptr: Ptr) -> tuple:
         return (ptr.slot,) if ptr.space == "hbm" else (ptr.base, self.buffers[ptr.slot].words)
 
+    def builtin_cast(self, node, args):
+        """pto.cast(x, dtype): x converted to dtype (CAST); the dtypes no lane value converts to
+        (A5's minifloats, bfloat16) are refused here, with what to do."""
+        target = args["dtype"]
+        if not isinstance(target, DTypeRef):
+            self.error(node, "pto.cast(x, dtype): dtype must be pto.float32, pto.float16, pto.int32, "
+                             "pto.uint32 or pto.bool_")
+        self.require_value(args["x"], node)
+        if target.dtype in dtypes.MINIFLOATS:
+            self.error(node, f"pto.cast: {target.dtype} {dtypes.a5_only(target.dtype)}",
+                       "compute in float32 or float16; the host rounds float32 values to the "
+                       "format when it copies them into such a tensor (memcpy_h2d)")
+        converts = self.isa["CAST"].dtypes
+        if not isinstance(args["x"], Const) and target.dtype.name not in converts:
+            self.error(node, f"pto.cast: a lane value does not convert to {target.dtype} (CAST "
+                             f"converts to {', '.join(converts)})",
+                       "cast to float32 and store it to a tensor of that dtype (a store rounds)")
+        return self.cast(args["x"], target.dtype, node)
+
     def int32_index(self, v, node):
         """An element offset as the int32 that addresses take: an int64 value (numba's
         everyday index type) is clamped to int32's range, then converted, so an index past
@@ -130,6 +149,8 @@ class MemoryBuiltins:
             self.error(node, "pto.local_array(n): n must be a positive integer known at compile time",
                        "use a literal, a module constant or a size-deciding kernel argument")
         dtype = dtype.dtype if isinstance(dtype, DTypeRef) else dtype
+        if dtype in dtypes.MINIFLOATS:
+            self.error(node, f"pto.local_array: {dtype} {dtypes.a5_only(dtype)}")
         if dtype not in dtypes.REGISTER_DTYPES:
             self.error(node, f"pto.local_array: dtype must be one of "
                              f"{', '.join(d.name for d in dtypes.REGISTER_DTYPES)}, got {dtype}")

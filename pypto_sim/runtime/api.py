@@ -148,11 +148,17 @@ def launch(kernel, grid=(1, 1, 1), block=DEFAULT_BLOCK, args=(), check=None, max
     (runtime/names.py: launch_owned).
     """
     owned = launch_owned(args)          # before anything here takes a reference to them
+    return queue_launch(kernel, grid, block, args, owned, check=check, max_cycles=max_cycles, mode=mode,
+                        timeline=timeline, max_work=max_work, values=values)
+
+
+def queue_launch(kernel, grid, block, args, owned, **options):
+    """``launch`` once the temporaries it keeps alive (``owned``) are known: numba's
+    ``kernel[grid, block](*args)`` finds them itself (runtime/launcher.py), as its call holds
+    each argument by more references than ``launch(args=...)`` does."""
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     names = launch_labels(kernel, args, launch_scope())
-    return current_device().launch(kernel, grid, block, args, names=names, check=check, max_cycles=max_cycles,
-                                   mode=mode, timeline=timeline, max_work=max_work, values=values,
-                                   owned=owned)
+    return current_device().launch(kernel, grid, block, args, names=names, owned=owned, **options)
 
 
 def sync():

@@ -53,7 +53,7 @@ class PendingLaunch:
     program: object
     grid: tuple
     block: tuple
-    args: tuple           # allocations for tensors, Python numbers for scalars
+    args: tuple           # allocations for tensors, register words for scalars
     names: tuple
     machine: object
     handle: "LaunchHandle"
@@ -187,8 +187,10 @@ class Device:
             check_block_fits(program, block, active_machine(), kernel.name)   # before any data moves
         _check_work(program, grid, block, _max_work(max_work, settings.max_work), kernel.name)
         names = names or tuple(None for _ in args)
+        # a scalar as its register word (dtypes.word_of: an int64 is its bits, exact)
         stored = tuple(v.alloc if getattr(v, "is_device_tensor", False) else
-                       dtypes.round_scalar(v, spec.dtype) for v, spec in zip(args, program.args))
+                       dtypes.word_of(dtypes.round_scalar(v, spec.dtype), spec.dtype)
+                       for v, spec in zip(args, program.args))
         if not values:
             check_values_off(program, [(v.byte_addr, v.byte_addr + v.nbytes) for v, a in
                                        zip(stored, program.args) if a.kind == "tensor"], kernel.name)

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
+import functools
+
 from ..frontend.kernel import Kernel
-from .api import launch
+from .api import launch, queue_launch
 from .device import current_device
+from .names import launch_owned
 
 DEFAULT_TPB = 256        # forall's lanes per block when tpb=0: 8 warps
 
@@ -36,7 +39,9 @@ class LaunchConfig:
         if self.grid is None:
             return None
         if not any(isinstance(a, np.ndarray) for a in args):
-            return launch(self.kernel, grid=self.grid, block=self.block, args=args)
+            # a temporary (kernel[g, b](pto.to_device(x))) lives until the launch has run
+            owned = launch_owned(args, held=_star_call_refs())
+            return queue_launch(self.kernel, self.grid, self.block, args, owned)
         params = list(self.kernel.params) + [f"argument {i}" for i in range(len(self.kernel.params), len(args))]
         device = tuple(_on_device(a, p) if isinstance(a, np.ndarray) else a for a, p in zip(args, params))
         handle = launch(self.kernel, grid=self.grid, block=self.block, args=device)
@@ -48,6 +53,28 @@ class LaunchConfig:
 
     def __repr__(self):
         return f"<{self.kernel.name}[grid={self.grid}, block={self.block}]>"
+
+
+class _TensorProbe:
+    """Stands in for a device tensor while _star_call_refs counts references."""
+    is_device_tensor = True
+    base = None
+
+
+class _CallProbe:
+    """Called as LaunchConfig is (``obj(*args)``): the smallest ``held`` that makes
+    launch_owned see a temporary argument as one."""
+
+    def __call__(self, *args):
+        return next((held for held in range(8) if launch_owned(args, held)), 0)
+
+
+@functools.lru_cache(maxsize=None)
+def _star_call_refs() -> int:
+    """The references ``kernel[grid, block](...)``'s call adds to each argument beyond
+    ``launch(args=...)``'s (the caller's and the call machinery's; the interpreter decides how
+    many), measured once on a temporary passed the same way."""
+    return _CallProbe()(_TensorProbe())
 
 
 def _on_device(host, name):

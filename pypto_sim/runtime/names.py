@@ -78,7 +78,7 @@ def launch_labels(kernel, args, site) -> tuple:
                  for p, a in zip(params, args))
 
 
-def launch_owned(args) -> tuple:
+def launch_owned(args, held: int = 0) -> tuple:
     """The device tensors of a launch's argument list that nothing but that list references:
     temporaries such as ``pto.launch(k, args=(d_o, pto.to_device(x)))``. The launch keeps them
     alive until it has run, as a CUDA stream keeps the arguments of a queued kernel; a tensor
@@ -89,14 +89,15 @@ def launch_owned(args) -> tuple:
     the same loop), so the count of the interpreter's own references cancels out. A view
     (``d[a:b]``) counts as a temporary only when the tensor it views is one too (held by
     nothing but the views of this list), so ``del d`` after ``args=(d[0:8],)`` is still
-    reported."""
+    reported. ``held``: references each argument has beyond the list's own (a call through
+    ``*args`` keeps its caller's; runtime/launcher.py measures them)."""
     if not isinstance(args, (tuple, list)):
         return ()
     probe = (object(),)
     alone = [sys.getrefcount(v) for v in probe][0]
     counts = [sys.getrefcount(v) for v in args]
     temps = [v for v, n in zip(args, counts)
-             if getattr(v, "is_device_tensor", False) and n <= alone]
+             if getattr(v, "is_device_tensor", False) and n <= alone + held]
     views_of: dict = {}
     for v in temps:
         base = getattr(v, "base", None)
