@@ -85,7 +85,8 @@ def _module_graph() -> dict:
 
 
 def test_every_subpackage_and_top_level_module_has_one_layer():
-    """The layer table names each unit of the package exactly once, and nothing else."""
+    """The layer table (the ```layers block of docs/design.md) names each unit of the package
+    exactly once, and nothing else."""
     layers = _layers()
     named = [u for layer in layers for u in layer]
     assert len(named) == len(set(named)), f"named twice: {sorted(u for u in named if named.count(u) > 1)}"
