@@ -15,7 +15,8 @@ from .frontend.pipeline import pipeline
 from .frontend.warp_builtins import activemask, lanemask_lt
 from .frontend.aicore_names import (Acc, Bias, ColMajor, Left, Mat, PIPE_ALL, PIPE_FIX, PIPE_M,
                                     PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_S, PIPE_V, Right,
-                                    RowMajor, Vec, cube, get_subblock_id, vector)
+                                    RowMajor, Vec, cube, get_subblock_id, tile_group,
+                                    vector)
 
 globals().update(_BUILTINS)
 

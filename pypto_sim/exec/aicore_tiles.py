@@ -331,27 +331,28 @@ def unset_flag_error(ctx, pc, unit, coords, key) -> DeadlockError:
 
 
 def _blas_matmul(ex, out, arr, c, a, b, bias, m, n, k, init) -> bool:
-    """A matmul's float64 sums from numpy's BLAS, finished by the executor's matmul_finish to
-    the exactly rounded values tile_matmul gives (the same bits in any order of summation).
-    False (nothing done) for a NaN or inf among the terms (IEEE's result then depends on every
-    product being formed, which a BLAS need not do) or an executor without matmul_finish."""
-    finish = getattr(ex, "matmul_finish", None)
-    if finish is None:
+    """A matmul's float64 A @ B from numpy's BLAS, rounded with its start by the executor's
+    matmul_round to the exactly rounded values tile_matmul gives (the same bits in any order of
+    summation; a NaN or an infinity among the starts is IEEE's in any order as well). False
+    (nothing done) for a NaN or inf in A or B (IEEE's result then depends on every product
+    being formed, which a BLAS need not do) or an executor without matmul_round. A, B and an
+    accumulating start are read where they lie when their rows are dense."""
+    if getattr(ex, "matmul_round", None) is None:
         return False
-    A = np.ascontiguousarray(window(arr, a.base, m, k, a.pitch))
-    B = np.ascontiguousarray(window(arr, b.base, k, n, b.pitch))
+    A = np.ascontiguousarray(window(arr, a.base, m, k, a.pitch)).reshape(-1)
+    B = np.ascontiguousarray(window(arr, b.base, k, n, b.pitch)).reshape(-1)
+    rowabs, colmax = np.empty(m), np.empty(n)
+    if not ex.matmul_bounds(A, B, m, n, k, rowabs, colmax):
+        return False
     if init == INIT_ACC:
-        start = np.array(window(arr, c.base, m, n, c.pitch))
+        start, stride = np.ascontiguousarray(window(arr, c.base, m, n, c.pitch)).reshape(-1), n
     elif init == INIT_BIAS:
-        start = np.repeat(arr[bias.base:bias.base + n][None, :], m, axis=0)
+        start, stride = arr[bias.base:bias.base + n], 0
     else:
-        start = np.zeros((m, n))
-    if not (np.isfinite(A).all() and np.isfinite(B).all() and np.isfinite(start).all()):
-        return False
-    sums = A @ B
-    sums += start
-    finish(out, sums.reshape(-1), A.reshape(-1), B.reshape(-1), start.reshape(-1), m, n, k,
-           c.buf.dtype.code)
+        start, stride = np.zeros(n), 0
+    sums = A.reshape(m, k) @ B.reshape(k, n)
+    ex.matmul_round(out, sums.reshape(-1), A, B, start, stride, m, n, k, c.buf.dtype.code, rowabs,
+                    colmax, True)
     return True
 
 

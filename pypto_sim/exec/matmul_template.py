@@ -1,12 +1,15 @@
 """The cube's matmul values (appended to the generated executor module by pypto_sim.exec.lane
 after the tile kernels; DT_INT32 and wrap_i32 are that module's): tile_matmul, and
-matmul_finish, which rounds any float64 sums of a matmul (the kernel's own, or numpy's BLAS
-product: exec/aicore_tiles.py, timing/aicore_replay.py) as the exact sums would round."""
+matmul_bounds and matmul_round (matmul_finish: both), which round any float64 sums of a matmul
+(the kernel's own, or numpy's BLAS product: exec/aicore_tiles.py, timing/aicore_replay.py) as
+the exact sums would round."""
 import math
 
 import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
+
+UNKNOWN_BIT = 3000          # matmul_round: a column's lowest bit not found yet (_lowest_bit <= 2000)
 
 
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
@@ -57,18 +60,20 @@ def tile_matmul(out, l1, c, cpitch, a, apitch, b, bpitch, m, n, k, init, bias, d
 @njit(cache=True, error_model="numpy")
 def matmul_finish(out, sums, A, B, start, m, n, k, dt):
     """out = the float64 sums of a matmul (start + A @ B, A m x k and B k x n dense, summed in
-    any order) rounded to dt as the exact sums would round. A float64 sum of k + 1 terms is
-    within (k + 2) 2^-53 of the sum of their magnitudes, bounded here by |start| + (the row's
-    sum of |A|) x (the column's largest |B|); where the whole interval rounds to one float32
-    that is the result, else the exact sum decides (_exact_float32), unless every partial sum
-    was exact already (_matmul_exact). int32 results are exact already (int8 products, far
-    below 2^53) and wrap. The cube accumulates into float32 or int32 only (dt is one of them)."""
-    if dt == DT_INT32:
-        for e in range(m * n):
-            out[e] = np.float64(wrap_i32(np.int64(sums[e]))) if math.isfinite(sums[e]) else 0.0
-        return
-    rowabs = np.zeros(m)
-    colmax = np.zeros(n)
+    any order) rounded to dt as the exact sums would round: matmul_bounds, then matmul_round
+    with start already in the sums."""
+    rowabs = np.empty(m)
+    colmax = np.empty(n)
+    matmul_bounds(A, B, m, n, k, rowabs, colmax)
+    matmul_round(out, sums, A, B, start, n, m, n, k, dt, rowabs, colmax, False)
+
+
+@njit(cache=True, error_model="numpy")
+def matmul_bounds(A, B, m, n, k, rowabs, colmax):
+    """rowabs[r] = the sum of |A[r, :]|, colmax[j] = the largest |B[:, j]| (A m x k and B k x n
+    dense): what bounds the error of a matmul's float64 sums (matmul_round). True when every
+    element of A and B is finite (a NaN or an infinity fails the comparison with inf)."""
+    bad = 0                                  # counted, not or-ed: the loops vectorise
     for r in range(m):
         s0 = s1 = s2 = s3 = 0.0              # four partial sums: any order bounds alike
         p = 0
@@ -82,71 +87,109 @@ def matmul_finish(out, sums, A, B, start, m, n, k, dt):
             s0 += abs(A[r * k + p])
             p += 1
         rowabs[r] = (s0 + s1) + (s2 + s3)
+        bad += not (rowabs[r] < np.inf)      # a sum of finite |a| (< 2^128 each) stays finite
+    colmax[:n] = 0.0
     for p in range(k):
         for j in range(n):
-            colmax[j] = max(colmax[j], abs(B[p * n + j]))
-    gamma = (k + 2) * 2.0**-53 * 1.01
-    # flag[e] = 1 where element e's bound straddles a rounding point; whole 8-byte words of
-    # flags, so that _matmul_unsettled skips eight settled elements at a time
-    flag = np.zeros((m * n + 7) // 8 * 8, np.int8)
-    unsettled = 0
-    for r in range(m):
-        ra = rowabs[r]
-        for j in range(n):
-            e = r * n + j
-            s = sums[e]
-            total = abs(start[e]) + ra * colmax[j]
-            near = np.float32(s)
-            out[e] = np.float64(near)
-            # s is within bound of the exact sum: settled when both ends round alike
-            bound = total * gamma + abs(s) * 2.0**-52
-            f = not ((np.float32(s - bound) == near) & (np.float32(s + bound) == near))
-            flag[e] = f
-            unsettled += f
-    if unsettled:
-        _matmul_unsettled(out, sums, A, B, start, m, n, k, rowabs, colmax, flag)
+            v = abs(B[p * n + j])
+            colmax[j] = max(colmax[j], v)
+            bad += not (v < np.inf)
+    return bad == 0
 
 
 @njit(cache=True, error_model="numpy")
-def _matmul_unsettled(out, sums, A, B, start, m, n, k, rowabs, colmax, flag):
-    """matmul_finish's flagged elements, whose bound straddles a rounding point (rare): exact
-    in float64 already when every term is a multiple of one power of two and the sum of their
-    magnitudes stays below 2^53 times it, else summed exactly (_exact_float32)."""
-    rowbit = np.empty(m, np.int64)     # the lowest set bit among each row of A, as an exponent
-    colbit = np.full(n, np.int64(2000))    # ... among each column of B
-    a_bits, b_bits, s_bits = A.view(np.int64), B.view(np.int64), start.view(np.int64)
-    for r in range(m):
-        bit = np.int64(2000)
-        for p in range(k):
-            bit = min(bit, _lowest_bit(a_bits[r * k + p]))
-        rowbit[r] = bit
-    for p in range(k):
-        for j in range(n):
-            colbit[j] = min(colbit[j], _lowest_bit(b_bits[p * n + j]))
-    # every term of element (r, j) is a multiple of 2^(rowbit + colbit), its start of
-    # 2^(start's own lowest bit): while the sum of their magnitudes stays below 2^53 times the
-    # smaller, every partial sum is exact in float64, in any order, and s is the exact sum
+def matmul_round(out, sums, A, B, start, sstride, m, n, k, dt, rowabs, colmax, add_start):
+    """out[r * n + j] = element (r, j) of a matmul, start(r, j) + (A @ B)[r, j], rounded to dt
+    as its exact value would round, from float64 sums taken in any order: sums[r * n + j]
+    (plus start(r, j) when add_start, else the sums hold it already). start(r, j) is
+    start[r * sstride + j] (sstride n: a dense m x n start; 0: one row for every r, a bias or
+    zeros). out may be start itself (the accumulator rounded in place): a row of out is
+    written when that row is done. rowabs, colmax: matmul_bounds' of A and B.
+
+    A float64 sum of k + 1 terms is within (k + 2) 2^-53 of the sum of their magnitudes,
+    bounded here by |start| + (the row's sum of |A|) x (the column's largest |B|); where the
+    whole interval rounds to one float32 that is the result, else the exact sum decides
+    (_exact_float32), unless every partial sum was exact already (_matmul_exact). int32
+    results are exact already (int8 products, far below 2^53) and wrap. The cube accumulates
+    into float32 or int32 only (dt is one of them)."""
+    if dt == DT_INT32:
+        for r in range(m):
+            for j in range(n):
+                s = sums[r * n + j] + start[r * sstride + j] if add_start else sums[r * n + j]
+                out[r * n + j] = np.float64(wrap_i32(np.int64(s))) if math.isfinite(s) else 0.0
+        return
+    gamma = (k + 2) * 2.0**-53 * 1.01
+    nears = np.empty(n)
+    flag = np.empty(n, np.int8)
+    colbit = np.full(n, np.int64(UNKNOWN_BIT))   # column j's lowest bit, found when first needed
     terms = np.empty(k + 1)
     partials = np.empty(k + 1)
-    words = flag.view(np.int64)
-    for w in range(len(words)):
-        if words[w] == 0:
-            continue
-        for e in range(8 * w, min(8 * w + 8, m * n)):
-            s = sums[e]
-            if flag[e] == 0 or not math.isfinite(s):
-                continue
-            r, j = e // n, e % n
-            lim = math.ldexp(1.0, max(-1000, min(1000, rowbit[r] + 26))) * \
-                math.ldexp(1.0, max(-1000, min(1000, colbit[j] + 27)))
-            start_lim = math.ldexp(1.0, max(-1000, min(1000, _lowest_bit(s_bits[e]) + 53)))
-            total = abs(start[e]) + rowabs[r] * colmax[j]
-            if total < min(lim, start_lim):
-                continue
-            terms[0] = start[e]
+    for r in range(m):
+        ra = rowabs[r]
+        # the row's starts through a slice (its indices are known not to be negative, so the
+        # loop vectorises); the row's results go to nears and into out only when the row is
+        # done, as out may be start
+        starts = start[r * sstride:r * sstride + n]
+        unsettled = 0
+        for j in range(n):
+            st = starts[j]
+            s = sums[r * n + j] + st if add_start else sums[r * n + j]
+            near = np.float32(s)
+            nears[j] = np.float64(near)
+            # s is within bound of the exact sum: settled when both ends round alike (then
+            # so does every number between them, s among them)
+            bound = (abs(st) + ra * colmax[j]) * gamma + abs(s) * 2.0**-52
+            f = np.float32(s - bound) != np.float32(s + bound)
+            flag[j] = f
+            unsettled += f
+        if unsettled:
+            rowbit = np.int64(2000)          # the lowest set bit among row r of A, as an exponent
             for p in range(k):
-                terms[p + 1] = A[r * k + p] * B[p * n + j]
-            out[e] = _exact_float32(terms, k + 1, partials)
+                rowbit = min(rowbit, _lowest_bit(np.float64(A[r * k + p]).view(np.int64)))
+            for j in range(n):
+                if flag[j] == 0:
+                    continue
+                if colbit[j] == UNKNOWN_BIT:
+                    colbit[j] = _column_bit(B, k, n, j)
+                st = starts[j]
+                s = sums[r * n + j] + st if add_start else sums[r * n + j]
+                if _matmul_exact(s, st, ra * colmax[j], rowbit, colbit[j]):
+                    continue
+                terms[0] = st
+                for p in range(k):
+                    terms[p + 1] = A[r * k + p] * B[p * n + j]
+                nears[j] = _exact_float32(terms, k + 1, partials)
+        for j in range(n):
+            out[r * n + j] = nears[j]
+
+
+@njit(cache=True, error_model="numpy")
+def _column_bit(B, k, n, j):
+    """The lowest set bit among column j of B (k x n dense), as an exponent."""
+    bit = np.int64(2000)
+    for p in range(k):
+        bit = min(bit, _lowest_bit(np.float64(B[p * n + j]).view(np.int64)))
+    return bit
+
+
+@njit(cache=True, error_model="numpy")
+def _matmul_exact(s, st, products, rowbit, colbit):
+    """True when the float64 sum s of an element (its start st, its products' magnitudes
+    bounded by ``products``) is its exact value: every product is a multiple of
+    2^(rowbit + colbit), the start of 2^(its own lowest bit); while the sum of their
+    magnitudes stays below 2^53 times the smaller, every partial sum is exact in float64, in
+    any order. A NaN or an infinity keeps what IEEE arithmetic gave (True)."""
+    if not math.isfinite(s):
+        return True
+    lim = _power_of_two(rowbit + 26) * _power_of_two(colbit + 27)
+    start_lim = _power_of_two(_lowest_bit(np.float64(st).view(np.int64)) + 53)
+    return abs(st) + products < min(lim, start_lim)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _power_of_two(e):
+    """2^e for e clamped to [-1000, 1000], built in float64's exponent bits (no libm call)."""
+    return np.int64((max(-1000, min(1000, e)) + 1023) << 52).view(np.float64)
 
 
 @njit(cache=True, error_model="numpy")

@@ -9,7 +9,9 @@ functional runner's and the SimPy model's decode): gm_gather / gm_scatter for GM
 copies, the vector families' kernels (run in place on the unit's memory, the result kept and
 the destination's old words put back until the write), tile_matmul for a small matmul. A
 large finite matmul is handed back to the driver (RS_BLAS), which takes its float64 sums from
-numpy's BLAS and finishes them with matmul_finish: the same bits as tile_matmul.
+numpy's BLAS, A and B read where they lie when their rows are dense; the loop then rounds them
+with matmul_round (the same bits as tile_matmul), at the write straight into the accumulator
+when the matmul is deferred (replay_deferrable) and the accumulator's rows are dense.
 
 Appended to the lane executor module after the tile kernels and the AI core's event loop.
 """
@@ -68,17 +70,20 @@ RK_IMG2COL = 21
 
 # the replay's state (rs) and what a call returns
 RS_POS = 0           # the next position in the order
-RS_I = 1             # RS_BLAS: the log entry, its pending slot, m, n, k, c's dtype
-RS_SLOT = 2
+RS_I = 1             # RS_BLAS: the log entry, m, n, k, its block memory (row, side), where
+RS_ROW = 2           # its A and B lie in that memory (-1: gathered into the A / B buffers)
 RS_M = 3
 RS_N = 4
 RS_K = 5
-RS_CDT = 6
+RS_SIDE = 6
 RS_FREE_P = 7        # free pending slots / memory rows on the stacks
 RS_FREE_M = 8
-N_RS = 9
+RS_A = 9
+RS_B = 10
+RS_READY = 11        # 1 + the log entry whose A @ B the driver has put in sums (0: none)
+N_RS = 12
 RS_DONE = 0
-RS_BLAS = 1          # a large finite matmul's sums are the driver's (A, B, start gathered)
+RS_BLAS = 1          # a large finite matmul's A @ B is the driver's; then call again
 RS_GROW_PEND = 2     # no free pending slot: the driver grows the pool and calls again
 RS_GROW_MEM = 3      # no free memory row
 
@@ -159,35 +164,92 @@ def replay_vector(rp, rf, pc, vrow, l1):
 
 
 @njit(cache=True, error_model="numpy")
-def _mma_gather(l1, rp, pc, m, n, k, A, B, start):
-    """A (m x k), B (k x n) and the starting values (m x n) of matmul pc, dense; True when
-    every one is finite (BLAS may then form the sums: exec/aicore_tiles._blas_matmul). Row
-    by row copies, then one pass over the copies for an exponent field of all ones."""
+def _mma_operands(l1, rp, pc, m, n, k, A, B, rowabs, colmax, rs):
+    """Where matmul pc's A (m x k) and B (k x n) are read from: in l1 itself when their rows
+    are dense (rs[RS_A] / rs[RS_B]: the first word), else gathered row by row into A / B
+    (-1); with matmul_bounds' rowabs and colmax. True when every one is finite (BLAS may then
+    form the sums: exec/aicore_tiles._blas_matmul)."""
     a, ap, b, bp = rp[pc, RP_SBASE], rp[pc, RP_SPITCH], rp[pc, RP_BBASE], rp[pc, RP_BPITCH]
-    c, cp, init, bias = rp[pc, RP_DBASE], rp[pc, RP_DPITCH], rp[pc, RP_INIT], rp[pc, RP_BIAS]
-    for r in range(m):
-        A[r * k:(r + 1) * k] = l1[a + r * ap:a + r * ap + k]
-    for p in range(k):
-        B[p * n:(p + 1) * n] = l1[b + p * bp:b + p * bp + n]
-    if init == 1:
-        for r in range(m):
-            start[r * n:(r + 1) * n] = l1[c + r * cp:c + r * cp + n]
-    elif init == 2:
-        for r in range(m):
-            start[r * n:(r + 1) * n] = l1[bias:bias + n]
+    if ap == k:
+        rs[RS_A] = a
     else:
-        start[:m * n] = 0.0
-    return not (_nonfinite(A, m * k) | _nonfinite(B, k * n) | _nonfinite(start, m * n))
+        rs[RS_A] = -1
+        for r in range(m):
+            A[r * k:(r + 1) * k] = l1[a + r * ap:a + r * ap + k]
+    if bp == n:
+        rs[RS_B] = b
+    else:
+        rs[RS_B] = -1
+        for p in range(k):
+            B[p * n:(p + 1) * n] = l1[b + p * bp:b + p * bp + n]
+    return matmul_bounds(_mma_a(l1, A, rs, m * k), _mma_b(l1, B, rs, k * n), m, n, k, rowabs, colmax)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _mma_a(l1, A, rs, count):
+    """A's count words, where _mma_operands found them."""
+    return l1[rs[RS_A]:rs[RS_A] + count] if rs[RS_A] >= 0 else A[:count]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _mma_b(l1, B, rs, count):
+    """B's count words, where _mma_operands found them."""
+    return l1[rs[RS_B]:rs[RS_B] + count] if rs[RS_B] >= 0 else B[:count]
 
 
 @njit(cache=True, error_model="numpy")
-def _nonfinite(x, count):
-    """1 when one of x[:count] is an infinity or NaN (its exponent field all ones)."""
-    bits = x.view(np.int64)
-    bad = 0
-    for i in range(count):
-        bad |= (bits[i] & 0x7FF0000000000000) == 0x7FF0000000000000
-    return bad
+def _replay_mma(i, pc, vrow, l1, out, rp, blas_min, A, B, start, zrow, sums, rowabs, colmax, rs):
+    """Logged matmul i's values into out (m x n dense; it may be the accumulator's own words
+    in l1: matmul_round keeps each row's starts). False when it is large and finite and its
+    A @ B is not in sums yet (rs says where A and B lie: the driver's BLAS forms it, then the
+    loop calls this again); else True: the sums rounded (tile_matmul's bits), or tile_matmul."""
+    m, n, k = _rv(vrow, rp[pc, RP_J]), _rv(vrow, rp[pc, RP_J + 1]), _rv(vrow, rp[pc, RP_J + 2])
+    c, cp, init, dt = rp[pc, RP_DBASE], rp[pc, RP_DPITCH], rp[pc, RP_INIT], rp[pc, RP_CONV]
+    if rs[RS_READY] == i + 1:
+        rs[RS_READY] = 0
+        if init == 1:                                 # INIT_ACC: the accumulator's values
+            if cp == n:
+                st = l1[c:c + m * n]
+            else:
+                for r in range(m):
+                    start[r * n:(r + 1) * n] = l1[c + r * cp:c + r * cp + n]
+                st = start[:m * n]
+            stride = n
+        elif init == 2:                               # INIT_BIAS: the bias row, every row
+            st, stride = l1[rp[pc, RP_BIAS]:rp[pc, RP_BIAS] + n], 0
+        else:
+            st, stride = zrow[:n], 0
+        matmul_round(out, sums, _mma_a(l1, A, rs, m * k), _mma_b(l1, B, rs, k * n), st, stride,
+                     m, n, k, dt, rowabs, colmax, True)
+        return True
+    if blas_min > 0 and m * n * k >= blas_min and _mma_operands(l1, rp, pc, m, n, k, A, B, rowabs,
+                                                                 colmax, rs):
+        rs[RS_I], rs[RS_M], rs[RS_N], rs[RS_K] = i, m, n, k
+        return False
+    tile_matmul(out, l1, c, cp, rp[pc, RP_SBASE], rp[pc, RP_SPITCH], rp[pc, RP_BBASE],
+                rp[pc, RP_BPITCH], m, n, k, init, rp[pc, RP_BIAS], dt)
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def _replay_mma_at_write(i, pc, vrow, l1, tmp, rp, blas_min, A, B, start, zrow, sums, rowabs,
+                         colmax, rs):
+    """Deferred matmul i computed at its write (_replay_mma): straight into the accumulator
+    when its m rows are dense and no source of the matmul lies in them, else through tmp."""
+    m, n, k = _rv(vrow, rp[pc, RP_J]), _rv(vrow, rp[pc, RP_J + 1]), _rv(vrow, rp[pc, RP_J + 2])
+    c, cp = rp[pc, RP_DBASE], rp[pc, RP_DPITCH]
+    a, ap, b, bp = rp[pc, RP_SBASE], rp[pc, RP_SPITCH], rp[pc, RP_BBASE], rp[pc, RP_BPITCH]
+    bias = rp[pc, RP_BIAS]
+    hi = c + m * n
+    apart = (hi <= a or a + (m - 1) * ap + k <= c) and (hi <= b or b + (k - 1) * bp + n <= c) and \
+        (rp[pc, RP_INIT] != 2 or hi <= bias or bias + n <= c)
+    if cp == n and apart:
+        return _replay_mma(i, pc, vrow, l1, l1[c:hi], rp, blas_min, A, B, start, zrow, sums, rowabs,
+                           colmax, rs)
+    if not _replay_mma(i, pc, vrow, l1, tmp, rp, blas_min, A, B, start, zrow, sums, rowabs, colmax, rs):
+        return False
+    tile_scatter(l1, c, cp, tmp, m, n)
+    return True
 
 
 @njit(cache=True, error_model="numpy")
@@ -200,18 +262,18 @@ def _gm_words(lg_i, rp, tbase, i):
 
 @njit(cache=True, error_model="numpy")
 def replay_deferrable(order, n, lg_i, rp, rr, tbase, defer):
-    """defer[i] = 1 when operation i (not a matmul) may compute its values at its write
-    instead of its read: no other write between the two touches what it reads (the words of
-    its unit's memory in rr, a vector op's destination included, as its pending result holds
-    every word of it; a load's GM words), or it has no write in order (a launch stopped at
-    its cycle limit: nothing of it is seen). The values are then the same, without the
-    pending copy (or, for a vector op, without saving and restoring its destination)."""
+    """defer[i] = 1 when operation i may compute its values at its write instead of its
+    read: no other write between the two touches what it reads (the words of its unit's
+    memory in rr, a vector op's destination and an accumulating matmul's included, as its
+    pending result holds every word of it; a load's GM words), or it has no write in order (a
+    launch stopped at its cycle limit: nothing of it is seen). The values are then the same,
+    without the pending copy (for a vector op, without saving and restoring its destination;
+    for a matmul, rounded straight into its accumulator)."""
     written = np.zeros(n, np.int8)
     for pos in range(len(order)):
         if order[pos] >= n:
             written[order[pos] - n] = 1
-    for i in range(n):
-        defer[i] = 0 if (written[i] and rp[lg_i[i, LG_PC], RP_KIND] == RK_MMA) else 1
+    defer[:n] = 1
     live = np.empty(n, np.int64)          # operations read and not yet written
     n_live = 0
     for pos in range(len(order)):
@@ -294,7 +356,8 @@ def _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, tmp):
 
 @njit(cache=True, error_model="numpy")
 def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, pend, pend_of,
-                  free_p, free_m, row_used, zr, saved, A, B, start, blas_min, defer, rs):
+                  free_p, free_m, row_used, zr, saved, A, B, start, zrow, sums, rowabs, colmax,
+                  blas_min, defer, rs):
     """Walk order (log entries k < n: entry k's read; k >= n: entry k - n's write) from
     rs[RS_POS]; returns RS_DONE at the end, or why the driver must act before the next call
     (rs[RS_POS] is then the position to resume at). mem[row, side]: a block's memory (side 0
@@ -302,9 +365,10 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
     operations whose write is to come (its row is freed at 0); a row used before is zeroed
     where any operation writes (zr: [lo, hi) ranges) when it is taken again, as a new block's
     memory starts at zero. pend[slot]: a pending result;
-    pend_of[entry]: its slot. blas_min: the products from which a finite matmul is the
-    driver's (0: never). defer[i]: operation i's values are computed at its write
-    (replay_deferrable)."""
+    pend_of[entry]: its slot. blas_min: the products from which a finite matmul's A @ B is
+    the driver's (0: never): RS_BLAS, then the call again at the same position finds it in
+    sums (_replay_mma); A, B, start, zrow (zeros), rowabs, colmax: that matmul's buffers.
+    defer[i]: operation i's values are computed at its write (replay_deferrable)."""
     total = len(order)
     pos = rs[RS_POS]
     while pos < total:
@@ -353,18 +417,10 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
                              _rv(vrow, rp[pc, RP_J + 1]), _rv(vrow, rp[pc, RP_J + 2]),
                              _rv(vrow, rp[pc, RP_J + 3]))
             elif kind == RK_MMA:
-                m, nn, k = _rv(vrow, rp[pc, RP_J]), _rv(vrow, rp[pc, RP_J + 1]), _rv(vrow, rp[pc, RP_J + 2])
-                big = blas_min > 0 and m * nn * k >= blas_min
-                if big and _mma_gather(l1, rp, pc, m, nn, k, A, B, start):
-                    rs[RS_FREE_P] -= 1
-                    pend_of[i] = slot
-                    rs[RS_I], rs[RS_SLOT], rs[RS_M], rs[RS_N], rs[RS_K] = i, slot, m, nn, k
-                    rs[RS_CDT] = rp[pc, RP_CONV]
-                    rs[RS_POS] = pos + 1
+                if not _replay_mma(i, pc, vrow, l1, out, rp, blas_min, A, B, start, zrow, sums,
+                                   rowabs, colmax, rs):
+                    rs[RS_ROW], rs[RS_SIDE], rs[RS_POS] = row, side, pos   # this read again
                     return RS_BLAS
-                tile_matmul(out, l1, rp[pc, RP_DBASE], rp[pc, RP_DPITCH], rp[pc, RP_SBASE],
-                            rp[pc, RP_SPITCH], rp[pc, RP_BBASE], rp[pc, RP_BPITCH], m, nn, k,
-                            rp[pc, RP_INIT], rp[pc, RP_BIAS], rp[pc, RP_CONV])
             else:                                     # a vector op, run in place and undone
                 lo, hi = rp[pc, RP_LO], rp[pc, RP_HI]
                 saved[:hi - lo] = l1[lo:hi]
@@ -379,7 +435,12 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
             slot = pend_of[i]
             res = pend[slot]
             rows, cols = lg_i[i, LG_ROWS], lg_i[i, LG_COLS]
-            if defer[i]:
+            if defer[i] and kind == RK_MMA:
+                if not _replay_mma_at_write(i, pc, lg_v[i], l1, saved, rp, blas_min, A, B, start,
+                                            zrow, sums, rowabs, colmax, rs):
+                    rs[RS_ROW], rs[RS_SIDE], rs[RS_POS] = row, side, pos   # this write again
+                    return RS_BLAS
+            elif defer[i]:
                 _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, saved)
             elif kind == RK_STORE:
                 gm_scatter(hbm, tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF] * ITEMSIZE[rp[pc, RP_DT]],

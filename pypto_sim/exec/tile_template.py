@@ -62,9 +62,13 @@ def gm_gather(out, hbm, src, stride, rows, cols, dt):
 @njit(cache=True, error_model="numpy")
 def half_gather(out, u16, stride, rows, cols, mb):
     """out[r * cols + c] = the value of the 2-byte float u16[r * stride + c] (mb mantissa bits:
-    10 float16, 7 bfloat16): a bfloat16 and a normal float16 through float32's bits, in a
-    loop without branches; then float16 zeros, subnormals, infinities and NaNs (exponent
-    field 0 or 31) again by ieee_decode, where there are any."""
+    10 float16, 7 bfloat16): a bfloat16 through float32's bits; a finite float16 (subnormals
+    and zeros too) through float32's bits as well, its exponent field kept: the float32 whose
+    bits are the float16's magnitude bits shifted up by 13 is that value times 2^-112, exactly
+    (a float16 subnormal lands on a float32 subnormal), so the product with 2^112 is exact.
+    Both in loops without branches (they vectorise: the float16 loop counts, not flags,
+    exponent fields of all ones); then those float16 infinities and NaNs again by
+    ieee_decode, where there are any."""
     if mb == 7:
         for r in range(rows):
             o_, s_ = out[r * cols:(r + 1) * cols], u16[r * stride:r * stride + cols]
@@ -76,16 +80,14 @@ def half_gather(out, u16, stride, rows, cols, mb):
         o_, s_ = out[r * cols:(r + 1) * cols], u16[r * stride:r * stride + cols]
         for c in range(cols):
             u = np.uint32(s_[c])
-            e = (u >> np.uint32(10)) & np.uint32(0x1F)
-            special |= (e == 0) | (e == 0x1F)
-            bits = ((u & np.uint32(0x8000)) << np.uint32(16)) | ((e + np.uint32(112)) << np.uint32(23)) | \
-                ((u & np.uint32(0x3FF)) << np.uint32(13))
-            o_[c] = np.float64(np.uint32(bits).view(np.float32))
+            magnitude = np.float64(np.uint32((u & np.uint32(0x7FFF)) << np.uint32(13)).view(np.float32)) * 2.0**112
+            o_[c] = -magnitude if u & np.uint32(0x8000) else magnitude
+            special += (u & np.uint32(0x7C00)) == np.uint32(0x7C00)
     if special:
         for r in range(rows):
             for c in range(cols):
                 u = u16[r * stride + c]
-                if ((u >> 10) & 0x1F) == 0 or ((u >> 10) & 0x1F) == 0x1F:
+                if ((u >> 10) & 0x1F) == 0x1F:
                     out[r * cols + c] = ieee_decode(np.uint64(u), 16, mb)
 
 

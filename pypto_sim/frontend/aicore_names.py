@@ -48,7 +48,11 @@ vector = Intrinsic("vector", "with pto.vector():",
 get_subblock_id = Intrinsic("get_subblock_id", "pto.get_subblock_id()",
                             "The vector core running this code: 0 (AIV0) or 1 (AIV1); only in "
                             "vector code.")
+tile_group = Intrinsic("tile_group",
+                       "g = pto.tile_group(depth, rows, cols, dtype, loc=..., producer=..., consumer=...)",
+                       "Multi-buffered typed tiles whose set_flag/wait_flag the compiler places: "
+                       "g.next(), g.ready(t), g.take(t), g.release(t) (docs/aicore.md, 'Tile groups').")
 
 __all__ = ["Vec", "Mat", "Left", "Right", "Acc", "Bias", "RowMajor", "ColMajor", "PIPE_S",
            "PIPE_V", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3", "PIPE_M", "PIPE_FIX", "PIPE_ALL",
-           "cube", "vector", "get_subblock_id"]
+           "cube", "vector", "get_subblock_id", "tile_group"]

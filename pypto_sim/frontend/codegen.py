@@ -30,6 +30,7 @@ from .memory_builtins import MemoryBuiltins
 from .warp_builtins import WarpBuiltins
 from .pipeline import PipelineLowering
 from .tile_builtins import TileBuiltins
+from .tile_group import TileGroupLowering
 from .uniformity import VARYING_BUILTINS, Uniformity, assignment_sites
 from .scope import Scope
 from .values import Const, HomeVar, LocalArray, Ptr, PtrVar, Text, Val
@@ -49,7 +50,7 @@ UNSUPPORTED_STMTS = {"Try": "a try statement", "TryStar": "a try statement",
 CAPTURED_TYPES = (bool, int, float, complex, str, tuple, np.generic)
 
 
-class KernelCompiler(ConvBuiltins, SortBuiltins, LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins, ExprLowering, MemoryBuiltins, WarpBuiltins, HelperInlining, PipelineLowering,
+class KernelCompiler(TileGroupLowering, ConvBuiltins, SortBuiltins, LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins, ExprLowering, MemoryBuiltins, WarpBuiltins, HelperInlining, PipelineLowering,
                      ControlFlowLowering):
     """Compiles one kernel for one argument signature into a Program."""
 

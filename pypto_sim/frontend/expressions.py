@@ -16,6 +16,7 @@ from ..ir import Imm, Reg
 from ..ir.program import INT_SEM_FLOAT, INT_SEM_INT64, int_sem_of
 from .builtins import Builtin
 from .pipeline import PipelineRef
+from .tile_group import TileGroup, TileGroupMethod
 from .values import NONE, Text, Const, ConstTuple, DTypeRef, LocalArray, ModuleRef, Ptr, PyCallable, Val
 
 BINOPS = {ast.Add: "ADD", ast.Sub: "SUB", ast.Mult: "MUL", ast.Div: "DIV",
@@ -209,6 +210,8 @@ class ExprLowering:
             return self.from_python(value, node, ast.unparse(node))
         if isinstance(base, PipelineRef):
             return self.pipeline_attribute(base, node)
+        if isinstance(base, TileGroup):
+            return self.group_attribute(base, node)
         self.error(node, f"attribute access '{ast.unparse(node)}' is not supported in a kernel")
 
     def expr_Tuple(self, node):
@@ -462,6 +465,8 @@ class ExprLowering:
             return self.call_python(func.name, node)
         if getattr(func, "is_pipeline_method", False):
             return self.call_pipeline_method(func, node)
+        if isinstance(func, TileGroupMethod):
+            return self.group_method_call(func, node)
         if hasattr(func, "is_pto_kernel"):
             return self.inline_helper(func, node)
         if getattr(func, "is_pto_intrinsic", False):

@@ -4,14 +4,15 @@ loop (exec/replay_template.py, aicore_replay) in SimPy's order.
 This module decodes each pc once into the loop's table, from the TileLayout every other
 reader decodes by (exec/aicore_tiles.py), in the terms tile_effects.effect and TileOp.read
 use; it orders the log's reads and writes, and does what the loop hands back: a large finite
-matmul's float64 sums from numpy's BLAS (exec/aicore_tiles._blas_matmul's sums, finished by
-the executor's matmul_finish), and growing the pools of pending results and block memories.
+matmul's A @ B in float64 from numpy's BLAS (exec/aicore_tiles._blas_matmul's product; the loop
+rounds it with the executor's matmul_round), and growing the pools of pending results and
+block memories.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..exec.aicore_tiles import BLAS_MIN_PRODUCTS, INIT_ACC, INIT_BIAS, INIT_ZERO, layout_of
+from ..exec.aicore_tiles import BLAS_MIN_PRODUCTS, INIT_ACC, INIT_BIAS, INIT_ZERO, MAX_MKN, layout_of
 from ..ir.program import C_AUX, C_DTYPE, C_OP
 
 # the vector families' replay kinds and the operands that are their kernels' integer
@@ -177,10 +178,12 @@ def replay_events(sim, ex, lg, vals, table, local_words, n_blocks, order, hbm, k
     left = np.bincount(lg[:, ex.LG_BLOCK], minlength=n_blocks).astype(np.int64) + (1 if keep else 0)
     size = int(rp[:, ex.RP_SIZE].max())
     mma = rp[:, ex.RP_KIND] == ex.RK_MMA
-    # a matmul's gathered operands: m x k within a, k x n within b, m x n within c
+    # a matmul's operands gathered from pitched rows: m x k within a, k x n within b, m x n
+    # within c; its A @ B (sums), a row of zeros (no start), matmul_bounds' row and column bounds
     A, B = _operand_buffers(sim, mma)
     start = np.empty(max([1] + rp[mma, ex.RP_SIZE].tolist()))
-    sums_buf = np.empty_like(start)
+    sums = np.empty_like(start)
+    zrow, rowabs, colmax = np.zeros(MAX_MKN), np.empty(MAX_MKN), np.empty(MAX_MKN)
     pend = np.empty((8, size))
     free_p = np.arange(8, dtype=np.int64)
     rows = _rows_needed(order, n, lg[:, ex.LG_BLOCK], n_blocks)
@@ -195,19 +198,15 @@ def replay_events(sim, ex, lg, vals, table, local_words, n_blocks, order, hbm, k
     rs[ex.RS_FREE_P], rs[ex.RS_FREE_M] = len(free_p), len(free_m)
     defer = np.zeros(n, np.int8)
     ex.replay_deferrable(order, n, lg, rp, rr, sim.tbase, defer)
-    blas_min = BLAS_MIN_PRODUCTS if getattr(sim, "blas", False) and hasattr(ex, "matmul_finish") else 0
+    blas_min = BLAS_MIN_PRODUCTS if getattr(sim, "blas", False) and hasattr(ex, "matmul_round") else 0
     while True:
         status = ex.aicore_replay(order, n, lg, vals, rp, rf, hbm, sim.tbase, mem, mem_row, left,
-                                  pend, pend_of, free_p, free_m, row_used, zr, saved, A, B, start, blas_min, defer, rs)
+                                  pend, pend_of, free_p, free_m, row_used, zr, saved, A, B, start, zrow,
+                                  sums, rowabs, colmax, blas_min, defer, rs)
         if status == ex.RS_DONE:
             return mem, mem_row
         if status == ex.RS_BLAS:
-            m, nn, k = (int(rs[j]) for j in (ex.RS_M, ex.RS_N, ex.RS_K))
-            sums = sums_buf[:m * nn].reshape(m, nn)          # no new array per matmul
-            np.matmul(A[:m * k].reshape(m, k), B[:k * nn].reshape(k, nn), out=sums)
-            sums += start[:m * nn].reshape(m, nn)
-            ex.matmul_finish(pend[int(rs[ex.RS_SLOT])], sums_buf, A, B, start, m, nn, k,
-                             int(rs[ex.RS_CDT]))
+            _blas_product(ex, rs, mem, A, B, sums)
         elif status == ex.RS_GROW_PEND:
             extra = len(pend)
             pend = np.concatenate([pend, np.empty((extra, size))])
@@ -221,6 +220,18 @@ def replay_events(sim, ex, lg, vals, table, local_words, n_blocks, order, hbm, k
             free_m = np.concatenate([free_m, np.zeros(extra, np.int64)])
             free_m[:extra] = np.arange(extra, 2 * extra)
             rs[ex.RS_FREE_M] = extra
+
+
+def _blas_product(ex, rs, mem, A, B, sums):
+    """The A @ B the loop asked for (RS_BLAS) into sums, from A and B where the loop found them
+    (words of the block's memory, or its gathered copies); the loop rounds it when called again."""
+    state = rs.tolist()                   # Python ints at once (this runs once per matmul)
+    m, n, k, a, b = (state[j] for j in (ex.RS_M, ex.RS_N, ex.RS_K, ex.RS_A, ex.RS_B))
+    l1 = mem[state[ex.RS_ROW], state[ex.RS_SIDE]]
+    a_words = l1[a:a + m * k] if a >= 0 else A[:m * k]
+    b_words = l1[b:b + k * n] if b >= 0 else B[:k * n]
+    np.matmul(a_words.reshape(m, k), b_words.reshape(k, n), out=sums[:m * n].reshape(m, n))
+    rs[ex.RS_READY] = state[ex.RS_I] + 1
 
 
 def _rows_needed(order, n, block_of, n_blocks):
