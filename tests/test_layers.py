@@ -188,3 +188,17 @@ def test_exec_never_imports_simpy():
         if _unit(module) == "exec":
             names = [a.name for a in node.names] + ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(n.split(".")[0] == "simpy" for n in names), f"{module}:{node.lineno}"
+
+
+def test_the_debugger_reads_the_simulation_through_its_query_api():
+    """debug/ never reaches into SimPy (``sim.env``) nor into another object's private names
+    (``x._queue``): it asks LaunchSimulation's stepping and queries (timing/model.py)."""
+    for path in sorted((PKG / "debug").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Attribute):
+                continue
+            own = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+            private = node.attr.startswith("_") and not node.attr.startswith("__")
+            assert node.attr != "env" and (own or not private), (
+                f"{path.relative_to(ROOT)}:{node.lineno}: .{node.attr} of another object; ask the "
+                f"simulation (LaunchSimulation.now, next_event_time(), warp_state(), ...)")

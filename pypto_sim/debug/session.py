@@ -352,15 +352,11 @@ def queued_launch(kernel, args=(), grid=None, block=None, machine=None, max_cycl
     device = current_device()
     device.sync()                            # earlier launches first, as a launch would
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
-    token = machine_mod._ACTIVE.set(machine_mod.resolve_machine(machine)) if machine else None
-    try:
+    with machine_mod.machine_in_effect(machine_mod.resolve_machine(machine) if machine else None):
         extra = {k: v for k, v in (("max_cycles", max_cycles), ("check", check)) if v is not None}
         device.launch(kernel, grid, block, args, names=launch_labels(kernel, args, launch_scope()),
                       **extra)
         return device, device.queue.pop()
-    finally:
-        if token is not None:
-            machine_mod._ACTIVE.reset(token)
 
 
 def debug_kernel(kernel, args=(), grid=None, block=None, machine=None, echo=True,
