@@ -35,7 +35,7 @@ import flash_attention  # noqa: E402
 import published  # noqa: E402
 
 import pypto_sim as pto  # noqa: E402
-from pypto_sim.profiler import profile as profile_mod  # noqa: E402
+from pypto_sim.runtime import launch as run_mod  # noqa: E402
 from pypto_sim.timing import aicore_fast  # noqa: E402
 
 NOW = time.perf_counter          # --clock cpu: time.process_time (a loaded machine)
@@ -82,8 +82,8 @@ def install(clock):
     clock.wrap(aicore_fast.AICoreFastEngine, "_call", "loop", before=_first_event)
     clock.wrap(aicore_fast.AICoreFastEngine, "_grow", "grow")
     clock.wrap(aicore_fast.AICoreFastEngine, "run", "after")       # minus loop and grow below
-    clock.wrap(profile_mod, "Profile", "profile")
-    sim_cls = profile_mod.LaunchSimulation
+    clock.wrap(run_mod, "Profile", "profile")
+    sim_cls = run_mod.LaunchSimulation
     clock.wrap(sim_cls, "records", "profile")
     clock.wrap(sim_cls, "totals", "profile")
 

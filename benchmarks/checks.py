@@ -20,7 +20,7 @@ import pypto_sim as pto
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kernels import vector_add  # noqa: E402  (shared with the other benchmark scripts)
 from pypto_sim.exec.lane import executor
-from pypto_sim.profiler.profile import run_launch
+from pypto_sim.runtime.launch import run_launch
 from pypto_sim.runtime.device import current_device
 
 

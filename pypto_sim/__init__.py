@@ -20,7 +20,7 @@ from .frontend.aicore_names import (Acc, Bias, ColMajor, Left, Mat, PIPE_ALL, PI
 
 globals().update(_BUILTINS)
 
-__version__ = "0.1.0"
+from ._version import __version__
 from .settings import Settings, settings
 from .runtime.api import Tensor, alloc_tensor, launch, memcpy_d2h, memcpy_h2d, profile, sync, to_device
 from .runtime.memory import DeviceTensor
@@ -28,9 +28,9 @@ from .runtime.launcher import kernel
 from .timing.machine import machine, use_machine
 from .calibrate.npu import profile_on_npu
 from .sweep import SweepCase, sweep
+from .isa import load_isa as _load_isa
 
 
 def instructions():
     """The ISA table: one record per instruction (.name, .opcode, .pipe, .category, .doc, ...)."""
-    from .isa import load_isa
-    return load_isa().specs
+    return _load_isa().specs

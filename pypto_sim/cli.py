@@ -29,10 +29,17 @@ import errno
 import os
 import runpy
 import sys
+import time
 import traceback
 from pathlib import Path
 
 from .errors import CommandLineError, PtoError
+from .calibrate import fit, read_rows, run_microbenchmarks, write_rows, write_table
+from .exec.lane import cache_dir, executor
+from .isa import load_isa
+from .profiler.collect import collect_profiles
+from .sweep.spec import run_spec
+from .timing.machine import DEFAULT_MACHINE, load_machine_from, machine_names, resolve_machine
 
 
 def main(argv=None) -> int:
@@ -233,17 +240,13 @@ def _dispatch(ns) -> int:
     if ns.command in ("profile", "trace"):
         return _profile(ns)
     if ns.command == "sweep":
-        from .sweep.spec import run_spec
         return run_spec(ns.spec, ns.output, ns.engine, ns.workers, ns.resume, ns.top, ns.timeout)
     if ns.command == "warm":
-        import time
-        from .exec.lane import cache_dir, executor
         start = time.perf_counter()
         executor()
         print(f"numba executor ready in {time.perf_counter() - start:.1f} s (cache: {cache_dir()})")
         return 0
     if ns.command == "isa":
-        from .isa import load_isa
         isa = load_isa()
         print(f"PTO ISA {isa.version}: {len(isa.specs)} instructions")
         for s in isa.specs:
@@ -251,12 +254,10 @@ def _dispatch(ns) -> int:
             print(f"  0x{s.opcode:02X} {s.name:14s} {s.category:12s} {s.pipe:7s} {emitted:34s} {s.doc}")
         return 0
     if ns.command == "machines":
-        from .timing.machine import machine_names, resolve_machine
         for name in machine_names():
             print(f"{name:16s} {resolve_machine(name).description}")
         return 0
     if ns.command == "machine":
-        from .timing.machine import resolve_machine
         if ns.name[0] == "diff":
             if len(ns.name) != 3:
                 raise CommandLineError(f"machine diff takes two tables, got {len(ns.name) - 1}",
@@ -277,9 +278,6 @@ def _dispatch(ns) -> int:
 
 def _microbench(ns) -> int:
     """Run the microbenchmarks on a machine (or the NPU) and write their rows as CSV."""
-    import time
-    from .calibrate import run_microbenchmarks, write_rows
-    from .timing.machine import DEFAULT_MACHINE, resolve_machine
     _check_output(ns.output, "-o")
     m = resolve_machine(ns.machine or DEFAULT_MACHINE)
     only = [x.strip() for x in ns.only.split(",") if x.strip()] if ns.only else None
@@ -296,9 +294,6 @@ def _microbench(ns) -> int:
 
 def _calibrate(ns) -> int:
     """Fit a table to rows and write it; print what changed against the base."""
-    from pathlib import Path
-    from .calibrate import fit, read_rows, write_table
-    from .timing.machine import load_machine_from, resolve_machine
     _check_output(ns.output, "-o")
     base = resolve_machine(ns.base)
     fitted = fit(read_rows(ns.rows), base=base)
@@ -321,7 +316,6 @@ def _calibrate(ns) -> int:
 
 def _profile(ns) -> int:
     """Run the script with every launch's Profile collected; report and export."""
-    from .profiler.collect import collect_profiles
     for flag, path in (("-o", getattr(ns, "output", None)), ("--trace", getattr(ns, "trace", None)),
                        ("--plot", getattr(ns, "plot", None))):
         if path is not None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from pypto_sim.profiler.profile import union_cycles
+from pypto_sim.profiler.intervals import union_cycles
 
 HERE = Path(__file__).read_text().splitlines()
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

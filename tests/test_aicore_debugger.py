@@ -257,7 +257,7 @@ def test_the_state_at_a_stop_is_the_simpy_models_at_that_cycle():
     a cycle T holds every event before T. At each scalar-unit stop at cycle T of flash
     attention (S = 256, two cores), the debugger's tiles of every unit and its HBM equal the
     SimPy model's after ``env.run(until=T)``, word for word."""
-    from pypto_sim.profiler.profile import simulation_for
+    from pypto_sim.runtime.launch import simulation_for
     ctx, _q, _k = _flash_attention_session()
     run = ctx.run
     sim = simulation_for(run.pending, run.snapshot.copy(), None, record=True, checks=frozenset(),

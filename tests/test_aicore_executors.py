@@ -15,7 +15,7 @@ from pypto_sim.errors import LaunchError
 from pypto_sim.exec import gm, reference
 from pypto_sim.exec.aicore_functional import run_aicore_functional
 from pypto_sim.exec.lane import executor
-from pypto_sim.profiler.profile import launch_arguments, simulation_for
+from pypto_sim.runtime.launch import launch_arguments, simulation_for
 from pypto_sim.runtime.device import current_device
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))

@@ -12,7 +12,7 @@ import pytest
 
 import pypto_sim as pto
 from pypto_sim.errors import PtoError
-from pypto_sim.profiler.profile import simulation_for
+from pypto_sim.runtime.launch import simulation_for
 from pypto_sim.runtime.device import DEFAULT_BLOCK, current_device
 from pypto_sim.timing.records import FIELDS
 

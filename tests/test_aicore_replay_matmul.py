@@ -8,7 +8,7 @@ import numpy as np
 import pypto_sim as pto
 from pypto_sim.exec import reference
 from pypto_sim.exec.lane import executor
-from pypto_sim.profiler.profile import simulation_for
+from pypto_sim.runtime.launch import simulation_for
 from pypto_sim.runtime.device import DEFAULT_BLOCK, current_device
 from pypto_sim.timing import aicore_fast
 

@@ -8,7 +8,7 @@ import pytest
 import pypto_sim as pto
 from pypto_sim.errors import PtoError
 from pypto_sim.exec import gm
-from pypto_sim.profiler.profile import simulation_for
+from pypto_sim.runtime.launch import simulation_for
 from pypto_sim.exec.lane import executor
 from pypto_sim.runtime.device import current_device
 from pypto_sim.timing.fast import why_not_fast

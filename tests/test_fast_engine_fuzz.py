@@ -22,7 +22,7 @@ import pytest
 
 import pypto_sim as pto
 from pypto_sim.errors import PtoError
-from pypto_sim.profiler.profile import simulation_for
+from pypto_sim.runtime.launch import simulation_for
 from pypto_sim.runtime.device import current_device
 from pypto_sim.timing.block_fit import check_block_fits
 from pypto_sim.timing.model import LaunchSimulation

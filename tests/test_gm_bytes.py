@@ -217,7 +217,7 @@ def test_racecheck_tells_neighbouring_elements_apart(d):
     int8: no race), or o[i % 32] (lanes 0 and 32 of different warps write o[0]: a race on
     o[0]). HBM's shadow has a row per d.itemsize bytes (the launch's smallest element) up to
     the tensor's end: 64 elements at byte 0 -> 64 rows and one more."""
-    from pypto_sim.profiler.profile import simulation_for
+    from pypto_sim.runtime.launch import simulation_for
     o = pto.alloc_tensor(64 * d.itemsize, d)
     pto.launch(own_element, grid=(1, 1, 1), block=(64, 1, 1), args=(o, 64), check="racecheck")
     pto.sync()

@@ -206,7 +206,7 @@ def test_a_feature_map_larger_than_its_tile_is_an_error_on_both_engines(engine):
     """fmap_h = 5 at run time: 5 x 12 = 60 pixels, the tile holds 48 rows: OutOfBoundsError
     naming the tile, from the SimPy model and from the compiled engine (its fault sends the
     launch back to SimPy, which reports it)."""
-    from pypto_sim.profiler.profile import simulation_for
+    from pypto_sim.runtime.launch import simulation_for
     from pypto_sim.runtime.device import DEFAULT_BLOCK, current_device
     X = pto.alloc_tensor(H * W * C0 * 2, pto.float16)
     dev = current_device()

@@ -3,7 +3,7 @@ they come (timing/records.py FoldedRecords), and a finished block's memory is re
 import numpy as np
 
 import pypto_sim as pto
-from pypto_sim.profiler.profile import simulation_for
+from pypto_sim.runtime.launch import simulation_for
 from pypto_sim.runtime.device import DEFAULT_BLOCK, current_device
 from pypto_sim.timing.records import FIELDS, FoldedRecords, LaunchRecords, PcTotals
 

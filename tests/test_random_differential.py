@@ -9,7 +9,7 @@ import pytest
 import pypto_sim as pto
 from pypto_sim.exec import gm, reference
 from pypto_sim.exec.lane import executor
-from pypto_sim.profiler.profile import simulation_for
+from pypto_sim.runtime.launch import simulation_for
 
 from test_compiler import RandomKernel
 

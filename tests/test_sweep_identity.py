@@ -8,6 +8,7 @@ import shutil
 import pandas as pd
 
 import pypto_sim as pto
+import pypto_sim._version
 from pypto_sim.timing.machine import resolve_machine
 
 PARAMS = {"n": [64], "reps": [1, 2]}
@@ -81,7 +82,7 @@ def test_an_edited_or_renamed_machine_table_recomputes(tmp_path):
 def test_another_package_version_recomputes(tmp_path, monkeypatch):
     """Rows of another pypto_sim version are not reused."""
     _sweep(tmp_path)
-    monkeypatch.setattr(pto, "__version__", "0.0.0-other")
+    monkeypatch.setattr(pypto_sim._version, "__version__", "0.0.0-other")
     _sweep(tmp_path)
     assert _runs(tmp_path) == 4
 

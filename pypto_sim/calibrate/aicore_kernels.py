@@ -32,6 +32,8 @@ Only block 0's first AIV (or the AIC) runs the measured pattern; the other AIV d
 from __future__ import annotations
 
 from .kernels import Bench
+from ..isa import VECTOR_FAMILIES, load_isa
+from ..timing.machine import machine as active, resolve_machine
 
 AIC_SIZES = (1, 2, 3)
 AIV_SIZES = (1, 2)
@@ -126,7 +128,6 @@ def vector_specs():
     """The ISA records of the ops the AI core's V pipe runs (TCVT and the mask ops included),
     except the sort family (isa/44_sort.toml), whose merges take one row of sorted blocks and so
     cannot be chained over rows like the rest: its entries are pto-isa's mock costs, unmeasured."""
-    from ..isa import VECTOR_FAMILIES, load_isa
     return [s for s in load_isa().specs if s.family in VECTOR_FAMILIES and s.family != "tile_sort"]
 
 
@@ -278,7 +279,6 @@ def formula_rows_of(cols, item):
 def formula_benches(m) -> list:
     """One benchmark family per [formulas] row (three row counts, formula_rows_of); rows for
     any dtype or width are measured at 64 columns."""
-    from ..isa import load_isa
     isa = load_isa()
     out = []
     for (name, dtype, cols) in m.vector_formulas:
@@ -315,7 +315,6 @@ def aicore_coverage(machine=None) -> dict:
     """{(entry, field): "covered" or why not} for the AI core's cost entries beyond latency and
     issue interval (those are in coverage()): every [aicore] value, the head, per_repeat, tail
     and unaligned_floor of each V op, and each [formulas] row (``formula.OP.DTYPE.COLS``)."""
-    from ..timing.machine import machine as active, resolve_machine
     m = resolve_machine(machine) if machine is not None else active()
     out = {}
     if not m.has_aicore:
@@ -344,7 +343,6 @@ def aicore_coverage(machine=None) -> dict:
             out[(spec.name, "per_row")] = ("taken from the table: the chains at one width measure per_repeat "
                                            "x repeats + per_row x rows as one slope, and per_repeat is fitted "
                                            "with per_row given")
-    from ..isa import load_isa
     isa = load_isa()
     for (name, dtype, cols) in m.vector_formulas:
         ok = name in isa.by_name and (dtype == "any" or dtype in isa[name].dtypes)

@@ -29,6 +29,7 @@ from .aicore_fit import fit_aicore
 from .fitmath import ceil_fit, linear_fit, reciprocal_interval, simplest_in
 from .kernels import CTL_FILL, LOOP_FILL
 from .rows import CalibrationError
+from ..timing.machine import DEFAULT_MACHINE, resolve_machine
 
 SECTOR = 32
 
@@ -149,7 +150,6 @@ def fit(rows, base=None) -> Fitted:
     ``{name: {"latency": ..., "issue_interval": ...}, ...}``. ``base`` (a Machine, name or
     path; default the default machine) supplies the repeat geometry (k_tile, repeat_bytes),
     the sector size, and the values of entries the rows do not cover."""
-    from ..timing.machine import DEFAULT_MACHINE, resolve_machine
     rows = list(rows)
     if not rows:
         raise CalibrationError("no rows to fit", hint="run pypto-sim microbench first")

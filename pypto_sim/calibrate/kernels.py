@@ -30,6 +30,7 @@ max(1, issue_interval(X)); F is a filler, an independent lane ADD):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from ..isa import LANE_TILE_FAMILIES, load_isa
 
 CTL_FILL = 4          # fillers that hide a control instruction's issue interval (straight line)
 LOOP_FILL = 10        # fillers in loop bodies: they also hide the loop counter's latency
@@ -83,7 +84,6 @@ def _tile_ops():
     """{instruction: kind} of the vector tile ops the article's tile API runs (every tile_alu,
     tile_reduce and tile_expand record but the AI core's TCVT and Vec -> Vec TMOV), from the ISA
     table."""
-    from ..isa import LANE_TILE_FAMILIES, load_isa
     out = {}
     for spec in load_isa().specs:
         if spec.family not in LANE_TILE_FAMILIES or spec.name in ("TCVT", "TMOV_V2V"):
@@ -329,7 +329,6 @@ def _tile_benches(cores):
                                             f"bb = pto.alloc_local(8192, pto.{dt})"]
                                            + ["pto.mma(cc, aa, bb, 16, 16, n)"] * k, None),
                          runtime=lambda k, kk=kk: kk, lane=False, count="MMA"))
-    from ..isa import load_isa
     for op, kind in TILE_OPS.items():
         dt = "float32" if "float32" in load_isa()[op].dtypes else "int32"
         one = "1.0" if dt == "float32" else "1"

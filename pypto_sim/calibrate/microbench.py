@@ -19,11 +19,17 @@ from ..timing.progress import Progress
 from .aicore_kernels import all_aicore_benchmarks
 from .kernels import TENSOR_ELEMS, TILE_OPS, all_benchmarks
 from .rows import CalibrationError, Row
+from ..isa import AICORE_ONLY_FAMILIES, load_isa
+from ..timing.machine import machine as active, resolve_machine
+from ..runtime import device as device_mod
+from ..timing import machine as machine_mod
+from ..runtime.api import alloc_tensor, profile as simulated_profile
+from ..dtypes import int32
+from .npu import profile_on_npu
 
 def _aicore_only_vector_ops(family=None):
     """TCMP, TSEL, TTRI...: the vector families whose masks exist only as typed uint8 tiles (or
     the records of one of those families)."""
-    from ..isa import AICORE_ONLY_FAMILIES, load_isa
     return tuple(s.name for s in load_isa().specs if s.family in AICORE_ONLY_FAMILIES
                  and family in (None, s.family))
 
@@ -91,7 +97,6 @@ NOT_FITTED = {
 def coverage(machine=None) -> dict:
     """{(entry, field): "covered" or the reason it is not} for every latency and issue-interval
     entry of the machine's table (instructions and ``pipes.scalar``)."""
-    from ..timing.machine import machine as active, resolve_machine
     m = resolve_machine(machine) if machine is not None else active()
     out = {}
     for name in list(m.instructions) + ["pipes.scalar"]:
@@ -131,7 +136,6 @@ def run_microbenchmarks(machine=None, only=None, on_npu=False, keep_sources=None
     ``keep_sources``: a directory to keep the generated kernel sources in (to read or port).
     ``progress``: None (a progress line on a terminal after two seconds, as the progress
     setting says, docs/settings.md), True (always) or False (never). The active machine and device of the caller are left as they were."""
-    from ..timing.machine import machine as active, resolve_machine
     m = resolve_machine(machine) if machine is not None else active()
     benches = all_benchmarks(m.cores) + all_aicore_benchmarks(m)
     if only is not None:
@@ -145,19 +149,16 @@ def run_microbenchmarks(machine=None, only=None, on_npu=False, keep_sources=None
 
 
 def _run_all(m, benches, on_npu, keep_sources, progress):
-    import pypto_sim as pto
-    from ..runtime import device as device_mod
-    from ..timing import machine as machine_mod
     if not on_npu:
         # the benchmarks re-read one buffer, which an L2 would serve: they measure the table's
         # DMA entries (the miss path) on the machine without its L2
         m = m.without_l2()
     machine_mod._ACTIVE.set(m)
     device_mod._DEVICE.set(device_mod.Device(m))
-    profile = pto.profile_on_npu if on_npu else pto.profile
-    af = pto.alloc_tensor(TENSOR_ELEMS * 4)
-    ai = pto.alloc_tensor(TENSOR_ELEMS * 4, dtype=pto.int32)
-    out = pto.alloc_tensor(TENSOR_ELEMS * 4)
+    profile = profile_on_npu if on_npu else simulated_profile
+    af = alloc_tensor(TENSOR_ELEMS * 4)
+    ai = alloc_tensor(TENSOR_ELEMS * 4, dtype=int32)
+    out = alloc_tensor(TENSOR_ELEMS * 4)
     rows, kernels = [], {}
     bar = Progress("pypto-sim microbench", sum(len(b.sizes) for b in benches), unit="kernel runs",
                    setting=settings().progress, enabled=progress)

@@ -21,6 +21,8 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from .rows import CalibrationError
+from ..timing.machine import load_machine_from, resolve_machine
+from .fit import LEAST
 
 _ENTRY = re.compile(r"^(\s*)([A-Za-z_][A-Za-z0-9_]*)(\s*=\s*)\{(.*)\}(\s*(?:#.*)?)$")
 _HEADER = re.compile(r"^\s*\[\[?\s*([A-Za-z_.]+)\s*\]\]?\s*(?:#.*)?$")
@@ -71,7 +73,6 @@ def write_table(fitted, base, path, label=None) -> Path:
     (a :class:`~pypto_sim.calibrate.fit.Fitted` or any ``{name: {field: value}}``) to ``path``;
     ``label`` names the measurements in the sources (default: today's date). The result is
     loaded with ``load_machine_from`` before this returns, so it is a valid table."""
-    from ..timing.machine import load_machine_from, resolve_machine
     base = resolve_machine(base)
     path = Path(path)
     label = label or datetime.date.today().isoformat()
@@ -162,7 +163,6 @@ def undetermined_entries(fitted) -> list:
     refuse: not a finite number, or below the field's least value (fit.LEAST: 0 for latencies,
     heads, tails, floors, savings and formula terms, 1 for issue intervals, above 0 for the
     rest)."""
-    from .fit import LEAST
     bad = []
     for name, fields in fitted.items():
         for field, value in fields.items():

@@ -24,7 +24,8 @@ from ..errors import PtoError
 from ..exec.blas import single_threaded_blas, uses_matmul
 from ..ir.program import C_AUX
 from ..profiler.aicore_bubbles import UNITS, pipe_name
-from ..profiler.profile import Profile, simulation_for
+from ..profiler.profile import Profile
+from ..runtime.launch import simulation_for
 from ..timing.aicore_fast import AICoreFastEngine
 from ..timing.aicore_replay import event_order, replay_events, replay_table
 
@@ -171,7 +172,7 @@ class AICoreRun:
         """A SimPy run that raised err: its records up to the error, which the compiled
         engine's log (the same operations in the same order, up to there at least) covers."""
         self.sim, self.error = sim, err
-        return sim.records(), int(sim.env.now)
+        return sim.records(), sim.now
 
     def _link_log(self):
         """Each tile record's entry in the engine's log (the same operations, in each unit's

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..ir.printer import format_instr
 from ..ir.program import Imm, Reg
-from ..profiler.profile import lane_runs
+from ..profiler.intervals import lane_runs
 
 MAX_LISTED = 4          # irregular index lists longer than this are abbreviated
 

@@ -45,7 +45,7 @@ class InspectMixin:
 
     def _warp_regs(self, block: int, warp: int):
         """The registers of one warp, or None when that warp has not started yet."""
-        ws = self.sim.warp_states.get((block, warp))
+        ws = self.sim.warp_state(block, warp)
         return None if ws is None else ws.regs
 
     # ---------------------------------------------------------------- L1 and variables
@@ -143,7 +143,7 @@ class InspectMixin:
 
     def _block_state(self, block: int):
         """The BlockState (its L1 area) of a block that has started, else None."""
-        return next((b for b in self.sim.blocks if b.id == block), None)
+        return self.sim.block_state(block)
 
     def state(self) -> dict:
         """A snapshot of the whole simulated state (for comparisons): every warp's registers,

@@ -27,6 +27,7 @@ from .aicore_session import AICoreDebugContext
 from .describe import Describer
 from .breakpoints import BreakpointList, checked_instruction, checked_line
 from .inspect import InspectMixin
+from ..timing.records import LaunchRecords
 
 _PROFILE_PARAMS = inspect.signature(Profile).parameters   # built as run_launch builds it
 DEFAULT_GRID = (1, 1, 1)
@@ -136,13 +137,9 @@ class DebugContext(InspectMixin, BreakpointList):
             try:
                 alive = sim.step()
                 if not alive:
-                    if sim.env._queue and sim.max_cycles is not None:
-                        # only events past the cycle limit are left: end as run() does, with
-                        # run(until=limit)'s marker queued, so finish() reports the limit
-                        now = sim.env.now
-                        with sim.translated_errors():
-                            sim.env.run(until=sim.max_cycles if now < sim.max_cycles else now + 0.5)
-                    self.total_cycles = sim.finish()
+                    # only events past the cycle limit (or none) are left: end as run() does,
+                    # so finish() reports the limit
+                    self.total_cycles = sim.run_to_end()
                     self.finished = True
             except Exception as err:
                 self.error = err
@@ -161,12 +158,11 @@ class DebugContext(InspectMixin, BreakpointList):
         return issued
 
     def _print_row(self, k):
-        ws = self.sim.warp_states[(int(self.sim.rows[k][0]), int(self.sim.rows[k][1]))]
+        ws = self.sim.warp_state(int(self.sim.rows[k][0]), int(self.sim.rows[k][1]))
         for line in self.describer.lines(self.sim.rows[k], ws.regs):
             print(line)
 
     def _profile(self, rows, total) -> Profile:
-        from ..timing.records import LaunchRecords
         extra = {"pc_lat": self.sim.pc_lat} if "pc_lat" in _PROFILE_PARAMS else {}
         return Profile(self.kernel.name, self.program, self.machine, self.grid, self.block, total,
                        LaunchRecords.from_rows(rows), self.sim.pc_pipe, self.sim.pc_name, 0.0,
@@ -228,9 +224,7 @@ class DebugContext(InspectMixin, BreakpointList):
         """No breakpoints: let SimPy run freely (as fast as a launch)."""
         sim = self.sim
         try:
-            with sim.translated_errors():
-                sim.env.run(until=sim.max_cycles)
-            self.total_cycles = sim.finish()
+            self.total_cycles = sim.run_to_end()
             self.finished = True
         except Exception as err:
             self.error = err
@@ -299,7 +293,7 @@ class DebugContext(InspectMixin, BreakpointList):
         """The current simulated cycle (once finished: the kernel's total cycles)."""
         if self.finished:
             return int(self.total_cycles)
-        return int(self.sim.env.now)
+        return self.sim.now
 
     @property
     def count(self) -> int:
@@ -358,15 +352,11 @@ def queued_launch(kernel, args=(), grid=None, block=None, machine=None, max_cycl
     device = current_device()
     device.sync()                            # earlier launches first, as a launch would
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
-    token = machine_mod._ACTIVE.set(machine_mod.resolve_machine(machine)) if machine else None
-    try:
+    with machine_mod.machine_in_effect(machine_mod.resolve_machine(machine) if machine else None):
         extra = {k: v for k, v in (("max_cycles", max_cycles), ("check", check)) if v is not None}
         device.launch(kernel, grid, block, args, names=launch_labels(kernel, args, launch_scope()),
                       **extra)
         return device, device.queue.pop()
-    finally:
-        if token is not None:
-            machine_mod._ACTIVE.reset(token)
 
 
 def debug_kernel(kernel, args=(), grid=None, block=None, machine=None, echo=True,

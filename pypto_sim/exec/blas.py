@@ -11,6 +11,7 @@ the same values without BLAS.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from ..isa import load_isa
 
 
 @contextmanager
@@ -31,7 +32,6 @@ def single_threaded_blas(wanted=True):
 
 def uses_matmul(program) -> bool:
     """True when the program has a matmul (the only tile instruction that calls BLAS)."""
-    from ..isa import load_isa
     isa = load_isa()
     return any(isa.by_name[ins.op].family == "tile_mma" for ins in program.instrs
                if ins.op in isa.by_name)

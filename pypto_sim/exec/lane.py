@@ -19,6 +19,11 @@ from pathlib import Path
 
 import numba
 
+try:        # numba's private table of njit options (numba_allows_nrt_off)
+    from numba.core.cpu import CPUTargetOptions
+except ImportError:
+    CPUTargetOptions = None
+
 from .. import dtypes
 from ..ir.program import C_AUX, C_DST, C_DTYPE, C_LINE, C_OP, C_SRC, C_UNIFORM, INT_SEM_INT64
 from ..isa import FAMILIES, load_isa
@@ -114,11 +119,7 @@ def numba_allows_nrt_off() -> bool:
     """Whether this numba accepts ``_nrt=False`` (compile without reference counting: the
     executor's and the timing engine's hot functions use it, docs/design.md). It is a private
     option; a numba without it gets the same functions with reference counting (slower)."""
-    try:
-        from numba.core.cpu import CPUTargetOptions
-    except ImportError:
-        return False
-    return hasattr(CPUTargetOptions, "_nrt")       # numba's table of njit options
+    return CPUTargetOptions is not None and hasattr(CPUTargetOptions, "_nrt")
 
 
 def generate_source(bounds_check: bool = True) -> str:

@@ -27,6 +27,7 @@ from .aicore_scalar import SIMT_IDS, AICoreScalarRules
 from .operand_forms import OperandForms
 from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo, Val
 from .warp_builtins import WARP_INTRINSICS
+from ..ir.program import LocalBuffer
 
 CUBE_SPACES = ("Mat", "Left", "Right", "Acc", "Bias")
 MAX_MKN = 4095                                       # PTO-ISA docs/isa/TMATMUL.md: m, k, n in [1, 4095]
@@ -164,7 +165,6 @@ class AICoreBuiltins(OperandForms, AICoreScalarRules):
                              f"{', '.join(SPACE_DTYPES[loc])}, not {dtype}")
         self.check_tile_shape(node, where, loc, rows, cols, dtype, layout)
         valid_rows, valid_cols = self._valid(given.get("valid"), rows, cols, node, where)
-        from ..ir.program import LocalBuffer
         base = sum(b.words for b in self.buffers if b.owns_memory)
         line = getattr(node, "lineno", 0) + self.kernel.line_offset
         self.buffers.append(LocalBuffer(name, base, rows * cols, dtype, line, 1, loc, rows, cols))

@@ -10,6 +10,9 @@ import numpy as np
 from .. import dtypes
 from ..errors import CompileError, LaunchError
 from ..ir import ArgSpec, Program
+from ..ir.verify import verify
+from ..ir.printer import format_program
+from .codegen import KernelCompiler
 
 
 class Kernel:
@@ -142,7 +145,6 @@ class Kernel:
         if prog is not None:
             self._check_captured_globals(sig)
         if prog is None:
-            from .codegen import KernelCompiler  # noqa: the compiler imports this module's users
             specs = []
             tensor_slot = 0
             for name, (kind, dtype, *value) in zip(self.params, sig):
@@ -160,7 +162,6 @@ class Kernel:
                 # the message names the user's file and line and shows it: the compiler's
                 # recursion (a frame pair per nested statement) would only bury it
                 raise exc.with_traceback(None) from None
-            from ..ir.verify import verify
             verify(prog)
             self._programs[sig] = prog
             self._captured[sig] = compiler.captured_globals
@@ -185,7 +186,6 @@ class Kernel:
     def asm(self, grid=(1, 1, 1), block=(32, 1, 1), args=()) -> str:
         """The PTO assembly listing for these arguments: one instruction per line, each with the
         Python source line it came from. grid and block are shown in the header."""
-        from ..ir.printer import format_program
         return format_program(self.program_for(args), grid=grid, block=block)
 
 

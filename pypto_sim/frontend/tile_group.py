@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from .. import dtypes
 from .aicore_builtins import EVENT_ID_BOUND, PTO_TO_PIPE
 from .values import Const, Ptr
+from .builtins import BUILTINS
 
 METHODS = ("next", "ready", "take", "release")
 # a buffer's life: next() -> filling, ready() -> ready, take() -> taken, release() -> free
@@ -187,7 +188,6 @@ class TileGroupLowering:
 
     def lookup_builtin(self, name):
         """The pto builtin ``name`` (alloc_tile for the group's buffers)."""
-        from .builtins import BUILTINS
         return BUILTINS[name]
 
     def _name_tile(self, tile: Ptr, name: str) -> Ptr:

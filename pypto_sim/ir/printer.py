@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..isa import load_isa
 from .program import Program, Reg
+from ..isa import PIPES, PTO_PIPE_NAMES
 
 _TARGET_LABELS = {"IF": ("else", "end"), "ELSE": ("end",), "LOOP": ("cont", "end"), "ENDLOOP": ("head",)}
 
@@ -36,13 +37,11 @@ def format_instr(prog: Program, pc: int) -> str:
     elif spec.family == "alloc":            # alloc_local / alloc_tile and the tile views
         parts.append(ins.comment)
     elif ins.op in ("SET_FLAG", "WAIT_FLAG"):
-        from ..isa import PIPES, PTO_PIPE_NAMES
         names = [PIPES[ins.aux[0]], PIPES[ins.aux[1]]]
         if getattr(prog, "aicore", False):
             names = [PTO_PIPE_NAMES[n] for n in names]
         parts.append(f"{names[0]} -> {names[1]}, event {ins.aux[2]}")
     elif ins.op == "PIPE_BARRIER":
-        from ..isa import PIPES, PTO_PIPE_NAMES
         parts.append("PIPE_ALL" if ins.aux[0] < 0 else PTO_PIPE_NAMES[PIPES[ins.aux[0]]])
     elif ins.op in ("CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG"):
         parts.append(f"event {ins.aux[0]}")

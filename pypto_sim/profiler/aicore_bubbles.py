@@ -31,6 +31,8 @@ from ..timing.records import CAUSE, why_fields
 from .bubbles import BubbleReport, cause_lines
 from .memory_counters import moving_start
 from ..exec.aicore_tiles import UNIT_NAMES as UNITS
+from .bubbles import Bubble
+from ..errors import ArgumentError
 
 KINDS = ("flag", "cross_core", "queue", "scalar", "bandwidth", "l2_miss", "data", "barrier", "tail",
          "idle")
@@ -398,7 +400,6 @@ def compute_aicore_bubbles(prof) -> list:
     """Every bubble of an AI-core launch, one per stretch with one cause, ordered by core,
     unit, pipe and time: Bubble dicts with ``unit`` (AIC, AIV0, AIV1) and ``pipe`` (MTE2, MTE1,
     M, FIX, V, MTE3)."""
-    from .bubbles import Bubble
     rec = prof.records
     if not len(rec):
         return []
@@ -516,7 +517,6 @@ def aicore_active_cycles(prof, core=None) -> dict:
 def aicore_bubbles(prof, pipe=None, core=None, unit=None) -> AICoreBubbleReport:
     """Profile.bubbles of an AI-core kernel (pipe and unit checked; the bubbles computed once
     per profile)."""
-    from ..errors import ArgumentError
     if pipe is not None and pipe not in PTO_ORDER[:-1]:
         raise ArgumentError(f"bubbles: pipe of an AI-core kernel must be one of {PTO_ORDER[:-1]}, "
                             f"not {pipe!r}", hint="give the PTO pipe without PIPE_, e.g. pipe='MTE2'")

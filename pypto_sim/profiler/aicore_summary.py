@@ -18,6 +18,7 @@ from ..isa import PIPES, PTO_PIPE_NAMES
 from ..errors import ArgumentError
 from .tables import RowTable, write_csv
 from ..exec.aicore_tiles import UNIT_NAMES as UNITS
+from .intervals import union_cycles
 
 # pto-isa@3186c381 docs/costmodel/perf-sim-user-guide.md "pipeline_summary.csv" (the header of
 # include/pto/costmodel/perf_sim/reporter_dot_impl.inl)
@@ -31,11 +32,6 @@ PIPE_COLUMNS = {"load": "mte2", "mte1": "mte1", "mma": "cube", "fix": "fixp", "v
                 "store": "mte3"}
 SHARE_NAMES = {"MTE2": "load", "MTE1": "mte1", "M": "mma", "FIX": "fix", "V": "vector", "MTE3": "store",
                "S": "scalar"}
-
-
-def _union(starts, ends) -> int:
-    from .profile import union_cycles
-    return union_cycles(starts, ends)
 
 
 def summary_rows(prof) -> list:
@@ -60,7 +56,7 @@ def summary_rows(prof) -> list:
             row["scalar_cycles"] = int(np.unique(rec.issue[sc]).size)
             for pipe, col in PIPE_COLUMNS.items():
                 sel = on & (pipes == PIPES.index(pipe))
-                cycles = _union(rec.issue[sel], rec.complete[sel])
+                cycles = union_cycles(rec.issue[sel], rec.complete[sel])
                 if col == "mte2":
                     row["mte2_aic_cycles"] = cycles if unit == 0 else 0
                     row["mte2_aiv_cycles"] = cycles if unit else 0
@@ -68,7 +64,7 @@ def summary_rows(prof) -> list:
                     row[f"{col}_cycles"] = cycles
             starts = np.concatenate([rec.issue[tile], rec.issue[sc]])
             ends = np.concatenate([rec.complete[tile], rec.issue[sc] + 1])
-            row["busy_cycles"] = _union(starts, ends)
+            row["busy_cycles"] = union_cycles(starts, ends)
             rows.append({k: row[k] for k in PERF_SIM_COLUMNS})
     return rows
 
@@ -96,7 +92,7 @@ def pipe_rows(prof) -> list:
                 if not sel.any():
                     continue
                 busy = (np.unique(rec.issue[sel]).size if p == scalar
-                        else _union(rec.issue[sel], rec.complete[sel]))
+                        else union_cycles(rec.issue[sel], rec.complete[sel]))
                 rows.append({"op_name": prof.kernel_name, "core_id": int(core), "unit": uname,
                              "pipe": PTO_PIPE_NAMES.get(pipe, pipe), "operations": int(sel.sum()),
                              "active_start_cycle": int(rec.issue[sel].min()),

@@ -27,6 +27,7 @@ from ..isa import PIPES
 from ..timing.records import CAUSE, STALL_CAUSES
 from .deps import HBM_INSTRUCTIONS, fixed_cycles
 from .tables import read_only
+from .tables import to_dataframe
 
 KINDS = ("operand", "hbm", "depth", "stage", "wait_all", "barrier", "flag", "pipe", "issue",
          "order", "end")
@@ -295,7 +296,6 @@ class BubbleReport(list):
 
     def to_pandas(self):
         """A DataFrame with one row per bubble, the columns of ``rows()`` (needs pandas)."""
-        from .tables import to_dataframe
         return to_dataframe(self.rows())
 
     def __str__(self):

@@ -24,6 +24,7 @@ from ..ir.printer import format_instr
 from ..isa import PIPES
 from ..timing.records import popcount
 from .hotspots import compute_core_rows
+from .aicore_summary import PERF_SIM_COLUMNS, summary_rows
 
 INSTR_COLUMNS = ("op_name", "pc", "pc_addr", "instr", "pipe", "file", "line", "source", "call_count",
                  "lane_count", "cycles", "stall_cycles", "running_time(us)", "bytes", "detail")
@@ -94,7 +95,6 @@ def export_csv(prof, directory, prefix="") -> dict:
     out.mkdir(parents=True, exist_ok=True)
     if getattr(prof.program, "aicore", False):
         # AI-core kernels: one row per core and unit, in Perf-Sim's pipeline_summary.csv columns
-        from .aicore_summary import PERF_SIM_COLUMNS, summary_rows
         summary = (PERF_SIM_COLUMNS, summary_rows(prof))
         bubble_columns = AICORE_BUBBLE_COLUMNS
     else:

@@ -14,6 +14,8 @@ import numpy as np
 from ..isa import PIPES, PTO_PIPE_NAMES
 from ..arguments import whole_number
 from .tables import RowTable
+from .aicore_summary import PIPE_ORDER, UNITS
+from .intervals import union_cycles
 
 IMBALANCE_THRESHOLD = 0.10     # msprof Occupancy: max-min above 10% is worth tuning
 
@@ -153,7 +155,6 @@ def compute_core_rows(prof) -> list:
 def _unit_pipe_cycles(prof, core) -> dict:
     """{"aic_mte2_cycles": busy cycles, ...}: an AI core's busy cycles per unit and PTO pipe
     (the union of its operations' intervals; PIPE_S: its issue cycles), in PTO's order."""
-    from .aicore_summary import PIPE_ORDER, UNITS, _union
     rec, pipes = prof.records, prof.record_pipes
     out = {}
     for w, unit in enumerate(UNITS):
@@ -163,7 +164,7 @@ def _unit_pipe_cycles(prof, core) -> dict:
             if sel.any():
                 key = f"{unit.lower()}_{PTO_PIPE_NAMES[name][len('PIPE_'):].lower()}_cycles"
                 out[key] = (int(np.unique(rec.issue[sel]).size) if name == "scalar"
-                            else _union(rec.issue[sel], rec.complete[sel]))
+                            else union_cycles(rec.issue[sel], rec.complete[sel]))
     return out
 
 

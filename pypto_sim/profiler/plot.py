@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..isa import PIPES
+import numpy as np
+
+from ..isa import PIPES, PTO_PIPE_NAMES
+from .aicore_bubbles import PTO_ORDER, aicore_active_cycles
+from .aicore_summary import PIPE_ORDER, UNITS
+from .intervals import merge_intervals
 
 PIPE_COLORS = {"scalar": "#7f7f7f", "vector": "#2ca02c", "sfu": "#9467bd", "load": "#1f77b4",
                "store": "#ff7f0e", "mma": "#d62728", "mte1": "#17becf", "fix": "#8c564b"}
@@ -100,7 +105,6 @@ def _pipe_color(label):
     """The colour of a bubble row's pipe: a PIPES name, or an AI-core "unit PTO-pipe" label."""
     if label in PIPE_COLORS:
         return PIPE_COLORS[label]
-    from ..isa import PTO_PIPE_NAMES
     pto = "PIPE_" + label.split(" ")[-1]
     return PIPE_COLORS[next(p for p, name in PTO_PIPE_NAMES.items() if name == pto)]
 
@@ -108,9 +112,6 @@ def _pipe_color(label):
 def _unit_rows(prof, cores) -> list:
     """(label "core c AIC PIPE_MTE2", colour, busy intervals) of each unit and PTO pipe of an
     AI-core kernel that had work on cores, in PTO's pipe order."""
-    import numpy as np
-    from .aicore_summary import PIPE_ORDER, UNITS
-    from .profile import merge_intervals
     rec, pipes = prof.records, prof.record_pipes
     names = prof.pipe_names
     rows = []
@@ -128,7 +129,6 @@ def _unit_rows(prof, cores) -> list:
 def _unit_utilisation(prof):
     """(["AIC MTE2", ...], [% busy]) of each unit's PTO pipes (not PIPE_S): busy cycles over
     the active windows of the cores on which the unit used the pipe, summed over the cores."""
-    from .aicore_bubbles import PTO_ORDER, UNITS, aicore_active_cycles
     busy: dict = {}
     for r in prof.pipeline_summary(per="pipe"):
         if r["pipe"] != "PIPE_S":

@@ -3,24 +3,30 @@ and (computed only when asked, in the sibling modules) bubbles, hotspots, core b
 exports, Chrome traces and plots."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cached_property
 
 import numpy as np
 
-from ..isa import PIPES, PTO_PIPE_NAMES
-from ..exec.functional import run_functional
-from ..exec.aicore_functional import run_aicore_functional
-from ..exec.blas import single_threaded_blas, uses_matmul
-from ..exec.jit_clock import rate_text, run_clock
-from ..timing.model import LaunchSimulation
+from ..isa import PIPES, PTO_PIPE_NAMES, load_isa
+from ..exec.jit_clock import rate_text
 from ..arguments import whole_number
 from ..errors import ArgumentError, ProfileError
 from ..timing.records import STALL_CAUSES, LaunchRecords, PcTotals
-from .breakdown import CycleBreakdown, breakdown_rows
 from ..exec.aicore_tiles import UNIT_NAMES as AICORE_UNITS
-
-
+from .aicore_bubbles import PTO_ORDER, aicore_bubbles, pipe_name
+from .aicore_summary import PipelineSummary, PipeWindows, pipe_rows, pipe_shares, summary_rows
+from .breakdown import CycleBreakdown, breakdown_rows
+from .bubbles import BubbleReport, compute_bubbles
+from .deps import find_producers, previous_in_warp
+from .export import export_csv
+from .hotspots import compute_core_balance, compute_hotspots
+from .intervals import busy_cycles, lane_ranges, merge_intervals, union_cycles
+from .msprof import OpSummary
+from .plot import save_plot
+from .roofline import Roofline
+from .tables import to_dataframe
+from .trace import build_trace, save_trace
 
 
 @dataclass(frozen=True)
@@ -54,8 +60,6 @@ class Timeline(list):
 
     def to_pandas(self):
         """A DataFrame with one row per entry (needs pandas)."""
-        from dataclasses import asdict
-        from .tables import to_dataframe
         return to_dataframe([asdict(e) for e in self])
 
 
@@ -142,7 +146,6 @@ class Profile:
     @cached_property
     def pc_is_tile(self) -> list:
         """True for tile operations (block-level, asynchronous on their pipe)."""
-        from ..isa import load_isa
         isa = load_isa()
         # a fused pair's second instruction is named "FIRST+SECOND": its kind is SECOND's
         specs = [isa[name.rsplit("+", 1)[-1]] for name in self._pc_name]
@@ -157,13 +160,11 @@ class Profile:
     def producers(self) -> np.ndarray:
         """For each record, the index of the record it waited for (-1: none); see deps.py."""
         if "producers" not in self._cache:
-            from .deps import find_producers
             self._cache["producers"] = find_producers(self)
         return self._cache["producers"]
 
     def previous_in_warp(self) -> np.ndarray:
         if "prev" not in self._cache:
-            from .deps import previous_in_warp
             self._cache["prev"] = previous_in_warp(self)
         return self._cache["prev"]
 
@@ -224,7 +225,6 @@ class Profile:
         """Cycles per instruction kind (printing it shows a table; ``json.dumps`` takes it). An
         FMA with a pointer destination counts under FMA (its compute) and STORE (its write),
         as the article's profile lists them; see breakdown.py."""
-        from ..isa import load_isa
         totals = self.totals
         issued = np.nonzero(totals.count)[0].tolist()
         rows = breakdown_rows([self._pc_name[pc] for pc in issued],
@@ -284,7 +284,6 @@ class Profile:
 
     def _unit_utilization(self, window) -> dict:
         """pipe_utilization of an AI-core kernel: {"AIC MTE2": fraction, ...}."""
-        from .aicore_bubbles import PTO_ORDER, pipe_name
         rec, pipes = self.records, self.record_pipes
         windows = self.active_windows()
         denom = (sum(b - a for a, b in windows.values()) if window == "active"
@@ -354,9 +353,7 @@ class Profile:
         ``pipe`` ("load", "mma", ...) and ``core`` narrow the report. See bubbles.py. AI-core
         kernels: per unit and PTO pipe, ``pipe`` "MTE2", "MTE1", "M", "FIX", "V", "MTE3" and
         ``unit`` "AIC", "AIV0", "AIV1" narrow it; see aicore_bubbles.py."""
-        from .bubbles import BubbleReport, compute_bubbles
         if getattr(self.program, "aicore", False):
-            from .aicore_bubbles import aicore_bubbles
             return aicore_bubbles(self, pipe, self._core_arg(core, "bubbles"), unit)
         if pipe is not None and pipe not in PIPES:
             raise ArgumentError(f"bubbles: pipe must be one of {PIPES}, not {pipe!r}")
@@ -372,14 +369,12 @@ class Profile:
         """Per source line: executions (warp-instructions), lanes, busy cycles, stall cycles,
         the instructions it compiled to; busiest first (printing shows a table)."""
         if "hotspots" not in self._cache:
-            from .hotspots import compute_hotspots
             self._cache["hotspots"] = compute_hotspots(self)
         return self._cache["hotspots"]
 
     def core_balance(self):
         """Per core: blocks, active window, busy cycles per pipe; the max-min spread of active
         cycles and whether it exceeds msprof's 10% Occupancy rule (printing shows a table)."""
-        from .hotspots import compute_core_balance
         return compute_core_balance(self)
 
     def export_csv(self, directory, prefix="") -> dict:
@@ -387,13 +382,11 @@ class Profile:
         pipeline_summary.csv (per core; AI-core kernels: per core and unit) and bubbles.csv
         into ``directory``, and for AI-core kernels msprof's op_summary.csv; return their
         paths."""
-        from .export import export_csv
         return export_csv(self, directory, prefix)
 
     def trace(self, time_unit="cycle", warps=True, flows=True, counters=True,
               bucket_cycles=None) -> dict:
         """The Chrome trace event JSON of the launch as a dict (see ``save_trace``)."""
-        from .trace import build_trace
         return build_trace(self, time_unit=time_unit, warps=warps, flows=flows, counters=counters,
                            bucket_cycles=bucket_cycles)
 
@@ -408,14 +401,12 @@ class Profile:
         bytes-per-cycle counter tracks in buckets of ``bucket_cycles``.
         ``time_unit="cycle"`` (default): 1 trace microsecond = 1 cycle; ``"us"``: real time at
         the machine's clock. Returns the path."""
-        from .trace import save_trace
         return save_trace(self, path, time_unit=time_unit, warps=warps, flows=flows,
                           counters=counters, bucket_cycles=bucket_cycles)
 
     def save_plot(self, path, max_cores=8):
         """Write a pipeline Gantt chart, per-pipe utilisation and idle cycles by cause as an
         image (PNG by the extension). Needs matplotlib: pip install pypto-sim[plot]."""
-        from .plot import save_plot
         return save_plot(self, path, max_cores=max_cores)
 
     def pipeline_summary(self, per="unit"):
@@ -425,7 +416,6 @@ class Profile:
         shows a table; ``to_csv(path)``, ``to_pandas()``). ``per="pipe"``: one row per core,
         unit and PTO pipe (PIPE_MTE2, ...) with its operations, first start, last completion
         and busy cycles."""
-        from .aicore_summary import PipelineSummary, PipeWindows, pipe_rows, summary_rows
         self._require_aicore("pipeline_summary")
         if per == "pipe":
             return PipeWindows(pipe_rows(self))
@@ -439,7 +429,6 @@ class Profile:
         names (Task Duration(us), aicore_time(us), aic_total_cycles, aic_mac_ratio, ...,
         aiv_vec_ratio, ...): each ratio is the pipe's busy cycles over the unit's cycles. See
         profiler/msprof.py; ``to_csv(path)``, ``to_pandas()``, printing shows a table."""
-        from .msprof import OpSummary
         self._require_aicore("op_summary")
         return OpSummary.of(self)
 
@@ -449,14 +438,12 @@ class Profile:
         cube, vector and GM bandwidth roofs (each derived from the machine table and named)
         and the bound: "cube", "vector", "GM bandwidth", or "latency/sync" when the nearest
         roof explains less than ``threshold`` of the kernel's cycles. See profiler/roofline.py."""
-        from .roofline import Roofline
         self._require_aicore("roofline")
         return Roofline.of(self, threshold)
 
     def pipe_shares(self, unit="AIC") -> dict:
         """{"MTE2", "MTE1", "M", "FIX", "V", "MTE3", "S": busy cycles / total cycles} of ``unit``
         ("AIC", "AIV0", "AIV1", "AIV"), averaged over the AI cores it ran on."""
-        from .aicore_summary import pipe_shares
         self._require_aicore("pipe_shares")
         return pipe_shares(self, unit)
 
@@ -483,112 +470,3 @@ class Profile:
             return (f"<Profile {self.kernel_name}: {self.total_cycles} cycles, {self.warp_instructions} "
                     f"instructions of the AI cores' units (AIC, AIV0, AIV1)>")
         return f"<Profile {self.kernel_name}: {self.total_cycles} cycles, {self.warp_instructions} warp-instructions>"
-
-
-def merge_intervals(starts, ends) -> list:
-    """Sorted, merged [start, end) intervals."""
-    order = np.argsort(starts, kind="stable")
-    merged = []
-    for s, e in zip(starts[order].tolist(), ends[order].tolist()):
-        if merged and s <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], e)
-        else:
-            merged.append([s, e])
-    return [tuple(iv) for iv in merged]
-
-
-def union_cycles(starts, ends) -> int:
-    """Cycles covered by the union of [start, end) intervals (numpy)."""
-    if not len(starts):
-        return 0
-    order = np.argsort(starts, kind="stable")
-    s, e = starts[order], ends[order]
-    covered = np.maximum.accumulate(e)
-    new = np.ones(len(s), bool)
-    new[1:] = s[1:] > covered[:-1]
-    first = np.nonzero(new)[0]
-    last = np.append(first[1:] - 1, len(s) - 1)
-    return int((covered[last] - s[first]).sum())
-
-
-def busy_cycles(starts, ends) -> int:
-    """Cycles covered by the union of [start, end) intervals."""
-    return sum(e - s for s, e in merge_intervals(starts, ends))
-
-
-def lane_runs(mask: int) -> list:
-    """Contiguous runs of set bits of a 32-bit warp mask, as (first, last) warp-local lanes."""
-    runs, lane = [], 0
-    while lane < 32:
-        if (mask >> lane) & 1:
-            first = lane
-            while lane + 1 < 32 and (mask >> (lane + 1)) & 1:
-                lane += 1
-            runs.append((first, lane))
-        lane += 1
-    return runs
-
-
-def lane_ranges(mask: int, warp: int) -> str:
-    """Block-local lane ids of a warp's active mask as ranges: '0-31', '0-15', '3,8-11'."""
-    parts = [str(warp * 32 + a) if a == b else f"{warp * 32 + a}-{warp * 32 + b}"
-             for a, b in lane_runs(mask)]
-    return ",".join(parts) or "-"
-
-
-def launch_arguments(pending):
-    """(tensors as (byte address, count, byte address), scalars by name, tensor names) of a
-    queued launch, as the timing model and the functional runner take them."""
-    tensors, scalars, names = [], {}, []
-    for arg, value, name in zip(pending.program.args, pending.args, pending.names):
-        if arg.kind == "tensor":
-            tensors.append((value.byte_addr, value.count, value.byte_addr))
-            names.append(name or value.name or arg.name)
-        else:
-            scalars[arg.name] = value
-    return tensors, scalars, names
-
-
-def simulation_for(pending, hbm, hbm_init, **options) -> LaunchSimulation:
-    """The timing model of a queued launch on the HBM bytes ``hbm`` (and initcheck's map
-    ``hbm_init``), with the launch's cycle limit and checks; ``options`` as LaunchSimulation
-    takes them (record, engine, executor_module, ...) override those."""
-    prog = pending.program
-    tensors, scalars, names = launch_arguments(pending)
-    options = {"max_cycles": pending.max_cycles, "checks": pending.checks,
-               "engine": pending.settings.timing_engine, "progress": pending.settings.progress, **options}
-    return LaunchSimulation(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
-                            hbm, pending.machine, pending.kernel.name, names, hbm_init=hbm_init,
-                            **options)
-
-
-def run_launch(device, pending, record=None, executor_module=None) -> Profile:
-    """Simulate one queued launch on its machine; results land in the device's HBM. The
-    per-instruction records are kept when the launch asked for its timeline (record=None) or
-    when record=True."""
-    prog = pending.program
-    if pending.mode == "functional":
-        tensors, scalars, names = launch_arguments(pending)
-        run = run_aicore_functional if prog.aicore else run_functional
-        return run(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
-                              device.hbm.data, device.hbm.init, pending.kernel.name, names,
-                              pending.max_cycles)
-    keep = pending.timeline if record is None else record
-    # the rate a profile reports is the simulation's: numba's compiling (the first launch of a
-    # process compiles or loads the executor and the event loop) is timed apart
-    with run_clock() as clock:
-        sim = simulation_for(pending, device.hbm.data, device.hbm.init, record=keep,
-                             executor_module=executor_module, values=pending.values)
-        with single_threaded_blas(prog.aicore and pending.values and uses_matmul(prog)) as sim.blas:
-            total = sim.run()
-    wall = clock.run_seconds
-    records = sim.records()
-    # with records the totals are summed from them when first asked for
-    prof = Profile(pending.kernel.name, prog, pending.machine, pending.grid, pending.block, total,
-                   records, sim.pc_pipe, sim.pc_name, wall, pc_lat=sim.pc_lat,
-                   totals=sim.totals() if records is None else None)
-    prof.compile_seconds = clock.compile_seconds
-    prof.aicore_stats = getattr(sim, "aicore_stats", None)
-    l2 = getattr(sim, "l2", None)
-    prof.l2 = None if l2 is None else {"hits": l2.hits, "misses": l2.misses}
-    return prof

@@ -2,6 +2,8 @@
 is installed (an optional extra: ``pip install "pypto-sim[pandas]"``)."""
 from __future__ import annotations
 
+import csv
+
 
 def plain(value):
     """A row value as a JSON-ready Python number or string (numpy scalars become int/float)."""
@@ -31,7 +33,6 @@ def to_dataframe(rows: list, index=None):
 def write_csv(path, columns, rows, missing="N/A"):
     """Write rows (dicts) as CSV with ``columns`` in order; a None value is written as
     ``missing`` (msprof writes N/A for a field it has no value for). Returns the path."""
-    import csv
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(columns)

@@ -43,6 +43,9 @@ import numpy as np
 from ..timing.records import CAUSE, STALL_CAUSES
 from .rowtext import Rows
 from .tracks import AICORE_UNITS, TID_STRIDE, layout
+from .aicore_bubbles import UNITS, flag_handoffs, pipe_name
+from .intervals import lane_ranges
+from .memory_counters import memory_counters
 
 PHASES = {"X", "B", "E", "i", "I", "M", "s", "t", "f", "C", "b", "e", "n"}
 METADATA = {"process_name": "name", "thread_name": "name", "process_sort_index": "sort_index",
@@ -105,7 +108,6 @@ def _handoff_flows(prof):
     AI-core kernel (aicore_bubbles.flag_handoffs): an arrow from each set_flag to the
     operation its wait_flag held (to the wait_flag when it held none), and from each
     cross_core_set_flag to the cross_core_wait_flag that took its signal."""
-    from .aicore_bubbles import UNITS, flag_handoffs, pipe_name
     hand = flag_handoffs(prof)
     rec, aux = prof.records, [ins.aux for ins in prof.program.instrs]
     names, index = [], {}
@@ -159,8 +161,6 @@ class _SliceText:
     """The per-pc and per-record texts of the complete events that do not vary row by row."""
 
     def __init__(self, prof):
-        from .profile import lane_ranges
-        self.lane_ranges = lane_ranges
         src, lines, names = prof.program.source_lines, prof.pc_line, prof.pc_name
         self.names = list(names)
         self.pc_args = [f'"pc":{p},"line":{json.dumps(lines[p])},'
@@ -186,7 +186,7 @@ class _SliceText:
         """The active lanes of each record as text, and each record's index into them."""
         width = int(warp.max(initial=0)) + 1
         pairs, inv = np.unique((mask.astype(np.int64) & 0xFFFFFFFF) * width + warp, return_inverse=True)
-        texts = [self.lane_ranges(*divmod(key, width)) for key in pairs.tolist()]
+        texts = [lane_ranges(*divmod(key, width)) for key in pairs.tolist()]
         return texts, inv.reshape(-1)
 
 
@@ -253,7 +253,6 @@ def _counter_events(prof, at, shift, chip_pid, bucket_cycles):
     """The "C" events of the memory counters (memory_counters.py), as JSON lines: one per
     bucket and counter (bounded by the bucket count, not by the records), and one at the end
     of the last bucket that brings each series back to zero."""
-    from .memory_counters import memory_counters
     lines = []
     for counter in memory_counters(prof, bucket_cycles):
         pid = chip_pid if counter.core is None else counter.core + 1

@@ -7,6 +7,7 @@ import linecache
 from .. import dtypes
 from .device import DEFAULT_BLOCK, current_device
 from .names import launch_labels, launch_owned, launch_scope, scope_of, user_frame
+import numpy as np
 
 
 def _named(tensor):
@@ -77,16 +78,15 @@ def alloc_tensor(nbytes, dtype=dtypes.float32):
 
 def to_device(host_array):
     """A new device tensor holding a copy of a host numpy array, of the array's dtype (numba's
-    ``cuda.to_device``); a 2-D array gives a 2-D tensor (runtime/views2d.py). ``pto.launch(k, args=(d_o, pto.to_device(x)))`` is safe: a tensor only
+    ``cuda.to_device``); a 2-D array gives a 2-D tensor (runtime/memory.py, 2-D views). ``pto.launch(k, args=(d_o, pto.to_device(x)))`` is safe: a tensor only
     the launch references lives until the launch has run. An ml_dtypes fp4 array gives a
     float4_e2m1x2 tensor of half its count (two values a byte)."""
-    import numpy as np
     host = np.ascontiguousarray(host_array)
     per = dtypes.as_dtype(host.dtype).values_per_element   # ml_dtypes' float4_e2m1fn: 2 a byte
     tensor = _named(current_device().alloc_tensor(-(-host.nbytes // per), host.dtype))
     current_device().memcpy_h2d(tensor, host)
     if host.ndim == 2:
-        # a[r, c] in kernels, d[i:j, k:l] views (runtime/views2d.py)
+        # a[r, c] in kernels, d[i:j, k:l] views (runtime/memory.py, 2-D views)
         tensor.shape = (host.shape[0], host.shape[1] // per)
     return tensor
 

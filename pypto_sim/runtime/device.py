@@ -24,8 +24,12 @@ from ..timing.machine import machine as active_machine
 from ..timing.checks import parse_checks
 from ..timing.block_fit import check_block_fits
 from ..exec import gm
+from ..timing.progress import compile_progress
+from ..timing.aicore_limits import check_aicore_program
+from ..profiler.collect import collecting, report as collected
 from .skip_values import check_values_off
 from .memory import HBM, DeviceTensor, root_of
+from .launch import run_launch
 
 # launch()'s and profile()'s block: 32 lanes, one warp. The only block an AI-core kernel
 # takes, whose block is one AI core (its AIC and two AIVs), not a number of lanes.
@@ -181,7 +185,6 @@ class Device:
                                   "and two AIVs, scalar units that each run the program once), so "
                                   "block= has no meaning for it", kernel=kernel.name,
                                   hint="leave block= out; grid=(n,) counts AI cores")
-            from ..timing.aicore_limits import check_aicore_program
             check_aicore_program(program, active_machine(), kernel.name)
         else:
             check_block_fits(program, block, active_machine(), kernel.name)   # before any data moves
@@ -196,7 +199,6 @@ class Device:
                                        zip(stored, program.args) if a.kind == "tensor"], kernel.name)
         kernel.last_launch = (grid, block)     # the debugger's default grid and block
         handle = LaunchHandle(self, kernel.name)
-        from ..profiler.collect import collecting
         self.queue.append(PendingLaunch(kernel, program, grid, block, stored, tuple(names),
                                         active_machine(), handle, checks, max_cycles, mode,
                                         bool(timeline) or collecting(), values, settings, owned))
@@ -204,9 +206,6 @@ class Device:
 
     def sync(self):
         """Run every queued launch, in order. Raises the first error; the queue is then empty."""
-        from ..profiler.collect import report as collected
-        from ..profiler.profile import run_launch
-        from ..timing.progress import compile_progress
         while self.queue:
             pending = self.queue.pop(0)
             freed = [a for a in pending.args if getattr(a, "freed", False)]

@@ -7,6 +7,8 @@ import os
 import threading
 import time
 from multiprocessing.connection import Connection
+from ..exec.lane import executor
+from .worker import run_point
 
 
 def _exit_with_parent(parent: int):
@@ -22,8 +24,6 @@ def main(request_fd: int, reply_fd: int, parent: int):
     requests = Connection(request_fd, writable=False)
     replies = Connection(reply_fd, readable=False)
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
-    from ..exec.lane import executor
-    from .worker import run_point
     executor()                                    # from the on-disk cache the driver filled
     replies.send(("ready", os.getpid()))
     loaded = {}                                   # factory files executed in this process

@@ -14,6 +14,7 @@ import uuid
 from ..errors import SweepError
 from .runner import PointRunner
 from .worker import DIED, error_row, run_point
+from ..exec.lane import executor
 
 PLUGIN = "pypto-sweep-runners"
 
@@ -93,7 +94,6 @@ def run_on_dask(ref, points, machine, engine, workers, timeout, collect):
     distributed = _dask()
     # compile (or load) the numba executor here first: the point runners then find it in the
     # on-disk cache instead of each compiling it for ~30 s
-    from ..exec.lane import executor
     executor()
     with contextlib.ExitStack() as stack:
         if engine is None:

@@ -2,6 +2,7 @@
 resume a table."""
 from __future__ import annotations
 
+from .. import _version
 from ..errors import SweepError
 from ..settings import settings
 from ..timing.progress import Progress
@@ -10,6 +11,8 @@ from .identity import machine_digest, point_identity
 from .points import expand_points
 from .results import ResultsFile
 from .worker import RERUN_ON_RESUME
+from .engines import run_on_dask, run_serial
+from ..timing.machine import Machine, machine as active, resolve_machine
 
 DEFAULT_TIMEOUT_S = 600.0
 
@@ -64,10 +67,9 @@ def sweep(factory, params=None, machine_overrides=None, engine=None, machine=Non
     base = _base_machine(machine)
     _check_overrides(base, points)
     digest = machine_digest(base)
-    import pypto_sim
     for p in points:
         p["identity"] = point_identity(ref, p["params"], p["overrides"], base.name, digest,
-                                       pypto_sim.__version__)
+                                       _version.__version__)
     if out is None:
         return _finish(pd, _run(pd, ref, fn, points, base, engine, workers, timeout, progress,
                                 None, []), points)
@@ -101,10 +103,8 @@ def _run(pd, ref, fn, points, base, engine, workers, timeout, progress, results,
     if todo:
         with bar:
             if engine == "serial":
-                from .engines import run_serial
                 run_serial(ref, fn, todo, base, timeout, collect)
             else:
-                from .engines import run_on_dask
                 run_on_dask(ref, todo, base, engine, workers, timeout, collect)
     return current
 
@@ -123,8 +123,6 @@ def _finish(pd, rows, points):
 
 
 def _base_machine(machine):
-    from ..timing.machine import Machine, resolve_machine
-    from ..timing.machine import machine as active
     if machine is None:
         return active()
     if isinstance(machine, Machine):

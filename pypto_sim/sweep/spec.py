@@ -22,6 +22,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from ..errors import SweepError
+from .run import DEFAULT_TIMEOUT_S, sweep
 
 # key -> (what it must be, a check)
 _KEYS = {
@@ -69,7 +70,6 @@ def run_spec(spec_path, output, engine=None, workers=None, resume=False, top=5,
 
 
 def _run_spec(spec_path, output, engine, workers, resume, top, timeout) -> int:
-    from .run import DEFAULT_TIMEOUT_S, sweep
     spec_path = Path(spec_path)
     spec = load_spec(spec_path)
     for d in spec.get("path", []):

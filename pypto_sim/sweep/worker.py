@@ -8,6 +8,10 @@ import time
 import traceback
 
 import numpy as np
+from ..runtime import device as device_mod
+from ..timing import machine as machine_mod
+from ..timing.progress import quiet_launches
+from ..runtime.api import launch
 
 # error_kind of a row: why it has an error (None: it has none)
 RAISED = "raised"        # the factory, the kernel or the check raised: rerunning gives the same
@@ -42,9 +46,6 @@ def run_point(factory, point: dict, machine) -> dict:
 
 
 def _run_in_context(factory, point, base):
-    from ..runtime import device as device_mod
-    from ..timing import machine as machine_mod
-    from ..timing.progress import quiet_launches
     quiet_launches()            # the sweep's own line reports progress
     row = base_row(point)
     start = time.perf_counter()
@@ -53,8 +54,7 @@ def _run_in_context(factory, point, base):
         machine_mod._ACTIVE.set(m)
         device_mod._DEVICE.set(device_mod.Device(m))
         case = factory(**point["params"])
-        import pypto_sim as pto
-        prof = pto.launch(case.kernel, grid=case.grid, block=case.block, args=case.args,
+        prof = launch(case.kernel, grid=case.grid, block=case.block, args=case.args,
                           mode=case.mode).result()
         cycles = getattr(prof, "total_cycles", None)
         row["total_cycles"] = cycles

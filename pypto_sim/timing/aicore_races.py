@@ -12,6 +12,8 @@ import numpy as np
 
 from ..isa import PIPES
 from ..exec.aicore_tiles import UNIT_NAMES
+from ..errors import RaceError
+from ..isa import PTO_PIPE_NAMES
 
 N_UNITS = len(UNIT_NAMES)
 P = len(PIPES)
@@ -174,8 +176,6 @@ def _other_block(hist, block, is_write):
 
 def core_race_error(sim, blk, pc, w, pipe, other, slot, is_write):
     """Two AI cores (blocks) of one launch touch a GM element, at least one writing it."""
-    from ..errors import RaceError
-    from ..isa import PTO_PIPE_NAMES
     oblock, ou, op, opc, was_write = other
     ins, oins = sim.prog.instrs[pc], sim.prog.instrs[opc]
     kind = "write-after-write" if is_write and was_write else "read-after-write" if was_write else "write-after-read"
@@ -191,8 +191,6 @@ def core_race_error(sim, blk, pc, w, pipe, other, slot, is_write):
 
 
 def race_error(sim, blk, pc, w, pipe, other, what, is_write):
-    from ..errors import RaceError
-    from ..isa import PTO_PIPE_NAMES
     q, opc, was_write = other
     ou, op = divmod(q, P)
     ins, oins = sim.prog.instrs[pc], sim.prog.instrs[opc]

@@ -6,6 +6,7 @@ issue interval and that every pipe the ISA names exists.
 """
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import dataclasses
 import functools
@@ -551,6 +552,20 @@ def use_machine(name_or_path) -> Machine:
     m = resolve_machine(name_or_path)
     _ACTIVE.set(m)
     return m
+
+
+@contextlib.contextmanager
+def machine_in_effect(m: Machine | None):
+    """Inside the ``with``, Machine ``m`` is the active machine (None: leave it as it is);
+    afterwards the one active before. Yields the active machine."""
+    if m is None:
+        yield machine()
+        return
+    token = _ACTIVE.set(m)
+    try:
+        yield m
+    finally:
+        _ACTIVE.reset(token)
 
 
 def ceil_div(a: float, b: float) -> int:

@@ -18,13 +18,13 @@ import numpy as np
 import simpy
 
 from ..errors import DeadlockError, LaunchError, OutOfBoundsError, PtoError, SimulationLimitError
-from ..exec.aicore_tiles import buffer_at, buffer_spans
-from ..exec.functional import BLOCK_BARRIERS, memory_space
+from ..exec.aicore_tiles import UNIT_NAMES, buffer_at
+from ..exec.functional import BLOCK_BARRIERS
 from ..exec.tile_effects import effect as tile_effect
 from ..exec import gm
 from ..exec.lane import executor
-from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM, MAX_SRCS
-from ..isa import PIPES, load_isa
+from ..ir.program import C_AUX, C_DTYPE
+from ..isa import load_isa
 from .block_fit import check_block_fits
 from .checks import KernelChecks
 from .aicore_fast import run_aicore_fast, why_not_aicore_fast
@@ -34,6 +34,7 @@ from .records import CAUSE, FoldedRecords, LaunchRecords, PcTotals, RecordBuffer
 from . import aicore as aicore_ops
 from .aicore_pipes import AICorePipes, AICoreStats
 from .l2 import L2Cache, l2_touch, l2_transfer
+from .pc_tables import precompute_pc_tables
 from . import launch_errors
 from . import tiles as tile_ops
 from .state import BlockState, CoreState
@@ -104,7 +105,7 @@ class LaunchSimulation:
                                   hint="use a machine table with [aicore] (latency_tables/ascend910b.toml)")
             self.block_lanes = self.warps_per_block = aicore_ops.N_UNITS
             self.aicore_stats = AICoreStats()
-        self._precompute(isa)
+        precompute_pc_tables(self, isa)
         self.blocks = []             # the resident blocks (every block, for the debugger)
         self.blocks_with_flags = []  # finished blocks with set_flags never waited for (synccheck)
         self.checks = KernelChecks(self, checks, hbm_init) if checks else None
@@ -114,47 +115,6 @@ class LaunchSimulation:
         self.record_columns = None   # the compiled engine's LaunchRecords (SimPy's go to self.rows)
         self.pc_totals = None        # the compiled engine's PcTotals when records are not kept
         self.engine_used = None
-
-    # ---------------------------------------------------------------- per-pc tables
-    def _precompute(self, isa):
-        code = self.enc.code
-        n = len(code)
-        scalar_pipe = PIPES.index("scalar")
-        self.pc_family, self.pc_pipe, self.pc_lat, self.pc_ii = [], [], [], []
-        self.pc_srcs, self.pc_dst, self.pc_name, self.pc_mem = [], [], [], []
-        self.pc_spec, self.pc_tile = [], []
-        self.pc_tiles = []          # per operand: the typed tile (buffer index) it names, or -1
-        for pc in range(n):
-            spec = isa.by_opcode[int(code[pc, C_OP])]
-            uniform = bool(code[pc, C_UNIFORM])
-            on_scalar = uniform and spec.uniform_pipe == "scalar"
-            self.pc_family.append(spec.family)
-            self.pc_spec.append(spec)
-            self.pc_tile.append(spec.is_tile and spec.family != "tile_sync")
-            self.pc_name.append(spec.name)
-            self.pc_pipe.append(scalar_pipe if on_scalar else PIPES.index(spec.pipe))
-            lat, ii = self.m.lane_timing(spec.name, wide=self.prog.instrs[pc].wide)
-            self.pc_lat.append(self.m.scalar_latency if on_scalar else lat)
-            self.pc_ii.append(self.m.scalar_issue_interval if on_scalar else ii)
-            self.pc_srcs.append([int(r) for r in code[pc, C_SRC:C_SRC + MAX_SRCS] if r >= 0])
-            self.pc_tiles.append([getattr(s, "tile", -1) for s in self.prog.instrs[pc].srcs])
-            self.pc_dst.append(int(code[pc, C_DST]))
-            self.pc_mem.append(memory_space(spec))
-        # fusion rules of the machine table (timing/fusion.py): the second instruction of each
-        # fused pair loses `saving` cycles of fixed latency and is named "FIRST+SECOND" (only
-        # data instructions fuse, so no name that the warp loop tests is ever renamed)
-        self.pc_saving = [0] * n
-        if self.m.fusions:
-            from .fusion import find_fused_pairs
-            for b, (_a, rule) in find_fused_pairs(code, self.enc.imm, self.pc_spec, self.m.fusions).items():
-                self.pc_saving[b] = rule.saving
-                self.pc_lat[b] = max(0, self.pc_lat[b] - rule.saving)
-                self.pc_name[b] = rule.name
-        self.store_latency = self.m.latency("STORE")
-        self.read_bw = self.m.hbm_core_read_bytes_per_cycle
-        self.write_bw = self.m.hbm_core_write_bytes_per_cycle
-        self.chip_bw = self.m.hbm_chip_bytes_per_cycle
-        self.buffer_spans = buffer_spans(self.prog)
 
     def buffer_at(self, word):
         """(lo, hi, buffer) of the alloc_local copy holding L1 word ``word``."""
@@ -210,15 +170,54 @@ class LaunchSimulation:
         return Progress(self.kernel_name, gx * gy * gz, unit="blocks", setting=self.progress_setting,
                         enabled=enabled, inner=True)
 
+    # ---------------------------------------------------------------- stepping and queries
+    # What the debugger (debug/) reads of a simulation it drives with start() and step(): it
+    # never touches self.env, so SimPy stays this module's business.
+    @property
+    def now(self) -> int:
+        """The current simulated cycle: the time of the last event processed."""
+        return int(self.env.now)
+
+    def next_event_time(self):
+        """The cycle of the next event step() would process, or None when none is queued."""
+        at = self.env.peek()
+        return None if at == simpy.core.Infinity else at
+
     def step(self) -> bool:
-        """Process one SimPy event (the debugger's single step); False when nothing is left."""
-        if not self.env._queue:
-            return False
-        if self.max_cycles is not None and self.env.peek() > self.max_cycles:
+        """Process one SimPy event (the debugger's single step); False when none is left at
+        or before the cycle limit."""
+        at = self.next_event_time()
+        if at is None or (self.max_cycles is not None and at > self.max_cycles):
             return False
         with self.translated_errors():
             self.env.step()
         return True
+
+    def run_to_end(self) -> int:
+        """Process the remaining events as run() does under SimPy (up to the cycle limit, with
+        its marker; past it when step() stopped there) and return finish()'s total cycles."""
+        if self.next_event_time() is not None or self.max_cycles is not None:
+            until = self.max_cycles
+            if until is not None and self.env.now >= until:
+                until = self.env.now + 0.5     # stopped at the limit: end now, as run() would
+            with self.translated_errors():
+                self.env.run(until=until)
+        return self.finish()
+
+    def warp_state(self, block: int, warp: int):
+        """The WarpState (pc, registers, mask, scoreboard, why it waits) of warp ``warp`` of
+        block ``block``, or None before it starts (and after it retires unless the simulation
+        keeps warp states, as the debugger's does). AI-core kernels: warp = unit index."""
+        return self.warp_states.get((block, warp)) or self.unfinished.get((block, warp))
+
+    def unit_state(self, block: int, unit: str):
+        """The WarpState of an AI core's unit ("AIC", "AIV0", "AIV1") in block ``block`` (one AI
+        core), or None (see warp_state)."""
+        return self.warp_state(block, UNIT_NAMES.index(unit))
+
+    def block_state(self, block: int):
+        """The BlockState (L1, barriers, tile engine) of a block that has started, else None."""
+        return next((b for b in self.blocks if b.id == block), None)
 
     def finish(self) -> int:
         """After the events ran out: report a hang or a cycle limit; return total cycles."""

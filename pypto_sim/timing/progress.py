@@ -15,6 +15,7 @@ import contextvars
 import sys
 import threading
 import time
+from numba.core import event
 
 DELAY = 2.0          # seconds of work before anything is drawn
 INTERVAL = 0.2       # seconds between redraws
@@ -143,7 +144,6 @@ def compile_progress(setting: str = "", stream=None, enabled: bool | None = None
     use; cached on disk afterwards) shows a ticker: 'pypto-sim: compiling the simulator
     (engine_run; first run only, cached on disk afterwards), 14.0 s'. Nothing is drawn when
     numba finds its cache."""
-    from numba.core import event
 
     class Listener(event.Listener):
         def __init__(self):

@@ -31,6 +31,7 @@ import numpy as np
 from ..dtypes import BY_CODE
 from ..errors import DeadlockError, LaunchError, OutOfBoundsError
 from ..isa import PIPES
+from ..ir.program import C_AUX, C_DTYPE, C_SRC
 
 
 class TileRange:
@@ -157,7 +158,6 @@ def transfer_size_error(kernel, prog, pc, rows, cols, block, warp):
 
 
 def _operand(code, imm, regs, pc, j):
-    from ..ir.program import C_SRC
     r = code[pc, C_SRC + j]
     return imm[pc, j] if r < 0 else regs[r, 0]
 
@@ -165,7 +165,6 @@ def _operand(code, imm, regs, pc, j):
 def dispatch(sim, pc, core, blk, w, ws, now):
     """Warp 0 hands tile instruction pc to its pipe at cycle now. Schedules the values at
     completion; returns (start, complete, bytes moved, stall cause name, the pc waited for)."""
-    from ..ir.program import C_AUX, C_DTYPE
     spec, m, eng, ex = sim.pc_spec[pc], sim.m, blk.tiles, sim.ex
     code, imm, prog = sim.enc.code, sim.enc.imm, sim.prog
     vals = [_operand(code, imm, ws.regs, pc, j) for j in range(len(spec.value_operands))]
@@ -307,7 +306,6 @@ def dispatch(sim, pc, core, blk, w, ws, now):
 
 def flag(sim, pc, blk, now):
     """SET_FLAG / WAIT_FLAG at dispatch: flags fire when the source pipe has drained."""
-    from ..ir.program import C_AUX
     src, dst, event = (int(x) for x in sim.enc.code[pc, C_AUX:C_AUX + 3])
     eng = blk.tiles
     key = (src, dst, event)
