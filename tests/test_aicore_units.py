@@ -137,6 +137,6 @@ def test_the_lane_debugger_refuses_an_ai_core_kernel(simple_machine):
     """DebugContext steps warps of lanes; an AI-core kernel gets an ArgumentError naming the
     kernel and pointing to debug_kernel (which gives its AICoreDebugContext)."""
     X, Y = _tensors(512, 512)
-    with pytest.raises(pto.ArgumentError, match="AI-core kernel.*hint: .*debug_kernel") as info:
+    with pytest.raises(pto.ArgumentError, match="(?s)AI-core kernel.*hint: .*debug_kernel") as info:
         DebugContext(add_one, args=(X, Y), grid=(1,), echo=False)
     assert info.value.kernel == "add_one"
