@@ -46,6 +46,7 @@ class AICoreUnits:
     unit_index = None     # the unit whose program is being compiled: 0 AIC, 1 AIV0, 2 AIV1
     buffer_sites = None   # (file, line, column, occurrence) -> index of the tile allocated there
     site_counts = None    # (file, line, column) -> allocations there so far in this unit
+    other_units_names = None  # name -> (section kind, line): assigned in another unit's section
 
     def unit_programs(self, fn_ast, new_scope):
         """Compile the body once per running unit (new_scope() gives a fresh top-level scope
@@ -64,7 +65,7 @@ class AICoreUnits:
         self.buffer_sites = {}
         entry, sizes, scope, args = [-1] * len(UNIT_KIND), [], None, ()
         for unit in running:
-            self.unit_index, self.site_counts = unit, {}
+            self.unit_index, self.site_counts, self.other_units_names = unit, {}, {}
             self.n_lane = self.n_wide_lane = self.n_scalar = 0   # each unit has its own registers
             self.group_flags = self.kernel_flags = None          # and its own flags
             start = len(self.instrs)
@@ -101,9 +102,13 @@ class AICoreUnits:
             if self.section is not None:
                 self.error(node, f"pto.{func.name}() inside a pto.{self.section.rstrip('0')}() "
                                  "section: sections do not nest")
-            if UNIT_KIND[self.unit_index] == func.name:       # another unit's code is not in
-                with self.unit_section(func.name, node):      # this unit's program
+            if UNIT_KIND[self.unit_index] == func.name:
+                with self.unit_section(func.name, node):
                     self.block(node.body)
+            else:                            # another unit's code is not in this unit's program
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                        self.other_units_names.setdefault(sub.id, (func.name, sub.lineno + self.kernel.line_offset))
             return
         return super().stmt_With(node)
 
@@ -116,6 +121,16 @@ class AICoreUnits:
             yield
         finally:
             self.section = None
+
+    def refuse_other_units_name(self, name, node):
+        """A name used in this unit's program but assigned only in another unit's section."""
+        if name in (self.other_units_names or {}):
+            kind, line = self.other_units_names[name]
+            units = "the AIC's" if kind == "cube" else "the AIVs'"
+            self.error(node, f"'{name}' is assigned in `with pto.{kind}():` at line {line}, which "
+                             f"is {units} program, not this unit's: each unit runs its own program",
+                       "cube and vector cores share nothing but GM: hand data over through a GM "
+                       "tensor and cross-core flags, or compute the value outside the sections")
 
     def subblock_id(self, node):
         """``pto.get_subblock_id()``: the vector core's number, a constant of its program."""

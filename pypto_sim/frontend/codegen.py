@@ -156,6 +156,7 @@ class KernelCompiler(TileGroupLowering, ConvBuiltins, SortBuiltins, LayoutBuilti
                        f"give it a value for every lane before the if (e.g. `{name} = 0.0`), or "
                        f"assign it in an else branch too")
         if name in scope.sites:
+            self.refuse_other_units_name(name, node)
             self.error(node, f"'{name}' is used before it is assigned")
         if name in scope.closure:
             return self.from_python(scope.closure[name], node, name)
