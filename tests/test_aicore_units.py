@@ -140,3 +140,16 @@ def test_the_lane_debugger_refuses_an_ai_core_kernel(simple_machine):
     with pytest.raises(pto.ArgumentError, match="(?s)AI-core kernel.*hint: .*debug_kernel") as info:
         DebugContext(add_one, args=(X, Y), grid=(1,), echo=False)
     assert info.value.kernel == "add_one"
+
+
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+def test_both_modes_run_each_units_program(simple_machine, mode):
+    """The AIC copies X to W and signals; each AIV adds 2 to W, and only AIV1's program holds
+    the TSTORE (`get_subblock_id() == 1` is decided when its program is compiled): Y = X + 2
+    in timing and in functional mode (exec/aicore_functional.py starts each unit at its own
+    program's entry)."""
+    X, W, Y = _tensors(256, 256, 256)
+    pto.launch(cube_then_vector, grid=(1,), args=(X, W, Y), mode=mode)
+    out = np.empty(256, np.float32)
+    pto.memcpy_d2h(out, Y)
+    np.testing.assert_array_equal(out, np.arange(256, dtype=np.float32) + 2)
