@@ -288,7 +288,8 @@ def test_the_trace_has_one_track_per_pipe_per_unit_and_the_csv_perf_sims_columns
                     "scalar_cycles", "mte2_aic_cycles", "mte2_aiv_cycles", "mte1_cycles", "cube_cycles",
                     "fixp_cycles", "vec_cycles", "mte3_cycles"]
     rows = prof.pipeline_summary().rows
-    assert [r["unit"] for r in rows[:3]] == ["AIC", "AIV0", "AIV1"]
+    # gemm_manual has a cube section only: its AIVs have no program and do not run
+    assert {r["unit"] for r in rows} == {"AIC"} and len(rows) == len({r["core_id"] for r in rows})
     aic = rows[0]
     busy = {e["name"] for e in trace["traceEvents"] if e.get("ph") == "X"}
     assert {"TLOAD", "TEXTRACT", "TMATMUL", "TSTORE_ACC"} <= busy

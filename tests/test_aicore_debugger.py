@@ -66,47 +66,48 @@ def add_one_session(simple_machine):
 
 
 def test_a_breakpoint_stops_at_the_execution_cycle_with_the_inputs_as_they_are_then(add_one_session):
-    """AIV0's scalar unit issues WARP_ID, EQ, IF, ALLOC_LOCAL at cycles 0-3 and dispatches the
-    TLOAD at 4; MTE2 is empty, so it runs 4-136 (132 cycles). The set_flag(MTE2, V) issued at
-    5 fires when MTE2 has done the TLOAD (136), and the wait_flag at 6 holds V until then, so
-    the TADDS dispatched at 7 executes at cycle 136 = 4 + 100 + 1024 / 32, and completes at
-    162. Stopped there, its input tile x holds X (the TLOAD wrote it at its completion, 136);
-    at the set_flag (cycle 5) the TLOAD had not completed and x still read zeros; at the
-    TSTORE (162) x holds X + 1 and Y is still zero until the store completes (244)."""
+    """AIV0's program (the kernel has no section: vector code on AIV0 only) issues ALLOC_LOCAL
+    at cycle 0 and dispatches the TLOAD at 1; MTE2 is empty, so it runs 1-133 (132 cycles).
+    The set_flag(MTE2, V) issued at 2 fires when MTE2 has done the TLOAD (133), and the
+    wait_flag at 3 holds V until then, so the TADDS dispatched at 4 executes at cycle 133 =
+    1 + 100 + 1024 / 32, and completes at 159. Stopped there, its input tile x holds X (the
+    TLOAD wrote it at its completion, 133); at the set_flag (cycle 2) the TLOAD had not
+    completed and x still read zeros; at the TSTORE (159) x holds X + 1 and Y is still zero
+    until the store completes (241)."""
     ctx, x, Y = add_one_session
     ctx.break_at(inst="SET_FLAG", pipe="PIPE_S", line=23)
     first = ctx.continue_()
-    assert (first.inst, first.cycle, ctx.unit) == ("SET_FLAG", 5, "AIV0")
+    assert (first.inst, first.cycle, ctx.unit) == ("SET_FLAG", 2, "AIV0")
     np.testing.assert_array_equal(ctx.inspect("x"), np.zeros((16, 16), np.float32))
     ctx.clear_breakpoints()
     ctx.break_at(inst="TADDS")
     hit = ctx.continue_()
     assert (hit.inst, hit.lane, hit.pipe) == ("TADDS", "AIV0", "PIPE_V")
-    assert (hit.cycle, hit.end, ctx.cycle, ctx.line) == (136, 162, 136, 25)
+    assert (hit.cycle, hit.end, ctx.cycle, ctx.line) == (133, 159, 133, 25)
     np.testing.assert_array_equal(ctx.inspect("x"), x.reshape(16, 16))
     (store,) = ctx.step()
-    assert (store.inst, store.cycle, ctx.pc is not None) == ("TSTORE", 162, True)
+    assert (store.inst, store.cycle, ctx.pc is not None) == ("TSTORE", 159, True)
     np.testing.assert_array_equal(ctx.inspect("x"), x.reshape(16, 16) + 1)
     np.testing.assert_array_equal(ctx.tensor(Y), np.zeros(256, np.float32))
     ctx.step(10)
-    assert ctx.finished and ctx.total_cycles == 244
+    assert ctx.finished and ctx.total_cycles == 241
     np.testing.assert_array_equal(ctx.tensor(Y), x + 1)
 
 
 def test_pipe_queues_and_flags_at_a_stop(add_one_session):
-    """At the TADDS (cycle 136) AIV0's V pipe runs it (136-162) and MTE3 holds the TSTORE
-    dispatched at 10, waiting for the set_flag(V, MTE3) (runs 162-244). The scalar unit issued
-    both flags' set and wait (cycles 5-6 and 8-9); set_flag(MTE2, V) fired when MTE2 completed
-    the TLOAD (136, so by this cycle), set_flag(V, MTE3) fires only when V completes the TADDS
-    (162): its wait holds PIPE_MTE3."""
+    """At the TADDS (cycle 133) AIV0's V pipe runs it (133-159) and MTE3 holds the TSTORE
+    dispatched at 7, waiting for the set_flag(V, MTE3) (runs 159-241). The scalar unit issued
+    both flags' set and wait (cycles 2-3 and 5-6); set_flag(MTE2, V) fired when MTE2 completed
+    the TLOAD (133, so by this cycle), set_flag(V, MTE3) fires only when V completes the TADDS
+    (159): its wait holds PIPE_MTE3."""
     ctx, _x, _Y = add_one_session
     ctx.break_at(inst="TADDS")
     ctx.continue_()
     queues = ctx.pipe_queues()
     assert sorted(queues) == ["MTE3", "V"]
     (v,), (mte3,) = queues["V"], queues["MTE3"]
-    assert (v.inst, v.state, v.dispatched, v.start, v.end) == ("TADDS", "running", 7, 136, 162)
-    assert (mte3.inst, mte3.state, mte3.dispatched, mte3.start, mte3.end) == ("TSTORE", "waiting", 10, 162, 244)
+    assert (v.inst, v.state, v.dispatched, v.start, v.end) == ("TADDS", "running", 4, 133, 159)
+    assert (mte3.inst, mte3.state, mte3.dispatched, mte3.start, mte3.end) == ("TSTORE", "waiting", 7, 159, 241)
     flags = {(f.kind, f.src, f.dst, f.event): (f.set, f.fired, f.waited, f.pending) for f in ctx.flags()}
     assert flags == {("flag", "MTE2", "V", 0): (1, 1, 1, 0), ("flag", "V", "MTE3", 0): (1, 0, 1, 1)}
     text = ctx.where()
@@ -115,32 +116,34 @@ def test_pipe_queues_and_flags_at_a_stop(add_one_session):
 
 
 def test_steps_go_in_execution_order_and_back(add_one_session):
-    """Steps stop at each instruction in the order the units execute them (the TADDS at 136
-    comes after the scalar unit's flags at 8-12, though it was dispatched at 7); step_back
+    """Steps stop at each instruction in the order the units execute them (the TADDS at 133
+    comes after the scalar unit's flags at 5-6 and EXIT at 8, though it was dispatched at 4);
+    AIV0 alone runs (a kernel without sections is vector code on AIV0); step_back
     returns to the stop before, and the state there is replayed again. A cycle breakpoint
     stops once, at the first instruction executing at or after its cycle."""
     ctx, x, _Y = add_one_session
     entries = ctx.step(20)
-    aiv0 = [(e.inst, e.cycle) for e in entries if e.lane == "AIV0"]
-    assert aiv0 == [("ALLOC_LOCAL", 3), ("TLOAD", 4), ("SET_FLAG", 5), ("WAIT_FLAG", 6), ("SET_FLAG", 8),
-                    ("WAIT_FLAG", 9), ("EXIT", 12), ("TADDS", 136), ("TSTORE", 162)]
+    assert {e.lane for e in entries} == {"AIV0"}
+    assert [(e.inst, e.cycle) for e in entries] == [
+        ("ALLOC_LOCAL", 0), ("TLOAD", 1), ("SET_FLAG", 2), ("WAIT_FLAG", 3), ("SET_FLAG", 5),
+        ("WAIT_FLAG", 6), ("EXIT", 8), ("TADDS", 133), ("TSTORE", 159)]
     assert ctx.finished
     back = ctx.step_back(2)
     assert [e.inst for e in back] == ["TADDS", "TSTORE"] and ctx.entry.inst == "TADDS"
     np.testing.assert_array_equal(ctx.inspect("x"), x.reshape(16, 16))
     ctx.restart()
     ctx.break_at(cycle=100)                 # the first instruction executing at or after 100
-    assert (ctx.continue_().inst, ctx.cycle) == ("TADDS", 136)
+    assert (ctx.continue_().inst, ctx.cycle) == ("TADDS", 133)
     assert ctx.continue_() is None and ctx.finished
 
 
 def test_step_per_unit_and_break_on_pipe_flag_and_cross_core_flag(simple_machine):
     """The AIC loads X, stores it to W and signals cross-core flag 3; both AIVs wait for it,
     load W, add 2 and store their halves of Y. step(unit="AIC") stops only at the AIC's
-    instructions; a breakpoint on flag 3 stops at the AIC's set (issued at 8), then at each
-    AIV's wait (at 234: the AIC's TLOAD, dispatched at 4, runs 100 + 1024 / 64 (gm_to_l1) =
-    116 cycles to 120, its TSTORE from Mat then 50 + 1024 / 16 (l1_to_gm) = 114 to 234, when
-    the signal fires); a breakpoint on PIPE_V with unit AIV1 stops at
+    instructions; a breakpoint on flag 3 stops at the AIC's set (issued at 5), then at each
+    AIV's wait (at 231: the AIC's TLOAD, dispatched at 1 after its ALLOC_LOCAL, runs 100 +
+    1024 / 64 (gm_to_l1) = 116 cycles to 117, its TSTORE from Mat then 50 + 1024 / 16
+    (l1_to_gm) = 114 to 231, when the signal fires); a breakpoint on PIPE_V with unit AIV1 stops at
     AIV1's TADDS, whose input v (in AIV1's own UB) holds X."""
     X, W, Y = _tensors(256, 256, 512)
     x = np.arange(256, dtype=np.float32) * 0.5
@@ -155,7 +158,7 @@ def test_step_per_unit_and_break_on_pipe_flag_and_cross_core_flag(simple_machine
     wait = ctx.continue_()
     assert wait.inst == "CROSS_CORE_WAIT_FLAG" and ctx.unit in ("AIV0", "AIV1")
     (cross,) = [f for f in ctx.flags() if f.kind == "cross_core"]
-    assert wait.cycle == 234
+    assert wait.cycle == 231
     assert (cross.src, cross.dst, cross.event, cross.set, cross.fired, cross.waited) == ("AIC", ctx.unit, 3, 1, 1, 0)
     ctx.clear_breakpoints()
     ctx.break_at(pipe=pto.PIPE_V, unit="AIV1")
@@ -175,8 +178,8 @@ def test_step_per_unit_and_break_on_pipe_flag_and_cross_core_flag(simple_machine
 
 
 def test_no_simt_words_in_what_a_session_prints(simple_machine):
-    """AI-core steps name the core, unit and PTO pipe: no lanes, warps or the unit-routing
-    WARP_ID / EQ / IF of `with pto.cube()` / `with pto.vector()`."""
+    """AI-core steps name the core, unit and PTO pipe: no lanes, warps, unit ids or branches
+    (each unit runs its own program; get_subblock_id() is a constant of each AIV's)."""
     X, W, Y = _tensors(256, 256, 512)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -184,10 +187,9 @@ def test_no_simt_words_in_what_a_session_prints(simple_machine):
         ctx.step(100)
         print(ctx.where())
     text = out.getvalue()
-    for word in ("Lane", "lane", "warp", "Warp", "WARP_ID", " EQ ", " IF "):
+    for word in ("Lane", "lane", "warp", "Warp", "WARP_ID", "UNIT_ID", " EQ ", " IF ", "ENDIF"):
         assert word not in text, word
     assert "[core 0 AIC MTE2] TLOAD m, " in text and "[core 0 AIV1 V] TADDS v, v, 2.0" in text
-    assert "[core 0 AIV0 S] UNIT_ID" in text          # get_subblock_id's unit number
 
 
 def test_wrong_names_are_refused(add_one_session):
@@ -213,22 +215,23 @@ def forgot_flag_then_faults(X, Y):
 
 
 def test_a_stale_read_and_a_fault_stay_inspectable(simple_machine):
-    """Without a flag, the TADDS dispatched at 5 starts at once on the empty V pipe (cycle 5),
-    while the TLOAD dispatched at 4 writes x only at 4 + 132 = 136: stopped at the TADDS, its
-    input x reads zeros, the stale value the hardware would read. The second TLOAD (dispatched
-    at 6) reaches past X: stepping to it raises OutOfBoundsError, after which the tiles still
-    read as they were at the start of the fault's cycle (nothing completed by cycle 6), and
+    """Without a flag, the TADDS dispatched at 2 starts at once on the empty V pipe (cycle 2),
+    while the TLOAD dispatched at 1 (after the ALLOC_LOCAL at 0) writes x only at 1 + 132 =
+    133: stopped at the TADDS, its input x reads zeros, the stale value the hardware would
+    read. The second TLOAD (dispatched at 3) reaches past X: stepping to it raises
+    OutOfBoundsError, after which the tiles still read as they were at the start of the
+    fault's cycle (nothing completed by cycle 3), and
     ``check="race"`` reports the missing flag instead."""
     X = pto.alloc_tensor(1024, pto.float32)
     Y = pto.alloc_tensor(1024, pto.float32)
     pto.memcpy_h2d(X, np.arange(256, dtype=np.float32))
     ctx = dbg.debug_kernel(forgot_flag_then_faults, args=(X, Y), grid=(1,), echo=False)
     ctx.break_at(inst="TADDS")
-    assert ctx.continue_().cycle == 5
+    assert ctx.continue_().cycle == 2
     np.testing.assert_array_equal(ctx.inspect("x"), np.zeros((16, 16), np.float32))
     with pytest.raises(pto.OutOfBoundsError, match="element 200 reach element 455"):
         ctx.step(10)
-    assert ctx.done and isinstance(ctx.error, pto.OutOfBoundsError) and ctx.cycle == 6
+    assert ctx.done and isinstance(ctx.error, pto.OutOfBoundsError) and ctx.cycle == 3
     np.testing.assert_array_equal(ctx.inspect("x"), np.zeros((16, 16), np.float32))
     raced = dbg.debug_kernel(forgot_flag_then_faults, args=(X, Y), grid=(1,), echo=False, check="race")
     with pytest.raises(pto.RaceError, match="TADDS at line"):
@@ -264,7 +267,7 @@ def test_the_state_at_a_stop_is_the_simpy_models_at_that_cycle():
                          engine="simpy")
     sim.start()
     tiles = [b for b in ctx.program.buffers if b.rows and b.owns_memory]
-    scalar = [p for p in range(len(run.order)) if run.visible[p] and not run.tile[run.order[p]]]
+    scalar = [p for p in range(len(run.order)) if not run.tile[run.order[p]]]
     checked = 0
     for pos in scalar[::max(1, len(scalar) // 12)]:
         cycle = int(run.start[run.order[pos]])

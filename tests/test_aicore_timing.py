@@ -223,13 +223,14 @@ def k(A, C):
 def test_the_cycle_limit_names_the_line_the_unit_is_at(simple_machine, make_kernels):
     """The AIC loops far too long; the error names the instruction it would issue next, not
     the kernel's first line. Its scalar issues one TLOAD every 6 cycles (the loop's compare,
-    branch, TLOAD, add, continue and jump take one cycle each) from cycle 8; the first
-    16 KiB load misses in L2, 100 + 16384 / 64 = 356 cycles (until 364), the others hit, 100
-    - 40 + 256 = 316 each, back to back: load k completes at 364 + 316 k. The queue holds 16,
-    so from the 17th on the scalar waits at the tload until a load completes, issues it, and
-    spends the next 5 cycles on `i = i + 1` (+1) and the `while` (+2 .. +5). At 5000 = 364 +
-    316 x 14 + 212 it waits at the tload; at 5106 = 364 + 316 x 15 + 2 it is at the `while`'s
-    compare. AIV0 and AIV1 skip the cube section and are done."""
+    branch, TLOAD, add, continue and jump take one cycle each) from cycle 5 (after the
+    ALLOC_LOCAL, `i = 0`, LOOP, compare and branch at 0-4); the first 16 KiB load misses in
+    L2, 100 + 16384 / 64 = 356 cycles (until 361), the others hit, 100 - 40 + 256 = 316 each,
+    back to back: load k completes at 361 + 316 k. The queue holds 16, so from the 17th on the
+    scalar waits at the tload until a load completes, issues it, and spends the next 5 cycles
+    on `i = i + 1` (+1) and the `while` (+2 .. +5). At 5000 = 361 + 316 x 14 + 215 it waits at
+    the tload; at 5103 = 361 + 316 x 15 + 2 it is at the `while`'s compare. AIV0 and AIV1 have
+    no section: they do not run."""
     mod = make_kernels('''
 @pto.kernel(sync="manual")
 def k(A, n):
@@ -244,9 +245,9 @@ def k(A, n):
     tload, loop = (next(i + 1 for i, t in enumerate(src) if text in t) for text in ("pto.tload", "while"))
     A = pto.alloc_tensor(16384, pto.float16)
     loads = [e for e in pto.profile(mod.k, grid=(1,), args=(A, 20)).timeline if e.inst == "TLOAD"]
-    assert [e.end for e in loads] == [364 + 316 * j for j in range(20)]
-    assert [e.start - e.stall_cycles for e in loads[15:18]] == [98, 364, 680]
-    for limit, line in ((5000, tload), (5106, loop)):
+    assert [e.end for e in loads] == [361 + 316 * j for j in range(20)]
+    assert [e.start - e.stall_cycles for e in loads[15:18]] == [5 + 15 * 6, 361, 677]
+    for limit, line in ((5000, tload), (5103, loop)):
         with pytest.raises(pto.SimulationLimitError) as info:
             pto.profile(mod.k, grid=(1,), args=(A, 10**6), max_cycles=limit)
         assert info.value.line == line

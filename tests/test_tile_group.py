@@ -145,8 +145,8 @@ def test_a_tile_of_another_group_is_refused(make_kernels):
 
 
 def test_a_group_used_after_its_section_is_refused(make_kernels):
-    """The end of the cube section drained the group's flags; the vector section is another
-    unit, whose flags the group never pre-armed."""
+    """The group belongs to the cube section, the AIC's program; the vector section is the
+    AIVs' programs, which do not have it."""
     source = '''
 @pto.kernel(sync="manual")
 def other_section(A):
@@ -157,5 +157,6 @@ def other_section(A):
         t = g.next()
 '''
     module = make_kernels(source)
-    with pytest.raises(pto.CompileError, match="belongs to the section it was created in"):
+    with pytest.raises(pto.CompileError, match=r"'g' is assigned in `with pto.cube\(\):` at line \d+, "
+                                               "which is the AIC's program"):
         pto.launch(module.other_section, grid=1, args=(pto.to_device(np.zeros((16, 16), np.float16)),))

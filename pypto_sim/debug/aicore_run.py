@@ -29,8 +29,6 @@ from ..runtime.launch import simulation_for
 from ..timing.aicore_fast import AICoreFastEngine
 from ..timing.aicore_replay import event_order, replay_events, replay_table
 
-SECTION_TESTS = ("EQ", "GE")      # `with pto.cube()/vector()`: WARP_ID, a test on it, IF
-
 
 @dataclass(frozen=True)
 class QueuedOp:
@@ -80,24 +78,6 @@ class FlagState:
         return text
 
 
-def section_scaffolding(prog) -> set:
-    """The pcs that only route each unit to its section (``with pto.cube()``/``vector()``
-    compile to WARP_ID, EQ/GE and IF ... ENDIF): the debugger does not show them."""
-    hidden = set()
-    ins = prog.instrs
-    for pc in range(len(ins) - 2):
-        test, branch = ins[pc + 1], ins[pc + 2]
-        if (ins[pc].op == "WARP_ID" and test.op in SECTION_TESTS and branch.op == "IF"
-                and test.srcs and test.srcs[0] == ins[pc].dst and branch.srcs[0] == test.dst):
-            hidden.update((pc, pc + 1, pc + 2))
-            for target in branch.aux:                     # its ELSE / ENDIF
-                if 0 <= target < len(ins) and ins[target].op in ("ELSE", "ENDIF"):
-                    hidden.add(target)
-                if 0 < target <= len(ins) and ins[target - 1].op == "ELSE":
-                    hidden.add(target - 1)
-    return hidden
-
-
 class AICoreRun:
     """One AI-core launch, run once, read at any position of its execution order."""
 
@@ -133,8 +113,6 @@ class AICoreRun:
         self.dispatched = np.where(self.tile, self.start - np.asarray(rec.stall, np.int64), self.start)
         self.order = np.lexsort((self.unit, self.block, self.start))   # Profile.timeline's order
         self.timeline = self.profile.timeline
-        hidden = section_scaffolding(self.prog)
-        self.visible = np.array([int(self.pc[r]) not in hidden for r in self.order], bool)
         self.pipe = np.array(self.sim.pc_pipe, np.int64)[self.pc] if len(self.pc) else np.zeros(0, np.int64)
         self._cache = {}
         if self.values_error is None:

@@ -149,7 +149,7 @@ class AICoreDebugContext(BreakpointList):
         r = int(self.run.order[pos])
         pc = int(self.run.pc[r])
         who = f"[core {int(self.run.core[r])} {UNITS[int(self.run.unit[r])]} {pipe_name(int(self.run.pipe[r]))}]"
-        text = self.describer.listing_text(pc).replace("WARP_ID", "UNIT_ID", 1)
+        text = self.describer.listing_text(pc)
         when = f"cycle {int(self.run.start[r])}"
         if self.run.tile[r]:
             when += f" (dispatched {int(self.run.dispatched[r])}, done {int(self.run.end[r])})"
@@ -163,13 +163,13 @@ class AICoreDebugContext(BreakpointList):
             self._say(f"-- {self.kernel.name} stopped by {type(self.run.error).__name__}")
             raise self.run.error
         self._say(f"-- {self.kernel.name} finished at cycle {self.run.total} "
-                  f"({int(self.run.visible.sum())} instructions)")
+                  f"({len(self.run.order)} instructions)")
 
     def _positions(self, unit=None, core=None):
-        """The visible execution positions after the stop, of the unit/core given."""
+        """The execution positions after the stop, of the unit/core given."""
         run = self.run
         order = run.order
-        ok = run.visible.copy()
+        ok = np.ones(len(order), bool)
         if unit is not None:
             ok &= run.unit[order] == unit
         if core is not None:
@@ -228,11 +228,10 @@ class AICoreDebugContext(BreakpointList):
         back costs nothing); returns the entries gone back over, in execution order."""
         n = whole_number(n, "step_back: n", least=0, hint="step_back(n) goes back n >= 0 "
                          "instructions; step(n) goes forward")
-        visible = np.nonzero(self.run.visible)[0]
-        before = visible[visible < self.pos] if not self.finished else visible
-        target = int(before[-n]) if 0 < n <= len(before) else (-1 if n else self.pos)
+        before = min(self.pos, len(self.run.order))          # positions before the stop
+        target = before - n if 0 < n <= before else (-1 if n else self.pos)
         # paused at an instruction means it has not executed: going back un-executes target ..
-        undone = [self.run.timeline[p] for p in visible[(visible >= target) & (visible < self.pos)].tolist()]
+        undone = [self.run.timeline[p] for p in range(max(target, 0), before)]
         self.pos = target
         self._say(f"-- back at {self.stop_line()}" if target >= 0 else "-- back before the first instruction")
         return undone
@@ -283,7 +282,7 @@ class AICoreDebugContext(BreakpointList):
             if value is not None:
                 ok &= column[rec] == value
         if bp.cycle is not None:                # the first instruction executing at or after it
-            at = np.nonzero(run.visible & (run.start[run.order] >= bp.cycle))[0]
+            at = np.nonzero(run.start[run.order] >= bp.cycle)[0]
             ok &= positions == (at[0] if len(at) else -1)
         names = run.sim.pc_name
         for k in np.nonzero(ok)[0].tolist():
@@ -407,7 +406,7 @@ class AICoreDebugContext(BreakpointList):
         order (units: ``.lane`` the unit name, ``.pipe`` the PTO pipe)."""
         run = self.run
         upto = len(run.order) if self.finished else self.pos + 1
-        return [run.timeline[p] for p in range(max(upto, 0)) if run.visible[p]]
+        return run.timeline[:max(upto, 0)]
 
     def profile(self):
         """The launch's Profile (the whole run; it ran once, up front)."""

@@ -84,6 +84,11 @@ class DebugContext(InspectMixin, BreakpointList):
         # launch: (device, pending) of queued_launch, when debug_kernel has queued it already
         self.device, pending = launch or queued_launch(kernel, args, grid, block, machine,
                                                        max_cycles, check)
+        if getattr(pending.program, "aicore", False):
+            raise ArgumentError(f"DebugContext steps lane kernels; '{kernel.name}' is an AI-core "
+                                "kernel (typed tiles, units AIC/AIV0/AIV1)", kernel=kernel.name,
+                                hint="debug it with pto.debug.debug_kernel(kernel, args=...), "
+                                     "which gives its AICoreDebugContext")
         self.kernel = kernel
         self.program = pending.program
         self.grid, self.block, self.machine = pending.grid, pending.block, pending.machine
@@ -273,12 +278,10 @@ class DebugContext(InspectMixin, BreakpointList):
         if cycle is not None:
             cycle = whole_number(cycle, "break_at: cycle", least=0)
         if warp is not None:
-            units = self.sim.warps_per_block
-            what = "unit (0 AIC, 1 AIV0, 2 AIV1)" if self.program.aicore else "warp of the block"
-            warp = whole_number(warp, "break_at: warp", least=0, below=units,
-                                hint=f"a block of {self.block} has {units} "
-                                     f"{'units' if self.program.aicore else 'warps'}: give the "
-                                     f"{what}, 0..{units - 1}")
+            warps = self.sim.warps_per_block
+            warp = whole_number(warp, "break_at: warp", least=0, below=warps,
+                                hint=f"a block of {self.block} has {warps} warps: give the warp "
+                                     f"of the block, 0..{warps - 1}")
         if inst is not None:
             inst = checked_instruction(inst)
         if line is not None:

@@ -72,10 +72,11 @@ def _unit_end(g, now, st, ht, hk, hv, uv):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _init_units(p, now, st, ht, hk, hv, seed_regs, regs, ready, producer, wst, uv, bv, bx, pf, pd,
-                fh, tl, fl, qn, fn, cn, hz_n, hz_has):
-    """A block's process starts on core slot p: fresh units (each a process), pipes, flags,
-    cross-core signals and hazard ranges."""
+def _init_units(p, now, st, ht, hk, hv, entry, seed_regs, regs, ready, producer, wst, uv, bv, bx,
+                pf, pd, fh, tl, fl, qn, fn, cn, hz_n, hz_has):
+    """A block's process starts on core slot p: fresh units (each a process, at its program's
+    first pc entry[w]; a unit without a program does not start), pipes, flags, cross-core
+    signals and hazard ranges."""
     bv[p, B_ENDED] = 0
     bv[p, B_FAILED] = 0
     bx[p, X_GEN] = 0
@@ -83,12 +84,15 @@ def _init_units(p, now, st, ht, hk, hv, seed_regs, regs, ready, producer, wst, u
     reset_units(p, pf, pd, fh, tl, fl, qn, fn, cn, hz_n, hz_has)
     for w in range(3):
         g = 3 * p + w
+        if entry[w] < 0:
+            uv[g, U_PHASE] = PH_DONE
+            continue
         for r in range(seed_regs.shape[0]):
             for lane in range(32):
                 regs[g, r, lane] = seed_regs[r, lane]
             ready[g, r] = 0
             producer[g, r] = -1
-        wst[g, 0] = 0
+        wst[g, 0] = entry[w]
         wst[g, 1] = 1                     # one lane: the unit's scalar unit
         wst[g, 2] = 0
         wst[g, 3] = 0
@@ -111,10 +115,15 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                       qn, fb, fhd, fn, cb, chd, cn, hz_n, hz_ord, hz_has, hz_wd, hz_rd, hz_wpc,
                       hz_rpc, ak_s, ak_e, ak_n, l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, l2s, l2link,
                       l2first, hbm, tbase, tcount, tbytes, routes, rec, totals,
-                      lg_i, lg_v, ctx, info, pend_idx, pend_val, l1, shape, hz_out, out, waiters):
+                      lg_i, lg_v, ctx, info, pend_idx, pend_val, l1, shape, hz_out, out, waiters, entry):
     """Process events in SimPy's order until none is left, the cycle limit, a fallback, a
     full buffer or `budget` events. Returns an ENG_* code. (keys2, vals2: a scratch booking
-    table of the same size; waiters: room for a block's three units.)"""
+    table of the same size; waiters: room for a block's three units; entry: each unit's
+    first pc, -1 for a unit without a program.)"""
+    running = 0
+    for w in range(3):
+        if entry[w] >= 0:
+            running += 1
     limit = acfg[AK_MAX_CYCLES]
     slots = acfg[AK_SLOTS]
     record = acfg[AK_RECORD] != 0
@@ -416,7 +425,7 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
         elif kind == EV_WARP_END:
             p = arg // 3
             bv[p, B_ENDED] += 1
-            if bv[p, B_ENDED] == 3:
+            if bv[p, B_ENDED] == running:
                 schedule(st, ht, hk, hv, now, NORMAL, EV_COND, p)
         elif kind == EV_COND:
             schedule(st, ht, hk, hv, now, NORMAL, EV_BLOCK_END, arg)
@@ -428,6 +437,6 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                 st[S_NEXT_BLOCK] += 1
                 schedule(st, ht, hk, hv, now, URGENT, EV_BLOCK, arg)
         elif kind == EV_BLOCK:
-            _init_units(arg, now, st, ht, hk, hv, seed_regs, regs, ready, producer, wst, uv, bv,
-                        bx, pf, pd, fh, tl, fl, qn, fn, cn, hz_n, hz_has)
+            _init_units(arg, now, st, ht, hk, hv, entry, seed_regs, regs, ready, producer, wst, uv,
+                        bv, bx, pf, pd, fh, tl, fl, qn, fn, cn, hz_n, hz_has)
     return ENG_YIELD

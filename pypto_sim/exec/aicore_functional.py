@@ -1,6 +1,6 @@
 """Functional-only mode for AI-core kernels: the values, without timing.
 
-Each block is one AI core, whose three units (AIC, AIV0, AIV1) run the program in turn: a
+Each block is one AI core, whose three units (AIC, AIV0, AIV1) run their programs in turn: a
 unit runs until it finishes or reaches a ``cross_core_wait_flag`` (or block barrier) that
 nothing has released yet, then the next unit runs. Within a unit every instruction completes
 before the next starts, in program order, with the executor's kernels (exec/aicore_tiles.py),
@@ -93,6 +93,9 @@ class AICoreFunctional:
         l1 = np.zeros(max(prog.local_words, 1), np.float64)
         arrays = (l1, l1, np.zeros_like(l1))     # AIC and AIV0 at different words of l1
         units = [_Unit(w, enc.n_regs, enc.code, enc.imm, self.ex) for w in range(N_UNITS)]
+        for u in units:                  # each unit runs its own program, if it has one
+            u.pc = prog.unit_entry[u.index]
+            u.done = u.pc < 0
         for u in units:
             for arg in prog.args:
                 if arg.reg is not None:

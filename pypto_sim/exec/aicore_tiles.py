@@ -17,13 +17,12 @@ import numpy as np
 
 from ..dtypes import BY_CODE
 from ..errors import DeadlockError, OutOfBoundsError
-from ..ir.program import C_AUX, C_DTYPE, C_SRC
+from ..ir.program import C_AUX, C_DTYPE, C_SRC, UNIT_NAMES
 from ..isa import PIPES, PTO_PIPE_NAMES
 from ..isa.tile_roles import FAMILY_ROLES, data_operand
 from . import gm
 from .tile_effects import effect as vector_effect, window
 
-UNIT_NAMES = ("AIC", "AIV0", "AIV1")
 MAX_MKN = 4095                   # PTO-ISA docs/isa/TMATMUL.md: m, k, n in [1, 4095]
 INIT_ZERO, INIT_ACC, INIT_BIAS = 0, 1, 2     # tile_matmul's starting value
 # a matmul of at least this many products takes its float64 sums from numpy's BLAS when the

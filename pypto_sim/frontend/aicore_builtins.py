@@ -3,9 +3,9 @@ their legality rules, the cube path (tload, textract/tmov, tmatmul*, tstore), ve
 typed tiles, pipes by their PTO names, flags and cross-core flags, and the
 ``pto.cube()`` / ``pto.vector()`` sections.
 
-A block of an AI-core kernel is one AI core: three scalar units run the program, unit 0 the
-AIC (cube core), units 1 and 2 the two AIVs (vector cores). A section is an ``if`` on the unit
-(WARP_ID), so each unit skips the other's code; statements outside sections run on all three.
+A block of an AI-core kernel is one AI core: three scalar units, unit 0 the AIC (cube core),
+units 1 and 2 the two AIVs (vector cores), each running its own program (aicore_units.py: a
+section's statements are in its units' programs only; statements outside sections in all).
 The legality rules come from PTO-ISA (docs/coding/Tile.md, docs/isa/TMATMUL.md) and the
 capacities from the machine table (checked at launch, before anything runs, by
 timing/aicore_limits.py, since a program may run on several machines); every violation is a
@@ -18,18 +18,17 @@ tile builtins so that typed tiles take these paths and alloc_local tiles keep th
 from __future__ import annotations
 
 import ast
-from contextlib import contextmanager
 
 from .. import dtypes
 from ..isa import PIPES, PTO_PIPE_NAMES, SPACES, VECTOR_FAMILIES
 from ..isa.tile_roles import data_operand, roles_of
 from .aicore_scalar import SIMT_IDS, AICoreScalarRules
+from .aicore_units import CUBE_SPACES, AICoreUnits
 from .operand_forms import OperandForms
-from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo, Val
+from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo
 from .warp_builtins import WARP_INTRINSICS
 from ..ir.program import LocalBuffer
 
-CUBE_SPACES = ("Mat", "Left", "Right", "Acc", "Bias")
 MAX_MKN = 4095                                       # PTO-ISA docs/isa/TMATMUL.md: m, k, n in [1, 4095]
 SPACE_NAMES = {"Vec": "UB", "Mat": "L1", "Left": "L0A", "Right": "L0B", "Acc": "L0C", "Bias": "BT"}
 SPACE_DTYPES = {
@@ -52,80 +51,19 @@ TLOAD_DST_SOURCE = "pto-isa include/pto/common/arch/memory/tload_common.hpp line
 EVENT_ID_BOUND = 16      # PTO-ISA ordering-and-synchronization.md: "event_id 0-15 (profile-specific)"
 
 
-class AICoreBuiltins(OperandForms, AICoreScalarRules):
+class AICoreBuiltins(AICoreUnits, OperandForms, AICoreScalarRules):
     """AI-core half of the kernel compiler."""
-
-    section = None        # None, "cube", "vector" (both AIVs) or "vector0" (AIV0 only)
 
     @property
     def is_aicore(self) -> bool:
         """True when the kernel being compiled (not an inlined helper) runs on the AI core."""
         return bool(getattr(self.inline_stack[0], "aicore", False))
 
-    # ---------------------------------------------------------------- sections
-    def stmt_With(self, node):
-        call = node.items[0].context_expr if len(node.items) == 1 else None
-        func = None
-        if isinstance(call, ast.Call):
-            try:
-                func = self.expr(call.func)
-            except Exception:
-                func = None
-        if getattr(func, "is_pto_intrinsic", False) and func.name in ("cube", "vector"):
-            if call.args or call.keywords or node.items[0].optional_vars is not None:
-                self.error(node, f"write `with pto.{func.name}():`, without arguments or `as`")
-            if self.section is not None:
-                self.error(node, f"pto.{func.name}() inside a pto.{self.section.rstrip('0')}() "
-                                 "section: sections do not nest")
-            with self.unit_section(func.name, node):
-                self.block(node.body)
-            return
-        return super().stmt_With(node)
-
-    @contextmanager
-    def unit_section(self, kind, node):
-        """IF on the unit id around a section: 'cube' is unit 0, 'vector' units 1 and 2,
-        'vector0' unit 1 only (a vector kernel without sections)."""
-        unit = self.new_reg(dtypes.int32, True)
-        self.emit("WARP_ID", unit, (), dtypes.int32, node, aux=(0,))
-        op, value = {"cube": ("EQ", 0), "vector": ("GE", 1), "vector0": ("EQ", 1)}[kind]
-        cond = self.alu(op, [Val(unit), Const(value, dtypes.int32)], node, dtype=dtypes.int32)
-        self.section = kind
-        try:
-            with self.masked_if(cond, node):
-                yield
-        finally:
-            self.section = None
-
-    def aicore_body(self, body):
-        """Compile the kernel body of an AI-core kernel: as written when it has sections,
-        else as one implicit section (cube code if it allocates a cube-side tile, else vector
-        code on AIV0)."""
-        has_sections = any(isinstance(n, ast.With) and isinstance(n.items[0].context_expr, ast.Call)
-                           and getattr(n.items[0].context_expr.func, "attr", None) in ("cube", "vector")
-                           for n in ast.walk(ast.Module(body=body, type_ignores=[])))
-        if has_sections:
-            self.block(body)
-            return
-        cube = any(isinstance(n, ast.keyword) and n.arg == "loc" and isinstance(n.value, ast.Attribute)
-                   and n.value.attr in CUBE_SPACES for n in ast.walk(ast.Module(body=body, type_ignores=[])))
-        with self.unit_section("cube" if cube else "vector0", body[0]):
-            self.block(body)
-
     def call_intrinsic(self, func, node):
         if func.name in WARP_INTRINSICS:
             return self.warp_intrinsic(func, node)
         if func.name == "get_subblock_id":
-            if node.args or node.keywords:
-                self.error(node, "pto.get_subblock_id() takes no arguments")
-            if self.section == "vector0":
-                return Const(0, dtypes.int32, weak=False)
-            if self.section != "vector":
-                self.error(node, "pto.get_subblock_id() is the vector core's number: use it inside "
-                                 "`with pto.vector():`", "the cube core has no sub-block id")
-            unit = self.new_reg(dtypes.int32, True)
-            self.emit("WARP_ID", unit, (), dtypes.int32, node, aux=(0,))
-            return self.alu("SUB", [Val(unit), Const(1, dtypes.int32)], node, dtype=dtypes.int32)
+            return self.subblock_id(node)
         self.error(node, f"pto.{func.name}() is written `{func.usage}`")
 
     # ---------------------------------------------------------------- alloc_tile
@@ -165,15 +103,16 @@ class AICoreBuiltins(OperandForms, AICoreScalarRules):
                              f"{', '.join(SPACE_DTYPES[loc])}, not {dtype}")
         self.check_tile_shape(node, where, loc, rows, cols, dtype, layout)
         valid_rows, valid_cols = self._valid(given.get("valid"), rows, cols, node, where)
-        base = sum(b.words for b in self.buffers if b.owns_memory)
         line = getattr(node, "lineno", 0) + self.kernel.line_offset
-        self.buffers.append(LocalBuffer(name, base, rows * cols, dtype, line, 1, loc, rows, cols))
+        slot = self.shared_buffer(node, lambda: self.buffers.append(LocalBuffer(
+            name, sum(b.words for b in self.buffers if b.owns_memory), rows * cols, dtype, line, 1,
+            loc, rows, cols)))
+        name, base = self.buffers[slot].name, self.buffers[slot].offset
         self.emit("ALLOC_LOCAL", None, (), dtype if dtype in dtypes.TILE_DTYPES else dtypes.float32,
                   node, aux=(base, rows * cols))
         self.instrs[-1].comment = f"{name}: {loc} {rows} x {cols} x {dtype} at word {base}"
         info = TileInfo(loc, rows, cols, layout, valid_rows, valid_cols)
-        return Ptr("l1", len(self.buffers) - 1, dtype, name, Const(0, dtypes.int32), rows * cols, base,
-                   tile=info)
+        return Ptr("l1", slot, dtype, name, Const(0, dtypes.int32), rows * cols, base, tile=info)
 
     def _target_name(self, node):
         parent = getattr(self, "current_statement", None)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..isa import load_isa
 
-SCALAR_UNITS = ("the AI core's units (AIC, AIV0, AIV1) are scalar units that each run the "
+SCALAR_UNITS = ("the AI core's units (AIC, AIV0, AIV1) are scalar units that each run their "
                 "program once, not warps of 32 lanes")
 USE_TILES = ("move data with typed tiles - pto.tload / pto.tstore - and compute on them with "
              "vector tile ops (pto.tadd, pto.tmuls, pto.trowmax, ...); scalar arithmetic on "

@@ -156,6 +156,7 @@ class KernelCompiler(TileGroupLowering, ConvBuiltins, SortBuiltins, LayoutBuilti
                        f"give it a value for every lane before the if (e.g. `{name} = 0.0`), or "
                        f"assign it in an else branch too")
         if name in scope.sites:
+            self.refuse_other_units_name(name, node)
             self.error(node, f"'{name}' is used before it is assigned")
         if name in scope.closure:
             return self.from_python(scope.closure[name], node, name)
@@ -176,8 +177,28 @@ class KernelCompiler(TileGroupLowering, ConvBuiltins, SortBuiltins, LayoutBuilti
         params = [a.arg for a in fn_ast.args.args]
         sites = assignment_sites(fn_ast.body)
         varying = Uniformity(fn_ast.body, self._varying_call_for_analysis(self.kernel)).run()
-        scope = Scope(self.kernel.fn_globals, self.kernel.closure, varying, sites, params, fn_ast.body)
-        self.scopes.append(scope)
+
+        def new_scope():
+            scope = Scope(self.kernel.fn_globals, self.kernel.closure, varying, sites, params, fn_ast.body)
+            self.scopes = [scope]
+            return scope, self.bind_args(scope, fn_ast, varying)
+        unit_entry = ()
+        if self.kernel.aicore:
+            scope, args, unit_entry = self.unit_programs(fn_ast, new_scope)
+        else:
+            scope, args = new_scope()
+            self.block(fn_ast.body)
+            self.emit_exit(fn_ast)
+        return Program(kernel=self.kernel.name, file=self.kernel.file,
+                       first_line=self.kernel.first_line, args=args, instrs=self.instrs,
+                       n_lane_slots=self.n_lane, n_wide_lane_slots=self.n_wide_lane,
+                       n_scalar_regs=self.n_scalar,
+                       buffers=tuple(self.buffers), source_lines=self.source_lines,
+                       symbols=self._symbols(scope), aicore=self.kernel.aicore,
+                       sync=self.kernel.sync, unit_entry=unit_entry)
+
+    def bind_args(self, scope, fn_ast, varying) -> tuple:
+        """Bind the kernel's parameters in its top-level scope; returns their ArgSpecs."""
         args = []
         for spec in self.arg_specs:
             if spec.kind == "tensor":
@@ -198,19 +219,12 @@ class KernelCompiler(TileGroupLowering, ConvBuiltins, SortBuiltins, LayoutBuilti
                     home = self.new_reg(spec.dtype, False)
                     self.emit("MOV", home, (reg,), spec.dtype, fn_ast, aux=(int_sem_of(spec.dtype),))
                     scope.names[spec.name] = HomeVar(home, fn_ast.lineno)
-        if self.kernel.aicore:
-            self.aicore_body(fn_ast.body)
-        else:
-            self.block(fn_ast.body)
+        return tuple(args)
+
+    def emit_exit(self, fn_ast):
+        """The program's last instruction, at the kernel's last line."""
         self.emit("EXIT", None, (), None, None)
         self.instrs[-1].line = fn_ast.body[-1].end_lineno + self.kernel.line_offset
-        return Program(kernel=self.kernel.name, file=self.kernel.file,
-                       first_line=self.kernel.first_line, args=tuple(args), instrs=self.instrs,
-                       n_lane_slots=self.n_lane, n_wide_lane_slots=self.n_wide_lane,
-                       n_scalar_regs=self.n_scalar,
-                       buffers=tuple(self.buffers), source_lines=self.source_lines,
-                       symbols=self._symbols(scope), aicore=self.kernel.aicore,
-                       sync=self.kernel.sync)
 
     @staticmethod
     def _symbols(scope) -> dict:

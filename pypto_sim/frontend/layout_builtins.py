@@ -224,14 +224,16 @@ class LayoutBuiltins:
                 pitch = 0                  # the window's rows follow each other
         self.check_tile_shape(node, where, info.loc, rows, cols, src.dtype, layout)
         line = getattr(node, "lineno", 0) + self.kernel.line_offset
-        self.buffers.append(LocalBuffer(name, parent.offset + offset, rows * cols, src.dtype, line, 1,
-                                        info.loc, rows, cols, alias_of=src.slot, pitch=pitch))
+        slot = self.shared_buffer(node, lambda: self.buffers.append(LocalBuffer(
+            name, parent.offset + offset, rows * cols, src.dtype, line, 1, info.loc, rows, cols,
+            alias_of=src.slot, pitch=pitch)))
+        name = self.buffers[slot].name
         full = (Const(rows, dtypes.int32, weak=False), Const(cols, dtypes.int32, weak=False))
         view = TileInfo(info.loc, rows, cols, layout, *full, pitch=pitch)
         self.emit(spec.name, None, (), src.dtype, node, aux=(parent.offset + offset, rows * cols))
         self.instrs[-1].comment = (f"{name}: {info.loc} {rows} x {cols} x {src.dtype} view of "
                                    f"{src.name} at word {parent.offset + offset}")
-        return Ptr("l1", len(self.buffers) - 1, src.dtype, name, Const(0, dtypes.int32), rows * cols,
+        return Ptr("l1", slot, src.dtype, name, Const(0, dtypes.int32), rows * cols,
                    parent.offset + offset, tile=view)
 
     def _view_layout(self, value, default, node):

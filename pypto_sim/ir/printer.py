@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..isa import load_isa
-from .program import Program, Reg
+from .program import UNIT_NAMES, Program, Reg
 from ..isa import PIPES, PTO_PIPE_NAMES
 
 _TARGET_LABELS = {"IF": ("else", "end"), "ELSE": ("end",), "LOOP": ("cont", "end"), "ENDLOOP": ("head",)}
@@ -83,15 +83,24 @@ def format_program(prog: Program, grid=None, block=None) -> str:
     if consts:
         head.append("; specialised on " + ", ".join(f"{a.name}={a.value}" for a in consts)
                     + " (they size buffers: one compiled program per distinct value)")
+    if getattr(prog, "aicore", False):
+        block = None             # a block of an AI-core kernel is one AI core: no block shape
     if grid is not None or block is not None:
-        head.append(f"; grid={tuple(grid)} block={tuple(block)}")
+        head.append(f"; grid={tuple(grid)}" + (f" block={tuple(block)}" if block is not None else ""))
     head.append(f"; registers: {prog.n_lane_slots} lane slots (v, one L1 word per lane), "
                 f"{prog.n_scalar_regs} scalar (s); alloc_local: {prog.local_bytes} bytes")
     lines = list(head)
     last_line = None
+    units = {}           # an AI-core kernel: each unit's program starts with its units' names
+    for unit, pc in enumerate(getattr(prog, "unit_entry", ())):
+        if pc >= 0:
+            units.setdefault(pc, []).append(UNIT_NAMES[unit])
     for pc, ins in enumerate(prog.instrs):
         text = format_instr(prog, pc)
         src = ""
+        if pc in units:
+            lines.append(f"; {' and '.join(units[pc])}:")
+            last_line = None
         if ins.line and ins.line != last_line:
             src = f"; {ins.line}: {prog.source_lines.get(ins.line, '').strip()}"
             last_line = ins.line

@@ -21,6 +21,9 @@ AUX_WIDTH = 3
 # int32 (1), or on int64 values (their words' bits, dtypes.word_of) wrapping to int64 (2). A
 # CAST's says how its source word holds its value (2: an int64's bits).
 INT_SEM_FLOAT, INT_SEM_INT32, INT_SEM_INT64 = 0, 1, 2
+UNIT_NAMES = ("AIC", "AIV0", "AIV1")      # an AI core's units, by index (Program.unit_entry)
+# the instructions whose aux words are jump targets (absolute pcs)
+JUMP_OPS = ("IF", "ELSE", "LOOP", "ENDLOOP")
 
 
 def int_sem_of(dtype: DType) -> int:
@@ -162,6 +165,11 @@ class Program:
     # scalar unit that issues into its own pipes; sync "auto" (ordered by data) or "manual"
     aicore: bool = False
     sync: str = "auto"
+    # an AI-core kernel: each unit's own program (frontend/aicore_units.py), the first pc of
+    # the AIC's, AIV0's and AIV1's (-1: the unit does not run; AIV1 may share AIV0's). The
+    # programs follow each other in instrs, each ending in EXIT; they reuse register numbers
+    # (each unit has its own registers), and symbols are the last program's.
+    unit_entry: tuple = ()
 
     @property
     def local_words(self) -> int:

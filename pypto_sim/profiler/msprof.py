@@ -29,8 +29,8 @@ total cycles" (hiascend PipeUtilization, atlasopdev_16_0099). Here, from the pro
   side, times averaged per unit (``aicore_time(us)`` = summed ``aic_total_cycles`` / AIC units
   / clock, as msprof's aicore_time is per core), ratios = summed busy / summed total cycles.
 
-A row is one AI core's unit that ran an operation on one of its pipes (a vector unit that ran
-only the scalar preamble of a cube kernel has none); ``core_id`` and ``unit`` (not msprof's)
+A row is one AI core's unit that ran an operation on one of its pipes (the vector units of a
+cube kernel do not run: they have none); ``core_id`` and ``unit`` (not msprof's)
 name it, and the other side's fields are None (N/A in the CSV, as msprof writes them). Not
 modelled, so left out: ``aic_icache_miss_rate``, ``aiv_icache_miss_rate`` (no instruction
 cache) and ``cube_utilization(%)``.

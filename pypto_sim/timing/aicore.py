@@ -1,5 +1,6 @@
 """The real AI core in the timing model (docs/aicore.md): one block of an AI-core kernel is
-one AI core, three units that each run the program on their own scalar unit - unit 0 the AIC
+one AI core, three units that each run their own program (Program.unit_entry) on their own
+scalar unit - unit 0 the AIC
 (cube core: L1, L0A/L0B/L0C, bias table; pipes MTE2, MTE1, M, FIX), units 1 and 2 the AIVs
 (vector cores: UB each; pipes MTE2, V, MTE3).
 

@@ -139,6 +139,7 @@ class AICoreFastEngine:
         self.pend_val = np.zeros(32, np.float64)
         self.l1 = np.zeros(1, np.float64)
         self.waiters = np.zeros(3, np.int64)
+        self.entry = np.array(prog.unit_entry, np.int64)     # each unit's own program
         start_slots(ex, self.st, self.ht, self.hk, self.hv, slots)
 
     def _call(self, budget):
@@ -154,7 +155,7 @@ class AICoreFastEngine:
             *q.hz, *q.ak, *q.l2_links, *q.lk, q.l2.state, q.l2.link, q.l2_first,
             self.sim.hbm, self.sim.tbase, self.sim.tcount, self.sim.tbytes, q.routes, self.rec,
             self.totals, self.lg_i, self.lg_v, self.ctx, self.info, self.pend_idx, self.pend_val,
-            self.l1, q.shape, q.hz_out, q.out, self.waiters)
+            self.l1, q.shape, q.hz_out, q.out, self.waiters, self.entry)
 
     def run(self):
         """Run the launch's timing; returns (status, total cycles) where status is 'done',

@@ -92,7 +92,7 @@ class LaunchSimulation:
         self.block_lanes = block[0] * block[1] * block[2]
         self.warps_per_block = -(-self.block_lanes // 32)
         # the real AI core: a block is one AI core, its three units (AIC, AIV0, AIV1) are
-        # one-lane warps that each run the program (timing/aicore.py)
+        # one-lane warps that each run their own program (timing/aicore.py)
         self.aicore = bool(getattr(program, "aicore", False))
         # the L2 in front of HBM, for tile DMA (timing/l2.py); lane accesses bypass it
         self.l2 = L2Cache(machine.l2_bytes, machine.l2_line_bytes, zip(self.tbase, self.tcount)) \
@@ -270,7 +270,9 @@ class LaunchSimulation:
         self.blocks.append(blk)
         if self.checks:
             self.checks.block_started(blk)
-        procs = [self.env.process(self._warp(core, blk, w)) for w in range(self.warps_per_block)]
+        # an AI core's units each run their own program; a unit without one does not start
+        procs = [self.env.process(self._warp(core, blk, w)) for w in range(self.warps_per_block)
+                 if not self.aicore or self.prog.unit_entry[w] >= 0]
         yield self.env.all_of(procs)
         if not self.keep_warp_states:
             # a finished block's memory goes (the debugger shows every block's, so it keeps
@@ -301,7 +303,7 @@ class LaunchSimulation:
         self.unfinished[key] = ws
         if self.keep_warp_states:
             self.warp_states[key] = ws
-        pc = 0
+        pc = self.prog.unit_entry[w] if aicore else 0
         record = True        # SimPy always writes rows: without them there are no totals
         while True:
             ws.pc = pc                   # where a cycle limit finds the warp
