@@ -82,6 +82,7 @@ def o_update(WS_O, pvg, o, alpha_prev, ws, r0, i):
 
 @pto.kernel(sync="manual")
 def flash_attention_tg(Q, KT, V, O, WS_S, WS_P, WS_O, S, scale):
+    """flash_attention.flash_attention with its on-chip handoffs ordered by tile groups."""
     q0 = pto.get_block_id() * BQ
     ws = pto.get_block_id() * 2           # this core's two workspace slots
     n = S // BK
@@ -183,6 +184,7 @@ def run(S=1024, seed=0, check=None, mode="timing", values=True):
 
 
 def main(argv):
+    """Run at S (default 1024), print the error against numpy, the cycles and the pipes."""
     S = int(argv[1]) if len(argv) > 1 else 1024
     out, want, prof = run(S)
     err = float(np.max(np.abs(out - want)))
