@@ -123,10 +123,11 @@ def reference(q, k, v):
     return (p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float64)
 
 
-def run(S=1024, seed=0, check=None, mode="timing", values=True):
-    """Run flash attention on random data; return (O, reference, profile). mode="functional":
-    values only, no cycles; values=False: cycles only, O is not computed and the reference is
-    None (numpy's S x S float64 scores would take 8 GB at S = 32768)."""
+def run(S=1024, seed=0, check=None, mode="timing", values=True, kernel=flash_attention):
+    """Run flash attention (or `kernel`, which takes the same arguments) on random data; return
+    (O, reference, profile). mode="functional": values only, no cycles; values=False: cycles
+    only, O is not computed and the reference is None (numpy's S x S float64 scores would take
+    8 GB at S = 32768)."""
     if S % BQ:
         raise ValueError(f"S must be a multiple of {BQ}")
     rng = np.random.default_rng(seed)
@@ -143,7 +144,7 @@ def run(S=1024, seed=0, check=None, mode="timing", values=True):
     ws_s = pto.alloc_tensor(blocks * 2 * BQ * BK * 4, pto.float32)
     ws_p = pto.alloc_tensor(blocks * 2 * BQ * BK * 2, pto.float16)
     ws_o = pto.alloc_tensor(blocks * 2 * BQ * D * 4, pto.float32)
-    prof = pto.profile(flash_attention, grid=(blocks,),
+    prof = pto.profile(kernel, grid=(blocks,),
                        args=(*tensors, O, ws_s, ws_p, ws_o, S, 1.0 / math.sqrt(D)), check=check, mode=mode,
                        values=values)
     out = np.empty((S, D), np.float32)

@@ -160,3 +160,24 @@ def other_section(A):
     with pytest.raises(pto.CompileError, match=r"'g' is assigned in `with pto.cube\(\):` at line \d+, "
                                                "which is the AIC's program"):
         pto.launch(module.other_section, grid=1, args=(pto.to_device(np.zeros((16, 16), np.float16)),))
+
+
+IF_BODY = ["x = pto.alloc_tile(16, 16, pto.float16, loc=pto.Left)", "for k in range(2):",
+           "    if k >= 1:", "        t = g.next()", "        pto.tload(t, A, stride=16)", "        g.ready(t)",
+           "        g.take(t)", "        pto.textract(x, t)", "        g.release(t)"]
+
+
+def test_a_run_time_if_may_cycle_a_depth_one_group_but_not_a_depth_two_one(make_kernels):
+    """A buffer's tiles and event id are compile-time constants, so a run-time branch must
+    leave each group as it found it. next/ready/take/release of a depth-1 group do (buffer 0,
+    free, before and after), which examples/flash_attention_tile_group.py's `if j >= 1` relies
+    on; on a depth-2 group next() moves the cursor from buffer 0 to 1: refused."""
+    depth_one = "\n".join(["@pto.kernel(sync=\"manual\")", "def branch(A):", "    with pto.cube():",
+                           "        g = pto.tile_group(1, 16, 16, pto.float16, loc=pto.Mat, "
+                           "producer=pto.PIPE_MTE2, consumer=pto.PIPE_MTE1)"]
+                          + [f"        {line}" for line in IF_BODY]) + "\n"
+    module = make_kernels(depth_one)
+    pto.profile(module.branch, grid=1, args=(pto.to_device(np.zeros((16, 16), np.float16)),), check="race")
+    msg = _misuse(make_kernels, IF_BODY)
+    assert "this run-time if changes tile group 'g' (depth 2)" in msg
+    assert "next() gives buffer 0 at its start but buffer 1 at its end" in msg
