@@ -21,6 +21,8 @@ from pypto_sim.errors import MachineError
 from pypto_sim.isa import AICORE_ONLY_FAMILIES, LANE_TILE_FAMILIES
 from pypto_sim.timing.machine import load_machine_from, resolve_machine
 
+from simt_kernels import run_matmul
+
 ROOT = Path(__file__).resolve().parent.parent
 SIMPLE = ROOT / "tests" / "machines" / "simple.toml"
 RATES = ("hbm_core_read_bytes_per_cycle", "hbm_core_write_bytes_per_cycle", "hbm_chip_bytes_per_cycle")
@@ -302,10 +304,9 @@ def test_fusion_finds_the_load_before_an_mma_in_the_pipelined_matmul(tmp_path):
     """In the pipelined matmul the MMA reads A and B through addresses recomputed for each use
     and a WAIT_ALL sits between: the rule pairs each MMA with the TLOAD of B just before it.
     depth=1 serialises TLOADs and MMAs, so each of the 8 MMAs per block saves its 3 cycles."""
-    from test_tiles import _matmul
-    p1, c1, ref = _matmul(1, 32, 32, 256, 32, 32, 32)
+    p1, c1, ref = run_matmul(1, 32, 32, 256, 32, 32, 32)
     pto.use_machine(write_table({"fusion.TLOAD+MMA": {"saving": 3}}, "ascend910b", tmp_path / "f.toml"))
-    p2, c2, _ = _matmul(1, 32, 32, 256, 32, 32, 32)
+    p2, c2, _ = run_matmul(1, 32, 32, 256, 32, 32, 32)
     assert p1.total_cycles - p2.total_cycles == 3 * 256 // 32
     np.testing.assert_allclose(c2, ref, rtol=1e-4, atol=1e-4)
     assert p2.cycle_breakdown()["TLOAD+MMA"]["count"] == 8 and p2.cycle_breakdown()["TLOAD"]["count"] == 16

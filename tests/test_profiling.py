@@ -21,7 +21,7 @@ from pypto_sim.profiler.collect import collect_profiles
 from pypto_sim.profiler.export import BUBBLE_COLUMNS, CODE_COLUMNS, INSTR_COLUMNS, SUMMARY_COLUMNS
 from pypto_sim.profiler.trace import slices_of, validate_trace
 from pypto_sim.timing.machine import resolve_machine
-from test_tiles import _matmul
+from simt_kernels import run_matmul
 
 ROOT = Path(__file__).resolve().parent.parent
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -40,7 +40,7 @@ def matmul():
     try:
         out = {}
         for depth in (1, 2):
-            prof, c, ref = _matmul(depth, 64, 64, 1024, 32, 32, 32)
+            prof, c, ref = run_matmul(depth, 64, 64, 1024, 32, 32, 32)
             np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-4)
             out[depth] = prof
         return out

@@ -8,16 +8,9 @@ import pytest
 
 import pypto_sim as pto
 
+from simt_kernels import vector_add
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pto.kernel
-def vector_add(a, b, o, n):
-    i = pto.get_global_id()
-    if i < n:
-        a_val = pto.load(a + i)
-        b_val = pto.load(b + i)
-        pto.fma(o + i, a_val, 1.0, b_val)
 
 
 def _vector_add(n, grid, block=256, sentinel=-7.0):
