@@ -49,7 +49,8 @@ def test_masked_tail_is_left_untouched(n):
 
 
 def test_launch_is_asynchronous_until_sync():
-    """launch() queues; the result appears at sync() (or at the memcpy_d2h that needs it)."""
+    """launch() queues; the result appears at sync() (or at the memcpy_d2h that needs it), and
+    its cycles are those pto.profile gives the same launch run at once."""
     n = 64
     d_a, d_b, d_o = (pto.alloc_tensor(n * 4) for _ in range(3))
     pto.memcpy_h2d(d_a, np.ones(n, np.float32))
@@ -57,8 +58,9 @@ def test_launch_is_asynchronous_until_sync():
     handle = pto.launch(vector_add, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_b, d_o, n))
     assert not handle.done
     pto.sync()
-    assert handle.done and handle.result().total_cycles > 0
-    assert np.all(d_o.numpy() == 2.0)
+    assert handle.done and np.all(d_o.numpy() == 2.0)
+    prof = pto.profile(vector_add, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_b, d_o, n))
+    assert handle.result().total_cycles == prof.total_cycles
 
 
 def test_tensor_context_manager_waits_then_frees():
