@@ -187,9 +187,10 @@ def test_calibrating_from_the_default_recovers_a_perturbed_table(tmp_path):
     intervals and cycles per repeat changed and every HBM bandwidth lower: fitting them
     starting from the default table and writing the result gives back the perturbed table,
     entry for entry, with the changed entries sourced "fitted from microbenchmarks". Only the
-    perturbed entries' benchmarks run (``only``; TSTORE_ACC's measures the drain): every other entry the fit needs as a known
-    value is the default's, which the perturbed table keeps (that the benchmarks give back
-    every default entry is test_microbenchmarks_rederive_every_covered_entry_exactly's)."""
+    perturbed entries' benchmarks run (``only``; TSTORE_ACC's measures the drain): every other
+    entry the fit needs as a known value is the default's, which the perturbed table keeps
+    (that the benchmarks give back every default entry is
+    test_microbenchmarks_rederive_every_covered_entry_exactly's)."""
     truth_path = write_table(PERTURBED, "ascend910b", tmp_path / "npu.toml", label="perturbed")
     truth = load_machine_from(truth_path)
     rows = run_microbenchmarks(truth, only=[*PERTURBED, "TSTORE_ACC"])      # the drain's benchmark
