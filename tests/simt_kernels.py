@@ -5,6 +5,8 @@ import numpy as np
 
 import pypto_sim as pto
 
+# race-free lane kernels as source: test_modes.py runs them in both modes, test_fast_engine.py
+# on both engines
 CORPUS = """
 @pto.kernel
 def staged(src, out, n):
@@ -57,6 +59,7 @@ def softmax_rows(x, y, cols):
 
 @pto.kernel
 def vector_add(a, b, o, n):
+    """The article's vector_add: o[i] = a[i] * 1.0 + b[i] for i < n."""
     i = pto.get_global_id()
     if i < n:
         a_val = pto.load(a + i)
@@ -66,6 +69,8 @@ def vector_add(a, b, o, n):
 
 @pto.kernel
 def share_warp_barrier(src, out):
+    """Lanes 0-127 stage src in shared memory; after a warp barrier() every lane reads
+    shared[lid % 128], which warps other than its own may not have written yet."""
     lid = pto.get_local_id()
     shared = pto.alloc_local(128)
     if lid < 128:
@@ -76,6 +81,7 @@ def share_warp_barrier(src, out):
 
 @pto.kernel
 def share_block_barrier(src, out):
+    """share_warp_barrier with barrier_block(): every lane reads what was staged."""
     lid = pto.get_local_id()
     shared = pto.alloc_local(128)
     if lid < 128:
