@@ -55,3 +55,58 @@ def run_kernel(kernel, inputs, outputs, *scalars):
         pto.memcpy_d2h(a, t)
         got.append(a)
     return got
+
+
+# The one-block kernels of TMULS and TSEL as pto-isa's st kernels write them; the integer
+# and the float ports format them with their shapes and dtypes.
+TMULS = """
+@pto.kernel
+def k(S, O, scalar):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            src = pto.alloc_tile({r}, {c}, pto.{dt})
+            dst = pto.alloc_tile({r}, {c}, pto.{dt})
+            pto.tload(dst, O)
+            pto.tload(src, S)
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.tmuls(dst, src, scalar)
+            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.tstore(O, dst)
+"""
+
+TSEL = """
+@pto.kernel
+def k(M, A, B, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            a = pto.alloc_tile({r}, {c}, pto.{dt})
+            b = pto.alloc_tile({r}, {c}, pto.{dt})
+            dst = pto.alloc_tile({r}, {c}, pto.{dt})
+            mask = pto.alloc_tile({r}, {mc}, pto.uint8)
+            tmp = pto.alloc_tile(1, 32, pto.uint8)
+            pto.tload(a, A)
+            pto.tload(b, B)
+            pto.tload(mask, M)
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.tsel(dst, mask, a, b, tmp)
+            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.tstore(O, dst)
+"""
+
+
+def tsel_golden(mask, a, b, rows, cols):
+    """gen_data.py's gen_golden_process_byte: element (i, j * 8 + k) is input0's where bit k of
+    mask byte (i, j) is set, else input1's."""
+    mask_cols = (cols + 7) // 8
+    golden = np.zeros(rows * cols, a.dtype)
+    for i in range(rows):
+        for j in range(mask_cols):
+            for k in range(8):
+                idx = i * cols + j * 8 + k
+                if j * 8 + k < cols:
+                    golden[idx] = a[idx] if (mask[i * mask_cols + j] >> k) & 1 else b[idx]
+    return golden

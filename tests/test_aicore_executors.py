@@ -12,11 +12,8 @@ import pytest
 
 import pypto_sim as pto
 from pypto_sim.errors import LaunchError
-from pypto_sim.exec import gm, reference
-from pypto_sim.exec.aicore_functional import run_aicore_functional
-from pypto_sim.exec.lane import executor
-from pypto_sim.runtime.launch import launch_arguments, simulation_for
-from pypto_sim.runtime.device import current_device
+
+from engine_compare import both_executors, dev_array, same_words, tensor_values
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import flash_attention  # noqa: E402
@@ -25,43 +22,6 @@ import layer_norm  # noqa: E402
 import rms_norm  # noqa: E402
 import softmax  # noqa: E402
 from row_kernels import run as run_rows  # noqa: E402
-
-
-def same_words(got, want, what):
-    """HBM images byte for byte (a NaN's bits included)."""
-    diff = np.nonzero(got != want)[0]
-    assert not len(diff), f"{what}: bytes {diff[:5]} differ: {got[diff[:5]]} vs {want[diff[:5]]}"
-
-
-def tensor_values(image, t):
-    """Tensor t's elements in an HBM image (bytes), as numpy values."""
-    return gm.decode(image[t.alloc.byte_addr:t.alloc.byte_addr + t.nbytes], t.dtype)
-
-
-def both_executors(kernel, grid, args):
-    """Run one launch four ways on copies of device memory: timing and functional mode, each
-    with the numba executor and the reference executor. Returns the four HBM images."""
-    dev = current_device()
-    dev.launch(kernel, grid, (32, 1, 1), args)
-    pending = dev.queue.pop()
-    images = {}
-    for ex_name, ex in (("numba", executor()), ("reference", reference)):
-        words = dev.hbm.data.copy()
-        simulation_for(pending, words, None, executor_module=ex).run()
-        images[("timing", ex_name)] = words
-        words = dev.hbm.data.copy()
-        tensors, scalars, names = launch_arguments(pending)
-        run_aicore_functional(pending.program, pending.program.encode(), pending.grid, pending.block,
-                              tensors, scalars, words, None, pending.kernel.name, names, 10**7,
-                              executor_module=ex)
-        images[("functional", ex_name)] = words
-    return images
-
-
-def dev_array(array, dtype):
-    t = pto.alloc_tensor(array.nbytes, dtype)
-    pto.memcpy_h2d(t, array)
-    return t
 
 
 @pto.kernel
@@ -183,10 +143,11 @@ def test_functional_mode_computes_what_timing_mode_computes(example):
 
 def test_functional_mode_reports_no_cycles_and_counts_instructions():
     """A functional profile has no cycles; it counts the units' instructions: the GEMM at
-    128 x 256 x 128 is one AI core whose AIC runs the K loop once (two k_steps)."""
+    128 x 256 x 128 is one AI core whose AIC runs the K loop once (two k_steps), and its
+    units execute the instructions the timed run records, one for one."""
     _c, _ref, prof = gemm_manual.run(128, 256, 128, mode="functional")
     assert prof.total_cycles is None and prof.mode == "functional"
-    assert prof.warp_instructions > 0
+    assert prof.warp_instructions == gemm_manual.run(128, 256, 128)[2].warp_instructions
     with pytest.raises(TypeError, match="no cycles"):
         prof.cycle_breakdown()
 

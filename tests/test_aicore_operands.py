@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from test_layout_ops import compile_error, run
+
+from aicore_runs import compile_error, run
 
 
 def vector_kernel(body):

@@ -3,25 +3,7 @@ import numpy as np
 
 import pypto_sim as pto
 
-
-@pto.kernel
-def share_warp_barrier(src, out):
-    lid = pto.get_local_id()
-    shared = pto.alloc_local(128)
-    if lid < 128:
-        pto.store(shared + lid, pto.load(src + lid))
-    pto.barrier()
-    pto.store(out + lid, pto.load(shared + lid % 128))
-
-
-@pto.kernel
-def share_block_barrier(src, out):
-    lid = pto.get_local_id()
-    shared = pto.alloc_local(128)
-    if lid < 128:
-        pto.store(shared + lid, pto.load(src + lid))
-    pto.barrier_block()
-    pto.store(out + lid, pto.load(shared + lid % 128))
+from simt_kernels import share_block_barrier, share_warp_barrier
 
 
 def _run(kernel):

@@ -11,8 +11,8 @@ import pypto_sim as pto
 
 
 # ---------------------------------------------------------------- racecheck
-from test_barriers import share_block_barrier as share_with_block_barrier  # noqa: E402
-from test_barriers import share_warp_barrier as share_with_warp_barrier  # noqa: E402
+from simt_kernels import share_block_barrier as share_with_block_barrier  # noqa: E402
+from simt_kernels import share_warp_barrier as share_with_warp_barrier  # noqa: E402
 
 
 def _share(kernel, check="racecheck"):

@@ -319,12 +319,19 @@ def test_finished_kernel_says_so(capsys):
 
 
 def test_the_debugger_adds_nothing_to_the_model():
-    """Debugging drives LaunchSimulation from outside (sim.step()): the model's warp loop has
-    no debugger hooks, so a launch that is not debugged runs as before."""
-    import inspect as pyinspect
-    from pypto_sim.timing.model import LaunchSimulation
-    source = pyinspect.getsource(LaunchSimulation._warp)
-    assert "debug" not in source and "hook" not in source
+    """Debugging drives the launch's simulation from outside, one warp-instruction at a time:
+    a launch stepped through every one of its warp-instructions (2 blocks of 2 warps) gives
+    the free-running profile's timeline entry for entry and its total cycles, and needs one
+    step per entry of that timeline (and no more: the next step says the kernel finished)."""
+    _, _, d_a, d_b, d_o = _article_setup(n=128, launch=False)
+    prof = pto.profile(vector_add, grid=(2, 1, 1), block=(64, 1, 1), args=(d_a, d_b, d_o, 128))
+    ctx = dbg.debug_kernel(vector_add, args=(d_a, d_b, d_o, 128), grid=2, block=64, echo=False)
+    steps = 0
+    while ctx.step():
+        steps += 1
+    assert ctx.finished and steps == len(prof.timeline)
+    assert ctx.get_instruction_timeline() == prof.timeline
+    assert ctx.total_cycles == prof.total_cycles
 
 
 def test_tile_kernel_steps_to_the_same_result_and_timeline(capsys):

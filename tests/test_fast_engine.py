@@ -6,65 +6,15 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from pypto_sim.errors import PtoError
 from pypto_sim.exec import gm
 from pypto_sim.runtime.launch import simulation_for
 from pypto_sim.exec.lane import executor
 from pypto_sim.runtime.device import current_device
 from pypto_sim.timing.fast import why_not_fast
-from pypto_sim.timing.records import FIELDS
 
-from test_modes import CORPUS
-from test_random_differential import float_kernel
-from test_compiler import RandomKernel
-
-
-def simulate(kernel, args, grid, block, engine, max_cycles=None, record=True, checks=frozenset()):
-    """One launch with the given engine on copies of HBM; returns what it produced."""
-    dev = current_device()
-    handle = dev.launch(kernel, grid, block, args)
-    words, init = dev.hbm.data.copy(), dev.hbm.init.copy()
-    sim = simulation_for(dev.queue.pop(), words, init, engine=engine, max_cycles=max_cycles,
-                         record=record, checks=frozenset(checks))
-    try:
-        cycles, error = sim.run(), None
-    except PtoError as err:
-        cycles, error = None, err
-    del handle
-    assert sim.engine_used == engine
-    records = sim.records() if error is None else None
-    return dict(words=words, init=init, cycles=cycles, error=error, records=records,
-                totals=sim.totals(records) if error is None else None)
-
-
-def assert_engines_agree(kernel, args, grid, block, **kw):
-    """Run on both engines; every output must be identical. Returns the SimPy run's results."""
-    slow = simulate(kernel, args, grid, block, "simpy", **kw)
-    fast = simulate(kernel, args, grid, block, "fast", **kw)
-    assert fast["cycles"] == slow["cycles"]
-    assert type(fast["error"]) is type(slow["error"])
-    assert str(fast["error"]) == str(slow["error"])
-    same = fast["words"] == slow["words"]                 # HBM bytes, bit for bit
-    assert same.all(), f"HBM differs at bytes {np.nonzero(~same)[0][:8]}"
-    assert np.array_equal(fast["init"], slow["init"])
-    if slow["totals"] is not None:
-        for name in ("count", "lanes", "busy", "stall"):
-            assert np.array_equal(getattr(slow["totals"], name), getattr(fast["totals"], name)), name
-    if slow["records"] is not None:
-        assert len(fast["records"]) == len(slow["records"])
-        for name in FIELDS:
-            a, b = getattr(slow["records"], name), getattr(fast["records"], name)
-            assert np.array_equal(a, b), f"records.{name} differ first at row {np.argmax(a != b)}"
-    return slow
-
-
-def tensors(*hosts):
-    out = []
-    for host in hosts:
-        d = pto.alloc_tensor(host.nbytes, dtype=host.dtype)
-        pto.memcpy_h2d(d, host)
-        out.append(d)
-    return out
+from engine_compare import assert_engines_agree, simulate_engine, tensors
+from random_kernels import RandomKernel, float_kernel
+from simt_kernels import CORPUS
 
 
 VECTOR_ADD = """
@@ -183,7 +133,7 @@ def test_without_records(make_kernels, kernel):
     args = (src, out, 600)
     slow = assert_engines_agree(getattr(corpus, kernel), args, (6, 1, 1), (256, 1, 1), record=False)
     assert slow["records"] is None and slow["totals"].warp_instructions > 0
-    on = simulate(getattr(corpus, kernel), args, (6, 1, 1), (256, 1, 1), "fast")
+    on = simulate_engine(getattr(corpus, kernel), args, (6, 1, 1), (256, 1, 1), "fast")
     assert on["cycles"] == slow["cycles"] and np.array_equal(on["words"], slow["words"])
     assert np.array_equal(on["totals"].busy, slow["totals"].busy)
 

@@ -28,8 +28,8 @@ from pypto_sim.timing.block_fit import check_block_fits
 from pypto_sim.timing.model import LaunchSimulation
 from pypto_sim.timing.records import FIELDS
 
-from test_compiler import RandomKernel
-from test_fast_engine import assert_engines_agree, tensors
+from engine_compare import assert_engines_agree, tensors
+from random_kernels import RandomKernel
 
 ALL_CHECKS = {"racecheck", "initcheck", "synccheck"}
 SIMPLE_MACHINE = Path(__file__).parent / "machines" / "simple.toml"

@@ -8,6 +8,8 @@ import pypto_sim as pto
 from pypto_sim.exec import reference
 from pypto_sim.exec.lane import executor
 
+from engine_compare import both_executors, tensor_values
+
 C0 = 16
 
 
@@ -120,7 +122,6 @@ def conv_step(X, B, Y):
 def test_both_executors_in_both_modes_give_numpys_convolution_step():
     """conv_step four ways (timing / functional x numba / reference): identical HBM images,
     and Y = numpy's img2col columns 48..95 @ B (small integers: exact in float16 and float32)."""
-    from test_aicore_executors import both_executors, tensor_values
     rng = np.random.default_rng(7)
     x = rng.integers(-4, 4, (1, H, W, C0)).astype(np.float16)
     bw = rng.integers(-4, 4, (48, 16)).astype(np.float16)

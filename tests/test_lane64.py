@@ -18,8 +18,8 @@ from pypto_sim import dtypes
 from pypto_sim.ir.program import C_AUX, C_DST, C_DTYPE, C_SRC, C_UNIFORM, INT_SEM_INT64
 from pypto_sim.isa import load_isa
 
-from test_executor_differential import FULL, N_REGS, PC, blank_code, make_state, random_mask, run_both
-from test_random_differential import assert_same
+from engine_compare import assert_executors_agree
+from lane_harness import FULL, N_REGS, PC, blank_code, make_state, random_mask, run_both
 
 ISA = load_isa()
 I64_MIN, I64_MAX = -2**63, 2**63 - 1
@@ -281,7 +281,7 @@ def test_special_values_agree_between_executors(rng=np.random.default_rng(64)):
     args = [pto.to_device(v) for v in (f, g, i64, j64)] + [
         pto.to_device(np.zeros(32)), pto.to_device(np.zeros(32, np.int64)),
         pto.to_device(np.zeros(32))]
-    assert_same(special_words, tuple(args), (1, 1, 1), (32, 1, 1), "special_words")
+    assert_executors_agree(special_words, tuple(args), (1, 1, 1), (32, 1, 1), "special_words")
 
 
 # ---------------------------------------------------------------- atomics and shared memory

@@ -2,32 +2,12 @@
 a tiny kernel per instruction, loaded from GM, computed on a vector core, stored back
 (their kernels against the reference executor: tests/test_tile_differential.py; their costs:
 tests/test_cost_model.py)."""
-import textwrap
-
 import numpy as np
 import pytest
 
 import pypto_sim as pto
 
-
-def run(make_kernels, source, inputs, out_shape, out_dtype):
-    """Compile `source` (a kernel k(X, O)), copy `inputs` in, launch one block, return O."""
-    mod = make_kernels(source)
-    x = pto.alloc_tensor(inputs.nbytes, getattr(pto, inputs.dtype.name))
-    pto.memcpy_h2d(x, inputs)
-    o = pto.alloc_tensor(int(np.prod(out_shape)) * np.dtype(out_dtype).itemsize, getattr(pto, np.dtype(out_dtype).name))
-    pto.launch(mod.k, grid=(1,), args=(x, o), check="all")
-    pto.sync()
-    got = np.empty(out_shape, out_dtype)
-    pto.memcpy_d2h(got, o)
-    return got
-
-
-def compile_error(make_kernels, body, message):
-    """The CompileError (matching message) of a kernel k(X, O) whose vector section is body."""
-    source = "\n@pto.kernel\ndef k(X, O):\n    with pto.vector():\n" + textwrap.indent(textwrap.dedent(body), " " * 8)
-    with pytest.raises(pto.CompileError, match=message):
-        make_kernels(source).k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))
+from aicore_runs import compile_error, run
 
 
 @pytest.mark.parametrize("dt", ["float32", "float16", "int32"])

@@ -5,58 +5,7 @@ import pytest
 
 import pypto_sim as pto
 
-from test_tiles import make_matmul
-from test_vector_add import vector_add
-
-CORPUS = """
-@pto.kernel
-def staged(src, out, n):
-    lid = pto.get_local_id()
-    i = pto.get_global_id()
-    shared = pto.alloc_local(128)
-    if lid < 128:
-        pto.store(shared + lid, pto.load(src + (i % n)))
-    pto.barrier_block()
-    pto.store(out + i, pto.load(shared + (lid * 7) % 128) * 2.0)
-
-@pto.kernel
-def divergent(src, out, n):
-    i = pto.get_global_id()
-    if i >= n:
-        return
-    x = pto.load(src + i)
-    acc = 0.0
-    for k in range(i % 5):
-        if x > 0.5:
-            acc = acc + pto.exp(x * 0.1)
-            continue
-        acc = acc - x
-        if acc < -2.0:
-            break
-    j = 0
-    while j < 3 and acc < 10.0:
-        acc = acc * 1.5 + 0.25
-        j += 1
-    out[i] = acc if i % 2 == 0 else pto.sqrt(abs(acc))
-
-@pto.kernel
-def softmax_rows(x, y, cols):
-    row = pto.get_block_id()
-    t = pto.alloc_local(4 * 64)
-    m = pto.alloc_local(4)
-    e = pto.alloc_local(4 * 64)
-    pto.async_load(t, x + row * 4 * cols, rows=4, cols=cols, stride=cols)
-    pto.trowmax(m, t, 4, cols)
-    pto.trowexpand(e, m, 4, cols)
-    pto.tsub(e, t, e, 4 * cols)
-    pto.texp(e, e, 4 * cols)
-    pto.trowsum(m, e, 4, cols)
-    pto.trowexpand(t, m, 4, cols)
-    pto.tdiv(e, e, t, 4 * cols)
-    pto.store(y + row * 4 * cols, e, rows=4, cols=cols, stride=cols)
-    pto.wait_all()
-"""
-
+from simt_kernels import CORPUS, make_matmul, vector_add
 
 @pytest.fixture
 def corpus(make_kernels):

@@ -1,11 +1,12 @@
 """Profiles: bubbles with their causes, hotspots, core balance, CSV exports, Chrome traces,
 plots and the pypto-sim profile/trace/machine diff commands.
 
-The pipelined matmul is tests/test_tiles.py's (64 x 64 x 1024 float32, 32 x 32 x 32 tiles,
-4 blocks on 4 cores of the default machine). Its numbers come from the timing model with the
-ascend910b table: TLOAD 307 cycles + 4 KiB over a 142.7 B/cycle link, MMA 38 cycles.
+The pipelined matmul is tests/simt_kernels.py's (64 x 64 x 256 float32, 32 x 32 x 32 tiles:
+4 blocks on 4 cores of the default machine, each 256 / 32 = 8 iterations of two TLOADs and
+one MMA). Hand-derived bubble counts use a smaller pipeline on tests/machines/simple.toml.
 """
 import csv
+import inspect
 import json
 import subprocess
 import sys
@@ -21,18 +22,22 @@ from pypto_sim.profiler.collect import collect_profiles
 from pypto_sim.profiler.export import BUBBLE_COLUMNS, CODE_COLUMNS, INSTR_COLUMNS, SUMMARY_COLUMNS
 from pypto_sim.profiler.trace import slices_of, validate_trace
 from pypto_sim.timing.machine import resolve_machine
-from test_tiles import _matmul
+from simt_kernels import make_matmul, run_matmul
 
 ROOT = Path(__file__).resolve().parent.parent
+K, TILE = 256, 32
+BLOCKS, ITERATIONS = (64 // TILE) * (64 // TILE), K // TILE      # 4 blocks of 8 iterations
+# a float32 32x32x32 MMA on the fixture's machine (latency_tables/ascend910b.toml MMA, its head
+# set to pto-isa's mock 6): 6 + per_repeat_f32 2 * ceil(32/16) * ceil(32/k_tile_f32 8) *
+# ceil(32/16) repeats = 6 + 2 * 16 = 38
+MMA_CYCLES = 6 + 2 * (32 // 16) * (32 // 8) * (32 // 16)
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture(scope="module")
 def matmul():
     """{depth: Profile} of the pipelined matmul at depth 1 and 2, on the default machine
-    without its L2 and with pto-isa's mock MMA head of 6: the hand-derived counts below are for
-    loads that all take HBM's miss path and a 6-cycle MMA head (the default's L2 and its
-    device-calibrated head of 21 change them)."""
+    without its L2 and with pto-isa's mock MMA head of 6 (MMA_CYCLES below)."""
     from pypto_sim.timing import machine as machine_mod
     base = machine_mod.resolve_machine("ascend910b").without_l2()
     token = machine_mod._ACTIVE.set(base.with_overrides({"instruction.MMA.latency": 6},
@@ -40,7 +45,7 @@ def matmul():
     try:
         out = {}
         for depth in (1, 2):
-            prof, c, ref = _matmul(depth, 64, 64, 1024, 32, 32, 32)
+            prof, c, ref = run_matmul(depth, 64, 64, K, TILE, TILE, TILE)
             np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-4)
             out[depth] = prof
         return out
@@ -95,7 +100,7 @@ def test_trace_validates_against_the_trace_event_format(matmul, tmp_path):
     assert {"load (MTE2)", "mma (cube)", "store (MTE3)", "scalar", "block 0 warp 0"} <= threads
     # one complete event per warp-instruction on its pipe track and on its warp track
     assert len(slices_of(doc)) == 2 * len(prof.records)
-    assert len(slices_of(doc, cat="mma")) == 4 * 32
+    assert len(slices_of(doc, cat="mma")) == BLOCKS * ITERATIONS
     # flow arrows for dependencies: data not loaded (RAW), buffer not free (WAR), operands
     starts = [e for e in events if e["ph"] == "s"]
     ends = [e for e in events if e["ph"] == "f"]
@@ -142,7 +147,7 @@ def test_trace_shows_load_and_mma_overlapping_at_depth_2(matmul):
         for pid in range(1, 5):
             loads = [(e["ts"], e["dur"]) for e in slices_of(doc, "TLOAD") if e["pid"] == pid]
             mmas = [(e["ts"], e["dur"]) for e in slices_of(doc, "MMA") if e["pid"] == pid]
-            assert len(loads) == 64 and len(mmas) == 32
+            assert len(loads) == 2 * ITERATIONS and len(mmas) == ITERATIONS
             assert _overlap(loads, mmas) is expect, (depth, pid)
 
 
@@ -264,32 +269,68 @@ def test_bubbles_of_a_tiny_copy_are_hand_derived(make_kernels, simple_machine):
 
 
 # ---------------------------------------------------------------- bubbles
-def test_bubbles_blame_mma_idle_time_on_loads_and_depth_2_shrinks_it(matmul):
-    """depth=1: the MMA pipe is idle 47608 of its 52472 active cycles (4 cores x 13118), and
-    46832 of them (98%) are waiting on the TLOAD of B at line 144 (its 307-cycle latency:
-    39556; its HBM transfer beyond that: 7276); the load pipe idles 4712 cycles because of the
-    pipeline depth (no free buffer: the MMA still reads it). depth=2: the kernel takes 6732
-    cycles, waiting on TLOAD falls to 21288 MMA idle cycles, and the depth cause is gone."""
-    b1, b2 = matmul[1].bubbles(), matmul[2].bubbles()
-    assert matmul[1].total_cycles == 13118 and matmul[2].total_cycles == 6732
-    assert b1.cycles(pipe="mma") == 47608
-    assert b1.waiting_on("TLOAD", pipe="mma") == 46832
-    assert b1.cycles(kind="operand", inst="TLOAD", pipe="mma") == 39556
-    assert b1.cycles(kind="hbm", inst="TLOAD", pipe="mma") == 7276
-    assert b1.waiting_on("TLOAD", pipe="mma") > 0.9 * b1.cycles(pipe="mma")
-    assert b1.cycles(kind="depth", pipe="load") == 4712
-    assert b2.cycles(pipe="mma") == 22064
-    assert b2.waiting_on("TLOAD", pipe="mma") == 21288
-    assert b2.waiting_on("TLOAD", pipe="mma") < 0.5 * b1.waiting_on("TLOAD", pipe="mma")
-    assert b2.cycles(kind="depth") == 0
+TWO_STAGE = """
+@pto.kernel
+def two_stage(a, o):
+    acc = pto.alloc_local(256)
+    with pto.pipeline(depth=DEPTH) as pl:
+        for k in pl.range(0, 4, 1):
+            with pl.stage("load"):
+                x = pto.alloc_local(256)
+                pto.async_load(x, a + k * 256, 1024)
+            with pl.stage("compute", after="load"):
+                pto.wait_all()
+                pto.mma(acc, x, x, 16, 16, 16)
+    pto.wait_all()
+    pto.store(o, acc, 1024)
+DEPTH = {depth}
+"""
+
+
+def line_of(source: str, text: str) -> int:
+    """The line of ``text`` in the file make_kernels writes (its line 1 imports pypto_sim)."""
+    return 2 + next(i for i, line in enumerate(source.split("\n")) if text in line)
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_bubbles_blame_mma_idle_time_on_loads_and_depth_2_shrinks_it(make_kernels, simple_machine, depth):
+    """Four iterations of TLOAD (1 KiB) then MMA (float32 16x16x16) on tests/machines/simple.toml:
+    a TLOAD takes 100 cycles of latency, then moves 1024 B over the 32 B/cycle core link (32
+    cycles; one load's bytes at a time); an MMA takes 6 + 2 * 2 = 10 (tests/test_tiles.py
+    derives both and the pipeline's rules). Let s be the first TLOAD's issue (the scalar setup
+    before it) and w0 = 0 the window's start. A gap of the MMA pipe that ends at an MMA waiting
+    on TLOAD k is "operand" up to TLOAD k's issue + 100 and "HBM bandwidth" after it.
+
+    depth=1: TLOAD k issues when MMA k-1 ends, so each MMA waits a whole load: the first gap
+    is s + 100 operand and 32 HBM, each of the other three 100 operand and 32 HBM: operand
+    s + 400, HBM 4 * 32 = 128. The load pipe idles while MMA k-1 still reads x (depth cause):
+    3 gaps of 10 = 30.
+    depth=2 (times from s): TLOAD 0 ends at 132, TLOAD 1 (issued before 32) queues on the link
+    and ends at 132 + 32 = 164; MMA 0 runs 132-142, MMA 1 164-174; TLOAD 2 issues at 142
+    (MMA 0 freed its buffer) and ends at 142 + 132 = 274; TLOAD 3 issues at 174, its bytes
+    wait for TLOAD 2's, ends at 274 + 32 = 306; MMA 2 runs 274-284, MMA 3 306-316. MMA gaps:
+    [0, s + 132]: s + 100 operand, 32 HBM; [142, 164]: TLOAD 1's 100 cycles ended before 142,
+    22 HBM; [174, 274]: operand to 142 + 100 = 242, 68, then 32 HBM; [284, 306]: 22 HBM.
+    Operand s + 168, HBM 32 + 22 + 32 + 22 = 108; the load pipe is never idle for want of a
+    buffer (TLOAD 2 issues while TLOAD 1 is in flight): depth 0."""
+    source = TWO_STAGE.format(depth=depth)
+    d_x, d_o = pto.alloc_tensor(4 * 1024), pto.alloc_tensor(1024)
+    prof = pto.profile(make_kernels(source).two_stage, grid=(1, 1, 1), block=(32, 1, 1), args=(d_x, d_o))
+    s = next(e.start for e in prof.timeline if e.inst == "TLOAD")
+    assert prof.active_windows()[0][0] == 0
+    report = prof.bubbles()
+    operand, hbm, depth_cycles = {1: (s + 400, 128, 30), 2: (s + 168, 108, 0)}[depth]
+    assert report.cycles(kind="operand", inst="TLOAD", pipe="mma") == operand
+    assert report.cycles(kind="hbm", inst="TLOAD", pipe="mma") == hbm
+    assert report.waiting_on("TLOAD", pipe="mma") == operand + hbm
+    assert report.cycles(kind="depth", pipe="load") == report.cycles(kind="depth") == depth_cycles
     # the causes name the instruction and its line, and the table says so
-    mma = matmul[1].bubbles(pipe="mma")
-    top = mma.by_cause()[0]
-    assert top[:3] == ("mma", "waiting on TLOAD at line 144", "operand") and top[3] == 39556
-    text = str(mma)
-    assert "waiting on TLOAD at line 144" in text and "HBM bandwidth: waiting on TLOAD at line 144" in text
-    assert "mma pipe: 47608 idle cycles of 52472 active (91%)" in text
-    assert "pipeline depth (no free buffer): MMA at line 147 still reads it" in str(matmul[1].bubbles())
+    tload, mma = line_of(source, "pto.async_load"), line_of(source, "pto.mma")
+    assert report.by_cause(pipe="mma")[0] == ("mma", f"waiting on TLOAD at line {tload}", "operand",
+                                              operand, 4 if depth == 1 else 2)
+    text = str(report)
+    assert f"HBM bandwidth: waiting on TLOAD at line {tload}" in text
+    assert ("pipeline depth (no free buffer): MMA at line %d still reads it" % mma in text) is (depth == 1)
 
 
 def test_bubbles_and_busy_cycles_tile_each_active_window(matmul):
@@ -349,12 +390,15 @@ def test_core_balance_flags_a_core_with_twice_the_work(make_kernels, simple_mach
 
 
 def test_pipe_utilization_over_active_windows(matmul):
+    """A pipe's utilisation is its busy cycles over the cores' active windows; at depth 2 the
+    matmul keeps its loads back to back, so the load pipe is the busiest, and it uses no
+    vector pipe."""
     prof = matmul[2]
     busy, windows = prof.busy_by_core(), prof.active_windows()
     util = prof.pipe_utilization(window="active")
     active = sum(b - a for a, b in windows.values())
     assert util["load"] == pytest.approx(sum(busy[c]["load"] for c in windows) / active)
-    assert util["load"] > 0.9 and util["vector"] == 0.0
+    assert util["load"] == max(util.values()) and util["vector"] == 0.0
     with pytest.raises(ValueError):
         prof.pipe_utilization(window="all")
 
@@ -376,7 +420,11 @@ def test_csv_exports_parse_with_the_expected_columns(matmul, tmp_path):
     assert len(rows) == len(np.unique(prof.records.pc))
     assert sum(int(r["call_count"]) for r in rows) == len(prof.records)
     mma = next(r for r in rows if r["instr"] == "MMA")
-    assert (mma["pipe"], mma["line"], mma["call_count"], mma["cycles"]) == ("mma", "147", "128", str(128 * 38))
+    mma_line = make_matmul.__code__.co_firstlineno + next(
+        i for i, line in enumerate(inspect.getsource(make_matmul).split("\n")) if "pto.mma(" in line)
+    calls = BLOCKS * ITERATIONS
+    assert (mma["pipe"], mma["line"], mma["call_count"], mma["cycles"]) == ("mma", str(mma_line), str(calls),
+                                                                          str(calls * MMA_CYCLES))
     assert mma["detail"].startswith("MMA C_tile, A_tile, B_tile")
     cols, rows = _read(paths["code_exe"])
     assert tuple(cols) == CODE_COLUMNS
@@ -389,7 +437,7 @@ def test_csv_exports_parse_with_the_expected_columns(matmul, tmp_path):
         core = int(r["core_id"])
         assert int(r["active_end_cycle"]) - int(r["active_start_cycle"]) == int(r["active_cycles"])
         assert int(r["mma_cycles"]) == sum(e - s for s, e in prof.busy_intervals("mma", core=core))
-        assert int(r["total_cycles"]) == 13118
+        assert int(r["total_cycles"]) == prof.total_cycles
     cols, rows = _read(paths["bubbles"])
     assert tuple(cols) == BUBBLE_COLUMNS and len(rows) == len(prof.bubbles())
 

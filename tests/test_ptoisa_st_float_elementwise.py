@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from ptoisa_st import result_cmp, run_kernel
+from ptoisa_st import TMULS, TSEL, result_cmp, run_kernel, tsel_golden
 
 BINARY = """
 @pto.kernel
@@ -171,7 +171,6 @@ def test_tmuls(make_kernels, case):
     """gen_data.py: input uniform(-8, 8) of rows x cols as dt, the scalar uniform(-8, 8) as dt
     (written as a float32, which the kernel's launcher converts back to dt); golden
     input * scalar in dt. ResultCmp(golden, out, 0.001)."""
-    from test_ptoisa_st_integers import TMULS
     dt, r, c = TMULS_CASES[case]
     rng = np.random.RandomState(23)
     x = rng.uniform(low=-8, high=8, size=(r, c)).astype(dt)
@@ -193,7 +192,6 @@ def test_tsel(make_kernels, case):
     input1 rand(rows * cols) as dt, the mask randint(0, 255) bytes, ceil(cols / 8) a row;
     golden element (i, j * 8 + k) input0's where bit k of mask byte (i, j) is set, else
     input1's. ResultCmp(golden, out, 0.001); a select is exact, so out equals the golden."""
-    from test_ptoisa_st_integers import TSEL, tsel_golden
     dt, cols = TSEL_FLOAT_CASES[case]
     rows = 2
     rng = np.random.RandomState(19)

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from ptoisa_st import result_cmp, run_kernel
+from ptoisa_st import TMULS, TSEL, result_cmp, run_kernel, tsel_golden
 
 BINARY = """
 @pto.kernel
@@ -69,24 +69,6 @@ def test_a2a3_tmul_refuses_unsigned_tiles(make_kernels, dt):
         kernel.program_for(tuple(t))
 
 
-TMULS = """
-@pto.kernel
-def k(S, O, scalar):
-    with pto.vector():
-        if pto.get_subblock_id() == 0:
-            src = pto.alloc_tile({r}, {c}, pto.{dt})
-            dst = pto.alloc_tile({r}, {c}, pto.{dt})
-            pto.tload(dst, O)
-            pto.tload(src, S)
-            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.tmuls(dst, src, scalar)
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.tstore(O, dst)
-"""
-
-
 def test_tmuls_int16_case4(make_kernels):
     """TMULSTest.case4 (int16, 15 x 192). gen_data.py (seed 23): input uniform(-8, 8) as int16,
     the scalar uniform(-8, 8) as int16 (written as a float, which the kernel converts back);
@@ -111,43 +93,8 @@ def test_a2a3_tmuls_refuses_unsigned_tiles(make_kernels, case, dt):
         kernel.program_for((*t, 3))
 
 
-TSEL = """
-@pto.kernel
-def k(M, A, B, O):
-    with pto.vector():
-        if pto.get_subblock_id() == 0:
-            a = pto.alloc_tile({r}, {c}, pto.{dt})
-            b = pto.alloc_tile({r}, {c}, pto.{dt})
-            dst = pto.alloc_tile({r}, {c}, pto.{dt})
-            mask = pto.alloc_tile({r}, {mc}, pto.uint8)
-            tmp = pto.alloc_tile(1, 32, pto.uint8)
-            pto.tload(a, A)
-            pto.tload(b, B)
-            pto.tload(mask, M)
-            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.tsel(dst, mask, a, b, tmp)
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.tstore(O, dst)
-"""
-
 TSEL_CASES = {"case10": ("uint16", 128), "case11": ("uint16", 32), "case12": ("uint16", 160),
               "case13": ("uint32", 128), "case14": ("uint32", 32), "case15": ("uint32", 160)}
-
-
-def tsel_golden(mask, a, b, rows, cols):
-    """gen_data.py's gen_golden_process_byte: element (i, j * 8 + k) is input0's where bit k of
-    mask byte (i, j) is set, else input1's."""
-    mask_cols = (cols + 7) // 8
-    golden = np.zeros(rows * cols, a.dtype)
-    for i in range(rows):
-        for j in range(mask_cols):
-            for k in range(8):
-                idx = i * cols + j * 8 + k
-                if j * 8 + k < cols:
-                    golden[idx] = a[idx] if (mask[i * mask_cols + j] >> k) & 1 else b[idx]
-    return golden
 
 
 @pytest.mark.parametrize("case", TSEL_CASES)

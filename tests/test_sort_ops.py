@@ -13,6 +13,8 @@ import pypto_sim as pto
 from pypto_sim.exec import reference
 from pypto_sim.exec.lane import executor
 
+from engine_compare import both_executors, tensor_values
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -267,7 +269,6 @@ def test_both_executors_agree_on_a_kernel_of_every_sort_instruction():
     """sort_corpus in timing and functional mode with the numba and the reference executor:
     the four HBM images are identical, and the top 64 of X's 128 values (ties: X holds each of
     0..31 four times) are numpy's lexsort order over (index mod 64, -value)."""
-    from test_aicore_executors import both_executors, tensor_values
     x = (np.arange(128) * 7 % 32).astype(np.float32)
     X, I = pto.alloc_tensor(512, pto.float32), pto.alloc_tensor(256, pto.int32)
     pto.memcpy_h2d(X, x)

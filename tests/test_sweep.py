@@ -8,6 +8,8 @@ import textwrap
 from pathlib import Path
 
 
+import pytest
+
 import pypto_sim as pto
 
 PARAMS = {"n": [256, 1024], "reps": [1, 4]}
@@ -18,8 +20,14 @@ def _table(frame):
     return frame[COMPARED].sort_values("key").reset_index(drop=True)
 
 
-def test_serial_sweep_rows():
-    frame = pto.sweep("sweep_factories:scale_case", params=PARAMS, engine="serial")
+@pytest.fixture(scope="module")
+def serial():
+    """The PARAMS sweep run serially, once for the tests that compare other engines with it."""
+    return pto.sweep("sweep_factories:scale_case", params=PARAMS, engine="serial")
+
+
+def test_serial_sweep_rows(serial):
+    frame = serial
     assert len(frame) == 4 and frame["error"].isna().all() and frame["check"].all()
     by = {(r["param.n"], r["param.reps"]): r["total_cycles"] for _, r in frame.iterrows()}
     assert by[(256, 4)] > by[(256, 1)] and by[(1024, 1)] >= by[(256, 1)]
@@ -45,13 +53,12 @@ def test_a_failing_point_is_a_row_and_the_others_run():
     assert not isinstance(good["error"], str) and good["check"] and good["total_cycles"] > 0
 
 
-def test_dask_local_cluster_gives_the_serial_table():
-    serial = pto.sweep("sweep_factories:scale_case", params=PARAMS, engine="serial")
+def test_dask_local_cluster_gives_the_serial_table(serial):
     dask = pto.sweep("sweep_factories:scale_case", params=PARAMS, workers=2)
     assert _table(dask).equals(_table(serial))
 
 
-def test_a_killed_driver_resumes_to_the_same_table(tmp_path):
+def test_a_killed_driver_resumes_to_the_same_table(tmp_path, serial):
     """The driver is killed after two of four rows are written (its lock file stays behind,
     its OS lock does not); resuming runs only the rest."""
     out = tmp_path / "rows.parquet"
@@ -74,8 +81,7 @@ def test_a_killed_driver_resumes_to_the_same_table(tmp_path):
     assert len(pd.read_parquet(out)) == 2
     resumed = pto.sweep("sweep_factories:scale_case", params=PARAMS, engine="serial", out=out,
                         resume=True)
-    whole = pto.sweep("sweep_factories:scale_case", params=PARAMS, engine="serial")
-    assert _table(resumed).equals(_table(whole))
+    assert _table(resumed).equals(_table(serial))
     assert len(pd.read_parquet(out)) == 4
 
 
@@ -86,7 +92,7 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def test_a_scheduler_and_two_workers_by_address(tmp_path):
+def test_a_scheduler_and_two_workers_by_address(tmp_path, serial):
     """A dask scheduler and two workers started on 127.0.0.1 (as a cluster would be) run the
     same sweep by address and give the serial table."""
     import os
@@ -112,7 +118,6 @@ def test_a_scheduler_and_two_workers_by_address(tmp_path):
                 time.sleep(0.2)
             assert len(client.scheduler_info()["workers"]) == 2
         remote = pto.sweep("sweep_factories:scale_case", params=PARAMS, engine=address)
-        serial = pto.sweep("sweep_factories:scale_case", params=PARAMS, engine="serial")
         assert _table(remote).equals(_table(serial))
     finally:
         for p in procs:

@@ -9,6 +9,8 @@ import pytest
 
 import pypto_sim as pto
 
+from simt_kernels import make_matmul, run_matmul
+
 # ---------------------------------------------------------------- hand-computed cycles
 ONE_LOAD = """
 @pto.kernel
@@ -128,44 +130,6 @@ def test_two_stage_pipeline_of_four_iterations(make_kernels, simple_machine, dep
 
 
 # ---------------------------------------------------------------- the matmul
-def make_matmul(depth, tm, tn, tk, in_dtype=pto.float32):
-    @pto.kernel
-    def matmul_tile(A, B, C, M, N, K, tile_m, tile_n, tile_k):
-        row0 = pto.get_block_id(1) * tile_m
-        col0 = pto.get_block_id(0) * tile_n
-        C_tile = pto.alloc_local(tm * tn)
-        with pto.pipeline(depth=depth) as pl:
-            for k0 in pl.range(0, K, tile_k):
-                with pl.stage("load_a"):
-                    A_tile = pto.alloc_local(tm * tk, in_dtype)
-                    pto.async_load(A_tile, A + row0 * K + k0, rows=tile_m, cols=tile_k, stride=K)
-                with pl.stage("load_b"):
-                    B_tile = pto.alloc_local(tk * tn, in_dtype)
-                    pto.async_load(B_tile, B + k0 * N + col0, rows=tile_k, cols=tile_n, stride=N)
-                with pl.stage("compute", after=("load_a", "load_b")):
-                    pto.wait_all()
-                    pto.mma(C_tile, A_tile, B_tile, tile_m, tile_n, tile_k)
-        pl.run()
-        pto.store(C + row0 * N + col0, C_tile, rows=tile_m, cols=tile_n, stride=N)
-    return matmul_tile
-
-
-def _matmul(depth, M, N, K, tm, tn, tk, dtype=np.float32, seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal((M, K)).astype(dtype)
-    b = rng.standard_normal((K, N)).astype(dtype)
-    d_a = pto.alloc_tensor(a.nbytes, dtype=a.dtype)
-    d_b = pto.alloc_tensor(b.nbytes, dtype=b.dtype)
-    d_c = pto.alloc_tensor(M * N * 4)
-    pto.memcpy_h2d(d_a, a)
-    pto.memcpy_h2d(d_b, b)
-    in_dtype = pto.float16 if dtype == np.float16 else pto.float32
-    prof = pto.profile(make_matmul(depth, tm, tn, tk, in_dtype), grid=(N // tn, M // tm, 1), block=(32, 1, 1),
-                       args=(d_a, d_b, d_c, M, N, K, tm, tn, tk))
-    c = d_c.numpy().reshape(M, N)
-    return prof, c, a.astype(np.float64) @ b.astype(np.float64)
-
-
 @pytest.mark.parametrize("M,N,K,tm,tn,tk", [(32, 32, 32, 32, 32, 32), (64, 96, 256, 32, 32, 32),
                                             (48, 16, 512, 16, 16, 16), (16, 80, 160, 16, 16, 32),
                                             (128, 64, 1024, 64, 32, 64)])
@@ -173,13 +137,13 @@ def _matmul(depth, M, N, K, tm, tn, tk, dtype=np.float32, seed=0):
 def test_pipelined_matmul_matches_numpy(M, N, K, tm, tn, tk, depth):
     """Square and non-square shapes, K many times the tile, every depth: C == A @ B (float32,
     rtol 1e-4)."""
-    _, c, ref = _matmul(depth, M, N, K, tm, tn, tk)
+    _, c, ref = run_matmul(depth, M, N, K, tm, tn, tk)
     np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-4)
 
 
 def test_float16_inputs_accumulate_in_float32():
     """float16 A and B tiles, float32 C: products summed in float32 (here exactly, in float64)."""
-    _, c, ref = _matmul(2, 32, 32, 128, 16, 16, 32, dtype=np.float16)
+    _, c, ref = run_matmul(2, 32, 32, 128, 16, 16, 32, dtype=np.float16)
     np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-3)
 
 
@@ -191,8 +155,8 @@ def test_double_buffering_overlaps_loads_with_mma():
     """A load-heavy shape (K = 32 tiles): depth=2 takes at least 15% fewer cycles than depth=1,
     because in every block the load pipe and the MMA pipe are busy at the same time at depth=2
     and never at depth=1 (each load waits for the MMA that reads the buffer it overwrites)."""
-    p1, c1, ref = _matmul(1, 64, 64, 1024, 32, 32, 32)
-    p2, c2, _ = _matmul(2, 64, 64, 1024, 32, 32, 32)
+    p1, c1, ref = run_matmul(1, 64, 64, 1024, 32, 32, 32)
+    p2, c2, _ = run_matmul(2, 64, 64, 1024, 32, 32, 32)
     np.testing.assert_allclose(c2, ref, rtol=1e-4, atol=1e-4)
     assert p2.total_cycles <= 0.85 * p1.total_cycles, (p1.total_cycles, p2.total_cycles)
     for block in range(4):

@@ -1,0 +1,28 @@
+"""One-block AI-core kernels k(X, O) that several test files run: run one and read O back,
+or compile one and expect its CompileError."""
+import textwrap
+
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+
+
+def run(make_kernels, source, inputs, out_shape, out_dtype):
+    """Compile `source` (a kernel k(X, O)), copy `inputs` in, launch one block, return O."""
+    mod = make_kernels(source)
+    x = pto.alloc_tensor(inputs.nbytes, getattr(pto, inputs.dtype.name))
+    pto.memcpy_h2d(x, inputs)
+    o = pto.alloc_tensor(int(np.prod(out_shape)) * np.dtype(out_dtype).itemsize, getattr(pto, np.dtype(out_dtype).name))
+    pto.launch(mod.k, grid=(1,), args=(x, o), check="all")
+    pto.sync()
+    got = np.empty(out_shape, out_dtype)
+    pto.memcpy_d2h(got, o)
+    return got
+
+
+def compile_error(make_kernels, body, message):
+    """The CompileError (matching message) of a kernel k(X, O) whose vector section is body."""
+    source = "\n@pto.kernel\ndef k(X, O):\n    with pto.vector():\n" + textwrap.indent(textwrap.dedent(body), " " * 8)
+    with pytest.raises(pto.CompileError, match=message):
+        make_kernels(source).k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))
