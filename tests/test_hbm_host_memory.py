@@ -2,9 +2,11 @@
 
 A tensor of n elements of a dtype of s bytes is n * s bytes of the HBM byte array plus
 initcheck's written-map, one bit per byte (runtime/memory.py): n * s * 9 / 8 bytes of host
-RAM. Measured as the growth of the process's peak resident set (resource.getrusage's
-ru_maxrss, KiB on Linux) in a fresh interpreter, so nothing else the test session holds counts,
-after a small copy in and out has run (so a first-use compile is not counted).
+RAM. Measured as the growth of the process's peak resident set (VmHWM in /proc/self/status,
+the high-water mark of this process's own address space) in a fresh interpreter, so nothing else
+the test session holds counts, after a small copy in and out has run (so a first-use compile is
+not counted). Not getrusage's ru_maxrss: Linux carries it across execve from the forking
+process, so under a large pytest parent the child's peak starts at the parent's size.
 """
 from __future__ import annotations
 
@@ -17,11 +19,13 @@ import pytest
 N = 2**26          # elements: 256 MiB of float32, 64 MiB of int8
 
 PROBE = """
-import json, resource, sys
+import json, sys
 import numpy as np
 import pypto_sim as pto
 def peak():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    with open("/proc/self/status") as status:
+        kib = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+    return int(kib) * 1024
 dtype, n = sys.argv[1], int(sys.argv[2])
 warm = pto.to_device(np.ones(64, dtype))      # any lazy compile of the copy paths happens here
 assert warm.numpy()[63] == 1
