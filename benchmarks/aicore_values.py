@@ -145,8 +145,8 @@ def measure(name, run, repeat, blas_threads):
         numpy_s = min(numpy_time(lambda: run(mode="functional"))[0] for _ in range(repeat))
     cycles = run()[2].total_cycles
     verdict = "holds" if on <= off + 1.3 * numpy_s else "FAILS"
-    print(f"| {name} | {on:.2f} s | {off:.2f} s | {functional:.2f} s | {numpy_s:.3f} s | "
-          f"{off + 1.3 * numpy_s:.2f} s: {verdict} | {cycles:,} |")
+    print(f"| {name} | {on:.3f} s | {off:.3f} s | {functional:.3f} s | {numpy_s:.3f} s | "
+          f"{off + 1.3 * numpy_s:.3f} s: {verdict} | {cycles:,} |")
 
 
 def unlimit_blas():
