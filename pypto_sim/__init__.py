@@ -34,3 +34,20 @@ from .isa import load_isa as _load_isa
 def instructions():
     """The ISA table: one record per instruction (.name, .opcode, .pipe, .category, .doc, ...)."""
     return _load_isa().specs
+
+
+# The public names (API.md), listed so linters and `from pypto_sim import *` see what is
+# exported; the builtins (pto.load, pto.tload, ...) come from the ISA table.
+__all__ = ["bfloat16", "bool_", "float16", "float32", "float64", "int8", "int16", "int32",
+           "int64", "uint8", "uint16", "uint32", "float8_e4m3", "float8_e5m2", "hifloat8",
+           "float4_e2m1x2", "float4_e1m2x2", "ArgumentError", "CompileError", "DeadlockError",
+           "L1CapacityError", "LaunchError", "NPUUnavailableError", "OutOfBoundsError",
+           "ProfileError", "PtoError", "RaceError", "SimulationLimitError", "SweepError",
+           "SyncCheckError", "UninitializedReadError", "UseAfterFreeError", "Kernel", "pipeline",
+           "activemask", "lanemask_lt", "Acc", "Bias", "ColMajor", "Left", "Mat", "PIPE_ALL",
+           "PIPE_FIX", "PIPE_M", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3", "PIPE_S", "PIPE_V",
+           "Right", "RowMajor", "Vec", "cube", "get_subblock_id", "tile_group", "vector",
+           "__version__", "Settings", "settings", "Tensor", "alloc_tensor", "launch",
+           "memcpy_d2h", "memcpy_h2d", "profile", "sync", "to_device", "DeviceTensor", "kernel",
+           "machine", "use_machine", "profile_on_npu", "SweepCase", "sweep", "instructions"]
+__all__ += sorted(_BUILTINS)

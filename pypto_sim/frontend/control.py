@@ -173,8 +173,9 @@ class ControlFlowLowering:
             if name in self.scope.varying:
                 self.scope.varying.add(counter)
 
-            def prefix():
+            def copy_counter_in():
                 self.bind(name, self.lookup(counter, node), node)
+            prefix = copy_counter_in
         if pipe_state is not None:
             pipe_prefix, pipe_step = self.pipeline_range_hooks(pipe_state, node)
             if pipe_prefix is not None:

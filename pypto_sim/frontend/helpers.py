@@ -13,7 +13,7 @@ from ..ir import Imm, Reg
 from ..ir.program import int_sem_of
 from .scope import Scope
 from .uniformity import Uniformity, assignment_sites
-from .values import Const, HomeVar, Ptr, PtrVar, Val
+from .values import Const, HomeVar, Ptr, Val
 
 
 class HelperInlining:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from .. import dtypes
 from ..errors import CompileError
-from .values import NONE, Const, Text, Val
+from .values import NONE, Const, Text
 
 MAX_STAGES = 60
 LANE_MEMORY = ("LOAD", "STORE", "FMA_STORE", "LOAD_L1", "STORE_L1")

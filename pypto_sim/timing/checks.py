@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DeadlockError, LaunchError, RaceError, SyncCheckError, UninitializedReadError
+from ..errors import LaunchError, RaceError, SyncCheckError, UninitializedReadError
 from ..exec import gm
 from ..isa import PIPES
 from .aicore_races import ChipGMAccesses

@@ -38,7 +38,8 @@ from .pc_tables import precompute_pc_tables
 from . import launch_errors
 from . import tiles as tile_ops
 from .state import BlockState, CoreState
-from .warp_control import ControlFlow, WarpState
+from ..exec.control_flow import ControlFlow
+from .warp_control import WarpState
 
 FULL_MASK = (1 << 32) - 1
 # block barriers; all but the first also combine a per-lane predicate over the block

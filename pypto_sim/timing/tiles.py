@@ -165,7 +165,7 @@ def _operand(code, imm, regs, pc, j):
 def dispatch(sim, pc, core, blk, w, ws, now):
     """Warp 0 hands tile instruction pc to its pipe at cycle now. Schedules the values at
     completion; returns (start, complete, bytes moved, stall cause name, the pc waited for)."""
-    spec, m, eng, ex = sim.pc_spec[pc], sim.m, blk.tiles, sim.ex
+    spec, m, eng = sim.pc_spec[pc], sim.m, blk.tiles
     code, imm, prog = sim.enc.code, sim.enc.imm, sim.prog
     vals = [_operand(code, imm, ws.regs, pc, j) for j in range(len(spec.value_operands))]
     slot, tag, after = (int(x) for x in code[pc, C_AUX:C_AUX + 3])

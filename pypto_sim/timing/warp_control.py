@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exec.control_flow import FULL_MASK, ControlFlow  # noqa: F401  (re-exported)
-
 
 class WarpState:
     """Registers, scoreboard and masks of one warp."""
