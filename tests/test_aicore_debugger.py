@@ -259,7 +259,8 @@ def test_the_state_at_a_stop_is_the_simpy_models_at_that_cycle():
     """The specification: the SimPy model (timing/model.py, PYPTO_TIMING_ENGINE=simpy) run to
     a cycle T holds every event before T. At each scalar-unit stop at cycle T of flash
     attention (S = 256, two cores), the debugger's tiles of every unit and its HBM equal the
-    SimPy model's after ``env.run(until=T)``, word for word."""
+    SimPy model's once every event before T is processed (stepped through the simulation's
+    query API, next_event_time and step), word for word."""
     from pypto_sim.runtime.launch import simulation_for
     ctx, _q, _k = _flash_attention_session()
     run = ctx.run
@@ -268,12 +269,14 @@ def test_the_state_at_a_stop_is_the_simpy_models_at_that_cycle():
     sim.start()
     tiles = [b for b in ctx.program.buffers if b.rows and b.owns_memory]
     scalar = [p for p in range(len(run.order)) if not run.tile[run.order[p]]]
-    checked = 0
+    checked, reached = 0, 0
     for pos in scalar[::max(1, len(scalar) // 12)]:
         cycle = int(run.start[run.order[pos]])
-        if cycle <= sim.env.now:
+        if cycle <= reached:
             continue
-        sim.env.run(until=cycle)
+        while sim.next_event_time() is not None and sim.next_event_time() < cycle:
+            sim.step()                       # every event before the cycle, as env.run(until=)
+        reached = cycle
         ctx.pos = pos
         assert ctx.cycle == cycle
         hbm, _mem, _row = run.memories(pos)
