@@ -31,12 +31,10 @@ from .aicore_fast import run_aicore_fast, why_not_aicore_fast
 from .fast import FastEngine, engine_setting, link_arrays, why_not_fast
 from .progress import Progress
 from .records import CAUSE, FoldedRecords, LaunchRecords, PcTotals, RecordBuffer
-from . import aicore as aicore_ops
 from .aicore_pipes import AICorePipes, AICoreStats
 from .l2 import L2Cache, l2_touch, l2_transfer
 from .pc_tables import precompute_pc_tables
-from . import launch_errors
-from . import tiles as tile_ops
+from . import aicore as aicore_ops, launch_errors, tiles as tile_ops
 from .state import BlockState, CoreState
 from ..exec.control_flow import ControlFlow
 from .warp_control import WarpState
