@@ -110,3 +110,24 @@ def tsel_golden(mask, a, b, rows, cols):
                 if j * 8 + k < cols:
                     golden[idx] = a[idx] if (mask[i * mask_cols + j] >> k) & 1 else b[idx]
     return golden
+
+
+# A binary elementwise op of one-block st kernels (TADD, TSUB, TMUL, TMAX, TDIV, ...): TLOAD
+# both sources, the op, TSTORE.
+BINARY = """
+@pto.kernel
+def k(A, B, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            a = pto.alloc_tile({r}, {c}, pto.{dt})
+            b = pto.alloc_tile({r}, {c}, pto.{dt})
+            dst = pto.alloc_tile({r}, {c}, pto.{dt})
+            pto.tload(a, A)
+            pto.tload(b, B)
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.{op}(dst, a, b)
+            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.tstore(O, dst)
+"""

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from ptoisa_st import result_cmp, run_kernel
+from ptoisa_st import BINARY, result_cmp, run_kernel
 
 TADDS = """
 @pto.kernel
@@ -59,23 +59,7 @@ def test_tadds(make_kernels, case):
     assert result_cmp(golden, out, 0.001, compared=golden.nbytes)
 
 
-TDIV = """
-@pto.kernel
-def k(A, B, O):
-    with pto.vector():
-        if pto.get_subblock_id() == 0:
-            a = pto.alloc_tile({r}, {c}, pto.{dt})
-            b = pto.alloc_tile({r}, {c}, pto.{dt})
-            dst = pto.alloc_tile({r}, {c}, pto.{dt})
-            pto.tload(a, A)
-            pto.tload(b, B)
-            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.tdiv(dst, a, b)
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.tstore(O, dst)
-"""
+TDIV = BINARY.replace("pto.{op}(", "pto.tdiv(")
 
 
 @pytest.mark.parametrize("dt, rows, cols", [("float32", 64, 64), ("float16", 16, 256)],

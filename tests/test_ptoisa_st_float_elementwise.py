@@ -16,25 +16,8 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from ptoisa_st import TMULS, TSEL, result_cmp, run_kernel, tsel_golden
+from ptoisa_st import BINARY, TMULS, TSEL, result_cmp, run_kernel, tsel_golden
 
-BINARY = """
-@pto.kernel
-def k(A, B, O):
-    with pto.vector():
-        if pto.get_subblock_id() == 0:
-            a = pto.alloc_tile({r}, {c}, pto.{dt})
-            b = pto.alloc_tile({r}, {c}, pto.{dt})
-            dst = pto.alloc_tile({r}, {c}, pto.{dt})
-            pto.tload(a, A)
-            pto.tload(b, B)
-            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.{op}(dst, a, b)
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.tstore(O, dst)
-"""
 
 UNARY = """
 @pto.kernel
