@@ -8,9 +8,8 @@ tolerance its main.cpp's (ResultCmp(golden, out, eps) over the byte-sized vector
 The int16 cases of the binary ops, TMULS case4, case7 - case9 and TSEL case7 - case15 are in
 tests/test_ptoisa_st_integers.py (whose TMULS and TSEL kernels these use). Not ported: the
 bf16 cases (case_bf16_*), which main.cpp builds only with PTO_CPU_SIM_ENABLE_BF16 /
-CPU_SIM_BFLOAT_ENABLED, as test_ptoisa_st_integers.py leaves TCMPTest.case_bf16_uint32;
-TCOLSUMTest is not ported (its kernel calls TCOLSUM(dst, src, tmp, true): pto.tcolsum has no
-tmp and isBinary operands yet). TMATMULTest: tests/test_ptoisa_st_tmatmul.py.
+CPU_SIM_BFLOAT_ENABLED, as test_ptoisa_st_integers.py leaves TCMPTest.case_bf16_uint32.
+TCOLSUMTest: tests/test_ptoisa_st_tcolsum.py; TMATMULTest: tests/test_ptoisa_st_tmatmul.py.
 """
 import numpy as np
 import pytest

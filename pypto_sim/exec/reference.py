@@ -36,7 +36,8 @@ from ..isa import load_isa
 # the tile kernels by the numba executor's names: a simulation takes this module as its
 # executor module (executor_module=), tile kernels and all
 from .reference_tiles import (TILE_FAMILY_KERNELS, tile_arg_reduce, tile_cmp, tile_col_arg,  # noqa: F401
-                              tile_col_expand, tile_col_expand_op, tile_col_reduce, tile_convert,
+                              tile_col_expand, tile_col_expand_op, tile_col_reduce,
+                              tile_col_reduce_pairs, tile_convert,
                               tile_elementwise, tile_fillpad, tile_gather, tile_img2col, tile_load, tile_matmul,
                               gm_gather, gm_scatter,
                               tile_mma, tile_row_arg, tile_row_expand, tile_row_expand_op,

@@ -108,6 +108,33 @@ def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
     _fold(op, l1, dst, src, rows, cols, init, dt, True)
 
 
+def tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, dt):
+    """TCOLSUM's binary tree (isBinary = true, A2/A3's BinarySum in TColSum.hpp): pairs of
+    rows into tmp, an odd last row into tmp row 0, then pairs of tmp rows in place until one is
+    left; dst = tmp row 0. Each add is the table's expression rounded to dt."""
+    spec = load_isa().by_opcode[int(op)]
+    is_int = _integer(dt)
+
+    def add_rows(out, x, y):
+        l1[out:out + cols] = [to_dtype(dt, evaluate(spec, l1[x + c], l1[y + c], 0.0, is_int))
+                              for c in range(cols)]
+    if rows == 1:
+        l1[dst:dst + cols] = l1[src:src + cols]
+        return
+    for i in range(rows // 2):
+        add_rows(tmp + i * tpitch, src + 2 * i * cols, src + (2 * i + 1) * cols)
+    if rows % 2:
+        add_rows(tmp, tmp, src + (rows - 1) * cols)
+    cnt = rows // 2
+    while cnt > 1:
+        for i in range(cnt // 2):
+            add_rows(tmp + i * tpitch, tmp + 2 * i * tpitch, tmp + (2 * i + 1) * tpitch)
+        if cnt % 2:
+            add_rows(tmp, tmp, tmp + (cnt - 1) * tpitch)
+        cnt //= 2
+    l1[dst:dst + cols] = l1[tmp:tmp + cols]
+
+
 def tile_cmp(op, l1, dst, a, b, scalar, use_scalar, mode, rows, cols, mstride, dt):
     """TCMP / TCMPS: the packed predicate mask, one bit per element, LSB first in each byte."""
     spec = load_isa().by_opcode[int(op)]

@@ -376,6 +376,46 @@ def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
 
 
 @njit(cache=True, error_model="numpy")
+def _pair(op, x, y, dt):
+    """op(x, y) rounded to dt (integers wrap): one element of a vector add."""
+    if INT_SEM[dt] == 1:
+        return round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), 0))))
+    return round_to(dt, alu_float(op, x, y, 0.0))
+
+
+@njit(cache=True, error_model="numpy")
+def tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, dt):
+    """TCOLSUM(dst, src, tmp, isBinary = true) as A2/A3's BinarySum does it
+    (include/pto/npu/a2a3/TColSum.hpp): tmp row i = src row 2i op src row 2i + 1, an odd last
+    row added into tmp row 0; then the same on tmp's first cnt rows in place while cnt > 1;
+    dst = tmp row 0. Every add is rounded to dt, each vadd in order; tmp rows are tpitch
+    words apart and keep what the tree left in them. One row: dst = src row 0."""
+    if rows == 1:
+        for c in range(cols):
+            l1[dst + c] = l1[src + c]
+        return
+    half = rows // 2
+    for i in range(half):
+        for c in range(cols):
+            l1[tmp + i * tpitch + c] = _pair(op, l1[src + 2 * i * cols + c], l1[src + (2 * i + 1) * cols + c], dt)
+    if rows % 2 == 1:
+        for c in range(cols):
+            l1[tmp + c] = _pair(op, l1[tmp + c], l1[src + (rows - 1) * cols + c], dt)
+    cnt = half
+    while cnt > 1:
+        for i in range(cnt // 2):
+            for c in range(cols):
+                l1[tmp + i * tpitch + c] = _pair(op, l1[tmp + 2 * i * tpitch + c],
+                                                 l1[tmp + (2 * i + 1) * tpitch + c], dt)
+        if cnt % 2 == 1:
+            for c in range(cols):
+                l1[tmp + c] = _pair(op, l1[tmp + c], l1[tmp + (cnt - 1) * tpitch + c], dt)
+        cnt //= 2
+    for c in range(cols):
+        l1[dst + c] = l1[tmp + c]
+
+
+@njit(cache=True, error_model="numpy")
 def tile_cmp(op, l1, dst, a, b, scalar, use_scalar, mode, rows, cols, mstride, dt):
     """TCMP / TCMPS: bit (c % 8) of byte dst[r * mstride + c // 8] = the table's compare of
     a[r, c] with b[r, c] (or scalar) in mode; bits past cols are 0. Sources are read first."""

@@ -367,6 +367,11 @@ class AICoreBuiltins(AICoreUnits, OperandForms, AICoreScalarRules):
         if not any(isinstance(t, Ptr) and t.tile is not None for t in tiles):
             if self.is_aicore:
                 self.error(node, f"pto.{spec.builtin} in an AI-core kernel takes tiles of pto.alloc_tile")
+            binary = args.get("is_binary", NONE)
+            if binary is not NONE and not (isinstance(binary, Const) and not binary.value):
+                self.error(node, f"pto.{spec.builtin}: is_binary (pto-isa's pairwise TCOLSUM through a "
+                                 "tmp tile) is built for the AI core's typed tiles only",
+                           "allocate the tiles with pto.alloc_tile in an AI-core kernel")
             return super().lower_tile_op(spec, node, args)
         names = [o.name for o in spec.value_operands if o.kind == "tile"]
         for name, t in zip(names, tiles):
@@ -386,6 +391,8 @@ class AICoreBuiltins(AICoreUnits, OperandForms, AICoreScalarRules):
                                  f"(1 x {src.tile.cols}, one value per column of '{src.name}'), not "
                                  f"{dst.tile.rows} x {dst.tile.cols}")
             self._whole_rows(spec, node, src, "column reductions")
+            if "tmp" in tile:
+                self.check_pairwise_sum(spec, node, tile, args)
         elif spec.family == "tile_col_expand":
             dst, src = tile["dst"], tile["src"]
             if src.tile.cols != dst.tile.cols:

@@ -13,6 +13,9 @@ tiles (a mixin of the kernel compiler, used by frontend/aicore_builtins.py).
   racecheck through isa/tile_roles.py's ``scratch``) and whose values are not modelled. Left
   out, it is dst. In the article's tile API the third and fourth arguments stay rows and
   cols; a typed tile as the third argument is pto-isa's tmp.
+- TCOLSUM's ``tmp`` and ``is_binary`` (``TCOLSUM(dst, src, tmp, isBinary)``, TColSum.hpp): with
+  is_binary the sum runs BinarySum's pairwise tree through tmp, whose rows it overwrites (values
+  modelled: the tree's partial sums stay in them, as on the device).
 - Elementwise ops (TADDS, TDIV, TRECIP, ...) take tiles of any shapes whose valid regions
   match, as A2/A3 asserts, and cover that region at each tile's row pitch.
 """
@@ -26,6 +29,11 @@ def _typed(v) -> bool:
     return isinstance(v, Ptr) and v.tile is not None
 
 
+def _given(v) -> bool:
+    """Whether a flag operand was set: anything but NONE or a constant false."""
+    return v is not NONE and v is not None and not (isinstance(v, Const) and not v.value)
+
+
 class OperandForms:
     """Operands of row reductions, row expansion and elementwise ops as pto-isa writes them."""
 
@@ -36,10 +44,17 @@ class OperandForms:
         names = {o.name for o in spec.value_operands}
         args = dict(args)
         if "tmp" in names:
-            if args.get("tmp", NONE) is NONE and _typed(args.get("rows")) and args.get("cols", NONE) is NONE:
-                args["tmp"], args["rows"] = args["rows"], NONE       # trowsum(dst, src, tmp)
+            if args.get("tmp", NONE) is NONE and _typed(args.get("rows")):
+                if args.get("cols", NONE) is NONE:
+                    args["tmp"], args["rows"] = args["rows"], NONE       # trowsum(dst, src, tmp)
+                elif "is_binary" in names and not _given(args.get("is_binary")):
+                    # tcolsum(dst, src, tmp, is_binary), pto-isa's TCOLSUM(dst, src, tmp, isBinary)
+                    args["tmp"], args["is_binary"] = args["rows"], args["cols"]
+                    args["rows"] = args["cols"] = NONE
             if args.get("tmp", NONE) is NONE:
                 args["tmp"] = args["dst"]
+        if "tpitch" in names:                               # set from tmp's tile by the AI core
+            args["tpitch"] = Const(0, dtypes.int32)
         for pitch in ("dpitch", "spitch"):                  # one value a row: a column
             if pitch in names and args.get(pitch, NONE) is NONE:
                 args[pitch] = Const(1, dtypes.int32)
@@ -79,6 +94,36 @@ class OperandForms:
         if small.tile.rows < big.tile.rows:
             self.error(node, f"{call}: '{small.name}' has {small.tile.rows} rows, '{big.name}' {big.tile.rows}")
         self._whole_rows(spec, node, big, "row reductions and expansions")
+
+    def check_pairwise_sum(self, spec, node, tile, args):
+        """TCOLSUM's tmp and is_binary by A2/A3's checks (TColSum.hpp): tmp a RowMajor Vec tile
+        of src's dtype at least as wide as src ("Fix: TCOLSUM input valid columns must be less
+        than or equal to the tmp columns."), and with is_binary the rows BinarySum writes
+        (src's rows // 2; the device does not check them). is_binary needs a tmp of its own.
+        Sets tpitch, the words between tmp's rows."""
+        call = f"pto.{spec.builtin}"
+        dst, src, tmp = tile["dst"], tile["src"], tile["tmp"]
+        binary = _given(args.get("is_binary", NONE))
+        if tmp is dst:
+            if binary:
+                self.error(node, f"{call}: is_binary sums pairs of rows through a tmp tile, and none "
+                                 "was given (TCOLSUM(dst, src, tmp, isBinary), TColSum.hpp)",
+                           f"pass a Vec tile of {max(1, src.tile.rows // 2)} x {src.tile.cols} "
+                           f"{src.dtype} as tmp")
+            return
+        self._scratch(call, node, tmp, src)
+        if tmp.tile.layout != "row":
+            self.error(node, f"{call}: tmp '{tmp.name}' is ColMajor; TColSumCheck takes an ND tile "
+                             "(\"Fix: TCOLSUM only support Nd fractal Tile\", TColSum.hpp)")
+        if tmp.tile.cols < src.tile.cols:
+            self.error(node, f"{call}: tmp '{tmp.name}' has {tmp.tile.cols} columns, '{src.name}' "
+                             f"{src.tile.cols} (\"Fix: TCOLSUM input valid columns must be less than "
+                             "or equal to the tmp columns.\", TColSum.hpp)")
+        if binary and tmp.tile.rows < src.tile.rows // 2:
+            self.error(node, f"{call}: tmp '{tmp.name}' has {tmp.tile.rows} rows; the pairwise sum of "
+                             f"'{src.name}' writes {src.tile.rows // 2} (one per pair of rows)",
+                       f"allocate tmp with {src.tile.rows // 2} rows")
+        args["tpitch"] = Const(tmp.tile.pitch or tmp.tile.cols, dtypes.int32)
 
     def _scratch(self, call, node, tmp, src):
         """pto-isa's tmp: a Vec tile of the instruction's dtype (typed_tile checked its space)."""

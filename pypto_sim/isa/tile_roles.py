@@ -44,7 +44,7 @@ FAMILY_ROLES = {
     "tile_reduce": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp"),
     "tile_expand": FamilyRoles("dst", ("src",), ("rows", "cols"), ("dst",)),
     "tile_expand_op": FamilyRoles("dst", ("a", "v"), ("rows", "cols"), ("dst",)),
-    "tile_col_reduce": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
+    "tile_col_reduce": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp"),
     "tile_col_expand": FamilyRoles("dst", ("src",), ("rows", "cols"), ("dst",)),
     "tile_col_expand_op": FamilyRoles("dst", ("a", "v"), ("rows", "cols"), ("dst",)),
     "tile_cmp": FamilyRoles("dst", ("a", "b"), ("rows", "cols"), ("a",), mask="dst", bounded=True),

@@ -20,7 +20,7 @@ from ..ir.program import C_AUX, C_DTYPE, C_OP
 # as effect resolves them, "-" is the value -1
 VECTOR_ARGS = {
     "tile_reduce": ("RRED", ("dst", "src", "rows", "cols", "dpitch")),
-    "tile_col_reduce": ("CRED", ("dst", "src", "rows", "cols")),
+    "tile_col_reduce": ("CRED", ("dst", "src", "rows", "cols", "tmp", "is_binary", "tpitch")),
     "tile_expand_op": ("REXPOP", ("dst", "a", "v", "rows", "cols")),
     "tile_col_expand_op": ("CEXPOP", ("dst", "a", "v", "rows", "cols")),
     "tile_cmp": ("CMP", ("dst", "a", "?other", "mode", "rows", "cols", "mstride")),
