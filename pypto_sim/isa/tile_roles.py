@@ -22,7 +22,8 @@ class FamilyRoles:
     of elements. data: the tile whose dtype and shape price the operation (the first of
     these names the record has). mask: the packed predicate tile, whose rows hold ``mstride``
     bytes. bounded: every tile must hold the shape (checked at dispatch; the mask rows x
-    mstride bytes)."""
+    mstride bytes). scratch: pto-isa's tmp tile, written, in the records that have one (TCOLSUM
+    but not TCOLMAX)."""
 
     dst: str | None
     sources: tuple
