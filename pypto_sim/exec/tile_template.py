@@ -376,43 +376,27 @@ def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
 
 
 @njit(cache=True, error_model="numpy")
-def _pair(op, x, y, dt):
-    """op(x, y) rounded to dt (integers wrap): one element of a vector add."""
-    if INT_SEM[dt] == 1:
-        return round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), 0))))
-    return round_to(dt, alu_float(op, x, y, 0.0))
-
-
-@njit(cache=True, error_model="numpy")
 def tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, dt):
-    """TCOLSUM(dst, src, tmp, isBinary = true) as A2/A3's BinarySum does it
-    (include/pto/npu/a2a3/TColSum.hpp): tmp row i = src row 2i op src row 2i + 1, an odd last
-    row added into tmp row 0; then the same on tmp's first cnt rows in place while cnt > 1;
-    dst = tmp row 0. Every add is rounded to dt, each vadd in order; tmp rows are tpitch
-    words apart and keep what the tree left in them. One row: dst = src row 0."""
+    """TCOLSUM(dst, src, tmp, isBinary = true) as A2/A3's BinarySum (TColSum.hpp), one row vadd
+    (tile_elementwise) at a time: tmp row i = src rows 2i op 2i + 1, an odd last row into tmp
+    row 0, the same on tmp's cnt rows in place while cnt > 1; dst = tmp row 0 (tpitch: tmp's
+    row pitch). One row: dst = src row 0."""
     if rows == 1:
-        for c in range(cols):
-            l1[dst + c] = l1[src + c]
+        l1[dst:dst + cols] = l1[src:src + cols]
         return
-    half = rows // 2
-    for i in range(half):
-        for c in range(cols):
-            l1[tmp + i * tpitch + c] = _pair(op, l1[src + 2 * i * cols + c], l1[src + (2 * i + 1) * cols + c], dt)
+    for i in range(rows // 2):
+        tile_elementwise(op, l1, tmp + i * tpitch, src + 2 * i * cols, src + (2 * i + 1) * cols, 0.0, False, cols, dt)
     if rows % 2 == 1:
-        for c in range(cols):
-            l1[tmp + c] = _pair(op, l1[tmp + c], l1[src + (rows - 1) * cols + c], dt)
-    cnt = half
+        tile_elementwise(op, l1, tmp, tmp, src + (rows - 1) * cols, 0.0, False, cols, dt)
+    cnt = rows // 2
     while cnt > 1:
         for i in range(cnt // 2):
-            for c in range(cols):
-                l1[tmp + i * tpitch + c] = _pair(op, l1[tmp + 2 * i * tpitch + c],
-                                                 l1[tmp + (2 * i + 1) * tpitch + c], dt)
+            tile_elementwise(op, l1, tmp + i * tpitch, tmp + 2 * i * tpitch, tmp + (2 * i + 1) * tpitch, 0.0, False,
+                             cols, dt)
         if cnt % 2 == 1:
-            for c in range(cols):
-                l1[tmp + c] = _pair(op, l1[tmp + c], l1[tmp + (cnt - 1) * tpitch + c], dt)
+            tile_elementwise(op, l1, tmp, tmp, tmp + (cnt - 1) * tpitch, 0.0, False, cols, dt)
         cnt //= 2
-    for c in range(cols):
-        l1[dst + c] = l1[tmp + c]
+    l1[dst:dst + cols] = l1[tmp:tmp + cols]
 
 
 @njit(cache=True, error_model="numpy")
