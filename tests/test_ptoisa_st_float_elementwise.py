@@ -5,8 +5,9 @@ full tiles (TSQRT also in place, dst = src, as its isInPlace cases assign both t
 address). Each golden is its gen_data.py's, in numpy (seed 19, one generator per case); each
 tolerance its main.cpp's (ResultCmp(golden, out, eps) over the byte-sized vectors).
 
-The int16 cases of the binary ops, TMULS case4, case7 - case9 and TSEL case7 - case15 are in
-tests/test_ptoisa_st_integers.py (whose TMULS and TSEL kernels these use). Not ported: the
+TMULS's int16 case4 is here with the others. The int16 cases of the binary ops, the refused
+TMULS case7 - case9 and TSEL case7 - case15 are in tests/test_ptoisa_st_integers.py (the
+kernels of both: tests/ptoisa_st.py). Not ported: the
 bf16 cases (case_bf16_*), which main.cpp builds only with PTO_CPU_SIM_ENABLE_BF16 /
 CPU_SIM_BFLOAT_ENABLED, as test_ptoisa_st_integers.py leaves TCMPTest.case_bf16_uint32.
 TCOLSUMTest: tests/test_ptoisa_st_tcolsum.py; TMATMULTest: tests/test_ptoisa_st_tmatmul.py.
@@ -145,7 +146,7 @@ def test_a2a3_tcolmax_refuses_8_bit_tiles(make_kernels, dt):
 
 # TMulsParams(name, dtype, rows, cols) of gen_data.py (seed 23)
 TMULS_CASES = {"case1": ("float32", 32, 64), "case2": ("float16", 63, 64), "case3": ("int32", 31, 128),
-               "case5": ("float32", 7, 448), "case6": ("float32", 256, 16)}
+               "case4": ("int16", 15, 192), "case5": ("float32", 7, 448), "case6": ("float32", 256, 16)}
 
 
 @pytest.mark.parametrize("case", TMULS_CASES)
@@ -159,7 +160,7 @@ def test_tmuls(make_kernels, case):
     scalar = rng.uniform(low=-8, high=8, size=(1, 1)).astype(dt)
     golden = (x * scalar[0, 0]).astype(dt)
     kernel = make_kernels(TMULS.format(r=r, c=c, dt=dt)).k
-    arg = int(scalar[0, 0]) if dt == "int32" else float(scalar[0, 0])
+    arg = int(scalar[0, 0]) if dt.startswith("int") else float(scalar[0, 0])
     out, = run_kernel(kernel, [x], [((r, c), np.dtype(dt))], arg)
     assert result_cmp(golden, out, 0.001, compared=golden.nbytes)
 

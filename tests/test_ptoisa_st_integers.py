@@ -1,5 +1,6 @@
-"""pto-isa's st cases of TADD, TSUB, TMUL, TMAX, TMIN, TMULS and TSEL on integer tiles other
-than int32, and every TCMP case (tests/cpu/st/testcase/tadd, tsub, tmul, tmax, tmin, tmuls,
+"""pto-isa's st cases of TADD, TSUB, TMUL, TMAX, TMIN and TSEL on integer tiles other than
+int32, TMULS's refused unsigned cases (its int16 case4 runs with the others in
+tests/test_ptoisa_st_float_elementwise.py), and every TCMP case (tests/cpu/st/testcase/tadd, tsub, tmul, tmax, tmin, tmuls,
 tsel, tcmp at 3186c381), in
 the AI-core API as their kernels write them. Each golden is its gen_data.py's, in numpy; each
 tolerance its main.cpp's (ResultCmp(golden, out, 0.001f) over the byte-sized vectors).
@@ -50,19 +51,6 @@ def test_a2a3_tmul_refuses_unsigned_tiles(make_kernels, dt):
     with pytest.raises(pto.CompileError, match=rf"pto.tmul needs tiles of one dtype among float32, "
                                                rf"float16, int32, int16, got {dt}"):
         kernel.program_for(tuple(t))
-
-
-def test_tmuls_int16_case4(make_kernels):
-    """TMULSTest.case4 (int16, 15 x 192). gen_data.py (seed 23): input uniform(-8, 8) as int16,
-    the scalar uniform(-8, 8) as int16 (written as a float, which the kernel converts back);
-    golden input * scalar in int16. ResultCmp(golden, out, 0.001) over dstByteSize elements."""
-    rng = np.random.RandomState(23)
-    x = rng.uniform(low=-8, high=8, size=(15, 192)).astype(np.int16)
-    scalar = rng.uniform(low=-8, high=8, size=(1, 1)).astype(np.int16)
-    golden = (x * scalar[0, 0]).astype(np.int16)
-    kernel = make_kernels(TMULS.format(r=15, c=192, dt="int16")).k
-    out, = run_kernel(kernel, [x], [((15, 192), np.int16)], int(scalar[0, 0]))
-    assert result_cmp(golden, out, 0.001, compared=golden.nbytes)
 
 
 @pytest.mark.parametrize("case, dt", [("case7", "uint8"), ("case8", "uint16"), ("case9", "uint32")])

@@ -111,13 +111,9 @@ def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
 def tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, dt):
     """TCOLSUM's binary tree (isBinary = true, A2/A3's BinarySum in TColSum.hpp): pairs of
     rows into tmp, an odd last row into tmp row 0, then pairs of tmp rows in place until one is
-    left; dst = tmp row 0. Each add is the table's expression rounded to dt."""
-    spec = load_isa().by_opcode[int(op)]
-    is_int = _integer(dt)
-
+    left; dst = tmp row 0. Each row add is a vadd: tile_elementwise over cols words."""
     def add_rows(out, x, y):
-        l1[out:out + cols] = [to_dtype(dt, evaluate(spec, l1[x + c], l1[y + c], 0.0, is_int))
-                              for c in range(cols)]
+        tile_elementwise(op, l1, out, x, y, 0.0, False, cols, dt)
     if rows == 1:
         l1[dst:dst + cols] = l1[src:src + cols]
         return

@@ -133,7 +133,7 @@ def replay_vector(rp, rf, pc, vrow, l1):
     elif kind == RK_RRED:
         tile_row_reduce(op, l1, j0, j1, j2, j3, rf[pc], dt)
     elif kind == RK_CRED and j5 > 0:             # TCOLSUM's pairwise tree through tmp (j4)
-        tile_col_reduce_pairs(op, l1, j0, j1, j4, j2, j3, j6 if j6 > 0 else j3, dt)
+        tile_col_reduce_pairs(op, l1, j0, j1, j4, j2, j3, j6, dt)
     elif kind == RK_CRED:
         tile_col_reduce(op, l1, j0, j1, j2, j3, rf[pc], dt)
     elif kind == RK_REXPOP:

@@ -70,7 +70,7 @@ def effect(ctx, pc, vals, slot, blk, l1=None, values=True):
         return lambda: run(v["dst"], first, second, v["n"])
     if fam == "tile_col_reduce" and v.get("is_binary", 0) > 0:   # TCOLSUM's pairwise tree via tmp
         return lambda: ex.tile_col_reduce_pairs(op, l1, v["dst"], v["src"], v["tmp"], v["rows"], v["cols"],
-                                                v["tpitch"] or v["cols"], dt)
+                                                v["tpitch"], dt)
     if fam in ("tile_reduce", "tile_col_reduce"):
         init = float(eval(spec.init, {"np": np}))  # the table's identity, validated at load
         kernel = ex.tile_row_reduce if fam == "tile_reduce" else ex.tile_col_reduce

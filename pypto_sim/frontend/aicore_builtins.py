@@ -24,7 +24,7 @@ from ..isa import PIPES, PTO_PIPE_NAMES, SPACES, VECTOR_FAMILIES
 from ..isa.tile_roles import data_operand, roles_of
 from .aicore_scalar import SIMT_IDS, AICoreScalarRules
 from .aicore_units import CUBE_SPACES, AICoreUnits
-from .operand_forms import OperandForms
+from .operand_forms import OperandForms, flag_given
 from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo
 from .warp_builtins import WARP_INTRINSICS
 from ..ir.program import LocalBuffer
@@ -367,8 +367,7 @@ class AICoreBuiltins(AICoreUnits, OperandForms, AICoreScalarRules):
         if not any(isinstance(t, Ptr) and t.tile is not None for t in tiles):
             if self.is_aicore:
                 self.error(node, f"pto.{spec.builtin} in an AI-core kernel takes tiles of pto.alloc_tile")
-            binary = args.get("is_binary", NONE)
-            if binary is not NONE and not (isinstance(binary, Const) and not binary.value):
+            if flag_given(args.get("is_binary", NONE)):
                 self.error(node, f"pto.{spec.builtin}: is_binary (pto-isa's pairwise TCOLSUM through a "
                                  "tmp tile) is built for the AI core's typed tiles only",
                            "allocate the tiles with pto.alloc_tile in an AI-core kernel")

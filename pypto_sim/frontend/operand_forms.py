@@ -29,7 +29,7 @@ def _typed(v) -> bool:
     return isinstance(v, Ptr) and v.tile is not None
 
 
-def _given(v) -> bool:
+def flag_given(v) -> bool:
     """Whether a flag operand was set: anything but NONE or a constant false."""
     return v is not NONE and v is not None and not (isinstance(v, Const) and not v.value)
 
@@ -47,13 +47,13 @@ class OperandForms:
             if args.get("tmp", NONE) is NONE and _typed(args.get("rows")):
                 if args.get("cols", NONE) is NONE:
                     args["tmp"], args["rows"] = args["rows"], NONE       # trowsum(dst, src, tmp)
-                elif "is_binary" in names and not _given(args.get("is_binary")):
+                elif "is_binary" in names and not flag_given(args.get("is_binary")):
                     # tcolsum(dst, src, tmp, is_binary), pto-isa's TCOLSUM(dst, src, tmp, isBinary)
                     args["tmp"], args["is_binary"] = args["rows"], args["cols"]
                     args["rows"] = args["cols"] = NONE
             if args.get("tmp", NONE) is NONE:
                 args["tmp"] = args["dst"]
-        if "tpitch" in names:                               # set from tmp's tile by the AI core
+        if "tpitch" in names:               # check_pairwise_sum sets it from a tmp of its own
             args["tpitch"] = Const(0, dtypes.int32)
         for pitch in ("dpitch", "spitch"):                  # one value a row: a column
             if pitch in names and args.get(pitch, NONE) is NONE:
@@ -103,7 +103,7 @@ class OperandForms:
         Sets tpitch, the words between tmp's rows."""
         call = f"pto.{spec.builtin}"
         dst, src, tmp = tile["dst"], tile["src"], tile["tmp"]
-        binary = _given(args.get("is_binary", NONE))
+        binary = flag_given(args.get("is_binary", NONE))
         if tmp is dst:
             if binary:
                 self.error(node, f"{call}: is_binary sums pairs of rows through a tmp tile, and none "
