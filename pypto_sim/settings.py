@@ -5,7 +5,7 @@ makes one at each ``pto.launch`` / ``pto.profile`` call (so a variable set befor
 counts for it) and hands it down: no module below reads ``os.environ``. ``pto.settings()``
 shows the values a launch made now would use. docs/settings.md has the table.
 
-One setting stays where it is read: PYPTO_SIM_CACHE_DIR (exec/lane.py's ``cache_dir``), the
+One setting stays where it is read: PYPTO_SIM_CACHE_DIR (exec/jit_cache.py's ``cache_dir``), the
 folder of the generated numba executor. numba's on-disk cache is keyed on the module's file,
 which must be in place when the executor is first built (at the first launch, or
 ``pypto-sim warm``), before any launch's settings exist; it is one per process.

@@ -1,6 +1,6 @@
 """AI-core bubbles: each idle stretch of each unit's PTO pipe and its true cause, one hand-built
 kernel per cause (profiler/aicore_bubbles.py). The expected stretches follow from the timing
-rules (docs/aicore.md, exec/aicore_steps_template.py) and the machine table
+rules (docs/aicore.md, exec/compiled/aicore_steps.py) and the machine table
 (latency_tables/ascend910b.toml), applied to the other instructions' records."""
 import math
 import sys

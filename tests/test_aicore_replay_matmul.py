@@ -1,4 +1,4 @@
-"""The AI core's large matmuls in the compiled values replay (exec/replay_template.py): numpy's
+"""The AI core's large matmuls in the compiled values replay (exec/compiled/replay.py): numpy's
 BLAS forms A @ B where A and B lie, and matmul_round rounds start + A @ B once per instruction,
 at the matmul's write straight into the accumulator when nothing writes its sources meanwhile,
 else at its read into a pending result. Both must give tile_matmul's bits (BLAS off), and the

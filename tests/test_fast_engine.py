@@ -266,12 +266,21 @@ def test_buffers_that_start_tiny_grow_without_changing_anything(make_kernels, mo
     assert {ex.GROW_HEAP, ex.GROW_COMMITS, ex.GROW_RECORDS, ex.GROW_TABLE} <= set(grown)
 
 
-def test_executor_without_nrt_off_is_the_same_code(monkeypatch):
-    """If a numba release refuses the private _nrt=False option, the executor is generated
-    without it (reference counting back on): the same functions, nothing else changed."""
-    from pypto_sim.exec import lane
-    with_flag = lane.generate_source()
-    monkeypatch.setattr(lane, "numba_allows_nrt_off", lambda: False)
-    without = lane.generate_source()
-    assert "_nrt=False" in with_flag and "_nrt" not in without
-    assert without == with_flag.replace(", _nrt=False", "")
+def test_reference_counting_is_switched_off_in_one_place():
+    """numba's private _nrt=False option is named once, exec/compiled/jit_options.py's
+    NO_REFCOUNT (empty when this numba's CPUTargetOptions has no _nrt); the compiled modules
+    and the generated ALU module pass it as **NO_REFCOUNT, so a numba that refuses the option
+    gets the same functions with reference counting and nothing else changed."""
+    from pathlib import Path
+
+    from numba.core.cpu import CPUTargetOptions
+
+    import pypto_sim.exec.compiled as compiled
+    from pypto_sim.exec.alu_source import generate_alu_source
+    from pypto_sim.exec.compiled.jit_options import NO_REFCOUNT
+    assert NO_REFCOUNT == ({"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {})
+    sources = {p.name: p.read_text() for p in Path(compiled.__file__).parent.glob("*.py")}
+    sources["generated alu"] = generate_alu_source()
+    users = [name for name, text in sources.items() if "**NO_REFCOUNT)" in text]
+    assert {"lane.py", "timing.py", "aicore_engine.py", "generated alu"} <= set(users)
+    assert [name for name, text in sources.items() if "_nrt" in text] == ["jit_options.py"]

@@ -1,5 +1,5 @@
 """A seeded differential fuzzer for the two timing engines (timing/model.py under SimPy and
-the compiled event loop of exec/timing_template.py + timing/fast.py).
+the compiled event loop of exec/compiled/timing.py + timing/fast.py).
 
 test_fast_engine.py runs hand-written kernels and the compiler's random kernels on one or two
 small launches of the default machine. Here a generator writes random lane kernels that mix

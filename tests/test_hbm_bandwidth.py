@@ -1,6 +1,6 @@
 """HBM bandwidth past the first resident wave.
 
-A link is a set of busy intervals (pypto_sim.exec.engine_parts_template.link_book): a tile
+A link is a set of busy intervals (pypto_sim.exec.compiled.engine_parts.link_book): a tile
 load booked early for a late start (it waits for its pipeline buffer) takes bandwidth from
 then on and leaves the link free before it. With a single busy-until cursor every later
 transfer queued behind such a booking, so blocks after the first wave ran one after another:

@@ -1,4 +1,4 @@
-"""The L2's line model (timing/l2.py, compiled in exec/l2_template.py) against its
+"""The L2's line model (timing/l2.py, compiled in exec/compiled/l2.py) against its
 specification: a fully associative LRU of lines keyed by (tensor base word, line), where a
 window touches the lines its rows cover once each, in ascending order."""
 from collections import OrderedDict

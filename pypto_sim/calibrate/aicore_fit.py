@@ -133,7 +133,7 @@ def _interval(S, cols, rows_set):
 
 
 def _drain(F, S, known):
-    """FIXPIPE drain = drain_fixed + rows x per_row (exec/aicore_steps_template.py tile_dispatch)."""
+    """FIXPIPE drain = drain_fixed + rows x per_row (exec/compiled/aicore_steps.py tile_dispatch)."""
     narrow = _interval(S, 16, FIX_SHAPES[16])
     if narrow is None:
         return

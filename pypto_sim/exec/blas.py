@@ -2,7 +2,7 @@
 
 The AI core's large matmuls take their float64 sums from numpy's BLAS (exec/aicore_tiles.py),
 which is much faster than any loop of ours; their values are exact-then-rounded, so BLAS's
-order of summation changes no bit (exec/matmul_template.py, matmul_finish). BLAS may only run
+order of summation changes no bit (exec/compiled/matmul.py, matmul_finish). BLAS may only run
 on one thread: a simulation is one thread of work, and a multi-threaded BLAS on a busy
 machine was 4.4x slower in wall time and 6x in CPU (issue 21). threadpoolctl limits it; where
 threadpoolctl is not installed (it is the ``speed`` extra), the executor's own kernel computes

@@ -1,6 +1,6 @@
 """GM (simulated HBM) bytes in numpy: element values in and out of their dtype's bytes, and
 initcheck's bitmap. The numba executor's twins are ``gm_load`` / ``gm_store`` and
-``init_set`` / ``init_get`` (exec/lane_template.py); tests/test_gm_bytes.py holds the two to
+``init_set`` / ``init_get`` (exec/compiled/lane.py); tests/test_gm_bytes.py holds the two to
 each other on every dtype and its special values.
 
 Addresses. GM is addressed by byte everywhere: a tensor's element i lies at byte

@@ -1,5 +1,5 @@
 """The reference executor's tile kernels: the same names, signatures and effects as the numba
-executor's (``tile_template.py``), in plain numpy. Tiles are row-major runs of words in the
+executor's (``compiled/tiles.py``), in plain numpy. Tiles are row-major runs of words in the
 block's L1 area; ``reference.py`` re-exports every kernel, because the reference module stands
 in for the numba executor module in a simulation (``executor_module=``)."""
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The vector tile kernels' float loops, generated per opcode from the ISA table's ``float``
 expressions (appended to the executor module by exec/lane.py).
 
-tile_elementwise, _fold and _expand_op (exec/tile_template.py) compute every element as
+tile_elementwise, _fold and _expand_op (exec/compiled/tiles.py) compute every element as
 ``round_to(dt, alu_float(op, a, b, c))``: the opcode is decided per element through the
 table's chain of expressions and the dtype per element in round_to. The functions generated
 here do the same arithmetic with the decisions taken once per tile: one loop per opcode with
@@ -83,7 +83,7 @@ _EXPAND = """    if op == {opcode}:  # {name}
 """
 
 
-# an expand op whose expression is exp(...) in float32: exp_near (exec/tile_template.py) in a
+# an expand op whose expression is exp(...) in float32: exp_near (exec/compiled/tiles.py) in a
 # loop without calls over each row's slice (whose indices numba knows are not negative, so
 # the loop vectorises), and libm's exp, the expression itself, where exp_near cannot vouch
 # for the float32 result (exact_f32_of_exp's rule)

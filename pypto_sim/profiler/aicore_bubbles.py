@@ -5,7 +5,7 @@ A pipe P of unit U is idle from the completion of an operation to the start of t
 after its last operation to the end of the core's active window: the idle tail). The next
 operation i started at max(its dispatch d, the pipe's previous completion, a flag's fire time,
 under sync="auto" the completion of the operation it waits for on data) - the rule of
-exec/aicore_steps_template.py's tile_dispatch, which records the winner as the operation's
+exec/compiled/aicore_steps.py's tile_dispatch, which records the winner as the operation's
 ``cause`` (and ``cause_pc``). So a gap [g0, s) splits in two:
 
 - [max(g0, d), s): the operation was on its pipe and waited for what its ``cause`` names: a

@@ -4,7 +4,7 @@ from the records (the trace's counter tracks).
 A transfer (TLOAD: GM -> L1/UB, a read; TSTORE / TSTORE_ACC: to GM, a write) first pays its
 fixed latency (the machine table's, less the L2's miss extra when a load found every line in
 the L2: records.why_fields' ``missed`` is 0) and then moves its bytes until it completes
-(exec/aicore_steps_template.py's tile_dispatch: complete = start + fixed - saving + busy).
+(exec/compiled/aicore_steps.py's tile_dispatch: complete = start + fixed - saving + busy).
 Its bytes are spread evenly over that moving window ``[moving_from, complete)``.
 
 - GM: every transfer's bytes, per core, reads and writes.

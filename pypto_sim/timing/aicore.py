@@ -12,8 +12,8 @@ TileDepTracker). With ``sync="manual"`` nothing but flags orders two pipes. An o
 its sources when it starts and writes its destination when it completes, so a missing flag
 gives the stale value the hardware would; ``check="race"`` reports it (AICoreRaces).
 
-The rules below are the step functions of exec/aicore_steps_template.py (tile_dispatch) and
-exec/aicore_sync_template.py (the flag, barrier and cross-core steps) over the arrays of
+The rules below are the step functions of exec/compiled/aicore_steps.py (tile_dispatch) and
+exec/compiled/aicore_sync.py (the flag, barrier and cross-core steps) over the arrays of
 timing/aicore_pipes.py, which both this SimPy model and the compiled event loop call; this module adds what only the SimPy model
 does around them: the SimPy processes' waits, the values, the race check and the errors.
 

@@ -1,4 +1,4 @@
-"""The AI core on the compiled event loop (exec/aicore_engine_template.py), driven from here.
+"""The AI core on the compiled event loop (exec/compiled/aicore_engine.py), driven from here.
 
 ``LaunchSimulation.run`` uses it for AI-core kernels without checks, outside the debugger
 (``why_not_aicore_fast``); it gives the SimPy model's records, cycles, values and errors

@@ -1,6 +1,6 @@
 """The AI cores' timing state as arrays, and the calls into the step functions that own its
-rules (exec/aicore_steps_template.py: tile_dispatch, queue_slot, unit_drained, reset_units;
-exec/aicore_sync_template.py: the flag, barrier and cross-core steps).
+rules (exec/compiled/aicore_steps.py: tile_dispatch, queue_slot, unit_drained, reset_units;
+exec/compiled/aicore_sync.py: the flag, barrier and cross-core steps).
 
 Both drivers keep their state here and change it only through those steps: the compiled event
 loop (timing/aicore_fast.py passes the arrays to aicore_engine_run) and the SimPy model

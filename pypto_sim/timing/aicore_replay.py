@@ -1,5 +1,5 @@
 """The AI core's tile values after a compiled timing run, replayed by the executor's compiled
-loop (exec/replay_template.py, aicore_replay) in SimPy's order.
+loop (exec/compiled/replay.py, aicore_replay) in SimPy's order.
 
 This module decodes each pc once into the loop's table, from the TileLayout every other
 reader decodes by (exec/aicore_tiles.py), in the terms tile_effects.effect and TileOp.read

@@ -1,5 +1,5 @@
 """The AI core's instructions decoded once per launch into the tables its step functions read
-(exec/aicore_steps_template.py): tp (ints) and tf (floats) per pc, the vector formula rows,
+(exec/compiled/aicore_steps.py): tp (ints) and tf (floats) per pc, the vector formula rows,
 and the distinct tile ranges with their overlaps (auto sync's hazards). Both drivers use them:
 the compiled event loop (timing/aicore_fast.py) and the SimPy model (timing/aicore.py).
 """

@@ -1,4 +1,4 @@
-"""The compiled event loop of the timing model (exec/timing_template.py), driven from here.
+"""The compiled event loop of the timing model (exec/compiled/timing.py), driven from here.
 
 ``LaunchSimulation.run`` uses it for kernels of lane instructions only (with or without the
 race, init and sync checks), outside the debugger; everything else runs under SimPy. Both

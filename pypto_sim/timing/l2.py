@@ -19,7 +19,7 @@ from ..exec.lane import executor
 
 class L2Cache:
     """LRU lines of one launch; counts hits and misses. The lines live in arrays that the
-    executor module's compiled L2 (exec/l2_template.py) updates: every line the launch's
+    executor module's compiled L2 (exec/compiled/l2.py) updates: every line the launch's
     tensors can touch has a dense number, from the tensor's first number."""
 
     def __init__(self, capacity_bytes: int, line_bytes: int, tensors):

@@ -21,6 +21,26 @@ which it calls.
 import numpy as np
 from numba import njit
 
+from .isa_constants import F_ALLOC, F_ALU, F_CONTROL, F_ID, F_WARP, WHY_HBM, WHY_MISSED, WHY_SHARED
+from .jit_options import NO_REFCOUNT
+from .scalars import ST_OK
+from .lane import execute
+from .functional import control_step
+from .engine_parts import (_heap_pop, _record, B_BLOCK, B_ENDED, B_FAILED, book, CA_NONE, CA_PIPE, ENG_DONE,
+                           ENG_GROW, ENG_LIMIT, ENG_YIELD, EV_BLOCK, EV_BLOCK_END, EV_COND, EV_SLOT, EV_WARP,
+                           EV_WARP_END, GROW_HEAP, GROW_RECORDS, GROW_TABLE, heap_push, N_ST, NORMAL,
+                           operands_ready, PH_DECIDE, PH_DONE, PH_ISSUE, PH_RETIRE, PRIO_SHIFT,
+                           S_BLOCKS_DONE, S_END_TIME, S_EVENTS, S_GROW, S_HEAP_N, S_LIMIT_KEY, S_NEXT_BLOCK,
+                           S_NOW, S_REC_N, S_SEQ, S_TABLE_USED, S_UNFINISHED, S_WARP_INSTRS, schedule,
+                           set_block_ctx, table_rebuild, URGENT)
+from .aicore_steps import (_operand, AK_BOOK_ROOM, AK_BX, AK_BY, AK_BZ, AK_CC_SET, AK_CC_WAIT, AK_DEPTH,
+                           AK_GX, AK_GY, AK_GZ, AK_LOAD, AK_MAX_CYCLES, AK_N_BLOCKS, AK_PIPE_BARRIER,
+                           AK_PORTS, AK_RECORD, AK_SET_FLAG, AK_SLOTS, AK_VEC, AK_WAIT_FLAG, AK_WIDTH,
+                           book_port, CA_CROSS_CORE, CA_FLAG, queue_slot, reset_units, tile_dispatch,
+                           tile_shape, TP_CCEVENT, TP_DST, TP_EVENT, TP_KIND, TP_MAXJ, TP_PIPEARG, TP_SRC,
+                           unit_drained)
+from .aicore_sync import barrier_step, cross_ready, cross_set_step, cross_take, set_flag_step, wait_flag_step
+
 EV_CROSS = 9          # a block's cross-core event fired: its waiting units resume
 ENG_FALLBACK = 5      # run this launch under SimPy (a fault to report, or a queue too small)
 GROW_LOG = 5
@@ -61,7 +81,7 @@ LG_STRIDE = 8
 N_LG = 9
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _unit_end(g, now, st, ht, hk, hv, uv):
     """The unit's process ends (the block's all_of counts it when the event is processed)."""
     uv[g, U_PHASE] = PH_DONE
@@ -71,7 +91,7 @@ def _unit_end(g, now, st, ht, hk, hv, uv):
     schedule(st, ht, hk, hv, now, NORMAL, EV_WARP_END, g)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _init_units(p, now, st, ht, hk, hv, entry, seed_regs, regs, ready, producer, wst, uv, bv, bx,
                 pf, pd, fh, tl, fl, qn, fn, cn, hz_n, hz_has):
     """A block's process starts on core slot p: fresh units (each a process, at its program's
@@ -108,7 +128,7 @@ def _init_units(p, now, st, ht, hk, hv, entry, seed_regs, regs, ready, producer,
         schedule(st, ht, hk, hv, now, URGENT, EV_WARP, g)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2, code, imm, pc_fam, pc_op,
                       pc_pipe, pc_lat, pc_ii, pc_srcs, pc_dst, tp, tf, fm_i, fm_f, ov, seed_regs,
                       regs, ready, producer, wst, stacks, uv, bv, bx, pf, pd, fh, tl, fl, qb, qh,

@@ -6,8 +6,17 @@ round_to, the generated alu_float / alu_int) these use; ``execute`` dispatches t
 import numpy as np
 from numba import njit
 
+from .isa_constants import (BOUNDS_CHECK, C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM, DT_INT32, DT_INT64,
+                            DT_UINT32, ITEMSIZE, OP_BALLOT, OP_BARRIER_BLOCK_AND, OP_BARRIER_BLOCK_COUNT,
+                            OP_LOCAL_LOAD, OP_MATCH_ALL, OP_MATCH_ANY, OP_SHFL_DOWN, OP_SHFL_IDX, OP_SHFL_UP,
+                            OP_VOTE_ALL, OP_VOTE_ANY, OP_VOTE_EQ)
+from .jit_options import NO_REFCOUNT
+from .scalars import bits_f64, f64_bits, round_to, ST_OK, wrap_i32
+from .alu import alu_float, alu_int
+from .gm_bytes import gm_load, gm_store
+from .lane_ops import fault, lane_active, operand, pred_bits, region, traffic
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def exec_atomic(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, pend_idx, info):
     """Atomic family: per active lane, in lane order, read the word, write op(old, operands),
     return old in dst. The effect is immediate (the caller decides when the atomic issues);
@@ -17,7 +26,6 @@ def exec_atomic(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, secto
     d = code[pc, C_DST]
     dt = code[pc, C_DTYPE]
     to_hbm = code[pc, C_AUX + 2] == 1
-    slot = code[pc, C_AUX]
     base, count = region(pc, code, tbase, tcount, to_hbm)
     item = ITEMSIZE[dt]
     n = 0
@@ -47,14 +55,14 @@ def exec_atomic(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, secto
     return traffic(info, pend_idx, n, to_hbm, item, sector)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def lane_group(code, imm, regs, pc, mask, lane):
     """The lanes a vote or match of this lane combines: the active lanes in its mask operand
     (operand 1, an int32 bit mask; -1 = every lane)."""
     return mask & (np.int64(operand(code, imm, regs, pc, 1, lane)) & 0xFFFFFFFF)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def same_word(a, b):
     """Match equality: equal values, NaN matching NaN, -0.0 not matching 0.0 (CUDA compares
     bit patterns)."""
@@ -63,7 +71,7 @@ def same_word(a, b):
     return a == b and (a != 0.0 or np.copysign(1.0, a) == np.copysign(1.0, b))
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def warp_vote(op, code, imm, regs, pc, g, lane):
     """One lane's vote, match or ballot over the lanes g (lane_group)."""
     if op == OP_MATCH_ANY or op == OP_MATCH_ALL:
@@ -85,7 +93,7 @@ def warp_vote(op, code, imm, regs, pc, g, lane):
     return np.float64(wrap_i32(np.int64(bits)))
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def exec_warp(pc, code, imm, regs, mask, scratch):
     """Warp family: shuffles read another lane's source register; votes, ballots and matches
     combine the lanes of each lane's group (the active lanes in its mask operand). Every result
@@ -125,7 +133,7 @@ def exec_warp(pc, code, imm, regs, mask, scratch):
     return ST_OK
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def exec_local(pc, code, imm, regs, mask, info):
     """Local-array family: element index (operand 0) of each active lane's array of aux1
     slots starting at slot aux0; LOCAL_LOAD reads it into dst, LOCAL_STORE writes operand 1
@@ -152,7 +160,7 @@ def exec_local(pc, code, imm, regs, mask, info):
     return ST_OK
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def popcount(m):
     """Set bits of a 32-bit lane mask."""
     m = m & 0xFFFFFFFF
@@ -162,14 +170,14 @@ def popcount(m):
     return (m * 0x01010101 & 0xFFFFFFFF) >> 24
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def vote_count(pc, code, imm, regs, mask):
     """A voting block barrier's contribution of this warp: its active lanes whose predicate
     (operand 0) holds. Returns (count, active lanes)."""
     return popcount(pred_bits(code, imm, regs, pc, 0, mask)), popcount(mask)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def write_vote(pc, code, regs, mask, count, lanes):
     """A voting block barrier releases: dst = count (COUNT), count == lanes (AND) or
     count > 0 (OR), in the warp's active lanes (all 32 for a uniform dst)."""

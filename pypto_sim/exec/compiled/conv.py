@@ -1,5 +1,6 @@
 """The TIMG2COL value kernel (isa/35_aicore.toml; appended to the generated executor module by
-pypto_sim.exec.lane after tile_template.py)."""
+pypto_sim.exec.lane after tile_template.py).
+"""
 from numba import njit
 
 

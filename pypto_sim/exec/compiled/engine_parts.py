@@ -11,6 +11,8 @@ Appended to the lane executor by pypto_sim.exec.lane, before timing_template.py.
 import numpy as np
 from numba import njit
 
+from .jit_options import NO_REFCOUNT
+
 # event kinds (one SimPy event each)
 EV_SLOT = 0        # a core slot's process starts: it takes the next block
 EV_BLOCK = 1       # a block's process starts: it starts its warps
@@ -158,12 +160,12 @@ HASH_MUL = np.uint64(11400714819323198485)
 
 
 # ---------------------------------------------------------------- the event heap
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _before(ht, hk, i, j):
     return ht[i] < ht[j] or (ht[i] == ht[j] and hk[i] < hk[j])
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _swap(ht, hk, hv, i, j):
     t = ht[i]
     ht[i] = ht[j]
@@ -179,14 +181,14 @@ def _swap(ht, hk, hv, i, j):
     hv[j, 1] = b
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def schedule(st, ht, hk, hv, time, prio, kind, arg):
     """SimPy's env.schedule: queue (time, priority, next insertion number)."""
     st[S_SEQ] += 1
     heap_push(st, ht, hk, hv, time, prio * PRIO_SHIFT + st[S_SEQ] - 1, kind, arg)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def heap_push(st, ht, hk, hv, time, key, kind, arg):
     """Queue an event whose key (priority and insertion number) was taken before."""
     n = st[S_HEAP_N]
@@ -205,7 +207,7 @@ def heap_push(st, ht, hk, hv, time, key, kind, arg):
             break
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _heap_pop(ht, hk, hv, st):
     n = st[S_HEAP_N] - 1
     st[S_HEAP_N] = n
@@ -231,7 +233,7 @@ def _heap_pop(ht, hk, hv, st):
 # core's issue port (value: warp-instructions issued that cycle), 1 + pipe = that pipe booked.
 # Entries for past cycles are never asked about again; table_rebuild drops them.
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _slot_of(keys, key):
     """Where key is, or the empty slot where it goes (Fibonacci hashing: bits from the 32nd
     up of key * 2^64 / phi, which spread the arithmetic runs of cycle keys and depend on the
@@ -244,13 +246,13 @@ def _slot_of(keys, key):
     return h
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _get(keys, vals, key):
     h = _slot_of(keys, key)
     return vals[h] if keys[h] == key else 0
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _add(keys, vals, st, key):
     h = _slot_of(keys, key)
     if keys[h] != key:
@@ -260,7 +262,7 @@ def _add(keys, vals, st, key):
     vals[h] += 1
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def table_rebuild(keys, vals, new_keys, new_vals, now, cores):
     """Copy the entries for cycles >= now into an empty table; return how many."""
     used = 0
@@ -274,7 +276,7 @@ def table_rebuild(keys, vals, new_keys, new_vals, now, cores):
     return used
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def book(keys, vals, st, cores, core, t, pipe, interval, width):
     """CoreState.book: the first cycle c >= t with room on the issue port and the pipe free
     for [c, c + interval); books both. Returns c * 16 + the cause that moved it (0: none)."""
@@ -313,7 +315,7 @@ def book(keys, vals, st, cores, core, t, pipe, interval, width):
 LINK_INTERVALS = 256
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def link_book(lk_s, lk_e, lk_n, j, t, d, now):
     """Book d cycles of link j from cycle t (>= now); returns when the transfer is done."""
     n = lk_n[j]
@@ -380,7 +382,7 @@ def link_book(lk_s, lk_e, lk_n, j, t, d, now):
     return done
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def transfer(lk_s, lk_e, lk_n, core, nbytes, start, read, bw_read, bw_write, bw_chip, now):
     """Cycles of bandwidth a transfer of nbytes starting at cycle start adds, on the core's
     link (j = 1 + 2 * core to read, 2 + 2 * core to write) and the chip's HBM (j = 0)."""
@@ -395,7 +397,7 @@ def transfer(lk_s, lk_e, lk_n, core, nbytes, start, read, bw_read, bw_write, bw_
 
 
 # ---------------------------------------------------------------- one warp's (or unit's) step
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def set_block_ctx(ctx, block_id, gx, gy, gz, bx, by, bz, w):
     """The executor's ctx for warp w of block block_id: block coordinates, block and grid
     dimensions, the warp."""
@@ -411,7 +413,7 @@ def set_block_ctx(ctx, block_id, gx, gy, gz, bx, by, bz, w):
     ctx[9] = w
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def operands_ready(pc, t, pc_srcs, pc_dst, ready, producer):
     """The scoreboard: the first cycle >= t at which pc's source registers (and its
     destination's earlier write) are ready: (cycle, cause, the pc waited for)."""
@@ -432,7 +434,7 @@ def operands_ready(pc, t, pc_srcs, pc_dst, ready, producer):
 
 
 # ---------------------------------------------------------------- records
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _record(rec, totals, st, record, block, w, core, pc, issue, complete, stall, cause,
             cause_pc, mask, moved, why):
     """One issued warp-instruction: a row of rec (FIELDS of timing/records.py) when the

@@ -1,10 +1,18 @@
 """The tile instructions' value kernels (appended to the generated executor module by
 pypto_sim.exec.lane after the lane template; the names they use - round_to, wrap_i32,
-alu_float, alu_int, DT_INT32, INT_SEM - are that module's)."""
+alu_float, alu_int, DT_INT32, INT_SEM - are that module's).
+"""
 import math
 
 import numpy as np
 from numba import njit
+
+from .isa_constants import (CVT_CEIL, CVT_FLOOR, CVT_RINT, CVT_ROUND, CVT_SAT_OFF, CVT_TRUNC, DT_BFLOAT16,
+                            DT_FLOAT16, DT_FLOAT32, DT_INT32, DT_UINT8, GM_KIND, GM_MBITS, INT_SEM, ITEMSIZE)
+from .scalars import round_f16, round_to, wrap_bits, wrap_i32
+from .alu import alu_float, alu_int, elementwise_float, expand_float, fold_float
+from .gm_bytes import gm_load, gm_store, ieee_decode, ieee_encode
+from .matmul import tile_matmul
 
 # ---------------------------------------------------------------- tile instructions
 # Tiles are row-major runs of words in the block's L1 area (``l1``); the timing model calls
@@ -115,56 +123,6 @@ def half_scatter(u16, stride, buf, rows, cols):
                 e64 = (words[r * cols + c] >> np.uint64(52)) & np.uint64(0x7FF)
                 if e64 <= 1008 or e64 == 0x7FF:
                     u16[r * stride + c] = np.uint16(ieee_encode(buf[r * cols + c], 16, 10) & np.uint64(0xFFFF))
-
-
-# exp_near's constants: 1 / ln 2, fdlibm's ln 2 split in two (LN2_HI has its low 32 bits
-# zero, so k * LN2_HI is exact for |k| < 2^20), 1.5 * 2^52 (adding it rounds to an integer
-# and leaves it in the low bits), and the margin exp_f32_near allows between exp_near and
-# libm's exp (each within 2^-50 of e^x; libm's exp is within 1 ulp, 2^-52)
-EXP_LOG2E = 1.4426950408889634
-EXP_LN2_HI = 6.93147180369123816490e-01
-EXP_LN2_LO = 1.90821492927058770002e-10
-EXP_SHIFTER = 6755399441055744.0
-EXP_MARGIN = 2.0**-40
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def exp_near(x):
-    """e^x within 2^-50 relative for |x| <= 700 (x is clamped there), without branches or
-    calls: x = k ln 2 + r with |r| <= ln 2 / 2 (Cody and Waite's reduction), e^r by its Taylor
-    polynomial to r^12 (truncation below 2^-52), times 2^k built in float64's exponent bits."""
-    x = min(max(x, -700.0), 700.0)
-    t = x * EXP_LOG2E + EXP_SHIFTER
-    k = t - EXP_SHIFTER
-    r = (x - k * EXP_LN2_HI) - k * EXP_LN2_LO
-    p = 1.0 / 479001600.0
-    p = p * r + 1.0 / 39916800.0
-    p = p * r + 1.0 / 3628800.0
-    p = p * r + 1.0 / 362880.0
-    p = p * r + 1.0 / 40320.0
-    p = p * r + 1.0 / 5040.0
-    p = p * r + 1.0 / 720.0
-    p = p * r + 1.0 / 120.0
-    p = p * r + 1.0 / 24.0
-    p = p * r + 1.0 / 6.0
-    p = p * r + 0.5
-    p = p * r + 1.0
-    p = p * r + 1.0
-    scale = np.int64((np.float64(t).view(np.int64) + 1023) << 52)
-    return p * scale.view(np.float64)
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def exp_f32_near(x):
-    """(float32(exp(x)) as float64, 0), libm's exp rounded to float32, when exp_near vouches
-    for it: every number within EXP_MARGIN of exp_near(x) rounds to that one float32, and
-    libm's exp(x) is among them (both within 2^-50 of e^x), so it rounds there too; else
-    (x, 1): the caller computes libm's exp itself (|x| > 700, NaN, or e^x within the margin
-    of a float32 rounding point, about one x in 2^15)."""
-    y = exp_near(x)
-    lo = np.float32(y - y * EXP_MARGIN)
-    unsure = (lo != np.float32(y + y * EXP_MARGIN)) | (not (abs(x) <= 700.0))
-    return np.float64(lo), np.int8(unsure)
 
 
 @njit(cache=True, error_model="numpy")

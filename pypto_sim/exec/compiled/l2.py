@@ -13,6 +13,8 @@ lane executor module by pypto_sim.exec.lane, so the compiled timing engines can 
 import numpy as np
 from numba import njit
 
+from .jit_options import NO_REFCOUNT
+
 # l2s[] scalars of one cache
 L2_CAPACITY = 0     # lines the cache holds
 L2_USED = 1         # lines in it
@@ -24,7 +26,7 @@ N_L2S = 6
 L2_ABSENT = -2
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _l2_unlink(link, l2s, x):
     a = link[x, 0]
     b = link[x, 1]
@@ -38,7 +40,7 @@ def _l2_unlink(link, l2s, x):
         l2s[L2_TAIL] = a
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _l2_append(link, l2s, x):
     tail = l2s[L2_TAIL]
     link[x, 0] = tail
@@ -50,7 +52,7 @@ def _l2_append(link, l2s, x):
     l2s[L2_TAIL] = x
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def l2_touch_line(l2s, link, x):
     """Touch line x: 1 for a hit (it becomes the most recent), 0 for a miss (allocated,
     evicting the least recently used line when the cache is full)."""
@@ -69,7 +71,7 @@ def l2_touch_line(l2s, link, x):
     return 0
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _l2_move_run(link, l2s, s, e):
     """Move the run s..e (consecutive in the list, s the least recent) to the most recent
     end, in its order: what touching its lines one by one in that order does (each hit moves
@@ -90,7 +92,7 @@ def _l2_move_run(link, l2s, s, e):
     l2s[L2_TAIL] = e
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def l2_touch_window(l2s, link, first, offset, rows, cols, stride, itemsize, line_bytes):
     """Touch the lines rows x cols elements from element offset (rows stride elements apart)
     of the tensor whose lines are numbered from first cover, each once, in ascending order.

@@ -18,6 +18,16 @@ Appended to the lane executor module after the tile kernels and the AI core's ev
 import numpy as np
 from numba import njit
 
+from .isa_constants import ITEMSIZE
+from .matmul import matmul_bounds, matmul_round, tile_matmul
+from .tiles import (gm_gather, gm_scatter, tile_cmp, tile_col_arg, tile_col_expand, tile_col_expand_op,
+                    tile_col_reduce, tile_col_reduce_pairs, tile_convert, tile_elementwise, tile_fillpad,
+                    tile_gather, tile_row_arg, tile_row_expand, tile_row_expand_op, tile_row_reduce,
+                    tile_scatter, tile_sel, tile_trans, tile_tri)
+from .sort import tile_sort
+from .conv import tile_img2col
+from .aicore_engine import LG_BLOCK, LG_COLS, LG_G, LG_OFF, LG_PC, LG_ROWS, LG_STRIDE
+
 # the replay's per-pc table (rp, int64); built by timing/aicore_replay.py
 RP_KIND = 0          # RK_*
 RP_OP = 1            # the opcode

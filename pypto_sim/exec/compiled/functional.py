@@ -11,6 +11,22 @@ Returns RUN_EXIT, RUN_BARRIER, RUN_FAULT (info as the lane executor sets it), RU
 import numpy as np
 from numba import njit
 
+from .isa_constants import (C_AUX, C_DTYPE, C_OP, C_SRC, F_ATOMIC, F_CONTROL, F_FMA_STORE, F_STORE, F_SYNC,
+                            FAMILY, ITEMSIZE, OP_BARRIER_BLOCK, OP_BARRIER_BLOCK_AND, OP_BARRIER_BLOCK_COUNT,
+                            OP_BARRIER_BLOCK_OR, OP_BREAK, OP_BRK_UNLESS, OP_CONTINUE, OP_ELSE, OP_ENDIF,
+                            OP_ENDLOOP, OP_IF, OP_LOOP, OP_LOOP_CONT, OP_RET, OP_STORE_L1, REDUCE_INIT,
+                            TILE_KIND, TK_BINARY, TK_COL_EXPAND, TK_COL_EXPAND_OP, TK_COL_REDUCE, TK_CONVERT,
+                            TK_EXPAND, TK_EXPAND_OP, TK_FILL, TK_LOAD, TK_MMA, TK_NONE, TK_REDUCE, TK_SCALAR,
+                            TK_STORE, TK_UNARY)
+from .jit_options import NO_REFCOUNT
+from .scalars import ST_OK
+from .gm_bytes import init_set
+from .lane_ops import pred_bits
+from .simt import vote_count, write_vote
+from .tiles import (tile_col_expand, tile_col_expand_op, tile_col_reduce, tile_convert, tile_elementwise,
+                    tile_load, tile_mma, tile_row_expand, tile_row_expand_op, tile_row_reduce, tile_store)
+from .lane import commit_gm, commit_store, execute
+
 RUN_EXIT = 0
 RUN_BARRIER = 1
 RUN_FAULT = 2
@@ -18,7 +34,7 @@ RUN_TILE_FAULT = 3
 RUN_BUDGET = 4
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _innermost_loop(stack, sp):
     for k in range(sp - 1, -1, -1):
         if stack[k, 0] == 1:
@@ -26,7 +42,7 @@ def _innermost_loop(stack, sp):
     return -1
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _push(stack, state, kind, saved, other, target, end):
     """Open an IF (kind 0: other = lanes waiting for ELSE) or a LOOP (kind 1) frame."""
     sp = state[3]
@@ -40,7 +56,7 @@ def _push(stack, state, kind, saved, other, target, end):
     state[3] = sp + 1
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _pop(stack, state, pc):
     """Close the top frame (ENDIF, or ENDLOOP with no lane left): restore its mask less the
     lanes that returned or left the enclosing loop; return the next pc."""
@@ -54,7 +70,7 @@ def _pop(stack, state, pc):
     return pc + 1 if m else _escape(stack, sp)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _escape(stack, sp):
     """Where a warp with no active lane goes: the next point that may reactivate some."""
     if sp == 0:
@@ -65,7 +81,7 @@ def _escape(stack, sp):
     return stack[k, 4]
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _leave(stack, sp, state, lanes, how, pc):
     mask = state[1]
     if how == 0 or how == 1:
@@ -81,7 +97,7 @@ def _leave(stack, sp, state, lanes, how, pc):
     return pc + 1 if mask else _escape(stack, sp)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def start_warp(state, lanes, w):
     """A warp's state before its first instruction: pc 0, its lanes active (a block's last
     warp may be partial), none exited, an empty mask stack, nothing executed."""
@@ -93,7 +109,7 @@ def start_warp(state, lanes, w):
     state[4] = 0
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def control_step(pc, op, code, imm, regs, state, stack):
     """Execute control instruction pc (opcode op) for a warp: update its active mask and mask
     stack (state, stack as above); return the next pc, -1 when the warp is done. Shared by

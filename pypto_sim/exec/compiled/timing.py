@@ -16,9 +16,34 @@ pypto_sim.timing.fast. All state lives in arrays the driver owns, so ``engine_ru
 import numpy as np
 from numba import njit
 
+from .isa_constants import (C_DTYPE, F_ALU, F_ATOMIC, F_CONTROL, F_FMA_STORE, F_ID, F_LOAD, F_LOCAL, F_STORE,
+                            F_SYNC, F_WARP, OP_BARRIER_BLOCK, OP_BARRIER_BLOCK_AND, OP_BARRIER_BLOCK_COUNT,
+                            OP_BARRIER_BLOCK_OR)
+from .jit_options import NO_REFCOUNT
+from .scalars import ST_OK
+from .gm_bytes import gm_store, init_get, init_set
+from .simt import vote_count, write_vote
+from .lane import execute, forward_store, race_check
+from .functional import control_step, start_warp
+from .engine_parts import (_heap_pop, _record, B_ARRIVED, B_BLOCK, B_ENDED, B_EPOCH, B_FAILED, B_RELEASED,
+                           B_VOTE_COUNT, B_VOTE_LANES, B_VOTE_RES_COUNT, B_VOTE_RES_LANES, book, CA_BARRIER,
+                           CA_BARRIER_BLOCK, CA_NONE, ENG_DONE, ENG_FAULT, ENG_GROW, ENG_LIMIT, ENG_YIELD,
+                           EV_BLOCK, EV_BLOCK_END, EV_COMMIT, EV_COND, EV_FAIL, EV_RELEASE, EV_SLOT, EV_WARP,
+                           EV_WARP_END, F_ALIVE, F_COUNT, F_CYCLE, F_KIND, F_LANE, F_MASK, F_PC, F_REPORT,
+                           F_SPACE, F_WAIT_PC, F_WAITING, F_WORD, F_WRITE, FK_OOB, FK_RACE, FK_SYNC_BARRIER,
+                           FK_SYNC_EXIT, FK_UNINIT, GROW_COMMITS, GROW_HEAP, GROW_RECORDS, GROW_TABLE,
+                           K_BOOK_ROOM, K_BX, K_BY, K_BZ, K_CORES, K_GX, K_GY, K_GZ, K_HBM_SHIFT, K_INIT,
+                           K_LANES, K_MAX_CYCLES, K_N_BLOCKS, K_RACE, K_RECORD, K_SECTOR, K_STORE_LAT,
+                           K_SYNC, K_WIDTH, K_WPB, L_DTYPE, L_NEXT, L_OWNER, L_PREV, L_TGT, MEM_HBM, N_WV,
+                           NORMAL, operands_ready, PH_BARRIER, PH_DECIDE, PH_DONE, PH_ISSUE, PH_RETIRE,
+                           S_BLOCKS_DONE, S_COMMIT_FREE, S_END_TIME, S_EVENTS, S_FAULT_G, S_GROW, S_HEAP_N,
+                           S_LIMIT_KEY, S_NEXT_BLOCK, S_NOW, S_REC_N, S_TABLE_USED, S_UNFINISHED,
+                           S_WARP_INSTRS, schedule, set_block_ctx, transfer, URGENT, W_ALIVE, W_ARRIVED,
+                           W_CAUSE, W_CAUSE_PC, W_NEXT, W_PEND_HEAD, W_PEND_TAIL, W_PHASE, W_STALL,
+                           W_STORE_DONE)
 
 # ---------------------------------------------------------------- one warp
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _end(g, now, st, ht, hk, hv, wv):
     """The warp's process ends (its all_of counts it when the event is processed)."""
     wv[g, W_PHASE] = PH_DONE
@@ -29,7 +54,7 @@ def _end(g, now, st, ht, hk, hv, wv):
 
 
 # ---------------------------------------------------------------- the launch
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _init_block(p, now, cfg, st, ht, hk, hv, seed_regs, regs, ready, producer, wst, wv, bv, bs_l1,
                 l1_shadow):
     """A block's process starts on core slot p: fresh L1 and warps, each a process."""
@@ -67,7 +92,7 @@ def _init_block(p, now, cfg, st, ht, hk, hv, seed_regs, regs, ready, producer, w
         schedule(st, ht, hk, hv, now, URGENT, EV_WARP, g)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _fault(g, now, st, ht, hk, hv, wv, wfault, kind, pc):
     """Warp g failed (wfault[g] says why): its process fails with an event at now, as in
     SimPy, and the failure travels to the launch (EV_FAIL)."""
@@ -78,7 +103,7 @@ def _fault(g, now, st, ht, hk, hv, wv, wfault, kind, pc):
     schedule(st, ht, hk, hv, now, NORMAL, EV_FAIL, g * 4)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _lane_checks(cfg, g, w, block_id, epoch, pc, now, mask, n, idx, is_write, space, hbm_init,
                  shadow, wfault):
     """initcheck and racecheck of a lane access (KernelChecks.lane_access): addresses idx[:n]
@@ -105,7 +130,7 @@ def _lane_checks(cfg, g, w, block_id, epoch, pc, now, mask, n, idx, is_write, sp
     return 0
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _exit_check(cfg, g, p, bv, bs_waitq, wst, wpb, wfault):
     """synccheck at a warp's end (KernelChecks.warp_exit): may it end while others of its
     block wait at a barrier? Returns FK_SYNC_EXIT, or 0."""
@@ -121,7 +146,7 @@ def _exit_check(cfg, g, p, bv, bs_waitq, wst, wpb, wfault):
     return FK_SYNC_EXIT
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, code, imm, pc_fam, pc_op,
                pc_pipe, pc_lat, pc_ii, pc_srcs, pc_dst, pc_mem, seed_regs, regs, ready,
                producer, wst, stacks, wv, bv, bs_waitq, bs_rel, bs_l1, hbm, hbm_init, tbase,

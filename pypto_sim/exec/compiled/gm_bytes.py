@@ -2,14 +2,18 @@
 GM_KIND and GM_MBITS (generated from dtypes.DType.encoding by pypto_sim.exec.lane) say how.
 Appended to the lane executor after lane_template.py; gm_load / gm_store serve the lane
 loads, stores and atomics and the tile kernels' GM reads and writes, init_set / init_get
-initcheck's bitmap. exec/gm.py is the numpy twin (and says how GM is addressed)."""
+initcheck's bitmap. exec/gm.py is the numpy twin (and says how GM is addressed).
+"""
 import math
 
 import numpy as np
 from numba import njit
 
+from .isa_constants import DT_FLOAT32, GM_KIND, GM_MBITS, ITEMSIZE
+from .jit_options import NO_REFCOUNT
+from .scalars import bits_f64, f64_bits
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def ieee_decode(u, bits, mb):
     """The float64 value of u, the bits of an IEEE binary float of `bits` bits with mb mantissa
     bits (at most float64's widths): a normal number's bits are moved into float64's places."""
@@ -29,7 +33,7 @@ def ieee_decode(u, bits, mb):
     return -v if sign else v
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def ieee_encode(x, bits, mb):
     """The bits of x, a value of the IEEE binary format of `bits` bits with mb mantissa bits
     (NaN: the quiet NaN with x's sign, as numpy's astype gives it)."""
@@ -48,7 +52,7 @@ def ieee_encode(x, bits, mb):
     return sign | np.uint64(np.int64(math.ldexp(abs(x), mb + bias - 1)))     # zero, subnormal
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def gm_read_bits(data, byte, size):
     """The size (1, 2, 4 or 8) bytes from data[byte] as an unsigned int (little-endian). Byte
     by byte with the size spelled out: a loop over size, or array views, were 5-20x slower."""
@@ -65,7 +69,7 @@ def gm_read_bits(data, byte, size):
         | (np.uint64(data[byte + 6]) << np.uint64(48)) | (np.uint64(data[byte + 7]) << np.uint64(56))
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def gm_write_bits(data, byte, size, u):
     """Write the low size (1, 2, 4 or 8) bytes of u at data[byte] (little-endian)."""
     data[byte] = np.uint8(u & np.uint64(0xFF))
@@ -79,7 +83,7 @@ def gm_write_bits(data, byte, size, u):
             data[byte + k] = np.uint8((u >> np.uint64(8 * k)) & np.uint64(0xFF))
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def gm_load(data, byte, dt):
     """The register word of the dtype-dt element whose bytes start at data[byte]: its value as
     a float64 (exact for every dtype), or an int64's own bits (dtypes.word_of). float32 first
@@ -92,7 +96,7 @@ def gm_load(data, byte, dt):
     return gm_load_float(data, byte, dt)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def gm_load_int(data, byte, dt):
     """gm_load of a two's complement (GM_KIND 1) or unsigned (2) int dtype."""
     size = ITEMSIZE[dt]
@@ -107,7 +111,7 @@ def gm_load_int(data, byte, dt):
     return np.float64(v)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def gm_load_float(data, byte, dt):
     """gm_load of an IEEE float dtype (GM_KIND 0, GM_MBITS mantissa bits)."""
     size = ITEMSIZE[dt]
@@ -117,7 +121,7 @@ def gm_load_float(data, byte, dt):
     return ieee_decode(u, size * 8, GM_MBITS[dt])
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def gm_bits(dt, x):
     """The bits (uint64, little end first) that hold x, a register word of dtype dt, in GM."""
     size = ITEMSIZE[dt]
@@ -133,20 +137,20 @@ def gm_bits(dt, x):
     return np.int64(x).view(np.uint64)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def gm_store(data, byte, dt, x):
     """Write x, a register word of dtype dt (round_to's result), as the element whose bytes start at
     data[byte]."""
     gm_write_bits(data, byte, ITEMSIZE[dt], gm_bits(dt, x))
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def init_set(init, byte):
     """initcheck: mark the element starting at HBM byte `byte` written (exec/gm.py)."""
     init[byte >> 3] |= np.uint8(1 << (byte & 7))
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def init_get(init, byte):
     """initcheck: 1 if the element starting at HBM byte `byte` was written, else 0."""
     return (init[byte >> 3] >> (byte & 7)) & 1

@@ -5,9 +5,15 @@ fixpipe drain, the cube's repeats, the vector formula or head/repeats/tail), a p
 room and a pipe's drain at a sync; the flags, barriers and cross-core signals are in
 aicore_sync_template.py. Both drivers call them - the compiled loop (aicore_engine_template.py)
 and the SimPy model (timing/aicore.py) - so each rule is written once. Appended after the
-engine's parts and the L2's lines, which they call."""
+engine's parts and the L2's lines, which they call.
+"""
 import numpy as np
 from numba import njit
+
+from .isa_constants import C_SRC
+from .jit_options import NO_REFCOUNT
+from .engine_parts import _add, _get, CA_ISSUE, CA_NONE, CA_PIPE, link_book
+from .l2 import l2_touch_window
 
 # tile and sync instruction kinds (tp[pc, TP_KIND])
 AK_NONE = 0
@@ -116,7 +122,7 @@ CA_CROSS_CORE = 12
 CA_TILE_RAW = 8
 CA_TILE_WAR = 9
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def book_port(keys, vals, st, ports, port, t, width):
     """CoreState.book for a tile instruction: the first cycle c >= t with room on the unit's
     issue port (no pipe booked); returns c * 16 + the cause that moved it."""
@@ -129,7 +135,7 @@ def book_port(keys, vals, st, ports, port, t, width):
     return c * 16 + why
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def unit_drained(pf, pd, tl, fl, g, pipe):
     """Unit.drained: when everything queued on pipe (every pipe for -1) is done, its pending
     vector tail paid (the tail keeps the pipe busy); the pipe counts as emptied."""
@@ -149,7 +155,7 @@ def unit_drained(pf, pd, tl, fl, g, pipe):
     return t
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def queue_slot(qb, qh, qn, g, pipe, t, depth):
     """Unit.queue_slot: the first cycle >= t with room in pipe's queue for one more op."""
     cap = qb.shape[2]
@@ -165,12 +171,12 @@ def queue_slot(qb, qh, qn, g, pipe, t, depth):
     return t
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _ceil(x):
     return np.int64(np.ceil(x - 1e-9))
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _odd_part(n):
     n = max(n, 1)
     while n % 2 == 0:
@@ -178,7 +184,7 @@ def _odd_part(n):
     return n
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, has_l2, nbytes, start, hit_fraction, now):
     """AICoreMemory.book: cycles the L2's chip link and (the bytes of missed lines) HBM's need
     for a transfer from start. Loads and stores alike: the L2 is write-back, so a store that
@@ -198,7 +204,7 @@ def _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, has_l2, nbytes, start,
     return _ceil(done - s)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _hazard(p, e, reads, nr, writes, nw, ov, hz_n, hz_ord, hz_wd, hz_rd, hz_wpc, hz_rpc, out):
     """TileEngine.ready_time: out = (earliest start, cause, the pc waited for)."""
     t = np.int64(0)
@@ -231,7 +237,7 @@ def _hazard(p, e, reads, nr, writes, nw, ov, hz_n, hz_ord, hz_wd, hz_rd, hz_wpc,
     out[2] = pc
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _hazard_record(p, e, reads, nr, writes, nw, complete, pc, hz_n, hz_ord, hz_has, hz_wd,
                    hz_rd, hz_wpc, hz_rpc):
     """TileEngine.record: the ranges read and written are busy until complete."""
@@ -254,13 +260,13 @@ def _hazard_record(p, e, reads, nr, writes, nw, complete, pc, hz_n, hz_ord, hz_h
             hz_wpc[p, e, r] = pc
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _operand(code, imm, regs, pc, j):
     r = code[pc, C_SRC + j]
     return imm[pc, j] if r < 0 else regs[r, 0]
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _iv(code, imm, regs, pc, j):
     """Operand j as TileOp's iv: the integer part, 0 for inf or NaN."""
     x = _operand(code, imm, regs, pc, j)
@@ -269,7 +275,7 @@ def _iv(code, imm, regs, pc, j):
     return np.int64(x)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _formula(fm_i, fm_f, start, count, rows, cols):
     """Machine.formula_cycles from the op's rows of the formula table (levels in lookup
     order: this dtype and cols, this dtype any cols, any dtype and cols, any): -1 for none."""
@@ -280,12 +286,12 @@ def _formula(fm_i, fm_f, start, count, rows, cols):
     return np.int64(-1)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _extent_ok(rows, cols, t_rows, t_cols):
     return 1 <= rows <= t_rows and 1 <= cols <= t_cols
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def tile_shape(tp, code, imm, regs, pc, tcount, shape):
     """TileOp's decode and bounds checks of tile instruction pc: shape = (rows, cols, nbytes,
     m, n, k, GM offset, stride). Returns False when TileOp would raise (the SimPy model then
@@ -350,7 +356,7 @@ def tile_shape(tp, code, imm, regs, pc, tcount, shape):
     return True
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, acfg, af, pc_pipe,
                   pc_lat, pf, pd, fh, tl, fl, qb, qh, qn, ov, hz_n, hz_ord, hz_has, hz_wd, hz_rd,
                   hz_wpc, hz_rpc, ak_s, ak_e, ak_n, l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, l2s,
@@ -485,7 +491,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
     out[5], out[6], out[7] = missed, shared_wait, hbm_read
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def reset_units(p, pf, pd, fh, tl, fl, qn, fn, cn, hz_n, hz_has):
     """A block starts on core slot p: its three units' pipes, queues and flags are fresh, and
     so are its cross-core signals and (auto sync) hazard ranges."""

@@ -2,12 +2,15 @@
 wait_flag between a unit's pipes, pipe_barrier, and the cross-core signals between an AI core's
 units (cross_set_step, cross_ready, cross_take). Both drivers call them - the compiled loop
 (aicore_engine_template.py) and the SimPy model (timing/aicore.py) - so each rule is written
-once. Appended after aicore_steps_template.py, whose unit_drained they call."""
+once. Appended after aicore_steps_template.py, whose unit_drained they call.
+"""
 import numpy as np
 from numba import njit
 
+from .jit_options import NO_REFCOUNT
+from .aicore_steps import unit_drained
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def cross_ready(cn, p, w, event):
     """cross_core_ready: unit w's cross_core_wait_flag(event) has a signal from each source."""
     if w == 0:
@@ -15,7 +18,7 @@ def cross_ready(cn, p, w, event):
     return cn[p, w, event, 0] > 0
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def cross_take(cb, chd, cn, p, w, event):
     """cross_core_take: consume the signals; when the last of them fired."""
     cap = cb.shape[4]
@@ -30,7 +33,7 @@ def cross_take(cb, chd, cn, p, w, event):
     return fire
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def set_flag_step(pf, pd, tl, fl, fh, fb, fhd, fn, g, src, dst, ev, now):
     """SET_FLAG(src, dst, ev) of unit g at issue: the flag fires when src has finished what
     was queued before it (its pending tail paid) and no earlier than a wait on src allows.
@@ -49,7 +52,7 @@ def set_flag_step(pf, pd, tl, fl, fh, fb, fhd, fn, g, src, dst, ev, now):
     return True
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def wait_flag_step(fh, fb, fhd, fn, g, src, dst, ev):
     """WAIT_FLAG(src, dst, ev) of unit g at issue: takes the oldest set_flag and holds dst's
     later operations until it fires. False, changing nothing, when no set_flag is pending."""
@@ -64,7 +67,7 @@ def wait_flag_step(fh, fb, fhd, fn, g, src, dst, ev):
     return True
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def barrier_step(pf, pd, tl, fl, fh, g, pipe, now):
     """PIPE_BARRIER(pipe) of unit g before issue: later operations on pipe (every pipe for -1)
     start after the earlier ones on it (on every pipe) completed. Returns when the scalar
@@ -83,7 +86,7 @@ def barrier_step(pf, pd, tl, fl, fh, g, pipe, now):
     return now
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def cross_set_step(pf, pd, tl, fl, cb, chd, cn, g, p, w, ev, pipe, now):
     """CROSS_CORE_SET_FLAG(ev, pipe) of unit w (global unit g) of the block on slot p: fires
     when the unit's queued operations on pipe (every pipe for -1) are done; from the AIC to

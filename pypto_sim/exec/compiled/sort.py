@@ -1,5 +1,6 @@
 """The tile_sort family's value kernel (TSORT32, TMRGSORT, TMRGSORT_LISTS, TGATHER; appended
-to the generated executor module by pypto_sim.exec.lane after tile_template.py)."""
+to the generated executor module by pypto_sim.exec.lane after tile_template.py).
+"""
 import numpy as np
 from numba import njit
 

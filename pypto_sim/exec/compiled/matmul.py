@@ -2,12 +2,16 @@
 after the tile kernels; DT_INT32 and wrap_i32 are that module's): tile_matmul, and
 matmul_bounds and matmul_round (matmul_finish: both), which round any float64 sums of a matmul
 (the kernel's own, or numpy's BLAS product: exec/aicore_tiles.py, timing/aicore_replay.py) as
-the exact sums would round."""
+the exact sums would round.
+"""
 import math
 
 import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
+
+from .isa_constants import DT_INT32
+from .scalars import wrap_i32
 
 UNKNOWN_BIT = 3000          # matmul_round: a column's lowest bit not found yet (_lowest_bit <= 2000)
 

@@ -1,0 +1,68 @@
+"""The executor's codes for ISA records and dtypes, derived from the table (isa/*.toml) and
+dtypes.py: which runner a tile instruction takes, how a dtype's bytes hold a value in GM, which
+dtypes compute by integer semantics, a family's number. Plain Python: exec/compiled/isa_constants.py
+turns them into the compiled modules' constants."""
+from __future__ import annotations
+
+from .. import dtypes
+from ..isa import FAMILIES
+
+TILE_KINDS = ("none", "load", "store", "mma", "binary", "unary", "scalar", "reduce", "expand", "expand_op",
+              "col_reduce", "col_expand_op", "fill", "col_expand", "convert")
+
+
+def tile_kind(spec) -> str:
+    """How the functional runner calls a tile instruction, from its ISA record."""
+    if spec.family == "tile_load":
+        return "load"
+    if spec.family == "tile_store":
+        return "store"
+    if spec.family == "tile_mma":
+        return "mma"
+    if spec.family == "tile_reduce":
+        return "reduce"
+    if spec.family == "tile_expand":
+        return "expand"
+    if spec.family == "tile_expand_op":
+        return "expand_op"
+    if spec.family == "tile_col_reduce":
+        return "col_reduce"
+    if spec.family == "tile_col_expand":
+        return "col_expand"
+    if spec.family == "tile_col_expand_op":
+        return "col_expand_op"
+    if spec.family == "tile_alu":
+        if any(o.name == "mode" for o in spec.value_operands):
+            return "convert"       # TCVT (AI-core kernels have their own functional runner)
+        n_tiles = sum(1 for o in spec.value_operands if o.kind == "tile")
+        if n_tiles == 3:
+            return "binary"
+        if n_tiles == 1:
+            return "fill"
+        return "scalar" if any(o.name == "scalar" for o in spec.value_operands) else "unary"
+    return "none"
+
+
+def gm_kind(dtype) -> int:
+    """The executor's code for how dtype's bytes hold a value in GM: 0 an IEEE float, 1 a
+    two's complement int, 2 an unsigned int (lane_template.gm_load), 3 a minifloat's codes
+    (no kernel reads or writes them on A2/A3: the frontend refuses them; exec/gm.py decodes
+    them for the host)."""
+    return ("float", "int", "uint", "mini").index(dtype.encoding.split(":")[0])
+
+
+def gm_mantissa(dtype) -> int:
+    """Mantissa bits of a float dtype's GM encoding (0 for ints)."""
+    kind, _, bits = dtype.encoding.partition(":")
+    return int(bits) if kind == "float" else 0
+
+
+def is_integer(dtype) -> bool:
+    """Whether tile instructions compute dtype by integer semantics (the ISA table's ``int``
+    expressions): every integer dtype but bool."""
+    return not dtype.is_float and dtype != dtypes.bool_
+
+
+def family_code(name: str) -> int:
+    """Executor family number of a family name (F_ALU = 0, ...)."""
+    return FAMILIES.index(name)
