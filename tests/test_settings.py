@@ -48,7 +48,7 @@ def test_a_launch_reads_the_environment_when_it_is_called(monkeypatch):
 
 
 def test_only_the_settings_module_reads_the_environment():
-    """No module below the API boundary reads os.environ or os.getenv, except exec/lane.py's
+    """No module below the API boundary reads os.environ or os.getenv, except exec/jit_cache.py's
     cache folder (docs/settings.md says why); the sweep's progress line follows the progress
     setting like every other (it no longer reads CI)."""
     readers = set()
@@ -57,4 +57,4 @@ def test_only_the_settings_module_reads_the_environment():
             if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv") \
                     and isinstance(node.value, ast.Name) and node.value.id == "os":
                 readers.add(path.relative_to(ROOT / "pypto_sim").as_posix())
-    assert readers == {"settings.py", "exec/lane.py"}
+    assert readers == {"settings.py", "exec/jit_cache.py"}

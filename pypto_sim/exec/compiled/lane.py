@@ -138,6 +138,8 @@ def commit_gm(hbm, pend_idx, pend_val, n, dt):
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def exec_fma_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx, pend_val,
                    info):
+    """The fused family (FMA_STORE): each active lane computes its ALU result into dst, then the
+    store of it is gathered as gather_store does."""
     op = code[pc, C_OP]
     d = code[pc, C_DST]
     dt = code[pc, C_DTYPE]

@@ -12,6 +12,7 @@ from .alu import alu_lanes
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def operand(code, imm, regs, pc, j, lane):
+    """Lane lane's value of instruction pc's operand j: its register's word, or the immediate."""
     r = code[pc, C_SRC + j]
     if r < 0:
         return imm[pc, j]
@@ -20,6 +21,7 @@ def operand(code, imm, regs, pc, j, lane):
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def lane_active(mask, lane):
+    """1 if lane is in mask, else 0."""
     return (mask >> lane) & 1
 
 
@@ -43,6 +45,8 @@ def exec_alu(pc, code, imm, regs, mask):
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def exec_id(pc, code, regs, mask, ctx):
+    """The id family (global and local ids, block id and size, grid size, lane and warp id):
+    each active lane's value from the block context ctx."""
     op = code[pc, C_OP]
     d = code[pc, C_DST]
     dim = code[pc, C_AUX]
@@ -81,6 +85,7 @@ def exec_id(pc, code, regs, mask, ctx):
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def fault(info, lane, off, count):
+    """Record an out-of-bounds access (lane, element offset, tensor count) in info; ST_OOB."""
     info[0] = lane
     info[1] = off
     info[2] = count
