@@ -13,11 +13,11 @@ left to numba's own locators.
 """
 from __future__ import annotations
 
-import ast
 import hashlib
 import importlib
 import importlib.util
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -31,6 +31,7 @@ COMPILED_DIR = Path(__file__).with_name("compiled")
 GENERATED_PREFIX = "pypto_sim_generated_"      # generated modules' names (and their files' stems)
 _LOCK = threading.RLock()
 _DIGESTS: dict = {}                             # path -> closure digest, this process's memo
+_WRITABLE: dict = {}                            # cache_dir() -> the directory writable_dir() found
 
 
 def cache_dir() -> Path:
@@ -50,9 +51,19 @@ def _unique_suffix() -> str:
 
 def writable_dir() -> Path:
     """cache_dir(), or a per-user directory under the system's temporary directory when that is
-    not writable; an OSError naming both (and PYPTO_SIM_CACHE_DIR) when neither is."""
+    not writable; an OSError naming both (and PYPTO_SIM_CACHE_DIR) when neither is. Probed once
+    per process and cache_dir()."""
+    wanted = cache_dir()
+    with _LOCK:
+        found = _WRITABLE.get(wanted)
+        if found is None:
+            found = _WRITABLE[wanted] = _probe_writable(wanted)
+        return found
+
+
+def _probe_writable(wanted: Path) -> Path:
     tried = []
-    for candidate in (cache_dir(), Path(tempfile.gettempdir()) / f"pypto_sim-{os.getuid()}"):
+    for candidate in (wanted, Path(tempfile.gettempdir()) / f"pypto_sim-{os.getuid()}"):
         try:
             candidate.mkdir(parents=True, exist_ok=True)
             probe = candidate / f".probe.{_unique_suffix()}"     # threads must not share it
@@ -69,17 +80,15 @@ def _is_ours(path: Path) -> bool:
     return path.parent == COMPILED_DIR or path.stem.startswith(GENERATED_PREFIX)
 
 
+# a compiled module's import of a sibling, relative or by absolute name (the generated module's);
+# compiled modules import at the top level, one statement per sibling (tests/test_jit_cache.py)
+_SIBLING_IMPORT = re.compile(r"^from (?:\.|pypto_sim\.exec\.compiled\.)(\w+) import", re.M)
+
+
 def _imported_files(path: Path, source: str) -> list:
     """The compiled modules path's source imports (relative or by absolute name), and the
     generated module a loaded loader names in GENERATED_FILE."""
-    found = set()
-    for node in ast.walk(ast.parse(source)):
-        if not isinstance(node, ast.ImportFrom):
-            continue
-        if node.level == 1 and node.module and path.parent == COMPILED_DIR:
-            found.add(COMPILED_DIR / f"{node.module}.py")
-        elif node.level == 0 and (node.module or "").startswith("pypto_sim.exec.compiled."):
-            found.add(COMPILED_DIR / f"{node.module.rsplit('.', 1)[1]}.py")
+    found = {COMPILED_DIR / f"{name}.py" for name in _SIBLING_IMPORT.findall(source)}
     module = sys.modules.get(f"pypto_sim.exec.compiled.{path.stem}") if path.parent == COMPILED_DIR else None
     generated = getattr(module, "GENERATED_FILE", None)
     if generated is not None:
