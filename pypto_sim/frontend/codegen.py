@@ -17,18 +17,17 @@ from ..errors import CompileError
 from ..ir import ArgSpec, Instr, Program, Reg
 from ..ir.program import int_sem_of
 from ..isa import load_isa
+from . import (aicore_builtins, conv_builtins, layout_builtins, mask_builtins, memory_builtins,
+               sort_builtins, tile_builtins, value_builtins, warp_builtins)
 from .aicore_builtins import AICoreBuiltins
 from .aicore_scalar import LANE_INSTRUCTIONS
+from .builtins import BUILTINS
 from .control import ControlFlowLowering
 from .expressions import ExprLowering
 from .helpers import HelperInlining
-from .layout_builtins import LayoutBuiltins
-from .sort_builtins import SortBuiltins
-from .conv_builtins import ConvBuiltins
-from .mask_builtins import MaskBuiltins
 from .memory_builtins import MemoryBuiltins
-from .warp_builtins import WarpBuiltins
 from .pipeline import PipelineLowering
+from .registry import LOWERINGS
 from .tile_builtins import TileBuiltins
 from .tile_group import TileGroupLowering
 from .uniformity import VARYING_BUILTINS, Uniformity, assignment_sites
@@ -50,8 +49,15 @@ UNSUPPORTED_STMTS = {"Try": "a try statement", "TryStar": "a try statement",
 CAPTURED_TYPES = (bool, int, float, complex, str, tuple, np.generic)
 
 
-class KernelCompiler(TileGroupLowering, ConvBuiltins, SortBuiltins, LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins, ExprLowering, MemoryBuiltins, WarpBuiltins, HelperInlining, PipelineLowering,
-                     ControlFlowLowering):
+# the modules whose @LOWERINGS decorators register the builtins' lowerings (registry.py); the
+# registry is checked against the ISA table and frozen once they are all imported
+LOWERING_MODULES = (aicore_builtins, conv_builtins, layout_builtins, mask_builtins, memory_builtins,
+                    sort_builtins, tile_builtins, value_builtins, warp_builtins)
+LOWERINGS.freeze(BUILTINS)
+
+
+class KernelCompiler(TileGroupLowering, AICoreBuiltins, TileBuiltins, ExprLowering, MemoryBuiltins,
+                     HelperInlining, PipelineLowering, ControlFlowLowering):
     """Compiles one kernel for one argument signature into a Program."""
 
     def __init__(self, kernel, arg_specs):
