@@ -12,8 +12,10 @@ timing/aicore_limits.py, since a program may run on several machines); every vio
 CompileError (L1CapacityError for a full space) naming the tile, its space, the limit and the
 line.
 
-A mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`, placed before the article's
-tile builtins so that typed tiles take these paths and alloc_local tiles keep theirs.
+The builtins' lowerings are functions of the compiler ``comp`` registered in registry.py's
+LOWERINGS; the operand checks they share (typed_tile, _extent, ...) and ``lower_tile_op`` for
+typed tiles are a mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`, placed before
+the article's TileBuiltins so that typed tiles take these paths and alloc_local tiles keep theirs.
 """
 from __future__ import annotations
 
@@ -25,10 +27,10 @@ from ..isa.tile_roles import data_operand, roles_of
 from .aicore_scalar import AICoreScalarRules
 from .aicore_units import CUBE_SPACES, AICoreUnits
 from .builtin_checks import aicore_only
-from .operand_forms import OperandForms, flag_given
-from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo
 from .layout_builtins import check_tile_shape, check_window, lower_arg_reduce
+from .operand_forms import OperandForms, flag_given
 from .registry import LOWERINGS
+from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo
 from .warp_builtins import WARP_INTRINSICS, warp_intrinsic
 from ..ir.program import LocalBuffer
 
@@ -341,7 +343,6 @@ class AICoreBuiltins(AICoreUnits, OperandForms, AICoreScalarRules):
         if src == dst:
             self.error(node, "set_flag/wait_flag order two different pipes; one pipe is in order already")
         self.emit(op, None, (), None, node, aux=(src, dst, int(event.value)))
-
 
     def _cross_core(self, op, node, args):
         if self.section not in ("cube", "vector"):

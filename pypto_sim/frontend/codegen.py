@@ -1,8 +1,10 @@
 """The kernel compiler: a kernel's Python AST -> PTO IR (a Program).
 
 Names, binding and plain statements live here; control flow (if, loops, break, continue,
-return) in ``control.py``; expressions in ``expressions.py``; memory and sync builtins in
-``memory_builtins.py``.
+return) in ``control.py``; expressions in ``expressions.py``. The builtins' lowerings are
+registered in ``registry.py``'s LOWERINGS by the modules of LOWERING_MODULES (memory, tile,
+AI-core, warp, layout, mask, sort, conv and value builtins), which are imported here, before
+the registry is checked against the ISA table and frozen.
 """
 from __future__ import annotations
 

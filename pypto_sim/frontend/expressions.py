@@ -1,4 +1,5 @@
-"""Lowering of kernel expressions (operators, pointers, builtin calls) to PTO instructions.
+"""Lowering of kernel expressions (operators, pointers, calls) to PTO instructions; a call of
+a builtin goes to its lowering in the builtin registry (registry.py).
 
 A mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`; it relies on the compiler's
 ``emit``, ``new_reg``, ``error``, ``lookup`` and ``inline_helper``.

@@ -1,6 +1,8 @@
 """Lowering of the memory and synchronisation builtins: load, store, fma, alloc_local, barriers.
 
-A mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`.
+The builtins' lowerings are functions of the compiler ``comp`` registered in registry.py's
+LOWERINGS; the helpers they and the compiler share (require_ptr, store_to, local arrays) are a
+mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`.
 """
 from __future__ import annotations
 

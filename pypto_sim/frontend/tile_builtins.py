@@ -1,9 +1,11 @@
 """Lowering of the tile builtins: async_load, tile store, mma, wait_all, event flags and the
 elementwise / reduction tile operations. Tiles are alloc_local buffers (pointers into L1).
 
-A mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`. Every tile instruction carries
-aux = (tensor slot, pipeline stage tag, mask of the stages it comes after) for the timing
-model (docs/tiles.md).
+The builtins' lowerings are functions of the compiler ``comp`` registered in registry.py's
+LOWERINGS; the operand helpers they share (tile_base, uniform_int, tile_shape, ...) and
+``lower_tile_op`` are a mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`. Every
+tile instruction carries aux = (tensor slot, pipeline stage tag, mask of the stages it comes
+after) for the timing model (docs/tiles.md).
 """
 from __future__ import annotations
 
