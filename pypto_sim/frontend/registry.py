@@ -149,8 +149,9 @@ class Registry:
             if name not in self._named and b.specs[0].family not in self._families:
                 out.append(f"pto.{name} (ISA family '{b.specs[0].family}', instruction "
                            f"{b.specs[0].name}) has no lowering; register one with "
-                           f"@LOWERINGS.lowering('{name}') in the frontend module of its topic, "
-                           f"or add '{b.specs[0].family}' to a @LOWERINGS.family_lowering")
+                           f"@LOWERINGS.lowering('{name}') in the frontend module of its topic "
+                           f"(a new module goes in codegen.LOWERING_MODULES), or add "
+                           f"'{b.specs[0].family}' to a @LOWERINGS.family_lowering")
         return out
 
     def freeze(self, builtins: dict) -> None:
