@@ -65,10 +65,10 @@ def lower_timg2col(comp, node, args):
     rows, cols = comp._extent(d)
     pos = _packed(comp, [(args["pos_m"], 0, 16, "pos_m"), (args["pos_k"], 16, 15, "pos_k")], node, "pos")
     fmatrix = _packed(comp, [(args["fmap_w"], 0, 16, "fmap_w"), (args["fmap_h"], 16, 15, "fmap_h")], node,
-                           "SETFMATRIX's fmap size")
+                      "SETFMATRIX's fmap size")
     pads = _packed(comp, [(args["pad_left"], 0, 8, "pad_left"), (args["pad_right"], 8, 8, "pad_right"),
-                         (args["pad_top"], 16, 8, "pad_top"), (args["pad_bottom"], 24, 7, "pad_bottom")],
-                        node, "SETFMATRIX's pad list")
+                          (args["pad_top"], 16, 8, "pad_top"), (args["pad_bottom"], 24, 7, "pad_bottom")],
+                   node, "SETFMATRIX's pad list")
     parts, shift = [], 0
     for name, bits in CONV_FIELDS:
         parts.append((consts[name], shift, bits, name))

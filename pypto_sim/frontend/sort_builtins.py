@@ -75,7 +75,7 @@ def lower_tsort32(comp, node, args):
         comp.error(node, f"{call}: '{src.name}' rows must be whole ({cols} of {src.tile.cols} valid)")
     ipitch = 0 if irows == 1 else idx.tile.cols
     _sort_emit(comp, "TSORT32", node, t, ipitch, rows, cols, dtypes.float32,
-                    f"{dst.name} <- sort32({src.name}, {idx.name})")
+               f"{dst.name} <- sort32({src.name}, {idx.name})")
 
 
 @LOWERINGS.lowering("tmrgsort")
@@ -102,7 +102,7 @@ def lower_tmrgsort(comp, node, args):
             comp.error(node, f"{call}: '{dst.name}' has {n[0]} valid words, fewer than the {n[1] + n[2]} "
                              "of the two lists")
         _sort_emit(comp, "TMRGSORT_LISTS", node, t, n[1], 1, n[1] + n[2], dtypes.float32,
-                        f"{dst.name} <- merge({s0.name}, {s1.name})")
+                   f"{dst.name} <- merge({s0.name}, {s1.name})")
         return
     spec = comp.isa["TMRGSORT"]
     t = _sort_tiles(comp, spec, node, {"dst": args["dst"], "src": args["src"]})
@@ -120,7 +120,7 @@ def lower_tmrgsort(comp, node, args):
     if _sort_valid(comp, dst, node, call)[1] < cols:
         comp.error(node, f"{call}: '{dst.name}' must hold the {cols} words of '{src.name}'")
     _sort_emit(comp, "TMRGSORT", node, t, block, 1, cols, dtypes.float32,
-                    f"{dst.name} <- mrgsort({src.name}, {block})")
+               f"{dst.name} <- mrgsort({src.name}, {block})")
 
 
 @LOWERINGS.lowering("tgather")
@@ -145,4 +145,4 @@ def lower_tgather(comp, node, args):
                          f"words {pattern.value} selects from '{src.name}' ({rows} x {cols} valid)",
                    "vreducev2 writes every selected word: make dst (or its row view) that long")
     _sort_emit(comp, "TGATHER", node, t, code, rows, cols, dst.dtype,
-                    f"{dst.name} <- gather({src.name}, {pattern.value})")
+               f"{dst.name} <- gather({src.name}, {pattern.value})")
