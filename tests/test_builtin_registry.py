@@ -10,6 +10,7 @@ throwaway registries, never by changing the package's.
 """
 import pytest
 
+from pypto_sim.errors import CompileError
 from pypto_sim.frontend import builtin_checks
 from pypto_sim.frontend.builtins import BUILTINS
 from pypto_sim.frontend.codegen import KernelCompiler
@@ -142,7 +143,18 @@ def test_the_checks_of_the_packages_builtins_are_in_the_registry():
     assert entries["tload"].checks == (builtin_checks.aicore_only,)
     assert entries["get_global_id"].checks == (builtin_checks.no_simt_id_on_aicore,)
     assert entries["get_global_id"].lowering.binds is False
-    assert entries["async_load"].checks[0].__qualname__ == "article_only.<locals>.check"
+    (check,) = entries["async_load"].checks
+    with pytest.raises(CompileError, match=r"pto\.async_load is the article's tile API; in an "
+                                           r"AI-core kernel use pto\.tload\(tile, ptr, stride=\.\.\.\)"):
+        check(_AICoreComp(), None, "async_load")
+
+
+class _AICoreComp:
+    """A stand-in compiler of an AI-core kernel."""
+    is_aicore = True
+
+    def error(self, node, message, hint=None):
+        raise CompileError(message)
 
 
 def test_no_lowering_is_found_by_a_method_name():
