@@ -15,7 +15,7 @@ line.
 The builtins' lowerings are functions of the compiler ``comp`` registered in registry.py's
 LOWERINGS; the operand checks they share (typed_tile, _extent, ...) and ``lower_tile_op`` for
 typed tiles are a mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`, placed before
-the article's TileBuiltins so that typed tiles take these paths and alloc_local tiles keep theirs.
+the article's TileOperands so that typed tiles take these paths and alloc_local tiles keep theirs.
 """
 from __future__ import annotations
 
@@ -56,8 +56,9 @@ TLOAD_DST_SOURCE = "pto-isa include/pto/common/arch/memory/tload_common.hpp line
 EVENT_ID_BOUND = 16      # PTO-ISA ordering-and-synchronization.md: "event_id 0-15 (profile-specific)"
 
 
-class AICoreBuiltins(AICoreUnits, OperandForms, AICoreScalarRules):
-    """AI-core half of the kernel compiler."""
+class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
+    """The AI core's typed tiles in the kernel compiler (a mixin): their operand and legality
+    checks, lower_tile_op on typed tiles, pipes and flags, shared by the registered lowerings."""
 
     @property
     def is_aicore(self) -> bool:

@@ -21,16 +21,16 @@ from ..ir.program import int_sem_of
 from ..isa import load_isa
 from . import (aicore_builtins, conv_builtins, layout_builtins, mask_builtins, memory_builtins,
                sort_builtins, tile_builtins, value_builtins, warp_builtins)
-from .aicore_builtins import AICoreBuiltins
+from .aicore_builtins import AICoreTiles
 from .aicore_scalar import LANE_INSTRUCTIONS
 from .builtins import BUILTINS
 from .control import ControlFlowLowering
 from .expressions import ExprLowering
 from .helpers import HelperInlining
-from .memory_builtins import MemoryBuiltins
+from .memory_builtins import MemoryOperands
 from .pipeline import PipelineLowering
 from .registry import LOWERINGS
-from .tile_builtins import TileBuiltins
+from .tile_builtins import TileOperands
 from .tile_group import TileGroupLowering
 from .uniformity import VARYING_BUILTINS, Uniformity, assignment_sites
 from .scope import Scope
@@ -58,7 +58,7 @@ LOWERING_MODULES = (aicore_builtins, conv_builtins, layout_builtins, mask_builti
 LOWERINGS.freeze(BUILTINS)
 
 
-class KernelCompiler(TileGroupLowering, AICoreBuiltins, TileBuiltins, ExprLowering, MemoryBuiltins,
+class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering, MemoryOperands,
                      HelperInlining, PipelineLowering, ControlFlowLowering):
     """Compiles one kernel for one argument signature into a Program."""
 

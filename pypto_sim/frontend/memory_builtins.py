@@ -16,8 +16,9 @@ from .registry import LOWERINGS
 from .values import NONE, Const, DTypeRef, LocalArray, Ptr, Val
 
 
-class MemoryBuiltins:
-    """Memory and sync half of the kernel compiler."""
+class MemoryOperands:
+    """Pointers, lane stores and local arrays in the kernel compiler (a mixin), shared by the
+    registered memory lowerings and the compiler's assignments."""
 
     def require_ptr(self, value, node, what):
         if not isinstance(value, Ptr):

@@ -19,8 +19,9 @@ from .registry import LOWERINGS
 from .values import NONE, Const, Ptr, Text, Val
 
 
-class TileBuiltins:
-    """Tile half of the kernel compiler."""
+class TileOperands:
+    """The article's alloc_local tiles in the kernel compiler (a mixin): their operands, shapes,
+    lower_tile_op and flags, shared by the registered tile lowerings."""
 
     stage_tag = 0
     stage_after = 0

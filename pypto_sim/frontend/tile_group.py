@@ -89,7 +89,7 @@ class TileGroupMethod:
 
 
 class TileGroupLowering:
-    """Tile-group half of the kernel compiler (a mixin placed before AICoreBuiltins)."""
+    """Tile-group half of the kernel compiler (a mixin placed before AICoreTiles)."""
 
     tile_groups = None           # the groups of the section being compiled
     unarmed = None               # (group, node) whose reverse flags are not yet pre-armed
