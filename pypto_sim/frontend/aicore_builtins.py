@@ -12,8 +12,10 @@ timing/aicore_limits.py, since a program may run on several machines); every vio
 CompileError (L1CapacityError for a full space) naming the tile, its space, the limit and the
 line.
 
-A mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`, placed before the article's
-tile builtins so that typed tiles take these paths and alloc_local tiles keep theirs.
+The builtins' lowerings are functions of the compiler ``comp`` registered in registry.py's
+LOWERINGS; the operand checks they share (typed_tile, _extent, ...) and ``lower_tile_op`` for
+typed tiles are a mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`, placed before
+the article's TileOperands so that typed tiles take these paths and alloc_local tiles keep theirs.
 """
 from __future__ import annotations
 
@@ -22,11 +24,14 @@ import ast
 from .. import dtypes
 from ..isa import PIPES, PTO_PIPE_NAMES, SPACES, VECTOR_FAMILIES
 from ..isa.tile_roles import data_operand, roles_of
-from .aicore_scalar import SIMT_IDS, AICoreScalarRules
+from .aicore_scalar import AICoreScalarRules
 from .aicore_units import CUBE_SPACES, AICoreUnits
+from .builtin_checks import aicore_only
+from .layout_builtins import check_tile_shape, check_window, lower_arg_reduce
 from .operand_forms import OperandForms, flag_given
+from .registry import LOWERINGS
 from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo
-from .warp_builtins import WARP_INTRINSICS
+from .warp_builtins import WARP_INTRINSICS, warp_intrinsic
 from ..ir.program import LocalBuffer
 
 MAX_MKN = 4095                                       # PTO-ISA docs/isa/TMATMUL.md: m, k, n in [1, 4095]
@@ -51,8 +56,9 @@ TLOAD_DST_SOURCE = "pto-isa include/pto/common/arch/memory/tload_common.hpp line
 EVENT_ID_BOUND = 16      # PTO-ISA ordering-and-synchronization.md: "event_id 0-15 (profile-specific)"
 
 
-class AICoreBuiltins(AICoreUnits, OperandForms, AICoreScalarRules):
-    """AI-core half of the kernel compiler."""
+class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
+    """The AI core's typed tiles in the kernel compiler (a mixin): their operand and legality
+    checks, lower_tile_op on typed tiles, pipes and flags, shared by the registered lowerings."""
 
     @property
     def is_aicore(self) -> bool:
@@ -61,58 +67,10 @@ class AICoreBuiltins(AICoreUnits, OperandForms, AICoreScalarRules):
 
     def call_intrinsic(self, func, node):
         if func.name in WARP_INTRINSICS:
-            return self.warp_intrinsic(func, node)
+            return warp_intrinsic(self, func, node)
         if func.name == "get_subblock_id":
             return self.subblock_id(node)
         self.error(node, f"pto.{func.name}() is written `{func.usage}`")
-
-    # ---------------------------------------------------------------- alloc_tile
-    def call_builtin(self, builtin, node):
-        if builtin.name == "alloc_tile":
-            return self.alloc_tile(builtin, node)
-        if builtin.name in SIMT_IDS and self.is_aicore:
-            self.refuse_simt_id(builtin, node)
-        return super().call_builtin(builtin, node)
-
-    def alloc_tile(self, builtin, node):
-        try:
-            bound = builtin.__signature__.bind(*node.args, **{k.arg: k.value for k in node.keywords})
-        except TypeError as exc:
-            self.error(node, f"pto.alloc_tile{builtin.signature_text}: {exc}")
-        given = dict(bound.arguments)
-        if not self.is_aicore:
-            self.error(node, "pto.alloc_tile is only for AI-core kernels")
-        rows, cols = (self._static_int(self.expr(given[k]), node, f"pto.alloc_tile: {k}") for k in ("rows", "cols"))
-        dtype = self.expr(given["dtype"])
-        dtype = dtype.dtype if isinstance(dtype, DTypeRef) else dtype
-        if not isinstance(dtype, dtypes.DType):
-            self.error(node, "pto.alloc_tile: dtype must be a pto dtype such as pto.float16")
-        loc = self._name(given.get("loc"), "Vec", node, "loc", SPACES)
-        layout = self._name(given.get("layout"), "row", node, "layout", ("row", "col"))
-        name = self._target_name(node) or f"tile{len(self.buffers)}"
-        where = f"tile '{name}' ({loc}, {rows} x {cols} {dtype})"
-        if self.pipeline_state is not None:
-            self.error(node, f"{where}: typed tiles are not multi-buffered by pto.pipeline",
-                       "allocate one tile per buffer (a_ping, a_pong) and alternate them")
-        if dtype in dtypes.MINIFLOATS:
-            self.error(node, f"{where}: {dtype} {dtypes.a5_only(dtype)}",
-                       "keep such data in a tensor; the host reads its values (memcpy_d2h into "
-                       "a float32 array)")
-        if dtype.name not in SPACE_DTYPES[loc]:
-            self.error(node, f"{where}: {loc} ({SPACE_NAMES[loc]}) holds "
-                             f"{', '.join(SPACE_DTYPES[loc])}, not {dtype}")
-        self.check_tile_shape(node, where, loc, rows, cols, dtype, layout)
-        valid_rows, valid_cols = self._valid(given.get("valid"), rows, cols, node, where)
-        line = getattr(node, "lineno", 0) + self.kernel.line_offset
-        slot = self.shared_buffer(node, lambda: self.buffers.append(LocalBuffer(
-            name, sum(b.words for b in self.buffers if b.owns_memory), rows * cols, dtype, line, 1,
-            loc, rows, cols)))
-        name, base = self.buffers[slot].name, self.buffers[slot].offset
-        self.emit("ALLOC_LOCAL", None, (), dtype if dtype in dtypes.TILE_DTYPES else dtypes.float32,
-                  node, aux=(base, rows * cols))
-        self.instrs[-1].comment = f"{name}: {loc} {rows} x {cols} x {dtype} at word {base}"
-        info = TileInfo(loc, rows, cols, layout, valid_rows, valid_cols)
-        return Ptr("l1", slot, dtype, name, Const(0, dtypes.int32), rows * cols, base, tile=info)
 
     def _target_name(self, node):
         parent = getattr(self, "current_statement", None)
@@ -179,7 +137,7 @@ class AICoreBuiltins(AICoreUnits, OperandForms, AICoreScalarRules):
         if self.section is None:
             self.error(node, f"{spec.name.lower()} outside a section: tile instructions run on one "
                              "unit, so put them in `with pto.cube():` or `with pto.vector():`")
-        self.check_window(v, node, spec, operand, what)
+        check_window(self, v, node, spec, operand, what)
         return v
 
     @staticmethod
@@ -211,68 +169,7 @@ class AICoreBuiltins(AICoreUnits, OperandForms, AICoreScalarRules):
             self.error(node, f"pto.{name} works on typed tiles of pto.alloc_tile (an AI-core kernel)")
 
     # ---------------------------------------------------------------- data movement
-    def builtin_tload(self, node, args):
-        self._require_aicore(node, "tload")
-        spec = self.isa["TLOAD"]
-        t = self.typed_tile(args["tile"], node, spec, "dst", "tload: tile")
-        src = self.require_ptr(args["ptr"], node, "tload: ptr")
-        if src.space != "hbm":
-            self.error(node, "tload: ptr must point into a device tensor (GM)")
-        if src.dtype != t.dtype:
-            self.error(node, f"tload: tile '{t.name}' holds {t.dtype} but '{src.name}' holds {src.dtype}; "
-                             "TLOAD does not convert", "allocate the tile with the tensor's dtype")
-        rows, cols = self._extent(t)
-        stride = cols if args["stride"] is NONE else args["stride"]
-        ops = (self._base(t, node, "tload"), self.uniform_int(src.offset, node, "tload: the GM offset"),
-               self._int_operand(rows, node, "rows"), self._int_operand(cols, node, "cols"),
-               self._int_operand(stride, node, "tload: stride"))
-        self.emit("TLOAD", None, ops, t.dtype, node, aux=self.tile_aux(src.slot))
-        self.instrs[-1].comment = f"{t.name} <- {src.name}"
 
-    def builtin_tstore(self, node, args):
-        self._require_aicore(node, "tstore")
-        t = args["tile"]
-        if not (isinstance(t, Ptr) and t.tile is not None):
-            self.error(node, "tstore: tile must be a tile from pto.alloc_tile(...)")
-        acc = t.tile.loc == "Acc"
-        spec = self.isa["TSTORE_ACC" if acc else "TSTORE"]
-        self.typed_tile(t, node, spec, "src", "tstore: tile")
-        dst = self.require_ptr(args["ptr"], node, "tstore: ptr")
-        if dst.space != "hbm":
-            self.error(node, "tstore: ptr must point into a device tensor (GM)")
-        if acc:
-            ok = dst.dtype == t.dtype or (t.dtype == dtypes.float32 and dst.dtype in (dtypes.float16, dtypes.bfloat16))
-            if not ok:
-                self.error(node, f"tstore: the fixpipe converts {t.dtype} to {t.dtype}"
-                                 f"{', float16 or bfloat16' if t.dtype == dtypes.float32 else ''}, not to "
-                                 f"{dst.dtype} ('{dst.name}')")
-        elif dst.dtype != t.dtype:
-            self.error(node, f"tstore: tile '{t.name}' holds {t.dtype} but '{dst.name}' holds {dst.dtype}; "
-                             "MTE3 does not convert", "convert in UB first, or store from Acc (FIX converts)")
-        rows, cols = self._extent(t)
-        stride = cols if args["stride"] is NONE else args["stride"]
-        ops = (self.uniform_int(dst.offset, node, "tstore: the GM offset"), self._base(t, node, "tstore"),
-               self._int_operand(rows, node, "rows"), self._int_operand(cols, node, "cols"),
-               self._int_operand(stride, node, "tstore: stride"))
-        self.emit(spec.name, None, ops, dst.dtype, node, aux=self.tile_aux(dst.slot))
-        self.instrs[-1].comment = f"{dst.name} <- {t.name}"
-
-    def builtin_textract(self, node, args):
-        self._move("TEXTRACT", node, args["dst"], args["src"], args["row"], args["col"])
-
-    def builtin_tmov(self, node, args):
-        src = args["src"]
-        acc = isinstance(src, Ptr) and src.tile is not None and src.tile.loc == "Acc"
-        dst = args["dst"]
-        if acc and isinstance(dst, Ptr) and dst.tile is not None and dst.tile.loc == "Vec":
-            self.error(node, f"tmov: Acc -> Vec ('{src.name}' -> '{dst.name}') is not a data path on "
-                             "A2/A3 (the fixpipe writes UB only on A5)",
-                       "tstore the Acc tile to GM and tload it on a vector core")
-        if all(isinstance(t, Ptr) and t.tile is not None and t.tile.loc == "Vec" for t in (src, dst)):
-            # Vec -> Vec: A2/A3 TMovToVec, a UB -> UB copy on the V pipe (isa/44_sort.toml)
-            return self.lower_tile_op(self.isa["TMOV_V2V"], node, {"dst": dst, "src": src, "n": NONE})
-        self._move("TMOV_ACC" if acc else "TMOV", node, dst, src, Const(0, dtypes.int32),
-                   Const(0, dtypes.int32))
 
     def _move(self, name, node, dst, src, row, col):
         self._require_aicore(node, name.lower())
@@ -300,26 +197,9 @@ class AICoreBuiltins(AICoreUnits, OperandForms, AICoreScalarRules):
         self.instrs[-1].comment = f"{d.name} <- {s.name}"
 
     # ---------------------------------------------------------------- cube
-    def builtin_tmatmul(self, node, args):
-        self._matmul("TMATMUL", node, args)
 
-    def builtin_tmatmul_acc(self, node, args):
-        self._matmul("TMATMUL_ACC", node, args)
-
-    def builtin_tmatmul_bias(self, node, args):
-        self._matmul("TMATMUL_BIAS", node, args)
-
-    def builtin_tgemv(self, node, args):
-        self._matmul("TGEMV", node, args)
-
-    def builtin_tgemv_acc(self, node, args):
-        self._matmul("TGEMV_ACC", node, args)
-
-    def builtin_tgemv_bias(self, node, args):
-        self._matmul("TGEMV_BIAS", node, args)
 
     def _matmul(self, name, node, args):
-        self._require_aicore(node, name.lower())
         spec = self.isa[name]
         call = spec.builtin
         if args.get("b", NONE) is not NONE:        # pto-isa's TMATMUL_ACC(cOut, cIn, a, b)
@@ -378,7 +258,7 @@ class AICoreBuiltins(AICoreUnits, OperandForms, AICoreScalarRules):
         if spec.name == "TCVT":
             return self._convert(spec, node, {"dst": tiles[0], "src": tiles[1]}, args)
         if spec.family in ("tile_row_arg", "tile_col_arg"):
-            return self.lower_arg_reduce(spec, node, tiles)
+            return lower_arg_reduce(self, spec, node, tiles)
         tile = {name: args[name] for name in names}        # the tiles by their ISA names
         if spec.family == "tile_alu":
             self.elementwise_operands(spec, node, tile, args)
@@ -465,19 +345,7 @@ class AICoreBuiltins(AICoreUnits, OperandForms, AICoreScalarRules):
             self.error(node, "set_flag/wait_flag order two different pipes; one pipe is in order already")
         self.emit(op, None, (), None, node, aux=(src, dst, int(event.value)))
 
-    def builtin_pipe_barrier(self, node, args):
-        self._require_aicore(node, "pipe_barrier")
-        pipe = self._pipe_arg(args["pipe"], node, "pipe_barrier: pipe", allow_all=True)
-        self.emit("PIPE_BARRIER", None, (), None, node, aux=(pipe, 0, 0))
-
-    def builtin_cross_core_set_flag(self, node, args):
-        self._cross_core("CROSS_CORE_SET_FLAG", node, args)
-
-    def builtin_cross_core_wait_flag(self, node, args):
-        self._cross_core("CROSS_CORE_WAIT_FLAG", node, args)
-
     def _cross_core(self, op, node, args):
-        self._require_aicore(node, op.lower())
         if self.section not in ("cube", "vector"):
             self.error(node, f"{op.lower()} signals between the cube core and the vector cores: use "
                              "it inside `with pto.cube():` or `with pto.vector():`")
@@ -490,26 +358,160 @@ class AICoreBuiltins(AICoreUnits, OperandForms, AICoreScalarRules):
             pipe = self._pipe_arg(args["pipe"], node, "pipe")
         self.emit(op, None, (), None, node, aux=(int(event.value), pipe, 0))
 
-    # ---------------------------------------------------------------- the article's tile API
-    def builtin_alloc_local(self, node, args):
-        if self.is_aicore:
-            self.error(node, "an AI-core kernel (one with pto.alloc_tile or sections) allocates "
-                             "typed tiles: pto.alloc_tile(rows, cols, dtype, loc=...)",
-                       "the article's alloc_local tiles live in the untyped L1 of lane kernels")
-        return super().builtin_alloc_local(node, args)
 
-    def _article_only(self, node, name, instead):
-        if self.is_aicore:
-            self.error(node, f"pto.{name} is the article's tile API; in an AI-core kernel use {instead}")
+# ---------------------------------------------------------------- alloc_tile
+@LOWERINGS.lowering("alloc_tile", binds=False)
+def lower_alloc_tile(comp, node, builtin):
+    try:
+        bound = builtin.__signature__.bind(*node.args, **{k.arg: k.value for k in node.keywords})
+    except TypeError as exc:
+        comp.error(node, f"pto.alloc_tile{builtin.signature_text}: {exc}")
+    given = dict(bound.arguments)
+    if not comp.is_aicore:
+        comp.error(node, "pto.alloc_tile is only for AI-core kernels")
+    rows, cols = (comp._static_int(comp.expr(given[k]), node, f"pto.alloc_tile: {k}") for k in ("rows", "cols"))
+    dtype = comp.expr(given["dtype"])
+    dtype = dtype.dtype if isinstance(dtype, DTypeRef) else dtype
+    if not isinstance(dtype, dtypes.DType):
+        comp.error(node, "pto.alloc_tile: dtype must be a pto dtype such as pto.float16")
+    loc = comp._name(given.get("loc"), "Vec", node, "loc", SPACES)
+    layout = comp._name(given.get("layout"), "row", node, "layout", ("row", "col"))
+    name = comp._target_name(node) or f"tile{len(comp.buffers)}"
+    where = f"tile '{name}' ({loc}, {rows} x {cols} {dtype})"
+    if comp.pipeline_state is not None:
+        comp.error(node, f"{where}: typed tiles are not multi-buffered by pto.pipeline",
+                   "allocate one tile per buffer (a_ping, a_pong) and alternate them")
+    if dtype in dtypes.MINIFLOATS:
+        comp.error(node, f"{where}: {dtype} {dtypes.a5_only(dtype)}",
+                   "keep such data in a tensor; the host reads its values (memcpy_d2h into "
+                   "a float32 array)")
+    if dtype.name not in SPACE_DTYPES[loc]:
+        comp.error(node, f"{where}: {loc} ({SPACE_NAMES[loc]}) holds "
+                         f"{', '.join(SPACE_DTYPES[loc])}, not {dtype}")
+    check_tile_shape(comp, node, where, loc, rows, cols, dtype, layout)
+    valid_rows, valid_cols = comp._valid(given.get("valid"), rows, cols, node, where)
+    line = getattr(node, "lineno", 0) + comp.kernel.line_offset
+    slot = comp.shared_buffer(node, lambda: comp.buffers.append(LocalBuffer(
+        name, sum(b.words for b in comp.buffers if b.owns_memory), rows * cols, dtype, line, 1,
+        loc, rows, cols)))
+    name, base = comp.buffers[slot].name, comp.buffers[slot].offset
+    comp.emit("ALLOC_LOCAL", None, (), dtype if dtype in dtypes.TILE_DTYPES else dtypes.float32,
+              node, aux=(base, rows * cols))
+    comp.instrs[-1].comment = f"{name}: {loc} {rows} x {cols} x {dtype} at word {base}"
+    info = TileInfo(loc, rows, cols, layout, valid_rows, valid_cols)
+    return Ptr("l1", slot, dtype, name, Const(0, dtypes.int32), rows * cols, base, tile=info)
 
-    def builtin_async_load(self, node, args):
-        self._article_only(node, "async_load", "pto.tload(tile, ptr, stride=...)")
-        return super().builtin_async_load(node, args)
 
-    def builtin_mma(self, node, args):
-        self._article_only(node, "mma", "pto.tmatmul / pto.tmatmul_acc on Left, Right and Acc tiles")
-        return super().builtin_mma(node, args)
+@LOWERINGS.lowering("tload", checks=(aicore_only,))
+def lower_tload(comp, node, args):
+    spec = comp.isa["TLOAD"]
+    t = comp.typed_tile(args["tile"], node, spec, "dst", "tload: tile")
+    src = comp.require_ptr(args["ptr"], node, "tload: ptr")
+    if src.space != "hbm":
+        comp.error(node, "tload: ptr must point into a device tensor (GM)")
+    if src.dtype != t.dtype:
+        comp.error(node, f"tload: tile '{t.name}' holds {t.dtype} but '{src.name}' holds {src.dtype}; "
+                         "TLOAD does not convert", "allocate the tile with the tensor's dtype")
+    rows, cols = comp._extent(t)
+    stride = cols if args["stride"] is NONE else args["stride"]
+    ops = (comp._base(t, node, "tload"), comp.uniform_int(src.offset, node, "tload: the GM offset"),
+           comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols"),
+           comp._int_operand(stride, node, "tload: stride"))
+    comp.emit("TLOAD", None, ops, t.dtype, node, aux=comp.tile_aux(src.slot))
+    comp.instrs[-1].comment = f"{t.name} <- {src.name}"
 
-    def builtin_wait_all(self, node, args):
-        self._article_only(node, "wait_all", "pto.pipe_barrier(pto.PIPE_ALL)")
-        return super().builtin_wait_all(node, args)
+
+@LOWERINGS.lowering("tstore", checks=(aicore_only,))
+def lower_tstore(comp, node, args):
+    t = args["tile"]
+    if not (isinstance(t, Ptr) and t.tile is not None):
+        comp.error(node, "tstore: tile must be a tile from pto.alloc_tile(...)")
+    acc = t.tile.loc == "Acc"
+    spec = comp.isa["TSTORE_ACC" if acc else "TSTORE"]
+    comp.typed_tile(t, node, spec, "src", "tstore: tile")
+    dst = comp.require_ptr(args["ptr"], node, "tstore: ptr")
+    if dst.space != "hbm":
+        comp.error(node, "tstore: ptr must point into a device tensor (GM)")
+    if acc:
+        ok = dst.dtype == t.dtype or (t.dtype == dtypes.float32 and dst.dtype in (dtypes.float16, dtypes.bfloat16))
+        if not ok:
+            comp.error(node, f"tstore: the fixpipe converts {t.dtype} to {t.dtype}"
+                             f"{', float16 or bfloat16' if t.dtype == dtypes.float32 else ''}, not to "
+                             f"{dst.dtype} ('{dst.name}')")
+    elif dst.dtype != t.dtype:
+        comp.error(node, f"tstore: tile '{t.name}' holds {t.dtype} but '{dst.name}' holds {dst.dtype}; "
+                         "MTE3 does not convert", "convert in UB first, or store from Acc (FIX converts)")
+    rows, cols = comp._extent(t)
+    stride = cols if args["stride"] is NONE else args["stride"]
+    ops = (comp.uniform_int(dst.offset, node, "tstore: the GM offset"), comp._base(t, node, "tstore"),
+           comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols"),
+           comp._int_operand(stride, node, "tstore: stride"))
+    comp.emit(spec.name, None, ops, dst.dtype, node, aux=comp.tile_aux(dst.slot))
+    comp.instrs[-1].comment = f"{dst.name} <- {t.name}"
+
+
+@LOWERINGS.lowering("textract")
+def lower_textract(comp, node, args):
+    comp._move("TEXTRACT", node, args["dst"], args["src"], args["row"], args["col"])
+
+
+@LOWERINGS.lowering("tmov")
+def lower_tmov(comp, node, args):
+    src = args["src"]
+    acc = isinstance(src, Ptr) and src.tile is not None and src.tile.loc == "Acc"
+    dst = args["dst"]
+    if acc and isinstance(dst, Ptr) and dst.tile is not None and dst.tile.loc == "Vec":
+        comp.error(node, f"tmov: Acc -> Vec ('{src.name}' -> '{dst.name}') is not a data path on "
+                         "A2/A3 (the fixpipe writes UB only on A5)",
+                   "tstore the Acc tile to GM and tload it on a vector core")
+    if all(isinstance(t, Ptr) and t.tile is not None and t.tile.loc == "Vec" for t in (src, dst)):
+        # Vec -> Vec: A2/A3 TMovToVec, a UB -> UB copy on the V pipe (isa/44_sort.toml)
+        return comp.lower_tile_op(comp.isa["TMOV_V2V"], node, {"dst": dst, "src": src, "n": NONE})
+    comp._move("TMOV_ACC" if acc else "TMOV", node, dst, src, Const(0, dtypes.int32),
+               Const(0, dtypes.int32))
+
+
+@LOWERINGS.lowering("tmatmul", checks=(aicore_only,))
+def lower_tmatmul(comp, node, args):
+    comp._matmul("TMATMUL", node, args)
+
+
+@LOWERINGS.lowering("tmatmul_acc", checks=(aicore_only,))
+def lower_tmatmul_acc(comp, node, args):
+    comp._matmul("TMATMUL_ACC", node, args)
+
+
+@LOWERINGS.lowering("tmatmul_bias", checks=(aicore_only,))
+def lower_tmatmul_bias(comp, node, args):
+    comp._matmul("TMATMUL_BIAS", node, args)
+
+
+@LOWERINGS.lowering("tgemv", checks=(aicore_only,))
+def lower_tgemv(comp, node, args):
+    comp._matmul("TGEMV", node, args)
+
+
+@LOWERINGS.lowering("tgemv_acc", checks=(aicore_only,))
+def lower_tgemv_acc(comp, node, args):
+    comp._matmul("TGEMV_ACC", node, args)
+
+
+@LOWERINGS.lowering("tgemv_bias", checks=(aicore_only,))
+def lower_tgemv_bias(comp, node, args):
+    comp._matmul("TGEMV_BIAS", node, args)
+
+
+@LOWERINGS.lowering("pipe_barrier", checks=(aicore_only,))
+def lower_pipe_barrier(comp, node, args):
+    pipe = comp._pipe_arg(args["pipe"], node, "pipe_barrier: pipe", allow_all=True)
+    comp.emit("PIPE_BARRIER", None, (), None, node, aux=(pipe, 0, 0))
+
+
+@LOWERINGS.lowering("cross_core_set_flag", checks=(aicore_only,))
+def lower_cross_core_set_flag(comp, node, args):
+    comp._cross_core("CROSS_CORE_SET_FLAG", node, args)
+
+
+@LOWERINGS.lowering("cross_core_wait_flag", checks=(aicore_only,))
+def lower_cross_core_wait_flag(comp, node, args):
+    comp._cross_core("CROSS_CORE_WAIT_FLAG", node, args)

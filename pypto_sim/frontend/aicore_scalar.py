@@ -66,10 +66,10 @@ LANE_INSTRUCTIONS = _lane_instructions()
 class AICoreScalarRules:
     """Mixin of the kernel compiler: refuse per-lane code in an AI-core kernel."""
 
-    def refuse_simt_id(self, builtin, node):
-        """A lane or warp id (or the block's lane count) called in an AI-core kernel."""
-        what, hint = SIMT_IDS[builtin.name]
-        self.error(node, f"pto.{builtin.name}() {what}, but {SCALAR_UNITS}", hint)
+    def refuse_simt_id(self, name, node):
+        """pto.<name>, a lane or warp id (or the block's lane count), called in an AI-core kernel."""
+        what, hint = SIMT_IDS[name]
+        self.error(node, f"pto.{name}() {what}, but {SCALAR_UNITS}", hint)
 
     def refuse_lane_instruction(self, op, node):
         """Per-lane instruction op emitted for node in an AI-core kernel."""

@@ -1,8 +1,10 @@
 """The kernel compiler: a kernel's Python AST -> PTO IR (a Program).
 
 Names, binding and plain statements live here; control flow (if, loops, break, continue,
-return) in ``control.py``; expressions in ``expressions.py``; memory and sync builtins in
-``memory_builtins.py``.
+return) in ``control.py``; expressions in ``expressions.py``. The builtins' lowerings are
+registered in ``registry.py``'s LOWERINGS by the modules of LOWERING_MODULES (memory, tile,
+AI-core, warp, layout, mask, sort, conv and value builtins), which are imported here, before
+the registry is checked against the ISA table and frozen.
 """
 from __future__ import annotations
 
@@ -17,19 +19,18 @@ from ..errors import CompileError
 from ..ir import ArgSpec, Instr, Program, Reg
 from ..ir.program import int_sem_of
 from ..isa import load_isa
-from .aicore_builtins import AICoreBuiltins
+from . import (aicore_builtins, conv_builtins, layout_builtins, mask_builtins, memory_builtins,
+               sort_builtins, tile_builtins, value_builtins, warp_builtins)
+from .aicore_builtins import AICoreTiles
 from .aicore_scalar import LANE_INSTRUCTIONS
+from .builtins import BUILTINS
 from .control import ControlFlowLowering
 from .expressions import ExprLowering
 from .helpers import HelperInlining
-from .layout_builtins import LayoutBuiltins
-from .sort_builtins import SortBuiltins
-from .conv_builtins import ConvBuiltins
-from .mask_builtins import MaskBuiltins
-from .memory_builtins import MemoryBuiltins
-from .warp_builtins import WarpBuiltins
+from .memory_builtins import MemoryOperands
 from .pipeline import PipelineLowering
-from .tile_builtins import TileBuiltins
+from .registry import LOWERINGS
+from .tile_builtins import TileOperands
 from .tile_group import TileGroupLowering
 from .uniformity import VARYING_BUILTINS, Uniformity, assignment_sites
 from .scope import Scope
@@ -50,8 +51,15 @@ UNSUPPORTED_STMTS = {"Try": "a try statement", "TryStar": "a try statement",
 CAPTURED_TYPES = (bool, int, float, complex, str, tuple, np.generic)
 
 
-class KernelCompiler(TileGroupLowering, ConvBuiltins, SortBuiltins, LayoutBuiltins, MaskBuiltins, AICoreBuiltins, TileBuiltins, ExprLowering, MemoryBuiltins, WarpBuiltins, HelperInlining, PipelineLowering,
-                     ControlFlowLowering):
+# the modules whose @LOWERINGS decorators register the builtins' lowerings (registry.py); the
+# registry is checked against the ISA table and frozen once they are all imported
+LOWERING_MODULES = (aicore_builtins, conv_builtins, layout_builtins, mask_builtins, memory_builtins,
+                    sort_builtins, tile_builtins, value_builtins, warp_builtins)
+LOWERINGS.freeze(BUILTINS)
+
+
+class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering, MemoryOperands,
+                     HelperInlining, PipelineLowering, ControlFlowLowering):
     """Compiles one kernel for one argument signature into a Program."""
 
     def __init__(self, kernel, arg_specs):

@@ -3,11 +3,14 @@ of include/pto/npu/a2a3/TImg2col.hpp (Mat NC1HWC0 source, Left destination, one 
 compile errors at the kernel's line, and the fmatrix / ConvTile fields packed into the
 record's four value operands as isa/45_conv.toml lays them out.
 
-A mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`.
+Functions of the kernel compiler ``comp``; the builtins' lowerings are registered in
+registry.py's LOWERINGS.
 """
 from __future__ import annotations
 
 from .. import dtypes
+from .builtin_checks import aicore_only
+from .registry import LOWERINGS
 from .values import NONE, Const
 
 C0_BYTES = 32                 # BLOCK_BYTE_SIZE: one pixel's c0 channels are 32 bytes
@@ -17,71 +20,69 @@ CONV_FIELDS = (("filter_w", 4), ("filter_h", 4), ("stride_w", 4), ("stride_h", 4
 C1_BITS = 7
 
 
-class ConvBuiltins:
-    """pto.timg2col on typed tiles of an AI-core kernel."""
+def _packed(comp, parts, node, what):
+    """sum(value << shift) of (value, shift, bits) parts, folded when all are constants; a
+    constant outside its bits is a CompileError naming the field."""
+    total = None
+    for value, shift, bits, name in parts:
+        if isinstance(value, Const) and not 0 <= int(value.value) < (1 << bits):
+            comp.error(node, f"pto.timg2col: {name} = {int(value.value)} is outside [0, {(1 << bits) - 1}] "
+                             f"(the {bits}-bit field of {what})")
+        if not isinstance(value, Const):
+            comp.uniform_int(value, node, f"pto.timg2col: {name}")     # refuses a lane value
+        v = value
+        term = v if shift == 0 else comp.alu("MUL", [v, Const(1 << shift, dtypes.int32)], node)
+        total = term if total is None else comp.alu("ADD", [total, term], node)
+    return total
 
-    def _packed(self, parts, node, what):
-        """sum(value << shift) of (value, shift, bits) parts, folded when all are constants; a
-        constant outside its bits is a CompileError naming the field."""
-        total = None
-        for value, shift, bits, name in parts:
-            if isinstance(value, Const) and not 0 <= int(value.value) < (1 << bits):
-                self.error(node, f"pto.timg2col: {name} = {int(value.value)} is outside [0, {(1 << bits) - 1}] "
-                                 f"(the {bits}-bit field of {what})")
-            if not isinstance(value, Const):
-                self.uniform_int(value, node, f"pto.timg2col: {name}")     # refuses a lane value
-            v = value
-            term = v if shift == 0 else self.alu("MUL", [v, Const(1 << shift, dtypes.int32)], node)
-            total = term if total is None else self.alu("ADD", [total, term], node)
-        return total
 
-    def builtin_timg2col(self, node, args):
-        """TIMG2COL(dst, src, posM, posK) after SETFMATRIX (A2/A3 TImg2col.hpp, FMATRIX_A_MANUAL)."""
-        self._require_aicore(node, "timg2col")
-        spec, call = self.isa["TIMG2COL"], "pto.timg2col"
-        d = self.typed_tile(args["dst"], node, spec, "dst", f"{call}: dst")
-        s = self.typed_tile(args["src"], node, spec, "src", f"{call}: src")
-        if d.dtype != s.dtype:
-            self.error(node, f"{call}: '{d.name}' holds {d.dtype} but '{s.name}' holds {s.dtype} (TImg2col: "
-                             "Destination and Source tile data types must be the same)")
-        c0 = C0_BYTES // s.dtype.itemsize
-        if s.tile.cols != c0:
-            self.error(node, f"{call}: the feature map '{s.name}' is {s.tile.rows} x {s.tile.cols}; an NC1HWC0 "
-                             f"tile of {s.dtype} has rows of c0 = {c0} channels (32 bytes)",
-                       f"allocate it as (c1 * h * w, {c0}) with loc=pto.Mat")
-        consts = {}
-        for name in ("filter_h", "filter_w", "stride_h", "stride_w", "dilation_h", "dilation_w"):
-            v = args[name]
-            if not isinstance(v, Const) or int(v.value) < 1:
-                self.error(node, f"{call}: {name} must be a constant of at least 1 (a ConvTile field)")
-            consts[name] = v
-        size = args["channel_size"]
-        if size is NONE:
-            size = Const(c0, dtypes.int32)
-        if not isinstance(size, Const) or int(size.value) % c0 or int(size.value) <= 0:
-            self.error(node, f"{call}: channel_size must be a constant multiple of c0 = {c0}")
-        c1 = int(size.value) // c0
-        rows, cols = self._extent(d)
-        pos = self._packed([(args["pos_m"], 0, 16, "pos_m"), (args["pos_k"], 16, 15, "pos_k")], node, "pos")
-        fmatrix = self._packed([(args["fmap_w"], 0, 16, "fmap_w"), (args["fmap_h"], 16, 15, "fmap_h")], node,
-                               "SETFMATRIX's fmap size")
-        pads = self._packed([(args["pad_left"], 0, 8, "pad_left"), (args["pad_right"], 8, 8, "pad_right"),
-                             (args["pad_top"], 16, 8, "pad_top"), (args["pad_bottom"], 24, 7, "pad_bottom")],
-                            node, "SETFMATRIX's pad list")
-        parts, shift = [], 0
-        for name, bits in CONV_FIELDS:
-            parts.append((consts[name], shift, bits, name))
-            shift += bits
-        parts.append((Const(c1, dtypes.int32), shift, C1_BITS, "channel_size / c0"))
-        conv = self._packed(parts, node, "the ConvTile's fields")
-        fmap_h, fmap_w = args["fmap_h"], args["fmap_w"]
-        if all(isinstance(v, Const) for v in (fmap_h, fmap_w)) and \
-                c1 * int(fmap_h.value) * int(fmap_w.value) > s.tile.rows:
-            self.error(node, f"{call}: {c1} x {int(fmap_h.value)} x {int(fmap_w.value)} pixels exceed the "
-                             f"{s.tile.rows} rows of '{s.name}'")
-        ops = (self._base(d, node, call), self._base(s, node, call), self._int_operand(rows, node, "rows"),
-               self._int_operand(cols, node, "cols"), self._int_operand(pos, node, "pos"),
-               self._int_operand(fmatrix, node, "fmatrix"), self._int_operand(pads, node, "pads"),
-               self._int_operand(conv, node, "conv"))
-        self.emit("TIMG2COL", None, ops, d.dtype, node, aux=self.tile_aux())
-        self.instrs[-1].comment = f"{d.name} <- img2col({s.name})"
+@LOWERINGS.lowering("timg2col", checks=(aicore_only,))
+def lower_timg2col(comp, node, args):
+    """TIMG2COL(dst, src, posM, posK) after SETFMATRIX (A2/A3 TImg2col.hpp, FMATRIX_A_MANUAL)."""
+    spec, call = comp.isa["TIMG2COL"], "pto.timg2col"
+    d = comp.typed_tile(args["dst"], node, spec, "dst", f"{call}: dst")
+    s = comp.typed_tile(args["src"], node, spec, "src", f"{call}: src")
+    if d.dtype != s.dtype:
+        comp.error(node, f"{call}: '{d.name}' holds {d.dtype} but '{s.name}' holds {s.dtype} (TImg2col: "
+                         "Destination and Source tile data types must be the same)")
+    c0 = C0_BYTES // s.dtype.itemsize
+    if s.tile.cols != c0:
+        comp.error(node, f"{call}: the feature map '{s.name}' is {s.tile.rows} x {s.tile.cols}; an NC1HWC0 "
+                         f"tile of {s.dtype} has rows of c0 = {c0} channels (32 bytes)",
+                   f"allocate it as (c1 * h * w, {c0}) with loc=pto.Mat")
+    consts = {}
+    for name in ("filter_h", "filter_w", "stride_h", "stride_w", "dilation_h", "dilation_w"):
+        v = args[name]
+        if not isinstance(v, Const) or int(v.value) < 1:
+            comp.error(node, f"{call}: {name} must be a constant of at least 1 (a ConvTile field)")
+        consts[name] = v
+    size = args["channel_size"]
+    if size is NONE:
+        size = Const(c0, dtypes.int32)
+    if not isinstance(size, Const) or int(size.value) % c0 or int(size.value) <= 0:
+        comp.error(node, f"{call}: channel_size must be a constant multiple of c0 = {c0}")
+    c1 = int(size.value) // c0
+    rows, cols = comp._extent(d)
+    pos = _packed(comp, [(args["pos_m"], 0, 16, "pos_m"), (args["pos_k"], 16, 15, "pos_k")], node, "pos")
+    fmatrix = _packed(comp, [(args["fmap_w"], 0, 16, "fmap_w"), (args["fmap_h"], 16, 15, "fmap_h")], node,
+                      "SETFMATRIX's fmap size")
+    pads = _packed(comp, [(args["pad_left"], 0, 8, "pad_left"), (args["pad_right"], 8, 8, "pad_right"),
+                          (args["pad_top"], 16, 8, "pad_top"), (args["pad_bottom"], 24, 7, "pad_bottom")],
+                   node, "SETFMATRIX's pad list")
+    parts, shift = [], 0
+    for name, bits in CONV_FIELDS:
+        parts.append((consts[name], shift, bits, name))
+        shift += bits
+    parts.append((Const(c1, dtypes.int32), shift, C1_BITS, "channel_size / c0"))
+    conv = _packed(comp, parts, node, "the ConvTile's fields")
+    fmap_h, fmap_w = args["fmap_h"], args["fmap_w"]
+    if all(isinstance(v, Const) for v in (fmap_h, fmap_w)) and \
+            c1 * int(fmap_h.value) * int(fmap_w.value) > s.tile.rows:
+        comp.error(node, f"{call}: {c1} x {int(fmap_h.value)} x {int(fmap_w.value)} pixels exceed the "
+                         f"{s.tile.rows} rows of '{s.name}'")
+    ops = (comp._base(d, node, call), comp._base(s, node, call), comp._int_operand(rows, node, "rows"),
+           comp._int_operand(cols, node, "cols"), comp._int_operand(pos, node, "pos"),
+           comp._int_operand(fmatrix, node, "fmatrix"), comp._int_operand(pads, node, "pads"),
+           comp._int_operand(conv, node, "conv"))
+    comp.emit("TIMG2COL", None, ops, d.dtype, node, aux=comp.tile_aux())
+    comp.instrs[-1].comment = f"{d.name} <- img2col({s.name})"

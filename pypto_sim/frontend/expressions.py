@@ -1,4 +1,5 @@
-"""Lowering of kernel expressions (operators, pointers, builtin calls) to PTO instructions.
+"""Lowering of kernel expressions (operators, pointers, calls) to PTO instructions; a call of
+a builtin goes to its lowering in the builtin registry (registry.py).
 
 A mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`; it relies on the compiler's
 ``emit``, ``new_reg``, ``error``, ``lookup`` and ``inline_helper``.
@@ -15,7 +16,9 @@ from ..dtypes import DType, promote
 from ..ir import Imm, Reg
 from ..ir.program import INT_SEM_FLOAT, INT_SEM_INT64, int_sem_of
 from .builtins import Builtin
+from .memory_builtins import lower_load
 from .pipeline import PipelineRef
+from .registry import LOWERINGS
 from .tile_group import TileGroup, TileGroupMethod
 from .values import NONE, Text, Const, ConstTuple, DTypeRef, LocalArray, ModuleRef, Ptr, PyCallable, Val
 
@@ -273,7 +276,7 @@ class ExprLowering:
     def loaded(self, v, node):
         """v in a value context: an indexed pointer `a[i]` reads its element (a LOAD)."""
         if isinstance(v, Ptr) and v.indexed:
-            return self.builtin_load(node, {"ptr": v})
+            return lower_load(self, node, {"ptr": v})
         return v
 
     def vexpr(self, node):
@@ -522,40 +525,8 @@ class ExprLowering:
         self.error(node, f"{name}() is not supported here in a kernel")
 
     def call_builtin(self, builtin: Builtin, node):
-        handler = getattr(self, f"builtin_{builtin.name}", None)
-        if handler is not None:
-            return handler(node, self.bind_call(builtin, node))
-        spec = builtin.specs[0]
-        if spec.family == "id":
-            dim = self.bind_call(builtin, node).get("dim", Const(0, dtypes.int32))
-            if not isinstance(dim, Const) or int(dim.value) not in (0, 1, 2):
-                self.error(node, f"pto.{builtin.name}: dim must be the constant 0, 1 or 2")
-            uniform = builtin.name not in ("get_global_id", "get_local_id", "get_lane_id")
-            dst = self.new_reg(dtypes.int32, uniform)
-            self.emit(spec.name, dst, (), dtypes.int32, node, aux=(int(dim.value),))
-            return Val(dst)
-        if spec.family == "alu":
-            args = list(self.bind_call(builtin, node).values())
-            for a, arg_node in zip(args, node.args):
-                self.require_value(a, arg_node)
-            return self.alu(spec.name, args, node)
-        if spec.is_tile:
-            return self.lower_tile_op(spec, node, self.bind_call(builtin, node))
-        self.error(node, f"pto.{builtin.name} has no lowering in the compiler")
-
-    def builtin_select(self, node, args):
-        cond = self.truth(args["cond"], node)
-        x, y = args["x"], args["y"]
-        self.require_value(x, node)
-        self.require_value(y, node)
-        dtype = self.result_dtype(x, y)
-        if isinstance(cond, Const):
-            return self.cast(x if cond.value else y, dtype, node)
-        ops = (self.operand(cond, dtypes.bool_, node), self.operand(x, dtype, node),
-               self.operand(y, dtype, node))
-        dst = self.new_reg(dtype, all(o.uniform for o in ops if isinstance(o, Reg)))
-        self.emit("SELECT", dst, ops, dtype, node, aux=(int_sem_of(dtype),))
-        return Val(dst)
+        """Lower a call of a pto builtin through its registered lowering (registry.py)."""
+        return LOWERINGS.lower(self, node, builtin)
 
     def from_python(self, value, node, text):
         """A Python object reached from kernel code (global, closure, module attribute)."""

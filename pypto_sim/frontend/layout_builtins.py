@@ -9,6 +9,7 @@ import numpy as np
 from .. import dtypes
 from ..ir.program import LocalBuffer
 from ..isa import VECTOR_FAMILIES
+from .registry import LOWERINGS
 from .values import NONE, Const, Ptr, Text, TileInfo
 
 BOXED_SPACES = ("Mat", "Left", "Right", "Acc")     # NZ/ZN fractal tiles: 16-aligned extents
@@ -28,222 +29,228 @@ def pad_value(pad: str, dtype) -> float:
     return float(info.min if pad == "min" else info.max)
 
 
-class LayoutBuiltins:
-    """Lowering of pto.tfillpad / tfillpad_expand / tfillpad_inplace and the tile views
-    pto.treshape / pto.tsubview (mixed into the compiler), and the shape rules of typed tiles."""
+def check_window(comp, v, node, spec, operand, what):
+    """Vector instructions walk a tile's elements as one run of words: a window whose rows
+    are not contiguous (pto.tsubview narrower than its tile) is for DMA, moves and the cube
+    (and the sources of TFILLPAD and TTRANS, which take a row pitch)."""
+    if v.tile.contiguous or spec.family not in VECTOR_FAMILIES:
+        return
+    if spec.family in ("tile_fillpad", "tile_trans") and operand == "src":
+        return
+    comp.error(node, f"{what}: tile '{v.name}' is a {v.tile.rows} x {v.tile.cols} window whose rows "
+                     f"are {v.tile.pitch} elements apart; {spec.name} needs contiguous rows",
+               "take full-width rows (pto.tsubview(t, row, 0, rows, <t's cols>)) or a single row; "
+               "tload, tstore, the moves and the cube take any window")
 
-    def check_window(self, v, node, spec, operand, what):
-        """Vector instructions walk a tile's elements as one run of words: a window whose rows
-        are not contiguous (pto.tsubview narrower than its tile) is for DMA, moves and the cube
-        (and the sources of TFILLPAD and TTRANS, which take a row pitch)."""
-        if v.tile.contiguous or spec.family not in VECTOR_FAMILIES:
-            return
-        if spec.family in ("tile_fillpad", "tile_trans") and operand == "src":
-            return
-        self.error(node, f"{what}: tile '{v.name}' is a {v.tile.rows} x {v.tile.cols} window whose rows "
-                         f"are {v.tile.pitch} elements apart; {spec.name} needs contiguous rows",
-                   "take full-width rows (pto.tsubview(t, row, 0, rows, <t's cols>)) or a single row; "
-                   "tload, tstore, the moves and the cube take any window")
 
-    def check_tile_shape(self, node, where, loc, rows, cols, dtype, layout):
-        """PTO-ISA's static checks of a tile's shape (Tile.md): 32-byte rows (RowMajor) or
-        columns (ColMajor), 16-aligned extents of boxed (fractal) tiles, one-row Bias tiles."""
-        item = dtype.itemsize
-        if layout == "row" and (cols * item) % 32:
-            self.error(node, f"{where}: a row is {cols * item} bytes, not a multiple of 32 (RowMajor "
-                             "tiles need Cols * sizeof(T) % 32 == 0, PTO-ISA Tile.md)",
-                       f"use cols a multiple of {32 // item}, or layout=pto.ColMajor for a column "
-                       "vector")
-        if layout == "col" and (rows * item) % 32:
-            self.error(node, f"{where}: a column is {rows * item} bytes, not a multiple of 32 "
-                             "(ColMajor tiles need Rows * sizeof(T) % 32 == 0, PTO-ISA Tile.md)",
-                       f"use rows a multiple of {32 // item}")
-        if loc in BOXED_SPACES and (rows % BOX or cols % BOX):
-            bad = "rows" if rows % BOX else "cols"
-            self.error(node, f"{where}: boxed tile {bad} must be a multiple of {BOX} (the fractal "
-                             f"box of {loc} tiles), but got {rows if bad == 'rows' else cols}",
-                       "pad the tile to a multiple of 16 and give the real extent as valid=(rows, cols)")
-        if loc == "Bias" and rows != 1:
-            self.error(node, f"{where}: a Bias tile is one row (1 x n), not {rows} rows")
+def check_tile_shape(comp, node, where, loc, rows, cols, dtype, layout):
+    """PTO-ISA's static checks of a tile's shape (Tile.md): 32-byte rows (RowMajor) or
+    columns (ColMajor), 16-aligned extents of boxed (fractal) tiles, one-row Bias tiles."""
+    item = dtype.itemsize
+    if layout == "row" and (cols * item) % 32:
+        comp.error(node, f"{where}: a row is {cols * item} bytes, not a multiple of 32 (RowMajor "
+                         "tiles need Cols * sizeof(T) % 32 == 0, PTO-ISA Tile.md)",
+                   f"use cols a multiple of {32 // item}, or layout=pto.ColMajor for a column "
+                   "vector")
+    if layout == "col" and (rows * item) % 32:
+        comp.error(node, f"{where}: a column is {rows * item} bytes, not a multiple of 32 "
+                         "(ColMajor tiles need Rows * sizeof(T) % 32 == 0, PTO-ISA Tile.md)",
+                   f"use rows a multiple of {32 // item}")
+    if loc in BOXED_SPACES and (rows % BOX or cols % BOX):
+        bad = "rows" if rows % BOX else "cols"
+        comp.error(node, f"{where}: boxed tile {bad} must be a multiple of {BOX} (the fractal "
+                         f"box of {loc} tiles), but got {rows if bad == 'rows' else cols}",
+                   "pad the tile to a multiple of 16 and give the real extent as valid=(rows, cols)")
+    if loc == "Bias" and rows != 1:
+        comp.error(node, f"{where}: a Bias tile is one row (1 x n), not {rows} rows")
 
-    def _fillpad(self, node, dst, src, pad, call):
-        spec = self.isa[call.upper()]
-        if not self.is_aicore:
-            self.error(node, f"pto.{call} works on typed tiles of pto.alloc_tile (an AI-core kernel)",
-                       "allocate the tiles with pto.alloc_tile(rows, cols, dtype, loc=pto.Vec)")
-        dst = self.typed_tile(dst, node, spec, "dst", f"pto.{call}: dst")
-        src = self.typed_tile(src, node, spec, "src", f"pto.{call}: src")
-        if dst.dtype.itemsize != src.dtype.itemsize or dst.dtype != src.dtype:
-            self.error(node, f"pto.{call}: '{src.name}' holds {src.dtype} but '{dst.name}' {dst.dtype}; "
-                             "TFILLPAD copies elements of one dtype")
-        if dst.dtype.name not in spec.dtypes:
-            self.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles, not {dst.dtype}")
-        if dst.tile.layout != "row" or src.tile.layout != "row":
-            self.error(node, f"pto.{call}: both tiles must be RowMajor (TFillPad.hpp copies row by row)")
-        expand = call == "tfillpad_expand"
-        if expand and (dst.tile.rows < src.tile.rows or dst.tile.cols < src.tile.cols):
-            self.error(node, f"pto.{call}: '{dst.name}' ({dst.tile.rows} x {dst.tile.cols}) must be at "
-                             f"least as large as '{src.name}' ({src.tile.rows} x {src.tile.cols})")
-        if not expand and (dst.tile.rows, dst.tile.cols) != (src.tile.rows, src.tile.cols):
-            self.error(node, f"pto.{call}: '{dst.name}' is {dst.tile.rows} x {dst.tile.cols} but "
-                             f"'{src.name}' is {src.tile.rows} x {src.tile.cols}",
-                       "use pto.tfillpad_expand to pad into a larger tile")
-        custom = isinstance(pad, Const) and not isinstance(pad.value, bool)
-        if not (custom or (isinstance(pad, Text) and pad.value in PAD_VALUES)):
-            self.error(node, f"pto.{call}: pad must be one of {', '.join(map(repr, PAD_VALUES))} "
-                             "(PadValue::Zero, Min, Max) or a number known at compile time "
-                             "(PadValueCustom)")
-        # PadValueCustom(v): v in dst's dtype (include/pto/common/constants.hpp carries its bits)
-        fill = Const(dtypes.round_scalar(pad.value, dst.dtype) if custom else pad_value(pad.value, dst.dtype),
-                     dst.dtype)
-        sizes = [src.tile.valid_rows, src.tile.valid_cols, Const(src.tile.pitch or src.tile.cols, dtypes.int32),
-                 Const(dst.tile.rows, dtypes.int32), Const(dst.tile.cols, dtypes.int32)]
-        ops = [self._base(dst, node, call), self._base(src, node, call), self.operand(fill, dst.dtype, node)]
-        ops += [self._int_operand(v, node, name)
-                for v, name in zip(sizes, ("rows", "cols", "spitch", "drows", "dcols"))]
-        self.emit(spec.name, None, tuple(ops), dst.dtype, node, aux=self.tile_aux())
-        self.instrs[-1].comment = f"{dst.name} <- {src.name} padded with {pad.value}"
 
-    def builtin_tfillpad(self, node, args):
-        self._fillpad(node, args["dst"], args["src"], args["pad"], "tfillpad")
+def _fillpad(comp, node, dst, src, pad, call):
+    spec = comp.isa[call.upper()]
+    if not comp.is_aicore:
+        comp.error(node, f"pto.{call} works on typed tiles of pto.alloc_tile (an AI-core kernel)",
+                   "allocate the tiles with pto.alloc_tile(rows, cols, dtype, loc=pto.Vec)")
+    dst = comp.typed_tile(dst, node, spec, "dst", f"pto.{call}: dst")
+    src = comp.typed_tile(src, node, spec, "src", f"pto.{call}: src")
+    if dst.dtype.itemsize != src.dtype.itemsize or dst.dtype != src.dtype:
+        comp.error(node, f"pto.{call}: '{src.name}' holds {src.dtype} but '{dst.name}' {dst.dtype}; "
+                         "TFILLPAD copies elements of one dtype")
+    if dst.dtype.name not in spec.dtypes:
+        comp.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles, not {dst.dtype}")
+    if dst.tile.layout != "row" or src.tile.layout != "row":
+        comp.error(node, f"pto.{call}: both tiles must be RowMajor (TFillPad.hpp copies row by row)")
+    expand = call == "tfillpad_expand"
+    if expand and (dst.tile.rows < src.tile.rows or dst.tile.cols < src.tile.cols):
+        comp.error(node, f"pto.{call}: '{dst.name}' ({dst.tile.rows} x {dst.tile.cols}) must be at "
+                         f"least as large as '{src.name}' ({src.tile.rows} x {src.tile.cols})")
+    if not expand and (dst.tile.rows, dst.tile.cols) != (src.tile.rows, src.tile.cols):
+        comp.error(node, f"pto.{call}: '{dst.name}' is {dst.tile.rows} x {dst.tile.cols} but "
+                         f"'{src.name}' is {src.tile.rows} x {src.tile.cols}",
+                   "use pto.tfillpad_expand to pad into a larger tile")
+    custom = isinstance(pad, Const) and not isinstance(pad.value, bool)
+    if not (custom or (isinstance(pad, Text) and pad.value in PAD_VALUES)):
+        comp.error(node, f"pto.{call}: pad must be one of {', '.join(map(repr, PAD_VALUES))} "
+                         "(PadValue::Zero, Min, Max) or a number known at compile time "
+                         "(PadValueCustom)")
+    # PadValueCustom(v): v in dst's dtype (include/pto/common/constants.hpp carries its bits)
+    fill = Const(dtypes.round_scalar(pad.value, dst.dtype) if custom else pad_value(pad.value, dst.dtype),
+                 dst.dtype)
+    sizes = [src.tile.valid_rows, src.tile.valid_cols, Const(src.tile.pitch or src.tile.cols, dtypes.int32),
+             Const(dst.tile.rows, dtypes.int32), Const(dst.tile.cols, dtypes.int32)]
+    ops = [comp._base(dst, node, call), comp._base(src, node, call), comp.operand(fill, dst.dtype, node)]
+    ops += [comp._int_operand(v, node, name)
+            for v, name in zip(sizes, ("rows", "cols", "spitch", "drows", "dcols"))]
+    comp.emit(spec.name, None, tuple(ops), dst.dtype, node, aux=comp.tile_aux())
+    comp.instrs[-1].comment = f"{dst.name} <- {src.name} padded with {pad.value}"
 
-    def builtin_tfillpad_expand(self, node, args):
-        self._fillpad(node, args["dst"], args["src"], args["pad"], "tfillpad_expand")
 
-    def builtin_tfillpad_inplace(self, node, args):
-        self._fillpad(node, args["dst"], args["dst"], args["pad"], "tfillpad_inplace")
+@LOWERINGS.lowering("tfillpad")
+def lower_tfillpad(comp, node, args):
+    _fillpad(comp, node, args["dst"], args["src"], args["pad"], "tfillpad")
 
-    # ---------------------------------------------------------------- transpose
-    def builtin_ttrans(self, node, args):
-        """dst = src transposed over src's valid region (TTrans.hpp: one dtype size, a
-        RowMajor source; dst at least cols x rows). tmp: A2/A3's scratch (a Vec tile of the
-        dtype, written; its values are not modelled), dst when left out."""
-        spec = self.isa["TTRANS"]
-        if not self.is_aicore:
-            self.error(node, "pto.ttrans works on typed tiles of pto.alloc_tile (an AI-core kernel)")
-        dst = self.typed_tile(args["dst"], node, spec, "dst", "pto.ttrans: dst")
-        src = self.typed_tile(args["src"], node, spec, "src", "pto.ttrans: src")
-        if dst.dtype != src.dtype or dst.dtype.name not in spec.dtypes:
-            self.error(node, f"pto.ttrans: '{src.name}' holds {src.dtype} and '{dst.name}' {dst.dtype}; "
-                             f"TTRANS moves elements of one dtype among {', '.join(spec.dtypes)}")
-        if src.tile.layout != "row" or dst.tile.layout != "row":
-            self.error(node, "pto.ttrans: both tiles must be RowMajor (TTrans.hpp)")
-        tmp = dst if args.get("tmp", NONE) is NONE else \
-            self.typed_tile(args["tmp"], node, spec, "tmp", "pto.ttrans: tmp")
-        if tmp.dtype != dst.dtype:
-            self.error(node, f"pto.ttrans: tmp '{tmp.name}' holds {tmp.dtype}, '{dst.name}' {dst.dtype}; "
-                             "A2/A3 transposes through tmp in the tiles' dtype (TTrans.hpp)")
-        if dst.tile.rows < src.tile.cols or dst.tile.cols < src.tile.rows:
-            self.error(node, f"pto.ttrans: '{dst.name}' is {dst.tile.rows} x {dst.tile.cols} but the "
-                             f"transpose of '{src.name}' ({src.tile.rows} x {src.tile.cols}) needs "
-                             f"{src.tile.cols} x {src.tile.rows}")
-        ops = (self._base(dst, node, "ttrans"), self._base(src, node, "ttrans"),
-               self._int_operand(src.tile.valid_rows, node, "rows"),
-               self._int_operand(src.tile.valid_cols, node, "cols"),
-               self._int_operand(Const(src.tile.pitch or src.tile.cols, dtypes.int32), node, "spitch"),
-               self._int_operand(Const(dst.tile.cols, dtypes.int32), node, "dpitch"),
-               self._base(tmp, node, "ttrans"))
-        self.emit("TTRANS", None, ops, dst.dtype, node, aux=self.tile_aux())
-        self.instrs[-1].comment = f"{dst.name} <- {src.name}^T"
 
-    # ---------------------------------------------------------------- index reductions
-    def lower_arg_reduce(self, spec, node, tiles):
-        """TROWARGMAX / TROWARGMIN into an int32 rows x 1 column, TCOLARGMAX / TCOLARGMIN into an
-        int32 1 x cols row (TReduceIdx.hpp's checks: a Vec int32 index tile, one index a row or
-        a column of src)."""
-        dst, src = tiles
-        call = spec.builtin
-        per_col = spec.family == "tile_col_arg"
-        if src.dtype.name not in spec.dtypes:
-            self.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles, not {src.dtype}")
-        if dst.dtype != dtypes.int32:
-            self.error(node, f"pto.{call}: the index tile '{dst.name}' must be int32, not {dst.dtype}")
-        if per_col and (dst.tile.rows != 1 or dst.tile.cols != src.tile.cols):
-            self.error(node, f"pto.{call}: '{dst.name}' must be one row of {src.tile.cols} (1 x "
-                             f"{src.tile.cols}, an index a column of '{src.name}'), not {dst.tile.rows} x "
-                             f"{dst.tile.cols}")
-        if not per_col and (dst.tile.cols != 1 or dst.tile.rows < src.tile.rows):
-            self.error(node, f"pto.{call}: '{dst.name}' must be a column of {src.tile.rows} (an index a "
-                             f"row of '{src.name}', layout=pto.ColMajor), not {dst.tile.rows} x {dst.tile.cols}")
-        vc = src.tile.valid_cols
-        if not (isinstance(vc, Const) and int(vc.value) == src.tile.cols):
-            self.error(node, f"pto.{call}: a valid column count below the tile's ({src.tile.cols}) is "
-                             "not built for index reductions", "allocate the tile with the valid number of columns")
-        ops = (self._base(dst, node, call), self._base(src, node, call),
-               self._int_operand(src.tile.valid_rows, node, "rows"),
-               self._int_operand(Const(src.tile.cols, dtypes.int32), node, "cols"))
-        self.emit(spec.name, None, ops, src.dtype, node, aux=self.tile_aux())
-        self.instrs[-1].comment = f"{dst.name} <- {call[1:]}({src.name})"
+@LOWERINGS.lowering("tfillpad_expand")
+def lower_tfillpad_expand(comp, node, args):
+    _fillpad(comp, node, args["dst"], args["src"], args["pad"], "tfillpad_expand")
 
-    # ---------------------------------------------------------------- views: treshape, tsubview
-    def call_builtin(self, builtin, node):
-        if builtin.name in ("treshape", "tsubview"):
-            return self._view(builtin, node)
-        return super().call_builtin(builtin, node)
 
-    def _view(self, builtin, node):
-        """A new typed tile over words of an existing one, as A2/A3 binds it (TASSIGN to the
-        source's address, TReshape.hpp / TSubView.hpp); the instruction moves no data."""
-        call = builtin.name
-        args = self.bind_call(builtin, node)
-        spec = self.isa[call.upper()]
-        src = args["src"]
-        if not self.is_aicore or not (isinstance(src, Ptr) and src.tile is not None):
-            self.error(node, f"pto.{call} takes a typed tile of pto.alloc_tile (an AI-core kernel)")
-        info, parent = src.tile, self.buffers[src.slot]
-        rows, cols = (self._static_int(args[k], node, f"pto.{call}: {k}") for k in ("rows", "cols"))
-        name = self._target_name(node) or f"{src.name}_{call[1:]}"
-        if call == "treshape":
-            layout = self._view_layout(args["layout"], info.layout, node)
-            where = f"pto.treshape of '{src.name}' ({info.rows} x {info.cols}) into {rows} x {cols}"
-            if not info.contiguous:
-                self.error(node, f"{where}: '{src.name}' is a window whose rows are not contiguous",
-                           "reshape the tile the window is cut from")
-            if rows * cols != info.rows * info.cols:
-                self.error(node, f"{where}: {rows * cols} elements, but the tile holds "
-                                 f"{info.rows * info.cols} (TRESHAPE keeps the byte size)")
-            offset, pitch = 0, 0
-        else:
-            layout = info.layout
-            row, col = (self._static_int_or_zero(args[k], node, f"pto.tsubview: {k}") for k in ("row", "col"))
-            where = f"pto.tsubview of '{src.name}' ({info.rows} x {info.cols}) at ({row}, {col}), {rows} x {cols}"
-            if row + rows > info.rows or col + cols > info.cols:
-                self.error(node, f"{where}: the window reaches past the tile",
-                           "keep row + rows and col + cols within the tile's shape")
-            if layout == "col" and cols != info.cols and rows != info.rows:
-                self.error(node, f"{where}: windows of ColMajor tiles are built for whole columns only")
-            pitch = info.pitch or info.cols
-            offset = row * pitch + col
-            if (offset * src.dtype.itemsize) % 32:
-                self.error(node, f"{where}: the window starts {offset * src.dtype.itemsize} bytes into "
-                                 "the tile, not a multiple of 32 (tile addresses are 32-byte aligned)")
-            if info.loc in BOXED_SPACES and (row % BOX or col % BOX):
-                self.error(node, f"{where}: a window of a boxed {info.loc} tile starts on a {BOX} x "
-                                 f"{BOX} fractal box")
-            if pitch == cols or rows == 1:
-                pitch = 0                  # the window's rows follow each other
-        self.check_tile_shape(node, where, info.loc, rows, cols, src.dtype, layout)
-        line = getattr(node, "lineno", 0) + self.kernel.line_offset
-        slot = self.shared_buffer(node, lambda: self.buffers.append(LocalBuffer(
-            name, parent.offset + offset, rows * cols, src.dtype, line, 1, info.loc, rows, cols,
-            alias_of=src.slot, pitch=pitch)))
-        name = self.buffers[slot].name
-        full = (Const(rows, dtypes.int32, weak=False), Const(cols, dtypes.int32, weak=False))
-        view = TileInfo(info.loc, rows, cols, layout, *full, pitch=pitch)
-        self.emit(spec.name, None, (), src.dtype, node, aux=(parent.offset + offset, rows * cols))
-        self.instrs[-1].comment = (f"{name}: {info.loc} {rows} x {cols} x {src.dtype} view of "
-                                   f"{src.name} at word {parent.offset + offset}")
-        return Ptr("l1", slot, src.dtype, name, Const(0, dtypes.int32), rows * cols,
-                   parent.offset + offset, tile=view)
+@LOWERINGS.lowering("tfillpad_inplace")
+def lower_tfillpad_inplace(comp, node, args):
+    _fillpad(comp, node, args["dst"], args["dst"], args["pad"], "tfillpad_inplace")
 
-    def _view_layout(self, value, default, node):
-        if value is NONE:
-            return default
-        if not (isinstance(value, Text) and value.value in ("row", "col")):
-            self.error(node, "pto.treshape: layout must be pto.RowMajor or pto.ColMajor")
-        return value.value
 
-    def _static_int_or_zero(self, v, node, what):
-        if isinstance(v, Const) and int(v.value) == 0 and not isinstance(v.value, bool):
-            return 0
-        return self._static_int(v, node, what)
+# ---------------------------------------------------------------- transpose
+@LOWERINGS.lowering("ttrans")
+def lower_ttrans(comp, node, args):
+    """dst = src transposed over src's valid region (TTrans.hpp: one dtype size, a
+    RowMajor source; dst at least cols x rows). tmp: A2/A3's scratch (a Vec tile of the
+    dtype, written; its values are not modelled), dst when left out."""
+    spec = comp.isa["TTRANS"]
+    if not comp.is_aicore:
+        comp.error(node, "pto.ttrans works on typed tiles of pto.alloc_tile (an AI-core kernel)")
+    dst = comp.typed_tile(args["dst"], node, spec, "dst", "pto.ttrans: dst")
+    src = comp.typed_tile(args["src"], node, spec, "src", "pto.ttrans: src")
+    if dst.dtype != src.dtype or dst.dtype.name not in spec.dtypes:
+        comp.error(node, f"pto.ttrans: '{src.name}' holds {src.dtype} and '{dst.name}' {dst.dtype}; "
+                         f"TTRANS moves elements of one dtype among {', '.join(spec.dtypes)}")
+    if src.tile.layout != "row" or dst.tile.layout != "row":
+        comp.error(node, "pto.ttrans: both tiles must be RowMajor (TTrans.hpp)")
+    tmp = dst if args.get("tmp", NONE) is NONE else \
+        comp.typed_tile(args["tmp"], node, spec, "tmp", "pto.ttrans: tmp")
+    if tmp.dtype != dst.dtype:
+        comp.error(node, f"pto.ttrans: tmp '{tmp.name}' holds {tmp.dtype}, '{dst.name}' {dst.dtype}; "
+                         "A2/A3 transposes through tmp in the tiles' dtype (TTrans.hpp)")
+    if dst.tile.rows < src.tile.cols or dst.tile.cols < src.tile.rows:
+        comp.error(node, f"pto.ttrans: '{dst.name}' is {dst.tile.rows} x {dst.tile.cols} but the "
+                         f"transpose of '{src.name}' ({src.tile.rows} x {src.tile.cols}) needs "
+                         f"{src.tile.cols} x {src.tile.rows}")
+    ops = (comp._base(dst, node, "ttrans"), comp._base(src, node, "ttrans"),
+           comp._int_operand(src.tile.valid_rows, node, "rows"),
+           comp._int_operand(src.tile.valid_cols, node, "cols"),
+           comp._int_operand(Const(src.tile.pitch or src.tile.cols, dtypes.int32), node, "spitch"),
+           comp._int_operand(Const(dst.tile.cols, dtypes.int32), node, "dpitch"),
+           comp._base(tmp, node, "ttrans"))
+    comp.emit("TTRANS", None, ops, dst.dtype, node, aux=comp.tile_aux())
+    comp.instrs[-1].comment = f"{dst.name} <- {src.name}^T"
+
+
+# ---------------------------------------------------------------- index reductions
+def lower_arg_reduce(comp, spec, node, tiles):
+    """TROWARGMAX / TROWARGMIN into an int32 rows x 1 column, TCOLARGMAX / TCOLARGMIN into an
+    int32 1 x cols row (TReduceIdx.hpp's checks: a Vec int32 index tile, one index a row or
+    a column of src)."""
+    dst, src = tiles
+    call = spec.builtin
+    per_col = spec.family == "tile_col_arg"
+    if src.dtype.name not in spec.dtypes:
+        comp.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles, not {src.dtype}")
+    if dst.dtype != dtypes.int32:
+        comp.error(node, f"pto.{call}: the index tile '{dst.name}' must be int32, not {dst.dtype}")
+    if per_col and (dst.tile.rows != 1 or dst.tile.cols != src.tile.cols):
+        comp.error(node, f"pto.{call}: '{dst.name}' must be one row of {src.tile.cols} (1 x "
+                         f"{src.tile.cols}, an index a column of '{src.name}'), not {dst.tile.rows} x "
+                         f"{dst.tile.cols}")
+    if not per_col and (dst.tile.cols != 1 or dst.tile.rows < src.tile.rows):
+        comp.error(node, f"pto.{call}: '{dst.name}' must be a column of {src.tile.rows} (an index a "
+                         f"row of '{src.name}', layout=pto.ColMajor), not {dst.tile.rows} x {dst.tile.cols}")
+    vc = src.tile.valid_cols
+    if not (isinstance(vc, Const) and int(vc.value) == src.tile.cols):
+        comp.error(node, f"pto.{call}: a valid column count below the tile's ({src.tile.cols}) is "
+                         "not built for index reductions", "allocate the tile with the valid number of columns")
+    ops = (comp._base(dst, node, call), comp._base(src, node, call),
+           comp._int_operand(src.tile.valid_rows, node, "rows"),
+           comp._int_operand(Const(src.tile.cols, dtypes.int32), node, "cols"))
+    comp.emit(spec.name, None, ops, src.dtype, node, aux=comp.tile_aux())
+    comp.instrs[-1].comment = f"{dst.name} <- {call[1:]}({src.name})"
+
+
+# ---------------------------------------------------------------- views: treshape, tsubview
+@LOWERINGS.lowering("treshape", "tsubview", binds=False)
+def lower_view(comp, node, builtin):
+    """A new typed tile over words of an existing one, as A2/A3 binds it (TASSIGN to the
+    source's address, TReshape.hpp / TSubView.hpp); the instruction moves no data."""
+    call = builtin.name
+    args = comp.bind_call(builtin, node)
+    spec = comp.isa[call.upper()]
+    src = args["src"]
+    if not comp.is_aicore or not (isinstance(src, Ptr) and src.tile is not None):
+        comp.error(node, f"pto.{call} takes a typed tile of pto.alloc_tile (an AI-core kernel)")
+    info, parent = src.tile, comp.buffers[src.slot]
+    rows, cols = (comp._static_int(args[k], node, f"pto.{call}: {k}") for k in ("rows", "cols"))
+    name = comp._target_name(node) or f"{src.name}_{call[1:]}"
+    if call == "treshape":
+        layout = _view_layout(comp, args["layout"], info.layout, node)
+        where = f"pto.treshape of '{src.name}' ({info.rows} x {info.cols}) into {rows} x {cols}"
+        if not info.contiguous:
+            comp.error(node, f"{where}: '{src.name}' is a window whose rows are not contiguous",
+                       "reshape the tile the window is cut from")
+        if rows * cols != info.rows * info.cols:
+            comp.error(node, f"{where}: {rows * cols} elements, but the tile holds "
+                             f"{info.rows * info.cols} (TRESHAPE keeps the byte size)")
+        offset, pitch = 0, 0
+    else:
+        layout = info.layout
+        row, col = (_static_int_or_zero(comp, args[k], node, f"pto.tsubview: {k}") for k in ("row", "col"))
+        where = f"pto.tsubview of '{src.name}' ({info.rows} x {info.cols}) at ({row}, {col}), {rows} x {cols}"
+        if row + rows > info.rows or col + cols > info.cols:
+            comp.error(node, f"{where}: the window reaches past the tile",
+                       "keep row + rows and col + cols within the tile's shape")
+        if layout == "col" and cols != info.cols and rows != info.rows:
+            comp.error(node, f"{where}: windows of ColMajor tiles are built for whole columns only")
+        pitch = info.pitch or info.cols
+        offset = row * pitch + col
+        if (offset * src.dtype.itemsize) % 32:
+            comp.error(node, f"{where}: the window starts {offset * src.dtype.itemsize} bytes into "
+                             "the tile, not a multiple of 32 (tile addresses are 32-byte aligned)")
+        if info.loc in BOXED_SPACES and (row % BOX or col % BOX):
+            comp.error(node, f"{where}: a window of a boxed {info.loc} tile starts on a {BOX} x "
+                             f"{BOX} fractal box")
+        if pitch == cols or rows == 1:
+            pitch = 0                  # the window's rows follow each other
+    check_tile_shape(comp, node, where, info.loc, rows, cols, src.dtype, layout)
+    line = getattr(node, "lineno", 0) + comp.kernel.line_offset
+    slot = comp.shared_buffer(node, lambda: comp.buffers.append(LocalBuffer(
+        name, parent.offset + offset, rows * cols, src.dtype, line, 1, info.loc, rows, cols,
+        alias_of=src.slot, pitch=pitch)))
+    name = comp.buffers[slot].name
+    full = (Const(rows, dtypes.int32, weak=False), Const(cols, dtypes.int32, weak=False))
+    view = TileInfo(info.loc, rows, cols, layout, *full, pitch=pitch)
+    comp.emit(spec.name, None, (), src.dtype, node, aux=(parent.offset + offset, rows * cols))
+    comp.instrs[-1].comment = (f"{name}: {info.loc} {rows} x {cols} x {src.dtype} view of "
+                               f"{src.name} at word {parent.offset + offset}")
+    return Ptr("l1", slot, src.dtype, name, Const(0, dtypes.int32), rows * cols,
+               parent.offset + offset, tile=view)
+
+
+def _view_layout(comp, value, default, node):
+    if value is NONE:
+        return default
+    if not (isinstance(value, Text) and value.value in ("row", "col")):
+        comp.error(node, "pto.treshape: layout must be pto.RowMajor or pto.ColMajor")
+    return value.value
+
+
+def _static_int_or_zero(comp, v, node, what):
+    if isinstance(v, Const) and int(v.value) == 0 and not isinstance(v.value, bool):
+        return 0
+    return comp._static_int(v, node, what)

@@ -4,129 +4,151 @@ restrictions of pto-isa's implementation checks, as compile errors at the kernel
 from __future__ import annotations
 
 from .. import dtypes
+from .registry import LOWERINGS
 from .values import NONE, Const, Text
 
 CMP_MODES = ("eq", "ne", "lt", "gt", "le", "ge")          # CmpMode, in the order of the table's `c`
 INT32_CMP_MODES = ("eq", "ne")    # A2/A3 compares int32 by vcmp*_eq, and vnot's the result for NE
 
 
-class MaskBuiltins:
-    """Lowering of pto.tcmp / tcmps / tsel / tsels / ttri (mixed into the kernel compiler)."""
+def _mask_tiles(comp, spec, node, args, names):
+    call = spec.builtin
+    if not comp.is_aicore:
+        comp.error(node, f"pto.{call} works on typed tiles of pto.alloc_tile (an AI-core kernel)",
+                   "allocate the tiles with pto.alloc_tile(rows, cols, dtype, loc=pto.Vec)")
+    return [comp.typed_tile(args[n], node, spec, n, f"pto.{call}: {n}") for n in names]
 
-    def _mask_tiles(self, spec, node, args, names):
-        call = spec.builtin
-        if not self.is_aicore:
-            self.error(node, f"pto.{call} works on typed tiles of pto.alloc_tile (an AI-core kernel)",
-                       "allocate the tiles with pto.alloc_tile(rows, cols, dtype, loc=pto.Vec)")
-        return [self.typed_tile(args[n], node, spec, n, f"pto.{call}: {n}") for n in names]
 
-    def _full_rows(self, t, node, call):
-        vc = t.tile.valid_cols
-        if not (isinstance(vc, Const) and int(vc.value) == t.tile.cols):
-            self.error(node, f"pto.{call}: a valid column count below the tile's ({t.tile.cols}) is "
-                             "not built for masks", "allocate the tile with the valid number of columns")
-        return t.tile.valid_rows, Const(t.tile.cols, dtypes.int32)
+def _full_rows(comp, t, node, call):
+    vc = t.tile.valid_cols
+    if not (isinstance(vc, Const) and int(vc.value) == t.tile.cols):
+        comp.error(node, f"pto.{call}: a valid column count below the tile's ({t.tile.cols}) is "
+                         "not built for masks", "allocate the tile with the valid number of columns")
+    return t.tile.valid_rows, Const(t.tile.cols, dtypes.int32)
 
-    def _same_shape(self, node, call, ref, *others):
-        for t in others:
-            if (t.tile.rows, t.tile.cols) != (ref.tile.rows, ref.tile.cols):
-                self.error(node, f"pto.{call}: '{t.name}' is {t.tile.rows} x {t.tile.cols} but "
-                                 f"'{ref.name}' is {ref.tile.rows} x {ref.tile.cols}")
-            if t.dtype != ref.dtype:
-                self.error(node, f"pto.{call}: '{t.name}' holds {t.dtype} but '{ref.name}' {ref.dtype}")
 
-    def _mask_shape(self, node, call, mask, data):
-        """A mask holds a bit per element of data: at least ceil(cols / 8) uint8 per row."""
-        if mask.dtype != dtypes.uint8:
-            self.error(node, f"pto.{call}: the mask '{mask.name}' must be a uint8 tile (packed "
-                             f"predicate bits, TCMP.md), not {mask.dtype}")
-        need = -(-data.tile.cols // 8)
-        if mask.tile.cols < need or mask.tile.rows < data.tile.rows:
-            self.error(node, f"pto.{call}: the mask '{mask.name}' is {mask.tile.rows} x {mask.tile.cols} "
-                             f"bytes; {data.tile.rows} rows of {data.tile.cols} elements need "
-                             f"{data.tile.rows} x {need} (one bit each)",
-                       f"allocate it as pto.alloc_tile({data.tile.rows}, {max(32, need)}, pto.uint8, "
-                       "loc=pto.Vec)")
+def _same_shape(comp, node, call, ref, *others):
+    for t in others:
+        if (t.tile.rows, t.tile.cols) != (ref.tile.rows, ref.tile.cols):
+            comp.error(node, f"pto.{call}: '{t.name}' is {t.tile.rows} x {t.tile.cols} but "
+                             f"'{ref.name}' is {ref.tile.rows} x {ref.tile.cols}")
+        if t.dtype != ref.dtype:
+            comp.error(node, f"pto.{call}: '{t.name}' holds {t.dtype} but '{ref.name}' {ref.dtype}")
 
-    def _cmpmask_tmp(self, spec, node, args, data):
-        """TSEL's / TSELS's tmp: A2/A3 writes cmpmaskLen uint32 there for TSEL (TSel.hpp: 4 for
-        2-byte data, 2 for 4-byte), whatever tmp's dtype (it casts the pointer), and the scalar
-        to tmp[0] for TSELS (TSels.hpp: tmp of the data's dtype, TSELS.md); every Vec tile holds
-        either (its rows are whole 32-byte blocks). dst when left out."""
-        if args.get("tmp", NONE) is NONE:
-            return args["dst"]
-        tmp = self.typed_tile(args["tmp"], node, spec, "tmp", f"pto.{spec.builtin}: tmp")
-        if spec.name == "TSELS" and tmp.dtype != data.dtype:
-            self.error(node, f"pto.tsels: tmp '{tmp.name}' holds {tmp.dtype}, '{data.name}' {data.dtype}; "
-                             "A2/A3 writes the scalar to tmp[0] in the data's dtype (TSels.hpp, TSELS.md)")
-        return tmp
 
-    def _mode(self, value, node, call, dtype):
-        if not (isinstance(value, Text) and value.value in CMP_MODES):
-            self.error(node, f"pto.{call}: mode must be one of {', '.join(map(repr, CMP_MODES))}")
-        if dtype == dtypes.int32 and value.value not in INT32_CMP_MODES:
-            self.error(node, f"pto.{call}: int32 tiles compare only for 'eq' and 'ne' on A2/A3 "
-                             f"(pto-isa include/pto/npu/a2a3/{'TCmps.hpp' if call == 'tcmps' else 'TCmp.hpp'}: "
-                             f"the int32 path is vcmp*_eq whatever the mode, inverted by vnot for "
-                             f"NE; {value.value!r} would silently compare for equality), not "
-                             f"{value.value!r}", "compare float32 tiles, or use mode='eq' or 'ne'")
-        return Const(CMP_MODES.index(value.value), dtypes.int32)
+def _mask_shape(comp, node, call, mask, data):
+    """A mask holds a bit per element of data: at least ceil(cols / 8) uint8 per row."""
+    if mask.dtype != dtypes.uint8:
+        comp.error(node, f"pto.{call}: the mask '{mask.name}' must be a uint8 tile (packed "
+                         f"predicate bits, TCMP.md), not {mask.dtype}")
+    need = -(-data.tile.cols // 8)
+    if mask.tile.cols < need or mask.tile.rows < data.tile.rows:
+        comp.error(node, f"pto.{call}: the mask '{mask.name}' is {mask.tile.rows} x {mask.tile.cols} "
+                         f"bytes; {data.tile.rows} rows of {data.tile.cols} elements need "
+                         f"{data.tile.rows} x {need} (one bit each)",
+                   f"allocate it as pto.alloc_tile({data.tile.rows}, {max(32, need)}, pto.uint8, "
+                   "loc=pto.Vec)")
 
-    def _scalar(self, value, dtype, node, call):
-        self.require_value(value, node)
-        if hasattr(value, "uniform") and not value.uniform:
-            self.error(node, f"pto.{call}: scalar must be uniform")
-        return self.operand(value, dtype, node)
 
-    def _mask_op(self, name, node, args):
-        """TCMP / TCMPS (the mask is dst, the data a) and TSEL / TSELS (the mask is an input,
-        the data dst): the tiles' checks, then the operands in the ISA record's order."""
-        spec, call = self.isa[name], self.isa[name].builtin
-        names = [o.name for o in spec.value_operands if o.kind == "tile" and o.name != "tmp"]
-        tiles = dict(zip(names, self._mask_tiles(spec, node, args, names)))
-        mask_name, data_name = ("dst", "a") if spec.family == "tile_cmp" else ("mask", "dst")
-        mask, data = tiles[mask_name], tiles[data_name]
-        self._same_shape(node, call, data, *(t for n, t in tiles.items() if n not in (mask_name, data_name)))
-        if data.dtype.name not in spec.dtypes:
-            self.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles, not {data.dtype}")
-        self._mask_shape(node, call, mask, data)
-        rows, cols = self._full_rows(data, node, call)
-        sizes = {"rows": rows, "cols": cols, "mstride": Const(mask.tile.cols, dtypes.int32)}
-        ops = []
-        for o in spec.value_operands:
-            if o.name == "tmp":
-                ops.append(self._base(self._cmpmask_tmp(spec, node, args, data), node, call))
-            elif o.kind == "tile":
-                ops.append(self._base(tiles[o.name], node, call))
-            elif o.name == "scalar":
-                ops.append(self._scalar(args["scalar"], data.dtype, node, call))
-            elif o.name == "mode":
-                ops.append(self._mode(args["mode"], node, call, data.dtype))
-            else:
-                ops.append(self._int_operand(sizes[o.name], node, o.name))
-        self.emit(name, None, tuple(ops), data.dtype, node, aux=self.tile_aux())
-        other = tiles["b"].name if "b" in tiles else "scalar"
-        self.instrs[-1].comment = (f"{mask.name} <- {data.name} {args['mode'].value} {other}"
-                                   if spec.family == "tile_cmp" else
-                                   f"{data.name} <- {mask.name} ? {tiles['a'].name} : {other}")
+def _cmpmask_tmp(comp, spec, node, args, data):
+    """TSEL's / TSELS's tmp: A2/A3 writes cmpmaskLen uint32 there for TSEL (TSel.hpp: 4 for
+    2-byte data, 2 for 4-byte), whatever tmp's dtype (it casts the pointer), and the scalar
+    to tmp[0] for TSELS (TSels.hpp: tmp of the data's dtype, TSELS.md); every Vec tile holds
+    either (its rows are whole 32-byte blocks). dst when left out."""
+    if args.get("tmp", NONE) is NONE:
+        return args["dst"]
+    tmp = comp.typed_tile(args["tmp"], node, spec, "tmp", f"pto.{spec.builtin}: tmp")
+    if spec.name == "TSELS" and tmp.dtype != data.dtype:
+        comp.error(node, f"pto.tsels: tmp '{tmp.name}' holds {tmp.dtype}, '{data.name}' {data.dtype}; "
+                         "A2/A3 writes the scalar to tmp[0] in the data's dtype (TSels.hpp, TSELS.md)")
+    return tmp
 
-    def builtin_ttri(self, node, args):
-        spec = self.isa["TTRI"]
-        (dst,) = self._mask_tiles(spec, node, args, ("dst",))
-        if dst.dtype.name not in spec.dtypes:
-            self.error(node, f"pto.ttri fills {', '.join(spec.dtypes)} tiles, not {dst.dtype}")
-        upper = args["upper"]
-        if not isinstance(upper, Const):
-            self.error(node, "pto.ttri: upper must be True or False, known at compile time")
-        rows, cols = self._full_rows(dst, node, "ttri")
-        ops = [self._base(dst, node, "ttri"), self._int_operand(args["diagonal"], node, "pto.ttri: diagonal"),
-               self._int_operand(Const(int(bool(upper.value)), dtypes.int32), node, "upper"),
-               self._int_operand(rows, node, "rows"), self._int_operand(cols, node, "cols")]
-        self.emit("TTRI", None, tuple(ops), dst.dtype, node, aux=self.tile_aux())
-        self.instrs[-1].comment = f"{dst.name} <- {'upper' if upper.value else 'lower'} triangle"
+
+def _mode(comp, value, node, call, dtype):
+    if not (isinstance(value, Text) and value.value in CMP_MODES):
+        comp.error(node, f"pto.{call}: mode must be one of {', '.join(map(repr, CMP_MODES))}")
+    if dtype == dtypes.int32 and value.value not in INT32_CMP_MODES:
+        comp.error(node, f"pto.{call}: int32 tiles compare only for 'eq' and 'ne' on A2/A3 "
+                         f"(pto-isa include/pto/npu/a2a3/{'TCmps.hpp' if call == 'tcmps' else 'TCmp.hpp'}: "
+                         f"the int32 path is vcmp*_eq whatever the mode, inverted by vnot for "
+                         f"NE; {value.value!r} would silently compare for equality), not "
+                         f"{value.value!r}", "compare float32 tiles, or use mode='eq' or 'ne'")
+    return Const(CMP_MODES.index(value.value), dtypes.int32)
+
+
+def _scalar(comp, value, dtype, node, call):
+    comp.require_value(value, node)
+    if hasattr(value, "uniform") and not value.uniform:
+        comp.error(node, f"pto.{call}: scalar must be uniform")
+    return comp.operand(value, dtype, node)
+
+
+def _mask_op(comp, name, node, args):
+    """TCMP / TCMPS (the mask is dst, the data a) and TSEL / TSELS (the mask is an input,
+    the data dst): the tiles' checks, then the operands in the ISA record's order."""
+    spec, call = comp.isa[name], comp.isa[name].builtin
+    names = [o.name for o in spec.value_operands if o.kind == "tile" and o.name != "tmp"]
+    tiles = dict(zip(names, _mask_tiles(comp, spec, node, args, names)))
+    mask_name, data_name = ("dst", "a") if spec.family == "tile_cmp" else ("mask", "dst")
+    mask, data = tiles[mask_name], tiles[data_name]
+    _same_shape(comp, node, call, data, *(t for n, t in tiles.items() if n not in (mask_name, data_name)))
+    if data.dtype.name not in spec.dtypes:
+        comp.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles, not {data.dtype}")
+    _mask_shape(comp, node, call, mask, data)
+    rows, cols = _full_rows(comp, data, node, call)
+    sizes = {"rows": rows, "cols": cols, "mstride": Const(mask.tile.cols, dtypes.int32)}
+    ops = []
+    for o in spec.value_operands:
+        if o.name == "tmp":
+            ops.append(comp._base(_cmpmask_tmp(comp, spec, node, args, data), node, call))
+        elif o.kind == "tile":
+            ops.append(comp._base(tiles[o.name], node, call))
+        elif o.name == "scalar":
+            ops.append(_scalar(comp, args["scalar"], data.dtype, node, call))
+        elif o.name == "mode":
+            ops.append(_mode(comp, args["mode"], node, call, data.dtype))
+        else:
+            ops.append(comp._int_operand(sizes[o.name], node, o.name))
+    comp.emit(name, None, tuple(ops), data.dtype, node, aux=comp.tile_aux())
+    other = tiles["b"].name if "b" in tiles else "scalar"
+    comp.instrs[-1].comment = (f"{mask.name} <- {data.name} {args['mode'].value} {other}"
+                               if spec.family == "tile_cmp" else
+                               f"{data.name} <- {mask.name} ? {tiles['a'].name} : {other}")
+
+
+@LOWERINGS.lowering("ttri")
+def lower_ttri(comp, node, args):
+    spec = comp.isa["TTRI"]
+    (dst,) = _mask_tiles(comp, spec, node, args, ("dst",))
+    if dst.dtype.name not in spec.dtypes:
+        comp.error(node, f"pto.ttri fills {', '.join(spec.dtypes)} tiles, not {dst.dtype}")
+    upper = args["upper"]
+    if not isinstance(upper, Const):
+        comp.error(node, "pto.ttri: upper must be True or False, known at compile time")
+    rows, cols = _full_rows(comp, dst, node, "ttri")
+    ops = [comp._base(dst, node, "ttri"), comp._int_operand(args["diagonal"], node, "pto.ttri: diagonal"),
+           comp._int_operand(Const(int(bool(upper.value)), dtypes.int32), node, "upper"),
+           comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols")]
+    comp.emit("TTRI", None, tuple(ops), dst.dtype, node, aux=comp.tile_aux())
+    comp.instrs[-1].comment = f"{dst.name} <- {'upper' if upper.value else 'lower'} triangle"
 
 
 # pto.tcmp, tcmps, tsel, tsels: one lowering, from each instruction's ISA record
-for _name in ("TCMP", "TCMPS", "TSEL", "TSELS"):
-    setattr(MaskBuiltins, f"builtin_{_name.lower()}",
-            lambda self, node, args, _name=_name: self._mask_op(_name, node, args))
+@LOWERINGS.lowering("tcmp")
+def lower_tcmp(comp, node, args):
+    return _mask_op(comp, "TCMP", node, args)
+
+
+@LOWERINGS.lowering("tcmps")
+def lower_tcmps(comp, node, args):
+    return _mask_op(comp, "TCMPS", node, args)
+
+
+@LOWERINGS.lowering("tsel")
+def lower_tsel(comp, node, args):
+    return _mask_op(comp, "TSEL", node, args)
+
+
+@LOWERINGS.lowering("tsels")
+def lower_tsels(comp, node, args):
+    return _mask_op(comp, "TSELS", node, args)

@@ -1,6 +1,8 @@
 """Lowering of the memory and synchronisation builtins: load, store, fma, alloc_local, barriers.
 
-A mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`.
+The builtins' lowerings are functions of the compiler ``comp`` registered in registry.py's
+LOWERINGS; the helpers they and the compiler share (require_ptr, store_to, local arrays) are a
+mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`.
 """
 from __future__ import annotations
 
@@ -9,11 +11,14 @@ import dataclasses
 from .. import dtypes
 from ..ir import LocalBuffer, Reg
 from ..ir.program import int_sem_of
+from .builtin_checks import lane_tiles_only
+from .registry import LOWERINGS
 from .values import NONE, Const, DTypeRef, LocalArray, Ptr, Val
 
 
-class MemoryBuiltins:
-    """Memory and sync half of the kernel compiler."""
+class MemoryOperands:
+    """Pointers, lane stores and local arrays in the kernel compiler (a mixin), shared by the
+    registered memory lowerings and the compiler's assignments."""
 
     def require_ptr(self, value, node, what):
         if not isinstance(value, Ptr):
@@ -25,24 +30,6 @@ class MemoryBuiltins:
     def memory_aux(self, ptr: Ptr) -> tuple:
         return (ptr.slot,) if ptr.space == "hbm" else (ptr.base, self.buffers[ptr.slot].words)
 
-    def builtin_cast(self, node, args):
-        """pto.cast(x, dtype): x converted to dtype (CAST); the dtypes no lane value converts to
-        (A5's minifloats, bfloat16) are refused here, with what to do."""
-        target = args["dtype"]
-        if not isinstance(target, DTypeRef):
-            self.error(node, "pto.cast(x, dtype): dtype must be pto.float32, pto.float16, pto.int32, "
-                             "pto.uint32 or pto.bool_")
-        self.require_value(args["x"], node)
-        if target.dtype in dtypes.MINIFLOATS:
-            self.error(node, f"pto.cast: {target.dtype} {dtypes.a5_only(target.dtype)}",
-                       "compute in float32 or float16; the host rounds float32 values to the "
-                       "format when it copies them into such a tensor (memcpy_h2d)")
-        converts = self.isa["CAST"].dtypes
-        if not isinstance(args["x"], Const) and target.dtype.name not in converts:
-            self.error(node, f"pto.cast: a lane value does not convert to {target.dtype} (CAST "
-                             f"converts to {', '.join(converts)})",
-                       "cast to float32 and store it to a tensor of that dtype (a store rounds)")
-        return self.cast(args["x"], target.dtype, node)
 
     def int32_index(self, v, node):
         """An element offset as the int32 that addresses take: an int64 value (numba's
@@ -71,16 +58,6 @@ class MemoryBuiltins:
                        "int32 tensor")
         return dt
 
-    def builtin_load(self, node, args):
-        ptr = self.require_ptr(args["ptr"], node, "pto.load(ptr): ptr")
-        offset = self.operand(ptr.offset, dtypes.int32, node)
-        uniform = not isinstance(offset, Reg) or offset.uniform
-        # the LOAD's dtype is the memory's (bytes moved); its register holds the compute dtype
-        dst = self.new_reg(self.compute_dtype(ptr, node, "pto.load"), uniform)
-        op = "LOAD" if ptr.space == "hbm" else "LOAD_L1"
-        self.emit(op, dst, (offset,), ptr.dtype, node, aux=self.memory_aux(ptr))
-        self.instrs[-1].comment = ptr.name
-        return Val(dst)
 
     def store_to(self, ptr: Ptr, value, node):
         self.require_value(value, node)
@@ -91,76 +68,8 @@ class MemoryBuiltins:
         self.emit(op, None, (offset, src), ptr.dtype, node, aux=self.memory_aux(ptr))
         self.instrs[-1].comment = ptr.name
 
-    def builtin_store(self, node, args):
-        ptr = self.require_ptr(args["ptr"], node, "pto.store(ptr, value): ptr")
-        self.store_to(ptr, args["value"], node)
-
-    def builtin_fma(self, node, args):
-        x, y, z = args["x"], args["y"], args["z"]
-        for v in (x, y, z):
-            self.require_value(v, node)
-        dst = args["dst"]
-        if dst is NONE or dst is None:
-            return self.alu("FMA", [x, y, z], node)
-        ptr = self.require_ptr(dst, node, "pto.fma(dst, x, y, z): dst")
-        if ptr.space != "hbm" or ptr.dtype not in (dtypes.float32, dtypes.float16, dtypes.int32, dtypes.uint32):
-            # L1, and narrow memory dtypes and bool: the FMA in registers, then a store
-            value = self.alu("FMA", [x, y, z], node)
-            self.store_to(ptr, value, node)
-            return value
-        dtype = ptr.dtype
-        offset = self.operand(ptr.offset, dtypes.int32, node)
-        ops = (offset,) + tuple(self.operand(v, dtype, node) for v in (x, y, z))
-        out = self.new_reg(dtype, False)
-        self.emit("FMA_STORE", out, ops, dtype, node, aux=(ptr.slot, int_sem_of(dtype)))
-        self.instrs[-1].comment = ptr.name
-        return Val(out)
-
-    def builtin_alloc_local(self, node, args):
-        n = args["n_elems"]
-        if not isinstance(n, Const) or isinstance(n.value, bool) or int(n.value) != n.value or int(n.value) <= 0:
-            self.error(node, "pto.alloc_local(n_elems): n_elems must be a positive integer known "
-                             "at compile time", "use a literal, a module constant or a constant expression")
-        dtype = args["dtype"]
-        if isinstance(dtype, DTypeRef):
-            dtype = dtype.dtype
-        if dtype in dtypes.MINIFLOATS:
-            self.error(node, f"pto.alloc_local: {dtype} {dtypes.a5_only(dtype)}")
-        if dtype not in dtypes.TILE_DTYPES + (dtypes.uint32, dtypes.float64, dtypes.int64):
-            self.error(node, f"pto.alloc_local: dtype must be one of float32, float16, int32, uint32, "
-                             f"float64, int64, got {dtype}",
-                       "L1 buffers hold what the core computes; keep int8 / bfloat16 data in HBM "
-                       "tensors (loads widen it to int32 / float32)")
-        count = int(n.value)
-        copies, offset = self.buffer_copies(count, node)
-        base = sum(b.words for b in self.buffers if b.owns_memory)
-        name = f"local{len(self.buffers)}"
-        line = getattr(node, "lineno", 0) + self.kernel.line_offset
-        self.buffers.append(LocalBuffer(name, base, count, dtype, line, copies))
-        self.emit("ALLOC_LOCAL", None, (), dtype, node, aux=(base, count * copies))
-        shape = f"{copies} x {count}" if copies > 1 else f"{count}"
-        self.instrs[-1].comment = f"{name}: {shape} x {dtype} at L1 word {base}"
-        return Ptr("l1", len(self.buffers) - 1, dtype, name, offset, count, base)
 
     # ---------------------------------------------------------------- per-lane local arrays
-    def builtin_local_array(self, node, args):
-        n, dtype = args["n"], args["dtype"]
-        if not isinstance(n, Const) or isinstance(n.value, bool) or int(n.value) != n.value or int(n.value) <= 0:
-            self.error(node, "pto.local_array(n): n must be a positive integer known at compile time",
-                       "use a literal, a module constant or a size-deciding kernel argument")
-        dtype = dtype.dtype if isinstance(dtype, DTypeRef) else dtype
-        if dtype in dtypes.MINIFLOATS:
-            self.error(node, f"pto.local_array: {dtype} {dtypes.a5_only(dtype)}")
-        if dtype not in dtypes.REGISTER_DTYPES:
-            self.error(node, f"pto.local_array: dtype must be one of "
-                             f"{', '.join(d.name for d in dtypes.REGISTER_DTYPES)}, got {dtype}")
-        count = int(n.value)
-        first = self.new_reg(dtype, False)
-        for _ in range(count - 1):
-            self.new_reg(dtype, False)                 # consecutive lane slots
-        self.emit("LOCAL_ARRAY", None, (), dtype, node, aux=(first.index, count))
-        self.instrs[-1].comment = f"v{first.index}..v{first.index + count - 1}"
-        return LocalArray(first, count, dtype, "local_array")
 
     def local_element(self, arr: LocalArray, index, node):
         """arr[index] read: a copy of the slot for a constant index, else a LOCAL_LOAD."""
@@ -230,26 +139,6 @@ class MemoryBuiltins:
         self.instrs[-1].comment = ptr.name
         return Val(dst)
 
-    def builtin_atomic_add(self, node, args):
-        return self._atomic("add", node, args)
-
-    def builtin_atomic_max(self, node, args):
-        return self._atomic("max", node, args)
-
-    def builtin_atomic_min(self, node, args):
-        return self._atomic("min", node, args)
-
-    def builtin_atomic_exchange(self, node, args):
-        return self._atomic("exchange", node, args)
-
-    def builtin_atomic_cas(self, node, args):
-        return self._atomic("cas", node, args)
-
-    def builtin_fence(self, node, args):
-        self.emit("FENCE", None, (), None, node)
-
-    def builtin_barrier_block(self, node, args):
-        self.emit("BARRIER_BLOCK", None, (), None, node)
 
     def _voting_barrier(self, op, node, args, result):
         pred = self.truth(args["pred"], node)
@@ -258,11 +147,165 @@ class MemoryBuiltins:
         self.emit(op, dst, (src,), result, node)
         return Val(dst)
 
-    def builtin_barrier_block_count(self, node, args):
-        return self._voting_barrier("BARRIER_BLOCK_COUNT", node, args, dtypes.int32)
 
-    def builtin_barrier_block_and(self, node, args):
-        return self._voting_barrier("BARRIER_BLOCK_AND", node, args, dtypes.bool_)
+@LOWERINGS.lowering("cast")
+def lower_cast(comp, node, args):
+    """pto.cast(x, dtype): x converted to dtype (CAST); the dtypes no lane value converts to
+    (A5's minifloats, bfloat16) are refused here, with what to do."""
+    target = args["dtype"]
+    if not isinstance(target, DTypeRef):
+        comp.error(node, "pto.cast(x, dtype): dtype must be pto.float32, pto.float16, pto.int32, "
+                         "pto.uint32 or pto.bool_")
+    comp.require_value(args["x"], node)
+    if target.dtype in dtypes.MINIFLOATS:
+        comp.error(node, f"pto.cast: {target.dtype} {dtypes.a5_only(target.dtype)}",
+                   "compute in float32 or float16; the host rounds float32 values to the "
+                   "format when it copies them into such a tensor (memcpy_h2d)")
+    converts = comp.isa["CAST"].dtypes
+    if not isinstance(args["x"], Const) and target.dtype.name not in converts:
+        comp.error(node, f"pto.cast: a lane value does not convert to {target.dtype} (CAST "
+                         f"converts to {', '.join(converts)})",
+                   "cast to float32 and store it to a tensor of that dtype (a store rounds)")
+    return comp.cast(args["x"], target.dtype, node)
 
-    def builtin_barrier_block_or(self, node, args):
-        return self._voting_barrier("BARRIER_BLOCK_OR", node, args, dtypes.bool_)
+
+@LOWERINGS.lowering("load")
+def lower_load(comp, node, args):
+    ptr = comp.require_ptr(args["ptr"], node, "pto.load(ptr): ptr")
+    offset = comp.operand(ptr.offset, dtypes.int32, node)
+    uniform = not isinstance(offset, Reg) or offset.uniform
+    # the LOAD's dtype is the memory's (bytes moved); its register holds the compute dtype
+    dst = comp.new_reg(comp.compute_dtype(ptr, node, "pto.load"), uniform)
+    op = "LOAD" if ptr.space == "hbm" else "LOAD_L1"
+    comp.emit(op, dst, (offset,), ptr.dtype, node, aux=comp.memory_aux(ptr))
+    comp.instrs[-1].comment = ptr.name
+    return Val(dst)
+
+
+def lower_lane_store(comp, node, args):
+    """pto.store(ptr, value), one value a lane (tile_builtins.lower_store, pto.store's lowering,
+    takes the tile form and passes the lane form here)."""
+    ptr = comp.require_ptr(args["ptr"], node, "pto.store(ptr, value): ptr")
+    comp.store_to(ptr, args["value"], node)
+
+
+@LOWERINGS.lowering("fma")
+def lower_fma(comp, node, args):
+    x, y, z = args["x"], args["y"], args["z"]
+    for v in (x, y, z):
+        comp.require_value(v, node)
+    dst = args["dst"]
+    if dst is NONE or dst is None:
+        return comp.alu("FMA", [x, y, z], node)
+    ptr = comp.require_ptr(dst, node, "pto.fma(dst, x, y, z): dst")
+    if ptr.space != "hbm" or ptr.dtype not in (dtypes.float32, dtypes.float16, dtypes.int32, dtypes.uint32):
+        # L1, and narrow memory dtypes and bool: the FMA in registers, then a store
+        value = comp.alu("FMA", [x, y, z], node)
+        comp.store_to(ptr, value, node)
+        return value
+    dtype = ptr.dtype
+    offset = comp.operand(ptr.offset, dtypes.int32, node)
+    ops = (offset,) + tuple(comp.operand(v, dtype, node) for v in (x, y, z))
+    out = comp.new_reg(dtype, False)
+    comp.emit("FMA_STORE", out, ops, dtype, node, aux=(ptr.slot, int_sem_of(dtype)))
+    comp.instrs[-1].comment = ptr.name
+    return Val(out)
+
+
+@LOWERINGS.lowering("alloc_local", checks=(lane_tiles_only,))
+def lower_alloc_local(comp, node, args):
+    n = args["n_elems"]
+    if not isinstance(n, Const) or isinstance(n.value, bool) or int(n.value) != n.value or int(n.value) <= 0:
+        comp.error(node, "pto.alloc_local(n_elems): n_elems must be a positive integer known "
+                         "at compile time", "use a literal, a module constant or a constant expression")
+    dtype = args["dtype"]
+    if isinstance(dtype, DTypeRef):
+        dtype = dtype.dtype
+    if dtype in dtypes.MINIFLOATS:
+        comp.error(node, f"pto.alloc_local: {dtype} {dtypes.a5_only(dtype)}")
+    if dtype not in dtypes.TILE_DTYPES + (dtypes.uint32, dtypes.float64, dtypes.int64):
+        comp.error(node, f"pto.alloc_local: dtype must be one of float32, float16, int32, uint32, "
+                         f"float64, int64, got {dtype}",
+                   "L1 buffers hold what the core computes; keep int8 / bfloat16 data in HBM "
+                   "tensors (loads widen it to int32 / float32)")
+    count = int(n.value)
+    copies, offset = comp.buffer_copies(count, node)
+    base = sum(b.words for b in comp.buffers if b.owns_memory)
+    name = f"local{len(comp.buffers)}"
+    line = getattr(node, "lineno", 0) + comp.kernel.line_offset
+    comp.buffers.append(LocalBuffer(name, base, count, dtype, line, copies))
+    comp.emit("ALLOC_LOCAL", None, (), dtype, node, aux=(base, count * copies))
+    shape = f"{copies} x {count}" if copies > 1 else f"{count}"
+    comp.instrs[-1].comment = f"{name}: {shape} x {dtype} at L1 word {base}"
+    return Ptr("l1", len(comp.buffers) - 1, dtype, name, offset, count, base)
+
+
+@LOWERINGS.lowering("local_array")
+def lower_local_array(comp, node, args):
+    n, dtype = args["n"], args["dtype"]
+    if not isinstance(n, Const) or isinstance(n.value, bool) or int(n.value) != n.value or int(n.value) <= 0:
+        comp.error(node, "pto.local_array(n): n must be a positive integer known at compile time",
+                   "use a literal, a module constant or a size-deciding kernel argument")
+    dtype = dtype.dtype if isinstance(dtype, DTypeRef) else dtype
+    if dtype in dtypes.MINIFLOATS:
+        comp.error(node, f"pto.local_array: {dtype} {dtypes.a5_only(dtype)}")
+    if dtype not in dtypes.REGISTER_DTYPES:
+        comp.error(node, f"pto.local_array: dtype must be one of "
+                         f"{', '.join(d.name for d in dtypes.REGISTER_DTYPES)}, got {dtype}")
+    count = int(n.value)
+    first = comp.new_reg(dtype, False)
+    for _ in range(count - 1):
+        comp.new_reg(dtype, False)                 # consecutive lane slots
+    comp.emit("LOCAL_ARRAY", None, (), dtype, node, aux=(first.index, count))
+    comp.instrs[-1].comment = f"v{first.index}..v{first.index + count - 1}"
+    return LocalArray(first, count, dtype, "local_array")
+
+
+@LOWERINGS.lowering("atomic_add")
+def lower_atomic_add(comp, node, args):
+    return comp._atomic("add", node, args)
+
+
+@LOWERINGS.lowering("atomic_max")
+def lower_atomic_max(comp, node, args):
+    return comp._atomic("max", node, args)
+
+
+@LOWERINGS.lowering("atomic_min")
+def lower_atomic_min(comp, node, args):
+    return comp._atomic("min", node, args)
+
+
+@LOWERINGS.lowering("atomic_exchange")
+def lower_atomic_exchange(comp, node, args):
+    return comp._atomic("exchange", node, args)
+
+
+@LOWERINGS.lowering("atomic_cas")
+def lower_atomic_cas(comp, node, args):
+    return comp._atomic("cas", node, args)
+
+
+@LOWERINGS.lowering("fence")
+def lower_fence(comp, node, args):
+    comp.emit("FENCE", None, (), None, node)
+
+
+@LOWERINGS.lowering("barrier_block")
+def lower_barrier_block(comp, node, args):
+    comp.emit("BARRIER_BLOCK", None, (), None, node)
+
+
+@LOWERINGS.lowering("barrier_block_count")
+def lower_barrier_block_count(comp, node, args):
+    return comp._voting_barrier("BARRIER_BLOCK_COUNT", node, args, dtypes.int32)
+
+
+@LOWERINGS.lowering("barrier_block_and")
+def lower_barrier_block_and(comp, node, args):
+    return comp._voting_barrier("BARRIER_BLOCK_AND", node, args, dtypes.bool_)
+
+
+@LOWERINGS.lowering("barrier_block_or")
+def lower_barrier_block_or(comp, node, args):
+    return comp._voting_barrier("BARRIER_BLOCK_OR", node, args, dtypes.bool_)

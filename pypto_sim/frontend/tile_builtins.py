@@ -1,9 +1,11 @@
 """Lowering of the tile builtins: async_load, tile store, mma, wait_all, event flags and the
 elementwise / reduction tile operations. Tiles are alloc_local buffers (pointers into L1).
 
-A mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`. Every tile instruction carries
-aux = (tensor slot, pipeline stage tag, mask of the stages it comes after) for the timing
-model (docs/tiles.md).
+The builtins' lowerings are functions of the compiler ``comp`` registered in registry.py's
+LOWERINGS; the operand helpers they share (tile_base, uniform_int, tile_shape, ...) and
+``lower_tile_op`` are a mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`. Every
+tile instruction carries aux = (tensor slot, pipeline stage tag, mask of the stages it comes
+after) for the timing model (docs/tiles.md).
 """
 from __future__ import annotations
 
@@ -11,11 +13,15 @@ from __future__ import annotations
 from .. import dtypes
 from ..ir import Imm
 from ..isa import PIPES
+from .builtin_checks import article_only
+from .memory_builtins import lower_lane_store
+from .registry import LOWERINGS
 from .values import NONE, Const, Ptr, Text, Val
 
 
-class TileBuiltins:
-    """Tile half of the kernel compiler."""
+class TileOperands:
+    """The article's alloc_local tiles in the kernel compiler (a mixin): their operands, shapes,
+    lower_tile_op and flags, shared by the registered tile lowerings."""
 
     stage_tag = 0
     stage_after = 0
@@ -103,48 +109,9 @@ class TileBuiltins:
         return int(value) // item
 
     # ---------------------------------------------------------------- memory
-    def builtin_async_load(self, node, args):
-        dst_op, dst = self.tile_base(args["dst"], node, "async_load: dst")
-        src = self.require_ptr(args["src"], node, "async_load: src")
-        if src.space != "hbm":
-            self.error(node, "async_load: src must point into a device tensor (HBM)")
-        if src.dtype != dst.dtype:
-            self.error(node, f"async_load: the tile '{dst.name}' holds {dst.dtype} but '{src.name}' "
-                             f"holds {src.dtype}", "allocate the tile with the tensor's dtype")
-        shape = self.tile_shape(args, dst, node, "async_load")
-        off = self.uniform_int(src.offset, node, "async_load: the source offset")
-        self.emit("TLOAD", None, (dst_op, off) + shape, dst.dtype, node, aux=self.tile_aux(src.slot))
-        self.instrs[-1].comment = f"{dst.name} <- {src.name}"
 
-    def builtin_store(self, node, args):
-        value = args["value"]
-        if isinstance(value, Ptr) and value.space == "l1":
-            ptr = self.require_ptr(args["ptr"], node, "store(ptr, tile, ...): ptr")
-            if ptr.space != "hbm":
-                self.error(node, "the tile form of store writes to a device tensor (HBM)")
-            src_op, tile = self.tile_base(value, node, "store: tile")
-            shape = self.tile_shape(args, tile, node, "store")
-            off = self.uniform_int(ptr.offset, node, "store: the destination offset")
-            self.emit("TSTORE", None, (off, src_op) + shape, ptr.dtype, node, aux=self.tile_aux(ptr.slot))
-            self.instrs[-1].comment = f"{ptr.name} <- {tile.name}"
-            return
-        if any(args.get(k, NONE) is not NONE for k in ("nbytes", "rows", "cols", "stride")):
-            self.error(node, "nbytes/rows/cols/stride belong to the tile form pto.store(ptr, tile, nbytes)",
-                       "store one lane value with pto.store(ptr, value)")
-        return super().builtin_store(node, args)
 
     # ---------------------------------------------------------------- compute
-    def builtin_mma(self, node, args):
-        c_op, c = self.tile_base(args["c"], node, "mma: c")
-        a_op, a = self.tile_base(args["a"], node, "mma: a")
-        b_op, b = self.tile_base(args["b"], node, "mma: b")
-        if c.dtype != dtypes.float32:
-            self.error(node, f"mma accumulates in float32; the tile '{c.name}' is {c.dtype}")
-        if a.dtype != b.dtype or a.dtype not in (dtypes.float16, dtypes.float32):
-            self.error(node, f"mma inputs must both be float16 or both float32, got {a.dtype} and {b.dtype}")
-        shape = tuple(self.uniform_int(args[k], node, f"mma: {k}") for k in ("m", "n", "k"))
-        self.emit("MMA", None, (c_op, a_op, b_op) + shape, dtypes.float32, node, aux=self.tile_aux())
-        self.instrs[-1].comment = f"{c.name} += {a.name} @ {b.name}"
 
     def lower_tile_op(self, spec, node, args):
         """Elementwise, tile-scalar, row-reduce and row-expand instructions, from their operands."""
@@ -205,14 +172,6 @@ class TileBuiltins:
         return dtypes.CVT_MODES.index(mode.value) + (dtypes.CVT_SAT_OFF if off else 0)
 
     # ---------------------------------------------------------------- synchronisation
-    def builtin_wait_all(self, node, args):
-        # aux = (blocking, 0, after mask). Outside a pipeline stage the warp waits for every
-        # tile operation of the block. Inside a stage it orders the stage's tile operations
-        # after the stages it comes after, on the pipes, without stopping the warp (so warp 0
-        # runs ahead and issues the next iterations' loads); the pipeline makes it blocking
-        # when lane code in the stage reads L1 after it (see PipelineLowering._stage).
-        blocking = 0 if self.stage_tag else 1
-        self.emit("WAIT_ALL", None, (), None, node, aux=(blocking, 0, self.stage_after))
 
     def _pipe_arg(self, value, node, what):
         if isinstance(value, Text) and value.value in PIPES:
@@ -229,8 +188,72 @@ class TileBuiltins:
             self.error(node, "set_flag/wait_flag order two different pipes; one pipe is in order already")
         self.emit(op, None, (), None, node, aux=(src, dst, int(event.value)))
 
-    def builtin_set_flag(self, node, args):
-        self._flag("SET_FLAG", node, args)
 
-    def builtin_wait_flag(self, node, args):
-        self._flag("WAIT_FLAG", node, args)
+@LOWERINGS.lowering("async_load", checks=(article_only("pto.tload(tile, ptr, stride=...)"),))
+def lower_async_load(comp, node, args):
+    dst_op, dst = comp.tile_base(args["dst"], node, "async_load: dst")
+    src = comp.require_ptr(args["src"], node, "async_load: src")
+    if src.space != "hbm":
+        comp.error(node, "async_load: src must point into a device tensor (HBM)")
+    if src.dtype != dst.dtype:
+        comp.error(node, f"async_load: the tile '{dst.name}' holds {dst.dtype} but '{src.name}' "
+                         f"holds {src.dtype}", "allocate the tile with the tensor's dtype")
+    shape = comp.tile_shape(args, dst, node, "async_load")
+    off = comp.uniform_int(src.offset, node, "async_load: the source offset")
+    comp.emit("TLOAD", None, (dst_op, off) + shape, dst.dtype, node, aux=comp.tile_aux(src.slot))
+    comp.instrs[-1].comment = f"{dst.name} <- {src.name}"
+
+
+@LOWERINGS.lowering("store")
+def lower_store(comp, node, args):
+    value = args["value"]
+    if isinstance(value, Ptr) and value.space == "l1":
+        ptr = comp.require_ptr(args["ptr"], node, "store(ptr, tile, ...): ptr")
+        if ptr.space != "hbm":
+            comp.error(node, "the tile form of store writes to a device tensor (HBM)")
+        src_op, tile = comp.tile_base(value, node, "store: tile")
+        shape = comp.tile_shape(args, tile, node, "store")
+        off = comp.uniform_int(ptr.offset, node, "store: the destination offset")
+        comp.emit("TSTORE", None, (off, src_op) + shape, ptr.dtype, node, aux=comp.tile_aux(ptr.slot))
+        comp.instrs[-1].comment = f"{ptr.name} <- {tile.name}"
+        return
+    if any(args.get(k, NONE) is not NONE for k in ("nbytes", "rows", "cols", "stride")):
+        comp.error(node, "nbytes/rows/cols/stride belong to the tile form pto.store(ptr, tile, nbytes)",
+                   "store one lane value with pto.store(ptr, value)")
+    return lower_lane_store(comp, node, args)
+
+
+@LOWERINGS.lowering("mma", checks=(article_only("pto.tmatmul / pto.tmatmul_acc on Left, Right and "
+                                                "Acc tiles"),))
+def lower_mma(comp, node, args):
+    c_op, c = comp.tile_base(args["c"], node, "mma: c")
+    a_op, a = comp.tile_base(args["a"], node, "mma: a")
+    b_op, b = comp.tile_base(args["b"], node, "mma: b")
+    if c.dtype != dtypes.float32:
+        comp.error(node, f"mma accumulates in float32; the tile '{c.name}' is {c.dtype}")
+    if a.dtype != b.dtype or a.dtype not in (dtypes.float16, dtypes.float32):
+        comp.error(node, f"mma inputs must both be float16 or both float32, got {a.dtype} and {b.dtype}")
+    shape = tuple(comp.uniform_int(args[k], node, f"mma: {k}") for k in ("m", "n", "k"))
+    comp.emit("MMA", None, (c_op, a_op, b_op) + shape, dtypes.float32, node, aux=comp.tile_aux())
+    comp.instrs[-1].comment = f"{c.name} += {a.name} @ {b.name}"
+
+
+@LOWERINGS.lowering("wait_all", checks=(article_only("pto.pipe_barrier(pto.PIPE_ALL)"),))
+def lower_wait_all(comp, node, args):
+    # aux = (blocking, 0, after mask). Outside a pipeline stage the warp waits for every
+    # tile operation of the block. Inside a stage it orders the stage's tile operations
+    # after the stages it comes after, on the pipes, without stopping the warp (so warp 0
+    # runs ahead and issues the next iterations' loads); the pipeline makes it blocking
+    # when lane code in the stage reads L1 after it (see PipelineLowering._stage).
+    blocking = 0 if comp.stage_tag else 1
+    comp.emit("WAIT_ALL", None, (), None, node, aux=(blocking, 0, comp.stage_after))
+
+
+@LOWERINGS.lowering("set_flag")
+def lower_set_flag(comp, node, args):
+    comp._flag("SET_FLAG", node, args)
+
+
+@LOWERINGS.lowering("wait_flag")
+def lower_wait_flag(comp, node, args):
+    comp._flag("WAIT_FLAG", node, args)

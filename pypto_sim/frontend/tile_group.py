@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from .. import dtypes
 from .aicore_builtins import EVENT_ID_BOUND, PTO_TO_PIPE
 from .values import Const, Ptr
+from .aicore_builtins import lower_alloc_tile
 from .builtins import BUILTINS
 
 METHODS = ("next", "ready", "take", "release")
@@ -88,7 +89,7 @@ class TileGroupMethod:
 
 
 class TileGroupLowering:
-    """Tile-group half of the kernel compiler (a mixin placed before AICoreBuiltins)."""
+    """Tile-group half of the kernel compiler (a mixin placed before AICoreTiles)."""
 
     tile_groups = None           # the groups of the section being compiled
     unarmed = None               # (group, node) whose reverse flags are not yet pre-armed
@@ -142,7 +143,7 @@ class TileGroupLowering:
             for i in range(depth):
                 saved, self.current_statement = getattr(self, "current_statement", None), None
                 try:
-                    tile = self.alloc_tile(self.lookup_builtin("alloc_tile"), call)
+                    tile = lower_alloc_tile(self, call, self.lookup_builtin("alloc_tile"))
                 finally:
                     self.current_statement = saved
                 tiles.append(self._name_tile(tile, f"{name}[{i}]{label}"))

@@ -9,13 +9,15 @@ there is none). A warp runs its active lanes in lockstep, so the warp barrier an
 shuffles need no mask: ``syncwarp(mask)`` is ``barrier()`` and a shuffle's mask is checked to
 be an int and otherwise unused (CUDA leaves reading a lane outside it undefined).
 
-A mixin of :class:`pypto_sim.frontend.codegen.KernelCompiler`.
+Functions of the kernel compiler ``comp``; the builtins' lowerings are registered in
+registry.py's LOWERINGS.
 """
 from __future__ import annotations
 
 from .. import dtypes
 from ..ir import Reg
 from .aicore_names import Intrinsic
+from .registry import LOWERINGS
 from .values import NONE, Const, Val
 
 FULL_MASK = -1           # every lane: 0xFFFFFFFF as an int32
@@ -30,137 +32,167 @@ lanemask_lt = Intrinsic("lanemask_lt", "pto.lanemask_lt()",
 WARP_INTRINSICS = frozenset({"activemask", "lanemask_lt"})
 
 
-class WarpBuiltins:
-    """Warp half of the kernel compiler."""
+def lane_mask(comp, mask, node):
+    """A lane mask as an int32 operand: None is every lane; a constant 0..0xFFFFFFFF (or a
+    negative int32) is its 32 bits as an int32 (0xFFFFFFFF is -1); a run-time int value is
+    used as it is."""
+    if mask is NONE:
+        return Const(FULL_MASK, dtypes.int32)
+    comp.require_value(mask, node)
+    if mask.dtype.is_float or mask.dtype == dtypes.bool_:
+        comp.error(node, f"a lane mask is an int bit mask (bit k = lane k), got {mask.dtype}",
+                   "pass e.g. 0xFFFFFFFF for the whole warp, or a ballot's result")
+    if isinstance(mask, Const):
+        value = int(mask.value)
+        if not -2**31 <= value <= 0xFFFFFFFF:
+            comp.error(node, f"the lane mask {value:#x} does not fit in 32 bits",
+                       "a warp has 32 lanes: give a mask in 0..0xFFFFFFFF")
+        value &= 0xFFFFFFFF
+        return Const(value - 2**32 if value >= 2**31 else value, dtypes.int32)
+    return mask
 
-    def lane_mask(self, mask, node):
-        """A lane mask as an int32 operand: None is every lane; a constant 0..0xFFFFFFFF (or a
-        negative int32) is its 32 bits as an int32 (0xFFFFFFFF is -1); a run-time int value is
-        used as it is."""
-        if mask is NONE:
-            return Const(FULL_MASK, dtypes.int32)
-        self.require_value(mask, node)
-        if mask.dtype.is_float or mask.dtype == dtypes.bool_:
-            self.error(node, f"a lane mask is an int bit mask (bit k = lane k), got {mask.dtype}",
-                       "pass e.g. 0xFFFFFFFF for the whole warp, or a ballot's result")
-        if isinstance(mask, Const):
-            value = int(mask.value)
-            if not -2**31 <= value <= 0xFFFFFFFF:
-                self.error(node, f"the lane mask {value:#x} does not fit in 32 bits",
-                           "a warp has 32 lanes: give a mask in 0..0xFFFFFFFF")
-            value &= 0xFFFFFFFF
-            return Const(value - 2**32 if value >= 2**31 else value, dtypes.int32)
-        return mask
 
-    # ---------------------------------------------------------------- shuffles
-    def _shuffle(self, op, node, x, k):
-        self.require_value(x, node)
-        self.require_value(k, node)
-        dtype = x.dtype
-        src = self.operand(x, dtype, node)
-        kk = self.operand(k, dtypes.int32, node)
-        uniform = not isinstance(src, Reg) or src.uniform
-        dst = self.new_reg(dtype, uniform)
-        self.emit(op, dst, (src, kk), dtype, node)
-        return Val(dst)
+# ---------------------------------------------------------------- shuffles
+def _shuffle(comp, op, node, x, k):
+    comp.require_value(x, node)
+    comp.require_value(k, node)
+    dtype = x.dtype
+    src = comp.operand(x, dtype, node)
+    kk = comp.operand(k, dtypes.int32, node)
+    uniform = not isinstance(src, Reg) or src.uniform
+    dst = comp.new_reg(dtype, uniform)
+    comp.emit(op, dst, (src, kk), dtype, node)
+    return Val(dst)
 
-    def builtin_shfl_idx(self, node, args):
-        return self._shuffle("SHFL_IDX", node, args["x"], args["lane"])
 
-    def builtin_shfl_up(self, node, args):
-        return self._shuffle("SHFL_UP", node, args["x"], args["delta"])
+@LOWERINGS.lowering("shfl_idx")
+def lower_shfl_idx(comp, node, args):
+    return _shuffle(comp, "SHFL_IDX", node, args["x"], args["lane"])
 
-    def builtin_shfl_down(self, node, args):
-        return self._shuffle("SHFL_DOWN", node, args["x"], args["delta"])
 
-    def builtin_shfl_xor(self, node, args):
-        return self._shuffle("SHFL_XOR", node, args["x"], args["mask"])
+@LOWERINGS.lowering("shfl_up")
+def lower_shfl_up(comp, node, args):
+    return _shuffle(comp, "SHFL_UP", node, args["x"], args["delta"])
 
-    def builtin_shfl_sync(self, node, args):
-        self.lane_mask(args["mask"], node)
-        return self._shuffle("SHFL_IDX", node, args["value"], args["src_lane"])
 
-    def builtin_shfl_up_sync(self, node, args):
-        self.lane_mask(args["mask"], node)
-        return self._shuffle("SHFL_UP", node, args["value"], args["delta"])
+@LOWERINGS.lowering("shfl_down")
+def lower_shfl_down(comp, node, args):
+    return _shuffle(comp, "SHFL_DOWN", node, args["x"], args["delta"])
 
-    def builtin_shfl_down_sync(self, node, args):
-        self.lane_mask(args["mask"], node)
-        return self._shuffle("SHFL_DOWN", node, args["value"], args["delta"])
 
-    def builtin_shfl_xor_sync(self, node, args):
-        self.lane_mask(args["mask"], node)
-        return self._shuffle("SHFL_XOR", node, args["value"], args["lane_mask"])
+@LOWERINGS.lowering("shfl_xor")
+def lower_shfl_xor(comp, node, args):
+    return _shuffle(comp, "SHFL_XOR", node, args["x"], args["mask"])
 
-    # ---------------------------------------------------------------- votes and matches
-    def _vote(self, op, node, pred, mask, result):
-        """A vote or ballot of a predicate over the active lanes in mask."""
-        src = self.operand(self.truth(pred, node), dtypes.bool_, node)
-        return self._combine(op, node, src, mask, result)
 
-    def _match(self, op, node, x, mask):
-        """A match of a value over the active lanes in mask: an int32 lane mask."""
-        self.require_value(x, node)
-        if x.dtype.itemsize == 8:
-            # the executors compare match words as values (NaN matches NaN), which an int64
-            # word (its bits) would get wrong: 64-bit matches are not built
-            self.error(node, f"pto.{op.lower()}: matching {x.dtype} values is not supported",
-                       "match a 32-bit value (e.g. the low and high halves in two matches)")
-        return self._combine(op, node, self.operand(x, x.dtype, node), mask, dtypes.int32)
+@LOWERINGS.lowering("shfl_sync")
+def lower_shfl_sync(comp, node, args):
+    lane_mask(comp, args["mask"], node)
+    return _shuffle(comp, "SHFL_IDX", node, args["value"], args["src_lane"])
 
-    def _combine(self, op, node, src, mask, result):
-        m = self.operand(self.lane_mask(mask, node), dtypes.int32, node)
-        uniform = all(not isinstance(o, Reg) or o.uniform for o in (src, m))
-        dst = self.new_reg(result, uniform)
-        self.emit(op, dst, (src, m), result, node)
-        return Val(dst)
 
-    def builtin_vote_all(self, node, args):
-        return self._vote("VOTE_ALL", node, args["pred"], args["mask"], dtypes.bool_)
+@LOWERINGS.lowering("shfl_up_sync")
+def lower_shfl_up_sync(comp, node, args):
+    lane_mask(comp, args["mask"], node)
+    return _shuffle(comp, "SHFL_UP", node, args["value"], args["delta"])
 
-    def builtin_vote_any(self, node, args):
-        return self._vote("VOTE_ANY", node, args["pred"], args["mask"], dtypes.bool_)
 
-    def builtin_vote_eq(self, node, args):
-        return self._vote("VOTE_EQ", node, args["pred"], args["mask"], dtypes.bool_)
+@LOWERINGS.lowering("shfl_down_sync")
+def lower_shfl_down_sync(comp, node, args):
+    lane_mask(comp, args["mask"], node)
+    return _shuffle(comp, "SHFL_DOWN", node, args["value"], args["delta"])
 
-    def builtin_ballot(self, node, args):
-        return self._vote("BALLOT", node, args["pred"], args["mask"], dtypes.int32)
 
-    builtin_all_sync = builtin_vote_all
-    builtin_any_sync = builtin_vote_any
-    builtin_eq_sync = builtin_vote_eq
-    builtin_ballot_sync = builtin_ballot
+@LOWERINGS.lowering("shfl_xor_sync")
+def lower_shfl_xor_sync(comp, node, args):
+    lane_mask(comp, args["mask"], node)
+    return _shuffle(comp, "SHFL_XOR", node, args["value"], args["lane_mask"])
 
-    def builtin_match_any(self, node, args):
-        return self._match("MATCH_ANY", node, args["x"], args["mask"])
 
-    def builtin_match_all(self, node, args):
-        return self._match("MATCH_ALL", node, args["x"], args["mask"])
+# ---------------------------------------------------------------- votes and matches
+def _vote(comp, op, node, pred, mask, result):
+    """A vote or ballot of a predicate over the active lanes in mask."""
+    src = comp.operand(comp.truth(pred, node), dtypes.bool_, node)
+    return _combine(comp, op, node, src, mask, result)
 
-    def builtin_match_any_sync(self, node, args):
-        return self._match("MATCH_ANY", node, args["value"], args["mask"])
 
-    def builtin_match_all_sync(self, node, args):
-        """numba's form: (the lane mask, whether it is non-zero), to unpack as
-        ``bits, pred = match_all_sync(mask, value)``."""
-        bits = self._match("MATCH_ALL", node, args["value"], args["mask"])
-        return (bits, self.alu("NE", [bits, Const(0, dtypes.int32)], node))
+def _match(comp, op, node, x, mask):
+    """A match of a value over the active lanes in mask: an int32 lane mask."""
+    comp.require_value(x, node)
+    if x.dtype.itemsize == 8:
+        # the executors compare match words as values (NaN matches NaN), which an int64
+        # word (its bits) would get wrong: 64-bit matches are not built
+        comp.error(node, f"pto.{op.lower()}: matching {x.dtype} values is not supported",
+                   "match a 32-bit value (e.g. the low and high halves in two matches)")
+    return _combine(comp, op, node, comp.operand(x, x.dtype, node), mask, dtypes.int32)
 
-    def warp_intrinsic(self, func, node):
-        """pto.activemask() and pto.lanemask_lt()."""
-        if node.args or node.keywords:
-            self.error(node, f"pto.{func.name}() takes no arguments")
-        if func.name == "activemask":
-            return self._vote("BALLOT", node, Const(True, dtypes.bool_), NONE, dtypes.int32)
-        lane = self.new_reg(dtypes.int32, False)
-        self.emit("LANE_ID", lane, (), dtypes.int32, node, aux=(0,))
-        below = self.alu("SHL", [Const(1, dtypes.int32), Val(lane)], node, dtype=dtypes.int32)
-        return self.alu("SUB", [below, Const(1, dtypes.int32)], node, dtype=dtypes.int32)
 
-    # ---------------------------------------------------------------- the warp barrier
-    def builtin_barrier(self, node, args):
-        self.lane_mask(args["mask"], node)
-        self.emit("BARRIER", None, (), None, node)
+def _combine(comp, op, node, src, mask, result):
+    m = comp.operand(lane_mask(comp, mask, node), dtypes.int32, node)
+    uniform = all(not isinstance(o, Reg) or o.uniform for o in (src, m))
+    dst = comp.new_reg(result, uniform)
+    comp.emit(op, dst, (src, m), result, node)
+    return Val(dst)
 
-    builtin_syncwarp = builtin_barrier
+
+@LOWERINGS.lowering("vote_all", "all_sync")
+def lower_vote_all(comp, node, args):
+    return _vote(comp, "VOTE_ALL", node, args["pred"], args["mask"], dtypes.bool_)
+
+
+@LOWERINGS.lowering("vote_any", "any_sync")
+def lower_vote_any(comp, node, args):
+    return _vote(comp, "VOTE_ANY", node, args["pred"], args["mask"], dtypes.bool_)
+
+
+@LOWERINGS.lowering("vote_eq", "eq_sync")
+def lower_vote_eq(comp, node, args):
+    return _vote(comp, "VOTE_EQ", node, args["pred"], args["mask"], dtypes.bool_)
+
+
+@LOWERINGS.lowering("ballot", "ballot_sync")
+def lower_ballot(comp, node, args):
+    return _vote(comp, "BALLOT", node, args["pred"], args["mask"], dtypes.int32)
+
+
+@LOWERINGS.lowering("match_any")
+def lower_match_any(comp, node, args):
+    return _match(comp, "MATCH_ANY", node, args["x"], args["mask"])
+
+
+@LOWERINGS.lowering("match_all")
+def lower_match_all(comp, node, args):
+    return _match(comp, "MATCH_ALL", node, args["x"], args["mask"])
+
+
+@LOWERINGS.lowering("match_any_sync")
+def lower_match_any_sync(comp, node, args):
+    return _match(comp, "MATCH_ANY", node, args["value"], args["mask"])
+
+
+@LOWERINGS.lowering("match_all_sync")
+def lower_match_all_sync(comp, node, args):
+    """numba's form: (the lane mask, whether it is non-zero), to unpack as
+    ``bits, pred = match_all_sync(mask, value)``."""
+    bits = _match(comp, "MATCH_ALL", node, args["value"], args["mask"])
+    return (bits, comp.alu("NE", [bits, Const(0, dtypes.int32)], node))
+
+
+def warp_intrinsic(comp, func, node):
+    """pto.activemask() and pto.lanemask_lt()."""
+    if node.args or node.keywords:
+        comp.error(node, f"pto.{func.name}() takes no arguments")
+    if func.name == "activemask":
+        return _vote(comp, "BALLOT", node, Const(True, dtypes.bool_), NONE, dtypes.int32)
+    lane = comp.new_reg(dtypes.int32, False)
+    comp.emit("LANE_ID", lane, (), dtypes.int32, node, aux=(0,))
+    below = comp.alu("SHL", [Const(1, dtypes.int32), Val(lane)], node, dtype=dtypes.int32)
+    return comp.alu("SUB", [below, Const(1, dtypes.int32)], node, dtype=dtypes.int32)
+
+
+# ---------------------------------------------------------------- the warp barrier
+@LOWERINGS.lowering("barrier", "syncwarp")
+def lower_barrier(comp, node, args):
+    lane_mask(comp, args["mask"], node)
+    comp.emit("BARRIER", None, (), None, node)
+
