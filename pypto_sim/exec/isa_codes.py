@@ -45,7 +45,7 @@ def tile_kind(spec) -> str:
 
 def gm_kind(dtype) -> int:
     """The executor's code for how dtype's bytes hold a value in GM: 0 an IEEE float, 1 a
-    two's complement int, 2 an unsigned int (lane_template.gm_load), 3 a minifloat's codes
+    two's complement int, 2 an unsigned int (compiled/gm_bytes.py's gm_load), 3 a minifloat's codes
     (no kernel reads or writes them on A2/A3: the frontend refuses them; exec/gm.py decodes
     them for the host)."""
     return ("float", "int", "uint", "mini").index(dtype.encoding.split(":")[0])

@@ -1,5 +1,5 @@
 """The vector tile kernels' float loops, generated per opcode from the ISA table's ``float``
-expressions (appended to the executor module by exec/lane.py).
+expressions (part of the generated ALU module, exec/alu_source.py).
 
 tile_elementwise, _fold and _expand_op (exec/compiled/tiles.py) compute every element as
 ``round_to(dt, alu_float(op, a, b, c))``: the opcode is decided per element through the

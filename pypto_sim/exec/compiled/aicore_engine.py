@@ -14,9 +14,8 @@ order. A kernel fault (an operand out of bounds, a wait_flag with no set_flag) o
 queue stops the loop with ENG_FALLBACK: the driver runs the launch under SimPy, which raises
 the error with its full report (nothing has been written by then).
 
-Appended to the lane executor module after the engine's parts (event heap, booking table,
-links, records), the L2's lines and the AI core's step functions (aicore_steps_template.py),
-which it calls.
+It calls the engine's parts (event heap, booking table, links, records: engine_parts.py), the
+L2's lines (l2.py) and the AI core's step functions (aicore_steps.py, aicore_sync.py).
 """
 import numpy as np
 from numba import njit

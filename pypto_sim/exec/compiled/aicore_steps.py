@@ -3,9 +3,9 @@ tile_dispatch (when a tile instruction starts - after its pipe, its flag waits a
 sync="auto", its tiles' hazards - and what it costs: DMA over the unit's link, L2 and HBM, the
 fixpipe drain, the cube's repeats, the vector formula or head/repeats/tail), a pipe queue's
 room and a pipe's drain at a sync; the flags, barriers and cross-core signals are in
-aicore_sync_template.py. Both drivers call them - the compiled loop (aicore_engine_template.py)
-and the SimPy model (timing/aicore.py) - so each rule is written once. Appended after the
-engine's parts and the L2's lines, which they call.
+aicore_sync.py. Both drivers call them - the compiled loop (aicore_engine.py) and the SimPy
+model (timing/aicore.py) - so each rule is written once. They call the engine's parts
+(engine_parts.py) and the L2's lines (l2.py).
 """
 import numpy as np
 from numba import njit

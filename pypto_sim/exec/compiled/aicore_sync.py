@@ -1,8 +1,8 @@
 """The AI core's synchronisation steps over the arrays of timing/aicore_pipes.py: set_flag and
 wait_flag between a unit's pipes, pipe_barrier, and the cross-core signals between an AI core's
 units (cross_set_step, cross_ready, cross_take). Both drivers call them - the compiled loop
-(aicore_engine_template.py) and the SimPy model (timing/aicore.py) - so each rule is written
-once. Appended after aicore_steps_template.py, whose unit_drained they call.
+(aicore_engine.py) and the SimPy model (timing/aicore.py) - so each rule is written once.
+They call aicore_steps.py's unit_drained.
 """
 import numpy as np
 from numba import njit

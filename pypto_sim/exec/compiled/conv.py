@@ -1,5 +1,4 @@
-"""The TIMG2COL value kernel (isa/35_aicore.toml; appended to the generated executor module by
-pypto_sim.exec.lane after tile_template.py).
+"""The TIMG2COL value kernel (isa/35_aicore.toml), beside the other tile kernels (tiles.py).
 """
 from numba import njit
 

@@ -1,12 +1,11 @@
 """The compiled timing engine's parts: its state layout and the structures its event loop
-(timing_template.py) works on, each the array form of something in timing/model.py.
+(timing.py) works on, each the array form of something in timing/model.py.
 
 - the event heap: SimPy's queue, ordered by (time, priority, insertion number);
 - the booking table: CoreState.book's issue-port and pipe reservations;
 - the HBM links: LaunchSimulation._transfer's arithmetic;
 - records and per-pc totals (timing/records.py's FIELDS and PcTotals).
 
-Appended to the lane executor by pypto_sim.exec.lane, before timing_template.py.
 """
 import numpy as np
 from numba import njit

@@ -1,6 +1,6 @@
 """Functional-only execution (no timing): a whole warp runs inside numba until it reaches a
-block barrier or exits. Appended to the lane executor by pypto_sim.exec.lane (it uses the
-lane template's functions and the ISA-derived constants); run by pypto_sim.exec.functional.
+block barrier or exits, by lane.py's execute and the tile kernels (tiles.py); run by
+pypto_sim.exec.functional.
 
 state = [pc, active mask, exited mask, stack depth, warp-instructions executed]
 stack[k] = [kind (0 if, 1 loop), saved mask, other/broken, continued, else/cont pc, end pc,

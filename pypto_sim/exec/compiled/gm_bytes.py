@@ -1,6 +1,6 @@
 """GM (simulated HBM) bytes in the executor: each element in its dtype's little-endian bytes,
-GM_KIND and GM_MBITS (generated from dtypes.DType.encoding by pypto_sim.exec.lane) say how.
-Appended to the lane executor after lane_template.py; gm_load / gm_store serve the lane
+GM_KIND and GM_MBITS (isa_constants.py, from dtypes.DType.encoding) say how. gm_load /
+gm_store serve the lane
 loads, stores and atomics and the tile kernels' GM reads and writes, init_set / init_get
 initcheck's bitmap. exec/gm.py is the numpy twin (and says how GM is addressed).
 """

@@ -7,8 +7,8 @@ launch's tensors can touch has a dense number, the tensor's first number plus it
 the cache. Touching a tile window walks its rows' line ranges in ascending order, each line
 once, as a line-by-line model touches the sorted set of them, so hits, misses and evictions
 are that model's (tests/test_l2.py). Re-reading a tile finds its lines' neighbours in the list
-among the lines just touched, so a touch costs few cache misses of the host. Appended to the
-lane executor module by pypto_sim.exec.lane, so the compiled timing engines can call it.
+among the lines just touched, so a touch costs few cache misses of the host. The compiled
+timing engines call it (aicore_steps.py).
 """
 import numpy as np
 from numba import njit

@@ -163,9 +163,8 @@ def exec_fma_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pen
 def execute(pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector, pend_idx,
             pend_val, info):
     """Execute instruction pc for the warp's active lanes (mask). Returns a status code.
-    (GM bytes are read and written by gm_template.py's gm_load / gm_store; the atomic,
-    warp and local families live in simt_template.py, the tile kernels in
-    tile_template.py.)
+    (GM bytes are read and written by gm_bytes.py's gm_load / gm_store; the atomic,
+    warp and local families live in simt.py, the tile kernels in tiles.py.)
 
     Stores only gather: the caller commits pend_idx/pend_val (info[4] pairs) at completion.
     Control and sync instructions are the timing model's business and do nothing here.

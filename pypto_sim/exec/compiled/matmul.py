@@ -1,5 +1,4 @@
-"""The cube's matmul values (appended to the generated executor module by pypto_sim.exec.lane
-after the tile kernels; DT_INT32 and wrap_i32 are that module's): tile_matmul, and
+"""The cube's matmul values: tile_matmul, and
 matmul_bounds and matmul_round (matmul_finish: both), which round any float64 sums of a matmul
 (the kernel's own, or numpy's BLAS product: exec/aicore_tiles.py, timing/aicore_replay.py) as
 the exact sums would round.

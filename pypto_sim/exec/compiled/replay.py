@@ -1,6 +1,6 @@
 """The AI core's tile values replayed in one compiled loop (timing/aicore_replay.py drives it).
 
-After the compiled timing run (aicore_engine_template.py) every dispatched tile instruction
+After the compiled timing run (aicore_engine.py) every dispatched tile instruction
 is in the log with its operands, start and completion. The driver orders the reads (at the
 starts) and the writes (at the completions) as the SimPy model creates them, and this loop
 walks that order: a read computes the operation's pending result into a slot of a pool, a
@@ -13,7 +13,6 @@ numpy's BLAS, A and B read where they lie when their rows are dense; the loop th
 with matmul_round (the same bits as tile_matmul), at the write straight into the accumulator
 when the matmul is deferred (replay_deferrable) and the accumulator's rows are dense.
 
-Appended to the lane executor module after the tile kernels and the AI core's event loop.
 """
 import numpy as np
 from numba import njit

@@ -1,7 +1,7 @@
 """The lane executor's SIMT families: atomics, warp shuffles and votes, voting block
-barriers and per-lane local arrays (isa/25_simt.toml). Appended to the lane executor by
-pypto_sim.exec.lane after lane_template.py, whose helpers (operand, region, fault, traffic,
-round_to, the generated alu_float / alu_int) these use; ``execute`` dispatches to them.
+barriers and per-lane local arrays (isa/25_simt.toml). They use lane_ops.py's helpers
+(operand, region, fault, traffic), scalars.py's round_to and the generated alu_float /
+alu_int; lane.py's ``execute`` dispatches to them.
 """
 import numpy as np
 from numba import njit

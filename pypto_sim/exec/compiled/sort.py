@@ -1,5 +1,5 @@
-"""The tile_sort family's value kernel (TSORT32, TMRGSORT, TMRGSORT_LISTS, TGATHER; appended
-to the generated executor module by pypto_sim.exec.lane after tile_template.py).
+"""The tile_sort family's value kernel (TSORT32, TMRGSORT, TMRGSORT_LISTS, TGATHER), beside the
+other tile kernels (tiles.py).
 """
 import numpy as np
 from numba import njit

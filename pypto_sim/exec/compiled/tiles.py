@@ -1,6 +1,6 @@
-"""The tile instructions' value kernels (appended to the generated executor module by
-pypto_sim.exec.lane after the lane template; the names they use - round_to, wrap_i32,
-alu_float, alu_int, DT_INT32, INT_SEM - are that module's).
+"""The tile instructions' value kernels: the vector families' element loops (through the
+generated alu_float / alu_int and its per-opcode float loops), conversions, reductions and
+expansions, and the GM and tile copies (gm_gather / gm_scatter).
 """
 import math
 
@@ -147,7 +147,7 @@ def gm_scatter(hbm, dst, stride, buf, rows, cols, dt):
 
 
 # TCVT's rounding modes CVT_RINT ... CVT_ODD and CVT_SAT_OFF (SaturationMode::OFF, added to
-# the mode operand) are the generated module's, numbered from dtypes.CVT_MODES / CVT_SAT_OFF
+# the mode operand) are isa_constants.py's, numbered from dtypes.CVT_MODES / CVT_SAT_OFF
 
 
 @njit(cache=True, error_model="numpy")

@@ -8,8 +8,7 @@ the same issue-port and pipe booking and the same HBM link arithmetic. Its recor
 values are therefore the SimPy model's, bit for bit (tests/test_fast_engine.py checks that);
 it only spends about 0.6 us per warp-instruction instead of about 12 us.
 
-Appended to the lane executor by pypto_sim.exec.lane after engine_parts_template.py (the
-state layout, event heap, booking table, links and records it uses); driven by
+It uses engine_parts.py's state layout, event heap, booking table, links and records; driven by
 pypto_sim.timing.fast. All state lives in arrays the driver owns, so ``engine_run`` can stop
 (progress, full buffers) and be called again.
 """
