@@ -20,9 +20,8 @@ from .aicore_kernels import all_aicore_benchmarks
 from .kernels import TENSOR_ELEMS, TILE_OPS, all_benchmarks
 from .rows import CalibrationError, Row
 from ..isa import AICORE_ONLY_FAMILIES, load_isa
-from ..timing.machine import machine as active, resolve_machine
-from ..runtime import device as device_mod
-from ..timing import machine as machine_mod
+from ..timing.machine import machine as active, resolve_machine, use_machine
+from ..runtime.device import reset_device
 from ..runtime.api import alloc_tensor, profile as simulated_profile
 from ..dtypes import int32
 from .npu import profile_on_npu
@@ -153,8 +152,8 @@ def _run_all(m, benches, on_npu, keep_sources, progress):
         # the benchmarks re-read one buffer, which an L2 would serve: they measure the table's
         # DMA entries (the miss path) on the machine without its L2
         m = m.without_l2()
-    machine_mod._ACTIVE.set(m)
-    device_mod._DEVICE.set(device_mod.Device(m))
+    use_machine(m)              # in this run's copied context only
+    reset_device(m)
     profile = profile_on_npu if on_npu else simulated_profile
     af = alloc_tensor(TENSOR_ELEMS * 4)
     ai = alloc_tensor(TENSOR_ELEMS * 4, dtype=int32)

@@ -8,8 +8,8 @@ import time
 import traceback
 
 import numpy as np
-from ..runtime import device as device_mod
-from ..timing import machine as machine_mod
+from ..runtime.device import reset_device
+from ..timing.machine import use_machine
 from ..timing.progress import quiet_launches
 from ..runtime.api import launch
 
@@ -51,8 +51,8 @@ def _run_in_context(factory, point, base):
     start = time.perf_counter()
     try:
         m = base.with_overrides(point["overrides"]) if point["overrides"] else base
-        machine_mod._ACTIVE.set(m)
-        device_mod._DEVICE.set(device_mod.Device(m))
+        use_machine(m)          # in this point's copied context only
+        reset_device(m)
         case = factory(**point["params"])
         prof = launch(case.kernel, grid=case.grid, block=case.block, args=case.args,
                           mode=case.mode).result()
