@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir import Imm
-from ..isa import PIPES
 from .builtin_checks import article_only
 from .memory_builtins import lower_lane_store
 from .registry import LOWERINGS
@@ -172,11 +171,6 @@ class TileOperands:
         return dtypes.CVT_MODES.index(mode.value) + (dtypes.CVT_SAT_OFF if off else 0)
 
     # ---------------------------------------------------------------- synchronisation
-
-    def _pipe_arg(self, value, node, what):
-        if isinstance(value, Text) and value.value in PIPES:
-            return PIPES.index(value.value)
-        self.error(node, f"{what} must be a pipe name, one of {', '.join(repr(p) for p in PIPES)}")
 
     def _flag(self, op, node, args):
         src = self._pipe_arg(args["src_pipe"], node, "src_pipe")
