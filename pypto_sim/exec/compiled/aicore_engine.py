@@ -28,10 +28,10 @@ from .functional import control_step
 from .engine_parts import (_heap_pop, _record, B_BLOCK, B_ENDED, B_FAILED, book, CA_NONE, CA_PIPE, ENG_DONE,
                            ENG_GROW, ENG_LIMIT, ENG_YIELD, EV_BLOCK, EV_BLOCK_END, EV_COND, EV_SLOT, EV_WARP,
                            EV_WARP_END, GROW_HEAP, GROW_RECORDS, GROW_TABLE, heap_push, N_ST, NORMAL,
-                           operands_ready, PH_DECIDE, PH_DONE, PH_ISSUE, PH_RETIRE, PRIO_SHIFT,
-                           S_BLOCKS_DONE, S_END_TIME, S_EVENTS, S_GROW, S_HEAP_N, S_LIMIT_KEY, S_NEXT_BLOCK,
-                           S_NOW, S_REC_N, S_SEQ, S_TABLE_USED, S_UNFINISHED, S_WARP_INSTRS, schedule,
-                           set_block_ctx, table_rebuild, URGENT)
+                           operands_ready, PH_DECIDE, PH_DONE, PH_ISSUE, PH_RETIRE, PRIO_SHIFT, S_END_TIME,
+                           S_EVENTS, S_GROW, S_HEAP_N, S_LIMIT_KEY, S_NOW, S_REC_N, S_SEQ, S_TABLE_USED,
+                           S_UNFINISHED, S_WARP_INSTRS, schedule, set_block_ctx, slot_takes_next_block,
+                           table_rebuild, URGENT)
 from .aicore_steps import (_operand, AK_BOOK_ROOM, AK_BX, AK_BY, AK_BZ, AK_CC_SET, AK_CC_WAIT, AK_DEPTH,
                            AK_GX, AK_GY, AK_GZ, AK_LOAD, AK_MAX_CYCLES, AK_N_BLOCKS, AK_PIPE_BARRIER,
                            AK_PORTS, AK_RECORD, AK_SET_FLAG, AK_SLOTS, AK_VEC, AK_WAIT_FLAG, AK_WIDTH,
@@ -449,12 +449,7 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
         elif kind == EV_COND:
             schedule(st, ht, hk, hv, now, NORMAL, EV_BLOCK_END, arg)
         elif kind == EV_BLOCK_END or kind == EV_SLOT:
-            if kind == EV_BLOCK_END:
-                st[S_BLOCKS_DONE] += 1
-            if st[S_NEXT_BLOCK] < acfg[AK_N_BLOCKS]:
-                bv[arg, B_BLOCK] = st[S_NEXT_BLOCK]
-                st[S_NEXT_BLOCK] += 1
-                schedule(st, ht, hk, hv, now, URGENT, EV_BLOCK, arg)
+            slot_takes_next_block(kind, arg, st, ht, hk, hv, now, bv, acfg[AK_N_BLOCKS])
         elif kind == EV_BLOCK:
             _init_units(arg, now, st, ht, hk, hv, entry, seed_regs, regs, ready, producer, wst, uv,
                         bv, bx, pf, pd, fh, tl, fl, qn, fn, cn, hz_n, hz_has)

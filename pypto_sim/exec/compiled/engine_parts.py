@@ -188,6 +188,19 @@ def schedule(st, ht, hk, hv, time, prio, kind, arg):
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
+def slot_takes_next_block(kind, slot, st, ht, hk, hv, now, bv, n_blocks):
+    """A core slot's process, at its start (EV_SLOT) or when its block's process ended
+    (EV_BLOCK_END, counted done): it takes the next block, if any is left, and starts that
+    block's process now (both engines: timing.py for lane kernels, aicore_engine.py)."""
+    if kind == EV_BLOCK_END:
+        st[S_BLOCKS_DONE] += 1
+    if st[S_NEXT_BLOCK] < n_blocks:
+        bv[slot, B_BLOCK] = st[S_NEXT_BLOCK]
+        st[S_NEXT_BLOCK] += 1
+        schedule(st, ht, hk, hv, now, URGENT, EV_BLOCK, slot)
+
+
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def heap_push(st, ht, hk, hv, time, key, kind, arg):
     """Queue an event whose key (priority and insertion number) was taken before."""
     n = st[S_HEAP_N]

@@ -35,9 +35,9 @@ from .engine_parts import (_heap_pop, _record, B_ARRIVED, B_BLOCK, B_ENDED, B_EP
                            K_LANES, K_MAX_CYCLES, K_N_BLOCKS, K_RACE, K_RECORD, K_SECTOR, K_STORE_LAT,
                            K_SYNC, K_WIDTH, K_WPB, L_DTYPE, L_NEXT, L_OWNER, L_PREV, L_TGT, MEM_HBM, N_WV,
                            NORMAL, operands_ready, PH_BARRIER, PH_DECIDE, PH_DONE, PH_ISSUE, PH_RETIRE,
-                           S_BLOCKS_DONE, S_COMMIT_FREE, S_END_TIME, S_EVENTS, S_FAULT_G, S_GROW, S_HEAP_N,
-                           S_LIMIT_KEY, S_NEXT_BLOCK, S_NOW, S_REC_N, S_TABLE_USED, S_UNFINISHED,
-                           S_WARP_INSTRS, schedule, set_block_ctx, transfer, URGENT, W_ALIVE, W_ARRIVED,
+                           S_COMMIT_FREE, S_END_TIME, S_EVENTS, S_FAULT_G, S_GROW, S_HEAP_N, S_LIMIT_KEY,
+                           S_NOW, S_REC_N, S_TABLE_USED, S_UNFINISHED, S_WARP_INSTRS, schedule,
+                           set_block_ctx, slot_takes_next_block, transfer, URGENT, W_ALIVE, W_ARRIVED,
                            W_CAUSE, W_CAUSE_PC, W_NEXT, W_PEND_HEAD, W_PEND_TAIL, W_PHASE, W_STALL,
                            W_STORE_DONE)
 
@@ -457,13 +457,7 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
         elif kind == EV_COND:
             schedule(st, ht, hk, hv, now, NORMAL, EV_BLOCK_END, arg)
         elif kind == EV_BLOCK_END or kind == EV_SLOT:
-            # the core slot's process takes the next block, if any is left
-            if kind == EV_BLOCK_END:
-                st[S_BLOCKS_DONE] += 1
-            if st[S_NEXT_BLOCK] < cfg[K_N_BLOCKS]:
-                bv[arg, B_BLOCK] = st[S_NEXT_BLOCK]
-                st[S_NEXT_BLOCK] += 1
-                schedule(st, ht, hk, hv, now, URGENT, EV_BLOCK, arg)
+            slot_takes_next_block(kind, arg, st, ht, hk, hv, now, bv, cfg[K_N_BLOCKS])
         elif kind == EV_BLOCK:
             _init_block(arg, now, cfg, st, ht, hk, hv, seed_regs, regs, ready, producer, wst, wv,
                         bv, bs_l1, l1_shadow)
