@@ -120,9 +120,10 @@ def test_a_scheduler_and_two_workers_by_address(tmp_path, serial):
         remote = pto.sweep("sweep_factories:scale_case", params=PARAMS, engine=address)
         assert _table(remote).equals(_table(serial))
     finally:
-        for p in procs:
+        # workers first, then the scheduler: a worker whose scheduler is gone spends seconds
+        # trying to reach it before it exits
+        for p in reversed(procs):
             p.terminate()
-        for p in procs:
             p.wait(timeout=30)
 
 
