@@ -36,14 +36,20 @@ def test_run_a_script(capsys, monkeypatch):
     assert "passed" in out
 
 
-def test_a_script_run_imports_its_neighbours(tmp_path):
+def test_a_script_run_imports_its_neighbours(tmp_path, capsys, monkeypatch):
     """`pypto-sim run` puts the script's folder first on the import path, as `python
-    script.py` does (examples/softmax.py imports row_kernels beside it)."""
+    script.py` does (examples/softmax.py imports row_kernels beside it); cli.main in this
+    process, which the test leaves as it found it (argv, path, no helper_mod)."""
     (tmp_path / "helper_mod.py").write_text("ANSWER = 42\n")
     (tmp_path / "main.py").write_text("import helper_mod\nprint('answer', helper_mod.ANSWER)\n")
-    result = _cli("run", str(tmp_path / "main.py"))
-    assert result.returncode == 0, result.stderr
-    assert "answer 42" in result.stdout
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    try:
+        code, out, err = _main(capsys, "run", str(tmp_path / "main.py"))
+    finally:
+        sys.modules.pop("helper_mod", None)
+    assert code == 0, err
+    assert "answer 42" in out
 
 
 # ---------------------------------------------------------------- user errors: one line, no traceback
