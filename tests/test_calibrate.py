@@ -5,7 +5,6 @@ back to the perturbed numbers; a fusion rule lowers a kernel's cycles by exactly
 fused pair (hand-computed on tests/machines/simple.toml).
 """
 import math
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from pypto_sim.calibrate.microbench import AICORE_INSTRUCTIONS
 from pypto_sim.calibrate import (UNCOVERED, CalibrationError, aicore_coverage, Row, correlate, coverage, fit,
                                  read_rows, run_microbenchmarks, write_rows, write_table)
 from pypto_sim.calibrate.fitmath import ceil_fit, simplest_in
+from pypto_sim.cli import main
 from pypto_sim.errors import MachineError
 from pypto_sim.isa import AICORE_ONLY_FAMILIES, LANE_TILE_FAMILIES
 from pypto_sim.timing.machine import load_machine_from, resolve_machine
@@ -432,20 +432,22 @@ def test_ceil_fit_recovers_rates_with_the_fewest_digits():
     assert ceil_fit([1, 2, 3], [5.5, 6.1, 7.9]) is None
 
 
-def test_cli_microbench_and_calibrate(tmp_path):
+def test_cli_microbench_and_calibrate(tmp_path, capsys, monkeypatch):
     """`pypto-sim microbench` writes the rows, `pypto-sim calibrate` fits and writes a table
-    that loads, and prints what changed."""
+    that loads, and prints what changed (both through cli.main in this process, from the
+    repository root: a process per command spent a second on imports)."""
+    monkeypatch.chdir(ROOT)
     rows = tmp_path / "rows.csv"
-    run = subprocess.run([sys.executable, "-m", "pypto_sim", "microbench", "--machine", "ascend910b",
-                          "--only", "FMA,pipes.scalar", "-o", str(rows)],
-                         capture_output=True, text=True, timeout=300, cwd=ROOT)
-    assert run.returncode == 0, run.stderr
-    assert "wrote" in run.stdout and rows.read_text().startswith("benchmark,instruction,size,cycles")
+    capsys.readouterr()
+    code = main(["microbench", "--machine", "ascend910b", "--only", "FMA,pipes.scalar", "-o", str(rows)])
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    assert "wrote" in stdout and rows.read_text().startswith("benchmark,instruction,size,cycles")
     out = tmp_path / "new.toml"
-    cal = subprocess.run([sys.executable, "-m", "pypto_sim", "calibrate", str(rows), "--base", "ascend910b",
-                          "-o", str(out)], capture_output=True, text=True, timeout=300, cwd=ROOT)
-    assert cal.returncode == 0, cal.stderr
-    assert "0 entries differ" in cal.stdout and "wrote" in cal.stdout
+    code = main(["calibrate", str(rows), "--base", "ascend910b", "-o", str(out)])
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    assert "0 entries differ" in stdout and "wrote" in stdout
     m = load_machine_from(out)
     assert m.latency("FMA") == 7 and m.source("FMA") == "fitted from microbenchmarks (rows.csv)"
     assert m.pipes["scalar"]["latency"] == 2

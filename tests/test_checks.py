@@ -1,6 +1,7 @@
 """Sanitizers: each check shows its error on a buggy kernel and stays silent on the fixed twin,
 with the message naming what the user needs (lines, warps, lanes, cycles, the fix)."""
 import os
+import runpy
 import subprocess
 import sys
 
@@ -194,8 +195,10 @@ def test_unknown_check_is_a_launch_error():
         pto.launch(copy, grid=(1, 1, 1), block=(32, 1, 1), args=(d_a, d_o, 32), check="racechek")
 
 
-def test_pypto_check_environment_variable_checks_unmodified_programs(tmp_path):
-    """PYPTO_CHECK=racecheck turns the check on for a program that never asks for it."""
+def test_pypto_check_environment_variable_checks_unmodified_programs(tmp_path, monkeypatch, capsys):
+    """PYPTO_CHECK=racecheck turns the check on for a program that never asks for it: run
+    without it (here, in this process) it prints "no error"; run as a process with it set, it
+    exits with a RaceError."""
     script = tmp_path / "prog.py"
     script.write_text(
         "import numpy as np, pypto_sim as pto\n"
@@ -212,10 +215,10 @@ def test_pypto_check_environment_variable_checks_unmodified_programs(tmp_path):
         "pto.launch(k, grid=(1, 1, 1), block=(256, 1, 1), args=(s, o))\n"
         "pto.sync()\n"
         "print('no error')\n")
-    env = dict(os.environ)
-    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
-    assert plain.returncode == 0 and "no error" in plain.stdout
-    env["PYPTO_CHECK"] = "racecheck"
+    monkeypatch.delenv("PYPTO_CHECK", raising=False)
+    runpy.run_path(str(script), run_name="__main__")
+    assert "no error" in capsys.readouterr().out
+    env = dict(os.environ, PYPTO_CHECK="racecheck")
     checked = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
     assert checked.returncode != 0 and "RaceError" in checked.stderr
 

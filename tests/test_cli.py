@@ -16,29 +16,40 @@ def _cli(*args):
                           text=True, timeout=300, cwd=ROOT)
 
 
-def test_isa_and_machines():
+def test_isa_and_machines(capsys):
+    """`python -m pypto_sim isa` lists the ISA (as a process: the module's entry point); the
+    machines and one machine's table (cli.main in this process: a process each cost 0.9 s)."""
     isa = _cli("isa")
     assert isa.returncode == 0 and "FMA" in isa.stdout and "pto.fma(dst, x, y, z)" in isa.stdout
-    machines = _cli("machines")
-    assert "ascend910b" in machines.stdout
-    table = _cli("machine", "ascend910b")
-    assert "hbm_chip_bytes_per_cycle" in table.stdout and "THEORY_BW_GM" in table.stdout
+    code, out, _ = _main(capsys, "machines")
+    assert code == 0 and "ascend910b" in out
+    code, out, _ = _main(capsys, "machine", "ascend910b")
+    assert code == 0 and "hbm_chip_bytes_per_cycle" in out and "THEORY_BW_GM" in out
 
 
-def test_run_a_script():
-    result = _cli("run", str(ROOT / "examples" / "vector_add.py"))
-    assert result.returncode == 0, result.stderr
-    assert "passed" in result.stdout
+def test_run_a_script(capsys, monkeypatch):
+    """`pypto-sim run examples/vector_add.py` runs it (cli.main in this process; the run sets
+    the script's argv, restored after the test)."""
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    code, out, err = _main(capsys, "run", str(ROOT / "examples" / "vector_add.py"))
+    assert code == 0, err
+    assert "passed" in out
 
 
-def test_a_script_run_imports_its_neighbours(tmp_path):
+def test_a_script_run_imports_its_neighbours(tmp_path, capsys, monkeypatch):
     """`pypto-sim run` puts the script's folder first on the import path, as `python
-    script.py` does (examples/softmax.py imports row_kernels beside it)."""
+    script.py` does (examples/softmax.py imports row_kernels beside it); cli.main in this
+    process, which the test leaves as it found it (argv, path, no helper_mod)."""
     (tmp_path / "helper_mod.py").write_text("ANSWER = 42\n")
     (tmp_path / "main.py").write_text("import helper_mod\nprint('answer', helper_mod.ANSWER)\n")
-    result = _cli("run", str(tmp_path / "main.py"))
-    assert result.returncode == 0, result.stderr
-    assert "answer 42" in result.stdout
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    try:
+        code, out, err = _main(capsys, "run", str(tmp_path / "main.py"))
+    finally:
+        sys.modules.pop("helper_mod", None)
+    assert code == 0, err
+    assert "answer 42" in out
 
 
 # ---------------------------------------------------------------- user errors: one line, no traceback

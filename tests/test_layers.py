@@ -2,6 +2,7 @@
 function-local imports only for optional dependencies, the profiler never running anything and
 exec never importing SimPy. Every check parses the sources; nothing is imported."""
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -64,8 +65,15 @@ def _targets(module: str, node) -> list:
     return out
 
 
-def _imports():
-    """(module, import node, inside a function?) of every import statement of the package."""
+@functools.lru_cache(maxsize=None)
+def _imports() -> tuple:
+    """(module, import node, inside a function?) of every import statement of the package
+    (parsed once for all the tests: parsing the package takes seconds)."""
+    return tuple(_parse_imports())
+
+
+def _parse_imports():
+    """Parse every module of the package and yield its import statements (see _imports)."""
     for module, path in sorted(MODULES.items()):
         tree = ast.parse(path.read_text())
         local = {id(n) for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))

@@ -8,15 +8,15 @@ one MMA). Hand-derived bubble counts use a smaller pipeline on tests/machines/si
 import csv
 import inspect
 import json
-import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import pypto_sim as pto
-from pypto_sim.cli import machine_diff
+from pypto_sim.cli import machine_diff, main
 from pypto_sim.isa import PIPES
 from pypto_sim.profiler.collect import collect_profiles
 from pypto_sim.profiler.export import BUBBLE_COLUMNS, CODE_COLUMNS, INSTR_COLUMNS, SUMMARY_COLUMNS
@@ -472,15 +472,26 @@ def test_collect_profiles_sees_every_launch_and_profiles_stay_lazy(make_kernels)
 
 
 # ---------------------------------------------------------------- command line
-def _cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "pypto_sim", *args], capture_output=True,
-                          text=True, timeout=300, cwd=cwd)
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """The command run through cli.main in this process from the repository root (a process
+    per command spent a second on imports; test_cli.py runs the module's entry point): its
+    exit code, stdout and stderr as ``returncode``, ``stdout``, ``stderr``."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(sys, "argv", list(sys.argv))        # a script run sets its own argv
+
+    def run(*args):
+        capsys.readouterr()
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+    return run
 
 
-def test_cli_profile_writes_trace_csv_and_plot(tmp_path):
+def test_cli_profile_writes_trace_csv_and_plot(tmp_path, cli):
     pytest.importorskip("matplotlib")
     trace, plot, out = tmp_path / "t.json", tmp_path / "p.png", tmp_path / "csv"
-    r = _cli("profile", "examples/pipeline_matmul.py", "--trace", str(trace), "--csv", str(out),
+    r = cli("profile", "examples/pipeline_matmul.py", "--trace", str(trace), "--csv", str(out),
              "--plot", str(plot), "--top", "3")
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("[launch ") == 2          # depth=1 and depth=2
@@ -491,20 +502,20 @@ def test_cli_profile_writes_trace_csv_and_plot(tmp_path):
     assert (out / "instr_exe.csv").exists() and (out / "pipeline_summary.csv").exists()
 
 
-def test_cli_trace_and_errors(tmp_path):
+def test_cli_trace_and_errors(tmp_path, cli):
     trace = tmp_path / "va.json"
-    r = _cli("trace", "examples/vector_add.py", "-o", str(trace), "--time-unit", "us")
+    r = cli("trace", "examples/vector_add.py", "-o", str(trace), "--time-unit", "us")
     assert r.returncode == 0, r.stderr
     assert "wrote" in r.stdout and "ui.perfetto.dev" in r.stdout
     doc = json.loads(trace.read_text())
     assert validate_trace(doc) == [] and doc["otherData"]["kernel"] == "vector_add"
-    r = _cli("profile", "examples/vector_add.py", "--kernel", "nope")
+    r = cli("profile", "examples/vector_add.py", "--kernel", "nope")
     assert r.returncode == 1 and "ran no timed launch of kernel 'nope'" in r.stderr
     assert "vector_add" in r.stderr
 
 
-def test_cli_machine_diff():
-    r = _cli("machine", "diff", "ascend910b", "tests/machines/simple.toml")
+def test_cli_machine_diff(cli):
+    r = cli("machine", "diff", "ascend910b", "tests/machines/simple.toml")
     assert r.returncode == 0, r.stderr
     assert "entries differ" in r.stdout
     lines = r.stdout.splitlines()

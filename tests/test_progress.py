@@ -184,10 +184,14 @@ def test_microbenchmarks_report_their_kernel_runs(capsys):
 
 
 def test_serial_sweep_reports_its_points(capsys):
-    """pto.sweep(progress=True): one line over the points; progress=False: nothing."""
+    """pto.sweep(progress=True): one line over the points, none for the launches in them;
+    progress=False: nothing. The points run in this process (timeout=None), so the launches'
+    own stderr is captured too (a point runner process would spend a second starting)."""
     params = {"n": [64, 128]}
-    pto.sweep("sweep_factories:scale_case", params=params, engine="serial", progress=True)
+    pto.sweep("sweep_factories:scale_case", params=params, engine="serial", progress=True,
+              timeout=None)
     err = capsys.readouterr().err
     assert "sweep [" in err and "2/2 points" in err and " blocks" not in err
-    pto.sweep("sweep_factories:scale_case", params=params, engine="serial", progress=False)
+    pto.sweep("sweep_factories:scale_case", params=params, engine="serial", progress=False,
+              timeout=None)
     assert capsys.readouterr().err == ""

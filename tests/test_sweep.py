@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import pypto_sim as pto
+from pypto_sim.cli import main
 
 PARAMS = {"n": [256, 1024], "reps": [1, 4]}
 COMPARED = ["key", "total_cycles", "warp_instructions", "check", "error"]
@@ -120,13 +121,17 @@ def test_a_scheduler_and_two_workers_by_address(tmp_path, serial):
         remote = pto.sweep("sweep_factories:scale_case", params=PARAMS, engine=address)
         assert _table(remote).equals(_table(serial))
     finally:
-        for p in procs:
+        # workers first, then the scheduler: a worker whose scheduler is gone spends seconds
+        # trying to reach it before it exits
+        for p in reversed(procs):
             p.terminate()
-        for p in procs:
             p.wait(timeout=30)
 
 
-def test_cli_sweep_from_a_spec_and_a_plot(tmp_path):
+def test_cli_sweep_from_a_spec_and_a_plot(tmp_path, capsys, monkeypatch):
+    """`pypto-sim sweep SPEC` (cli.main in this process; a spec's path joins sys.path, restored
+    after the test) writes the 2 x 3 = 6 rows and prints the top ones; plot_sweep draws them."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
     spec = tmp_path / "spec.toml"
     spec.write_text(textwrap.dedent(f"""
         factory = "sweep_factories:scale_case"
@@ -136,11 +141,11 @@ def test_cli_sweep_from_a_spec_and_a_plot(tmp_path):
         reps = [1, 2, 3]
     """))
     out = tmp_path / "rows.parquet"
-    proc = subprocess.run([sys.executable, "-m", "pypto_sim", "sweep", str(spec), "-o", str(out),
-                           "--engine", "serial", "--top", "2"], capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    assert "6 points, 0 failed" in proc.stdout and "param.reps" in proc.stdout
+    capsys.readouterr()
+    code = main(["sweep", str(spec), "-o", str(out), "--engine", "serial", "--top", "2"])
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    assert "6 points, 0 failed" in stdout and "param.reps" in stdout
     import pandas as pd
     frame = pd.read_parquet(out)
     assert len(frame) == 6

@@ -3,11 +3,13 @@ before any point runs, and each mistake is a typed error naming it (one line on 
 import subprocess
 import sys
 import textwrap
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import pypto_sim as pto
+from pypto_sim.cli import main
 from pypto_sim.errors import MachineError, SweepError
 from pypto_sim.sweep import expand_points
 from pypto_sim.sweep.spec import load_spec
@@ -90,12 +92,22 @@ def test_a_spec_with_an_unknown_key_is_refused_naming_it(tmp_path):
         load_spec(spec)
 
 
-def _cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "pypto_sim", "sweep", *args], capture_output=True,
-                          text=True, timeout=300, cwd=cwd)
+@pytest.fixture
+def sweep_cli(capsys, monkeypatch):
+    """`pypto-sim sweep ARGS` through cli.main in this process (a process per command spent a
+    second on imports): its exit code, stdout and stderr as ``returncode``, ``stdout``,
+    ``stderr``. A spec's ``path`` entries join sys.path; the test's sys.path is restored."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+
+    def run(*args):
+        capsys.readouterr()
+        code = main(["sweep", *args])
+        out, err = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+    return run
 
 
-def test_cli_spec_mistakes_are_one_line_and_exit_1(tmp_path):
+def test_cli_spec_mistakes_are_one_line_and_exit_1(tmp_path, sweep_cli):
     """A missing spec, a typo'd key, invalid TOML, an unimportable factory: one line on
     stderr starting 'pypto-sim: error:' (every user error of the command), exit code 1, no
     traceback."""
@@ -108,20 +120,20 @@ def test_cli_spec_mistakes_are_one_line_and_exit_1(tmp_path):
         path = tmp_path / name if name == "nothere.toml" else spec
         if name in texts:
             spec.write_text(texts[name])
-        proc = _cli(str(path), "-o", str(tmp_path / "r.parquet"), "--engine", "serial")
+        proc = sweep_cli(str(path), "-o", str(tmp_path / "r.parquet"), "--engine", "serial")
         assert proc.returncode == 1, (name, proc.stderr)
         assert proc.stderr.startswith("pypto-sim: error: ") and message in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
         assert "Traceback" not in proc.stderr
 
 
-def test_cli_every_point_failing_says_why_and_exits_1(tmp_path):
+def test_cli_every_point_failing_says_why_and_exits_1(tmp_path, sweep_cli):
     """failing_case with block=2048 cannot launch: the CLI names the first error, exits 1."""
     from pathlib import Path
     spec = tmp_path / "s.toml"
     spec.write_text(f'factory = "sweep_factories:failing_case"\npath = [{str(Path(__file__).parent)!r}]\n'
                     '[params]\nblock = [2048]\n')
-    proc = _cli(str(spec), "-o", str(tmp_path / "r.parquet"), "--engine", "serial")
+    proc = sweep_cli(str(spec), "-o", str(tmp_path / "r.parquet"), "--engine", "serial")
     assert proc.returncode == 1, proc.stderr
     assert "every point failed (1 of 1); the first: LaunchError" in proc.stderr
     assert "Traceback" not in proc.stderr
