@@ -35,7 +35,8 @@ from pathlib import Path
 
 from .errors import CommandLineError, PtoError
 from .calibrate import fit, read_rows, run_microbenchmarks, write_rows, write_table
-from .exec.lane import cache_dir, executor
+from .exec.lane import cache_dir
+from .runtime.warm import warm
 from .isa import load_isa
 from .profiler.collect import collect_profiles
 from .sweep.spec import run_spec
@@ -243,8 +244,8 @@ def _dispatch(ns) -> int:
         return run_spec(ns.spec, ns.output, ns.engine, ns.workers, ns.resume, ns.top, ns.timeout)
     if ns.command == "warm":
         start = time.perf_counter()
-        executor()
-        print(f"numba executor ready in {time.perf_counter() - start:.1f} s (cache: {cache_dir()})")
+        warm()
+        print(f"numba executor compiled in {time.perf_counter() - start:.1f} s (cache: {cache_dir()})")
         return 0
     if ns.command == "isa":
         isa = load_isa()

@@ -153,3 +153,38 @@ def test_both_modes_run_each_units_program(simple_machine, mode):
     out = np.empty(256, np.float32)
     pto.memcpy_d2h(out, Y)
     np.testing.assert_array_equal(out, np.arange(256, dtype=np.float32) + 2)
+
+
+from pypto_sim import Mat, Vec, cube, vector  # noqa: E402  (the names a kernel may import bare)
+
+
+@pto.kernel
+def _sections_by_bare_names(X, O):
+    with cube():
+        t = pto.alloc_tile(16, 16, pto.float16, loc=Mat)
+        pto.tload(t, X)
+    with vector():
+        v = pto.alloc_tile(16, 16, pto.float16, loc=Vec)
+        pto.tload(v, X)
+        pto.tstore(O, v)
+
+
+@pto.kernel
+def _sections_by_pto_names(X, O):
+    with pto.cube():
+        t = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)
+        pto.tload(t, X)
+    with pto.vector():
+        v = pto.alloc_tile(16, 16, pto.float16, loc=pto.Vec)
+        pto.tload(v, X)
+        pto.tstore(O, v)
+
+
+def test_sections_written_with_names_imported_from_pypto_sim():
+    """``from pypto_sim import cube, vector`` then ``with cube():`` is a cube section, as
+    ``with pto.cube():`` is (it used to be read as vector code nesting a cube section): both
+    kernels compile to the same per-unit instructions."""
+    args = (pto.alloc_tensor(256 * 2, pto.float16), pto.alloc_tensor(256 * 2, pto.float16))
+    bare, dotted = (k.program_for(args) for k in (_sections_by_bare_names, _sections_by_pto_names))
+    assert [(i.op, i.aux) for i in bare.instrs] == [(i.op, i.aux) for i in dotted.instrs]
+    assert bare.unit_entry == dotted.unit_entry and bare.unit_entry[0] >= 0

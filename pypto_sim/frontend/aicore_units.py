@@ -26,11 +26,19 @@ CUBE_SPACES = ("Mat", "Left", "Right", "Acc", "Bias")
 UNIT_KIND = ("cube", "vector", "vector")       # AIC, AIV0, AIV1: the section each one runs
 
 
+def _name_of(node) -> str | None:
+    """The name an expression spells: ``pto.cube`` and a bare ``cube`` (imported from
+    pypto_sim) both spell "cube"."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
+
+
 def section_kinds(body) -> set:
     """The section kinds (``"cube"``, ``"vector"``) written in the kernel body."""
-    return {n.items[0].context_expr.func.attr for n in ast.walk(ast.Module(body=body, type_ignores=[]))
+    return {_name_of(n.items[0].context_expr.func) for n in ast.walk(ast.Module(body=body, type_ignores=[]))
             if isinstance(n, ast.With) and isinstance(n.items[0].context_expr, ast.Call)
-            and getattr(n.items[0].context_expr.func, "attr", None) in ("cube", "vector")}
+            and _name_of(n.items[0].context_expr.func) in ("cube", "vector")}
 
 
 def _relative(instrs, base) -> list:
@@ -57,8 +65,8 @@ class AICoreUnits:
         kinds = section_kinds(body)
         implicit = None
         if not kinds:
-            cube = any(isinstance(n, ast.keyword) and n.arg == "loc" and isinstance(n.value, ast.Attribute)
-                       and n.value.attr in CUBE_SPACES for n in ast.walk(ast.Module(body=body, type_ignores=[])))
+            cube = any(isinstance(n, ast.keyword) and n.arg == "loc" and _name_of(n.value) in CUBE_SPACES
+                       for n in ast.walk(ast.Module(body=body, type_ignores=[])))
             implicit, running = ("cube", (0,)) if cube else ("vector0", (1,))
         else:
             running = tuple(u for u in range(len(UNIT_KIND)) if UNIT_KIND[u] in kinds)
