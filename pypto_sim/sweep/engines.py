@@ -14,7 +14,7 @@ import uuid
 from ..errors import SweepError
 from .runner import PointRunner
 from .worker import DIED, error_row, run_point
-from ..runtime.warm import warm
+from ..runtime.warm import compiled_in_this_process, warm
 
 PLUGIN = "pypto-sweep-runners"
 
@@ -92,9 +92,10 @@ def run_on_dask(ref, points, machine, engine, workers, timeout, collect):
     """Submit one task per point and hand each finished row to collect(), in completion
     order. A task lost with its worker (KilledWorker, a worker that vanished) is an error row."""
     distributed = _dask()
-    # compile the numba executor here first (runtime/warm.py): the point runners then load it
-    # from the on-disk cache instead of each compiling it for a minute or more
-    warm()
+    # compile the numba executor here first (runtime/warm.py), unless this process already has:
+    # the point runners then load it from the on-disk cache instead of each compiling it
+    if not compiled_in_this_process():
+        warm()
     with contextlib.ExitStack() as stack:
         if engine is None:
             stack.enter_context(_script_hidden())
