@@ -104,23 +104,10 @@ def test_a2a3_tsel_refuses_int8(make_kernels, case, cols):
         kernel.program_for(tuple(t))
 
 
-TCMP = """
-@pto.kernel
-def k(A, B, O):
-    with pto.vector():
-        if pto.get_subblock_id() == 0:
-            a = pto.alloc_tile({r}, {c}, pto.{dt})
-            b = pto.alloc_tile({r}, {c}, pto.{dt})
-            dst = pto.alloc_tile({r}, {c}, pto.{dst})
-            pto.tload(a, A)
-            pto.tload(b, B)
-            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.tcmp(dst, a, b, mode="{mode}")
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.tstore(O, dst)
-"""
+# TCMP's kernel is the binary-op kernel with dst in its own dtype and the compare's mode
+TCMP = (BINARY.replace("dst = pto.alloc_tile({r}, {c}, pto.{dt})", "dst = pto.alloc_tile({r}, {c}, pto.{dst})")
+        .replace("pto.{op}(dst, a, b)", 'pto.tcmp(dst, a, b, mode="{mode}")'))
+assert "pto.{dst}" in TCMP and "pto.tcmp(" in TCMP
 
 NP_CMP = {"eq": np.equal, "ne": np.not_equal, "gt": np.greater, "lt": np.less, "ge": np.greater_equal,
           "le": np.less_equal}

@@ -11,26 +11,15 @@ TILE_KINDS = ("none", "load", "store", "mma", "binary", "unary", "scalar", "redu
               "col_reduce", "col_expand_op", "fill", "col_expand", "convert")
 
 
+# the families whose runner is the family itself: "tile_col_reduce" -> "col_reduce"
+_SAME_KIND_FAMILIES = ("tile_load", "tile_store", "tile_mma", "tile_reduce", "tile_expand", "tile_expand_op",
+                       "tile_col_reduce", "tile_col_expand", "tile_col_expand_op")
+
+
 def tile_kind(spec) -> str:
     """How the functional runner calls a tile instruction, from its ISA record."""
-    if spec.family == "tile_load":
-        return "load"
-    if spec.family == "tile_store":
-        return "store"
-    if spec.family == "tile_mma":
-        return "mma"
-    if spec.family == "tile_reduce":
-        return "reduce"
-    if spec.family == "tile_expand":
-        return "expand"
-    if spec.family == "tile_expand_op":
-        return "expand_op"
-    if spec.family == "tile_col_reduce":
-        return "col_reduce"
-    if spec.family == "tile_col_expand":
-        return "col_expand"
-    if spec.family == "tile_col_expand_op":
-        return "col_expand_op"
+    if spec.family in _SAME_KIND_FAMILIES:
+        return spec.family.removeprefix("tile_")
     if spec.family == "tile_alu":
         if any(o.name == "mode" for o in spec.value_operands):
             return "convert"       # TCVT (AI-core kernels have their own functional runner)

@@ -28,7 +28,7 @@ from .functional import control_step
 from .engine_parts import (_heap_pop, _record, B_BLOCK, B_ENDED, B_FAILED, book, CA_NONE, CA_PIPE, ENG_DONE,
                            ENG_GROW, ENG_LIMIT, ENG_YIELD, EV_BLOCK, EV_BLOCK_END, EV_COND, EV_SLOT, EV_WARP,
                            EV_WARP_END, GROW_HEAP, GROW_RECORDS, GROW_TABLE, heap_push, N_ST, NORMAL,
-                           operands_ready, PH_DECIDE, PH_DONE, PH_ISSUE, PH_RETIRE, PRIO_SHIFT, S_END_TIME,
+                           operands_ready, PH_DECIDE, PH_DONE, PH_ISSUE, PH_RETIRE, PRIO_SHIFT, process_ends,
                            S_EVENTS, S_GROW, S_HEAP_N, S_LIMIT_KEY, S_NOW, S_REC_N, S_SEQ, S_TABLE_USED,
                            S_UNFINISHED, S_WARP_INSTRS, schedule, set_block_ctx, slot_takes_next_block,
                            table_rebuild, URGENT)
@@ -78,16 +78,6 @@ LG_COLS = 6
 LG_OFF = 7
 LG_STRIDE = 8
 N_LG = 9
-
-
-@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
-def _unit_end(g, now, st, ht, hk, hv, uv):
-    """The unit's process ends (the block's all_of counts it when the event is processed)."""
-    uv[g, U_PHASE] = PH_DONE
-    st[S_UNFINISHED] -= 1
-    if now > st[S_END_TIME]:
-        st[S_END_TIME] = now
-    schedule(st, ht, hk, hv, now, NORMAL, EV_WARP_END, g)
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
@@ -253,7 +243,7 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                 wprod = producer[g]
                 phase = uv[g, U_PHASE]
                 if phase == PH_RETIRE:
-                    _unit_end(g, now, st, ht, hk, hv, uv)
+                    process_ends(g, now, st, ht, hk, hv, uv, U_PHASE)
                     continue
                 set_block_ctx(ctx, block_id, acfg[AK_GX], acfg[AK_GY], acfg[AK_GZ], acfg[AK_BX],
                               acfg[AK_BY], acfg[AK_BZ], w)
@@ -436,7 +426,7 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                             uv[g, U_PHASE] = PH_RETIRE
                             schedule(st, ht, hk, hv, done, NORMAL, EV_WARP, g)
                         else:
-                            _unit_end(g, now, st, ht, hk, hv, uv)
+                            process_ends(g, now, st, ht, hk, hv, uv, U_PHASE)
                         break
                     state[0] = next_pc
                 if fallback:

@@ -188,6 +188,18 @@ def schedule(st, ht, hk, hv, time, prio, kind, arg):
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
+def process_ends(g, now, st, ht, hk, hv, rows, phase):
+    """Process g ends - a warp (timing.py: rows wv, phase W_PHASE) or an AI-core unit
+    (aicore_engine.py: uv, U_PHASE): it is done, the launch's end time is at least now, and
+    its block's all_of counts it when the EV_WARP_END event is processed."""
+    rows[g, phase] = PH_DONE
+    st[S_UNFINISHED] -= 1
+    if now > st[S_END_TIME]:
+        st[S_END_TIME] = now
+    schedule(st, ht, hk, hv, now, NORMAL, EV_WARP_END, g)
+
+
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def slot_takes_next_block(kind, slot, st, ht, hk, hv, now, bv, n_blocks):
     """A core slot's process, at its start (EV_SLOT) or when its block's process ended
     (EV_BLOCK_END, counted done): it takes the next block, if any is left, and starts that

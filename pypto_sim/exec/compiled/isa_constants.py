@@ -22,11 +22,11 @@ _ISA = load_isa()
 
 def _opcode(name: str) -> int:
     """The opcode of instruction name; a KeyError naming it if the table has none."""
-    for spec in _ISA.specs:
-        if spec.name == name:
-            return spec.opcode
-    raise KeyError(f"exec/compiled/isa_constants.py uses instruction {name!r}, which isa/*.toml no "
-                   "longer defines: add it back or remove its use from the compiled modules")
+    spec = _ISA.by_name.get(name)
+    if spec is None:
+        raise KeyError(f"exec/compiled/isa_constants.py uses instruction {name!r}, which isa/*.toml no "
+                       "longer defines: add it back or remove its use from the compiled modules")
+    return spec.opcode
 
 
 # The lane bounds checks (memcheck), always compiled in. Only benchmarks/checks.py's child process

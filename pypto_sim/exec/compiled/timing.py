@@ -35,23 +35,13 @@ from .engine_parts import (_heap_pop, _record, B_ARRIVED, B_BLOCK, B_ENDED, B_EP
                            K_LANES, K_MAX_CYCLES, K_N_BLOCKS, K_RACE, K_RECORD, K_SECTOR, K_STORE_LAT,
                            K_SYNC, K_WIDTH, K_WPB, L_DTYPE, L_NEXT, L_OWNER, L_PREV, L_TGT, MEM_HBM, N_WV,
                            NORMAL, operands_ready, PH_BARRIER, PH_DECIDE, PH_DONE, PH_ISSUE, PH_RETIRE,
-                           S_COMMIT_FREE, S_END_TIME, S_EVENTS, S_FAULT_G, S_GROW, S_HEAP_N, S_LIMIT_KEY,
+                           process_ends, S_COMMIT_FREE, S_EVENTS, S_FAULT_G, S_GROW, S_HEAP_N, S_LIMIT_KEY,
                            S_NOW, S_REC_N, S_TABLE_USED, S_UNFINISHED, S_WARP_INSTRS, schedule,
                            set_block_ctx, slot_takes_next_block, transfer, URGENT, W_ALIVE, W_ARRIVED,
                            W_CAUSE, W_CAUSE_PC, W_NEXT, W_PEND_HEAD, W_PEND_TAIL, W_PHASE, W_STALL,
                            W_STORE_DONE)
 
 # ---------------------------------------------------------------- one warp
-@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
-def _end(g, now, st, ht, hk, hv, wv):
-    """The warp's process ends (its all_of counts it when the event is processed)."""
-    wv[g, W_PHASE] = PH_DONE
-    st[S_UNFINISHED] -= 1
-    if now > st[S_END_TIME]:
-        st[S_END_TIME] = now
-    schedule(st, ht, hk, hv, now, NORMAL, EV_WARP_END, g)
-
-
 # ---------------------------------------------------------------- the launch
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _init_block(p, now, cfg, st, ht, hk, hv, seed_regs, regs, ready, producer, wst, wv, bv, bs_l1,
@@ -217,7 +207,7 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                     if why:
                         _fault(g, now, st, ht, hk, hv, wv, wfault, why, state[0])
                     else:
-                        _end(g, now, st, ht, hk, hv, wv)
+                        process_ends(g, now, st, ht, hk, hv, wv, W_PHASE)
                     continue
                 set_block_ctx(ctx, block_id, cfg[K_GX], cfg[K_GY], cfg[K_GZ], cfg[K_BX], cfg[K_BY],
                               cfg[K_BZ], w)
@@ -420,7 +410,7 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                             if why:
                                 _fault(g, now, st, ht, hk, hv, wv, wfault, why, pc)
                             else:
-                                _end(g, now, st, ht, hk, hv, wv)
+                                process_ends(g, now, st, ht, hk, hv, wv, W_PHASE)
                         break
                     state[0] = next_pc
             if kind == EV_RELEASE:
