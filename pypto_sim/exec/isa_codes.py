@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..isa import FAMILIES
+from ..isa.tile_roles import FAMILY_ROLES
 
 TILE_KINDS = ("none", "load", "store", "mma", "binary", "unary", "scalar", "reduce", "expand", "expand_op",
               "col_reduce", "col_expand_op", "fill", "col_expand", "convert")
 
 
-# the families whose runner is the family itself: "tile_col_reduce" -> "col_reduce"
-_SAME_KIND_FAMILIES = ("tile_load", "tile_store", "tile_mma", "tile_reduce", "tile_expand", "tile_expand_op",
-                       "tile_col_reduce", "tile_col_expand", "tile_col_expand_op")
+# the families whose runner is the family itself ("tile_col_reduce" -> "col_reduce"): those the
+# article's tile API runs (their descriptors' lane flag) but the ALU's, whose runner its operands pick
+_SAME_KIND_FAMILIES = tuple(f for f, roles in FAMILY_ROLES.items() if roles.lane and f != "tile_alu")
 
 
 def tile_kind(spec) -> str:

@@ -19,9 +19,11 @@ __all__ = ["COMPILED_MODULES", "cache_dir", "executor", "family_code"]
 
 # every compiled module, in import order (a module only imports those before it)
 COMPILED_MODULES = ("isa_constants", "jit_options", "scalars", "alu", "gm_bytes", "lane_ops", "simt",
-                    "matmul", "tiles", "sort", "conv", "lane", "functional", "engine_parts", "l2",
+                    "matmul", "tiles", "sort", "conv", "family_dispatch", "lane", "functional", "engine_parts", "l2",
                     "timing", "aicore_steps", "aicore_sync", "aicore_engine", "replay")
 
+# a generated module's loader names its file (exec/jit_cache.py): each module's own, not the executor's
+_PER_MODULE = ("GENERATED_FILE",)
 _BUILD_LOCK = threading.Lock()
 _EXECUTOR: list = []        # the process's executor namespace, once built
 
@@ -43,7 +45,7 @@ def _gather() -> types.SimpleNamespace:
     for module_name in COMPILED_MODULES:
         module = importlib.import_module(f"{__package__}.compiled.{module_name}")
         for name, value in vars(module).items():
-            if name.startswith("__") or isinstance(value, types.ModuleType):
+            if name.startswith("_") or name in _PER_MODULE or isinstance(value, types.ModuleType):
                 continue
             if name in names and names[name] is not value:
                 raise ValueError(f"exec/compiled/{module_name}.py and exec/compiled/{owner[name]}.py both "

@@ -35,14 +35,7 @@ from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM, INT_SEM_
 from ..isa import load_isa
 # the tile kernels by the numba executor's names: a simulation takes this module as its
 # executor module (executor_module=), tile kernels and all
-from .reference_tiles import (TILE_FAMILY_KERNELS, tile_arg_reduce, tile_cmp, tile_col_arg,
-                              tile_col_expand, tile_col_expand_op, tile_col_reduce,
-                              tile_col_reduce_pairs, tile_convert,
-                              tile_elementwise, tile_fillpad, tile_gather, tile_img2col, tile_load, tile_matmul,
-                              gm_gather, gm_scatter,
-                              tile_mma, tile_row_arg, tile_row_expand, tile_row_expand_op,
-                              tile_row_reduce, tile_scatter, tile_sel, tile_store, tile_trans,
-                              tile_sort, tile_tri)
+from .reference_tiles import TILE_FAMILY_KERNELS, TILE_KERNELS
 
 from .reference_values import cast_word, evaluate, to_dtype, wrap_int32
 
@@ -52,12 +45,9 @@ __all__ = ["ST_OK", "ST_OOB", "ITEMSIZE", "L1_OPS", "lanes", "is_active", "sourc
            "exec_load", "gather_store", "exec_fma_store", "exec_atomic", "exec_local",
            "same_word", "warp_vote", "exec_warp", "vote_count", "write_vote", "execute",
            "FAMILY_HANDLERS", "commit_store", "commit_gm", "forward_store", "pred_bits",
-           "TILE_FAMILY_KERNELS", "tile_arg_reduce", "tile_cmp", "tile_col_arg",
-           "tile_col_expand", "tile_col_expand_op", "tile_col_reduce", "tile_col_reduce_pairs",
-           "tile_convert", "tile_elementwise", "tile_fillpad", "tile_gather", "tile_img2col",
-           "tile_load", "tile_matmul", "gm_gather", "gm_scatter", "tile_mma", "tile_row_arg",
-           "tile_row_expand", "tile_row_expand_op", "tile_row_reduce", "tile_scatter",
-           "tile_sel", "tile_store", "tile_trans", "tile_sort", "tile_tri"]
+           "TILE_FAMILY_KERNELS", "TILE_KERNELS", *TILE_KERNELS]
+# every tile kernel under its own name, as the numba executor module has it
+globals().update(TILE_KERNELS)
 
 ST_OK = 0
 ST_OOB = 1

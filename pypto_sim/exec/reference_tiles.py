@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from ..isa import load_isa
-from ..isa.tile_roles import gather_selects
+from ..isa.tile_roles import FAMILY_ROLES, KERNEL_FAMILIES, gather_selects
 from . import gm
 from .reference_values import evaluate, round_mode, to_dtype
 
@@ -106,6 +106,22 @@ def tile_row_reduce(op, l1, dst, src, rows, cols, init, dt):
 def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
     """dst[c] = fold over src[:, c] in row order (TCOLSUM, TCOLMAX, ...)."""
     _fold(op, l1, dst, src, rows, cols, init, dt, True)
+
+
+def tile_row_reduce_pitched(op, l1, dst, src, rows, cols, dpitch, init, dt):
+    """tile_row_reduce into element (r, 0) of a RowMajor dst, dpitch words apart by row
+    (dpitch <= 1: a dense column)."""
+    if dpitch <= 1:
+        return tile_row_reduce(op, l1, dst, src, rows, cols, init, dt)
+    for r in range(rows):
+        tile_row_reduce(op, l1, dst + r * dpitch, src + r * cols, 1, cols, init, dt)
+
+
+def tile_col_reduce_tmp(op, l1, dst, src, rows, cols, tmp, is_binary, tpitch, init, dt):
+    """TCOLSUM's pairwise tree through tmp when is_binary > 0, else the fold in row order."""
+    if is_binary > 0:
+        return tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, dt)
+    return tile_col_reduce(op, l1, dst, src, rows, cols, init, dt)
 
 
 def tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, dt):
@@ -296,6 +312,15 @@ def tile_row_expand(l1, dst, src, rows, cols):
         l1[dst + r * cols: dst + (r + 1) * cols] = l1[src + r]
 
 
+def tile_row_expand_pitched(l1, dst, src, rows, cols, spitch):
+    """tile_row_expand from element (r, 0) of a RowMajor src, spitch words apart by row
+    (spitch <= 1: a dense column)."""
+    if spitch <= 1:
+        return tile_row_expand(l1, dst, src, rows, cols)
+    for r in range(rows):
+        tile_row_expand(l1, dst + r * cols, src + r * spitch, 1, cols)
+
+
 # ---------------------------------------------------------------- typed tiles (the AI core)
 def tile_gather(out, src_arr, src, spitch, rows, cols, dt):
     """out = the rows x cols elements of src_arr from word src, rows spitch apart, each
@@ -393,15 +418,13 @@ def _nearest_float32(terms):
     return sign * float(above if up else below)
 
 
-# each value family's kernel (tile_move, TEXTRACT / TMOV on the AI core: a gather from the
-# source window, scattered into the destination; tile_mma: the article's MMA, over tile_matmul)
+# every kernel by its name (the numba executor's names: reference.py re-exports them)
+TILE_KERNELS = {name: fn for name, fn in list(globals().items())
+                if name.startswith(("tile_", "gm_")) and callable(fn)}
+# each value family's kernel: its descriptor's (isa/tile_roles.py), and the families whose
+# values the executors compute by hand (tile_move, TEXTRACT / TMOV on the AI core: a gather
+# from the source window, scattered into the destination; tile_mma: the article's MMA, over
+# tile_matmul; tile_alu: the ALU's elementwise ops)
 TILE_FAMILY_KERNELS = {"tile_load": tile_load, "tile_store": tile_store, "tile_mma": tile_mma,
-                       "tile_alu": tile_elementwise, "tile_reduce": tile_row_reduce,
-                       "tile_expand": tile_row_expand, "tile_expand_op": tile_row_expand_op,
-                       "tile_col_reduce": tile_col_reduce, "tile_col_expand": tile_col_expand,
-                       "tile_col_expand_op": tile_col_expand_op,
-                       "tile_cmp": tile_cmp, "tile_sel": tile_sel, "tile_tri": tile_tri,
-                       "tile_fillpad": tile_fillpad,
-                       "tile_row_arg": tile_row_arg, "tile_col_arg": tile_col_arg,
-                       "tile_trans": tile_trans, "tile_sort": tile_sort,
-                       "tile_move": tile_gather}
+                       "tile_alu": tile_elementwise, "tile_move": tile_gather,
+                       **{fam: TILE_KERNELS[FAMILY_ROLES[fam].kernel] for fam in KERNEL_FAMILIES}}

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..dtypes import BY_CODE
 from ..ir.program import C_DTYPE, C_OP
+from ..isa.tile_roles import FAMILY_ROLES
 from . import gm
 
 ITEMSIZE = {code: d.itemsize for code, d in BY_CODE.items()}
@@ -68,48 +69,30 @@ def effect(ctx, pc, vals, slot, blk, l1=None, values=True):
                 v["dst"] + r * v["dpitch"], first + r * ap, second + r * v["bpitch"] if second >= 0 else -1,
                 cols))
         return lambda: run(v["dst"], first, second, v["n"])
-    if fam == "tile_col_reduce" and v.get("is_binary", 0) > 0:   # TCOLSUM's pairwise tree via tmp
-        return lambda: ex.tile_col_reduce_pairs(op, l1, v["dst"], v["src"], v["tmp"], v["rows"], v["cols"],
-                                                v["tpitch"], dt)
-    if fam in ("tile_reduce", "tile_col_reduce"):
-        init = float(eval(spec.init, {"np": np}))  # the table's identity, validated at load
-        kernel = ex.tile_row_reduce if fam == "tile_reduce" else ex.tile_col_reduce
-        if v.get("dpitch", 1) > 1:                 # element (r, 0) of a RowMajor dst, row by row
-            return lambda: _rows(v["rows"], lambda r: kernel(
-                op, l1, v["dst"] + r * v["dpitch"], v["src"] + r * v["cols"], 1, v["cols"], init, dt))
-        return lambda: kernel(op, l1, v["dst"], v["src"], v["rows"], v["cols"], init, dt)
-    if fam in ("tile_expand_op", "tile_col_expand_op"):
-        kernel = ex.tile_row_expand_op if fam == "tile_expand_op" else ex.tile_col_expand_op
-        return lambda: kernel(op, l1, v["dst"], v["a"], v["v"], v["rows"], v["cols"], dt)
-    if fam in ("tile_cmp", "tile_sel"):        # b's tile, or a scalar
-        use_scalar = "scalar" in v
-        s, other = (real["scalar"], -1) if use_scalar else (0.0, v["b"])
-        if fam == "tile_cmp":
-            return lambda: ex.tile_cmp(op, l1, v["dst"], v["a"], other, s, use_scalar, v["mode"],
-                                       v["rows"], v["cols"], v["mstride"], dt)
-        return lambda: ex.tile_sel(op, l1, v["dst"], v["mask"], v["a"], other, s, use_scalar,
-                                   v["rows"], v["cols"], v["mstride"], dt)
-    if fam == "tile_tri":
-        return lambda: ex.tile_tri(l1, v["dst"], v["diagonal"], v["upper"], v["rows"], v["cols"])
-    if fam == "tile_trans":
-        return lambda: ex.tile_trans(l1, v["dst"], v["src"], v["rows"], v["cols"], v["spitch"],
-                                     v["dpitch"])
-    if fam == "tile_sort":                       # absent tiles and k are -1 (the replay's _rv)
-        return lambda: ex.tile_sort(l1, v["dst"], v["src"], v.get("idx", -1), v.get("src1", -1),
-                                    v["mode"], v.get("k", -1), v["rows"], v["cols"])
-    if fam in ("tile_row_arg", "tile_col_arg"):
-        kernel = ex.tile_col_arg if fam == "tile_col_arg" else ex.tile_row_arg
-        return lambda: kernel(op, l1, v["dst"], v["src"], v["rows"], v["cols"], dt)
-    if fam == "tile_fillpad":
-        return lambda: ex.tile_fillpad(l1, v["dst"], v["src"], real["pad"], v["rows"], v["cols"],
-                                       v["spitch"], v["drows"], v["dcols"])
-    if fam == "tile_expand" and v.get("spitch", 1) > 1:     # element (r, 0) of a RowMajor src
-        return lambda: _rows(v["rows"], lambda r: ex.tile_row_expand(
-            l1, v["dst"] + r * v["cols"], v["src"] + r * v["spitch"], 1, v["cols"]))
-    if fam in ("tile_expand", "tile_col_expand"):
-        kernel = ex.tile_row_expand if fam == "tile_expand" else ex.tile_col_expand
-        return lambda: kernel(l1, v["dst"], v["src"], v["rows"], v["cols"])
-    raise AssertionError(f"no tile effect for {spec.name}")
+    roles = FAMILY_ROLES[fam]
+    if roles.kernel is None:
+        raise AssertionError(f"no tile effect for {spec.name}")
+    kernel = getattr(ex, roles.kernel)
+    argv = [_argument(token, spec, v, real, l1, op, dt) for token in roles.args]
+    return lambda: kernel(*argv)
+
+
+def _argument(token, spec, v, real, l1, op, dt):
+    """One argument of a family's kernel (isa.tile_roles.KERNEL_TOKENS): an operand's integer
+    value (-1 when the record has none), its real value (0.0), its presence, or a fixed one."""
+    if token == "op":
+        return op
+    if token == "l1":
+        return l1
+    if token == "dt":
+        return dt
+    if token == "init":
+        return float(eval(spec.init, {"np": np}))      # the table's identity, validated at load
+    if token.startswith("real:"):
+        return real.get(token.removeprefix("real:"), 0.0)
+    if token.startswith("has:"):
+        return token.removeprefix("has:") in v
+    return v.get(token, -1)
 
 
 def _rows(rows, one_row):

@@ -1,4 +1,5 @@
-"""Parse and validate the ISA table. Imports nothing else of pypto_sim but errors/resources."""
+"""Parse and validate the ISA table. Imports nothing else of pypto_sim but errors/resources and
+the tile families' descriptors (tile_roles.py)."""
 from __future__ import annotations
 
 import enum
@@ -14,6 +15,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 from .._resources import data_dir
 from ..errors import IsaError
+from .tile_roles import TILE_FAMILIES, VECTOR_FAMILIES
 
 PIPES = ("scalar", "vector", "sfu", "load", "store", "mma", "mte1", "fix")
 # the AI core's names of the pipes (PTO-ISA include/pto/common/cpu_stub.hpp): PIPE_MTE2 is the
@@ -24,28 +26,10 @@ PTO_PIPE_NAMES = {"scalar": "PIPE_S", "vector": "PIPE_V", "load": "PIPE_MTE2", "
 SPACES = ("Vec", "Mat", "Left", "Right", "Acc", "Bias")
 CATEGORIES = ("id", "move", "lane_alu", "sfu", "compare", "convert", "lane_memory", "atomic", "warp", "sync",
               "control", "tile_memory", "tile_alu", "mma")
-# order matters to the compiled engine: the families it executes are the first five and the
-# last three (one executor call site for `fam <= fma_store or fam >= warp`)
-FAMILIES = ("alu", "id", "load", "store", "fma_store", "alloc", "sync", "control",
-            "tile_load", "tile_store", "tile_mma", "tile_alu", "tile_reduce", "tile_expand",
-            "tile_expand_op", "tile_col_reduce", "tile_col_expand", "tile_col_expand_op", "tile_cmp",
-            "tile_sel", "tile_tri", "tile_fillpad", "tile_row_arg", "tile_col_arg", "tile_trans",
-            "tile_sort", "tile_move", "tile_sync", "warp", "atomic", "local")
-TILE_FAMILIES = ("tile_load", "tile_store", "tile_mma", "tile_alu", "tile_reduce", "tile_expand",
-                 "tile_expand_op", "tile_col_reduce", "tile_col_expand", "tile_col_expand_op", "tile_cmp",
-                 "tile_sel", "tile_tri", "tile_fillpad", "tile_row_arg", "tile_col_arg", "tile_trans",
-                 "tile_sort", "tile_move", "tile_sync")
-# the vector families act on Vec (UB) tiles only, unless a record's `spaces` says otherwise
-VECTOR_FAMILIES = ("tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce",
-                   "tile_col_expand", "tile_col_expand_op", "tile_cmp", "tile_sel", "tile_tri",
-                   "tile_fillpad", "tile_row_arg", "tile_col_arg", "tile_trans", "tile_sort")
-# the vector families only typed tiles of AI-core kernels reach (masks are uint8 tiles, pads
-# need a tile's valid region, index reductions write int32 tiles of float data, transposes
-# take two shapes, sorts write (value, index) pairs)
-AICORE_ONLY_FAMILIES = ("tile_cmp", "tile_sel", "tile_tri", "tile_fillpad", "tile_row_arg", "tile_col_arg",
-                        "tile_trans", "tile_sort")
-# the vector families the article's tile kernels (pto.alloc_local) run as well
-LANE_TILE_FAMILIES = tuple(f for f in VECTOR_FAMILIES if f not in AICORE_ONLY_FAMILIES)
+# the tile families and their groups derive from each family's descriptor (tile_roles.py);
+# the executor looks every family up by name (exec/compiled/isa_constants.py)
+FAMILIES = ("alu", "id", "load", "store", "fma_store", "alloc", "sync", "control") + TILE_FAMILIES + (
+    "warp", "atomic", "local")
 OPERAND_KINDS = ("value", "pointer", "dim", "dtype", "target", "imm", "tile")
 RESULTS = ("value", "pred", "none")
 DTYPE_NAMES = ("float32", "float16", "int32", "bool", "int8", "uint8", "int16", "bfloat16", "uint16",

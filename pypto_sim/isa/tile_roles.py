@@ -23,7 +23,20 @@ class FamilyRoles:
     these names the record has). mask: the packed predicate tile, whose rows hold ``mstride``
     bytes. bounded: every tile must hold the shape (checked at dispatch; the mask rows x
     mstride bytes). scratch: pto-isa's tmp tile, written, in the records that have one (TCOLSUM
-    but not TCOLMAX)."""
+    but not TCOLMAX).
+
+    What runs it, for a family whose values one kernel computes (the vector families but
+    tile_alu, whose elementwise ops and conversions the ALU dispatch generated from the table
+    runs): kernel names the function, defined under the same name in exec/compiled/ (numba)
+    and in exec/reference_tiles.py (numpy), and args its arguments in order, as tokens
+    (KERNEL_TOKENS): an operand's name gives its integer value (-1 when the record has no
+    such operand). Both executors call it from these alone: tile_effects.effect (the
+    functional runner, the SimPy model, the article's tile API) and the compiled replay's
+    dispatch, generated from this table (exec/family_source.py).
+    lane: pto.alloc_local tiles run the family too (the article's tile API; its functional
+    runner and cost rules name it, exec/isa_codes.tile_kind and timing/tiles.py). alu: its
+    opcodes select an ALU operation, so the generated ALU dispatch holds their expressions.
+    flops: the roofline counts one operation per element it covers."""
 
     dst: str | None
     sources: tuple
@@ -33,32 +46,90 @@ class FamilyRoles:
     mask: str | None = None
     bounded: bool = False
     scratch: str | None = None
+    kernel: str | None = None
+    args: tuple = ()
+    lane: bool = False
+    alu: bool = False
+    flops: bool = False
 
+
+# an argument of a family's kernel: the token, or an operand's name (its integer value)
+KERNEL_TOKENS = {
+    "op": "the instruction's opcode",
+    "l1": "the unit's memory (words) the tiles lie in",
+    "dt": "the instruction's dtype code",
+    "init": "the ISA record's reduction identity (its `init` expression)",
+    "real:": "real:<operand>: the operand's value as a float, 0.0 when the record has none "
+             "(a scalar, a pad value); at most one per family",
+    "has:": "has:<operand>: whether the record has the operand (a tile-scalar form)",
+}
+
+_ROW_REDUCE = ("op", "l1", "dst", "src", "rows", "cols", "dpitch", "init", "dt")
+_EXPAND_OP = ("op", "l1", "dst", "a", "v", "rows", "cols", "dt")
+_ARG = ("op", "l1", "dst", "src", "rows", "cols", "dt")
 
 FAMILY_ROLES = {
-    "tile_load": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), gm="src"),
-    "tile_store": FamilyRoles(None, ("src",), ("rows", "cols"), ("src",), gm="dst"),
-    "tile_move": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
-    "tile_mma": FamilyRoles("c", ("a", "b", "bias"), ("m", "n"), ("a",)),
+    "tile_load": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), gm="src", lane=True),
+    "tile_store": FamilyRoles(None, ("src",), ("rows", "cols"), ("src",), gm="dst", lane=True),
+    "tile_mma": FamilyRoles("c", ("a", "b", "bias"), ("m", "n"), ("a",), lane=True),
     "tile_alu": FamilyRoles("dst", ("a", "b", "src", "base", "exp"), ("n",),
-                         ("a", "src", "base", "dst")),
-    "tile_reduce": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp"),
-    "tile_expand": FamilyRoles("dst", ("src",), ("rows", "cols"), ("dst",)),
-    "tile_expand_op": FamilyRoles("dst", ("a", "v"), ("rows", "cols"), ("dst",)),
-    "tile_col_reduce": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp"),
-    "tile_col_expand": FamilyRoles("dst", ("src",), ("rows", "cols"), ("dst",)),
-    "tile_col_expand_op": FamilyRoles("dst", ("a", "v"), ("rows", "cols"), ("dst",)),
-    "tile_cmp": FamilyRoles("dst", ("a", "b"), ("rows", "cols"), ("a",), mask="dst", bounded=True),
+                            ("a", "src", "base", "dst"), lane=True, alu=True, flops=True),
+    "tile_reduce": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp",
+                               kernel="tile_row_reduce_pitched", args=_ROW_REDUCE,
+                               lane=True, alu=True, flops=True),
+    "tile_expand": FamilyRoles("dst", ("src",), ("rows", "cols"), ("dst",),
+                               kernel="tile_row_expand_pitched",
+                               args=("l1", "dst", "src", "rows", "cols", "spitch"), lane=True),
+    "tile_expand_op": FamilyRoles("dst", ("a", "v"), ("rows", "cols"), ("dst",),
+                                  kernel="tile_row_expand_op", args=_EXPAND_OP, lane=True, alu=True, flops=True),
+    "tile_col_reduce": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp",
+                                   kernel="tile_col_reduce_tmp",
+                                   args=("op", "l1", "dst", "src", "rows", "cols", "tmp", "is_binary", "tpitch",
+                                         "init", "dt"), lane=True, alu=True, flops=True),
+    "tile_col_expand": FamilyRoles("dst", ("src",), ("rows", "cols"), ("dst",), kernel="tile_col_expand",
+                                   args=("l1", "dst", "src", "rows", "cols"), lane=True),
+    "tile_col_expand_op": FamilyRoles("dst", ("a", "v"), ("rows", "cols"), ("dst",),
+                                      kernel="tile_col_expand_op", args=_EXPAND_OP, lane=True, alu=True,
+                                      flops=True),
+    "tile_cmp": FamilyRoles("dst", ("a", "b"), ("rows", "cols"), ("a",), mask="dst", bounded=True,
+                            kernel="tile_cmp", args=("op", "l1", "dst", "a", "b", "real:scalar", "has:scalar",
+                                                     "mode", "rows", "cols", "mstride", "dt"),
+                            alu=True, flops=True),
     "tile_sel": FamilyRoles("dst", ("mask", "a", "b"), ("rows", "cols"), ("a",), mask="mask", bounded=True,
-                         scratch="tmp"),
-    "tile_tri": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), bounded=True),
-    "tile_fillpad": FamilyRoles("dst", ("src",), ("drows", "dcols"), ("dst",)),
-    "tile_row_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
-    "tile_col_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
-    "tile_trans": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp"),
+                            scratch="tmp", kernel="tile_sel",
+                            args=("op", "l1", "dst", "mask", "a", "b", "real:scalar", "has:scalar", "rows",
+                                  "cols", "mstride", "dt"), alu=True),
+    "tile_tri": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), bounded=True, kernel="tile_tri",
+                            args=("l1", "dst", "diagonal", "upper", "rows", "cols")),
+    "tile_fillpad": FamilyRoles("dst", ("src",), ("drows", "dcols"), ("dst",), kernel="tile_fillpad",
+                                args=("l1", "dst", "src", "real:pad", "rows", "cols", "spitch", "drows",
+                                      "dcols")),
+    "tile_row_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), kernel="tile_row_arg",
+                                args=_ARG, alu=True),
+    "tile_col_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), kernel="tile_col_arg",
+                                args=_ARG, alu=True),
+    "tile_trans": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp", kernel="tile_trans",
+                              args=("l1", "dst", "src", "rows", "cols", "spitch", "dpitch")),
     # TSORT32, TMRGSORT, TMRGSORT_LISTS, TGATHER (isa/44_sort.toml): rows x cols of src's words
-    "tile_sort": FamilyRoles("dst", ("src", "idx", "src1"), ("rows", "cols"), ("src",)),
+    "tile_sort": FamilyRoles("dst", ("src", "idx", "src1"), ("rows", "cols"), ("src",), kernel="tile_sort",
+                             args=("l1", "dst", "src", "idx", "src1", "mode", "k", "rows", "cols")),
+    "tile_move": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
 }
+# the families one kernel runs (the replay's dispatch numbers them in this order)
+KERNEL_FAMILIES = tuple(f for f, roles in FAMILY_ROLES.items() if roles.kernel)
+# the vector families: the ALU's elementwise ops and the families one kernel runs; they act on
+# Vec (UB) tiles only, unless a record's `spaces` says otherwise
+VECTOR_FAMILIES = ("tile_alu",) + KERNEL_FAMILIES
+# the vector families only typed tiles of AI-core kernels reach (masks are uint8 tiles, pads
+# need a tile's valid region, index reductions write int32 tiles of float data, transposes
+# take two shapes, sorts write (value, index) pairs)
+AICORE_ONLY_FAMILIES = tuple(f for f in VECTOR_FAMILIES if not FAMILY_ROLES[f].lane)
+# the vector families the article's tile kernels (pto.alloc_local) run as well
+LANE_TILE_FAMILIES = tuple(f for f in VECTOR_FAMILIES if FAMILY_ROLES[f].lane)
+# every tile family: those moving tile data, then the flags and barriers between pipes
+TILE_FAMILIES = tuple(FAMILY_ROLES) + ("tile_sync",)
+ALU_TILE_FAMILIES = tuple(f for f, roles in FAMILY_ROLES.items() if roles.alu)
+FLOP_FAMILIES = tuple(f for f, roles in FAMILY_ROLES.items() if roles.flops)
 
 
 def roles_of(spec) -> FamilyRoles | None:
@@ -86,3 +157,32 @@ def gather_selects(pattern: int, c: int) -> bool:
     if 3 <= pattern <= 6:
         return c % 4 == pattern - 3
     return True
+
+
+@dataclass(frozen=True)
+class KernelOperands:
+    """How a family's kernel takes its operands (FamilyRoles.args read by KERNEL_TOKENS): the
+    operands passed as integers, in order; the one passed as a float (or None); the one whose
+    presence is passed (or None)."""
+
+    ints: tuple
+    real: str | None
+    has: str | None
+
+
+def kernel_operands(family: str) -> KernelOperands:
+    """The operands family's kernel takes, from its descriptor's args."""
+    roles = FAMILY_ROLES[family]
+    ints, real, has = [], None, None
+    for token in roles.args:
+        if token.startswith("real:"):
+            if real is not None:
+                raise ValueError(f"{family}: its kernel takes two real operands; one is the most")
+            real = token.removeprefix("real:")
+        elif token.startswith("has:"):
+            if has is not None:
+                raise ValueError(f"{family}: its kernel takes two has: flags; one is the most")
+            has = token.removeprefix("has:")
+        elif token not in KERNEL_TOKENS:
+            ints.append(token)
+    return KernelOperands(tuple(ints), real, has)

@@ -44,15 +44,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..isa import PIPES, load_isa
-from ..isa.tile_roles import FAMILY_ROLES, data_operand
+from ..isa.tile_roles import FLOP_FAMILIES, FAMILY_ROLES, data_operand
 from ..errors import ArgumentError
 from .aicore_summary import UNITS as UNIT_NAMES
 from .tables import RowTable
 
 ROOFS = ("cube", "vector", "GM bandwidth")
 LATENCY = "latency/sync"
-FLOP_FAMILIES = ("tile_alu", "tile_reduce", "tile_col_reduce", "tile_expand_op",
-                 "tile_col_expand_op", "tile_cmp")
 FRACTAL = 16          # the cube's m and n granule (TMATMUL's repeats: ceil(m/16) * ceil(n/16))
 
 

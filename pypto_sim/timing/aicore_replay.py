@@ -14,27 +14,7 @@ import numpy as np
 
 from ..exec.aicore_tiles import BLAS_MIN_PRODUCTS, INIT_ACC, INIT_BIAS, INIT_ZERO, MAX_MKN, layout_of
 from ..ir.program import C_AUX, C_DTYPE, C_OP
-
-# the vector families' replay kinds and the operands that are their kernels' integer
-# arguments, in the kernels' order (tile_effects.effect); "?first" / "?second" are resolved
-# as effect resolves them, "-" is the value -1
-VECTOR_ARGS = {
-    "tile_reduce": ("RRED", ("dst", "src", "rows", "cols", "dpitch")),
-    "tile_col_reduce": ("CRED", ("dst", "src", "rows", "cols", "tmp", "is_binary", "tpitch")),
-    "tile_expand_op": ("REXPOP", ("dst", "a", "v", "rows", "cols")),
-    "tile_col_expand_op": ("CEXPOP", ("dst", "a", "v", "rows", "cols")),
-    "tile_cmp": ("CMP", ("dst", "a", "?other", "mode", "rows", "cols", "mstride")),
-    "tile_sel": ("SEL", ("dst", "mask", "a", "?other", "rows", "cols", "mstride")),
-    "tile_tri": ("TRI", ("dst", "diagonal", "upper", "rows", "cols")),
-    "tile_trans": ("TRANS", ("dst", "src", "rows", "cols", "spitch", "dpitch")),
-    "tile_row_arg": ("RARG", ("dst", "src", "rows", "cols")),
-    "tile_col_arg": ("CARG", ("dst", "src", "rows", "cols")),
-    "tile_fillpad": ("FILL", ("dst", "src", "rows", "cols", "spitch", "drows", "dcols")),
-    "tile_expand": ("REXP", ("dst", "src", "rows", "cols", "spitch")),
-    "tile_col_expand": ("CEXP", ("dst", "src", "rows", "cols")),
-    "tile_sort": ("SORT", ("dst", "src", "idx", "src1", "mode", "k", "rows", "cols")),
-}
-
+from ..isa.tile_roles import KERNEL_FAMILIES, kernel_operands
 
 def replay_table(sim):
     """(rp, rf, rr): the replay loop's row of every tile instruction, a reduction's identity
@@ -130,18 +110,14 @@ def _row(sim, pc, spec, row, rf):
                  "bpitch"))
             if "scalar" in named:
                 row[ex.RP_USE], row[ex.RP_SCJ] = 1, named["scalar"]
-        else:
-            kind, names = VECTOR_ARGS[fam]
-            row[ex.RP_KIND] = getattr(ex, "RK_" + kind)
-            if "?other" in names:                    # b's tile, or a scalar
-                use = "scalar" in named
-                names = tuple(("-" if use else "b") if n == "?other" else n for n in names)
-                if use:
-                    row[ex.RP_USE], row[ex.RP_SCJ] = 1, named["scalar"]
-            put(names)
-            if fam == "tile_fillpad":
-                row[ex.RP_SCJ] = named["pad"]
-            if fam in ("tile_reduce", "tile_col_reduce"):
+        else:                    # a family one kernel runs (its descriptor's args)
+            operands = kernel_operands(fam)
+            row[ex.RP_KIND] = ex.RK_FAMILY + KERNEL_FAMILIES.index(fam)
+            put(operands.ints)
+            if operands.real in named:
+                row[ex.RP_SCJ] = named[operands.real]
+            row[ex.RP_USE] = operands.has in named
+            if "init" in layout.roles.args:
                 rf[pc] = float(eval(spec.init, {"np": np}))      # the table's identity
 
 

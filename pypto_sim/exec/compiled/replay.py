@@ -19,11 +19,8 @@ from numba import njit
 
 from .isa_constants import ITEMSIZE
 from .matmul import matmul_bounds, matmul_round, tile_matmul
-from .tiles import (gm_gather, gm_scatter, tile_cmp, tile_col_arg, tile_col_expand, tile_col_expand_op,
-                    tile_col_reduce, tile_col_reduce_pairs, tile_convert, tile_elementwise, tile_fillpad,
-                    tile_gather, tile_row_arg, tile_row_expand, tile_row_expand_op, tile_row_reduce,
-                    tile_scatter, tile_sel, tile_trans, tile_tri)
-from .sort import tile_sort
+from .tiles import gm_gather, gm_scatter, tile_convert, tile_elementwise, tile_gather, tile_scatter
+from .family_dispatch import family_kernel
 from .conv import tile_img2col
 from .aicore_engine import LG_BLOCK, LG_COLS, LG_G, LG_OFF, LG_PC, LG_ROWS, LG_STRIDE
 
@@ -53,29 +50,17 @@ RP_WHI = RP_WLO + 1
 RP_NR = RP_WLO + 2       # how many ranges of its unit's memory it reads (rr[pc, :RP_NR])
 N_RP = RP_WLO + 3
 
-# replay kinds
+# replay kinds: the families the loop runs itself, then one per family one kernel runs
+# (RK_FAMILY + its number in isa.tile_roles.KERNEL_FAMILIES; family_dispatch.family_kernel)
 RK_NONE = 0
 RK_LOAD = 1
 RK_STORE = 2
 RK_MOVE = 3
 RK_MMA = 4
-RK_ELEM = 5
+RK_ELEM = 5          # from here on an op runs in place: its destination's words are read too
 RK_CVT = 6
-RK_RRED = 7
-RK_CRED = 8
-RK_REXPOP = 9
-RK_CEXPOP = 10
-RK_CMP = 11
-RK_SEL = 12
-RK_TRI = 13
-RK_TRANS = 14
-RK_RARG = 15
-RK_CARG = 16
-RK_FILL = 17
-RK_REXP = 18
-RK_CEXP = 19
-RK_SORT = 20
-RK_IMG2COL = 21
+RK_IMG2COL = 7
+RK_FAMILY = 8
 
 # the replay's state (rs) and what a call returns
 RS_POS = 0           # the next position in the order
@@ -136,42 +121,8 @@ def replay_vector(rp, rf, pc, vrow, l1):
             else:
                 b = j2 + r * j7 if (j4 > 0 and j2 >= 0) else j2
                 tile_elementwise(op, l1, d, a, b, s, use, width, dt)
-    elif kind == RK_RRED and j4 > 1:
-        for r in range(j2):                      # element (r, 0) of a RowMajor dst, dpitch apart
-            tile_row_reduce(op, l1, j0 + r * j4, j1 + r * j3, 1, j3, rf[pc], dt)
-    elif kind == RK_RRED:
-        tile_row_reduce(op, l1, j0, j1, j2, j3, rf[pc], dt)
-    elif kind == RK_CRED and j5 > 0:             # TCOLSUM's pairwise tree through tmp (j4)
-        tile_col_reduce_pairs(op, l1, j0, j1, j4, j2, j3, j6, dt)
-    elif kind == RK_CRED:
-        tile_col_reduce(op, l1, j0, j1, j2, j3, rf[pc], dt)
-    elif kind == RK_REXPOP:
-        tile_row_expand_op(op, l1, j0, j1, j2, j3, j4, dt)
-    elif kind == RK_CEXPOP:
-        tile_col_expand_op(op, l1, j0, j1, j2, j3, j4, dt)
-    elif kind == RK_CMP:
-        tile_cmp(op, l1, j0, j1, j2, s, use, j3, j4, j5, j6, dt)
-    elif kind == RK_SEL:
-        tile_sel(op, l1, j0, j1, j2, j3, s, use, j4, j5, j6, dt)
-    elif kind == RK_TRI:
-        tile_tri(l1, j0, j1, j2, j3, j4)
-    elif kind == RK_TRANS:
-        tile_trans(l1, j0, j1, j2, j3, j4, j5)
-    elif kind == RK_RARG:
-        tile_row_arg(op, l1, j0, j1, j2, j3, dt)
-    elif kind == RK_CARG:
-        tile_col_arg(op, l1, j0, j1, j2, j3, dt)
-    elif kind == RK_FILL:
-        tile_fillpad(l1, j0, j1, s, j2, j3, j4, j5, j6)
-    elif kind == RK_REXP and j4 > 1:
-        for r in range(j2):                      # element (r, 0) of a RowMajor src, spitch apart
-            tile_row_expand(l1, j0 + r * j3, j1 + r * j4, 1, j3)
-    elif kind == RK_REXP:
-        tile_row_expand(l1, j0, j1, j2, j3)
-    elif kind == RK_CEXP:
-        tile_col_expand(l1, j0, j1, j2, j3)
-    elif kind == RK_SORT:
-        tile_sort(l1, j0, j1, j2, j3, j4, j5, j6, j7)
+    elif kind >= RK_FAMILY:
+        family_kernel(kind - RK_FAMILY, op, l1, j0, j1, j2, j3, j4, j5, j6, j7, s, use, rf[pc], dt)
 
 
 @njit(cache=True, error_model="numpy")

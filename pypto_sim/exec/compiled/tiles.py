@@ -334,6 +334,28 @@ def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
 
 
 @njit(cache=True, error_model="numpy")
+def tile_row_reduce_pitched(op, l1, dst, src, rows, cols, dpitch, init, dt):
+    """tile_row_reduce into element (r, 0) of a RowMajor dst, dpitch words apart by row
+    (dpitch <= 1: a dense column), row by row: row r reads only its own row, so this equals
+    all rows at once even when dst and src share words."""
+    if dpitch > 1:
+        for r in range(rows):
+            tile_row_reduce(op, l1, dst + r * dpitch, src + r * cols, 1, cols, init, dt)
+    else:
+        tile_row_reduce(op, l1, dst, src, rows, cols, init, dt)
+
+
+@njit(cache=True, error_model="numpy")
+def tile_col_reduce_tmp(op, l1, dst, src, rows, cols, tmp, is_binary, tpitch, init, dt):
+    """A column reduction: TCOLSUM's pairwise tree through tmp when is_binary > 0
+    (tile_col_reduce_pairs), else the fold in row order (tile_col_reduce)."""
+    if is_binary > 0:
+        tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, dt)
+    else:
+        tile_col_reduce(op, l1, dst, src, rows, cols, init, dt)
+
+
+@njit(cache=True, error_model="numpy")
 def tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, dt):
     """TCOLSUM(dst, src, tmp, isBinary = true) as A2/A3's BinarySum (TColSum.hpp), one row vadd
     (tile_elementwise) at a time: tmp row i = src rows 2i op 2i + 1, an odd last row into tmp
@@ -516,6 +538,17 @@ def tile_row_expand(l1, dst, src, rows, cols):
         v = l1[src + r]
         for c in range(cols):
             l1[dst + r * cols + c] = v
+
+
+@njit(cache=True, error_model="numpy")
+def tile_row_expand_pitched(l1, dst, src, rows, cols, spitch):
+    """tile_row_expand from element (r, 0) of a RowMajor src, spitch words apart by row
+    (spitch <= 1: a dense column), row by row."""
+    if spitch > 1:
+        for r in range(rows):
+            tile_row_expand(l1, dst + r * cols, src + r * spitch, 1, cols)
+    else:
+        tile_row_expand(l1, dst, src, rows, cols)
 
 
 # ---------------------------------------------------------------- typed tiles (the AI core)
