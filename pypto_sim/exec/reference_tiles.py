@@ -179,6 +179,15 @@ def tile_tri(l1, dst, diagonal, upper, rows, cols):
     l1[dst:dst + rows * cols] = tri.ravel()
 
 
+def tile_ci(l1, dst, start, descending, cols, dt):
+    """TCI: numpy's start + arange(cols), negated when descending, cast to dt (numpy's integer
+    casts keep the low bits, as the int lanes' adds wrap)."""
+    seq = int(start) + np.arange(cols, dtype=np.int64)
+    if descending:
+        seq = -seq
+    l1[dst:dst + cols] = seq.astype(dtypes.BY_CODE[int(dt)].numpy)
+
+
 def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
     """TFILLPAD*: a drows x dcols grid of pad with src's rows x cols valid region (row pitch
     spitch) copied into its top-left corner."""

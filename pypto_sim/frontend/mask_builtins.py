@@ -1,6 +1,7 @@
-"""Compare, select and triangle instructions on typed Vec tiles (TCMP, TCMPS, TSEL, TSELS,
-TTRI; isa/41_mask.toml): their operands, the packed uint8 mask's shape, and the A2/A3
-restrictions of pto-isa's implementation checks, as compile errors at the kernel's line."""
+"""Compare, select and pattern instructions on typed Vec tiles (TCMP, TCMPS, TSEL, TSELS,
+TTRI; isa/41_mask.toml; TCI, isa/46_sequence.toml): their operands, the packed uint8 mask's
+shape, and the A2/A3 restrictions of pto-isa's implementation checks, as compile errors at the
+kernel's line."""
 from __future__ import annotations
 
 from .. import dtypes
@@ -131,6 +132,48 @@ def lower_ttri(comp, node, args):
            comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols")]
     comp.emit("TTRI", None, tuple(ops), dst.dtype, node, aux=comp.tile_aux())
     comp.instrs[-1].comment = f"{dst.name} <- {'upper' if upper.value else 'lower'} triangle"
+
+
+# TCI's scratch, by the element size: the highest byte its vector path touches (TCI.md,
+# "Temporary tile"): two 64-float buffers 128 floats apart for 32-bit types, four buffers up
+# to 384 floats and 128 halves for 16-bit ones
+TCI_TMP_BYTES = {4: 768, 2: 1792}
+
+
+@LOWERINGS.lowering("tci")
+def lower_tci(comp, node, args):
+    spec = comp.isa["TCI"]
+    dst, tmp = _mask_tiles(comp, spec, node, args, ("dst", "tmp"))
+    if dst.dtype.name not in spec.dtypes:
+        comp.error(node, f"pto.tci fills {', '.join(spec.dtypes)} tiles, not {dst.dtype}",
+                   "A2/A3's TCI adds in integer vector lanes (TCI.hpp); fill an int32 tile and "
+                   "pto.tcvt it")
+    if dst.tile.rows != 1:
+        comp.error(node, f"pto.tci: '{dst.name}' has {dst.tile.rows} rows; TCI fills one row "
+                         "(TCI.hpp: static_assert TileData::Rows == 1)", "allocate it as 1 x cols")
+    need, have = TCI_TMP_BYTES[dst.dtype.itemsize], tmp.tile.rows * tmp.tile.cols * tmp.dtype.itemsize
+    if have < need:
+        comp.error(node, f"pto.tci: tmp '{tmp.name}' holds {have} bytes; the vector path for "
+                         f"{dst.dtype} uses {need} (TCI.md, Temporary tile)",
+                   "allocate 2 KiB, e.g. pto.alloc_tile(1, 512, pto.float32, loc=pto.Vec)")
+    start, descending = args["start"], args["descending"]
+    if isinstance(start, Const) and float(start.value) != int(start.value):
+        comp.error(node, f"pto.tci: start {start.value} is not an integer; TCI's start has the "
+                         f"tile's type ({dst.dtype})")
+    if not isinstance(descending, Const):
+        comp.error(node, "pto.tci: descending must be True or False, known at compile time")
+    sizes = {"rows": Const(1, dtypes.int32), "cols": dst.tile.valid_cols,
+             "descending": Const(int(bool(descending.value)), dtypes.int32)}
+    ops = []
+    for o in spec.value_operands:
+        if o.kind == "tile":
+            ops.append(comp._base(dst if o.name == "dst" else tmp, node, "tci"))
+        elif o.name == "start":
+            ops.append(_scalar(comp, start, dst.dtype, node, "tci"))
+        else:
+            ops.append(comp._int_operand(sizes[o.name], node, o.name))
+    comp.emit("TCI", None, tuple(ops), dst.dtype, node, aux=comp.tile_aux())
+    comp.instrs[-1].comment = f"{dst.name} <- {'-(' if descending.value else ''}start + k{')' if descending.value else ''}"
 
 
 # pto.tcmp, tcmps, tsel, tsels: one lowering, from each instruction's ISA record

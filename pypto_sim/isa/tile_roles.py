@@ -113,6 +113,9 @@ FAMILY_ROLES = {
     # TSORT32, TMRGSORT, TMRGSORT_LISTS, TGATHER (isa/44_sort.toml): rows x cols of src's words
     "tile_sort": FamilyRoles("dst", ("src", "idx", "src1"), ("rows", "cols"), ("src",), kernel="tile_sort",
                              args=("l1", "dst", "src", "idx", "src1", "mode", "k", "rows", "cols")),
+    # TCI (isa/46_sequence.toml): one row of cols integers, tmp its vector path's scratch
+    "tile_ci": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), scratch="tmp", kernel="tile_ci",
+                           args=("l1", "dst", "real:start", "descending", "cols", "dt")),
     "tile_move": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
 }
 # the families one kernel runs (the replay's dispatch numbers them in this order)

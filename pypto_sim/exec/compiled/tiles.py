@@ -428,6 +428,20 @@ def tile_tri(l1, dst, diagonal, upper, rows, cols):
 
 
 @njit(cache=True, error_model="numpy")
+def tile_ci(l1, dst, start, descending, cols, dt):
+    """TCI: dst[k] = start + k for k < cols, negated when descending (A2/A3's vector path:
+    vadds, then vmuls by -1), wrapped to dt's bits as its int lanes add."""
+    bits = 8 * ITEMSIZE[dt]
+    signed = GM_KIND[dt] == 1
+    s = np.int64(start)
+    for k in range(cols):
+        v = s + k
+        if descending:
+            v = -v
+        l1[dst + k] = wrap_bits(np.float64(v), bits, signed)
+
+
+@njit(cache=True, error_model="numpy")
 def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
     """TFILLPAD*: dst[r, c] (drows x dcols) = src[r * spitch + c] inside the rows x cols valid
     region, pad elsewhere; every source word is read before dst is written (dst may be src)."""

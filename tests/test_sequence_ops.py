@@ -1,0 +1,115 @@
+"""TCI, a contiguous integer sequence into one row of a typed Vec tile (isa/46_sequence.toml),
+the family issue 27's checklist was walked on (docs/design.md): its values against pto-isa's
+own test cases (tests/npu/a2a3/src/st/testcase/tci: gen_data.py's golden is start + arange,
+or start - arange when descending, with start 0), A2/A3's descending path at a start other
+than 0, its wrap-around, its compile errors, and its cost from the CCE mock's sequence."""
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+from pypto_sim.errors import CompileError
+
+TCI_KERNEL = '''
+@pto.kernel
+def tci(O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            d = pto.alloc_tile(1, {cols}, pto.{dt}, loc=pto.Vec)
+            t = pto.alloc_tile(1, 512, pto.float32, loc=pto.Vec)
+            pto.tci(d, {start}, t, descending={descending})
+            pto.tstore(O, d)
+'''
+
+
+def _run(make_kernels, dt, cols, start, descending, **launch):
+    mod = make_kernels(TCI_KERNEL.format(cols=cols, dt=dt, start=start, descending=descending))
+    out = pto.alloc_tensor(cols * np.dtype(dt).itemsize, getattr(pto, dt))
+    pto.launch(mod.tci, grid=(1,), args=(out,), **launch)
+    got = np.empty(cols, dt)
+    pto.memcpy_d2h(got, out)
+    return got
+
+
+# pto-isa's TCITest cases (gen_data.py case_params_list: dtype, cols, descending; start 0)
+PTO_ISA_CASES = [("int32", 128, 0), ("int32", 600, 0), ("int32", 32, 1), ("int32", 2000, 1),
+                 ("int16", 256, 0), ("int16", 800, 1), ("int16", 64, 0), ("int16", 5120, 1),
+                 ("int16", 3328, 1), ("int16", 32, 1)]
+
+
+@pytest.mark.parametrize("dt, cols, descending", PTO_ISA_CASES)
+def test_tci_matches_pto_isas_golden(make_kernels, dt, cols, descending):
+    """gen_data.py: golden = start - arange(cols) when descending, else start + arange(cols)."""
+    got = _run(make_kernels, dt, cols, 0, bool(descending))
+    start = 0
+    want = (start - np.arange(cols)) if descending else (start + np.arange(cols))
+    np.testing.assert_array_equal(got, want.astype(dt))
+
+
+def test_tci_descending_negates_start_plus_k_as_a2a3s_vector_path_does(make_kernels):
+    """TCI.hpp's vector path adds start + 64 i with vadds, then multiplies the row by -1: at
+    start 7 the row is -7, -8, -9, ... (TCI.md's start - k would be 7, 6, 5, ...)."""
+    got = _run(make_kernels, "int32", 64, 7, True)
+    np.testing.assert_array_equal(got, -(7 + np.arange(64)))
+
+
+def test_tci_wraps_as_the_int_lanes_add(make_kernels):
+    """int16 from 32760: 32760 .. 32767, then -32768 (the lane's add keeps 16 bits); uint16
+    descending from 0: 0, 65535, 65534, ..."""
+    got = _run(make_kernels, "int16", 16, 32760, False)
+    np.testing.assert_array_equal(got, (32760 + np.arange(16)).astype(np.int16))
+    assert got[8] == -32768
+    got = _run(make_kernels, "uint16", 16, 0, True)
+    np.testing.assert_array_equal(got, (-np.arange(16)).astype(np.uint16))
+    assert got[1] == 65535
+
+
+def test_tci_runs_the_same_under_every_engine_and_the_race_check(make_kernels):
+    """The compiled event loop's replay, the SimPy model and the functional runner compute one
+    row; the race check finds nothing (dst is written once, then stored after the V->MTE3 sync)."""
+    fast = _run(make_kernels, "int32", 600, 3, False)
+    simpy = _run(make_kernels, "int32", 600, 3, False, engine="simpy")
+    functional = _run(make_kernels, "int32", 600, 3, False, mode="functional")
+    checked = _run(make_kernels, "int32", 600, 3, False, check="race")
+    for got in (simpy, functional, checked):
+        np.testing.assert_array_equal(got, fast)
+    np.testing.assert_array_equal(fast, 3 + np.arange(600))
+
+
+@pytest.mark.parametrize("body, message", [
+    ("d = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\n            pto.tci(d, 0, t)",
+     "pto.tci fills int32, uint32, int16, uint16 tiles, not float32"),
+    ("d = pto.alloc_tile(2, 64, pto.int32, loc=pto.Vec)\n            pto.tci(d, 0, t)",
+     "'d' has 2 rows; TCI fills one row"),
+    ("d = pto.alloc_tile(1, 64, pto.int16, loc=pto.Vec)\n"
+     "            s = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)\n            pto.tci(d, 0, s)",
+     "tmp 's' holds 1024 bytes; the vector path for int16 uses 1792"),
+    ("d = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)\n            pto.tci(d, 1.5, t)",
+     "start 1.5 is not an integer"),
+])
+def test_illegal_tci_calls_are_compile_errors_at_the_line(make_kernels, body, message):
+    mod = make_kernels(f'''
+@pto.kernel
+def bad(O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            t = pto.alloc_tile(1, 512, pto.float32, loc=pto.Vec)
+            {body}
+''')
+    with pytest.raises(CompileError, match=re.escape(message)) as info:
+        mod.bad.program_for((pto.alloc_tensor(256, pto.int32),))
+    culprit = body.split("\n")[-1].strip()            # the error names the offending statement's line
+    assert Path(info.value.file).read_text().splitlines()[info.value.line - 1].strip() == culprit
+
+
+def test_tci_costs_the_cce_mocks_sequence(make_kernels):
+    """The default table's TCI: head 209 (the set-up of 0..63 in tmp and the first vadds'
+    head, V idle), one cycle a 256-byte repeat of dst, the tail 20 (the last vadds' 18 and two
+    barriers) paid at the next sync. A row of 2000 int32 is 8000 bytes, 32 repeats (31.25
+    rounded up): 209 + 32 = 241 cycles from its start to its end on the first AIV."""
+    mod = make_kernels(TCI_KERNEL.format(cols=2000, dt="int32", start=0, descending=False))
+    prof = pto.profile(mod.tci, grid=(1,), args=(pto.alloc_tensor(8000, pto.int32),))
+    (cycles,) = [e.end - e.start for e in prof.timeline if e.inst == "TCI"]
+    assert cycles == 209 + 32
