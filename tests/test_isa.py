@@ -348,3 +348,31 @@ def test_every_tile_family_names_its_operand_roles_by_the_records_names():
             assert kinds.get(roles.gm) == "pointer", spec.name
         if roles.mask is not None:
             assert roles.mask in tiles and "mstride" in kinds, spec.name
+
+
+def test_every_vector_family_describes_its_microbenchmark_operands():
+    """isa/tile_roles.py: what the AI core's microbenchmarks read (calibrate/aicore_kernels.py)
+    names operands of the family's records, with shapes OPERAND_SHAPES describes; a family's
+    mask operand is a "mask"; every vector family either shapes every tile operand its
+    records' calls take (no signature default) or says why its ops are not chained
+    (unchainable)."""
+    import ast
+    from pypto_sim.isa.tile_roles import FAMILY_ROLES, OPERAND_SHAPES, VECTOR_FAMILIES
+    for family in VECTOR_FAMILIES:
+        roles = FAMILY_ROLES[family]
+        specs = [s for s in ISA.specs if s.family == family]
+        operands = {o.name for s in specs for o in s.value_operands}
+        shapes = dict(roles.operand_shapes)
+        assert set(OPERAND_SHAPES) >= set(shapes.values()), family
+        for field in ("operand_shapes", "operand_dtypes", "bench_values"):
+            named = {n for n, _ in getattr(roles, field)}
+            assert named <= operands, f"{family}.{field} names {sorted(named - operands)}"
+        if roles.mask is not None:
+            assert shapes.get(roles.mask) == "mask", family
+        if roles.unchainable:
+            continue
+        for spec in specs:
+            args = ast.parse(f"def _f{spec.signature}: pass").body[0].args
+            required = [a.arg for a in args.args[:len(args.args) - len(args.defaults)]]
+            tiles = {o.name for o in spec.value_operands if o.kind == "tile"}
+            assert set(required) & tiles <= set(shapes), f"{spec.name}: {sorted(set(required) & tiles - set(shapes))}"

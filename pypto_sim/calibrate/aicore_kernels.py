@@ -31,8 +31,12 @@ Only block 0's first AIV (or the AIC) runs the measured pattern; the other AIV d
 """
 from __future__ import annotations
 
+import ast
+
 from .kernels import Bench
+from .rows import CalibrationError
 from ..isa import VECTOR_FAMILIES, load_isa
+from ..isa.tile_roles import FAMILY_ROLES, data_operand
 from ..timing.machine import machine as active, resolve_machine
 
 AIC_SIZES = (1, 2, 3)
@@ -126,9 +130,18 @@ def transfer_benches() -> list:
 
 def vector_specs():
     """The ISA records of the ops the AI core's V pipe runs (TCVT and the mask ops included),
-    except the sort family (isa/44_sort.toml), whose merges take one row of sorted blocks and so
-    cannot be chained over rows like the rest: its entries are pto-isa's mock costs, unmeasured."""
-    return [s for s in load_isa().specs if s.family in VECTOR_FAMILIES and s.family != "tile_sort"]
+    except those of a family whose ops cannot be chained over rows like the rest
+    (FamilyRoles.unchainable: the sort family, whose merges take one row of sorted blocks):
+    their entries are not measured (unchainable_specs)."""
+    return [s for s in load_isa().specs
+            if s.family in VECTOR_FAMILIES and not FAMILY_ROLES[s.family].unchainable]
+
+
+def unchainable_specs():
+    """The vector records vector_specs leaves out, each with its family's reason:
+    [(spec, why), ...]."""
+    return [(s, FAMILY_ROLES[s.family].unchainable) for s in load_isa().specs
+            if s.family in VECTOR_FAMILIES and FAMILY_ROLES[s.family].unchainable]
 
 
 def op_dtype(spec) -> str:
@@ -139,76 +152,125 @@ def op_dtype(spec) -> str:
     return spec.dtypes[0]
 
 
+# the benchmarks' tile variables by operand shape (tile_roles.OPERAND_SHAPES), in the order a
+# kernel allocates them: the op's data tile is "big" (the refill benchmark TLOADs into it)
+_TILE_NAMES = {"tile": ("big", "other"), "col": ("col",), "row": ("row",), "mask": ("mask",), "trans": ("tr",)}
+
+
+def _parameters(spec) -> list:
+    """[(name, has_default), ...] of spec's builtin signature, in order."""
+    args = ast.parse(f"def _f{spec.signature}: pass").body[0].args
+    positional = args.posonlyargs + args.args
+    first_default = len(positional) - len(args.defaults)
+    return ([(a.arg, i >= first_default) for i, a in enumerate(positional)]
+            + [(a.arg, d is not None) for a, d in zip(args.kwonlyargs, args.kw_defaults)])
+
+
+def _missing(spec, field, what) -> CalibrationError:
+    """The error for a record whose family's descriptor lacks what its benchmark call needs."""
+    return CalibrationError(
+        f"no microbenchmark call for {spec.name} ({spec.family}): {what}",
+        hint=f"fill FamilyRoles.{field} of {spec.family} in pypto_sim/isa/tile_roles.py "
+             "(its docstring says what the microbenchmarks read)")
+
+
+def _operand_tile(spec, roles, operand, dtype) -> tuple:
+    """(shape, dtype) of spec's tile operand by its family's descriptor."""
+    shape = dict(roles.operand_shapes).get(operand)
+    if shape is None:
+        raise _missing(spec, "operand_shapes", f"tile operand '{operand}' has no shape")
+    if shape not in _TILE_NAMES:
+        raise _missing(spec, "operand_shapes", f"'{operand}' has shape '{shape}'; the microbenchmarks "
+                                               f"size {sorted(_TILE_NAMES)} (tile_roles.OPERAND_SHAPES)")
+    return shape, ("uint8" if shape == "mask" else dict(roles.operand_dtypes).get(operand, dtype))
+
+
+def _call_tiles(spec, roles, taken, dtype) -> tuple:
+    """({variable: (shape, dtype)} in allocation order, {operand: variable}) for the tile
+    operands ``taken`` (the data operand first): one variable a tile, dst sharing its source's
+    under bench_in_place, named by shape (_TILE_NAMES; ``i``-prefixed when operand_dtypes makes
+    it int32)."""
+    tile_of = {p: _operand_tile(spec, roles, p, dtype) for p in taken}
+    same = {}           # dst and the source it is written over (bench_in_place): one tile
+    if roles.bench_in_place and roles.dst in tile_of:
+        twin = next((s for s in roles.sources if s in tile_of and tile_of[s] == tile_of[roles.dst]), None)
+        same = {roles.dst: twin, twin: roles.dst} if twin else {}
+    tiles, names = {}, {}
+    for p in taken:
+        if same.get(p) in names:
+            names[p] = names[same[p]]
+            continue
+        shape, dt = tile_of[p]
+        prefix = dt[0] if dict(roles.operand_dtypes).get(p) else ""    # int32: icol, irow
+        fresh = [f"{prefix}{n}" for n in _TILE_NAMES[shape] if f"{prefix}{n}" not in tiles]
+        if not fresh:
+            raise _missing(spec, "operand_shapes", f"more '{shape}' tiles than the benchmarks name "
+                                                   f"({_TILE_NAMES[shape]})")
+        tiles[fresh[0]] = (shape, dt)
+        names[p] = fresh[0]
+    if roles.bench_spare and any(p != roles.dst for p in taken):      # a second data tile: "other"
+        tiles.setdefault(_TILE_NAMES["tile"][1], ("tile", dtype))
+    return tiles, names
+
+
+def _value(spec, value, dtype) -> str:
+    """A bench_values value as call source: a float in the data dtype (1.0 is 1 in an integer
+    dtype), a str quoted, an int as it is."""
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, float) and not dtype.startswith(("float", "bfloat")):
+        if not value.is_integer():
+            raise _missing(spec, "bench_values", f"{value} is no {dtype} value")
+        return repr(int(value))
+    return repr(value)
+
+
 def op_call(spec, dtype) -> tuple:
-    """(tile allocations as {name: (rows_of, cols_of, dtype, loc, col_major)}, the call) for one
-    op on tiles ``big`` (rows x cols of dtype) and its partners: ``other`` (the same shape),
-    ``col`` (rows x 1), ``row`` (1 x cols), ``mask`` (uint8, a bit per element), ``half``
-    (float16, for TCVT). Shapes are symbolic: "R" rows, "C" cols; the caller fills them in."""
-    one = "1.0" if dtype.startswith(("float", "bfloat")) else "1"
+    """(tile allocations as {name: (shape, dtype)}, the call) for one op of a rows x cols data
+    tile ``big`` of dtype, built from its family's descriptor (tile_roles.FamilyRoles:
+    operand_shapes, operand_dtypes, bench_values, bench_in_place, bench_spare) and the record's
+    operands and signature: the tiles the signature takes without a default, the data tile
+    first and the rest in signature order (``other``: a second rows x cols tile; ``col``,
+    ``row``, ``mask``, ``tr``: by shape, ``icol`` / ``irow`` int32), then the bench_values the
+    record has (by keyword where the signature has a default). Shapes are
+    tile_roles.OPERAND_SHAPES names; op_allocs gives them sizes. Only TCVT, the ALU's
+    conversion, is built by name: its ``mode`` picks its dst's dtype."""
     op = spec.builtin
-    fam = spec.family
-    tiles = {"big": ("R", "C", dtype, False)}
-    names = [o.name for o in spec.value_operands]
-    if spec.name == "TCVT":
-        tiles["half"] = ("R", "C", "float16", False)
-        return tiles, f"pto.{op}(half, big)"
-    if fam == "tile_alu":
-        n_src = sum(1 for o in spec.value_operands if o.kind == "tile") - 1
-        if n_src >= 1:
-            tiles["other"] = ("R", "C", dtype, False)
-        srcs = ["big", "other"][:n_src]
-        scalar = [one] if "scalar" in names else []
-        return tiles, f"pto.{op}(big, {', '.join(srcs + scalar)})"
-    if fam in ("tile_reduce", "tile_expand", "tile_expand_op"):
-        tiles["col"] = ("R", 1, dtype, True)
-        call = {"tile_reduce": f"pto.{op}(col, big)", "tile_expand": f"pto.{op}(big, col)",
-                "tile_expand_op": f"pto.{op}(big, big, col)"}[fam]
-        return tiles, call
-    if fam in ("tile_col_reduce", "tile_col_expand", "tile_col_expand_op"):
-        tiles["row"] = (1, "C", dtype, False)
-        return tiles, {"tile_col_reduce": f"pto.{op}(row, big)", "tile_col_expand": f"pto.{op}(big, row)",
-                       "tile_col_expand_op": f"pto.{op}(big, big, row)"}[fam]
-    if fam in ("tile_cmp", "tile_sel"):
-        tiles["mask"] = ("R", "M", "uint8", False)
-        if spec.name == "TCMP":
-            tiles["other"] = ("R", "C", dtype, False)
-            return tiles, f'pto.{op}(mask, big, other, mode="eq")'
-        if spec.name == "TCMPS":
-            return tiles, f'pto.{op}(mask, big, {one}, mode="eq")'
-        if spec.name == "TSEL":
-            tiles["other"] = ("R", "C", dtype, False)
-            return tiles, f"pto.{op}(big, mask, big, other)"
-        return tiles, f"pto.{op}(big, mask, big, {one})"
-    if fam == "tile_tri":
-        return tiles, f"pto.{op}(big, 0)"
-    if fam == "tile_row_arg":
-        tiles["icol"] = ("R", 1, "int32", True)
-        return tiles, f"pto.{op}(icol, big)"
-    if fam == "tile_col_arg":
-        tiles["irow"] = (1, "C", "int32", False)
-        return tiles, f"pto.{op}(irow, big)"
-    if fam == "tile_trans":                    # rows padded to 32 bytes: dst's RowMajor rows
-        tiles["tr"] = ("C", "P", dtype, False)
-        return tiles, f"pto.{op}(tr, big)"
-    if fam == "tile_fillpad":
-        if spec.name == "TFILLPAD_INPLACE":
-            return tiles, f'pto.{op}(big, pad="min")'
-        tiles["other"] = ("R", "C", dtype, False)
-        return tiles, f'pto.{op}(big, other, pad="min")'
-    raise ValueError(f"no benchmark call for {spec.name} ({fam})")
+    if spec.name == "TCVT":      # float16 here; the descriptor knows no per-record dst dtype
+        return {"big": ("tile", dtype), "half": ("tile", "float16")}, f"pto.{op}(half, big)"
+    roles = FAMILY_ROLES[spec.family]
+    kinds = {o.name: o.kind for o in spec.value_operands}
+    params = _parameters(spec)
+    data = data_operand(spec)
+    taken = sorted((p for p, default in params if kinds.get(p) == "tile" and not default),
+                   key=lambda p: p != data)          # the data tile is allocated first: "big"
+    tiles, names = _call_tiles(spec, roles, taken, dtype)
+    values = dict(roles.bench_values)
+    args = []
+    for p, default in params:
+        if p in names and not default:
+            args.append(names[p])
+        elif p in values:
+            args.append(f"{p}={_value(spec, values[p], dtype)}" if default else _value(spec, values[p], dtype))
+        elif not default:
+            raise _missing(spec, "bench_values", f"its call needs a value for '{p}'")
+    return tiles, f"pto.{op}({', '.join(args)})"
+
+
+def _extent(shape, rows, cols, itemsize) -> tuple:
+    """(rows, cols, col_major) of a tile of OPERAND_SHAPES' ``shape`` for an op over rows x cols."""
+    block = 32 // itemsize          # elements in 32 bytes: a column's block, a transpose's row
+    padded = -(-rows // block) * block
+    return {"tile": (rows, cols, False), "col": (padded, 1, True), "row": (1, cols, False),
+            "mask": (rows, max(32, -(-cols // 8)), False), "trans": (cols, padded, False)}[shape]
 
 
 def op_allocs(spec, dtype, rows, cols) -> tuple:
     """(allocation lines, the call) of :func:`op_call` for a rows x cols tile."""
     tiles, call = op_call(spec, dtype)
     lines = []
-    for name, (r, c, dt, col_major) in tiles.items():
-        r = {"R": rows, "C": cols}.get(r, r)
-        c = {"C": cols, "M": max(32, -(-cols // 8)),
-             "P": -(-rows * ITEMSIZE[dt] // 32) * 32 // ITEMSIZE[dt]}.get(c, c)
-        if col_major:               # a column is a whole number of 32-byte blocks
-            step = 32 // ITEMSIZE[dt]
-            r = -(-r // step) * step
+    for name, (shape, dt) in tiles.items():
+        r, c, col_major = _extent(shape, rows, cols, ITEMSIZE[dt])
         lines.append(_alloc(name, r, c, dt, "Vec", col_major))
     return lines, call
 

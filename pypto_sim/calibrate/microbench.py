@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..settings import settings
 from ..timing.progress import Progress
-from .aicore_kernels import all_aicore_benchmarks
+from .aicore_kernels import all_aicore_benchmarks, unchainable_specs
 from .kernels import TENSOR_ELEMS, TILE_OPS, all_benchmarks
 from .rows import CalibrationError, Row
 from ..isa import AICORE_ONLY_FAMILIES, load_isa
@@ -26,11 +26,9 @@ from ..runtime.api import alloc_tensor, profile as simulated_profile
 from ..dtypes import int32
 from .npu import profile_on_npu
 
-def _aicore_only_vector_ops(family=None):
-    """TCMP, TSEL, TTRI...: the vector families whose masks exist only as typed uint8 tiles (or
-    the records of one of those families)."""
-    return tuple(s.name for s in load_isa().specs if s.family in AICORE_ONLY_FAMILIES
-                 and family in (None, s.family))
+def _aicore_only_vector_ops():
+    """TCMP, TSEL, TTRI...: the vector families whose masks exist only as typed uint8 tiles."""
+    return tuple(s.name for s in load_isa().specs if s.family in AICORE_ONLY_FAMILIES)
 
 
 # Entries the microbenchmarks cannot measure, and why (docs/calibration.md, "Coverage").
@@ -70,10 +68,12 @@ UNCOVERED.update({(name, "latency"): _AICORE_SYNC
                   for name in ("PIPE_BARRIER", "CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG")})
 UNCOVERED.update({(name, "latency"): _AICORE_V_LATENCY
                   for name in ("TCVT", "TMOV_V2V", *_aicore_only_vector_ops())})
-_SORT_COST = ("the sort family (isa/44_sort.toml) is priced by head, per_repeat and tail from "
-              "pto-isa's CCE mock; its merges take one row of sorted blocks, which the chained "
-              "microbenchmarks cannot vary over rows, so neither field is measured")
-UNCOVERED.update({(n, "latency"): _SORT_COST for n in _aicore_only_vector_ops("tile_sort")})
+# a family the chained microbenchmarks cannot measure (FamilyRoles.unchainable says why)
+UNCOVERED.update({(s.name, "latency"): f"the {s.family} family is priced by head, per_repeat and tail from "
+                                       "the machine table (pto-isa's CCE mock in the shipped tables); "
+                                       f"{why}, which the chained microbenchmarks cannot vary over rows, "
+                                       "so neither field is measured"
+                  for s, why in unchainable_specs()})
 UNCOVERED[("TSTORE_ACC", "latency")] = _DRAIN_LATENCY
 UNCOVERED[("TIMG2COL", "latency")] = (
     "TIMG2COL is priced as pto-isa's CCE mock prices img2colv2_cbuf_to_ca, TEXTRACT's L1 -> L0A "

@@ -3,7 +3,8 @@ written, which tiles are read, which operands give the shape the operation cover
 tile's dtype and shape price it. One descriptor per family, so that nothing else need know
 operands by position: the compiler fills a missing shape from it (frontend/aicore_builtins.py),
 the executor decodes instructions by it (exec/aicore_tiles.py), and through that decode the
-timing model, its cost formulas, the race check and the functional runner read it.
+timing model, its cost formulas, the race check and the functional runner read it; the AI
+core's microbenchmarks build each vector op's call from it (calibrate/aicore_kernels.py).
 tests/test_isa.py checks every name against the records of its family.
 """
 from __future__ import annotations
@@ -36,7 +37,24 @@ class FamilyRoles:
     lane: pto.alloc_local tiles run the family too (the article's tile API; its functional
     runner and cost rules name it, exec/isa_codes.tile_kind and timing/tiles.py). alu: its
     opcodes select an ALU operation, so the generated ALU dispatch holds their expressions.
-    flops: the roofline counts one operation per element it covers."""
+    flops: the roofline counts one operation per element it covers.
+
+    What a microbenchmark of a vector family allocates and passes (calibrate/aicore_kernels.py
+    builds each record's call from these and the record's own operands and signature): the
+    operation covers rows x cols (R x C) elements; operand_shapes gives each tile operand's
+    shape relative to it, as ((operand, shape), ...) with shapes from OPERAND_SHAPES (a tile
+    the builtin's signature defaults, such as pto-isa's tmp, is left out of the call and needs
+    none); operand_dtypes the operands whose dtype is not the data dtype ((operand, dtype), ...:
+    the int32 index a TROWARGMAX writes; a mask's uint8 is its shape's). bench_values: the value
+    operands a call passes when the record has them ((operand, value), ...): a float is a scalar
+    of the data dtype (written 1 for an integer dtype), a str a mode, an int itself. bench_in_place:
+    the call writes dst over its first source of dst's shape and dtype, so that a chain of ops
+    reads what the last one wrote. bench_spare: the call allocates a second R x C tile of the data
+    dtype when the record reads a tile, passed or not (the ALU's unary and tile-scalar ops
+    leave it unused: its ALLOC_LOCAL costs each of their kernels a cycle of setup, which the
+    measured rows hold and the fitted slopes do not see). unchainable: None, or why the family's ops cannot be measured
+    by chaining them over a tile's rows (the microbenchmarks leave its records out, and
+    calibration coverage gives this reason)."""
 
     dst: str | None
     sources: tuple
@@ -51,6 +69,23 @@ class FamilyRoles:
     lane: bool = False
     alu: bool = False
     flops: bool = False
+    operand_shapes: tuple = ()
+    operand_dtypes: tuple = ()
+    bench_values: tuple = ()
+    bench_in_place: bool = False
+    bench_spare: bool = False
+    unchainable: str | None = None
+
+
+# the shape of a tile operand (FamilyRoles.operand_shapes) relative to the rows x cols (R x C)
+# its operation covers; calibrate/aicore_kernels.py allocates the microbenchmarks' tiles by it
+OPERAND_SHAPES = {
+    "tile": "R x C",
+    "col": "R x 1, a column: stored column-major, its rows a whole number of 32-byte blocks",
+    "row": "1 x C, a row",
+    "mask": "R x M uint8, a packed predicate: a bit per element, M = max(32, ceil(C / 8)) bytes",
+    "trans": "C x P, a transpose: P is R rounded up to whole 32-byte rows",
+}
 
 
 # an argument of a family's kernel: the token, or an operand's name (its integer value)
@@ -64,58 +99,84 @@ KERNEL_TOKENS = {
     "has:": "has:<operand>: whether the record has the operand (a tile-scalar form)",
 }
 
+
+def _pairs(**named) -> tuple:
+    """Keyword arguments as ((name, value), ...), a descriptor's table that stays hashable."""
+    return tuple(named.items())
+
+
 _ROW_REDUCE = ("op", "l1", "dst", "src", "rows", "cols", "dpitch", "init", "dt")
 _EXPAND_OP = ("op", "l1", "dst", "a", "v", "rows", "cols", "dt")
 _ARG = ("op", "l1", "dst", "src", "rows", "cols", "dt")
+_ONE = _pairs(scalar=1.0)      # a tile-scalar form's scalar, in the data dtype
 
 FAMILY_ROLES = {
     "tile_load": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), gm="src", lane=True),
     "tile_store": FamilyRoles(None, ("src",), ("rows", "cols"), ("src",), gm="dst", lane=True),
     "tile_mma": FamilyRoles("c", ("a", "b", "bias"), ("m", "n"), ("a",), lane=True),
     "tile_alu": FamilyRoles("dst", ("a", "b", "src", "base", "exp"), ("n",),
-                            ("a", "src", "base", "dst"), lane=True, alu=True, flops=True),
+                            ("a", "src", "base", "dst"), lane=True, alu=True, flops=True,
+                            operand_shapes=_pairs(dst="tile", a="tile", b="tile", src="tile", base="tile",
+                                                  exp="tile"),
+                            bench_values=_ONE, bench_in_place=True, bench_spare=True),
     "tile_reduce": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp",
                                kernel="tile_row_reduce_pitched", args=_ROW_REDUCE,
-                               lane=True, alu=True, flops=True),
+                               lane=True, alu=True, flops=True, operand_shapes=_pairs(dst="col", src="tile")),
     "tile_expand": FamilyRoles("dst", ("src",), ("rows", "cols"), ("dst",),
                                kernel="tile_row_expand_pitched",
-                               args=("l1", "dst", "src", "rows", "cols", "spitch"), lane=True),
+                               args=("l1", "dst", "src", "rows", "cols", "spitch"), lane=True,
+                               operand_shapes=_pairs(dst="tile", src="col")),
     "tile_expand_op": FamilyRoles("dst", ("a", "v"), ("rows", "cols"), ("dst",),
-                                  kernel="tile_row_expand_op", args=_EXPAND_OP, lane=True, alu=True, flops=True),
+                                  kernel="tile_row_expand_op", args=_EXPAND_OP, lane=True, alu=True, flops=True,
+                                  operand_shapes=_pairs(dst="tile", a="tile", v="col"), bench_in_place=True),
     "tile_col_reduce": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp",
                                    kernel="tile_col_reduce_tmp",
                                    args=("op", "l1", "dst", "src", "rows", "cols", "tmp", "is_binary", "tpitch",
-                                         "init", "dt"), lane=True, alu=True, flops=True),
+                                         "init", "dt"), lane=True, alu=True, flops=True,
+                                   operand_shapes=_pairs(dst="row", src="tile")),
     "tile_col_expand": FamilyRoles("dst", ("src",), ("rows", "cols"), ("dst",), kernel="tile_col_expand",
-                                   args=("l1", "dst", "src", "rows", "cols"), lane=True),
+                                   args=("l1", "dst", "src", "rows", "cols"), lane=True,
+                                   operand_shapes=_pairs(dst="tile", src="row")),
     "tile_col_expand_op": FamilyRoles("dst", ("a", "v"), ("rows", "cols"), ("dst",),
                                       kernel="tile_col_expand_op", args=_EXPAND_OP, lane=True, alu=True,
-                                      flops=True),
+                                      flops=True, operand_shapes=_pairs(dst="tile", a="tile", v="row"),
+                                      bench_in_place=True),
     "tile_cmp": FamilyRoles("dst", ("a", "b"), ("rows", "cols"), ("a",), mask="dst", bounded=True,
                             kernel="tile_cmp", args=("op", "l1", "dst", "a", "b", "real:scalar", "has:scalar",
                                                      "mode", "rows", "cols", "mstride", "dt"),
-                            alu=True, flops=True),
+                            alu=True, flops=True, operand_shapes=_pairs(dst="mask", a="tile", b="tile"),
+                            bench_values=_pairs(scalar=1.0, mode="eq")),
     "tile_sel": FamilyRoles("dst", ("mask", "a", "b"), ("rows", "cols"), ("a",), mask="mask", bounded=True,
                             scratch="tmp", kernel="tile_sel",
                             args=("op", "l1", "dst", "mask", "a", "b", "real:scalar", "has:scalar", "rows",
-                                  "cols", "mstride", "dt"), alu=True),
+                                  "cols", "mstride", "dt"), alu=True,
+                            operand_shapes=_pairs(dst="tile", mask="mask", a="tile", b="tile"),
+                            bench_values=_ONE, bench_in_place=True),
     "tile_tri": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), bounded=True, kernel="tile_tri",
-                            args=("l1", "dst", "diagonal", "upper", "rows", "cols")),
+                            args=("l1", "dst", "diagonal", "upper", "rows", "cols"),
+                            operand_shapes=_pairs(dst="tile"), bench_values=_pairs(diagonal=0)),
+    # dst and src are distinct tiles (TFILLPAD_INPLACE is the in-place form)
     "tile_fillpad": FamilyRoles("dst", ("src",), ("drows", "dcols"), ("dst",), kernel="tile_fillpad",
                                 args=("l1", "dst", "src", "real:pad", "rows", "cols", "spitch", "drows",
-                                      "dcols")),
+                                      "dcols"), operand_shapes=_pairs(dst="tile", src="tile"),
+                                bench_values=_pairs(pad="min")),
     "tile_row_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), kernel="tile_row_arg",
-                                args=_ARG, alu=True),
+                                args=_ARG, alu=True, operand_shapes=_pairs(dst="col", src="tile"),
+                                operand_dtypes=_pairs(dst="int32")),
     "tile_col_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), kernel="tile_col_arg",
-                                args=_ARG, alu=True),
+                                args=_ARG, alu=True, operand_shapes=_pairs(dst="row", src="tile"),
+                                operand_dtypes=_pairs(dst="int32")),
     "tile_trans": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp", kernel="tile_trans",
-                              args=("l1", "dst", "src", "rows", "cols", "spitch", "dpitch")),
+                              args=("l1", "dst", "src", "rows", "cols", "spitch", "dpitch"),
+                              operand_shapes=_pairs(dst="trans", src="tile")),
     # TSORT32, TMRGSORT, TMRGSORT_LISTS, TGATHER (isa/44_sort.toml): rows x cols of src's words
     "tile_sort": FamilyRoles("dst", ("src", "idx", "src1"), ("rows", "cols"), ("src",), kernel="tile_sort",
-                             args=("l1", "dst", "src", "idx", "src1", "mode", "k", "rows", "cols")),
+                             args=("l1", "dst", "src", "idx", "src1", "mode", "k", "rows", "cols"),
+                             unchainable="its merges take one row of sorted blocks"),
     # TCI (isa/46_sequence.toml): one row of cols integers, tmp its vector path's scratch
     "tile_ci": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), scratch="tmp", kernel="tile_ci",
-                           args=("l1", "dst", "real:start", "descending", "cols", "dt")),
+                           args=("l1", "dst", "real:start", "descending", "cols", "dt"),
+                           unchainable="it fills one row of a one-row tile (TCI.hpp: TileData::Rows == 1)"),
     "tile_move": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
 }
 # the families one kernel runs (the replay's dispatch numbers them in this order)
