@@ -297,6 +297,7 @@ def aicore(h, f):
         pto.tmrgsort(fs, pto.tsubview(fr, 0, 0, 1, 128), src1=pto.tsubview(fr, 0, 128, 1, 128), tmp=fr)
         pto.tgather(ir, fs, "P1010")
         pto.tmov(fr, fs)
+        pto.tci(pto.tsubview(ir, 0, 0, 1, 64), 0, fs)
 '''
 
 

@@ -2,10 +2,14 @@
 a tiny kernel per instruction, loaded from GM, computed on a vector core, stored back
 (their kernels against the reference executor: tests/test_tile_differential.py; their costs:
 tests/test_cost_model.py)."""
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import pypto_sim as pto
+from pypto_sim.errors import CompileError
 
 from aicore_runs import compile_error, run
 
@@ -270,6 +274,21 @@ t = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
 c = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
 pto.trowargmax(c, t)
 ''', r"trowargmax: the index tile 'c' must be int32, not float32")
+
+
+def test_an_index_reduction_on_the_articles_tiles_names_the_ai_core(make_kernels):
+    """pto.alloc_local tiles have no typed shape to reduce by (this was a KeyError before)."""
+    mod = make_kernels('''
+@pto.kernel
+def k(A):
+    t = pto.alloc_local(64, pto.float32)
+    i = pto.alloc_local(64, pto.int32)
+    pto.trowargmax(i, t)
+''')
+    with pytest.raises(CompileError, match=re.escape("pto.trowargmax works on typed tiles of "
+                                                     "pto.alloc_tile (an AI-core kernel)")) as info:
+        mod.k.program_for((pto.alloc_tensor(256),))
+    assert Path(info.value.file).read_text().splitlines()[info.value.line - 1].strip() == "pto.trowargmax(i, t)"
 
 
 # ---------------------------------------------------------------- transpose

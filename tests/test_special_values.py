@@ -743,6 +743,8 @@ AICORE_VALUE_TESTED = {"TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC",
                        # sorts, merges, mask gathers and Vec -> Vec TMOV over NaN, infinities
                        # and signed zeros: tests/test_sort_ops.py
                        "TSORT32", "TMRGSORT", "TMRGSORT_LISTS", "TGATHER", "TMOV_V2V",
+                       # integer sequences, at the wrap of int16 and uint16: tests/test_sequence_ops.py
+                       "TCI",
                        # img2col moves words (NaN, infinities, -0.0 bit for bit; its padding is
                        # +0.0): tests/test_img2col.py
                        "TIMG2COL"}

@@ -661,6 +661,23 @@ def test_triangles_match_reference_and_numpy(ex):
                 assert (out["l1"][:2] == -5.0).all() and (out["l1"][-2:] == -5.0).all()
 
 
+def test_integer_sequences_match_reference_and_numpy(ex):
+    """TCI is start + arange(cols), negated when descending, wrapped to the tile's integer type,
+    for each of its dtypes, starts at and past the type's ends, and one column or many."""
+    for dt_name in ISA.by_name["TCI"].dtypes:
+        dt = getattr(dtypes, dt_name)
+        for cols in (1, 7, 64, 300):
+            for start in (0, 5, -3, 32767, 2**31 - 2):
+                for descending in (0, 1):
+                    l1 = np.full(cols + 4, -5.0)
+                    out = run_both(ex, "tile_ci", dict(l1=l1), ["l1", 2, float(start), descending, cols, dt.code],
+                                   f"TCI {dt_name} cols={cols} start={start} descending={descending}")
+                    seq = start + np.arange(cols, dtype=np.int64)
+                    want = (-seq if descending else seq).astype(dt.numpy)
+                    assert_same(out["l1"][2:2 + cols], want.astype(np.float64), "TCI against numpy")
+                    assert (out["l1"][:2] == -5.0).all() and (out["l1"][-2:] == -5.0).all()
+
+
 @pytest.mark.parametrize("name", [s.name for s in TILE_COL_REDUCE])
 def test_column_reductions_match_reference(ex, name):
     """dst[c] = fold over src[:, c] for every column reduction and dtype: random and special
@@ -1048,7 +1065,7 @@ def test_every_tile_instruction_is_covered():
     in HAND_TESTED, and the reference must have a kernel for every family that computes values."""
     covered = ({s.name for s in TILE_ALU} | {s.name for s in TILE_CONVERT} | {s.name for s in TILE_REDUCE} | {s.name for s in TILE_EXPAND_OP}
                | {s.name for s in TILE_COL_REDUCE} | {s.name for s in TILE_COL_EXPAND_OP}
-               | {s.name for s in TILE_MASK} | {"TTRI"})
+               | {s.name for s in TILE_MASK} | {"TTRI", "TCI"})
     for names in HAND_TESTED.values():
         covered |= names
     needed = {s.name for s in ISA.specs if s.family in TILE_FAMILIES and s.family not in NO_VALUES}

@@ -27,7 +27,7 @@ from ..isa.tile_roles import data_operand, roles_of
 from .aicore_scalar import AICoreScalarRules
 from .aicore_units import CUBE_SPACES, AICoreUnits
 from .builtin_checks import aicore_only
-from .layout_builtins import check_tile_shape, check_window, lower_arg_reduce
+from .layout_builtins import check_tile_shape, check_window
 from .operand_forms import OperandForms, flag_given
 from .registry import LOWERINGS
 from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo
@@ -257,8 +257,6 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
             self.typed_tile(t, node, spec, name, f"pto.{spec.builtin}: {name}")
         if spec.name == "TCVT":
             return self._convert(spec, node, {"dst": tiles[0], "src": tiles[1]}, args)
-        if spec.family in ("tile_row_arg", "tile_col_arg"):
-            return lower_arg_reduce(self, spec, node, tiles)
         tile = {name: args[name] for name in names}        # the tiles by their ISA names
         if spec.family == "tile_alu":
             self.elementwise_operands(spec, node, tile, args)

@@ -9,6 +9,7 @@ import numpy as np
 from .. import dtypes
 from ..ir.program import LocalBuffer
 from ..isa import VECTOR_FAMILIES
+from ..isa.tile_roles import FAMILY_ROLES
 from .registry import LOWERINGS
 from .values import NONE, Const, Ptr, Text, TileInfo
 
@@ -35,7 +36,7 @@ def check_window(comp, v, node, spec, operand, what):
     (and the sources of TFILLPAD and TTRANS, which take a row pitch)."""
     if v.tile.contiguous or spec.family not in VECTOR_FAMILIES:
         return
-    if spec.family in ("tile_fillpad", "tile_trans") and operand == "src":
+    if operand in FAMILY_ROLES[spec.family].windowed:
         return
     comp.error(node, f"{what}: tile '{v.name}' is a {v.tile.rows} x {v.tile.cols} window whose rows "
                      f"are {v.tile.pitch} elements apart; {spec.name} needs contiguous rows",
@@ -155,12 +156,17 @@ def lower_ttrans(comp, node, args):
 
 
 # ---------------------------------------------------------------- index reductions
-def lower_arg_reduce(comp, spec, node, tiles):
+@LOWERINGS.family_lowering("tile_row_arg", "tile_col_arg", binds=False)
+def lower_arg_reduce(comp, node, builtin):
     """TROWARGMAX / TROWARGMIN into an int32 rows x 1 column, TCOLARGMAX / TCOLARGMIN into an
     int32 1 x cols row (TReduceIdx.hpp's checks: a Vec int32 index tile, one index a row or
     a column of src)."""
-    dst, src = tiles
-    call = spec.builtin
+    spec, call = builtin.specs[0], builtin.name
+    args = comp.bind_call(builtin, node)
+    if not comp.is_aicore:
+        comp.error(node, f"pto.{call} works on typed tiles of pto.alloc_tile (an AI-core kernel)",
+                   "allocate the tiles with pto.alloc_tile(rows, cols, dtype, loc=pto.Vec)")
+    dst, src = (comp.typed_tile(args[n], node, spec, n, f"pto.{call}: {n}") for n in ("dst", "src"))
     per_col = spec.family == "tile_col_arg"
     if src.dtype.name not in spec.dtypes:
         comp.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles, not {src.dtype}")

@@ -16,7 +16,7 @@ from .values import Const, Val
 
 # the families whose builtins lower_tile_op lowers from their operands (isa/*.toml)
 TILE_OP_FAMILIES = ("tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce",
-                    "tile_col_expand", "tile_col_expand_op", "tile_row_arg", "tile_col_arg")
+                    "tile_col_expand", "tile_col_expand_op")
 
 
 @LOWERINGS.family_lowering("id", checks=(no_simt_id_on_aicore,), binds=False)

@@ -24,7 +24,9 @@ class FamilyRoles:
     these names the record has). mask: the packed predicate tile, whose rows hold ``mstride``
     bytes. bounded: every tile must hold the shape (checked at dispatch; the mask rows x
     mstride bytes). scratch: pto-isa's tmp tile, written, in the records that have one (TCOLSUM
-    but not TCOLMAX).
+    but not TCOLMAX). windowed: the sources that may be a window whose rows lie further apart
+    than its columns (pto.tsubview narrower than its tile), because an operand gives their row
+    pitch (TFILLPAD's and TTRANS' spitch); a vector op's other tiles are runs of words.
 
     What runs it, for a family whose values one kernel computes (the vector families but
     tile_alu, whose elementwise ops and conversions the ALU dispatch generated from the table
@@ -64,6 +66,7 @@ class FamilyRoles:
     mask: str | None = None
     bounded: bool = False
     scratch: str | None = None
+    windowed: tuple = ()
     kernel: str | None = None
     args: tuple = ()
     lane: bool = False
@@ -156,7 +159,8 @@ FAMILY_ROLES = {
                             args=("l1", "dst", "diagonal", "upper", "rows", "cols"),
                             operand_shapes=_pairs(dst="tile"), bench_values=_pairs(diagonal=0)),
     # dst and src are distinct tiles (TFILLPAD_INPLACE is the in-place form)
-    "tile_fillpad": FamilyRoles("dst", ("src",), ("drows", "dcols"), ("dst",), kernel="tile_fillpad",
+    "tile_fillpad": FamilyRoles("dst", ("src",), ("drows", "dcols"), ("dst",), windowed=("src",),
+                                kernel="tile_fillpad",
                                 args=("l1", "dst", "src", "real:pad", "rows", "cols", "spitch", "drows",
                                       "dcols"), operand_shapes=_pairs(dst="tile", src="tile"),
                                 bench_values=_pairs(pad="min")),
@@ -166,7 +170,8 @@ FAMILY_ROLES = {
     "tile_col_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), kernel="tile_col_arg",
                                 args=_ARG, alu=True, operand_shapes=_pairs(dst="row", src="tile"),
                                 operand_dtypes=_pairs(dst="int32")),
-    "tile_trans": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp", kernel="tile_trans",
+    "tile_trans": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp", windowed=("src",),
+                              kernel="tile_trans",
                               args=("l1", "dst", "src", "rows", "cols", "spitch", "dpitch"),
                               operand_shapes=_pairs(dst="trans", src="tile")),
     # TSORT32, TMRGSORT, TMRGSORT_LISTS, TGATHER (isa/44_sort.toml): rows x cols of src's words
