@@ -22,7 +22,8 @@ def effect(ctx, pc, vals, slot, blk, l1=None, values=True):
     """The closure that computes tile instruction pc's values (run at its completion), on
     the block's L1 or, for an AI core's vector unit, on ``l1`` (its UB). values=False: a
     closure that computes nothing (a store still marks initcheck's written elements). Operands
-    are taken by their ISA names."""
+    are taken by their ISA names; a family one kernel runs is called as its descriptor says
+    (isa/tile_roles.py: kernel, args)."""
     spec, ex, hbm = ctx.pc_spec[pc], ctx.ex, ctx.hbm
     l1 = blk.l1 if l1 is None else l1
     fam = spec.family
@@ -96,10 +97,9 @@ def _argument(token, spec, v, real, l1, op, dt):
 
 
 def _rows(rows, one_row):
-    """one_row(r) for each row r in order: an op over rows at their tiles' row pitches (an
-    elementwise op's valid region, a row reduction's or expansion's RowMajor first column).
-    Row r reads only its own row, so row by row equals all rows at once even when dst and a
-    source share words."""
+    """one_row(r) for each row r in order: an elementwise op over rows at their tiles' row
+    pitches (its valid region). Row r reads only its own row, so row by row equals all rows at
+    once even when dst and a source share words."""
     for r in range(rows):
         one_row(r)
 
