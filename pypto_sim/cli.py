@@ -36,6 +36,7 @@ from pathlib import Path
 from .errors import CommandLineError, PtoError
 from .calibrate import fit, read_rows, run_microbenchmarks, write_rows, write_table
 from .exec.lane import cache_dir
+from .runtime.cache import cache_report, prune_cache
 from .runtime.warm import warm
 from .isa import load_isa
 from .profiler.collect import collect_profiles
@@ -230,6 +231,10 @@ def _parser():
     sw.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                     help="stop a point that runs longer (default: the spec's timeout, or 600)")
     add("warm", help="compile the numba executor into the on-disk cache (before a sweep)")
+    cache = add("cache", help="show the compiled executor's on-disk cache: current and stale entries")
+    cache.add_argument("--prune", action="store_true",
+                       help="remove the stale entries (other versions' code); run it when no other "
+                            "pypto_sim process uses the cache")
     return parser
 
 
@@ -246,6 +251,12 @@ def _dispatch(ns) -> int:
         start = time.perf_counter()
         warm()
         print(f"numba executor compiled in {time.perf_counter() - start:.1f} s (cache: {cache_dir()})")
+        return 0
+    if ns.command == "cache":
+        report = prune_cache() if ns.prune else cache_report()
+        print(report.describe())
+        if ns.prune:
+            print(f"removed {len(report.stale)} stale entries ({report.stale_bytes / (1 << 20):.1f} MiB)")
         return 0
     if ns.command == "isa":
         isa = load_isa()
