@@ -16,6 +16,7 @@ from ..exec.aicore_tiles import BLAS_MIN_PRODUCTS, INIT_ACC, INIT_BIAS, INIT_ZER
 from ..ir.program import C_AUX, C_DTYPE, C_OP
 from ..isa.tile_roles import KERNEL_FAMILIES, kernel_operands
 
+
 def replay_table(sim):
     """(rp, rf, rr): the replay loop's row of every tile instruction, a reduction's identity
     (rf) and the words of its unit's memory each one reads (rr: [lo, hi) ranges; a vector
