@@ -88,6 +88,12 @@ def test_tci_runs_the_same_functionally_and_under_the_race_check(make_kernels):
      "tmp 's' holds 1024 bytes; the vector path for int16 uses 1792"),
     ("d = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)\n            pto.tci(d, 1.5, t)",
      "start 1.5 is not an integer"),
+    # tmp's first 768 bytes (192 int32 words) are the b32 path's scratch: d's words 128..383
+    # share 128..191 with them (64 words); d itself, all 192
+    ("d = pto.alloc_tile(1, 512, pto.int32, loc=pto.Vec)\n            pto.tci(pto.tsubview(d, 0, 128, 1, 256), 0, d)",
+     "tmp 'd' and dst 'd_subview' share 64 words"),
+    ("d = pto.alloc_tile(1, 512, pto.int32, loc=pto.Vec)\n            pto.tci(d, 0, d)",
+     "tmp 'd' and dst 'd' share 192 words"),
 ])
 def test_illegal_tci_calls_are_compile_errors_at_the_line(make_kernels, body, message):
     mod = make_kernels(f'''
@@ -102,6 +108,25 @@ def bad(O):
         mod.bad.program_for((pto.alloc_tensor(256, pto.int32),))
     culprit = body.split("\n")[-1].strip()            # the error names the offending statement's line
     assert Path(info.value.file).read_text().splitlines()[info.value.line - 1].strip() == culprit
+
+
+def test_tci_may_write_past_its_tmps_scratch_bytes(make_kernels):
+    """dst may lie in tmp's tile beyond the 768 bytes the b32 path uses (words 256..511 of a
+    1 x 512 int32 tile that is also tmp): 256..511 hold 0..255."""
+    mod = make_kernels('''
+@pto.kernel
+def tci(O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            d = pto.alloc_tile(1, 512, pto.int32, loc=pto.Vec)
+            pto.tci(pto.tsubview(d, 0, 256, 1, 256), 0, d)
+            pto.tstore(O, pto.tsubview(d, 0, 256, 1, 256))
+''')
+    out = pto.alloc_tensor(1024, pto.int32)
+    pto.launch(mod.tci, grid=(1,), args=(out,))
+    got = np.empty(256, np.int32)
+    pto.memcpy_d2h(got, out)
+    np.testing.assert_array_equal(got, np.arange(256))
 
 
 def test_tci_costs_the_cce_mocks_sequence(make_kernels):

@@ -4,6 +4,8 @@ shape, and the A2/A3 restrictions of pto-isa's implementation checks, as compile
 kernel's line."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes
 from .registry import LOWERINGS
 from .values import NONE, Const, Text
@@ -134,6 +136,16 @@ def lower_ttri(comp, node, args):
     comp.instrs[-1].comment = f"{dst.name} <- {'upper' if upper.value else 'lower'} triangle"
 
 
+def _tile_words(t, count=None):
+    """The unit-memory words of typed tile t's first count elements (all: None) in row-major
+    order at its row pitch; None when its place is known only at run time (a tile group's)."""
+    if not isinstance(t.offset, Const):
+        return None
+    info = t.tile
+    k = np.arange(info.rows * info.cols if count is None else min(count, info.rows * info.cols), dtype=np.int64)
+    return t.base + int(t.offset.value) + (k // info.cols) * (info.pitch or info.cols) + k % info.cols
+
+
 # TCI's scratch, by the element size: the highest byte its vector path touches (TCI.md,
 # "Temporary tile"): two 64-float buffers 128 floats apart for 32-bit types, four buffers up
 # to 384 floats and 128 halves for 16-bit ones
@@ -156,6 +168,13 @@ def lower_tci(comp, node, args):
         comp.error(node, f"pto.tci: tmp '{tmp.name}' holds {have} bytes; the vector path for "
                          f"{dst.dtype} uses {need} (TCI.md, Temporary tile)",
                    "allocate 2 KiB, e.g. pto.alloc_tile(1, 512, pto.float32, loc=pto.Vec)")
+    used, written = _tile_words(tmp, -(-need // tmp.dtype.itemsize)), _tile_words(dst)
+    shared = np.intersect1d(used, written) if used is not None and written is not None else ()
+    if len(shared):
+        comp.error(node, f"pto.tci: tmp '{tmp.name}' and dst '{dst.name}' share {len(shared)} words; A2/A3 "
+                         f"builds 0..{63 if dst.dtype.itemsize == 4 else 127} in tmp's first {need} bytes "
+                         "and adds start to it into dst (TCI.hpp), so dst would read its own results",
+                   "give tmp a tile of its own")
     start, descending = args["start"], args["descending"]
     if isinstance(start, Const) and float(start.value) != int(start.value):
         comp.error(node, f"pto.tci: start {start.value} is not an integer; TCI's start has the "
