@@ -154,6 +154,9 @@ TCI_TMP_BYTES = {4: 768, 2: 1792}
 
 @LOWERINGS.lowering("tci")
 def lower_tci(comp, node, args):
+    """pto.tci(dst, start, tmp, descending=False): TCI's operands in its record's order, after
+    A2/A3's checks (TCI.hpp): an integer one-row dst, a tmp of the vector path's size whose
+    scratch bytes are not dst's, an integer start, a constant descending."""
     spec = comp.isa["TCI"]
     dst, tmp = _mask_tiles(comp, spec, node, args, ("dst", "tmp"))
     if dst.dtype.name not in spec.dtypes:
