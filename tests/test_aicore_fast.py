@@ -393,6 +393,10 @@ def k(X, Y, O, H, I):
         pto.tstore(I + r // 8 + 64, ri)
         pto.tfillpad(d, x, pad="max")
         pto.tstore(O + 8 * r + 1792, d)
+        xs = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec, valid=(5, 16))
+        pto.tload(xs, Y + r)
+        pto.tpartmax(d, xs, x)
+        pto.tstore(O + 8 * r + 2048, d)
 '''
 # the families other tests hold the two engines to: tile_sort in the topk example (test_the_topk_example)
 ENGINES_ELSEWHERE = ("tile_sort",)
@@ -412,7 +416,7 @@ def test_every_vector_family_replays_as_the_simpy_model_computes(make_kernels):
         assert any(f"pto.{s.builtin}(" in EVERY_VECTOR_FAMILY for s in load_isa().specs if s.family == family), family
     mod = make_kernels(EVERY_VECTOR_FAMILY)
     args = (dev_array(x.astype(np.float32), pto.float32), dev_array(y.astype(np.float32), pto.float32),
-            pto.alloc_tensor(4096 * 4, pto.float32), pto.alloc_tensor(512 * 2, pto.float16),
+            pto.alloc_tensor(8192 * 4, pto.float32), pto.alloc_tensor(512 * 2, pto.float16),
             pto.alloc_tensor(128 * 4, pto.int32))
     fast = assert_engines_agree(mod.k, (1, 1, 1), args)
     assert fast["engine"] == "fast"

@@ -298,6 +298,11 @@ def aicore(h, f):
         pto.tgather(ir, fs, "P1010")
         pto.tmov(fr, fs)
         pto.tci(pto.tsubview(ir, 0, 0, 1, 64), 0, fs)
+        pv = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec, valid=(4, 16))
+        pto.tpartadd(v, v, pv)
+        pto.tpartmax(v, pv, v)
+        pto.tpartmin(v, v, v)
+        pto.tpartmul(v, v, pv)
 '''
 
 
@@ -324,6 +329,12 @@ def test_isa_errors_name_the_file_and_instruction(tmp_path):
         load_isa_from(tmp_path)
     (tmp_path / "00_core.toml").write_text(good.replace('opcode = 0x11', 'opcode = 0x10'))
     with pytest.raises(IsaError, match=r"instruction CAST: opcode 0x10 already used by MOV"):
+        load_isa_from(tmp_path)
+    # a record of a tile family without a descriptor: the hint names where a family is made
+    tiles = (ROOT / "isa" / "46_sequence.toml").read_text().replace('family = "tile_ci"', 'family = "tile_iota"')
+    (tmp_path / "00_core.toml").write_text(good)
+    (tmp_path / "46_sequence.toml").write_text(tiles)
+    with pytest.raises(IsaError, match=r"(?s)instruction TCI: family 'tile_iota' is not one of .*FAMILY_ROLES"):
         load_isa_from(tmp_path)
 
 

@@ -3,6 +3,7 @@
 values of isa_constants. These tests state the rules on small stand-in modules."""
 import ast
 import importlib
+import re
 from pathlib import Path
 
 import numba
@@ -71,9 +72,22 @@ def test_compiled_modules_import_only_siblings_and_numeric_libraries():
         assert set(jit_cache._imported_files(COMPILED / f"{name}.py", source)) == siblings, name
 
 
-def test_every_compiled_module_is_in_the_executor():
-    """exec/lane.py's COMPILED_MODULES lists exactly the modules of exec/compiled/."""
+def test_every_compiled_module_is_in_the_executor_after_what_it_imports():
+    """exec/lane.py's COMPILED_MODULES (jit_cache.compiled_modules, read from the files) holds
+    exactly the modules of exec/compiled/, each after the siblings it imports."""
     assert set(COMPILED_MODULES) == {p.stem for p in COMPILED.glob("*.py")} - {"__init__"}
+    for i, name in enumerate(COMPILED_MODULES):
+        imported = set(jit_cache._SIBLING_IMPORT.findall((COMPILED / f"{name}.py").read_text()))
+        assert imported <= set(COMPILED_MODULES[:i]), (name, imported - set(COMPILED_MODULES[:i]))
+
+
+def test_a_cycle_between_compiled_modules_is_named(tmp_path, monkeypatch):
+    """Two stand-in modules importing each other: an ImportError naming both."""
+    (tmp_path / "a.py").write_text("from .b import f\n")
+    (tmp_path / "b.py").write_text("from .a import g\n")
+    monkeypatch.setattr(jit_cache, "COMPILED_DIR", tmp_path)
+    with pytest.raises(ImportError, match=re.escape("the modules ['a', 'b'] import each other in a cycle")):
+        jit_cache.compiled_modules()
 
 
 def test_compiled_functions_cache_under_their_closure_digest():

@@ -745,6 +745,9 @@ AICORE_VALUE_TESTED = {"TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC",
                        "TSORT32", "TMRGSORT", "TMRGSORT_LISTS", "TGATHER", "TMOV_V2V",
                        # integer sequences, at the wrap of int16 and uint16: tests/test_sequence_ops.py
                        "TCI",
+                       # partial ops: the ALU's expressions, NaN and infinities against the
+                       # reference in tests/test_tile_differential.py (test_partial_ops_match_reference)
+                       "TPARTADD", "TPARTMAX", "TPARTMIN", "TPARTMUL",
                        # img2col moves words (NaN, infinities, -0.0 bit for bit; its padding is
                        # +0.0): tests/test_img2col.py
                        "TIMG2COL"}

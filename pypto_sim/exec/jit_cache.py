@@ -96,6 +96,21 @@ def _imported_files(path: Path, source: str) -> list:
     return sorted(f for f in found if f.exists())
 
 
+def compiled_modules() -> tuple:
+    """Every module of exec/compiled/, each after the siblings it imports (ties by name): the
+    executor's import order, read from the files, so a new kernel module needs no list."""
+    deps = {p.stem: set(_SIBLING_IMPORT.findall(p.read_text(encoding="utf-8")))
+            for p in COMPILED_DIR.glob("*.py") if p.stem != "__init__"}
+    order: list = []
+    while len(order) < len(deps):
+        ready = sorted(m for m, d in deps.items() if m not in order and d <= set(order))
+        if not ready:
+            stuck = sorted(m for m in deps if m not in order)
+            raise ImportError(f"exec/compiled/: the modules {stuck} import each other in a cycle")
+        order.append(ready[0])
+    return tuple(order)
+
+
 def values_digest(module) -> str:
     """A hash of a module's public values (ints, floats, strings, numpy arrays): what numba
     freezes into code that reads them as globals."""

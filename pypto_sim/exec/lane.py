@@ -13,14 +13,12 @@ import threading
 import types
 
 from .isa_codes import family_code
-from .jit_cache import cache_dir
+from .jit_cache import cache_dir, compiled_modules
 
 __all__ = ["COMPILED_MODULES", "cache_dir", "executor", "family_code"]
 
-# every compiled module, in import order (a module only imports those before it)
-COMPILED_MODULES = ("isa_constants", "jit_options", "scalars", "alu", "gm_bytes", "lane_ops", "simt",
-                    "matmul", "tiles", "sort", "conv", "family_dispatch", "lane", "functional", "engine_parts", "l2",
-                    "timing", "aicore_steps", "aicore_sync", "aicore_engine", "replay")
+# every compiled module, in import order (a module after those it imports)
+COMPILED_MODULES = compiled_modules()
 
 # a generated module's loader names its file (exec/jit_cache.py): each module's own, not the executor's
 _PER_MODULE = ("GENERATED_FILE",)

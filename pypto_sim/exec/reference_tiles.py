@@ -188,6 +188,27 @@ def tile_ci(l1, dst, start, descending, cols, dt):
     l1[dst:dst + cols] = seq.astype(dtypes.BY_CODE[int(dt)].numpy)
 
 
+def tile_part(op, l1, dst, full, part, rows, cols, prows, pcols, pitch, dt):
+    """TPARTADD & co. as A2/A3's TPartInstr sequences them, over dst's valid rows x cols: part
+    shorter in rows, the operator on its rows (a full, b part) then full's remaining whole rows
+    copied; narrower in columns, full's whole rows copied then the operator on part's region (a
+    part, b dst); neither, the operator (a full, b part)."""
+    def op_rows(a, b, n_rows, n_cols):
+        for r in range(n_rows):
+            tile_elementwise(op, l1, dst + r * pitch, a + r * pitch, b + r * pitch, 0.0, False, n_cols, dt)
+
+    def copy_rows(first, last):
+        l1[dst + first * pitch:dst + last * pitch] = l1[full + first * pitch:full + last * pitch].copy()
+    if prows < rows and pcols == cols:
+        op_rows(full, part, prows, cols)
+        copy_rows(prows, rows)
+    elif pcols < cols:
+        copy_rows(0, rows)
+        op_rows(part, dst, prows, pcols)
+    else:
+        op_rows(full, part, rows, cols)
+
+
 def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
     """TFILLPAD*: a drows x dcols grid of pad with src's rows x cols valid region (row pitch
     spitch) copied into its top-left corner."""

@@ -1,7 +1,9 @@
-"""Layout instructions on typed Vec tiles (isa/42_layout.toml): TFILLPAD, TFILLPAD_INPLACE and
-TFILLPAD_EXPAND copy a tile's valid region and fill the rest of the destination with a pad value
-(PTO-ISA docs/isa/TFILLPAD*.md), with A2/A3's checks (include/pto/npu/a2a3/TFillPad.hpp) as
-compile errors at the kernel's line."""
+"""Layout and valid-region instructions on typed Vec tiles, with A2/A3's checks as compile
+errors at the kernel's line: TFILLPAD, TFILLPAD_INPLACE and TFILLPAD_EXPAND copy a tile's valid
+region and fill the rest of the destination with a pad value (isa/42_layout.toml, PTO-ISA
+docs/isa/TFILLPAD*.md, include/pto/npu/a2a3/TFillPad.hpp); TTRANS; the index reductions
+(isa/43_arg_reduce.toml); the views treshape and tsubview; the partial elementwise ops
+(isa/47_partial.toml, TPartAdd.hpp & co.)."""
 from __future__ import annotations
 
 import numpy as np
@@ -260,3 +262,51 @@ def _static_int_or_zero(comp, v, node, what):
     if isinstance(v, Const) and int(v.value) == 0 and not isinstance(v.value, bool):
         return 0
     return comp._static_int(v, node, what)
+
+
+# ---------------------------------------------------------------- partial elementwise
+@LOWERINGS.family_lowering("tile_part", binds=False)
+def lower_partial(comp, node, builtin):
+    """pto.tpartadd(dst, src0, src1) and TPARTMAX / TPARTMIN / TPARTMUL (isa/47_partial.toml):
+    the source covering dst's valid region first, the other's valid region as operands, after
+    PTO-ISA's checks (TPARTADD.md, TPartAdd.hpp: one dtype, RowMajor tiles, one source's valid
+    region dst's and the other's within it)."""
+    spec, call = builtin.specs[0], builtin.name
+    args = comp.bind_call(builtin, node)
+    if not comp.is_aicore:
+        comp.error(node, f"pto.{call} works on typed tiles of pto.alloc_tile (an AI-core kernel)",
+                   "allocate the tiles with pto.alloc_tile(rows, cols, dtype, loc=pto.Vec)")
+    dst, s0, s1 = (comp.typed_tile(args[n], node, spec, n, f"pto.{call}: {n}") for n in ("dst", "src0", "src1"))
+    if dst.dtype.name not in spec.dtypes:
+        comp.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles on A2/A3, not {dst.dtype}")
+    for t in (s0, s1):
+        if t.dtype != dst.dtype:
+            comp.error(node, f"pto.{call}: '{t.name}' holds {t.dtype}, '{dst.name}' {dst.dtype}; the three "
+                             "tiles hold one dtype")
+    for t in (dst, s0, s1):
+        if t.tile.layout != "row":
+            comp.error(node, f"pto.{call}: '{t.name}' is ColMajor; A2/A3's TPartOp.hpp takes RowMajor tiles")
+    pitches = {t.tile.pitch or t.tile.cols for t in (dst, s0, s1)}
+    if len(pitches) > 1:
+        comp.error(node, f"pto.{call}: tiles of different widths ({', '.join(str(p) for p in sorted(pitches))} "
+                         "elements a row) are not built", "allocate dst, src0 and src1 with one number of columns")
+    regions = []
+    for t in (dst, s0, s1):
+        rows, cols = t.tile.valid_rows, t.tile.valid_cols
+        if not (isinstance(rows, Const) and isinstance(cols, Const)):
+            comp.error(node, f"pto.{call}: '{t.name}' has a valid region known only at run time; a partial "
+                             "operation with one is not built", "give the tiles constant valid=(rows, cols)")
+        regions.append((int(rows.value), int(cols.value)))
+    (dr, dc), (r0, c0), (r1, c1) = regions
+    if (r0, c0) != (dr, dc) and (r1, c1) != (dr, dc) or max(r0, r1) > dr or max(c0, c1) > dc:
+        comp.error(node, f"pto.{call}: valid regions {r0} x {c0} ('{s0.name}') and {r1} x {c1} ('{s1.name}') "
+                         f"against dst's {dr} x {dc}: one source must cover dst's valid region and the other lie "
+                         f"within it (\"Fix: {spec.name} At most one entry in the valid-rows and valid-cols of "
+                         "src0 and src1 is smaller than dst.\", TPartAdd.hpp)")
+    # TPartAdd.hpp & co.: the source whose valid region is dst's first (src0 when both are)
+    (full, part), (pr, pc) = ((s0, s1), (r1, c1)) if (r0, c0) == (dr, dc) else ((s1, s0), (r0, c0))
+    sizes = {"rows": dr, "cols": dc, "prows": pr, "pcols": pc, "pitch": pitches.pop()}
+    ops = [comp._base(t, node, call) for t in (dst, full, part)]
+    ops += [comp._int_operand(Const(sizes[o.name], dtypes.int32), node, o.name) for o in spec.value_operands[3:]]
+    comp.emit(spec.name, None, tuple(ops), dst.dtype, node, aux=comp.tile_aux())
+    comp.instrs[-1].comment = f"{dst.name} <- {call[5:]}({s0.name}, {s1.name}) over {dr} x {dc}"

@@ -138,9 +138,9 @@ class Isa:
         return spec.alias_signature if builtin == spec.alias and builtin != spec.builtin else spec.signature
 
 
-def _fail(path, name, msg):
+def _fail(path, name, msg, hint="fix the record in isa/*.toml (fields: isa/README.md)"):
     where = f"{path}: instruction {name}" if name else str(path)
-    raise IsaError(f"{where}: {msg}", hint="fix the record in isa/*.toml (fields: isa/README.md)")
+    raise IsaError(f"{where}: {msg}", hint=hint)
 
 
 def _check_expr(path, name, label, text):
@@ -165,7 +165,10 @@ def _parse_record(path: Path, rec: dict) -> InstrSpec:
     if rec["category"] not in CATEGORIES:
         _fail(path, name, f"category {rec['category']!r} is not one of {CATEGORIES}")
     if rec["family"] not in FAMILIES:
-        _fail(path, name, f"family {rec['family']!r} is not one of {FAMILIES}")
+        _fail(path, name, f"family {rec['family']!r} is not one of {FAMILIES}",
+              "a new tile family is its descriptor in pypto_sim/isa/tile_roles.py's FAMILY_ROLES and its "
+              "kernels (docs/design.md, \"Adding a tile family\")" if str(rec["family"]).startswith("tile_")
+              else "fix the record in isa/*.toml (fields: isa/README.md)")
     for key in ("pipe", "uniform_pipe"):
         if key in rec and rec[key] not in PIPES:
             _fail(path, name, f"{key} {rec[key]!r} is not one of {PIPES}")

@@ -182,6 +182,13 @@ FAMILY_ROLES = {
     "tile_ci": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), scratch="tmp", kernel="tile_ci",
                            args=("l1", "dst", "real:start", "descending", "cols", "dt"),
                            unchainable="it fills one row of a one-row tile (TCI.hpp: TileData::Rows == 1)"),
+    # TPARTADD, TPARTMAX, TPARTMIN, TPARTMUL (isa/47_partial.toml): src0 the source covering
+    # dst's valid region, src1 the other (prows x pcols), the three tiles at one row pitch
+    "tile_part": FamilyRoles("dst", ("src0", "src1"), ("rows", "cols"), ("dst",), kernel="tile_part",
+                             args=("op", "l1", "dst", "src0", "src1", "rows", "cols", "prows", "pcols", "pitch",
+                                   "dt"),
+                             alu=True, flops=True, operand_shapes=_pairs(dst="tile", src0="tile", src1="tile"),
+                             bench_in_place=True),
     "tile_move": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
 }
 # the families one kernel runs (the replay's dispatch numbers them in this order)
