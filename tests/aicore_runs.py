@@ -26,3 +26,14 @@ def compile_error(make_kernels, body, message):
     source = "\n@pto.kernel\ndef k(X, O):\n    with pto.vector():\n" + textwrap.indent(textwrap.dedent(body), " " * 8)
     with pytest.raises(pto.CompileError, match=message):
         make_kernels(source).k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))
+
+
+def compile_error_at(kernel, args, message, culprit):
+    """kernel.program_for(args) raises a CompileError matching message (literally) whose line
+    is the source line culprit (stripped): the error points at the offending statement."""
+    from pathlib import Path
+    import re
+    with pytest.raises(pto.CompileError, match=re.escape(message)) as info:
+        kernel.program_for(args)
+    assert Path(info.value.file).read_text().splitlines()[info.value.line - 1].strip() == culprit
+    return info.value

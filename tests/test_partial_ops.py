@@ -3,13 +3,14 @@ docs/design.md's checklist): over dst's valid region, the operator where both so
 and a copy of the one covering dst elsewhere (PTO-ISA TPARTADD.md), sequenced as A2/A3's
 TPartOp.hpp does; values against numpy on the AI core, compile errors at the line, the cost."""
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import pypto_sim as pto
 from pypto_sim.errors import CompileError
+
+from aicore_runs import compile_error_at
 
 KERNEL = '''
 @pto.kernel
@@ -97,10 +98,7 @@ def bad(O):
             d = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
             {body}
 ''')
-    with pytest.raises(CompileError, match=re.escape(message)) as info:
-        mod.bad.program_for((pto.alloc_tensor(256),))
-    culprit = body.split("\n")[-1].strip()
-    assert Path(info.value.file).read_text().splitlines()[info.value.line - 1].strip() == culprit
+    compile_error_at(mod.bad, (pto.alloc_tensor(256),), message, body.split("\n")[-1].strip())
 
 
 def test_a_partial_op_on_the_articles_tiles_names_the_ai_core(make_kernels):

@@ -3,14 +3,13 @@ the family issue 27's checklist was walked on (docs/design.md): its values again
 own test cases (tests/npu/a2a3/src/st/testcase/tci: gen_data.py's golden is start + arange,
 or start - arange when descending, with start 0), A2/A3's descending path at a start other
 than 0, its wrap-around, its compile errors, and its cost from the CCE mock's sequence."""
-import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import pypto_sim as pto
-from pypto_sim.errors import CompileError
+
+from aicore_runs import compile_error_at
 
 TCI_KERNEL = '''
 @pto.kernel
@@ -104,10 +103,7 @@ def bad(O):
             t = pto.alloc_tile(1, 512, pto.float32, loc=pto.Vec)
             {body}
 ''')
-    with pytest.raises(CompileError, match=re.escape(message)) as info:
-        mod.bad.program_for((pto.alloc_tensor(256, pto.int32),))
-    culprit = body.split("\n")[-1].strip()            # the error names the offending statement's line
-    assert Path(info.value.file).read_text().splitlines()[info.value.line - 1].strip() == culprit
+    compile_error_at(mod.bad, (pto.alloc_tensor(256, pto.int32),), message, body.split("\n")[-1].strip())
 
 
 def test_tci_may_write_past_its_tmps_scratch_bytes(make_kernels):
