@@ -87,6 +87,8 @@ def test_tci_runs_the_same_functionally_and_under_the_race_check(make_kernels):
      "tmp 's' holds 1024 bytes; the vector path for int16 uses 1792"),
     ("d = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)\n            pto.tci(d, 1.5, t)",
      "start 1.5 is not an integer"),
+    ("d = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)\n            pto.tci(d, 0)",
+     "pto.tci without tmp is pto-isa's TCI(dst, start), whose scalar loop runs on the scalar unit"),
     # tmp's first 768 bytes (192 int32 words) are the b32 path's scratch: d's words 128..383
     # share 128..191 with them (64 words); d itself, all 192
     ("d = pto.alloc_tile(1, 512, pto.int32, loc=pto.Vec)\n            pto.tci(pto.tsubview(d, 0, 128, 1, 256), 0, d)",

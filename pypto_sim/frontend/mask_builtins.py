@@ -158,6 +158,11 @@ def lower_tci(comp, node, args):
     A2/A3's checks (TCI.hpp): an integer one-row dst, a tmp of the vector path's size whose
     scratch bytes are not dst's, an integer start, a constant descending."""
     spec = comp.isa["TCI"]
+    if args.get("tmp", NONE) is NONE:
+        comp.error(node, "pto.tci without tmp is pto-isa's TCI(dst, start), whose scalar loop runs on the "
+                         "scalar unit (TCI.hpp); that form is not built",
+                   "pass tmp, a Vec tile of 2 KiB (pto.alloc_tile(1, 512, pto.float32, loc=pto.Vec)), for "
+                   "A2/A3's vector path: the same values, descending apart (-(start + k))")
     dst, tmp = _mask_tiles(comp, spec, node, args, ("dst", "tmp"))
     if dst.dtype.name not in spec.dtypes:
         comp.error(node, f"pto.tci fills {', '.join(spec.dtypes)} tiles, not {dst.dtype}",
