@@ -135,6 +135,19 @@ def test_a_lowering_that_binds_itself_gets_the_builtin_after_its_checks():
     assert comp.calls == [("check", "add"), ("lower", "add")]
 
 
+def test_one_lowering_of_several_builtins_gets_each_builtin_with_its_arguments():
+    """per_builtin: the function registered for tcmp and tsel learns which one it lowers."""
+    reg = Registry()
+    reg.lowering("tcmp", "tsel", per_builtin=True)(
+        lambda comp, node, args, builtin: comp.calls.append(("lower", args, builtin.specs[0].name)))
+    reg.freeze({"tcmp": BUILTINS["tcmp"], "tsel": BUILTINS["tsel"]})
+    comp = _Recorder()
+    reg.lower(comp, None, BUILTINS["tsel"])
+    reg.lower(comp, None, BUILTINS["tcmp"])
+    assert comp.calls == [("bind", "tsel"), ("lower", {"x": 1}, "TSEL"),
+                          ("bind", "tcmp"), ("lower", {"x": 1}, "TCMP")]
+
+
 def test_the_checks_of_the_packages_builtins_are_in_the_registry():
     """Where a builtin may be called is registry data: tload is AI-core only, the SIMT ids are
     refused on the AI core before their arguments are bound, the article's async_load is refused

@@ -166,7 +166,12 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
 
     def _require_aicore(self, node, name):
         if not self.is_aicore:
-            self.error(node, f"pto.{name} works on typed tiles of pto.alloc_tile (an AI-core kernel)")
+            self.error(node, f"pto.{name} works on typed tiles of pto.alloc_tile (an AI-core kernel)",
+                       "allocate the tiles with pto.alloc_tile(rows, cols, dtype, loc=...)")
+
+    def typed_tiles(self, spec, node, args, names):
+        """The typed tiles args[name] of spec's call, for each of names, each checked by typed_tile."""
+        return [self.typed_tile(args[n], node, spec, n, f"pto.{spec.builtin}: {n}") for n in names]
 
     # ---------------------------------------------------------------- data movement
 
@@ -469,34 +474,10 @@ def lower_tmov(comp, node, args):
                Const(0, dtypes.int32))
 
 
-@LOWERINGS.lowering("tmatmul", checks=(aicore_only,))
-def lower_tmatmul(comp, node, args):
-    comp._matmul("TMATMUL", node, args)
-
-
-@LOWERINGS.lowering("tmatmul_acc", checks=(aicore_only,))
-def lower_tmatmul_acc(comp, node, args):
-    comp._matmul("TMATMUL_ACC", node, args)
-
-
-@LOWERINGS.lowering("tmatmul_bias", checks=(aicore_only,))
-def lower_tmatmul_bias(comp, node, args):
-    comp._matmul("TMATMUL_BIAS", node, args)
-
-
-@LOWERINGS.lowering("tgemv", checks=(aicore_only,))
-def lower_tgemv(comp, node, args):
-    comp._matmul("TGEMV", node, args)
-
-
-@LOWERINGS.lowering("tgemv_acc", checks=(aicore_only,))
-def lower_tgemv_acc(comp, node, args):
-    comp._matmul("TGEMV_ACC", node, args)
-
-
-@LOWERINGS.lowering("tgemv_bias", checks=(aicore_only,))
-def lower_tgemv_bias(comp, node, args):
-    comp._matmul("TGEMV_BIAS", node, args)
+@LOWERINGS.lowering("tmatmul", "tmatmul_acc", "tmatmul_bias", "tgemv", "tgemv_acc", "tgemv_bias",
+                   checks=(aicore_only,), per_builtin=True)
+def lower_matmul(comp, node, args, builtin):
+    comp._matmul(builtin.specs[0].name, node, args)
 
 
 @LOWERINGS.lowering("pipe_barrier", checks=(aicore_only,))
@@ -505,11 +486,6 @@ def lower_pipe_barrier(comp, node, args):
     comp.emit("PIPE_BARRIER", None, (), None, node, aux=(pipe, 0, 0))
 
 
-@LOWERINGS.lowering("cross_core_set_flag", checks=(aicore_only,))
-def lower_cross_core_set_flag(comp, node, args):
-    comp._cross_core("CROSS_CORE_SET_FLAG", node, args)
-
-
-@LOWERINGS.lowering("cross_core_wait_flag", checks=(aicore_only,))
-def lower_cross_core_wait_flag(comp, node, args):
-    comp._cross_core("CROSS_CORE_WAIT_FLAG", node, args)
+@LOWERINGS.lowering("cross_core_set_flag", "cross_core_wait_flag", checks=(aicore_only,), per_builtin=True)
+def lower_cross_core(comp, node, args, builtin):
+    comp._cross_core(builtin.specs[0].name, node, args)

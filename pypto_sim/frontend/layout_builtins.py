@@ -12,6 +12,7 @@ from .. import dtypes
 from ..ir.program import LocalBuffer
 from ..isa import VECTOR_FAMILIES
 from ..isa.tile_roles import FAMILY_ROLES
+from .builtin_checks import aicore_only
 from .registry import LOWERINGS
 from .values import NONE, Const, Ptr, Text, TileInfo
 
@@ -68,13 +69,13 @@ def check_tile_shape(comp, node, where, loc, rows, cols, dtype, layout):
         comp.error(node, f"{where}: a Bias tile is one row (1 x n), not {rows} rows")
 
 
-def _fillpad(comp, node, dst, src, pad, call):
-    spec = comp.isa[call.upper()]
-    if not comp.is_aicore:
-        comp.error(node, f"pto.{call} works on typed tiles of pto.alloc_tile (an AI-core kernel)",
-                   "allocate the tiles with pto.alloc_tile(rows, cols, dtype, loc=pto.Vec)")
-    dst = comp.typed_tile(dst, node, spec, "dst", f"pto.{call}: dst")
-    src = comp.typed_tile(src, node, spec, "src", f"pto.{call}: src")
+@LOWERINGS.lowering("tfillpad", "tfillpad_expand", "tfillpad_inplace", checks=(aicore_only,), per_builtin=True)
+def lower_fillpad(comp, node, args, builtin):
+    """pto.tfillpad(dst, src, pad), tfillpad_expand(dst, src, pad), tfillpad_inplace(dst, pad)
+    (src is dst): TFillPad.hpp's checks, then the record's operands."""
+    spec, call = builtin.specs[0], builtin.name
+    dst, src = comp.typed_tiles(spec, node, {"src": args["dst"], **args}, ("dst", "src"))
+    pad = args["pad"]
     if dst.dtype.itemsize != src.dtype.itemsize or dst.dtype != src.dtype:
         comp.error(node, f"pto.{call}: '{src.name}' holds {src.dtype} but '{dst.name}' {dst.dtype}; "
                          "TFILLPAD copies elements of one dtype")
@@ -107,32 +108,14 @@ def _fillpad(comp, node, dst, src, pad, call):
     comp.instrs[-1].comment = f"{dst.name} <- {src.name} padded with {pad.value}"
 
 
-@LOWERINGS.lowering("tfillpad")
-def lower_tfillpad(comp, node, args):
-    _fillpad(comp, node, args["dst"], args["src"], args["pad"], "tfillpad")
-
-
-@LOWERINGS.lowering("tfillpad_expand")
-def lower_tfillpad_expand(comp, node, args):
-    _fillpad(comp, node, args["dst"], args["src"], args["pad"], "tfillpad_expand")
-
-
-@LOWERINGS.lowering("tfillpad_inplace")
-def lower_tfillpad_inplace(comp, node, args):
-    _fillpad(comp, node, args["dst"], args["dst"], args["pad"], "tfillpad_inplace")
-
-
 # ---------------------------------------------------------------- transpose
-@LOWERINGS.lowering("ttrans")
+@LOWERINGS.lowering("ttrans", checks=(aicore_only,))
 def lower_ttrans(comp, node, args):
     """dst = src transposed over src's valid region (TTrans.hpp: one dtype size, a
     RowMajor source; dst at least cols x rows). tmp: A2/A3's scratch (a Vec tile of the
     dtype, written; its values are not modelled), dst when left out."""
     spec = comp.isa["TTRANS"]
-    if not comp.is_aicore:
-        comp.error(node, "pto.ttrans works on typed tiles of pto.alloc_tile (an AI-core kernel)")
-    dst = comp.typed_tile(args["dst"], node, spec, "dst", "pto.ttrans: dst")
-    src = comp.typed_tile(args["src"], node, spec, "src", "pto.ttrans: src")
+    dst, src = comp.typed_tiles(spec, node, args, ("dst", "src"))
     if dst.dtype != src.dtype or dst.dtype.name not in spec.dtypes:
         comp.error(node, f"pto.ttrans: '{src.name}' holds {src.dtype} and '{dst.name}' {dst.dtype}; "
                          f"TTRANS moves elements of one dtype among {', '.join(spec.dtypes)}")
@@ -158,17 +141,13 @@ def lower_ttrans(comp, node, args):
 
 
 # ---------------------------------------------------------------- index reductions
-@LOWERINGS.family_lowering("tile_row_arg", "tile_col_arg", binds=False)
-def lower_arg_reduce(comp, node, builtin):
+@LOWERINGS.family_lowering("tile_row_arg", "tile_col_arg", checks=(aicore_only,), per_builtin=True)
+def lower_arg_reduce(comp, node, args, builtin):
     """TROWARGMAX / TROWARGMIN into an int32 rows x 1 column, TCOLARGMAX / TCOLARGMIN into an
     int32 1 x cols row (TReduceIdx.hpp's checks: a Vec int32 index tile, one index a row or
     a column of src)."""
     spec, call = builtin.specs[0], builtin.name
-    args = comp.bind_call(builtin, node)
-    if not comp.is_aicore:
-        comp.error(node, f"pto.{call} works on typed tiles of pto.alloc_tile (an AI-core kernel)",
-                   "allocate the tiles with pto.alloc_tile(rows, cols, dtype, loc=pto.Vec)")
-    dst, src = (comp.typed_tile(args[n], node, spec, n, f"pto.{call}: {n}") for n in ("dst", "src"))
+    dst, src = comp.typed_tiles(spec, node, args, ("dst", "src"))
     per_col = spec.family == "tile_col_arg"
     if src.dtype.name not in spec.dtypes:
         comp.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles, not {src.dtype}")
@@ -265,18 +244,14 @@ def _static_int_or_zero(comp, v, node, what):
 
 
 # ---------------------------------------------------------------- partial elementwise
-@LOWERINGS.family_lowering("tile_part", binds=False)
-def lower_partial(comp, node, builtin):
+@LOWERINGS.family_lowering("tile_part", checks=(aicore_only,), per_builtin=True)
+def lower_partial(comp, node, args, builtin):
     """pto.tpartadd(dst, src0, src1) and TPARTMAX / TPARTMIN / TPARTMUL (isa/47_partial.toml):
     the source covering dst's valid region first, the other's valid region as operands, after
     PTO-ISA's checks (TPARTADD.md, TPartAdd.hpp: one dtype, RowMajor tiles, one source's valid
     region dst's and the other's within it)."""
     spec, call = builtin.specs[0], builtin.name
-    args = comp.bind_call(builtin, node)
-    if not comp.is_aicore:
-        comp.error(node, f"pto.{call} works on typed tiles of pto.alloc_tile (an AI-core kernel)",
-                   "allocate the tiles with pto.alloc_tile(rows, cols, dtype, loc=pto.Vec)")
-    dst, s0, s1 = (comp.typed_tile(args[n], node, spec, n, f"pto.{call}: {n}") for n in ("dst", "src0", "src1"))
+    dst, s0, s1 = comp.typed_tiles(spec, node, args, ("dst", "src0", "src1"))
     if dst.dtype.name not in spec.dtypes:
         comp.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles on A2/A3, not {dst.dtype}")
     for t in (s0, s1):

@@ -7,19 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from .builtin_checks import aicore_only
 from .registry import LOWERINGS
 from .values import NONE, Const, Text
 
 CMP_MODES = ("eq", "ne", "lt", "gt", "le", "ge")          # CmpMode, in the order of the table's `c`
 INT32_CMP_MODES = ("eq", "ne")    # A2/A3 compares int32 by vcmp*_eq, and vnot's the result for NE
-
-
-def _mask_tiles(comp, spec, node, args, names):
-    call = spec.builtin
-    if not comp.is_aicore:
-        comp.error(node, f"pto.{call} works on typed tiles of pto.alloc_tile (an AI-core kernel)",
-                   "allocate the tiles with pto.alloc_tile(rows, cols, dtype, loc=pto.Vec)")
-    return [comp.typed_tile(args[n], node, spec, n, f"pto.{call}: {n}") for n in names]
 
 
 def _full_rows(comp, t, node, call):
@@ -91,7 +84,7 @@ def _mask_op(comp, name, node, args):
     the data dst): the tiles' checks, then the operands in the ISA record's order."""
     spec, call = comp.isa[name], comp.isa[name].builtin
     names = [o.name for o in spec.value_operands if o.kind == "tile" and o.name != "tmp"]
-    tiles = dict(zip(names, _mask_tiles(comp, spec, node, args, names)))
+    tiles = dict(zip(names, comp.typed_tiles(spec, node, args, names)))
     mask_name, data_name = ("dst", "a") if spec.family == "tile_cmp" else ("mask", "dst")
     mask, data = tiles[mask_name], tiles[data_name]
     _same_shape(comp, node, call, data, *(t for n, t in tiles.items() if n not in (mask_name, data_name)))
@@ -119,10 +112,10 @@ def _mask_op(comp, name, node, args):
                                f"{data.name} <- {mask.name} ? {tiles['a'].name} : {other}")
 
 
-@LOWERINGS.lowering("ttri")
+@LOWERINGS.lowering("ttri", checks=(aicore_only,))
 def lower_ttri(comp, node, args):
     spec = comp.isa["TTRI"]
-    (dst,) = _mask_tiles(comp, spec, node, args, ("dst",))
+    (dst,) = comp.typed_tiles(spec, node, args, ("dst",))
     if dst.dtype.name not in spec.dtypes:
         comp.error(node, f"pto.ttri fills {', '.join(spec.dtypes)} tiles, not {dst.dtype}")
     upper = args["upper"]
@@ -152,7 +145,7 @@ def _tile_words(t, count=None):
 TCI_TMP_BYTES = {4: 768, 2: 1792}
 
 
-@LOWERINGS.lowering("tci")
+@LOWERINGS.lowering("tci", checks=(aicore_only,))
 def lower_tci(comp, node, args):
     """pto.tci(dst, start, tmp, descending=False): TCI's operands in its record's order, after
     A2/A3's checks (TCI.hpp): an integer one-row dst, a tmp of the vector path's size whose
@@ -163,7 +156,7 @@ def lower_tci(comp, node, args):
                          "scalar unit (TCI.hpp); that form is not built",
                    "pass tmp, a Vec tile of 2 KiB (pto.alloc_tile(1, 512, pto.float32, loc=pto.Vec)), for "
                    "A2/A3's vector path: the same values, descending apart (-(start + k))")
-    dst, tmp = _mask_tiles(comp, spec, node, args, ("dst", "tmp"))
+    dst, tmp = comp.typed_tiles(spec, node, args, ("dst", "tmp"))
     if dst.dtype.name not in spec.dtypes:
         comp.error(node, f"pto.tci fills {', '.join(spec.dtypes)} tiles, not {dst.dtype}",
                    "A2/A3's TCI adds in integer vector lanes (TCI.hpp); fill an int32 tile and "
@@ -204,21 +197,6 @@ def lower_tci(comp, node, args):
 
 
 # pto.tcmp, tcmps, tsel, tsels: one lowering, from each instruction's ISA record
-@LOWERINGS.lowering("tcmp")
-def lower_tcmp(comp, node, args):
-    return _mask_op(comp, "TCMP", node, args)
-
-
-@LOWERINGS.lowering("tcmps")
-def lower_tcmps(comp, node, args):
-    return _mask_op(comp, "TCMPS", node, args)
-
-
-@LOWERINGS.lowering("tsel")
-def lower_tsel(comp, node, args):
-    return _mask_op(comp, "TSEL", node, args)
-
-
-@LOWERINGS.lowering("tsels")
-def lower_tsels(comp, node, args):
-    return _mask_op(comp, "TSELS", node, args)
+@LOWERINGS.lowering("tcmp", "tcmps", "tsel", "tsels", checks=(aicore_only,), per_builtin=True)
+def lower_mask_op(comp, node, args, builtin):
+    return _mask_op(comp, builtin.specs[0].name, node, args)

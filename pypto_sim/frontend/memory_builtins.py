@@ -261,29 +261,9 @@ def lower_local_array(comp, node, args):
     return LocalArray(first, count, dtype, "local_array")
 
 
-@LOWERINGS.lowering("atomic_add")
-def lower_atomic_add(comp, node, args):
-    return comp._atomic("add", node, args)
-
-
-@LOWERINGS.lowering("atomic_max")
-def lower_atomic_max(comp, node, args):
-    return comp._atomic("max", node, args)
-
-
-@LOWERINGS.lowering("atomic_min")
-def lower_atomic_min(comp, node, args):
-    return comp._atomic("min", node, args)
-
-
-@LOWERINGS.lowering("atomic_exchange")
-def lower_atomic_exchange(comp, node, args):
-    return comp._atomic("exchange", node, args)
-
-
-@LOWERINGS.lowering("atomic_cas")
-def lower_atomic_cas(comp, node, args):
-    return comp._atomic("cas", node, args)
+@LOWERINGS.lowering("atomic_add", "atomic_max", "atomic_min", "atomic_exchange", "atomic_cas", per_builtin=True)
+def lower_atomic(comp, node, args, builtin):
+    return comp._atomic(builtin.name.removeprefix("atomic_"), node, args)
 
 
 @LOWERINGS.lowering("fence")

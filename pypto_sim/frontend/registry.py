@@ -42,6 +42,7 @@ class Lowering:
     families: tuple = ()
     checks: tuple = ()
     binds: bool = True
+    per_builtin: bool = False
 
     @property
     def where(self) -> str:
@@ -57,6 +58,8 @@ class Lowering:
         args = comp.bind_call(builtin, node)
         for check in self.checks:
             check(comp, node, builtin.name)
+        if self.per_builtin:
+            return self.fn(comp, node, args, builtin)
         return self.fn(comp, node, args)
 
 
@@ -97,22 +100,25 @@ class Registry:
         self._families: dict = {}   # family -> [Lowering, ...]
         self._entries = None        # name -> BuiltinEntry, once frozen
 
-    def lowering(self, *names, checks=(), binds=True):
-        """Decorator: register the function as the lowering of the builtins ``names``."""
-        return self._register(names, (), checks, binds)
+    def lowering(self, *names, checks=(), binds=True, per_builtin=False):
+        """Decorator: register the function as the lowering of the builtins ``names``.
+        per_builtin: one function for several builtins that differ in their ISA record only
+        (``pto.tcmp`` / ``tcmps`` / ``tsel`` / ``tsels``): it also receives the Builtin,
+        ``fn(comp, node, args, builtin)``."""
+        return self._register(names, (), checks, binds, per_builtin)
 
-    def family_lowering(self, *families, checks=(), binds=True):
+    def family_lowering(self, *families, checks=(), binds=True, per_builtin=False):
         """Decorator: register the function as the lowering of every builtin of the ISA
-        ``families`` that has no lowering of its own."""
-        return self._register((), families, checks, binds)
+        ``families`` that has no lowering of its own (per_builtin: as for ``lowering``)."""
+        return self._register((), families, checks, binds, per_builtin)
 
-    def _register(self, names, families, checks, binds):
+    def _register(self, names, families, checks, binds, per_builtin=False):
         if self._entries is not None:
             raise RegistryError(f"the builtin registry is frozen; register {names or families} "
                                 "in a frontend module that codegen.py imports")
 
         def decorate(fn):
-            entry = Lowering(fn, tuple(names), tuple(families), tuple(checks), binds)
+            entry = Lowering(fn, tuple(names), tuple(families), tuple(checks), binds, per_builtin)
             for name in names:
                 self._named.setdefault(name, []).append(entry)
             for family in families:

@@ -65,48 +65,15 @@ def _shuffle(comp, op, node, x, k):
     return Val(dst)
 
 
-@LOWERINGS.lowering("shfl_idx")
-def lower_shfl_idx(comp, node, args):
-    return _shuffle(comp, "SHFL_IDX", node, args["x"], args["lane"])
-
-
-@LOWERINGS.lowering("shfl_up")
-def lower_shfl_up(comp, node, args):
-    return _shuffle(comp, "SHFL_UP", node, args["x"], args["delta"])
-
-
-@LOWERINGS.lowering("shfl_down")
-def lower_shfl_down(comp, node, args):
-    return _shuffle(comp, "SHFL_DOWN", node, args["x"], args["delta"])
-
-
-@LOWERINGS.lowering("shfl_xor")
-def lower_shfl_xor(comp, node, args):
-    return _shuffle(comp, "SHFL_XOR", node, args["x"], args["mask"])
-
-
-@LOWERINGS.lowering("shfl_sync")
-def lower_shfl_sync(comp, node, args):
-    lane_mask(comp, args["mask"], node)
-    return _shuffle(comp, "SHFL_IDX", node, args["value"], args["src_lane"])
-
-
-@LOWERINGS.lowering("shfl_up_sync")
-def lower_shfl_up_sync(comp, node, args):
-    lane_mask(comp, args["mask"], node)
-    return _shuffle(comp, "SHFL_UP", node, args["value"], args["delta"])
-
-
-@LOWERINGS.lowering("shfl_down_sync")
-def lower_shfl_down_sync(comp, node, args):
-    lane_mask(comp, args["mask"], node)
-    return _shuffle(comp, "SHFL_DOWN", node, args["value"], args["delta"])
-
-
-@LOWERINGS.lowering("shfl_xor_sync")
-def lower_shfl_xor_sync(comp, node, args):
-    lane_mask(comp, args["mask"], node)
-    return _shuffle(comp, "SHFL_XOR", node, args["value"], args["lane_mask"])
+@LOWERINGS.lowering("shfl_idx", "shfl_up", "shfl_down", "shfl_xor", "shfl_sync", "shfl_up_sync", "shfl_down_sync",
+                   "shfl_xor_sync", per_builtin=True)
+def lower_shuffle(comp, node, args, builtin):
+    """pto.shfl_idx(x, lane) and the others: (value, lane or delta or xor mask) in the
+    signature's order; the CUDA-style ``*_sync`` forms take the lane mask first."""
+    values = list(args.values())
+    if builtin.name.endswith("_sync"):
+        lane_mask(comp, values.pop(0), node)
+    return _shuffle(comp, builtin.specs[0].name, node, *values)
 
 
 # ---------------------------------------------------------------- votes and matches
@@ -135,39 +102,19 @@ def _combine(comp, op, node, src, mask, result):
     return Val(dst)
 
 
-@LOWERINGS.lowering("vote_all", "all_sync")
-def lower_vote_all(comp, node, args):
-    return _vote(comp, "VOTE_ALL", node, args["pred"], args["mask"], dtypes.bool_)
+@LOWERINGS.lowering("vote_all", "all_sync", "vote_any", "any_sync", "vote_eq", "eq_sync", "ballot", "ballot_sync",
+                   per_builtin=True)
+def lower_vote(comp, node, args, builtin):
+    """pto.vote_all(pred, mask) and the other votes: the record's instruction and result dtype
+    (bool, or BALLOT's int32 lane mask)."""
+    spec = builtin.specs[0]
+    return _vote(comp, spec.name, node, args["pred"], args["mask"], dtypes.BY_NAME[spec.dtypes[0]])
 
 
-@LOWERINGS.lowering("vote_any", "any_sync")
-def lower_vote_any(comp, node, args):
-    return _vote(comp, "VOTE_ANY", node, args["pred"], args["mask"], dtypes.bool_)
-
-
-@LOWERINGS.lowering("vote_eq", "eq_sync")
-def lower_vote_eq(comp, node, args):
-    return _vote(comp, "VOTE_EQ", node, args["pred"], args["mask"], dtypes.bool_)
-
-
-@LOWERINGS.lowering("ballot", "ballot_sync")
-def lower_ballot(comp, node, args):
-    return _vote(comp, "BALLOT", node, args["pred"], args["mask"], dtypes.int32)
-
-
-@LOWERINGS.lowering("match_any")
-def lower_match_any(comp, node, args):
-    return _match(comp, "MATCH_ANY", node, args["x"], args["mask"])
-
-
-@LOWERINGS.lowering("match_all")
-def lower_match_all(comp, node, args):
-    return _match(comp, "MATCH_ALL", node, args["x"], args["mask"])
-
-
-@LOWERINGS.lowering("match_any_sync")
-def lower_match_any_sync(comp, node, args):
-    return _match(comp, "MATCH_ANY", node, args["value"], args["mask"])
+@LOWERINGS.lowering("match_any", "match_all", "match_any_sync", per_builtin=True)
+def lower_match(comp, node, args, builtin):
+    """pto.match_any(x, mask=None), match_all(x, mask=None), match_any_sync(mask, value)."""
+    return _match(comp, builtin.specs[0].name, node, args.get("x", args.get("value")), args["mask"])
 
 
 @LOWERINGS.lowering("match_all_sync")
