@@ -6,6 +6,7 @@ addresses (``tbase``), encoded program
 (``enc``) and per-pc ISA records (``pc_spec``): the timing model or the functional runner."""
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -88,12 +89,19 @@ def _argument(token, spec, v, real, l1, op, dt):
     if token == "dt":
         return dt
     if token == "init":
-        return float(eval(spec.init, {"np": np}))      # the table's identity, validated at load
+        return reduction_identity(spec.init)
     if token.startswith("real:"):
         return real.get(token.removeprefix("real:"), 0.0)
     if token.startswith("has:"):
         return token.removeprefix("has:") in v
     return v.get(token, -1)
+
+
+@functools.lru_cache(maxsize=None)
+def reduction_identity(expr: str) -> float:
+    """A reduction's identity: its ISA record's ``init`` expression (validated when the table
+    loads), evaluated once per expression rather than at every executed instruction."""
+    return float(eval(expr, {"np": np}))
 
 
 def _rows(rows, one_row):

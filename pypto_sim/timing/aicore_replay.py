@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..exec.tile_effects import reduction_identity
 from ..exec.aicore_tiles import BLAS_MIN_PRODUCTS, INIT_ACC, INIT_BIAS, INIT_ZERO, MAX_MKN, layout_of
 from ..ir.program import C_AUX, C_DTYPE, C_OP
 from ..isa.tile_roles import KERNEL_FAMILIES, kernel_operands
@@ -119,7 +120,7 @@ def _row(sim, pc, spec, row, rf):
                 row[ex.RP_SCJ] = named[operands.real]
             row[ex.RP_USE] = operands.has in named
             if "init" in layout.roles.args:
-                rf[pc] = float(eval(spec.init, {"np": np}))      # the table's identity
+                rf[pc] = reduction_identity(spec.init)
 
 
 def event_order(ex, lg, before=None) -> np.ndarray:
