@@ -47,6 +47,7 @@ from ..isa import PIPES, load_isa
 from ..isa.tile_roles import FLOP_FAMILIES, FAMILY_ROLES, data_operand
 from ..errors import ArgumentError
 from .aicore_summary import UNITS as UNIT_NAMES
+from ..timing import peaks
 from .tables import RowTable
 
 ROOFS = ("cube", "vector", "GM bandwidth")
@@ -221,9 +222,10 @@ def _vector_rate(machine) -> tuple:
         if arithmetic(op) and slope > 0 and 1 / slope > best:
             best, where = 1 / slope, f"[formulas] {op} {dtype} slope {slope:g} cycles/element"
     for name, t in machine.instructions.items():
-        per, rb = t.extra.get("per_repeat"), t.extra.get("repeat_bytes")
-        if not arithmetic(name) or not per or not rb:
+        rb = t.extra.get("repeat_bytes")
+        if not arithmetic(name) or not t.extra.get("per_repeat") or not rb:
             continue
+        per = peaks.per_repeat(machine, name, "float16")
         rate = rb / 2 / per            # float16: the narrowest float the vector ops take
         if rate > best:
             best, where = rate, f"{name} {rb:g} B (float16) per {per:g} cycles"

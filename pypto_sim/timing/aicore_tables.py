@@ -10,6 +10,7 @@ import numpy as np
 from ..dtypes import BY_CODE
 from ..exec.aicore_tiles import layout_of
 from ..ir.program import C_AUX, C_DTYPE, C_SRC
+from . import peaks
 
 TILE_KINDS = {"tile_load": "LOAD", "tile_store": "STORE", "tile_move": "MOVE", "tile_mma": "MMA"}
 SYNC_KINDS = {"SET_FLAG": "SET_FLAG", "WAIT_FLAG": "WAIT_FLAG", "PIPE_BARRIER": "PIPE_BARRIER",
@@ -188,6 +189,6 @@ class AICoreTables:
         row[ex.TP_HEAD] = t.extra.get("head", t.latency)
         row[ex.TP_TAIL] = int(t.extra.get("tail", 0))
         row[ex.TP_RB] = t.extra.get("repeat_bytes", 1)
-        frow[ex.TF_PER] = float(t.extra.get("per_repeat", 0.0))
+        frow[ex.TF_PER] = peaks.per_repeat(m, name, dtype)
         frow[ex.TF_ROW] = float(t.extra.get("per_row", 0.0))
         row[ex.TP_UNALIGNED] = int(t.extra.get("unaligned_floor", 0))

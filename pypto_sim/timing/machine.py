@@ -22,7 +22,7 @@ except ModuleNotFoundError:  # Python 3.10
 from .._resources import data_dir
 from ..errors import MachineError
 from ..isa import LANE_TILE_FAMILIES, PIPES, VECTOR_FAMILIES, load_isa
-from . import row_reduce_paths
+from . import peaks, row_reduce_paths
 
 DEFAULT_MACHINE = "ascend910b"
 
@@ -41,7 +41,7 @@ _AICORE = ("vector_units", "bias_bytes", "event_ids", "cross_core_event_ids", "p
 _L2 = ("l2_bytes", "l2_line_bytes", "l2_hit_latency", "l2_miss_extra_latency", "l2_chip_bytes_per_cycle")
 _OPTIONAL_SECTIONS = (("aicore", _AICORE), ("l2", _L2))
 _TOP_LEVEL = {"name", "isa_version", "description", "structure", "capacity", "memory", "pipes",
-              "instruction", "fusion", "formulas", "row_reduce_fp32"} | {section for section, _keys in _OPTIONAL_SECTIONS}
+              "instruction", "fusion", "formulas", "row_reduce_fp32", "peaks"} | {section for section, _keys in _OPTIONAL_SECTIONS}
 _WHOLE = ("cores", "warp_slots_per_core", "lanes_per_warp", "issue_width", "sector_bytes",
           "vector_units", "bias_bytes", "event_ids", "cross_core_event_ids", "drain_c0_bytes", "pipe_queue_depth",
           "l2_bytes", "l2_line_bytes", "l2_hit_latency", "l2_miss_extra_latency")
@@ -114,6 +114,8 @@ class Machine:
     formula_source: str = ""
     # [row_reduce_fp32]: pto-isa's fast fp32 row reductions (timing/row_reduce_paths.py)
     row_reduce_fp32: dict = field(default_factory=dict)
+    # [peaks]: the vendor's theoretical elements a cycle per vector instruction (timing/peaks.py)
+    vector_peaks: dict = field(default_factory=dict)
     pipe_index: dict = field(init=False)
 
     def __post_init__(self):
@@ -246,7 +248,7 @@ class Machine:
                                         "structure.KEY or pipes.PIPE.FIELD")
         return Machine(self.name, self.path, self.isa_version, self.description, values, sources,
                        pipes, instructions, self.fusions, self.vector_formulas, self.formula_source,
-                       self.row_reduce_fp32)
+                       self.row_reduce_fp32, self.vector_peaks)
 
     def without_l2(self) -> "Machine":
         """A copy with no L2 ([l2] removed): tile DMA then always takes the miss path. The
@@ -255,7 +257,7 @@ class Machine:
         sources = {k: v for k, v in self.sources.items() if k not in _L2}
         return Machine(self.name, self.path, self.isa_version, self.description, values, sources,
                        dict(self.pipes), dict(self.instructions), self.fusions, self.vector_formulas,
-                       self.formula_source, self.row_reduce_fp32)
+                       self.formula_source, self.row_reduce_fp32, self.vector_peaks)
 
     def lane_timing(self, name: str, wide: bool = False):
         """(latency, issue_interval) of instruction ``name``; wide: on 64-bit values (float64,
@@ -415,7 +417,8 @@ def load_machine_from(path) -> Machine:
                    description=str(doc.get("description", "")), values=values, sources=sources,
                    pipes=pipes, instructions=instructions, fusions=fusions,
                    vector_formulas=formulas, formula_source=formula_source,
-                   row_reduce_fp32=row_reduce_paths.parse(path, doc.get("row_reduce_fp32", {}), isa))
+                   row_reduce_fp32=row_reduce_paths.parse(path, doc.get("row_reduce_fp32", {}), isa),
+                   vector_peaks=peaks.parse(path, doc.get("peaks", {}), isa))
 
 
 def _vector_formulas(path, section, isa):
