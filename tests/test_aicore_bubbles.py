@@ -189,7 +189,7 @@ def test_the_scalar_unit_between_two_vector_ops():
 def test_data_wait_under_auto_sync_and_shared_l2_hbm_bandwidth():
     """sync="auto": the TADDS reads the tile the TLOAD writes, so from its dispatch d it waits
     for the TLOAD's completion c: data, ending with the TLOAD's transfer. 24 cores x 2 AIVs
-    load 32 KiB each at once from distinct lines, 48 x 58.6 bytes a cycle asked of HBM's 973:
+    load 32 KiB each at once from distinct lines, 48 x 58.6 bytes a cycle asked of HBM's 805.5:
     the links are booked first come first served, so the last core's AIV1 waits for them. Its
     TLOAD's last cycles beyond its latency (307, a miss) and its bytes over its own path
     (ceil(32768 / 58.6) = 560) are waits for the chip's shared L2 / HBM links: L2/HBM
