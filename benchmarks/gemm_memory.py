@@ -104,19 +104,20 @@ def top(snapshot, n=12):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--n", type=int, default=6144, help="m = k = n (a multiple of 512)")
+    parser.add_argument("--n", type=int, default=6144, help="m = k = n (a multiple of 1536: the 4 x 6 core grid of 128 x 256 tiles)")
     parser.add_argument("--trace", action="store_true", help="tracemalloc breakdown (slower)")
     ns = parser.parse_args()
     n = ns.n
+    published.check_gemm_shape(n, n, n)
     print(f"GEMM {n}^3, pto-isa's A3 kernel, {published.CORES} cores, values=False")
     step("imported")
-    warm = tensors(512)
-    pto.profile(published.gemm_performance, grid=(published.CORES,), args=(*warm, 512, 512, 512),
+    warm = tensors(1536)           # the smallest m = k = n the source's 4 x 6 core grid divides
+    pto.profile(published.gemm_performance, grid=(published.CORES,), args=(*warm, 1536, 1536, 1536),
                 values=False)
     for t in warm:
         t.free()
     del warm
-    step("executor compiled (a 512^3 GEMM run and freed)")
+    step("executor compiled (a 1536^3 GEMM run and freed)")
     A, B, C = tensors(n)
     step(f"three {n}^2 tensors in HBM")
     if ns.trace:

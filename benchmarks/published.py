@@ -2,13 +2,16 @@
 statistics of issue 24 (benchmarks/accuracy.py) and pto-isa's Perf-Sim beside ours.
 
     python benchmarks/published.py [--gemm 1536,3072,6144,7680] [--fa 1024,...,32768]
-                                   [--topk 4800,3456,2304] [--conv 8,16,24,32,40] [--no-gemm-ar]
+                                   [--topk 4800,3456,2304] [--conv 8,16,24,32,40] [--add 1,2,3,4]
+                                   [--no-gemm-ar]
                                    [--values auto|on|off] [--json PATH]
                                    [--markdown PATH]
 
-1. The A3 GEMM of pto-isa's kernels/manual/a2a3/gemm_performance (README.md): 24 cores, fp16 in
+1. The A3 GEMM of pto-isa's kernels/manual/a2a3/gemm_performance (README.md): 24 cores as its
+   4 x 6 grid (each owns a C block of m / 4 x n / 6 and walks its tiles M, N, then K), fp16 in
    and fp32 out, base tile [128, 256, 64], stepK 4 (L1 holds four K steps of A and B, double
-   buffered; L0A/L0B ping-pong), manual flags as in gemm_performance_kernel.cpp. Printed: the
+   buffered; L0A/L0B ping-pong), manual flags as in gemm_performance_kernel.cpp (A's and B's
+   loads on MTE2 -> MTE1 events 0 and 1, each TEXTRACT waiting for its own). Printed: the
    simulated and published time and TFLOP/s, and the AIC's TMATMUL (M), TEXTRACT (MTE1), TLOAD
    (MTE2) and TSTORE (FIX) busy shares beside the published ratios.
 2. The compute GEMM of pto-isa's kernels/manual/a2a3/gemm_ar (examples/gemm_ar_compute.py,
@@ -26,6 +29,13 @@ statistics of issue 24 (benchmarks/accuracy.py) and pto-isa's Perf-Sim beside ou
    128 x 256 x 48, stepK 3), checked against gen_data.py's golden, with the AIC's TMATMUL (M),
    TLOAD (MTE2), TEXTRACT + TIMG2COL (MTE1) and TSTORE (FIX) busy shares beside the published
    ones; rows are named by X's C1.
+
+6. The Add of CANN's Ascend C tuning sample (asc-devkit add_high_performance, README measured on
+   Atlas A2 training products; examples/add_high_performance.py): z = x + y on 8192 x 8192 half,
+   cases 1 (one AIV, 8 KiB DataCopy's) to 4 (48 AIVs, 32 KiB, double buffered), with the AIVs'
+   V, scalar, MTE2 and MTE3 shares beside the published aiv_*_ratio: a vector kernel that is
+   nothing but its transfers, so its rows check TLOAD and TSTORE. Values are off (auto); the
+   tests check them on smaller shapes.
 
 Values (checked against numpy on a sample of rows) are on up to VALUES_UP_TO and off above
 (``--values auto``), where their replay would dominate the run; values=False gives the same
@@ -46,6 +56,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
 
+import add_high_performance  # noqa: E402
 import conv2d_forward  # noqa: E402
 import flash_atten_a3  # noqa: E402
 import gemm_ar_compute  # noqa: E402
@@ -57,6 +68,7 @@ import pypto_sim as pto  # noqa: E402
 BM, BN, BK, STEPK = 128, 256, 64, 4
 KL1 = BK * STEPK                      # K columns of A (rows of B) per L1 tile
 CORES = 24
+M_GROUPS = 4                          # InitGMOffsets' mIter: the README's 4 x 6 grouping on 24 cores
 
 # pto-isa kernels/manual/a2a3/gemm_performance/README.md (A3, 24 cores): m=k=n -> time (ms)
 # and the TMATMUL / TEXTRACT / TLOAD / TSTORE ratios (%)
@@ -73,6 +85,10 @@ PUBLISHED_FA = {1024: (20.960, 25.61), 2048: (32.461, 66.16), 4096: (88.902, 96.
 PUBLISHED_TOPK = {4800: (324.106, 94.0, 3.2, 11.7, 10.4), 3456: (238.819, 91.5, 4.6, 12.3, 10.5),
                   2304: (161.375, 88.7, 6.0, 12.4, 10.1)}
 TOPK_PIPES = ("V", "S", "MTE2", "MTE3")
+# CANN asc-devkit add_high_performance/README.md (Atlas A2 training products; 8192 x 8192 half):
+# case -> (Task Duration us, aiv_vec / aiv_scalar / aiv_mte2 / aiv_mte3 ratio %)
+PUBLISHED_ADD = {1: (6909.6, 11.0, 3.3, 87.3, 37.8), 2: (306.58, 5.3, 2.8, 72.5, 18.3),
+                 3: (268.5, 4.9, 1.1, 70.5, 21.9), 4: (264.02, 5.0, 1.1, 97.3, 33.0)}
 # pto-isa kernels/manual/a2a3/conv2d_forward/README.md (A3, 24 cores, fp16 in): X's C1 ->
 # (X = [4, C1, H, W, 16], N = K's second dim x 16, time us, TMATMUL / TLOAD / TEXTRACT / TSTORE %)
 PUBLISHED_CONV = {8: ((4, 8, 8, 48), 96 * 16, 32.2, 52.9, 43.9, 59.4, 5.6),
@@ -86,33 +102,40 @@ CONV_PIPES = ("M", "MTE2", "MTE1", "FIX")
 PERFSIM_US = {("GEMM", "1536"): 30.35, ("GEMM", "3072"): 201.19, ("GEMM", "6144"): 1567.8,
               ("GEMM", "7680"): 3056.5, ("FA", "1024"): 21.08, ("FA", "2048"): 38.13}
 # sizes run with values on under --values auto (above them values=False)
-VALUES_UP_TO = {"GEMM": 3072, "FA": 4096, "TOPK": 4800, "CONV": 16}
+VALUES_UP_TO = {"GEMM": 3072, "FA": 4096, "TOPK": 4800, "CONV": 16, "ADD": 0}
 PIPES = ("M", "MTE1", "MTE2", "FIX")
 GEMM_AR = "gemm_ar"
 
 
 @pto.kernel
 def l1_step(A, B, acc, a_l1, b_l1, a_l0_0, b_l0_0, a_l0_1, b_l0_1, m0, n0, k0, K, N, p):
-    """Load one L1 tile pair (A 128 x 256, B 256 x 256) into buffer p, then run its four K
-    steps of 64 through L0 ping-pong (events 0, 1) and the cube."""
+    """ProcessKIteration's TLOAD stage (kIter % stepKa == 0) into L1 buffer p (A 128 x 256,
+    B 256 x 256), each load flagging MTE1 on its own event (0 for A, 1 for B), then the four K
+    steps of 64 that read the buffer through L0 ping-pong (events 0, 1) and the cube."""
     pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, p)       # L1 buffer p is free
     pto.tload(a_l1, A + m0 * K + k0, stride=K)
+    pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
     pto.tload(b_l1, B + k0 * N + n0, stride=N)
-    pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, p)
-    pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, p)
-    k_sub(acc, a_l1, b_l1, a_l0_0, b_l0_0, k0, 0, 0)
-    k_sub(acc, a_l1, b_l1, a_l0_1, b_l0_1, k0, 1, 1)
-    k_sub(acc, a_l1, b_l1, a_l0_0, b_l0_0, k0, 2, 0)
-    k_sub(acc, a_l1, b_l1, a_l0_1, b_l0_1, k0, 3, 1)
-    pto.set_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, p)        # L1 buffer p may be refilled
+    pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 1)
+    k_sub(acc, a_l1, b_l1, a_l0_0, b_l0_0, k0, 0, 0, p)
+    k_sub(acc, a_l1, b_l1, a_l0_1, b_l0_1, k0, 1, 1, p)
+    k_sub(acc, a_l1, b_l1, a_l0_0, b_l0_0, k0, 2, 0, p)
+    k_sub(acc, a_l1, b_l1, a_l0_1, b_l0_1, k0, 3, 1, p)
 
 
 @pto.kernel
-def k_sub(acc, a_l1, b_l1, a_l0, b_l0, k0, s, ev):
-    """K step s (of STEPK) of the L1 tile at k0, through L0 buffer ev."""
+def k_sub(acc, a_l1, b_l1, a_l0, b_l0, k0, s, ev, p):
+    """K step s (of STEPK) of the L1 tile at k0, through L0 buffer ev: the first step waits for
+    A's load before its TEXTRACT and for B's before B's; the last frees L1 buffer p."""
     pto.wait_flag(pto.PIPE_M, pto.PIPE_MTE1, ev)         # L0 buffer ev is free
+    if s == 0:
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
     pto.textract(a_l0, a_l1, 0, s * BK)
+    if s == 0:
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 1)
     pto.textract(b_l0, b_l1, s * BK, 0)
+    if s == STEPK - 1:
+        pto.set_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, p)    # L1 buffer p may be refilled
     pto.set_flag(pto.PIPE_MTE1, pto.PIPE_M, ev)
     pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_M, ev)
     if k0 + s == 0:
@@ -124,8 +147,14 @@ def k_sub(acc, a_l1, b_l1, a_l0, b_l0, k0, s, ev):
 
 @pto.kernel(sync="manual")
 def gemm_performance(A, B, C, M, N, K):
+    """RunGemmE2E: block b owns the C block [M / 4, N / (grid / 4)] at m group b % 4 and n group
+    b // 4 (InitGMOffsets: mIter = m / singleCoreM = 4; on 24 cores the README's 4 x 6 grouping)
+    and walks its base tiles i (M), j (N), then K, as the source's three loops."""
     with pto.cube():
-        tiles_n = N // BN
+        single_m = M // M_GROUPS
+        single_n = N // (pto.get_grid_dim() // M_GROUPS)
+        m_base = (pto.get_block_id() % M_GROUPS) * single_m
+        n_base = (pto.get_block_id() // M_GROUPS) * single_n
         a_l1_0 = pto.alloc_tile(BM, KL1, pto.float16, loc=pto.Mat)
         a_l1_1 = pto.alloc_tile(BM, KL1, pto.float16, loc=pto.Mat)
         b_l1_0 = pto.alloc_tile(KL1, BN, pto.float16, loc=pto.Mat)
@@ -139,25 +168,37 @@ def gemm_performance(A, B, C, M, N, K):
         pto.set_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, 1)
         pto.set_flag(pto.PIPE_M, pto.PIPE_MTE1, 0)
         pto.set_flag(pto.PIPE_M, pto.PIPE_MTE1, 1)
-        for t in range(pto.get_block_id(), (M // BM) * tiles_n, pto.get_grid_dim()):
-            m0 = (t // tiles_n) * BM
-            n0 = (t % tiles_n) * BN
-            for k0 in range(0, K, 2 * KL1):
-                l1_step(A, B, acc, a_l1_0, b_l1_0, a_l0_0, b_l0_0, a_l0_1, b_l0_1, m0, n0, k0, K, N, 0)
-                l1_step(A, B, acc, a_l1_1, b_l1_1, a_l0_0, b_l0_0, a_l0_1, b_l0_1, m0, n0, k0 + KL1, K, N, 1)
-            pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
-            pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
-            pto.tstore(C + m0 * N + n0, acc, stride=N)
-            pto.set_flag(pto.PIPE_FIX, pto.PIPE_M, 0)    # acc is free for the next tile
-            pto.wait_flag(pto.PIPE_FIX, pto.PIPE_M, 0)
+        for i in range(single_m // BM):
+            for j in range(single_n // BN):
+                m0 = m_base + i * BM
+                n0 = n_base + j * BN
+                for k0 in range(0, K, 2 * KL1):
+                    l1_step(A, B, acc, a_l1_0, b_l1_0, a_l0_0, b_l0_0, a_l0_1, b_l0_1, m0, n0, k0, K, N, 0)
+                    l1_step(A, B, acc, a_l1_1, b_l1_1, a_l0_0, b_l0_0, a_l0_1, b_l0_1, m0, n0, k0 + KL1, K, N,
+                            1)
+                pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+                pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+                pto.tstore(C + m0 * N + n0, acc, stride=N)
+                pto.set_flag(pto.PIPE_FIX, pto.PIPE_M, 0)    # acc is free for the next tile
+                pto.wait_flag(pto.PIPE_FIX, pto.PIPE_M, 0)
         pto.wait_flag(pto.PIPE_M, pto.PIPE_MTE1, 0)
         pto.wait_flag(pto.PIPE_M, pto.PIPE_MTE1, 1)
         pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, 0)
         pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, 1)
 
 
+def check_gemm_shape(m, k, n, cores=CORES):
+    """ValueError unless the source's core grid and tiles divide m x k x n: m into 4 groups of
+    128-row tiles, n into cores / 4 groups of 256-column tiles, k into pairs of 256-deep L1 tiles."""
+    if cores % M_GROUPS or m % (M_GROUPS * BM) or n % (cores // M_GROUPS * BN) or k % (2 * KL1):
+        raise ValueError(f"gemm_performance on {cores} cores needs m a multiple of {M_GROUPS * BM}, n of "
+                         f"{cores // M_GROUPS * BN} and k of {2 * KL1} (a {M_GROUPS} x {cores // M_GROUPS} "
+                         f"core grid of base {BM} x {BN} tiles, two L1 buffers of K {KL1}); got m={m} k={k} n={n}")
+
+
 def run_gemm(n, values=True, seed=0):
     """(sample check ok, or None with values off; profile; wall seconds) for m = k = n."""
+    check_gemm_shape(n, n, n)
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((n, n)).astype(np.float16)
     b = rng.standard_normal((n, n)).astype(np.float16)
@@ -253,14 +294,33 @@ def fa_rows(sizes, mode):
     return out
 
 
+def _aiv_row(table, name, prof, published, ok, wall, unit="AIV"):
+    """Print one row of a vector-core table (time, and V / S / MTE2 / MTE3 busy shares of
+    ``unit`` beside the published aiv_*_ratio); return (Row, extra)."""
+    sim_us = _us(prof)
+    pub_us, *pub_shares = published
+    sh = prof.pipe_shares(unit)
+    shares = {p: (100 * sh[p], pub) for p, pub in zip(TOPK_PIPES, pub_shares)}
+    row = Row(table, str(name), sim_us, pub_us, shares, None)
+    cells = "  ".join(f"{shares[p][0]:>4.1f} | {shares[p][1]:>4.1f}" for p in TOPK_PIPES)
+    print(f"{name:>8} {sim_us:>8.2f} | {pub_us:>7.2f} {100 * row.error:>+6.1f}%  {cells}  {_check(ok):>6} "
+          f"{wall:>6.1f}")
+    return row, {"simulated_shares": {p: 100 * sh[p] for p in TOPK_PIPES}, "cycles": prof.total_cycles,
+                 "values_ok": ok, "wall_s": wall}
+
+
+def _aiv_header(title):
+    print(title)
+    print(f"{'':>8} {'time us':>18} {'err':>7}  {'V %':>11} {'S %':>11} {'MTE2 %':>11} {'MTE3 %':>11}  "
+          f"{'values':>6} {'wall s':>6}")
+
+
 def topk_rows(sizes, mode):
     """Run the topk rows and print them; returns [(Row, extra)]."""
     if not sizes:
         return []
-    print("\nTopk (A3, 48 vector cores, float32 [rows, 1024] -> top 1000): simulated | published; "
-          "AIV busy shares")
-    print(f"{'rows':>8} {'time us':>18} {'err':>7}  {'V %':>11} {'S %':>11} {'MTE2 %':>11} {'MTE3 %':>11}  "
-          f"{'values':>6} {'wall s':>6}")
+    _aiv_header("\nTopk (A3, 48 vector cores, float32 [rows, 1024] -> top 1000): simulated | published; "
+                "AIV busy shares; rows:")
     out = []
     for n in sizes:
         values = values_for("TOPK", n, mode)
@@ -271,16 +331,24 @@ def topk_rows(sizes, mode):
         if values:
             _, _, want_v, want_i = topk.golden(n)
             ok = bool(np.array_equal(got_v, want_v) and np.array_equal(got_i, want_i))
-        sim_us = _us(prof)
-        pub_us, *pub_shares = PUBLISHED_TOPK[n]
-        sh = prof.pipe_shares("AIV")
-        shares = {p: (100 * sh[p], pub) for p, pub in zip(TOPK_PIPES, pub_shares)}
-        row = Row("TOPK", str(n), sim_us, pub_us, shares, None)
-        cells = "  ".join(f"{shares[p][0]:>4.1f} | {shares[p][1]:>4.1f}" for p in TOPK_PIPES)
-        print(f"{n:>8} {sim_us:>8.2f} | {pub_us:>7.2f} {100 * row.error:>+6.1f}%  {cells}  {_check(ok):>6} "
-              f"{wall:>6.1f}")
-        out.append((row, {"simulated_shares": {p: 100 * sh[p] for p in TOPK_PIPES}, "cycles": prof.total_cycles,
-                          "values_ok": ok, "wall_s": wall}))
+        out.append(_aiv_row("TOPK", n, prof, PUBLISHED_TOPK[n], ok, wall))
+    return out
+
+
+def add_rows(cases, mode):
+    """Run the Add cases of CANN's Ascend C tuning sample and print them; returns [(Row, extra)].
+    Case 1 runs on one AIV (blockDim 1), so its shares are AIV0's."""
+    if not cases:
+        return []
+    _aiv_header("\nAdd (A2, Ascend C add_high_performance, 8192 x 8192 half): simulated | published; "
+                "AIV busy shares; case:")
+    out = []
+    for case in cases:
+        t0 = time.perf_counter()
+        ok, prof = add_high_performance.run(case, values=values_for("ADD", case, mode))
+        wall = time.perf_counter() - t0
+        unit = "AIV0" if add_high_performance.CASES[case][0] == 1 else "AIV"
+        out.append(_aiv_row("ADD", case, prof, PUBLISHED_ADD[case], ok, wall, unit))
     return out
 
 
@@ -391,14 +459,15 @@ def markdown(results, stats, meta):
             lines.append(f"| {row.name} | {row.simulated_us:.2f} | {row.published_us:.2f} | {100 * row.error:+.1f}% | "
                          f"{_err(row.other_error)} | "
                          f"{x['tflops']:.2f} / {x['published_tflops']:.2f} | {_check(x['values_ok'])} |")
-    if "TOPK" in tables:
-        lines += ["", "| topk rows | simulated us | published us | error | V % sim / pub | S % | MTE2 % "
-                  "| MTE3 % | values |", "|---|---|---|---|---|---|---|---|---|"]
-    for row, x in results:
-        if row.table == "TOPK":
-            pipes = " | ".join(f"{row.shares[p][0]:.1f} / {row.shares[p][1]:.1f}" for p in TOPK_PIPES)
-            lines.append(f"| {row.name} | {row.simulated_us:.2f} | {row.published_us:.2f} | "
-                         f"{100 * row.error:+.1f}% | {pipes} | {_check(x['values_ok'])} |")
+    for table, first in (("TOPK", "topk rows"), ("ADD", "Add case")):
+        if table in tables:
+            lines += ["", f"| {first} | simulated us | published us | error | V % sim / pub | S % | MTE2 % "
+                      "| MTE3 % | values |", "|---|---|---|---|---|---|---|---|---|"]
+        for row, x in results:
+            if row.table == table:
+                pipes = " | ".join(f"{row.shares[p][0]:.1f} / {row.shares[p][1]:.1f}" for p in TOPK_PIPES)
+                lines.append(f"| {row.name} | {row.simulated_us:.2f} | {row.published_us:.2f} | "
+                             f"{100 * row.error:+.1f}% | {pipes} | {_check(x['values_ok'])} |")
     if "CONV" in tables:
         lines += ["", "| conv2d X (N) | simulated us | published us | error | M % sim / pub | MTE2 % | MTE1 % "
                   "| FIX % | values |", "|---|---|---|---|---|---|---|---|---|"]
@@ -427,6 +496,8 @@ def main(argv=None):
                         help="rows of topk (default: every published float row)")
     parser.add_argument("--conv", default=",".join(map(str, PUBLISHED_CONV)),
                         help="conv2d_forward rows by X's C1 (default: every published one)")
+    parser.add_argument("--add", default=",".join(map(str, PUBLISHED_ADD)),
+                        help="cases of the Ascend C Add tuning sample (default: 1 to 4)")
     parser.add_argument("--no-gemm-ar", action="store_true", help="leave out gemm_ar's compute GEMM")
     parser.add_argument("--values", choices=("auto", "on", "off"), default="auto",
                         help=f"auto: values on up to {VALUES_UP_TO}, values=False above (same cycles)")
@@ -438,23 +509,26 @@ def main(argv=None):
     m = pto.machine()
     print(f"machine {m.name}; simulated time = cycles / {m.clock_ghz} GHz; values: {ns.values} "
           f"(auto: on up to GEMM {VALUES_UP_TO['GEMM']}, FA {VALUES_UP_TO['FA']}, topk "
-          f"{VALUES_UP_TO['TOPK']}, conv C1 {VALUES_UP_TO['CONV']}; gemm_ar off; "
+          f"{VALUES_UP_TO['TOPK']}, conv C1 {VALUES_UP_TO['CONV']}; gemm_ar and Add off; "
           "values=False above, same cycles)")
     gemm = [int(x) for x in ns.gemm.split(",") if x]
     fa = [int(x) for x in ns.fa.split(",") if x]
     tk = [int(x) for x in ns.topk.split(",") if x]
     cv = [int(x) for x in ns.conv.split(",") if x]
+    ad = [int(x) for x in ns.add.split(",") if x]
     for what, sizes, published in (("--gemm", gemm, PUBLISHED_GEMM), ("--fa", fa, PUBLISHED_FA),
-                                   ("--topk", tk, PUBLISHED_TOPK), ("--conv", cv, PUBLISHED_CONV)):
+                                   ("--topk", tk, PUBLISHED_TOPK), ("--conv", cv, PUBLISHED_CONV),
+                                   ("--add", ad, PUBLISHED_ADD)):
         unknown = [x for x in sizes if x not in published]
         if unknown:
             parser.error(f"{what}: no published result for {unknown} (published: {list(published)})")
-    if not (gemm or fa or tk or cv or not ns.no_gemm_ar):
+    if not (gemm or fa or tk or cv or ad or not ns.no_gemm_ar):
         parser.error("no rows to run")
     results = gemm_rows(gemm, not ns.no_gemm_ar, ns.values)
     results += fa_rows(fa, ns.values)
     results += topk_rows(tk, ns.values)
     results += conv_rows(cv, ns.values)
+    results += add_rows(ad, ns.values)
     stats = summaries(r for r, _ in results)
     print_statistics(results, stats)
     wall = time.perf_counter() - t0
