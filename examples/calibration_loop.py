@@ -28,7 +28,7 @@ NPU_TRUTH = {
     "pipes.scalar": {"latency": 1},
     "memory.hbm_core_read_bytes_per_cycle": {"value": 110.0},
     "memory.hbm_core_write_bytes_per_cycle": {"value": 80.0},
-    "memory.hbm_chip_bytes_per_cycle": {"value": 760.0},
+    "memory.hbm_chip_bytes_per_cycle": {"value": 630.0},
     "fusion.TLOAD+MMA": {"saving": 3},
 }
 npu_table = write_table(NPU_TRUTH, "ascend910b", out_dir / "stand_in_npu.toml", label="stand-in NPU")
