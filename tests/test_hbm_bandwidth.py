@@ -38,7 +38,7 @@ def _copy_cycles(blocks):
 
 
 def test_waves_of_bandwidth_bound_blocks_stay_at_the_bandwidth_bound():
-    """Every byte is read once and written once on the chip's HBM (973 B/cycle on the
+    """Every byte is read once and written once on the chip's HBM (805.5 B/cycle on the
     default machine): N waves of 192 resident blocks take N times the cycles of one, each
     within 10% of bytes / bandwidth."""
     m = pto.machine()
@@ -64,3 +64,28 @@ def test_a_late_booking_leaves_the_link_free_before_it():
     assert [(s[0, k], e[0, k]) for k in range(n[0])] == [(10.0, 60.0), (900.0, 1150.0)]
     assert ex.link_book(s, e, n, 0, 2000.0, 1.0, 1200.0) == 2001.0    # the past is dropped
     assert n[0] == 1
+
+
+@pto.kernel(sync="manual")
+def stream_in(X, loads):
+    """Each AIV loads `loads` [64, 1024] half tiles (128 KiB) of its own lines, back to back."""
+    with pto.vector():
+        core = pto.get_block_id() * 2 + pto.get_subblock_id()
+        t = pto.alloc_tile(64, 1024, pto.float16, loc=pto.Vec)
+        for i in range(loads):
+            pto.tload(t, X + (core * loads + i) * 64 * 1024)
+
+
+def test_48_aivs_streaming_reads_move_at_the_measured_chip_rate():
+    """CANN's data_copy sample (scenario 3) streams [64, 1024] half tiles GM -> UB on 48 AIVs at
+    1.490 TB/s = 805.5 B/cycle, the table's chip link. Here 48 AIVs x 4 tiles of 131,072 B =
+    25,165,824 B all miss in L2: 25,165,824 / 805.5 = 31,242.5 cycles on the chip's link (each
+    AIV's own GM -> UB path would take 4 x 131,072 / 58.6 = 8,947), plus the first load's
+    307-cycle latency: between 31,242.5 and (31,242.5 + 307) + 1%."""
+    m = pto.machine()
+    loads = 4
+    x = pto.alloc_tensor(48 * loads * 64 * 1024 * 2, pto.float16)
+    prof = pto.profile(stream_in, grid=(24,), args=(x, loads), values=False)
+    bound = 48 * loads * 131072 / m.hbm_chip_bytes_per_cycle
+    assert m.hbm_chip_bytes_per_cycle == 805.5 and round(bound, 1) == 31242.5
+    assert bound <= prof.total_cycles <= 1.01 * (bound + 307), prof.total_cycles
