@@ -41,6 +41,7 @@ from .runtime.warm import warm
 from .isa import load_isa
 from .profiler.collect import collect_profiles
 from .sweep.spec import run_spec
+from .timing import peaks
 from .timing.machine import DEFAULT_MACHINE, load_machine_from, machine_names, resolve_machine
 
 
@@ -321,6 +322,11 @@ def _calibrate(ns) -> int:
     if fitted.unused:
         print(f"pypto-sim: warning: no formula uses the rows of {len(fitted.unused)} benchmark(s): "
               + ", ".join(f"{b} ({i})" for b, i in fitted.unused[:8]), file=sys.stderr)
+    beaten = peaks.violations(new)
+    if beaten:
+        print(f"pypto-sim: warning: {len(beaten)} fitted cost(s) beat the vendor's parallelism ([peaks]); "
+              "the rows may be too short or noisy: " + "; ".join(beaten[:8]),
+              file=sys.stderr)
     print(machine_diff(base, new))
     print(f"pypto-sim: wrote {path}; use it with pto.use_machine({str(path)!r})")
     return 0

@@ -454,6 +454,24 @@ def test_cli_microbench_and_calibrate(tmp_path, capsys, monkeypatch):
     assert m.source("ADD") == resolve_machine("ascend910b").source("ADD")      # not measured: kept
 
 
+def test_calibrate_warns_when_a_fitted_cost_beats_the_vendors_parallelism(tmp_path, capsys, monkeypatch):
+    """`pypto-sim calibrate` checks the table it wrote against its [peaks] and says which
+    fitted costs beat them (here one, as peaks.violations would word it), on stderr; it still
+    writes the table."""
+    from pypto_sim import cli
+    monkeypatch.chdir(ROOT)
+    rows = tmp_path / "rows.csv"
+    assert main(["microbench", "--machine", "ascend910b", "--only", "FMA", "-o", str(rows)]) == 0
+    said = "TADD float32 ([formulas] row cols=64): 16 cycles for 65536 bytes, fewer than the 256 that Add's 64 elements a cycle allow"
+    monkeypatch.setattr(cli.peaks, "violations", lambda machine: [said])
+    capsys.readouterr()
+    out = tmp_path / "new.toml"
+    assert main(["calibrate", str(rows), "--base", "ascend910b", "-o", str(out)]) == 0
+    stdout, stderr = capsys.readouterr()
+    assert f"warning: 1 fitted cost(s) beat the vendor's parallelism ([peaks]); the rows may be too short or noisy: {said}" in stderr
+    assert out.exists() and "wrote" in stdout
+
+
 def test_calibration_loop_example(tmp_path, monkeypatch, capsys):
     """examples/calibration_loop.py: against the stand-in NPU the default table is about 20%
     fast on every kernel (MAPE 18.60% since the MMA head became 21 and the stand-in's HBM chip link 630, 22% under the default's 805.5); the table fitted from the NPU's microbenchmark rows matches each

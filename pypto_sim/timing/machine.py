@@ -282,6 +282,11 @@ class Machine:
         for rule in self.fusions:
             fused = self.latency(rule.second) - rule.saving
             lines.append(f"  fusion {rule.name:13s} latency {fused} (saves {rule.saving})   {rule.source}")
+        if self.vector_peaks:
+            beaten = peaks.violations(self)
+            lines.append(f"  peaks: {len(self.vector_peaks['ops'])} vector instructions no faster than the "
+                         f"vendor's parallelism, {len(beaten)} cost(s) beating it   {self.vector_peaks['source']}")
+            lines += [f"    {v}" for v in beaten]
         return "\n".join(lines)
 
     def __repr__(self):

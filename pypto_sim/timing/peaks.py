@@ -72,7 +72,8 @@ def per_repeat(machine, name: str, dtype: str) -> float:
 def violations(machine, nbytes: int = 65536) -> list:
     """The costs of ``machine`` that beat its [peaks] on an operand of ``nbytes``: for each
     instruction and dtype, the head + repeats x per_repeat cost and every [formulas] row's cost,
-    against elements / peak cycles. Each is a sentence naming the entry and both numbers."""
+    against elements / peak cycles. Each is a sentence naming the entry and both numbers (the
+    peaks' source is machine.vector_peaks["source"])."""
     found = []
     for op, entry in machine.vector_peaks.get("ops", {}).items():
         for dtype, peak in entry["dtypes"].items():
@@ -92,6 +93,5 @@ def violations(machine, nbytes: int = 65536) -> list:
             for what, cycles in costs:
                 if cycles < floor:
                     found.append(f"{op} {dtype} ({what}): {cycles} cycles for {nbytes} bytes, fewer than the "
-                                 f"{floor:g} that {entry['api'] or op}'s {peak:g} elements a cycle allow "
-                                 f"({machine.vector_peaks['source']})")
+                                 f"{floor:g} that {entry['api'] or op}'s {peak:g} elements a cycle allow")
     return found
