@@ -33,13 +33,16 @@ def test_each_case_adds(case):
 def test_one_aiv_loads_as_the_table_prices_a_miss():
     """Case 1 on 1 x 8192 halves: two loops of dataCopyLen 4096 (8 KiB). Each loop's two
     TLOADs of lines no one has read miss in L2: 307 cycles (TLOAD's latency, the miss path)
-    + ceil(8192 / 58.6) = 140 over the AIV's GM -> UB path, 447 each, so AIV0's MTE2 is busy
-    4 x 447 = 1788 cycles. The TADD and TSTORE run once a loop: 2 of each."""
+    + ceil(8192 / 58.6) = 140 over the AIV's GM -> UB path, 447 each; MTE2 takes y's once x's
+    140 cycles of bytes are issued, so y completes 140 + 447 = 587 cycles after x starts, and
+    AIV0's MTE2 is busy 2 x 587 = 1174 cycles (the device's 701 a loop at 4096 halves: case 1's
+    aiv_mte2_time 6208.762 us over 16,384 loops). The TADD and TSTORE run once a loop."""
     _, prof = add.run(1, total_m=1, total_n=8192, values=False)
     m = pto.machine()
-    per_load = m.latency("TLOAD") + math.ceil(8192 / m.gm_to_ub_bytes_per_cycle)
-    assert per_load == 447
+    transfer = math.ceil(8192 / m.gm_to_ub_bytes_per_cycle)
+    per_load = m.latency("TLOAD") + transfer
+    assert (transfer, per_load) == (140, 447)
     busy = round(prof.pipe_shares("AIV0")["MTE2"] * prof.total_cycles)
-    assert busy == 4 * per_load
+    assert busy == 2 * (transfer + per_load) == 1174
     count = collections.Counter(e.inst for e in prof.timeline)
     assert (count["TLOAD"], count["TADD"], count["TSTORE"]) == (4, 2, 2)

@@ -162,13 +162,16 @@ def test_cross_core_wait_names_the_unit_and_line_that_set_it():
 def test_full_pipe_queue_holds_the_scalar_unit_and_so_the_other_pipes():
     """pipe_queue_depth = 16: TLOADs 17..20 each wait for a place in MTE2's queue, i.e. for
     TLOADs 1..4 to complete, holding the AIC's scalar unit; the TMOV after them is dispatched
-    late and MTE1 idles. So MTE1's queue stretches end at the completions of TLOADs 1..4."""
+    late and MTE1 idles. So MTE1's queue stretches end at the completions of TLOADs 1..4 (the
+    second, an L2 hit started when the first's bytes were issued, retires with the first: one
+    stretch ends at both)."""
     prof = pto.profile(queue_fill, grid=(1,), args=(_tensor(4096, pto.float16),))
     assert prof.machine.pipe_queue_depth == 16
     loads = _ops(prof, 0, "TLOAD")
     assert len(loads) == 20
     queue = _stretches(prof, "AIC", "MTE1", "queue")
-    assert [b.end for b in queue] == [c for _, _, c in loads[:4]]
+    done = [c for _, _, c in loads[:4]]
+    assert done[0] == done[1] and [b.end for b in queue] == sorted(set(done))
     assert all(f"TLOAD at line {line_of('Q-LOAD')} waited to enter it" in b.text for b in queue)
     assert all(b.text.startswith("full pipe queue: AIC's PIPE_MTE2 queue") for b in queue)
 

@@ -2,7 +2,9 @@
 tests/machines/simple.toml ([aicore], [l2] and the instruction entries):
 
     TLOAD 16x16 fp16 GM->Mat (MTE2): 100 + 512 B / 64 B/cycle (gm_to_l1; HBM 64, L2 256)  = 108
+        (MTE2 takes its next transfer once the 512 / 64 = 8 cycles of bytes are issued)
     ... the same lines again, all L2 hits: 100 - 40 (l2_miss_extra) + 512 / 64           =  68
+        (from 8 cycles after the first; it retires in order, with the first)
     TEXTRACT 16x16 fp16 Mat->Left (MTE1): 1 + 512 / 128 (l1_to_l0a)                       =   5
     TEXTRACT 16x16 fp16 Mat->Right (MTE1): 1 + 512 / 64 (l1_to_l0b)                       =   9
     TMATMUL 16x16x16 fp16 (M): 20 + 1 * ceil(16/16) * ceil(16/16) * ceil(16/16)            =  21
@@ -59,14 +61,16 @@ def ops(prof, unit=0):
 
 
 def test_the_cube_path_pipe_by_pipe(simple_machine):
-    """MTE2 -> MTE1 -> M -> FIX, each operation starting when the flag before it fires."""
+    """MTE2 -> MTE1 -> M -> FIX, each operation starting when the flag before it fires. The
+    second TLOAD starts when the first's bytes are issued (s1 + 8) and its data, a hit at 68
+    cycles, would land at s1 + 76; it retires in order, at the first's completion (s1 + 108)."""
     A = pto.alloc_tensor(512, pto.float16)
     pto.memcpy_h2d(A, np.ones((16, 16), np.float16))
     C = pto.alloc_tensor(1024, pto.float32)
     prof = pto.profile(cube_chain, grid=(1,), args=(A, C))
     (l1, s1, e1), (l2, s2, e2), (x1, s3, e3), (x2, s4, e4), (mm, s5, e5), (st, s6, e6) = ops(prof)
     assert (l1, l2, x1, x2, mm, st) == ("TLOAD", "TLOAD", "TEXTRACT", "TEXTRACT", "TMATMUL", "TSTORE_ACC")
-    assert e1 - s1 == 108 and s2 == e1 and e2 - s2 == 68       # in order on MTE2; the second hits L2
+    assert e1 - s1 == 108 and s2 == s1 + 8 and e2 == e1        # pipelined on MTE2; retired in order
     assert s3 == e2 and e3 - s3 == 5 and s4 == e3 and e4 - s4 == 9
     assert s5 == e4 and e5 - s5 == 21
     assert s6 == e5 and e6 - s6 == 164
@@ -203,9 +207,10 @@ def k(A, C):
 
 
 def test_a_full_pipe_queue_holds_the_scalar_unit(simple_machine, make_kernels):
-    """pipe_queue_depth = 16: each 16 KiB TLOAD takes 100 + 16384 / 64 = 356 cycles on MTE2,
-    one after another, while the scalar loop issues one every 7 cycles; so 16 wait in the
-    queue, the 17th is issued only when the first has completed, the 18th when the second has."""
+    """pipe_queue_depth = 16: each 16 KiB TLOAD takes 100 + 16384 / 64 = 356 cycles, MTE2
+    taking the next one when its 256 cycles of bytes are issued, while the scalar loop issues
+    one every 7 cycles; a queued load counts until it completes, so the 17th is issued only when
+    the first has completed, the 18th when the second has."""
     mod = make_kernels('''
 @pto.kernel(sync="manual")
 def k(A, C):
@@ -218,7 +223,7 @@ def k(A, C):
     prof = pto.profile(mod.k, grid=(1,), args=(A, A))
     loads = [e for e in prof.timeline if e.inst == "TLOAD"]
     assert [e.end - e.start for e in loads] == [356] * 18          # distinct lines: all misses
-    assert all(b.start == a.end for a, b in zip(loads, loads[1:]))
+    assert all(b.start == a.start + 256 for a, b in zip(loads, loads[1:]))
     # a tile op's record starts at its start; stall_cycles is how long it sat in its queue
     issued = [e.start - e.stall_cycles for e in loads]
     assert issued[16] == loads[0].end and issued[17] == loads[1].end
@@ -231,11 +236,12 @@ def test_the_cycle_limit_names_the_line_the_unit_is_at(simple_machine, make_kern
     branch, TLOAD, add, continue and jump take one cycle each) from cycle 5 (after the
     ALLOC_LOCAL, `i = 0`, LOOP, compare and branch at 0-4); the first 16 KiB load misses in
     L2, 100 + 16384 / 64 = 356 cycles (until 361), the others hit, 100 - 40 + 256 = 316 each,
-    back to back: load k completes at 361 + 316 k. The queue holds 16, so from the 17th on the
-    scalar waits at the tload until a load completes, issues it, and spends the next 5 cycles
-    on `i = i + 1` (+1) and the `while` (+2 .. +5). At 5000 = 361 + 316 x 14 + 215 it waits at
-    the tload; at 5103 = 361 + 316 x 15 + 2 it is at the `while`'s compare. AIV0 and AIV1 have
-    no section: they do not run."""
+    each starting when the one before has issued its 256 cycles of bytes: load k >= 1 starts at
+    5 + 256 k and completes at 321 + 256 k. The queue holds 16 until they complete, so from the
+    17th on the scalar waits at the tload until a load completes, issues it, and spends the
+    next 5 cycles on `i = i + 1` (+1) and the `while` (+2 .. +5). At 5000 = 321 + 256 x 18 + 71
+    it waits at the tload; at 5187 = 321 + 256 x 19 + 2 it is at the `while`'s compare. AIV0
+    and AIV1 have no section: they do not run."""
     mod = make_kernels('''
 @pto.kernel(sync="manual")
 def k(A, n):
@@ -250,9 +256,9 @@ def k(A, n):
     tload, loop = (next(i + 1 for i, t in enumerate(src) if text in t) for text in ("pto.tload", "while"))
     A = pto.alloc_tensor(16384, pto.float16)
     loads = [e for e in pto.profile(mod.k, grid=(1,), args=(A, 20)).timeline if e.inst == "TLOAD"]
-    assert [e.end for e in loads] == [361 + 316 * j for j in range(20)]
-    assert [e.start - e.stall_cycles for e in loads[15:18]] == [5 + 15 * 6, 361, 677]
-    for limit, line in ((5000, tload), (5103, loop)):
+    assert [e.end for e in loads] == [361] + [321 + 256 * j for j in range(1, 20)]
+    assert [e.start - e.stall_cycles for e in loads[15:18]] == [5 + 15 * 6, 361, 577]
+    for limit, line in ((5000, tload), (5187, loop)):
         with pytest.raises(pto.SimulationLimitError) as info:
             pto.profile(mod.k, grid=(1,), args=(A, 10**6), max_cycles=limit)
         assert info.value.line == line

@@ -91,22 +91,24 @@ def matmul_chain(m):
     """The pipes' busy cycles of one_matmul on ``m``, from its table (ascend910b):
 
     - TLOAD of 16 x 16 float16 (512 B) into L1: latency 307 + ceil(512 / gm_to_l1 78.4) = 314
-      cycles; the two run one after the other on MTE2: 628 busy cycles;
-    - TEXTRACT 512 B to L0A: 1 + ceil(512 / 129.7) = 5; to L0B: 1 + ceil(512 / 85.4) = 7:
-      MTE1 busy 12;
+      cycles; MTE2 takes the second once the first's ceil(512 / 78.4) = 7 cycles of bytes are
+      issued, so it completes 7 + 314 = 321 cycles after the first starts: MTE2 busy 321;
+    - TEXTRACT 512 B to L0A: 1 + ceil(512 / 129.7) = 5 (from 314, before B has landed); to
+      L0B: 1 + ceil(512 / 85.4) = 7 (from 321): MTE1 busy 12;
     - TMATMUL 16 x 16 x 16 float16: latency 21 + one 16 x 16 x 16 repeat x per_repeat 1 = 22;
     - TSTORE_ACC of 16 x 16 float32 through the fixpipe: ceil(drain_fixed 164 + 16 rows x
       max(drain_row 4.45, 64 B / 118 B/cycle)) = 236 (two 8-column parts: no odd-part
       penalty).
-    The chain from the first TLOAD's start to the end: 314 + 314 + 7 (TEXTRACT B) + 22 + 236
-    = 893 cycles (TEXTRACT A runs under the second TLOAD)."""
-    tload = m.latency("TLOAD") + math.ceil(512 / m.gm_to_l1_bytes_per_cycle)
+    The chain from the first TLOAD's start to the end: 321 + 7 (TEXTRACT B) + 22 + 236 = 586
+    cycles."""
+    transfer = math.ceil(512 / m.gm_to_l1_bytes_per_cycle)
+    tload = m.latency("TLOAD") + transfer
     ext_a = m.latency("TEXTRACT") + math.ceil(512 / m.l1_to_l0a_bytes_per_cycle)
     ext_b = m.latency("TEXTRACT") + math.ceil(512 / m.l1_to_l0b_bytes_per_cycle)
     mma = m.latency("TMATMUL") + math.ceil(1 * m.cost_term("TMATMUL", "per_repeat"))
     drain = math.ceil(m.drain_fixed_cycles + 16 * max(m.drain_row_cycles, 64 / m.drain_bytes_per_cycle))
-    return {"mte2": 2 * tload, "mte1": ext_a + ext_b, "mac": mma, "fixpipe": drain,
-            "chain": 2 * tload + ext_b + mma + drain}
+    return {"mte2": transfer + tload, "mte1": ext_a + ext_b, "mac": mma, "fixpipe": drain,
+            "chain": transfer + tload + ext_b + mma + drain}
 
 
 # ---------------------------------------------------------------- op_summary
@@ -125,8 +127,8 @@ def test_op_summary_columns_are_msprofs_in_msprofs_order():
 def test_op_summary_of_one_matmul_gives_each_pipes_busy_cycles_over_the_units_cycles(mm):
     """One row for the AIC (the vector units have no program and do not run) and the total row.
     aic_total_cycles is the AIC's window: from cycle 0 (its first issue) to the TSTORE_ACC's
-    completion, the kernel's end: the first TLOAD's start + 893 (matmul_chain). Each ratio is
-    busy / 893 + start: mte2 628, mte1 12, mac 22, fixpipe 236; times at 1850 MHz."""
+    completion, the kernel's end: the first TLOAD's start + 586 (matmul_chain). Each ratio is
+    busy / 586 + start: mte2 321, mte1 12, mac 22, fixpipe 236; times at 1850 MHz."""
     m = mm.machine
     chain = matmul_chain(m)
     first_load = min(e.start for e in mm.timeline if e.inst == "TLOAD")
@@ -254,8 +256,9 @@ def test_pipeline_summary_has_perf_sims_active_start_and_end(mm):
 
 
 def test_pipeline_summary_per_pipe_gives_each_pipes_first_start_and_last_completion(mm):
-    """The AIC's MTE2 runs the two TLOADs back to back: from the first one's start, 628 busy
-    cycles (matmul_chain), ending at start + 628; PIPE_M runs the one TMATMUL (22 cycles)
+    """The AIC's MTE2 runs the two TLOADs, the second issued behind the first's bytes: from the
+    first one's start, 321 busy cycles (matmul_chain), ending at start + 321; PIPE_M runs the
+    one TMATMUL (22 cycles)
     right after the TEXTRACT to L0B. A cube-only kernel's AIVs do not run and have no rows."""
     chain = matmul_chain(mm.machine)
     pipes = {(r["unit"], r["pipe"]): r for r in mm.pipeline_summary(per="pipe")}

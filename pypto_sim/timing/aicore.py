@@ -22,6 +22,9 @@ Costs (machine table; sources there):
   chip link and, for the lines that miss in L2, HBM's chip link; latency less the L2's miss
   extra when every line hits (timing/l2.py).
 - TSTORE Vec / Mat -> GM (MTE3): latency + bytes over the UB->GM / L1->GM link and HBM.
+- Both transfers hold their pipe only while their bytes are issued (the next transfer starts
+  then; the data lands a latency later) and retire in order: a transfer completes no earlier
+  than the one before it on its pipe.
 - TSTORE Acc -> GM (FIX): the fixpipe drain drain_fixed + m * (max(drain_row, bytes_c * n /
   drain_bw) + drain_penalty * (odd part of ceil(n / n0) - 1)), n0 = drain_c0_bytes / bytes_c;
   at least the bytes' time on HBM.

@@ -402,6 +402,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
     rows = shape[0]
     cols = shape[1]
     nbytes = shape[2]
+    free = np.int64(-1)
     if kind == AK_LOAD or kind == AK_STORE or kind == AK_STORE_ACC:
         read = kind == AK_LOAD
         saving = np.int64(0)
@@ -442,7 +443,10 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
             if busy - nominal > 0:
                 routes[tp[pc, TP_ROUTE]] += busy - nominal
                 shared_wait = busy - nominal
-            complete = start + fixed - saving + busy
+            # the DMA queue takes its next transfer once this one's bytes are issued (start +
+            # busy); its data lands a latency later, and transfers retire in order
+            complete = max(start + fixed - saving + busy, pd[g, pipe])
+            free = start + busy
     elif kind == AK_MOVE:
         complete = start + fixed + _ceil(nbytes / tf[pc, TF_BW])
     elif kind == AK_MMA:
@@ -473,7 +477,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
             tail = tp[pc, TP_TAIL]
         complete = start + cycles
         tl[g, pipe] = tail
-    pf[g, pipe] = complete
+    pf[g, pipe] = complete if free < 0 else free
     if complete > pd[g, pipe]:
         pd[g, pipe] = complete
     fl[g, pipe] = 0
