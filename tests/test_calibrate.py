@@ -168,7 +168,9 @@ PERTURBED = {
     "LOOP_CONT": {"issue_interval": 2}, "RET": {"issue_interval": 2}, "ALLOC_LOCAL": {"issue_interval": 2},
     "TLOAD": {"latency": 280, "issue_interval": 2}, "TSTORE": {"latency": 170},
     "MMA": {"latency": 8, "per_repeat_f32": 3}, "TADD": {"latency": 30, "per_repeat": 2.5},
-    "TEXP": {"per_repeat": 1.75}, "TROWSUM": {"latency": 36},
+    # TEXP slower (a repeat of 64 float32 in 1.75 cycles would beat Exp's 32 elements a cycle,
+    # the table's [peaks], which raise it back to 2)
+    "TEXP": {"per_repeat": 2.25}, "TROWSUM": {"latency": 36},
     "pipes.scalar": {"latency": 3, "issue_interval": 2},
     "memory.hbm_core_read_bytes_per_cycle": {"value": 120.5},
     "memory.hbm_core_write_bytes_per_cycle": {"value": 88.0},

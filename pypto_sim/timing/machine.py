@@ -134,10 +134,14 @@ class Machine:
         table = self.vector_formulas
         for key in ((name, dtype, cols), (name, dtype, "*"), (name, "any", cols), (name, "any", "*")):
             if key in table:
-                slope, bias = table[key]
-                value = slope * rows * cols + bias
-                return int(math.floor(value + 0.5)) if value > 0 else 0
+                return self.formula_value(*table[key], rows * cols)
         return None
+
+    @staticmethod
+    def formula_value(slope: float, bias: float, elements: int) -> int:
+        """A [formulas] row's cycles on ``elements`` elements: round(slope * elements + bias)."""
+        value = slope * elements + bias
+        return int(math.floor(value + 0.5)) if value > 0 else 0
 
     def fast_row_reduce(self, name: str, dtype: str, rows: int, cols: int):
         """The cost of pto-isa's fast fp32 row reduction (TryOptimizeFP32Reduce) of op name on
@@ -246,18 +250,15 @@ class Machine:
                 raise MachineError(f"machine override {key!r} names no entry of {self.name}",
                                    hint="use instruction.NAME.latency, memory.KEY, capacity.KEY, "
                                         "structure.KEY or pipes.PIPE.FIELD")
-        return Machine(self.name, self.path, self.isa_version, self.description, values, sources,
-                       pipes, instructions, self.fusions, self.vector_formulas, self.formula_source,
-                       self.row_reduce_fp32, self.vector_peaks)
+        return dataclasses.replace(self, values=values, sources=sources, pipes=pipes, instructions=instructions)
 
     def without_l2(self) -> "Machine":
         """A copy with no L2 ([l2] removed): tile DMA then always takes the miss path. The
         calibration microbenchmarks run on it (they re-read one buffer, which an L2 would serve)."""
         values = {k: v for k, v in self.values.items() if k not in _L2}
         sources = {k: v for k, v in self.sources.items() if k not in _L2}
-        return Machine(self.name, self.path, self.isa_version, self.description, values, sources,
-                       dict(self.pipes), dict(self.instructions), self.fusions, self.vector_formulas,
-                       self.formula_source, self.row_reduce_fp32, self.vector_peaks)
+        return dataclasses.replace(self, values=values, sources=sources, pipes=dict(self.pipes),
+                                   instructions=dict(self.instructions))
 
     def lane_timing(self, name: str, wide: bool = False):
         """(latency, issue_interval) of instruction ``name``; wide: on 64-bit values (float64,

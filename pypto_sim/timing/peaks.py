@@ -2,8 +2,10 @@
 [peaks]): the most elements one instruction can process a cycle, by instruction and dtype.
 A vector op's cycles a repeat are at least its repeat's elements / peak (``per_repeat``: a
 256-byte repeat of float16 holds twice the elements of one of float32, so an entry measured on
-float32 cannot price float16 below the hardware's rate); a [formulas] row cannot be raised so,
-and ``violations`` lists those (and any other cost) that beat the peak.
+float32 cannot price float16 below the hardware's rate): ``per_repeat``, and ``vector_cycles``
+priced with it, are the repeat costs the AI core's tables and the article's tiles use. A
+[formulas] row cannot be raised so, and ``violations`` lists those (and any other cost) that
+beat the peak.
 
     [peaks]
     source = "..."                                   # where the numbers come from
@@ -69,6 +71,15 @@ def per_repeat(machine, name: str, dtype: str) -> float:
     return cycles
 
 
+def vector_cycles(machine, name, nbytes, latency=None, dtype="float32"):
+    """Cycles of a vector tile op over nbytes of dtype (the article's tiles hold float32
+    words): latency + repeats of repeat_bytes x per_repeat above. ``latency`` overrides the
+    table's fixed part (a fused operation's)."""
+    repeats = math.ceil(nbytes / machine.cost_term(name, "repeat_bytes"))
+    fixed = machine.latency(name) if latency is None else latency
+    return fixed + int(math.ceil(repeats * per_repeat(machine, name, dtype) - 1e-9))
+
+
 def violations(machine, nbytes: int = 65536) -> list:
     """The costs of ``machine`` that beat its [peaks] on an operand of ``nbytes``: for each
     instruction and dtype, the head + repeats x per_repeat cost and every [formulas] row's cost,
@@ -79,17 +90,15 @@ def violations(machine, nbytes: int = 65536) -> list:
         for dtype, peak in entry["dtypes"].items():
             size = entry["element_bytes"] or dtypes.BY_NAME[dtype].itemsize
             floor = nbytes / size / peak
+            elements = nbytes // dtypes.BY_NAME[dtype].itemsize
             costs = []
-            extra = machine.instructions[op].extra if op in machine.instructions else {}
-            if "repeat_bytes" in extra:
-                repeats = math.ceil(nbytes / extra["repeat_bytes"])
-                costs.append(("head + repeats x per_repeat",
-                              machine.latency(op) + math.ceil(repeats * per_repeat(machine, op, dtype) - 1e-9)))
-            for (name, fdtype, cols), _ in machine.vector_formulas.items():
-                if name == op and fdtype in (dtype, "any") and cols != "*":
-                    rows = max(1, nbytes // dtypes.BY_NAME[dtype].itemsize // cols)
-                    costs.append((f"[formulas] row cols={cols}",
-                                  machine.formula_cycles(op, dtype, rows, cols)))
+            if "repeat_bytes" in machine.instructions[op].extra:
+                costs.append(("head + repeats x per_repeat", vector_cycles(machine, op, nbytes, dtype=dtype)))
+            for (name, fdtype, cols), (slope, bias) in machine.vector_formulas.items():
+                if name == op and fdtype in (dtype, "any"):
+                    # a row for one width on rows of it; a "*" row on one row of every element
+                    used = elements if cols == "*" else max(1, elements // cols) * cols
+                    costs.append((f"[formulas] row cols={cols}", machine.formula_value(slope, bias, used)))
             for what, cycles in costs:
                 if cycles < floor:
                     found.append(f"{op} {dtype} ({what}): {cycles} cycles for {nbytes} bytes, fewer than the "

@@ -32,6 +32,7 @@ from ..dtypes import BY_CODE
 from ..errors import DeadlockError, LaunchError, OutOfBoundsError
 from ..isa import PIPES
 from ..ir.program import C_AUX, C_DTYPE, C_SRC
+from .peaks import vector_cycles
 
 
 class TileRange:
@@ -120,14 +121,6 @@ def mma_cycles(machine, m, n, k, a_is_f32, latency=None):
     repeats = math.ceil(m / 16) * math.ceil(k / k_tile) * math.ceil(n / 16)
     fixed = machine.latency("MMA") if latency is None else latency
     return fixed + int(math.ceil(repeats * per - 1e-9))
-
-
-def vector_cycles(machine, name, nbytes, latency=None):
-    """Cycles of a vector tile op over nbytes: latency + repeats of repeat_bytes x per_repeat.
-    ``latency`` overrides the table's fixed part (a fused operation's)."""
-    repeats = math.ceil(nbytes / machine.cost_term(name, "repeat_bytes"))
-    fixed = machine.latency(name) if latency is None else latency
-    return fixed + int(math.ceil(repeats * machine.cost_term(name, "per_repeat") - 1e-9))
 
 
 def deadlock_on_flag(kernel, prog, pc, key):
