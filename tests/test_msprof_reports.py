@@ -93,13 +93,13 @@ def matmul_chain(m):
     - TLOAD of 16 x 16 float16 (512 B) into L1: latency 307 + ceil(512 / gm_to_l1 78.4) = 314
       cycles; MTE2 takes the second once the first's ceil(512 / 78.4) = 7 cycles of bytes are
       issued, so it completes 7 + 314 = 321 cycles after the first starts: MTE2 busy 321;
-    - TEXTRACT 512 B to L0A: 1 + ceil(512 / 129.7) = 5 (from 314, before B has landed); to
-      L0B: 1 + ceil(512 / 85.4) = 7 (from 321): MTE1 busy 12;
+    - TEXTRACT 512 B to L0A: 1 + ceil(512 / 236.5) = 4 (from 314, before B has landed); to
+      L0B: 1 + ceil(512 / 113.8) = 6 (from 321): MTE1 busy 10;
     - TMATMUL 16 x 16 x 16 float16: latency 21 + one 16 x 16 x 16 repeat x per_repeat 1 = 22;
     - TSTORE_ACC of 16 x 16 float32 through the fixpipe: ceil(drain_fixed 164 + 16 rows x
       max(drain_row 4.45, 64 B / 118 B/cycle)) = 236 (two 8-column parts: no odd-part
       penalty).
-    The chain from the first TLOAD's start to the end: 321 + 7 (TEXTRACT B) + 22 + 236 = 586
+    The chain from the first TLOAD's start to the end: 321 + 6 (TEXTRACT B) + 22 + 236 = 585
     cycles."""
     transfer = math.ceil(512 / m.gm_to_l1_bytes_per_cycle)
     tload = m.latency("TLOAD") + transfer
@@ -127,8 +127,8 @@ def test_op_summary_columns_are_msprofs_in_msprofs_order():
 def test_op_summary_of_one_matmul_gives_each_pipes_busy_cycles_over_the_units_cycles(mm):
     """One row for the AIC (the vector units have no program and do not run) and the total row.
     aic_total_cycles is the AIC's window: from cycle 0 (its first issue) to the TSTORE_ACC's
-    completion, the kernel's end: the first TLOAD's start + 586 (matmul_chain). Each ratio is
-    busy / 586 + start: mte2 321, mte1 12, mac 22, fixpipe 236; times at 1850 MHz."""
+    completion, the kernel's end: the first TLOAD's start + 585 (matmul_chain). Each ratio is
+    busy / 585 + start: mte2 321, mte1 10, mac 22, fixpipe 236; times at 1850 MHz."""
     m = mm.machine
     chain = matmul_chain(m)
     first_load = min(e.start for e in mm.timeline if e.inst == "TLOAD")
