@@ -3,7 +3,7 @@ statistics of issue 24 (benchmarks/accuracy.py) and pto-isa's Perf-Sim beside ou
 
     python benchmarks/published.py [--gemm 1536,3072,6144,7680] [--fa 1024,...,32768]
                                    [--topk 4800,3456,2304] [--conv 8,16,24,32,40] [--add 1,2,3,4]
-                                   [--no-gemm-ar]
+                                   [--copy UB1,UB2,UB3,UB5,UB6,L11,L12,L14,L15] [--no-gemm-ar]
                                    [--values auto|on|off] [--json PATH]
                                    [--markdown PATH]
 
@@ -36,6 +36,11 @@ statistics of issue 24 (benchmarks/accuracy.py) and pto-isa's Perf-Sim beside ou
    V, scalar, MTE2 and MTE3 shares beside the published aiv_*_ratio: a vector kernel that is
    nothing but its transfers, so its rows check TLOAD and TSTORE. Values are off (auto); the
    tests check them on smaller shapes.
+7. The DataCopy streams of CANN's Ascend C sample data_copy (asc-devkit, README measured on
+   Atlas A2/A3; examples/data_copy.py, benchmarks/published_copy.py): a [12288, 12288] half
+   matrix read GM -> UB by 48 AIVs or GM -> L1 by 24 AICs in tiles of 128-byte to 2 KiB rows,
+   once, 4 times whole or 4 times a quarter at a time: the HBM link, the L2's reuse and line
+   fills, and each core's path, with the MTE2 ratio and L2 read hit rate where published.
 
 Values (checked against numpy on a sample of rows) are on up to VALUES_UP_TO and off above
 (``--values auto``), where their replay would dominate the run; values=False gives the same
@@ -62,6 +67,7 @@ import flash_atten_a3  # noqa: E402
 import gemm_ar_compute  # noqa: E402
 import topk  # noqa: E402
 from accuracy import Row, summaries  # noqa: E402
+from published_copy import PUBLISHED_COPY, copy_key, copy_markdown, copy_rows  # noqa: E402
 
 import pypto_sim as pto  # noqa: E402
 
@@ -476,6 +482,7 @@ def markdown(results, stats, meta):
             pipes = " | ".join(f"{row.shares[p][0]:.1f} / {row.shares[p][1]:.1f}" for p in CONV_PIPES)
             lines.append(f"| {x['x']} ({x['n']}) | {row.simulated_us:.1f} | {row.published_us:.1f} | "
                          f"{100 * row.error:+.1f}% | {pipes} | {_check(x['values_ok'])} |")
+    lines += copy_markdown(results)
     lines += ["", "| rows | n | MAPE | max abs error | r | max abs share - published (points) "
               "| rows Perf-Sim covers | MAPE there: ours / Perf-Sim |", "|---|---|---|---|---|---|---|---|"]
     for name, st in stats.items():
@@ -498,6 +505,8 @@ def main(argv=None):
                         help="conv2d_forward rows by X's C1 (default: every published one)")
     parser.add_argument("--add", default=",".join(map(str, PUBLISHED_ADD)),
                         help="cases of the Ascend C Add tuning sample (default: 1 to 4)")
+    parser.add_argument("--copy", default=",".join(f"{p}{s}" for p, s in PUBLISHED_COPY),
+                        help="scenarios of the Ascend C data_copy sample (default: every one run)")
     parser.add_argument("--no-gemm-ar", action="store_true", help="leave out gemm_ar's compute GEMM")
     parser.add_argument("--values", choices=("auto", "on", "off"), default="auto",
                         help=f"auto: values on up to {VALUES_UP_TO}, values=False above (same cycles)")
@@ -516,19 +525,21 @@ def main(argv=None):
     tk = [int(x) for x in ns.topk.split(",") if x]
     cv = [int(x) for x in ns.conv.split(",") if x]
     ad = [int(x) for x in ns.add.split(",") if x]
+    cp = [copy_key(x) for x in ns.copy.split(",") if x]
     for what, sizes, published in (("--gemm", gemm, PUBLISHED_GEMM), ("--fa", fa, PUBLISHED_FA),
                                    ("--topk", tk, PUBLISHED_TOPK), ("--conv", cv, PUBLISHED_CONV),
-                                   ("--add", ad, PUBLISHED_ADD)):
+                                   ("--add", ad, PUBLISHED_ADD), ("--copy", cp, PUBLISHED_COPY)):
         unknown = [x for x in sizes if x not in published]
         if unknown:
             parser.error(f"{what}: no published result for {unknown} (published: {list(published)})")
-    if not (gemm or fa or tk or cv or ad or not ns.no_gemm_ar):
+    if not (gemm or fa or tk or cv or ad or cp or not ns.no_gemm_ar):
         parser.error("no rows to run")
     results = gemm_rows(gemm, not ns.no_gemm_ar, ns.values)
     results += fa_rows(fa, ns.values)
     results += topk_rows(tk, ns.values)
     results += conv_rows(cv, ns.values)
     results += add_rows(ad, ns.values)
+    results += copy_rows(cp)
     stats = summaries(r for r, _ in results)
     print_statistics(results, stats)
     wall = time.perf_counter() - t0

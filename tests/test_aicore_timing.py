@@ -299,3 +299,35 @@ def test_a_store_to_lines_the_l2_holds_does_not_reach_hbm(simple_machine):
     out = np.empty(256, np.float32)
     pto.memcpy_d2h(out, Y)
     assert np.all(out == 2.0)
+
+
+@pto.kernel(sync="manual")
+def four_pieces_of_one_line(X):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            x = pto.alloc_tile(1, 32, pto.float32, loc=pto.Vec)
+            for i in range(4):
+                pto.tload(x, X + i * 32)
+
+
+def test_a_load_that_misses_a_line_brings_the_whole_line_from_hbm(simple_machine):
+    """docs/timing.md, "L2": four TLOADs of 1 x 32 fp32 (128 B) read the four pieces of one
+    512-byte line, on simple.toml with HBM's chip link cut to 16 B/cycle. The first misses and
+    HBM fills the line, 512 B: its transfer holds MTE2 max(128 / 32 (gm_to_ub), 128 / 256 (L2),
+    512 / 16 (HBM)) = 32 cycles (charging only its own 128 B would take 8); the other three hit
+    and hold it max(128 / 32, 128 / 256) = 4 each, so the loads start 32, 4 and 4 cycles apart.
+    HBM moves 512 bytes in all, the loads 512: three hits, one miss."""
+    from pypto_sim.profiler.memory_counters import memory_counters
+    from pypto_sim.timing import machine as machine_mod
+    token = machine_mod._ACTIVE.set(simple_machine.with_overrides({"memory.hbm_chip_bytes_per_cycle": 16.0},
+                                                                  source="test: HBM slower than the unit's link"))
+    try:
+        X = pto.alloc_tensor(512, pto.float32)
+        prof = pto.profile(four_pieces_of_one_line, grid=(1,), args=(X,))
+    finally:
+        machine_mod._ACTIVE.reset(token)
+    starts = [s for inst, s, _e in ops(prof, 1) if inst == "TLOAD"]
+    assert [b - a for a, b in zip(starts, starts[1:])] == [32, 4, 4]
+    assert (prof.aicore_stats.l2_hits, prof.aicore_stats.l2_misses) == (3, 1)
+    hbm = next(c for c in memory_counters(prof) if c.name == "HBM bytes/cycle")
+    assert round(hbm.bytes("read")) == 512

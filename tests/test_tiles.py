@@ -352,10 +352,11 @@ def store_twice(a, o):
 def test_a_tile_store_to_a_line_the_l2_holds_does_not_reach_hbm(make_kernels, simple_machine):
     """The L2 is write-back (docs/timing.md, "L2"); simple.toml with HBM's chip link cut to
     16 B/cycle. 64 float32 = 256 bytes, inside one 512-byte line of o:
-    the first TSTORE misses the line: 50 + max(256 / 32 (core link), 256 / 16 (HBM))   = 66;
+    the first TSTORE misses the line, which HBM takes whole (its write-back):
+    50 + max(256 / 32 (core link), 512 / 16 (HBM))                                     = 82;
     the second, after wait_all, finds it: HBM moves nothing, the L2's chip link 256 / 256 = 1:
     50 + max(256 / 32, 1)                                                              = 58
-    (a write-through L2 would charge the second HBM's 16 cycles again: 66)."""
+    (a write-through L2 would charge the second HBM's 256 / 16 = 16 cycles: 66)."""
     from pypto_sim.timing import machine as machine_mod
     token = machine_mod._ACTIVE.set(simple_machine.with_overrides({"memory.hbm_chip_bytes_per_cycle": 16.0},
                                                                   source="test: HBM slower than the core link"))
@@ -366,7 +367,7 @@ def test_a_tile_store_to_a_line_the_l2_holds_does_not_reach_hbm(make_kernels, si
     finally:
         machine_mod._ACTIVE.reset(token)
     stores = [e.end - e.start for e in prof.timeline if e.inst == "TSTORE"]
-    assert stores == [66, 58]
+    assert stores == [82, 58]
     out = np.empty(64, np.float32)
     pto.memcpy_d2h(out, d_out)
     np.testing.assert_array_equal(out, host)

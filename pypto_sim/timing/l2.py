@@ -4,8 +4,8 @@ One chip-wide, fully associative LRU cache of ``l2_line_bytes`` lines, ``l2_byte
 (the machine table's [l2] section). A transfer touches the lines its rows cover; lines it finds
 are hits, the others misses that are then allocated (reads and writes alike: write-allocate).
 Costs, applied by the tile engines: a transfer whose lines all hit saves
-``l2_miss_extra_latency`` of its fixed latency; every byte crosses the L2's chip link, and the
-bytes of missed lines also cross HBM's.
+``l2_miss_extra_latency`` of its fixed latency; every byte crosses the L2's chip link, and each
+missed line crosses HBM's whole (a read fills it, a written one is written back).
 
 Lines are keyed by (tensor base word, line index within the tensor), so two tensors never
 share a line and the cache does not depend on where the allocator placed them.
@@ -88,28 +88,28 @@ class L2Cache:
 
 def l2_touch(sim, gm, read):
     """A tile transfer (tensor slot, element offset, rows, cols, stride, itemsize) of launch sim
-    touches its L2 lines: (latency saved, fraction of the bytes that hit); (0, 0.0) without an
-    L2. A store saves no latency (its table latency has no miss path) but its hits stay in the
-    write-back L2."""
+    touches its L2 lines: (latency saved, bytes HBM moves: its missed lines, whole); (0, None)
+    without an L2. A store saves no latency (its table latency has no miss path) but its hits
+    stay in the write-back L2."""
     if sim.l2 is None:
-        return 0, 0.0
+        return 0, None
     slot, off, rows, cols, stride, itemsize = gm
     base = int(sim.tbase[slot])
     hits, misses = sim.l2.access_window(base, off, rows, cols, stride, max(itemsize, 1))
     saving = sim.m.l2_miss_extra_latency if read and misses == 0 else 0
-    return saving, hits / max(hits + misses, 1)
+    return saving, misses * sim.l2.line_bytes
 
 
-def l2_transfer(sim, core, nbytes, start, hit_fraction, read):
-    """Cycles a tile load or store of nbytes from cycle start needs when hit_fraction of its
-    bytes hit in the L2: the core's read or write link for all of them, HBM's chip link for the
-    rest (the L2 is write-back: a store's hits stay in it), the L2's chip link for all."""
+def l2_transfer(sim, core, nbytes, start, hbm_bytes, read):
+    """Cycles a tile load or store of nbytes from cycle start needs when HBM moves hbm_bytes
+    for it (its missed lines): the core's read or write link for all its bytes, HBM's chip
+    link for hbm_bytes (the L2 is write-back: a store's hits stay in it), the L2's chip link
+    for all."""
     now, s = np.float64(sim.env.now), np.float64(start)
     book = sim.links.link_book
     link, bw = (1 + 2 * core.index, sim.read_bw) if read else (2 + 2 * core.index, sim.write_bw)
     done = book(sim.lk_s, sim.lk_e, sim.lk_n, link, s, nbytes / bw, now)
-    miss = nbytes * (1.0 - hit_fraction)
-    if miss > 0:
-        done = max(done, book(sim.lk_s, sim.lk_e, sim.lk_n, 0, s, miss / sim.chip_bw, now))
+    if hbm_bytes > 0:
+        done = max(done, book(sim.lk_s, sim.lk_e, sim.lk_n, 0, s, hbm_bytes / sim.chip_bw, now))
     done = max(done, book(sim.l2_s, sim.l2_e, sim.l2_n, 0, s, nbytes / sim.m.l2_chip_bytes_per_cycle, now))
     return int(np.ceil(done - s - 1e-9))

@@ -493,19 +493,20 @@ class LaunchSimulation:
         # leaves them waiting forever, which run() reports as a DeadlockError.
 
     # ---------------------------------------------------------------- shared resources
-    def _transfer(self, core, nbytes, start, read, hit_fraction=0.0):
+    def _transfer(self, core, nbytes, start, read, hbm_bytes=None):
         """Cycles of bandwidth a transfer of nbytes from cycle start adds, on the core's link
         and the chip's HBM (busy intervals: the executor's link_book, shared with the
-        compiled engine). hit_fraction: the share of a tile transfer's bytes the L2 holds, which
-        cross the L2's chip link instead of HBM's."""
-        if not hit_fraction:
+        compiled engine). hbm_bytes: for a tile transfer through the L2, the bytes of its
+        missed lines, which HBM moves (all of nbytes cross the L2's chip link); None: every
+        byte crosses HBM's."""
+        if hbm_bytes is None:
             return int(self.links.transfer(self.lk_s, self.lk_e, self.lk_n, core.index, nbytes, start,
                                            read, self.read_bw, self.write_bw, self.chip_bw,
                                            int(self.env.now)))
-        return l2_transfer(self, core, nbytes, start, hit_fraction, read)
+        return l2_transfer(self, core, nbytes, start, hbm_bytes, read)
 
     def l2_touch(self, gm, read):
-        """A tile transfer touches its L2 lines: (latency saved, fraction of bytes that hit)."""
+        """A tile transfer touches its L2 lines: (latency saved, bytes HBM moves for it)."""
         return l2_touch(self, gm, read)
 
     def _schedule_commit(self, mem, idx, val, delay, ws, dt):

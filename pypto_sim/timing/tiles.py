@@ -267,15 +267,15 @@ def dispatch(sim, pc, core, blk, w, ws, now):
         core.pipe_free[pipe] = start + sim.pc_ii[pc]
         rows, cols, stride = (int(v) for v in vals[2:5])
         gm = (slot, int(vals[1]), rows, cols, stride, moved // max(rows * cols, 1))
-        saving, hit_fraction = sim.l2_touch(gm, read=True)
+        saving, hbm_bytes = sim.l2_touch(gm, read=True)
         complete = start + fixed - saving + sim._transfer(core, moved, start, read=True,
-                                                            hit_fraction=hit_fraction)
+                                                            hbm_bytes=hbm_bytes)
     elif fam == "tile_store":
         core.pipe_free[pipe] = start + sim.pc_ii[pc]
         rows, cols, stride = (int(v) for v in vals[2:5])
-        _, hit_fraction = sim.l2_touch((slot, int(vals[0]), rows, cols, stride, moved // max(rows * cols, 1)),
-                                       read=False)
-        complete = start + fixed + sim._transfer(core, moved, start, read=False, hit_fraction=hit_fraction)
+        _, hbm_bytes = sim.l2_touch((slot, int(vals[0]), rows, cols, stride, moved // max(rows * cols, 1)),
+                                    read=False)
+        complete = start + fixed + sim._transfer(core, moved, start, read=False, hbm_bytes=hbm_bytes)
     elif fam == "tile_mma":
         complete = start + mma_cycles(m, mm, nn, kk, ab.dtype.itemsize == 4, latency=fixed)
         core.pipe_free[pipe] = complete

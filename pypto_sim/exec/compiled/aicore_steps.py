@@ -185,10 +185,11 @@ def _odd_part(n):
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
-def _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, has_l2, nbytes, start, hit_fraction, now):
-    """AICoreMemory.book: cycles the L2's chip link and (the bytes of missed lines) HBM's need
-    for a transfer from start. Loads and stores alike: the L2 is write-back, so a store that
-    hits a line the L2 holds does not reach HBM (docs/timing.md, "L2")."""
+def _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, has_l2, nbytes, start, hbm_bytes, now):
+    """AICoreMemory.book: cycles the L2's chip link (nbytes) and HBM's (hbm_bytes: the missed
+    lines, whole, with an L2; every byte without) need for a transfer from start. Loads and
+    stores alike: the L2 is write-back, so a store that hits a line the L2 holds does not reach
+    HBM (docs/timing.md, "L2")."""
     s = np.float64(start)
     done = s
     fnow = np.float64(now)
@@ -196,7 +197,6 @@ def _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, has_l2, nbytes, start,
         d = link_book(l2_s, l2_e, l2_n, 0, s, nbytes / af[AF_L2_BW], fnow)
         if d > done:
             done = d
-    hbm_bytes = nbytes * (1.0 - hit_fraction)
     if hbm_bytes > 0:
         d = link_book(lk_s, lk_e, lk_n, 0, s, hbm_bytes / af[AF_HBM_BW], fnow)
         if d > done:
@@ -363,7 +363,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
                   l2link, l2first, tbase, routes, hz_out, out):
     """timing/aicore.py dispatch: unit g hands tile instruction pc (decoded in shape) to its
     pipe at cycle now. out = (start, complete, bytes, cause, cause pc, L2 missed, shared wait,
-    bytes moved to or from HBM: a transfer's missed lines' share of its bytes, rounded up)."""
+    bytes moved to or from HBM: a transfer's missed lines, each whole)."""
     kind = tp[pc, TP_KIND]
     pipe = pc_pipe[pc]
     fixed = pc_lat[pc]
@@ -406,12 +406,14 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
     if kind == AK_LOAD or kind == AK_STORE or kind == AK_STORE_ACC:
         read = kind == AK_LOAD
         saving = np.int64(0)
-        hit_fraction = 0.0
+        hbm_bytes = np.float64(nbytes)
         if acfg[AK_HAS_L2] != 0:
             hits, lines = l2_touch_window(l2s, l2link, l2first[tp[pc, TP_SLOT]], shape[6], rows,
                                           cols, shape[7], tp[pc, TP_ITEM], acfg[AK_LINE_BYTES])
-            hit_fraction = hits / max(lines, 1)
-            hbm_read = -((-np.int64(nbytes) * (lines - hits)) // max(lines, 1))
+            # a missed line is filled (or, written, written back) whole: a transfer that reads
+            # 128 bytes of a 512-byte line brings HBM's 512, and the next three such find it
+            hbm_read = np.int64(lines - hits) * acfg[AK_LINE_BYTES]
+            hbm_bytes = np.float64(hbm_read)
             if read:
                 if hits == lines:
                     saving = acfg[AK_L2_MISS_EXTRA]
@@ -424,7 +426,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
                 af[AF_DRAIN_PEN] * (_odd_part(n1) - 1)
             drain = _ceil(af[AF_DRAIN_FIXED] + rows * per_row)
             hbm = _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, acfg[AK_HAS_L2] != 0,
-                                nbytes, start, hit_fraction, env_now)
+                                nbytes, start, hbm_bytes, env_now)
             busy = max(drain, hbm)
             if busy - drain > 0:
                 routes[ROUTE_FIX] += busy - drain
@@ -438,7 +440,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
             nominal = _ceil(nbytes / bw)
             own = _ceil(done - start)
             shared = _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af,
-                                   acfg[AK_HAS_L2] != 0, nbytes, start, hit_fraction, env_now)
+                                   acfg[AK_HAS_L2] != 0, nbytes, start, hbm_bytes, env_now)
             busy = max(own, shared)
             if busy - nominal > 0:
                 routes[tp[pc, TP_ROUTE]] += busy - nominal
