@@ -20,6 +20,8 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
+from pypto_sim.profiler.memory_counters import memory_counters
+from pypto_sim.timing.machine import machine_in_effect
 
 
 @pto.kernel(sync="manual")
@@ -54,6 +56,12 @@ def vector_chain(X, Y):
         pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 2)
         pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 2)
         pto.tstore(Y + pto.get_subblock_id() * 256, x)
+
+
+def slow_hbm(m):
+    """m with HBM's chip link cut to 16 B/cycle, slower than any unit's own link."""
+    return m.with_overrides({"memory.hbm_chip_bytes_per_cycle": 16.0},
+                            source="test: HBM slower than the unit's link")
 
 
 def ops(prof, unit=0):
@@ -285,14 +293,9 @@ def test_a_store_to_lines_the_l2_holds_does_not_reach_hbm(simple_machine):
     the same window again after the barrier, both lines held: HBM moves nothing, the L2's
     chip link 1024 / 256 = 4 cycles: 50 + max(1024 / 32, 4)                             =  82
     (a write-through L2 would charge the second store HBM's 64 cycles again: 114)."""
-    from pypto_sim.timing import machine as machine_mod
-    token = machine_mod._ACTIVE.set(simple_machine.with_overrides({"memory.hbm_chip_bytes_per_cycle": 16.0},
-                                                     source="test: HBM slower than the unit's link"))
-    try:
+    with machine_in_effect(slow_hbm(simple_machine)):
         Y = pto.alloc_tensor(1024, pto.float32)
         prof = pto.profile(store_twice, grid=(1,), args=(Y,))
-    finally:
-        machine_mod._ACTIVE.reset(token)
     stores = [(s, e) for inst, s, e in ops(prof, 1) if inst == "TSTORE"]
     assert [e - s for s, e in stores] == [114, 82]
     assert (prof.aicore_stats.l2_hits, prof.aicore_stats.l2_misses) == (2, 2)
@@ -317,15 +320,9 @@ def test_a_load_that_misses_a_line_brings_the_whole_line_from_hbm(simple_machine
     512 / 16 (HBM)) = 32 cycles (charging only its own 128 B would take 8); the other three hit
     and hold it max(128 / 32, 128 / 256) = 4 each, so the loads start 32, 4 and 4 cycles apart.
     HBM moves 512 bytes in all, the loads 512: three hits, one miss."""
-    from pypto_sim.profiler.memory_counters import memory_counters
-    from pypto_sim.timing import machine as machine_mod
-    token = machine_mod._ACTIVE.set(simple_machine.with_overrides({"memory.hbm_chip_bytes_per_cycle": 16.0},
-                                                                  source="test: HBM slower than the unit's link"))
-    try:
+    with machine_in_effect(slow_hbm(simple_machine)):
         X = pto.alloc_tensor(512, pto.float32)
         prof = pto.profile(four_pieces_of_one_line, grid=(1,), args=(X,))
-    finally:
-        machine_mod._ACTIVE.reset(token)
     starts = [s for inst, s, _e in ops(prof, 1) if inst == "TLOAD"]
     assert [b - a for a, b in zip(starts, starts[1:])] == [32, 4, 4]
     assert (prof.aicore_stats.l2_hits, prof.aicore_stats.l2_misses) == (3, 1)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
+from pypto_sim.timing.machine import machine_in_effect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import data_copy  # noqa: E402
@@ -45,13 +46,9 @@ def test_the_l2_keeps_a_quarter_between_passes_but_not_the_whole(scenario, hits)
     needs evicted by the pass before (LRU), so all 4 x 49,152 accesses miss; read a quarter
     (6 MiB) at a time, each quarter's first pass misses and its 3 repeats hit: 3 x 49,152 hits,
     49,152 misses."""
-    from pypto_sim.timing import machine as machine_mod
     m, n = 24 * 128, 4096
     lines = m * n * 2 // LINE
     small = pto.machine().with_overrides({"l2.l2_bytes": 12 * 2 ** 20}, source="test: a 12 MiB L2")
-    token = machine_mod._ACTIVE.set(small)
-    try:
+    with machine_in_effect(small):
         prof = data_copy.run("L1", scenario, m=m, n=n)
-    finally:
-        machine_mod._ACTIVE.reset(token)
     assert (prof.aicore_stats.l2_hits, prof.aicore_stats.l2_misses) == (hits * lines, (4 - hits) * lines)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
+from pypto_sim.timing.machine import machine_in_effect
 
 from simt_kernels import make_matmul, run_matmul
 
@@ -357,15 +358,12 @@ def test_a_tile_store_to_a_line_the_l2_holds_does_not_reach_hbm(make_kernels, si
     the second, after wait_all, finds it: HBM moves nothing, the L2's chip link 256 / 256 = 1:
     50 + max(256 / 32, 1)                                                              = 58
     (a write-through L2 would charge the second HBM's 256 / 16 = 16 cycles: 66)."""
-    from pypto_sim.timing import machine as machine_mod
-    token = machine_mod._ACTIVE.set(simple_machine.with_overrides({"memory.hbm_chip_bytes_per_cycle": 16.0},
-                                                                  source="test: HBM slower than the core link"))
-    try:
+    slow = simple_machine.with_overrides({"memory.hbm_chip_bytes_per_cycle": 16.0},
+                                         source="test: HBM slower than the core link")
+    with machine_in_effect(slow):
         host, d_in, d_out = _tile_tensors(64)
         prof = pto.profile(make_kernels(STORE_TWICE).store_twice, grid=(1, 1, 1), block=(32, 1, 1),
                            args=(d_in, d_out))
-    finally:
-        machine_mod._ACTIVE.reset(token)
     stores = [e.end - e.start for e in prof.timeline if e.inst == "TSTORE"]
     assert stores == [82, 58]
     out = np.empty(64, np.float32)
