@@ -52,7 +52,7 @@ def copy_rows(keys):
         prof = data_copy.run(*key)
         wall = time.perf_counter() - t0
         pub_us, pub_mte2, pub_hit = PUBLISHED_COPY[key]
-        sim_us = prof.total_cycles / (pto.machine().clock_ghz * 1e3)
+        sim_us = prof.task_duration_us()
         mte2 = 100 * prof.pipe_shares("AIV" if key[0] == "UB" else "AIC")["MTE2"]
         st = prof.aicore_stats
         hit = 100 * st.l2_hits / max(st.l2_hits + st.l2_misses, 1)

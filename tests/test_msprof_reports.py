@@ -14,6 +14,7 @@ import pytest
 import pypto_sim as pto
 from pypto_sim.profiler.msprof import OP_SUMMARY_COLUMNS
 from pypto_sim.profiler.roofline import name_bound
+from pypto_sim.timing.machine import machine_in_effect
 
 from aicore_kernels import cube_then_vector
 
@@ -128,7 +129,9 @@ def test_op_summary_of_one_matmul_gives_each_pipes_busy_cycles_over_the_units_cy
     """One row for the AIC (the vector units have no program and do not run) and the total row.
     aic_total_cycles is the AIC's window: from cycle 0 (its first issue) to the TSTORE_ACC's
     completion, the kernel's end: the first TLOAD's start + 585 (matmul_chain). Each ratio is
-    busy / 585 + start: mte2 321, mte1 10, mac 22, fixpipe 236; times at 1850 MHz."""
+    busy / 585 + start: mte2 321, mte1 10, mac 22, fixpipe 236; times at 1850 MHz. Task Duration
+    adds the table's task_overhead_cycles (920: the task's dispatch and response end) to the
+    kernel's cycles: (cycles + 920) / 1850 us."""
     m = mm.machine
     chain = matmul_chain(m)
     first_load = min(e.start for e in mm.timeline if e.inst == "TLOAD")
@@ -139,7 +142,8 @@ def test_op_summary_of_one_matmul_gives_each_pipes_busy_cycles_over_the_units_cy
     assert row["aic_total_cycles"] == cycles == mm.total_cycles
     assert row["Task Type"] == "AI_CORE" and row["Block Dim"] == 1
     mhz = m.clock_ghz * 1e3
-    assert row["Task Duration(us)"] == pytest.approx(cycles / mhz)
+    assert m.task_overhead_cycles == 920
+    assert row["Task Duration(us)"] == pytest.approx((cycles + 920) / mhz) == mm.task_duration_us()
     assert row["aicore_time(us)"] == pytest.approx(cycles / mhz)
     for pipe in ("mte2", "mte1", "mac", "fixpipe"):
         assert row[f"aic_{pipe}_ratio"] == pytest.approx(chain[pipe] / cycles), pipe
@@ -149,6 +153,26 @@ def test_op_summary_of_one_matmul_gives_each_pipes_busy_cycles_over_the_units_cy
     assert all(row[c] is None for c in OP_SUMMARY_COLUMNS if c.startswith("aiv_"))
     assert {k: v for k, v in table.total.items() if k not in ("core_id", "unit")} == \
         {k: v for k, v in row.items() if k not in ("core_id", "unit")}
+
+
+def test_task_duration_is_the_kernels_cycles_plus_the_tasks_dispatch_and_response(vec):
+    """msprof's Task Duration holds the task's scheduling and response end beside the cores'
+    time. The table's task_overhead_cycles is that gap measured on single-core A2 runs: Task
+    Duration - aicore_time = 0.47, 0.46, 0.52, 0.54 us (asc-devkit add / matmul samples), mean
+    0.4975 us = 920 cycles at 1850 MHz. So Task Duration = (cycles + 920) / 1850 us, while
+    aiv_time stays the unit's own cycles; a table with 1850 cycles there adds 1 us instead."""
+    m = vec.machine
+    cycles = vec.total_cycles
+    row = vec.op_summary()[0]
+    assert vec.task_duration_us() == pytest.approx((cycles + 920) / 1850) == row["Task Duration(us)"]
+    assert row["aiv_time(us)"] == pytest.approx(cycles / 1850)
+    x = np.arange(16 * 64, dtype=np.float32)
+    y = pto.alloc_tensor(x.nbytes, pto.float32)
+    longer = m.with_overrides({"aicore.task_overhead_cycles": 1850}, source="test: a 1 us task overhead")
+    with machine_in_effect(longer):
+        other = pto.profile(add_one, grid=(1,), args=(dev(x, pto.float32), y))
+    assert other.total_cycles == cycles
+    assert other.task_duration_us() == pytest.approx(cycles / 1850 + 1.0)
 
 
 def test_op_summary_of_a_vector_kernel_fills_the_aiv_side(vec):
@@ -236,7 +260,7 @@ def test_lane_kernels_have_no_op_summary_or_roofline():
         pto.store(o + i, pto.load(a + i))
     x = pto.alloc_tensor(32 * 4)
     prof = pto.profile(copy, grid=(1, 1, 1), block=(32, 1, 1), args=(x, x))
-    for call in (prof.op_summary, prof.roofline):
+    for call in (prof.op_summary, prof.roofline, prof.task_duration_us):
         with pytest.raises(pto.ProfileError, match="AI-core kernels"):
             call()
 

@@ -371,6 +371,8 @@ AICORE_RATES = ("gm_to_l1_bytes_per_cycle", "gm_to_ub_bytes_per_cycle", "ub_to_g
                 "drain_row_cycles", "drain_penalty_cycles", "drain_bytes_per_cycle")
 AICORE_STRUCTURE = ("structural: a count, a size or a geometry of the AI core (units, bias table "
                     "bytes, event ids, queue depth, the fixpipe's 32-byte C0 block), not a rate")
+TASK_OVERHEAD = ("outside the cores: msprof's Task Duration less the cores' own time, which a device run "
+                 "gives directly (Task Duration - aicore_time); the calibration times instructions on a core")
 
 
 def aicore_coverage(machine=None) -> dict:
@@ -387,6 +389,8 @@ def aicore_coverage(machine=None) -> dict:
         elif key in ("vector_units", "bias_bytes", "event_ids", "pipe_queue_depth",
                      "cross_core_event_ids", "drain_c0_bytes"):
             out[(f"aicore.{key}", "value")] = AICORE_STRUCTURE
+        elif key == "task_overhead_cycles":
+            out[(f"aicore.{key}", "value")] = TASK_OVERHEAD
     for spec in vector_specs():
         dt = op_dtype(spec)
         cols = chain_cols(m, spec, dt)

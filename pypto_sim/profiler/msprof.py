@@ -24,7 +24,9 @@ total cycles" (hiascend PipeUtilization, atlasopdev_16_0099). Here, from the pro
   its operations' start-to-completion intervals (``pipeline_summary()``'s ``<pipe>_cycles``;
   scalar: the scalar unit's issue slots). mac is PIPE_M, fixpipe PIPE_FIX, vec PIPE_V;
 - ``<...>_time(us)``: cycles at the machine's clock; ``Task Duration(us)``: the kernel's
-  total cycles at the clock;
+  total cycles plus the machine's ``task_overhead_cycles`` at the clock (``task_duration_us``:
+  msprof's Task Duration also holds scheduling the task to the accelerator and its response
+  end, which the machine table gives as measured on the device);
 - the kernel total row (msprof's one row per operator): cycles summed over the units of a
   side, times averaged per unit (``aicore_time(us)`` = summed ``aic_total_cycles`` / AIC units
   / clock, as msprof's aicore_time is per core), ratios = summed busy / summed total cycles.
@@ -77,6 +79,14 @@ def _side_values(side, rows, mhz) -> dict:
     return out
 
 
+def task_duration_us(prof) -> float:
+    """msprof's Task Duration of an AI-core kernel's profile, in microseconds: its total cycles
+    (the last unit's end) plus the machine's task_overhead_cycles (the task's dispatch and
+    response, outside the cores), at the machine's clock."""
+    m = prof.machine
+    return (prof.total_cycles + m.task_overhead_cycles) / (m.clock_ghz * 1e3)
+
+
 def _ran_a_pipe(row) -> bool:
     """True when a unit's pipeline_summary row shows an operation on one of its pipes."""
     return any(row[col] for _, col in AIC_PIPES + AIV_PIPES if col != "scalar_cycles")
@@ -91,7 +101,7 @@ def op_summary_rows(prof) -> list:
     task_type = "MIX_AIC" if aic and aiv else ("AI_CORE" if aic else "AI_VECTOR_CORE")
     head = {"Op Name": prof.kernel_name, "Task Type": task_type,
             "Block Dim": int(prof.grid[0] * prof.grid[1] * prof.grid[2]),
-            "Task Duration(us)": prof.total_cycles / mhz}
+            "Task Duration(us)": task_duration_us(prof)}
     rows = []
     for r in units:
         side = "aic" if r["unit"] == "AIC" else "aiv"
@@ -117,6 +127,7 @@ class OpSummary(RowTable):
         table.kernel_name = prof.kernel_name
         table.total_cycles = int(prof.total_cycles)
         table.clock_ghz = prof.machine.clock_ghz
+        table.task_overhead_cycles = int(prof.machine.task_overhead_cycles)
         return table
 
     @property
@@ -132,7 +143,8 @@ class OpSummary(RowTable):
         t = self.total
         lines = [f"op_summary of {t['Op Name']}: {t['Task Type']}, block dim {t['Block Dim']}, "
                  f"task duration {t['Task Duration(us)']:.3f} us "
-                 f"({self.total_cycles} cycles at {self.clock_ghz} GHz)"]
+                 f"({self.total_cycles} cycles + {self.task_overhead_cycles} of dispatch and response, "
+                 f"at {self.clock_ghz} GHz)"]
         names = ("mac", "scalar", "mte1", "mte2", "fixpipe", "vec", "mte3")
         lines.append(f"{'core':>5s} {'unit':>5s} {'time(us)':>9s} {'cycles':>8s} "
                      + " ".join(f"{n:>7s}" for n in names))

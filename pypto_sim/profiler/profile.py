@@ -22,7 +22,7 @@ from .deps import find_producers, previous_in_warp
 from .export import export_csv
 from .hotspots import compute_core_balance, compute_hotspots
 from .intervals import busy_cycles, lane_ranges, merge_intervals, union_cycles
-from .msprof import OpSummary
+from .msprof import OpSummary, task_duration_us
 from .plot import save_plot
 from .roofline import Roofline
 from .tables import to_dataframe
@@ -446,6 +446,14 @@ class Profile:
         ("AIC", "AIV0", "AIV1", "AIV"), averaged over the AI cores it ran on."""
         self._require_aicore("pipe_shares")
         return pipe_shares(self, unit)
+
+    def task_duration_us(self) -> float:
+        """msprof's Task Duration of an AI-core kernel, in microseconds: the kernel's cycles plus
+        the machine's ``task_overhead_cycles`` (dispatching the task and its response end,
+        measured on the device), at the clock. Compare it, not total_cycles, with a published
+        Task Duration."""
+        self._require_aicore("task_duration_us")
+        return task_duration_us(self)
 
     def _require_aicore(self, what):
         if not getattr(self.program, "aicore", False):
