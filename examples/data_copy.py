@@ -8,20 +8,20 @@ data_copy_l1.h, data_copy.asc and README.md), ported as its sources write them: 
     UB    1         48     [1, 64]     a DataCopy of one 128-byte burst
     UB    2         48     [64, 64]    64 bursts of 128 bytes
     UB    3         48     [64, 1024]  64 bursts of 2 KiB (the machine table's HBM rate is read here)
+    UB    4         48     [64, 1024]  N = 12287: rows of 24,574 bytes, the last tile 1023 wide
     UB    5         48     [64, 1024]  the whole matrix read 4 times (302 MB: more than the L2 holds)
     UB    6         48     [64, 1024]  N split in 4, each quarter (75.5 MB) read 4 times: L2 reuse
     L1    1         24     [64, 64]    ND -> NZ into L1, 128-byte bursts
     L1    2         24     [64, 256]   512-byte bursts
+    L1    3         24     [64, 256]   N = 12287: the same, unaligned, the last tile 255 wide
     L1    4         24     [64, 1024]  the whole matrix 4 times
     L1    5         24     [64, 1024]  N split in 4, each quarter 4 times
 
 The README measured each on Atlas A2/A3 (Task Duration; the MTE2 time and ratio for the
 streams, the L2's read hits and miss-allocates for the repeats); benchmarks/published_copy.py
-compares them. Not run:
-- UB 4 and L1 3 (N = 12287): the last tile of each row is 1023 or 255 halves wide, a row of
-  2046 or 510 bytes, and a view of the buffer with a valid width that is not a multiple of
-  32 bytes is not built (the device pays 21.6% and 47.5% for the unaligned bursts, which the
-  simulator has no cost for either);
+compares them. UB 4 and L1 3 load each row band's last tile (curCols = N % tile columns, a
+row of 2046 or 510 bytes) through a view of the buffer with that valid width, as the sources
+shorten blockLen / dValue. Not run:
 - UB 7 and 8, L1 6 and 7 (every core reading the same [6144, 512] matrix): they switch the L2
   off for their reads (SetL2CacheHint(CACHE_MODE_DISABLE)), which the simulator does not model.
 
@@ -42,7 +42,8 @@ SCENARIOS = {("UB", 1): (12288, 1, 64, "once"), ("UB", 2): (12288, 64, 64, "once
              ("UB", 5): (12288, 64, 1024, "whole4"), ("UB", 6): (12288, 64, 1024, "split4"),
              ("L1", 1): (12288, 64, 64, "once"), ("L1", 2): (12288, 64, 256, "once"),
              ("L1", 4): (12288, 64, 1024, "whole4"),
-             ("L1", 5): (12288, 64, 1024, "split4")}
+             ("L1", 5): (12288, 64, 1024, "split4"),
+             ("UB", 4): (12287, 64, 1024, "once"), ("L1", 3): (12287, 64, 256, "once")}
 WALKS = {"once": (1, 1), "whole4": (4, 1), "split4": (4, 4)}     # (repeats, parts of N)
 
 
@@ -53,6 +54,19 @@ def copy_rows(X, buf, row0, rows, tile_m, n_start, n_count, n, tile_n):
     for m in range(row0, row0 + rows, tile_m):
         for c in range(0, n_count, tile_n):
             pto.tload(buf, X + m * n + n_start + c, stride=n)
+
+
+@pto.kernel
+def copy_rows_unaligned(X, buf, tail, row0, rows, tile_m, n, tile_n):
+    """Process on a matrix whose N is not whole tiles (UB 4, L1 3): the tile_m-row tiles of rows
+    [row0, row0 + rows), the whole tiles into buf and the last, n % tile_n columns wide
+    (curCols: DataCopyParams.blockLen / Nd2NzParams.dValue), through tail, a view of buf with
+    that valid width."""
+    whole = n - n % tile_n
+    for m in range(row0, row0 + rows, tile_m):
+        for c in range(0, whole, tile_n):
+            pto.tload(buf, X + m * n + c, stride=n)
+        pto.tload(tail, X + m * n + whole, stride=n)
 
 
 @pto.kernel
@@ -73,21 +87,33 @@ def make_kernel(path, scenario):
     called with (X, M, N)."""
     _n, tile_m, tile_n, how = SCENARIOS[(path, scenario)]
     repeats, parts = WALKS[how]
+    unaligned = _n % tile_n != 0
 
     if path == "UB":
         @pto.kernel(sync="manual")
         def kernel_data_copy_pad_gm2ub(X, m, n):
             with pto.vector():
                 buf = pto.alloc_tile(tile_m, tile_n, pto.float16, loc=pto.Vec)
-                walk(X, buf, pto.get_block_id() * 2 + pto.get_subblock_id(), AIV_CORES, m, n, tile_m,
-                     tile_n, repeats, parts)
+                core = pto.get_block_id() * 2 + pto.get_subblock_id()
+                if unaligned:
+                    tail = pto.tsubview(buf, 0, 0, tile_m, tile_n, valid=(tile_m, n % tile_n))
+                    copy_rows_unaligned(X, buf, tail, core * (m // AIV_CORES), m // AIV_CORES, tile_m, n, tile_n)
+                    pto.pipe_barrier(pto.PIPE_ALL)
+                else:
+                    walk(X, buf, core, AIV_CORES, m, n, tile_m, tile_n, repeats, parts)
         return kernel_data_copy_pad_gm2ub
 
     @pto.kernel(sync="manual")
     def kernel_data_copy_gm2l1(X, m, n):
         with pto.cube():
             buf = pto.alloc_tile(tile_m, tile_n, pto.float16, loc=pto.Mat)
-            walk(X, buf, pto.get_block_id(), AIC_CORES, m, n, tile_m, tile_n, repeats, parts)
+            core = pto.get_block_id()
+            if unaligned:
+                tail = pto.tsubview(buf, 0, 0, tile_m, tile_n, valid=(tile_m, n % tile_n))
+                copy_rows_unaligned(X, buf, tail, core * (m // AIC_CORES), m // AIC_CORES, tile_m, n, tile_n)
+                pto.pipe_barrier(pto.PIPE_ALL)
+            else:
+                walk(X, buf, core, AIC_CORES, m, n, tile_m, tile_n, repeats, parts)
     return kernel_data_copy_gm2l1
 
 

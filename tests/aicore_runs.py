@@ -8,13 +8,13 @@ import pytest
 import pypto_sim as pto
 
 
-def run(make_kernels, source, inputs, out_shape, out_dtype):
-    """Compile `source` (a kernel k(X, O)), copy `inputs` in, launch one block, return O."""
+def run(make_kernels, source, inputs, out_shape, out_dtype, extra=()):
+    """Compile `source` (a kernel k(X, O, *extra)), copy `inputs` in, launch one block, return O."""
     mod = make_kernels(source)
     x = pto.alloc_tensor(inputs.nbytes, getattr(pto, inputs.dtype.name))
     pto.memcpy_h2d(x, inputs)
     o = pto.alloc_tensor(int(np.prod(out_shape)) * np.dtype(out_dtype).itemsize, getattr(pto, np.dtype(out_dtype).name))
-    pto.launch(mod.k, grid=(1,), args=(x, o), check="all")
+    pto.launch(mod.k, grid=(1,), args=(x, o, *extra), check="all")
     pto.sync()
     got = np.empty(out_shape, out_dtype)
     pto.memcpy_d2h(got, o)

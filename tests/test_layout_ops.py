@@ -172,6 +172,30 @@ def k(X, O):
     np.testing.assert_array_equal(got[64:], d.ravel())
 
 
+def test_a_window_with_a_valid_width_loads_and_stores_rows_of_that_width(make_kernels):
+    """tsubview(t, 0, 0, 4, 16, valid=(4, n)) is t with n valid columns (a Tile whose ValidCol is
+    dynamic): with n = 15 a TLOAD moves 4 rows of 15 float16 (30 bytes, not a multiple of 32)
+    from a GM matrix of pitch 17 into t's rows (32 bytes apart), leaving column 15 as it was
+    (-1), and a TSTORE of the window writes 4 x 15 halves back at pitch 15."""
+    x = np.arange(4 * 17, dtype=np.float16)
+    got = run(make_kernels, '''
+@pto.kernel
+def k(X, O, n):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            t = pto.alloc_tile(4, 16, pto.float16, loc=pto.Vec)
+            pto.texpands(t, -1.0)
+            w = pto.tsubview(t, 0, 0, 4, 16, valid=(4, n))
+            pto.tload(w, X, stride=17)
+            pto.tstore(O, t)
+            pto.tstore(O + 64, w, stride=n)
+''', x, (64 + 60,), np.float16, extra=(15,))
+    t = np.full((4, 16), -1.0, np.float16)
+    t[:, :15] = x.reshape(4, 17)[:, :15]
+    np.testing.assert_array_equal(got[:64], t.ravel())
+    np.testing.assert_array_equal(got[64:], x.reshape(4, 17)[:, :15].ravel())
+
+
 def test_views_do_not_count_against_the_space_twice(make_kernels):
     """Two 96 KiB tiles fill the 192 KiB UB exactly; views of them take no memory of their own."""
     mod = make_kernels('''
@@ -229,6 +253,8 @@ def test_racecheck_compares_views_by_the_elements_they_share(make_kernels, targe
     ("pto.tsubview(t, 3, 0, 2, 16)", r"the window reaches past the tile"),
     ("pto.tsubview(t, 0, 4, 4, 8)", r"starts 16 bytes into the tile, not a multiple of 32"),
     ("pto.tadds(pto.tsubview(t, 0, 8, 4, 8), t, 1.0)", r"is a 4 x 8 window whose rows are 16 elements apart"),
+    ("pto.tsubview(t, 0, 0, 4, 16, valid=(4, 17))", r"valid cols 17 is outside 1..16"),
+    ("pto.treshape(t, 8, 8, valid=(8, 7))", r"pto.treshape\(.*\) takes no valid="),
 ])
 def test_view_errors_name_the_tile_and_the_rule(make_kernels, call, message):
     compile_error(make_kernels, f'''

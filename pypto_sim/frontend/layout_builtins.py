@@ -6,6 +6,8 @@ docs/isa/TFILLPAD*.md, include/pto/npu/a2a3/TFillPad.hpp); TTRANS; the index red
 (isa/47_partial.toml, TPartAdd.hpp & co.)."""
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from .. import dtypes
@@ -177,7 +179,10 @@ def lower_view(comp, node, builtin):
     """A new typed tile over words of an existing one, as A2/A3 binds it (TASSIGN to the
     source's address, TReshape.hpp / TSubView.hpp); the instruction moves no data."""
     call = builtin.name
-    args = comp.bind_call(builtin, node)
+    valid_ast = next((k.value for k in node.keywords if k.arg == "valid"), None)
+    if valid_ast is not None and call != "tsubview":
+        comp.error(node, f"pto.{call}{builtin.signature_text} takes no valid=: the view keeps its tile's extent")
+    args = comp.bind_call(builtin, _without_keyword(node, "valid"))
     spec = comp.isa[call.upper()]
     src = args["src"]
     if not comp.is_aicore or not (isinstance(src, Ptr) and src.tile is not None):
@@ -220,13 +225,20 @@ def lower_view(comp, node, builtin):
         name, parent.offset + offset, rows * cols, src.dtype, line, 1, info.loc, rows, cols,
         alias_of=src.slot, pitch=pitch)))
     name = comp.buffers[slot].name
-    full = (Const(rows, dtypes.int32, weak=False), Const(cols, dtypes.int32, weak=False))
-    view = TileInfo(info.loc, rows, cols, layout, *full, pitch=pitch)
+    view = TileInfo(info.loc, rows, cols, layout, *comp._valid(valid_ast, rows, cols, node, where), pitch=pitch)
     comp.emit(spec.name, None, (), src.dtype, node, aux=(parent.offset + offset, rows * cols))
     comp.instrs[-1].comment = (f"{name}: {info.loc} {rows} x {cols} x {src.dtype} view of "
                                f"{src.name} at word {parent.offset + offset}")
     return Ptr("l1", slot, src.dtype, name, Const(0, dtypes.int32), rows * cols,
                parent.offset + offset, tile=view)
+
+
+def _without_keyword(node, name):
+    """A copy of call ``node`` without keyword ``name`` (bound apart: valid=(rows, cols) is read
+    as the pair alloc_tile reads, not as one value)."""
+    out = copy.copy(node)
+    out.keywords = [k for k in node.keywords if k.arg != name]
+    return out
 
 
 def _view_layout(comp, value, default, node):
