@@ -120,6 +120,59 @@ def test_examples_are_the_same_in_both_executors_and_modes():
             same_words(words, first, f"{kernel.name} {key} against timing with numba")
 
 
+@pto.kernel(sync="auto")
+def add_one_to_valid_columns(O, valid_cols):
+    """Sevens in a 2 x 64 float32 tile, then TADDS 1 over its first valid_cols columns (a
+    run-time valid width, the whole tile's pitch)."""
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            t = pto.alloc_tile(2, 64, pto.float32, loc=pto.Vec, valid=(2, valid_cols))
+            whole = pto.tsubview(t, 0, 0, 2, 64)
+            pto.texpands(whole, 7.0)
+            pto.tadds(t, t, 1.0)
+            pto.tstore(O, whole)
+
+
+@pto.kernel(sync="auto")
+def add_one_to_nine_columns(O, valid_cols):
+    """add_one_to_valid_columns with the valid width 9 a constant (valid_cols unused)."""
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            t = pto.alloc_tile(2, 64, pto.float32, loc=pto.Vec, valid=(2, 9))
+            whole = pto.tsubview(t, 0, 0, 2, 64)
+            pto.texpands(whole, 7.0)
+            pto.tadds(t, t, 1.0)
+            pto.tstore(O, whole)
+
+
+@pytest.mark.parametrize("valid_cols", [1, 9, 63, 64])
+def test_an_elementwise_op_with_a_run_time_valid_width_leaves_the_columns_past_it(valid_cols):
+    """A2/A3 masks each row of an elementwise op to the tile's validCol (TBinSOp.hpp: count
+    mode or a tail mask per row), so TADDS over a tile with valid=(2, w), w known only at run
+    time, adds 1 to the first w columns of each row and leaves the rest as they were (7):
+    8 in columns 0..w-1, 7 in w..63, in timing and functional mode with both executors."""
+    out = pto.alloc_tensor(2 * 64 * 4, pto.float32)
+    want = np.full((2, 64), 7.0, np.float32)
+    want[:, :valid_cols] = 8.0
+    images = both_executors(add_one_to_valid_columns, (1,), (out, valid_cols))
+    for key, image in images.items():
+        np.testing.assert_array_equal(tensor_values(image, out).reshape(2, 64), want, err_msg=str(key))
+
+
+def test_a_run_time_valid_width_costs_what_the_same_constant_width_costs():
+    """The op's cost is priced on the rows of its valid width whether the width is a constant
+    or a register: TADDS over valid (2, 9) takes as many cycles either way, and the kernels'
+    timelines end at the same cycle."""
+    out = pto.alloc_tensor(2 * 64 * 4, pto.float32)
+    run_time = pto.profile(add_one_to_valid_columns, grid=(1,), args=(out, 9))
+    constant = pto.profile(add_one_to_nine_columns, grid=(1,), args=(out, 9))
+
+    def tadds(prof):
+        return [e.end - e.start for e in prof.timeline if e.inst == "TADDS"]
+    assert tadds(run_time) == tadds(constant) and len(tadds(constant)) == 1
+    assert run_time.total_cycles == constant.total_cycles
+
+
 # ---------------------------------------------------------------- functional mode
 
 @pytest.mark.parametrize("example", ["gemm", "flash_attention", "softmax", "layer_norm", "rms_norm"])

@@ -161,16 +161,16 @@ class OperandForms:
         rows, vc = dst.tile.valid_rows, dst.tile.valid_cols
         whole = all(isinstance(t.tile.valid_cols, Const) and int(t.tile.valid_cols.value) == t.tile.cols
                     for t in (dst, *srcs))
-        if whole or not (shapes_differ or isinstance(vc, Const)):
-            width = dst.tile.cols          # one run of whole rows (a run-time valid width: whole rows too)
+        if whole:
+            width = Const(dst.tile.cols, dtypes.int32)     # whole valid rows: one run of words
         else:
-            if not isinstance(vc, Const):
-                self.error(node, f"{call}: tiles of different shapes with a run-time valid column count "
-                                 "are not built", "give valid columns as a constant")
-            width = int(vc.value)
-            args["cols"] = Const(width, dtypes.int32)
+            # rows of the valid width at each tile's pitch: A2/A3 masks each row to validCol
+            # (TBinSOp.hpp BinS2LCountMode / BinS2LNormModeTail), so the words past it stay as they are
+            width = Const(int(vc.value), dtypes.int32) if isinstance(vc, Const) else vc
+            args["cols"] = width
             for name, t in (("dpitch", dst), ("apitch", first), ("bpitch", second)):
                 if t is not None:
                     args[name] = Const(t.tile.pitch or t.tile.cols, dtypes.int32)
-        args["n"] = (Const(int(rows.value) * width, dtypes.int32) if isinstance(rows, Const)
-                     else self.alu("MUL", [rows, Const(width, dtypes.int32)], node, dtype=dtypes.int32))
+        args["n"] = (Const(int(rows.value) * int(width.value), dtypes.int32)
+                     if isinstance(rows, Const) and isinstance(width, Const)
+                     else self.alu("MUL", [rows, width], node, dtype=dtypes.int32))

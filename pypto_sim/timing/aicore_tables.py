@@ -28,6 +28,7 @@ class AICoreTables:
         self.tp = np.zeros((n, ex.N_TP), np.int64)
         self.tf = np.zeros((n, ex.N_TF), np.float64)
         self.tp[:, ex.TP_NJ] = -1
+        self.tp[:, ex.TP_COLSJ] = -1
         self.tp[:, ex.TP_MSJ] = -1
         self.ranges: dict = {}
         fm_i, fm_f = [], []
@@ -79,6 +80,7 @@ class AICoreTables:
             row[ex.TP_NJ] = named["n"]
             row[ex.TP_ITEM] = dst.buf.dtype.itemsize
             row[ex.TP_DSTCOLS] = self._op_cols(sim, pc, named) or dst.cols
+            row[ex.TP_COLSJ] = self._op_cols_register(sim, pc, named)
         else:
             row[ex.TP_RJ], row[ex.TP_CJ] = named[roles.shape[0]], named[roles.shape[1]]
             row[ex.TP_ITEM] = data.buf.dtype.itemsize
@@ -144,14 +146,19 @@ class AICoreTables:
 
     @staticmethod
     def _op_cols(sim, pc, named) -> int:
-        """An elementwise op's row width when it walks rows at pitches (its cols operand, an
-        immediate: the compiler gives it only for constant valid regions), else 0."""
+        """An elementwise op's row width when it walks rows at pitches and its cols operand is
+        an immediate (a constant valid width), else 0."""
         j = named.get("cols")
-        if j is None:
+        if j is None or int(sim.enc.code[pc, C_SRC + j]) >= 0:
             return 0
-        if int(sim.enc.code[pc, C_SRC + j]) >= 0:
-            raise AssertionError("a pitched elementwise op's cols must be an immediate")
         return int(sim.enc.imm[pc, j])
+
+    @staticmethod
+    def _op_cols_register(sim, pc, named) -> int:
+        """The operand index of an elementwise op's row width when a register holds it (a
+        run-time valid width: tile_shape reads it at dispatch), else -1."""
+        j = named.get("cols")
+        return j if j is not None and int(sim.enc.code[pc, C_SRC + j]) >= 0 else -1
 
     @staticmethod
     def _fast_row_reduce(m, name, dst, src, row, ex):

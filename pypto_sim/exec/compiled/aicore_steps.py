@@ -79,7 +79,9 @@ TP_CCEVENT = 62
 TP_MAXJ = 63       # operands to log (the values replay decodes them)
 TP_DITEM = 64      # the data tile's bytes per element (a vector op's cost)
 TP_ALU = 65        # 1 for an elementwise op (family tile_alu): priced at a row-major shape
-TP_FAST_R, TP_FAST_C, TP_FAST_HEAD, TP_FAST_BODY, TP_FAST_TAIL, N_TP = 66, 67, 68, 69, 70, 71  # fast tree
+TP_FAST_R, TP_FAST_C, TP_FAST_HEAD, TP_FAST_BODY, TP_FAST_TAIL = 66, 67, 68, 69, 70  # fast tree
+TP_COLSJ = 71      # operand index of an element count's row width when a register holds it, or -1
+N_TP = 72
 TF_BW = 0          # the transfer's bandwidth (bytes per cycle)
 TF_PER = 1         # cycles per repeat (vector op, matmul)
 TF_ROW = 2         # cycles per row (vector op: per_row)
@@ -303,6 +305,10 @@ def tile_shape(tp, code, imm, regs, pc, tcount, shape):
             if n > tp[pc, TP_VIEWS + 3 * v] * tp[pc, TP_VIEWS + 3 * v + 1]:
                 return False
         dc = tp[pc, TP_DSTCOLS]
+        if tp[pc, TP_COLSJ] >= 0:                  # rows of a run-time valid width
+            width = _iv(code, imm, regs, pc, tp[pc, TP_COLSJ])
+            if width > 0:
+                dc = width
         rows = -((-n) // dc)
         cols = dc
         nbytes = n * tp[pc, TP_ITEM]
