@@ -81,6 +81,19 @@ def walk(X, buf, core, cores, m, n, tile_m, tile_n, repeats, parts):
     pto.pipe_barrier(pto.PIPE_ALL)
 
 
+@pto.kernel
+def process(X, buf, core, cores, m, n, tile_m, tile_n, repeats, parts, unaligned):
+    """One core's part of a scenario: the walk (walk), or for an N that is not whole tiles,
+    the rows with their narrower last tile (copy_rows_unaligned) through a view of buf whose
+    valid width is n % tile_n, then PipeBarrier<PIPE_ALL>."""
+    if unaligned:
+        tail = pto.tsubview(buf, 0, 0, tile_m, tile_n, valid=(tile_m, n % tile_n))
+        copy_rows_unaligned(X, buf, tail, core * (m // cores), m // cores, tile_m, n, tile_n)
+        pto.pipe_barrier(pto.PIPE_ALL)
+    else:
+        walk(X, buf, core, cores, m, n, tile_m, tile_n, repeats, parts)
+
+
 def make_kernel(path, scenario):
     """The kernel of one scenario: the AIV kernel_data_copy_pad_gm2ub (UB) or the AIC
     kernel_data_copy_gm2l1 (L1), with its tile and walk fixed as data_copy.asc fixes them;
@@ -94,26 +107,15 @@ def make_kernel(path, scenario):
         def kernel_data_copy_pad_gm2ub(X, m, n):
             with pto.vector():
                 buf = pto.alloc_tile(tile_m, tile_n, pto.float16, loc=pto.Vec)
-                core = pto.get_block_id() * 2 + pto.get_subblock_id()
-                if unaligned:
-                    tail = pto.tsubview(buf, 0, 0, tile_m, tile_n, valid=(tile_m, n % tile_n))
-                    copy_rows_unaligned(X, buf, tail, core * (m // AIV_CORES), m // AIV_CORES, tile_m, n, tile_n)
-                    pto.pipe_barrier(pto.PIPE_ALL)
-                else:
-                    walk(X, buf, core, AIV_CORES, m, n, tile_m, tile_n, repeats, parts)
+                process(X, buf, pto.get_block_id() * 2 + pto.get_subblock_id(), AIV_CORES, m, n, tile_m,
+                        tile_n, repeats, parts, unaligned)
         return kernel_data_copy_pad_gm2ub
 
     @pto.kernel(sync="manual")
     def kernel_data_copy_gm2l1(X, m, n):
         with pto.cube():
             buf = pto.alloc_tile(tile_m, tile_n, pto.float16, loc=pto.Mat)
-            core = pto.get_block_id()
-            if unaligned:
-                tail = pto.tsubview(buf, 0, 0, tile_m, tile_n, valid=(tile_m, n % tile_n))
-                copy_rows_unaligned(X, buf, tail, core * (m // AIC_CORES), m // AIC_CORES, tile_m, n, tile_n)
-                pto.pipe_barrier(pto.PIPE_ALL)
-            else:
-                walk(X, buf, core, AIC_CORES, m, n, tile_m, tile_n, repeats, parts)
+            process(X, buf, pto.get_block_id(), AIC_CORES, m, n, tile_m, tile_n, repeats, parts, unaligned)
     return kernel_data_copy_gm2l1
 
 
