@@ -94,6 +94,16 @@ def test_a_spoiled_fast_row_reduce_entry_is_refused_naming_it(tmp_path, old, new
     assert str(path) in str(err.value)
 
 
+def test_a_table_made_before_an_entry_existed_says_what_to_add(tmp_path):
+    """A copy of a table taken before [aicore] had task_overhead_cycles does not load: the
+    error names the file, the section and the entry, and the hint says to add it with the
+    shipped table's value and source (no default is taken silently)."""
+    path = edited(tmp_path, 'task_overhead_cycles = { value = 1000, source = "test value" }\n', "")
+    with pytest.raises(MachineError, match=r"simple.toml: \[aicore\] is missing 'task_overhead_cycles'") as info:
+        load_machine_from(path)
+    assert "latency_tables/ascend910b.toml has the shipped value" in str(info.value)
+
+
 def test_a_missing_formulas_file_names_both_places_looked(tmp_path):
     """The CSV is looked for beside the table, then among the shipped tables: the error names
     the file as written and both places."""

@@ -343,7 +343,7 @@ def load_machine_from(path) -> Machine:
         table = doc.get(section, {})
         for key in keys:
             if key not in table:
-                raise MachineError(f"{path}: [{section}] is missing '{key}'")
+                raise MachineError(f"{path}: [{section}] is missing '{key}'", hint=_missing_hint(section, key))
             values[key], sources[key] = _number(path, section, key, table[key])
         for key in table:
             if key not in keys:
@@ -354,7 +354,7 @@ def load_machine_from(path) -> Machine:
             continue
         for key in keys:
             if key not in table:
-                raise MachineError(f"{path}: [{section}] is missing '{key}'")
+                raise MachineError(f"{path}: [{section}] is missing '{key}'", hint=_missing_hint(section, key))
             values[key], sources[key] = _number(path, section, key, table[key])
         for key in table:
             if key not in keys:
@@ -577,6 +577,12 @@ def machine_in_effect(m: Machine | None):
         yield m
     finally:
         _ACTIVE.reset(token)
+
+
+def _missing_hint(section: str, key: str) -> str:
+    """What to do about a table made before ``key`` existed: copy the shipped table's entry."""
+    return (f"add {key} = {{ value = ..., source = \"...\" }} to [{section}]; "
+            f"latency_tables/{DEFAULT_MACHINE}.toml has the shipped value and its source")
 
 
 def ceil_div(a: float, b: float) -> int:
