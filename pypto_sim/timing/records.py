@@ -32,10 +32,10 @@ FIELDS = ("block", "warp", "core", "pc", "issue", "complete", "stall", "cause", 
 # ``cause`` (why it started after its dispatch) does not say - the cause of its scalar unit's
 # wait before dispatching it (a full pipe queue, an operand), whether a load paid the L2's
 # miss extra, the cycles a transfer waited for shared L2 / HBM bandwidth beyond its own
-# path's (below 2**32), and the bytes a load or store moved from or to HBM (its missed lines'
-# share of its bytes, rounded up: 0 exactly when every line hit; the L2 is write-back, so a
-# store's hits stay in it: docs/timing.md, "L2"); packed by why_code, read by why_fields
-# and why_hbm_read_bytes (the packing: exec/record_why.py).
+# path's (below 2**32), and the bytes a load or store moved from or to HBM (a load's missed
+# lines, whole, and the dirty lines either's misses evicted; the L2 is write-back, so a
+# store's lines stay in it until evicted: docs/timing.md, "L2"); packed by why_code, read by
+# why_fields and why_hbm_read_bytes (the packing: exec/record_why.py).
 
 
 def why_code(issue_cause: int, l2_missed: int, shared_wait: int, hbm_read_bytes: int = 0) -> int:
@@ -44,14 +44,23 @@ def why_code(issue_cause: int, l2_missed: int, shared_wait: int, hbm_read_bytes:
     return issue_cause + WHY_MISSED * l2_missed + WHY_SHARED * shared_wait + WHY_HBM * hbm_read_bytes
 
 
+def _wide(why):
+    """``why`` as 64-bit integers: the records keep a column in the narrowest dtype its values
+    fit, and the packing's constants do not fit 32 bits."""
+    if isinstance(why, np.ndarray):
+        return why.astype(np.int64)
+    return np.int64(why) if isinstance(why, np.integer) else why
+
+
 def why_fields(why):
     """(issue cause, l2 missed, shared wait cycles) of ``why`` values (ints or arrays)."""
+    why = _wide(why)
     return why % WHY_MISSED, (why // WHY_MISSED) % 2, (why // WHY_SHARED) % (WHY_HBM // WHY_SHARED)
 
 
 def why_hbm_read_bytes(why):
     """The bytes a transfer moved from or to HBM (its L2-missed share), of ``why`` values."""
-    return why // WHY_HBM
+    return _wide(why) // WHY_HBM
 
 
 # the narrowest dtype each column may take (codes and program counters in 16 bits, a stall
