@@ -1,7 +1,6 @@
 """The L2's line model (timing/l2.py, compiled in exec/compiled/l2.py) against its
 specification: a fully associative LRU of lines keyed by (tensor base word, line), where a
-window touches the lines its rows cover once each, in ascending order, a store leaves its
-lines dirty, and an evicted dirty line is a write-back."""
+window touches the lines its rows cover once each, in ascending order."""
 from collections import OrderedDict
 
 import numpy as np
@@ -18,24 +17,22 @@ class SpecL2:
         self.capacity = capacity_bytes // line_bytes
         self.lines = OrderedDict()
 
-    def access_window(self, base, offset, rows, cols, stride, itemsize, write=False):
+    def access_window(self, base, offset, rows, cols, stride, itemsize):
         starts = (offset + np.arange(rows) * stride) * itemsize
         covered = set()
         for s in starts.tolist():
             covered.update(range(s // self.line_bytes, (s + cols * itemsize - 1) // self.line_bytes + 1))
-        hits = written_back = 0
+        hits = 0
         for line in sorted(covered):
             key = (base, line)
             if key in self.lines:
                 self.lines.move_to_end(key)
-                self.lines[key] = self.lines[key] or write
                 hits += 1
             else:
-                self.lines[key] = write
+                self.lines[key] = None
                 if len(self.lines) > self.capacity:
-                    _key, dirty = self.lines.popitem(last=False)
-                    written_back += dirty
-        return hits, len(covered) - hits, written_back
+                    self.lines.popitem(last=False)
+        return hits, len(covered) - hits
 
 
 def test_a_window_counts_each_line_once():
@@ -43,8 +40,8 @@ def test_a_window_counts_each_line_once():
     0..3 start at bytes 0, 384, 768, 1152 and end at 255, 639, 1023, 1407, so they cover
     lines 0, 0-1, 1, 2-2: lines 0, 1 and 2, three misses; the same window again hits all three."""
     l2 = L2Cache(1 << 20, 512, [(1000, 4 * 96)])
-    assert l2.access_window(1000, 0, 4, 64, 96, 4) == (0, 3, 0)
-    assert l2.access_window(1000, 0, 4, 64, 96, 4) == (3, 0, 0)
+    assert l2.access_window(1000, 0, 4, 64, 96, 4) == (0, 3)
+    assert l2.access_window(1000, 0, 4, 64, 96, 4) == (3, 0)
     assert (l2.hits, l2.misses) == (3, 3)
 
 
@@ -53,32 +50,15 @@ def test_the_least_recently_used_line_is_evicted():
     2 evicts line 1; line 0 still hits, line 1 misses."""
     l2 = L2Cache(2 * 128, 128, [(0, 1000)])
     touch = lambda line: l2.access_window(0, line * 32, 1, 32, 32, 4)     # noqa: E731
-    assert [touch(0), touch(1), touch(0), touch(2)] == [(0, 1, 0), (0, 1, 0), (1, 0, 0), (0, 1, 0)]
-    assert touch(0) == (1, 0, 0)
-    assert touch(1) == (0, 1, 0)
-
-
-def test_a_dirty_line_is_written_back_when_it_is_evicted():
-    """Two lines of capacity, write-back: store line 0 (a miss, allocated dirty: nothing
-    written back), read line 1, read line 2: it evicts line 0, the least recent, which is
-    dirty: one write-back. Read line 3: it evicts line 1, clean: none. A store to line 2
-    (a hit) dirties it; reading lines 4 and 5 evicts 3 (clean) and then 2 (dirty): one."""
-    l2 = L2Cache(2 * 128, 128, [(0, 1000)])
-    touch = lambda line, write=False: l2.access_window(0, line * 32, 1, 32, 32, 4, write=write)  # noqa: E731
-    assert touch(0, write=True) == (0, 1, 0)
-    assert touch(1) == (0, 1, 0)
-    assert touch(2) == (0, 1, 1)
-    assert touch(3) == (0, 1, 0)
-    assert touch(2, write=True) == (1, 0, 0)
-    assert [touch(4), touch(5)] == [(0, 1, 0), (0, 1, 1)]
-    assert l2.writebacks == 2
+    assert [touch(0), touch(1), touch(0), touch(2)] == [(0, 1), (0, 1), (1, 0), (0, 1)]
+    assert touch(0) == (1, 0)
+    assert touch(1) == (0, 1)
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_random_windows_match_the_specification(seed):
     """Random windows of three tensors on a small cache (evictions, overlapping rows, strides
-    below and above a line), a third of them stores, give the specification's hits, misses
-    and write-backs, access by access."""
+    below and above a line) give the specification's hits and misses, access by access."""
     rng = np.random.default_rng(seed)
     capacity, line = int(rng.choice([64, 300, 5000])) * 128, 128
     tensors = [(0, 4096 * 64), (4096, 8192 * 64), (1 << 30, 8192 * 64)]
@@ -88,8 +68,7 @@ def test_random_windows_match_the_specification(seed):
         rows, cols = int(rng.integers(1, 40)), int(rng.integers(1, 300))
         stride = cols + int(rng.integers(0, 200))
         args = (base, int(rng.integers(0, 5000)), rows, cols, stride, int(rng.choice([1, 2, 4])))
-        write = bool(rng.random() < 0.3)
-        assert fast.access_window(*args, write=write) == spec.access_window(*args, write=write)
+        assert fast.access_window(*args) == spec.access_window(*args)
     assert fast.hits + fast.misses > 0
 
 
@@ -110,6 +89,5 @@ def test_tiles_read_again_match_the_specification(seed):
             base, off, rows, cols, stride, item = tiles[int(rng.integers(0, len(tiles)))]
             off += int(rng.choice([0, 0, 0, 32, stride]))
             args = (base, off, rows, cols, stride, item)
-            write = bool(rng.random() < 0.2)
-            assert fast.access_window(*args, write=write) == spec.access_window(*args, write=write)
+            assert fast.access_window(*args) == spec.access_window(*args)
         assert fast.hits > fast.misses > 0 or capacity == 40

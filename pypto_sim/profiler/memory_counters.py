@@ -10,11 +10,9 @@ Its bytes are spread evenly over that moving window ``[moving_from, complete)``.
 - GM: every transfer's bytes, per core, reads and writes.
 - L2 (machines with an L2): every byte of every transfer crosses the L2's chip link, so the
   L2's traffic is the chip's GM traffic, reads and writes.
-- HBM: a load crosses HBM's link with the lines it missed in the L2 (their fill), each
-  whole, and any transfer with the dirty lines its misses evicted (their write-back; a store
-  allocates its missed lines without a fill: docs/timing.md, "L2"; the record's ``why``:
-  records.why_hbm_read_bytes), over the same window, in the transfer's direction; without
-  an L2, HBM's traffic is GM's.
+- HBM: a load or store crosses HBM's link with the lines it missed in the L2, each whole
+  (write-allocate, write-back: docs/timing.md, "L2"; the record's ``why``:
+  records.why_hbm_read_bytes), over the same window; without an L2, HBM's traffic is GM's.
 """
 from __future__ import annotations
 

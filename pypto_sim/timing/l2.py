@@ -3,13 +3,9 @@
 One chip-wide, fully associative LRU cache of ``l2_line_bytes`` lines, ``l2_bytes`` in all
 (the machine table's [l2] section). A transfer touches the lines its rows cover; lines it finds
 are hits, the others misses that are then allocated (reads and writes alike: write-allocate).
-It is write-back: a store leaves its lines dirty, and a dirty line crosses HBM when it is
-evicted (CANN's cache overview, asc-devkit docs/zh/api/SIMD-API/基础API/缓存控制/系统缓存概述.md:
-a dirty line is written back to GM when it is replaced or cleaned). Costs, applied by the tile
-engines: a transfer whose lines all hit saves ``l2_miss_extra_latency`` of its fixed latency;
-every byte crosses the L2's chip link; a read's missed line crosses HBM whole (its fill), a
-store's missed line is allocated without one, and each dirty line a transfer evicts crosses
-HBM whole (its write-back). Dirty lines left at the kernel's end are not written back in it.
+Costs, applied by the tile engines: a transfer whose lines all hit saves
+``l2_miss_extra_latency`` of its fixed latency; every byte crosses the L2's chip link, and each
+missed line crosses HBM's whole (a read fills it, a written one is written back).
 
 Lines are keyed by (tensor base word, line index within the tensor), so two tensors never
 share a line and the cache does not depend on where the allocator placed them.
@@ -61,8 +57,7 @@ class L2Cache:
         """(lines, 2) int64: each line's LRU neighbours, made at the first touch (a launch on
         the compiled engine touches its own L2, not the simulation's)."""
         if self._link is None:
-            self._link = np.full((self.lines, self.ex.LINK_COLUMNS), self.ex.L2_ABSENT, np.int64)
-            self._link[:, 2] = 0
+            self._link = np.full((self.lines, 2), self.ex.L2_ABSENT, np.int64)
         return self._link
 
     @property
@@ -77,40 +72,32 @@ class L2Cache:
         """The dense number of line 0 of the tensor at base_word."""
         return self.first[int(base_word)]
 
-    @property
-    def writebacks(self) -> int:
-        """Dirty lines evicted so far (each written back to HBM)."""
-        return int(self.state[self.ex.L2_WRITEBACKS])
-
-    def access_window(self, base_word, offset, rows, cols, stride, itemsize, write=False) -> tuple:
+    def access_window(self, base_word, offset, rows, cols, stride, itemsize) -> tuple:
         """Touch the lines that rows x cols elements from element offset (rows stride elements
-        apart) of the tensor at base_word cover, each once, in ascending order (write: a
-        store, which leaves them dirty): (hits, misses, write-backs); misses are allocated,
-        the least recently used lines evicted, and write-backs count the dirty ones."""
+        apart) of the tensor at base_word cover, each once, in ascending order: (hits,
+        misses); misses are allocated, the least recently used lines evicted."""
         base = int(base_word)
         last = ((offset + (rows - 1) * max(stride, 0) + cols) * itemsize) // self.line_bytes
         if offset < 0 or last >= self.extent.get(base, 0):
             raise ValueError(f"L2: a transfer of the tensor at word {base} reaches line {last}, "
                              f"beyond its {self.extent.get(base, 0)}")
-        hits, lines, written_back = self.ex.l2_touch_window(self.state, self.link, self.first[base], offset,
-                                                            rows, cols, stride, itemsize, self.line_bytes,
-                                                            int(bool(write)))
-        return int(hits), int(lines - hits), int(written_back)
+        hits, lines = self.ex.l2_touch_window(self.state, self.link, self.first[base], offset, rows,
+                                              cols, stride, itemsize, self.line_bytes)
+        return int(hits), int(lines - hits)
 
 
 def l2_touch(sim, gm, read):
     """A tile transfer (tensor slot, element offset, rows, cols, stride, itemsize) of launch sim
-    touches its L2 lines: (latency saved, bytes HBM moves: a read's missed lines and the dirty
-    lines the touch evicted, whole); (0, None) without an L2. A store saves no latency (its
-    table latency has no miss path); its lines stay dirty in the write-back L2."""
+    touches its L2 lines: (latency saved, bytes HBM moves: its missed lines, whole); (0, None)
+    without an L2. A store saves no latency (its table latency has no miss path) but its hits
+    stay in the write-back L2."""
     if sim.l2 is None:
         return 0, None
     slot, off, rows, cols, stride, itemsize = gm
     base = int(sim.tbase[slot])
-    hits, misses, written_back = sim.l2.access_window(base, off, rows, cols, stride, max(itemsize, 1),
-                                                      write=not read)
+    hits, misses = sim.l2.access_window(base, off, rows, cols, stride, max(itemsize, 1))
     saving = sim.m.l2_miss_extra_latency if read and misses == 0 else 0
-    return saving, ((misses if read else 0) + written_back) * sim.l2.line_bytes
+    return saving, misses * sim.l2.line_bytes
 
 
 def l2_transfer(sim, core, nbytes, start, hbm_bytes, read):

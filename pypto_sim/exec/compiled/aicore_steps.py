@@ -188,10 +188,10 @@ def _odd_part(n):
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, has_l2, nbytes, start, hbm_bytes, now):
-    """AICoreMemory.book: cycles the L2's chip link (nbytes) and HBM's (hbm_bytes: with an L2,
-    a load's missed lines and the dirty lines the transfer evicted, whole; every byte without)
-    need for a transfer from start. The L2 is write-back: a store's lines stay dirty in it
-    until a miss evicts them (docs/timing.md, "L2")."""
+    """AICoreMemory.book: cycles the L2's chip link (nbytes) and HBM's (hbm_bytes: the missed
+    lines, whole, with an L2; every byte without) need for a transfer from start. Loads and
+    stores alike: the L2 is write-back, so a store that hits a line the L2 holds does not reach
+    HBM (docs/timing.md, "L2")."""
     s = np.float64(start)
     done = s
     fnow = np.float64(now)
@@ -369,7 +369,7 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
                   l2link, l2first, tbase, routes, hz_out, out):
     """timing/aicore.py dispatch: unit g hands tile instruction pc (decoded in shape) to its
     pipe at cycle now. out = (start, complete, bytes, cause, cause pc, L2 missed, shared wait,
-    bytes moved to or from HBM: a load's missed lines and the dirty lines evicted, each whole)."""
+    bytes moved to or from HBM: a transfer's missed lines, each whole)."""
     kind = tp[pc, TP_KIND]
     pipe = pc_pipe[pc]
     fixed = pc_lat[pc]
@@ -414,15 +414,11 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
         saving = np.int64(0)
         hbm_bytes = np.float64(nbytes)
         if acfg[AK_HAS_L2] != 0:
-            hits, lines, written_back = l2_touch_window(
-                l2s, l2link, l2first[tp[pc, TP_SLOT]], shape[6], rows, cols, shape[7],
-                tp[pc, TP_ITEM], acfg[AK_LINE_BYTES], 0 if read else 1)
-            # write-back L2: a read's missed line is filled whole (a transfer that reads 128
-            # bytes of a 512-byte line brings HBM's 512, and the next three such find it); a
-            # store's missed line is allocated without a fill; HBM also takes each dirty line
-            # the touch evicted
-            filled = np.int64(lines - hits) if read else np.int64(0)
-            hbm_read = (filled + written_back) * acfg[AK_LINE_BYTES]
+            hits, lines = l2_touch_window(l2s, l2link, l2first[tp[pc, TP_SLOT]], shape[6], rows,
+                                          cols, shape[7], tp[pc, TP_ITEM], acfg[AK_LINE_BYTES])
+            # a missed line is filled (or, written, written back) whole: a transfer that reads
+            # 128 bytes of a 512-byte line brings HBM's 512, and the next three such find it
+            hbm_read = np.int64(lines - hits) * acfg[AK_LINE_BYTES]
             hbm_bytes = np.float64(hbm_read)
             if read:
                 if hits == lines:

@@ -3,9 +3,8 @@
 A fully associative LRU cache of lines keyed by (tensor base word, line index). Every line a
 launch's tensors can touch has a dense number, the tensor's first number plus its line index
 (timing/l2.py numbers them), so a line's place in the LRU list is an array entry: link[x] =
-(previous, next, dirty): the previous and next line in least-to-most recently used order
-(previous = -2 for a line not in the cache) and 1 when a store wrote the line since it was
-allocated. The cache is write-back: a dirty line crosses HBM when it is evicted. Touching a tile window walks its rows' line ranges in ascending order, each line
+(previous, next) line in least-to-most recently used order, previous = -2 for a line not in
+the cache. Touching a tile window walks its rows' line ranges in ascending order, each line
 once, as a line-by-line model touches the sorted set of them, so hits, misses and evictions
 are that model's (tests/test_l2.py). Re-reading a tile finds its lines' neighbours in the list
 among the lines just touched, so a touch costs few cache misses of the host. The compiled
@@ -23,9 +22,7 @@ L2_HEAD = 2         # least recently used line (-1: empty)
 L2_TAIL = 3         # most recently used line
 L2_HITS = 4
 L2_MISSES = 5
-L2_WRITEBACKS = 6   # dirty lines evicted (each written back to HBM)
-N_L2S = 7
-LINK_COLUMNS = 3    # link[x] = (previous, next, dirty)
+N_L2S = 6
 L2_ABSENT = -2
 
 
@@ -56,12 +53,9 @@ def _l2_append(link, l2s, x):
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
-def l2_touch_line(l2s, link, x, write):
-    """Touch line x (write: a store, which leaves it dirty): 1 for a hit (it becomes the most
-    recent), 0 for a miss (allocated, evicting the least recently used line when the cache is
-    full; an evicted dirty line counts in L2_WRITEBACKS)."""
-    if write:
-        link[x, 2] = 1
+def l2_touch_line(l2s, link, x):
+    """Touch line x: 1 for a hit (it becomes the most recent), 0 for a miss (allocated,
+    evicting the least recently used line when the cache is full)."""
     if link[x, 0] != L2_ABSENT:
         if x != l2s[L2_TAIL]:
             _l2_unlink(link, l2s, x)
@@ -73,9 +67,6 @@ def l2_touch_line(l2s, link, x, write):
         h = l2s[L2_HEAD]
         _l2_unlink(link, l2s, h)
         link[h, 0] = L2_ABSENT
-        if link[h, 2] != 0:
-            l2s[L2_WRITEBACKS] += 1
-            link[h, 2] = 0
     _l2_append(link, l2s, x)
     return 0
 
@@ -102,16 +93,14 @@ def _l2_move_run(link, l2s, s, e):
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
-def l2_touch_window(l2s, link, first, offset, rows, cols, stride, itemsize, line_bytes, write):
+def l2_touch_window(l2s, link, first, offset, rows, cols, stride, itemsize, line_bytes):
     """Touch the lines rows x cols elements from element offset (rows stride elements apart)
-    of the tensor whose lines are numbered from first cover, each once, in ascending order
-    (write: a store, which leaves them dirty). Returns (hits, lines, write-backs: the dirty
-    lines the touch evicted). Hits on lines that follow each other in the list as they are
+    of the tensor whose lines are numbered from first cover, each once, in ascending order.
+    Returns (hits, lines). Hits on lines that follow each other in the list as they are
     touched (a tile read again as it was read before) are moved as one run, the result of
     touching them line by line (l2_touch_line)."""
     hits = 0
     lines = 0
-    written_back = l2s[L2_WRITEBACKS]
     top = np.int64(-1)                     # the highest line touched so far
     run_s = np.int64(-1)                   # the run of hits not moved yet: first, last line
     run_e = np.int64(-1)
@@ -125,8 +114,6 @@ def l2_touch_window(l2s, link, first, offset, rows, cols, stride, itemsize, line
         for line in range(lo, hi + 1):
             x = first + line
             lines += 1
-            if write:
-                link[x, 2] = 1
             if run_s >= 0:
                 if link[run_e, 1] == x:    # next in the list after the run: it extends it
                     run_e = x
@@ -139,11 +126,11 @@ def l2_touch_window(l2s, link, first, offset, rows, cols, stride, itemsize, line
                 run_e = x
                 hits += 1
             else:
-                l2_touch_line(l2s, link, x, write)
+                l2_touch_line(l2s, link, x)
         if hi > top:
             top = hi
     if run_s >= 0:
         _l2_move_run(link, l2s, run_s, run_e)
     l2s[L2_HITS] += hits
     l2s[L2_MISSES] += lines - hits
-    return hits, lines, l2s[L2_WRITEBACKS] - written_back
+    return hits, lines
