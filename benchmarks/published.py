@@ -517,7 +517,8 @@ def main(argv=None):
     t0 = time.perf_counter()
     load0 = os.getloadavg()
     m = pto.machine()
-    print(f"machine {m.name}; simulated time = (cycles + task_overhead_cycles {m.task_overhead_cycles}) / {m.clock_ghz} GHz (msprof Task Duration); values: {ns.values} "
+    print(f"machine {m.name}; simulated time = msprof's Task Duration, (cycles + task_overhead_cycles "
+          f"{m.task_overhead_cycles}) / {m.clock_ghz} GHz; values: {ns.values} "
           f"(auto: on up to GEMM {VALUES_UP_TO['GEMM']}, FA {VALUES_UP_TO['FA']}, topk "
           f"{VALUES_UP_TO['TOPK']}, conv C1 {VALUES_UP_TO['CONV']}; gemm_ar and Add off; "
           "values=False above, same cycles)")

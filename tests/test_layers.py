@@ -200,7 +200,7 @@ def test_exec_never_imports_simpy():
 
 def test_the_debugger_reads_the_simulation_through_its_query_api():
     """debug/ never reaches into SimPy (``sim.env``) nor into another object's private names
-    (``x._queue``): it asks LaunchSimulation's stepping and queries (timing/model.py)."""
+    (``x._queue``): it asks LaunchSimulation's stepping and queries (timing/stepping.py)."""
     for path in sorted((PKG / "debug").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, ast.Attribute):

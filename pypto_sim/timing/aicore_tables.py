@@ -79,8 +79,8 @@ class AICoreTables:
         if roles.shape == ("n",):
             row[ex.TP_NJ] = named["n"]
             row[ex.TP_ITEM] = dst.buf.dtype.itemsize
-            row[ex.TP_DSTCOLS] = self._op_cols(sim, pc, named) or dst.cols
-            row[ex.TP_COLSJ] = self._op_cols_register(sim, pc, named)
+            width, row[ex.TP_COLSJ] = self._op_cols(sim, pc, named)
+            row[ex.TP_DSTCOLS] = width or dst.cols
         else:
             row[ex.TP_RJ], row[ex.TP_CJ] = named[roles.shape[0]], named[roles.shape[1]]
             row[ex.TP_ITEM] = data.buf.dtype.itemsize
@@ -145,20 +145,16 @@ class AICoreTables:
         row[ex.TP_MAXJ] = len(named)
 
     @staticmethod
-    def _op_cols(sim, pc, named) -> int:
-        """An elementwise op's row width when it walks rows at pitches and its cols operand is
-        an immediate (a constant valid width), else 0."""
+    def _op_cols(sim, pc, named) -> tuple:
+        """An elementwise op's row width when it walks rows at pitches: (the width when its
+        cols operand is an immediate, a constant valid width, else 0; the operand's index when
+        a register holds it, a run-time width that tile_shape reads at dispatch, else -1)."""
         j = named.get("cols")
-        if j is None or int(sim.enc.code[pc, C_SRC + j]) >= 0:
-            return 0
-        return int(sim.enc.imm[pc, j])
-
-    @staticmethod
-    def _op_cols_register(sim, pc, named) -> int:
-        """The operand index of an elementwise op's row width when a register holds it (a
-        run-time valid width: tile_shape reads it at dispatch), else -1."""
-        j = named.get("cols")
-        return j if j is not None and int(sim.enc.code[pc, C_SRC + j]) >= 0 else -1
+        if j is None:
+            return 0, -1
+        if int(sim.enc.code[pc, C_SRC + j]) >= 0:
+            return 0, j
+        return int(sim.enc.imm[pc, j]), -1
 
     @staticmethod
     def _fast_row_reduce(m, name, dst, src, row, ex):

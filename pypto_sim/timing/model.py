@@ -18,7 +18,7 @@ import numpy as np
 import simpy
 
 from ..errors import DeadlockError, LaunchError, OutOfBoundsError, PtoError, SimulationLimitError
-from ..exec.aicore_tiles import UNIT_NAMES, buffer_at
+from ..exec.aicore_tiles import buffer_at
 from ..exec.functional import BLOCK_BARRIERS
 from ..exec.tile_effects import effect as tile_effect
 from ..exec import gm
@@ -36,6 +36,7 @@ from .l2 import L2Cache, l2_touch, l2_transfer
 from .pc_tables import precompute_pc_tables
 from . import aicore as aicore_ops, launch_errors, tiles as tile_ops
 from .state import BlockState, CoreState
+from .stepping import SteppingQueries
 from ..exec.control_flow import ControlFlow
 from .warp_control import WarpState
 
@@ -43,7 +44,7 @@ FULL_MASK = (1 << 32) - 1
 # block barriers; all but the first also combine a per-lane predicate over the block
 
 
-class LaunchSimulation:
+class LaunchSimulation(SteppingQueries):
     """Simulate one kernel launch on one machine; results land in device memory."""
 
     def __init__(self, program, encoded, grid, block, tensors, scalars, hbm, machine, kernel_name,
@@ -168,55 +169,6 @@ class LaunchSimulation:
         gx, gy, gz = self.grid
         return Progress(self.kernel_name, gx * gy * gz, unit="blocks", setting=self.progress_setting,
                         enabled=enabled, inner=True)
-
-    # ---------------------------------------------------------------- stepping and queries
-    # What the debugger (debug/) reads of a simulation it drives with start() and step(): it
-    # never touches self.env, so SimPy stays this module's business.
-    @property
-    def now(self) -> int:
-        """The current simulated cycle: the time of the last event processed."""
-        return int(self.env.now)
-
-    def next_event_time(self):
-        """The cycle of the next event step() would process, or None when none is queued."""
-        at = self.env.peek()
-        return None if at == simpy.core.Infinity else at
-
-    def step(self) -> bool:
-        """Process one SimPy event (the debugger's single step); False when none is left at
-        or before the cycle limit."""
-        at = self.next_event_time()
-        if at is None or (self.max_cycles is not None and at > self.max_cycles):
-            return False
-        with self.translated_errors():
-            self.env.step()
-        return True
-
-    def run_to_end(self) -> int:
-        """Process the remaining events as run() does under SimPy (up to the cycle limit, with
-        its marker; past it when step() stopped there) and return finish()'s total cycles."""
-        if self.next_event_time() is not None or self.max_cycles is not None:
-            until = self.max_cycles
-            if until is not None and self.env.now >= until:
-                until = self.env.now + 0.5     # stopped at the limit: end now, as run() would
-            with self.translated_errors():
-                self.env.run(until=until)
-        return self.finish()
-
-    def warp_state(self, block: int, warp: int):
-        """The WarpState (pc, registers, mask, scoreboard, why it waits) of warp ``warp`` of
-        block ``block``, or None before it starts (and after it retires unless the simulation
-        keeps warp states, as the debugger's does). AI-core kernels: warp = unit index."""
-        return self.warp_states.get((block, warp)) or self.unfinished.get((block, warp))
-
-    def unit_state(self, block: int, unit: str):
-        """The WarpState of an AI core's unit ("AIC", "AIV0", "AIV1") in block ``block`` (one AI
-        core), or None (see warp_state)."""
-        return self.warp_state(block, UNIT_NAMES.index(unit))
-
-    def block_state(self, block: int):
-        """The BlockState (L1, barriers, tile engine) of a block that has started, else None."""
-        return next((b for b in self.blocks if b.id == block), None)
 
     def finish(self) -> int:
         """After the events ran out: report a hang or a cycle limit; return total cycles."""

@@ -32,10 +32,10 @@ FIELDS = ("block", "warp", "core", "pc", "issue", "complete", "stall", "cause", 
 # ``cause`` (why it started after its dispatch) does not say - the cause of its scalar unit's
 # wait before dispatching it (a full pipe queue, an operand), whether a load paid the L2's
 # miss extra, the cycles a transfer waited for shared L2 / HBM bandwidth beyond its own
-# path's (below 2**32), and the bytes a load or store moved from or to HBM (a load's missed
-# lines, whole, and the dirty lines either's misses evicted; the L2 is write-back, so a
-# store's lines stay in it until evicted: docs/timing.md, "L2"); packed by why_code, read by
-# why_fields and why_hbm_read_bytes (the packing: exec/record_why.py).
+# path's (below 2**32), and the bytes a load or store moved from or to HBM (its missed lines,
+# whole: 0 exactly when every line hit; the L2 is write-back, so a store's hits stay in it:
+# docs/timing.md, "L2"); packed by why_code, read by why_fields and why_hbm_read_bytes (the
+# packing: exec/record_why.py).
 
 
 def why_code(issue_cause: int, l2_missed: int, shared_wait: int, hbm_read_bytes: int = 0) -> int:
