@@ -103,10 +103,14 @@ PUBLISHED_CONV = {8: ((4, 8, 8, 48), 96 * 16, 32.2, 52.9, 43.9, 59.4, 5.6),
                   32: ((4, 32, 16, 96), 384 * 16, 1097.9, 90.8, 80.4, 61.1, 2.1),
                   40: ((4, 40, 15, 128), 480 * 16, 2131.2, 91.3, 80.7, 62.4, 1.7)}
 CONV_PIPES = ("M", "MTE2", "MTE1", "FIX")
-# pto-isa's own Perf-Sim (built from pto-isa commit ecb6c303, run per core on the same kernels:
-# /work/shared/tools/ptoisa-perfsim/README.md), simulated us; it segfaults on FA 4096
+# pto-isa's own Perf-Sim (built from pto-isa commit ecb6c303, run on one core: the per-core work of
+# the published launch), simulated us at 1.85 GHz. GEMM and FA: /work/shared/tools/ptoisa-perfsim
+# (it segfaults on FA 4096); topk and conv2d: benchmarks/perfsim/build.sh (total cycles / 1850)
 PERFSIM_US = {("GEMM", "1536"): 30.35, ("GEMM", "3072"): 201.19, ("GEMM", "6144"): 1567.8,
-              ("GEMM", "7680"): 3056.5, ("FA", "1024"): 21.08, ("FA", "2048"): 38.13}
+              ("GEMM", "7680"): 3056.5, ("FA", "1024"): 21.08, ("FA", "2048"): 38.13,
+              ("TOPK", "4800"): 81.65, ("TOPK", "3456"): 58.84, ("TOPK", "2304"): 39.29,
+              ("CONV", "8"): 17.61, ("CONV", "16"): 130.02, ("CONV", "24"): 425.20, ("CONV", "32"): 996.26,
+              ("CONV", "40"): 1937.16}
 # sizes run with values on under --values auto (above them values=False)
 VALUES_UP_TO = {"GEMM": 3072, "FA": 4096, "TOPK": 4800, "CONV": 16, "ADD": 0}
 PIPES = ("M", "MTE1", "MTE2", "FIX")
@@ -308,17 +312,17 @@ def _aiv_row(table, name, prof, published, ok, wall, unit="AIV"):
     pub_us, *pub_shares = published
     sh = prof.pipe_shares(unit)
     shares = {p: (100 * sh[p], pub) for p, pub in zip(TOPK_PIPES, pub_shares)}
-    row = Row(table, str(name), sim_us, pub_us, shares, None)
+    row = Row(table, str(name), sim_us, pub_us, shares, PERFSIM_US.get((table, str(name))))
     cells = "  ".join(f"{shares[p][0]:>4.1f} | {shares[p][1]:>4.1f}" for p in TOPK_PIPES)
-    print(f"{name:>8} {sim_us:>8.2f} | {pub_us:>7.2f} {100 * row.error:>+6.1f}%  {cells}  {_check(ok):>6} "
-          f"{wall:>6.1f}")
+    print(f"{name:>8} {sim_us:>8.2f} | {pub_us:>7.2f} {100 * row.error:>+6.1f}% {_err(row.other_error):>8}  "
+          f"{cells}  {_check(ok):>6} {wall:>6.1f}")
     return row, {"simulated_shares": {p: 100 * sh[p] for p in TOPK_PIPES}, "cycles": prof.total_cycles,
                  "values_ok": ok, "wall_s": wall}
 
 
 def _aiv_header(title):
     print(title)
-    print(f"{'':>8} {'time us':>18} {'err':>7}  {'V %':>11} {'S %':>11} {'MTE2 %':>11} {'MTE3 %':>11}  "
+    print(f"{'':>8} {'time us':>18} {'err':>7} {'Perf-Sim':>8}  {'V %':>11} {'S %':>11} {'MTE2 %':>11} {'MTE3 %':>11}  "
           f"{'values':>6} {'wall s':>6}")
 
 
@@ -365,7 +369,7 @@ def conv_rows(sizes, mode):
         return []
     print("\nconv2d_forward (A3, 24 cores, fp16, 3 x 3 pad 1, base 128x256x48, stepK 3): simulated | published; "
           "AIC busy shares")
-    print(f"{'X':>18} {'N':>5} {'time us':>18} {'err':>7}  {'M %':>11} {'MTE2 %':>11} {'MTE1 %':>11} "
+    print(f"{'X':>18} {'N':>5} {'time us':>18} {'err':>7} {'Perf-Sim':>8}  {'M %':>11} {'MTE2 %':>11} {'MTE1 %':>11} "
           f"{'FIX %':>11}  {'values':>6} {'wall s':>6}")
     out = []
     for c1 in sizes:
@@ -378,10 +382,11 @@ def conv_rows(sizes, mode):
         sim_us = _us(prof)
         sh = prof.pipe_shares("AIC")
         shares = {p: (100 * sh[p], pub) for p, pub in zip(CONV_PIPES, pub_shares)}
-        row = Row("CONV", str(c1), sim_us, pub_us, shares, None)
+        row = Row("CONV", str(c1), sim_us, pub_us, shares, PERFSIM_US.get(("CONV", str(c1))))
         cells = "  ".join(f"{shares[p][0]:>4.1f} | {shares[p][1]:>4.1f}" for p in CONV_PIPES)
         name = f"[{b},{c1},{h},{w},16]"
-        print(f"{name:>18} {n:>5} {sim_us:>8.1f} | {pub_us:>7.1f} {100 * row.error:>+6.1f}%  {cells}  "
+        print(f"{name:>18} {n:>5} {sim_us:>8.1f} | {pub_us:>7.1f} {100 * row.error:>+6.1f}% "
+              f"{_err(row.other_error):>8}  {cells}  "
               f"{_check(ok):>6} {wall:>6.1f}")
         out.append((row, {"x": [b, c1, h, w, 16], "n": n, "cycles": prof.total_cycles, "values_ok": ok,
                           "simulated_shares": {p: 100 * sh[p] for p in CONV_PIPES}, "wall_s": wall}))
@@ -468,21 +473,22 @@ def markdown(results, stats, meta):
                          f"{x['tflops']:.2f} / {x['published_tflops']:.2f} | {_check(x['values_ok'])} |")
     for table, first in (("TOPK", "topk rows"), ("ADD", "Add case")):
         if table in tables:
-            lines += ["", f"| {first} | simulated us | published us | error | V % sim / pub | S % | MTE2 % "
-                      "| MTE3 % | values |", "|---|---|---|---|---|---|---|---|---|"]
+            lines += ["", f"| {first} | simulated us | published us | error | Perf-Sim error | V % sim / pub "
+                      "| S % | MTE2 % | MTE3 % | values |", "|---|---|---|---|---|---|---|---|---|---|"]
         for row, x in results:
             if row.table == table:
                 pipes = " | ".join(f"{row.shares[p][0]:.1f} / {row.shares[p][1]:.1f}" for p in TOPK_PIPES)
                 lines.append(f"| {row.name} | {row.simulated_us:.2f} | {row.published_us:.2f} | "
-                             f"{100 * row.error:+.1f}% | {pipes} | {_check(x['values_ok'])} |")
+                             f"{100 * row.error:+.1f}% | {_err(row.other_error)} | {pipes} | "
+                             f"{_check(x['values_ok'])} |")
     if "CONV" in tables:
-        lines += ["", "| conv2d X (N) | simulated us | published us | error | M % sim / pub | MTE2 % | MTE1 % "
-                  "| FIX % | values |", "|---|---|---|---|---|---|---|---|---|"]
+        lines += ["", "| conv2d X (N) | simulated us | published us | error | Perf-Sim error | M % sim / pub "
+                  "| MTE2 % | MTE1 % | FIX % | values |", "|---|---|---|---|---|---|---|---|---|---|"]
     for row, x in results:
         if row.table == "CONV":
             pipes = " | ".join(f"{row.shares[p][0]:.1f} / {row.shares[p][1]:.1f}" for p in CONV_PIPES)
             lines.append(f"| {x['x']} ({x['n']}) | {row.simulated_us:.1f} | {row.published_us:.1f} | "
-                         f"{100 * row.error:+.1f}% | {pipes} | {_check(x['values_ok'])} |")
+                         f"{100 * row.error:+.1f}% | {_err(row.other_error)} | {pipes} | {_check(x['values_ok'])} |")
     lines += copy_markdown(results)
     lines += ["", "| rows | n | MAPE | max abs error | r | max abs share - published (points) "
               "| rows Perf-Sim covers | MAPE there: ours / Perf-Sim |", "|---|---|---|---|---|---|---|---|"]
