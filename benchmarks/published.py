@@ -23,7 +23,8 @@ statistics of issue 24 (benchmarks/accuracy.py) and pto-isa's Perf-Sim beside ou
 4. The A3 topk of pto-isa's kernels/manual/a2a3/topk (README.md; examples/topk.py, 48 vector
    cores, [rows, 1024] float32 rows 1280 apart, top 1000), checked against gen_data.py's golden,
    with the AIVs' V, scalar, MTE2 and MTE3 busy shares beside the published aiv_*_ratio. The
-   published half row (topk 1008) is not run: float16 sorts are not built.
+   published half row (topk 1008) is not run: float16 sorts are not built (Perf-Sim's figure for
+   it is in docs/performance.md, session 40).
 5. The A3 conv2d_forward of pto-isa's kernels/manual/a2a3/conv2d_forward (README.md;
    examples/conv2d_forward.py: 3 x 3, pad 1, implicit GEMM with TIMG2COL, 24 cores as 4 x 6, base
    128 x 256 x 48, stepK 3), checked against gen_data.py's golden, with the AIC's TMATMUL (M),
@@ -46,6 +47,8 @@ Values (checked against numpy on a sample of rows) are on up to VALUES_UP_TO and
 (``--values auto``), where their replay would dominate the run; values=False gives the same
 cycles. Every machine-table number comes from per-instruction sources; nothing here is fitted to
 the published kernel times: they are the validation. The relative errors are printed as measured.
+Perf-Sim's error (PERFSIM_US, one core, per-core work of the same launch) is printed beside ours on
+the GEMM, FA, topk and conv2d rows it runs.
 """
 import argparse
 import datetime
