@@ -26,7 +26,7 @@ def run_vec(make_kernels, body, x, out_words, out_dtype=np.float32, x_dtype=np.f
     x = np.asarray(x).astype(x_dtype)
     xt = pto.alloc_tensor(x.nbytes, getattr(pto, np.dtype(x_dtype).name))
     pto.memcpy_h2d(xt, x)
-    o = pto.alloc_tensor(out_words * 4, getattr(pto, np.dtype(out_dtype).name))
+    o = pto.alloc_tensor(out_words * np.dtype(out_dtype).itemsize, getattr(pto, np.dtype(out_dtype).name))
     pto.launch(mod.k, grid=(1,), args=(xt, o), check="all")
     pto.sync()
     got = np.empty(out_words, out_dtype)

@@ -264,12 +264,28 @@ def _merge(lists):
         at[best] += 1
 
 
+def _structure(v, i, width):
+    """(v, i) as one structure of `width` words: float32 (v, i), or float16 (v, 0, then the
+    float16 words whose bits are i's low and high 16 bits)."""
+    if width == 2:
+        return [v, i]
+    u = np.array([int(i) & 0xFFFFFFFF], np.uint32).view(np.uint16)       # little end first
+    return [v, 0.0, *u.view(np.float16).astype(np.float64)]
+
+
+def _int32_of_halves(words):
+    """The int32 elements of float16 words read as their bits, two words (low first) each."""
+    return np.asarray(words, np.float64).astype(np.float16).view(np.int32).astype(np.float64)
+
+
 def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
-    """The tile_sort family (isa/44_sort.toml) in numpy: TSORT32 (mode 0) by an insertion sort
-    on (value descending, index ascending), which places a NaN where it arrives (nothing
+    """The tile_sort family (isa/44_sort.toml) in numpy: TSORT32 (mode & 3 == 0) by an insertion
+    sort on (value descending, index ascending), which places a NaN where it arrives (nothing
     compares before or after it); TMRGSORT (1) and TMRGSORT_LISTS (2) by _merge; TGATHER (3) by a
-    boolean mask. Every source word is read before dst is written."""
-    if mode == 0:
+    boolean mask. mode >= 4: float16 words (4-word structures; TGATHER reads int32 elements of
+    word pairs). Every source word is read before dst is written."""
+    op, width = mode & 3, (4 if mode >= 4 else 2)
+    if op == 0:
         out = []
         for r in range(rows):
             v, i = l1[src + r * cols:src + (r + 1) * cols], l1[idx + r * k:idx + r * k + cols]
@@ -280,22 +296,24 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
                     while at and (p[0] > run[at - 1][0] or (p[0] == run[at - 1][0] and p[1] < run[at - 1][1])):
                         at -= 1
                     run.insert(at, p)
-                out.extend(x for p in run for x in p)
+                out.extend(x for p in run for x in _structure(p[0], p[1], width))
         l1[dst:dst + len(out)] = out
-    elif mode == 1:
+    elif op == 1:
         n = cols // (4 * k) * (4 * k)
-        pairs = l1[src:src + n].reshape(-1, 2)
-        per = k // 2
-        out = [_merge([pairs[g + b * per:g + (b + 1) * per] for b in range(4)])
-               for g in range(0, len(pairs), 4 * per)]
+        structs = l1[src:src + n].reshape(-1, width)
+        per = k // width
+        out = [_merge([structs[g + b * per:g + (b + 1) * per] for b in range(4)])
+               for g in range(0, len(structs), 4 * per)]
         if out:
             l1[dst:dst + n] = np.concatenate(out)
-    elif mode == 2:
-        out = _merge([l1[src:src + k].reshape(-1, 2), l1[src1:src1 + cols - k].reshape(-1, 2)])
+    elif op == 2:
+        out = _merge([l1[src:src + k].reshape(-1, width), l1[src1:src1 + cols - k].reshape(-1, width)])
         l1[dst:dst + cols] = out
     else:
         grid = l1[src:src + rows * cols].reshape(rows, cols)
-        out = grid[:, _gather_mask(k, cols)].ravel().copy()
+        if mode >= 4:
+            grid = _int32_of_halves(grid.ravel()).reshape(rows, cols // 2)
+        out = grid[:, _gather_mask(k, grid.shape[1])].ravel().copy()
         l1[dst:dst + len(out)] = out
 
 

@@ -16,7 +16,7 @@ from ..isa import VECTOR_FAMILIES
 from ..isa.tile_roles import FAMILY_ROLES
 from .builtin_checks import aicore_only
 from .registry import LOWERINGS
-from .values import NONE, Const, Ptr, Text, TileInfo
+from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo
 
 BOXED_SPACES = ("Mat", "Left", "Right", "Acc")     # NZ/ZN fractal tiles: 16-aligned extents
 BOX = 16
@@ -190,6 +190,15 @@ def lower_view(comp, node, builtin):
     info, parent = src.tile, comp.buffers[src.slot]
     rows, cols = (comp._static_int(args[k], node, f"pto.{call}: {k}") for k in ("rows", "cols"))
     name = comp._target_name(node) or f"{src.name}_{call[1:]}"
+    if info.storage is not None:
+        comp.error(node, f"pto.{call}: '{src.name}' views {info.storage} words as {src.dtype}; a view "
+                         "of it is not built", f"take the view of the tile '{src.name}' views")
+    new_dtype = args.get("dtype", NONE)
+    if call == "treshape" and new_dtype is not NONE:
+        if not isinstance(new_dtype, DTypeRef):
+            comp.error(node, "pto.treshape: dtype must be a pto dtype (pto.int32)")
+        if new_dtype.dtype != src.dtype:
+            return _reinterpreted_view(comp, node, spec, src, rows, cols, new_dtype.dtype, name)
     if call == "treshape":
         layout = _view_layout(comp, args["layout"], info.layout, node)
         where = f"pto.treshape of '{src.name}' ({info.rows} x {info.cols}) into {rows} x {cols}"
@@ -231,6 +240,36 @@ def lower_view(comp, node, builtin):
                                f"{src.name} at word {parent.offset + offset}")
     return Ptr("l1", slot, src.dtype, name, Const(0, dtypes.int32), rows * cols,
                parent.offset + offset, tile=view)
+
+
+def _reinterpreted_view(comp, node, spec, src, rows, cols, dtype, name):
+    """pto.treshape(src, rows, cols, dtype=): a rows x cols tile of dtype over src's bytes
+    (TRESHAPE's bitwise reinterpretation; A2/A3 TASSIGNs the new type to src's address). Built
+    for an int32 view of float16 words, which pto.tgather reads (each element two halves' bits,
+    low first: the uint32 view pto-isa's topk gathers its indices through); the view's buffer
+    covers the float16 words, so bounds, hazards and costs see the bytes it reads."""
+    info, parent = src.tile, comp.buffers[src.slot]
+    where = f"pto.treshape of '{src.name}' ({info.rows} x {info.cols} {src.dtype}) into {rows} x {cols} {dtype}"
+    if (src.dtype, dtype) != (dtypes.float16, dtypes.int32):
+        comp.error(node, f"{where}: a view of another dtype is built for int32 over float16 only",
+                   "an int32 view of a float16 row is what pto.tgather reads indices through")
+    if not info.contiguous or info.layout != "row":
+        comp.error(node, f"{where}: '{src.name}' must be a RowMajor tile or window whose rows are contiguous")
+    if rows * cols * dtype.itemsize != info.rows * info.cols * src.dtype.itemsize:
+        comp.error(node, f"{where}: {rows * cols * dtype.itemsize} bytes, but the tile holds "
+                         f"{info.rows * info.cols * src.dtype.itemsize} (TRESHAPE keeps the byte size)")
+    check_tile_shape(comp, node, where, info.loc, rows, cols, dtype, "row")
+    words = info.rows * info.cols
+    line = getattr(node, "lineno", 0) + comp.kernel.line_offset
+    slot = comp.shared_buffer(node, lambda: comp.buffers.append(LocalBuffer(
+        name, parent.offset, words, src.dtype, line, 1, info.loc, rows, words // rows, alias_of=src.slot)))
+    name = comp.buffers[slot].name
+    view = TileInfo(info.loc, rows, cols, "row", Const(rows, dtypes.int32), Const(cols, dtypes.int32),
+                    storage=src.dtype)
+    comp.emit(spec.name, None, (), src.dtype, node, aux=(parent.offset, words))
+    comp.instrs[-1].comment = (f"{name}: {info.loc} {rows} x {cols} x {dtype} view of {src.name}'s "
+                               f"{words} {src.dtype} words at word {parent.offset}")
+    return Ptr("l1", slot, dtype, name, Const(0, dtypes.int32), words, parent.offset, tile=view)
 
 
 def _without_keyword(node, name):

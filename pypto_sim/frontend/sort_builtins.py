@@ -1,6 +1,7 @@
 """Lowering of the sort family on typed Vec tiles (isa/44_sort.toml): pto.tsort32,
 pto.tmrgsort (PTO-ISA's two forms: blocks of one list, or two lists) and the mask-pattern
-pto.tgather, with the checks of pto-isa's A2/A3 and CPU implementations
+pto.tgather, on float32 or float16 tiles (8-byte (value, index) structures; TGATHER also reads an
+int32 view of float16 words, pto.treshape(..., dtype=pto.int32)), with the checks of pto-isa's A2/A3 and CPU implementations
 (include/pto/npu/a2a3/TSort32.hpp, TMrgSort.hpp, TGather.hpp) as compile errors at the kernel's
 line. Every shape is static: the kernels that use them (pto-isa's topk) bind one-row views.
 
@@ -15,7 +16,8 @@ from .registry import LOWERINGS
 from .values import NONE, Const, Text
 
 SORT_MODES = {"TSORT32": 0, "TMRGSORT": 1, "TMRGSORT_LISTS": 2, "TGATHER": 3}
-PAIR_WORDS = 2          # a (value, index) pair of float32 is two words (STRUCT_BYTES 8)
+HALF_WORDS = 4          # a record's mode + 4: float16 words (exec/compiled/sort.py)
+STRUCT_BYTES = 8        # a (value, index) structure: 2 float32 or 4 float16 words
 
 
 def _sort_tiles(comp, spec, node, named):
@@ -32,24 +34,31 @@ def _sort_valid(comp, t, node, call):
     return int(vr.value), int(vc.value)
 
 
-def _sort_emit(comp, name, node, tiles, k, rows, cols, dtype, comment):
+def _sort_emit(comp, name, node, tiles, k, rows, cols, dtype, comment, half=False):
+    """Emit `name` over tiles with the kernel's mode (+ HALF_WORDS for float16 words) and the
+    k, rows and cols operands."""
     spec = comp.isa[name]
     ops = []
     for o in spec.value_operands:
         if o.kind == "tile":
-            ops.append(comp._base(tiles[o.name], node, name.lower()))
+            ops.append(comp.tile_base(tiles[o.name], node, name.lower(), reinterpreted=True)[0])
         else:
-            value = {"mode": SORT_MODES[name], "k": k, "rows": rows, "cols": cols}[o.name]
+            value = {"mode": SORT_MODES[name] + (HALF_WORDS if half else 0), "k": k, "rows": rows,
+                     "cols": cols}[o.name]
             ops.append(comp._int_operand(Const(value, dtypes.int32), node, o.name))
     comp.emit(name, None, tuple(ops), dtype, node, aux=comp.tile_aux())
     comp.instrs[-1].comment = comment
 
 
-def _float32_only(comp, node, call, *tiles):
+def _structure_words(comp, node, call, *tiles):
+    """Words of one (value, index) structure of the tiles' dtype, which they must share: 2 for
+    float32, 4 for float16."""
+    dtype = tiles[0].dtype
     for t in tiles:
-        if t.dtype != dtypes.float32:
-            comp.error(node, f"{call}: '{t.name}' holds {t.dtype}; the sorts are built for float32 "
-                             "(float16 pairs take four halves and are not built)")
+        if t.dtype not in (dtypes.float32, dtypes.float16) or t.dtype != dtype:
+            comp.error(node, f"{call}: '{t.name}' holds {t.dtype}; the sorts take float32 or float16 "
+                             f"tiles, all of one dtype ('{tiles[0].name}' holds {dtype})")
+    return STRUCT_BYTES // dtype.itemsize
 
 
 @LOWERINGS.lowering("tsort32")
@@ -58,7 +67,7 @@ def lower_tsort32(comp, node, args):
     spec, call = comp.isa["TSORT32"], "pto.tsort32"
     t = _sort_tiles(comp, spec, node, {"dst": args["dst"], "src": args["src"], "idx": args["idx"]})
     dst, src, idx = t["dst"], t["src"], t["idx"]
-    _float32_only(comp, node, call, dst, src)
+    width = _structure_words(comp, node, call, dst, src)
     if idx.dtype != dtypes.int32:
         comp.error(node, f"{call}: the index tile '{idx.name}' holds {idx.dtype}; pto-isa's is uint32, "
                          "int32 here (uint32 is not a tile dtype of this simulator)")
@@ -67,15 +76,15 @@ def lower_tsort32(comp, node, args):
     if icols < cols or irows not in (1, rows):
         comp.error(node, f"{call}: '{idx.name}' ({irows} x {icols} valid) must give an index for each of "
                          f"the {cols} columns, in one row or in each of {rows}")
-    if dst.tile.rows * dst.tile.cols < rows * PAIR_WORDS * cols or \
-            (rows > 1 and dst.tile.cols != PAIR_WORDS * cols):
+    if dst.tile.rows * dst.tile.cols < rows * width * cols or \
+            (rows > 1 and dst.tile.cols != width * cols):
         comp.error(node, f"{call}: '{dst.name}' ({dst.tile.rows} x {dst.tile.cols}) must hold {rows} rows "
-                         f"of {PAIR_WORDS * cols} words ((value, index) pairs)")
+                         f"of {width * cols} words ((value, index) structures of {width} {src.dtype} words)")
     if rows > 1 and src.tile.cols != cols:
         comp.error(node, f"{call}: '{src.name}' rows must be whole ({cols} of {src.tile.cols} valid)")
     ipitch = 0 if irows == 1 else idx.tile.cols
-    _sort_emit(comp, "TSORT32", node, t, ipitch, rows, cols, dtypes.float32,
-               f"{dst.name} <- sort32({src.name}, {idx.name})")
+    _sort_emit(comp, "TSORT32", node, t, ipitch, rows, cols, src.dtype,
+               f"{dst.name} <- sort32({src.name}, {idx.name})", half=width == HALF_WORDS)
 
 
 @LOWERINGS.lowering("tmrgsort")
@@ -90,28 +99,28 @@ def lower_tmrgsort(comp, node, args):
         if args["tmp"] is not NONE:
             comp.typed_tile(args["tmp"], node, spec, "dst", f"{call}: tmp")
         dst, s0, s1 = t["dst"], t["src"], t["src1"]
-        _float32_only(comp, node, call, dst, s0, s1)
+        width = _structure_words(comp, node, call, dst, s0, s1)
         n = []
         for v in (dst, s0, s1):
             r, c = _sort_valid(comp, v, node, call)
-            if r != 1 or c % PAIR_WORDS:
-                comp.error(node, f"{call}: '{v.name}' must be one row of (value, index) pairs "
-                                 f"(TMRGSORT: tile rows must be 1), not {r} x {c} valid")
+            if r != 1 or c % width:
+                comp.error(node, f"{call}: '{v.name}' must be one row of (value, index) structures "
+                                 f"of {width} words (TMRGSORT: tile rows must be 1), not {r} x {c} valid")
             n.append(c)
         if n[0] < n[1] + n[2]:
             comp.error(node, f"{call}: '{dst.name}' has {n[0]} valid words, fewer than the {n[1] + n[2]} "
                              "of the two lists")
-        _sort_emit(comp, "TMRGSORT_LISTS", node, t, n[1], 1, n[1] + n[2], dtypes.float32,
-                   f"{dst.name} <- merge({s0.name}, {s1.name})")
+        _sort_emit(comp, "TMRGSORT_LISTS", node, t, n[1], 1, n[1] + n[2], dst.dtype,
+                   f"{dst.name} <- merge({s0.name}, {s1.name})", half=width == HALF_WORDS)
         return
     spec = comp.isa["TMRGSORT"]
     t = _sort_tiles(comp, spec, node, {"dst": args["dst"], "src": args["src"]})
     dst, src = t["dst"], t["src"]
-    _float32_only(comp, node, call, dst, src)
+    width = _structure_words(comp, node, call, dst, src)
     block = args["block_len"]
     if not isinstance(block, Const) or int(block.value) <= 0 or int(block.value) % 64:
         comp.error(node, f"{call}: block_len must be a constant multiple of 64 words (TMrgSort.hpp: "
-                         "blockLen % 64 == 0; 64 words = 32 (value, index) pairs)")
+                         f"blockLen % 64 == 0; 64 words = {64 // width} (value, index) structures of {src.dtype})")
     block = int(block.value)
     r, cols = _sort_valid(comp, src, node, call)
     if r != 1 or cols % (4 * block) or not 1 <= cols // (4 * block) <= 255:
@@ -119,8 +128,8 @@ def lower_tmrgsort(comp, node, args):
                          f"255 groups of 4 blocks of {block} (TMrgSort.hpp's asserts)")
     if _sort_valid(comp, dst, node, call)[1] < cols:
         comp.error(node, f"{call}: '{dst.name}' must hold the {cols} words of '{src.name}'")
-    _sort_emit(comp, "TMRGSORT", node, t, block, 1, cols, dtypes.float32,
-               f"{dst.name} <- mrgsort({src.name}, {block})")
+    _sort_emit(comp, "TMRGSORT", node, t, block, 1, cols, dst.dtype,
+               f"{dst.name} <- mrgsort({src.name}, {block})", half=width == HALF_WORDS)
 
 
 @LOWERINGS.lowering("tgather")
@@ -135,7 +144,13 @@ def lower_tgather(comp, node, args):
     code = GATHER_PATTERNS[pattern.value]
     for v in (dst, src):
         if v.dtype.name not in spec.dtypes:
-            comp.error(node, f"{call}: '{v.name}' holds {v.dtype}; TGATHER takes 32-bit float32 / int32 here")
+            comp.error(node, f"{call}: '{v.name}' holds {v.dtype}; TGATHER takes float32, int32 or float16 here")
+    pairs = src.tile.storage is not None          # an int32 view of float16 words
+    if (dst.dtype.itemsize != src.dtype.itemsize) or (pairs and dst.dtype != dtypes.int32):
+        comp.error(node, f"{call}: '{dst.name}' holds {dst.dtype} and '{src.name}' {src.dtype}: vreducev2 "
+                         "moves elements of one size",
+                   "gather 32-bit elements of a float16 row through pto.treshape(row, 1, cols // 2, "
+                   "dtype=pto.int32) into an int32 tile")
     rows, cols = _sort_valid(comp, src, node, call)
     if rows > 1 and src.tile.cols != cols:
         comp.error(node, f"{call}: '{src.name}' rows must be whole ({cols} of {src.tile.cols} valid)")
@@ -144,5 +159,6 @@ def lower_tgather(comp, node, args):
         comp.error(node, f"{call}: '{dst.name}' ({dst.tile.rows} x {dst.tile.cols}) cannot hold the {picked} "
                          f"words {pattern.value} selects from '{src.name}' ({rows} x {cols} valid)",
                    "vreducev2 writes every selected word: make dst (or its row view) that long")
-    _sort_emit(comp, "TGATHER", node, t, code, rows, cols, dst.dtype,
-               f"{dst.name} <- gather({src.name}, {pattern.value})")
+    words = cols * (2 if pairs else 1)            # the record covers the float16 words
+    _sort_emit(comp, "TGATHER", node, t, code, rows, words, src.tile.storage or dst.dtype,
+               f"{dst.name} <- gather({src.name}, {pattern.value})", half=pairs)

@@ -26,12 +26,19 @@ class TileOperands:
     stage_after = 0
 
     # ---------------------------------------------------------------- operands
-    def tile_base(self, v, node, what):
-        """(operand holding the tile's first L1 word, the tile pointer)."""
+    def tile_base(self, v, node, what, reinterpreted=False):
+        """(operand holding the tile's first L1 word, the tile pointer). A view of another
+        dtype's words (pto.treshape(..., dtype=)) is taken only where `reinterpreted` says the
+        instruction reads it (TGATHER)."""
         if not (isinstance(v, Ptr) and v.space == "l1"):
             self.error(node, f"{what} must be a tile from pto.alloc_local(...), got "
                              f"{getattr(v, 'name', type(v).__name__)}",
                        "allocate tiles with t = pto.alloc_local(rows * cols, dtype)")
+        if v.tile is not None and v.tile.storage is not None and not reinterpreted:
+            self.error(node, f"{what}: '{v.name}' views {v.tile.storage} words as {v.dtype} "
+                             "(pto.treshape(..., dtype=)); only pto.tgather reads such a view here "
+                             "(other instructions on it are not built)",
+                       "gather from the view, or work on the tile it views")
         if v.dtype.itemsize == 8:
             # 64-bit buffers are lane (shared) memory only: A2/A3's vector units list no 64-bit type
             self.error(node, f"{what}: the buffer '{v.name}' holds {v.dtype}, which no tile unit of "

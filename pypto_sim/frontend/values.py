@@ -63,6 +63,9 @@ class TileInfo:
     valid_rows: object
     valid_cols: object
     pitch: int = 0         # words from row to row when not cols (a tsubview narrower than its tile)
+    # a view of another dtype's words (pto.treshape(..., dtype=)): the dtype the words hold;
+    # each element is itemsize / storage.itemsize of them (None: the tile's own dtype)
+    storage: object = None
 
     @property
     def contiguous(self) -> bool:

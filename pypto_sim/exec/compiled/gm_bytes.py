@@ -36,7 +36,8 @@ def ieee_decode(u, bits, mb):
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def ieee_encode(x, bits, mb):
     """The bits of x, a value of the IEEE binary format of `bits` bits with mb mantissa bits
-    (NaN: the quiet NaN with x's sign, as numpy's astype gives it)."""
+    (NaN: float16 keeps the payload's top 10 bits, 1 when they are 0, as numpy's astype does;
+    the other formats give the quiet NaN with x's sign)."""
     eb = bits - 1 - mb
     emax = (np.int64(1) << eb) - 1
     bias = (np.int64(1) << (eb - 1)) - 1
@@ -44,8 +45,12 @@ def ieee_encode(x, bits, mb):
     sign = (b >> np.uint64(63)) << np.uint64(bits - 1)
     e64 = np.int64((b >> np.uint64(52)) & np.uint64(0x7FF))
     if e64 == 0x7FF:
-        quiet = np.uint64(0) if (b << np.uint64(12)) == 0 else np.uint64(np.int64(1) << (mb - 1))
-        return sign | np.uint64(emax << mb) | quiet
+        if (b << np.uint64(12)) == 0:
+            return sign | np.uint64(emax << mb)                       # infinity
+        if bits == 16 and mb == 10:
+            payload = (b >> np.uint64(42)) & np.uint64(0x3FF)
+            return sign | np.uint64(emax << mb) | (payload if payload else np.uint64(1))
+        return sign | np.uint64(emax << mb) | np.uint64(np.int64(1) << (mb - 1))
     e = e64 - 1023 + bias
     if e >= 1:
         return sign | np.uint64(e << mb) | ((b >> np.uint64(52 - mb)) & np.uint64((np.int64(1) << mb) - 1))

@@ -1,8 +1,43 @@
 """The tile_sort family's value kernel (TSORT32, TMRGSORT, TMRGSORT_LISTS, TGATHER), beside the
 other tile kernels (tiles.py).
+
+A (value, index) structure is 8 bytes, as A2/A3's vbitsort writes it: two float32 words (the
+index word holds the index's integer value), or four float16 words (mode + 4): the value, 0,
+then the index's low and high 16 bits, each word the float16 whose bits they are
+(half_of_bits; a NaN pattern keeps its payload in the float64 word, which every kernel here
+copies unchanged).
 """
 import numpy as np
 from numba import njit
+
+from .gm_bytes import ieee_decode, ieee_encode
+from .scalars import bits_f64, f64_bits, wrap_i32
+
+F16_WORDS = 4          # words of a float16 structure (mode + 4); a float32 one has 2
+
+
+@njit(cache=True, error_model="numpy")
+def half_of_bits(h):
+    """The float64 word of the float16 whose bits are h (0..65535); a NaN pattern's 10
+    payload bits go to the float64 mantissa's top, as numpy's float16 -> float64 does."""
+    if (h & 0x7C00) == 0x7C00 and (h & 0x3FF) != 0:
+        b = np.int64(0x7FF0000000000000) | (np.int64(h & 0x3FF) << 42)
+        if h >> 15:
+            b |= np.int64(-0x8000000000000000)      # the sign bit
+        return bits_f64(b)
+    return ieee_decode(np.uint64(h), 16, 10)
+
+
+@njit(cache=True, error_model="numpy")
+def bits_of_half(x):
+    """The 16 bits of x, a float16 word (half_of_bits' inverse; a NaN word gives its payload
+    back, a NaN without one float16's quiet NaN)."""
+    if x != x:
+        b = f64_bits(x)
+        payload = (b >> 42) & 0x3FF
+        sign = 0x8000 if b < 0 else 0
+        return sign | 0x7C00 | (payload if payload else 0x200)
+    return np.int64(ieee_encode(x, 16, 10))
 
 
 @njit(cache=True, error_model="numpy")
@@ -12,18 +47,36 @@ def _pair_before(v, i, w, j):
 
 
 @njit(cache=True, error_model="numpy")
+def _put_structure(out, at, v, i, width):
+    """Write (v, i) as one structure of `width` words at out[at] (the module's layouts)."""
+    out[at] = v
+    if width == 2:
+        out[at + 1] = i
+    else:
+        u = np.int64(i) & 0xFFFFFFFF
+        out[at + 1] = 0.0
+        out[at + 2] = half_of_bits(u & 0xFFFF)
+        out[at + 3] = half_of_bits(u >> 16)
+
+
+@njit(cache=True, error_model="numpy")
 def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
     """The tile_sort family (isa/44_sort.toml) on float64 words; every source word is read
-    before dst is written. mode 0 TSORT32: each run of 32 words of each row of src (rows of
-    cols words) with idx's words (row pitch k, 0 for one index row) insertion-sorted (stable)
-    into (value, index) pairs, 2 x cols words a row. mode 1 TMRGSORT: each whole group of 4
-    blocks of k words of the cols words of src merged by value (a later block wins only when
-    strictly greater) into dst at the group's place. mode 2 TMRGSORT_LISTS: the sorted pairs of
-    src (k words) and src1 (cols - k) merged into dst, src first on ties. mode 3 TGATHER: the
-    words of each row whose column pattern k selects (1 P0101, 2 P1010, 3 P0001, 4 P0010,
-    5 P0100, 6 P1000, 7 P1111), packed into dst one after another across rows."""
-    if mode == 0:
-        out = np.empty(rows * 2 * cols, np.float64)
+    before dst is written. mode & 3 picks the instruction, mode >= 4 marks float16 words
+    (structures of 4 words, or TGATHER's int32 view of word pairs). mode 0 TSORT32: each run of
+    32 values of each row of src (rows of cols words) with idx's words (row pitch k, 0 for one
+    index row) insertion-sorted (stable) into structures, 2 or 4 x cols words a row. mode 1
+    TMRGSORT: each whole group of 4 blocks of k words of the cols words of src merged by value (a
+    later block wins only when strictly greater) into dst at the group's place. mode 2
+    TMRGSORT_LISTS: the sorted structures of src (k words) and src1 (cols - k) merged into dst,
+    src first on ties. mode 3 TGATHER: the words of each row whose column pattern k selects
+    (1 P0101, 2 P1010, 3 P0001, 4 P0010, 5 P0100, 6 P1000, 7 P1111), packed into dst one after
+    another across rows; mode 7 the same over the row's cols / 2 int32 elements, each two half
+    words' bits (low first)."""
+    op = mode & 3
+    width = F16_WORDS if mode >= 4 else 2
+    if op == 0:
+        out = np.empty(rows * width * cols, np.float64)
         vals = np.empty(32, np.float64)
         ids = np.empty(32, np.float64)
         for r in range(rows):
@@ -37,17 +90,16 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
                         p -= 1
                     vals[p], ids[p] = v, i
                 for t in range(m):
-                    out[r * 2 * cols + 2 * (j0 + t)] = vals[t]
-                    out[r * 2 * cols + 2 * (j0 + t) + 1] = ids[t]
-        for e in range(rows * 2 * cols):
+                    _put_structure(out, r * width * cols + width * (j0 + t), vals[t], ids[t], width)
+        for e in range(rows * width * cols):
             l1[dst + e] = out[e]
-    elif mode == 1:
+    elif op == 1:
         group = 4 * k
         n = (cols // group) * group
         out = np.empty(max(n, 1), np.float64)
         for g in range(0, n, group):
             at = np.zeros(4, np.int64)
-            for o in range(0, group, 2):
+            for o in range(0, group, width):
                 pick = -1
                 best = 0.0
                 for b in range(4):
@@ -56,30 +108,41 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
                         if pick < 0 or v > best:
                             pick, best = b, v
                 w = src + g + pick * k + at[pick]
-                out[g + o], out[g + o + 1] = l1[w], l1[w + 1]
-                at[pick] += 2
+                for q in range(width):
+                    out[g + o + q] = l1[w + q]
+                at[pick] += width
         for e in range(n):
             l1[dst + e] = out[e]
-    elif mode == 2:
+    elif op == 2:
         out = np.empty(max(cols, 1), np.float64)
         a, b = 0, 0
-        for o in range(0, cols, 2):
+        for o in range(0, cols, width):
             if b >= cols - k or (a < k and not l1[src1 + b] > l1[src + a]):
-                out[o], out[o + 1] = l1[src + a], l1[src + a + 1]
-                a += 2
+                for q in range(width):
+                    out[o + q] = l1[src + a + q]
+                a += width
             else:
-                out[o], out[o + 1] = l1[src1 + b], l1[src1 + b + 1]
-                b += 2
+                for q in range(width):
+                    out[o + q] = l1[src1 + b + q]
+                b += width
         for e in range(cols):
             l1[dst + e] = out[e]
     else:
         out = np.empty(max(rows * cols, 1), np.float64)
         n = 0
         for r in range(rows):
-            for c in range(cols):
-                if _gather_selects(k, c):
-                    out[n] = l1[src + r * cols + c]
-                    n += 1
+            if mode >= 4:
+                for c in range(cols // 2):
+                    if _gather_selects(k, c):
+                        lo = bits_of_half(l1[src + r * cols + 2 * c])
+                        hi = bits_of_half(l1[src + r * cols + 2 * c + 1])
+                        out[n] = np.float64(wrap_i32(lo | (hi << 16)))
+                        n += 1
+            else:
+                for c in range(cols):
+                    if _gather_selects(k, c):
+                        out[n] = l1[src + r * cols + c]
+                        n += 1
         for e in range(n):
             l1[dst + e] = out[e]
 
