@@ -2,7 +2,7 @@
 statistics of issue 24 (benchmarks/accuracy.py) and pto-isa's Perf-Sim beside ours.
 
     python benchmarks/published.py [--gemm 1536,3072,6144,7680] [--fa 1024,...,32768]
-                                   [--topk 4800,3456,2304] [--conv 8,16,24,32,40] [--add 1,2,3,4]
+                                   [--topk 4800,3456,2304,4800h] [--conv 8,16,24,32,40] [--add 1,2,3,4]
                                    [--copy UB1,UB2,UB3,UB5,UB6,L11,L12,L14,L15] [--no-gemm-ar]
                                    [--values auto|on|off] [--json PATH]
                                    [--markdown PATH]
@@ -22,9 +22,8 @@ statistics of issue 24 (benchmarks/accuracy.py) and pto-isa's Perf-Sim beside ou
    TILE_S1 256, QK preload 4, 8-slot cube-vector FIFOs, 1 x 32 statistics; S0 / 128 blocks).
 4. The A3 topk of pto-isa's kernels/manual/a2a3/topk (README.md; examples/topk.py, 48 vector
    cores, [rows, 1024] float32 rows 1280 apart, top 1000), checked against gen_data.py's golden,
-   with the AIVs' V, scalar, MTE2 and MTE3 busy shares beside the published aiv_*_ratio. The
-   published half row (topk 1008) is not run: float16 sorts are not built (Perf-Sim's figure for
-   it is in docs/performance.md, session 40).
+   with the AIVs' V, scalar, MTE2 and MTE3 busy shares beside the published aiv_*_ratio; row
+   "4800h" is the published half row (float16, topk 1008).
 5. The A3 conv2d_forward of pto-isa's kernels/manual/a2a3/conv2d_forward (README.md;
    examples/conv2d_forward.py: 3 x 3, pad 1, implicit GEMM with TIMG2COL, 24 cores as 4 x 6, base
    128 x 256 x 48, stepK 3), checked against gen_data.py's golden, with the AIC's TMATMUL (M),
@@ -89,10 +88,11 @@ PUBLISHED_GEMM_AR_US = 368.1
 # pto-isa kernels/manual/common/flash_atten/README.md (910B2, HEAD 128, S0 = S1): seq -> (us, TFLOP/s)
 PUBLISHED_FA = {1024: (20.960, 25.61), 2048: (32.461, 66.16), 4096: (88.902, 96.62),
                 8192: (292.626, 117.42), 16384: (909.058, 151.19), 32768: (3262.645, 168.50)}
-# pto-isa kernels/manual/a2a3/topk/README.md (A3, 48 vector cores, float, validCol 1024, cols 1280,
-# topk 1000): rows -> (task_duration us, aiv_vec / aiv_scalar / aiv_mte2 / aiv_mte3 ratio %)
-PUBLISHED_TOPK = {4800: (324.106, 94.0, 3.2, 11.7, 10.4), 3456: (238.819, 91.5, 4.6, 12.3, 10.5),
-                  2304: (161.375, 88.7, 6.0, 12.4, 10.1)}
+# pto-isa kernels/manual/a2a3/topk/README.md (A3, 48 vector cores, validCol 1024, cols 1280; float
+# topk 1000, half ("h") topk 1008): rows -> (task_duration us, aiv_vec / aiv_scalar / aiv_mte2 /
+# aiv_mte3 ratio %)
+PUBLISHED_TOPK = {"4800": (324.106, 94.0, 3.2, 11.7, 10.4), "3456": (238.819, 91.5, 4.6, 12.3, 10.5),
+                  "2304": (161.375, 88.7, 6.0, 12.4, 10.1), "4800h": (326.886, 93.7, 2.4, 11.5, 9.6)}
 TOPK_PIPES = ("V", "S", "MTE2", "MTE3")
 # CANN asc-devkit add_high_performance/README.md (Atlas A2 training products; 8192 x 8192 half):
 # case -> (Task Duration us, aiv_vec / aiv_scalar / aiv_mte2 / aiv_mte3 ratio %)
@@ -111,7 +111,7 @@ CONV_PIPES = ("M", "MTE2", "MTE1", "FIX")
 # (it segfaults on FA 4096); topk and conv2d: benchmarks/perfsim/build.sh (total cycles / 1850)
 PERFSIM_US = {("GEMM", "1536"): 30.35, ("GEMM", "3072"): 201.19, ("GEMM", "6144"): 1567.8,
               ("GEMM", "7680"): 3056.5, ("FA", "1024"): 21.08, ("FA", "2048"): 38.13,
-              ("TOPK", "4800"): 81.65, ("TOPK", "3456"): 58.84, ("TOPK", "2304"): 39.29,
+              ("TOPK", "4800"): 81.65, ("TOPK", "3456"): 58.84, ("TOPK", "2304"): 39.29, ("TOPK", "4800h"): 81.59,
               ("CONV", "8"): 17.61, ("CONV", "16"): 130.02, ("CONV", "24"): 425.20, ("CONV", "32"): 996.26,
               ("CONV", "40"): 1937.16}
 # sizes run with values on under --values auto (above them values=False)
@@ -333,17 +333,18 @@ def topk_rows(sizes, mode):
     """Run the topk rows and print them; returns [(Row, extra)]."""
     if not sizes:
         return []
-    _aiv_header("\nTopk (A3, 48 vector cores, float32 [rows, 1024] -> top 1000): simulated | published; "
-                "AIV busy shares; rows:")
+    _aiv_header("\nTopk (A3, 48 vector cores, [rows, 1024] float32 -> top 1000, h: float16 -> top 1008): "
+                "simulated | published; AIV busy shares; rows:")
     out = []
     for n in sizes:
-        values = values_for("TOPK", n, mode)
+        rows, dtype = int(n.rstrip("h")), ("float16" if n.endswith("h") else "float32")
+        values = values_for("TOPK", rows, mode)
         t0 = time.perf_counter()
-        got_v, got_i, prof = topk.run(n, values=values)
+        got_v, got_i, prof = topk.run(rows, values=values, dtype=dtype)
         wall = time.perf_counter() - t0
         ok = None
         if values:
-            _, _, want_v, want_i = topk.golden(n)
+            _, _, want_v, want_i = topk.golden(rows, dtype=dtype)
             ok = bool(np.array_equal(got_v, want_v) and np.array_equal(got_i, want_i))
         out.append(_aiv_row("TOPK", n, prof, PUBLISHED_TOPK[n], ok, wall))
     return out
@@ -510,7 +511,7 @@ def main(argv=None):
     parser.add_argument("--fa", default=",".join(map(str, PUBLISHED_FA)),
                         help="sequence lengths of flash attention (default: every published one)")
     parser.add_argument("--topk", default=",".join(map(str, PUBLISHED_TOPK)),
-                        help="rows of topk (default: every published float row)")
+                        help="rows of topk, h for the half row (default: every published row)")
     parser.add_argument("--conv", default=",".join(map(str, PUBLISHED_CONV)),
                         help="conv2d_forward rows by X's C1 (default: every published one)")
     parser.add_argument("--add", default=",".join(map(str, PUBLISHED_ADD)),
@@ -533,7 +534,7 @@ def main(argv=None):
           "values=False above, same cycles)")
     gemm = [int(x) for x in ns.gemm.split(",") if x]
     fa = [int(x) for x in ns.fa.split(",") if x]
-    tk = [int(x) for x in ns.topk.split(",") if x]
+    tk = [x for x in ns.topk.split(",") if x]
     cv = [int(x) for x in ns.conv.split(",") if x]
     ad = [int(x) for x in ns.add.split(",") if x]
     cp = [copy_key(x) for x in ns.copy.split(",") if x]

@@ -149,17 +149,16 @@ def test_the_gemm_ar_compute_example():
     assert_engines_agree(gemm_ar_compute.gemm_ar_compute, (3, 1, 1), (A, B, C, m, n, k))
 
 
-@pytest.mark.parametrize("values", [True, False])
-def test_the_topk_example(values):
+@pytest.mark.parametrize("values, dtype", [(True, "float32"), (False, "float32"), (True, "float16")])
+def test_the_topk_example(values, dtype):
     """examples/topk.py at 192 rows: 48 vector blocks (24 AI cores x AIV0/AIV1) of four rows,
-    one double-buffered iteration each; sort, merge and gather on V, flags as pto-isa's."""
-    rows = 192
-    data, idx, _, _ = topk.golden(rows)
-    args = (pto.alloc_tensor(rows * topk.TOPK * 4, pto.float32),
-            pto.alloc_tensor(rows * topk.TOPK * 4, pto.int32),
-            dev_array(data, pto.float32), dev_array(idx.astype(np.int32), pto.int32),
-            rows // topk.BLOCK_DIM)
-    assert_engines_agree(topk.topk, (topk.BLOCK_DIM // 2, 1, 1), args, values=values)
+    one double-buffered iteration each; sort, merge and gather on V, flags as pto-isa's; the
+    half kernel gathers its indices through an int32 view of its rows."""
+    rows, k, dt = 192, topk.TOPK_OF[dtype], getattr(pto, dtype)
+    data, idx, _, _ = topk.golden(rows, dtype=dtype)
+    args = (pto.alloc_tensor(rows * k * dt.itemsize, dt), pto.alloc_tensor(rows * k * 4, pto.int32),
+            dev_array(data, dt), dev_array(idx.astype(np.int32), pto.int32), rows // topk.BLOCK_DIM)
+    assert_engines_agree(topk.kernel_for(dtype), (topk.BLOCK_DIM // 2, 1, 1), args, values=values)
 
 
 @pytest.mark.parametrize("make, extra", [(softmax.make_softmax, (64,)),
