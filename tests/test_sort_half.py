@@ -114,25 +114,23 @@ def k(X, I, O, OH):
     np.testing.assert_array_equal(oh, [0x4000, 0, 5, 0, 0x3C00, 0, 0xFC01, 0x7C01])
 
 
-def test_treshape_to_another_dtype_is_read_by_tgather_only(make_kernels):
-    """An int32 view of float16 words is a TGATHER source; an elementwise op on it is a compile
-    error naming the view, and so is a view that does not keep the byte size."""
-    with pytest.raises(pto.CompileError, match="'w' views float16 words as int32"):
-        make_kernels("""
+@pytest.mark.parametrize("line, message", [
+    ("pto.tadds(pto.treshape(d, 1, 32, dtype=pto.int32), pto.treshape(d, 1, 32, dtype=pto.int32), 1)",
+     "'d_reshape' views float16 words as int32"),
+    ("w = pto.treshape(d, 1, 64, dtype=pto.int32)", "256 bytes, but the tile holds 128"),
+    ("w = pto.treshape(d, 1, 64, dtype=pto.float32)", "built for int32 over float16 only"),
+])
+def test_treshape_to_another_dtype_is_read_by_tgather_only(make_kernels, line, message):
+    """An int32 view of float16 words is a TGATHER source only: an elementwise op on it is a
+    compile error naming the view, and so is a view that does not keep the byte size or one
+    between other dtypes."""
+    with pytest.raises(pto.CompileError, match=message):
+        make_kernels(f"""
 @pto.kernel
 def k(O):
     with pto.vector():
         d = pto.alloc_tile(1, 64, pto.float16, loc=pto.Vec)
-        w = pto.treshape(d, 1, 32, dtype=pto.int32)
-        pto.tadds(w, w, 1)
-""").k.program_for((pto.alloc_tensor(256),))
-    with pytest.raises(pto.CompileError, match="256 bytes, but the tile holds 128"):
-        make_kernels("""
-@pto.kernel
-def k(O):
-    with pto.vector():
-        d = pto.alloc_tile(1, 64, pto.float16, loc=pto.Vec)
-        w = pto.treshape(d, 1, 64, dtype=pto.int32)
+        {line}
 """).k.program_for((pto.alloc_tensor(256),))
 
 

@@ -20,7 +20,7 @@ if [ ! -d "$t/more_perf_sim" ]; then
   mkdir -p "$t/more_perf_sim"
   sed -i 's/^    fa_perf_sim$/    fa_perf_sim\n    more_perf_sim/' "$t/CMakeLists.txt"
 fi
-cp "$here"/*.cpp "$here/CMakeLists.txt" "$t/more_perf_sim/"
+cp "$here"/*.cpp "$here"/*.hpp "$here/CMakeLists.txt" "$t/more_perf_sim/"
 b="$src/tests/costmodel/perf_sim_st/build"
 cmake -S "$src/tests/costmodel/perf_sim_st" -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_CXX_COMPILER=clang++-16 -DCMAKE_C_COMPILER=clang-16 >/dev/null

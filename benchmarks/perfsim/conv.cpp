@@ -12,8 +12,7 @@
 #include <pto/common/constants.hpp>
 #include <pto/costmodel/perf_sim/launch.hpp>
 #include <gtest/gtest.h>
-#include <chrono>
-#include <cstdio>
+#include "timed.hpp"
 
 #include "conv2d_forward_kernel.cpp"
 
@@ -31,14 +30,6 @@ void runConv_16() { conv_shape<16, 12, 64, 3072>(); }
 void runConv_24() { conv_shape<24, 12, 96, 4608>(); }
 void runConv_32() { conv_shape<32, 16, 96, 6144>(); }
 void runConv_40() { conv_shape<40, 15, 128, 7680>(); }
-
-#define TIMED(name)                                                                                      \
-    do {                                                                                                 \
-        auto t0 = std::chrono::steady_clock::now();                                                      \
-        LAUNCH_KERNEL(name, , (1, nullptr, nullptr));                                                    \
-        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();         \
-        std::printf("WALL %s blocks=1 %.3f s\n", #name, s);                                              \
-    } while (0)
 
 TEST(MorePerfSim, Conv8) { TIMED(runConv_8); }
 TEST(MorePerfSim, Conv16) { TIMED(runConv_16); }

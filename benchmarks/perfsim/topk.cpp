@@ -12,8 +12,7 @@
 #include <pto/common/constants.hpp>
 #include <pto/costmodel/perf_sim/launch.hpp>
 #include <gtest/gtest.h>
-#include <chrono>
-#include <cstdio>
+#include "timed.hpp"
 
 #include "topk_kernel.cpp"
 
@@ -28,14 +27,6 @@ void runTopk_4800() { topk_rows<float, 4800, 1000>(); }
 void runTopk_3456() { topk_rows<float, 3456, 1000>(); }
 void runTopk_2304() { topk_rows<float, 2304, 1000>(); }
 void runTopk_4800_half() { topk_rows<uint16_t, 4800, 1008>(); }
-
-#define TIMED(name)                                                                                      \
-    do {                                                                                                 \
-        auto t0 = std::chrono::steady_clock::now();                                                      \
-        LAUNCH_KERNEL(name, , (1, nullptr, nullptr));                                                    \
-        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();         \
-        std::printf("WALL %s blocks=1 %.3f s\n", #name, s);                                              \
-    } while (0)
 
 TEST(MorePerfSim, Topk4800) { TIMED(runTopk_4800); }
 TEST(MorePerfSim, Topk3456) { TIMED(runTopk_3456); }
