@@ -10,8 +10,8 @@ import pytest
 
 import pypto_sim as pto
 
-from engine_compare import both_executors, tensor_values
-from test_sort_ops import run_vec
+from engine_compare import both_executors
+from vec_kernels import run_vec
 
 ROOT = Path(__file__).resolve().parents[1]
 
