@@ -119,6 +119,8 @@ def k(X, I, O, OH):
      "'d_reshape' views float16 words as int32"),
     ("w = pto.treshape(d, 1, 64, dtype=pto.int32)", "256 bytes, but the tile holds 128"),
     ("w = pto.treshape(d, 1, 64, dtype=pto.float32)", "built for int32 over float16 only"),
+    ("pto.tgather(pto.treshape(d, 1, 32, dtype=pto.int32), pto.treshape(d, 1, 32, dtype=pto.int32), 'P1010')",
+     "pto.tgather: dst: 'd_reshape' views float16 words as int32"),
 ])
 def test_treshape_to_another_dtype_is_read_by_tgather_only(make_kernels, line, message):
     """An int32 view of float16 words is a TGATHER source only: an elementwise op on it is a

@@ -36,12 +36,13 @@ def _sort_valid(comp, t, node, call):
 
 def _sort_emit(comp, name, node, tiles, k, rows, cols, dtype, comment, half=False):
     """Emit `name` over tiles with the kernel's mode (+ HALF_WORDS for float16 words) and the
-    k, rows and cols operands."""
+    k, rows and cols operands. Only TGATHER's src may be an int32 view of float16 words."""
     spec = comp.isa[name]
     ops = []
     for o in spec.value_operands:
         if o.kind == "tile":
-            ops.append(comp.tile_base(tiles[o.name], node, name.lower(), reinterpreted=True)[0])
+            reinterpreted = name == "TGATHER" and o.name == "src"
+            ops.append(comp.tile_base(tiles[o.name], node, f"pto.{spec.builtin}: {o.name}", reinterpreted)[0])
         else:
             value = {"mode": SORT_MODES[name] + (HALF_WORDS if half else 0), "k": k, "rows": rows,
                      "cols": cols}[o.name]
