@@ -187,7 +187,7 @@ def lower_view(comp, node, builtin):
     src = args["src"]
     if not comp.is_aicore or not (isinstance(src, Ptr) and src.tile is not None):
         comp.error(node, f"pto.{call} takes a typed tile of pto.alloc_tile (an AI-core kernel)")
-    info, parent = src.tile, comp.buffers[src.slot]
+    info = src.tile
     rows, cols = (comp._static_int(args[k], node, f"pto.{call}: {k}") for k in ("rows", "cols"))
     name = comp._target_name(node) or f"{src.name}_{call[1:]}"
     if info.storage is not None:
@@ -229,17 +229,24 @@ def lower_view(comp, node, builtin):
         if pitch == cols or rows == 1:
             pitch = 0                  # the window's rows follow each other
     check_tile_shape(comp, node, where, info.loc, rows, cols, src.dtype, layout)
+    view = TileInfo(info.loc, rows, cols, layout, *comp._valid(valid_ast, rows, cols, node, where), pitch=pitch)
+    return _bind_view(comp, node, spec, src, name, offset, (rows, cols), src.dtype, view, pitch)
+
+
+def _bind_view(comp, node, spec, src, name, offset, words_shape, dtype, view, pitch=0):
+    """A view's buffer over src's words from `offset` on (words_shape of src's dtype, rows
+    `pitch` words apart when not 0), its TRESHAPE / TSUBVIEW record (no data moves) and its
+    typed pointer: a tile of `dtype` shaped as `view` says."""
+    info, at = src.tile, comp.buffers[src.slot].offset + offset
+    words = words_shape[0] * words_shape[1]
     line = getattr(node, "lineno", 0) + comp.kernel.line_offset
     slot = comp.shared_buffer(node, lambda: comp.buffers.append(LocalBuffer(
-        name, parent.offset + offset, rows * cols, src.dtype, line, 1, info.loc, rows, cols,
-        alias_of=src.slot, pitch=pitch)))
+        name, at, words, src.dtype, line, 1, info.loc, *words_shape, alias_of=src.slot, pitch=pitch)))
     name = comp.buffers[slot].name
-    view = TileInfo(info.loc, rows, cols, layout, *comp._valid(valid_ast, rows, cols, node, where), pitch=pitch)
-    comp.emit(spec.name, None, (), src.dtype, node, aux=(parent.offset + offset, rows * cols))
-    comp.instrs[-1].comment = (f"{name}: {info.loc} {rows} x {cols} x {src.dtype} view of "
-                               f"{src.name} at word {parent.offset + offset}")
-    return Ptr("l1", slot, src.dtype, name, Const(0, dtypes.int32), rows * cols,
-               parent.offset + offset, tile=view)
+    comp.emit(spec.name, None, (), src.dtype, node, aux=(at, words))
+    comp.instrs[-1].comment = (f"{name}: {info.loc} {view.rows} x {view.cols} x {dtype} view of "
+                               f"{src.name} at word {at}")
+    return Ptr("l1", slot, dtype, name, Const(0, dtypes.int32), words, at, tile=view)
 
 
 def _reinterpreted_view(comp, node, spec, src, rows, cols, dtype, name):
@@ -248,7 +255,7 @@ def _reinterpreted_view(comp, node, spec, src, rows, cols, dtype, name):
     for an int32 view of float16 words, which pto.tgather reads (each element two halves' bits,
     low first: the uint32 view pto-isa's topk gathers its indices through); the view's buffer
     covers the float16 words, so bounds, hazards and costs see the bytes it reads."""
-    info, parent = src.tile, comp.buffers[src.slot]
+    info = src.tile
     where = f"pto.treshape of '{src.name}' ({info.rows} x {info.cols} {src.dtype}) into {rows} x {cols} {dtype}"
     if (src.dtype, dtype) != (dtypes.float16, dtypes.int32):
         comp.error(node, f"{where}: a view of another dtype is built for int32 over float16 only",
@@ -259,17 +266,9 @@ def _reinterpreted_view(comp, node, spec, src, rows, cols, dtype, name):
         comp.error(node, f"{where}: {rows * cols * dtype.itemsize} bytes, but the tile holds "
                          f"{info.rows * info.cols * src.dtype.itemsize} (TRESHAPE keeps the byte size)")
     check_tile_shape(comp, node, where, info.loc, rows, cols, dtype, "row")
-    words = info.rows * info.cols
-    line = getattr(node, "lineno", 0) + comp.kernel.line_offset
-    slot = comp.shared_buffer(node, lambda: comp.buffers.append(LocalBuffer(
-        name, parent.offset, words, src.dtype, line, 1, info.loc, rows, words // rows, alias_of=src.slot)))
-    name = comp.buffers[slot].name
     view = TileInfo(info.loc, rows, cols, "row", Const(rows, dtypes.int32), Const(cols, dtypes.int32),
                     storage=src.dtype)
-    comp.emit(spec.name, None, (), src.dtype, node, aux=(parent.offset, words))
-    comp.instrs[-1].comment = (f"{name}: {info.loc} {rows} x {cols} x {dtype} view of {src.name}'s "
-                               f"{words} {src.dtype} words at word {parent.offset}")
-    return Ptr("l1", slot, dtype, name, Const(0, dtypes.int32), words, parent.offset, tile=view)
+    return _bind_view(comp, node, spec, src, name, 0, (rows, info.rows * info.cols // rows), dtype, view)
 
 
 def _without_keyword(node, name):

@@ -3,7 +3,8 @@ pto.tmrgsort (PTO-ISA's two forms: blocks of one list, or two lists) and the mas
 pto.tgather, on float32 or float16 tiles (8-byte (value, index) structures; TGATHER also reads
 an int32 view of float16 words, pto.treshape(..., dtype=pto.int32)), with the checks of
 pto-isa's A2/A3 and CPU implementations (include/pto/npu/a2a3/TSort32.hpp, TMrgSort.hpp,
-TGather.hpp) as compile errors at the kernel's line. Every shape is static: the kernels that use them (pto-isa's topk) bind one-row views.
+TGather.hpp) as compile errors at the kernel's line. Every shape is static: the kernels that
+use them (pto-isa's topk) bind one-row views.
 
 Functions of the kernel compiler ``comp``; the builtins' lowerings are registered in
 registry.py's LOWERINGS.

@@ -16,13 +16,18 @@ from .scalars import bits_f64, f64_bits
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def ieee_decode(u, bits, mb):
     """The float64 value of u, the bits of an IEEE binary float of `bits` bits with mb mantissa
-    bits (at most float64's widths): a normal number's bits are moved into float64's places."""
+    bits (at most float64's widths): a normal number's bits are moved into float64's places, and
+    so are a float16 NaN's payload bits, as numpy's float16 -> float64 does (ieee_encode gives
+    them back); another format's NaN is float64's quiet NaN."""
     eb = bits - 1 - mb
     emax = (np.int64(1) << eb) - 1
     bias = (np.int64(1) << (eb - 1)) - 1
     sign = (u >> np.uint64(bits - 1)) & np.uint64(1)
     e = np.int64((u >> np.uint64(mb)) & np.uint64(emax))
     m = u & np.uint64((np.int64(1) << mb) - 1)
+    if e == emax and m != 0 and bits == 16 and mb == 10:
+        return np.uint64((sign << np.uint64(63)) | np.uint64(0x7FF0000000000000)
+                         | (m << np.uint64(42))).view(np.float64)
     if e == emax:
         v = math.inf if m == 0 else math.nan
     elif e == 0:

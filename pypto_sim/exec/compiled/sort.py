@@ -4,40 +4,16 @@ other tile kernels (tiles.py).
 A (value, index) structure is 8 bytes, as A2/A3's vbitsort writes it: two float32 words (the
 index word holds the index's integer value), or four float16 words (mode + 4): the value, 0,
 then the index's low and high 16 bits, each word the float16 whose bits they are
-(half_of_bits; a NaN pattern keeps its payload in the float64 word, which every kernel here
-copies unchanged).
+(gm_bytes' ieee_decode / ieee_encode, which keep a float16 NaN pattern's payload in the float64
+word; every kernel here copies words unchanged).
 """
 import numpy as np
 from numba import njit
 
 from .gm_bytes import ieee_decode, ieee_encode
-from .scalars import bits_f64, f64_bits, wrap_i32
+from .scalars import wrap_i32
 
 F16_WORDS = 4          # words of a float16 structure (mode + 4); a float32 one has 2
-
-
-@njit(cache=True, error_model="numpy")
-def half_of_bits(h):
-    """The float64 word of the float16 whose bits are h (0..65535); a NaN pattern's 10
-    payload bits go to the float64 mantissa's top, as numpy's float16 -> float64 does."""
-    if (h & 0x7C00) == 0x7C00 and (h & 0x3FF) != 0:
-        b = np.int64(0x7FF0000000000000) | (np.int64(h & 0x3FF) << 42)
-        if h >> 15:
-            b |= np.int64(-0x8000000000000000)      # the sign bit
-        return bits_f64(b)
-    return ieee_decode(np.uint64(h), 16, 10)
-
-
-@njit(cache=True, error_model="numpy")
-def bits_of_half(x):
-    """The 16 bits of x, a float16 word (half_of_bits' inverse; a NaN word gives its payload
-    back, a NaN without one float16's quiet NaN)."""
-    if x != x:
-        b = f64_bits(x)
-        payload = (b >> 42) & 0x3FF
-        sign = 0x8000 if b < 0 else 0
-        return sign | 0x7C00 | (payload if payload else 0x200)
-    return np.int64(ieee_encode(x, 16, 10))
 
 
 @njit(cache=True, error_model="numpy")
@@ -55,8 +31,8 @@ def _put_structure(out, at, v, i, width):
     else:
         u = np.int64(i) & 0xFFFFFFFF
         out[at + 1] = 0.0
-        out[at + 2] = half_of_bits(u & 0xFFFF)
-        out[at + 3] = half_of_bits(u >> 16)
+        out[at + 2] = ieee_decode(np.uint64(u & 0xFFFF), 16, 10)
+        out[at + 3] = ieee_decode(np.uint64(u >> 16), 16, 10)
 
 
 @njit(cache=True, error_model="numpy")
@@ -134,8 +110,8 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
             if mode >= 4:
                 for c in range(cols // 2):
                     if _gather_selects(k, c):
-                        lo = bits_of_half(l1[src + r * cols + 2 * c])
-                        hi = bits_of_half(l1[src + r * cols + 2 * c + 1])
+                        lo = np.int64(ieee_encode(l1[src + r * cols + 2 * c], 16, 10))
+                        hi = np.int64(ieee_encode(l1[src + r * cols + 2 * c + 1], 16, 10))
                         out[n] = np.float64(wrap_i32(lo | (hi << 16)))
                         n += 1
             else:
