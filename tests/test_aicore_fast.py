@@ -439,13 +439,14 @@ def test_an_operation_is_deferred_only_when_nothing_writes_its_sources_meanwhile
     rp[4, ex.RP_KIND], rp[4, ex.RP_WLO], rp[4, ex.RP_WHI] = ex.RK_LOAD, 400, 416
     rp[5, ex.RP_KIND], rp[5, ex.RP_NR], rr[5, 0] = ex.RK_MMA, 1, (64, 80)
     rp[6, ex.RP_KIND], rp[6, ex.RP_NR], rr[6, 0] = ex.RK_MMA, 1, (16, 32)
-    # (pc, GM offset, start, complete); rows 1 x cols 16, GM tensor base 0, unit AIV0 (g = 1)
+    # (pc, GM offset, start, complete); rows 1 x cols 16 (ND: one run of 16), GM tensor base 0,
+    # unit AIV0 (g = 1)
     ops = [(0, 0, 0, 5), (1, 500, 1, 3), (2, 0, 0, 5), (3, 100, 1, 2), (4, 100, 0, 4),
            (4, 200, 0, 4), (5, 0, 0, 6), (6, 0, 1, 4)]
     lg = np.zeros((len(ops), ex.N_LG), np.int64)
     for i, (pc, off, t0, t1) in enumerate(ops):
         lg[i, [ex.LG_PC, ex.LG_G, ex.LG_START, ex.LG_COMPLETE]] = pc, 1, t0, t1
-        lg[i, [ex.LG_ROWS, ex.LG_COLS, ex.LG_OFF, ex.LG_STRIDE]] = 1, 16, off, 16
+        lg[i, [ex.LG_ROWS, ex.LG_COLS, ex.LG_OFF, ex.LG_STRIDE, ex.LG_RUNS, ex.LG_RUN]] = 1, 16, off, 16, 1, 16
     n = len(ops)
     times = np.concatenate([lg[:, ex.LG_START], lg[:, ex.LG_COMPLETE]])
     order = np.lexsort((np.arange(2 * n), times)).astype(np.int64)

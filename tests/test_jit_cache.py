@@ -54,7 +54,8 @@ def test_compiled_modules_import_only_siblings_and_numeric_libraries():
     read from the package would change its code unseen. isa_constants (plain Python, hashed by
     its values) and the loaders of generated modules (alu, family_dispatch: a GENERATED_FILE,
     hashed by that module, which imports its siblings by absolute name) are those that reach
-    outside."""
+    outside; a plain-Python module of isa/ whose functions a compiled module compiles
+    (isa/gm_layouts.py, imported as ``from ...isa.<name> import``) is hashed with it."""
     for name in COMPILED_MODULES:
         if name == "isa_constants" or hasattr(importlib.import_module(f"pypto_sim.exec.compiled.{name}"),
                                               "GENERATED_FILE"):
@@ -62,7 +63,9 @@ def test_compiled_modules_import_only_siblings_and_numeric_libraries():
         source = (COMPILED / f"{name}.py").read_text()
         siblings = set()
         for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.ImportFrom) and node.level:
+            if isinstance(node, ast.ImportFrom) and node.level == 3 and node.module.startswith("isa."):
+                siblings.add(jit_cache.ISA_DIR / f"{node.module[4:]}.py")
+            elif isinstance(node, ast.ImportFrom) and node.level:
                 assert node.level == 1 and node.module in COMPILED_MODULES, f"{name}.py:{node.lineno}"
                 siblings.add(COMPILED / f"{node.module}.py")
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -115,3 +118,19 @@ def test_lane_digest_depends_on_the_isa_constants_and_the_generated_alu():
     assert {"isa_constants.py", "alu.py", "scalars.py", "simt.py"} <= names
     alu_deps = {p.name for p in jit_cache._imported_files(COMPILED / "alu.py", (COMPILED / "alu.py").read_text())}
     assert any(n.startswith(jit_cache.GENERATED_PREFIX + "alu_") for n in alu_deps)
+
+
+def test_an_edit_to_an_isa_module_a_compiled_module_compiles_changes_its_digest(tmp_path, monkeypatch):
+    """A compiled module that compiles a function of isa/<name>.py (``from ...isa.<name>
+    import``) is keyed on that file's source too: editing it changes the importer's digest."""
+    compiled, isa = tmp_path / "compiled", tmp_path / "isa"
+    compiled.mkdir()
+    isa.mkdir()
+    (isa / "rules.py").write_text("def f():\n    return 1\n")
+    (compiled / "k.py").write_text("from ...isa.rules import f\n")
+    monkeypatch.setattr(jit_cache, "ISA_DIR", isa)
+    monkeypatch.setattr(jit_cache, "_DIGESTS", {})
+    before = jit_cache.closure_digest(compiled / "k.py")
+    (isa / "rules.py").write_text("def f():\n    return 2\n")
+    monkeypatch.setattr(jit_cache, "_DIGESTS", {})
+    assert jit_cache.closure_digest(compiled / "k.py") != before

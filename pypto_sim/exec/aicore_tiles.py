@@ -18,7 +18,7 @@ import numpy as np
 from ..dtypes import BY_CODE
 from ..errors import DeadlockError, OutOfBoundsError
 from ..ir.program import C_AUX, C_DTYPE, C_SRC, UNIT_NAMES
-from ..isa import PIPES, PTO_PIPE_NAMES
+from ..isa import PIPES, PTO_PIPE_NAMES, gm_layouts
 from ..isa.tile_roles import FAMILY_ROLES, data_operand
 from . import gm
 from .tile_effects import effect as vector_effect, window
@@ -103,7 +103,7 @@ class TileOp:
     elements it moves, the shape and bytes that size its cost, and its values."""
 
     __slots__ = ("ctx", "pc", "spec", "fam", "arr", "iv", "vals", "slot", "reads", "writes",
-                 "gm", "shape", "data", "nbytes", "view", "named")
+                 "gm", "gm_layout", "shape", "data", "nbytes", "view", "named")
 
     def __init__(self, ctx, pc, vals, arr, unit, coords):
         layout = layout_of(ctx, pc)
@@ -132,7 +132,7 @@ class TileOp:
         self.view, self.reads, self.writes, self.data = \
             layout.tiles or layout.tile_roles({n: view(n) for n in layout.slots})
         dst = self.view.get(roles.dst)
-        self.gm = None
+        self.gm = self.gm_layout = None
         if roles.shape == ("n",):
             n = iv[named["n"]]
             for v in self.view.values():
@@ -153,15 +153,24 @@ class TileOp:
             stride = iv[named["stride"]]
             self._extent(t, rows, cols, "the load" if fam == "tile_load" else "the store", fault)
             off = iv[named[roles.gm]]
-            last = off + (rows - 1) * stride + cols
+            itemsize = BY_CODE[int(code[pc, C_DTYPE])].itemsize
+            layout, c0 = iv[named["layout"]], gm_layouts.c0_of(itemsize)
+            runs, run, pitch = gm_layouts.gm_window(layout, rows, cols, stride, c0)
+            name = gm_layouts.LAYOUTS[layout] if 0 <= layout < len(gm_layouts.LAYOUTS) else f"layout {layout}"
+            if runs == 0:
+                raise fault(f"{rows} x {cols} is not a {name} view: it needs "
+                            f"{gm_layouts.requirement(layout, c0)}", "keep the valid region a whole number of "
+                            "the layout's C0 blocks")
+            last = off + (runs - 1) * pitch + run
             if off < 0 or last > ctx.tcount[self.slot]:
-                raise fault(f"rows={rows} cols={cols} stride={stride} from element {off} reach element "
+                shape = f"rows={rows} cols={cols}" + (f" {name} ({runs} runs of {run})" if layout else "")
+                raise fault(f"{shape} stride={stride} from element {off} reach element "
                             f"{last - 1} of '{ctx.tensor_names[self.slot]}', which has "
                             f"{ctx.tcount[self.slot]}",
                             "check the offsets, the stride and the tile's valid region against the tensor")
-            itemsize = BY_CODE[int(code[pc, C_DTYPE])].itemsize
             self.nbytes = rows * cols * itemsize
-            self.gm = (self.slot, off, rows, cols, stride, fam == "tile_store", itemsize)
+            self.gm = (self.slot, off, runs, run, pitch, fam == "tile_store", itemsize)
+            self.gm_layout = (layout, c0)
         elif fam == "tile_move" and "pos" in named:      # TIMG2COL: taps outside the map read 0
             self._extent(dst, *self.shape, "the img2col window", fault)
             s = self.view["src"]
@@ -216,11 +225,11 @@ class TileOp:
         """Read the sources (at the cycle the operation starts): the pending result."""
         ctx, ex, arr, fam = self.ctx, self.ctx.ex, self.arr, self.fam
         if fam == "tile_load":
-            slot, off, rows, cols, stride, _w, item = self.gm
-            buf = np.empty(rows * cols, np.float64)
-            ex.gm_gather(buf, ctx.hbm, int(ctx.tbase[slot]) + off * item, stride, rows, cols,
+            slot, off, runs, run, pitch, _w, item = self.gm
+            buf = np.empty(runs * run, np.float64)
+            ex.gm_gather(buf, ctx.hbm, int(ctx.tbase[slot]) + off * item, pitch, runs, run,
                          int(ctx.enc.code[self.pc, C_DTYPE]))
-            return buf
+            return gm_layouts.to_tile(buf, self.gm_layout[0], *self.shape, self.gm_layout[1])
         if fam == "tile_store":
             t, (rows, cols) = self.data, self.shape
             to = int(ctx.enc.code[self.pc, C_DTYPE])
@@ -266,8 +275,10 @@ class TileOp:
         """Write the pending result to the destination (at the cycle the operation completes)."""
         ctx, ex, arr, fam = self.ctx, self.ctx.ex, self.arr, self.fam
         if fam == "tile_store":
-            slot, off, rows, cols, stride, _w, item = self.gm
-            ex.gm_scatter(ctx.hbm, int(ctx.tbase[slot]) + off * item, stride, result, rows, cols,
+            slot, off, runs, run, pitch, _w, item = self.gm
+            win = np.ascontiguousarray(gm_layouts.to_window(result, self.gm_layout[0], *self.shape,
+                                                            self.gm_layout[1]))
+            ex.gm_scatter(ctx.hbm, int(ctx.tbase[slot]) + off * item, pitch, win, runs, run,
                           int(ctx.enc.code[self.pc, C_DTYPE]))
         elif fam in ("tile_load", "tile_move"):
             t, (rows, cols) = self.writes[0], self.shape

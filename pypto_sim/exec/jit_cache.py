@@ -83,12 +83,17 @@ def _is_ours(path: Path) -> bool:
 # a compiled module's import of a sibling, relative or by absolute name (the generated module's);
 # compiled modules import at the top level, one statement per sibling (tests/test_jit_cache.py)
 _SIBLING_IMPORT = re.compile(r"^from (?:\.|pypto_sim\.exec\.compiled\.)(\w+) import", re.M)
+# a plain-Python module of isa/ whose functions a compiled module compiles (isa/gm_layouts.py):
+# its source is part of that module's closure too
+_ISA_IMPORT = re.compile(r"^from \.\.\.isa\.(\w+) import", re.M)
+ISA_DIR = Path(__file__).resolve().parents[1] / "isa"
 
 
 def _imported_files(path: Path, source: str) -> list:
     """The compiled modules path's source imports (relative or by absolute name), and the
     generated module a loaded loader names in GENERATED_FILE."""
     found = {COMPILED_DIR / f"{name}.py" for name in _SIBLING_IMPORT.findall(source)}
+    found |= {ISA_DIR / f"{name}.py" for name in _ISA_IMPORT.findall(source)}
     module = sys.modules.get(f"pypto_sim.exec.compiled.{path.stem}") if path.parent == COMPILED_DIR else None
     generated = getattr(module, "GENERATED_FILE", None)
     if generated is not None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 
 from .. import dtypes
-from ..isa import PIPES, PTO_PIPE_NAMES, SPACES, VECTOR_FAMILIES
+from ..isa import PIPES, PTO_PIPE_NAMES, SPACES, VECTOR_FAMILIES, gm_layouts
 from ..isa.tile_roles import data_operand, roles_of
 from .aicore_scalar import AICoreScalarRules
 from .aicore_units import CUBE_SPACES, AICoreUnits
@@ -405,6 +405,34 @@ def lower_alloc_tile(comp, node, builtin):
     return Ptr("l1", slot, dtype, name, Const(0, dtypes.int32), rows * cols, base, tile=info)
 
 
+def gm_layout_and_stride(comp, node, call, t, args, itemsize):
+    """(layout code, stride operand) of a tload / tstore of typed tile t: layout= names a GM
+    layout (isa/gm_layouts.py); stride= defaults to that of a dense tensor of exactly the
+    valid region, which needs the region known at compile time unless the layout is ND."""
+    given = args["layout"]
+    if not (isinstance(given, Text) and given.value in gm_layouts.LAYOUTS):
+        comp.error(node, f"pto.{call}: layout must be one of "
+                         f"{', '.join('pto.' + n for n in gm_layouts.LAYOUTS)} (pto-isa GlobalTensor Layout)")
+    layout = gm_layouts.LAYOUTS.index(given.value)
+    rows, cols = comp._extent(t)
+    c0 = gm_layouts.c0_of(itemsize)
+    known = isinstance(rows, Const) and isinstance(cols, Const)
+    if known and gm_layouts.gm_window(layout, int(rows.value), int(cols.value), 0, c0)[0] == 0:
+        comp.error(node, f"pto.{call}: tile '{t.name}''s valid region {int(rows.value)} x {int(cols.value)} "
+                         f"is not a {given.value} view: {given.value} needs "
+                         f"{gm_layouts.requirement(layout, c0)} elements of {itemsize} bytes")
+    stride = args["stride"]
+    if stride is NONE:
+        if layout == gm_layouts.ND:
+            stride = cols
+        elif not known:
+            comp.error(node, f"pto.{call}: a {given.value} transfer of a run-time valid region needs stride=",
+                       "pass stride=, the elements between the layout's runs (isa/gm_layouts.py)")
+        else:
+            stride = Const(gm_layouts.default_stride(layout, int(rows.value), int(cols.value), c0), dtypes.int32)
+    return Const(layout, dtypes.int32), stride
+
+
 @LOWERINGS.lowering("tload", checks=(aicore_only,))
 def lower_tload(comp, node, args):
     spec = comp.isa["TLOAD"]
@@ -416,10 +444,10 @@ def lower_tload(comp, node, args):
         comp.error(node, f"tload: tile '{t.name}' holds {t.dtype} but '{src.name}' holds {src.dtype}; "
                          "TLOAD does not convert", "allocate the tile with the tensor's dtype")
     rows, cols = comp._extent(t)
-    stride = cols if args["stride"] is NONE else args["stride"]
+    layout, stride = gm_layout_and_stride(comp, node, "tload", t, args, src.dtype.itemsize)
     ops = (comp._base(t, node, "tload"), comp.uniform_int(src.offset, node, "tload: the GM offset"),
            comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols"),
-           comp._int_operand(stride, node, "tload: stride"))
+           comp._int_operand(stride, node, "tload: stride"), comp._int_operand(layout, node, "layout"))
     comp.emit("TLOAD", None, ops, t.dtype, node, aux=comp.tile_aux(src.slot))
     comp.instrs[-1].comment = f"{t.name} <- {src.name}"
 
@@ -445,10 +473,10 @@ def lower_tstore(comp, node, args):
         comp.error(node, f"tstore: tile '{t.name}' holds {t.dtype} but '{dst.name}' holds {dst.dtype}; "
                          "MTE3 does not convert", "convert in UB first, or store from Acc (FIX converts)")
     rows, cols = comp._extent(t)
-    stride = cols if args["stride"] is NONE else args["stride"]
+    layout, stride = gm_layout_and_stride(comp, node, "tstore", t, args, dst.dtype.itemsize)
     ops = (comp.uniform_int(dst.offset, node, "tstore: the GM offset"), comp._base(t, node, "tstore"),
            comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols"),
-           comp._int_operand(stride, node, "tstore: stride"))
+           comp._int_operand(stride, node, "tstore: stride"), comp._int_operand(layout, node, "layout"))
     comp.emit(spec.name, None, ops, dst.dtype, node, aux=comp.tile_aux(dst.slot))
     comp.instrs[-1].comment = f"{dst.name} <- {t.name}"
 

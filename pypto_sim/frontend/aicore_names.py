@@ -13,6 +13,8 @@ from ..errors import CompileError
 Vec, Mat, Left, Right, Acc, Bias = "Vec", "Mat", "Left", "Right", "Acc", "Bias"
 # base layouts (PTO-ISA BLayout)
 RowMajor, ColMajor = "row", "col"
+# GM layouts of a tload / tstore (PTO-ISA GlobalTensor Layout; isa/gm_layouts.py)
+ND, DN, NZ, FRACTAL_Z = "ND", "DN", "NZ", "FRACTAL_Z"
 # pipes (PTO-ISA include/pto/common/cpu_stub.hpp); PIPE_ALL only for pipe_barrier
 PIPE_S, PIPE_V, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_M, PIPE_FIX, PIPE_ALL = (
     "PIPE_S", "PIPE_V", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3", "PIPE_M", "PIPE_FIX", "PIPE_ALL")
@@ -53,6 +55,6 @@ tile_group = Intrinsic("tile_group",
                        "Multi-buffered typed tiles whose set_flag/wait_flag the compiler places: "
                        "g.next(), g.ready(t), g.take(t), g.release(t) (docs/aicore.md, 'Tile groups').")
 
-__all__ = ["Vec", "Mat", "Left", "Right", "Acc", "Bias", "RowMajor", "ColMajor", "PIPE_S",
-           "PIPE_V", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3", "PIPE_M", "PIPE_FIX", "PIPE_ALL",
+__all__ = ["Vec", "Mat", "Left", "Right", "Acc", "Bias", "RowMajor", "ColMajor", "ND", "DN", "NZ",
+           "FRACTAL_Z", "PIPE_S", "PIPE_V", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3", "PIPE_M", "PIPE_FIX", "PIPE_ALL",
            "cube", "vector", "get_subblock_id", "tile_group"]

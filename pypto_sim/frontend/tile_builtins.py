@@ -66,7 +66,11 @@ class TileOperands:
         return (slot, self.stage_tag, self.stage_after)
 
     def tile_shape(self, args, tile: Ptr, node, call):
-        """rows, cols, stride operands from nbytes= (contiguous) or rows=/cols=[/stride=]."""
+        """rows, cols, stride and layout (ND) operands from nbytes= (contiguous) or
+        rows=/cols=[/stride=]."""
+        return self._article_shape(args, tile, node, call) + (Imm(0.0, dtypes.int32),)
+
+    def _article_shape(self, args, tile: Ptr, node, call):
         nbytes, rows, cols, stride = (args.get(k, NONE) for k in ("nbytes", "rows", "cols", "stride"))
         if nbytes is not NONE:
             if rows is not NONE or cols is not NONE or stride is not NONE:

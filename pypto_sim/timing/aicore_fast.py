@@ -220,7 +220,7 @@ class AICoreFastEngine:
             slot_of = self.tables.tp[:, ex.TP_SLOT]
             # marking is idempotent: each distinct store window once (a kernel's stores mostly
             # rewrite the same workspace windows)
-            windows = set(map(tuple, lg[stores[pcs]][:, [ex.LG_PC, ex.LG_ROWS, ex.LG_COLS, ex.LG_OFF,
+            windows = set(map(tuple, lg[stores[pcs]][:, [ex.LG_PC, ex.LG_RUNS, ex.LG_RUN, ex.LG_OFF,
                                                          ex.LG_STRIDE]].tolist()))
             for pc, rows, cols, off, stride in sorted(windows):
                 item = BY_CODE[int(sim.enc.code[pc, C_DTYPE])].itemsize

@@ -108,7 +108,7 @@ class AICorePipes:
         self.l2_links = link_arrays(ex, 0)
         self.lk = link_arrays(ex, m.cores)
         self.routes = np.zeros(ex.N_ROUTES, np.int64)
-        self.shape = np.zeros(8, np.int64)
+        self.shape = np.zeros(11, np.int64)       # tile_shape's decode (exec/compiled/aicore_steps.py)
         self.hz_out = np.zeros(3, np.int64)
         self.out = np.zeros(8, np.int64)
 

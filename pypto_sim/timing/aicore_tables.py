@@ -101,7 +101,7 @@ class AICoreTables:
         if dst is not None:
             row[ex.TP_DST_R], row[ex.TP_DST_C] = dst.rows, dst.cols
         if fam in ("tile_load", "tile_store"):
-            row[ex.TP_GMJ], row[ex.TP_STRJ] = named[roles.gm], named["stride"]
+            row[ex.TP_GMJ], row[ex.TP_STRJ], row[ex.TP_LAYJ] = named[roles.gm], named["stride"], named["layout"]
             row[ex.TP_SLOT] = int(code[pc, C_AUX])
             row[ex.TP_ITEM] = BY_CODE[int(code[pc, C_DTYPE])].itemsize
             mat = data.buf.space == "Mat"

@@ -73,11 +73,14 @@ LG_G = 1
 LG_BLOCK = 2
 LG_START = 3
 LG_COMPLETE = 4
-LG_ROWS = 5         # the decoded shape: rows, cols, and a GM transfer's offset and stride
-LG_COLS = 6
+LG_ROWS = 5         # the decoded shape: rows, cols, and a GM transfer's offset and window
+LG_COLS = 6         # (elements between runs, runs, elements a run, layout: isa/gm_layouts.py)
 LG_OFF = 7
 LG_STRIDE = 8
-N_LG = 9
+LG_RUNS = 9
+LG_RUN = 10
+LG_LAYOUT = 11
+N_LG = 12
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
@@ -364,6 +367,9 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                         lg_i[k, LG_COLS] = shape[1]
                         lg_i[k, LG_OFF] = shape[6]
                         lg_i[k, LG_STRIDE] = shape[7]
+                        lg_i[k, LG_RUNS] = shape[8]
+                        lg_i[k, LG_RUN] = shape[9]
+                        lg_i[k, LG_LAYOUT] = shape[10]
                         for j in range(tp[pc, TP_MAXJ]):
                             lg_v[k, j] = _operand(code, imm, wregs, pc, j)
                         st[S_LOG_N] = k + 1

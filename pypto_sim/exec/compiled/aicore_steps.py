@@ -13,6 +13,7 @@ from numba import njit
 from .isa_constants import C_SRC
 from .jit_options import NO_REFCOUNT
 from .engine_parts import _add, _get, CA_ISSUE, CA_NONE, CA_PIPE, link_book
+from .gm_layout import C0_BYTES, gm_window
 from .l2 import l2_touch_window
 
 # tile and sync instruction kinds (tp[pc, TP_KIND])
@@ -81,7 +82,8 @@ TP_DITEM = 64      # the data tile's bytes per element (a vector op's cost)
 TP_ALU = 65        # 1 for an elementwise op (family tile_alu): priced at a row-major shape
 TP_FAST_R, TP_FAST_C, TP_FAST_HEAD, TP_FAST_BODY, TP_FAST_TAIL = 66, 67, 68, 69, 70  # fast tree
 TP_COLSJ = 71      # operand index of an element count's row width when a register holds it, or -1
-N_TP = 72
+TP_LAYJ = 72       # a transfer's GM layout operand (isa/gm_layouts.py)
+N_TP = 73
 TF_BW = 0          # the transfer's bandwidth (bytes per cycle)
 TF_PER = 1         # cycles per repeat (vector op, matmul)
 TF_ROW = 2         # cycles per row (vector op: per_row)
@@ -296,8 +298,9 @@ def _extent_ok(rows, cols, t_rows, t_cols):
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def tile_shape(tp, code, imm, regs, pc, tcount, shape):
     """TileOp's decode and bounds checks of tile instruction pc: shape = (rows, cols, nbytes,
-    m, n, k, GM offset, stride). Returns False when TileOp would raise (the SimPy model then
-    reports it)."""
+    m, n, k, GM offset, and a transfer's GM window: elements between runs, runs, elements a
+    run, layout; isa/gm_layouts.py). Returns False when TileOp would raise (the SimPy model
+    then reports it)."""
     kind = tp[pc, TP_KIND]
     if tp[pc, TP_NJ] >= 0:
         n = _iv(code, imm, regs, pc, tp[pc, TP_NJ])
@@ -324,11 +327,16 @@ def tile_shape(tp, code, imm, regs, pc, tcount, shape):
         if not _extent_ok(rows, cols, tp[pc, TP_DATA_R], tp[pc, TP_DATA_C]):
             return False
         off = _iv(code, imm, regs, pc, tp[pc, TP_GMJ])
-        last = off + (rows - 1) * stride + cols
-        if off < 0 or last > tcount[tp[pc, TP_SLOT]]:
+        layout = _iv(code, imm, regs, pc, tp[pc, TP_LAYJ])
+        runs, run, pitch = gm_window(layout, rows, cols, stride, C0_BYTES // tp[pc, TP_ITEM])
+        last = off + (runs - 1) * pitch + run
+        if runs == 0 or off < 0 or last > tcount[tp[pc, TP_SLOT]]:
             return False
         shape[6] = off
-        shape[7] = stride
+        shape[7] = pitch
+        shape[8] = runs
+        shape[9] = run
+        shape[10] = layout
     elif kind == AK_MOVE:
         r0 = _iv(code, imm, regs, pc, tp[pc, TP_ROWJ])
         c0 = _iv(code, imm, regs, pc, tp[pc, TP_COLJ])
@@ -414,8 +422,8 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
         saving = np.int64(0)
         hbm_bytes = np.float64(nbytes)
         if acfg[AK_HAS_L2] != 0:
-            hits, lines = l2_touch_window(l2s, l2link, l2first[tp[pc, TP_SLOT]], shape[6], rows,
-                                          cols, shape[7], tp[pc, TP_ITEM], acfg[AK_LINE_BYTES])
+            hits, lines = l2_touch_window(l2s, l2link, l2first[tp[pc, TP_SLOT]], shape[6], shape[8],
+                                          shape[9], shape[7], tp[pc, TP_ITEM], acfg[AK_LINE_BYTES])
             # a missed line is filled (or, written, written back) whole: a transfer that reads
             # 128 bytes of a 512-byte line brings HBM's 512, and the next three such find it
             hbm_read = np.int64(lines - hits) * acfg[AK_LINE_BYTES]

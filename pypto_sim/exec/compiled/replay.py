@@ -22,7 +22,8 @@ from .matmul import matmul_bounds, matmul_round, tile_matmul
 from .tiles import gm_gather, gm_scatter, tile_convert, tile_elementwise, tile_gather, tile_scatter
 from .family_dispatch import family_kernel
 from .conv import tile_img2col
-from .aicore_engine import LG_BLOCK, LG_COLS, LG_G, LG_OFF, LG_PC, LG_ROWS, LG_STRIDE
+from .aicore_engine import LG_BLOCK, LG_COLS, LG_G, LG_LAYOUT, LG_OFF, LG_PC, LG_ROWS, LG_RUN, LG_RUNS, LG_STRIDE
+from .gm_layout import C0_BYTES, ND, scatter_window, tile_to_window, window_to_tile
 
 # the replay's per-pc table (rp, int64); built by timing/aicore_replay.py
 RP_KIND = 0          # RK_*
@@ -219,7 +220,7 @@ def _gm_words(lg_i, rp, tbase, i):
     """[lo, hi) of the GM bytes logged transfer i touches."""
     item = ITEMSIZE[rp[lg_i[i, LG_PC], RP_DT]]
     lo = tbase[rp[lg_i[i, LG_PC], RP_SLOT]] + lg_i[i, LG_OFF] * item
-    return lo, lo + ((lg_i[i, LG_ROWS] - 1) * lg_i[i, LG_STRIDE] + lg_i[i, LG_COLS]) * item
+    return lo, lo + ((lg_i[i, LG_RUNS] - 1) * lg_i[i, LG_STRIDE] + lg_i[i, LG_RUN]) * item
 
 
 @njit(cache=True, error_model="numpy")
@@ -278,11 +279,15 @@ def _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, tmp):
     """Deferred operation i's values computed and written at once (replay_deferrable): a
     dense destination takes a copy straight from the source, else through tmp."""
     rows, cols = lg_i[i, LG_ROWS], lg_i[i, LG_COLS]
+    lay = lg_i[i, LG_LAYOUT]
     if kind == RK_LOAD:
         dt = rp[pc, RP_DT]
         src = tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF] * ITEMSIZE[dt]
         d, dp = rp[pc, RP_DBASE], rp[pc, RP_DPITCH]
-        if dp == cols:
+        if lay != ND:
+            gm_gather(tmp, hbm, src, lg_i[i, LG_STRIDE], lg_i[i, LG_RUNS], lg_i[i, LG_RUN], dt)
+            scatter_window(l1, d, dp, tmp, lay, rows, cols, C0_BYTES // ITEMSIZE[dt])
+        elif dp == cols:
             gm_gather(l1[d:d + rows * cols], hbm, src, lg_i[i, LG_STRIDE], rows, cols, dt)
         else:
             gm_gather(tmp, hbm, src, lg_i[i, LG_STRIDE], rows, cols, dt)
@@ -291,7 +296,12 @@ def _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, tmp):
         dt = rp[pc, RP_DT]
         dst = tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF] * ITEMSIZE[dt]
         sb, sp = rp[pc, RP_SBASE], rp[pc, RP_SPITCH]
-        if sp == cols and rp[pc, RP_CONV] < 0:
+        if lay != ND:
+            tile_gather(tmp, l1, sb, sp, rows, cols, rp[pc, RP_CONV])
+            win = np.empty(rows * cols)
+            tile_to_window(win, tmp, lay, rows, cols, C0_BYTES // ITEMSIZE[dt])
+            gm_scatter(hbm, dst, lg_i[i, LG_STRIDE], win, lg_i[i, LG_RUNS], lg_i[i, LG_RUN], dt)
+        elif sp == cols and rp[pc, RP_CONV] < 0:
             gm_scatter(hbm, dst, lg_i[i, LG_STRIDE], l1[sb:sb + rows * cols], rows, cols, dt)
         else:
             tile_gather(tmp, l1, sb, sp, rows, cols, rp[pc, RP_CONV])
@@ -366,8 +376,13 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
             rows, cols = lg_i[i, LG_ROWS], lg_i[i, LG_COLS]
             vrow = lg_v[i]
             if kind == RK_LOAD:
-                gm_gather(out, hbm, tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF] * ITEMSIZE[rp[pc, RP_DT]],
-                          lg_i[i, LG_STRIDE], rows, cols, rp[pc, RP_DT])
+                dt = rp[pc, RP_DT]
+                lay = lg_i[i, LG_LAYOUT]
+                win = out if lay == ND else saved
+                gm_gather(win, hbm, tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF] * ITEMSIZE[dt],
+                          lg_i[i, LG_STRIDE], lg_i[i, LG_RUNS], lg_i[i, LG_RUN], dt)
+                if lay != ND:
+                    window_to_tile(out, saved, lay, rows, cols, C0_BYTES // ITEMSIZE[dt])
             elif kind == RK_STORE:
                 tile_gather(out, l1, rp[pc, RP_SBASE], rp[pc, RP_SPITCH], rows, cols, rp[pc, RP_CONV])
             elif kind == RK_MOVE:
@@ -405,8 +420,12 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
             elif defer[i]:
                 _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, saved)
             elif kind == RK_STORE:
-                gm_scatter(hbm, tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF] * ITEMSIZE[rp[pc, RP_DT]],
-                           lg_i[i, LG_STRIDE], res, rows, cols, rp[pc, RP_DT])
+                dt = rp[pc, RP_DT]
+                lay = lg_i[i, LG_LAYOUT]
+                if lay != ND:
+                    tile_to_window(saved, res, lay, rows, cols, C0_BYTES // ITEMSIZE[dt])
+                gm_scatter(hbm, tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF] * ITEMSIZE[dt], lg_i[i, LG_STRIDE],
+                           res if lay == ND else saved, lg_i[i, LG_RUNS], lg_i[i, LG_RUN], dt)
             elif kind == RK_LOAD or kind == RK_MOVE or kind == RK_IMG2COL:
                 tile_scatter(l1, rp[pc, RP_DBASE], rp[pc, RP_DPITCH], res, rows, cols)
             elif kind == RK_MMA:

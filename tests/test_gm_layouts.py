@@ -1,0 +1,207 @@
+"""GM layouts of tload / tstore (isa/gm_layouts.py): pto-isa's GlobalTensor ND, DN, NZ and
+FRACTAL_Z on the two-dimensional view a tile transfer moves. Each test builds the GM tensor
+element by element from the layout's address formula, so the expected values come from the
+formula, not from the simulator's reorderings."""
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+from pypto_sim.errors import CompileError, OutOfBoundsError
+from pypto_sim.isa import gm_layouts
+from pypto_sim.exec.compiled import gm_layout as compiled
+
+from engine_compare import both_executors, dev_array
+
+
+def address(layout, r, c, stride, c0):
+    """The docstring's formula: GM element of view element (r, c)."""
+    return {"ND": r * stride + c, "DN": c * stride + r,
+            "NZ": (c // c0) * stride + r * c0 + c % c0,
+            "FRACTAL_Z": (r // c0) * stride + c * c0 + r % c0}[layout]
+
+
+def laid_out(tile, layout, stride, c0, size):
+    """A GM array of size elements holding tile in layout (the rest NaN)."""
+    g = np.full(size, np.nan, tile.dtype)
+    for r in range(tile.shape[0]):
+        for c in range(tile.shape[1]):
+            g[address(layout, r, c, stride, c0)] = tile[r, c]
+    return g
+
+
+def test_each_layout_is_runs_of_contiguous_elements():
+    """A 32 x 48 float16 view (c0 = 16): ND is 32 runs of 48; DN 48 runs of 32; NZ 48 / 16 = 3
+    column blocks of 32 x 16 = 512; FRACTAL_Z 32 / 16 = 2 row blocks of 48 x 16 = 768. The
+    stride passes through; a dense tensor's stride is the run. NZ of 40 columns (not whole
+    blocks) and an unknown layout hold nothing."""
+    assert gm_layouts.gm_window(gm_layouts.ND, 32, 48, 100, 16) == (32, 48, 100)
+    assert gm_layouts.gm_window(gm_layouts.DN, 32, 48, 100, 16) == (48, 32, 100)
+    assert gm_layouts.gm_window(gm_layouts.NZ, 32, 48, 1000, 16) == (3, 512, 1000)
+    assert gm_layouts.gm_window(gm_layouts.FRACTAL_Z, 32, 48, 1000, 16) == (2, 768, 1000)
+    assert [gm_layouts.default_stride(k, 32, 48, 16) for k in range(4)] == [48, 32, 512, 768]
+    assert gm_layouts.gm_window(gm_layouts.NZ, 32, 40, 1000, 16) == (0, 0, 0)
+    assert gm_layouts.gm_window(7, 32, 48, 100, 16) == (0, 0, 0)
+    assert gm_layouts.c0_of(2) == 16 and gm_layouts.c0_of(4) == 8
+
+
+@pytest.mark.parametrize("layout", gm_layouts.LAYOUTS)
+def test_both_reorderings_follow_the_address_formula(layout):
+    """A 16 x 32 view (c0 = 8) laid out densely: the window read run after run is the GM array
+    itself; numpy's to_tile / to_window and the compiled loops both map it to the tile and
+    back."""
+    rows, cols, c0 = 16, 32, 8
+    code = gm_layouts.LAYOUTS.index(layout)
+    tile = np.arange(rows * cols, dtype=np.float64).reshape(rows, cols)
+    stride = gm_layouts.default_stride(code, rows, cols, c0)
+    win = laid_out(tile, layout, stride, c0, rows * cols)
+    np.testing.assert_array_equal(gm_layouts.to_tile(win, code, rows, cols, c0), tile.ravel())
+    np.testing.assert_array_equal(gm_layouts.to_window(tile.ravel(), code, rows, cols, c0), win)
+    out = np.empty(rows * cols)
+    compiled.window_to_tile(out, win, code, rows, cols, c0)
+    np.testing.assert_array_equal(out, tile.ravel())
+    compiled.tile_to_window(out, tile.ravel(), code, rows, cols, c0)
+    np.testing.assert_array_equal(out, win)
+
+
+def two_tensors():
+    """X and O for a compile: two 4096-element float16 tensors."""
+    return pto.alloc_tensor(8192, pto.float16), pto.alloc_tensor(8192, pto.float16)
+
+
+LOAD_STORE = """
+@pto.kernel
+def k(X, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            t = pto.alloc_tile(16, 32, pto.float16, loc=pto.Vec)
+            pto.tload(t, X + 3, stride=STRIDE_IN, layout=pto.LAYOUT_IN)
+            pto.tstore(O + 5, t, stride=STRIDE_OUT, layout=pto.LAYOUT_OUT)
+"""
+
+
+@pytest.mark.parametrize("layout", ["DN", "NZ", "FRACTAL_Z"])
+def test_a_tile_loads_from_a_layout_and_stores_to_another(make_kernels, layout):
+    """A 16 x 32 float16 tile (c0 = 16) loaded from X at element 3 in layout with a padded
+    stride (the dense one + 16), stored back at element 5 of O in ND (stride 40), then the
+    other way round: both GM images are the formula's, on both executors, in timing and
+    functional mode, and elements between the runs are left as they were."""
+    rows, cols, c0 = 16, 32, 16
+    code = gm_layouts.LAYOUTS.index(layout)
+    stride = gm_layouts.default_stride(code, rows, cols, c0) + 16
+    tile = (np.arange(rows * cols) % 251 - 125).astype(np.float16).reshape(rows, cols)
+    size = 2048                   # past every window here: DN's 31 x 32 + 16, ND's 15 x 40 + 32
+    for src, dst, s_in, s_out in ((layout, "ND", stride, 40), ("ND", layout, 40, stride)):
+        x = np.concatenate([np.zeros(3, np.float16), laid_out(tile, src, s_in, c0, size)])
+        o = np.full(size + 5, -7, np.float16)
+        mod = make_kernels(LOAD_STORE.replace("STRIDE_IN", str(s_in)).replace("STRIDE_OUT", str(s_out))
+                           .replace("LAYOUT_IN", src).replace("LAYOUT_OUT", dst))
+        X, O = dev_array(np.nan_to_num(x, nan=-9), pto.float16), dev_array(o, pto.float16)
+        want = o.copy()
+        for r in range(rows):
+            for c in range(cols):
+                want[5 + address(dst, r, c, s_out, c0)] = tile[r, c]
+        images = both_executors(mod.k, (1, 1, 1), (X, O))
+        for key, image in images.items():
+            got = image[O.alloc.byte_addr:O.alloc.byte_addr + want.nbytes].view(np.float16)
+            np.testing.assert_array_equal(got, want, err_msg=f"{src} -> {dst} {key}")
+
+
+MATMUL = """
+@pto.kernel(sync="manual")
+def k(A, B, C):
+    with pto.cube():
+        a1 = pto.alloc_tile(16, 32, pto.float16, loc=pto.Mat)
+        b1 = pto.alloc_tile(32, 32, pto.float16, loc=pto.Mat)
+        a0 = pto.alloc_tile(16, 32, pto.float16, loc=pto.Left)
+        b0 = pto.alloc_tile(32, 32, pto.float16, loc=pto.Right)
+        acc = pto.alloc_tile(16, 32, pto.float32, loc=pto.Acc)
+        pto.tload(a1, A)
+        pto.tload(b1, B, layout=pto.LAYOUT_B)
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+        pto.tmov(a0, a1)
+        pto.tmov(b0, b1)
+        pto.set_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
+        pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
+        pto.tmatmul(acc, a0, b0)
+        pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+        pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+        pto.tstore(C, acc, layout=pto.NZ)
+"""
+
+
+@pytest.mark.parametrize("layout_b", ["DN", "FRACTAL_Z"])
+def test_a_matmul_takes_b_as_dn_or_fractal_z_and_stores_nz(make_kernels, layout_b):
+    """C = A @ B for A 16 x 32, B 32 x 32 in layout_b (DN: B^T row-major, as pto-isa's
+    gemm_performance; FRACTAL_Z: conv2d_forward's weights), C stored from Acc as float16 NZ
+    (column blocks of 16 x 16: conv2d_forward's NC1HWC0 output): C's block j holds columns
+    16j..16j+15 row after row. Small integers, so every product is exact."""
+    rng = np.random.default_rng(3)
+    a = rng.integers(-3, 4, (16, 32)).astype(np.float16)
+    b = rng.integers(-3, 4, (32, 32)).astype(np.float16)
+    code = gm_layouts.LAYOUTS.index(layout_b)
+    bg = laid_out(b, layout_b, gm_layouts.default_stride(code, 32, 32, 16), 16, 32 * 32)
+    mod = make_kernels(MATMUL.replace("LAYOUT_B", layout_b))
+    A, B = dev_array(a, pto.float16), dev_array(bg, pto.float16)
+    C = pto.alloc_tensor(16 * 32 * 2, pto.float16)
+    c = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    want = np.concatenate([c[:, :16].ravel(), c[:, 16:].ravel()])
+    for key, image in both_executors(mod.k, (1, 1, 1), (A, B, C)).items():
+        np.testing.assert_array_equal(image[C.alloc.byte_addr:C.alloc.byte_addr + want.nbytes].view(np.float16), want,
+                                      err_msg=str(key))
+
+
+def test_an_nz_view_of_partial_blocks_is_a_compile_error(make_kernels):
+    """NZ of a 16 x 24 valid region of a float16 tile: 24 columns are not whole 16-column
+    blocks."""
+    src = LOAD_STORE.replace("loc=pto.Vec)", "loc=pto.Vec, valid=(16, 24))").replace("STRIDE_IN", "512") \
+        .replace("STRIDE_OUT", "24").replace("LAYOUT_IN", "NZ").replace("LAYOUT_OUT", "ND")
+    with pytest.raises(CompileError, match=r"16 x 24 is not a NZ view: NZ needs cols a multiple of C0 = 16"):
+        make_kernels(src).k.program_for(two_tensors())
+
+
+def test_an_unknown_layout_is_a_compile_error(make_kernels):
+    """layout='NHWC' names no pto-isa GlobalTensor layout here."""
+    src = LOAD_STORE.replace("STRIDE_IN", "32").replace("STRIDE_OUT", "32") \
+        .replace("pto.LAYOUT_IN", "'NHWC'").replace("LAYOUT_OUT", "ND")
+    with pytest.raises(CompileError, match=r"layout must be one of pto.ND, pto.DN, pto.NZ, pto.FRACTAL_Z"):
+        make_kernels(src).k.program_for(two_tensors())
+
+
+def test_a_layout_window_past_the_tensor_names_its_runs(make_kernels):
+    """DN 16 x 32 from element 3 with stride 16 + 16 = 32: its last run (column 31) ends at
+    element 3 + 31 x 32 + 16 - 1 = 1010, past a 1000-element tensor."""
+    mod = make_kernels(LOAD_STORE.replace("STRIDE_IN", "32").replace("STRIDE_OUT", "32")
+                       .replace("LAYOUT_IN", "DN").replace("LAYOUT_OUT", "ND"))
+    X, O = pto.alloc_tensor(2000, pto.float16), pto.alloc_tensor(2000, pto.float16)
+    pto.memcpy_h2d(X, np.zeros(1000, np.float16))
+    with pytest.raises(OutOfBoundsError, match=r"rows=16 cols=32 DN \(32 runs of 16\) stride=32 from element 3 "
+                                               r"reach element 1010 of 'X', which has 1000"):
+        pto.launch(mod.k, grid=(1,), args=(X, O))
+        pto.sync()
+
+
+RUNTIME_REGION = """
+@pto.kernel
+def k(X, O, n):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            t = pto.alloc_tile(16, 32, pto.float16, loc=pto.Vec, valid=(16, n))
+            pto.tload(t, X, STRIDE layout=pto.NZ)
+            pto.tstore(O, t)
+"""
+
+
+def test_a_run_time_region_needs_a_stride_and_whole_blocks(make_kernels):
+    """A valid region of n columns, n known at launch only: NZ has no default stride for it (a
+    compile error), and with stride=512 a launch with n = 24 (not whole 16-column blocks) stops
+    at the tload, naming the region and the layout's requirement."""
+    X, O = two_tensors()
+    with pytest.raises(CompileError, match=r"a NZ transfer of a run-time valid region needs stride="):
+        make_kernels(RUNTIME_REGION.replace("STRIDE ", "")).k.program_for((X, O, 32))
+    mod = make_kernels(RUNTIME_REGION.replace("STRIDE ", "stride=512, "))
+    pto.memcpy_h2d(X, np.zeros(4096, np.float16))
+    with pytest.raises(OutOfBoundsError, match=r"TLOAD at line 8 on AIV0 of block \(0, 0, 0\): 16 x 24 is not "
+                                               r"a NZ view: it needs cols a multiple of C0 = 16"):
+        pto.launch(mod.k, grid=(1,), args=(X, O, 24))
+        pto.sync()
