@@ -9,9 +9,10 @@ statistics of issue 24 (benchmarks/accuracy.py) and pto-isa's Perf-Sim beside ou
 
 1. The A3 GEMM of pto-isa's kernels/manual/a2a3/gemm_performance (README.md): 24 cores as its
    4 x 6 grid (each owns a C block of m / 4 x n / 6 and walks its tiles M, N, then K), fp16 in
-   and fp32 out, base tile [128, 256, 64], stepK 4 (L1 holds four K steps of A and B, double
-   buffered; L0A/L0B ping-pong), manual flags as in gemm_performance_kernel.cpp (A's and B's
-   loads on MTE2 -> MTE1 events 0 and 1, each TEXTRACT waiting for its own). Printed: the
+   and fp32 out, B in GM as DN (B^T row-major, gen_data's is_btrans), base tile [128, 256, 64],
+   stepK 4 (L1 holds four K steps of A and B, double buffered; L0A/L0B ping-pong), manual flags
+   as in gemm_performance_kernel.cpp (A's and B's loads on MTE2 -> MTE1 events 0 and 1, each
+   TEXTRACT waiting for its own). Printed: the
    simulated and published time and TFLOP/s, and the AIC's TMATMUL (M), TEXTRACT (MTE1), TLOAD
    (MTE2) and TSTORE (FIX) busy shares beside the published ratios.
 2. The compute GEMM of pto-isa's kernels/manual/a2a3/gemm_ar (examples/gemm_ar_compute.py,
@@ -128,7 +129,7 @@ def l1_step(A, B, acc, a_l1, b_l1, a_l0_0, b_l0_0, a_l0_1, b_l0_1, m0, n0, k0, K
     pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, p)       # L1 buffer p is free
     pto.tload(a_l1, A + m0 * K + k0, stride=K)
     pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
-    pto.tload(b_l1, B + k0 * N + n0, stride=N)
+    pto.tload(b_l1, B + n0 * K + k0, stride=K, layout=pto.DN)      # B is DN: B^T row-major
     pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 1)
     k_sub(acc, a_l1, b_l1, a_l0_0, b_l0_0, k0, 0, 0, p)
     k_sub(acc, a_l1, b_l1, a_l0_1, b_l0_1, k0, 1, 1, p)
@@ -219,7 +220,7 @@ def run_gemm(n, values=True, seed=0):
     B = pto.alloc_tensor(b.nbytes, pto.float16)
     C = pto.alloc_tensor(n * n * 4, pto.float32)
     pto.memcpy_h2d(A, a)
-    pto.memcpy_h2d(B, b)
+    pto.memcpy_h2d(B, np.ascontiguousarray(b.T))      # DN, as gen_data.py writes x2_gm
     t0 = time.perf_counter()
     prof = pto.profile(gemm_performance, grid=(CORES,), args=(A, B, C, n, n, n), values=values)
     wall = time.perf_counter() - t0

@@ -17,13 +17,12 @@ channels. As the kernel does it:
   block's first / last output row needs them), then the N tiles, each stored through the
   fixpipe as float16 between M -> FIX and FIX -> M flags.
 
-Not ported as written (pypto_sim has no FRACTAL_Z or NC1HWC0 global tensors for TLOAD/TSTORE):
-- the weights are in GM as K x N row-major (the host converts gen_data's FRACTAL_Z
-  [C1 x 9, N / 16, 16, 16] to it): a panel load moves the same 144 x 256 float16 as 144 rows of
-  512 B where pto-isa's moves 9 runs of 8 KiB; the TEXTRACT to L0B is the same window;
-- the output is in GM as (batch x hout x wout) x N row-major (NHWC; the host converts it to
-  NC1HWC0 to compare with the golden): the fixpipe writes 128 rows of 512 B where pto-isa's
-  writes 16 planes of 128 x 32 B;
+GM holds gen_data's layouts (isa/gm_layouts.py): the weights FRACTAL_Z [C1 x 9, N / 16, 16,
+16] (a 144 x 256 panel: 9 runs of 8 KiB, N x 16 elements apart) and the output NC1HWC0 [B, N /
+16, H, W, 16], which the fixpipe writes as NZ (16 runs of a block's pixels x 32 B, H x W x 16
+elements apart).
+
+Not ported as written:
 - the two L1 feature-map buffers are allocated at the largest hinCount (128 outputs starting
   late in a row span (127 // wout) + 2 output rows, + 2 input rows), where the kernel's nominal
   bufferSizeA has ceil(128 / wout) + 2 rows and its second buffer's TASSIGN address moves with
@@ -78,7 +77,7 @@ def panel(X, W, acc, fmap, wgt, a0, b0, a1, b1, x_off, w_off, N, kk, p, q, wout_
     pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, p)
     pto.tload(fmap, X + x_off, stride=C0)
     pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
-    pto.tload(wgt, W + w_off, stride=N)
+    pto.tload(wgt, W + w_off, stride=N * C0, layout=pto.FRACTAL_Z)
     pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 1)
     if q == 0:
         k_step(acc, fmap, wgt, a0, b0, kk, 0, 0, p, wout_start, hin_count, win, pad_top, pad_bottom)
@@ -92,8 +91,9 @@ def panel(X, W, acc, fmap, wgt, a0, b0, a1, b1, x_off, w_off, N, kk, p, q, wout_
 
 @pto.kernel(sync="manual")
 def conv2d_forward(X, W, Y, C1, H, WIN, N):
-    """Y [(B x H x WIN), N] (float16) = the 3 x 3, pad 1 convolution of X [B, C1, H, WIN, 16]
-    (NC1HWC0, float16) by W [C1 x 9 x 16, N] (float16), on M_CORES x N_CORES AIC blocks."""
+    """Y [B, N / 16, H, WIN, 16] (NC1HWC0, float16) = the 3 x 3, pad 1 convolution of X [B, C1,
+    H, WIN, 16] (NC1HWC0, float16) by W [C1 x 9, N / 16, 16, 16] (FRACTAL_Z, float16), on
+    M_CORES x N_CORES AIC blocks."""
     with pto.cube():
         hout = H
         wout = WIN
@@ -102,7 +102,7 @@ def conv2d_forward(X, W, Y, C1, H, WIN, N):
         m_core = pto.get_block_id() // N_CORES
         n_core = pto.get_block_id() % N_CORES
         x_base = m_core * C1 * H * WIN * C0
-        y_base = m_core * core_m * N + n_core * core_n
+        y_base = m_core * core_m * N                 # image m_core's N / 16 planes of core_m x 16
         rows_a = WIN * ((BM - 1) // WIN + 2 + HK - 1)    # the most input rows a block reads
         w0 = pto.alloc_tile(KL1, BN, pto.float16, loc=pto.Mat)
         w1 = pto.alloc_tile(KL1, BN, pto.float16, loc=pto.Mat)
@@ -132,14 +132,14 @@ def conv2d_forward(X, W, Y, C1, H, WIN, N):
                 w_col = n_core * core_n + n_start
                 for c1 in range(0, C1, 2):
                     x_off = x_base + c1 * H * WIN * C0 + hin_start * WIN * C0
-                    panel(X, W, acc, fmap0, w0, a0, b0, a1, b1, x_off, c1 * KL1 * N + w_col, N,
+                    panel(X, W, acc, fmap0, w0, a0, b0, a1, b1, x_off, c1 * KL1 * N + w_col * C0, N,
                           c1 * STEP, 0, 0, wout_start, hin_count, WIN, pad_top, pad_bottom)
                     panel(X, W, acc, fmap1, w1, a0, b0, a1, b1, x_off + H * WIN * C0,
-                          (c1 + 1) * KL1 * N + w_col, N, (c1 + 1) * STEP, 1, 1, wout_start, hin_count,
+                          (c1 + 1) * KL1 * N + w_col * C0, N, (c1 + 1) * STEP, 1, 1, wout_start, hin_count,
                           WIN, pad_top, pad_bottom)
                 pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)          # StoreResult
                 pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
-                pto.tstore(Y + y_base + m_start * N + n_start, acc, stride=N)
+                pto.tstore(Y + y_base + w_col * core_m + m_start * C0, acc, stride=core_m * C0, layout=pto.NZ)
                 pto.set_flag(pto.PIPE_FIX, pto.PIPE_M, 0)
                 pto.wait_flag(pto.PIPE_FIX, pto.PIPE_M, 0)
         pto.wait_flag(pto.PIPE_M, pto.PIPE_MTE1, 0)                # WaitSyncFlags
@@ -170,19 +170,17 @@ def run(batch=4, c1=8, h=8, w=48, n=1536, values=True, check=None):
     if c1 % 2 or n % (N_CORES * BN):
         raise ValueError(f"the port needs an even C1 and N a multiple of {N_CORES * BN}, not {c1}, {n}")
     x, fz, y = golden(batch, c1, h, w, n)
-    wk = fz.transpose(0, 3, 1, 2).reshape(c1 * HK * WK * C0, n)        # FRACTAL_Z -> K x N
     X = pto.alloc_tensor(x.nbytes, pto.float16)
-    Wt = pto.alloc_tensor(wk.nbytes, pto.float16)
+    Wt = pto.alloc_tensor(fz.nbytes, pto.float16)
     Y = pto.alloc_tensor(batch * h * w * n * 2, pto.float16)
     pto.memcpy_h2d(X, x)
-    pto.memcpy_h2d(Wt, np.ascontiguousarray(wk))
+    pto.memcpy_h2d(Wt, fz)
     kw = {} if check is None else {"check": check}
     prof = pto.profile(conv2d_forward, grid=(batch * N_CORES,), args=(X, Wt, Y, c1, h, w, n), values=values, **kw)
     if not values:
         return None, prof
-    out = np.empty((batch * h * w, n), np.float16)
-    pto.memcpy_d2h(out, Y)
-    got = out.reshape(batch, h, w, n // C0, C0).transpose(0, 3, 1, 2, 4)          # NHWC -> NC1HWC0
+    got = np.empty((batch, n // C0, h, w, C0), np.float16)                       # NC1HWC0
+    pto.memcpy_d2h(got, Y)
     want = y.astype(np.float32)
     return float((np.abs(got.astype(np.float32) - want) / np.maximum(np.abs(want), 1.0)).max()), prof
 

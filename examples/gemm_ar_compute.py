@@ -15,9 +15,10 @@ tiles of 128 x 256 on 24 AIC blocks. As gemm_compute_kernel.cpp does it:
   each 64-wide K step into L0A / L0B ping-pong (events 0, 1) and accumulates on the cube; the
   tile is stored as float16 and a pipe_barrier(PIPE_ALL) waits for it before the next tile.
 
-Not ported: pto-isa keeps B as DN (B^T row-major, N x K); here B is K x N row-major. A B panel
-load moves 256 rows of 512 bytes either way (the same burst geometry), so the time is the same.
-The enqueue of each tile id for the communication kernel (two scalar GM stores and a dcci) has
+B is in GM as DN (B^T row-major, N x K), as pto-isa keeps it: a B panel load reads 256 runs of
+512 bytes, one per column of the panel (isa/gm_layouts.py).
+
+Not ported: the enqueue of each tile id for the communication kernel (two scalar GM stores and a dcci) has
 no counterpart: compute-only has no consumer, and pypto_sim's AI-core units have no scalar GM
 stores.
 
@@ -64,7 +65,7 @@ def panel(A, B, acc, a_l1, b_l1, a_l0_0, b_l0_0, a_l0_1, b_l0_1, m0, n0, k0, K, 
     pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, p)
     pto.tload(a_l1, A + m0 * K + k0, stride=K)
     pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
-    pto.tload(b_l1, B + k0 * N + n0, stride=N)
+    pto.tload(b_l1, B + n0 * K + k0, stride=K, layout=pto.DN)
     pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 1)
     kk = k0 // BK
     k_iter(acc, a_l1, b_l1, a_l0_0, b_l0_0, kk, 0, 0, p)
@@ -75,8 +76,8 @@ def panel(A, B, acc, a_l1, b_l1, a_l0_0, b_l0_0, a_l0_1, b_l0_1, m0, n0, k0, K, 
 
 @pto.kernel(sync="manual")
 def gemm_ar_compute(A, B, C, MP, NP, K):
-    """C[MP, NP] (float16) = A[MP, K] @ B[K, NP] (float16), MP a multiple of 128, NP of 256,
-    K of 512, as GemmComputeKernel on pto.get_grid_dim() AIC blocks."""
+    """C[MP, NP] (float16) = A[MP, K] @ B (float16; B[K, NP] as DN: B^T [NP, K] row-major), MP
+    a multiple of 128, NP of 256, K of 512, as GemmComputeKernel on pto.get_grid_dim() AIC blocks."""
     with pto.cube():
         n_tiles = NP // BN
         total = (MP // BM) * n_tiles
@@ -140,7 +141,7 @@ def run(m=M, k=K, n=N, cores=CORES, seed=0, values=True):
     B = pto.alloc_tensor(b.nbytes, pto.float16)
     C = pto.alloc_tensor(mp * np_ * 2, pto.float16)
     pto.memcpy_h2d(A, a)
-    pto.memcpy_h2d(B, b)
+    pto.memcpy_h2d(B, np.ascontiguousarray(b.T))       # DN
     prof = pto.profile(gemm_ar_compute, grid=(cores,), args=(A, B, C, mp, np_, k), values=values)
     if not values:
         return None, prof

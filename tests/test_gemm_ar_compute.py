@@ -31,7 +31,7 @@ def test_tiles_are_split_over_blocks_as_gemm_ar_splits_them_and_c_is_the_product
     B = pto.alloc_tensor(b.nbytes, pto.float16)
     C = pto.alloc_tensor(384 * 512 * 2, pto.float16)
     pto.memcpy_h2d(A, a)
-    pto.memcpy_h2d(B, b)
+    pto.memcpy_h2d(B, np.ascontiguousarray(b.T))       # the kernel reads B as DN (B^T row-major)
     prof = pto.profile(gemm_ar_compute.gemm_ar_compute, grid=(4,), args=(A, B, C, 384, 512, k),
                        check="race")
     per_block = collections.Counter((e.block, e.inst) for e in prof.timeline)
