@@ -205,3 +205,18 @@ def test_a_run_time_region_needs_a_stride_and_whole_blocks(make_kernels):
                                                r"a NZ view: it needs cols a multiple of C0 = 16"):
         pto.launch(mod.k, grid=(1,), args=(X, O, 24))
         pto.sync()
+
+
+@pytest.mark.parametrize("dtype, layout, message", [
+    ("float16", "pto.DN", "the fixpipe writes an Acc tile to GM as ND or NZ, not DN"),
+    ("float16", "pto.FRACTAL_Z", "the fixpipe writes an Acc tile to GM as ND or NZ, not FRACTAL_Z"),
+    ("float32", "pto.NZ", "an Acc tile stored as float32 NZ is written in 16-element blocks"),
+])
+def test_the_fixpipe_stores_nd_or_two_byte_nz_only(make_kernels, dtype, layout, message):
+    """pto-isa's fixpipe stores Acc as ND or NZ (TStore.hpp), and a 4-byte NZ there has
+    16-element blocks, not this NZ's 32 bytes: each other case is a compile error."""
+    src = MATMUL.replace("pto.tstore(C, acc, layout=pto.NZ)", f"pto.tstore(C, acc, layout={layout})") \
+        .replace("LAYOUT_B", "ND")
+    C = pto.alloc_tensor(16 * 32 * 4, getattr(pto, dtype))
+    with pytest.raises(CompileError, match=message):
+        make_kernels(src).k.program_for((pto.alloc_tensor(1024, pto.float16), pto.alloc_tensor(2048, pto.float16), C))

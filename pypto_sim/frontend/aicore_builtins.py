@@ -433,6 +433,20 @@ def gm_layout_and_stride(comp, node, call, t, args, itemsize):
     return Const(layout, dtypes.int32), stride
 
 
+def check_acc_store_layout(comp, node, layout, dtype):
+    """The fixpipe writes GM as ND or NZ only (pto-isa TStore.hpp: TStoreAccNz2nd, Nz2nz,
+    Nz2NC1HWC0), and its NZ blocks of a 4-byte dtype are 16 elements (8 with channel split)
+    where this NZ's are 32 bytes: those are compile errors, not a silent other layout."""
+    name = layout.value if isinstance(layout, Text) else None
+    if name in ("DN", "FRACTAL_Z"):
+        comp.error(node, f"tstore: the fixpipe writes an Acc tile to GM as ND or NZ, not {name} "
+                         "(pto-isa TStore.hpp)", "store ND or NZ, or move the tile to UB and store it from there")
+    if name == "NZ" and dtype.itemsize == 4:
+        comp.error(node, f"tstore: an Acc tile stored as {dtype} NZ is written in 16-element blocks "
+                         "(pto-isa TStore.hpp, channel split off), which is not built: pypto_sim's NZ "
+                         "blocks are 32 bytes", "store float16 / bfloat16 NZ, or ND")
+
+
 @LOWERINGS.lowering("tload", checks=(aicore_only,))
 def lower_tload(comp, node, args):
     spec = comp.isa["TLOAD"]
@@ -469,6 +483,7 @@ def lower_tstore(comp, node, args):
             comp.error(node, f"tstore: the fixpipe converts {t.dtype} to {t.dtype}"
                              f"{', float16 or bfloat16' if t.dtype == dtypes.float32 else ''}, not to "
                              f"{dst.dtype} ('{dst.name}')")
+        check_acc_store_layout(comp, node, args["layout"], dst.dtype)
     elif dst.dtype != t.dtype:
         comp.error(node, f"tstore: tile '{t.name}' holds {t.dtype} but '{dst.name}' holds {dst.dtype}; "
                          "MTE3 does not convert", "convert in UB first, or store from Acc (FIX converts)")
