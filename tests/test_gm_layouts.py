@@ -156,7 +156,7 @@ def test_an_nz_view_of_partial_blocks_is_a_compile_error(make_kernels):
     blocks."""
     src = LOAD_STORE.replace("loc=pto.Vec)", "loc=pto.Vec, valid=(16, 24))").replace("STRIDE_IN", "512") \
         .replace("STRIDE_OUT", "24").replace("LAYOUT_IN", "NZ").replace("LAYOUT_OUT", "ND")
-    with pytest.raises(CompileError, match=r"16 x 24 is not a NZ view: NZ needs cols a multiple of C0 = 16"):
+    with pytest.raises(CompileError, match=r"tile 't', 2-byte elements: 16 x 24 is not a NZ view: it needs cols a multiple of C0 = 16"):
         make_kernels(src).k.program_for(two_tensors())
 
 
@@ -195,7 +195,7 @@ def k(X, O, n):
 def test_a_run_time_region_needs_a_stride_and_whole_blocks(make_kernels):
     """A valid region of n columns, n known at launch only: NZ has no default stride for it (a
     compile error), and with stride=512 a launch with n = 24 (not whole 16-column blocks) stops
-    at the tload, naming the region and the layout's requirement."""
+    at the tload, naming the region and what the layout needs."""
     X, O = two_tensors()
     with pytest.raises(CompileError, match=r"a NZ transfer of a run-time valid region needs stride="):
         make_kernels(RUNTIME_REGION.replace("STRIDE ", "")).k.program_for((X, O, 32))
@@ -220,3 +220,64 @@ def test_the_fixpipe_stores_nd_or_two_byte_nz_only(make_kernels, dtype, layout, 
     C = pto.alloc_tensor(16 * 32 * 4, getattr(pto, dtype))
     with pytest.raises(CompileError, match=message):
         make_kernels(src).k.program_for((pto.alloc_tensor(1024, pto.float16), pto.alloc_tensor(2048, pto.float16), C))
+
+
+STRIDED = """
+@pto.kernel
+def k(X, O, s):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            t = pto.alloc_tile(4, 32, pto.float16, loc=pto.Vec)
+            pto.tload(t, X + 64, stride=STRIDE)
+            pto.tstore(O, t)
+"""
+
+
+@pytest.mark.parametrize("stride", [-32, 0, 31])
+def test_a_stride_shorter_than_a_run_is_an_error_not_overlapping_rows(make_kernels, stride):
+    """4 rows of 32 from element 64 with stride -32, 0 or 31: the rows would go backwards or
+    overlap (a DMA's gap between bursts is unsigned). A constant stride is a compile error; the
+    same stride passed at launch stops the tload, naming it; stride 32 is the dense tensor."""
+    X, O = two_tensors()
+    with pytest.raises(CompileError, match=rf"stride {stride} is shorter than the 32-element runs of 4 x 32 ND"):
+        make_kernels(STRIDED.replace("STRIDE", str(stride))).k.program_for((X, O, 0))
+    mod = make_kernels(STRIDED.replace("STRIDE", "s"))
+    pto.memcpy_h2d(X, np.arange(4096).astype(np.float16))
+    with pytest.raises(OutOfBoundsError, match=rf"TLOAD at line 8 on AIV0 of block \(0, 0, 0\): stride {stride} is "
+                                               r"shorter than the 32-element runs of 4 x 32 ND \(4 runs\)"):
+        pto.launch(mod.k, grid=(1,), args=(X, O, stride))
+        pto.sync()
+    pto.launch(mod.k, grid=(1,), args=(X, O, 32))
+    pto.sync()
+    got = np.empty(4096, np.float16)
+    pto.memcpy_d2h(got, O)
+    np.testing.assert_array_equal(got[:128], np.arange(64, 192))
+
+
+ARTICLE_STRIDED = """
+@pto.kernel
+def k(X, O, s):
+    t = pto.alloc_local(128, pto.float32)
+    pto.async_load(t, X + 64, rows=4, cols=32, stride=STRIDE)
+    pto.wait_all()
+    pto.store(O, t, rows=4, cols=32, stride=32)
+"""
+
+
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+@pytest.mark.parametrize("stride", [-64, 8])
+def test_the_article_tile_transfer_takes_a_pitch_of_at_least_a_row_too(make_kernels, mode, stride):
+    """async_load of 4 rows of 32 floats with stride -64 (rows 2 and 3 before the tensor,
+    which the bounds check used to miss) or 8 (overlapping rows): a compile error when the
+    stride is a constant, a launch error when it comes at launch, in either mode (a pitch of at
+    least a row, as cudaMemcpy2D's)."""
+    X, O = pto.alloc_tensor(8192, pto.float32), pto.alloc_tensor(8192, pto.float32)
+    with pytest.raises(CompileError, match=rf"stride={stride} is shorter than a row of cols=32"):
+        make_kernels(ARTICLE_STRIDED.replace("STRIDE", str(stride))).k.program_for((X, O, 0))
+    mod = make_kernels(ARTICLE_STRIDED.replace("STRIDE", "s"))
+    pto.memcpy_h2d(X, np.zeros(2048, np.float32))
+    wanted = f"stride {stride} is shorter than the 32-element runs" if mode == "timing" else \
+        "its rows overlap or go backwards"
+    with pytest.raises(pto.PtoError, match=wanted):
+        pto.launch(mod.k, grid=(1,), block=(32,), args=(X, O, stride), mode=mode)
+        pto.sync()

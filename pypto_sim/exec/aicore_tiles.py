@@ -158,9 +158,9 @@ class TileOp:
             runs, run, pitch = gm_layouts.gm_window(layout, rows, cols, stride, c0)
             name = gm_layouts.LAYOUTS[layout] if 0 <= layout < len(gm_layouts.LAYOUTS) else f"layout {layout}"
             if runs == 0:
-                raise fault(f"{rows} x {cols} is not a {name} view: it needs "
-                            f"{gm_layouts.requirement(layout, c0)}", "keep the valid region a whole number of "
-                            "the layout's C0 blocks")
+                raise fault(gm_layouts.window_problem(layout, rows, cols, stride, c0),
+                            "keep NZ / FRACTAL_Z regions whole C0 blocks and the stride at least a run "
+                            "(isa/gm_layouts.py)")
             last = off + (runs - 1) * pitch + run
             if off < 0 or last > ctx.tcount[self.slot]:
                 shape = f"rows={rows} cols={cols}" + (f" {name} ({runs} runs of {run})" if layout else "")

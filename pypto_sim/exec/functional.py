@@ -148,7 +148,9 @@ def _error(status, prog, kernel_name, tensor_names, coords, w, pc, info, budget,
     if status == 3:
         return OutOfBoundsError(
             f"{ins.op} out of bounds: block {coords}: the tile operation reaches past its tensor "
-            f"or the block's L1 area, or moves no rows or columns (rows or cols <= 0)", kernel=kernel_name, file=prog.file, line=ins.line,
+            f"or the block's L1 area, moves no rows or columns (rows or cols <= 0), or its rows "
+            f"overlap or go backwards (a stride shorter than a row)", kernel=kernel_name, file=prog.file,
+            line=ins.line,
             block=coords, warp=w, lane=None, offset=None, count=None, tensor=ins.comment,
             hint="check the offsets and the tile shape against the sizes")
     return SimulationLimitError(

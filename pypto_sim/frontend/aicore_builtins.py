@@ -417,11 +417,15 @@ def gm_layout_and_stride(comp, node, call, t, args, itemsize):
     rows, cols = comp._extent(t)
     c0 = gm_layouts.c0_of(itemsize)
     known = isinstance(rows, Const) and isinstance(cols, Const)
-    if known and gm_layouts.gm_window(layout, int(rows.value), int(cols.value), 0, c0)[0] == 0:
-        comp.error(node, f"pto.{call}: tile '{t.name}''s valid region {int(rows.value)} x {int(cols.value)} "
-                         f"is not a {given.value} view: {given.value} needs "
-                         f"{gm_layouts.requirement(layout, c0)} elements of {itemsize} bytes")
     stride = args["stride"]
+    if known:
+        r, c = int(rows.value), int(cols.value)
+        s = int(stride.value) if isinstance(stride, Const) else gm_layouts.ANY_STRIDE
+        problem = gm_layouts.window_problem(layout, r, c, s, c0)
+        if problem:
+            comp.error(node, f"pto.{call}: tile '{t.name}', {itemsize}-byte elements: {problem}",
+                       "keep NZ / FRACTAL_Z regions whole C0 blocks and the stride at least a run "
+                       "(isa/gm_layouts.py)")
     if stride is NONE:
         if layout == gm_layouts.ND:
             stride = cols

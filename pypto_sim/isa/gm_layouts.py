@@ -32,6 +32,7 @@ import numpy as np
 LAYOUTS = ("ND", "DN", "NZ", "FRACTAL_Z")
 ND, DN, NZ, FRACTAL_Z = 0, 1, 2, 3
 C0_BYTES = 32                  # a C0 block: 16 elements of a 2-byte dtype, 8 of a 4-byte one
+ANY_STRIDE = 1 << 62           # a stride no run is longer than: gm_window's runs alone
 
 
 def c0_of(itemsize: int) -> int:
@@ -41,32 +42,45 @@ def c0_of(itemsize: int) -> int:
 
 def gm_window(layout, rows, cols, stride, c0):
     """(runs, elements a run, elements between runs) of a rows x cols view in this layout;
-    (0, 0, 0) when the layout cannot hold the view (an unknown layout, NZ with cols, FRACTAL_Z
-    with rows, not a multiple of c0). Plain integer code: numba compiles it unchanged."""
+    (0, 0, 0) when there is none (window_problem says why): an unknown layout, NZ with cols or
+    FRACTAL_Z with rows not a multiple of c0, or runs that would overlap or go backwards (a
+    stride shorter than a run: a DMA's gap between bursts is unsigned). Plain integer code:
+    numba compiles it unchanged."""
+    runs, run = 0, 0
     if layout == ND:
-        return rows, cols, stride
-    if layout == DN:
-        return cols, rows, stride
-    if layout == NZ:
-        if cols % c0 != 0:
-            return 0, 0, 0
-        return cols // c0, rows * c0, stride
-    if layout == FRACTAL_Z:
-        if rows % c0 != 0:
-            return 0, 0, 0
-        return rows // c0, cols * c0, stride
-    return 0, 0, 0
+        runs, run = rows, cols
+    elif layout == DN:
+        runs, run = cols, rows
+    elif layout == NZ:
+        if cols % c0 == 0:
+            runs, run = cols // c0, rows * c0
+    elif layout == FRACTAL_Z:
+        if rows % c0 == 0:
+            runs, run = rows // c0, cols * c0
+    if runs == 0 or (runs > 1 and stride < run):
+        return 0, 0, 0
+    return runs, run, stride
+
+
+def window_problem(layout, rows, cols, stride, c0) -> str:
+    """Why a rows x cols view has no window in this layout ('' when it has one)."""
+    if not 0 <= layout < len(LAYOUTS):
+        return f"layout {layout} is none of " + ", ".join(LAYOUTS)
+    name = LAYOUTS[layout]
+    if layout == NZ and cols % c0:
+        return f"{rows} x {cols} is not a {name} view: it needs cols a multiple of C0 = {c0}"
+    if layout == FRACTAL_Z and rows % c0:
+        return f"{rows} x {cols} is not a {name} view: it needs rows a multiple of C0 = {c0}"
+    runs, run, _ = gm_window(layout, rows, cols, ANY_STRIDE, c0)
+    if runs > 1 and stride < run:
+        return (f"stride {stride} is shorter than the {run}-element runs of {rows} x {cols} {name} "
+                f"({runs} runs): they would overlap or go backwards")
+    return ""
 
 
 def default_stride(layout, rows, cols, c0):
     """The stride of a dense tensor of exactly this view (runs back to back)."""
-    return gm_window(layout, rows, cols, 0, c0)[1]
-
-
-def requirement(layout, c0) -> str:
-    """What a view must satisfy to be held by the layout (for errors)."""
-    return {NZ: f"cols a multiple of C0 = {c0}", FRACTAL_Z: f"rows a multiple of C0 = {c0}"}.get(
-        layout, "a layout of " + ", ".join(LAYOUTS))
+    return gm_window(layout, rows, cols, ANY_STRIDE, c0)[1]
 
 
 def to_tile(win, layout, rows, cols, c0):

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..dtypes import BY_CODE
 from ..errors import DeadlockError, LaunchError, OutOfBoundsError
-from ..isa import PIPES
+from ..isa import PIPES, gm_layouts
 from ..ir.program import C_AUX, C_DTYPE, C_SRC
 from .peaks import vector_cycles
 
@@ -182,6 +182,12 @@ def dispatch(sim, pc, core, blk, w, ws, now):
         rows, cols, stride = (int(v) for v in vals[2:5])
         if rows <= 0 or cols <= 0:
             raise transfer_size_error(sim.kernel_name, prog, pc, rows, cols, blk.coords, w)
+        if rows > 1 and stride < cols:
+            raise LaunchError(
+                f"{prog.instrs[pc].op}: block {blk.coords}: "
+                f"{gm_layouts.window_problem(gm_layouts.ND, rows, cols, stride, 1)}", kernel=sim.kernel_name,
+                file=prog.file, line=prog.instrs[pc].line, block=blk.coords, warp=w, rows=rows, cols=cols,
+                hint="pass a stride of at least cols (as cudaMemcpy2D's pitch >= width)")
         base, b = tile(t_j, rows * cols, spec.operands[t_j].name)
         off = int(vals[h_j])
         last = off + (rows - 1) * stride + cols

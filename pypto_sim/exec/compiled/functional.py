@@ -179,7 +179,7 @@ def _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, info):
         tile = np.int64(v[t_j])
         last = off + (rows - 1) * stride + cols
         if (off < 0 or last > tcount[slot] or tile < 0 or tile + rows * cols > l1.shape[0]
-                or rows <= 0 or cols <= 0):
+                or rows <= 0 or cols <= 0 or (rows > 1 and stride < cols)):
             info[0] = pc
             return 1
         item = ITEMSIZE[dt]
