@@ -24,6 +24,8 @@ float32; non-causal (CAUSAL_MASK false), INTERMEDIATE_CHECK false. The source's 
   (compute_p, line 436); the row statistics are 64 x 1 ColMajor tiles per vector core whose
   32 x 1 slices are TRESHAPEd to 1 x 32 rows for TMAX / TSUB / TMULS / TEXP / TMUL / TADD
   (pto_macro_fa_softmax.hpp lines 108-170);
+- K [S1, HEAD] is read through a DN view (GlobalDataK, lines 266-268): the cube's right operand
+  K^T [HEAD, 128] of a sub-tile is 128 runs of HEAD halves, HEAD apart, one contiguous 32 KiB;
 - L1: Q once, K, P, V double-buffered (lines 652-659); L0A / L0B ping-pong of pto_macro_matmul
   (Cube_K = 128: one TEXTRACT pair and one TMATMUL per 128 x 128 x 128 product); L0C two
   128 x 128 accumulators taken in turn (assign_running_acc_tile, lines 247-258);
@@ -35,9 +37,6 @@ What differs from the source, and why (each also said where it happens):
   TSTORE<STPhase::Final>), a hardware M -> FIX handshake pypto_sim does not model; this port
   takes the source's own `#if !UF_ENABLE` branches (flags PIPE_M -> PIPE_FIX before each Acc
   store and PIPE_FIX -> PIPE_M per accumulator), which order the same pipes with flags.
-- K arrives transposed, KT: [HEAD, S1] (the cube's right operand), loaded as a 128 x 128 window
-  with GM row stride S1: the source loads K [S1, HEAD] through a DN GlobalTensor view. Both
-  DMAs move 128 runs of 256 contiguous bytes; pypto_sim's TLOAD has no DN source view.
 - The FIFO slots of block b are at b (comm_slot = block_idx: the source's path when blocks <
   kCvMaxCores = 25, and its CPU-simulation path); at 25 or more blocks the source maps a block to
   its physical core's slot (TSYNC_CVID, get_coreid() % 25), which pypto_sim does not expose.
@@ -104,8 +103,8 @@ def matmul_macro(a_l1, b_l1, acc, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, accumulate
 
 # ------------------------------------------------------------------ cube: compute_qk / compute_pv
 @pto.kernel
-def compute_qk(KT, WS_QK, q_l1, k_l1, acc, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, acc_id, q_loaded,
-               tile_id, sub, kev, S1, Q, q0):
+def compute_qk(K, WS_QK, q_l1, k_l1, acc, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, acc_id, q_loaded,
+               tile_id, sub, kev, Q, q0):
     """compute_qk (lines 263-340), !UF_ENABLE branches: QK of cube sub-tile `sub` of logical
     tile tile_id into the QK FIFO slot tile_id % 8."""
     if sub == 0:
@@ -116,7 +115,7 @@ def compute_qk(KT, WS_QK, q_l1, k_l1, acc, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, a
     if q_loaded == 0:
         pto.tload(q_l1, Q + q0 * HEAD)
     s1_index = tile_id * TILE_S1 + sub * CUBE_S1
-    pto.tload(k_l1, KT + s1_index, stride=S1)
+    pto.tload(k_l1, K + s1_index * HEAD, stride=HEAD, layout=pto.DN)     # GlobalDataK: DN
     pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
     pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
     pto.wait_flag(pto.PIPE_FIX, pto.PIPE_M, acc_id)
@@ -161,24 +160,24 @@ def compute_pv(V, WS_P, WS_PV, p_l1, v_l1, acc, a_l0_0, a_l0_1, b_l0_0, b_l0_1, 
 
 
 @pto.kernel
-def qk_step(KT, WS_QK, q_l1, k_l1_0, k_l1_1, acc_0, acc_1, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp,
-            acc_id, q_loaded, tile_id, sub, S1, Q, q0):
+def qk_step(K, WS_QK, q_l1, k_l1_0, k_l1_1, acc_0, acc_1, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp,
+            acc_id, q_loaded, tile_id, sub, Q, q0):
     """compute_qk with kMatTile[sub] (k_src_pingpong_id % 2 equals sub: two QK calls a tile) and
     the accumulator acc_id."""
     if sub == 0:
         if acc_id == 0:
-            compute_qk(KT, WS_QK, q_l1, k_l1_0, acc_0, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, 0, q_loaded,
-                       tile_id, 0, 0, S1, Q, q0)
+            compute_qk(K, WS_QK, q_l1, k_l1_0, acc_0, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, 0, q_loaded,
+                       tile_id, 0, 0, Q, q0)
         else:
-            compute_qk(KT, WS_QK, q_l1, k_l1_0, acc_1, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, 1, q_loaded,
-                       tile_id, 0, 0, S1, Q, q0)
+            compute_qk(K, WS_QK, q_l1, k_l1_0, acc_1, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, 1, q_loaded,
+                       tile_id, 0, 0, Q, q0)
     else:
         if acc_id == 0:
-            compute_qk(KT, WS_QK, q_l1, k_l1_1, acc_0, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, 0, q_loaded,
-                       tile_id, 1, 1, S1, Q, q0)
+            compute_qk(K, WS_QK, q_l1, k_l1_1, acc_0, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, 0, q_loaded,
+                       tile_id, 1, 1, Q, q0)
         else:
-            compute_qk(KT, WS_QK, q_l1, k_l1_1, acc_1, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, 1, q_loaded,
-                       tile_id, 1, 1, S1, Q, q0)
+            compute_qk(K, WS_QK, q_l1, k_l1_1, acc_1, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, 1, q_loaded,
+                       tile_id, 1, 1, Q, q0)
 
 
 @pto.kernel
@@ -391,7 +390,7 @@ def gu_step(WS_PV, O, o_run, pv_vec_0, pv_vec_1, gsum, em0, em1, em2, em3, em4, 
 
 # ------------------------------------------------------------------ runTFA
 @pto.kernel(sync="manual")
-def run_tfa(Q, KT, V, O, WS_QK, WS_P, WS_PV, S1, scale):
+def run_tfa(Q, K, V, O, WS_QK, WS_P, WS_PV, S1, scale):
     """runTFA (lines 606-930): one block per CUBE_S0 query rows."""
     blk = pto.get_block_id()
     q0 = blk * CUBE_S0
@@ -427,8 +426,8 @@ def run_tfa(Q, KT, V, O, WS_QK, WS_P, WS_PV, S1, scale):
         for t in range(QK_PRELOAD):
             if t < n_tiles:
                 for pre_sub in (0, 1):
-                    qk_step(KT, ws_qk, q_l1, k_l1_0, k_l1_1, acc_0, acc_1, a_l0_0, a_l0_1, b_l0_0, b_l0_1,
-                            pp, acc_next, q_loaded, t, pre_sub, S1, Q, q0)
+                    qk_step(K, ws_qk, q_l1, k_l1_0, k_l1_1, acc_0, acc_1, a_l0_0, a_l0_1, b_l0_0, b_l0_1,
+                            pp, acc_next, q_loaded, t, pre_sub, Q, q0)
                     q_loaded = 1
                     pp = 1 - pp
                     acc_next = 1 - acc_next
@@ -441,8 +440,8 @@ def run_tfa(Q, KT, V, O, WS_QK, WS_P, WS_PV, S1, scale):
             acc_next = 1 - acc_next
             for sub in (0, 1):
                 if nxt < n_tiles:
-                    qk_step(KT, ws_qk, q_l1, k_l1_0, k_l1_1, acc_0, acc_1, a_l0_0, a_l0_1, b_l0_0, b_l0_1,
-                            pp, qk_acc, q_loaded, nxt, sub, S1, Q, q0)
+                    qk_step(K, ws_qk, q_l1, k_l1_0, k_l1_1, acc_0, acc_1, a_l0_0, a_l0_1, b_l0_0, b_l0_1,
+                            pp, qk_acc, q_loaded, nxt, sub, Q, q0)
                     pp = 1 - pp
                 pv_step(V, ws_p, ws_pv, p_l1_0, p_l1_1, v_l1_0, v_l1_1, acc_0, acc_1, a_l0_0, a_l0_1,
                         b_l0_0, b_l0_1, pp, pv_acc, tile_id, sub)
@@ -526,7 +525,7 @@ def run(S0=1024, S1=None, seed=0, check=None, mode="timing", values=True):
     v = rng.standard_normal((S1, HEAD)).astype(np.float16)
     blocks = S0 // CUBE_S0
     tensors = []
-    for array in (q, np.ascontiguousarray(k.T), v):
+    for array in (q, k, v):
         t = pto.alloc_tensor(array.nbytes, pto.float16)
         pto.memcpy_h2d(t, array)
         tensors.append(t)
