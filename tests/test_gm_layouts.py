@@ -281,3 +281,12 @@ def test_the_article_tile_transfer_takes_a_pitch_of_at_least_a_row_too(make_kern
     with pytest.raises(pto.PtoError, match=wanted):
         pto.launch(mod.k, grid=(1,), block=(32,), args=(X, O, stride), mode=mode)
         pto.sync()
+
+
+def test_a_fractional_stride_is_refused_as_a_float_not_read_as_its_floor(make_kernels):
+    """stride=2.5 on a DN load: the error is the float's, not that of a stride of 2."""
+    X, O = two_tensors()
+    src = LOAD_STORE.replace("STRIDE_IN", "2.5").replace("STRIDE_OUT", "32").replace("LAYOUT_IN", "DN") \
+        .replace("LAYOUT_OUT", "ND")
+    with pytest.raises(CompileError, match=r"the float constant 2.5 cannot be used as int32"):
+        make_kernels(src).k.program_for((X, O))

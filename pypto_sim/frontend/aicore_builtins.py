@@ -420,7 +420,8 @@ def gm_layout_and_stride(comp, node, call, t, args, itemsize):
     stride = args["stride"]
     if known:
         r, c = int(rows.value), int(cols.value)
-        s = int(stride.value) if isinstance(stride, Const) else gm_layouts.ANY_STRIDE
+        whole = isinstance(stride, Const) and float(stride.value).is_integer()
+        s = int(stride.value) if whole else gm_layouts.ANY_STRIDE   # a float: the operand's own error
         problem = gm_layouts.window_problem(layout, r, c, s, c0)
         if problem:
             comp.error(node, f"pto.{call}: tile '{t.name}', {itemsize}-byte elements: {problem}",

@@ -86,8 +86,8 @@ class TileOperands:
             if isinstance(v, Const) and not v.value > 0:
                 self.error(node, f"{call}: {name}={v.value!r}: a transfer needs at least one row "
                                  f"and one column", f"give {name} >= 1")
-        if all(isinstance(v, Const) for v in (rows, cols, stride)) and rows.value > 1 \
-                and stride.value < cols.value:
+        if all(isinstance(v, Const) and float(v.value).is_integer() for v in (rows, cols, stride)) \
+                and rows.value > 1 and stride.value < cols.value:
             self.error(node, f"{call}: stride={stride.value!r} is shorter than a row of cols={cols.value!r}: "
                              "the rows would overlap or go backwards",
                        "pass a stride of at least cols (as cudaMemcpy2D's pitch >= width)")
