@@ -290,3 +290,13 @@ def test_a_fractional_stride_is_refused_as_a_float_not_read_as_its_floor(make_ke
         .replace("LAYOUT_OUT", "ND")
     with pytest.raises(CompileError, match=r"the float constant 2.5 cannot be used as int32"):
         make_kernels(src).k.program_for((X, O))
+
+
+def test_a_listing_names_the_layout_of_a_transfer(make_kernels):
+    """The instruction's comment (listings, traces, the debugger) says which GM layout it
+    moves, ND saying nothing."""
+    src = LOAD_STORE.replace("STRIDE_IN", "16").replace("STRIDE_OUT", "32").replace("LAYOUT_IN", "DN") \
+        .replace("LAYOUT_OUT", "ND")
+    prog = make_kernels(src).k.program_for(two_tensors())
+    comments = [i.comment for i in prog.instrs if i.op in ("TLOAD", "TSTORE")]
+    assert comments == ["t <- X (DN)", "O <- t"]

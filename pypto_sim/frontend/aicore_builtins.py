@@ -438,6 +438,12 @@ def gm_layout_and_stride(comp, node, call, t, args, itemsize):
     return Const(layout, dtypes.int32), stride
 
 
+def layout_note(layout) -> str:
+    """' (DN)' after a transfer's comment when its GM layout is not ND (listings, traces)."""
+    code = int(layout.value)
+    return "" if code == gm_layouts.ND else f" ({gm_layouts.LAYOUTS[code]})"
+
+
 def check_acc_store_layout(comp, node, layout, dtype):
     """The fixpipe writes GM as ND or NZ only (pto-isa TStore.hpp: TStoreAccNz2nd, Nz2nz,
     Nz2NC1HWC0), and its NZ blocks of a 4-byte dtype are 16 elements (8 with channel split)
@@ -468,7 +474,7 @@ def lower_tload(comp, node, args):
            comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols"),
            comp._int_operand(stride, node, "tload: stride"), comp._int_operand(layout, node, "layout"))
     comp.emit("TLOAD", None, ops, t.dtype, node, aux=comp.tile_aux(src.slot))
-    comp.instrs[-1].comment = f"{t.name} <- {src.name}"
+    comp.instrs[-1].comment = f"{t.name} <- {src.name}" + layout_note(layout)
 
 
 @LOWERINGS.lowering("tstore", checks=(aicore_only,))
@@ -498,7 +504,7 @@ def lower_tstore(comp, node, args):
            comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols"),
            comp._int_operand(stride, node, "tstore: stride"), comp._int_operand(layout, node, "layout"))
     comp.emit(spec.name, None, ops, dst.dtype, node, aux=comp.tile_aux(dst.slot))
-    comp.instrs[-1].comment = f"{dst.name} <- {t.name}"
+    comp.instrs[-1].comment = f"{dst.name} <- {t.name}" + layout_note(layout)
 
 
 @LOWERINGS.lowering("textract")
