@@ -239,12 +239,12 @@ def test_a_stride_shorter_than_a_run_is_an_error_not_overlapping_rows(make_kerne
     overlap (a DMA's gap between bursts is unsigned). A constant stride is a compile error; the
     same stride passed at launch stops the tload, naming it; stride 32 is the dense tensor."""
     X, O = two_tensors()
-    with pytest.raises(CompileError, match=rf"stride {stride} is shorter than the 32-element runs of 4 x 32 ND"):
+    with pytest.raises(CompileError, match=rf"stride {stride} is shorter than the rows of 32 elements \(4 x 32\)"):
         make_kernels(STRIDED.replace("STRIDE", str(stride))).k.program_for((X, O, 0))
     mod = make_kernels(STRIDED.replace("STRIDE", "s"))
     pto.memcpy_h2d(X, np.arange(4096).astype(np.float16))
     with pytest.raises(OutOfBoundsError, match=rf"TLOAD at line 8 on AIV0 of block \(0, 0, 0\): stride {stride} is "
-                                               r"shorter than the 32-element runs of 4 x 32 ND \(4 runs\)"):
+                                               r"shorter than the rows of 32 elements \(4 x 32\)"):
         pto.launch(mod.k, grid=(1,), args=(X, O, stride))
         pto.sync()
     pto.launch(mod.k, grid=(1,), args=(X, O, 32))
@@ -276,9 +276,9 @@ def test_the_article_tile_transfer_takes_a_pitch_of_at_least_a_row_too(make_kern
         make_kernels(ARTICLE_STRIDED.replace("STRIDE", str(stride))).k.program_for((X, O, 0))
     mod = make_kernels(ARTICLE_STRIDED.replace("STRIDE", "s"))
     pto.memcpy_h2d(X, np.zeros(2048, np.float32))
-    wanted = f"stride {stride} is shorter than the 32-element runs" if mode == "timing" else \
+    wanted = f"stride {stride} is shorter than the rows of 32 elements" if mode == "timing" else \
         "its rows overlap or go backwards"
-    with pytest.raises(pto.PtoError, match=wanted):
+    with pytest.raises(OutOfBoundsError, match=wanted):
         pto.launch(mod.k, grid=(1,), block=(32,), args=(X, O, stride), mode=mode)
         pto.sync()
 

@@ -134,3 +134,17 @@ def test_an_edit_to_an_isa_module_a_compiled_module_compiles_changes_its_digest(
     (isa / "rules.py").write_text("def f():\n    return 2\n")
     monkeypatch.setattr(jit_cache, "_DIGESTS", {})
     assert jit_cache.closure_digest(compiled / "k.py") != before
+
+
+def test_an_isa_module_a_compiled_module_compiles_imports_nothing_of_the_package():
+    """The digest takes such a module's source as its whole closure, so it may import only
+    numeric libraries (an import of a package module would change its code unseen)."""
+    for path in sorted({p for name in COMPILED_MODULES
+                        for p in jit_cache._imported_files(COMPILED / f"{name}.py",
+                                                           (COMPILED / f"{name}.py").read_text())
+                        if p.parent == jit_cache.ISA_DIR}):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                top = (node.names[0].name if isinstance(node, ast.Import) else node.module or "").split(".")[0]
+                assert not getattr(node, "level", 0) and top in ALLOWED_OUTSIDE | {"__future__"}, \
+                    f"{path.name}:{node.lineno}"

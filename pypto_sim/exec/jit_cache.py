@@ -84,7 +84,8 @@ def _is_ours(path: Path) -> bool:
 # compiled modules import at the top level, one statement per sibling (tests/test_jit_cache.py)
 _SIBLING_IMPORT = re.compile(r"^from (?:\.|pypto_sim\.exec\.compiled\.)(\w+) import", re.M)
 # a plain-Python module of isa/ whose functions a compiled module compiles (isa/gm_layouts.py):
-# its source is part of that module's closure too
+# its source is part of that module's closure too; it imports nothing of the package, so its
+# source is its whole closure
 _ISA_IMPORT = re.compile(r"^from \.\.\.isa\.(\w+) import", re.M)
 ISA_DIR = Path(__file__).resolve().parents[1] / "isa"
 
@@ -92,6 +93,8 @@ ISA_DIR = Path(__file__).resolve().parents[1] / "isa"
 def _imported_files(path: Path, source: str) -> list:
     """The compiled modules path's source imports (relative or by absolute name), and the
     generated module a loaded loader names in GENERATED_FILE."""
+    if path.parent == ISA_DIR:          # compiled from isa/: self-contained (tests/test_jit_cache.py)
+        return []
     found = {COMPILED_DIR / f"{name}.py" for name in _SIBLING_IMPORT.findall(source)}
     found |= {ISA_DIR / f"{name}.py" for name in _ISA_IMPORT.findall(source)}
     module = sys.modules.get(f"pypto_sim.exec.compiled.{path.stem}") if path.parent == COMPILED_DIR else None

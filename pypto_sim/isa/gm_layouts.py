@@ -73,8 +73,9 @@ def window_problem(layout, rows, cols, stride, c0) -> str:
         return f"{rows} x {cols} is not a {name} view: it needs rows a multiple of C0 = {c0}"
     runs, run, _ = gm_window(layout, rows, cols, ANY_STRIDE, c0)
     if runs > 1 and stride < run:
-        return (f"stride {stride} is shorter than the {run}-element runs of {rows} x {cols} {name} "
-                f"({runs} runs): they would overlap or go backwards")
+        what = f"rows of {run} elements ({rows} x {cols})" if layout == ND else \
+            f"{run}-element runs of {rows} x {cols} {name} ({runs} runs)"
+        return f"stride {stride} is shorter than the {what}: they would overlap or go backwards"
     return ""
 
 

@@ -182,11 +182,12 @@ def dispatch(sim, pc, core, blk, w, ws, now):
         rows, cols, stride = (int(v) for v in vals[2:5])
         if rows <= 0 or cols <= 0:
             raise transfer_size_error(sim.kernel_name, prog, pc, rows, cols, blk.coords, w)
-        if rows > 1 and stride < cols:
-            raise LaunchError(
+        if rows > 1 and stride < cols:      # the class the functional runner and the AI core raise
+            raise OutOfBoundsError(
                 f"{prog.instrs[pc].op}: block {blk.coords}: "
                 f"{gm_layouts.window_problem(gm_layouts.ND, rows, cols, stride, 1)}", kernel=sim.kernel_name,
-                file=prog.file, line=prog.instrs[pc].line, block=blk.coords, warp=w, rows=rows, cols=cols,
+                file=prog.file, line=prog.instrs[pc].line, block=blk.coords, warp=w, lane=None, offset=None,
+                count=None, tensor=sim.tensor_names[slot],
                 hint="pass a stride of at least cols (as cudaMemcpy2D's pitch >= width)")
         base, b = tile(t_j, rows * cols, spec.operands[t_j].name)
         off = int(vals[h_j])

@@ -1,6 +1,6 @@
 """GM layouts (isa/gm_layouts.py states them) in the compiled executor: their geometry
-``gm_window``, compiled from isa/gm_layouts.py's very function (exec/jit_cache.py keys this
-module's cache on that file too), and the reorderings between a transfer's window and its tile
+``gm_window``, compiled from isa/gm_layouts.py's very function (exec/jit_cache.py keys the
+cache of every module that calls it on that file too), and the reorderings between a transfer's window and its tile
 as index loops (the reference executor reorders with numpy; tests/test_gm_layouts.py holds the
 two to each other)."""
 from numba import njit
@@ -11,7 +11,9 @@ from .jit_options import NO_REFCOUNT
 __all__ = ["C0_BYTES", "ND", "DN", "NZ", "FRACTAL_Z", "gm_window", "window_index", "window_to_tile",
            "tile_to_window", "scatter_window"]
 
-gm_window = njit(cache=True, error_model="numpy", **NO_REFCOUNT)(_gm_window)
+# not cached itself (its source file is isa/gm_layouts.py, outside this cache's directory): the
+# compiled modules that call it carry its code in their own cached machine code
+gm_window = njit(error_model="numpy", **NO_REFCOUNT)(_gm_window)
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
