@@ -27,6 +27,7 @@ from ..isa.tile_roles import data_operand, roles_of
 from .aicore_scalar import AICoreScalarRules
 from .aicore_units import CUBE_SPACES, AICoreUnits
 from .builtin_checks import aicore_only
+from .conv_builtins import lower_setfmatrix
 from .layout_builtins import check_tile_shape, check_window
 from .operand_forms import OperandForms, flag_given
 from .registry import LOWERINGS
@@ -70,6 +71,8 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
             return warp_intrinsic(self, func, node)
         if func.name == "get_subblock_id":
             return self.subblock_id(node)
+        if func.name == "setfmatrix":
+            return lower_setfmatrix(self, node)
         self.error(node, f"pto.{func.name}() is written `{func.usage}`")
 
     def _target_name(self, node):

@@ -50,6 +50,10 @@ vector = Intrinsic("vector", "with pto.vector():",
 get_subblock_id = Intrinsic("get_subblock_id", "pto.get_subblock_id()",
                             "The vector core running this code: 0 (AIV0) or 1 (AIV1); only in "
                             "vector code.")
+setfmatrix = Intrinsic("setfmatrix", "pto.setfmatrix(fmap_h, fmap_w, pad_top=0, pad_bottom=0, pad_left=0, "
+                       "pad_right=0)",
+                       "SETFMATRIX: set the cube core's FMATRIX register (the feature map's size and "
+                       "pads) that a pto.timg2col without fmap_h / fmap_w reads; cube code only.")
 tile_group = Intrinsic("tile_group",
                        "g = pto.tile_group(depth, rows, cols, dtype, loc=..., producer=..., consumer=...)",
                        "Multi-buffered typed tiles whose set_flag/wait_flag the compiler places: "
@@ -57,4 +61,4 @@ tile_group = Intrinsic("tile_group",
 
 __all__ = ["Vec", "Mat", "Left", "Right", "Acc", "Bias", "RowMajor", "ColMajor", "ND", "DN", "NZ",
            "FRACTAL_Z", "PIPE_S", "PIPE_V", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3", "PIPE_M", "PIPE_FIX", "PIPE_ALL",
-           "cube", "vector", "get_subblock_id", "tile_group"]
+           "cube", "vector", "get_subblock_id", "setfmatrix", "tile_group"]

@@ -52,6 +52,7 @@ class AICoreUnits:
 
     section = None        # None, "cube", "vector" (both AIVs) or "vector0" (AIV0 only)
     unit_index = None     # the unit whose program is being compiled: 0 AIC, 1 AIV0, 2 AIV1
+    fmatrix_regs = None   # the AIC's FMATRIX register once pto.setfmatrix wrote it: (fmap, pads)
     buffer_sites = None   # (file, line, column, occurrence) -> index of the tile allocated there
     site_counts = None    # (file, line, column) -> allocations there so far in this unit
     other_units_names = None  # name -> (section kind, line): assigned in another unit's section
@@ -76,6 +77,7 @@ class AICoreUnits:
             self.unit_index, self.site_counts, self.other_units_names = unit, {}, {}
             self.n_lane = self.n_wide_lane = self.n_scalar = 0   # each unit has its own registers
             self.group_flags = self.kernel_flags = None          # and its own flags
+            self.fmatrix_regs = None                              # and FMATRIX (pto.setfmatrix)
             start = len(self.instrs)
             scope, args = new_scope()
             if implicit is not None:

@@ -8,10 +8,13 @@ registry.py's LOWERINGS.
 """
 from __future__ import annotations
 
+import inspect
+
 from .. import dtypes
+from ..ir.program import int_sem_of
 from .builtin_checks import aicore_only
 from .registry import LOWERINGS
-from .values import NONE, Const
+from .values import NONE, Const, Val
 
 C0_BYTES = 32                 # BLOCK_BYTE_SIZE: one pixel's c0 channels are 32 bytes
 # (field, bits) of the `conv` operand, lowest first (isa/45_conv.toml)
@@ -20,20 +23,83 @@ CONV_FIELDS = (("filter_w", 4), ("filter_h", 4), ("stride_w", 4), ("stride_h", 4
 C1_BITS = 7
 
 
-def _packed(comp, parts, node, what):
+def _packed(comp, parts, node, what, call="pto.timg2col"):
     """sum(value << shift) of (value, shift, bits) parts, folded when all are constants; a
     constant outside its bits is a CompileError naming the field."""
     total = None
     for value, shift, bits, name in parts:
         if isinstance(value, Const) and not 0 <= int(value.value) < (1 << bits):
-            comp.error(node, f"pto.timg2col: {name} = {int(value.value)} is outside [0, {(1 << bits) - 1}] "
+            comp.error(node, f"{call}: {name} = {int(value.value)} is outside [0, {(1 << bits) - 1}] "
                              f"(the {bits}-bit field of {what})")
         if not isinstance(value, Const):
-            comp.uniform_int(value, node, f"pto.timg2col: {name}")     # refuses a lane value
+            comp.uniform_int(value, node, f"{call}: {name}")     # refuses a lane value
         v = value
         term = v if shift == 0 else comp.alu("MUL", [v, Const(1 << shift, dtypes.int32)], node)
         total = term if total is None else comp.alu("ADD", [total, term], node)
     return total
+
+
+def _fmatrix_parts(values, call, comp, node):
+    """The fmap (W | H << 16) and pads (left | right << 8 | top << 16 | bottom << 24) values of
+    SETFMATRIX's register (isa/45_conv.toml) from fmap_h, fmap_w and the four pads."""
+    fmatrix = _packed(comp, [(values["fmap_w"], 0, 16, "fmap_w"), (values["fmap_h"], 16, 15, "fmap_h")], node,
+                      "SETFMATRIX's fmap size", call)
+    pads = _packed(comp, [(values["pad_left"], 0, 8, "pad_left"), (values["pad_right"], 8, 8, "pad_right"),
+                          (values["pad_top"], 16, 8, "pad_top"), (values["pad_bottom"], 24, 7, "pad_bottom")],
+                   node, "SETFMATRIX's pad list", call)
+    return fmatrix, pads
+
+
+SETFMATRIX_SIGNATURE = inspect.Signature(
+    [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in ("fmap_h", "fmap_w")]
+    + [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=0)
+       for n in ("pad_top", "pad_bottom", "pad_left", "pad_right")])
+
+
+def lower_setfmatrix(comp, node):
+    """pto.setfmatrix(fmap_h, fmap_w, pad_top=0, pad_bottom=0, pad_left=0, pad_right=0):
+    SETFMATRIX (A2/A3 SetFmatrix.hpp, FMATRIX_A_MANUAL, as conv2d_forward calls it once per
+    output block) writes the cube core's FMATRIX register: here two uniform registers of the
+    AIC's program, written by scalar moves. A pto.timg2col without fmap_h / fmap_w takes their
+    values when the scalar unit issues it (the register's value travels with the instruction)."""
+    call = "pto.setfmatrix"
+    if comp.section != "cube":
+        comp.error(node, f"{call}() sets the cube core's FMATRIX register: call it inside `with pto.cube():`",
+                   "TIMG2COL runs on the cube core's MTE1")
+    try:
+        bound = SETFMATRIX_SIGNATURE.bind(*[comp.expr(a) for a in node.args],
+                                          **{k.arg: comp.expr(k.value) for k in node.keywords})
+    except TypeError as exc:
+        comp.error(node, f"{call}{SETFMATRIX_SIGNATURE}: {exc}")
+    bound.apply_defaults()
+    values = {k: Const(v, dtypes.int32) if isinstance(v, int) else v for k, v in bound.arguments.items()}
+    if comp.fmatrix_regs is None:
+        comp.fmatrix_regs = (comp.new_reg(dtypes.int32, True), comp.new_reg(dtypes.int32, True))
+    for reg, value, what in zip(comp.fmatrix_regs, _fmatrix_parts(values, call, comp, node),
+                                ("fmap W | H << 16", "pads left | right << 8 | top << 16 | bottom << 24")):
+        comp.emit("MOV", reg, (comp.operand(value, dtypes.int32, node),), dtypes.int32, node,
+                  aux=(int_sem_of(dtypes.int32),))
+        comp.instrs[-1].comment = f"SETFMATRIX: {what}"
+    return NONE
+
+
+def _timg2col_fmatrix(comp, node, args, call):
+    """TIMG2COL's fmap and pads operands: from its own fmap_h / fmap_w / pads (FMATRIX_A_AUTO:
+    it sets the register itself) or, without them, the FMATRIX register pto.setfmatrix wrote."""
+    given = [n for n in ("fmap_h", "fmap_w") if args[n] is not NONE]
+    pads = ("pad_top", "pad_bottom", "pad_left", "pad_right")
+    if len(given) == 2:
+        values = {n: args[n] for n in ("fmap_h", "fmap_w")}
+        values.update({n: Const(0, dtypes.int32) if args[n] is NONE else args[n] for n in pads})
+        return _fmatrix_parts(values, call, comp, node)
+    if given or any(args[n] is not NONE for n in pads):
+        comp.error(node, f"{call}: give fmap_h and fmap_w (and the pads) together, or none of them to read "
+                         "the FMATRIX register pto.setfmatrix wrote")
+    if comp.fmatrix_regs is None:
+        comp.error(node, f"{call} without fmap_h / fmap_w reads the FMATRIX register, which no "
+                         "pto.setfmatrix(...) before it in the cube code wrote",
+                   "call pto.setfmatrix(fmap_h, fmap_w, pad_top=..., ...) first, as pto-isa's SETFMATRIX")
+    return tuple(Val(r) for r in comp.fmatrix_regs)
 
 
 @LOWERINGS.lowering("timg2col", checks=(aicore_only,))
@@ -64,11 +130,7 @@ def lower_timg2col(comp, node, args):
     c1 = int(size.value) // c0
     rows, cols = comp._extent(d)
     pos = _packed(comp, [(args["pos_m"], 0, 16, "pos_m"), (args["pos_k"], 16, 15, "pos_k")], node, "pos")
-    fmatrix = _packed(comp, [(args["fmap_w"], 0, 16, "fmap_w"), (args["fmap_h"], 16, 15, "fmap_h")], node,
-                      "SETFMATRIX's fmap size")
-    pads = _packed(comp, [(args["pad_left"], 0, 8, "pad_left"), (args["pad_right"], 8, 8, "pad_right"),
-                          (args["pad_top"], 16, 8, "pad_top"), (args["pad_bottom"], 24, 7, "pad_bottom")],
-                   node, "SETFMATRIX's pad list")
+    fmatrix, pads = _timg2col_fmatrix(comp, node, args, call)
     parts, shift = [], 0
     for name, bits in CONV_FIELDS:
         parts.append((consts[name], shift, bits, name))
