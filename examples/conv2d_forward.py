@@ -13,9 +13,10 @@ channels. As the kernel does it:
   for the map, 1 for the weights; MTE1 -> MTE2 event = the buffer); each K step fills L0A with
   TIMG2COL (posM = woutStart, posK = 48 x (step mod 3)) and L0B with TEXTRACT into ping-pong
   buffers (M -> MTE1 / MTE1 -> M events 0, 1) and accumulates on the cube;
-- per 128-output block: the fmatrix (hinCount x win, pads left / right 1, top / bottom as the
-  block's first / last output row needs them), then the N tiles, each stored through the
-  fixpipe as float16 between M -> FIX and FIX -> M flags.
+- per 128-output block: SETFMATRIX of the fmatrix (hinCount x win, pads left / right 1, top /
+  bottom as the block's first / last output row needs them; pto.setfmatrix), which the block's
+  TIMG2COLs read, then the N tiles, each stored through the fixpipe as float16 between M -> FIX
+  and FIX -> M flags.
 
 GM holds gen_data's layouts (isa/gm_layouts.py): the weights FRACTAL_Z [C1 x 9, N / 16, 16,
 16] (a 144 x 256 panel: 9 runs of 8 KiB, N x 16 elements apart) and the output NC1HWC0 [B, N /
@@ -26,7 +27,7 @@ Not ported as written:
 - the two L1 feature-map buffers are allocated at the largest hinCount (128 outputs starting
   late in a row span (127 // wout) + 2 output rows, + 2 input rows), where the kernel's nominal
   bufferSizeA has ceil(128 / wout) + 2 rows and its second buffer's TASSIGN address moves with
-  hinCount; the SETFMATRIX register travels in TIMG2COL's operands.
+  hinCount.
 The port needs an even C1 (the kernel's flags then start every output tile on buffer 0, which
 the unrolled flag ids rely on): all five published shapes have one.
 
@@ -48,13 +49,12 @@ TOLERANCE = 2.0 ** -10
 
 
 @pto.kernel
-def k_step(acc, fmap, wgt, a_l0, b_l0, kk, s, ev, p, wout_start, hin_count, win, pad_top, pad_bottom):
+def k_step(acc, fmap, wgt, a_l0, b_l0, kk, s, ev, p, wout_start):
     """K step s of the L1 panel in buffer p through L0 buffer ev (MacroMatmul)."""
     pto.wait_flag(pto.PIPE_M, pto.PIPE_MTE1, ev)
     if s == 0:
         pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
-    pto.timg2col(a_l0, fmap, wout_start, s * BK, hin_count, win, pad_top=pad_top, pad_bottom=pad_bottom,
-                 pad_left=1, pad_right=1, filter_h=HK, filter_w=WK, channel_size=C0)
+    pto.timg2col(a_l0, fmap, wout_start, s * BK, filter_h=HK, filter_w=WK, channel_size=C0)   # FMATRIX
     if s == 0:
         pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 1)
     pto.textract(b_l0, wgt, s * BK, 0)
@@ -70,8 +70,7 @@ def k_step(acc, fmap, wgt, a_l0, b_l0, kk, s, ev, p, wout_start, hin_count, win,
 
 
 @pto.kernel
-def panel(X, W, acc, fmap, wgt, a0, b0, a1, b1, x_off, w_off, N, kk, p, q, wout_start, hin_count, win,
-          pad_top, pad_bottom):
+def panel(X, W, acc, fmap, wgt, a0, b0, a1, b1, x_off, w_off, N, kk, p, q, wout_start):
     """ProcessKIteration's loads into L1 buffer p (feature map, then weights, each with its
     event), then its three K steps starting on L0 buffer q."""
     pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, p)
@@ -80,13 +79,13 @@ def panel(X, W, acc, fmap, wgt, a0, b0, a1, b1, x_off, w_off, N, kk, p, q, wout_
     pto.tload(wgt, W + w_off, stride=N * C0, layout=pto.FRACTAL_Z)
     pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 1)
     if q == 0:
-        k_step(acc, fmap, wgt, a0, b0, kk, 0, 0, p, wout_start, hin_count, win, pad_top, pad_bottom)
-        k_step(acc, fmap, wgt, a1, b1, kk + 1, 1, 1, p, wout_start, hin_count, win, pad_top, pad_bottom)
-        k_step(acc, fmap, wgt, a0, b0, kk + 2, 2, 0, p, wout_start, hin_count, win, pad_top, pad_bottom)
+        k_step(acc, fmap, wgt, a0, b0, kk, 0, 0, p, wout_start)
+        k_step(acc, fmap, wgt, a1, b1, kk + 1, 1, 1, p, wout_start)
+        k_step(acc, fmap, wgt, a0, b0, kk + 2, 2, 0, p, wout_start)
     else:
-        k_step(acc, fmap, wgt, a1, b1, kk, 0, 1, p, wout_start, hin_count, win, pad_top, pad_bottom)
-        k_step(acc, fmap, wgt, a0, b0, kk + 1, 1, 0, p, wout_start, hin_count, win, pad_top, pad_bottom)
-        k_step(acc, fmap, wgt, a1, b1, kk + 2, 2, 1, p, wout_start, hin_count, win, pad_top, pad_bottom)
+        k_step(acc, fmap, wgt, a1, b1, kk, 0, 1, p, wout_start)
+        k_step(acc, fmap, wgt, a0, b0, kk + 1, 1, 0, p, wout_start)
+        k_step(acc, fmap, wgt, a1, b1, kk + 2, 2, 1, p, wout_start)
 
 
 @pto.kernel(sync="manual")
@@ -128,15 +127,15 @@ def conv2d_forward(X, W, Y, C1, H, WIN, N):
             a0 = pto.alloc_tile(BM, BK, pto.float16, loc=pto.Left, valid=(m_count, BK))
             a1 = pto.alloc_tile(BM, BK, pto.float16, loc=pto.Left, valid=(m_count, BK))
             acc = pto.alloc_tile(BM, BN, pto.float32, loc=pto.Acc, valid=(m_count, BN))
+            pto.setfmatrix(hin_count, WIN, pad_top=pad_top, pad_bottom=pad_bottom, pad_left=1, pad_right=1)
             for n_start in range(0, core_n, BN):
                 w_col = n_core * core_n + n_start
                 for c1 in range(0, C1, 2):
                     x_off = x_base + c1 * H * WIN * C0 + hin_start * WIN * C0
                     panel(X, W, acc, fmap0, w0, a0, b0, a1, b1, x_off, c1 * KL1 * N + w_col * C0, N,
-                          c1 * STEP, 0, 0, wout_start, hin_count, WIN, pad_top, pad_bottom)
+                          c1 * STEP, 0, 0, wout_start)
                     panel(X, W, acc, fmap1, w1, a0, b0, a1, b1, x_off + H * WIN * C0,
-                          (c1 + 1) * KL1 * N + w_col * C0, N, (c1 + 1) * STEP, 1, 1, wout_start, hin_count,
-                          WIN, pad_top, pad_bottom)
+                          (c1 + 1) * KL1 * N + w_col * C0, N, (c1 + 1) * STEP, 1, 1, wout_start)
                 pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)          # StoreResult
                 pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
                 pto.tstore(Y + y_base + w_col * core_m + m_start * C0, acc, stride=core_m * C0, layout=pto.NZ)
