@@ -9,6 +9,7 @@ from pypto_sim.exec import reference
 from pypto_sim.exec.lane import executor
 
 from engine_compare import both_executors, tensor_values
+from img2col_reference import numpy_img2col
 
 C0 = 16
 
@@ -19,23 +20,6 @@ def pack(pos_m, pos_k, h, w, pads, filt=(3, 3), stride=(1, 1), dil=(1, 1), c1=1)
     conv = (filt[1] | filt[0] << 4 | stride[1] << 8 | stride[0] << 12 | dil[1] << 16 | dil[0] << 20
             | c1 << 24)
     return pos_m | pos_k << 16, w | h << 16, pl | pr << 8 | pt << 16 | pb << 24, conv
-
-
-def numpy_img2col(fmap, pads, filt=(3, 3), stride=(1, 1), dil=(1, 1)):
-    """gen_data.py's img2col_nhwc on one image of c1 planes (c1, h, w, c0): rows are output
-    pixels, columns (c1, kh, kw, c0) as the FRACTAL_Z weight's K axis."""
-    pl, pr, pt, pb = pads
-    c1, h, w, c0 = fmap.shape
-    p = np.pad(fmap, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
-    oh = (h + pt + pb - dil[0] * (filt[0] - 1) - 1) // stride[0] + 1
-    ow = (w + pl + pr - dil[1] * (filt[1] - 1) - 1) // stride[1] + 1
-    rows = []
-    for i in range(oh):
-        for j in range(ow):
-            taps = [p[:, i * stride[0] + a * dil[0], j * stride[1] + b * dil[1], :]
-                    for a in range(filt[0]) for b in range(filt[1])]
-            rows.append(np.stack(taps, axis=1).reshape(-1))
-    return np.array(rows)
 
 
 def test_a_2x2_map_padded_by_one_gives_each_pixels_taps():

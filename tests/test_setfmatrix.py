@@ -7,19 +7,9 @@ import pytest
 import pypto_sim as pto
 
 from engine_compare import both_executors, tensor_values
+from img2col_reference import numpy_img2col
 
 C0, H, W = 16, 4, 12
-
-
-def numpy_img2col(fmap, pads):
-    """img2col of one NC1HWC0 image (1, h, w, c0), 3 x 3 filter, stride 1: rows are output
-    pixels, columns (kh, kw, c0); pads are (left, right, top, bottom)."""
-    pl, pr, pt, pb = pads
-    _, h, w, _ = fmap.shape
-    p = np.pad(fmap, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
-    rows = [np.stack([p[:, i + a, j + b, :] for a in range(3) for b in range(3)], axis=1).reshape(-1)
-            for i in range(h + pt + pb - 2) for j in range(w + pl + pr - 2)]
-    return np.array(rows)
 
 
 @pto.kernel(sync="manual")
