@@ -157,3 +157,17 @@ def test_freeing_a_tensor_twice_is_an_error():
         t.free()
     with pto.Tensor(64) as u:
         u.free()
+
+
+def test_memcpy_d2h_writes_a_fortran_ordered_or_sliced_host_array():
+    """A 4 x 4 host array in Fortran order, or a 4 x 4 slice of a 4 x 8 array, receives the
+    tensor's 16 elements in its logical (C) order, as memcpy_h2d reads one: a copy into a
+    temporary used to leave the user's array untouched."""
+    d = pto.alloc_tensor(16 * 4)
+    pto.memcpy_h2d(d, np.arange(16, dtype=np.float32))
+    fortran = np.zeros((4, 4), np.float32, order="F")
+    wide = np.zeros((4, 8), np.float32)
+    for host in (fortran, wide[:, :4]):
+        pto.memcpy_d2h(host, d)
+        np.testing.assert_array_equal(host, np.arange(16, dtype=np.float32).reshape(4, 4))
+    assert not wide[:, 4:].any()

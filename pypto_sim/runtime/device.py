@@ -136,7 +136,9 @@ class Device:
             raise ValueError("memcpy_d2h: the host array is read-only")
         if self.users_of(src.alloc):
             self.sync()
-        host.reshape(-1)[:] = gm.decode(self.hbm.view(src.alloc), src.dtype, host.dtype)
+        # element by element in the array's logical (C) order, as memcpy_h2d reads it: a
+        # Fortran-ordered or sliced host array is written too (reshape(-1) of one is a copy)
+        host[...] = gm.decode(self.hbm.view(src.alloc), src.dtype, host.dtype).reshape(host.shape)
 
     # ---------------------------------------------------------------- launch and sync
     def launch(self, kernel, grid, block, args, names=None, check=None, max_cycles=None,
