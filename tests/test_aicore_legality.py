@@ -1,6 +1,7 @@
 """Every capacity and legality rule of typed tiles (PTO-ISA docs/coding/Tile.md,
 docs/isa/TMATMUL.md, include/pto/common/buffer_limits.hpp) triggers its error, which names
 the tile, its space, the limit and the line."""
+import numpy as np
 import pytest
 
 import pypto_sim as pto
@@ -258,3 +259,45 @@ with pto.vector():
     assert "'c' is assigned more than once and holds typed tile 'a'" in str(info.value)
     assert "pto.tsubview" in info.value.hint
     assert info.value.line == 7
+
+
+@pytest.mark.parametrize("section, line, message", [
+    ("vector", "pto.set_flag(pto.PIPE_M, pto.PIPE_V, 0)", "pto.PIPE_M is not a pipe of the vector cores"),
+    ("vector", "pto.pipe_barrier(pto.PIPE_FIX)", "pto.PIPE_FIX is not a pipe of the vector cores"),
+    ("cube", "pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)", "pto.PIPE_V is not a pipe of the cube core"),
+    ("cube", "pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)", "pto.PIPE_V is not a pipe of the cube core"),
+])
+def test_a_flag_or_barrier_names_only_its_own_cores_pipes(make_kernels, section, line, message):
+    """The AIVs have no M, MTE1 or FIX pipe and the AIC no V (docs/aicore.md; the AIC's MTE3
+    stores Mat tiles): naming one is a compile error, not a flag that orders nothing."""
+    source = f"\n@pto.kernel\ndef k(X):\n    with pto.{section}():\n        {line}\n"
+    with pytest.raises(pto.CompileError, match=message):
+        make_kernels(source).k.program_for((pto.alloc_tensor(64),))
+
+
+RUNTIME_VALID = """
+@pto.kernel
+def k(X, O, n):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            a = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+            pto.tload(a, X)
+            w = pto.tsubview(a, 0, 0, 8, 16, valid=(n, 16))
+            pto.tadds(w, w, 1000.0)
+            pto.tstore(O, a)
+"""
+
+
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+@pytest.mark.parametrize("n, elements", [(0, 0), (-1, -16)])
+def test_an_empty_or_negative_run_time_valid_region_stops_the_op(make_kernels, mode, n, elements):
+    """A view's valid rows n known only at launch: n = 0 (0 x 16 = 0 elements) or -1 (-16) stop
+    the TADDS with the count named, as a constant 0 is a compile error; the op used to do
+    nothing at 0 and crash inside numpy at -1."""
+    mod = make_kernels(RUNTIME_VALID)
+    X, O = pto.alloc_tensor(1024), pto.alloc_tensor(1024)
+    pto.memcpy_h2d(X, np.zeros(256, np.float32))
+    with pytest.raises(pto.OutOfBoundsError, match=rf"TADDS at line 10 .*: {elements} elements: the valid "
+                                                   "region is empty or negative"):
+        pto.launch(mod.k, grid=(1,), args=(X, O, n), mode=mode)
+        pto.sync()

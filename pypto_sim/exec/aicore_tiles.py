@@ -135,6 +135,9 @@ class TileOp:
         self.gm = self.gm_layout = None
         if roles.shape == ("n",):
             n = iv[named["n"]]
+            if n <= 0:
+                raise fault(f"{n} elements: the valid region is empty or negative", "keep a run-time "
+                            "valid region at least 1 x 1, as a constant one must be")
             for v in self.view.values():
                 if n > v.rows * v.cols:
                     raise fault(f"{n} elements exceed tile '{v.buf.name}' ({v.rows} x {v.cols})",

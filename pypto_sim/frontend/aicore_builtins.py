@@ -50,6 +50,10 @@ MATMUL_TYPES = {("int32", "int8"), ("float32", "float16"), ("float32", "float32"
                 ("float32", "bfloat16")}
 PTO_TO_PIPE = {v: PIPES.index(k) for k, v in PTO_PIPE_NAMES.items()}
 PIPE_ALL = -1
+# the pipes of each core (docs/aicore.md; timing/aicore.py): the AIC's MTE2, MTE1, M, FIX and
+# MTE3 (a Mat tile's TSTORE, copy_cbuf_to_gm), the AIVs' MTE2, V, MTE3, each with its scalar unit
+UNIT_PIPES = {"cube": ("PIPE_S", "PIPE_MTE2", "PIPE_MTE1", "PIPE_M", "PIPE_FIX", "PIPE_MTE3"),
+              "vector": ("PIPE_S", "PIPE_MTE2", "PIPE_V", "PIPE_MTE3")}
 # A2/A3's TLOAD destinations: CheckNormalTileData's static_assert, reached from TLOAD_IMPL
 # (include/pto/npu/a2a3/TLoad.hpp) through TLOAD_TILE_IMPL
 TLOAD_DST_ASSERT = "Fix: Dst TileType must be Vec or Mat!"
@@ -328,6 +332,13 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
             if value.value == "PIPE_ALL" and allow_all:
                 return PIPE_ALL
             if value.value in PTO_TO_PIPE:
+                kind = (getattr(self, "section", None) or "").rstrip("0")
+                if kind and value.value not in UNIT_PIPES[kind]:
+                    core = "cube core (AIC)" if kind == "cube" else "vector cores (AIVs)"
+                    self.error(node, f"{what}: pto.{value.value} is not a pipe of the {core}, whose pipes are "
+                                     f"{', '.join('pto.' + p for p in UNIT_PIPES[kind])}",
+                               "order this core's own pipes; hand over to the other core through GM and "
+                               "cross-core flags")
                 return PTO_TO_PIPE[value.value]
         if isinstance(value, Text) and value.value in PIPES and not self.is_aicore:
             return PIPES.index(value.value)

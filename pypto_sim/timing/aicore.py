@@ -1,7 +1,8 @@
 """The real AI core in the timing model (docs/aicore.md): one block of an AI-core kernel is
 one AI core, three units that each run their own program (Program.unit_entry) on their own
 scalar unit - unit 0 the AIC
-(cube core: L1, L0A/L0B/L0C, bias table; pipes MTE2, MTE1, M, FIX), units 1 and 2 the AIVs
+(cube core: L1, L0A/L0B/L0C, bias table; pipes MTE2, MTE1, M, FIX, and MTE3 for a Mat tile's
+store), units 1 and 2 the AIVs
 (vector cores: UB each; pipes MTE2, V, MTE3).
 
 Every unit has one in-order queue per pipe; the scalar unit hands each tile instruction to

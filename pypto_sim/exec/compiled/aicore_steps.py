@@ -304,6 +304,8 @@ def tile_shape(tp, code, imm, regs, pc, tcount, shape):
     kind = tp[pc, TP_KIND]
     if tp[pc, TP_NJ] >= 0:
         n = _iv(code, imm, regs, pc, tp[pc, TP_NJ])
+        if n <= 0:                                 # an empty or negative run-time valid region
+            return False
         for v in range(tp[pc, TP_NVIEWS]):
             if n > tp[pc, TP_VIEWS + 3 * v] * tp[pc, TP_VIEWS + 3 * v + 1]:
                 return False
