@@ -300,3 +300,19 @@ def test_a_listing_names_the_layout_of_a_transfer(make_kernels):
     prog = make_kernels(src).k.program_for(two_tensors())
     comments = [i.comment for i in prog.instrs if i.op in ("TLOAD", "TSTORE")]
     assert comments == ["t <- X (DN)", "O <- t"]
+
+
+def test_initcheck_stops_a_tload_of_elements_never_written(make_kernels):
+    """A DN load of 16 x 32 from element 3 of a tensor nothing wrote: check="initcheck" stops
+    the TLOAD at its first element, 3 (the window's first run starts there); once the host
+    has copied the tensor in, the same launch passes."""
+    mod = make_kernels(LOAD_STORE.replace("STRIDE_IN", "16").replace("STRIDE_OUT", "32")
+                       .replace("LAYOUT_IN", "DN").replace("LAYOUT_OUT", "ND"))
+    X, O = two_tensors()
+    with pytest.raises(pto.UninitializedReadError, match=r"TLOAD at line 8 \(block \(0, 0, 0\) AIV0, cycle \d+\) "
+                                                         r"reads X\[3\], which was never written"):
+        pto.launch(mod.k, grid=(1,), args=(X, O), check="initcheck")
+        pto.sync()
+    pto.memcpy_h2d(X, np.zeros(4096, np.float16))
+    pto.launch(mod.k, grid=(1,), args=(X, O), check="initcheck")
+    pto.sync()

@@ -301,6 +301,16 @@ class TileOp:
         else:
             vector_effect(self.ctx, self.pc, self.vals, self.slot, None, l1=self.arr)()
 
+    def first_unwritten(self, init):
+        """initcheck: the element index of the first GM element a load reads that was never
+        written (its window's elements, run after run), or None (also for any other op)."""
+        if init is None or self.fam != "tile_load":
+            return None
+        slot, off, runs, run, pitch, _w, item = self.gm
+        elements = (np.arange(runs)[:, None] * pitch + np.arange(run)).ravel() + off
+        bad = np.nonzero(~gm.init_test(init, elements * item + int(self.ctx.tbase[slot])))[0]
+        return int(elements[bad[0]]) if len(bad) else None
+
     def mark_written(self, init):
         """initcheck's record: the GM elements a store writes are initialised."""
         if init is not None and self.fam == "tile_store":

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DeadlockError
+from ..errors import DeadlockError, UninitializedReadError
 from ..exec.aicore_tiles import UNIT_NAMES, TileOp, cross_core_deadlock, operands, unset_flag_error
 from ..ir.program import C_AUX
 from .aicore_races import AICoreRaces, race_check
@@ -93,6 +93,10 @@ def dispatch(sim, pc, blk, w, ws, now):
     why += ws.cause                     # records.why_code: the scalar unit's wait before it
     if ai.race is not None:
         race_check(sim, ai, blk, w, sim.pc_pipe[pc], pc, op.reads, op.writes, op.gm)
+    if sim.checks and sim.checks.init:
+        missing = op.first_unwritten(sim.hbm_init)
+        if missing is not None:
+            raise uninitialised_load(sim, pc, blk, w, op.gm[0], missing, now)
     # ---- values (the executor's): read at the start, written at the completion
     if sim.values:
         box = {}
@@ -100,6 +104,18 @@ def dispatch(sim, pc, blk, w, ws, now):
         sim._schedule_effect(complete - now, lambda: op.write(box.pop("v")))
     op.mark_written(sim.hbm_init)       # initcheck: a store's elements count as written
     return start, complete, nbytes, cause, cause_pc, why
+
+
+def uninitialised_load(sim, pc, blk, w, slot, element, now):
+    """initcheck: a TLOAD of unit w reads element `element` of tensor slot, never written."""
+    line = sim.prog.instrs[pc].line
+    tensor = sim.tensor_names[slot]
+    return UninitializedReadError(
+        f"initcheck: TLOAD at line {line} (block {blk.coords} {UNIT_NAMES[w]}, cycle {now}) reads "
+        f"{tensor}[{element}], which was never written", kernel=sim.kernel_name, file=sim.prog.file,
+        line=line, block=blk.coords, warp=w, lane=None, word=element,
+        hint="copy data in with pto.memcpy_h2d first, or write the elements (a tstore, an earlier "
+             "kernel) before loading them")
 
 
 # ---------------------------------------------------------------- flags
