@@ -46,9 +46,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DeadlockError, UninitializedReadError
+from ..errors import DeadlockError, SyncCheckError, UninitializedReadError
 from ..exec.aicore_tiles import UNIT_NAMES, TileOp, cross_core_deadlock, operands, unset_flag_error
 from ..ir.program import C_AUX
+from ..isa import PIPES, PTO_PIPE_NAMES
 from .aicore_races import AICoreRaces, race_check
 from .records import CAUSE
 
@@ -116,6 +117,20 @@ def uninitialised_load(sim, pc, blk, w, slot, element, now):
         line=line, block=blk.coords, warp=w, lane=None, word=element,
         hint="copy data in with pto.memcpy_h2d first, or write the elements (a tstore, an earlier "
              "kernel) before loading them")
+
+
+def unmatched_aicore_flags(sim, blk):
+    """synccheck at a block's end: a unit's set_flag no wait_flag took (on hardware the event
+    stays set into the next kernel) is a SyncCheckError naming the unit, pipes and event."""
+    pending = sim.aicore_pipes.fn[3 * blk.core.index:3 * blk.core.index + 3]
+    for w, src, dst, event in zip(*np.nonzero(pending)):
+        names = [PTO_PIPE_NAMES[PIPES[int(x)]] for x in (src, dst)]
+        raise SyncCheckError(
+            f"synccheck: set_flag(pto.{names[0]}, pto.{names[1]}, {int(event)}) of {UNIT_NAMES[int(w)]} "
+            f"in block {blk.coords} was never waited for ({int(pending[w, src, dst, event])} unmatched)",
+            kernel=sim.kernel_name, file=sim.prog.file, block=blk.coords, warp=int(w),
+            hint="pair every set_flag with a wait_flag on the same pipes and event (pre-armed flags "
+                 "are waited for at the end, as pto-isa's kernels do)")
 
 
 # ---------------------------------------------------------------- flags

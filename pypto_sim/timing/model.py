@@ -225,6 +225,8 @@ class LaunchSimulation(SteppingQueries):
         procs = [self.env.process(self._warp(core, blk, w)) for w in range(self.warps_per_block)
                  if not self.aicore or self.prog.unit_entry[w] >= 0]
         yield self.env.all_of(procs)
+        if self.aicore and self.checks and self.checks.sync:
+            aicore_ops.unmatched_aicore_flags(self, blk)
         if not self.keep_warp_states:
             # a finished block's memory goes (the debugger shows every block's, so it keeps
             # them); synccheck's end-of-launch look at unmatched flags keeps just those
