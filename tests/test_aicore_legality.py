@@ -320,3 +320,16 @@ def test_synccheck_reports_a_set_flag_no_wait_took(make_kernels):
     pto.launch(make_kernels(body.replace("WAIT", "pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)")).k, grid=(1,),
                args=(X, O), check="synccheck")
     pto.sync()
+
+
+def test_a_two_list_merge_needs_a_tmp_that_holds_the_merged_words(make_kernels):
+    """tmrgsort of two 128-word lists with an 8-word tmp: A2/A3 merges the 256 words into tmp
+    before copying them to dst (TMrgSort.hpp), so the tmp is a compile error naming both sizes."""
+    source = ("\n@pto.kernel\ndef k(X):\n    with pto.vector():\n"
+              "        a = pto.alloc_tile(1, 128, pto.float32, loc=pto.Vec)\n"
+              "        b = pto.alloc_tile(1, 128, pto.float32, loc=pto.Vec)\n"
+              "        tmp = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)\n"
+              "        d = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)\n"
+              "        pto.tmrgsort(d, a, src1=b, tmp=tmp)\n")
+    with pytest.raises(pto.CompileError, match="tmp 'tmp' holds 8 words, fewer than the 256 merged words"):
+        make_kernels(source).k.program_for((pto.alloc_tensor(64),))

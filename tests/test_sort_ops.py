@@ -237,6 +237,7 @@ def sort_corpus(X, I, O, OI):
             t = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)
             v = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)
             iv = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)
+            m = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)       # the merge's tmp: its 256 words
             pto.tload(s, X)
             pto.tload(idx, I)
             pto.tsort32(pto.tsubview(d, 0, 0, 1, 128), s, idx)
@@ -244,7 +245,7 @@ def sort_corpus(X, I, O, OI):
             pto.tsort32(pto.tsubview(d, 0, 128, 1, 128), s, idx)
             pto.tmrgsort(t, d, 64)
             pto.tmov(d, t)
-            pto.tmrgsort(t, pto.tsubview(d, 0, 0, 1, 128), src1=pto.tsubview(d, 0, 128, 1, 128), tmp=v)
+            pto.tmrgsort(t, pto.tsubview(d, 0, 0, 1, 128), src1=pto.tsubview(d, 0, 128, 1, 128), tmp=m)
             pto.tgather(v, pto.tsubview(t, 0, 0, 1, 128), "P0101")
             pto.tgather(iv, pto.tsubview(t, 0, 0, 1, 128), "P1010")
             pto.tstore(O, v)

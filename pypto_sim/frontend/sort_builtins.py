@@ -112,6 +112,17 @@ def lower_tmrgsort(comp, node, args):
         if n[0] < n[1] + n[2]:
             comp.error(node, f"{call}: '{dst.name}' has {n[0]} valid words, fewer than the {n[1] + n[2]} "
                              "of the two lists")
+        if args["tmp"] is not NONE:
+            # A2/A3 merges into tmp, then copies it to dst (TMrgSort.hpp MovUb2Ub): tmp takes
+            # the merged words. (The values here go straight to dst: tmp's words are not
+            # written, so racecheck does not see it.)
+            tmp = args["tmp"]
+            words = tmp.tile.rows * tmp.tile.cols
+            if words < n[1] + n[2]:
+                comp.error(node, f"{call}: tmp '{tmp.name}' holds {words} words, fewer than the "
+                                 f"{n[1] + n[2]} merged words A2/A3 writes to it before copying them "
+                                 f"to '{dst.name}' (TMrgSort.hpp)", "give tmp a row of at least the "
+                                 "two lists' words")
         _sort_emit(comp, "TMRGSORT_LISTS", node, t, n[1], 1, n[1] + n[2], dst.dtype,
                    f"{dst.name} <- merge({s0.name}, {s1.name})", half=width == HALF_WORDS)
         return
