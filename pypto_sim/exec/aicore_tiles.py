@@ -159,14 +159,14 @@ class TileOp:
             itemsize = BY_CODE[int(code[pc, C_DTYPE])].itemsize
             layout, c0 = iv[named["layout"]], gm_layouts.c0_of(itemsize)
             runs, run, pitch = gm_layouts.gm_window(layout, rows, cols, stride, c0)
-            name = gm_layouts.LAYOUTS[layout] if 0 <= layout < len(gm_layouts.LAYOUTS) else f"layout {layout}"
             if runs == 0:
                 raise fault(gm_layouts.window_problem(layout, rows, cols, stride, c0),
                             "keep NZ / FRACTAL_Z regions whole C0 blocks and the stride at least a run "
                             "(isa/gm_layouts.py)")
             last = off + (runs - 1) * pitch + run
             if off < 0 or last > ctx.tcount[self.slot]:
-                shape = f"rows={rows} cols={cols}" + (f" {name} ({runs} runs of {run})" if layout else "")
+                shape = f"rows={rows} cols={cols}" + \
+                    (f" {gm_layouts.LAYOUTS[layout]} ({runs} runs of {run})" if layout else "")
                 raise fault(f"{shape} stride={stride} from element {off} reach element "
                             f"{last - 1} of '{ctx.tensor_names[self.slot]}', which has "
                             f"{ctx.tcount[self.slot]}",
@@ -307,7 +307,7 @@ class TileOp:
         if init is None or self.fam != "tile_load":
             return None
         slot, off, runs, run, pitch, _w, item = self.gm
-        elements = (np.arange(runs)[:, None] * pitch + np.arange(run)).ravel() + off
+        elements = gm.window_elements(off, runs, run, pitch)
         bad = np.nonzero(~gm.init_test(init, elements * item + int(self.ctx.tbase[slot])))[0]
         return int(elements[bad[0]]) if len(bad) else None
 

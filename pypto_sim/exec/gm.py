@@ -169,6 +169,12 @@ def init_mark_range(init: np.ndarray, lo: int, hi: int) -> None:
     init[last] |= np.uint8(hi_mask)
 
 
+def window_elements(first, runs, run, pitch) -> np.ndarray:
+    """The indices of runs runs of run consecutive elements, pitch elements apart from element
+    first, run after run: a tile transfer's GM window (isa/gm_layouts.py)."""
+    return (np.arange(runs)[:, None] * pitch + np.arange(run)).ravel() + first
+
+
 def init_mark_window(init: np.ndarray, byte0: int, rows: int, row_bytes: int, pitch: int) -> None:
     """Mark rows runs of row_bytes bytes, pitch bytes apart from byte0, written (a tile
     store's elements)."""

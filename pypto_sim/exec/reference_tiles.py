@@ -33,8 +33,7 @@ def tile_convert(l1, dst, src, count, dt, mode):
 
 def _gm_elements(byte0, rows, cols, stride, dt):
     """Byte addresses of rows x cols dtype-dt GM elements from byte0, rows stride apart."""
-    item = dtypes.BY_CODE[dt].itemsize
-    return ((np.arange(rows)[:, None] * stride + np.arange(cols)) * item + byte0).ravel()
+    return gm.window_elements(0, rows, cols, stride) * dtypes.BY_CODE[dt].itemsize + byte0
 
 
 def tile_load(l1, dst, hbm, src, rows, cols, stride, dt):

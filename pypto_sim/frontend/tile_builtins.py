@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir import Imm
+from ..isa import gm_layouts
 from .builtin_checks import article_only
 from .memory_builtins import lower_lane_store
 from .registry import LOWERINGS
@@ -86,11 +87,12 @@ class TileOperands:
             if isinstance(v, Const) and not v.value > 0:
                 self.error(node, f"{call}: {name}={v.value!r}: a transfer needs at least one row "
                                  f"and one column", f"give {name} >= 1")
-        if all(isinstance(v, Const) and float(v.value).is_integer() for v in (rows, cols, stride)) \
-                and rows.value > 1 and stride.value < cols.value:
-            self.error(node, f"{call}: stride={stride.value!r} is shorter than a row of cols={cols.value!r}: "
-                             "the rows would overlap or go backwards",
-                       "pass a stride of at least cols (as cudaMemcpy2D's pitch >= width)")
+        if all(isinstance(v, Const) and float(v.value).is_integer() for v in (rows, cols, stride)):
+            problem = gm_layouts.window_problem(gm_layouts.ND, int(rows.value), int(cols.value),
+                                                int(stride.value), 1)
+            if problem:
+                self.error(node, f"{call}: {problem}",
+                           "pass a stride of at least cols (as cudaMemcpy2D's pitch >= width)")
         r = self.uniform_int(rows, node, f"{call}: rows")
         c = self.uniform_int(cols, node, f"{call}: cols")
         s = c if stride is NONE else self.uniform_int(stride, node, f"{call}: stride")

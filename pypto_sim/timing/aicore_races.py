@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..isa import PIPES
+from ..exec import gm
 from ..exec.aicore_tiles import UNIT_NAMES
 from ..errors import RaceError
 from ..isa import PTO_PIPE_NAMES
@@ -126,8 +127,8 @@ class _Elements:
         if other_key[0] >= hi or lo >= other_key[1]:
             return False
         if self._elements is None:
-            self._elements = np.add.outer(np.arange(rows) * stride, np.arange(cols)).ravel() + lo
-        theirs = np.add.outer(np.arange(other_key[2]) * other_key[4], np.arange(other_key[3])).ravel() + other_key[0]
+            self._elements = gm.window_elements(lo, rows, cols, stride)
+        theirs = gm.window_elements(other_key[0], other_key[2], other_key[3], other_key[4])
         return bool(np.intersect1d(self._elements, theirs, assume_unique=True).size)
 
 

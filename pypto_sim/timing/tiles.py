@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..dtypes import BY_CODE
 from ..errors import DeadlockError, LaunchError, OutOfBoundsError
 from ..isa import PIPES, gm_layouts
 from ..ir.program import C_AUX, C_DTYPE, C_SRC
+from ..exec.gm import window_elements
 from .peaks import vector_cycles
 
 
@@ -294,8 +293,7 @@ def dispatch(sim, pc, core, blk, w, ws, now):
         if fam == "tile_load" and sim.checks.init:
             rows, cols, stride = (int(v) for v in vals[2:5])
             item = moved // max(rows * cols, 1)
-            hbm_reads = ((np.arange(rows)[:, None] * stride + np.arange(cols)).ravel() + int(vals[1])) \
-                * item + int(sim.tbase[slot])
+            hbm_reads = window_elements(int(vals[1]), rows, cols, stride) * item + int(sim.tbase[slot])
         sim.checks.tile_access(pc, blk, reads, writes, blk.tile_seq, now, hbm_reads)
     blk.tile_seq += 1
     core.tile_spans[pipe].append((start, core.pipe_free[pipe]))   # lane ops keep out

@@ -21,6 +21,7 @@ from .isa_constants import (C_AUX, C_DTYPE, C_OP, C_SRC, F_ATOMIC, F_CONTROL, F_
 from .jit_options import NO_REFCOUNT
 from .scalars import ST_OK
 from .gm_bytes import init_set
+from .gm_layout import ND, gm_window
 from .lane_ops import pred_bits
 from .simt import vote_count, write_vote
 from .tiles import (tile_col_expand, tile_col_expand_op, tile_col_reduce, tile_convert, tile_elementwise,
@@ -179,7 +180,7 @@ def _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, info):
         tile = np.int64(v[t_j])
         last = off + (rows - 1) * stride + cols
         if (off < 0 or last > tcount[slot] or tile < 0 or tile + rows * cols > l1.shape[0]
-                or rows <= 0 or cols <= 0 or (rows > 1 and stride < cols)):
+                or rows <= 0 or cols <= 0 or gm_window(ND, rows, cols, stride, 1)[0] == 0):
             info[0] = pc
             return 1
         item = ITEMSIZE[dt]

@@ -23,7 +23,7 @@ from .tiles import gm_gather, gm_scatter, tile_convert, tile_elementwise, tile_g
 from .family_dispatch import family_kernel
 from .conv import tile_img2col
 from .aicore_engine import LG_BLOCK, LG_COLS, LG_G, LG_LAYOUT, LG_OFF, LG_PC, LG_ROWS, LG_RUN, LG_RUNS, LG_STRIDE
-from .gm_layout import C0_BYTES, ND, scatter_window, tile_to_window, window_to_tile
+from .gm_layout import C0_BYTES, ND, scatter_window, tile_to_window
 
 # the replay's per-pc table (rp, int64); built by timing/aicore_replay.py
 RP_KIND = 0          # RK_*
@@ -382,7 +382,7 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
                 gm_gather(win, hbm, tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF] * ITEMSIZE[dt],
                           lg_i[i, LG_STRIDE], lg_i[i, LG_RUNS], lg_i[i, LG_RUN], dt)
                 if lay != ND:
-                    window_to_tile(out, saved, lay, rows, cols, C0_BYTES // ITEMSIZE[dt])
+                    scatter_window(out, 0, cols, saved, lay, rows, cols, C0_BYTES // ITEMSIZE[dt])
             elif kind == RK_STORE:
                 tile_gather(out, l1, rp[pc, RP_SBASE], rp[pc, RP_SPITCH], rows, cols, rp[pc, RP_CONV])
             elif kind == RK_MOVE:
