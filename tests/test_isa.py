@@ -220,6 +220,8 @@ def aicore(h, f):
         pto.trsqrt(v, v)
         pto.tprelu(v, v, v)
         pto.tsubs(v, v, 0.5)
+        vchk = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec, valid=(pto.get_block_id() + 16, 16))
+        pto.tadds(vchk, v, 1.0)                 # a run-time valid region: CHECK that it is v's
         pto.tdivs(v, v, 0.5)
         pto.tmins(v, v, 0.5)
         pto.tlrelu(v, v, 0.5)

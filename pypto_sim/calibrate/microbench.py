@@ -84,6 +84,9 @@ _VIEW = ("a tile view exists only in AI-core kernels, where it is an address bin
          "own instructions, so this field is not measured (the tables assume 1 cycle)")
 UNCOVERED.update({(name, field): _VIEW for name in ("TRESHAPE", "TSUBVIEW")
                   for field in ("latency", "issue_interval")})
+UNCOVERED.update({("CHECK", field): "CHECK is the run-time form of a compile-time rule (PTO_ASSERT), "
+                  "emitted only in AI-core code, where the benchmarks time pipes, not the scalar unit's "
+                  "own instructions; the tables assume 1 cycle" for field in ("latency", "issue_interval")})
 NOT_FITTED = {
     "memory.sector_bytes": "structural: the access granule, not a rate (taken from the base table)",
     "k_tile, k_tile_f32, repeat_bytes": "structural: the cube's and vector unit's repeat geometry; "

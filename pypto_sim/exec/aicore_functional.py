@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
 from ..ir.program import C_AUX, C_DTYPE, C_OP
 from ..isa import load_isa
+from ..isa.run_time_checks import check_error
 from .aicore_tiles import (UNIT_NAMES, TileOp, buffer_at, buffer_spans, cross_core_deadlock, operands,
                            unset_flag_error)
 from . import gm
@@ -133,7 +134,7 @@ class AICoreFunctional:
             elif fam == "tile_sync":
                 if not self.sync(pc, name, u, state, coords):
                     break                                    # waits for another unit
-            elif fam in ("alu", "id", "warp", "local", "load", "atomic", "store", "fma_store"):
+            elif fam in ("alu", "id", "warp", "local", "check", "load", "atomic", "store", "fma_store"):
                 if ex.execute(pc, code, imm, u.regs, u.mask, ctx, self.hbm, self.tbase, self.tcount,
                               self.tbytes, l1, SECTOR_BYTES, pend_idx, pend_val, info):
                     raise self.lane_fault(pc, u, coords, info)
@@ -202,6 +203,9 @@ class AICoreFunctional:
 
     def lane_fault(self, pc, u, coords, info) -> OutOfBoundsError:
         ins = self.prog.instrs[pc]
+        if self.pc_family[pc] == "check":
+            return check_error(ins, info, f"{UNIT_NAMES[u.index]} of block {coords}", kernel=self.kernel_name,
+                               file=self.prog.file, block=coords, warp=u.index, lane=None)
         offset, count = int(info[1]), int(info[2])
         target = ins.comment or "memory"
         return OutOfBoundsError(

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
 from ..isa import load_isa
+from ..isa.run_time_checks import check_error
 from .jit_clock import rate_text, run_clock
 from .lane import executor
 
@@ -83,7 +84,7 @@ def run_functional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init, 
     for arg in prog.args:
         if arg.reg is not None:
             seed_regs[prog.n_lane_slots + arg.reg.index, :] = scalars[arg.name]
-    out = np.zeros(8, np.int64)
+    out = np.zeros(9, np.int64)
     with run_clock() as clock:
         executed = _run_slices(ex, prog, code, imm, seed_regs, grid, block, hbm, hbm_init, tbase,
                                tcount, tbytes, depth, max_instructions, out)
@@ -91,7 +92,7 @@ def run_functional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init, 
     if status != ex.RUN_EXIT:
         gx, gy, _ = grid
         coords = (block_id % gx, (block_id // gx) % gy, block_id // (gx * gy))
-        info[:3] = out[5:8]
+        info[:4] = out[5:9]
         if status == ex.RUN_BARRIER:
             line = prog.instrs[pc].line
             raise DeadlockError(
@@ -131,6 +132,10 @@ def _run_slices(ex, prog, code, imm, seed_regs, grid, block, hbm, hbm_init, tbas
 
 def _error(status, prog, kernel_name, tensor_names, coords, w, pc, info, budget, tcount):
     ins = prog.instrs[pc]
+    if status == 2 and load_isa()[ins.op].family == "check":
+        lane = int(info[0])
+        return check_error(ins, info, f"warp {w}, lane {lane} of block {coords}", kernel=kernel_name,
+                           file=prog.file, block=coords, warp=w, lane=lane)
     if status == 2:
         lane, offset, count = int(info[0]), int(info[1]), int(info[2])
         target = ins.comment or "memory"

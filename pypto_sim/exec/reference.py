@@ -42,7 +42,7 @@ from .reference_values import cast_word, evaluate, to_dtype, wrap_int32
 # the executor module's names (a simulation can take this module as its executor module)
 __all__ = ["ST_OK", "ST_OOB", "ITEMSIZE", "L1_OPS", "lanes", "is_active", "source", "exec_alu",
            "id_value", "exec_id", "region", "address", "read", "write", "bytes_moved", "fault",
-           "exec_load", "gather_store", "exec_fma_store", "exec_atomic", "exec_local",
+           "exec_load", "gather_store", "exec_fma_store", "exec_atomic", "exec_local", "exec_check",
            "same_word", "warp_vote", "exec_warp", "vote_count", "write_vote", "execute",
            "FAMILY_HANDLERS", "commit_store", "commit_gm", "forward_store", "pred_bits",
            "TILE_FAMILY_KERNELS", "TILE_KERNELS", *TILE_KERNELS]
@@ -278,6 +278,17 @@ def exec_local(spec, pc, code, imm, regs, mask, info):
     return ST_OK
 
 
+def exec_check(spec, pc, code, imm, regs, mask, info):
+    """CHECK: each active lane's operand 0 must lie in [operand 1, operand 2]; the first lane
+    whose does not faults (info: lane, value, lo, hi)."""
+    for lane in lanes(mask):
+        v, lo, hi = (int(source(code, imm, regs, pc, j, lane)) for j in range(3))
+        if not lo <= v <= hi:
+            info[3] = hi
+            return fault(info, lane, v, lo)
+    return ST_OK
+
+
 def same_word(a, b):
     """Match equality: equal values, NaN matching NaN, -0.0 not matching 0.0 (CUDA compares
     bit patterns)."""
@@ -380,6 +391,8 @@ FAMILY_HANDLERS = {
                                           tbytes, l1, sector, pend_idx, info),
     "local": lambda spec, pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector,
     pend_idx, pend_val, info: exec_local(spec, pc, code, imm, regs, mask, info),
+    "check": lambda spec, pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector,
+    pend_idx, pend_val, info: exec_check(spec, pc, code, imm, regs, mask, info),
     "warp": lambda spec, pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sector,
     pend_idx, pend_val, info: exec_warp(spec, pc, code, imm, regs, mask, pend_val),
 }

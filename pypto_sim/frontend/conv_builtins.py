@@ -12,6 +12,7 @@ import inspect
 
 from .. import dtypes
 from ..ir.program import int_sem_of
+from ..isa.run_time_checks import FIELD_HOLDS_VALUE
 from .builtin_checks import aicore_only
 from .registry import LOWERINGS
 from .values import NONE, Const, Val
@@ -25,7 +26,8 @@ C1_BITS = 7
 
 def _packed(comp, parts, node, what, call="pto.timg2col"):
     """sum(value << shift) of (value, shift, bits) parts, folded when all are constants; a
-    constant outside its bits is a CompileError naming the field."""
+    constant outside its bits is a CompileError naming the field, a run-time value is checked
+    when the kernel runs (CHECK) so that it cannot spill into the next field."""
     total = None
     for value, shift, bits, name in parts:
         if isinstance(value, Const) and not 0 <= int(value.value) < (1 << bits):
@@ -33,6 +35,8 @@ def _packed(comp, parts, node, what, call="pto.timg2col"):
                              f"(the {bits}-bit field of {what})")
         if not isinstance(value, Const):
             comp.uniform_int(value, node, f"{call}: {name}")     # refuses a lane value
+            comp.run_time_check(node, value, Const(0, dtypes.int32), Const((1 << bits) - 1, dtypes.int32),
+                                FIELD_HOLDS_VALUE, f"{call}: {name} fits the {bits}-bit field of {what}")
         v = value
         term = v if shift == 0 else comp.alu("MUL", [v, Const(1 << shift, dtypes.int32)], node)
         total = term if total is None else comp.alu("ADD", [total, term], node)

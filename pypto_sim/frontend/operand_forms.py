@@ -22,6 +22,7 @@ tiles (a mixin of the kernel compiler, used by frontend/aicore_builtins.py).
 from __future__ import annotations
 
 from .. import dtypes
+from ..isa.run_time_checks import VALID_REGIONS_MATCH
 from .values import NONE, Const, Ptr
 
 
@@ -36,6 +37,14 @@ def flag_given(v) -> bool:
 
 class OperandForms:
     """Operands of row reductions, row expansion and elementwise ops as pto-isa writes them."""
+
+    def run_time_check(self, node, value, lo, hi, rule, requirement):
+        """Emit CHECK: lo <= value <= hi when the kernel runs, else an OutOfBoundsError naming
+        the requirement and the rule (isa/run_time_checks.py): a compile-time rule whose
+        operands are known only at run time."""
+        ops = tuple(self._int_operand(v, node, "a checked value") for v in (value, lo, hi))
+        self.emit("CHECK", None, ops, None, node, aux=(rule,))
+        self.instrs[-1].comment = requirement
 
     @staticmethod
     def operand_defaults(spec, args) -> dict:
@@ -153,11 +162,15 @@ class OperandForms:
         for t in srcs:
             for what, x, y in (("rows", t.tile.valid_rows, dst.tile.valid_rows),
                                ("columns", t.tile.valid_cols, dst.tile.valid_cols)):
-                if isinstance(x, Const) and isinstance(y, Const) and int(x.value) != int(y.value):
-                    self.error(node, f"{call}: '{t.name}' has {int(x.value)} valid {what} but '{dst.name}' "
-                                     f"{int(y.value)}; A2/A3 asserts that the valid regions match (e.g. "
-                                     "TADDS_IMPL in include/pto/npu/a2a3/TAddS.hpp, TDivCheck in TDiv.hpp)",
-                               "give the tiles the same valid=(rows, cols)")
+                if isinstance(x, Const) and isinstance(y, Const):
+                    if int(x.value) != int(y.value):
+                        self.error(node, f"{call}: '{t.name}' has {int(x.value)} valid {what} but '{dst.name}' "
+                                         f"{int(y.value)}; A2/A3 asserts that the valid regions match (e.g. "
+                                         "TADDS_IMPL in include/pto/npu/a2a3/TAddS.hpp, TDivCheck in TDiv.hpp)",
+                                   "give the tiles the same valid=(rows, cols)")
+                elif x != y:                  # known at run time, unless both are one register
+                    self.run_time_check(node, x, y, y, VALID_REGIONS_MATCH,
+                                        f"{call}: valid {what} of '{t.name}' == valid {what} of '{dst.name}'")
         rows, vc = dst.tile.valid_rows, dst.tile.valid_cols
         whole = all(isinstance(t.tile.valid_cols, Const) and int(t.tile.valid_cols.value) == t.tile.cols
                     for t in (dst, *srcs))

@@ -29,10 +29,10 @@ CATEGORIES = ("id", "move", "lane_alu", "sfu", "compare", "convert", "lane_memor
 # the tile families and their groups derive from each family's descriptor (tile_roles.py);
 # the executor looks every family up by name (exec/compiled/isa_constants.py), but the order
 # of the others matters to the compiled timing loop: the families it executes itself are the
-# first five and the last three (`fam <= F_FMA_STORE or fam >= F_WARP`, compiled/timing.py),
+# first five and the last four (`fam <= F_FMA_STORE or fam >= F_WARP`, compiled/timing.py),
 # so every tile family lies between them
 FAMILIES = ("alu", "id", "load", "store", "fma_store", "alloc", "sync", "control") + TILE_FAMILIES + (
-    "warp", "atomic", "local")
+    "warp", "atomic", "local", "check")
 OPERAND_KINDS = ("value", "pointer", "dim", "dtype", "target", "imm", "tile")
 RESULTS = ("value", "pred", "none")
 DTYPE_NAMES = ("float32", "float16", "int32", "bool", "int8", "uint8", "int16", "bfloat16", "uint16",

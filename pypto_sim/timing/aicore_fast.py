@@ -22,7 +22,7 @@ from .aicore_tables import SYNC_KINDS
 from .fast import EVENTS_PER_CALL, finished_records, flushed_records, grown, rebuilt_table, start_slots
 from .records import FIELDS, ROWS_PER_CHUNK, PcTotals, RecordColumns
 
-SCALAR_FAMILIES = ("control", "alu", "id", "warp", "alloc")
+SCALAR_FAMILIES = ("control", "alu", "id", "warp", "alloc", "check")
 LOG_ROWS = 4096          # first capacity of the log of dispatched tile instructions
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
 from ..ir.program import C_AUX
+from ..isa.run_time_checks import check_error
 from ..exec.aicore_tiles import UNIT_NAMES
 
 
@@ -43,6 +44,10 @@ def lane_out_of_bounds(sim, pc, blk, w, info) -> OutOfBoundsError:
     local array."""
     lane, offset, count = int(info[0]), int(info[1]), int(info[2])
     ins = sim.prog.instrs[pc]
+    if sim.pc_family[pc] == "check":
+        unit = UNIT_NAMES[w] if sim.aicore else f"warp {w}, lane {lane}"
+        return check_error(ins, info, f"{unit} of block {blk.coords}", kernel=sim.kernel_name,
+                           file=sim.prog.file, block=blk.coords, warp=w, lane=None if sim.aicore else lane)
     if sim.pc_family[pc] == "local":
         return OutOfBoundsError(
             f"{ins.op} out of bounds: block {blk.coords}, warp {w}, lane {lane} (local id "

@@ -344,7 +344,7 @@ class LaunchSimulation(SteppingQueries):
                     ws.wait_alls += 1
                 else:
                     ws.seen_tiles = max(ws.seen_tiles, blk.tile_seq)
-            elif fam in ("alu", "id", "warp", "local"):
+            elif fam in ("alu", "id", "warp", "local", "check"):
                 if ex.execute(pc, code, imm, ws.regs, mask, ctx, self.hbm, self.tbase, self.tcount,
                               self.tbytes, blk.l1, sector, pend_idx, pend_val, info):
                     raise self._oob(pc, blk, w, info)           # a local-array index

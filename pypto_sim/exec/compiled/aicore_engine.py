@@ -20,7 +20,7 @@ L2's lines (l2.py) and the AI core's step functions (aicore_steps.py, aicore_syn
 import numpy as np
 from numba import njit
 
-from .isa_constants import F_ALLOC, F_ALU, F_CONTROL, F_ID, F_WARP, WHY_HBM, WHY_MISSED, WHY_SHARED
+from .isa_constants import F_ALLOC, F_ALU, F_CHECK, F_CONTROL, F_ID, F_WARP, WHY_HBM, WHY_MISSED, WHY_SHARED
 from .jit_options import NO_REFCOUNT
 from .scalars import ST_OK
 from .lane import execute
@@ -405,7 +405,7 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                         bx[p, X_GEN] = gen + 1
                     elif ikind == AK_CC_WAIT or ikind == AK_PIPE_BARRIER or fam == F_ALLOC:
                         pass                                        # done before issue, or nothing to do
-                    elif fam == F_ALU or fam == F_ID or fam == F_WARP:
+                    elif fam == F_ALU or fam == F_ID or fam == F_WARP or fam == F_CHECK:
                         if execute(pc, code, imm, wregs, mask, ctx, hbm, tbase, tcount, tbytes, l1,
                                    32, pend_idx, pend_val, info) != ST_OK:
                             st[S_FALLBACK_PC] = pc

@@ -288,7 +288,7 @@ def run_grid(code, imm, seed_regs, grid, block, hbm, hbm_init, tbase, tcount, tb
     """Run blocks b_first..b_end-1 of the grid functionally, warps round-robin between block
     barriers (the caller runs the grid in slices, so Ctrl-C and progress get a word in).
 
-    out = [status, block id, warp, pc, warp-instructions executed, info[0..2]] where status
+    out = [status, block id, warp, pc, warp-instructions executed, info[0..3]] where status
     is RUN_EXIT (all done), RUN_FAULT / RUN_TILE_FAULT / RUN_BUDGET, or RUN_BARRIER for a
     block barrier some warps never reach (a deadlock)."""
     lanes = block[0] * block[1] * block[2]
@@ -342,7 +342,7 @@ def run_grid(code, imm, seed_regs, grid, block, hbm, hbm_init, tbase, tcount, tb
                     out[2] = w
                     out[3] = states[w, 0]
                     out[4] = executed
-                    for q in range(3):
+                    for q in range(4):             # a fault's lane, offset, count (CHECK: hi)
                         out[5 + q] = info[q]
                     return
             if waiting == n_warps and (vote[0] != 0 or vote[1] != 0):

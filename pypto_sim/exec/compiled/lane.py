@@ -20,7 +20,7 @@ State it works on (all numpy arrays, owned by the caller):
 import numpy as np
 from numba import njit
 
-from .isa_constants import (BOUNDS_CHECK, C_AUX, C_DST, C_DTYPE, C_OP, C_UNIFORM, F_ALU, F_ATOMIC,
+from .isa_constants import (BOUNDS_CHECK, C_AUX, C_DST, C_DTYPE, C_OP, C_UNIFORM, F_ALU, F_ATOMIC, F_CHECK,
                             F_FMA_STORE, F_ID, F_LOAD, F_LOCAL, F_STORE, F_WARP, FAMILY, ITEMSIZE, OP_LOAD,
                             OP_STORE_L1)
 from .jit_options import NO_REFCOUNT
@@ -28,7 +28,7 @@ from .scalars import round_to, ST_OK, wrap_i32
 from .alu import alu_float, alu_int
 from .gm_bytes import gm_load, gm_store
 from .lane_ops import exec_alu, exec_id, fault, lane_active, operand, region, traffic
-from .simt import exec_atomic, exec_local, exec_warp
+from .simt import exec_atomic, exec_check, exec_local, exec_warp
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def exec_load(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector, pend_idx, info):
@@ -187,6 +187,8 @@ def execute(pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sect
         return exec_warp(pc, code, imm, regs, mask, pend_val)
     if fam == F_LOCAL:
         return exec_local(pc, code, imm, regs, mask, info)
+    if fam == F_CHECK:
+        return exec_check(pc, code, imm, regs, mask, info)
     if fam == F_ATOMIC:
         return exec_atomic(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, sector,
                            pend_idx, info)

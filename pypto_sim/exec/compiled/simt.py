@@ -161,6 +161,22 @@ def exec_local(pc, code, imm, regs, mask, info):
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
+def exec_check(pc, code, imm, regs, mask, info):
+    """CHECK: each active lane's operand 0 must lie in [operand 1, operand 2]; the first lane
+    whose does not faults (info: lane, value, lo, hi)."""
+    for lane in range(32):
+        if not lane_active(mask, lane):
+            continue
+        v = np.int64(operand(code, imm, regs, pc, 0, lane))
+        lo = np.int64(operand(code, imm, regs, pc, 1, lane))
+        hi = np.int64(operand(code, imm, regs, pc, 2, lane))
+        if v < lo or v > hi:
+            info[3] = hi
+            return fault(info, lane, v, lo)
+    return ST_OK
+
+
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def popcount(m):
     """Set bits of a 32-bit lane mask."""
     m = m & 0xFFFFFFFF

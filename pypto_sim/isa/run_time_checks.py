@@ -1,0 +1,30 @@
+"""The rules a CHECK instruction (isa/20_memory_sync_control.toml) tests at run time, by its
+aux[0]: what the rule is and what to do when it fails. The compiler reports the same rules as
+compile errors when their operands are constants; CHECK is their run-time form (pto-isa's
+PTO_ASSERT, include/pto/common/debug.h)."""
+from ..errors import OutOfBoundsError
+
+VALID_REGIONS_MATCH = 0
+FIELD_HOLDS_VALUE = 1
+
+# (what the rule is, what to do) by rule
+RULES = (
+    ("A2/A3 asserts that the valid regions of an op's tiles match (e.g. TADD_IMPL, "
+     "include/pto/npu/a2a3/TAdd.hpp)",
+     "give the tiles the same valid region (valid=(rows, cols) of pto.alloc_tile / pto.tsubview)"),
+    ("the value is packed into a bit field of a register, and a larger one would spill into the "
+     "next field",
+     "keep the run-time value within the field's range"),
+)
+
+
+def check_error(ins, info, where: str, **location):
+    """The OutOfBoundsError of CHECK instruction ins (an ir Instr) that failed with info =
+    (lane, value, lo, hi), at `where` (the unit or warp and block). Its comment is
+    "<call>: <requirement>"; location: the error's kernel, file, block, warp and lane fields."""
+    value, lo, hi = (int(x) for x in info[1:4])
+    rule, hint = RULES[int(ins.aux[0])]
+    call, _, requirement = ins.comment.rpartition(": ")
+    found = f"{value} != {lo}" if lo == hi else f"{value} is outside [{lo}, {hi}]"
+    return OutOfBoundsError(f"{call or 'CHECK'} at line {ins.line} on {where}: {requirement} fails ({found}): "
+                            f"{rule}", line=ins.line, offset=value, count=None, hint=hint, **location)
