@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_tsort32_sorts_each_run_of_32_by_value_then_index(make_kernels):
     """src[j] = 5j mod 8 over 64 columns, idx[j] = j + 100. In each run of 32 every value 0..7
     appears four times; TSORT32 writes the run's (value, index) pairs by value descending and
-    equal values in index order: run 0 starts (7, 103), (7, 111), (7, 119), (7, 127), (6, 106)."""
+    equal values in index order: run 0 starts (7, 103), (7, 111), (7, 119), (7, 127), (6, 106).
+    The index word is the float32 whose bits are the index (vbitsort's uint32 word): read as
+    int32 it is the index."""
     j = np.arange(64)
     x = np.concatenate([(5 * j) % 8, j + 100]).astype(np.float32)
     got = run_vec(make_kernels, """
@@ -39,7 +41,8 @@ pto.tstore(O, d)
     want = [(val, 100 + c) for r in (0, 32) for val in range(7, -1, -1) for c in range(r, r + 32)
             if (5 * c) % 8 == val]
     assert want[:5] == [(7, 103), (7, 111), (7, 119), (7, 127), (6, 106)]
-    np.testing.assert_array_equal(got, np.array(want, np.float32).ravel())
+    np.testing.assert_array_equal(got[::2], [v for v, _ in want])
+    np.testing.assert_array_equal(got[1::2].view(np.int32), [i for _, i in want])
 
 
 def test_tmrgsort_merges_four_blocks_the_first_block_winning_ties(make_kernels):
@@ -113,6 +116,107 @@ pto.tstore(O, o)
     np.testing.assert_array_equal(got, np.arange(8))
 
 
+@pytest.mark.parametrize("src, dst, x, want_bits", [
+    ("float32", "int32", [0.5, 9, 2.5, 9, -0.0, 9, -np.inf, 9], [1056964608, 1075838976, -2147483648, -8388608]),
+    ("int32", "float32", [1065353216, 9, -1073741824, 9, 1, 9, 2143289345, 9],
+     [1065353216, -1073741824, 1, 2143289345]),
+])
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+def test_tgather_between_float32_and_int32_moves_the_words_bits(make_kernels, mode, src, dst, x, want_bits):
+    """vreducev2 moves bits (TGather.hpp asks only sizeof(dst) == sizeof(src)): P0101 of 8
+    words picks columns 0, 2, 4, 6 and dst holds their 32 bits read as dst's dtype.
+    float32 -> int32: 0.5f = 1.0 x 2^-1 = 0x3F000000 = 1056964608; 2.5f = 1.25 x 2^1 =
+    0x40200000 = 1075838976; -0.0f = 0x80000000 = -2147483648; -inf = 0xFF800000 = -8388608.
+    int32 -> float32: 1065353216 = 0x3F800000 = 1.0f; -1073741824 = 0xC0000000 = -2.0f; 1 =
+    2^-149 (the least subnormal); 2143289345 = 0x7FC00001, a quiet NaN whose payload 1 is kept.
+    Both read back through the stored bytes as int32."""
+    mod = make_kernels(f"""
+@pto.kernel
+def k(X, O):
+    with pto.vector():
+        s = pto.alloc_tile(1, 8, pto.{src}, loc=pto.Vec)
+        d = pto.alloc_tile(1, 8, pto.{dst}, loc=pto.Vec)
+        pto.tload(s, X)
+        pto.tgather(d, s, "P0101")
+        pto.tstore(O, d)
+""")
+    X, O = pto.alloc_tensor(32, getattr(pto, src)), pto.alloc_tensor(32, getattr(pto, dst))
+    pto.memcpy_h2d(X, np.array(x, src))
+    pto.launch(mod.k, grid=(1,), args=(X, O), mode=mode)
+    pto.sync()
+    got = np.zeros(8, dst)
+    pto.memcpy_d2h(got, O)
+    np.testing.assert_array_equal(got[:4].view(np.int32), want_bits)
+    if dst == "float32":
+        assert got[0] == 1.0 and got[1] == -2.0 and got[2] == 2.0 ** -149 and np.isnan(got[3])
+
+
+def test_both_executors_agree_on_tgathers_bits_from_float32_int32_and_half_pairs(make_kernels):
+    """The numba and the reference executor, in timing and functional mode, on the three
+    reinterpreting gathers (P0101: elements 0, 2, 4, 6): float32 (0.5, 2.5, -0.0, -inf) into
+    int32, as in test_tgather_between_float32_and_int32_moves_the_words_bits; int32
+    (1065353216, -1073741824, 1, 2143289345) into float32, likewise; and the int32 view of 16
+    halves into float32: element j is halves 2j (low) and 2j + 1 (high), so (0, 1.875 =
+    0x3F80) is 0x3F800000 = 1.0f, (0, -2.0 = 0xC000) is 0xC0000000 = -2.0f, (0, 1.75 = 0x3F00)
+    is 0x3F000000 = 0.5f and (2^-24 = 0x0001, 0) is 1, the float32 2^-149."""
+    mod = make_kernels("""
+@pto.kernel
+def k(X, XI, XH, O, OF, OH):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            s = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
+            si = pto.alloc_tile(1, 8, pto.int32, loc=pto.Vec)
+            sh = pto.alloc_tile(1, 16, pto.float16, loc=pto.Vec)
+            d = pto.alloc_tile(1, 8, pto.int32, loc=pto.Vec)
+            df = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
+            dh = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
+            pto.tload(s, X)
+            pto.tload(si, XI)
+            pto.tload(sh, XH)
+            pto.tgather(d, s, "P0101")
+            pto.tgather(df, si, "P0101")
+            pto.tgather(dh, pto.treshape(sh, 1, 8, dtype=pto.int32), "P0101")
+            pto.tstore(O, d)
+            pto.tstore(OF, df)
+            pto.tstore(OH, dh)
+""")
+    halves = [0, 1.875, 9, 9, 0, -2.0, 9, 9, 0, 1.75, 9, 9, 2.0 ** -24, 0, 9, 9]
+    ins = [(np.array([0.5, 9, 2.5, 9, -0.0, 9, -np.inf, 9], np.float32), pto.float32),
+           (np.array([1065353216, 9, -1073741824, 9, 1, 9, 2143289345, 9], np.int32), pto.int32),
+           (np.array(halves, np.float16), pto.float16)]
+    args = []
+    for a, dt in ins:
+        args.append(pto.alloc_tensor(a.nbytes, dt))
+        pto.memcpy_h2d(args[-1], a)
+    outs = [pto.alloc_tensor(32, dt) for dt in (pto.int32, pto.float32, pto.float32)]
+    images = both_executors(mod.k, (1, 1, 1), (*args, *outs))
+    first = images[("timing", "numba")]
+    for key, image in images.items():
+        np.testing.assert_array_equal(image, first, err_msg=str(key))
+    bits = [first[o.alloc.byte_addr:o.alloc.byte_addr + 16].view(np.int32) for o in outs]
+    np.testing.assert_array_equal(bits[0], [1056964608, 1075838976, -2147483648, -8388608])
+    np.testing.assert_array_equal(bits[1], [1065353216, -1073741824, 1, 2143289345])
+    np.testing.assert_array_equal(bits[2].view(np.float32), [1.0, -2.0, 0.5, 2.0 ** -149])
+
+
+def test_a_float32_to_int32_gathers_record_says_it_moves_bits(make_kernels):
+    """The record's mode operand (isa/sort_modes.py): TGATHER (3) | TO_I32_BITS (8) = 11 for a
+    gather of float32 words into an int32 tile."""
+    from pypto_sim.isa import load_isa
+    mod = make_kernels("""
+@pto.kernel
+def k(X, O):
+    with pto.vector():
+        s = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
+        d = pto.alloc_tile(1, 8, pto.int32, loc=pto.Vec)
+        pto.tgather(d, s, "P0101")
+""")
+    (ins,) = [i for i in mod.k.program_for((pto.alloc_tensor(32), pto.alloc_tensor(32))).instrs
+              if i.op == "TGATHER"]
+    at = [o.name for o in load_isa().by_name["TGATHER"].value_operands].index("mode")
+    assert ins.srcs[at].value == 3 | 8 == 11
+
+
 def test_tmov_between_vec_tiles_copies(make_kernels):
     """pto.tmov(dst, src) on two Vec tiles copies the valid region (TMovToVec)."""
     x = np.arange(64, dtype=np.float32) - 7.5
@@ -168,7 +272,8 @@ def test_special_values_through_sort_merge_gather_and_tmov(make_kernels):
     order (pto-isa's std::stable_sort leaves NaN's place undefined; this is the simulator's).
     The two-list merge of [(inf, 0) (1, 1) (-0, 2) (-inf, 3)] and [(NaN, 4) (2, 5) (0, 6)
     (-1, 7)] takes list 0 while list 1's head is not greater (NaN never is), then list 1.
-    TGATHER and TMOV copy the words: -0.0 keeps its sign."""
+    TGATHER and TMOV copy the words: -0.0 keeps its sign. (TSORT32's index words are the
+    float32s whose bits are the indices.)"""
     inf, nan = np.inf, np.nan
     x = np.array([1, -inf, 0, nan, -0.0, inf, 2, 0] + list(range(8))
                  + [inf, 0, 1, 1, -0.0, 2, -inf, 3, nan, 4, 2, 5, 0, 6, -1, 7], np.float32)
@@ -194,6 +299,7 @@ pto.tstore(O, o)
     sort32 = [1, 0, 0, 2, -inf, 1, nan, 3, inf, 5, 2, 6, -0.0, 4, 0, 7]
     merged = [inf, 0, 1, 1, -0.0, 2, -inf, 3, nan, 4, 2, 5, 0, 6, -1, 7]
     want = np.array(sort32 + merged + sort32[::2], np.float32)
+    want[1:16:2] = np.array(sort32[1::2], np.int32).view(np.float32)
     np.testing.assert_array_equal(got[:40], want)
     assert np.array_equal(np.signbit(got[:40]), np.signbit(want)), "a signed zero lost its sign"
 
@@ -201,11 +307,15 @@ pto.tstore(O, o)
 @pytest.mark.parametrize("mode, k, rows, cols", [(0, 0, 1, 64), (0, 40, 3, 40), (0, 0, 2, 7),
                                                  (1, 64, 1, 256), (1, 128, 1, 1024), (1, 64, 1, 300),
                                                  (2, 64, 1, 128), (2, 24, 1, 64), (2, 0, 1, 32),
-                                                 (3, 1, 2, 16), (3, 2, 1, 30), (3, 4, 3, 12), (3, 7, 1, 9)])
+                                                 (3, 1, 2, 16), (3, 2, 1, 30), (3, 4, 3, 12), (3, 7, 1, 9),
+                                                 (3 | 8, 1, 2, 16), (3 | 16, 7, 1, 9), (3 | 4, 2, 2, 16),
+                                                 (3 | 4 | 16, 7, 1, 12)])
 def test_the_numba_sort_kernel_matches_the_reference(mode, k, rows, cols):
     """tile_sort of both executors on the same random words (small integers: many ties; NaN
     order is left out, pto-isa's std::stable_sort does not define it), with the operands' tiles
-    at random places: every word of memory comes out identical."""
+    at random places: every word of memory comes out identical. TGATHER also with its mode bits
+    (4 the int32 view of half pairs, 8 float32 -> int32 bits, 16 int32 -> float32 bits: a
+    negative integer's bits are a NaN pattern; TSORT32's float32 index words are such too)."""
     ex = executor()
     rng = np.random.default_rng(1000 * mode + cols)
     for trial in range(4):

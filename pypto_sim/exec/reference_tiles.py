@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from ..isa import load_isa
+from ..isa.sort_modes import F16_WORDS, TO_F32_BITS, TO_I32_BITS
 from ..isa.tile_roles import FAMILY_ROLES, KERNEL_FAMILIES, gather_selects
 from . import gm
 from .reference_values import evaluate, round_mode, to_dtype
@@ -263,11 +264,26 @@ def _merge(lists):
         at[best] += 1
 
 
+def _f32_of_bits(words):
+    """The float32 words (as float64) whose bits are the low 32 bits of the integer words: a
+    signalling NaN pattern comes back quiet (bit 22 set), as the float32 -> float64 conversion
+    makes it (exec/compiled/sort.py's module note)."""
+    u = np.asarray(np.asarray(words, np.float64).astype(np.int64) & 0xFFFFFFFF, np.uint32)
+    with np.errstate(invalid="ignore"):
+        return u.view(np.float32).astype(np.float64)
+
+
+def _bits_of_f32(words):
+    """The int32 words (as float64) whose bits are those of the float32 words."""
+    with np.errstate(invalid="ignore"):
+        return np.asarray(words, np.float64).astype(np.float32).view(np.int32).astype(np.float64)
+
+
 def _structure(v, i, width):
-    """(v, i) as one structure of `width` words: float32 (v, i), or float16 (v, 0, then the
-    float16 words whose bits are i's low and high 16 bits)."""
+    """(v, i) as one structure of `width` words: float32 (v, then the float32 whose bits are
+    i's), or float16 (v, 0, then the float16 words whose bits are i's low and high 16 bits)."""
     if width == 2:
-        return [v, i]
+        return [v, float(_f32_of_bits([i])[0])]
     u = np.array([int(i) & 0xFFFFFFFF], np.uint32).view(np.uint16)       # little end first
     return [v, 0.0, *u.view(np.float16).astype(np.float64)]
 
@@ -281,9 +297,12 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
     """The tile_sort family (isa/44_sort.toml) in numpy: TSORT32 (mode & 3 == 0) by an insertion
     sort on (value descending, index ascending), which places a NaN where it arrives (nothing
     compares before or after it); TMRGSORT (1) and TMRGSORT_LISTS (2) by _merge; TGATHER (3) by a
-    boolean mask. mode >= 4: float16 words (4-word structures; TGATHER reads int32 elements of
-    word pairs). Every source word is read before dst is written."""
-    op, width = mode & 3, (4 if mode >= 4 else 2)
+    boolean mask. The mode bits of isa/sort_modes.py: mode & F16_WORDS (4), float16 words
+    (4-word structures; TGATHER reads int32 elements of word pairs); TGATHER's mode &
+    TO_I32_BITS (8), each picked float32 word becomes the int32 of its bits, mode & TO_F32_BITS
+    (16), each picked int32 word the float32 of its bits. Every source word is read before dst
+    is written."""
+    op, width = mode & 3, (4 if mode & F16_WORDS else 2)
     if op == 0:
         out = []
         for r in range(rows):
@@ -310,9 +329,13 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
         l1[dst:dst + cols] = out
     else:
         grid = l1[src:src + rows * cols].reshape(rows, cols)
-        if mode >= 4:
+        if mode & F16_WORDS:
             grid = _int32_of_halves(grid.ravel()).reshape(rows, cols // 2)
         out = grid[:, _gather_mask(k, grid.shape[1])].ravel().copy()
+        if mode & TO_I32_BITS:
+            out = _bits_of_f32(out)
+        elif mode & TO_F32_BITS:
+            out = _f32_of_bits(out)
         l1[dst:dst + len(out)] = out
 
 

@@ -1,7 +1,8 @@
 """Lowering of the sort family on typed Vec tiles (isa/44_sort.toml): pto.tsort32,
 pto.tmrgsort (PTO-ISA's two forms: blocks of one list, or two lists) and the mask-pattern
 pto.tgather, on float32 or float16 tiles (8-byte (value, index) structures; TGATHER also reads
-an int32 view of float16 words, pto.treshape(..., dtype=pto.int32)), with the checks of
+an int32 view of float16 words, pto.treshape(..., dtype=pto.int32), and moves the bits of 32-bit
+words between float32 and int32 tiles), with the checks of
 pto-isa's A2/A3 and CPU implementations (include/pto/npu/a2a3/TSort32.hpp, TMrgSort.hpp,
 TGather.hpp) as compile errors at the kernel's line. Every shape is static: the kernels that
 use them (pto-isa's topk) bind one-row views.
@@ -12,12 +13,11 @@ registry.py's LOWERINGS.
 from __future__ import annotations
 
 from .. import dtypes
+from ..isa.sort_modes import F16_WORDS, SORT_MODES, TO_F32_BITS, TO_I32_BITS
 from ..isa.tile_roles import GATHER_PATTERNS, gather_selects
 from .registry import LOWERINGS
 from .values import NONE, Const, Text
 
-SORT_MODES = {"TSORT32": 0, "TMRGSORT": 1, "TMRGSORT_LISTS": 2, "TGATHER": 3}
-HALF_WORDS = 4          # a record's mode + 4: float16 words (exec/compiled/sort.py)
 STRUCT_BYTES = 8        # a (value, index) structure: 2 float32 or 4 float16 words
 
 
@@ -35,9 +35,10 @@ def _sort_valid(comp, t, node, call):
     return int(vr.value), int(vc.value)
 
 
-def _sort_emit(comp, name, node, tiles, k, rows, cols, dtype, comment, half=False):
-    """Emit `name` over tiles with the kernel's mode (+ HALF_WORDS for float16 words) and the
-    k, rows and cols operands. Only TGATHER's src may be an int32 view of float16 words."""
+def _sort_emit(comp, name, node, tiles, k, rows, cols, dtype, comment, half=False, bits=0):
+    """Emit `name` over tiles with the kernel's mode (| F16_WORDS for float16 words, | bits:
+    TGATHER's TO_I32_BITS or TO_F32_BITS) and the k, rows and cols operands. Only
+    TGATHER's src may be an int32 view of float16 words."""
     spec = comp.isa[name]
     ops = []
     for o in spec.value_operands:
@@ -45,7 +46,7 @@ def _sort_emit(comp, name, node, tiles, k, rows, cols, dtype, comment, half=Fals
             reinterpreted = name == "TGATHER" and o.name == "src"
             ops.append(comp.tile_base(tiles[o.name], node, f"pto.{spec.builtin}: {o.name}", reinterpreted)[0])
         else:
-            value = {"mode": SORT_MODES[name] + (HALF_WORDS if half else 0), "k": k, "rows": rows,
+            value = {"mode": SORT_MODES[name] | (F16_WORDS if half else 0) | bits, "k": k, "rows": rows,
                      "cols": cols}[o.name]
             ops.append(comp._int_operand(Const(value, dtypes.int32), node, o.name))
     comp.emit(name, None, tuple(ops), dtype, node, aux=comp.tile_aux())
@@ -86,7 +87,7 @@ def lower_tsort32(comp, node, args):
         comp.error(node, f"{call}: '{src.name}' rows must be whole ({cols} of {src.tile.cols} valid)")
     ipitch = 0 if irows == 1 else idx.tile.cols
     _sort_emit(comp, "TSORT32", node, t, ipitch, rows, cols, src.dtype,
-               f"{dst.name} <- sort32({src.name}, {idx.name})", half=width == HALF_WORDS)
+               f"{dst.name} <- sort32({src.name}, {idx.name})", half=width == F16_WORDS)
 
 
 @LOWERINGS.lowering("tmrgsort")
@@ -124,7 +125,7 @@ def lower_tmrgsort(comp, node, args):
                                  f"to '{dst.name}' (TMrgSort.hpp)", "give tmp a row of at least the "
                                  "two lists' words")
         _sort_emit(comp, "TMRGSORT_LISTS", node, t, n[1], 1, n[1] + n[2], dst.dtype,
-                   f"{dst.name} <- merge({s0.name}, {s1.name})", half=width == HALF_WORDS)
+                   f"{dst.name} <- merge({s0.name}, {s1.name})", half=width == F16_WORDS)
         return
     spec = comp.isa["TMRGSORT"]
     t = _sort_tiles(comp, spec, node, {"dst": args["dst"], "src": args["src"]})
@@ -142,12 +143,15 @@ def lower_tmrgsort(comp, node, args):
     if _sort_valid(comp, dst, node, call)[1] < cols:
         comp.error(node, f"{call}: '{dst.name}' must hold the {cols} words of '{src.name}'")
     _sort_emit(comp, "TMRGSORT", node, t, block, 1, cols, dst.dtype,
-               f"{dst.name} <- mrgsort({src.name}, {block})", half=width == HALF_WORDS)
+               f"{dst.name} <- mrgsort({src.name}, {block})", half=width == F16_WORDS)
 
 
 @LOWERINGS.lowering("tgather")
 def lower_tgather(comp, node, args):
-    """TGATHER<MaskPattern>(dst, src): A2/A3 TGather.hpp (vreducev2), CPU TGather.hpp."""
+    """TGATHER<MaskPattern>(dst, src): A2/A3 TGather.hpp (vreducev2), CPU TGather.hpp. vreducev2
+    moves bits and asks only that dst's and src's elements have one size: float32 into int32
+    (TO_I32_BITS) or int32, or the int32 view of float16 pairs, into float32 (TO_F32_BITS)
+    reinterpret each picked word's 32 bits."""
     spec, call = comp.isa["TGATHER"], "pto.tgather"
     t = _sort_tiles(comp, spec, node, {"dst": args["dst"], "src": args["src"]})
     dst, src = t["dst"], t["src"]
@@ -159,11 +163,14 @@ def lower_tgather(comp, node, args):
         if v.dtype.name not in spec.dtypes:
             comp.error(node, f"{call}: '{v.name}' holds {v.dtype}; TGATHER takes float32, int32 or float16 here")
     pairs = src.tile.storage is not None          # an int32 view of float16 words
-    if (dst.dtype.itemsize != src.dtype.itemsize) or (pairs and dst.dtype != dtypes.int32):
+    if dst.dtype.itemsize != src.dtype.itemsize:
         comp.error(node, f"{call}: '{dst.name}' holds {dst.dtype} and '{src.name}' {src.dtype}: vreducev2 "
                          "moves elements of one size",
                    "gather 32-bit elements of a float16 row through pto.treshape(row, 1, cols // 2, "
-                   "dtype=pto.int32) into an int32 tile")
+                   "dtype=pto.int32) into an int32 or float32 tile")
+    bits = 0                                      # same size, another dtype: the words' bits
+    if dst.dtype != src.dtype:
+        bits = TO_I32_BITS if dst.dtype == dtypes.int32 else TO_F32_BITS
     rows, cols = _sort_valid(comp, src, node, call)
     if rows > 1 and src.tile.cols != cols:
         comp.error(node, f"{call}: '{src.name}' rows must be whole ({cols} of {src.tile.cols} valid)")
@@ -174,4 +181,4 @@ def lower_tgather(comp, node, args):
                    "vreducev2 writes every selected word: make dst (or its row view) that long")
     words = cols * (2 if pairs else 1)            # the record covers the float16 words
     _sort_emit(comp, "TGATHER", node, t, code, rows, words, src.tile.storage or dst.dtype,
-               f"{dst.name} <- gather({src.name}, {pattern.value})", half=pairs)
+               f"{dst.name} <- gather({src.name}, {pattern.value})", half=pairs, bits=bits)

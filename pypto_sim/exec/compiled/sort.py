@@ -1,19 +1,39 @@
 """The tile_sort family's value kernel (TSORT32, TMRGSORT, TMRGSORT_LISTS, TGATHER), beside the
 other tile kernels (tiles.py).
 
-A (value, index) structure is 8 bytes, as A2/A3's vbitsort writes it: two float32 words (the
-index word holds the index's integer value), or four float16 words (mode + 4): the value, 0,
-then the index's low and high 16 bits, each word the float16 whose bits they are
-(gm_bytes' ieee_decode / ieee_encode, which keep a float16 NaN pattern's payload in the float64
-word; every kernel here copies words unchanged).
+A (value, index) structure is 8 bytes, as A2/A3's vbitsort writes it: two float32 words, the
+value and the float32 whose bits are the index's 32 bits, or four float16 words (mode bit
+F16_WORDS): the value, 0, then the index's low and high 16 bits, each word the float16 whose
+bits they are (gm_bytes' ieee_decode / ieee_encode, which keep a float16 NaN pattern's payload in
+the float64 word). So the bytes a TSTORE writes are the device's, and TGATHER reads an index
+back as an int32 by its bits (TO_I32_BITS, or the int32 view of float16 pairs). The sorts and
+merges copy words unchanged.
+
+float32 bits <-> word goes through float32 as gm_bytes' float32 load and store do (f32_of_bits,
+bits_of_f32): a NaN's payload is kept, but a signalling NaN pattern (exponent all ones, bit 22
+clear, mantissa not 0: int32 2139095041..2143289343 or -8388607..-4194305) comes back with bit
+22 set, as the float32 -> float64 conversion quiets it (gm_load of a float32 does the same): a
+limit of float64 words, not the device's (which moves all 32 bits).
 """
 import numpy as np
 from numba import njit
 
+from ...isa.sort_modes import F16_WORDS, TO_F32_BITS, TO_I32_BITS
 from .gm_bytes import ieee_decode, ieee_encode
 from .scalars import wrap_i32
 
-F16_WORDS = 4          # words of a float16 structure (mode + 4); a float32 one has 2
+
+@njit(cache=True, error_model="numpy")
+def f32_of_bits(i):
+    """The float32 word (as float64) whose bits are the low 32 bits of the integer word i (see
+    the module's note on signalling NaNs)."""
+    return np.float64(np.uint32(np.int64(i) & 0xFFFFFFFF).view(np.float32))
+
+
+@njit(cache=True, error_model="numpy")
+def bits_of_f32(x):
+    """The int32 word (as float64) whose bits are those of the float32 word x."""
+    return np.float64(wrap_i32(np.int64(np.float32(x).view(np.uint32))))
 
 
 @njit(cache=True, error_model="numpy")
@@ -27,7 +47,7 @@ def _put_structure(out, at, v, i, width):
     """Write (v, i) as one structure of `width` words at out[at] (the module's layouts)."""
     out[at] = v
     if width == 2:
-        out[at + 1] = i
+        out[at + 1] = f32_of_bits(i)
     else:
         u = np.int64(i) & 0xFFFFFFFF
         out[at + 1] = 0.0
@@ -38,7 +58,7 @@ def _put_structure(out, at, v, i, width):
 @njit(cache=True, error_model="numpy")
 def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
     """The tile_sort family (isa/44_sort.toml) on float64 words; every source word is read
-    before dst is written. mode & 3 picks the instruction, mode >= 4 marks float16 words
+    before dst is written. mode & 3 picks the instruction; mode & F16_WORDS marks float16 words
     (structures of 4 words, or TGATHER's int32 view of word pairs). mode 0 TSORT32: each run of
     32 values of each row of src (rows of cols words) with idx's words (row pitch k, 0 for one
     index row) insertion-sorted (stable) into structures, 2 or 4 x cols words a row. mode 1
@@ -47,10 +67,12 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
     TMRGSORT_LISTS: the sorted structures of src (k words) and src1 (cols - k) merged into dst,
     src first on ties. mode 3 TGATHER: the words of each row whose column pattern k selects
     (1 P0101, 2 P1010, 3 P0001, 4 P0010, 5 P0100, 6 P1000, 7 P1111), packed into dst one after
-    another across rows; mode 7 the same over the row's cols / 2 int32 elements, each two half
-    words' bits (low first)."""
+    another across rows; with F16_WORDS the same over the row's cols / 2 int32 elements, each two
+    half words' bits (low first). Then TO_I32_BITS: each picked float32 word becomes the int32 of
+    its bits (bits_of_f32); TO_F32_BITS: each picked int32 word the float32 of its bits
+    (f32_of_bits)."""
     op = mode & 3
-    width = F16_WORDS if mode >= 4 else 2
+    width = F16_WORDS if mode & F16_WORDS else 2
     if op == 0:
         out = np.empty(rows * width * cols, np.float64)
         vals = np.empty(32, np.float64)
@@ -106,19 +128,22 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
     else:
         out = np.empty(max(rows * cols, 1), np.float64)
         n = 0
+        pairs = (mode & F16_WORDS) != 0
         for r in range(rows):
-            if mode >= 4:
-                for c in range(cols // 2):
-                    if _gather_selects(k, c):
+            for c in range(cols // 2 if pairs else cols):
+                if _gather_selects(k, c):
+                    if pairs:
                         lo = np.int64(ieee_encode(l1[src + r * cols + 2 * c], 16, 10))
                         hi = np.int64(ieee_encode(l1[src + r * cols + 2 * c + 1], 16, 10))
-                        out[n] = np.float64(wrap_i32(lo | (hi << 16)))
-                        n += 1
-            else:
-                for c in range(cols):
-                    if _gather_selects(k, c):
-                        out[n] = l1[src + r * cols + c]
-                        n += 1
+                        w = np.float64(wrap_i32(lo | (hi << 16)))
+                    else:
+                        w = l1[src + r * cols + c]
+                    if mode & TO_I32_BITS:
+                        w = bits_of_f32(w)
+                    elif mode & TO_F32_BITS:
+                        w = f32_of_bits(w)
+                    out[n] = w
+                    n += 1
         for e in range(n):
             l1[dst + e] = out[e]
 
