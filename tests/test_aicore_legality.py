@@ -1,6 +1,8 @@
 """Every capacity and legality rule of typed tiles (PTO-ISA docs/coding/Tile.md,
 docs/isa/TMATMUL.md, include/pto/common/buffer_limits.hpp) triggers its error, which names
 the tile, its space, the limit and the line."""
+import re
+
 import numpy as np
 import pytest
 
@@ -333,3 +335,122 @@ def test_a_two_list_merge_needs_a_tmp_that_holds_the_merged_words(make_kernels):
               "        pto.tmrgsort(d, a, src1=b, tmp=tmp)\n")
     with pytest.raises(pto.CompileError, match="tmp 'tmp' holds 8 words, fewer than the 256 merged words"):
         make_kernels(source).k.program_for((pto.alloc_tensor(64),))
+
+
+# ---------------------------------------------------------------- compile-time operands
+RUN_TIME = '''
+@pto.kernel(sync="manual")
+def k(A, C, r):
+    with pto.{section}():
+        {line}
+'''
+RUN_TIME_LINE = 6        # 1 imports pypto_sim, 2 is empty, 3 the decorator, 4 the def, 5 the section
+TILE = "t = pto.alloc_tile(32, 32, pto.float32, loc=pto.Vec); "
+
+
+def compile_line(make_kernels, line, section="vector"):
+    """Compile k(A, C, r) whose section holds `line` (r a run-time int32); the CompileError."""
+    mod = make_kernels(RUN_TIME.format(section=section, line=line))
+    with pytest.raises(pto.CompileError) as info:
+        mod.k.program_for((pto.alloc_tensor(1 << 12, pto.float16), pto.alloc_tensor(1 << 12), 8))
+    assert info.value.kernel == "k" and info.value.line == RUN_TIME_LINE
+    return info.value
+
+
+@pytest.mark.parametrize("line, name, given", [
+    ("w = pto.tsubview(t, r, 0, 16, 32)", "row", r"'r' \(a kernel argument\)"),
+    ("w = pto.tsubview(t, 0, r * 8, 16, 8, valid=(16, 8))", "col", r"'r \* 8'"),
+    ("w = pto.tsubview(t, 0, col=r + 0, rows=16, cols=8)", "col", r"'r \+ 0'"),
+])
+def test_a_subview_at_a_run_time_offset_says_the_offset_must_be_a_constant(make_kernels, line, name, given):
+    """TSUBVIEW has no operands (isa/42_layout.toml): the view is bound when the kernel compiles,
+    so a run-time row or col is refused as that, naming the argument and what its value is."""
+    error = compile_line(make_kernels, TILE + line)
+    assert re.search(rf"pto.tsubview: {name} must be a constant known when the kernel compiles \(the view is "
+                     rf"bound then: TSUBVIEW has no operands\), but {given} is a value computed while the "
+                     r"kernel runs \(int32\)", str(error)), str(error)
+    assert f"give {name} as a literal or a module constant" in error.hint and "pto.tload" in error.hint
+
+
+@pytest.mark.parametrize("line, call, pad", [
+    ("pto.trowmax(d, t)", "trowmax", '"min"'), ("pto.trowmin(d, t)", "trowmin", '"max"'),
+    ("pto.trowsum(d, t)", "trowsum", '"zero"'), ("pto.trowprod(d, t)", "trowprod", "1"),
+    ("pto.trowargmax(i, t)", "trowargmax", '"min"'),
+    ("v = pto.tsubview(t, 0, 0, 16, 32, valid=(16, r)); pto.trowmax(d, v)", "trowmax", '"min"'),
+])
+def test_a_row_reduction_of_a_run_time_column_count_states_the_whole_row_rule(make_kernels, line, call, pad):
+    """Row reductions run over whole rows (their cols operand is the tile's width), so the
+    source's valid column count must be a constant equal to its columns; a run-time one is
+    refused as that, naming the operand, with the padding that gives the same result."""
+    src = "v" if "tsubview" in line else "t"
+    valid = "" if src == "v" else ", valid=(16, r)"
+    tiles = (f"t = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec{valid}); "
+             "d = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor); "
+             "i = pto.alloc_tile(16, 1, pto.int32, loc=pto.Vec, layout=pto.ColMajor); ")
+    error = compile_line(make_kernels, tiles + line)
+    assert (f"pto.{call}: src '{src}' (16 x 32) has a valid column count known only at run time" in str(error)
+            and "over whole rows only, so the valid column count of src must be a constant equal to its 32 "
+                "columns" in str(error)), str(error)
+    assert f"pto.tfillpad_inplace({src}, {pad})" in error.hint
+    assert f"pto.{call}(dst, pto.tsubview({src}, 0, 0, 16, 32))" in error.hint
+
+
+def test_a_row_reduction_of_fewer_constant_columns_names_the_count(make_kernels):
+    error = compile_line(make_kernels, "t = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec, valid=(16, 8)); "
+                                       "d = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor); "
+                                       "pto.trowmax(d, t)")
+    assert "pto.trowmax: src 't' (16 x 32) has 8 valid columns of its 32" in str(error)
+    assert "or allocate 't' 8 columns wide" in error.hint
+
+
+def test_the_padding_the_row_reduction_hint_gives_reduces_the_valid_columns(make_kernels):
+    """The hint's way round: pad the columns past the run-time valid ones with the identity
+    ("min" for trowmax), then reduce the full-width view: the maxima of the valid columns."""
+    mod = make_kernels('''
+@pto.kernel
+def k(X, O, n):
+    with pto.vector():
+        t = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec, valid=(16, n))
+        d = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
+        pto.tload(t, X)
+        pto.tfillpad_inplace(t, "min")
+        pto.trowmax(d, pto.tsubview(t, 0, 0, 16, 32))
+        pto.tstore(O, d)
+''')
+    x = np.random.default_rng(0).standard_normal(16 * 8).astype(np.float32)
+    X, O = pto.alloc_tensor(x.nbytes), pto.alloc_tensor(64)
+    pto.memcpy_h2d(X, x)
+    pto.launch(mod.k, grid=(1,), args=(X, O, 8))
+    out = np.zeros(16, np.float32)
+    pto.memcpy_d2h(out, O)
+    np.testing.assert_array_equal(out, x.reshape(16, 8).max(axis=1))
+
+
+@pytest.mark.parametrize("section, line, operand, value", [
+    ("vector", "t = pto.alloc_tile(16.0, 16, pto.float32, loc=pto.Vec)", "pto.alloc_tile: rows", "16.0"),
+    ("vector", "t = pto.alloc_tile(16, 16.0, pto.float32, loc=pto.Vec)", "pto.alloc_tile: cols", "16.0"),
+    ("vector", "t = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec, valid=(8.0, 16))", "valid rows", "8.0"),
+    ("vector", "t = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec); pto.tload(t, C, stride=16.0)",
+     "tload: stride", "16.0"),
+    ("vector", "t = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec); pto.tstore(C, t, stride=32.0)",
+     "tstore: stride", "32.0"),
+    ("vector", TILE + "w = pto.tsubview(t, 16.0, 0, 16, 32)", "pto.tsubview: row", "16.0"),
+    ("vector", TILE + "w = pto.tsubview(t, 0, 0, 16, 32.0)", "pto.tsubview: cols", "32.0"),
+    ("vector", TILE + "w = pto.treshape(t, 64.0, 16)", "pto.treshape: rows", "64.0"),
+    ("cube", "m = pto.alloc_tile(32, 32, pto.float16, loc=pto.Mat); "
+             "a = pto.alloc_tile(16, 32, pto.float16, loc=pto.Left); pto.textract(a, m, 16.0, 0)",
+     "textract: row", "16.0"),
+    ("cube", "g = pto.tile_group(2.0, 16, 16, pto.float16, loc=pto.Mat, producer=pto.PIPE_MTE2, "
+             "consumer=pto.PIPE_MTE1)", "pto.tile_group: depth", "2.0"),
+    ("vector", "t = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec); pto.tload(t, C, stride=16.5)",
+     "tload: stride", "16.5"),
+])
+def test_a_float_where_an_int_is_meant_names_the_operand_and_its_value(make_kernels, section, line, operand,
+                                                                       value):
+    """An integer operand takes an int: a float constant, whole (16.0) or not (16.5), is a
+    CompileError naming the operand and the value, never read as its int."""
+    error = compile_line(make_kernels, line, section)
+    assert f"{operand}: the float constant {value} cannot be used as int32 (an integer operand takes an int" \
+        in str(error), str(error)
+    whole = float(value).is_integer()
+    assert error.hint.startswith(f"pass {int(float(value))}, not {value}" if whole else "pass an int")

@@ -2,6 +2,8 @@
 the compiler's own frames (a pair per nested statement) never bury it."""
 import traceback
 
+import pytest
+
 import pypto_sim as pto
 
 FLAT = '''
@@ -55,3 +57,25 @@ def test_the_traceback_does_not_grow_with_the_kernels_nesting(make_kernels):
     assert "During handling" not in text and "direct cause" not in text
     assert nested[-2].startswith("pypto_sim.errors.CompileError: kernel 'nested', ")
     assert nested[-1] == "    pto.store(a + i, pto.nosuch(i))"
+
+
+LANE_INT = '''
+@pto.kernel
+def lane(a, n):
+    {line}
+        pass
+'''
+
+
+@pytest.mark.parametrize("line, operand, value", [
+    ("with pto.pipeline(depth=2.0) as pl:", "pto.pipeline: depth", "2.0"),
+    ("if n > 0:\n        t = pto.alloc_local(64.0, pto.float32)", "pto.alloc_local: n_elems", "64.0"),
+    ("if n > 0:\n        x = pto.local_array(4.5, pto.float32)", "pto.local_array: n", "4.5"),
+])
+def test_a_float_size_of_a_lane_kernel_names_the_operand_and_its_value(make_kernels, line, operand, value):
+    """A buffer's size or a pipeline's depth is an int: a float constant, 64.0 as well as 4.5,
+    is a CompileError naming the operand and the value, at its line (5 or 6), not its int."""
+    with pytest.raises(pto.CompileError) as info:
+        make_kernels(LANE_INT.format(line=line)).lane.program_for((pto.alloc_tensor(128), 32))
+    assert f"{operand}: the float constant {value} cannot be used as int32" in str(info.value)
+    assert info.value.kernel == "lane" and info.value.line == 5 + line.count("\n")

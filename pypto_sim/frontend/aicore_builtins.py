@@ -58,6 +58,9 @@ UNIT_PIPES = {"cube": ("PIPE_S", "PIPE_MTE2", "PIPE_MTE1", "PIPE_M", "PIPE_FIX",
 # (include/pto/npu/a2a3/TLoad.hpp) through TLOAD_TILE_IMPL
 TLOAD_DST_ASSERT = "Fix: Dst TileType must be Vec or Mat!"
 TLOAD_DST_SOURCE = "pto-isa include/pto/common/arch/memory/tload_common.hpp line 312 at 3186c381"
+# the pad of pto.tfillpad that is the identity of each row reduction (its columns past the valid ones)
+ROW_PADS = {"trowmax": '"min"', "trowargmax": '"min"', "trowmin": '"max"', "trowargmin": '"max"',
+            "trowsum": '"zero"', "trowprod": "1"}
 EVENT_ID_BOUND = 16      # PTO-ISA ordering-and-synchronization.md: "event_id 0-15 (profile-specific)"
 
 
@@ -86,11 +89,14 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
         return None
 
     def _static_int(self, v, node, what):
-        if not isinstance(v, Const) or isinstance(v.value, bool) or int(v.value) != v.value or int(v.value) <= 0:
-            self.error(node, f"{what} must be a positive integer known at compile time",
-                       "use a literal, a module constant or a size-deciding kernel argument "
-                       "(the kernel is specialised on its value); give a run-time extent as valid=")
-        return int(v.value)
+        """A positive int known at compile time (a tile's or a view's rows and cols); a float
+        is refused as int_constant refuses it, naming what and the value."""
+        if isinstance(v, Const) and not isinstance(v.value, bool) and self.int_constant(v, node, what) > 0:
+            return int(v.value)
+        got = repr(v.value) if isinstance(v, Const) else self.value_kind(v)
+        self.error(node, f"{what} must be a positive integer known at compile time, not {got}",
+                   "use a literal, a module constant or a size-deciding kernel argument "
+                   "(the kernel is specialised on its value); give a run-time extent as valid=")
 
     def _name(self, ast_value, default, node, what, allowed):
         if ast_value is None:
@@ -111,7 +117,7 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
         for e, limit, what in zip(ast_value.elts, (rows, cols), ("rows", "cols")):
             v = self.expr(e)
             if isinstance(v, Const):
-                k = int(v.value)
+                k = self.int_constant(v, node, f"{where}: valid {what}")
                 if not 1 <= k <= limit:
                     self.error(node, f"{where}: valid {what} {k} is outside 1..{limit}")
                 out.append(Const(k, dtypes.int32, weak=False))
@@ -168,8 +174,10 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
         return v.tile.valid_rows, v.tile.valid_cols
 
     def _int_operand(self, v, node, what):
-        return self.uniform_int(v, node, what) if not isinstance(v, Const) else \
-            self.operand(v, dtypes.int32, node)
+        if isinstance(v, Const):
+            self.int_constant(v, node, what)        # a float (16.0 too) names the operand
+            return self.operand(v, dtypes.int32, node)
+        return self.uniform_int(v, node, what)
 
     def _require_aicore(self, node, name):
         if not self.is_aicore:
@@ -308,12 +316,31 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
         return super().lower_tile_op(spec, node, args)
 
     def _whole_rows(self, spec, node, t, what):
-        """Refuse a tile whose valid columns are fewer than its columns (not built for what)."""
-        vc = t.tile.valid_cols
-        if not (isinstance(vc, Const) and int(vc.value) == t.tile.cols):
-            self.error(node, f"pto.{spec.builtin}: a valid column count below the tile's "
-                             f"({t.tile.cols}) is not built for {what}",
-                       "allocate the tile with the valid number of columns")
+        """The rule of `what` (row, column and index reductions, row expansions): they run over
+        whole rows of t (their cols operand is t's width, lower_tile_op), so t's valid column
+        count must be a constant equal to its columns; fewer, or one known only at run time,
+        is not built. The message names the operand and the count, the hint the way round."""
+        vc, rows, cols = t.tile.valid_cols, t.tile.rows, t.tile.cols
+        if isinstance(vc, Const) and int(vc.value) == cols:
+            return
+        role = "dst" if spec.family in ("tile_expand", "tile_expand_op") else "src"
+        has = (f"has {int(vc.value)} valid columns of its {cols}" if isinstance(vc, Const) else
+               "has a valid column count known only at run time (a run-time valid=)")
+        view = f"pto.tsubview({t.name}, 0, 0, {rows}, {cols})"
+        pad = ROW_PADS.get(spec.builtin)
+        if pad is not None:
+            hint = (f"pad the columns past the valid ones with the identity of {spec.builtin[1:]}, "
+                    f"pto.tfillpad_inplace({t.name}, {pad}), then reduce the full-width view: "
+                    f"pto.{spec.builtin}(dst, {view})")
+        elif role == "dst":
+            hint = f"expand into the full-width view {view} (its columns past the valid ones are written too)"
+        else:
+            hint = f"reduce the full-width view {view} (its columns past the valid ones give results of their own)"
+        if isinstance(vc, Const):
+            hint += f"; or allocate '{t.name}' {int(vc.value)} columns wide"
+        self.error(node, f"pto.{spec.builtin}: {role} '{t.name}' ({rows} x {cols}) {has}; pypto_sim builds "
+                         f"{what} over whole rows only, so the valid column count of {role} must be a "
+                         f"constant equal to its {cols} columns", hint)
 
     def _convert(self, spec, node, tile, args):
         dst, src = tile["dst"], tile["src"]

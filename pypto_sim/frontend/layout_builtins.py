@@ -6,6 +6,7 @@ docs/isa/TFILLPAD*.md, include/pto/npu/a2a3/TFillPad.hpp); TTRANS; the index red
 (isa/47_partial.toml, TPartAdd.hpp & co.)."""
 from __future__ import annotations
 
+import ast
 import copy
 
 import numpy as np
@@ -16,7 +17,7 @@ from ..isa import VECTOR_FAMILIES
 from ..isa.tile_roles import FAMILY_ROLES
 from .builtin_checks import aicore_only
 from .registry import LOWERINGS
-from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo
+from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo, Val
 
 BOXED_SPACES = ("Mat", "Left", "Right", "Acc")     # NZ/ZN fractal tiles: 16-aligned extents
 BOX = 16
@@ -162,10 +163,7 @@ def lower_arg_reduce(comp, node, args, builtin):
     if not per_col and (dst.tile.cols != 1 or dst.tile.rows < src.tile.rows):
         comp.error(node, f"pto.{call}: '{dst.name}' must be a column of {src.tile.rows} (an index a "
                          f"row of '{src.name}', layout=pto.ColMajor), not {dst.tile.rows} x {dst.tile.cols}")
-    vc = src.tile.valid_cols
-    if not (isinstance(vc, Const) and int(vc.value) == src.tile.cols):
-        comp.error(node, f"pto.{call}: a valid column count below the tile's ({src.tile.cols}) is "
-                         "not built for index reductions", "allocate the tile with the valid number of columns")
+    comp._whole_rows(spec, node, src, "index reductions")
     ops = (comp._base(dst, node, call), comp._base(src, node, call),
            comp._int_operand(src.tile.valid_rows, node, "rows"),
            comp._int_operand(Const(src.tile.cols, dtypes.int32), node, "cols"))
@@ -211,7 +209,7 @@ def lower_view(comp, node, builtin):
         offset, pitch = 0, 0
     else:
         layout = info.layout
-        row, col = (_static_int_or_zero(comp, args[k], node, f"pto.tsubview: {k}") for k in ("row", "col"))
+        row, col = (_view_offset(comp, args[k], node, k) for k in ("row", "col"))
         where = f"pto.tsubview of '{src.name}' ({info.rows} x {info.cols}) at ({row}, {col}), {rows} x {cols}"
         if row + rows > info.rows or col + cols > info.cols:
             comp.error(node, f"{where}: the window reaches past the tile",
@@ -287,10 +285,32 @@ def _view_layout(comp, value, default, node):
     return value.value
 
 
-def _static_int_or_zero(comp, v, node, what):
-    if isinstance(v, Const) and int(v.value) == 0 and not isinstance(v.value, bool):
-        return 0
-    return comp._static_int(v, node, what)
+def _view_offset(comp, v, node, name):
+    """tsubview's row or col: an int >= 0 known when the kernel compiles, since the view is
+    bound then (TSUBVIEW has no operands, isa/42_layout.toml: its words are fixed)."""
+    what = f"pto.tsubview: {name}"
+    if isinstance(v, Const) and isinstance(v.value, bool):
+        comp.error(node, f"{what} must be an int, not the bool {v.value}")
+    if isinstance(v, Const):
+        offset = comp.int_constant(v, node, what)
+        if offset < 0:
+            comp.error(node, f"{what} is {offset}; a window starts inside its tile", f"give {name} >= 0")
+        return offset
+    given = _argument_text(node, ("src", "row", "col").index(name), name)
+    top = len(comp.inline_stack) == 1            # in the kernel itself, not an inlined helper
+    param = " (a kernel argument)" if top and isinstance(v, Val) and given in comp.kernel.params else ""
+    comp.error(node, f"{what} must be a constant known when the kernel compiles (the view is bound "
+                     f"then: TSUBVIEW has no operands), but '{given}'{param} is {comp.value_kind(v)}",
+               f"give {name} as a literal or a module constant; for a window at a run-time place, "
+               "pto.tload the tile from GM at that offset (pto.tload(t, A + offset))")
+
+
+def _argument_text(node, index, name) -> str:
+    """The source text of call node's argument `name` (position index or keyword)."""
+    given = next((k.value for k in node.keywords if k.arg == name), None)
+    if given is None and index < len(node.args):
+        given = node.args[index]
+    return ast.unparse(given) if given is not None else name
 
 
 # ---------------------------------------------------------------- partial elementwise

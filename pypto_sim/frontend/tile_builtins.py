@@ -9,6 +9,7 @@ after) for the timing model (docs/tiles.md).
 """
 from __future__ import annotations
 
+import math
 
 from .. import dtypes
 from ..ir import Imm
@@ -56,12 +57,40 @@ class TileOperands:
 
     def uniform_int(self, v, node, what):
         self.require_value(v, node)
+        if isinstance(v, Const):
+            self.int_constant(v, node, what)
         if v.dtype.is_float:
             self.error(node, f"{what} must be an integer, got {v.dtype}")
         if isinstance(v, Val) and not v.uniform:
             self.error(node, f"{what} must be the same in every lane (a uniform value)",
                        "tile shapes come from arguments, constants or block ids, not lane ids")
         return self.operand(v, dtypes.int32, node)
+
+    def int_constant(self, v: Const, node, what) -> int:
+        """The int of a constant integer operand (a tile's rows, a stride, an offset, a count).
+        A float is a CompileError naming the operand and its value, 16.0 as well as 16.5: no
+        float is taken silently where an int is meant (a `/` written for `//`, say), as
+        Python's range() and numpy's shapes take none."""
+        value = v.value
+        if not (v.dtype.is_float or isinstance(value, float)):
+            return int(value)
+        number = float(value)
+        whole = math.isfinite(number) and number.is_integer()
+        self.error(node, f"{what}: the float constant {number!r} cannot be used as int32 (an integer operand "
+                         f"takes an int{', not a float, even a whole one' if whole else ''})",
+                   f"pass {int(number)}, not {number!r}; compute it with // rather than /" if whole else
+                   "pass an int; compute it with // rather than /")
+
+    @staticmethod
+    def value_kind(v) -> str:
+        """What a value is, for a message: a value computed while the kernel runs, the tile 't', ..."""
+        if isinstance(v, Val):
+            return f"a value computed while the kernel runs ({v.dtype})"
+        if isinstance(v, Ptr):
+            return f"the {'tile' if v.space == 'l1' else 'pointer'} '{v.name}'"
+        if isinstance(v, Const):
+            return f"the {type(v.value).__name__} {v.value!r}"
+        return f"a {type(v).__name__}"
 
     def tile_aux(self, slot=0):
         return (slot, self.stage_tag, self.stage_after)
