@@ -454,3 +454,32 @@ def test_a_float_where_an_int_is_meant_names_the_operand_and_its_value(make_kern
         in str(error), str(error)
     whole = float(value).is_integer()
     assert error.hint.startswith(f"pass {int(float(value))}, not {value}" if whole else "pass an int")
+
+
+OFFSET_KERNEL = """
+@pto.kernel
+def k(X, O, off):
+    with pto.vector():
+        t = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
+        pto.tload(t, X + OFFSET)
+        pto.tstore(O, t)
+"""
+
+
+def test_scalar_offsets_are_int32_and_wrap_unless_cast_to_int64(make_kernels):
+    """docs/aicore.md: off * 4 with off = 2**30 is 2**32, which wraps to 0 in int32 (the
+    device's C++ int arithmetic), so the load reads X[0..7]; cast to int64 the offset is 2**32,
+    past the 256-element X: an OutOfBoundsError at the tload's line (7)."""
+    X, O = pto.alloc_tensor(1024), pto.alloc_tensor(32)
+    pto.memcpy_h2d(X, np.arange(256, dtype=np.float32))
+    wraps = make_kernels(OFFSET_KERNEL.replace("OFFSET", "off * 4")).k
+    pto.launch(wraps, grid=(1,), args=(X, O, 1 << 30))
+    pto.sync()
+    out = np.zeros(8, np.float32)
+    pto.memcpy_d2h(out, O)
+    np.testing.assert_array_equal(out, np.arange(8))
+    wide = make_kernels(OFFSET_KERNEL.replace("OFFSET", "pto.cast(off, pto.int64) * 4")).k
+    with pytest.raises(pto.OutOfBoundsError, match=r"TLOAD at line 7 .* of 'X', which has 256") as info:
+        pto.launch(wide, grid=(1,), args=(X, O, 1 << 30))
+        pto.sync()
+    assert info.value.line == 7

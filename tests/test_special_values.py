@@ -726,6 +726,8 @@ NO_VALUES = {
     # order, allocate or steer and compute no values
     "id": "launch coordinates", "alloc": "allocation", "sync": "ordering",
     "control": "control flow", "tile_sync": "ordering",
+    # compares int32 operands and stops the kernel or not: tests/test_run_time_checks.py
+    "check": "a run-time rule",
 }
 
 
