@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import ArgumentError
+
 from . import minifloats
 
 
@@ -134,11 +136,11 @@ def as_dtype(value) -> DType:
             if d.numpy == npd and d.name == npd.name:    # not bfloat16, the minifloats (float32 hosts)
                 return d
     if str(getattr(value, "name", value)) in INT4_NAMES:
-        raise TypeError(f"unsupported dtype {value!r}: pypto_sim has no int4 dtype (pto-isa's "
+        raise ArgumentError(f"unsupported dtype {value!r}: pypto_sim has no int4 dtype (pto-isa's "
                         "int4b_t); A2/A3 converts S4 only from and to float16 (pto-isa TCVT.md), "
                         "the matmul's int4 is not built either; hold int4 values in int8")
     names = ", ".join(d.name for d in TENSOR_DTYPES)
-    raise TypeError(f"unsupported dtype {value!r}: pypto_sim supports {names}")
+    raise ArgumentError(f"unsupported dtype {value!r}: pypto_sim supports {names}")
 
 
 def round_bfloat16(x: float) -> float:

@@ -106,10 +106,12 @@ class SweepError(PtoError):
     results file is held by another sweep or cannot be written (names which and what to do)."""
 
 
-class ArgumentError(PtoError, ValueError, IndexError):
+class ArgumentError(PtoError, ValueError, IndexError, TypeError):
     """A host-side call got a value it cannot use: a bool or a fraction where a count is
-    meant, or a warp, core, lane or step count outside the launch. A ValueError (and an
-    IndexError, for positions out of range) too, so code that caught those still does."""
+    meant, a warp, core, lane or step count outside the launch, or an object of the wrong kind
+    (a list where a numpy array is copied into, a dtype tensors cannot hold). A ValueError, an
+    IndexError (positions out of range) and a TypeError too, so code that caught those still
+    does."""
 
 
 class CheckSkippedWarning(UserWarning):

@@ -171,3 +171,21 @@ def test_memcpy_d2h_writes_a_fortran_ordered_or_sliced_host_array():
         pto.memcpy_d2h(host, d)
         np.testing.assert_array_equal(host, np.arange(16, dtype=np.float32).reshape(4, 4))
     assert not wide[:, 4:].any()
+
+
+@pytest.mark.parametrize("host, message", [
+    ("read-only", r"memcpy_d2h\(host, src\): the host array is read-only .*so nothing was copied"),
+    ("list", r"memcpy_d2h\(host, src\): host is a list; it must be a numpy array"),
+])
+def test_memcpy_d2h_into_what_it_cannot_write_is_an_argument_error(host, message):
+    """A read-only array or a list cannot receive the tensor: a pto.ArgumentError (still the
+    ValueError / TypeError a caller may catch) with a hint, and the array keeps its zeros."""
+    d = pto.alloc_tensor(16 * 4)
+    pto.memcpy_h2d(d, np.arange(16, dtype=np.float32))
+    array = np.zeros(16, np.float32)
+    array.flags.writeable = False
+    target = array if host == "read-only" else [0.0] * 16
+    with pytest.raises(pto.ArgumentError, match=message) as info:
+        pto.memcpy_d2h(target, d)
+    assert isinstance(info.value, (ValueError, TypeError)) and "src.numpy()" in info.value.hint
+    assert not array.any() and not any(target)

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import dtypes
 from ..arguments import whole_number
-from ..errors import CheckSkippedWarning, LaunchError, UseAfterFreeError
+from ..errors import ArgumentError, CheckSkippedWarning, LaunchError, UseAfterFreeError
 from ..settings import DEFAULT_MAX_CYCLES, DEFAULT_MAX_WORK, Settings
 from ..timing.machine import machine as active_machine
 from ..timing.checks import parse_checks
@@ -130,10 +130,14 @@ class Device:
     def memcpy_d2h(self, host, src):
         _check_tensor(src, "memcpy_d2h(host, src)")
         if not isinstance(host, np.ndarray):
-            raise TypeError("memcpy_d2h(host, src): host must be a numpy array to copy into")
+            raise ArgumentError(f"memcpy_d2h(host, src): host is a {type(host).__name__}; it must be a numpy "
+                                "array to copy into", hint="allocate one, host = np.empty(n, dtype), "
+                                "or take a new array with src.numpy()")
         _check_copy("memcpy_d2h", src, host)
         if not host.flags.writeable:
-            raise ValueError("memcpy_d2h: the host array is read-only")
+            raise ArgumentError("memcpy_d2h(host, src): the host array is read-only (its writeable flag is "
+                                "off), so nothing was copied", hint="copy into a writeable array, such as "
+                                "host.copy(), or take a new one with src.numpy()")
         if self.users_of(src.alloc):
             self.sync()
         # element by element in the array's logical (C) order, as memcpy_h2d reads it: a
@@ -285,7 +289,7 @@ def _check_work(program, grid, block, limit, kernel_name):
 
 def _check_tensor(t, call):
     if not getattr(t, "is_device_tensor", False):
-        raise TypeError(f"{call}: expected a device tensor from pto.alloc_tensor, got {type(t).__name__}")
+        raise ArgumentError(f"{call}: expected a device tensor from pto.alloc_tensor, got {type(t).__name__}")
     if t.freed:
         raise UseAfterFreeError(f"{call}: tensor '{t.name}' was already freed", tensor=t.name)
 

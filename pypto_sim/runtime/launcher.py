@@ -20,6 +20,7 @@ import numpy as np
 
 import functools
 
+from ..errors import ArgumentError
 from ..frontend.kernel import Kernel
 from .api import launch, queue_launch
 from .device import current_device
@@ -93,16 +94,16 @@ class LaunchableKernel(Kernel):
     def __getitem__(self, config):
         """``kernel[grid, block]``: a LaunchConfig."""
         if not isinstance(config, tuple) or len(config) != 2:
-            raise TypeError(f"{self.name}[...] takes [grid, block], for example {self.name}[4, 128]")
+            raise ArgumentError(f"{self.name}[...] takes [grid, block], for example {self.name}[4, 128]")
         return LaunchConfig(self, config[0], config[1])
 
     def forall(self, ntasks, tpb=0):
         """The launch configuration covering ``ntasks`` lanes: ``tpb`` lanes per block (0: 256,
         or ntasks rounded up to a whole warp when that is fewer), ceil(ntasks / tpb) blocks."""
         if ntasks < 0:
-            raise ValueError(f"Can't create ForAll with negative task count: {ntasks}")
+            raise ArgumentError(f"Can't create ForAll with negative task count: {ntasks}")
         if tpb < 0:
-            raise ValueError(f"forall(tpb={tpb}): lanes per block must be positive (or 0 to choose)")
+            raise ArgumentError(f"forall(tpb={tpb}): lanes per block must be positive (or 0 to choose)")
         if ntasks == 0:
             return LaunchConfig(self, None, None)
         block = tpb or min(DEFAULT_TPB, -(-ntasks // 32) * 32)

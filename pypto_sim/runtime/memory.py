@@ -172,7 +172,7 @@ class DeviceTensor:
         dtype = dtypes.as_dtype(dtype)
         if dtype not in dtypes.TENSOR_DTYPES:
             names = ", ".join(d.name for d in dtypes.TENSOR_DTYPES)
-            raise TypeError(f"tensors hold {names}, not {dtype}")
+            raise ArgumentError(f"tensors hold {names}, not {dtype}")
         nbytes = whole_number(nbytes, "alloc_tensor: nbytes", least=1,
                               hint=f"give a positive int number of bytes, a multiple of {dtype}'s "
                                    f"{dtype.itemsize}-byte element (n * {dtype.itemsize})")
@@ -229,14 +229,14 @@ class DeviceTensor:
         if isinstance(index, tuple):
             return view_2d(self, index)
         if not isinstance(index, slice):
-            raise TypeError(f"index a device tensor with a slice such as {self.name}[0:16], not "
+            raise ArgumentError(f"index a device tensor with a slice such as {self.name}[0:16], not "
                             f"{type(index).__name__}; read elements on the host with .numpy()")
         start, stop, step = index.indices(self.size)
         if step != 1:
-            raise ValueError(f"{self.name}[{index.start}:{index.stop}:{index.step}]: a tensor view "
+            raise ArgumentError(f"{self.name}[{index.start}:{index.stop}:{index.step}]: a tensor view "
                              "is contiguous (step 1); pass a stride to the kernel instead")
         if stop <= start:
-            raise ValueError(f"{self.name}[{start}:{stop}] would be empty")
+            raise ArgumentError(f"{self.name}[{start}:{stop}] would be empty")
         return DeviceTensorView(self, start, stop - start)
 
     def __repr__(self):
@@ -265,7 +265,7 @@ class DeviceTensorView(DeviceTensor):
         return self.alloc.name
 
     def free(self):
-        raise TypeError(f"{self.name} is a view and owns no memory: free the tensor it views "
+        raise ArgumentError(f"{self.name} is a view and owns no memory: free the tensor it views "
                         f"({self.base.name})")
 
 
@@ -327,14 +327,14 @@ class DeviceTensorView2D(DeviceTensorView):
 def view_2d(tensor, index):
     """``tensor[i:j, k:l]``: a DeviceTensorView2D of a 2-D tensor or view."""
     if len(tensor.shape) != 2:
-        raise TypeError(f"{tensor.name}[{', '.join(map(str, index))}]: a 2-D index needs a 2-D "
+        raise ArgumentError(f"{tensor.name}[{', '.join(map(str, index))}]: a 2-D index needs a 2-D "
                         f"tensor (pto.to_device of a 2-D array); '{tensor.name}' has shape {tensor.shape}")
     if len(index) != 2 or not all(isinstance(k, slice) for k in index):
-        raise TypeError(f"index a 2-D tensor with two slices such as {tensor.name}[0:4, 2:8]")
+        raise ArgumentError(f"index a 2-D tensor with two slices such as {tensor.name}[0:4, 2:8]")
     (r0, r1, rs), (c0, c1, cs) = (k.indices(n) for k, n in zip(index, tensor.shape))
     if rs != 1 or cs != 1:
-        raise ValueError(f"{tensor.name}[{index[0]}, {index[1]}]: a view's rows and columns are "
+        raise ArgumentError(f"{tensor.name}[{index[0]}, {index[1]}]: a view's rows and columns are "
                          "contiguous ranges (step 1)")
     if r1 <= r0 or c1 <= c0:
-        raise ValueError(f"{tensor.name}[{r0}:{r1}, {c0}:{c1}] would be empty")
+        raise ArgumentError(f"{tensor.name}[{r0}:{r1}, {c0}:{c1}] would be empty")
     return DeviceTensorView2D(tensor, r0, r1, c0, c1)
