@@ -25,9 +25,10 @@ ISA = load_isa()
     # the in-place form's signature takes no src
     ("TFILLPAD", "float32", 8, 64, ["big 8 64 float32", "other 8 64 float32"], 'pto.tfillpad(big, other, pad="min")'),
     ("TFILLPAD_INPLACE", "float32", 8, 64, ["big 8 64 float32"], 'pto.tfillpad_inplace(big, pad="min")'),
-    # an int32 index column, col-major, its rows whole 32-byte blocks; a float16 column: 16-row blocks
-    ("TROWARGMAX", "float32", 3, 64, ["big 3 64 float32", "icol 8 1 int32 ColMajor"], "pto.trowargmax(icol, big)"),
-    ("TROWSUM", "float16", 3, 64, ["big 3 64 float16", "col 16 1 float16 ColMajor"], "pto.trowsum(col, big)"),
+    # an int32 index column, col-major, its rows whole 32-byte blocks; a float16 column: 16-row blocks;
+    # either holds the op's 3 rows valid (A2/A3 asserts that a row reduction's column has its rows)
+    ("TROWARGMAX", "float32", 3, 64, ["big 3 64 float32", "icol 8 1 int32 ColMajor 3"], "pto.trowargmax(icol, big)"),
+    ("TROWSUM", "float16", 3, 64, ["big 3 64 float16", "col 16 1 float16 ColMajor 3"], "pto.trowsum(col, big)"),
     ("TCOLARGMIN", "float32", 8, 64, ["big 8 64 float32", "irow 1 64 int32"], "pto.tcolargmin(irow, big)"),
     ("TCOLEXPANDADD", "float32", 8, 64, ["big 8 64 float32", "row 1 64 float32"], "pto.tcolexpandadd(big, big, row)"),
     ("TTRANS", "float16", 8, 64, ["big 8 64 float16", "tr 64 16 float16"], "pto.ttrans(tr, big)"),
@@ -45,8 +46,9 @@ def test_each_family_s_call_comes_from_its_descriptor_and_the_record(name, dtype
     want = []
     for a in allocs:
         var, r, c, dt, *layout = a.split()
+        valid = f", valid=({layout[1]}, {c})" if len(layout) > 1 else ""
         layout = ", layout=pto.ColMajor" if layout else ""
-        want.append(f"{var} = pto.alloc_tile({r}, {c}, pto.{dt}, loc=pto.Vec{layout})")
+        want.append(f"{var} = pto.alloc_tile({r}, {c}, pto.{dt}, loc=pto.Vec{layout}{valid})")
     assert (lines, got) == (want, call)
 
 

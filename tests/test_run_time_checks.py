@@ -132,3 +132,143 @@ def test_a_run_time_value_too_wide_for_its_register_field_stops_the_kernel(pos_m
         assert isinstance(error, pto.OutOfBoundsError), key
         assert f"{call} at line {line} on AIC of block (0, 0, 0): {field} fails ({found})" in str(error), key
         assert error.line == line
+
+
+REDUCTION = """
+@pto.kernel
+def k(X, O, r):
+    with pto.vector():
+        a = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
+        {small}
+        pto.tload(a, X)
+        {op}
+"""
+
+
+@pytest.mark.parametrize("small, op, message", [
+    ("s = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor, valid=(8, 1))",
+     "pto.trowsum(s, a)", r"pto.trowsum: 's' has 8 valid rows but 'a' 16; .*TROWREDUCE input validRow"),
+    ("s = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor, valid=(8, 1))",
+     "pto.trowexpand(a, s)", r"pto.trowexpand: 's' has 8 valid rows but 'a' 16; .*TRowExpand.hpp"),
+    ("s = pto.alloc_tile(1, 32, pto.float32, loc=pto.Vec, valid=(1, 24))",
+     "pto.tcolsum(s, a)", r"pto.tcolsum: 's' has 24 valid columns but 'a' 32; .*TCOLREDUCE input valid col"),
+    ("s = pto.alloc_tile(1, 32, pto.float32, loc=pto.Vec, valid=(1, 24))",
+     "pto.tcolexpand(a, s)", r"pto.tcolexpand: 's' has 24 valid columns but 'a' 32; .*TColExpand.hpp"),
+])
+def test_a_reduction_or_expansion_whose_small_tile_misses_the_big_ones_region_is_refused(
+        make_kernels, small, op, message):
+    """A2/A3 asserts that a row reduction's or row expansion's column has the big tile's valid
+    rows, and a column reduction's or expansion's row its valid columns: 8 of 16 rows, or 24 of
+    32 columns, as constants are a CompileError at the op's line (9)."""
+    mod = make_kernels(REDUCTION.format(small=small, op=op))
+    with pytest.raises(pto.CompileError, match=message) as info:
+        mod.k.program_for((pto.alloc_tensor(2048), pto.alloc_tensor(2048), 8))
+    assert info.value.line == 9
+
+
+def test_a_row_maxs_column_with_a_run_time_valid_row_count_is_checked(make_kernels):
+    """s holds r valid rows from the launch, a 16: trowmax(s, a) needs r = 16 (TROWREDUCE's
+    assert); r = 8 stops the kernel at the op's line, r = 16 gives each row's max."""
+    mod = make_kernels(REDUCTION.format(
+        small="s = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor, valid=(r, 1))",
+        op="pto.trowmax(s, a)\n        pto.tstore(O, s)"))
+    x = np.arange(512, dtype=np.float32)
+    X, O = pto.alloc_tensor(x.nbytes, pto.float32), pto.alloc_tensor(64, pto.float32)
+    pto.memcpy_h2d(X, x)
+    with pytest.raises(pto.OutOfBoundsError, match=r"pto.trowmax at line 9 on AIV. of block \(0, 0, 0\): valid "
+                                                   r"rows of 's' == valid rows of 'a' fails \(8 != 16\)"):
+        pto.launch(mod.k, grid=(1,), args=(X, O, 8))
+        pto.sync()
+    pto.launch(mod.k, grid=(1,), args=(X, O, 16))
+    pto.sync()
+    out = np.zeros(16, np.float32)
+    pto.memcpy_d2h(out, O)
+    np.testing.assert_array_equal(out, x.reshape(16, 32).max(axis=1))
+
+
+CUBE = """
+@pto.kernel(sync="manual")
+def k(A, B, C, r, c, kv):
+    with pto.cube():
+        am = pto.alloc_tile(64, 64, pto.{dt}, loc=pto.Mat)
+        bm = pto.alloc_tile(64, 64, pto.{dt}, loc=pto.Mat)
+        a = pto.alloc_tile(16, 32, pto.{dt}, loc=pto.Left, valid=(16, {ka}))
+        b = pto.alloc_tile(32, 16, pto.{dt}, loc=pto.Right)
+        acc = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc)
+        pto.tload(am, A)
+        pto.tload(bm, B)
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+        pto.textract(a, am, {ar}, {ac})
+        pto.textract(b, bm, {br}, {bc})
+        pto.set_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
+        pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
+        pto.tmatmul(acc, a, b)
+        pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+        pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+        pto.tstore(C, acc)
+"""
+
+
+def cube_tensors(dt):
+    rng = np.random.default_rng(5)
+    a = rng.integers(-3, 3, (64, 64)).astype(dt)
+    b = rng.integers(-3, 3, (64, 64)).astype(dt)
+    A, B = pto.alloc_tensor(a.nbytes, dt), pto.alloc_tensor(b.nbytes, dt)
+    pto.memcpy_h2d(A, a)
+    pto.memcpy_h2d(B, b)
+    return a, b, A, B, pto.alloc_tensor(16 * 16 * 4)
+
+
+@pytest.mark.parametrize("dt, left, right, message", [
+    ("float16", ("1", "0"), ("0", "0"), r"into Left 'a' starts at row 1, not a multiple of 16"),
+    ("float16", ("0", "8"), ("0", "0"), r"into Left 'a' starts at col 8, not a multiple of 16"),
+    ("float32", ("0", "8"), ("4", "0"), r"into Right 'b' starts at row 4, not a multiple of 8"),
+    ("float32", ("0", "8"), ("8", "8"), r"into Right 'b' starts at col 8, not a multiple of 16"),
+])
+def test_a_constant_textract_window_off_the_fractal_grid_is_a_compile_error(make_kernels, dt, left, right, message):
+    """A2/A3 moves whole fractals from Mat to L0 (textract_common.hpp: into Left, rows by 16 and
+    columns by c0; into Right, rows by c0 and columns by 16; c0 = 32 bytes, 16 float16 or 8
+    float32): a window at row 1 or col 8 of a float16 Left, or at row 4 or col 8 of a float32
+    Right, is refused at the textract's line (15 or 16); (0, 8) into a float32 Left is legal."""
+    source = CUBE.format(dt=dt, ka=32, ar=left[0], ac=left[1], br=right[0], bc=right[1])
+    with pytest.raises(pto.CompileError, match=message) as info:
+        make_kernels(source).k.program_for(cube_tensors(getattr(np, dt))[2:] + (0, 0, 32))
+    assert info.value.line == (15 if "Left" in message else 16)
+
+
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+def test_a_run_time_textract_window_off_the_fractal_grid_stops_the_move(make_kernels, mode):
+    """The same rule at run time: (r, c) = (16, 16) extracts a[16:32, 16:48] and b[16:48, 16:32]
+    (float16, both on the grid) and C is their product; (16, 8) starts the Left window at col
+    8 and the TEXTRACT stops with an OutOfBoundsError naming the window and the multiples."""
+    mod = make_kernels(CUBE.format(dt="float16", ka=32, ar="r", ac="c", br="c", bc="r"))
+    a, b, A, B, C = cube_tensors(np.float16)
+    pto.launch(mod.k, grid=(1,), args=(A, B, C, 16, 16, 32), mode=mode)
+    pto.sync()
+    out = np.zeros((16, 16), np.float32)
+    pto.memcpy_d2h(out, C)
+    np.testing.assert_array_equal(out, a[16:32, 16:48].astype(np.float32) @ b[16:48, 16:32].astype(np.float32))
+    with pytest.raises(pto.OutOfBoundsError, match=r"TEXTRACT at line 15 on AIC .*: the window at \(16, 8\) into "
+                                                   r"Left 'a' does not start on the fractal grid: row a multiple "
+                                                   r"of 16, col of 16"):
+        pto.launch(mod.k, grid=(1,), args=(A, B, C, 16, 8, 32), mode=mode)
+        pto.sync()
+
+
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+def test_a_run_time_k_that_left_and_right_disagree_on_stops_the_matmul(make_kernels, mode):
+    """Left holds kv valid columns from the launch, right 32 rows: TMATMUL would take k from left
+    and TGEMV from right (TMatmul.hpp), so kv = 16 stops the kernel at the tmatmul's line (19)
+    with both counts; kv = 32 multiplies a[:16, :32] by b[:32, :16]."""
+    mod = make_kernels(CUBE.format(dt="float16", ka="kv", ar=0, ac=0, br=0, bc=0))
+    a, b, A, B, C = cube_tensors(np.float16)
+    with pytest.raises(pto.OutOfBoundsError, match=r"pto.tmatmul at line 19 on AIC .*: valid columns of left 'a' "
+                                                   r"== valid rows of right 'b' fails \(16 != 32\): TMATMUL takes"):
+        pto.launch(mod.k, grid=(1,), args=(A, B, C, 0, 0, 16), mode=mode)
+        pto.sync()
+    pto.launch(mod.k, grid=(1,), args=(A, B, C, 0, 0, 32), mode=mode)
+    pto.sync()
+    out = np.zeros((16, 16), np.float32)
+    pto.memcpy_d2h(out, C)
+    np.testing.assert_array_equal(out, a[:16, :32].astype(np.float32) @ b[:32, :16].astype(np.float32))

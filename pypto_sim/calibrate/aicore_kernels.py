@@ -271,7 +271,10 @@ def op_allocs(spec, dtype, rows, cols) -> tuple:
     lines = []
     for name, (shape, dt) in tiles.items():
         r, c, col_major = _extent(shape, rows, cols, ITEMSIZE[dt])
-        lines.append(_alloc(name, r, c, dt, "Vec", col_major))
+        # a column padded to whole 32-byte blocks holds one value per row of the op: its valid
+        # rows are the op's (A2/A3 asserts it, TRowReduceOps.hpp / TRowExpand.hpp)
+        valid = (rows, c) if shape == "col" and r != rows else None
+        lines.append(_alloc(name, r, c, dt, "Vec", col_major, valid))
     return lines, call
 
 

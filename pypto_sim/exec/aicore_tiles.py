@@ -19,7 +19,7 @@ from ..dtypes import BY_CODE
 from ..errors import DeadlockError, OutOfBoundsError
 from ..ir.program import C_AUX, C_DTYPE, C_SRC, UNIT_NAMES
 from ..isa import PIPES, PTO_PIPE_NAMES, gm_layouts
-from ..isa.tile_roles import FAMILY_ROLES, data_operand
+from ..isa.tile_roles import FAMILY_ROLES, data_operand, extract_alignment
 from . import gm
 from .tile_effects import effect as vector_effect, window
 
@@ -190,6 +190,12 @@ class TileOp:
             if r0 < 0 or c0 < 0 or r0 + rows > s.rows or c0 + cols > s.cols:
                 raise fault(f"the window at ({r0}, {c0}) of {rows} x {cols} is outside '{s.buf.name}' "
                             f"({s.rows} x {s.cols})", "keep row + rows and col + cols within the source")
+            ra, ca = extract_alignment(d.buf.space, s.buf.dtype.itemsize) if spec.name == "TEXTRACT" else (1, 1)
+            if r0 % ra or c0 % ca:
+                raise fault(f"the window at ({r0}, {c0}) into {d.buf.space} '{d.buf.name}' does not start on "
+                            f"the fractal grid: row a multiple of {ra}, col of {ca} (textract_common.hpp's "
+                            "index asserts)", f"start {s.buf.dtype} {d.buf.space} windows at multiples of "
+                            f"({ra}, {ca})")
         elif fam == "tile_mma":
             mm, nn, kk = self.mkn
             for v, what in ((mm, "m"), (nn, "n"), (kk, "k")):

@@ -23,7 +23,8 @@ import ast
 
 from .. import dtypes
 from ..isa import PIPES, PTO_PIPE_NAMES, SPACES, VECTOR_FAMILIES, gm_layouts
-from ..isa.tile_roles import data_operand, roles_of
+from ..isa.run_time_checks import MATMUL_K_AGREES
+from ..isa.tile_roles import data_operand, extract_alignment, roles_of
 from .aicore_scalar import AICoreScalarRules
 from .aicore_units import CUBE_SPACES, AICoreUnits
 from .builtin_checks import aicore_only
@@ -58,9 +59,6 @@ UNIT_PIPES = {"cube": ("PIPE_S", "PIPE_MTE2", "PIPE_MTE1", "PIPE_M", "PIPE_FIX",
 # (include/pto/npu/a2a3/TLoad.hpp) through TLOAD_TILE_IMPL
 TLOAD_DST_ASSERT = "Fix: Dst TileType must be Vec or Mat!"
 TLOAD_DST_SOURCE = "pto-isa include/pto/common/arch/memory/tload_common.hpp line 312 at 3186c381"
-# the pad of pto.tfillpad that is the identity of each row reduction (its columns past the valid ones)
-ROW_PADS = {"trowmax": '"min"', "trowargmax": '"min"', "trowmin": '"max"', "trowargmin": '"max"',
-            "trowsum": '"zero"', "trowprod": "1"}
 EVENT_ID_BOUND = 16      # PTO-ISA ordering-and-synchronization.md: "event_id 0-15 (profile-specific)"
 
 
@@ -206,10 +204,17 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
         if name != "TEXTRACT" and (d.tile.rows, d.tile.cols) != (s.tile.rows, s.tile.cols):
             self.error(node, f"{call}: '{d.name}' is {d.tile.rows} x {d.tile.cols} but '{s.name}' is "
                              f"{s.tile.rows} x {s.tile.cols}", "use textract(dst, src, row, col) for a window")
-        for v, extent, lim, what in ((row, rows, s.tile.rows, "row"), (col, cols, s.tile.cols, "col")):
+        aligns = extract_alignment(d.tile.loc, s.dtype.itemsize) if name == "TEXTRACT" else (1, 1)
+        for v, extent, lim, what, align in ((row, rows, s.tile.rows, "row", aligns[0]),
+                                            (col, cols, s.tile.cols, "col", aligns[1])):
             if isinstance(v, Const) and isinstance(extent, Const) and int(v.value) + int(extent.value) > lim:
                 self.error(node, f"{call}: the window {what}s {int(v.value)}..{int(v.value) + int(extent.value) - 1} "
                                  f"are outside '{s.name}', which has {lim} {what}s")
+            if isinstance(v, Const) and int(v.value) % align:
+                self.error(node, f"{call}: the window into {d.tile.loc} '{d.name}' starts at {what} {int(v.value)}, "
+                                 f"not a multiple of {align}: A2/A3 moves whole fractals from Mat "
+                                 "(textract_common.hpp's index asserts)", f"start the window at a {what} that is "
+                                 f"a multiple of {align} ({s.dtype} {d.tile.loc} windows)")
         ops = (self._base(d, node, call), self._base(s, node, call), self._int_operand(rows, node, "rows"),
                self._int_operand(cols, node, "cols"), self._int_operand(row, node, f"{call}: row"),
                self._int_operand(col, node, f"{call}: col"))
@@ -244,9 +249,13 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
         for v, what in ((m, "m"), (k, "k"), (n, "n")):
             if isinstance(v, Const) and not 1 <= int(v.value) <= MAX_MKN:
                 self.error(node, f"{call}: {what} = {int(v.value)} is outside [1, {MAX_MKN}] (TMATMUL.md)")
-        if isinstance(k, Const) and isinstance(kb, Const) and int(k.value) != int(kb.value):
-            self.error(node, f"{call}: left '{a.name}' has k = {int(k.value)} columns but right '{b.name}' "
-                             f"has {int(kb.value)} rows")
+        if isinstance(k, Const) and isinstance(kb, Const):
+            if int(k.value) != int(kb.value):
+                self.error(node, f"{call}: left '{a.name}' has k = {int(k.value)} columns but right '{b.name}' "
+                                 f"has {int(kb.value)} rows")
+        elif k != kb:                # known at run time, unless both are one register
+            self.run_time_check(node, k, kb, kb, MATMUL_K_AGREES,
+                                f"pto.{call}: valid columns of left '{a.name}' == valid rows of right '{b.name}'")
         for v, lim, what in ((m, c.tile.rows, "rows"), (n, c.tile.cols, "columns")):
             if isinstance(v, Const) and int(v.value) > lim:
                 self.error(node, f"{call}: the result has {int(v.value)} {what} but acc '{c.name}' has {lim}")
@@ -288,6 +297,8 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
                                  f"(1 x {src.tile.cols}, one value per column of '{src.name}'), not "
                                  f"{dst.tile.rows} x {dst.tile.cols}")
             self._whole_rows(spec, node, src, "column reductions")
+            self.match_valid(node, f"pto.{spec.builtin}", dst, src, "columns", "\"Fix: TCOLREDUCE input valid col "
+                             "must be consistent with the output valid row.\", include/pto/npu/a2a3/TColReduceOps.hpp")
             if "tmp" in tile:
                 self.check_pairwise_sum(spec, node, tile, args)
         elif spec.family == "tile_col_expand":
@@ -296,6 +307,8 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
                 self.error(node, f"pto.{spec.builtin}: '{src.name}' has {src.tile.cols} columns but "
                                  f"'{dst.name}' has {dst.tile.cols}; its first row is copied down every row "
                                  f"of '{dst.name}'")
+            self.match_valid(node, f"pto.{spec.builtin}", src, dst, "columns", "\"Fix: TCOLEXPAND input valid col "
+                             "must be consistent with the output valid row.\", include/pto/npu/a2a3/TColExpand.hpp")
         elif spec.family == "tile_col_expand_op":
             dst, a, v = tile["dst"], tile["a"], tile["v"]
             if (a.tile.rows, a.tile.cols) != (dst.tile.rows, dst.tile.cols):
@@ -314,33 +327,6 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
         if args.get(cols_name, NONE) is NONE:
             args[cols_name] = Const(data.tile.cols, dtypes.int32)
         return super().lower_tile_op(spec, node, args)
-
-    def _whole_rows(self, spec, node, t, what):
-        """The rule of `what` (row, column and index reductions, row expansions): they run over
-        whole rows of t (their cols operand is t's width, lower_tile_op), so t's valid column
-        count must be a constant equal to its columns; fewer, or one known only at run time,
-        is not built. The message names the operand and the count, the hint the way round."""
-        vc, rows, cols = t.tile.valid_cols, t.tile.rows, t.tile.cols
-        if isinstance(vc, Const) and int(vc.value) == cols:
-            return
-        role = "dst" if spec.family in ("tile_expand", "tile_expand_op") else "src"
-        has = (f"has {int(vc.value)} valid columns of its {cols}" if isinstance(vc, Const) else
-               "has a valid column count known only at run time (a run-time valid=)")
-        view = f"pto.tsubview({t.name}, 0, 0, {rows}, {cols})"
-        pad = ROW_PADS.get(spec.builtin)
-        if pad is not None:
-            hint = (f"pad the columns past the valid ones with the identity of {spec.builtin[1:]}, "
-                    f"pto.tfillpad_inplace({t.name}, {pad}), then reduce the full-width view: "
-                    f"pto.{spec.builtin}(dst, {view})")
-        elif role == "dst":
-            hint = f"expand into the full-width view {view} (its columns past the valid ones are written too)"
-        else:
-            hint = f"reduce the full-width view {view} (its columns past the valid ones give results of their own)"
-        if isinstance(vc, Const):
-            hint += f"; or allocate '{t.name}' {int(vc.value)} columns wide"
-        self.error(node, f"pto.{spec.builtin}: {role} '{t.name}' ({rows} x {cols}) {has}; pypto_sim builds "
-                         f"{what} over whole rows only, so the valid column count of {role} must be a "
-                         f"constant equal to its {cols} columns", hint)
 
     def _convert(self, spec, node, tile, args):
         dst, src = tile["dst"], tile["src"]

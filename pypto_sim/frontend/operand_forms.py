@@ -26,6 +26,19 @@ from ..isa.run_time_checks import VALID_REGIONS_MATCH
 from .values import NONE, Const, Ptr
 
 
+# the pad of pto.tfillpad that is the identity of each row reduction (its columns past the valid ones)
+ROW_PADS = {"trowmax": '"min"', "trowargmax": '"min"', "trowmin": '"max"', "trowargmin": '"max"',
+            "trowsum": '"zero"', "trowprod": "1"}
+# where A2/A3 asserts that the one-value-a-row tile has the big tile's valid rows
+ROW_ASSERTS = {
+    "tile_reduce": "\"Fix: TROWREDUCE input validRow must be consistent with the output validRow.\", "
+                   "include/pto/npu/a2a3/TRowReduceOps.hpp",
+    "tile_expand": "srcValidRow == dstValidRow, include/pto/npu/a2a3/TRowExpand.hpp",
+    "tile_expand_op": "\"TROWEXPANSUB: invalid src1 shape.\", src1ValidRow == validRow, "
+                      "include/pto/npu/a2a3/TRowExpandSub.hpp",
+}
+
+
 def _typed(v) -> bool:
     return isinstance(v, Ptr) and v.tile is not None
 
@@ -37,6 +50,21 @@ def flag_given(v) -> bool:
 
 class OperandForms:
     """Operands of row reductions, row expansion and elementwise ops as pto-isa writes them."""
+
+    def match_valid(self, node, call, t, ref, what, source):
+        """t's valid `what` ("rows" or "columns") must be ref's, as A2/A3's PTO_ASSERT in
+        `source` requires: a CompileError when both are constants that differ, a CHECK when
+        either is known only at run time (unless both are one register)."""
+        x, y = ((t.tile.valid_rows, ref.tile.valid_rows) if what == "rows" else
+                (t.tile.valid_cols, ref.tile.valid_cols))
+        if isinstance(x, Const) and isinstance(y, Const):
+            if int(x.value) != int(y.value):
+                self.error(node, f"{call}: '{t.name}' has {int(x.value)} valid {what} but '{ref.name}' "
+                                 f"{int(y.value)}; A2/A3 asserts that the valid regions match ({source})",
+                           "give the tiles the same valid=(rows, cols)")
+        elif x != y:
+            self.run_time_check(node, x, y, y, VALID_REGIONS_MATCH,
+                                f"{call}: valid {what} of '{t.name}' == valid {what} of '{ref.name}'")
 
     def run_time_check(self, node, value, lo, hi, rule, requirement):
         """Emit CHECK: lo <= value <= hi when the kernel runs, else an OutOfBoundsError naming
@@ -103,6 +131,38 @@ class OperandForms:
         if small.tile.rows < big.tile.rows:
             self.error(node, f"{call}: '{small.name}' has {small.tile.rows} rows, '{big.name}' {big.tile.rows}")
         self._whole_rows(spec, node, big, "row reductions and expansions")
+        self.match_valid(node, call, small, big, "rows", ROW_ASSERTS[spec.family])
+        if spec.family == "tile_expand_op":          # the big source is dst's valid region
+            for what in ("rows", "columns"):
+                self.match_valid(node, call, tile["a"], big, what, "\"TROWEXPANSUB: the validShape of src0 or "
+                                 "src1 should be equal to those of dst.\", include/pto/npu/a2a3/TRowExpandSub.hpp")
+
+    def _whole_rows(self, spec, node, t, what):
+        """The rule of `what` (row, column and index reductions, row expansions): they run over
+        whole rows of t (their cols operand is t's width, lower_tile_op), so t's valid column
+        count must be a constant equal to its columns; fewer, or one known only at run time,
+        is not built. The message names the operand and the count, the hint the way round."""
+        vc, rows, cols = t.tile.valid_cols, t.tile.rows, t.tile.cols
+        if isinstance(vc, Const) and int(vc.value) == cols:
+            return
+        role = "dst" if spec.family in ("tile_expand", "tile_expand_op") else "src"
+        has = (f"has {int(vc.value)} valid columns of its {cols}" if isinstance(vc, Const) else
+               "has a valid column count known only at run time (a run-time valid=)")
+        view = f"pto.tsubview({t.name}, 0, 0, {rows}, {cols})"
+        pad = ROW_PADS.get(spec.builtin)
+        if pad is not None:
+            hint = (f"pad the columns past the valid ones with the identity of {spec.builtin[1:]}, "
+                    f"pto.tfillpad_inplace({t.name}, {pad}), then reduce the full-width view: "
+                    f"pto.{spec.builtin}(dst, {view})")
+        elif role == "dst":
+            hint = f"expand into the full-width view {view} (its columns past the valid ones are written too)"
+        else:
+            hint = f"reduce the full-width view {view} (its columns past the valid ones give results of their own)"
+        if isinstance(vc, Const):
+            hint += f"; or allocate '{t.name}' {int(vc.value)} columns wide"
+        self.error(node, f"pto.{spec.builtin}: {role} '{t.name}' ({rows} x {cols}) {has}; pypto_sim builds "
+                         f"{what} over whole rows only, so the valid column count of {role} must be a "
+                         f"constant equal to its {cols} columns", hint)
 
     def check_pairwise_sum(self, spec, node, tile, args):
         """TCOLSUM's tmp and is_binary by A2/A3's checks (TColSum.hpp): tmp a RowMajor Vec tile
@@ -160,17 +220,9 @@ class OperandForms:
                            "leave n out: the op then covers the valid region of each tile")
             return
         for t in srcs:
-            for what, x, y in (("rows", t.tile.valid_rows, dst.tile.valid_rows),
-                               ("columns", t.tile.valid_cols, dst.tile.valid_cols)):
-                if isinstance(x, Const) and isinstance(y, Const):
-                    if int(x.value) != int(y.value):
-                        self.error(node, f"{call}: '{t.name}' has {int(x.value)} valid {what} but '{dst.name}' "
-                                         f"{int(y.value)}; A2/A3 asserts that the valid regions match (e.g. "
-                                         "TADDS_IMPL in include/pto/npu/a2a3/TAddS.hpp, TDivCheck in TDiv.hpp)",
-                                   "give the tiles the same valid=(rows, cols)")
-                elif x != y:                  # known at run time, unless both are one register
-                    self.run_time_check(node, x, y, y, VALID_REGIONS_MATCH,
-                                        f"{call}: valid {what} of '{t.name}' == valid {what} of '{dst.name}'")
+            for what in ("rows", "columns"):
+                self.match_valid(node, call, t, dst, what, "e.g. TADDS_IMPL in include/pto/npu/a2a3/TAddS.hpp, "
+                                                           "TDivCheck in TDiv.hpp")
         rows, vc = dst.tile.valid_rows, dst.tile.valid_cols
         whole = all(isinstance(t.tile.valid_cols, Const) and int(t.tile.valid_cols.value) == t.tile.cols
                     for t in (dst, *srcs))

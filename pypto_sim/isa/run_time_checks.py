@@ -6,6 +6,7 @@ from ..errors import OutOfBoundsError
 
 VALID_REGIONS_MATCH = 0
 FIELD_HOLDS_VALUE = 1
+MATMUL_K_AGREES = 2
 
 # (what the rule is, what to do) by rule
 RULES = (
@@ -15,6 +16,10 @@ RULES = (
     ("the value is packed into a bit field of a register, and a larger one would spill into the "
      "next field",
      "keep the run-time value within the field's range"),
+    ("TMATMUL takes k from left's valid columns and TGEMV from right's valid rows "
+     "(include/pto/npu/a2a3/TMatmul.hpp), so where they differ one of them is read outside its "
+     "valid region",
+     "give left valid=(m, k) and right valid=(k, n) with the same k"),
 )
 
 

@@ -220,6 +220,18 @@ def data_operand(spec) -> str:
     return next(n for n in FAMILY_ROLES[spec.family].data if n in names)
 
 
+def extract_alignment(dst_space: str, itemsize: int) -> tuple:
+    """(row, col): the multiples a TEXTRACT window must start at in its Mat source, by A2/A3's
+    asserts in include/pto/common/arch/memory/textract_common.hpp at 3186c381: into Left,
+    "indexRow must be aligned to 16" and "indexCol must be aligned to C0Size" (lines 85-86);
+    into Right, to C0Size and 16 (lines 202-203); c0 is 32 bytes of elements. A source whose
+    fractal order differs from the destination's takes the transposing path, which asks both
+    to the fractal size (16, or 32 one-byte elements: lines 93-94, 210-211); the simulator
+    does not model a Mat tile's fractal order, so this is what both paths ask. (1, 1) for
+    other destinations."""
+    c0 = 32 // itemsize
+    return {"Left": (16, c0), "Right": (c0, 16)}.get(dst_space, (1, 1))
+
 
 # TGATHER's mask patterns (pto-isa include/pto/common/type.hpp MaskPattern, VREDUCEv2's pattern
 # modes 1..7) and the columns each selects (cpu/TGather.hpp MaskSelect)

@@ -83,7 +83,9 @@ TP_ALU = 65        # 1 for an elementwise op (family tile_alu): priced at a row-
 TP_FAST_R, TP_FAST_C, TP_FAST_HEAD, TP_FAST_BODY, TP_FAST_TAIL = 66, 67, 68, 69, 70  # fast tree
 TP_COLSJ = 71      # operand index of an element count's row width when a register holds it, or -1
 TP_LAYJ = 72       # a transfer's GM layout operand (isa/gm_layouts.py)
-N_TP = 73
+TP_ALIGN_R = 73    # a move's window starts at multiples of these (isa/tile_roles.py extract_alignment)
+TP_ALIGN_C = 74
+N_TP = 75
 TF_BW = 0          # the transfer's bandwidth (bytes per cycle)
 TF_PER = 1         # cycles per repeat (vector op, matmul)
 TF_ROW = 2         # cycles per row (vector op: per_row)
@@ -348,6 +350,8 @@ def tile_shape(tp, code, imm, regs, pc, tcount, shape):
             if (c0 >> 24) * (r0 >> 16) * (r0 & 0xFFFF) > tp[pc, TP_SRC_R]:
                 return False
         elif r0 < 0 or c0 < 0 or r0 + rows > tp[pc, TP_SRC_R] or c0 + cols > tp[pc, TP_SRC_C]:
+            return False
+        elif r0 % tp[pc, TP_ALIGN_R] != 0 or c0 % tp[pc, TP_ALIGN_C] != 0:
             return False
     elif kind == AK_MMA:
         mm = _iv(code, imm, regs, pc, tp[pc, TP_MJ])
