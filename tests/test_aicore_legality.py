@@ -483,3 +483,35 @@ def test_scalar_offsets_are_int32_and_wrap_unless_cast_to_int64(make_kernels):
         pto.launch(wide, grid=(1,), args=(X, O, 1 << 30))
         pto.sync()
     assert info.value.line == 7
+
+
+CROSS_SIGNALS = """
+@pto.kernel
+def k(X, n):
+    with pto.cube():
+        for i in range(n):
+            pto.cross_core_set_flag(0)
+        pto.cross_core_set_flag(1)
+    with pto.vector():
+        pto.cross_core_wait_flag(1)
+        for i in range(n):
+            pto.cross_core_wait_flag(0)
+"""
+
+
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+def test_a_sixteenth_pending_cross_core_signal_is_the_hang_it_is_on_the_device(make_kernels, mode):
+    """The AIC sets flag 0 n times before either AIV waits for it (they first wait for flag 1,
+    set after the loop). A2/A3's counter of a flag id holds 15 and a 16th set hangs the core
+    (CANN's CrossCoreSetFlag constraint; the machine table's cross_core_flag_limit): n = 15
+    runs, n = 16 is a DeadlockError at the set's line (7 of the file make_kernels writes) naming
+    the flag, the count and AIV0."""
+    k = make_kernels(CROSS_SIGNALS).k
+    X = pto.alloc_tensor(64)
+    pto.launch(k, grid=(1,), args=(X, 15), mode=mode)
+    pto.sync()
+    with pytest.raises(pto.DeadlockError, match=r"cross_core_set_flag\(0\) at line 7 on AIC of block \(0, 0, 0\) "
+                                                r"would be signal 16 of flag 0 to AIV0 .*counter holds 15") as info:
+        pto.launch(k, grid=(1,), args=(X, 16), mode=mode)
+        pto.sync()
+    assert info.value.line == 7

@@ -19,8 +19,8 @@ from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
 from ..ir.program import C_AUX, C_DTYPE, C_OP
 from ..isa import load_isa
 from ..isa.run_time_checks import check_error
-from .aicore_tiles import (UNIT_NAMES, TileOp, buffer_at, buffer_spans, cross_core_deadlock, operands,
-                           unset_flag_error)
+from .aicore_tiles import (UNIT_NAMES, TileOp, buffer_at, buffer_spans, cross_core_deadlock, cross_flag_overflow,
+                           operands, unset_flag_error)
 from . import gm
 from .blas import single_threaded_blas, uses_matmul
 from .control_flow import ControlFlow
@@ -53,8 +53,9 @@ class AICoreFunctional:
     instructions in (the same attributes the timing model offers it)."""
 
     def __init__(self, prog, enc, grid, block, tensors, scalars, hbm, hbm_init, kernel_name,
-                 tensor_names, max_instructions, executor_module=None):
+                 tensor_names, max_instructions, executor_module=None, cross_core_flag_limit=None):
         self.prog, self.enc, self.grid, self.block = prog, enc, grid, block
+        self.cross_core_flag_limit = cross_core_flag_limit     # the machine's; None: not checked
         self.hbm, self.hbm_init = hbm, hbm_init
         self.kernel_name, self.tensor_names = kernel_name, tensor_names
         self.max_instructions = max_instructions
@@ -176,8 +177,11 @@ class AICoreFunctional:
             u.flags[key] -= 1
         elif name == "CROSS_CORE_SET_FLAG":
             event = int(aux[0])
+            limit = self.cross_core_flag_limit
             for to in ((1, 2) if u.index == 0 else (0,)):
                 key = (to, event, u.index)
+                if limit is not None and state["cross"].get(key, 0) >= limit:
+                    raise cross_flag_overflow(self, pc, u.index, coords, to, limit)
                 state["cross"][key] = state["cross"].get(key, 0) + 1
         elif name == "CROSS_CORE_WAIT_FLAG":
             event = int(aux[0])
@@ -218,7 +222,9 @@ class AICoreFunctional:
 
 def run_aicore_functional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init,
                           kernel_name, tensor_names, max_instructions,
-                          executor_module=None) -> FunctionalProfile:
-    """Run an AI-core launch functionally; results land in hbm. Raises the kernel's errors."""
+                          executor_module=None, cross_core_flag_limit=None) -> FunctionalProfile:
+    """Run an AI-core launch functionally; results land in hbm. Raises the kernel's errors;
+    cross_core_flag_limit is the machine's (None: the signals a flag id holds are not checked)."""
     return AICoreFunctional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init,
-                            kernel_name, tensor_names, max_instructions, executor_module).run()
+                            kernel_name, tensor_names, max_instructions, executor_module,
+                            cross_core_flag_limit).run()

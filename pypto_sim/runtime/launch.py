@@ -46,10 +46,11 @@ def run_launch(device, pending, record=None, executor_module=None) -> Profile:
     prog = pending.program
     if pending.mode == "functional":
         tensors, scalars, names = launch_arguments(pending)
-        run = run_aicore_functional if prog.aicore else run_functional
-        return run(prog, prog.encode(), pending.grid, pending.block, tensors, scalars,
-                              device.hbm.data, device.hbm.init, pending.kernel.name, names,
-                              pending.max_cycles)
+        args = (prog, prog.encode(), pending.grid, pending.block, tensors, scalars, device.hbm.data,
+                device.hbm.init, pending.kernel.name, names, pending.max_cycles)
+        if not prog.aicore:
+            return run_functional(*args)
+        return run_aicore_functional(*args, cross_core_flag_limit=pending.machine.cross_core_flag_limit)
     keep = pending.timeline if record is None else record
     # the rate a profile reports is the simulation's: numba's compiling (the first launch of a
     # process compiles or loads the executor and the event loop) is timed apart

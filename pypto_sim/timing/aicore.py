@@ -47,7 +47,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DeadlockError, SyncCheckError, UninitializedReadError
-from ..exec.aicore_tiles import UNIT_NAMES, TileOp, cross_core_deadlock, operands, unset_flag_error
+from ..exec.aicore_tiles import (UNIT_NAMES, TileOp, cross_core_deadlock, cross_flag_overflow, operands,
+                                 unset_flag_error)
 from ..ir.program import C_AUX
 from ..isa import PIPES, PTO_PIPE_NAMES
 from .aicore_races import AICoreRaces, race_check
@@ -168,6 +169,10 @@ def cross_core_set(sim, pc, blk, w, now):
     every pipe) are done; from the AIC to both AIVs, from an AIV to the AIC."""
     event, pipe = int(sim.enc.code[pc, C_AUX]), int(sim.enc.code[pc, C_AUX + 1])
     ai = blk.aicore
+    limit = sim.m.cross_core_flag_limit
+    for to in ((1, 2) if w == 0 else (0,)):
+        if sim.aicore_pipes.cross_pending(ai.p, to, event, w) >= limit:
+            raise cross_flag_overflow(sim, pc, w, blk.coords, to, limit)
     if ai.race is not None:
         vc = ai.race.carry(w, pipe)
         for to in ((1, 2) if w == 0 else (0,)):

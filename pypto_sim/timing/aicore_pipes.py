@@ -63,6 +63,7 @@ class AICorePipes:
         acfg = np.zeros(ex.N_ACFG, np.int64)
         acfg[ex.AK_AUTO] = 1 if sim.prog.sync == "auto" else 0
         acfg[ex.AK_DEPTH] = m.pipe_queue_depth
+        acfg[ex.AK_CC_LIMIT] = m.cross_core_flag_limit
         acfg[ex.AK_HAS_L2] = 1 if sim.l2 is not None else 0
         # the launch's own L2 (the simulation's stays untouched until the run is done)
         if sim.l2 is None:                              # unused arrays of the right types
@@ -172,6 +173,10 @@ class AICorePipes:
                                          self.cn, 3 * p + w, p, w, event, pipe, now):
             self.cb = unrolled(self.cb, self.chd)
             self.chd[...] = 0
+
+    def cross_pending(self, p, to, event, w) -> int:
+        """Signals of unit w's flag `event` to unit `to` that no wait has taken yet."""
+        return int(self.cn[p, to, event, w])
 
     def cross_ready(self, p, w, event) -> bool:
         """True when unit w's cross_core_wait_flag(event) has a signal from each source."""

@@ -32,13 +32,14 @@ from .engine_parts import (_heap_pop, _record, B_BLOCK, B_ENDED, B_FAILED, book,
                            S_EVENTS, S_GROW, S_HEAP_N, S_LIMIT_KEY, S_NOW, S_REC_N, S_SEQ, S_TABLE_USED,
                            S_UNFINISHED, S_WARP_INSTRS, schedule, set_block_ctx, slot_takes_next_block,
                            table_rebuild, URGENT)
-from .aicore_steps import (_operand, AK_BOOK_ROOM, AK_BX, AK_BY, AK_BZ, AK_CC_SET, AK_CC_WAIT, AK_DEPTH,
+from .aicore_steps import (_operand, AK_BOOK_ROOM, AK_BX, AK_BY, AK_BZ, AK_CC_LIMIT, AK_CC_SET, AK_CC_WAIT, AK_DEPTH,
                            AK_GX, AK_GY, AK_GZ, AK_LOAD, AK_MAX_CYCLES, AK_N_BLOCKS, AK_PIPE_BARRIER,
                            AK_PORTS, AK_RECORD, AK_SET_FLAG, AK_SLOTS, AK_VEC, AK_WAIT_FLAG, AK_WIDTH,
                            book_port, CA_CROSS_CORE, CA_FLAG, queue_slot, reset_units, tile_dispatch,
                            tile_shape, TP_CCEVENT, TP_DST, TP_EVENT, TP_KIND, TP_MAXJ, TP_PIPEARG, TP_SRC,
                            unit_drained)
-from .aicore_sync import barrier_step, cross_ready, cross_set_step, cross_take, set_flag_step, wait_flag_step
+from .aicore_sync import (barrier_step, cross_full, cross_ready, cross_set_step, cross_take, set_flag_step,
+                          wait_flag_step)
 
 EV_CROSS = 9          # a block's cross-core event fired: its waiting units resume
 ENG_FALLBACK = 5      # run this launch under SimPy (a fault to report, or a queue too small)
@@ -390,8 +391,9 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                             fallback = True
                             break
                     elif ikind == AK_CC_SET:
-                        if not cross_set_step(pf, pd, tl, fl, cb, chd, cn, g, p, w, tp[pc, TP_CCEVENT],
-                                              tp[pc, TP_PIPEARG], now):
+                        if cross_full(cn, p, w, tp[pc, TP_CCEVENT], acfg[AK_CC_LIMIT]) or \
+                                not cross_set_step(pf, pd, tl, fl, cb, chd, cn, g, p, w, tp[pc, TP_CCEVENT],
+                                                   tp[pc, TP_PIPEARG], now):
                             st[S_FALLBACK_PC] = pc
                             fallback = True
                             break

@@ -112,7 +112,8 @@ AK_BY = 14
 AK_BZ = 15
 AK_BOOK_ROOM = 16
 AK_PORTS = 17
-N_ACFG = 18
+AK_CC_LIMIT = 18    # a cross-core flag id's counter ([aicore] cross_core_flag_limit)
+N_ACFG = 19
 # af[]: launch constants (floats)
 AF_L2_BW = 0
 AF_HBM_BW = 1

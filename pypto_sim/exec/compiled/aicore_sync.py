@@ -87,6 +87,16 @@ def barrier_step(pf, pd, tl, fl, fh, g, pipe, now):
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
+def cross_full(cn, p, w, ev, limit):
+    """Whether CROSS_CORE_SET_FLAG(ev) of unit w would leave more than `limit` signals of ev
+    untaken at a target (the SimPy model then reports it)."""
+    for to in range(3):
+        if ((w == 0 and to != 0) or (w != 0 and to == 0)) and cn[p, to, ev, w] >= limit:
+            return True
+    return False
+
+
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def cross_set_step(pf, pd, tl, fl, cb, chd, cn, g, p, w, ev, pipe, now):
     """CROSS_CORE_SET_FLAG(ev, pipe) of unit w (global unit g) of the block on slot p: fires
     when the unit's queued operations on pipe (every pipe for -1) are done; from the AIC to
