@@ -155,6 +155,38 @@ def test_op_summary_of_one_matmul_gives_each_pipes_busy_cycles_over_the_units_cy
         {k: v for k, v in row.items() if k not in ("core_id", "unit")}
 
 
+def test_every_report_counts_the_scalar_units_busy_cycles_alike(mix):
+    """PIPE_S busy of a unit on a core is the union of its instructions' issue-to-completion
+    intervals (two instructions of latency 2 issued on consecutive cycles are busy 3 cycles,
+    not 2 or 4) in the timeline, busy_intervals, pipe_utilization (the mean over the 2 cores),
+    pipeline_summary (per unit and per pipe), core_balance and op_summary alike; an
+    adversarial run found op_summary counting issue slots where the timeline counted
+    intervals."""
+    def union(core, unit):                       # by hand, from the timeline
+        total, reach = 0, 0
+        for a, b in sorted((e.start, e.end) for e in mix.timeline
+                           if (e.core, e.lane, e.pipe) == (core, unit, "PIPE_S")):
+            total += max(0, b - max(a, reach))
+            reach = max(reach, b)
+        return total
+
+    for unit in ("AIC", "AIV0"):
+        busy = {core: union(core, unit) for core in (0, 1)}
+        assert all(busy.values())
+        util = mix.pipe_utilization()[f"{unit} S"]
+        assert util * 2 * mix.total_cycles == pytest.approx(busy[0] + busy[1])
+        side = "aic" if unit == "AIC" else "aiv"
+        for core, cycles in busy.items():
+            assert sum(b - a for a, b in mix.busy_intervals("S", core=core, unit=unit)) == cycles
+            assert next(r["scalar_cycles"] for r in mix.pipeline_summary()
+                        if (r["core_id"], r["unit"]) == (core, unit)) == cycles
+            assert next(r["busy_cycles"] for r in mix.pipeline_summary(per="pipe")
+                        if (r["core_id"], r["unit"], r["pipe"]) == (core, unit, "PIPE_S")) == cycles
+            assert next(r for r in mix.core_balance() if r["core_id"] == core)[f"{unit.lower()}_s_cycles"] == cycles
+            row = next(r for r in mix.op_summary() if (r["core_id"], r["unit"]) == (core, unit))
+            assert row[f"{side}_scalar_ratio"] * row[f"{side}_total_cycles"] == pytest.approx(cycles)
+
+
 def test_task_duration_is_the_kernels_cycles_plus_the_tasks_dispatch_and_response(vec):
     """msprof's Task Duration holds the task's scheduling and response end beside the cores'
     time. The table's task_overhead_cycles is that gap measured on single-core A2 runs: Task

@@ -6,8 +6,10 @@ and unit (AIC, AIV0, AIV1) with total, active and busy cycles and the busy cycle
 - active_start_cycle / active_end_cycle: the unit's first issue and last completion (Perf-Sim:
   "first and last non-zero-duration event of this unit"; every record here lasts >= 1 cycle);
 - active_cycles: active_end_cycle - active_start_cycle;
-- busy_cycles: cycles in which any of its pipes (or its scalar unit's issue) was busy;
-- <pipe>_cycles: cycles with an operation of that pipe in flight (issue slots for scalar).
+- busy_cycles: cycles in which any of its pipes (the scalar unit's too) was busy;
+- <pipe>_cycles: cycles with an operation of that pipe in flight, from its issue to its
+  completion (the union of those intervals, as every busy figure here and in the timeline,
+  pipe_utilization and the trace counts it; a scalar instruction is in flight for its latency).
 MTE2 is split as Perf-Sim splits it: mte2_aic (GM -> L1) and mte2_aiv (GM -> UB).
 """
 from __future__ import annotations
@@ -51,9 +53,8 @@ def summary_rows(prof) -> list:
             row = {"op_name": prof.kernel_name, "core_id": int(core), "unit": uname,
                    "total_cycles": int(prof.total_cycles), "active_start_cycle": start,
                    "active_end_cycle": end, "active_cycles": end - start}
-            tile = on & (pipes != scalar)
             sc = on & (pipes == scalar)
-            row["scalar_cycles"] = int(np.unique(rec.issue[sc]).size)
+            row["scalar_cycles"] = union_cycles(rec.issue[sc], rec.complete[sc])
             for pipe, col in PIPE_COLUMNS.items():
                 sel = on & (pipes == PIPES.index(pipe))
                 cycles = union_cycles(rec.issue[sel], rec.complete[sel])
@@ -62,9 +63,7 @@ def summary_rows(prof) -> list:
                     row["mte2_aiv_cycles"] = cycles if unit else 0
                 else:
                     row[f"{col}_cycles"] = cycles
-            starts = np.concatenate([rec.issue[tile], rec.issue[sc]])
-            ends = np.concatenate([rec.complete[tile], rec.issue[sc] + 1])
-            row["busy_cycles"] = union_cycles(starts, ends)
+            row["busy_cycles"] = union_cycles(rec.issue[on], rec.complete[on])
             rows.append({k: row[k] for k in PERF_SIM_COLUMNS})
     return rows
 
@@ -79,9 +78,8 @@ PIPE_COLUMNS_PER_PIPE = ("op_name", "core_id", "unit", "pipe", "operations", "ac
 def pipe_rows(prof) -> list:
     """One row per AI core, unit and PTO pipe (PIPE_S, PIPE_MTE2, ...) that ran an operation:
     its operations, first start, last completion and busy cycles (the union of its operations'
-    start-to-completion intervals; PIPE_S: its issue slots, as ``scalar_cycles``)."""
+    start-to-completion intervals, as ``summary_rows``)."""
     rec, pipes = prof.records, prof.record_pipes
-    scalar = PIPES.index("scalar")
     rows = []
     for core in np.unique(rec.core).tolist():
         for unit, uname in enumerate(UNITS):
@@ -91,8 +89,7 @@ def pipe_rows(prof) -> list:
                 sel = on & (pipes == p)
                 if not sel.any():
                     continue
-                busy = (np.unique(rec.issue[sel]).size if p == scalar
-                        else union_cycles(rec.issue[sel], rec.complete[sel]))
+                busy = union_cycles(rec.issue[sel], rec.complete[sel])
                 rows.append({"op_name": prof.kernel_name, "core_id": int(core), "unit": uname,
                              "pipe": PTO_PIPE_NAMES.get(pipe, pipe), "operations": int(sel.sum()),
                              "active_start_cycle": int(rec.issue[sel].min()),

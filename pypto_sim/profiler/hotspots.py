@@ -154,7 +154,7 @@ def compute_core_rows(prof) -> list:
 
 def _unit_pipe_cycles(prof, core) -> dict:
     """{"aic_mte2_cycles": busy cycles, ...}: an AI core's busy cycles per unit and PTO pipe
-    (the union of its operations' intervals; PIPE_S: its issue cycles), in PTO's order."""
+    (the union of its operations' start-to-completion intervals), in PTO's order."""
     rec, pipes = prof.records, prof.record_pipes
     out = {}
     for w, unit in enumerate(UNITS):
@@ -163,8 +163,7 @@ def _unit_pipe_cycles(prof, core) -> dict:
             sel = on & (pipes == PIPES.index(name))
             if sel.any():
                 key = f"{unit.lower()}_{PTO_PIPE_NAMES[name][len('PIPE_'):].lower()}_cycles"
-                out[key] = (int(np.unique(rec.issue[sel]).size) if name == "scalar"
-                            else union_cycles(rec.issue[sel], rec.complete[sel]))
+                out[key] = union_cycles(rec.issue[sel], rec.complete[sel])
     return out
 
 

@@ -22,7 +22,7 @@ total cycles" (hiascend PipeUtilization, atlasopdev_16_0099). Here, from the pro
   cycles it ran the task;
 - ``<pipe>_ratio``: the pipe's busy cycles / the unit's total cycles, busy being the union of
   its operations' start-to-completion intervals (``pipeline_summary()``'s ``<pipe>_cycles``;
-  scalar: the scalar unit's issue slots). mac is PIPE_M, fixpipe PIPE_FIX, vec PIPE_V;
+  a scalar instruction's is its latency). mac is PIPE_M, fixpipe PIPE_FIX, vec PIPE_V;
 - ``<...>_time(us)``: cycles at the machine's clock; ``Task Duration(us)``: the kernel's
   total cycles plus the machine's ``task_overhead_cycles`` at the clock (``task_duration_us``:
   msprof's Task Duration also holds scheduling the task to the accelerator and its response
