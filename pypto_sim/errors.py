@@ -37,6 +37,10 @@ class PtoError(Exception):
             text = f"{text}\n  hint: {hint}"
         super().__init__(text)
 
+    def __str__(self):
+        # the message itself, also for a subclass that is a KeyError (whose str() is a repr)
+        return Exception.__str__(self)
+
 
 class IsaError(PtoError):
     """The ISA table in isa/*.toml is malformed (names the file and the instruction)."""
@@ -106,11 +110,12 @@ class SweepError(PtoError):
     results file is held by another sweep or cannot be written (names which and what to do)."""
 
 
-class ArgumentError(PtoError, ValueError, IndexError, TypeError):
+class ArgumentError(PtoError, ValueError, IndexError, KeyError, TypeError):
     """A host-side call got a value it cannot use: a bool or a fraction where a count is
-    meant, a warp, core, lane or step count outside the launch, or an object of the wrong kind
-    (a list where a numpy array is copied into, a dtype tensors cannot hold). A ValueError, an
-    IndexError (positions out of range) and a TypeError too, so code that caught those still
+    meant, a warp, core, lane or step count outside the launch, a name the kernel does not
+    have (a debugger's tile or variable), or an object of the wrong kind (a list where a numpy
+    array is copied into, a dtype tensors cannot hold). A ValueError, an IndexError (positions
+    out of range), a KeyError (names) and a TypeError too, so code that caught those still
     does."""
 
 

@@ -199,10 +199,27 @@ def test_wrong_names_are_refused(add_one_session):
         ctx.step(unit="AIV2")
     with pytest.raises(pto.ArgumentError, match="PIPE_MTE2"):
         ctx.break_at(pipe="PIPE_X")
-    with pytest.raises(KeyError, match=r"tiles: x \(Vec\)"):
+    with pytest.raises(pto.ArgumentError, match=r"tiles: x \(Vec\)") as info:
         ctx.inspect("y")
+    assert isinstance(info.value, KeyError)      # what code that caught KeyError still catches
     with pytest.raises(pto.ArgumentError, match="unit='AIV0' or 'AIV1'"):
         ctx.inspect("x", unit="AIC")
+    with pytest.raises(pto.ArgumentError, match=r"not a tensor argument .*tensors: X, Y"):
+        ctx.tensor("Z")
+
+
+def test_a_step_or_breakpoint_that_could_never_stop_is_refused(add_one_session):
+    """add_one has no section: only AIV0 runs. Stepping the AIC or AIV1, or breaking on them
+    or on an instruction the kernel has not (TMATMUL), could never stop: each is an
+    ArgumentError naming what runs, where the step ran to the end and the breakpoint was
+    accepted, and the session has not moved."""
+    ctx, _x, _Y = add_one_session
+    for call in (lambda: ctx.step(unit="AIC"), lambda: ctx.break_at(unit="AIV1")):
+        with pytest.raises(pto.ArgumentError, match=r"runs no instruction of 'add_one'.*\n.*the units that run: AIV0"):
+            call()
+    with pytest.raises(pto.ArgumentError, match=r"'add_one' runs no TMATMUL.*\n.*its instructions: .*TADDS"):
+        ctx.break_at(inst="TMATMUL")
+    assert not ctx.done and not ctx.breakpoints
 
 
 @pto.kernel(sync="manual")
@@ -233,6 +250,8 @@ def test_a_stale_read_and_a_fault_stay_inspectable(simple_machine):
         ctx.step(10)
     assert ctx.done and isinstance(ctx.error, pto.OutOfBoundsError) and ctx.cycle == 3
     np.testing.assert_array_equal(ctx.inspect("x"), np.zeros((16, 16), np.float32))
+    with pytest.raises(pto.ProfileError, match=r"stopped at cycle 3 with OutOfBoundsError, so it has no profile"):
+        ctx.profile()           # its TLOAD in flight ends at 133: no total would agree with it
     raced = dbg.debug_kernel(forgot_flag_then_faults, args=(X, Y), grid=(1,), echo=False, check="race")
     with pytest.raises(pto.RaceError, match="TADDS at line"):
         raced.continue_()

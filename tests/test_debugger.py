@@ -239,10 +239,11 @@ def test_lane_values_of_kernel_variables():
     assert a_val.dtype == np.float32
     assert np.array_equal(a_val[:232], a[768:1000])          # lanes with i < n loaded
     assert not a_val[232:].any()                              # masked lanes never did
-    with pytest.raises(KeyError, match="tensor parameter"):
+    with pytest.raises(pto.ArgumentError, match="tensor parameter"):
         ctx.lane_values("a")
-    with pytest.raises(KeyError, match="no variable 'zz'"):
+    with pytest.raises(pto.ArgumentError, match="no variable 'zz'") as info:
         ctx.lane_values("zz")
+    assert isinstance(info.value, KeyError)      # what code that caught KeyError still catches
 
 
 def test_inspect_alloc_local():
@@ -288,6 +289,10 @@ def test_out_of_bounds_surfaces_and_state_stays_inspectable():
     with pytest.raises(pto.OutOfBoundsError):
         ctx.step()                                   # the error stays until you step back
     assert ctx.inspect_l1(3)[0] == 3.0              # lane 3's global id
+    words = ctx.machine.l1_bytes // 4               # no lane has more L1 words than the core
+    assert ctx.inspect_l1(3, words).shape == (words,)
+    with pytest.raises(pto.ArgumentError, match=rf"inspect_l1: count=1000000000 is out of range \(valid: 0..{words}\)"):
+        ctx.inspect_l1(3, 10**9)                    # was a 4 GB array of zeros
     ctx.step_back(1)
     assert ctx.error is None and not ctx.done
 

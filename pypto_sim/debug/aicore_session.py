@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..arguments import whole_number
-from ..errors import ArgumentError
+from ..errors import ArgumentError, ProfileError
 from ..exec import gm
 from ..ir.program import C_AUX
 from ..isa import PIPES
@@ -183,7 +183,7 @@ class AICoreDebugContext(BreakpointList):
         Past the last one the kernel finishes (its error, if it had one, is raised)."""
         n = whole_number(n, "step: n", least=0, hint="step(n) goes n >= 0 instructions forward; "
                          "step_back(n) goes back")
-        unit, core = self._unit(unit), self._core(core)
+        unit, core = self._ran(self._unit(unit), "step"), self._core(core)
         if self.finished:
             self._say(f"-- {self.kernel.name} has finished (cycle {self.run.total}); step_back() "
                       "or restart() to look again")
@@ -257,6 +257,10 @@ class AICoreDebugContext(BreakpointList):
             line = checked_line(self.program, line)
         if inst is not None:
             inst = checked_instruction(inst)
+            ran = sorted({self.run.sim.pc_name[pc] for pc in set(self.run.pc.tolist())})
+            if inst not in ran and inst not in {self.program.instrs[pc].op for pc in set(self.run.pc.tolist())}:
+                raise ArgumentError(f"break_at(inst={inst!r}): '{self.kernel.name}' runs no {inst}, so the "
+                                    f"breakpoint could never stop", hint=f"its instructions: {', '.join(ran)}")
         if flag is not None:
             flag = (whole_number(flag, "break_at: flag", least=0) if isinstance(flag, int)
                     else tuple(self._pipe(p) for p in flag[:2]) + (whole_number(flag[2], "flag event", least=0),)
@@ -265,7 +269,7 @@ class AICoreDebugContext(BreakpointList):
                 raise ArgumentError("break_at(flag=...): give (src pipe, dst pipe, event id) of a "
                                     "set_flag/wait_flag, or a cross-core flag's event id")
         pipe = None if pipe is None else self._pipe(pipe)
-        unit, core = self._unit(unit), self._core(core)
+        unit, core = self._ran(self._unit(unit), "break_at"), self._core(core)
         block = None if block is None else whole_number(block, "break_at: block", least=0)
         cycle = None if cycle is None else whole_number(cycle, "break_at: cycle", least=0)
         return self._add_breakpoint(
@@ -311,6 +315,15 @@ class AICoreDebugContext(BreakpointList):
         if unit in UNITS:
             return UNITS.index(unit)
         raise ArgumentError(f"unit={unit!r}: an AI core's units are {', '.join(UNITS)}")
+
+    def _ran(self, unit, call):
+        """unit (an index, or None), refused when it ran no instruction: a step or breakpoint
+        on it could never stop."""
+        if unit is not None and not (self.run.unit == unit).any():
+            ran = ", ".join(UNITS[u] for u in sorted(set(self.run.unit.tolist()))) or "none"
+            raise ArgumentError(f"{call}(unit={UNITS[unit]!r}): {UNITS[unit]} runs no instruction of "
+                                f"'{self.kernel.name}'", hint=f"the units that run: {ran}")
+        return unit
 
     def _core(self, core):
         return None if core is None else whole_number(core, "core", least=0, below=self.machine.cores,
@@ -372,7 +385,7 @@ class AICoreDebugContext(BreakpointList):
         buf = next((b for b in self.program.buffers if b.name == tile and b.rows), None)
         if buf is None:
             known = ", ".join(f"{b.name} ({b.space})" for b in self.program.buffers if b.rows) or "none"
-            raise KeyError(f"kernel '{self.program.kernel}' has no tile '{tile}' (tiles: {known})")
+            raise ArgumentError(f"kernel '{self.program.kernel}' has no tile '{tile}' (tiles: {known})")
         b, u = self._where(unit, block)
         if buf.space in CUBE_SPACES:
             if unit is not None and u != 0:
@@ -397,7 +410,7 @@ class AICoreDebugContext(BreakpointList):
                       or getattr(t, "alloc", None) is a), None)
         if alloc is None:
             names = ", ".join(p for p, _a in self._tensor_args)
-            raise KeyError(f"{t!r} is not a tensor argument of this launch (tensors: {names})")
+            raise ArgumentError(f"{t!r} is not a tensor argument of this launch (tensors: {names})")
         hbm, _mem, _row = self.run.memories(None if self.finished else max(self.pos, 0))
         return gm.decode(hbm[alloc.byte_addr:alloc.byte_addr + alloc.nbytes], alloc.dtype).copy()
 
@@ -409,7 +422,16 @@ class AICoreDebugContext(BreakpointList):
         return run.timeline[:max(upto, 0)]
 
     def profile(self):
-        """The launch's Profile (the whole run; it ran once, up front)."""
+        """The launch's Profile (the whole run; it ran once, up front). A launch that stopped
+        at a fault has none, as ``pto.profile`` of it has none: its operations in flight would
+        end after the cycle it stopped at, so no total would agree with its timeline."""
+        err = self.run.error
+        if err is not None:
+            raise ProfileError(f"'{self.kernel.name}' stopped at cycle {self.run.total} with "
+                               f"{type(err).__name__}, so it has no profile: "
+                               f"{str(err).splitlines()[0]}", kernel=self.kernel.name,
+                               hint="the session still shows what ran: get_instruction_timeline(), "
+                                    "inspect(tile), pipe_queues(), where(); fix the fault for a profile")
         return self.run.profile
 
     def __repr__(self):

@@ -61,7 +61,9 @@ class InspectMixin:
         block = self._block_id(block)
         lane = whole_number(lane, "inspect_l1: lane", least=0, below=self.block_lanes,
                             hint=f"give a block-local lane id, 0..{self.block_lanes - 1}")
-        count = whole_number(count, "inspect_l1: count", least=0)
+        words = self.machine.l1_bytes // 4
+        count = whole_number(count, "inspect_l1: count", least=0, below=words + 1,
+                             hint=f"a lane's L1 holds at most the core's {words} words ({self.machine.name})")
         out = np.zeros(count, np.float32)
         regs = self._warp_regs(block, lane // 32)
         if regs is not None:
@@ -85,9 +87,9 @@ class InspectMixin:
         reg = self.program.symbols.get(name)
         if reg is None:
             if any(a.name == name and a.kind == "tensor" for a in self.program.args):
-                raise KeyError(f"'{name}' is a tensor parameter; read it with ctx.tensor({name!r})")
+                raise ArgumentError(f"'{name}' is a tensor parameter; read it with ctx.tensor({name!r})")
             known = ", ".join(sorted(self.program.symbols)) or "none"
-            raise KeyError(f"kernel '{self.program.kernel}' has no variable '{name}' held in a "
+            raise ArgumentError(f"kernel '{self.program.kernel}' has no variable '{name}' held in a "
                            f"register (known: {known})")
         return self._reg_values(reg, self._block_id(block))
 
@@ -119,7 +121,7 @@ class InspectMixin:
             if t is alloc or t == param or (isinstance(t, str) and t == alloc.name):
                 return alloc
         names = ", ".join(f"{p} ({a.name})" if a.name else p for p, a in self._tensor_args)
-        raise KeyError(f"{t!r} is not a tensor argument of this launch (tensors: {names or 'none'})")
+        raise ArgumentError(f"{t!r} is not a tensor argument of this launch (tensors: {names or 'none'})")
 
     def inspect_alloc_local(self, name: str, block=0) -> np.ndarray:
         """The current contents of the block's ``alloc_local`` buffer ``name`` (the variable it
@@ -129,7 +131,7 @@ class InspectMixin:
         buf = next((b for b in self.program.buffers if b.name == name), None)
         if buf is None:
             known = ", ".join(b.name for b in self.program.buffers) or "none"
-            raise KeyError(f"kernel '{self.program.kernel}' has no alloc_local buffer '{name}' "
+            raise ArgumentError(f"kernel '{self.program.kernel}' has no alloc_local buffer '{name}' "
                            f"(buffers: {known})")
         blk = self._block_state(block)
         if not buf.owns_memory:             # a view (treshape, tsubview): its elements in its tile
