@@ -115,3 +115,91 @@ def test_an_unwritable_results_folder_is_a_sweep_error(tmp_path, monkeypatch):
         pto.sweep("sweep_factories:scale_case", engine="serial", out=tmp_path / "nope" / "r.csv")
     with pytest.raises(SweepError, match="must end in .parquet or .csv"):
         pto.sweep("sweep_factories:scale_case", engine="serial", out=tmp_path / "r.txt")
+
+
+@pytest.mark.parametrize("name, content", [
+    ("one.csv", b"precious\n"),
+    ("scores.csv", b"name,score\nalice,1\nbob,2\n"),
+    ("extra.csv", b'key,identity,name\n"{""params"": {}, ""overrides"": {}}",' + b"a" * 64 + b",alice\n"),
+    ("badkey.csv", b"key,identity,total_cycles,error\nmine," + b"a" * 64 + b",5,\n"),
+    ("badid.csv", b'key,identity\n"{""params"": {""n"": 1}, ""overrides"": {}}",not-a-hash\n'),
+])
+def test_resume_refuses_a_table_no_sweep_wrote_and_leaves_it_as_it_was(tmp_path, name, content):
+    """resume=True on a CSV a sweep did not write (no key and identity columns, a column a sweep
+    never writes, a key that is not a point's JSON, an identity that is not a sha256) is a
+    SweepError naming the file and why; the file's bytes are unchanged and no point runs."""
+    out = tmp_path / name
+    out.write_bytes(content)
+    with pytest.raises(SweepError, match=rf"(?s){name} is not a table a sweep wrote: .*"
+                                         r"resume=True continues only a table pto.sweep wrote.*left as it was"):
+        pto.sweep("sweep_factories:scale_case", params={"n": [64]}, engine="serial", timeout=None,
+                  out=out, resume=True)
+    assert out.read_bytes() == content
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]          # no lock or temp file left
+
+
+def test_resume_says_which_columns_and_values_are_not_a_sweeps(tmp_path):
+    """The refusal names the missing key columns, the foreign column, the bad key or identity."""
+    cases = {"a.csv": ("name,score\nalice,1\n", "no key and identity columns (its columns: 'name', 'score')"),
+             "b.csv": ('key,identity,score\n"{""params"": {}, ""overrides"": {}}",' + "0" * 64 + ",1\n",
+                       "a sweep writes no column 'score'"),
+             "c.csv": ("key,identity\nmine," + "0" * 64 + "\n", "row 1: key 'mine' is not a point's key"),
+             "d.csv": ('key,identity\n"{""params"": {}, ""overrides"": {}}",xyz\n',
+                       "row 1: identity 'xyz' is not a point's identity")}
+    for name, (text, why) in cases.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(SweepError) as info:
+            pto.sweep("sweep_factories:scale_case", engine="serial", timeout=None, out=tmp_path / name,
+                      resume=True)
+        assert why in str(info.value), (name, str(info.value))
+        assert (tmp_path / name).read_text() == text
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_genuine_sweep_table_still_resumes(tmp_path, suffix):
+    """A table a sweep wrote (with its error rows and busy.* columns) passes the check: the
+    resumed sweep reuses its row, adds the new point's, and keeps every column."""
+    out = tmp_path / f"rows{suffix}"
+    first = pto.sweep("sweep_factories:scale_case", params={"n": [64]}, engine="serial", timeout=None,
+                      out=out)
+    again = pto.sweep("sweep_factories:scale_case", params={"n": [64, 128]}, engine="serial", timeout=None,
+                      out=out, resume=True)
+    assert again["identity"].iloc[0] == first["identity"].iloc[0]
+    assert again["total_cycles"].iloc[0] == first["total_cycles"].iloc[0]
+    assert again["error"].isna().all() and len(again) == 2
+    assert set(first.columns) <= set(again.columns)
+
+
+def test_a_factory_that_returns_no_sweep_case_is_an_error_row_naming_it(tmp_path):
+    """A factory returning 42 (not a pto.SweepCase) gives its point an error row (kind
+    "raised") saying the factory, its parameters, what it returned and what to return, in a
+    point runner and in this process; the other point completes."""
+    factory = tmp_path / "facs.py"
+    factory.write_text("import sweep_factories\n\n"
+                       "def case(n=64, bad=0):\n"
+                       "    return 42 if bad else sweep_factories.scale_case(n)\n")
+    for timeout in (None, 60):
+        frame = pto.sweep(f"{factory}:case", params={"bad": [0, 1]}, engine="serial", timeout=timeout)
+        assert frame["error"].isna().tolist() == [True, False]
+        error = frame["error"].iloc[1]
+        assert error.startswith(f"SweepError: the factory {factory}:case, called with {{'bad': 1}}, "
+                                "returned 42 (int), not a pto.SweepCase")
+        assert "return pto.SweepCase(kernel, grid, block, args" in error
+        assert frame["error_kind"].iloc[1] == "raised" and frame["check"].iloc[0]
+    with pytest.raises(SweepError, match=r"every point failed .* returned 42 \(int\), not a pto.SweepCase"):
+        pto.sweep(f"{factory}:case", params={"bad": [1]}, engine="serial", timeout=None)
+
+
+def test_a_sweep_case_with_unusable_outputs_or_check_is_an_error_row(tmp_path):
+    """outputs that is not a dict, or a check that is not callable, is named in the row's error."""
+    factory = tmp_path / "facs2.py"
+    factory.write_text("import dataclasses, sweep_factories\n\n"
+                       "def case(what):\n"
+                       "    c = sweep_factories.scale_case(64)\n"
+                       "    return dataclasses.replace(c, outputs=[1]) if what == 'outputs' else "
+                       "dataclasses.replace(c, check=3)\n")
+    with pytest.raises(SweepError) as info:
+        pto.sweep(f"{factory}:case", params={"what": ["outputs", "check"]}, engine="serial", timeout=None)
+    frame = info.value.frame
+    assert "returned a SweepCase whose outputs is a list, not a dict" in frame["error"].iloc[0]
+    assert "returned a SweepCase whose check 3 is not callable" in frame["error"].iloc[1]

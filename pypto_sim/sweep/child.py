@@ -37,4 +37,4 @@ def main(request_fd: int, reply_fd: int, parent: int):
         except BaseException as exc:              # SystemExit from a script's top level too
             replies.send(("factory_error", f"{type(exc).__name__}: {exc}"))
             continue
-        replies.send(("row", run_point(fn, point, machine)))
+        replies.send(("row", run_point(fn, point, machine, ref.label)))

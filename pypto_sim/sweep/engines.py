@@ -24,7 +24,7 @@ def run_serial(ref, fn, points, machine, timeout, collect):
     point kills it) or, for ``timeout=None``, in this process (debuggers work)."""
     if timeout is None:
         for point in points:
-            collect(run_point(fn, point, machine))
+            collect(run_point(fn, point, machine, ref.label))
         return
     with PointRunner() as runner:
         for point in points:

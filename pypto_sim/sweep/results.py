@@ -2,7 +2,9 @@
 atomically after each point, read back to resume."""
 from __future__ import annotations
 
+import json
 import os
+import re
 import socket
 import time
 from pathlib import Path
@@ -15,6 +17,16 @@ except ImportError:             # Windows: the lock file alone (created exclusiv
     fcntl = None
 
 SUFFIXES = (".parquet", ".csv")
+# what a sweep writes (worker.py): every row has KEY_COLUMNS; any other column is one of
+# COLUMNS or starts with one of PREFIXES. A table with anything else is not a sweep's.
+KEY_COLUMNS = ("key", "identity")
+COLUMNS = frozenset(KEY_COLUMNS + ("total_cycles", "simulated_us", "warp_instructions", "check",
+                                   "error", "error_kind", "traceback", "wall_s"))
+PREFIXES = ("param.", "override.", "busy.", "pipe_busy.")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_NOT_OURS = ("resume=True continues only a table pto.sweep wrote (columns key, identity, param.*, "
+             "override.*, total_cycles, error, ...); the file is left as it was: choose another "
+             "path for out=, or move that file away")
 
 
 class ResultsFile:
@@ -100,17 +112,25 @@ class ResultsFile:
             self._fd = None
 
     def read(self, pd):
-        """The rows already in the file (an empty frame when there is none)."""
+        """The rows already in the file (an empty frame when there is none). A file that is
+        not a table a sweep wrote (other columns, no key and identity, values that are not a
+        point's key and identity) is a SweepError, and the file is left as it was."""
         if not self.path.exists():
             return pd.DataFrame()
         try:
             if self.path.suffix == ".csv":
-                return pd.read_csv(self.path)
-            return pd.read_parquet(self.path)
+                frame = pd.read_csv(self.path, dtype={"key": str, "identity": str})
+            else:
+                frame = pd.read_parquet(self.path)
         except Exception as exc:
             raise SweepError(f"results file {self.path} cannot be read to resume: "
                              f"{type(exc).__name__}: {exc}",
                              hint="it is not a table a sweep wrote; choose another path") from exc
+        why = _not_a_sweep_table(frame)
+        if why:
+            raise SweepError(f"results file {self.path} is not a table a sweep wrote: {why}",
+                             hint=_NOT_OURS)
+        return frame
 
     def write(self, pd, rows):
         """Write all rows, atomically (a killed driver leaves the previous table whole)."""
@@ -126,6 +146,42 @@ class ResultsFile:
             raise SweepError(f"results file {self.path} cannot be written: {exc.strerror}",
                              hint="free space or choose a writable folder; rows so far are in "
                                   "the previous version of the file") from exc
+
+
+def _not_a_sweep_table(frame) -> str:
+    """Why ``frame`` is not a table a sweep wrote ('' when it is one): a sweep's table has
+    the key and identity columns, only columns a sweep writes, and in every row a key (the
+    point's parameters and overrides as JSON) and an identity (a sha256 in hex)."""
+    columns = [str(c) for c in frame.columns]
+    missing = [c for c in KEY_COLUMNS if c not in columns]
+    if missing:
+        return (f"it has no {' and '.join(missing)} column{'s' if len(missing) > 1 else ''} "
+                f"(its columns: {_listed(columns)})")
+    foreign = [c for c in columns if c not in COLUMNS and not c.startswith(PREFIXES)]
+    if foreign:
+        return f"a sweep writes no column {_listed(foreign)}"
+    for i, (key, identity) in enumerate(zip(frame["key"], frame["identity"]), start=1):
+        if not _is_key(key):
+            return f"row {i}: key {key!r} is not a point's key (JSON of its params and overrides)"
+        if not (isinstance(identity, str) and _SHA256.fullmatch(identity)):
+            return f"row {i}: identity {identity!r} is not a point's identity (a sha256 in hex)"
+    return ""
+
+
+def _is_key(value) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        key = json.loads(value)
+    except ValueError:
+        return False
+    return (isinstance(key, dict) and set(key) == {"params", "overrides"}
+            and all(isinstance(v, dict) for v in key.values()))
+
+
+def _listed(names, most=8) -> str:
+    shown = ", ".join(repr(n) for n in names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def _read_holder(lock_path) -> str:

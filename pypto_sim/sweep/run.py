@@ -48,9 +48,10 @@ def sweep(factory, params=None, machine_overrides=None, engine=None, machine=Non
     runs the points in this process). A point that kills its process is run once more in a
     fresh one, then is an error row. ``out``: a .parquet or .csv path written as rows
     arrive, locked against a second sweep; an existing file is continued only with
-    ``resume=True``, which reuses the rows whose identity (factory and its source, params,
-    overrides, base machine table and its contents, package version) matches a point and
-    runs the rest. ``machine``: the base table, name, path or Machine (default: the active
+    ``resume=True`` and only if a sweep wrote it (else a SweepError, the file untouched):
+    that reuses the rows whose identity (factory and its source, params, overrides, base
+    machine table and its contents, package version) matches a point and runs the rest.
+    ``machine``: the base table, name, path or Machine (default: the active
     machine). ``progress``: None (one line over the points on a terminal after two seconds, as
     the progress setting says, docs/settings.md), True (always) or False (never). If every
     point fails, a SweepError gives the first error (its ``frame`` holds the rows)."""

@@ -8,10 +8,12 @@ import time
 import traceback
 
 import numpy as np
+from ..errors import SweepError
 from ..runtime.device import reset_device
 from ..timing.machine import use_machine
 from ..timing.progress import quiet_launches
 from ..runtime.api import launch
+from .case import SweepCase
 
 # error_kind of a row: why it has an error (None: it has none)
 RAISED = "raised"        # the factory, the kernel or the check raised: rerunning gives the same
@@ -37,15 +39,38 @@ def error_row(point: dict, kind: str, message: str, wall_s: float) -> dict:
     return row
 
 
-def run_point(factory, point: dict, machine) -> dict:
+def run_point(factory, point: dict, machine, label=None) -> dict:
     """One row: the point's parameters and overrides, its metrics, and ``error`` (None, or the
-    exception's text): a point whose factory, kernel or check raises is a row, not a lost
-    sweep. ``factory`` is the function; ``machine`` the base Machine."""
+    exception's text): a point whose factory, kernel or check raises, or whose factory returns
+    something other than a SweepCase, is a row, not a lost sweep. ``factory`` is the function;
+    ``machine`` the base Machine; ``label`` how errors name the factory ('file.py:function')."""
     ctx = contextvars.copy_context()
-    return ctx.run(_run_in_context, factory, point, machine)
+    if label is None:
+        label = f"{getattr(factory, '__module__', '?')}:{getattr(factory, '__qualname__', factory)}"
+    return ctx.run(_run_in_context, factory, point, machine, label)
 
 
-def _run_in_context(factory, point, base):
+def checked_case(case, label: str, params: dict) -> SweepCase:
+    """The factory's result if it is a SweepCase whose outputs and check can be used, else a
+    SweepError naming the factory, the point's parameters and what it returned."""
+    where = f"the factory {label}, called with {params}"
+    hint = ("return pto.SweepCase(kernel, grid, block, args, outputs={name: tensor}, "
+            "check=callable) from it (docs/sweeps.md)")
+    if not isinstance(case, SweepCase):
+        shown = repr(case)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise SweepError(f"{where}, returned {shown} ({type(case).__name__}), not a pto.SweepCase",
+                         hint=hint)
+    if not isinstance(case.outputs, dict):
+        raise SweepError(f"{where}, returned a SweepCase whose outputs is a "
+                         f"{type(case.outputs).__name__}, not a dict {{name: device tensor}}", hint=hint)
+    if case.check is not None and not callable(case.check):
+        raise SweepError(f"{where}, returned a SweepCase whose check {case.check!r} is not "
+                         "callable (nor None)", hint=hint)
+    return case
+
+
+def _run_in_context(factory, point, base, label):
     quiet_launches()            # the sweep's own line reports progress
     row = base_row(point)
     start = time.perf_counter()
@@ -53,7 +78,7 @@ def _run_in_context(factory, point, base):
         m = base.with_overrides(point["overrides"]) if point["overrides"] else base
         use_machine(m)          # in this point's copied context only
         reset_device(m)
-        case = factory(**point["params"])
+        case = checked_case(factory(**point["params"]), label, point["params"])
         prof = launch(case.kernel, grid=case.grid, block=case.block, args=case.args,
                           mode=case.mode).result()
         cycles = getattr(prof, "total_cycles", None)
