@@ -156,7 +156,11 @@ def _run_script(ns):
 
 
 def _check_output(path, flag):
-    """Refuse an output path whose folder is missing or not writable before any work is done."""
+    """Refuse an output path that is a directory, or whose folder is missing or not writable,
+    before any work is done."""
+    if Path(path).is_dir():
+        raise CommandLineError(f"{flag} {path}: {path} is a directory, not a file",
+                               hint=f"give the file to write, e.g. {Path(path) / 'out'}")
     folder = Path(path).parent
     if not folder.is_dir():
         raise CommandLineError(f"{flag} {path}: the folder {folder} does not exist",

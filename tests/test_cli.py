@@ -112,12 +112,16 @@ def test_the_command_exits_with_one_line_and_debug_shows_the_traceback():
     (("microbench", "-o", "no_such_folder/rows.csv"), 1, ("no_such_folder", "does not exist")),
     (("calibrate", "rows.csv", "-o", "no_such_folder/new.toml"), 1, ("no_such_folder", "does not exist")),
     (("trace", "x.py", "-o", "no_such_folder/t.json"), 1, ("no_such_folder", "does not exist")),
+    (("microbench", "-o", "a_folder"), 1, ("-o a_folder", "is a directory, not a file")),
+    (("trace", "x.py", "-o", "a_folder"), 1, ("-o a_folder", "is a directory, not a file")),
     (("frobnicate",), 2, ("invalid choice", "'frobnicate'")),
 ])
 def test_bad_arguments_are_one_line(argv, code, names, capsys, monkeypatch, tmp_path):
-    """Flag values out of range, the wrong number of names and output folders that do not exist
-    are refused on one line before any work is done (argparse's refusals exit with 2)."""
+    """Flag values out of range, the wrong number of names, output folders that do not exist
+    and an output that is a folder are refused on one line before any work is done
+    (argparse's refusals exit with 2)."""
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "a_folder").mkdir()
     got, out, err = _main(capsys, *argv)
     line = _one_line_error(err)
     assert got == code and not out

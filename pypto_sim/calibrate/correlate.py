@@ -3,9 +3,11 @@ correlator (util/plotting/plot-correlation.py) reports it."""
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
-from pathlib import Path
 
+from ..profiler.files import write_file
+from ..profiler.plot import image_path
 from .rows import CalibrationError
 
 
@@ -70,13 +72,18 @@ class Correlation:
 
     def save_plot(self, path, title=None):
         """Write a log-log scatter of measured (x) against simulated (y) cycles with the y = x
-        line and the statistics in the legend (matplotlib, Agg backend). Returns the path."""
+        line and the statistics in the legend (matplotlib, Agg backend). Returns the path written
+        (without an extension: ``path`` + ".png"); a file already there is replaced atomically."""
         try:
             import matplotlib
             matplotlib.use("Agg")
             import matplotlib.pyplot as plt
+            from matplotlib.backend_bases import FigureCanvasBase
         except ImportError:
             raise CalibrationError("save_plot needs matplotlib", hint="pip install pypto-sim[plot]") from None
+        # the path is checked before anything is drawn (a directory is a CalibrationError)
+        path, fmt = image_path(path, "Correlation.save_plot", CalibrationError,
+                               FigureCanvasBase.get_supported_filetypes())
         fig, ax = plt.subplots(figsize=(5.5, 5.5))
         hw = [p.measured for p in self.rows]
         sim = [p.simulated for p in self.rows]
@@ -103,23 +110,45 @@ class Correlation:
         ax.legend(loc="upper left", fontsize=8)
         ax.grid(True, which="both", alpha=0.3)
         fig.tight_layout()
-        path = Path(path)
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        return path
+        try:      # written beside the target, then moved onto it: never a half-written image
+            return write_file(path, lambda f: fig.savefig(f, format=fmt, dpi=120), "Correlation.save_plot",
+                              CalibrationError, binary=True)
+        finally:
+            plt.close(fig)
+
+
+def _cycles(value, kernel, what) -> float:
+    """A kernel's cycles as a float: a finite number > 0, else a CalibrationError naming the
+    kernel, which side (simulated / measured) and the value."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise CalibrationError(f"correlate: {what} cycles of kernel {kernel!r} are {value!r} "
+                               f"({type(value).__name__}), not a number", hint=_HINT)
+    if not (value > 0 and (isinstance(value, numbers.Integral) or math.isfinite(value))):
+        raise CalibrationError(f"correlate: {what} cycles of kernel {kernel!r} are {value}: cycles must "
+                               "be a finite number > 0", hint=_HINT)
+    return float(value)
+
+
+_HINT = ("give each kernel's total cycles (or a Profile): a finite number > 0; leave out a "
+         "kernel that was not measured or did not run")
 
 
 def _as_pairs(values, what):
     if isinstance(values, dict):
-        return [(str(k), float(v)) for k, v in values.items()]
+        return [(str(k), _cycles(v, k, what)) for k, v in values.items()]
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise CalibrationError(f"correlate: {what} must be a dict or a list, not {type(values).__name__}",
+                               hint="pass {kernel: cycles}, a list of (kernel, cycles) pairs, or a list "
+                                    "of cycles / Profiles")
     items = list(values)
     out = []
     for i, v in enumerate(items):
         if isinstance(v, (tuple, list)) and len(v) == 2:
-            out.append((str(v[0]), float(v[1])))
+            out.append((str(v[0]), _cycles(getattr(v[1], "total_cycles", v[1]), v[0], what)))
         else:
             total = getattr(v, "total_cycles", v)
-            out.append((getattr(v, "kernel_name", f"kernel{i}"), float(total)))
+            name = getattr(v, "kernel_name", f"kernel{i}")
+            out.append((name, _cycles(total, name, what)))
     return out
 
 
@@ -127,7 +156,8 @@ def correlate(simulated, measured) -> Correlation:
     """Correlate simulated and measured cycles over a set of kernels. Each argument is a dict
     ``{kernel: cycles}``, a list of (kernel, cycles) pairs, or a list of cycles / Profiles in
     the same order as the other. Dicts are matched by kernel name (kernels in only one of them
-    are an error); lists by position. Measured cycles must be positive."""
+    are an error); lists by position. Cycles, simulated and measured, must be finite numbers
+    > 0 (NaN, inf, 0, negative or non-numbers are a CalibrationError naming the kernel)."""
     sim, hw = _as_pairs(simulated, "simulated"), _as_pairs(measured, "measured")
     if isinstance(simulated, dict) and isinstance(measured, dict):
         missing = sorted(set(simulated) ^ set(measured))
@@ -142,7 +172,4 @@ def correlate(simulated, measured) -> Correlation:
                   for (k, s), (hk, h) in zip(sim, hw)]
     if not points:
         raise CalibrationError("correlate: no kernels")
-    bad = [p.kernel for p in points if not p.measured > 0]
-    if bad:
-        raise CalibrationError(f"correlate: measured cycles must be positive ({bad})")
     return Correlation(points)

@@ -28,7 +28,7 @@ from ..exec.functional import BLOCK_BARRIERS
 from .aicore_fit import fit_aicore
 from .fitmath import ceil_fit, linear_fit, reciprocal_interval, simplest_in
 from .kernels import CTL_FILL, LOOP_FILL
-from .rows import CalibrationError
+from .rows import CalibrationError, check_row
 from ..timing.machine import DEFAULT_MACHINE, resolve_machine
 
 SECTOR = 32
@@ -46,7 +46,8 @@ class Fitted(dict):
     """``{entry: {field: value}}`` for every entry the rows determine: instruction names
     (``ADD``: latency, issue_interval; ``MMA``, ``TADD``: also per_repeat...), ``pipes.scalar``,
     ``memory.<key>`` ({"value": ...}) and ``fusion.FIRST+SECOND`` ({"saving": ...}).
-    ``unused``: (benchmark, instruction) pairs of the rows that no formula reads (a typo?).
+    ``unused``: (benchmark, instruction) pairs of the rows that no formula reads (a typo?) or
+    that give no slope (all at one size), and ``unused_why[pair]`` says which.
 
     ``notes[entry]``: how each was derived; ``bounded[(entry, field)] = (lo, hi, chosen)`` for
     values the rows only bound (kept from the base table when it lies within, not written by
@@ -61,6 +62,7 @@ class Fitted(dict):
         self.bounded = {}
         self.constrained = {}
         self.unused = []            # (benchmark, instruction) series no formula reads
+        self.unused_why = {}        # each of them -> why it was not used
 
     def put(self, name, fld, value, how):
         """Set ``name.fld`` to value, derived as ``how`` says. A value below the field's least
@@ -124,13 +126,17 @@ class _Slopes:
     def __init__(self, rows):
         self.series = defaultdict(list)
         self.used = set()
+        self.one_size = set()       # series a formula read that have rows at one size only
         for r in rows:
             self.series[(r.benchmark, r.instruction)].append((r.size, float(r.cycles)))
 
     def __call__(self, bench, instr):
         self.used.add((bench, instr))
         pts = self.series.get((bench, instr))
-        if not pts or len({s for s, _ in pts}) < 2:
+        if not pts:
+            return None
+        if len({s for s, _ in pts}) < 2:
+            self.one_size.add((bench, instr))
             return None
         return linear_fit([s for s, _ in pts], [c for _, c in pts])[1]
 
@@ -149,8 +155,16 @@ def fit(rows, base=None) -> Fitted:
     """Fit table entries to microbenchmark rows; returns a :class:`Fitted` dict
     ``{name: {"latency": ..., "issue_interval": ...}, ...}``. ``base`` (a Machine, name or
     path; default the default machine) supplies the repeat geometry (k_tile, repeat_bytes),
-    the sector size, and the values of entries the rows do not cover."""
-    rows = list(rows)
+    the sector size, and the values of entries the rows do not cover.
+
+    Each row is checked first (rows.check_row: cycles a finite number > 0, size a whole
+    number >= 1), a bad one a CalibrationError naming it. Series of rows that give no slope
+    (all at one size) or that no formula reads are listed in ``unused`` (``unused_why`` says
+    which); rows that determine no entry at all are a CalibrationError listing why."""
+    if isinstance(rows, (str, bytes)) or not hasattr(rows, "__iter__"):
+        raise CalibrationError(f"fit: rows must be a list of Row, not {type(rows).__name__}",
+                               hint="read them with read_rows(path) or run_microbenchmarks()")
+    rows = [check_row(r, f"fit: row {i}") for i, r in enumerate(rows)]
     if not rows:
         raise CalibrationError("no rows to fit", hint="run pypto-sim microbench first")
     base = resolve_machine(base if base is not None else DEFAULT_MACHINE)
@@ -212,8 +226,25 @@ def fit(rows, base=None) -> Fitted:
     _control(F, S, g, known)
     _fusion(F, S, base, known, eff_read)
     fit_aicore(F, S, base, known)
-    F.unused = sorted(set(S.series) - S.used)
+    _unused(F, S, len(rows))
     return F
+
+
+def _unused(F, S, n_rows):
+    """Record the series no formula could use, and why; rows that determine nothing (no entry
+    fitted or bounded) are a CalibrationError saying why for each series."""
+    for pair in S.one_size:
+        sizes = sorted({s for s, _ in S.series[pair]})
+        F.unused_why[pair] = (f"all {len(S.series[pair])} row(s) at size {sizes[0]}: a slope needs "
+                              "rows at two sizes or more")
+    for pair in set(S.series) - S.used:
+        F.unused_why[pair] = "no formula reads this benchmark and instruction (a typo in a name?)"
+    F.unused = sorted(F.unused_why)
+    if not F and not F.bounded:
+        why = "; ".join(f"{b} ({i}): {F.unused_why.get((b, i), 'gave no entry')}" for b, i in sorted(S.series))
+        raise CalibrationError(f"fit: the {n_rows} row(s) determine no table entry: {why}",
+                               hint="give each benchmark's rows at two sizes or more, with the benchmark and "
+                                    "instruction names pypto-sim microbench writes (docs/calibration.md)")
 
 
 def _bandwidth(F, S, base, known):

@@ -9,13 +9,20 @@ many of the measured instructions the kernel executes, or bytes for the bandwidt
 from __future__ import annotations
 
 import csv
+import math
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PtoError
+from ..profiler.files import output_path, write_file
 
 COLUMNS = ("benchmark", "instruction", "size", "cycles", "machine", "notes")
 REQUIRED = COLUMNS[:4]
+_SIZE_HINT = ("size is the swept quantity: how many measured instructions (or bytes) the kernel "
+              "runs, a whole number >= 1 (docs/calibration.md, \"The CSV format\")")
+_CYCLES_HINT = ("cycles are the kernel's measured total cycles, a finite number > 0; measure that "
+                "row again or remove it")
 
 
 class CalibrationError(PtoError):
@@ -35,46 +42,93 @@ class Row:
 
 
 def write_rows(rows, path) -> Path:
-    """Write rows as CSV (header ``benchmark,instruction,size,cycles,machine,notes``)."""
-    path = Path(path)
-    with path.open("w", newline="", encoding="utf-8") as f:
+    """Write rows as CSV (header ``benchmark,instruction,size,cycles,machine,notes``). A
+    directory is a CalibrationError before anything is written; a file already at ``path`` is
+    replaced atomically, never left half-written (profiler/files.py)."""
+    path = output_path(path, "write_rows", CalibrationError, example="rows.csv")
+
+    def write(f):
         out = csv.writer(f)
         out.writerow(COLUMNS)
         for r in rows:
             cycles = int(r.cycles) if float(r.cycles).is_integer() else r.cycles
             out.writerow((r.benchmark, r.instruction, r.size, cycles, r.machine, r.notes))
-    return path
+
+    return write_file(path, write, "write_rows", CalibrationError)
 
 
 def read_rows(path) -> list:
     """Read a CSV of rows. Columns benchmark, instruction, size and cycles are required, in
     any order; machine and notes are optional; blank lines and lines starting with # are
-    skipped. Raises CalibrationError naming the line of a malformed row."""
+    skipped. Raises CalibrationError naming the line of a malformed row: one without a
+    benchmark or instruction, a size that is not a whole number >= 1, or cycles that are
+    not a finite number > 0 (nan, inf, 0 and negative cycles are refused)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise CalibrationError(f"no rows file at {path}",
                                hint="write one with `pypto-sim microbench -o rows.csv`") from None
-    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    reader = csv.DictReader(lines)
+    numbered = [(i, ln) for i, ln in enumerate(text.splitlines(), start=1)
+                if ln.strip() and not ln.lstrip().startswith("#")]
+    reader = csv.DictReader([ln for _, ln in numbered])
     missing = [c for c in REQUIRED if c not in (reader.fieldnames or ())]
     if missing:
         raise CalibrationError(f"{path}: the header must name the columns {', '.join(REQUIRED)} "
                                f"(missing: {', '.join(missing)})",
                                hint="first line: benchmark,instruction,size,cycles,machine,notes")
     rows = []
-    for k, rec in enumerate(reader, start=2):
-        try:
-            size = int(float(rec["size"]))
-            cycles = float(rec["cycles"])
-        except (TypeError, ValueError):
-            raise CalibrationError(f"{path}: data row {k - 1}: size {rec.get('size')!r} and cycles "
-                                   f"{rec.get('cycles')!r} must be numbers") from None
-        if not rec["benchmark"] or not rec["instruction"]:
-            raise CalibrationError(f"{path}: data row {k - 1} has no benchmark or instruction")
-        rows.append(Row(rec["benchmark"].strip(), rec["instruction"].strip(), size, cycles,
-                        (rec.get("machine") or "").strip(), (rec.get("notes") or "").strip()))
+    for k, rec in enumerate(reader, start=1):
+        where = f"{path}: line {numbered[reader.line_num - 1][0]} (data row {k})"
+        bench, instr = ((rec.get(c) or "").strip() for c in ("benchmark", "instruction"))
+        if not bench or not instr:
+            raise CalibrationError(f"{where} has no benchmark or instruction",
+                                   hint="every row names its benchmark and the instruction it measures")
+        raw = (rec.get("size") or "").strip()
+        what = f"{where}, {bench} {instr} at size {raw or '(none)'}"
+        size = _parse(raw, what, "size", _SIZE_HINT)
+        if not (math.isfinite(size) and size.is_integer()):
+            raise CalibrationError(f"{what}: size {raw} is not a whole number", hint=_SIZE_HINT)
+        cycles = _parse(rec.get("cycles"), what, "cycles", _CYCLES_HINT)
+        rows.append(check_row(Row(bench, instr, int(size), cycles, (rec.get("machine") or "").strip(),
+                                  (rec.get("notes") or "").strip()), where))
     if not rows:
         raise CalibrationError(f"{path}: no data rows")
     return rows
+
+
+def _parse(text, where, column, hint) -> float:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        raise CalibrationError(f"{where}: {column} {text!r} is not a number", hint=hint) from None
+
+
+def check_row(row, where: str) -> Row:
+    """``row`` if it is a usable measurement, else a CalibrationError starting with ``where``
+    (the file and line, or the row's index), then the row (benchmark, instruction, size) and
+    the bad value: benchmark and instruction non-empty text, size a whole number >= 1, cycles
+    a finite number > 0."""
+    try:
+        bench, instr, size, cycles = row.benchmark, row.instruction, row.size, row.cycles
+    except AttributeError:
+        raise CalibrationError(f"{where} is a {type(row).__name__}, not a Row",
+                               hint="make rows with pypto_sim.calibrate.Row(benchmark, instruction, size, "
+                                    "cycles) or read them with read_rows") from None
+    if not (isinstance(bench, str) and bench.strip() and isinstance(instr, str) and instr.strip()):
+        raise CalibrationError(f"{where}: benchmark {bench!r} and instruction {instr!r} must be "
+                               "non-empty text", hint="every row names its benchmark and the instruction it measures")
+    where = f"{where}, {bench} {instr} at size {_show(size)}"
+    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
+        raise CalibrationError(f"{where}: size {_show(size)} must be a whole number >= 1", hint=_SIZE_HINT)
+    if isinstance(cycles, bool) or not isinstance(cycles, numbers.Real):
+        raise CalibrationError(f"{where}: cycles {_show(cycles)} is not a number", hint=_CYCLES_HINT)
+    if not (cycles > 0 and (isinstance(cycles, numbers.Integral) or math.isfinite(cycles))):
+        raise CalibrationError(f"{where}: cycles {_show(cycles)} must be a finite number > 0",
+                               hint=_CYCLES_HINT)
+    return row
+
+
+def _show(value) -> str:
+    """A value as an error shows it: text quoted, numbers (numpy's too) plain."""
+    return repr(value) if isinstance(value, str) or value is None else str(value)

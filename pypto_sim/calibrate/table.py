@@ -3,15 +3,16 @@
 Comments, order and every entry the fit did not determine stay as they are; a fitted entry
 keeps its other fields (per_repeat, k_tile, ...) and gets ``source = "fitted from
 microbenchmarks (<label>)"``. Refitted [formulas] rows go to ``<table>_formulas.csv`` beside
-the table (every row of the base's file, the refitted ones replaced). Fusion rules measured by the fit replace the base's rule for the
-same pair (a saving of 0 removes it).
+the table (every row of the base's file, the refitted ones replaced). Fusion rules measured
+by the fit replace the base's rule for the same pair (a saving of 0 removes it). Both files
+are written beside their targets and renamed onto them (profiler/files.py): never
+half-written, and no temporary is left behind.
 """
 from __future__ import annotations
 
 import datetime
 import json
 import math
-import os
 import re
 from pathlib import Path
 
@@ -21,6 +22,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from .rows import CalibrationError
+from ..profiler.files import output_path, write_file
 from ..timing.machine import load_machine_from, resolve_machine
 from .fit import LEAST
 
@@ -51,9 +53,9 @@ def _rewrite(line, updates, source):
 _CSV_DTYPE = {"float32": "fp32", "float16": "fp16", "any": "any"}
 
 
-def _write_formulas(base, formulas, path) -> Path:
+def _formulas_text(base, formulas) -> str:
     """The base's [formulas] rows with the refitted ones (``formula.OP.DTYPE.COLS``: slope,
-    bias) replaced, as ``<table>_formulas.csv`` next to the table; returns its path."""
+    bias) replaced, as the text of ``<table>_formulas.csv``."""
     rows = dict(base.vector_formulas)
     for name, fields in formulas.items():
         _, op, dtype, cols = name.split(".")
@@ -61,20 +63,26 @@ def _write_formulas(base, formulas, path) -> Path:
         if key not in rows:
             raise CalibrationError(f"write_table: the base table has no [formulas] row for {key}")
         rows[key] = (fields["slope"], fields["bias"])
-    out = path.with_name(f"{path.stem}_formulas.csv")
     lines = ["op,dtype,cols,slope,bias"] + [f"{op},{_CSV_DTYPE[dt]},{cols},{slope!r},{bias!r}"
                                             for (op, dt, cols), (slope, bias) in rows.items()]
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return out
+    return "\n".join(lines) + "\n"
+
+
+def _text(text):
+    """write(f) of a text."""
+    return lambda f: f.write(text)
 
 
 def write_table(fitted, base, path, label=None) -> Path:
     """Write the base table (a Machine, a shipped name or a path) with the fitted entries
     (a :class:`~pypto_sim.calibrate.fit.Fitted` or any ``{name: {field: value}}``) to ``path``;
     ``label`` names the measurements in the sources (default: today's date). The result is
-    loaded with ``load_machine_from`` before this returns, so it is a valid table."""
+    loaded with ``load_machine_from`` before this returns, so it is a valid table. A directory
+    target is a CalibrationError before anything is done; a file already at ``path`` is
+    replaced atomically (never half-written, and a failure leaves it and any
+    ``<table>_formulas.csv`` as they were, with no temporary file left behind)."""
+    path = output_path(path, "write_table", CalibrationError, example="my_npu.toml", regular=True)
     base = resolve_machine(base)
-    path = Path(path)
     label = label or datetime.date.today().isoformat()
     undetermined = undetermined_entries(fitted)
     if undetermined:
@@ -93,7 +101,9 @@ def write_table(fitted, base, path, label=None) -> Path:
             pending[name] = {"value": float(pending[name]["value"])}
     formulas = {name: fields for name, fields in fitted.items() if name.startswith("formula.")}
     formula_path = path.with_name(f"{path.stem}_formulas.csv")
-    kept = formula_path.read_bytes() if formulas and formula_path.is_file() else None
+    if formulas:
+        output_path(formula_path, "write_table", CalibrationError, example="my_npu_formulas.csv",
+                    regular=True)
     fusions = {name[len("fusion."):]: fields["saving"] for name, fields in fitted.items()
                if name.startswith("fusion.")}
     out, section, skipping = [], None, False
@@ -139,22 +149,24 @@ def write_table(fitted, base, path, label=None) -> Path:
             first, second = pair.split("+")
             text += (f"\n[[fusion]]\nfirst = \"{first}\"\nsecond = \"{second}\"\nsaving = {int(saving)}\n"
                      f"source = \"{source}\"\n")
-    # written beside the target, loaded, and only then put in its place: a table that does
-    # not load never replaces anything
-    formula_file = _write_formulas(base, formulas, path) if formulas else None
-    trial = path.with_name(f".{path.name}.trial")
-    trial.write_text(text, encoding="utf-8")
+    # written beside the target (the formulas file first, in its place: the table names it),
+    # loaded, and only then put in its place: a table that does not load never replaces
+    # anything, and on any failure the formulas file that was there before is put back
+    formula_text = _formulas_text(base, formulas) if formulas else None
+    kept = formula_path.read_bytes() if formulas and formula_path.is_file() else None
+    replaced = False
     try:
-        load_machine_from(trial)   # raises MachineError naming the entry if anything is off
-    except Exception:
-        trial.unlink()
-        if formula_file is not None:      # the formulas file that was there before, if any
-            if kept is None:
-                formula_file.unlink()
-            else:
-                formula_file.write_bytes(kept)
+        if formula_text is not None:
+            write_file(formula_path, _text(formula_text), "write_table", CalibrationError)
+            replaced = True
+        write_file(path, _text(text), "write_table", CalibrationError,
+                   check=lambda trial: load_machine_from(trial[0]))   # MachineError naming the entry
+    except BaseException:
+        if replaced and kept is None:
+            formula_path.unlink(missing_ok=True)
+        elif replaced:
+            write_file(formula_path, lambda f: f.write(kept), "write_table", CalibrationError, binary=True)
         raise
-    os.replace(trial, path)
     return path
 
 

@@ -16,15 +16,20 @@ calls; running_time(us) converts them at the machine's clock.
 from __future__ import annotations
 
 import csv
+import os
 from pathlib import Path
 
 import numpy as np
 
+from ..errors import ArgumentError, ProfileError
 from ..ir.printer import format_instr
 from ..isa import PIPES
 from ..timing.records import popcount
 from .hotspots import compute_core_rows
 from .aicore_summary import PERF_SIM_COLUMNS, summary_rows
+from .files import output_path, write_files
+from .msprof import OP_SUMMARY_COLUMNS
+from .tables import csv_writer
 
 INSTR_COLUMNS = ("op_name", "pc", "pc_addr", "instr", "pipe", "file", "line", "source", "call_count",
                  "lane_count", "cycles", "stall_cycles", "running_time(us)", "bytes", "detail")
@@ -81,18 +86,44 @@ def code_rows(prof) -> list:
     return rows
 
 
-def _write(path: Path, columns, rows):
-    with open(path, "w", newline="", encoding="utf-8") as f:
+def _writer(columns, rows):
+    """write(f) of one CSV: the header, then each row's ``columns`` in order."""
+    def write(f):
         writer = csv.DictWriter(f, fieldnames=columns)
         writer.writeheader()
         for row in rows:
             writer.writerow({c: row[c] for c in columns})
+    return write
+
+
+def _folder(directory) -> Path:
+    """``directory`` as a Path, refused before anything is written when it is no str or path
+    or is a file (or lies under one)."""
+    if isinstance(directory, (bytes, bool)) or not isinstance(directory, (str, os.PathLike)):
+        raise ArgumentError(f"export_csv: the directory must be a str or a pathlib.Path, not "
+                            f"{type(directory).__name__} {directory!r}", hint="e.g. export_csv('out')")
+    out = Path(directory)
+    for folder in (out, *out.parents):
+        if folder.exists() or folder.is_symlink():
+            if not folder.is_dir():
+                raise ProfileError(f"export_csv: {directory} must be a folder, but {folder} is a file; "
+                                   f"it is left as it was",
+                                   hint="give the folder to write the CSVs into (created if needed)",
+                                   path=str(directory))
+            break
+    return out
 
 
 def export_csv(prof, directory, prefix="") -> dict:
-    """Write the four CSVs into ``directory`` (created if needed); return {name: path}."""
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    """Write the four CSVs into ``directory`` (created if needed); return {name: path}. Every
+    row is computed and every path checked before anything is written; files of these names
+    already there are replaced, each atomically, other files are left alone (files.py)."""
+    out = _folder(directory)
+    if not isinstance(prefix, str) or "/" in prefix or os.sep in prefix:
+        raise ArgumentError(f"export_csv: prefix must be a str with no path separator, not {prefix!r}",
+                            hint="prefix starts each file's name (prefix='run1_' gives run1_instr_exe.csv); "
+                                 "give folders in directory")
+    prof.records          # ProfileError (how to get them) when the profile kept no timeline
     if getattr(prof.program, "aicore", False):
         # AI-core kernels: one row per core and unit, in Perf-Sim's pipeline_summary.csv columns
         summary = (PERF_SIM_COLUMNS, summary_rows(prof))
@@ -100,16 +131,18 @@ def export_csv(prof, directory, prefix="") -> dict:
     else:
         summary = (SUMMARY_COLUMNS, compute_core_rows(prof))
         bubble_columns = BUBBLE_COLUMNS
-    files = {"instr_exe": (INSTR_COLUMNS, instr_rows(prof)),
-             "code_exe": (CODE_COLUMNS, code_rows(prof)),
-             "pipeline_summary": summary,
-             "bubbles": (bubble_columns, prof.bubbles().rows())}
-    paths = {}
-    for name, (columns, rows) in files.items():
-        path = out / f"{prefix}{name}.csv"
-        _write(path, columns, rows)
-        paths[name] = path
+    tables = {"instr_exe": (INSTR_COLUMNS, instr_rows(prof)),
+              "code_exe": (CODE_COLUMNS, code_rows(prof)),
+              "pipeline_summary": summary,
+              "bubbles": (bubble_columns, prof.bubbles().rows())}
+    files, paths = [], {}
+    for name, (columns, rows) in tables.items():
+        paths[name] = output_path(out / f"{prefix}{name}.csv", "export_csv", example=f"{name}.csv")
+        files.append((paths[name], _writer(columns, rows), False))
     if getattr(prof.program, "aicore", False):
         # and msprof's op_summary (PipeUtilization ratios per core and unit): profiler/msprof.py
-        paths["op_summary"] = prof.op_summary().to_csv(out / f"{prefix}op_summary.csv")
+        paths["op_summary"] = output_path(out / f"{prefix}op_summary.csv", "export_csv",
+                                          example="op_summary.csv")
+        files.append((paths["op_summary"], csv_writer(OP_SUMMARY_COLUMNS, prof.op_summary().rows), False))
+    write_files(files, "export_csv")
     return paths

@@ -6,13 +6,18 @@ the caller's matplotlib backend and figures alone.
 """
 from __future__ import annotations
 
+import math
+import numbers
 from pathlib import Path
 
 import numpy as np
 
+from ..arguments import whole_number
+from ..errors import ArgumentError, ProfileError
 from ..isa import PIPES, PTO_PIPE_NAMES
 from .aicore_bubbles import PTO_ORDER, aicore_active_cycles
 from .aicore_summary import PIPE_ORDER, UNITS
+from .files import output_path, write_file
 from .intervals import merge_intervals
 
 PIPE_COLORS = {"scalar": "#7f7f7f", "vector": "#2ca02c", "sfu": "#9467bd", "load": "#1f77b4",
@@ -29,12 +34,36 @@ def _matplotlib():
     return Figure, FigureCanvasAgg
 
 
+def image_path(path, what, error, formats) -> tuple:
+    """(the Path written, its format) for an image at ``path``: the format is the extension's
+    (one of ``formats``, matplotlib's; else ArgumentError naming them); a path without one gets
+    ".png", as matplotlib's savefig does. Checked with files.output_path (a directory is
+    ``error``) before anything is drawn or written."""
+    target = output_path(path, what, error, example="plot.png")
+    if not target.suffix:
+        target = output_path(target.with_name(target.name + ".png"), what, error, example="plot.png")
+    fmt = target.suffix[1:].lower()
+    if fmt not in formats:
+        raise ArgumentError(f"{what}: cannot write a {target.suffix!r} image ({path}); the formats "
+                            f"are {', '.join(sorted(formats))}",
+                            hint=f"give a path ending in one of them, e.g. {target.with_suffix('.png')}")
+    return target, fmt
+
+
 def save_plot(prof, path, max_cores=8, dpi=100) -> Path:
-    """Write a PNG (or any format matplotlib knows by the extension) with three panels:
-    the Gantt chart of busy intervals per core x pipe (the first ``max_cores`` cores that ran
-    blocks), the utilisation of each pipe over the cores' active windows, and the pipes' idle
-    cycles by cause (the largest causes of the bubble report, leaving out idle at end)."""
+    """Write a PNG (or any format matplotlib knows by the extension; none: ".png" is added)
+    with three panels: the Gantt chart of busy intervals per core x pipe (the first
+    ``max_cores`` cores that ran blocks), the utilisation of each pipe over the cores' active
+    windows, and the pipes' idle cycles by cause (the largest causes of the bubble report,
+    leaving out idle at end). Returns the path written. The arguments, the path and the
+    profile are checked before anything is drawn; the image is written beside the target and
+    then moved onto it (files.py), so a failure leaves a file already there as it was."""
     Figure, FigureCanvasAgg = _matplotlib()
+    max_cores = whole_number(max_cores, "save_plot: max_cores", least=1)
+    if isinstance(dpi, bool) or not isinstance(dpi, numbers.Real) or not (dpi > 0 and math.isfinite(dpi)):
+        raise ArgumentError(f"save_plot: dpi must be a number of dots per inch above 0, not {dpi!r}",
+                            hint="e.g. dpi=100 (the default) or 200")
+    path, fmt = image_path(path, "save_plot", ProfileError, FigureCanvasAgg.get_supported_filetypes())
     windows = prof.active_windows()
     cores = sorted(windows)[:max_cores]
     rows = []                       # (label, colour, busy intervals) with work, top to bottom
@@ -95,10 +124,7 @@ def save_plot(prof, path, max_cores=8, dpi=100) -> Path:
     causes.set_xlabel("idle cycles (all cores)")
     causes.set_title("idle cycles by cause (largest, without idle at end)", fontsize=10)
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi)
-    return path
+    return write_file(path, lambda f: fig.savefig(f, format=fmt, dpi=dpi), "save_plot", binary=True)
 
 
 def _pipe_color(label):

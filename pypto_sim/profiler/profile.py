@@ -380,8 +380,10 @@ class Profile:
     def export_csv(self, directory, prefix="") -> dict:
         """Write instr_exe.csv (per instruction), code_exe.csv (per source line),
         pipeline_summary.csv (per core; AI-core kernels: per core and unit) and bubbles.csv
-        into ``directory``, and for AI-core kernels msprof's op_summary.csv; return their
-        paths."""
+        into ``directory`` (created if needed), and for AI-core kernels msprof's op_summary.csv;
+        return their paths. Files of these names already there are replaced (each atomically:
+        never half-written); a failure leaves them as they were (docs/profiling.md, "Output
+        files")."""
         return export_csv(self, directory, prefix)
 
     def trace(self, time_unit="cycle", warps=True, flows=True, counters=True,
@@ -400,13 +402,17 @@ class Profile:
         cross-core signal to the wait that took it, and (``counters``) GM / L2 / HBM
         bytes-per-cycle counter tracks in buckets of ``bucket_cycles``.
         ``time_unit="cycle"`` (default): 1 trace microsecond = 1 cycle; ``"us"``: real time at
-        the machine's clock. Returns the path."""
+        the machine's clock. Returns the path. A file already at ``path`` is replaced
+        atomically; bad arguments or a failure leave it as it was (docs/profiling.md, "Output
+        files")."""
         return save_trace(self, path, time_unit=time_unit, warps=warps, flows=flows,
                           counters=counters, bucket_cycles=bucket_cycles)
 
     def save_plot(self, path, max_cores=8):
         """Write a pipeline Gantt chart, per-pipe utilisation and idle cycles by cause as an
-        image (PNG by the extension). Needs matplotlib: pip install pypto-sim[plot]."""
+        image (PNG by the extension; without one ".png" is added) and return the path written.
+        A file already there is replaced atomically. Needs matplotlib: pip install
+        pypto-sim[plot]."""
         return save_plot(self, path, max_cores=max_cores)
 
     def pipeline_summary(self, per="unit"):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 
+from .files import output_path, write_file
+
 
 def plain(value):
     """A row value as a JSON-ready Python number or string (numpy scalars become int/float)."""
@@ -30,14 +32,23 @@ def to_dataframe(rows: list, index=None):
     return frame.set_index(index) if index is not None and len(frame) else frame
 
 
-def write_csv(path, columns, rows, missing="N/A"):
-    """Write rows (dicts) as CSV with ``columns`` in order; a None value is written as
-    ``missing`` (msprof writes N/A for a field it has no value for). Returns the path."""
-    with open(path, "w", newline="", encoding="utf-8") as f:
+def csv_writer(columns, rows, missing="N/A"):
+    """write(f) of rows (dicts) as CSV with ``columns`` in order, a None value written as
+    ``missing`` (msprof writes N/A for a field it has no value for)."""
+    def write(f):
         writer = csv.writer(f)
         writer.writerow(columns)
         for row in rows:
             writer.writerow([missing if row[c] is None else row[c] for c in columns])
+    return write
+
+
+def write_csv(path, columns, rows, missing="N/A"):
+    """Write rows (dicts) as CSV with ``columns`` in order; a None value is written as
+    ``missing``. Returns the path. The path is checked first (a directory is a ProfileError);
+    a file already there is replaced atomically, never left half-written (files.py)."""
+    write_file(output_path(path, "to_csv", example="table.csv"), csv_writer(columns, rows, missing),
+               "to_csv")
     return path
 
 

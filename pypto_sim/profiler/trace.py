@@ -40,7 +40,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..arguments import whole_number
+from ..errors import ArgumentError
 from ..timing.records import CAUSE, STALL_CAUSES
+from .files import output_path, write_file
 from .rowtext import Rows
 from .tracks import AICORE_UNITS, TID_STRIDE, layout
 from .aicore_bubbles import UNITS, flag_handoffs, pipe_name
@@ -54,10 +57,31 @@ _QUANTA_SHIFT = 12    # time_unit="us": times are multiples of 1/4096 us
 CHUNK = 8192          # rows rendered at a time: bounds the writer's memory, not its output
 
 
+TIME_UNITS = ("cycle", "us")
+
+
+def check_trace_args(prof, time_unit, warps, flows, counters, bucket_cycles, call="trace"):
+    """The trace's arguments checked (ArgumentError naming the argument, its value and what
+    is allowed) and the profile's records asked for (ProfileError when it kept none), before
+    anything is written; returns bucket_cycles as an int or None."""
+    if not isinstance(time_unit, str) or time_unit not in TIME_UNITS:
+        raise ArgumentError(f"{call}: time_unit must be 'cycle' or 'us', not {time_unit!r}",
+                            hint="'cycle': 1 trace microsecond = 1 cycle; 'us': real time at the "
+                                 "machine's clock")
+    for name, value in (("warps", warps), ("flows", flows), ("counters", counters)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise ArgumentError(f"{call}: {name} must be True or False, not {value!r}",
+                                hint=f"{name}=False leaves them out of the trace")
+    if bucket_cycles is not None:
+        bucket_cycles = whole_number(bucket_cycles, f"{call}: bucket_cycles", least=1,
+                                     hint="give the width of a counter bucket in cycles (1 or "
+                                          "more), or None for the kernel in at most 512 buckets")
+    prof.records          # ProfileError (how to get them) when the profile kept no timeline
+    return bucket_cycles
+
+
 def _times(prof, time_unit):
     """(function: cycles -> exact numerators, shift): a time is numerator / 2**shift."""
-    if time_unit not in ("cycle", "us"):
-        raise ValueError(f"time_unit must be 'cycle' or 'us', not {time_unit!r}")
     if time_unit == "cycle":
         return (lambda cycles: np.asarray(cycles, np.int64)), 0
     # microseconds in steps of 1/4096 us (0.24 ns, under a cycle at up to 4 GHz): such
@@ -272,6 +296,7 @@ def write_trace(prof, out, time_unit="cycle", warps=True, flows=True, counters=T
     (no list of events is ever built); return the number of flow arrows. AI-core kernels:
     ``counters`` adds the GM / L2 / HBM bytes-per-cycle counter tracks, in buckets of
     ``bucket_cycles`` (default: the kernel's cycles in at most 512 buckets)."""
+    bucket_cycles = check_trace_args(prof, time_unit, warps, flows, counters, bucket_cycles)
     at, shift = _times(prof, time_unit)
     rec = prof.records
     unit_text = ("1 trace microsecond = 1 cycle" if time_unit == "cycle" else
@@ -334,13 +359,19 @@ def build_trace(prof, time_unit="cycle", warps=True, flows=True, counters=True,
 def save_trace(prof, path, time_unit="cycle", warps=True, flows=True, counters=True,
                bucket_cycles=None) -> Path:
     """Write the trace of ``prof`` as Chrome trace event JSON to ``path`` (streamed: memory
-    stays bounded by a chunk of events, whatever the launch's size); return the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as f:
+    stays bounded by a chunk of events, whatever the launch's size); return the path. The
+    arguments, the path and the profile are checked before anything is touched, and the file
+    is written beside the target and then moved onto it (files.py): a failure leaves a file
+    already at ``path`` as it was."""
+    bucket_cycles = check_trace_args(prof, time_unit, warps, flows, counters, bucket_cycles,
+                                     call="save_trace")
+    path = output_path(path, "save_trace", example="trace.json")
+
+    def write(f):
         write_trace(prof, f, time_unit=time_unit, warps=warps, flows=flows, counters=counters,
                     bucket_cycles=bucket_cycles)
-    return path
+
+    return write_file(path, write, "save_trace", binary=True)
 
 
 def validate_trace(doc) -> list:
