@@ -280,7 +280,7 @@ def test_the_trace_has_one_track_per_pipe_per_unit_and_the_csv_perf_sims_columns
     _c, _r, prof = gemm_manual.run(256, 256, 128)
     trace = prof.trace()
     names = {e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"}
-    assert {"AIC PIPE_MTE2", "AIC PIPE_MTE1", "AIC PIPE_M", "AIC PIPE_FIX"} <= names
+    assert {"AIC MTE2", "AIC MTE1", "AIC M", "AIC FIX"} <= names
     path = prof.pipeline_summary().to_csv(tmp_path / "gemm_pipeline_summary.csv")
     head = path.read_text().splitlines()[0].split(",")
     assert head == ["op_name", "core_id", "unit", "total_cycles", "active_start_cycle",

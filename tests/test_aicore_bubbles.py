@@ -297,13 +297,13 @@ def test_the_timeline_and_breakdown_of_an_ai_core_kernel_speak_units_and_pto_pip
     header the AI core's units, not a lane block."""
     tl = handoff.timeline
     store = next(e for e in tl if e.inst == "TSTORE" and e.warp == 1)
-    assert (store.lane, store.pipe) == ("AIV0", "PIPE_MTE3")
+    assert (store.lane, store.unit, store.pipe) == ("AIV0", "AIV0", "MTE3")
     assert str(store) == f"Cycle {store.cycle}: AIV0: TSTORE"
-    assert {e.pipe for e in tl if e.inst == "TADDS"} == {"PIPE_V"}
-    assert {e.pipe for e in tl if e.inst == "WAIT_FLAG"} == {"PIPE_S"}
+    assert {e.pipe for e in tl if e.inst == "TADDS"} == {"V"}
+    assert {e.pipe for e in tl if e.inst == "WAIT_FLAG"} == {"S"}
     bd = handoff.cycle_breakdown()
-    assert (bd["TLOAD"]["pipe"], bd["TADDS"]["pipe"]) == ("PIPE_MTE2", "PIPE_V")
-    assert "TSTORE           PIPE_MTE3" in str(bd)
+    assert (bd["TLOAD"]["pipe"], bd["TADDS"]["pipe"]) == ("MTE2", "V")
+    assert "TSTORE           MTE3" in str(bd)
     head = handoff.report().splitlines()[0]
     assert head.endswith("grid=(1, 1, 1) one AI core a block (AIC, AIV0, AIV1)") and "block=(" not in head
 
@@ -317,7 +317,7 @@ def test_core_balance_of_an_ai_core_kernel_has_a_column_per_unit_and_pto_pipe(fl
         assert "load_cycles" not in row and "vector_cycles" not in row
         for (core, unit, pipe), busy in per_pipe.items():
             if core == row["core_id"]:
-                assert row[f"{unit.lower()}_{pipe[len('PIPE_'):].lower()}_cycles"] == busy
+                assert row[f"{unit.lower()}_{pipe.lower()}_cycles"] == busy
     assert "AIC MTE2" in str(balance) and "AIV1 MTE3" in str(balance)
 
 
@@ -366,7 +366,7 @@ def test_the_plot_draws_a_row_per_core_unit_and_pto_pipe(flash, tmp_path):
     per_pipe = flash.pipeline_summary(per="pipe")
     assert set(rows) == {f"core {r['core_id']} {r['unit']} {r['pipe']}" for r in per_pipe}
     for r in per_pipe:
-        if r["pipe"] != "PIPE_S":
+        if r["pipe"] != "S":
             spans = rows[f"core {r['core_id']} {r['unit']} {r['pipe']}"]
             assert sum(e - s for s, e in spans) == r["busy_cycles"]
     names, values = _unit_utilisation(flash)

@@ -82,7 +82,7 @@ def test_a_breakpoint_stops_at_the_execution_cycle_with_the_inputs_as_they_are_t
     ctx.clear_breakpoints()
     ctx.break_at(inst="TADDS")
     hit = ctx.continue_()
-    assert (hit.inst, hit.lane, hit.pipe) == ("TADDS", "AIV0", "PIPE_V")
+    assert (hit.inst, hit.unit, hit.pipe) == ("TADDS", "AIV0", "V")
     assert (hit.cycle, hit.end, ctx.cycle, ctx.line) == (133, 159, 133, 25)
     np.testing.assert_array_equal(ctx.inspect("x"), x.reshape(16, 16))
     (store,) = ctx.step()

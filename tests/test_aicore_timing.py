@@ -65,7 +65,7 @@ def slow_hbm(m):
 
 
 def ops(prof, unit=0):
-    return [(e.inst, e.start, e.end) for e in prof.timeline if e.warp == unit and e.pipe != "PIPE_S"]
+    return [(e.inst, e.start, e.end) for e in prof.timeline if e.warp == unit and e.pipe != "S"]
 
 
 def test_the_cube_path_pipe_by_pipe(simple_machine):

@@ -71,7 +71,7 @@ def test_gemm_manual_flows_go_from_the_set_flag_to_the_operation_its_wait_held(g
     prof, doc = gemm
     names = _thread_names(doc)
     assert all("warp" not in n for n in names.values())
-    assert {"AIC PIPE_S", "AIC PIPE_MTE2", "AIC PIPE_MTE1", "AIC PIPE_M", "AIC PIPE_FIX",
+    assert {"AIC S", "AIC MTE2", "AIC MTE1", "AIC M", "AIC FIX",
             "AIC (block 0)"} <= set(names.values())
     procs = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"]
              if e["ph"] == "M" and e["name"] == "process_name"}
@@ -87,18 +87,18 @@ def test_gemm_manual_flows_go_from_the_set_flag_to_the_operation_its_wait_held(g
     ends = {e["id"]: e for e in doc["traceEvents"] if e["ph"] == "f"}
     into = Counter()
     for s in (e for e in doc["traceEvents"] if e["ph"] == "s"):
-        assert names[(s["pid"], s["tid"])] == "AIC PIPE_S" and slice_at(s)["name"] == "SET_FLAG"
+        assert names[(s["pid"], s["tid"])] == "AIC S" and slice_at(s)["name"] == "SET_FLAG"
         f = ends[s["id"]]
         assert f["pid"] == s["pid"] and f["ts"] >= s["ts"]
         into[(s["name"].split(",")[1].strip(), names[(f["pid"], f["tid"])], slice_at(f)["name"])] += 1
     assert into == {
-        ("PIPE_MTE2", "AIC PIPE_MTE2", "TLOAD"): 8 * 8,         # each k_step's first TLOAD
-        ("PIPE_MTE2", "AIC PIPE_S", "WAIT_FLAG"): 8 * 2,        # the two drains of L1's flags
-        ("PIPE_MTE1", "AIC PIPE_MTE1", "TEXTRACT"): 8 * 16,     # MTE2->MTE1 and M->MTE1 waits
-        ("PIPE_MTE1", "AIC PIPE_S", "WAIT_FLAG"): 8 * 2,        # the two drains of L0's flags
-        ("PIPE_M", "AIC PIPE_M", "TMATMUL"): 8,                 # k0 == 0
-        ("PIPE_M", "AIC PIPE_M", "TMATMUL_ACC"): 8 * 7,
-        ("PIPE_FIX", "AIC PIPE_FIX", "TSTORE_ACC"): 8}
+        ("PIPE_MTE2", "AIC MTE2", "TLOAD"): 8 * 8,         # each k_step's first TLOAD
+        ("PIPE_MTE2", "AIC S", "WAIT_FLAG"): 8 * 2,        # the two drains of L1's flags
+        ("PIPE_MTE1", "AIC MTE1", "TEXTRACT"): 8 * 16,     # MTE2->MTE1 and M->MTE1 waits
+        ("PIPE_MTE1", "AIC S", "WAIT_FLAG"): 8 * 2,        # the two drains of L0's flags
+        ("PIPE_M", "AIC M", "TMATMUL"): 8,                 # k0 == 0
+        ("PIPE_M", "AIC M", "TMATMUL_ACC"): 8 * 7,
+        ("PIPE_FIX", "AIC FIX", "TSTORE_ACC"): 8}
 
 
 @pto.kernel
@@ -127,10 +127,10 @@ def test_one_flow_per_cross_core_signal_from_the_setting_unit_to_the_waiting_one
     cross = [(e["name"], names[(e["pid"], e["tid"])], names[(ends[e["id"]]["pid"], ends[e["id"]]["tid"])])
              for e in doc["traceEvents"] if e["ph"] == "s" and e["cat"] == "cross_core"]
     assert sorted(cross) == [
-        ("cross_core_set_flag(0) AIC -> AIV0", "AIC PIPE_S", "AIV0 PIPE_S"),
-        ("cross_core_set_flag(0) AIC -> AIV1", "AIC PIPE_S", "AIV1 PIPE_S"),
-        ("cross_core_set_flag(1) AIV0 -> AIC", "AIV0 PIPE_S", "AIC PIPE_S"),
-        ("cross_core_set_flag(1) AIV1 -> AIC", "AIV1 PIPE_S", "AIC PIPE_S")]
+        ("cross_core_set_flag(0) AIC -> AIV0", "AIC S", "AIV0 S"),
+        ("cross_core_set_flag(0) AIC -> AIV1", "AIC S", "AIV1 S"),
+        ("cross_core_set_flag(1) AIV0 -> AIC", "AIV0 S", "AIC S"),
+        ("cross_core_set_flag(1) AIV1 -> AIC", "AIV1 S", "AIC S")]
 
 
 @pto.kernel(sync="manual")

@@ -165,7 +165,7 @@ def test_every_report_counts_the_scalar_units_busy_cycles_alike(mix):
     def union(core, unit):                       # by hand, from the timeline
         total, reach = 0, 0
         for a, b in sorted((e.start, e.end) for e in mix.timeline
-                           if (e.core, e.lane, e.pipe) == (core, unit, "PIPE_S")):
+                           if (e.core, e.lane, e.pipe) == (core, unit, "S")):
             total += max(0, b - max(a, reach))
             reach = max(reach, b)
         return total
@@ -181,7 +181,7 @@ def test_every_report_counts_the_scalar_units_busy_cycles_alike(mix):
             assert next(r["scalar_cycles"] for r in mix.pipeline_summary()
                         if (r["core_id"], r["unit"]) == (core, unit)) == cycles
             assert next(r["busy_cycles"] for r in mix.pipeline_summary(per="pipe")
-                        if (r["core_id"], r["unit"], r["pipe"]) == (core, unit, "PIPE_S")) == cycles
+                        if (r["core_id"], r["unit"], r["pipe"]) == (core, unit, "S")) == cycles
             assert next(r for r in mix.core_balance() if r["core_id"] == core)[f"{unit.lower()}_s_cycles"] == cycles
             row = next(r for r in mix.op_summary() if (r["core_id"], r["unit"]) == (core, unit))
             assert row[f"{side}_scalar_ratio"] * row[f"{side}_total_cycles"] == pytest.approx(cycles)
@@ -318,11 +318,11 @@ def test_pipeline_summary_per_pipe_gives_each_pipes_first_start_and_last_complet
     right after the TEXTRACT to L0B. A cube-only kernel's AIVs do not run and have no rows."""
     chain = matmul_chain(mm.machine)
     pipes = {(r["unit"], r["pipe"]): r for r in mm.pipeline_summary(per="pipe")}
-    mte2 = pipes[("AIC", "PIPE_MTE2")]
+    mte2 = pipes[("AIC", "MTE2")]
     first = min(e.start for e in mm.timeline if e.inst == "TLOAD")
     assert (mte2["operations"], mte2["active_start_cycle"], mte2["busy_cycles"]) == (2, first, chain["mte2"])
     assert mte2["active_end_cycle"] == first + chain["mte2"]
-    m_pipe = pipes[("AIC", "PIPE_M")]
+    m_pipe = pipes[("AIC", "M")]
     ext_b = max(e.end for e in mm.timeline if e.inst == "TEXTRACT")
     assert (m_pipe["active_start_cycle"], m_pipe["active_end_cycle"]) == (ext_b, ext_b + chain["mac"])
     assert {unit for unit, _pipe in pipes} == {"AIC"}        # the AIVs have no program: no rows

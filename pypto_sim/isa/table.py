@@ -22,6 +22,8 @@ PIPES = ("scalar", "vector", "sfu", "load", "store", "mma", "mte1", "fix")
 # load pipe, PIPE_MTE3 the store pipe, PIPE_M the cube; sfu has no AI-core counterpart
 PTO_PIPE_NAMES = {"scalar": "PIPE_S", "vector": "PIPE_V", "load": "PIPE_MTE2", "store": "PIPE_MTE3",
                   "mma": "PIPE_M", "mte1": "PIPE_MTE1", "fix": "PIPE_FIX"}
+# the pipe's name in AI-core reports, timelines, traces and the debugger (S, V, MTE2, ...)
+PTO_PIPE_SHORT = {p: name[len("PIPE_"):] for p, name in PTO_PIPE_NAMES.items()}
 # memory spaces of typed tiles (PTO-ISA TileType, docs/coding/Tile.md)
 SPACES = ("Vec", "Mat", "Left", "Right", "Acc", "Bias")
 CATEGORIES = ("id", "move", "lane_alu", "sfu", "compare", "convert", "lane_memory", "atomic", "warp", "sync",

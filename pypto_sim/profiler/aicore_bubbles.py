@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..isa import PIPES, PTO_PIPE_NAMES
+from ..isa import PIPES, PTO_PIPE_SHORT
 from ..timing.records import CAUSE, why_fields
 from .bubbles import BubbleReport, cause_lines
 from .memory_counters import moving_start
@@ -41,7 +41,7 @@ SCALAR = PIPES.index("scalar")
 
 def pipe_name(p) -> str:
     """The PTO name of pipe index p without its PIPE_ prefix (MTE2, M, V, ...)."""
-    return PTO_PIPE_NAMES[PIPES[p]][len("PIPE_"):]
+    return PTO_PIPE_SHORT[PIPES[p]]
 
 
 class _Unit:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..isa import PIPES, PTO_PIPE_NAMES
+from ..isa import PIPES, PTO_PIPE_SHORT
 from ..errors import ArgumentError
 from .tables import RowTable, write_csv
 from ..exec.aicore_tiles import UNIT_NAMES as UNITS
@@ -76,7 +76,7 @@ PIPE_COLUMNS_PER_PIPE = ("op_name", "core_id", "unit", "pipe", "operations", "ac
 
 
 def pipe_rows(prof) -> list:
-    """One row per AI core, unit and PTO pipe (PIPE_S, PIPE_MTE2, ...) that ran an operation:
+    """One row per AI core, unit and PTO pipe (S, MTE2, ...) that ran an operation:
     its operations, first start, last completion and busy cycles (the union of its operations'
     start-to-completion intervals, as ``summary_rows``)."""
     rec, pipes = prof.records, prof.record_pipes
@@ -91,7 +91,7 @@ def pipe_rows(prof) -> list:
                     continue
                 busy = union_cycles(rec.issue[sel], rec.complete[sel])
                 rows.append({"op_name": prof.kernel_name, "core_id": int(core), "unit": uname,
-                             "pipe": PTO_PIPE_NAMES.get(pipe, pipe), "operations": int(sel.sum()),
+                             "pipe": PTO_PIPE_SHORT.get(pipe, pipe), "operations": int(sel.sum()),
                              "active_start_cycle": int(rec.issue[sel].min()),
                              "active_end_cycle": int(rec.complete[sel].max()),
                              "busy_cycles": int(busy)})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..isa import PIPES, PTO_PIPE_NAMES
+from ..isa import PIPES, PTO_PIPE_SHORT
 from ..arguments import whole_number
 from .tables import RowTable
 from .aicore_summary import PIPE_ORDER, UNITS
@@ -162,7 +162,7 @@ def _unit_pipe_cycles(prof, core) -> dict:
         for name in PIPE_ORDER:
             sel = on & (pipes == PIPES.index(name))
             if sel.any():
-                key = f"{unit.lower()}_{PTO_PIPE_NAMES[name][len('PIPE_'):].lower()}_cycles"
+                key = f"{unit.lower()}_{PTO_PIPE_SHORT[name].lower()}_cycles"
                 out[key] = union_cycles(rec.issue[sel], rec.complete[sel])
     return out
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..arguments import whole_number
 from ..errors import ArgumentError, ProfileError
-from ..isa import PIPES, PTO_PIPE_NAMES
+from ..isa import PIPES, PTO_PIPE_SHORT
 from .aicore_bubbles import PTO_ORDER, aicore_active_cycles
 from .aicore_summary import PIPE_ORDER, UNITS
 from .files import output_path, write_file
@@ -131,12 +131,12 @@ def _pipe_color(label):
     """The colour of a bubble row's pipe: a PIPES name, or an AI-core "unit PTO-pipe" label."""
     if label in PIPE_COLORS:
         return PIPE_COLORS[label]
-    pto = "PIPE_" + label.split(" ")[-1]
-    return PIPE_COLORS[next(p for p, name in PTO_PIPE_NAMES.items() if name == pto)]
+    short = label.split(" ")[-1]
+    return PIPE_COLORS[next(p for p, name in PTO_PIPE_SHORT.items() if name == short)]
 
 
 def _unit_rows(prof, cores) -> list:
-    """(label "core c AIC PIPE_MTE2", colour, busy intervals) of each unit and PTO pipe of an
+    """(label "core c AIC MTE2", colour, busy intervals) of each unit and PTO pipe of an
     AI-core kernel that had work on cores, in PTO's pipe order."""
     rec, pipes = prof.records, prof.record_pipes
     names = prof.pipe_names
@@ -153,12 +153,12 @@ def _unit_rows(prof, cores) -> list:
 
 
 def _unit_utilisation(prof):
-    """(["AIC MTE2", ...], [% busy]) of each unit's PTO pipes (not PIPE_S): busy cycles over
+    """(["AIC MTE2", ...], [% busy]) of each unit's PTO pipes (not S): busy cycles over
     the active windows of the cores on which the unit used the pipe, summed over the cores."""
     busy: dict = {}
     for r in prof.pipeline_summary(per="pipe"):
-        if r["pipe"] != "PIPE_S":
-            label = f"{r['unit']} {r['pipe'][len('PIPE_'):]}"
+        if r["pipe"] != "S":
+            label = f"{r['unit']} {r['pipe']}"
             busy[label] = busy.get(label, 0) + r["busy_cycles"]
     active = aicore_active_cycles(prof)
     names = sorted(busy, key=lambda k: (UNITS.index(k.split()[0]), PTO_ORDER.index(k.split()[1])))

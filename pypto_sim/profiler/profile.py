@@ -8,7 +8,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..isa import PIPES, PTO_PIPE_NAMES, load_isa
+from ..isa import PIPES, PTO_PIPE_NAMES, PTO_PIPE_SHORT, load_isa
 from ..exec.jit_clock import rate_text
 from ..arguments import whole_number
 from ..errors import ArgumentError, ProfileError
@@ -32,8 +32,8 @@ from .trace import build_trace, save_trace
 @dataclass(frozen=True)
 class TimelineEntry:
     """One warp-instruction: when it issued and completed, where, and why it waited. In an
-    AI-core kernel one instruction of a unit: ``lane`` is the unit (AIC, AIV0, AIV1), ``warp``
-    its index (0, 1, 2) and ``pipe`` its PTO pipe (PIPE_S, PIPE_MTE2, ...)."""
+    AI-core kernel one instruction of a unit: ``unit`` (and ``lane``) is the unit (AIC, AIV0,
+    AIV1), ``warp`` its index (0, 1, 2) and ``pipe`` its PTO pipe (S, MTE2, ...)."""
 
     cycle: int
     lane: str
@@ -48,6 +48,11 @@ class TimelineEntry:
     stall_cycles: int
     line: int
     pc: int
+
+    @property
+    def unit(self):
+        """The AI-core unit that ran it ("AIC", "AIV0", "AIV1"); None in a lane kernel."""
+        return self.lane if self.lane in AICORE_UNITS else None
 
     def __str__(self):
         who = self.lane if self.lane in AICORE_UNITS else f"Lane {self.lane}"
@@ -215,10 +220,10 @@ class Profile:
 
     @property
     def pipe_names(self) -> tuple:
-        """The name of each pipe of PIPES in this kernel's reports: PTO's (PIPE_S, PIPE_MTE2, ...)
-        for an AI-core kernel, PIPES' own for a lane kernel."""
+        """The name of each pipe of PIPES in this kernel's reports: PTO's (S, MTE2, ...:
+        isa.PTO_PIPE_SHORT) for an AI-core kernel, PIPES' own for a lane kernel."""
         if getattr(self.program, "aicore", False):
-            return tuple(PTO_PIPE_NAMES.get(p, p) for p in PIPES)
+            return tuple(PTO_PIPE_SHORT.get(p, p) for p in PIPES)
         return PIPES
 
     def cycle_breakdown(self) -> CycleBreakdown:
@@ -306,12 +311,12 @@ class Profile:
         aicore = getattr(self.program, "aicore", False)
         if aicore:
             names = {}
-            for i, n in enumerate(self.pipe_names):
-                if n.startswith("PIPE_"):
-                    names[n] = names[n[len("PIPE_"):]] = i
+            for i, p in enumerate(PIPES):
+                if p in PTO_PIPE_SHORT:
+                    names[PTO_PIPE_NAMES[p]] = names[PTO_PIPE_SHORT[p]] = i
             if not isinstance(pipe, str) or pipe not in names:
                 raise ArgumentError(f"busy_intervals: pipe of an AI-core kernel must be a PTO pipe, one "
-                                    f"of {tuple(n for n in names if not n.startswith('PIPE_'))}, not "
+                                    f"of {tuple(PTO_PIPE_SHORT.values())}, not "
                                     f"{pipe!r}", hint="e.g. busy_intervals('MTE2', unit='AIC')")
             if unit is not None and unit not in AICORE_UNITS:
                 raise ArgumentError(f"busy_intervals: unit must be one of {AICORE_UNITS}, not {unit!r}",

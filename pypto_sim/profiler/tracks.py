@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..isa import PIPES, PTO_PIPE_NAMES
+from ..isa import PIPES, PTO_PIPE_SHORT
 from ..exec.aicore_tiles import UNIT_NAMES as AICORE_UNITS
 
 TID_STRIDE = 1_000_000
@@ -108,7 +108,7 @@ def layout(prof, warps: bool = True) -> Tracks:
     names = []
     for g, r in zip(group.tolist(), row.tolist()):
         p = PIPES[int(g_pipe[g])]
-        label = (f"{AICORE_UNITS[int(g_unit[g])]} {PTO_PIPE_NAMES.get(p, p)}" if aicore
+        label = (f"{AICORE_UNITS[int(g_unit[g])]} {PTO_PIPE_SHORT.get(p, p)}" if aicore
                  else PIPE_LABELS[p])
         names.append(label + (f" #{r + 1}" if r else ""))
     pipe_track = first[inv] + rows
