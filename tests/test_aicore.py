@@ -1,6 +1,7 @@
 """The real AI core (docs/aicore.md): values of the cube path and of cube/vector handover, manual
 sync (a missing flag gives stale data; check="race" names both instructions), auto sync, and
 deadlocks of flags nothing sets."""
+import csv
 import sys
 from pathlib import Path
 
@@ -294,6 +295,11 @@ def test_the_trace_has_one_track_per_pipe_per_unit_and_the_csv_perf_sims_columns
     busy = {e["name"] for e in trace["traceEvents"] if e.get("ph") == "X"}
     assert {"TLOAD", "TEXTRACT", "TMATMUL", "TSTORE_ACC"} <= busy
     assert 0 < aic["cube_cycles"] <= aic["active_cycles"] <= aic["total_cycles"]
+    prof.export_csv(tmp_path / "csv")            # instr_exe.csv names the PTO pipes too
+    with open(tmp_path / "csv" / "instr_exe.csv") as f:
+        pipes = {r["instr"]: r["pipe"] for r in csv.DictReader(f)}
+    assert {k: pipes[k] for k in ("TLOAD", "TEXTRACT", "TMATMUL", "TSTORE_ACC", "SET_FLAG")} == \
+        {"TLOAD": "MTE2", "TEXTRACT": "MTE1", "TMATMUL": "M", "TSTORE_ACC": "FIX", "SET_FLAG": "S"}
 
 
 @pto.kernel

@@ -63,7 +63,7 @@ def instr_rows(prof) -> list:
     for pc in np.nonzero(calls)[0].tolist():
         line = prof.pc_line[pc]
         rows.append({"op_name": prof.kernel_name, "pc": pc, "pc_addr": f"0x{pc:04x}",
-                     "instr": prof.pc_name[pc], "pipe": PIPES[prof.pc_pipe_index(pc)],
+                     "instr": prof.pc_name[pc], "pipe": prof.pipe_names[prof.pc_pipe_index(pc)],
                      "file": prog.file, "line": line,
                      "source": prog.source_lines.get(line, "").strip(),
                      "call_count": int(calls[pc]), "lane_count": int(lanes[pc]),
