@@ -26,51 +26,12 @@ from pypto_sim.profiler import trace as trace_module
 from pypto_sim.profiler.trace import validate_trace
 from pypto_sim.timing.machine import load_machine_from
 
+from aicore_kernels import cube_then_vector
+from simt_kernels import vector_add
+
 ROOT = Path(__file__).resolve().parent.parent
 PRECIOUS = b'{"my": "data", "hours of work": true}\n'
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-KERNELS = """
-import pypto_sim as pto
-
-@pto.kernel
-def vector_add(a, b, o, n):
-    i = pto.get_global_id()
-    if i < n:
-        a_val = pto.load(a + i)
-        b_val = pto.load(b + i)
-        pto.fma(o + i, a_val, 1.0, b_val)
-
-@pto.kernel(sync="manual")
-def tile_add(X, Y, Z):
-    with pto.vector():
-        x = pto.alloc_tile(16, 64, pto.float32)
-        y = pto.alloc_tile(16, 64, pto.float32)
-        z = pto.alloc_tile(16, 64, pto.float32)
-        off = (pto.get_block_id() * 2 + pto.get_subblock_id()) * 1024
-        pto.tload(x, X + off, stride=64)
-        pto.tload(y, Y + off, stride=64)
-        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-        pto.tadd(z, x, y)
-        pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-        pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-        pto.tstore(Z + off, z, stride=64)
-"""
-
-
-@pytest.fixture(scope="module")
-def kernels(tmp_path_factory):
-    """The module of KERNELS (kernels need a real source file)."""
-    import importlib.util
-    path = tmp_path_factory.mktemp("kernels") / "output_files_kernels.py"
-    path.write_text(KERNELS)
-    spec = importlib.util.spec_from_file_location("output_files_kernels", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["output_files_kernels"] = module
-    spec.loader.exec_module(module)
-    return module
-
 
 def _lane_args(n=512):
     a = np.arange(n, dtype=np.float32)
@@ -81,23 +42,25 @@ def _lane_args(n=512):
 
 
 @pytest.fixture(scope="module")
-def lane(kernels):
+def lane():
     """(a Profile with its timeline, a pto.launch Profile without one) of a small vector_add."""
     args = _lane_args()
-    full = pto.profile(kernels.vector_add, grid=(2, 1, 1), block=(256, 1, 1), args=args)
-    light = pto.launch(kernels.vector_add, grid=(2, 1, 1), block=(256, 1, 1), args=args).result()
+    full = pto.profile(vector_add, grid=(2, 1, 1), block=(256, 1, 1), args=args)
+    light = pto.launch(vector_add, grid=(2, 1, 1), block=(256, 1, 1), args=args).result()
     assert full.has_timeline and not light.has_timeline
     return full, light
 
 
 @pytest.fixture(scope="module")
-def aicore(kernels):
-    """A Profile of an AI-core tile add (op_summary, the AI-core export_csv)."""
-    n = 2 * 2 * 1024
-    X, Y, Z = (pto.alloc_tensor(n * 4) for _ in range(3))
-    pto.memcpy_h2d(X, np.arange(n, dtype=np.float32))
-    pto.memcpy_h2d(Y, np.ones(n, np.float32))
-    return pto.profile(kernels.tile_add, grid=(2,), args=(X, Y, Z))
+def aicore():
+    """A Profile of an AI-core kernel, a cube matmul handed to the vector cores (op_summary,
+    the AI-core export_csv)."""
+    a = np.ones((32, 32), np.float16)
+    A, B = pto.alloc_tensor(a.nbytes, pto.float16), pto.alloc_tensor(a.nbytes, pto.float16)
+    pto.memcpy_h2d(A, a)
+    pto.memcpy_h2d(B, a)
+    W, out = pto.alloc_tensor(32 * 32 * 4), pto.alloc_tensor(32 * 32 * 4)
+    return pto.profile(cube_then_vector, grid=(2,), args=(A, B, W, out))
 
 
 def _precious(folder: Path, name="precious.json", data=PRECIOUS) -> Path:
