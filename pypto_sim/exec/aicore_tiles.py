@@ -190,7 +190,7 @@ class TileOp:
             if r0 < 0 or c0 < 0 or r0 + rows > s.rows or c0 + cols > s.cols:
                 raise fault(f"the window at ({r0}, {c0}) of {rows} x {cols} is outside '{s.buf.name}' "
                             f"({s.rows} x {s.cols})", "keep row + rows and col + cols within the source")
-            ra, ca = extract_alignment(d.buf.space, s.buf.dtype.itemsize) if spec.name == "TEXTRACT" else (1, 1)
+            ra, ca = extract_alignment(spec.name, d.buf.space, s.buf.dtype.itemsize)
             if r0 % ra or c0 % ca:
                 raise fault(f"the window at ({r0}, {c0}) into {d.buf.space} '{d.buf.name}' does not start on "
                             f"the fractal grid: row a multiple of {ra}, col of {ca} (textract_common.hpp's "

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from ..isa import load_isa
-from ..isa.sort_modes import F16_WORDS, TO_F32_BITS, TO_I32_BITS
+from ..isa.sort_modes import MODE_F16, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
 from ..isa.tile_roles import FAMILY_ROLES, KERNEL_FAMILIES, gather_selects
 from . import gm
 from .reference_values import evaluate, round_mode, to_dtype
@@ -297,12 +297,9 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
     """The tile_sort family (isa/44_sort.toml) in numpy: TSORT32 (mode & 3 == 0) by an insertion
     sort on (value descending, index ascending), which places a NaN where it arrives (nothing
     compares before or after it); TMRGSORT (1) and TMRGSORT_LISTS (2) by _merge; TGATHER (3) by a
-    boolean mask. The mode bits of isa/sort_modes.py: mode & F16_WORDS (4), float16 words
-    (4-word structures; TGATHER reads int32 elements of word pairs); TGATHER's mode &
-    TO_I32_BITS (8), each picked float32 word becomes the int32 of its bits, mode & TO_F32_BITS
-    (16), each picked int32 word the float32 of its bits. Every source word is read before dst
-    is written."""
-    op, width = mode & 3, (4 if mode & F16_WORDS else 2)
+    boolean mask; the other mode bits as isa/sort_modes.py states them. Every source word is read
+    before dst is written."""
+    op, width = mode & 3, STRUCT_BYTES // (2 if mode & MODE_F16 else 4)
     if op == 0:
         out = []
         for r in range(rows):
@@ -329,7 +326,7 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
         l1[dst:dst + cols] = out
     else:
         grid = l1[src:src + rows * cols].reshape(rows, cols)
-        if mode & F16_WORDS:
+        if mode & MODE_F16:
             grid = _int32_of_halves(grid.ravel()).reshape(rows, cols // 2)
         out = grid[:, _gather_mask(k, grid.shape[1])].ravel().copy()
         if mode & TO_I32_BITS:

@@ -204,7 +204,7 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
         if name != "TEXTRACT" and (d.tile.rows, d.tile.cols) != (s.tile.rows, s.tile.cols):
             self.error(node, f"{call}: '{d.name}' is {d.tile.rows} x {d.tile.cols} but '{s.name}' is "
                              f"{s.tile.rows} x {s.tile.cols}", "use textract(dst, src, row, col) for a window")
-        aligns = extract_alignment(d.tile.loc, s.dtype.itemsize) if name == "TEXTRACT" else (1, 1)
+        aligns = extract_alignment(name, d.tile.loc, s.dtype.itemsize)
         for v, extent, lim, what, align in ((row, rows, s.tile.rows, "row", aligns[0]),
                                             (col, cols, s.tile.cols, "col", aligns[1])):
             if isinstance(v, Const) and isinstance(extent, Const) and int(v.value) + int(extent.value) > lim:

@@ -13,12 +13,11 @@ registry.py's LOWERINGS.
 from __future__ import annotations
 
 from .. import dtypes
-from ..isa.sort_modes import F16_WORDS, SORT_MODES, TO_F32_BITS, TO_I32_BITS
+from ..isa.sort_modes import MODE_F16, SORT_MODES, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
 from ..isa.tile_roles import GATHER_PATTERNS, gather_selects
 from .registry import LOWERINGS
 from .values import NONE, Const, Text
 
-STRUCT_BYTES = 8        # a (value, index) structure: 2 float32 or 4 float16 words
 
 
 def _sort_tiles(comp, spec, node, named):
@@ -36,7 +35,7 @@ def _sort_valid(comp, t, node, call):
 
 
 def _sort_emit(comp, name, node, tiles, k, rows, cols, dtype, comment, half=False, bits=0):
-    """Emit `name` over tiles with the kernel's mode (| F16_WORDS for float16 words, | bits:
+    """Emit `name` over tiles with the kernel's mode (| MODE_F16 for float16 words, | bits:
     TGATHER's TO_I32_BITS or TO_F32_BITS) and the k, rows and cols operands. Only
     TGATHER's src may be an int32 view of float16 words."""
     spec = comp.isa[name]
@@ -46,7 +45,7 @@ def _sort_emit(comp, name, node, tiles, k, rows, cols, dtype, comment, half=Fals
             reinterpreted = name == "TGATHER" and o.name == "src"
             ops.append(comp.tile_base(tiles[o.name], node, f"pto.{spec.builtin}: {o.name}", reinterpreted)[0])
         else:
-            value = {"mode": SORT_MODES[name] | (F16_WORDS if half else 0) | bits, "k": k, "rows": rows,
+            value = {"mode": SORT_MODES[name] | (MODE_F16 if half else 0) | bits, "k": k, "rows": rows,
                      "cols": cols}[o.name]
             ops.append(comp._int_operand(Const(value, dtypes.int32), node, o.name))
     comp.emit(name, None, tuple(ops), dtype, node, aux=comp.tile_aux())
@@ -87,7 +86,7 @@ def lower_tsort32(comp, node, args):
         comp.error(node, f"{call}: '{src.name}' rows must be whole ({cols} of {src.tile.cols} valid)")
     ipitch = 0 if irows == 1 else idx.tile.cols
     _sort_emit(comp, "TSORT32", node, t, ipitch, rows, cols, src.dtype,
-               f"{dst.name} <- sort32({src.name}, {idx.name})", half=width == F16_WORDS)
+               f"{dst.name} <- sort32({src.name}, {idx.name})", half=width == STRUCT_BYTES // 2)
 
 
 @LOWERINGS.lowering("tmrgsort")
@@ -125,7 +124,7 @@ def lower_tmrgsort(comp, node, args):
                                  f"to '{dst.name}' (TMrgSort.hpp)", "give tmp a row of at least the "
                                  "two lists' words")
         _sort_emit(comp, "TMRGSORT_LISTS", node, t, n[1], 1, n[1] + n[2], dst.dtype,
-                   f"{dst.name} <- merge({s0.name}, {s1.name})", half=width == F16_WORDS)
+                   f"{dst.name} <- merge({s0.name}, {s1.name})", half=width == STRUCT_BYTES // 2)
         return
     spec = comp.isa["TMRGSORT"]
     t = _sort_tiles(comp, spec, node, {"dst": args["dst"], "src": args["src"]})
@@ -143,7 +142,7 @@ def lower_tmrgsort(comp, node, args):
     if _sort_valid(comp, dst, node, call)[1] < cols:
         comp.error(node, f"{call}: '{dst.name}' must hold the {cols} words of '{src.name}'")
     _sort_emit(comp, "TMRGSORT", node, t, block, 1, cols, dst.dtype,
-               f"{dst.name} <- mrgsort({src.name}, {block})", half=width == F16_WORDS)
+               f"{dst.name} <- mrgsort({src.name}, {block})", half=width == STRUCT_BYTES // 2)
 
 
 @LOWERINGS.lowering("tgather")

@@ -220,15 +220,19 @@ def data_operand(spec) -> str:
     return next(n for n in FAMILY_ROLES[spec.family].data if n in names)
 
 
-def extract_alignment(dst_space: str, itemsize: int) -> tuple:
-    """(row, col): the multiples a TEXTRACT window must start at in its Mat source, by A2/A3's
-    asserts in include/pto/common/arch/memory/textract_common.hpp at 3186c381: into Left,
-    "indexRow must be aligned to 16" and "indexCol must be aligned to C0Size" (lines 85-86);
-    into Right, to C0Size and 16 (lines 202-203); c0 is 32 bytes of elements. A source whose
-    fractal order differs from the destination's takes the transposing path, which asks both
-    to the fractal size (16, or 32 one-byte elements: lines 93-94, 210-211); the simulator
-    does not model a Mat tile's fractal order, so this is what both paths ask. (1, 1) for
-    other destinations."""
+def extract_alignment(name: str, dst_space: str, itemsize: int) -> tuple:
+    """(row, col): the multiples at which a move `name`'s window must start in its source;
+    (1, 1) but for TEXTRACT into L0A / L0B, whose window in its Mat source A2/A3 asserts in
+    include/pto/common/arch/memory/textract_common.hpp at 3186c381: into Left, "indexRow must
+    be aligned to 16" and "indexCol must be aligned to C0Size" (lines 85-86); into Right, to
+    C0Size and 16 (lines 202-203); c0 is 32 bytes of elements. A source whose fractal order
+    differs from the destination's takes the transposing path, which asks both to the fractal
+    size (16, or 32 one-byte elements: lines 93-94, 210-211). The simulator does not model a
+    Mat tile's fractal order, so it asks the first paths' multiples: what both paths ask of 1-
+    and 2-byte elements; of 4-byte ones the transposing path asks 16 where c0 is 8, which is not
+    checked."""
+    if name != "TEXTRACT":
+        return 1, 1
     c0 = 32 // itemsize
     return {"Left": (16, c0), "Right": (c0, 16)}.get(dst_space, (1, 1))
 

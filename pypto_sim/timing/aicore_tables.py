@@ -121,8 +121,8 @@ class AICoreTables:
             else:
                 row[ex.TP_ROWJ], row[ex.TP_COLJ] = named["row"], named["col"]
                 row[ex.TP_SRC_R], row[ex.TP_SRC_C] = src.rows, src.cols
-            row[ex.TP_ALIGN_R], row[ex.TP_ALIGN_C] = (
-                extract_alignment(dst.buf.space, src.buf.dtype.itemsize) if spec.name == "TEXTRACT" else (1, 1))
+            row[ex.TP_ALIGN_R], row[ex.TP_ALIGN_C] = extract_alignment(spec.name, dst.buf.space,
+                                                                       src.buf.dtype.itemsize)
             frow[ex.TF_BW] = {"Left": m.l1_to_l0a_bytes_per_cycle, "Right": m.l1_to_l0b_bytes_per_cycle,
                               "Bias": m.l1_to_bias_bytes_per_cycle,
                               "Mat": m.l0c_to_l1_bytes_per_cycle}[writes[0].buf.space]

@@ -3,7 +3,7 @@ other tile kernels (tiles.py).
 
 A (value, index) structure is 8 bytes, as A2/A3's vbitsort writes it: two float32 words, the
 value and the float32 whose bits are the index's 32 bits, or four float16 words (mode bit
-F16_WORDS): the value, 0, then the index's low and high 16 bits, each word the float16 whose
+MODE_F16): the value, 0, then the index's low and high 16 bits, each word the float16 whose
 bits they are (gm_bytes' ieee_decode / ieee_encode, which keep a float16 NaN pattern's payload in
 the float64 word). So the bytes a TSTORE writes are the device's, and TGATHER reads an index
 back as an int32 by its bits (TO_I32_BITS, or the int32 view of float16 pairs). The sorts and
@@ -18,7 +18,7 @@ limit of float64 words, not the device's (which moves all 32 bits).
 import numpy as np
 from numba import njit
 
-from ...isa.sort_modes import F16_WORDS, TO_F32_BITS, TO_I32_BITS
+from ...isa.sort_modes import MODE_F16, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
 from .gm_bytes import ieee_decode, ieee_encode
 from .scalars import wrap_i32
 
@@ -58,7 +58,7 @@ def _put_structure(out, at, v, i, width):
 @njit(cache=True, error_model="numpy")
 def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
     """The tile_sort family (isa/44_sort.toml) on float64 words; every source word is read
-    before dst is written. mode & 3 picks the instruction; mode & F16_WORDS marks float16 words
+    before dst is written. mode & 3 picks the instruction; mode & MODE_F16 marks float16 words
     (structures of 4 words, or TGATHER's int32 view of word pairs). mode 0 TSORT32: each run of
     32 values of each row of src (rows of cols words) with idx's words (row pitch k, 0 for one
     index row) insertion-sorted (stable) into structures, 2 or 4 x cols words a row. mode 1
@@ -67,12 +67,12 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
     TMRGSORT_LISTS: the sorted structures of src (k words) and src1 (cols - k) merged into dst,
     src first on ties. mode 3 TGATHER: the words of each row whose column pattern k selects
     (1 P0101, 2 P1010, 3 P0001, 4 P0010, 5 P0100, 6 P1000, 7 P1111), packed into dst one after
-    another across rows; with F16_WORDS the same over the row's cols / 2 int32 elements, each two
+    another across rows; with MODE_F16 the same over the row's cols / 2 int32 elements, each two
     half words' bits (low first). Then TO_I32_BITS: each picked float32 word becomes the int32 of
     its bits (bits_of_f32); TO_F32_BITS: each picked int32 word the float32 of its bits
     (f32_of_bits)."""
     op = mode & 3
-    width = F16_WORDS if mode & F16_WORDS else 2
+    width = STRUCT_BYTES // (2 if mode & MODE_F16 else 4)     # words a structure
     if op == 0:
         out = np.empty(rows * width * cols, np.float64)
         vals = np.empty(32, np.float64)
@@ -128,7 +128,7 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
     else:
         out = np.empty(max(rows * cols, 1), np.float64)
         n = 0
-        pairs = (mode & F16_WORDS) != 0
+        pairs = (mode & MODE_F16) != 0
         for r in range(rows):
             for c in range(cols // 2 if pairs else cols):
                 if _gather_selects(k, c):
