@@ -6,7 +6,7 @@ import math
 import numbers
 from dataclasses import dataclass
 
-from ..profiler.files import write_file
+from ..output_files import write_file
 from ..profiler.plot import image_path
 from .rows import CalibrationError
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PtoError
-from ..profiler.files import output_path, write_file
+from ..output_files import output_path, write_file
 
 COLUMNS = ("benchmark", "instruction", "size", "cycles", "machine", "notes")
 REQUIRED = COLUMNS[:4]
@@ -44,7 +44,7 @@ class Row:
 def write_rows(rows, path) -> Path:
     """Write rows as CSV (header ``benchmark,instruction,size,cycles,machine,notes``). A
     directory is a CalibrationError before anything is written; a file already at ``path`` is
-    replaced atomically, never left half-written (profiler/files.py)."""
+    replaced atomically, never left half-written (pypto_sim/output_files.py)."""
     path = output_path(path, "write_rows", CalibrationError, example="rows.csv")
 
     def write(f):

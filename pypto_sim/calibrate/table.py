@@ -5,7 +5,7 @@ keeps its other fields (per_repeat, k_tile, ...) and gets ``source = "fitted fro
 microbenchmarks (<label>)"``. Refitted [formulas] rows go to ``<table>_formulas.csv`` beside
 the table (every row of the base's file, the refitted ones replaced). Fusion rules measured
 by the fit replace the base's rule for the same pair (a saving of 0 removes it). Both files
-are written beside their targets and renamed onto them (profiler/files.py): never
+are written beside their targets and renamed onto them (pypto_sim/output_files.py): never
 half-written, and no temporary is left behind.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from .rows import CalibrationError
-from ..profiler.files import output_path, write_file
+from ..output_files import output_path, write_file
 from ..timing.machine import load_machine_from, resolve_machine
 from .fit import LEAST
 

@@ -27,7 +27,7 @@ from ..isa import PIPES
 from ..timing.records import popcount
 from .hotspots import compute_core_rows
 from .aicore_summary import PERF_SIM_COLUMNS, summary_rows
-from .files import output_path, write_files
+from ..output_files import output_path, write_files
 from .msprof import OP_SUMMARY_COLUMNS
 from .tables import csv_writer
 
@@ -117,7 +117,7 @@ def _folder(directory) -> Path:
 def export_csv(prof, directory, prefix="") -> dict:
     """Write the four CSVs into ``directory`` (created if needed); return {name: path}. Every
     row is computed and every path checked before anything is written; files of these names
-    already there are replaced, each atomically, other files are left alone (files.py)."""
+    already there are replaced, each atomically, other files are left alone (pypto_sim/output_files.py)."""
     out = _folder(directory)
     if not isinstance(prefix, str) or "/" in prefix or os.sep in prefix:
         raise ArgumentError(f"export_csv: prefix must be a str with no path separator, not {prefix!r}",

@@ -17,7 +17,7 @@ from ..errors import ArgumentError, ProfileError
 from ..isa import PIPES, PTO_PIPE_SHORT
 from .aicore_bubbles import PTO_ORDER, aicore_active_cycles
 from .aicore_summary import PIPE_ORDER, UNITS
-from .files import output_path, write_file
+from ..output_files import output_path, write_file
 from .intervals import merge_intervals
 
 PIPE_COLORS = {"scalar": "#7f7f7f", "vector": "#2ca02c", "sfu": "#9467bd", "load": "#1f77b4",
@@ -57,7 +57,7 @@ def save_plot(prof, path, max_cores=8, dpi=100) -> Path:
     windows, and the pipes' idle cycles by cause (the largest causes of the bubble report,
     leaving out idle at end). Returns the path written. The arguments, the path and the
     profile are checked before anything is drawn; the image is written beside the target and
-    then moved onto it (files.py), so a failure leaves a file already there as it was."""
+    then moved onto it (pypto_sim/output_files.py), so a failure leaves a file already there as it was."""
     Figure, FigureCanvasAgg = _matplotlib()
     max_cores = whole_number(max_cores, "save_plot: max_cores", least=1)
     if isinstance(dpi, bool) or not isinstance(dpi, numbers.Real) or not (dpi > 0 and math.isfinite(dpi)):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 
-from .files import output_path, write_file
+from ..output_files import output_path, write_file
 
 
 def plain(value):
@@ -46,7 +46,7 @@ def csv_writer(columns, rows, missing="N/A"):
 def write_csv(path, columns, rows, missing="N/A"):
     """Write rows (dicts) as CSV with ``columns`` in order; a None value is written as
     ``missing``. Returns the path. The path is checked first (a directory is a ProfileError);
-    a file already there is replaced atomically, never left half-written (files.py)."""
+    a file already there is replaced atomically, never left half-written (pypto_sim/output_files.py)."""
     write_file(output_path(path, "to_csv", example="table.csv"), csv_writer(columns, rows, missing),
                "to_csv")
     return path

@@ -43,7 +43,7 @@ import numpy as np
 from ..arguments import whole_number
 from ..errors import ArgumentError
 from ..timing.records import CAUSE, STALL_CAUSES
-from .files import output_path, write_file
+from ..output_files import output_path, write_file
 from .rowtext import Rows
 from .tracks import AICORE_UNITS, TID_STRIDE, layout
 from .aicore_bubbles import UNITS, flag_handoffs, pipe_name
@@ -361,7 +361,7 @@ def save_trace(prof, path, time_unit="cycle", warps=True, flows=True, counters=T
     """Write the trace of ``prof`` as Chrome trace event JSON to ``path`` (streamed: memory
     stays bounded by a chunk of events, whatever the launch's size); return the path. The
     arguments, the path and the profile are checked before anything is touched, and the file
-    is written beside the target and then moved onto it (files.py): a failure leaves a file
+    is written beside the target and then moved onto it (pypto_sim/output_files.py): a failure leaves a file
     already at ``path`` as it was."""
     bucket_cycles = check_trace_args(prof, time_unit, warps, flows, counters, bucket_cycles,
                                      call="save_trace")

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from ..errors import SweepError
+from ..output_files import write_file
 
 try:
     import fcntl
@@ -133,19 +134,13 @@ class ResultsFile:
         return frame
 
     def write(self, pd, rows):
-        """Write all rows, atomically (a killed driver leaves the previous table whole)."""
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        """Write all rows, atomically (pypto_sim/output_files.py: a killed driver or a failed
+        write leaves the previous table whole, and no temporary file behind)."""
         frame = pd.DataFrame(rows)
-        try:
-            if self.path.suffix == ".csv":
-                frame.to_csv(tmp, index=False)
-            else:
-                frame.to_parquet(tmp, index=False)
-            os.replace(tmp, self.path)
-        except OSError as exc:
-            raise SweepError(f"results file {self.path} cannot be written: {exc.strerror}",
-                             hint="free space or choose a writable folder; rows so far are in "
-                                  "the previous version of the file") from exc
+        csv = self.path.suffix == ".csv"
+        write_file(self.path, (lambda f: frame.to_csv(f, index=False)) if csv else
+                   (lambda f: frame.to_parquet(f, index=False)), "sweep: results file", SweepError,
+                   binary=not csv)
 
 
 def _not_a_sweep_table(frame) -> str:

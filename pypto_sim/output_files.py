@@ -1,4 +1,5 @@
 """Writing output files without harming what is there (docs/profiling.md, "Output files").
+The profiler, calibration and sweeps write through it; ``error`` is the caller's error class.
 
 Every file pypto_sim writes for the user (traces, CSVs, plots, latency tables, microbenchmark
 rows) goes through here:
@@ -24,7 +25,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from ..errors import ArgumentError, ProfileError
+from .errors import ArgumentError, ProfileError
 
 # what to do about the errno of an OSError that stopped a write
 _TODO = {errno.ENOENT: "check the path", errno.EACCES: "check its permissions or choose another path",
