@@ -60,9 +60,11 @@ def libm_exp(x):
 
 def libm_log(x):
     """log(x) from the C library's log, with IEEE's results where Python raises: NaN below
-    zero, -inf at zero."""
+    zero, -inf at zero; a NaN argument is the result, as the numba executor's np.log gives it."""
     x = float(x)
-    if math.isnan(x) or x < 0:
+    if math.isnan(x):
+        return x                       # a NaN passes through, its sign with it, as np.log's does
+    if x < 0:
         return math.nan
     if x == 0:
         return -math.inf
