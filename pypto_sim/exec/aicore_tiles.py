@@ -387,16 +387,16 @@ def _blas_matmul(ex, out, arr, c, a, b, bias, m, n, k, init) -> bool:
 
 def cross_flag_overflow(ctx, pc, unit, coords, to, limit) -> DeadlockError:
     """The error of a cross_core_set_flag (pc, of unit) that would leave more than `limit`
-    signals of its flag id to unit `to` untaken: A2/A3's counter of a flag id holds 15 and a
-    16th set hangs the core (the machine table's [aicore] cross_core_flag_limit)."""
+    signals of its flag id to unit `to` untaken: A2/A3's 4-bit counter of a flag id holds 15,
+    and a 16th set overflows it (the machine table's [aicore] cross_core_flag_limit)."""
     ins = ctx.prog.instrs[pc]
     event = int(ctx.enc.code[pc, C_AUX])
     return DeadlockError(
         f"cross_core_set_flag({event}) at line {ins.line} on {UNIT_NAMES[unit]} of block {coords} would be "
         f"signal {limit + 1} of flag {event} to {UNIT_NAMES[to]} that no cross_core_wait_flag has taken: "
-        f"the flag's counter holds {limit}, and on A2/A3 the core hangs (CANN's CrossCoreSetFlag "
-        "constraint)", kernel=ctx.kernel_name, file=ctx.prog.file, line=ins.line, block=coords,
-        warp=unit, lane=None,
+        f"the flag's 4-bit counter holds {limit}, and A2/A3 raises an exception when it overflows or "
+        "hangs (CANN's CrossCoreSetFlag constraint)", kernel=ctx.kernel_name, file=ctx.prog.file,
+        line=ins.line, block=coords, warp=unit, lane=None,
         hint=f"have {UNIT_NAMES[to]} signal back (a reverse cross_core_set_flag this unit waits for) "
              f"before setting flag {event} again, so that at most {limit} signals are ever pending")
 
