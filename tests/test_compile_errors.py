@@ -79,3 +79,19 @@ def test_a_float_size_of_a_lane_kernel_names_the_operand_and_its_value(make_kern
         make_kernels(LANE_INT.format(line=line)).lane.program_for((pto.alloc_tensor(128), 32))
     assert f"{operand}: the float constant {value} cannot be used as int32" in str(info.value)
     assert info.value.kernel == "lane" and info.value.line == 5 + line.count("\n")
+
+
+@pytest.mark.parametrize("call, hint", [
+    ("math.sqrt(x)", "use pto.sqrt, the kernel's own sqrt"),
+    ("round(x)", "compute it with pto builtins"),
+    ("helper(x)", "decorate 'helper' with @pto.kernel to inline it"),
+])
+def test_a_python_function_called_in_a_kernel_names_what_to_use_instead(make_kernels, call, hint):
+    """A kernel cannot run Python code: math.sqrt has a pto twin (pto.sqrt), round has none,
+    and a function of the kernel's own module can be inlined by decorating it."""
+    source = ("\nimport math\n\ndef helper(v):\n    return v + 1.0\n\n@pto.kernel\ndef k(X):\n"
+              "    i = pto.get_global_id()\n    x = pto.load(X + i)\n"
+              f"    pto.store(X + i, {call})\n")
+    with pytest.raises(pto.CompileError, match="a kernel cannot call Python code") as info:
+        make_kernels(source).k.program_for((pto.alloc_tensor(128),))
+    assert hint in info.value.hint

@@ -10,6 +10,7 @@ import ast
 import dataclasses
 import functools
 import math
+import types
 
 from .. import dtypes
 from ..dtypes import DType, promote
@@ -559,10 +560,19 @@ class ExprLowering:
             pass
         if callable(value) and not isinstance(value, type):
             # a plain Python function cannot run on the lanes; it can be inlined if it is a kernel
+            name = getattr(value, "__name__", "")
+            same = [s.builtin for s in self.isa.specs if name and name in (s.builtin, s.alias)]
+            if same:
+                hint = f"use pto.{same[0]}, the kernel's own {same[0]}"
+            elif isinstance(value, types.BuiltinFunctionType) or getattr(value, "__module__", "") != \
+                    getattr(self.kernel.fn, "__module__", None):
+                hint = ("compute it with pto builtins (docs/isa.md lists them), or on the host and pass "
+                        "the result as a kernel argument")
+            else:
+                hint = (f"decorate '{text}' with @pto.kernel to inline it, or compute its result on "
+                        "the host and pass it as a kernel argument")
             self.error(node, f"'{text}' is a Python {type(value).__name__}, and a kernel cannot call "
-                             "Python code",
-                       f"decorate '{text}' with @pto.kernel to inline it, or compute its result on "
-                       "the host and pass it as a kernel argument")
+                             "Python code", hint)
         self.error(node, f"'{text}' is a {type(value).__name__}, which a kernel cannot use",
                    "kernels can use numbers, pto builtins, dtypes and other @pto.kernel functions")
 
