@@ -125,3 +125,56 @@ def test_pypto_check_leaves_functional_launches_running_and_says_so(monkeypatch)
     handle = pto.launch(vector_add, grid=(1, 1, 1), block=(n, 1, 1), args=(d_a, d_b, d_o, n))
     pto.sync()
     assert handle.result().total_cycles > 0
+
+
+TILE_OVERRUNS = """
+@pto.kernel
+def loads(A, C, r, c):
+    T1 = pto.alloc_local(16)
+    T2 = pto.alloc_local(16)
+    pto.async_load(T2, A, rows=4, cols=4, stride=4)
+    pto.async_load(T1, A + 16, rows=r, cols=c, stride=c)
+    pto.wait_all()
+    pto.store(C, T2, rows=4, cols=4, stride=4)
+    pto.wait_all()
+
+@pto.kernel
+def product(A, C, m, k):
+    At = pto.alloc_local(16)
+    Bt = pto.alloc_local(16)
+    Ct = pto.alloc_local(16)
+    pto.async_load(At, A, rows=4, cols=4, stride=4)
+    pto.async_load(Bt, A, rows=4, cols=4, stride=4)
+    pto.wait_all()
+    pto.mma(Ct, At, Bt, m, 4, k)
+    pto.wait_all()
+"""
+
+
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+@pytest.mark.parametrize("kernel, args, message", [
+    ("loads", (5, 4), r"TLOAD out of bounds: .*tile 'T1' \(dst of tload\) covers \[0, 20\) but its allocation is "
+                      r"\[0, 16\)"),
+    ("product", (4, 5), r"MMA out of bounds: .*tile 'At' \(a of mma\) covers \[0, 20\) but its allocation is "
+                        r"\[0, 16\)"),
+    ("product", (0, 4), r"MMA out of bounds: .*tile 'Ct' \(c of mma\) would cover 0 words: a shape operand"),
+    ("loads", (4, 4), r"TLOAD out of bounds: .*rows=4 cols=4 stride=4 from element 16 reaches element 31 of 'A', which "
+                      r"has 16 elements"),
+])
+def test_a_tile_operand_past_its_buffer_stops_both_modes_alike(make_kernels, mode, kernel, args, message):
+    """alloc_local(16) holds 16 float32 words: a 5 x 4 load into T1 (20 words) or a k = 5 mma
+    reading 4 x 5 of At would run into the next buffer, and m = 0 covers nothing; A holds 16
+    elements, so a 4 x 4 load from element 16 reads past it. Each stops the instruction with the
+    same OutOfBoundsError in both modes (functional mode checked only the block's L1 area: it
+    overwrote T2 and multiplied past At without a word); C, which the first store would write,
+    keeps its zeros."""
+    k = getattr(make_kernels(TILE_OVERRUNS), kernel)
+    A, C = pto.alloc_tensor(64 if args == (4, 4) else 256), pto.alloc_tensor(64)
+    pto.memcpy_h2d(A, np.arange(A.nbytes // 4, dtype=np.float32))
+    pto.memcpy_h2d(C, np.zeros(16, np.float32))
+    with pytest.raises(pto.OutOfBoundsError, match=message):
+        pto.launch(k, grid=(1,), block=(32,), args=(A, C, *args), mode=mode)
+        pto.sync()
+    out = np.ones(16, np.float32)
+    pto.memcpy_d2h(out, C)
+    assert not out.any()

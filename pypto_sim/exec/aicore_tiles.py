@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from ..dtypes import BY_CODE
-from ..errors import DeadlockError, OutOfBoundsError
+from ..errors import DeadlockError, LaunchError, OutOfBoundsError
 from ..ir.program import C_AUX, C_DTYPE, C_SRC, UNIT_NAMES
 from ..isa import PIPES, PTO_PIPE_NAMES, gm_layouts
 from ..isa.tile_roles import FAMILY_ROLES, data_operand, extract_alignment
@@ -336,6 +336,55 @@ def buffer_spans(prog) -> list:
     """(first word, last word + 1, buffer) of every buffer that owns memory (views do not:
     they are found through their instructions' tile operands)."""
     return [(b.offset, b.offset + b.words, b) for b in prog.buffers if b.owns_memory]
+
+
+def tile_bounds_error(kernel, prog, pc, operand, buf, base, extent, lo, hi, block, warp) -> OutOfBoundsError:
+    """A lane tile instruction's operand (its name; buf the alloc_local buffer at its first word
+    base, or None) whose extent words do not lie in [lo, hi), its buffer copy's words, or whose
+    extent is not positive: the timing model's and the functional runner's error."""
+    ins = prog.instrs[pc]
+    what = f"tile '{buf.name}' ({operand} of {ins.op.lower()})" if buf is not None else f"tile '{operand}'"
+    if extent <= 0:
+        problem = f"{what} would cover {extent} words: a shape operand (rows, cols, n, m, k) is zero or negative"
+    else:
+        problem = f"{what} covers [{base}, {base + extent}) but its allocation is [{lo}, {hi})"
+    return OutOfBoundsError(f"{ins.op} out of bounds: block {block}, warp {warp}: {problem}", kernel=kernel,
+                            file=prog.file, line=ins.line, block=block, warp=warp, lane=None,
+                            offset=base + max(extent, 1) - 1, count=hi - lo, tensor=what,
+                            hint="check the tile shape (rows, cols, n, or m, n, k) against the size given "
+                                 "to alloc_local")
+
+
+def transfer_past_tensor_error(kernel, prog, pc, rows, cols, stride, off, tensor, count, block,
+                               warp) -> OutOfBoundsError:
+    """A lane tile transfer (async_load / store) whose rows x cols window, stride apart, from
+    element off reaches past its tensor of count elements: the timing model's and the functional
+    runner's error."""
+    ins = prog.instrs[pc]
+    last = off + (rows - 1) * stride + cols
+    return OutOfBoundsError(
+        f"{ins.op} out of bounds: block {block}: rows={rows} cols={cols} stride={stride} from element {off} "
+        f"reaches element {last - 1} of '{tensor}', which has {count} elements", kernel=kernel, file=prog.file,
+        line=ins.line, block=block, warp=warp, lane=None, offset=last - 1, count=count, tensor=tensor,
+        hint="check the offsets and the tile shape against the tensor's size")
+
+
+def transfer_size_error(kernel, prog, pc, rows, cols, block, warp):
+    """A tile transfer whose run-time rows or cols is zero or negative: nothing to move."""
+    return LaunchError(
+        f"{prog.instrs[pc].op}: block {block}: rows={rows} cols={cols}: a tile transfer needs at "
+        f"least one row and one column", kernel=kernel, file=prog.file, line=prog.instrs[pc].line,
+        block=block, warp=warp, rows=rows, cols=cols,
+        hint="check the values the rows= and cols= of this async_load / store are computed from")
+
+
+def short_stride_error(kernel, prog, pc, rows, cols, stride, tensor, block, warp) -> OutOfBoundsError:
+    """A lane tile transfer of rows whose stride is shorter than a row: its rows would overlap
+    or go backwards."""
+    return OutOfBoundsError(
+        f"{prog.instrs[pc].op}: block {block}: {gm_layouts.window_problem(gm_layouts.ND, rows, cols, stride, 1)}",
+        kernel=kernel, file=prog.file, line=prog.instrs[pc].line, block=block, warp=warp, lane=None, offset=None,
+        count=None, tensor=tensor, hint="pass a stride of at least cols (as cudaMemcpy2D's pitch >= width)")
 
 
 def buffer_at(spans, word):

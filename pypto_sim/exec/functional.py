@@ -17,6 +17,8 @@ import numpy as np
 from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
 from ..isa import load_isa
 from ..isa.run_time_checks import check_error
+from .aicore_tiles import (buffer_at, buffer_spans, short_stride_error, tile_bounds_error, transfer_past_tensor_error,
+                           transfer_size_error)
 from .jit_clock import rate_text, run_clock
 from .lane import executor
 
@@ -84,15 +86,17 @@ def run_functional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init, 
     for arg in prog.args:
         if arg.reg is not None:
             seed_regs[prog.n_lane_slots + arg.reg.index, :] = scalars[arg.name]
-    out = np.zeros(9, np.int64)
+    out = np.zeros(12, np.int64)
+    # each alloc_local buffer's words (a tile operand must lie in one copy of one)
+    spans = np.array([(lo, hi, b.count) for lo, hi, b in buffer_spans(prog)] or [(0, 0, 1)], np.int64)
     with run_clock() as clock:
         executed = _run_slices(ex, prog, code, imm, seed_regs, grid, block, hbm, hbm_init, tbase,
-                               tcount, tbytes, depth, max_instructions, out)
+                               tcount, tbytes, depth, max_instructions, out, spans)
     status, block_id, w, pc = (int(x) for x in out[:4])
     if status != ex.RUN_EXIT:
         gx, gy, _ = grid
         coords = (block_id % gx, (block_id // gx) % gy, block_id // (gx * gy))
-        info[:4] = out[5:9]
+        info[:7] = out[5:12]
         if status == ex.RUN_BARRIER:
             line = prog.instrs[pc].line
             raise DeadlockError(
@@ -107,7 +111,7 @@ def run_functional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init, 
 
 
 def _run_slices(ex, prog, code, imm, seed_regs, grid, block, hbm, hbm_init, tbase, tcount, tbytes,
-                depth, max_instructions, out) -> int:
+                depth, max_instructions, out, spans) -> int:
     """Run the grid's blocks in time slices; returns the warp-instructions executed (``out``
     holds the status)."""
     n_blocks = grid[0] * grid[1] * grid[2]
@@ -120,7 +124,7 @@ def _run_slices(ex, prog, code, imm, seed_regs, grid, block, hbm, hbm_init, tbas
         # the slices then grow at most 4x a time towards SLICE_SECONDS
         t0 = time.perf_counter()
         ex.run_grid(code, imm, seed_regs, grid_a, block_a, hbm, hbm_init, tbase, tcount, tbytes,
-                    prog.local_words, depth, max_instructions, first, first + chunk, out)
+                    prog.local_words, depth, max_instructions, first, first + chunk, out, spans)
         executed += int(out[4])
         if out[0] != ex.RUN_EXIT:
             break
@@ -128,6 +132,31 @@ def _run_slices(ex, prog, code, imm, seed_regs, grid, block, hbm, hbm_init, tbas
         took = time.perf_counter() - t0
         chunk = max(1, min(chunk * 4, int(chunk * SLICE_SECONDS / took))) if took > 0 else chunk * 4
     return executed
+
+
+def _tile_out_of_buffer(prog, kernel_name, coords, w, pc, info) -> OutOfBoundsError:
+    """A tile operand (info: pc, operand, first word, extent) outside its alloc_local buffer."""
+    ins = prog.instrs[pc]
+    operand = load_isa()[ins.op].value_operands[int(info[1])].name
+    base, extent = int(info[2]), int(info[3])
+    lo, hi, buf = buffer_at(buffer_spans(prog), base)
+    return tile_bounds_error(kernel_name, prog, pc, operand, buf, base, extent, lo, hi, coords, w)
+
+
+def _transfer_fault(prog, kernel_name, tensor_names, coords, w, pc, info, tcount):
+    """A tile transfer's fault other than its tile's (info[1], exec/compiled/functional.py's
+    TF_*), as the timing model reports it: no rows or columns, a stride shorter than a row, or a
+    window past its tensor."""
+    ex = executor()
+    kind = int(info[1])
+    rows, cols, stride, off, slot = (int(x) for x in info[2:7])
+    if kind == ex.TF_EMPTY:
+        return transfer_size_error(kernel_name, prog, pc, rows, cols, coords, w)
+    tensor = tensor_names[int(prog.instrs[pc].aux[0])] if kind == ex.TF_STRIDE else tensor_names[slot]
+    if kind == ex.TF_STRIDE:
+        return short_stride_error(kernel_name, prog, pc, rows, cols, stride, tensor, coords, w)
+    return transfer_past_tensor_error(kernel_name, prog, pc, rows, cols, stride, off, tensor, int(tcount[slot]),
+                                      coords, w)
 
 
 def _error(status, prog, kernel_name, tensor_names, coords, w, pc, info, budget, tcount):
@@ -150,14 +179,10 @@ def _error(status, prog, kernel_name, tensor_names, coords, w, pc, info, budget,
             f"(valid 0..{count - 1})", kernel=kernel_name, file=prog.file, line=ins.line,
             block=coords, warp=w, lane=lane, offset=offset, count=count, tensor=target,
             hint="guard the access with a bounds check such as `if i < n:`, or allocate more")
+    if status == 3 and int(info[1]) >= 0:
+        return _tile_out_of_buffer(prog, kernel_name, coords, w, pc, info)
     if status == 3:
-        return OutOfBoundsError(
-            f"{ins.op} out of bounds: block {coords}: the tile operation reaches past its tensor "
-            f"or the block's L1 area, moves no rows or columns (rows or cols <= 0), or its rows "
-            f"overlap or go backwards (a stride shorter than a row)", kernel=kernel_name, file=prog.file,
-            line=ins.line,
-            block=coords, warp=w, lane=None, offset=None, count=None, tensor=ins.comment,
-            hint="check the offsets and the tile shape against the sizes")
+        return _transfer_fault(prog, kernel_name, tensor_names, coords, w, pc, info, tcount)
     return SimulationLimitError(
         f"warp {w} of block {coords} executed {budget} instructions without finishing",
         kernel=kernel_name, file=prog.file, line=ins.line, limit=budget,

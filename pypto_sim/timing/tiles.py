@@ -27,9 +27,11 @@ from __future__ import annotations
 import math
 
 from ..dtypes import BY_CODE
-from ..errors import DeadlockError, LaunchError, OutOfBoundsError
-from ..isa import PIPES, gm_layouts
+from ..errors import DeadlockError
+from ..isa import PIPES
 from ..ir.program import C_AUX, C_DTYPE, C_SRC
+from ..exec.aicore_tiles import (short_stride_error, tile_bounds_error, transfer_past_tensor_error,
+                                 transfer_size_error)
 from ..exec.gm import window_elements
 from .peaks import vector_cycles
 
@@ -131,24 +133,6 @@ def deadlock_on_flag(kernel, prog, pc, key):
         hint="issue the matching pto.set_flag(src_pipe, dst_pipe, event) earlier in the kernel")
 
 
-def tile_oob(kernel, prog, pc, what, lo, hi, limit_lo, limit_hi, block, warp):
-    return OutOfBoundsError(
-        f"{prog.instrs[pc].op} out of bounds: block {block}, warp {warp}: {what} covers "
-        f"[{lo}, {hi}) but its allocation is [{limit_lo}, {limit_hi})",
-        kernel=kernel, file=prog.file, line=prog.instrs[pc].line, block=block, warp=warp, lane=None,
-        offset=hi - 1, count=limit_hi - limit_lo, tensor=what,
-        hint="check the tile shape (rows, cols, n) against the size given to alloc_local / alloc_tensor")
-
-
-def transfer_size_error(kernel, prog, pc, rows, cols, block, warp):
-    """A tile transfer whose run-time rows or cols is zero or negative: nothing to move."""
-    return LaunchError(
-        f"{prog.instrs[pc].op}: block {block}: rows={rows} cols={cols}: a tile transfer needs at "
-        f"least one row and one column", kernel=kernel, file=prog.file, line=prog.instrs[pc].line,
-        block=block, warp=warp, rows=rows, cols=cols,
-        hint="check the values the rows= and cols= of this async_load / store are computed from")
-
-
 def _operand(code, imm, regs, pc, j):
     r = code[pc, C_SRC + j]
     return imm[pc, j] if r < 0 else regs[r, 0]
@@ -170,9 +154,7 @@ def dispatch(sim, pc, core, blk, w, ws, now):
         lo, hi, b = buf(base)
         if b is None or base + extent > hi or extent <= 0:
             # name the kernel's variable (the alloc_local buffer), and the operand it was
-            name = f"tile '{b.name}' ({what} of {spec.name.lower()})" if b is not None else f"tile '{what}'"
-            raise tile_oob(sim.kernel_name, prog, pc, name, base, base + max(extent, 1),
-                           lo if b is not None else 0, hi if b is not None else 0, blk.coords, w)
+            raise tile_bounds_error(sim.kernel_name, prog, pc, what, b, base, extent, lo, hi, blk.coords, w)
         return base, b
 
     moved = 0
@@ -182,23 +164,14 @@ def dispatch(sim, pc, core, blk, w, ws, now):
         if rows <= 0 or cols <= 0:
             raise transfer_size_error(sim.kernel_name, prog, pc, rows, cols, blk.coords, w)
         if rows > 1 and stride < cols:      # the class the functional runner and the AI core raise
-            raise OutOfBoundsError(
-                f"{prog.instrs[pc].op}: block {blk.coords}: "
-                f"{gm_layouts.window_problem(gm_layouts.ND, rows, cols, stride, 1)}", kernel=sim.kernel_name,
-                file=prog.file, line=prog.instrs[pc].line, block=blk.coords, warp=w, lane=None, offset=None,
-                count=None, tensor=sim.tensor_names[slot],
-                hint="pass a stride of at least cols (as cudaMemcpy2D's pitch >= width)")
+            raise short_stride_error(sim.kernel_name, prog, pc, rows, cols, stride, sim.tensor_names[slot],
+                                     blk.coords, w)
         base, b = tile(t_j, rows * cols, spec.operands[t_j].name)
         off = int(vals[h_j])
         last = off + (rows - 1) * stride + cols
         if off < 0 or last > sim.tcount[slot] or rows <= 0 or cols <= 0:
-            raise OutOfBoundsError(
-                f"{spec.name} out of bounds: block {blk.coords}: rows={rows} cols={cols} stride={stride} "
-                f"from element {off} reaches element {last - 1} of '{sim.tensor_names[slot]}', which has "
-                f"{sim.tcount[slot]} elements", kernel=sim.kernel_name, file=prog.file,
-                line=prog.instrs[pc].line, block=blk.coords, warp=w, lane=None, offset=last - 1,
-                count=int(sim.tcount[slot]), tensor=sim.tensor_names[slot],
-                hint="check the offsets and the tile shape against the tensor's size")
+            raise transfer_past_tensor_error(sim.kernel_name, prog, pc, rows, cols, stride, off,
+                                             sim.tensor_names[slot], int(sim.tcount[slot]), blk.coords, w)
         (writes if fam == "tile_load" else reads).append((base, base + rows * cols))
         # bytes that cross the HBM link: the tensor's elements (a store may round to a narrower dtype)
         moved = rows * cols * BY_CODE[int(code[pc, C_DTYPE])].itemsize

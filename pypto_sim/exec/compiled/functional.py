@@ -162,15 +162,86 @@ def _tile_value(code, imm, regs, pc, j):
     return imm[pc, j] if r < 0 else regs[r, 0]
 
 
+# a tile transfer's fault (info[1] < 0; >= 0: the tile operand outside its buffer): no rows or
+# columns (info[2:4] = rows, cols), a stride shorter than a row (rows, cols, stride), past its tensor
+# (info[2:7] = rows, cols, stride, first element, tensor slot)
+TF_EMPTY, TF_STRIDE, TF_TENSOR = -1, -2, -3
+
+
 @njit(cache=True, error_model="numpy")
-def _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, info):
-    """Execute a tile instruction at once (program order is a valid order without timing)."""
+def _in_buffer(spans, base, extent):
+    """Whether the extent words from L1 word base lie in one copy of one alloc_local buffer:
+    spans[i] = (first word, last word + 1, words a copy), as exec/aicore_tiles.buffer_spans."""
+    if extent <= 0:
+        return False
+    for i in range(spans.shape[0]):
+        lo, hi, count = spans[i, 0], spans[i, 1], spans[i, 2]
+        if lo <= base < hi:
+            return base + extent <= lo + ((base - lo) // count + 1) * count
+    return False
+
+
+@njit(cache=True, error_model="numpy")
+def _tile_extent(kind, v, j):
+    """The words tile operand j of a lane tile instruction of kind covers (its operands' values
+    v), as timing/tiles.py's dispatch bounds them; -1: operand j is not a tile."""
+    if kind == TK_LOAD or kind == TK_STORE:
+        t_j = 0 if kind == TK_LOAD else 1
+        return np.int64(v[2]) * np.int64(v[3]) if j == t_j else -1
+    if kind == TK_MMA:
+        m, n, k = np.int64(v[3]), np.int64(v[4]), np.int64(v[5])
+        return (m * n, m * k, k * n, -1, -1, -1)[j]
+    if kind == TK_BINARY:
+        return np.int64(v[3]) if j < 3 else -1
+    if kind == TK_UNARY or kind == TK_CONVERT:
+        n = np.int64(v[2]) if kind == TK_UNARY else np.int64(v[3])
+        return n if j < 2 else -1
+    if kind == TK_SCALAR:
+        return np.int64(v[3]) if j < 2 else -1
+    if kind == TK_FILL:
+        return np.int64(v[2]) if j == 0 else -1
+    rows, cols = np.int64(v[2]), np.int64(v[3])
+    if kind == TK_REDUCE or kind == TK_EXPAND:       # (dst, src): the big tile and its column
+        big = 1 if kind == TK_REDUCE else 0
+        return rows * cols if j == big else (rows if j == 1 - big else -1)
+    if kind == TK_COL_REDUCE or kind == TK_COL_EXPAND:
+        big = 1 if kind == TK_COL_REDUCE else 0
+        return rows * cols if j == big else (cols if j == 1 - big else -1)
+    rows, cols = np.int64(v[3]), np.int64(v[4])       # expand ops: (dst, a, v)
+    if j < 2:
+        return rows * cols
+    if j == 2:
+        return rows if kind == TK_EXPAND_OP else cols
+    return -1
+
+
+@njit(cache=True, error_model="numpy")
+def _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, spans, info):
+    """Execute a tile instruction at once (program order is a valid order without timing),
+    after checking each tile operand lies in its alloc_local buffer (a fault: info = pc, the
+    operand, its first word and its extent; a transfer's other faults: pc, TF_*, two values)."""
     op = code[pc, C_OP]
     kind = TILE_KIND[op]
     dt = code[pc, C_DTYPE]
     v = np.empty(6, np.float64)
     for j in range(6):
         v[j] = _tile_value(code, imm, regs, pc, j)
+    info[0] = pc
+    if kind == TK_LOAD or kind == TK_STORE:      # the timing model's order of checks
+        rows, cols, stride = np.int64(v[2]), np.int64(v[3]), np.int64(v[4])
+        if rows <= 0 or cols <= 0:
+            info[1], info[2], info[3] = TF_EMPTY, rows, cols
+            return 1
+        if gm_window(ND, rows, cols, stride, 1)[0] == 0:
+            info[1], info[2], info[3], info[4] = TF_STRIDE, rows, cols, stride
+            return 1
+    for j in range(6):
+        extent = _tile_extent(kind, v, j)
+        if extent != -1 and not _in_buffer(spans, np.int64(v[j]), extent):
+            info[1] = j
+            info[2] = np.int64(v[j])
+            info[3] = extent
+            return 1
     if kind == TK_LOAD or kind == TK_STORE:
         slot = code[pc, C_AUX]
         t_j = 0 if kind == TK_LOAD else 1
@@ -179,9 +250,8 @@ def _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, info):
         off = np.int64(v[h_j])
         tile = np.int64(v[t_j])
         last = off + (rows - 1) * stride + cols
-        if (off < 0 or last > tcount[slot] or tile < 0 or tile + rows * cols > l1.shape[0]
-                or rows <= 0 or cols <= 0 or gm_window(ND, rows, cols, stride, 1)[0] == 0):
-            info[0] = pc
+        if off < 0 or last > tcount[slot]:
+            info[1], info[2], info[3], info[4], info[5], info[6] = TF_TENSOR, rows, cols, stride, off, slot
             return 1
         item = ITEMSIZE[dt]
         if kind == TK_LOAD:
@@ -227,7 +297,7 @@ def _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, info):
 
 @njit(cache=True, error_model="numpy")
 def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, tbytes, l1,
-             sector, pend_idx, pend_val, info, leader, budget, vote):
+             sector, pend_idx, pend_val, info, leader, budget, vote, spans):
     """Run one warp functionally from state until a block barrier, the end, a fault or the
     budget. Stores land at once; tile instructions run at once, on the leader warp only."""
     pc = state[0]
@@ -258,7 +328,7 @@ def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, t
             pc += 1
             continue
         if TILE_KIND[op] != TK_NONE:
-            if leader and _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, info):
+            if leader and _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, spans, info):
                 state[0] = pc
                 return RUN_TILE_FAULT
             pc += 1
@@ -284,11 +354,11 @@ def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, t
 
 @njit(cache=True, error_model="numpy")
 def run_grid(code, imm, seed_regs, grid, block, hbm, hbm_init, tbase, tcount, tbytes,
-             local_words, depth, budget, b_first, b_end, out):
+             local_words, depth, budget, b_first, b_end, out, spans):
     """Run blocks b_first..b_end-1 of the grid functionally, warps round-robin between block
     barriers (the caller runs the grid in slices, so Ctrl-C and progress get a word in).
 
-    out = [status, block id, warp, pc, warp-instructions executed, info[0..3]] where status
+    out = [status, block id, warp, pc, warp-instructions executed, info[0..6]] where status
     is RUN_EXIT (all done), RUN_FAULT / RUN_TILE_FAULT / RUN_BUDGET, or RUN_BARRIER for a
     block barrier some warps never reach (a deadlock)."""
     lanes = block[0] * block[1] * block[2]
@@ -329,7 +399,7 @@ def run_grid(code, imm, seed_regs, grid, block, hbm, hbm_init, tbase, tcount, tb
                 before = states[w, 4]
                 status = run_warp(code, imm, regs[w], states[w], stacks[w], ctx, hbm, hbm_init,
                                   tbase, tcount, tbytes, l1, 0, pend_idx, pend_val, info, w == 0,
-                                  budget - before, vote)
+                                  budget - before, vote, spans)
                 executed += states[w, 4] - before
                 if status == RUN_BARRIER:
                     waiting += 1
@@ -342,7 +412,7 @@ def run_grid(code, imm, seed_regs, grid, block, hbm, hbm_init, tbase, tcount, tb
                     out[2] = w
                     out[3] = states[w, 0]
                     out[4] = executed
-                    for q in range(4):             # a fault's lane, offset, count (CHECK: hi)
+                    for q in range(7):             # a fault's details (exec/functional.py reads them)
                         out[5 + q] = info[q]
                     return
             if waiting == n_warps and (vote[0] != 0 or vote[1] != 0):
