@@ -115,6 +115,38 @@ def test_a_nan_keeps_its_sign_through_tlog_in_both_executors():
     assert [hex(v) for v in got] == ["0xffc00000", "0x7fc00000", "0x7fc00000", "0xff800000", "0x0"]
 
 
+@pto.kernel
+def nan_rows(X, S, P):
+    with pto.vector():
+        t = pto.alloc_tile(2, 8, pto.float32, loc=pto.Vec)
+        s = pto.alloc_tile(8, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor, valid=(2, 1))
+        p = pto.alloc_tile(8, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor, valid=(2, 1))
+        pto.tload(t, X)
+        pto.trowsum(s, t)
+        pto.trowprod(p, t)
+        pto.tstore(S, s)
+        pto.tstore(P, p)
+
+
+def test_a_row_of_two_nans_reduces_to_the_first_in_both_executors():
+    """Rows (+NaN, -NaN, 1, ...) and (-NaN, +NaN, 1, ...): a sum or product of two NaNs keeps
+    the partial result's, so the rows reduce to +NaN (0x7fc00000) and -NaN (0xffc00000), the
+    same bits four ways (a fuzzing run found the reference keeping the later NaN's sign)."""
+    row = np.ones(8, np.uint32) * 0x3F800000
+    x = np.stack([row, row]).copy()
+    x[0, :2] = (0x7FC00000, 0xFFC00000)
+    x[1, :2] = (0xFFC00000, 0x7FC00000)
+    X = dev_array(x.view(np.float32).ravel(), pto.float32)
+    S, P = pto.alloc_tensor(8), pto.alloc_tensor(8)
+    images = both_executors(nan_rows, (1, 1, 1), (X, S, P))
+    first = images[("timing", "numba")]
+    for key, image in images.items():
+        same_words(image, first, str(key))
+    for t in (S, P):
+        got = tensor_values(first, t).astype(np.float32).view(np.uint32)
+        assert [hex(v) for v in got] == ["0x7fc00000", "0xffc00000"]
+
+
 def test_examples_are_the_same_in_both_executors_and_modes():
     """The GEMM (one 128 x 256 output tile, K = 128) and flash attention (S = 128) examples and
     the row softmax, layer norm and RMS norm (32 rows of 64, float16 data): four runs of each

@@ -85,7 +85,10 @@ def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
 
 def _fold(op, l1, dst, src, rows, cols, init, dt, per_col):
     """dst[i] = fold of the table's expression along row i (or, per_col, down column i) of src,
-    each partial result rounded to dt (integers: integer semantics, wrapped); init only for an empty line."""
+    each partial result rounded to dt (integers: integer semantics, wrapped); init only for an
+    empty line. Where the partial result and the next element are both NaN, the partial
+    result's NaN stays, in both executors: which of two NaNs an add keeps is the hardware add's
+    operand order, which numba and numpy do not fix."""
     spec = load_isa().by_opcode[int(op)]
     is_int = _integer(dt)
     grid = l1[src:src + rows * cols].reshape(rows, cols)
@@ -93,6 +96,8 @@ def _fold(op, l1, dst, src, rows, cols, init, dt, per_col):
     for line in (grid.T if per_col else grid):
         acc = init if len(line) == 0 else line[0]
         for x in line[1:]:
+            if not is_int and math.isnan(acc) and math.isnan(x):
+                continue          # two NaNs: the partial result's stays
             acc = to_dtype(dt, evaluate(spec, acc, x, 0.0, is_int))
         out.append(to_dtype(dt, acc))
     l1[dst:dst + len(out)] = out

@@ -50,13 +50,15 @@ _FOLD = """    if op == {opcode}:  # {name}
                 for i_ in range(n_out):
                     a = out[i_]
                     b = l1[src + j_ * step_in + i_ * step_out]
-                    out[i_] = np.float64(np.float32({expr}))
+                    if not (a != a and b != b):     # two NaNs: the partial result's stays
+                        out[i_] = np.float64(np.float32({expr}))
         else:
             for j_ in range(1, n_in):
                 for i_ in range(n_out):
                     a = out[i_]
                     b = l1[src + j_ * step_in + i_ * step_out]
-                    out[i_] = round_to(dt, {expr})
+                    if not (a != a and b != b):     # two NaNs: the partial result's stays
+                        out[i_] = round_to(dt, {expr})
         for i_ in range(n_out):
             out[i_] = round_to(dt, out[i_])
         return True

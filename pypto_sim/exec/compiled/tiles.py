@@ -316,7 +316,7 @@ def _fold_generic(op, l1, src, rows, cols, init, dt, per_col, out):
             x = l1[src + j * cols + i] if per_col else l1[src + i * cols + j]
             if INT_SEM[dt] == 1:
                 acc = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(acc), np.int64(x), 0))))
-            else:
+            elif not (acc != acc and x != x):    # two NaNs: the partial result's stays
                 acc = round_to(dt, alu_float(op, acc, x, 0.0))
         out[i] = round_to(dt, acc)
 
