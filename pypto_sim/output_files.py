@@ -28,7 +28,7 @@ from pathlib import Path
 from .errors import ArgumentError, ProfileError
 
 # what to do about the errno of an OSError that stopped a write
-_TODO = {errno.ENOENT: "check the path", errno.EACCES: "check its permissions or choose another path",
+_WHAT_TO_DO = {errno.ENOENT: "check the path", errno.EACCES: "check its permissions or choose another path",
          errno.EPERM: "check its permissions or choose another path",
          errno.EISDIR: "give a file, not a directory", errno.ENOTDIR: "check the path: a part of it is a file",
          errno.EROFS: "choose a writable place", errno.ENOSPC: "free some space or choose another place",
@@ -73,7 +73,7 @@ def os_error(exc: OSError, path, what: str, error=ProfileError):
     gave (not a temporary's), the system's reason and what to do."""
     reason = exc.strerror or str(exc)
     return error(f"{what}: cannot write {path}: {reason}; any file already there is left as it was",
-                 hint=_TODO.get(exc.errno, "check the path, its folder's permissions and free space"),
+                 hint=_WHAT_TO_DO.get(exc.errno, "check the path, its folder's permissions and free space"),
                  path=str(path))
 
 

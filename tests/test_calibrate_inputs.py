@@ -30,7 +30,7 @@ def test_read_rows_refuses_cycles_that_are_not_finite_and_positive(tmp_path, cyc
         read_rows(path)
     text = str(info.value)
     assert isinstance(info.value, pto.PtoError)
-    assert f"rows.csv: line 4 (data row 2), chain ADD at size 6: cycles {shown} must be a finite number > 0" in text
+    assert f"rows.csv: line 4 (data row 2), chain ADD at size 6: cycles = {shown}: not a finite number > 0" in text
     assert "measure that row again or remove it" in text
 
 
@@ -60,16 +60,16 @@ def test_the_adversarial_rows_files_are_refused_before_fitting(tmp_path):
     for name, vals in (("nan", ("nan", 509, 537)), ("inf", ("inf", 509, 537)), ("neg", (-481, -509, -537))):
         path = _csv(tmp_path, "".join(f"chain,ADD,{s},{c}\n" for s, c in zip((2, 6, 10), vals)), f"{name}.csv")
         with pytest.raises(CalibrationError, match=rf"{name}.csv: line 2 \(data row 1\), chain ADD at size 2: "
-                                                   r"cycles \S+ must be a finite number > 0"):
+                                                   r"cycles = \S+: not a finite number > 0"):
             read_rows(path)
 
 
 @pytest.mark.parametrize("row, why", [
-    (Row("chain", "ADD", 6, math.nan), "chain ADD at size 6: cycles nan must be a finite number > 0"),
-    (Row("chain", "ADD", 6, math.inf), "chain ADD at size 6: cycles inf must be a finite number > 0"),
-    (Row("chain", "ADD", 6, -509), "chain ADD at size 6: cycles -509 must be a finite number > 0"),
-    (Row("chain", "ADD", 6, np.float64(0)), "chain ADD at size 6: cycles 0.0 must be a finite number > 0"),
-    (Row("chain", "ADD", 6, "509"), "chain ADD at size 6: cycles '509' is not a number"),
+    (Row("chain", "ADD", 6, math.nan), "chain ADD at size 6: cycles = nan: not a finite number > 0"),
+    (Row("chain", "ADD", 6, math.inf), "chain ADD at size 6: cycles = inf: not a finite number > 0"),
+    (Row("chain", "ADD", 6, -509), "chain ADD at size 6: cycles = -509: not a finite number > 0"),
+    (Row("chain", "ADD", 6, np.float64(0)), "chain ADD at size 6: cycles = 0.0: not a finite number > 0"),
+    (Row("chain", "ADD", 6, "509"), "chain ADD at size 6: cycles = '509' (str): not a number"),
     (Row("chain", "ADD", 0, 509), "chain ADD at size 0: size 0 must be a whole number >= 1"),
     (Row("chain", "ADD", 2.5, 509), "chain ADD at size 2.5: size 2.5 must be a whole number >= 1"),
     (Row("chain", "ADD", True, 509), "chain ADD at size True: size True must be a whole number >= 1"),
@@ -116,13 +116,13 @@ def test_fit_still_fits_good_rows_and_accepts_numpy_numbers():
 
 
 @pytest.mark.parametrize("simulated, measured, why", [
-    ({"a": math.nan, "b": 2}, {"a": 1, "b": 2}, "simulated cycles of kernel 'a' are nan: cycles must be a finite"),
-    ({"a": -5, "b": 2}, {"a": 1, "b": 2}, "simulated cycles of kernel 'a' are -5: cycles must be a finite"),
-    ({"a": 0, "b": 2}, {"a": 1, "b": 2}, "simulated cycles of kernel 'a' are 0: cycles must be a finite"),
-    ([("a", 1), ("b", 2)], [("a", 1), ("b", math.inf)], "measured cycles of kernel 'b' are inf"),
-    ({"a": 1, "b": 2}, {"a": 1, "b": -2}, "measured cycles of kernel 'b' are -2"),
-    ([1, 2], [1, "x"], "measured cycles of kernel 'kernel1' are 'x' (str), not a number"),
-    ([1, None], [1, 2], "simulated cycles of kernel 'kernel1' are None (NoneType), not a number"),
+    ({"a": math.nan, "b": 2}, {"a": 1, "b": 2}, "simulated cycles of kernel 'a' = nan: not a finite"),
+    ({"a": -5, "b": 2}, {"a": 1, "b": 2}, "simulated cycles of kernel 'a' = -5: not a finite"),
+    ({"a": 0, "b": 2}, {"a": 1, "b": 2}, "simulated cycles of kernel 'a' = 0: not a finite"),
+    ([("a", 1), ("b", 2)], [("a", 1), ("b", math.inf)], "measured cycles of kernel 'b' = inf"),
+    ({"a": 1, "b": 2}, {"a": 1, "b": -2}, "measured cycles of kernel 'b' = -2"),
+    ([1, 2], [1, "x"], "measured cycles of kernel 'kernel1' = 'x' (str): not a number"),
+    ([1, None], [1, 2], "simulated cycles of kernel 'kernel1' = None (NoneType): not a number"),
 ])
 def test_correlate_refuses_cycles_that_are_not_finite_and_positive(simulated, measured, why):
     with pytest.raises(CalibrationError) as info:

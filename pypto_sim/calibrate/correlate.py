@@ -3,12 +3,11 @@ correlator (util/plotting/plot-correlation.py) reports it."""
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 from ..output_files import write_file
 from ..profiler.plot import image_path
-from .rows import CalibrationError
+from .rows import CalibrationError, positive_cycles
 
 
 @dataclass(frozen=True)
@@ -118,15 +117,9 @@ class Correlation:
 
 
 def _cycles(value, kernel, what) -> float:
-    """A kernel's cycles as a float: a finite number > 0, else a CalibrationError naming the
-    kernel, which side (simulated / measured) and the value."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise CalibrationError(f"correlate: {what} cycles of kernel {kernel!r} are {value!r} "
-                               f"({type(value).__name__}), not a number", hint=_HINT)
-    if not (value > 0 and (isinstance(value, numbers.Integral) or math.isfinite(value))):
-        raise CalibrationError(f"correlate: {what} cycles of kernel {kernel!r} are {value}: cycles must "
-                               "be a finite number > 0", hint=_HINT)
-    return float(value)
+    """A kernel's cycles as a float (rows.positive_cycles), the error naming the kernel and
+    which side (simulated / measured)."""
+    return positive_cycles(value, f"correlate: {what} cycles of kernel {kernel!r}", _HINT)
 
 
 _HINT = ("give each kernel's total cycles (or a Profile): a finite number > 0; leave out a "

@@ -121,12 +121,18 @@ def check_row(row, where: str) -> Row:
     where = f"{where}, {bench} {instr} at size {_show(size)}"
     if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
         raise CalibrationError(f"{where}: size {_show(size)} must be a whole number >= 1", hint=_SIZE_HINT)
-    if isinstance(cycles, bool) or not isinstance(cycles, numbers.Real):
-        raise CalibrationError(f"{where}: cycles {_show(cycles)} is not a number", hint=_CYCLES_HINT)
-    if not (cycles > 0 and (isinstance(cycles, numbers.Integral) or math.isfinite(cycles))):
-        raise CalibrationError(f"{where}: cycles {_show(cycles)} must be a finite number > 0",
-                               hint=_CYCLES_HINT)
+    positive_cycles(cycles, f"{where}: cycles", _CYCLES_HINT)
     return row
+
+
+def positive_cycles(value, what: str, hint: str) -> float:
+    """``value`` as a float if it is a finite number > 0 (cycles: a row's, a correlated
+    kernel's), else a CalibrationError starting with ``what``, then the value."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise CalibrationError(f"{what} = {_show(value)} ({type(value).__name__}): not a number", hint=hint)
+    if not (value > 0 and (isinstance(value, numbers.Integral) or math.isfinite(value))):
+        raise CalibrationError(f"{what} = {_show(value)}: not a finite number > 0", hint=hint)
+    return float(value)
 
 
 def _show(value) -> str:

@@ -89,7 +89,7 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
     def _static_int(self, v, node, what):
         """A positive int known at compile time (a tile's or a view's rows and cols); a float
         is refused as int_constant refuses it, naming what and the value."""
-        if isinstance(v, Const) and not isinstance(v.value, bool) and self.int_constant(v, node, what) > 0:
+        if (self.int_constant(v, node, what) or 0) > 0:
             return int(v.value)
         got = repr(v.value) if isinstance(v, Const) else self.value_kind(v)
         self.error(node, f"{what} must be a positive integer known at compile time, not {got}",
@@ -172,8 +172,7 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
         return v.tile.valid_rows, v.tile.valid_cols
 
     def _int_operand(self, v, node, what):
-        if isinstance(v, Const):
-            self.int_constant(v, node, what)        # a float (16.0 too) names the operand
+        if self.int_constant(v, node, what) is not None:      # a float (16.0 too) names the operand
             return self.operand(v, dtypes.int32, node)
         return self.uniform_int(v, node, what)
 

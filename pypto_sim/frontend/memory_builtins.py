@@ -215,8 +215,7 @@ def lower_fma(comp, node, args):
 @LOWERINGS.lowering("alloc_local", checks=(lane_tiles_only,))
 def lower_alloc_local(comp, node, args):
     n = args["n_elems"]
-    if isinstance(n, Const) and not isinstance(n.value, bool):
-        comp.int_constant(n, node, "pto.alloc_local: n_elems")      # a float (16.0 too) is refused
+    comp.int_constant(n, node, "pto.alloc_local: n_elems")      # a float (16.0 too) is refused
     if not isinstance(n, Const) or isinstance(n.value, bool) or int(n.value) != n.value or int(n.value) <= 0:
         comp.error(node, "pto.alloc_local(n_elems): n_elems must be a positive integer known "
                          "at compile time", "use a literal, a module constant or a constant expression")
@@ -245,8 +244,7 @@ def lower_alloc_local(comp, node, args):
 @LOWERINGS.lowering("local_array")
 def lower_local_array(comp, node, args):
     n, dtype = args["n"], args["dtype"]
-    if isinstance(n, Const) and not isinstance(n.value, bool):
-        comp.int_constant(n, node, "pto.local_array: n")
+    comp.int_constant(n, node, "pto.local_array: n")
     if not isinstance(n, Const) or isinstance(n.value, bool) or int(n.value) != n.value or int(n.value) <= 0:
         comp.error(node, "pto.local_array(n): n must be a positive integer known at compile time",
                    "use a literal, a module constant or a size-deciding kernel argument")

@@ -114,8 +114,7 @@ class PipelineLowering:
         if any(k.arg != "depth" for k in call.keywords) or len(args) > 1:
             self.error(node, "pto.pipeline takes one argument, depth")
         depth = args[0] if args else Const(2, dtypes.int32)
-        if isinstance(depth, Const) and not isinstance(depth.value, bool):
-            self.int_constant(depth, node, "pto.pipeline: depth")
+        self.int_constant(depth, node, "pto.pipeline: depth")
         if not isinstance(depth, Const) or isinstance(depth.value, bool) or int(depth.value) < 1:
             self.error(node, "pto.pipeline(depth=d): d must be a constant integer >= 1")
         state = PipelineState(int(depth.value), getattr(node, "lineno", 0))

@@ -57,8 +57,7 @@ class TileOperands:
 
     def uniform_int(self, v, node, what):
         self.require_value(v, node)
-        if isinstance(v, Const):
-            self.int_constant(v, node, what)
+        self.int_constant(v, node, what)
         if v.dtype.is_float:
             self.error(node, f"{what} must be an integer, got {v.dtype}")
         if isinstance(v, Val) and not v.uniform:
@@ -66,11 +65,14 @@ class TileOperands:
                        "tile shapes come from arguments, constants or block ids, not lane ids")
         return self.operand(v, dtypes.int32, node)
 
-    def int_constant(self, v: Const, node, what) -> int:
-        """The int of a constant integer operand (a tile's rows, a stride, an offset, a count).
-        A float is a CompileError naming the operand and its value, 16.0 as well as 16.5: no
-        float is taken silently where an int is meant (a `/` written for `//`, say), as
-        Python's range() and numpy's shapes take none."""
+    def int_constant(self, v, node, what):
+        """The int of a constant integer operand (a tile's rows, a stride, an offset, a count);
+        None for anything else (a run-time value, a bool), which its caller judges. A float
+        is a CompileError naming the operand and its value, 16.0 as well as 16.5: no float is
+        taken silently where an int is meant (a `/` written for `//`, say), as Python's
+        range() and numpy's shapes take none."""
+        if not isinstance(v, Const) or isinstance(v.value, bool):
+            return None
         value = v.value
         if not (v.dtype.is_float or isinstance(value, float)):
             return int(value)

@@ -123,8 +123,7 @@ class TileGroupLowering:
             self.error(node, "pto.tile_group takes depth, the tile(s) and producer=/consumer= pipes"
                              + (f", not {', '.join(sorted(unknown))}" if unknown else ""), usage)
         depth = self.expr(node.args[0])
-        if isinstance(depth, Const) and not isinstance(depth.value, bool):
-            self.int_constant(depth, node, "pto.tile_group: depth")
+        self.int_constant(depth, node, "pto.tile_group: depth")
         if not isinstance(depth, Const) or isinstance(depth.value, bool) or int(depth.value) != depth.value \
                 or int(depth.value) < 1:
             self.error(node, "pto.tile_group(depth, ...): depth must be a constant integer >= 1 "
