@@ -412,6 +412,34 @@ def test_blas_matmul_gives_the_executors_bits(ex, init):
         assert_same(out, outs[0], f"BLAS vs numba, trial {trial}")
 
 
+def nan_word(bits):
+    """The float64 register word of the float32 NaN with these IEEE bits (payload kept)."""
+    return float(np.uint32(bits).view(np.float32))
+
+
+@pytest.mark.parametrize("init", [0, 1])
+def test_a_matmul_keeps_the_first_nan_in_k_order_in_both_executors(ex, init):
+    """Which NaN a matmul element gives is stated, not left to the sums' order: the terms are
+    taken after the start in k order; the first NaN among them stays. A (1 x 4) = [1, N1, 2,
+    N2] with N1 = -NaN (0xFFC00001) and N2 = +NaN (0x7FC00002), B (4 x 2) = ones but B[3, 1]
+    = N3 (0x7FC00003): column 0's terms are 1, N1, 2, N2, so N1; column 1's are 1, N1, 2,
+    N2 * N3, so N1 too (a product of two NaNs is its first factor's). With the accumulator
+    start C = [N4 (0xFFC00004), 5] (init 1), column 0 is N4 (the start comes first) and
+    column 1 is N1. Float32 results: the bits compared word for word (quiet NaNs, so the
+    conversion changes no bit)."""
+    n1, n2, n3, n4 = (nan_word(b) for b in (0xFFC00001, 0x7FC00002, 0x7FC00003, 0xFFC00004))
+    l1 = np.zeros(32)
+    l1[0:4] = [1.0, n1, 2.0, n2]                                    # A at 0, pitch 4
+    l1[8:16] = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, n3]              # B at 8, pitch 2
+    l1[16:18] = [n4, 5.0]                                           # C at 16
+    want = [0xFFC00004, 0xFFC00001] if init == 1 else [0xFFC00001, 0xFFC00001]
+    for impl in (ex, reference):
+        out = np.zeros(2)
+        impl.tile_matmul(out, l1, 16, 2, 0, 4, 8, 2, 1, 2, 4, init, 0, F32)
+        got = [int(np.float32(v).view(np.uint32)) for v in out]
+        assert got == want, (impl.__name__, [hex(g) for g in got])
+
+
 # ---------------------------------------------------------------- tile_alu
 
 def alu_form(spec):

@@ -448,7 +448,8 @@ def tile_scatter(dst_arr, dst, dpitch, buf, rows, cols):
 def tile_matmul(out, l1, c, cpitch, a, apitch, b, bpitch, m, n, k, init, bias, dt):
     """out = the exact init + A @ B rounded once to dt (float32: nearest, ties to even; int32:
     the integer sum, wrapped); init: 0, the accumulator C (1) or the bias row (2). A NaN or inf
-    among an element's terms: the float64 sum in order (IEEE's NaN / inf, in any order)."""
+    among an element's terms: the float64 sum in order (IEEE's NaN / inf, in any order; which
+    NaN: _ieee_in_order's rule)."""
     def grid(base, pitch, rows, cols):
         return np.array([l1[base + r * pitch: base + r * pitch + cols] for r in range(rows)]).reshape(rows, cols)
     A, B = grid(a, apitch, m, k), grid(b, bpitch, k, n)
@@ -461,13 +462,24 @@ def tile_matmul(out, l1, c, cpitch, a, apitch, b, bpitch, m, n, k, init, bias, d
                 total = sum(int(t) for t in terms)
                 out[i * n + j] = float((total + 2**31) % 2**32 - 2**31)
             elif not all(math.isfinite(t) for t in terms):
-                acc = terms[0]
-                with np.errstate(all="ignore"):
-                    for t in terms[1:]:
-                        acc = acc + t
-                out[i * n + j] = to_dtype(dt, acc)
+                out[i * n + j] = to_dtype(dt, _ieee_in_order(float(start[i, j]), A[i], B[:, j]))
             else:
                 out[i * n + j] = _nearest_float32(terms)
+
+
+def _ieee_in_order(start, row, col):
+    """start + sum of row[p] * col[p] in p order, as IEEE arithmetic gives it, with the numba
+    executor's rule for NaNs (exec/compiled/matmul.py nan_in_order): a product of two NaNs is
+    its first factor's; a NaN partial result stays; a NaN term replaces a number."""
+    acc = start
+    with np.errstate(all="ignore"):
+        for x, y in zip(row, col):
+            if math.isnan(acc):
+                break
+            x, y = float(x), float(y)
+            t = x if math.isnan(x) else y if math.isnan(y) else x * y
+            acc = t if math.isnan(t) else acc + t
+    return acc
 
 
 def _nearest_float32(terms):

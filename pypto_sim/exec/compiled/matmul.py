@@ -21,7 +21,8 @@ def tile_matmul(out, l1, c, cpitch, a, apitch, b, bpitch, m, n, k, init, bias, d
     init[i, j] + sum over p of a[i, p] * b[p, j], rounded once to dt (float32: to nearest,
     ties to even; int32 wraps). init is 0 (init == 0), the accumulator's old c[i, j] (init ==
     1, the _ACC forms) or bias[j] (init == 2, the _BIAS forms). A NaN or an infinity among the
-    terms gives what IEEE arithmetic gives in any order (NaN for inf * 0 or inf - inf).
+    terms gives what IEEE arithmetic gives in any order (NaN for inf * 0 or inf - inf); which
+    NaN, nan_in_order says.
 
     An exact sum does not depend on the order it is taken in, so this kernel (a float64 sum
     over p in order, then matmul_finish) and the BLAS product that exec/aicore_tiles.py uses
@@ -156,6 +157,9 @@ def matmul_round(out, sums, A, B, start, sstride, m, n, k, dt, rowabs, colmax, a
                     colbit[j] = _column_bit(B, k, n, j)
                 st = starts[j]
                 s = sums[r * n + j] + st if add_start else sums[r * n + j]
+                if s != s:                       # which NaN: the in-order rule's, not the sums'
+                    nears[j] = np.float64(np.float32(nan_in_order(st, A, B, r, j, n, k)))
+                    continue
                 if _matmul_exact(s, st, ra * colmax[j], rowbit, colbit[j]):
                     continue
                 terms[0] = st
@@ -164,6 +168,25 @@ def matmul_round(out, sums, A, B, start, sstride, m, n, k, dt, rowabs, colmax, a
                 nears[j] = _exact_float32(terms, k + 1, partials)
         for j in range(n):
             out[r * n + j] = nears[j]
+
+
+@njit(cache=True, error_model="numpy")
+def nan_in_order(start, A, B, r, j, n, k):
+    """The NaN of element (r, j) of start + A @ B (A m x k, B k x n dense) whose terms give one:
+    the terms taken in k order after the start, where a product of two NaNs is its first
+    factor's and a sum whose partial result is NaN keeps it (a NaN term replaces a number;
+    inf - inf and inf * 0 make the machine's default NaN). Which of two NaNs an add keeps is
+    the hardware's and the compiler's choice, so both executors state it (exec/reference_tiles
+    .py's tile_matmul follows the same rule) instead of inheriting their sums' order."""
+    acc = start
+    for p in range(k):
+        if acc != acc:
+            break
+        x = A[r * k + p]
+        y = B[p * n + j]
+        t = x if x != x else y if y != y else x * y
+        acc = t if t != t else acc + t
+    return acc
 
 
 @njit(cache=True, error_model="numpy")
