@@ -312,7 +312,7 @@ TILE = {
     "TMULS": ("pto.tmuls(d, s, SCALAR, N)", lambda a, s: a * s, ("float32", "float16", "int32")),
     "TMAXS": ("pto.tmaxs(d, s, SCALAR, N)", lambda a, s: np.maximum(a, s),
               ("float32", "float16", "int32")),
-    "TABS": ("pto.tabs(d, s, N)", np.abs, ("float32", "float16", "int32")),
+    "TABS": ("pto.tabs(d, s, N)", np.abs, ("float32", "float16")),  # A2/A3: float only (TUnaryOp.hpp)
     "TNEG": ("pto.tneg(d, s, N)", np.negative, ("float32", "float16", "int32")),
     "TRELU": ("pto.trelu(d, s, N)", lambda a: np.where(a > 0, a, np.zeros_like(a)), ("float32", "float16", "int32")),
     "TRECIP": ("pto.trecip(d, s, N)", lambda a: np.ones_like(a) / a, ("float32", "float16")),
