@@ -581,18 +581,29 @@ def test_tile_convert_matches_reference_in_every_rounding_mode(ex, name):
 @pytest.mark.parametrize("name", [s.name for s in TILE_EXPAND_OP])
 def test_row_expand_ops_match_reference(ex, name):
     """dst[r, c] = op(a[r, c], v[r]) for every row-expand op and dtype: random and special
-    values, narrow and wide rows, dst disjoint from a or equal to it (in place)."""
-    spec = ISA.by_name[name]
+    values, narrow and wide rows, dst disjoint from a or equal to it (in place), dense or at
+    row pitches wider than the rows (pitch 0: dense)."""
+    _expand_ops_match_reference(ex, ISA.by_name[name], "tile_row_expand_op", lambda rows, cols: rows)
+
+
+def _expand_ops_match_reference(ex, spec, kernel, v_len):
+    """Both executors' `kernel` on spec's dtypes and shapes, dst and a at their own pitches
+    (the same when in place), v of v_len(rows, cols) words; run_both compares every word."""
     rng = np.random.default_rng(spec.opcode)
     for dt_name in spec.dtypes:
         dt = dtypes.BY_NAME[dt_name].code
         for trial, (rows, cols) in enumerate(((1, 1), (3, 7), (4, 64), (5, 33), (2, 130), (8, 8))):
-            dst, a, v = regions(rng, [rows * cols, rows * cols, rows])
-            if trial % 2:
-                dst = a                                  # in place on a
+            dp, ap = (0, 0) if trial % 3 == 0 else (cols + 3 * (trial % 3), cols + 5)
+            in_place = trial % 2 == 1
+            if in_place:
+                dp = ap
+            span = [(rows - 1) * (p or cols) + cols for p in (dp, ap)]
+            dst, a, v = regions(rng, [span[0], span[1], v_len(rows, cols)])
+            if in_place:
+                dst = a
             l1 = values(rng, L1_WORDS, dt)
-            run_both(ex, "tile_row_expand_op", dict(l1=l1), [spec.opcode, "l1", dst, a, v, rows, cols, dt],
-                     f"{name} dt={dt_name} {rows}x{cols} in_place={bool(trial % 2)}")
+            run_both(ex, kernel, dict(l1=l1), [spec.opcode, "l1", dst, a, v, rows, cols, dp, ap, dt],
+                     f"{spec.name} dt={dt_name} {rows}x{cols} pitches={dp},{ap} in_place={in_place}")
 
 
 def test_row_expand_exp_on_float32_rounding_points_is_libms_exp_rounded(ex):
@@ -614,7 +625,7 @@ def test_row_expand_exp_on_float32_rounding_points_is_libms_exp_rounded(ex):
     a[:, 32:] = [-math.inf, math.nan, 710.0]
     v = np.array([0.0, -0.75, 0.0])
     l1 = np.concatenate([a.ravel(), v, np.zeros(3 * cols)])
-    ex.tile_row_expand_op(op, l1, 3 * cols + 3, 0, 3 * cols, 3, cols, F32)
+    ex.tile_row_expand_op(op, l1, 3 * cols + 3, 0, 3 * cols, 3, cols, 0, 0, F32)
     got = l1[3 * cols + 3:].reshape(3, cols)
     want = [[float(np.float32(math.exp(a[r, c] - v[r]))) if a[r, c] < 709.0 else
              math.nan if math.isnan(a[r, c]) else math.inf for c in range(cols)] for r in range(3)]
@@ -625,18 +636,8 @@ def test_row_expand_exp_on_float32_rounding_points_is_libms_exp_rounded(ex):
 @pytest.mark.parametrize("name", [s.name for s in TILE_COL_EXPAND_OP])
 def test_column_expand_ops_match_reference(ex, name):
     """dst[r, c] = op(a[r, c], v[c]) for every column-expand op and dtype, narrow and wide
-    tiles, dst disjoint from a or equal to it."""
-    spec = ISA.by_name[name]
-    rng = np.random.default_rng(spec.opcode)
-    for dt_name in spec.dtypes:
-        dt = dtypes.BY_NAME[dt_name].code
-        for trial, (rows, cols) in enumerate(((1, 1), (3, 7), (4, 64), (5, 33), (2, 130), (8, 8))):
-            dst, a, v = regions(rng, [rows * cols, rows * cols, cols])
-            if trial % 2:
-                dst = a
-            l1 = values(rng, L1_WORDS, dt)
-            run_both(ex, "tile_col_expand_op", dict(l1=l1), [spec.opcode, "l1", dst, a, v, rows, cols, dt],
-                     f"{name} dt={dt_name} {rows}x{cols} in_place={bool(trial % 2)}")
+    tiles, dst disjoint from a or equal to it, dense or at row pitches wider than the rows."""
+    _expand_ops_match_reference(ex, ISA.by_name[name], "tile_col_expand_op", lambda rows, cols: cols)
 
 
 MASK_SHAPES = ((1, 1), (3, 7), (4, 64), (5, 33), (2, 130), (8, 8))

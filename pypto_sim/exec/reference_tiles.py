@@ -351,26 +351,29 @@ def tile_col_arg(op, l1, dst, src, rows, cols, dt):
     tile_arg_reduce(op, l1, dst, src, rows, cols, dt, True)
 
 
-def _expand_op(op, l1, dst, a, v, rows, cols, dt, per_col):
-    """dst[r, c] = the table's expression of (a[r, c], v[c] if per_col else v[r]), rounded to dt."""
+def _expand_op(op, l1, dst, a, v, rows, cols, dpitch, apitch, dt, per_col):
+    """dst[r, c] = the table's expression of (a[r, c], v[c] if per_col else v[r]), rounded to
+    dt; dst's and a's rows dpitch and apitch words apart (<= 0: cols, dense)."""
     spec = load_isa().by_opcode[int(op)]
     is_int = _integer(dt)
-    out = np.empty(rows * cols)
+    dp, ap = (cols if p <= 0 else p for p in (dpitch, apitch))
+    out = np.empty((rows, cols))
     for r in range(rows):
         for c in range(cols):
             y = l1[v + c] if per_col else l1[v + r]
-            out[r * cols + c] = to_dtype(dt, evaluate(spec, l1[a + r * cols + c], y, 0.0, is_int))
-    l1[dst:dst + rows * cols] = out
+            out[r, c] = to_dtype(dt, evaluate(spec, l1[a + r * ap + c], y, 0.0, is_int))
+    for r in range(rows):
+        l1[dst + r * dp:dst + r * dp + cols] = out[r]
 
 
-def tile_col_expand_op(op, l1, dst, a, v, rows, cols, dt):
+def tile_col_expand_op(op, l1, dst, a, v, rows, cols, dpitch, apitch, dt):
     """dst[r, c] = the table's expression of (a[r, c], v[c]), rounded to dt."""
-    _expand_op(op, l1, dst, a, v, rows, cols, dt, True)
+    _expand_op(op, l1, dst, a, v, rows, cols, dpitch, apitch, dt, True)
 
 
-def tile_row_expand_op(op, l1, dst, a, v, rows, cols, dt):
+def tile_row_expand_op(op, l1, dst, a, v, rows, cols, dpitch, apitch, dt):
     """dst[r, c] = the table's expression of (a[r, c], v[r]), rounded to dt."""
-    _expand_op(op, l1, dst, a, v, rows, cols, dt, False)
+    _expand_op(op, l1, dst, a, v, rows, cols, dpitch, apitch, dt, False)
 
 
 def tile_col_expand(l1, dst, src, rows, cols):

@@ -68,7 +68,7 @@ _EXPAND = """    if op == {opcode}:  # {name}
         c = 0.0
         if dt == DT_FLOAT32:
             for r_ in range(rows):
-                row_ = l1[a0 + r_ * cols:a0 + (r_ + 1) * cols]
+                row_ = l1[a0 + r_ * apitch:a0 + r_ * apitch + cols]
                 vec_ = l1[v0:v0 + cols] if per_col else l1[v0 + r_:v0 + r_ + 1]
                 dst_ = out[r_ * cols:(r_ + 1) * cols]
                 for c_ in range(cols):
@@ -78,7 +78,7 @@ _EXPAND = """    if op == {opcode}:  # {name}
         else:
             for r_ in range(rows):
                 for c_ in range(cols):
-                    a = l1[a0 + r_ * cols + c_]
+                    a = l1[a0 + r_ * apitch + c_]
                     b = l1[v0 + c_] if per_col else l1[v0 + r_]
                     out[r_ * cols + c_] = round_to(dt, {expr})
         return True
@@ -95,7 +95,7 @@ _EXPAND_EXP = """    if op == {opcode}:  # {name}
             flag = np.empty(rows * cols, np.int8)
             unsure = 0
             for r_ in range(rows):
-                row_ = l1[a0 + r_ * cols:a0 + (r_ + 1) * cols]
+                row_ = l1[a0 + r_ * apitch:a0 + r_ * apitch + cols]
                 vec_ = l1[v0:v0 + cols] if per_col else l1[v0 + r_:v0 + r_ + 1]
                 dst_ = out[r_ * cols:(r_ + 1) * cols]
                 mark_ = flag[r_ * cols:(r_ + 1) * cols]
@@ -121,13 +121,13 @@ _EXPAND_EXP = """    if op == {opcode}:  # {name}
                 for e_ in range(rows * cols):
                     if flag[e_]:
                         r_, c_ = e_ // cols, e_ % cols
-                        a = l1[a0 + r_ * cols + c_]
+                        a = l1[a0 + r_ * apitch + c_]
                         b = l1[v0 + c_] if per_col else l1[v0 + r_]
                         out[e_] = np.float64(np.float32({expr}))
         else:
             for r_ in range(rows):
                 for c_ in range(cols):
-                    a = l1[a0 + r_ * cols + c_]
+                    a = l1[a0 + r_ * apitch + c_]
                     b = l1[v0 + c_] if per_col else l1[v0 + r_]
                     out[r_ * cols + c_] = round_to(dt, {expr})
         return True
@@ -170,7 +170,7 @@ def tile_loops_source(isa) -> str:
             "    step_out, step_in = (1, cols) if per_col else (cols, 1)\n"]
     out += _branches(isa, FOLD_FAMILIES, _FOLD)
     out.append("    return False\n")
-    out += [_HEAD, "def expand_float(op, l1, a0, v0, rows, cols, dt, per_col, out):\n",
+    out += [_HEAD, "def expand_float(op, l1, a0, v0, rows, cols, apitch, dt, per_col, out):\n",
             '    """_expand_op\'s float results in out (False: no loop for op)."""\n']
     out += _branches(isa, EXPAND_FAMILIES, _EXPAND)
     out.append("    return False\n")

@@ -308,13 +308,16 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
             self.match_valid(node, f"pto.{spec.builtin}", src, dst, "columns", "\"Fix: TCOLEXPAND input valid col "
                              "must be consistent with the output valid row.\", include/pto/npu/a2a3/TColExpand.hpp")
         elif spec.family == "tile_col_expand_op":
-            dst, a, v = tile["dst"], tile["a"], tile["v"]
-            if (a.tile.rows, a.tile.cols) != (dst.tile.rows, dst.tile.cols):
-                self.error(node, f"pto.{spec.builtin}: '{a.name}' is {a.tile.rows} x {a.tile.cols} but "
-                                 f"'{dst.name}' is {dst.tile.rows} x {dst.tile.cols}")
-            if v.tile.rows != 1 or v.tile.cols != dst.tile.cols:
-                self.error(node, f"pto.{spec.builtin}: '{v.name}' must be one row of {dst.tile.cols} values "
-                                 f"(1 x {dst.tile.cols}), not {v.tile.rows} x {v.tile.cols}")
+            dst, v = tile["dst"], tile["v"]
+            vc = dst.tile.valid_cols
+            if isinstance(vc, Const) and v.tile.cols < int(vc.value):
+                self.error(node, f"pto.{spec.builtin}: '{v.name}' has {v.tile.cols} columns, fewer than the "
+                                 f"{int(vc.value)} valid columns of '{dst.name}'; its first row holds one value "
+                                 "per column")
+            # A2/A3's TCOLEXPANDOP_IMPL takes whichever source's valid region is dst's as the
+            # full tile; pypto_sim asks a to be it
+            self.expand_op_operands(spec, node, tile, args, "TColExpandBinOp.hpp reads the source whose valid "
+                                    "region is dst's as the full tile; here that is a", asserted=False)
         else:                        # row reductions, expansions and expand ops: one value a row
             self.check_row_operands(spec, node, tile, args)
         # a shape not given is the valid region of the tile that prices the operation

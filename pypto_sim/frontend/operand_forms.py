@@ -51,16 +51,18 @@ def flag_given(v) -> bool:
 class OperandForms:
     """Operands of row reductions, row expansion and elementwise ops as pto-isa writes them."""
 
-    def match_valid(self, node, call, t, ref, what, source):
+    def match_valid(self, node, call, t, ref, what, source, asserted=True):
         """t's valid `what` ("rows" or "columns") must be ref's, as A2/A3's PTO_ASSERT in
-        `source` requires: a CompileError when both are constants that differ, a CHECK when
-        either is known only at run time (unless both are one register)."""
+        `source` requires (asserted; else the rule is pypto_sim's, `source` saying why): a
+        CompileError when both are constants that differ, a CHECK when either is known only at
+        run time (unless both are one register)."""
         x, y = ((t.tile.valid_rows, ref.tile.valid_rows) if what == "rows" else
                 (t.tile.valid_cols, ref.tile.valid_cols))
         if isinstance(x, Const) and isinstance(y, Const):
             if int(x.value) != int(y.value):
+                who = "A2/A3 asserts" if asserted else "pypto_sim requires"
                 self.error(node, f"{call}: '{t.name}' has {int(x.value)} valid {what} but '{ref.name}' "
-                                 f"{int(y.value)}; A2/A3 asserts that the valid regions match ({source})",
+                                 f"{int(y.value)}; {who} that the valid regions match ({source})",
                            "give the tiles the same valid=(rows, cols)")
         elif x != y:
             self.run_time_check(node, x, y, y, VALID_REGIONS_MATCH,
@@ -92,6 +94,9 @@ class OperandForms:
                 args["tmp"] = args["dst"]
         if "tpitch" in names:               # check_pairwise_sum sets it from a tmp of its own
             args["tpitch"] = Const(0, dtypes.int32)
+        if spec.family in ("tile_expand_op", "tile_col_expand_op"):   # dense, unless set by
+            for pitch in ("dpitch", "apitch"):                           # expand_op_operands
+                args[pitch] = Const(0, dtypes.int32)
         for pitch in ("dpitch", "spitch"):                  # one value a row: a column
             if pitch in names and args.get(pitch, NONE) is NONE:
                 args[pitch] = Const(1, dtypes.int32)
@@ -105,10 +110,7 @@ class OperandForms:
         tile, by A2/A3's checks; sets the small tile's row pitch operand."""
         call = f"pto.{spec.builtin}"
         if spec.family == "tile_expand_op":
-            big, a, small = tile["dst"], tile["a"], tile["v"]
-            if (a.tile.rows, a.tile.cols) != (big.tile.rows, big.tile.cols):
-                self.error(node, f"{call}: '{a.name}' is {a.tile.rows} x {a.tile.cols} but '{big.name}' is "
-                                 f"{big.tile.rows} x {big.tile.cols}")
+            big, small = tile["dst"], tile["v"]
             if small.tile.cols != 1:
                 self.error(node, f"{call}: '{small.name}' must be a column of one value per row (rows x 1, "
                                  f"layout=pto.ColMajor), not {small.tile.rows} x {small.tile.cols}")
@@ -128,14 +130,32 @@ class OperandForms:
             args["dpitch" if reduce else "spitch"] = Const(small.tile.pitch or small.tile.cols, dtypes.int32)
             if "tmp" in tile:
                 self._scratch(call, node, tile["tmp"], tile["src"])
+        if spec.family == "tile_expand_op":
+            self.match_valid(node, call, small, big, "rows", ROW_ASSERTS[spec.family])
+            self.expand_op_operands(spec, node, tile, args, "\"TROWEXPANSUB: the validShape of src0 or src1 "
+                                    "should be equal to those of dst.\", include/pto/npu/a2a3/TRowExpandSub.hpp")
+            return
         if small.tile.rows < big.tile.rows:
             self.error(node, f"{call}: '{small.name}' has {small.tile.rows} rows, '{big.name}' {big.tile.rows}")
         self._whole_rows(spec, node, big, "row reductions and expansions")
         self.match_valid(node, call, small, big, "rows", ROW_ASSERTS[spec.family])
-        if spec.family == "tile_expand_op":          # the big source is dst's valid region
-            for what in ("rows", "columns"):
-                self.match_valid(node, call, tile["a"], big, what, "\"TROWEXPANSUB: the validShape of src0 or "
-                                 "src1 should be equal to those of dst.\", include/pto/npu/a2a3/TRowExpandSub.hpp")
+
+    def expand_op_operands(self, spec, node, tile, args, source, asserted=True):
+        """A row or column expand op (dst, a, v) covers dst's valid region, which a's must equal
+        (A2/A3's assert in `source`), each tile at its own row pitch: A2/A3 steps each tile by its
+        RowStride and masks every row to the valid columns (TRowExpandBinOp.hpp,
+        TColExpandBinOp.hpp), so the tiles' shapes may differ. Sets rows and cols (when not
+        given) to dst's valid region and dpitch / apitch to the tiles' pitches."""
+        call = f"pto.{spec.builtin}"
+        dst, a = tile["dst"], tile["a"]
+        for what in ("rows", "columns"):
+            self.match_valid(node, call, a, dst, what, source, asserted)
+        if args.get("rows", NONE) is NONE:
+            args["rows"] = dst.tile.valid_rows
+        if args.get("cols", NONE) is NONE:
+            args["cols"] = dst.tile.valid_cols
+        args["dpitch"] = Const(dst.tile.pitch or dst.tile.cols, dtypes.int32)
+        args["apitch"] = Const(a.tile.pitch or a.tile.cols, dtypes.int32)
 
     def _whole_rows(self, spec, node, t, what):
         """The rule of `what` (row, column and index reductions, row expansions): they run over

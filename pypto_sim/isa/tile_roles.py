@@ -109,7 +109,7 @@ def _pairs(**named) -> tuple:
 
 
 _ROW_REDUCE = ("op", "l1", "dst", "src", "rows", "cols", "dpitch", "init", "dt")
-_EXPAND_OP = ("op", "l1", "dst", "a", "v", "rows", "cols", "dt")
+_EXPAND_OP = ("op", "l1", "dst", "a", "v", "rows", "cols", "dpitch", "apitch", "dt")
 _ARG = ("op", "l1", "dst", "src", "rows", "cols", "dt")
 _ONE = _pairs(scalar=1.0)      # a tile-scalar form's scalar, in the data dtype
 

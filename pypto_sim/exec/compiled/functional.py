@@ -286,12 +286,12 @@ def _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, spans, info
                         REDUCE_INIT[op], dt)
     elif kind == TK_COL_EXPAND_OP:
         tile_col_expand_op(op, l1, np.int64(v[0]), np.int64(v[1]), np.int64(v[2]), np.int64(v[3]),
-                           np.int64(v[4]), dt)
+                           np.int64(v[4]), 0, 0, dt)          # the article's tiles are dense
     elif kind == TK_CONVERT:
         tile_convert(l1, np.int64(v[0]), np.int64(v[1]), np.int64(v[3]), dt, np.int64(v[2]))
     elif kind == TK_EXPAND_OP:
         tile_row_expand_op(op, l1, np.int64(v[0]), np.int64(v[1]), np.int64(v[2]), np.int64(v[3]),
-                           np.int64(v[4]), dt)
+                           np.int64(v[4]), 0, 0, dt)          # the article's tiles are dense
     return 0
 
 

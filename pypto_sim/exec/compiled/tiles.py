@@ -504,36 +504,39 @@ def tile_col_arg(op, l1, dst, src, rows, cols, dt):
 
 
 @njit(cache=True, error_model="numpy")
-def _expand_op(op, l1, dst, a, v, rows, cols, dt, per_col):
+def _expand_op(op, l1, dst, a, v, rows, cols, dpitch, apitch, dt, per_col):
     """dst[r, c] = op(a[r, c], v[c] if per_col else v[r]) by the table's expression, rounded
-    to dt (integers wrap); every source word is read before dst is written (dst may be a)."""
+    to dt (integers wrap); dst's and a's rows dpitch and apitch words apart (<= 0: cols, dense);
+    every source word is read before dst is written (dst may be a)."""
+    dp = cols if dpitch <= 0 else dpitch
+    ap = cols if apitch <= 0 else apitch
     out = np.empty(rows * cols, np.float64)
-    if INT_SEM[dt] == 0 and expand_float(op, l1, a, v, rows, cols, dt, per_col, out):
-        for e in range(rows * cols):
-            l1[dst + e] = out[e]
-        return
+    if not (INT_SEM[dt] == 0 and expand_float(op, l1, a, v, rows, cols, ap, dt, per_col, out)):
+        for r in range(rows):
+            for c in range(cols):
+                x = l1[a + r * ap + c]
+                y = l1[v + c] if per_col else l1[v + r]
+                if INT_SEM[dt] == 1:
+                    out[r * cols + c] = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), 0))))
+                else:
+                    out[r * cols + c] = round_to(dt, alu_float(op, x, y, 0.0))
     for r in range(rows):
         for c in range(cols):
-            x = l1[a + r * cols + c]
-            y = l1[v + c] if per_col else l1[v + r]
-            if INT_SEM[dt] == 1:
-                out[r * cols + c] = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), 0))))
-            else:
-                out[r * cols + c] = round_to(dt, alu_float(op, x, y, 0.0))
-    for e in range(rows * cols):
-        l1[dst + e] = out[e]
+            l1[dst + r * dp + c] = out[r * cols + c]
 
 
 @njit(cache=True, error_model="numpy")
-def tile_col_expand_op(op, l1, dst, a, v, rows, cols, dt):
-    """dst[r, c] = op(a[r, c], v[c]): one value per column (TCOLEXPAND*)."""
-    _expand_op(op, l1, dst, a, v, rows, cols, dt, True)
+def tile_col_expand_op(op, l1, dst, a, v, rows, cols, dpitch, apitch, dt):
+    """dst[r, c] = op(a[r, c], v[c]): one value per column (TCOLEXPAND*), rows at the tiles'
+    pitches (_expand_op)."""
+    _expand_op(op, l1, dst, a, v, rows, cols, dpitch, apitch, dt, True)
 
 
 @njit(cache=True, error_model="numpy")
-def tile_row_expand_op(op, l1, dst, a, v, rows, cols, dt):
-    """dst[r, c] = op(a[r, c], v[r]): one value per row (TROWEXPAND*)."""
-    _expand_op(op, l1, dst, a, v, rows, cols, dt, False)
+def tile_row_expand_op(op, l1, dst, a, v, rows, cols, dpitch, apitch, dt):
+    """dst[r, c] = op(a[r, c], v[r]): one value per row (TROWEXPAND*), rows at the tiles'
+    pitches (_expand_op)."""
+    _expand_op(op, l1, dst, a, v, rows, cols, dpitch, apitch, dt, False)
 
 
 @njit(cache=True, error_model="numpy")
