@@ -372,35 +372,52 @@ def test_a_subview_at_a_run_time_offset_says_the_offset_must_be_a_constant(make_
     assert f"give {name} as a literal or a module constant" in error.hint and "pto.tload" in error.hint
 
 
-@pytest.mark.parametrize("line, call, pad", [
-    ("pto.trowmax(d, t)", "trowmax", '"min"'), ("pto.trowmin(d, t)", "trowmin", '"max"'),
-    ("pto.trowsum(d, t)", "trowsum", '"zero"'), ("pto.trowprod(d, t)", "trowprod", "1"),
-    ("pto.trowargmax(i, t)", "trowargmax", '"min"'),
-    ("v = pto.tsubview(t, 0, 0, 16, 32, valid=(16, r)); pto.trowmax(d, v)", "trowmax", '"min"'),
-])
-def test_a_row_reduction_of_a_run_time_column_count_states_the_whole_row_rule(make_kernels, line, call, pad):
-    """Row reductions run over whole rows (their cols operand is the tile's width), so the
-    source's valid column count must be a constant equal to its columns; a run-time one is
-    refused as that, naming the operand, with the padding that gives the same result."""
-    src = "v" if "tsubview" in line else "t"
-    valid = "" if src == "v" else ", valid=(16, r)"
-    tiles = (f"t = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec{valid}); "
-             "d = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor); "
-             "i = pto.alloc_tile(16, 1, pto.int32, loc=pto.Vec, layout=pto.ColMajor); ")
-    error = compile_line(make_kernels, tiles + line)
-    assert (f"pto.{call}: src '{src}' (16 x 32) has a valid column count known only at run time" in str(error)
-            and "over whole rows only, so the valid column count of src must be a constant equal to its 32 "
-                "columns" in str(error)), str(error)
-    assert f"pto.tfillpad_inplace({src}, {pad})" in error.hint
-    assert f"pto.{call}(dst, pto.tsubview({src}, 0, 0, 16, 32))" in error.hint
-
-
-def test_a_row_reduction_of_fewer_constant_columns_names_the_count(make_kernels):
-    error = compile_line(make_kernels, "t = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec, valid=(16, 8)); "
-                                       "d = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor); "
-                                       "pto.trowmax(d, t)")
-    assert "pto.trowmax: src 't' (16 x 32) has 8 valid columns of its 32" in str(error)
-    assert "or allocate 't' 8 columns wide" in error.hint
+@pytest.mark.parametrize("n", ["8", "n"])
+def test_reductions_cover_the_sources_valid_columns_only(make_kernels, n):
+    """A2/A3 masks each row of a reduction's source to its valid columns, stepping rows by the
+    tile's row stride (TRowReduceOps.hpp, TColReduceOps.hpp, TRowReduceIdxOps.hpp). A 16 x 32
+    tile holds x (16 x 8, standard normal) in its first 8 columns and 1e30 past them; through a
+    view of valid (16, 8), constant or the run-time n = 8: trowmax gives each row's maximum of
+    its 8 values, trowsum their sum (in column order, each partial sum rounded to float32),
+    trowargmax the column of the maximum, and tcolmax into a 1 x 32 row of valid (1, 8) each
+    column's maximum over the 16 rows. No 1e30 reaches a result."""
+    mod = make_kernels(f'''
+@pto.kernel
+def k(X, MX, SM, AM, CM, n):
+    with pto.vector():
+        t = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
+        d = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
+        s = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
+        i = pto.alloc_tile(16, 1, pto.int32, loc=pto.Vec, layout=pto.ColMajor)
+        c = pto.alloc_tile(1, 32, pto.float32, loc=pto.Vec, valid=(1, {n}))
+        pto.tload(t, X)
+        v = pto.tsubview(t, 0, 0, 16, 32, valid=(16, {n}))
+        pto.trowmax(d, v)
+        pto.trowsum(s, v)
+        pto.trowargmax(i, v)
+        pto.tcolmax(c, v)
+        pto.tstore(MX, d)
+        pto.tstore(SM, s)
+        pto.tstore(AM, i)
+        pto.tstore(CM, c)
+''')
+    x = np.random.default_rng(7).standard_normal((16, 8)).astype(np.float32)
+    full = np.full((16, 32), 1e30, np.float32)
+    full[:, :8] = x
+    X = pto.alloc_tensor(full.nbytes)
+    pto.memcpy_h2d(X, full)
+    outs = [pto.alloc_tensor(64), pto.alloc_tensor(64), pto.alloc_tensor(64, pto.int32), pto.alloc_tensor(32)]
+    pto.launch(mod.k, grid=(1,), args=(X, *outs, 8))
+    got = [np.zeros(16, np.float32), np.zeros(16, np.float32), np.zeros(16, np.int32), np.zeros(8, np.float32)]
+    for host, dev in zip(got, outs):
+        pto.memcpy_d2h(host, dev)
+    sums = np.zeros(16, np.float32)
+    for col in range(8):
+        sums = (sums + x[:, col]).astype(np.float32) if col else x[:, 0].copy()
+    np.testing.assert_array_equal(got[0], x.max(axis=1))
+    np.testing.assert_array_equal(got[1], sums)
+    np.testing.assert_array_equal(got[2], x.argmax(axis=1))
+    np.testing.assert_array_equal(got[3], x.max(axis=0))
 
 
 def test_the_padding_the_row_reduction_hint_gives_reduces_the_valid_columns(make_kernels):

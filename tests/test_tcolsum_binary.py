@@ -31,7 +31,7 @@ def run(impl, l1, dst, src, tmp, rows, cols, tpitch, dt):
     """Call impl's tile_col_reduce_pairs on a copy of l1 and return the copy."""
     out = l1.copy()
     with np.errstate(all="ignore"):
-        impl.tile_col_reduce_pairs(OP, out, dst, src, tmp, rows, cols, tpitch, dt)
+        impl.tile_col_reduce_pairs(OP, out, dst, src, tmp, rows, cols, tpitch, cols, dt)   # src dense
     return out
 
 

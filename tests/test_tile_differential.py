@@ -868,6 +868,52 @@ def test_tile_row_reduce_matches_reference(ex, name):
                     np.testing.assert_array_equal(out["l1"][dst:dst + rows], np_fn(typed))
 
 
+@pytest.mark.parametrize("name", [s.name for s in TILE_REDUCE + TILE_COL_REDUCE] +
+                         ["TROWARGMAX", "TROWARGMIN", "TCOLARGMAX", "TCOLARGMIN"])
+def test_reductions_of_a_window_match_the_dense_reduction_of_its_words(ex, name):
+    """A reduction over the valid rows x cols of a wider tile (src rows spitch words apart, the
+    AI core's typed tiles) gives, in both executors, what the dense kernel gives on those
+    words gathered: the row reductions and TROWARG* write their results dpitch apart (1: a
+    column). The words between the source's rows hold what would change any result that read
+    them: the dtype's largest value for a max, its smallest for a min, 3 for a sum or product."""
+    spec = ISA.by_name[name]
+    rng = np.random.default_rng(700 + spec.opcode)
+    init = float(eval(spec.init, {"np": np, "math": math})) if spec.init else 0.0
+    fam = spec.family
+    for dt_name in spec.dtypes:
+        dt = dtypes.BY_NAME[dt_name].code
+        for rows, cols, extra, dp in ((1, 1, 3, 1), (3, 7, 9, 1), (5, 33, 31, 4), (9, 16, 16, 1), (2, 130, 6, 2)):
+            sp = cols + extra
+            per_row = fam in ("tile_reduce", "tile_row_arg")
+            outs = rows if per_row else cols
+            dp = dp if per_row else 1
+            dst, src = regions(rng, [(outs - 1) * dp + 1, (rows - 1) * sp + cols])
+            l1 = values(rng, L1_WORDS, dt)
+            big = {"float32": 3e38, "float16": 65504.0}.get(dt_name) or float(np.iinfo(getattr(np, dt_name)).max)
+            l1[src:src + (rows - 1) * sp + cols] = big if "MAX" in name else -big if "MIN" in name else 3.0
+            dense = values(rng, rows * cols, dt)
+            for r in range(rows):
+                l1[src + r * sp:src + r * sp + cols] = dense[r * cols:(r + 1) * cols]
+            if fam == "tile_reduce":
+                args = [spec.opcode, "l1", dst, src, rows, cols, dp, sp, init, dt]
+                kernel, ref_kernel = "tile_row_reduce_pitched", "tile_row_reduce"
+            elif fam == "tile_col_reduce":
+                args = [spec.opcode, "l1", dst, src, rows, cols, -1, -1, -1, sp, init, dt]
+                kernel, ref_kernel = "tile_col_reduce_tmp", "tile_col_reduce"
+            else:
+                args = [spec.opcode, "l1", dst, src, rows, cols, dp, sp, dt]
+                kernel = "tile_row_arg" if per_row else "tile_col_arg"
+            got = run_both(ex, kernel, dict(l1=l1), args, f"{name} dt={dt_name} {rows}x{cols} pitch {sp}")["l1"]
+            flat = np.concatenate([dense, np.zeros(outs)])
+            with np.errstate(all="ignore"):
+                if fam in ("tile_reduce", "tile_col_reduce"):
+                    getattr(reference, ref_kernel)(spec.opcode, flat, rows * cols, 0, rows, cols, init, dt)
+                else:
+                    reference.tile_arg_reduce(spec.opcode, flat, rows * cols, 0, rows, cols, 1, 0, dt,
+                                              fam == "tile_col_arg")
+            assert_same(got[dst:dst + (outs - 1) * dp + 1:dp], flat[rows * cols:], f"{name} {rows}x{cols}")
+
+
 def test_tile_row_reduce_identity():
     """Each tile_reduce instruction's table identity really is one: folding a single value from
     init gives that value back (so a 1-column reduce is a copy)."""
@@ -922,8 +968,8 @@ def test_index_reductions_match_reference(ex, name):
             l1 = values(rng, L1_WORDS, dt)
             if trial % 2:                                  # many ties
                 l1[src:src + rows * cols] = rng.integers(-2, 3, rows * cols)
-            out = run_both(ex, "tile_arg_reduce", dict(l1=l1), [spec.opcode, "l1", dst, src, rows, cols, dt, per_col],
-                           f"{name} dt={dt_name} {rows}x{cols}")
+            out = run_both(ex, "tile_arg_reduce", dict(l1=l1), [spec.opcode, "l1", dst, src, rows, cols, 1, 0, dt,
+                                                                 per_col], f"{name} dt={dt_name} {rows}x{cols}")
             if trial % 2:                                  # no NaN: numpy's first arg-extreme
                 grid = l1[src:src + rows * cols].reshape(rows, cols)
                 pick = np.argmax if name.endswith("MAX") else np.argmin
@@ -960,7 +1006,7 @@ def test_index_reductions_over_nan_follow_pto_isas_cpu_simulation(ex, name, dt):
     want = np.array([imax if name.endswith("MAX") else imin for _line, imax, imin in NAN_LINES], np.float64)
     l1 = np.full(64, SENTINEL)
     l1[:rows * cols] = grid.ravel()
-    out = run_both(ex, "tile_arg_reduce", dict(l1=l1), [spec.opcode, "l1", 40, 0, rows, cols, dt, per_col],
+    out = run_both(ex, "tile_arg_reduce", dict(l1=l1), [spec.opcode, "l1", 40, 0, rows, cols, 1, 0, dt, per_col],
                    f"{name} over NaN")
     assert_same(out["l1"][40:46], want, f"{name} dt={dt} over NaN")
     assert_same(out["l1"][46:], np.full(18, SENTINEL), f"{name}: words after the indices")

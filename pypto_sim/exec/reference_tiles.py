@@ -83,15 +83,16 @@ def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
     l1[dst:dst + count] = out
 
 
-def _fold(op, l1, dst, src, rows, cols, init, dt, per_col):
+def _fold(op, l1, dst, src, rows, cols, init, dt, per_col, spitch=0):
     """dst[i] = fold of the table's expression along row i (or, per_col, down column i) of src,
     each partial result rounded to dt (integers: integer semantics, wrapped); init only for an
     empty line. Where the partial result and the next element are both NaN, the partial
     result's NaN stays, in both executors: which of two NaNs an add keeps is the hardware add's
-    operand order, which numba and numpy do not fix."""
+    operand order, which numba and numpy do not fix. src's rows lie spitch words apart (<= 0:
+    cols, dense)."""
     spec = load_isa().by_opcode[int(op)]
     is_int = _integer(dt)
-    grid = l1[src:src + rows * cols].reshape(rows, cols)
+    grid = _grid(l1, src, rows, cols, spitch)
     out = []
     for line in (grid.T if per_col else grid):
         acc = init if len(line) == 0 else line[0]
@@ -113,23 +114,31 @@ def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
     _fold(op, l1, dst, src, rows, cols, init, dt, True)
 
 
-def tile_row_reduce_pitched(op, l1, dst, src, rows, cols, dpitch, init, dt):
-    """tile_row_reduce into element (r, 0) of a RowMajor dst, dpitch words apart by row
-    (dpitch <= 1: a dense column)."""
+def _grid(l1, src, rows, cols, pitch):
+    """A copy of the rows x cols elements from word src, rows pitch words apart (<= 0: cols)."""
+    pitch = cols if pitch <= 0 else pitch
+    return np.array([l1[src + r * pitch:src + r * pitch + cols] for r in range(rows)]).reshape(rows, cols)
+
+
+def tile_row_reduce_pitched(op, l1, dst, src, rows, cols, dpitch, spitch, init, dt):
+    """tile_row_reduce of src's rows spitch words apart (<= 0: cols) into element (r, 0) of a
+    RowMajor dst, dpitch words apart by row (dpitch <= 1: a dense column)."""
     if dpitch <= 1:
-        return tile_row_reduce(op, l1, dst, src, rows, cols, init, dt)
+        return _fold(op, l1, dst, src, rows, cols, init, dt, False, spitch)
+    sp = cols if spitch <= 0 else spitch
     for r in range(rows):
-        tile_row_reduce(op, l1, dst + r * dpitch, src + r * cols, 1, cols, init, dt)
+        _fold(op, l1, dst + r * dpitch, src + r * sp, 1, cols, init, dt, False)
 
 
-def tile_col_reduce_tmp(op, l1, dst, src, rows, cols, tmp, is_binary, tpitch, init, dt):
-    """TCOLSUM's pairwise tree through tmp when is_binary > 0, else the fold in row order."""
+def tile_col_reduce_tmp(op, l1, dst, src, rows, cols, tmp, is_binary, tpitch, spitch, init, dt):
+    """TCOLSUM's pairwise tree through tmp when is_binary > 0, else the fold in row order; src's
+    rows spitch words apart (<= 0: cols)."""
     if is_binary > 0:
-        return tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, dt)
-    return tile_col_reduce(op, l1, dst, src, rows, cols, init, dt)
+        return tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, cols if spitch <= 0 else spitch, dt)
+    return _fold(op, l1, dst, src, rows, cols, init, dt, True, spitch)
 
 
-def tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, dt):
+def tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, spitch, dt):
     """TCOLSUM's binary tree (isBinary = true, A2/A3's BinarySum in TColSum.hpp): pairs of
     rows into tmp, an odd last row into tmp row 0, then pairs of tmp rows in place until one is
     left; dst = tmp row 0. Each row add is a vadd: tile_elementwise over cols words."""
@@ -139,9 +148,9 @@ def tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, dt):
         l1[dst:dst + cols] = l1[src:src + cols]
         return
     for i in range(rows // 2):
-        add_rows(tmp + i * tpitch, src + 2 * i * cols, src + (2 * i + 1) * cols)
+        add_rows(tmp + i * tpitch, src + 2 * i * spitch, src + (2 * i + 1) * spitch)
     if rows % 2:
-        add_rows(tmp, tmp, src + (rows - 1) * cols)
+        add_rows(tmp, tmp, src + (rows - 1) * spitch)
     cnt = rows // 2
     while cnt > 1:
         for i in range(cnt // 2):
@@ -222,14 +231,15 @@ def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
     l1[dst:dst + drows * dcols] = grid.ravel()
 
 
-def tile_arg_reduce(op, l1, dst, src, rows, cols, dt, per_col):
+def tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt, per_col):
     """TROWARG* / TCOLARG*: along each row (column), a running best that starts at the first
     element and moves to a later one only when the table's compare (element, best) holds, as
     pto-isa's CPU simulation does (include/pto/cpu/TReduceIdx.hpp at 3186c381, lines 112-119
     and 160-168). Every compare with NaN is false: a NaN first keeps index 0 whatever follows,
-    a later NaN never wins, an all-NaN line gives 0."""
+    a later NaN never wins, an all-NaN line gives 0. src's rows spitch words apart (<= 0: cols);
+    TROWARG*'s results dpitch apart (<= 1: a column)."""
     spec = load_isa().by_opcode[int(op)]
-    grid = l1[src:src + rows * cols].reshape(rows, cols)
+    grid = _grid(l1, src, rows, cols, spitch)
     lines = grid.T if per_col else grid
     out = []
     for line in lines:
@@ -238,7 +248,9 @@ def tile_arg_reduce(op, l1, dst, src, rows, cols, dt, per_col):
             if evaluate(spec, x, best, 0.0, _integer(dt)):
                 best, at = x, j
         out.append(float(at))
-    l1[dst:dst + len(out)] = out
+    step = 1 if per_col or dpitch <= 1 else dpitch
+    for i, x in enumerate(out):
+        l1[dst + i * step] = x
 
 
 def tile_trans(l1, dst, src, rows, cols, spitch, dpitch):
@@ -341,14 +353,14 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
         l1[dst:dst + len(out)] = out
 
 
-def tile_row_arg(op, l1, dst, src, rows, cols, dt):
+def tile_row_arg(op, l1, dst, src, rows, cols, dpitch, spitch, dt):
     """TROWARGMAX / TROWARGMIN: the column index of each row's kept element."""
-    tile_arg_reduce(op, l1, dst, src, rows, cols, dt, False)
+    tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt, False)
 
 
-def tile_col_arg(op, l1, dst, src, rows, cols, dt):
+def tile_col_arg(op, l1, dst, src, rows, cols, dpitch, spitch, dt):
     """TCOLARGMAX / TCOLARGMIN: the row index of each column's kept element."""
-    tile_arg_reduce(op, l1, dst, src, rows, cols, dt, True)
+    tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt, True)
 
 
 def _expand_op(op, l1, dst, a, v, rows, cols, dpitch, apitch, dt, per_col):

@@ -164,10 +164,10 @@ def tile_loops_source(isa) -> str:
            '    """tile_elementwise\'s float results in out (False: no loop for op)."""\n']
     out += _branches(isa, ELEMENTWISE_FAMILIES, _ELEMENTWISE)
     out.append("    return False\n")
-    out += [_HEAD, "def fold_float(op, l1, src, rows, cols, init, dt, per_col, out):\n",
-            '    """_fold\'s float results in out (False: no loop for op)."""\n',
+    out += [_HEAD, "def fold_float(op, l1, src, rows, cols, pitch, init, dt, per_col, out):\n",
+            '    """_fold\'s float results in out, src\'s rows pitch words apart (False: no loop for op)."""\n',
             "    n_out, n_in = (cols, rows) if per_col else (rows, cols)\n",
-            "    step_out, step_in = (1, cols) if per_col else (cols, 1)\n"]
+            "    step_out, step_in = (1, pitch) if per_col else (pitch, 1)\n"]
     out += _branches(isa, FOLD_FAMILIES, _FOLD)
     out.append("    return False\n")
     out += [_HEAD, "def expand_float(op, l1, a0, v0, rows, cols, apitch, dt, per_col, out):\n",

@@ -291,10 +291,7 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
             return super().lower_tile_op(spec, node, args)
         if spec.family == "tile_col_reduce":
             dst, src = tile["dst"], tile["src"]
-            self._whole_rows(spec, node, src, "column reductions")
-            if dst.tile.cols < src.tile.cols:      # A2/A3 writes dst's row 0, one value a column
-                self.error(node, f"pto.{spec.builtin}: '{dst.name}' has {dst.tile.cols} columns, fewer than "
-                                 f"the {src.tile.cols} of '{src.name}'; its first row takes one value per column")
+            self.reduce_source(node, src, args)         # A2/A3 writes dst's row 0, one value a column
             self.match_valid(node, f"pto.{spec.builtin}", dst, src, "columns", "\"Fix: TCOLREDUCE input valid col "
                              "must be consistent with the output valid row.\", include/pto/npu/a2a3/TColReduceOps.hpp")
             if "tmp" in tile:

@@ -156,17 +156,29 @@ def lower_arg_reduce(comp, node, args, builtin):
         comp.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles, not {src.dtype}")
     if dst.dtype != dtypes.int32:
         comp.error(node, f"pto.{call}: the index tile '{dst.name}' must be int32, not {dst.dtype}")
-    if per_col and (dst.tile.rows != 1 or dst.tile.cols != src.tile.cols):
-        comp.error(node, f"pto.{call}: '{dst.name}' must be one row of {src.tile.cols} (1 x "
-                         f"{src.tile.cols}, an index a column of '{src.name}'), not {dst.tile.rows} x "
-                         f"{dst.tile.cols}")
-    if not per_col and (dst.tile.cols != 1 or dst.tile.rows < src.tile.rows):
+    # the index tile: a RowMajor row (TCOLARG*: its first row, an index a column) or an R x 1
+    # DN column or a RowMajor tile's first column (TROWARG*: an index a row), as A2/A3's
+    # TRowReduceCheck and TColReduceIdxCheck accept; the valid counts must agree
+    if per_col and (dst.tile.layout != "row" or dst.tile.cols < src.tile.cols):
+        comp.error(node, f"pto.{call}: '{dst.name}' must be a RowMajor tile of at least {src.tile.cols} "
+                         f"columns (its first row takes an index a column of '{src.name}'), not "
+                         f"{dst.tile.rows} x {dst.tile.cols} {dst.tile.layout}")
+    if not per_col and ((dst.tile.layout == "col" and dst.tile.cols != 1) or dst.tile.rows < src.tile.rows):
         comp.error(node, f"pto.{call}: '{dst.name}' must be a column of {src.tile.rows} (an index a "
-                         f"row of '{src.name}', layout=pto.ColMajor), not {dst.tile.rows} x {dst.tile.cols}")
-    comp._whole_rows(spec, node, src, "index reductions")
+                         f"row of '{src.name}': rows x 1 with layout=pto.ColMajor, or a RowMajor tile's "
+                         f"first column), not {dst.tile.rows} x {dst.tile.cols}")
+    if per_col:
+        comp.match_valid(node, f"pto.{call}", dst, src, "columns", "\"Fix: TColReduceIdx input validCol "
+                         "must equal idx output validCol\", include/pto/npu/a2a3/TColReduceIdx.hpp")
+    else:
+        comp.match_valid(node, f"pto.{call}", dst, src, "rows", "\"Fix: TROWREDUCE input validRow must be "
+                         "consistent with the output validRow.\", include/pto/npu/a2a3/TRowReduceOps.hpp")
+    dpitch = 1 if dst.tile.layout == "col" else (dst.tile.pitch or dst.tile.cols)
     ops = (comp._base(dst, node, call), comp._base(src, node, call),
            comp._int_operand(src.tile.valid_rows, node, "rows"),
-           comp._int_operand(Const(src.tile.cols, dtypes.int32), node, "cols"))
+           comp._int_operand(src.tile.valid_cols, node, "cols"),
+           comp._int_operand(Const(dpitch, dtypes.int32), node, "dpitch"),
+           comp._int_operand(Const(src.tile.pitch or src.tile.cols, dtypes.int32), node, "spitch"))
     comp.emit(spec.name, None, ops, src.dtype, node, aux=comp.tile_aux())
     comp.instrs[-1].comment = f"{dst.name} <- {call[1:]}({src.name})"
 

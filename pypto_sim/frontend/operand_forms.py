@@ -26,9 +26,6 @@ from ..isa.run_time_checks import VALID_REGIONS_MATCH
 from .values import NONE, Const, Ptr
 
 
-# the pad of pto.tfillpad that is the identity of each row reduction (its columns past the valid ones)
-ROW_PADS = {"trowmax": '"min"', "trowargmax": '"min"', "trowmin": '"max"', "trowargmin": '"max"',
-            "trowsum": '"zero"', "trowprod": "1"}
 # where A2/A3 asserts that the one-value-a-row tile has the big tile's valid rows
 ROW_ASSERTS = {
     "tile_reduce": "\"Fix: TROWREDUCE input validRow must be consistent with the output validRow.\", "
@@ -97,9 +94,11 @@ class OperandForms:
         if spec.family in ("tile_expand_op", "tile_col_expand_op"):   # dense, unless set by
             for pitch in ("dpitch", "apitch"):                           # expand_op_operands
                 args[pitch] = Const(0, dtypes.int32)
-        for pitch in ("dpitch", "spitch"):                  # one value a row: a column
+        for pitch in ("dpitch", "spitch"):
             if pitch in names and args.get(pitch, NONE) is NONE:
-                args[pitch] = Const(1, dtypes.int32)
+                # a reduction's source is read by rows (0: dense); one value a row is a column (1)
+                rows_read = pitch == "spitch" and spec.family != "tile_expand"
+                args[pitch] = Const(0 if rows_read else 1, dtypes.int32)
         if spec.family == "tile_alu":                       # elementwise: one run of words
             for name in ("cols", "dpitch", "apitch", "bpitch"):
                 args[name] = Const(0, dtypes.int32)
@@ -137,8 +136,21 @@ class OperandForms:
             return
         if small.tile.rows < big.tile.rows:
             self.error(node, f"{call}: '{small.name}' has {small.tile.rows} rows, '{big.name}' {big.tile.rows}")
-        self._whole_rows(spec, node, big, "row reductions and expansions")
+        if reduce:                  # over src's valid region, its rows at its pitch
+            self.reduce_source(node, big, args)
+        else:
+            self._whole_rows(spec, node, big, "row expansions")
         self.match_valid(node, call, small, big, "rows", ROW_ASSERTS[spec.family])
+
+    @staticmethod
+    def reduce_source(node, src, args):
+        """A row or column reduction covers src's valid region, its rows at src's row pitch, as
+        A2/A3 steps a reduction's source by its RowStride and masks each row to the valid
+        columns (TRowReduceOps.hpp, TColReduceOps.hpp): sets cols (when not given) to src's
+        valid columns and spitch to its pitch."""
+        if args.get("cols", NONE) is NONE:
+            args["cols"] = src.tile.valid_cols
+        args["spitch"] = Const(src.tile.pitch or src.tile.cols, dtypes.int32)
 
     def expand_op_operands(self, spec, node, tile, args, source, asserted=True):
         """A row or column expand op (dst, a, v) covers dst's valid region, which a's must equal
@@ -158,30 +170,21 @@ class OperandForms:
         args["apitch"] = Const(a.tile.pitch or a.tile.cols, dtypes.int32)
 
     def _whole_rows(self, spec, node, t, what):
-        """The rule of `what` (row, column and index reductions, row expansions): they run over
-        whole rows of t (their cols operand is t's width, lower_tile_op), so t's valid column
-        count must be a constant equal to its columns; fewer, or one known only at run time,
-        is not built. The message names the operand and the count, the hint the way round."""
+        """The rule of `what` (TROWEXPAND): it writes whole rows of dst t (its cols operand is
+        t's width, lower_tile_op), so t's valid column count must be a constant equal to its
+        columns; fewer, or one known only at run time, is not built. The message names the
+        operand and the count, the hint the way round."""
         vc, rows, cols = t.tile.valid_cols, t.tile.rows, t.tile.cols
         if isinstance(vc, Const) and int(vc.value) == cols:
             return
-        role = "dst" if spec.family in ("tile_expand", "tile_expand_op") else "src"
         has = (f"has {int(vc.value)} valid columns of its {cols}" if isinstance(vc, Const) else
                "has a valid column count known only at run time (a run-time valid=)")
         view = f"pto.tsubview({t.name}, 0, 0, {rows}, {cols})"
-        pad = ROW_PADS.get(spec.builtin)
-        if pad is not None:
-            hint = (f"pad the columns past the valid ones with the identity of {spec.builtin[1:]}, "
-                    f"pto.tfillpad_inplace({t.name}, {pad}), then reduce the full-width view: "
-                    f"pto.{spec.builtin}(dst, {view})")
-        elif role == "dst":
-            hint = f"expand into the full-width view {view} (its columns past the valid ones are written too)"
-        else:
-            hint = f"reduce the full-width view {view} (its columns past the valid ones give results of their own)"
+        hint = f"expand into the full-width view {view} (its columns past the valid ones are written too)"
         if isinstance(vc, Const):
             hint += f"; or allocate '{t.name}' {int(vc.value)} columns wide"
-        self.error(node, f"pto.{spec.builtin}: {role} '{t.name}' ({rows} x {cols}) {has}; pypto_sim builds "
-                         f"{what} over whole rows only, so the valid column count of {role} must be a "
+        self.error(node, f"pto.{spec.builtin}: dst '{t.name}' ({rows} x {cols}) {has}; pypto_sim builds "
+                         f"{what} over whole rows only, so the valid column count of dst must be a "
                          f"constant equal to its {cols} columns", hint)
 
     def check_pairwise_sum(self, spec, node, tile, args):

@@ -108,9 +108,9 @@ def _pairs(**named) -> tuple:
     return tuple(named.items())
 
 
-_ROW_REDUCE = ("op", "l1", "dst", "src", "rows", "cols", "dpitch", "init", "dt")
+_ROW_REDUCE = ("op", "l1", "dst", "src", "rows", "cols", "dpitch", "spitch", "init", "dt")
 _EXPAND_OP = ("op", "l1", "dst", "a", "v", "rows", "cols", "dpitch", "apitch", "dt")
-_ARG = ("op", "l1", "dst", "src", "rows", "cols", "dt")
+_ARG = ("op", "l1", "dst", "src", "rows", "cols", "dpitch", "spitch", "dt")
 _ONE = _pairs(scalar=1.0)      # a tile-scalar form's scalar, in the data dtype
 
 FAMILY_ROLES = {
@@ -135,7 +135,7 @@ FAMILY_ROLES = {
     "tile_col_reduce": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp",
                                    kernel="tile_col_reduce_tmp",
                                    args=("op", "l1", "dst", "src", "rows", "cols", "tmp", "is_binary", "tpitch",
-                                         "init", "dt"), lane=True, alu=True, flops=True,
+                                         "spitch", "init", "dt"), lane=True, alu=True, flops=True,
                                    operand_shapes=_pairs(dst="row", src="tile")),
     "tile_col_expand": FamilyRoles("dst", ("src",), ("rows", "cols"), ("dst",), kernel="tile_col_expand",
                                    args=("l1", "dst", "src", "rows", "cols"), lane=True,
