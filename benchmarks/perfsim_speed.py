@@ -40,7 +40,7 @@ def top(rows=4800):
     out = pto.alloc_tensor(rows * topk.TOPK * 4, pto.float32)
     index = pto.alloc_tensor(rows * topk.TOPK * 4, pto.int32)
     src = pto.alloc_tensor(rows * topk.COLS * 4, pto.float32)
-    in_idx = pto.alloc_tensor(topk.VALID_COL * 4, pto.int32)
+    in_idx = pto.alloc_tensor(topk.VALID_COL * 4, pto.uint32)
     return pto.profile(topk.topk, grid=(topk.BLOCK_DIM // 2,), args=(out, index, src, in_idx, rows // topk.BLOCK_DIM),
                        values=False)
 

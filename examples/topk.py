@@ -13,8 +13,8 @@ check="race" finds no race): V->MTE2 per buffer (pre-set twice), MTE2->V, V->MTE
 cur + 2, and pipe_barrier(PIPE_V) where it has them.
 
 Differences forced by the simulator, none of which changes a byte moved or an instruction run:
-tiles are placed by the compiler (no TASSIGN addresses); the index tiles are int32 (uint32 is
-not a tile dtype here; indices are < 1024); the value tile's rows are 1024 apart instead of
+tiles are placed by the compiler (no TASSIGN addresses); the gathered index tiles are int32
+(pto-isa's are uint32; the indices are < 1024, the same bits); the value tile's rows are 1024 apart instead of
 topk, because vreducev2 writes all 1024 values the pattern selects from a row of structures
 while the source's dTile rows are topk long (the extra values land in the next row, which its
 own gather then rewrites, or past the tile); the TSTOREs take the topk-wide window.
@@ -161,7 +161,7 @@ def kernel_for(dtype="float32"):
             src = SRC + core * valid_row * COLS
             out = OUT + core * valid_row * topk_n
             index = IDX + core * valid_row * topk_n
-            idx_t = pto.alloc_tile(1, VALID_COL, pto.int32, loc=pto.Vec)
+            idx_t = pto.alloc_tile(1, VALID_COL, pto.uint32, loc=pto.Vec)
             sort0 = pto.alloc_tile(SINGLE_LOOP_ROW, dst_cols, dt, loc=pto.Vec)
             sort1 = pto.alloc_tile(SINGLE_LOOP_ROW, dst_cols, dt, loc=pto.Vec)
             mrg0 = pto.alloc_tile(SINGLE_LOOP_ROW, dst_cols, dt, loc=pto.Vec)
@@ -218,8 +218,8 @@ def run(rows=4800, profile=True, values=True, dtype="float32"):
     dt, k = getattr(pto, dtype), TOPK_OF[dtype]
     src = pto.alloc_tensor(data.nbytes, dt)
     pto.memcpy_h2d(src, data)
-    in_idx = pto.alloc_tensor(idx.nbytes, pto.int32)
-    pto.memcpy_h2d(in_idx, idx.astype(np.int32))
+    in_idx = pto.alloc_tensor(idx.nbytes, pto.uint32)
+    pto.memcpy_h2d(in_idx, idx)
     out = pto.alloc_tensor(rows * k * dt.itemsize, dt)
     index = pto.alloc_tensor(rows * k * 4, pto.int32)
     args = (out, index, src, in_idx, rows // BLOCK_DIM)

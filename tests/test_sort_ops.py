@@ -29,12 +29,11 @@ def test_tsort32_sorts_each_run_of_32_by_value_then_index(make_kernels):
     x = np.concatenate([(5 * j) % 8, j + 100]).astype(np.float32)
     got = run_vec(make_kernels, """
 s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)
-i = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)
-f = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)
+i = pto.alloc_tile(1, 64, pto.uint32, loc=pto.Vec)
+ti = pto.alloc_tile(1, 512, pto.uint32, loc=pto.Vec)
 d = pto.alloc_tile(1, 128, pto.float32, loc=pto.Vec)
 pto.tload(s, X)
-pto.tload(f, X + 64)
-pto.tcvt(i, f)
+pto.tci(i, 100, ti)
 pto.tsort32(d, s, i)
 pto.tstore(O, d)
 """, x, 128)
@@ -102,13 +101,12 @@ def test_tgather_moves_index_words_into_an_int32_tile(make_kernels):
     x = np.concatenate([8 - np.arange(8), np.zeros(8), np.arange(8), np.zeros(8)]).astype(np.float32)
     got = run_vec(make_kernels, """
 s = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
-f = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
-i = pto.alloc_tile(1, 8, pto.int32, loc=pto.Vec)
+i = pto.alloc_tile(1, 8, pto.uint32, loc=pto.Vec)
+ti = pto.alloc_tile(1, 512, pto.uint32, loc=pto.Vec)
 d = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
 o = pto.alloc_tile(1, 8, pto.int32, loc=pto.Vec)
 pto.tload(s, X)
-pto.tload(f, X + 16)
-pto.tcvt(i, f)
+pto.tci(i, 0, ti)
 pto.tsort32(d, s, i)
 pto.tgather(o, d, "P1010")
 pto.tstore(O, o)
@@ -244,7 +242,7 @@ def k(A, C):
     with pto.vector():
         if pto.get_subblock_id() == 0:
             s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)
-            idx = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)
+            idx = pto.alloc_tile(1, 64, pto.uint32, loc=pto.Vec)
             d = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)
             t = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)
             g = pto.alloc_tile(1, 128, pto.float32, loc=pto.Vec)
@@ -279,15 +277,14 @@ def test_special_values_through_sort_merge_gather_and_tmov(make_kernels):
                  + [inf, 0, 1, 1, -0.0, 2, -inf, 3, nan, 4, 2, 5, 0, 6, -1, 7], np.float32)
     got = run_vec(make_kernels, """
 s = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
-f = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
-i = pto.alloc_tile(1, 8, pto.int32, loc=pto.Vec)
+i = pto.alloc_tile(1, 8, pto.uint32, loc=pto.Vec)
+ti = pto.alloc_tile(1, 512, pto.uint32, loc=pto.Vec)
 d = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
 m = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
 g = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
 o = pto.alloc_tile(1, 48, pto.float32, loc=pto.Vec)
 pto.tload(s, X)
-pto.tload(f, X + 8)
-pto.tcvt(i, f)
+pto.tci(i, 0, ti)
 pto.tsort32(d, s, i)
 pto.tload(m, X + 16)
 pto.tmrgsort(g, pto.tsubview(m, 0, 0, 1, 8), src1=pto.tsubview(m, 0, 8, 1, 8), tmp=d)
@@ -342,7 +339,7 @@ def sort_corpus(X, I, O, OI):
     with pto.vector():
         if pto.get_subblock_id() == 0:
             s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)
-            idx = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)
+            idx = pto.alloc_tile(1, 64, pto.uint32, loc=pto.Vec)
             d = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)
             t = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)
             v = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)
@@ -367,9 +364,9 @@ def test_both_executors_agree_on_a_kernel_of_every_sort_instruction():
     the four HBM images are identical, and the top 64 of X's 128 values (ties: X holds each of
     0..31 four times) are numpy's lexsort order over (index mod 64, -value)."""
     x = (np.arange(128) * 7 % 32).astype(np.float32)
-    X, I = pto.alloc_tensor(512, pto.float32), pto.alloc_tensor(256, pto.int32)
+    X, I = pto.alloc_tensor(512, pto.float32), pto.alloc_tensor(256, pto.uint32)
     pto.memcpy_h2d(X, x)
-    pto.memcpy_h2d(I, np.arange(64, dtype=np.int32))
+    pto.memcpy_h2d(I, np.arange(64, dtype=np.uint32))
     O, OI = pto.alloc_tensor(256, pto.float32), pto.alloc_tensor(256, pto.int32)
     images = both_executors(sort_corpus, (1, 1, 1), (X, I, O, OI))
     first = images[("timing", "numba")]
@@ -404,8 +401,8 @@ def test_the_topk_ports_flags_order_every_hazard():
     data, idx, want_v, _ = topk.golden(192)
     src = pto.alloc_tensor(data.nbytes, pto.float32)
     pto.memcpy_h2d(src, data)
-    in_idx = pto.alloc_tensor(idx.nbytes, pto.int32)
-    pto.memcpy_h2d(in_idx, idx.astype(np.int32))
+    in_idx = pto.alloc_tensor(idx.nbytes, pto.uint32)
+    pto.memcpy_h2d(in_idx, idx)
     out, index = pto.alloc_tensor(192 * 4000, pto.float32), pto.alloc_tensor(192 * 4000, pto.int32)
     pto.launch(topk.topk, grid=(24,), args=(out, index, src, in_idx, 4), check="race")
     pto.sync()
@@ -424,7 +421,7 @@ def test_the_topk_ports_flags_order_every_hazard():
     ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\npto.tgather(s, s, 'P0110')", "pattern must be one of"),
     ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\ni = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\n"
      "d = pto.alloc_tile(1, 128, pto.float32, loc=pto.Vec)\npto.tsort32(d, s, i)", "the index tile 'i' holds float32"),
-    ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\ni = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)\n"
+    ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\ni = pto.alloc_tile(1, 64, pto.uint32, loc=pto.Vec)\n"
      "pto.tsort32(s, s, i)", "must hold 1 rows of 128 words"),
 ])
 def test_sort_operand_errors_name_the_tile_and_the_rule(make_kernels, body, message):
@@ -435,3 +432,34 @@ def test_sort_operand_errors_name_the_tile_and_the_rule(make_kernels, body, mess
               + "\n".join(" " * 8 + line for line in body.split("\n")) + "\n")
     with pytest.raises(pto.CompileError, match=message):
         make_kernels(source).k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))
+
+
+def test_tsort32_takes_each_rows_indices_from_its_own_row_of_idx(make_kernels):
+    """TSORT32 of a 3 x 32 src with a 3 x 32 uint32 idx (idx[r, c] = 100 r + c): row r's
+    structures carry row r's indices (TSort32.hpp steps idx by its row stride), so the index
+    words of row r, read as uint32, are 100 r + the columns in descending order of the values.
+    Before the record had its k operand, rows after the first read idx at r x -1."""
+    mod = make_kernels('''
+@pto.kernel
+def k(S, I, O):
+    with pto.vector():
+        s = pto.alloc_tile(3, 32, pto.float32, loc=pto.Vec)
+        i = pto.alloc_tile(3, 32, pto.uint32, loc=pto.Vec)
+        d = pto.alloc_tile(3, 64, pto.float32, loc=pto.Vec)
+        pto.tload(s, S)
+        pto.tload(i, I)
+        pto.tsort32(d, s, i)
+        pto.tstore(O, d)
+''')
+    x = np.random.default_rng(3).permutation(96).reshape(3, 32).astype(np.float32)
+    idx = (100 * np.arange(3)[:, None] + np.arange(32)).astype(np.uint32)
+    S, I, O = pto.alloc_tensor(x.nbytes), pto.alloc_tensor(idx.nbytes, pto.uint32), pto.alloc_tensor(3 * 64 * 4)
+    pto.memcpy_h2d(S, x)
+    pto.memcpy_h2d(I, idx)
+    pto.launch(mod.k, grid=(1,), args=(S, I, O))
+    got = np.zeros((3, 64), np.float32)
+    pto.memcpy_d2h(got, O)
+    for r in range(3):
+        order = np.argsort(-x[r], kind="stable")
+        np.testing.assert_array_equal(got[r, 0::2], x[r, order])
+        np.testing.assert_array_equal(got[r, 1::2].view(np.uint32), 100 * r + order)

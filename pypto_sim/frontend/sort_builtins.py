@@ -70,9 +70,10 @@ def lower_tsort32(comp, node, args):
     t = _sort_tiles(comp, spec, node, {"dst": args["dst"], "src": args["src"], "idx": args["idx"]})
     dst, src, idx = t["dst"], t["src"], t["idx"]
     width = _structure_words(comp, node, call, dst, src)
-    if idx.dtype != dtypes.int32:
-        comp.error(node, f"{call}: the index tile '{idx.name}' holds {idx.dtype}; pto-isa's is uint32, "
-                         "int32 here (uint32 is not a tile dtype of this simulator)")
+    if idx.dtype != dtypes.uint32:
+        comp.error(node, f"{call}: the index tile '{idx.name}' holds {idx.dtype}; A2/A3's TSORT32 takes a "
+                         "uint32 one (\"Idx must be uint32_t.\", include/pto/npu/a2a3/TSort32.hpp)",
+                   f"allocate '{idx.name}' with pto.uint32")
     rows, cols = _sort_valid(comp, src, node, call)
     irows, icols = _sort_valid(comp, idx, node, call)
     if icols < cols or irows not in (1, rows):
