@@ -157,7 +157,7 @@ def test_the_topk_example(values, dtype):
     rows, k, dt = 192, topk.TOPK_OF[dtype], getattr(pto, dtype)
     data, idx, _, _ = topk.golden(rows, dtype=dtype)
     args = (pto.alloc_tensor(rows * k * dt.itemsize, dt), pto.alloc_tensor(rows * k * 4, pto.int32),
-            dev_array(data, dt), dev_array(idx.astype(np.int32), pto.int32), rows // topk.BLOCK_DIM)
+            dev_array(data, dt), dev_array(idx, pto.uint32), rows // topk.BLOCK_DIM)
     assert_engines_agree(topk.kernel_for(dtype), (topk.BLOCK_DIM // 2, 1, 1), args, values=values)
 
 
