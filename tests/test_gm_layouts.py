@@ -68,33 +68,42 @@ def two_tensors():
     return pto.alloc_tensor(8192, pto.float16), pto.alloc_tensor(8192, pto.float16)
 
 
+# a Vec tile moves in its own layout: ND with RowMajor, DN with ColMajor (A2/A3's TLOAD /
+# TSTORE static_asserts); TILE_LAYOUT names it
 LOAD_STORE = """
 @pto.kernel
 def k(X, O):
     with pto.vector():
         if pto.get_subblock_id() == 0:
-            t = pto.alloc_tile(16, 32, pto.float16, loc=pto.Vec)
+            t = pto.alloc_tile(16, 32, pto.float16, loc=pto.Vec, layout=pto.TILE_LAYOUT)
             pto.tload(t, X + 3, stride=STRIDE_IN, layout=pto.LAYOUT_IN)
             pto.tstore(O + 5, t, stride=STRIDE_OUT, layout=pto.LAYOUT_OUT)
 """
+TILE_LAYOUT = {"ND": "RowMajor", "DN": "ColMajor"}
 
 
-@pytest.mark.parametrize("layout", ["DN", "NZ", "FRACTAL_Z"])
-def test_a_tile_loads_from_a_layout_and_stores_to_another(make_kernels, layout):
-    """A 16 x 32 float16 tile (c0 = 16) loaded from X at element 3 in layout with a padded
-    stride (the dense one + 16), stored back at element 5 of O in ND (stride 40), then the
-    other way round: both GM images are the formula's, on both executors, in timing and
-    functional mode, and elements between the runs are left as they were."""
+def load_store(s_in, s_out, layout="DN"):
+    """LOAD_STORE moving a tile of `layout`'s Vec layout from and to GM in that layout."""
+    return (LOAD_STORE.replace("STRIDE_IN", str(s_in)).replace("STRIDE_OUT", str(s_out))
+            .replace("LAYOUT_IN", layout).replace("LAYOUT_OUT", layout).replace("TILE_LAYOUT", TILE_LAYOUT[layout]))
+
+
+@pytest.mark.parametrize("layout", ["ND", "DN"])
+def test_a_vec_tile_loads_from_its_layout_and_stores_to_it(make_kernels, layout):
+    """A 16 x 32 float16 Vec tile (c0 = 16) of layout's own tile layout (RowMajor for ND,
+    ColMajor for DN) loaded from X at element 3 with a padded stride (the dense one + 16),
+    stored at element 5 of O with the stride + 8: the GM image is the formula's, on both
+    executors, in timing and functional mode, and elements between the runs are left as they
+    were."""
     rows, cols, c0 = 16, 32, 16
     code = gm_layouts.LAYOUTS.index(layout)
     stride = gm_layouts.default_stride(code, rows, cols, c0) + 16
     tile = (np.arange(rows * cols) % 251 - 125).astype(np.float16).reshape(rows, cols)
-    size = 2048                   # past every window here: DN's 31 x 32 + 16, ND's 15 x 40 + 32
-    for src, dst, s_in, s_out in ((layout, "ND", stride, 40), ("ND", layout, 40, stride)):
+    size = 2048                   # past every window here: DN's 31 x 40 + 16, ND's 15 x 56 + 32
+    for src, dst, s_in, s_out in ((layout, layout, stride, stride + 8),):
         x = np.concatenate([np.zeros(3, np.float16), laid_out(tile, src, s_in, c0, size)])
         o = np.full(size + 5, -7, np.float16)
-        mod = make_kernels(LOAD_STORE.replace("STRIDE_IN", str(s_in)).replace("STRIDE_OUT", str(s_out))
-                           .replace("LAYOUT_IN", src).replace("LAYOUT_OUT", dst))
+        mod = make_kernels(load_store(s_in, s_out, layout))
         X, O = dev_array(np.nan_to_num(x, nan=-9), pto.float16), dev_array(o, pto.float16)
         want = o.copy()
         for r in range(rows):
@@ -104,6 +113,45 @@ def test_a_tile_loads_from_a_layout_and_stores_to_another(make_kernels, layout):
         for key, image in images.items():
             got = image[O.alloc.byte_addr:O.alloc.byte_addr + want.nbytes].view(np.float16)
             np.testing.assert_array_equal(got, want, err_msg=f"{src} -> {dst} {key}")
+
+
+@pytest.mark.parametrize("tile_layout, gm, call", [
+    ("RowMajor", "DN", "tload"), ("RowMajor", "NZ", "tload"), ("RowMajor", "FRACTAL_Z", "tload"),
+    ("ColMajor", "ND", "tload"), ("RowMajor", "DN", "tstore"), ("ColMajor", "ND", "tstore")])
+def test_a_vec_tile_in_another_layout_than_its_own_is_a_compile_error(make_kernels, tile_layout, gm, call):
+    """A2/A3 loads a Vec tile ND2ND / DN2DN / NZ2NZ only ("Fix: TLOAD(VecTile, GlobalTensor)
+    only support ND2ND/DN2DN/NZ2NZ!", tload_common.hpp) and stores one alike, a one-row or
+    one-column tile excepted (tstore_common.hpp): a 16 x 32 tile across layouts is refused,
+    naming the tile, both layouts and the rule."""
+    inn, out = (gm, TILE_LAYOUT_OF[tile_layout]) if call == "tload" else (TILE_LAYOUT_OF[tile_layout], gm)
+    src = (LOAD_STORE.replace("STRIDE_IN", "512").replace("STRIDE_OUT", "512").replace("LAYOUT_IN", inn)
+           .replace("LAYOUT_OUT", out).replace("TILE_LAYOUT", tile_layout))
+    with pytest.raises(CompileError, match=rf"pto.{call}: 't' is a {tile_layout} Vec tile and the GM layout is "
+                                           rf"{gm}; A2/A3 moves a Vec tile in its own layout only"):
+        make_kernels(src).k.program_for(two_tensors())
+
+
+TILE_LAYOUT_OF = {"RowMajor": "ND", "ColMajor": "DN"}
+
+
+def test_a_one_column_vec_tile_stores_to_nd(make_kernels):
+    """tstore_common.hpp's special case: a one-column ColMajor tile (a row reduction's result)
+    stores to ND, its 16 values one after another."""
+    mod = make_kernels("""
+@pto.kernel
+def k(X, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            t = pto.alloc_tile(16, 1, pto.float16, loc=pto.Vec, layout=pto.ColMajor)
+            pto.tload(t, X, layout=pto.DN)
+            pto.tstore(O, t)
+""")
+    x = np.arange(16, dtype=np.float16)
+    X, O = dev_array(x, pto.float16), pto.alloc_tensor(32, pto.float16)
+    pto.launch(mod.k, grid=(1,), args=(X, O))
+    got = np.zeros(16, np.float16)
+    pto.memcpy_d2h(got, O)
+    np.testing.assert_array_equal(got, x)
 
 
 MATMUL = """
@@ -151,19 +199,26 @@ def test_a_matmul_takes_b_as_dn_or_fractal_z_and_stores_nz(make_kernels, layout_
                                       err_msg=str(key))
 
 
+RUNTIME_REGION = """
+@pto.kernel
+def k(X, O, n):
+    with pto.cube():
+        t = pto.alloc_tile(16, 32, pto.float16, loc=pto.Mat, valid=(16, n))
+        pto.tload(t, X, STRIDE layout=pto.NZ)
+"""
+
+
 def test_an_nz_view_of_partial_blocks_is_a_compile_error(make_kernels):
     """NZ of a 16 x 24 valid region of a float16 tile: 24 columns are not whole 16-column
     blocks."""
-    src = LOAD_STORE.replace("loc=pto.Vec)", "loc=pto.Vec, valid=(16, 24))").replace("STRIDE_IN", "512") \
-        .replace("STRIDE_OUT", "24").replace("LAYOUT_IN", "NZ").replace("LAYOUT_OUT", "ND")
+    src = RUNTIME_REGION.replace("valid=(16, n)", "valid=(16, 24)").replace("STRIDE ", "stride=512, ")
     with pytest.raises(CompileError, match=r"tile 't', 2-byte elements: 16 x 24 is not a NZ view: it needs cols a multiple of C0 = 16"):
-        make_kernels(src).k.program_for(two_tensors())
+        make_kernels(src).k.program_for((*two_tensors(), 24))
 
 
 def test_an_unknown_layout_is_a_compile_error(make_kernels):
     """layout='NHWC' names no pto-isa GlobalTensor layout here."""
-    src = LOAD_STORE.replace("STRIDE_IN", "32").replace("STRIDE_OUT", "32") \
-        .replace("pto.LAYOUT_IN", "'NHWC'").replace("LAYOUT_OUT", "ND")
+    src = load_store(32, 32, "ND").replace("layout=pto.ND)", "layout='NHWC')", 1)
     with pytest.raises(CompileError, match=r"layout must be one of pto.ND, pto.DN, pto.NZ, pto.FRACTAL_Z"):
         make_kernels(src).k.program_for(two_tensors())
 
@@ -171,8 +226,7 @@ def test_an_unknown_layout_is_a_compile_error(make_kernels):
 def test_a_layout_window_past_the_tensor_names_its_runs(make_kernels):
     """DN 16 x 32 from element 3 with stride 16 + 16 = 32: its last run (column 31) ends at
     element 3 + 31 x 32 + 16 - 1 = 1010, past a 1000-element tensor."""
-    mod = make_kernels(LOAD_STORE.replace("STRIDE_IN", "32").replace("STRIDE_OUT", "32")
-                       .replace("LAYOUT_IN", "DN").replace("LAYOUT_OUT", "ND"))
+    mod = make_kernels(load_store(32, 32))
     X, O = pto.alloc_tensor(2000, pto.float16), pto.alloc_tensor(2000, pto.float16)
     pto.memcpy_h2d(X, np.zeros(1000, np.float16))
     with pytest.raises(OutOfBoundsError, match=r"rows=16 cols=32 DN \(32 runs of 16\) stride=32 from element 3 "
@@ -181,15 +235,6 @@ def test_a_layout_window_past_the_tensor_names_its_runs(make_kernels):
         pto.sync()
 
 
-RUNTIME_REGION = """
-@pto.kernel
-def k(X, O, n):
-    with pto.vector():
-        if pto.get_subblock_id() == 0:
-            t = pto.alloc_tile(16, 32, pto.float16, loc=pto.Vec, valid=(16, n))
-            pto.tload(t, X, STRIDE layout=pto.NZ)
-            pto.tstore(O, t)
-"""
 
 
 def test_a_run_time_region_needs_a_stride_and_whole_blocks(make_kernels):
@@ -201,7 +246,7 @@ def test_a_run_time_region_needs_a_stride_and_whole_blocks(make_kernels):
         make_kernels(RUNTIME_REGION.replace("STRIDE ", "")).k.program_for((X, O, 32))
     mod = make_kernels(RUNTIME_REGION.replace("STRIDE ", "stride=512, "))
     pto.memcpy_h2d(X, np.zeros(4096, np.float16))
-    with pytest.raises(OutOfBoundsError, match=r"TLOAD at line 8 on AIV0 of block \(0, 0, 0\): 16 x 24 is not "
+    with pytest.raises(OutOfBoundsError, match=r"TLOAD at line 7 on AIC of block \(0, 0, 0\): 16 x 24 is not "
                                                r"a NZ view: it needs cols a multiple of C0 = 16"):
         pto.launch(mod.k, grid=(1,), args=(X, O, 24))
         pto.sync()
@@ -284,8 +329,7 @@ def test_the_article_tile_transfer_takes_a_pitch_of_at_least_a_row_too(make_kern
 def test_a_fractional_stride_is_refused_as_a_float_not_read_as_its_floor(make_kernels):
     """stride=2.5 on a DN load: the error is the float's, not that of a stride of 2."""
     X, O = two_tensors()
-    src = LOAD_STORE.replace("STRIDE_IN", "2.5").replace("STRIDE_OUT", "32").replace("LAYOUT_IN", "DN") \
-        .replace("LAYOUT_OUT", "ND")
+    src = load_store(2.5, 32)
     with pytest.raises(CompileError, match=r"the float constant 2.5 cannot be used as int32"):
         make_kernels(src).k.program_for((X, O))
 
@@ -293,19 +337,18 @@ def test_a_fractional_stride_is_refused_as_a_float_not_read_as_its_floor(make_ke
 def test_a_listing_names_the_layout_of_a_transfer(make_kernels):
     """The instruction's comment (listings, traces, the debugger) says which GM layout it
     moves, ND saying nothing."""
-    src = LOAD_STORE.replace("STRIDE_IN", "16").replace("STRIDE_OUT", "32").replace("LAYOUT_IN", "DN") \
-        .replace("LAYOUT_OUT", "ND")
-    prog = make_kernels(src).k.program_for(two_tensors())
+    prog = make_kernels(load_store(16, 16)).k.program_for(two_tensors())
     comments = [i.comment for i in prog.instrs if i.op in ("TLOAD", "TSTORE")]
-    assert comments == ["t <- X (DN)", "O <- t"]
+    assert comments == ["t <- X (DN)", "O <- t (DN)"]
+    prog = make_kernels(load_store(32, 32, "ND")).k.program_for(two_tensors())
+    assert [i.comment for i in prog.instrs if i.op in ("TLOAD", "TSTORE")] == ["t <- X", "O <- t"]
 
 
 def test_initcheck_stops_a_tload_of_elements_never_written(make_kernels):
     """A DN load of 16 x 32 from element 3 of a tensor nothing wrote: check="initcheck" stops
     the TLOAD at its first element, 3 (the window's first run starts there); once the host
     has copied the tensor in, the same launch passes."""
-    mod = make_kernels(LOAD_STORE.replace("STRIDE_IN", "16").replace("STRIDE_OUT", "32")
-                       .replace("LAYOUT_IN", "DN").replace("LAYOUT_OUT", "ND"))
+    mod = make_kernels(load_store(16, 16))
     X, O = two_tensors()
     with pytest.raises(pto.UninitializedReadError, match=r"TLOAD at line 8 \(block \(0, 0, 0\) AIV0, cycle \d+\) "
                                                          r"reads X\[3\], which was never written"):

@@ -205,8 +205,11 @@ def test_tcolexpand(make_kernels, name, rows, cols):
 # ---------------------------------------------------------------- TCOLEXPAND* / TROWEXPAND* binary ops
 # The kernels of tcolexpandop_kernel.cpp / trowexpandop_kernel.cpp: src0 an iRow x iCol tile, src1
 # a 1 x iCol row (TCOLEXPAND*) or an iRow x 1 ColMajor column (TROWEXPAND*), dst oRow x oCol, all
-# with valid (kTRows, kTCols) (src1: (1, kTCols) / (kTRows, 1)); GM rows iCol (src0, src1's row),
-# 1 (src1's column) and oCol (dst) elements apart.
+# with valid (kTRows, kTCols) (src1: (1, kTCols) / (kTRows, 1)); GM rows iCol (src0, src1's row)
+# and oCol (dst) elements apart. The column loads as DN: the CPU kernel's GlobalTensor is ND, which
+# A2/A3 does not load into a ColMajor Vec tile ("Fix: TLOAD(VecTile, GlobalTensor) only support
+# ND2ND/DN2DN/NZ2NZ!", tload_common.hpp); pto-isa's NPU suite loads it Layout::DN
+# (tests/npu/a2a3/src/st/testcase/trowexpandadd/trowexpandadd_kernel.cpp line 23).
 COLEXPANDOP = """
 @pto.kernel
 def k(A, V, O):
@@ -230,7 +233,7 @@ def k(A, V, O):
             src1 = pto.alloc_tile({ir}, 1, pto.{dt}, valid=({r}, 1), layout=pto.ColMajor)
             dst = pto.alloc_tile({orow}, {oc}, pto.{dt}, valid=({r}, {c}))
             pto.tload(src0, A, stride={ic})
-            pto.tload(src1, V, stride=1)
+            pto.tload(src1, V, layout=pto.DN)
             pto.{op}(dst, src0, src1)
             pto.tstore(O, dst, stride={oc})
 """

@@ -469,6 +469,30 @@ def layout_note(layout) -> str:
     return "" if code == gm_layouts.ND else f" ({gm_layouts.LAYOUTS[code]})"
 
 
+def check_vec_transfer_layout(comp, node, call, t, layout):
+    """A Vec tile moves to and from GM in its own layout: ND with a RowMajor tile, DN with a
+    ColMajor one (NZ Vec tiles are not built); a store may also write a one-row or one-column
+    tile in either (A2/A3's static_asserts: "Fix: TLOAD(VecTile, GlobalTensor) only support
+    ND2ND/DN2DN/NZ2NZ!", include/pto/common/arch/memory/tload_common.hpp; "Src and dst layout
+    must be same, only support ND/DN/NZ or the special case of one row/one column!",
+    tstore_common.hpp). Other spaces convert on the way (ND -> NZ into Mat)."""
+    if t.tile.loc != "Vec":
+        return
+    code = int(layout.value)
+    own = gm_layouts.ND if t.tile.layout == "row" else gm_layouts.DN
+    if code == own or (call == "tstore" and 1 in (t.tile.rows, t.tile.cols)):
+        return
+    tile_layout = "RowMajor" if t.tile.layout == "row" else "ColMajor"
+    rule = ("\"Fix: TLOAD(VecTile, GlobalTensor) only support ND2ND/DN2DN/NZ2NZ!\", "
+            "include/pto/common/arch/memory/tload_common.hpp" if call == "tload" else
+            "\"Src and dst layout must be same, only support ND/DN/NZ or the special case of one row/one "
+            "column!\", include/pto/common/arch/memory/tstore_common.hpp")
+    comp.error(node, f"pto.{call}: '{t.name}' is a {tile_layout} Vec tile and the GM layout is "
+                     f"{gm_layouts.LAYOUTS[code]}; A2/A3 moves a Vec tile in its own layout only ({rule})",
+               f"pass layout=pto.{gm_layouts.LAYOUTS[own]}, or allocate the tile "
+               f"{'ColMajor' if own == gm_layouts.ND else 'RowMajor'}")
+
+
 def check_acc_store_layout(comp, node, layout, dtype):
     """The fixpipe writes GM as ND or NZ only (pto-isa TStore.hpp: TStoreAccNz2nd, Nz2nz,
     Nz2NC1HWC0), and its NZ blocks of a 4-byte dtype are 16 elements (8 with channel split)
@@ -495,6 +519,7 @@ def lower_tload(comp, node, args):
                          "TLOAD does not convert", "allocate the tile with the tensor's dtype")
     rows, cols = comp._extent(t)
     layout, stride = gm_layout_and_stride(comp, node, "tload", t, args, src.dtype.itemsize)
+    check_vec_transfer_layout(comp, node, "tload", t, layout)
     ops = (comp._base(t, node, "tload"), comp.uniform_int(src.offset, node, "tload: the GM offset"),
            comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols"),
            comp._int_operand(stride, node, "tload: stride"), comp._int_operand(layout, node, "layout"))
@@ -525,6 +550,7 @@ def lower_tstore(comp, node, args):
                          "MTE3 does not convert", "convert in UB first, or store from Acc (FIX converts)")
     rows, cols = comp._extent(t)
     layout, stride = gm_layout_and_stride(comp, node, "tstore", t, args, dst.dtype.itemsize)
+    check_vec_transfer_layout(comp, node, "tstore", t, layout)
     ops = (comp.uniform_int(dst.offset, node, "tstore: the GM offset"), comp._base(t, node, "tstore"),
            comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols"),
            comp._int_operand(stride, node, "tstore: stride"), comp._int_operand(layout, node, "layout"))
