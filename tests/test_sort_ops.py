@@ -312,7 +312,8 @@ def test_the_numba_sort_kernel_matches_the_reference(mode, k, rows, cols):
     order is left out, pto-isa's std::stable_sort does not define it), with the operands' tiles
     at random places: every word of memory comes out identical. TGATHER also with its mode bits
     (4 the int32 view of half pairs, 8 float32 -> int32 bits, 16 int32 -> float32 bits: a
-    negative integer's bits are a NaN pattern; TSORT32's float32 index words are such too)."""
+    negative integer's bits are a NaN pattern; TSORT32's float32 index words are such too), and
+    TGATHER of plain words from rows 5 words wider than cols apart in odd trials."""
     ex = executor()
     rng = np.random.default_rng(1000 * mode + cols)
     for trial in range(4):
@@ -327,7 +328,9 @@ def test_the_numba_sort_kernel_matches_the_reference(mode, k, rows, cols):
         outs = []
         for impl in (ex, reference):
             m = mem.copy()
-            impl.tile_sort(m, dst, src, idx, src1, mode, k, rows, cols)
+            # TGATHER (mode & 3 == 3) of plain words reads src's rows at a pitch wider than cols
+            spitch = cols + 5 if mode & 3 == 3 and not mode & 4 and trial % 2 else 0
+            impl.tile_sort(m, dst, src, idx, src1, mode, k, rows, cols, spitch)
             outs.append(m)
         np.testing.assert_array_equal(outs[0], outs[1])
 

@@ -310,12 +310,12 @@ def _int32_of_halves(words):
     return np.asarray(words, np.float64).astype(np.float16).view(np.int32).astype(np.float64)
 
 
-def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
+def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch):
     """The tile_sort family (isa/44_sort.toml) in numpy: TSORT32 (mode & 3 == 0) by an insertion
     sort on (value descending, index ascending), which places a NaN where it arrives (nothing
     compares before or after it); TMRGSORT (1) and TMRGSORT_LISTS (2) by _merge; TGATHER (3) by a
-    boolean mask; the other mode bits as isa/sort_modes.py states them. Every source word is read
-    before dst is written."""
+    boolean mask over src's rows spitch words apart (<= 0: cols); the other mode bits as
+    isa/sort_modes.py states them. Every source word is read before dst is written."""
     op, width = mode & 3, STRUCT_BYTES // (2 if mode & MODE_F16 else 4)
     if op == 0:
         out = []
@@ -342,7 +342,7 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
         out = _merge([l1[src:src + k].reshape(-1, width), l1[src1:src1 + cols - k].reshape(-1, width)])
         l1[dst:dst + cols] = out
     else:
-        grid = l1[src:src + rows * cols].reshape(rows, cols)
+        grid = _grid(l1, src, rows, cols, spitch)
         if mode & MODE_F16:
             grid = _int32_of_halves(grid.ravel()).reshape(rows, cols // 2)
         out = grid[:, _gather_mask(k, grid.shape[1])].ravel().copy()

@@ -34,10 +34,10 @@ def _sort_valid(comp, t, node, call):
     return int(vr.value), int(vc.value)
 
 
-def _sort_emit(comp, name, node, tiles, k, rows, cols, dtype, comment, half=False, bits=0):
+def _sort_emit(comp, name, node, tiles, k, rows, cols, dtype, comment, half=False, bits=0, spitch=0):
     """Emit `name` over tiles with the kernel's mode (| MODE_F16 for float16 words, | bits:
-    TGATHER's TO_I32_BITS or TO_F32_BITS) and the k, rows and cols operands. Only
-    TGATHER's src may be an int32 view of float16 words."""
+    TGATHER's TO_I32_BITS or TO_F32_BITS) and the k, rows, cols (and TGATHER's spitch: src's row
+    pitch, 0 dense) operands. Only TGATHER's src may be an int32 view of float16 words."""
     spec = comp.isa[name]
     ops = []
     for o in spec.value_operands:
@@ -46,7 +46,7 @@ def _sort_emit(comp, name, node, tiles, k, rows, cols, dtype, comment, half=Fals
             ops.append(comp.tile_base(tiles[o.name], node, f"pto.{spec.builtin}: {o.name}", reinterpreted)[0])
         else:
             value = {"mode": SORT_MODES[name] | (MODE_F16 if half else 0) | bits, "k": k, "rows": rows,
-                     "cols": cols}[o.name]
+                     "cols": cols, "spitch": spitch}[o.name]
             ops.append(comp._int_operand(Const(value, dtypes.int32), node, o.name))
     comp.emit(name, None, tuple(ops), dtype, node, aux=comp.tile_aux())
     comp.instrs[-1].comment = comment
@@ -161,7 +161,9 @@ def lower_tgather(comp, node, args):
     code = GATHER_PATTERNS[pattern.value]
     for v in (dst, src):
         if v.dtype.name not in spec.dtypes:
-            comp.error(node, f"{call}: '{v.name}' holds {v.dtype}; TGATHER takes float32, int32 or float16 here")
+            comp.error(node, f"{call}: '{v.name}' holds {v.dtype}; A2/A3's TGATHER takes 2- and 4-byte elements "
+                             f"({', '.join(spec.dtypes)}: \"Fix: TGATHER src element type must be 16 or 32-bit "
+                             "wide\", include/pto/npu/a2a3/TGather.hpp)")
     pairs = src.tile.storage is not None          # an int32 view of float16 words
     if dst.dtype.itemsize != src.dtype.itemsize:
         comp.error(node, f"{call}: '{dst.name}' holds {dst.dtype} and '{src.name}' {src.dtype}: vreducev2 "
@@ -170,10 +172,17 @@ def lower_tgather(comp, node, args):
                    "dtype=pto.int32) into an int32 or float32 tile")
     bits = 0                                      # same size, another dtype: the words' bits
     if dst.dtype != src.dtype:
+        if {dst.dtype, src.dtype} != {dtypes.int32, dtypes.float32} and not pairs:
+            comp.error(node, f"{call}: '{dst.name}' holds {dst.dtype} and '{src.name}' {src.dtype}: the bits of a "
+                             "gathered element are moved between float32 and int32 only here",
+                       "gather into a tile of the source's dtype")
         bits = TO_I32_BITS if dst.dtype == dtypes.int32 else TO_F32_BITS
     rows, cols = _sort_valid(comp, src, node, call)
-    if rows > 1 and src.tile.cols != cols:
-        comp.error(node, f"{call}: '{src.name}' rows must be whole ({cols} of {src.tile.cols} valid)")
+    if pairs and rows > 1 and src.tile.cols != cols:
+        comp.error(node, f"{call}: '{src.name}' rows must be whole ({cols} of {src.tile.cols} valid) for an int32 "
+                         "view of float16 words")
+    # vreducev2 steps src by its row stride (srcRepeatStride, TGather.hpp) and packs the picks
+    spitch = 0 if pairs else (src.tile.pitch or src.tile.cols)
     picked = rows * sum(gather_selects(code, c) for c in range(cols))
     if dst.tile.rows * dst.tile.cols < picked:
         comp.error(node, f"{call}: '{dst.name}' ({dst.tile.rows} x {dst.tile.cols}) cannot hold the {picked} "
@@ -181,4 +190,4 @@ def lower_tgather(comp, node, args):
                    "vreducev2 writes every selected word: make dst (or its row view) that long")
     words = cols * (2 if pairs else 1)            # the record covers the float16 words
     _sort_emit(comp, "TGATHER", node, t, code, rows, words, src.tile.storage or dst.dtype,
-               f"{dst.name} <- gather({src.name}, {pattern.value})", half=pairs, bits=bits)
+               f"{dst.name} <- gather({src.name}, {pattern.value})", half=pairs, bits=bits, spitch=spitch)

@@ -176,7 +176,7 @@ FAMILY_ROLES = {
                               operand_shapes=_pairs(dst="trans", src="tile")),
     # TSORT32, TMRGSORT, TMRGSORT_LISTS, TGATHER (isa/44_sort.toml): rows x cols of src's words
     "tile_sort": FamilyRoles("dst", ("src", "idx", "src1"), ("rows", "cols"), ("src",), kernel="tile_sort",
-                             args=("l1", "dst", "src", "idx", "src1", "mode", "k", "rows", "cols"),
+                             args=("l1", "dst", "src", "idx", "src1", "mode", "k", "rows", "cols", "spitch"),
                              unchainable="its merges take one row of sorted blocks"),
     # TCI (isa/46_sequence.toml): one row of cols integers, tmp its vector path's scratch
     "tile_ci": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), scratch="tmp", kernel="tile_ci",

@@ -56,7 +56,7 @@ def _put_structure(out, at, v, i, width):
 
 
 @njit(cache=True, error_model="numpy")
-def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
+def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch):
     """The tile_sort family (isa/44_sort.toml) on float64 words; every source word is read
     before dst is written. mode & 3 picks the instruction; mode & MODE_F16 marks float16 words
     (structures of 4 words, or TGATHER's int32 view of word pairs). mode 0 TSORT32: each run of
@@ -70,7 +70,7 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
     another across rows; with MODE_F16 the same over the row's cols / 2 int32 elements, each two
     half words' bits (low first). Then TO_I32_BITS: each picked float32 word becomes the int32 of
     its bits (bits_of_f32); TO_F32_BITS: each picked int32 word the float32 of its bits
-    (f32_of_bits)."""
+    (f32_of_bits). spitch: TGATHER's src row pitch (<= 0: cols, dense)."""
     op = mode & 3
     width = STRUCT_BYTES // (2 if mode & MODE_F16 else 4)     # words a structure
     if op == 0:
@@ -129,15 +129,16 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols):
         out = np.empty(max(rows * cols, 1), np.float64)
         n = 0
         pairs = (mode & MODE_F16) != 0
+        sp = cols if spitch <= 0 else spitch          # src's row pitch (TGATHER's srcRepeatStride)
         for r in range(rows):
             for c in range(cols // 2 if pairs else cols):
                 if _gather_selects(k, c):
                     if pairs:
-                        lo = np.int64(ieee_encode(l1[src + r * cols + 2 * c], 16, 10))
-                        hi = np.int64(ieee_encode(l1[src + r * cols + 2 * c + 1], 16, 10))
+                        lo = np.int64(ieee_encode(l1[src + r * sp + 2 * c], 16, 10))
+                        hi = np.int64(ieee_encode(l1[src + r * sp + 2 * c + 1], 16, 10))
                         w = np.float64(wrap_i32(lo | (hi << 16)))
                     else:
-                        w = l1[src + r * cols + c]
+                        w = l1[src + r * sp + c]
                     if mode & TO_I32_BITS:
                         w = bits_of_f32(w)
                     elif mode & TO_F32_BITS:
