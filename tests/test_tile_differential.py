@@ -678,16 +678,22 @@ def test_compares_and_selects_match_reference(ex, name):
 
 def test_triangles_match_reference_and_numpy(ex):
     """TTRI is numpy's tril / triu of ones with k = diagonal, for narrow, wide and square tiles
-    and diagonals outside the tile."""
+    and diagonals outside the tile; also as the valid region of a wider tile (rows 3 words
+    further apart than cols), whose words past the region keep their -5."""
     for rows, cols in ((1, 1), (4, 4), (3, 9), (9, 3), (16, 64)):
         for diagonal in (-20, -2, -1, 0, 1, 3, 70):
-            for upper in (0, 1):
-                l1 = np.full(rows * cols + 4, -5.0)
-                out = run_both(ex, "tile_tri", dict(l1=l1), ["l1", 2, diagonal, upper, rows, cols],
-                               f"TTRI {rows}x{cols} k={diagonal} upper={upper}")
-                want = (np.triu if upper else np.tril)(np.ones((rows, cols)), diagonal).ravel()
-                assert_same(out["l1"][2:2 + rows * cols], want, "TTRI against numpy")
-                assert (out["l1"][:2] == -5.0).all() and (out["l1"][-2:] == -5.0).all()
+            for upper, pitch in ((0, 0), (1, 0), (0, cols + 3), (1, cols + 3)):
+                span = (rows - 1) * (pitch or cols) + cols
+                l1 = np.full(span + 4, -5.0)
+                out = run_both(ex, "tile_tri", dict(l1=l1), ["l1", 2, diagonal, upper, rows, cols, pitch],
+                               f"TTRI {rows}x{cols} k={diagonal} upper={upper} pitch={pitch}")
+                want = (np.triu if upper else np.tril)(np.ones((rows, cols)), diagonal)
+                got = np.array([out["l1"][2 + r * (pitch or cols):2 + r * (pitch or cols) + cols]
+                                for r in range(rows)])
+                assert_same(got.ravel(), want.ravel(), "TTRI against numpy")
+                gaps = [w for r in range(rows - 1) for w in out["l1"][2 + r * pitch + cols:2 + (r + 1) * pitch]] \
+                    if pitch else []
+                assert (out["l1"][:2] == -5.0).all() and (out["l1"][-2:] == -5.0).all() and all(g == -5.0 for g in gaps)
 
 
 @pytest.mark.parametrize("name", ["TPARTADD", "TPARTMAX", "TPARTMIN", "TPARTMUL"])

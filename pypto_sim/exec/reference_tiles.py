@@ -186,11 +186,14 @@ def tile_sel(op, l1, dst, mask, a, b, scalar, use_scalar, rows, cols, mstride, d
     l1[dst:dst + rows * cols] = out
 
 
-def tile_tri(l1, dst, diagonal, upper, rows, cols):
-    """TTRI: numpy's tril / triu of a rows x cols tile of ones, k = diagonal."""
+def tile_tri(l1, dst, diagonal, upper, rows, cols, dpitch):
+    """TTRI: numpy's tril / triu of a rows x cols region of ones, k = diagonal, its rows dpitch
+    words apart (<= 0: cols)."""
     ones = np.ones((rows, cols))
     tri = np.triu(ones, diagonal) if upper else np.tril(ones, diagonal)
-    l1[dst:dst + rows * cols] = tri.ravel()
+    dp = cols if dpitch <= 0 else dpitch
+    for r in range(rows):
+        l1[dst + r * dp:dst + r * dp + cols] = tri[r]
 
 
 def tile_ci(l1, dst, start, descending, cols, dt):

@@ -121,10 +121,11 @@ def lower_ttri(comp, node, args):
     upper = args["upper"]
     if not isinstance(upper, Const):
         comp.error(node, "pto.ttri: upper must be True or False, known at compile time")
-    rows, cols = _full_rows(comp, dst, node, "ttri")
+    # dst's valid region at its row pitch, each row masked to validCol (TTri.hpp)
     ops = [comp._base(dst, node, "ttri"), comp._int_operand(args["diagonal"], node, "pto.ttri: diagonal"),
            comp._int_operand(Const(int(bool(upper.value)), dtypes.int32), node, "upper"),
-           comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols")]
+           comp._int_operand(dst.tile.valid_rows, node, "rows"), comp._int_operand(dst.tile.valid_cols, node, "cols"),
+           comp._int_operand(Const(dst.tile.pitch or dst.tile.cols, dtypes.int32), node, "dpitch")]
     comp.emit("TTRI", None, tuple(ops), dst.dtype, node, aux=comp.tile_aux())
     comp.instrs[-1].comment = f"{dst.name} <- {'upper' if upper.value else 'lower'} triangle"
 

@@ -156,7 +156,7 @@ FAMILY_ROLES = {
                             operand_shapes=_pairs(dst="tile", mask="mask", a="tile", b="tile"),
                             bench_values=_ONE, bench_in_place=True),
     "tile_tri": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), bounded=True, kernel="tile_tri",
-                            args=("l1", "dst", "diagonal", "upper", "rows", "cols"),
+                            args=("l1", "dst", "diagonal", "upper", "rows", "cols", "dpitch"),
                             operand_shapes=_pairs(dst="tile"), bench_values=_pairs(diagonal=0)),
     # dst and src are distinct tiles (TFILLPAD_INPLACE is the in-place form)
     "tile_fillpad": FamilyRoles("dst", ("src",), ("drows", "dcols"), ("dst",), windowed=("src",),

@@ -423,12 +423,15 @@ def tile_sel(op, l1, dst, mask, a, b, scalar, use_scalar, rows, cols, mstride, d
 
 
 @njit(cache=True, error_model="numpy")
-def tile_tri(l1, dst, diagonal, upper, rows, cols):
-    """TTRI: dst[r, c] = 1 where c <= r + diagonal (lower) or c >= r + diagonal (upper), else 0."""
+def tile_tri(l1, dst, diagonal, upper, rows, cols, dpitch):
+    """TTRI: dst[r, c] = 1 where c <= r + diagonal (lower) or c >= r + diagonal (upper), else 0,
+    over the rows x cols valid region, dst's rows dpitch words apart (<= 0: cols); the columns
+    past it are left alone (TTri.hpp masks each row to validCol)."""
+    dp = cols if dpitch <= 0 else dpitch
     for r in range(rows):
         for c in range(cols):
             inside = (c >= r + diagonal) if upper else (c <= r + diagonal)
-            l1[dst + r * cols + c] = 1.0 if inside else 0.0
+            l1[dst + r * dp + c] = 1.0 if inside else 0.0
 
 
 @njit(cache=True, error_model="numpy")
