@@ -50,10 +50,8 @@ Not ported, because pypto_sim does not build them (each a capability A2/A3 has):
   has no bfloat16 scalar to broadcast.
 - TPOWTest.case_int32_, .case_int16_ and TPOWSTest.case3, case4: A2/A3 runs integer TPOW / TPOWS
   as scalar loops (TPow.hpp lines 52-95); pypto_sim's tpow / tpows take float32 only.
-- TSELSTest (7 cases): the kernel's mask is a uint32 H x W tile of packed bits with valid
-  (H, maskCols), which A2/A3 reads as raw bits at the mask tile's row stride whatever its dtype
-  (TSels.hpp lines 26, 42-43), and its tmp a 1 x 32 uint8 tile; pypto_sim's tsels takes a uint8
-  mask and a tmp of the data's dtype.
+- TSELSTest.case_bf16_16x256_16x256_16x256: pypto_sim's tsels takes no bfloat16 tiles (A2/A3
+  selects any 2-byte data, TSels.hpp line 56); a bfloat16 scalar operand is not built.
 Not ported, a discrepancy found and left open (reported, not fitted): the float16 cases of
 TMULADDDST (3), TFUSEMULADDRELU (2) and TAXPYTest.case2. Their goldens round the product to half
 before the add, and so do pto-isa's on-device tests/npu/a2a3 TMULADDDST and TAXPY goldens at the
@@ -436,6 +434,58 @@ def test_tcmps(make_kernels, name, r, c, mode):
     kernel = make_kernels(TCMPS.format(r=r, c=c, dt=dt, mode=mode.lower())).k
     out, = run_kernel(kernel, [x], [((r, c), np.uint8)], scalar[0].item())
     assert result_cmp(golden, out, 0.001)
+
+
+# ---------------------------------------------------------------- TSELS
+
+TSELS = """
+@pto.kernel
+def k(M, S, O, scalar):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            mask = pto.alloc_tile({r}, {c}, pto.uint32, valid=({r}, {mc}))
+            src = pto.alloc_tile({r}, {c}, pto.{dt})
+            dst = pto.alloc_tile({r}, {c}, pto.{dt})
+            tmp = pto.alloc_tile(1, 32, pto.uint8)
+            pto.tload(mask, M)
+            pto.tload(src, S)
+            """ + FLAGS_IN + """
+            pto.tsels(dst, mask, src, scalar, tmp)
+            """ + FLAGS_OUT + """
+            pto.tstore(O, dst)
+"""
+
+# TEST_F(TSELSTest, case_<dtype>_<global>_<tile>_<valid>): test_tsels<T, GR, GC, TR, TC>, all one shape
+TSELS_CASES = {"case_float_64x64_64x64_64x64": ("float", 64, 64), "case_int32_64x64_64x64_64x64": ("int32", 64, 64),
+               "case_int16_64x64_64x64_64x64": ("int16", 64, 64), "case_half_16x256_16x256_16x256": ("half", 16, 256),
+               "case_uint16_64x64_64x64_64x64": ("uint16", 64, 64),
+               "case_uint32_64x64_64x64_64x64": ("uint32", 64, 64)}
+
+
+@pytest.mark.parametrize("case", TSELS_CASES, ids=[f"TSELSTest.{c}" for c in TSELS_CASES])
+def test_tsels(make_kernels, case):
+    """gen_data.py (seed 19): mask bits randint(0, 2) of H x W, input randint(1, 10) of H x W and
+    scalar uniform(1, 10) as dtype; golden input where the bit is set, else scalar. mask.bin holds
+    the bits in row-major order packed 32 to a uint32 (bit k of word w is bit 32 w + k), which
+    tsels_kernel.cpp loads as H rows of maskCols = W / 32 words into an H x W uint32 tile (valid
+    (H, maskCols)): A2/A3 reads row h's bits from the mask tile's row h whatever its dtype
+    (TSels.hpp: maskPtr + i * MaskTile::RowStride), so bit w of row h is bit w % 32 of its word
+    w // 32. tmp is the kernel's 1 x 32 uint8 tile (TSels.hpp writes the scalar there through a
+    pointer of the data's type). ResultCmp(golden, out, 0.001)."""
+    name, h, w = TSELS_CASES[case]
+    dt = np.dtype(DT[name])
+    rng = np.random.RandomState(19)
+    bits = rng.randint(0, 2, size=[h, w]).astype(np.uint8)
+    x = rng.randint(1, 10, size=[h, w]).astype(dt)
+    scalar = rng.uniform(low=1, high=10, size=(1,)).astype(dt)
+    golden = np.where(bits.astype(bool), x, scalar[0])
+    packed = np.zeros(h * w // 32, np.uint32)
+    for i, bit in enumerate(bits.ravel()):
+        packed[i // 32] |= np.uint32(int(bit) << (i % 32))
+    kernel = make_kernels(TSELS.format(r=h, c=w, mc=w // 32, dt=dt.name)).k
+    out, = run_kernel(kernel, [packed.reshape(h, w // 32), x], [((h, w), dt)], scalar[0].item())
+    assert result_cmp(golden, out, 0.001)
+    np.testing.assert_array_equal(out, golden)
 
 
 # ---------------------------------------------------------------- TAXPY

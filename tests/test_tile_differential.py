@@ -646,8 +646,9 @@ MASK_SHAPES = ((1, 1), (3, 7), (4, 64), (5, 33), (2, 130), (8, 8))
 @pytest.mark.parametrize("name", [s.name for s in TILE_MASK])
 def test_compares_and_selects_match_reference(ex, name):
     """TCMP/TCMPS pack one bit per element (every mode, special values, widths that are not
-    whole bytes, a mask row longer than needed); TSEL/TSELS pick by random mask bytes, the
-    destination disjoint from or equal to a source."""
+    whole bytes, a mask row longer than needed); TSEL/TSELS pick by random mask words of 8, 16
+    or 32 bits (bit c % bits of word c // bits), the destination disjoint from or equal to a
+    source."""
     spec = ISA.by_name[name]
     rng = np.random.default_rng(spec.opcode)
     scalar_form = any(o.name == "scalar" for o in spec.value_operands)
@@ -668,12 +669,15 @@ def test_compares_and_selects_match_reference(ex, name):
                              [spec.opcode, "l1", dst, a, other, scalar, scalar_form, mode, rows, cols,
                               mstride, dt], f"{name} dt={dt_name} {rows}x{cols} mode={mode}")
             else:
-                l1[mask:mask + rows * mstride] = rng.integers(0, 256, rows * mstride)
                 if trial % 2:
                     dst = a
-                run_both(ex, "tile_sel", dict(l1=l1),
-                         [spec.opcode, "l1", dst, mask, a, other, scalar, scalar_form, rows, cols, mstride,
-                          dt], f"{name} dt={dt_name} {rows}x{cols}")
+                for mbits in (8, 16, 32):                  # a uint8, uint16 or uint32 mask's words
+                    stride = -(-cols // mbits) + trial % 3
+                    m = l1.copy()
+                    m[mask:mask + rows * stride] = rng.integers(0, 2**mbits, rows * stride)
+                    run_both(ex, "tile_sel", dict(l1=m),
+                             [spec.opcode, "l1", dst, mask, a, other, scalar, scalar_form, rows, cols, stride,
+                              mbits, dt], f"{name} dt={dt_name} {rows}x{cols} mbits={mbits}")
 
 
 def test_triangles_match_reference_and_numpy(ex):

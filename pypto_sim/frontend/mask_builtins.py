@@ -11,6 +11,9 @@ from .builtin_checks import aicore_only
 from .registry import LOWERINGS
 from .values import NONE, Const, Text
 
+# the dtypes of a mask TSEL / TSELS read as raw bits (TSel.hpp, TSels.hpp: any; words of float
+# dtypes hold numbers here, not bits, so the integer ones)
+INTEGER_MASKS = ("uint8", "int8", "uint16", "int16", "uint32", "int32")
 CMP_MODES = ("eq", "ne", "lt", "gt", "le", "ge")          # CmpMode, in the order of the table's `c`
 INT32_CMP_MODES = ("eq", "ne")    # A2/A3 compares int32 by vcmp*_eq, and vnot's the result for NE
 
@@ -32,31 +35,36 @@ def _same_shape(comp, node, call, ref, *others):
             comp.error(node, f"pto.{call}: '{t.name}' holds {t.dtype} but '{ref.name}' {ref.dtype}")
 
 
-def _mask_shape(comp, node, call, mask, data):
-    """A mask holds a bit per element of data: at least ceil(cols / 8) uint8 per row."""
-    if mask.dtype != dtypes.uint8:
-        comp.error(node, f"pto.{call}: the mask '{mask.name}' must be a uint8 tile (packed "
-                         f"predicate bits, TCMP.md), not {mask.dtype}")
-    need = -(-data.tile.cols // 8)
+def _mask_shape(comp, node, call, mask, data, raw_bits=False):
+    """A mask holds a bit per element of data, packed: TCMP / TCMPS write uint8, at least
+    ceil(cols / 8) a row; TSEL / TSELS (raw_bits) read a row's bits from the mask tile's row
+    whatever its integer dtype (TSel.hpp / TSels.hpp cast the pointer), at least ceil(cols /
+    bits) elements a row. Returns the mask element's bits."""
+    ok = mask.dtype.name in INTEGER_MASKS if raw_bits else mask.dtype == dtypes.uint8
+    if not ok:
+        what = ("an integer tile (its raw bits, TSel.hpp)" if raw_bits else
+                "a uint8 tile (packed predicate bits, TCMP.md)")
+        comp.error(node, f"pto.{call}: the mask '{mask.name}' must be {what}, not {mask.dtype}")
+    bits = 8 * mask.dtype.itemsize
+    need = -(-data.tile.cols // bits)
     if mask.tile.cols < need or mask.tile.rows < data.tile.rows:
         comp.error(node, f"pto.{call}: the mask '{mask.name}' is {mask.tile.rows} x {mask.tile.cols} "
-                         f"bytes; {data.tile.rows} rows of {data.tile.cols} elements need "
+                         f"{mask.dtype}; {data.tile.rows} rows of {data.tile.cols} elements need "
                          f"{data.tile.rows} x {need} (one bit each)",
-                   f"allocate it as pto.alloc_tile({data.tile.rows}, {max(32, need)}, pto.uint8, "
-                   "loc=pto.Vec)")
+                   f"allocate it as pto.alloc_tile({data.tile.rows}, {max(32 // mask.dtype.itemsize, need)}, "
+                   f"pto.{mask.dtype.name}, loc=pto.Vec)")
+    return bits
 
 
 def _cmpmask_tmp(comp, spec, node, args, data):
     """TSEL's / TSELS's tmp: A2/A3 writes cmpmaskLen uint32 there for TSEL (TSel.hpp: 4 for
     2-byte data, 2 for 4-byte), whatever tmp's dtype (it casts the pointer), and the scalar
-    to tmp[0] for TSELS (TSels.hpp: tmp of the data's dtype, TSELS.md); every Vec tile holds
-    either (its rows are whole 32-byte blocks). dst when left out."""
+    to tmp[0] for TSELS (TSels.hpp, through a pointer of the data's type: TSELS.md asks tmp of
+    the data's dtype, the header does not); every Vec tile holds either (its rows are whole
+    32-byte blocks). Its values are not modelled. dst when left out."""
     if args.get("tmp", NONE) is NONE:
         return args["dst"]
     tmp = comp.typed_tile(args["tmp"], node, spec, "tmp", f"pto.{spec.builtin}: tmp")
-    if spec.name == "TSELS" and tmp.dtype != data.dtype:
-        comp.error(node, f"pto.tsels: tmp '{tmp.name}' holds {tmp.dtype}, '{data.name}' {data.dtype}; "
-                         "A2/A3 writes the scalar to tmp[0] in the data's dtype (TSels.hpp, TSELS.md)")
     return tmp
 
 
@@ -90,9 +98,10 @@ def _mask_op(comp, name, node, args):
     _same_shape(comp, node, call, data, *(t for n, t in tiles.items() if n not in (mask_name, data_name)))
     if data.dtype.name not in spec.dtypes:
         comp.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles, not {data.dtype}")
-    _mask_shape(comp, node, call, mask, data)
+    bits = _mask_shape(comp, node, call, mask, data, raw_bits=spec.family == "tile_sel")
     rows, cols = _full_rows(comp, data, node, call)
-    sizes = {"rows": rows, "cols": cols, "mstride": Const(mask.tile.cols, dtypes.int32)}
+    sizes = {"rows": rows, "cols": cols, "mstride": Const(mask.tile.pitch or mask.tile.cols, dtypes.int32),
+             "mbits": Const(bits, dtypes.int32)}
     ops = []
     for o in spec.value_operands:
         if o.name == "tmp":

@@ -14,7 +14,7 @@ import numpy as np
 from ..dtypes import DType, word_of
 from ..isa import load_isa
 
-MAX_SRCS = 8
+MAX_SRCS = 9
 AUX_WIDTH = 3
 # An ALU instruction's first aux word, its semantics ("int_sem"): the ISA table's float
 # expression on float64 words (0), its int expression on int64 numbers whose result wraps to

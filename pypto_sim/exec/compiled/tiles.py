@@ -405,13 +405,15 @@ def tile_cmp(op, l1, dst, a, b, scalar, use_scalar, mode, rows, cols, mstride, d
 
 
 @njit(cache=True, error_model="numpy")
-def tile_sel(op, l1, dst, mask, a, b, scalar, use_scalar, rows, cols, mstride, dt):
+def tile_sel(op, l1, dst, mask, a, b, scalar, use_scalar, rows, cols, mstride, mbits, dt):
     """TSEL / TSELS: dst[r, c] = the table's select of a[r, c] and b[r, c] (or scalar) by bit
-    (c % 8) of mask[r * mstride + c // 8], rounded to dt; every source is read first."""
+    (c % mb) of mask[r * mstride + c // mb], mb the mask element's bits (mbits; <= 0: 8),
+    rounded to dt; every source is read first."""
+    mb = 8 if mbits <= 0 else mbits
     out = np.empty(rows * cols, np.float64)
     for r in range(rows):
         for c in range(cols):
-            bit = (np.int64(l1[mask + r * mstride + c // 8]) >> (c % 8)) & 1
+            bit = (np.int64(l1[mask + r * mstride + c // mb]) >> (c % mb)) & 1
             x = l1[a + r * cols + c]
             y = scalar if use_scalar else l1[b + r * cols + c]
             if INT_SEM[dt] == 1:
