@@ -299,7 +299,7 @@ def test_an_index_reduction_names_a_wrong_index_tile(make_kernels):
 t = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
 c = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
 pto.trowargmax(c, t)
-''', r"trowargmax: the index tile 'c' must be int32, not float32")
+''', r"trowargmax: the index tile 'c' must be int32 or uint32, not float32")
 
 
 def test_an_index_reduction_on_the_articles_tiles_names_the_ai_core(make_kernels):

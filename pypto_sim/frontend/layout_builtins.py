@@ -154,14 +154,16 @@ def lower_arg_reduce(comp, node, args, builtin):
     per_col = spec.family == "tile_col_arg"
     if src.dtype.name not in spec.dtypes:
         comp.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles, not {src.dtype}")
-    if dst.dtype != dtypes.int32:
-        comp.error(node, f"pto.{call}: the index tile '{dst.name}' must be int32, not {dst.dtype}")
+    if dst.dtype not in (dtypes.int32, dtypes.uint32):      # TRowReduceIdxOps.hpp, TColReduceIdx.hpp
+        comp.error(node, f"pto.{call}: the index tile '{dst.name}' must be int32 or uint32, not {dst.dtype}")
     # the index tile: a RowMajor row (TCOLARG*: its first row, an index a column) or an R x 1
     # DN column or a RowMajor tile's first column (TROWARG*: an index a row), as A2/A3's
     # TRowReduceCheck and TColReduceIdxCheck accept; the valid counts must agree
-    if per_col and (dst.tile.layout != "row" or dst.tile.cols < src.tile.cols):
-        comp.error(node, f"pto.{call}: '{dst.name}' must be a RowMajor tile of at least {src.tile.cols} "
-                         f"columns (its first row takes an index a column of '{src.name}'), not "
+    vc = src.tile.valid_cols
+    width = int(vc.value) if isinstance(vc, Const) else src.tile.cols
+    if per_col and (dst.tile.layout != "row" or dst.tile.cols < width):
+        comp.error(node, f"pto.{call}: '{dst.name}' must be a RowMajor tile of at least {width} "
+                         f"columns (its first row takes an index a valid column of '{src.name}'), not "
                          f"{dst.tile.rows} x {dst.tile.cols} {dst.tile.layout}")
     if not per_col and ((dst.tile.layout == "col" and dst.tile.cols != 1) or dst.tile.rows < src.tile.rows):
         comp.error(node, f"pto.{call}: '{dst.name}' must be a column of {src.tile.rows} (an index a "
