@@ -57,6 +57,29 @@ def run_kernel(kernel, inputs, outputs, *scalars):
     return got
 
 
+# The fused multiply-adds' one-block kernel (TMULADDDST, TFUSEDMULADD, TFUSEDMULADDRELU,
+# TSUBRELU; pto-isa's CPU and on-device suites write it alike): src0, src1 and dst tiles of their
+# own shapes with one valid region, dst loaded from GM first (the ops read it), rows at each
+# tensor's own stride.
+FUSED = """
+@pto.kernel
+def k(A, B, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            dst = pto.alloc_tile({dr}, {dc}, pto.{dt}, valid=({vr}, {vc}))
+            src0 = pto.alloc_tile({ar}, {ac}, pto.{dt}, valid=({vr}, {vc}))
+            src1 = pto.alloc_tile({br}, {bc}, pto.{dt}, valid=({vr}, {vc}))
+            pto.tload(src0, A, stride={ac})
+            pto.tload(src1, B, stride={bc})
+            pto.tload(dst, O, stride={dc})
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.{op}(dst, src0, src1)
+            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.tstore(O, dst, stride={dc})
+"""
+
 # The one-block kernels of TMULS and TSEL as pto-isa's st kernels write them; the integer
 # and the float ports format them with their shapes and dtypes.
 TMULS = """

@@ -50,7 +50,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from ptoisa_st import result_cmp, tsel_golden
+from ptoisa_st import FUSED, result_cmp, tsel_golden
 
 FLAGS_IN = """pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
             pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)"""
@@ -101,22 +101,6 @@ def run(kernel, arrays, *scalars, read=-1):
 
 # ---------------------------------------------------------------- TMULADDDST, TFUSEDMULADD, TFUSEDMULADDRELU
 
-FUSED = """
-@pto.kernel
-def k(A, B, O):
-    with pto.vector():
-        if pto.get_subblock_id() == 0:
-            src0 = pto.alloc_tile({ar}, {ac}, pto.{dt}, valid=({vr}, {vc}))
-            src1 = pto.alloc_tile({br}, {bc}, pto.{dt}, valid=({vr}, {vc}))
-            dst = pto.alloc_tile({dr}, {dc}, pto.{dt}, valid=({vr}, {vc}))
-            pto.tload(src0, A, stride={ac})
-            pto.tload(src1, B, stride={bc})
-            pto.tload(dst, O, stride={dc})
-            """ + FLAGS_IN + """
-            pto.{op}(dst, src0, src1)
-            """ + FLAGS_OUT + """
-            pto.tstore(O, dst, stride={dc})
-"""
 
 FUSED_SUITES = {"tmuladddst": "TMULADDDSTTest", "tfusedmuladd": "TFUSEDMULADDTest",
                 "tfusedmuladdrelu": "TFUSEDMULADDRELUTest"}

@@ -70,7 +70,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from ptoisa_st import result_cmp, run_kernel
+from ptoisa_st import FUSED, result_cmp, run_kernel
 
 DT = {"float": "float32", "half": "float16", "int32": "int32", "int16": "int16", "bf16": "bfloat16",
       "int8": "int8", "uint8": "uint8", "uint16": "uint16", "uint32": "uint32"}
@@ -531,22 +531,6 @@ def test_taxpy(make_kernels, case):
 
 # ---------------------------------------------------------------- TFUSEDMULADD, TFUSEDMULADDRELU, TMULADDDST, TSUBRELU
 
-FUSED = """
-@pto.kernel
-def k(A, B, O):
-    with pto.vector():
-        if pto.get_subblock_id() == 0:
-            dst = pto.alloc_tile({dr}, {dc}, pto.{dt}, valid=({vr}, {vc}))
-            src0 = pto.alloc_tile({ar}, {ac}, pto.{dt}, valid=({vr}, {vc}))
-            src1 = pto.alloc_tile({br}, {bc}, pto.{dt}, valid=({vr}, {vc}))
-            pto.tload(src0, A, stride={ac})
-            pto.tload(src1, B, stride={bc})
-            pto.tload(dst, O, stride={dc})
-            """ + FLAGS_IN + """
-            pto.{op}(dst, src0, src1)
-            """ + FLAGS_OUT + """
-            pto.tstore(O, dst, stride={dc})
-"""
 
 # TEST_F(<suite>, case_<dtype>_<dst tile>_<src0 tile>_<src1 tile>_<valid>)
 FUSED_SHAPES = {"64x64_64x64_64x64_64x64": (64, 64, 64, 64, 64, 64, 64, 64),

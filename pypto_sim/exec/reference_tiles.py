@@ -1,7 +1,8 @@
 """The reference executor's tile kernels: the same names, signatures and effects as the numba
-executor's (``compiled/tiles.py``), in plain numpy. Tiles are row-major runs of words in the
-block's L1 area; ``reference.py`` re-exports every kernel, because the reference module stands
-in for the numba executor module in a simulation (``executor_module=``)."""
+executor's (``compiled/tiles.py``, ``compiled/reductions.py``, ...), in plain numpy. Tiles are
+row-major runs of words in the block's L1 area; ``reference.py`` re-exports every kernel,
+because the reference module stands in for the numba executor module in a simulation
+(``executor_module=``)."""
 from __future__ import annotations
 
 import math
@@ -114,9 +115,14 @@ def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
     _fold(op, l1, dst, src, rows, cols, init, dt, True)
 
 
+def _row_pitch(pitch, cols):
+    """A tile operand's words from row to row: its pitch operand, or cols when that is 0 or less."""
+    return cols if pitch <= 0 else pitch
+
+
 def _grid(l1, src, rows, cols, pitch):
     """A copy of the rows x cols elements from word src, rows pitch words apart (<= 0: cols)."""
-    pitch = cols if pitch <= 0 else pitch
+    pitch = _row_pitch(pitch, cols)
     return np.array([l1[src + r * pitch:src + r * pitch + cols] for r in range(rows)]).reshape(rows, cols)
 
 
@@ -125,7 +131,7 @@ def tile_row_reduce_pitched(op, l1, dst, src, rows, cols, dpitch, spitch, init, 
     RowMajor dst, dpitch words apart by row (dpitch <= 1: a dense column)."""
     if dpitch <= 1:
         return _fold(op, l1, dst, src, rows, cols, init, dt, False, spitch)
-    sp = cols if spitch <= 0 else spitch
+    sp = _row_pitch(spitch, cols)
     for r in range(rows):
         _fold(op, l1, dst + r * dpitch, src + r * sp, 1, cols, init, dt, False)
 
@@ -134,7 +140,7 @@ def tile_col_reduce_tmp(op, l1, dst, src, rows, cols, tmp, is_binary, tpitch, sp
     """TCOLSUM's pairwise tree through tmp when is_binary > 0, else the fold in row order; src's
     rows spitch words apart (<= 0: cols)."""
     if is_binary > 0:
-        return tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, cols if spitch <= 0 else spitch, dt)
+        return tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, _row_pitch(spitch, cols), dt)
     return _fold(op, l1, dst, src, rows, cols, init, dt, True, spitch)
 
 
@@ -193,7 +199,7 @@ def tile_tri(l1, dst, diagonal, upper, rows, cols, dpitch):
     words apart (<= 0: cols)."""
     ones = np.ones((rows, cols))
     tri = np.triu(ones, diagonal) if upper else np.tril(ones, diagonal)
-    dp = cols if dpitch <= 0 else dpitch
+    dp = _row_pitch(dpitch, cols)
     for r in range(rows):
         l1[dst + r * dp:dst + r * dp + cols] = tri[r]
 
@@ -232,7 +238,7 @@ def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
     """TFILLPAD*: a drows x dcols grid of pad with src's rows x cols valid region (row pitch
     spitch) copied into its top-left corner."""
     grid = np.full((drows, dcols), pad)
-    grid[:rows, :cols] = l1[src:src + rows * spitch].reshape(rows, spitch)[:, :cols] if rows else 0
+    grid[:rows, :cols] = _grid(l1, src, rows, cols, spitch) if rows else 0
     l1[dst:dst + drows * dcols] = grid.ravel()
 
 
@@ -260,7 +266,7 @@ def tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt, per_col):
 
 def tile_trans(l1, dst, src, rows, cols, spitch, dpitch):
     """TTRANS: numpy's transpose of src's rows x cols (row pitch spitch) into dst (pitch dpitch)."""
-    grid = l1[src:src + rows * spitch].reshape(rows, spitch)[:, :cols].T.copy() if rows else None
+    grid = _grid(l1, src, rows, cols, spitch).T.copy() if rows else None
     for c in range(cols):
         l1[dst + c * dpitch:dst + c * dpitch + rows] = grid[c]
 
@@ -373,7 +379,7 @@ def _expand_op(op, l1, dst, a, v, rows, cols, dpitch, apitch, dt, per_col):
     dt; dst's and a's rows dpitch and apitch words apart (<= 0: cols, dense)."""
     spec = load_isa().by_opcode[int(op)]
     is_int = _integer(dt)
-    dp, ap = (cols if p <= 0 else p for p in (dpitch, apitch))
+    dp, ap = _row_pitch(dpitch, cols), _row_pitch(apitch, cols)
     out = np.empty((rows, cols))
     for r in range(rows):
         for c in range(cols):

@@ -1,8 +1,8 @@
 """The vector tile kernels' float loops, generated per opcode from the ISA table's ``float``
 expressions (part of the generated ALU module, exec/alu_source.py).
 
-tile_elementwise, _fold and _expand_op (exec/compiled/tiles.py) compute every element as
-``round_to(dt, alu_float(op, a, b, c))``: the opcode is decided per element through the
+tile_elementwise, _expand_op (exec/compiled/tiles.py) and _fold (exec/compiled/reductions.py)
+compute every element as ``round_to(dt, alu_float(op, a, b, c))``: the opcode is decided per element through the
 table's chain of expressions and the dtype per element in round_to. The functions generated
 here do the same arithmetic with the decisions taken once per tile: one loop per opcode with
 its expression inlined, and for float32 the rounding inlined (``np.float64(np.float32(x))``,
@@ -85,7 +85,7 @@ _EXPAND = """    if op == {opcode}:  # {name}
 """
 
 
-# an expand op whose expression is exp(...) in float32: exp_near (exec/compiled/tiles.py) in a
+# an expand op whose expression is exp(...) in float32: exp_near (exec/compiled/scalars.py) in a
 # loop without calls over each row's slice (whose indices numba knows are not negative, so
 # the loop vectorises), and libm's exp, the expression itself, where exp_near cannot vouch
 # for the float32 result (exact_f32_of_exp's rule)

@@ -102,7 +102,7 @@ def lower_fillpad(comp, node, args, builtin):
     # PadValueCustom(v): v in dst's dtype (include/pto/common/constants.hpp carries its bits)
     fill = Const(dtypes.round_scalar(pad.value, dst.dtype) if custom else pad_value(pad.value, dst.dtype),
                  dst.dtype)
-    sizes = [src.tile.valid_rows, src.tile.valid_cols, Const(src.tile.pitch or src.tile.cols, dtypes.int32),
+    sizes = [src.tile.valid_rows, src.tile.valid_cols, Const(src.tile.row_pitch, dtypes.int32),
              Const(dst.tile.rows, dtypes.int32), Const(dst.tile.cols, dtypes.int32)]
     ops = [comp._base(dst, node, call), comp._base(src, node, call), comp.operand(fill, dst.dtype, node)]
     ops += [comp._int_operand(v, node, name)
@@ -136,7 +136,7 @@ def lower_ttrans(comp, node, args):
     ops = (comp._base(dst, node, "ttrans"), comp._base(src, node, "ttrans"),
            comp._int_operand(src.tile.valid_rows, node, "rows"),
            comp._int_operand(src.tile.valid_cols, node, "cols"),
-           comp._int_operand(Const(src.tile.pitch or src.tile.cols, dtypes.int32), node, "spitch"),
+           comp._int_operand(Const(src.tile.row_pitch, dtypes.int32), node, "spitch"),
            comp._int_operand(Const(dst.tile.cols, dtypes.int32), node, "dpitch"),
            comp._base(tmp, node, "ttrans"))
     comp.emit("TTRANS", None, ops, dst.dtype, node, aux=comp.tile_aux())
@@ -175,12 +175,12 @@ def lower_arg_reduce(comp, node, args, builtin):
     else:
         comp.match_valid(node, f"pto.{call}", dst, src, "rows", "\"Fix: TROWREDUCE input validRow must be "
                          "consistent with the output validRow.\", include/pto/npu/a2a3/TRowReduceOps.hpp")
-    dpitch = 1 if dst.tile.layout == "col" else (dst.tile.pitch or dst.tile.cols)
+    dpitch = 1 if dst.tile.layout == "col" else dst.tile.row_pitch
     ops = (comp._base(dst, node, call), comp._base(src, node, call),
            comp._int_operand(src.tile.valid_rows, node, "rows"),
            comp._int_operand(src.tile.valid_cols, node, "cols"),
            comp._int_operand(Const(dpitch, dtypes.int32), node, "dpitch"),
-           comp._int_operand(Const(src.tile.pitch or src.tile.cols, dtypes.int32), node, "spitch"))
+           comp._int_operand(Const(src.tile.row_pitch, dtypes.int32), node, "spitch"))
     comp.emit(spec.name, None, ops, src.dtype, node, aux=comp.tile_aux())
     comp.instrs[-1].comment = f"{dst.name} <- {call[1:]}({src.name})"
 
@@ -230,7 +230,7 @@ def lower_view(comp, node, builtin):
                        "keep row + rows and col + cols within the tile's shape")
         if layout == "col" and cols != info.cols and rows != info.rows:
             comp.error(node, f"{where}: windows of ColMajor tiles are built for whole columns only")
-        pitch = info.pitch or info.cols
+        pitch = info.row_pitch
         offset = row * pitch + col
         if (offset * src.dtype.itemsize) % 32:
             comp.error(node, f"{where}: the window starts {offset * src.dtype.itemsize} bytes into "
@@ -345,7 +345,7 @@ def lower_partial(comp, node, args, builtin):
     for t in (dst, s0, s1):
         if t.tile.layout != "row":
             comp.error(node, f"pto.{call}: '{t.name}' is ColMajor; A2/A3's TPartOp.hpp takes RowMajor tiles")
-    pitches = {t.tile.pitch or t.tile.cols for t in (dst, s0, s1)}
+    pitches = {t.tile.row_pitch for t in (dst, s0, s1)}
     if len(pitches) > 1:
         comp.error(node, f"pto.{call}: tiles of different widths ({', '.join(str(p) for p in sorted(pitches))} "
                          "elements a row) are not built", "allocate dst, src0 and src1 with one number of columns")

@@ -100,7 +100,7 @@ def _mask_op(comp, name, node, args):
         comp.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles, not {data.dtype}")
     bits = _mask_shape(comp, node, call, mask, data, raw_bits=spec.family == "tile_sel")
     rows, cols = _full_rows(comp, data, node, call)
-    sizes = {"rows": rows, "cols": cols, "mstride": Const(mask.tile.pitch or mask.tile.cols, dtypes.int32),
+    sizes = {"rows": rows, "cols": cols, "mstride": Const(mask.tile.row_pitch, dtypes.int32),
              "mbits": Const(bits, dtypes.int32)}
     ops = []
     for o in spec.value_operands:
@@ -134,7 +134,7 @@ def lower_ttri(comp, node, args):
     ops = [comp._base(dst, node, "ttri"), comp._int_operand(args["diagonal"], node, "pto.ttri: diagonal"),
            comp._int_operand(Const(int(bool(upper.value)), dtypes.int32), node, "upper"),
            comp._int_operand(dst.tile.valid_rows, node, "rows"), comp._int_operand(dst.tile.valid_cols, node, "cols"),
-           comp._int_operand(Const(dst.tile.pitch or dst.tile.cols, dtypes.int32), node, "dpitch")]
+           comp._int_operand(Const(dst.tile.row_pitch, dtypes.int32), node, "dpitch")]
     comp.emit("TTRI", None, tuple(ops), dst.dtype, node, aux=comp.tile_aux())
     comp.instrs[-1].comment = f"{dst.name} <- {'upper' if upper.value else 'lower'} triangle"
 
@@ -146,7 +146,7 @@ def _tile_words(t, count=None):
         return None
     info = t.tile
     k = np.arange(info.rows * info.cols if count is None else min(count, info.rows * info.cols), dtype=np.int64)
-    return t.base + int(t.offset.value) + (k // info.cols) * (info.pitch or info.cols) + k % info.cols
+    return t.base + int(t.offset.value) + (k // info.cols) * info.row_pitch + k % info.cols
 
 
 # TCI's scratch, by the element size: the highest byte its vector path touches (TCI.md,

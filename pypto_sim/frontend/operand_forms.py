@@ -126,7 +126,7 @@ class OperandForms:
                 self.error(node, f"{call}: '{big.name}' is ColMajor; TROWEXPAND writes a RowMajor (ND) "
                                  "tile (\"Fix: TROWEXPAND dst layout must be ND!\", "
                                  "include/pto/npu/a2a3/TRowExpand.hpp)")
-            args["dpitch" if reduce else "spitch"] = Const(small.tile.pitch or small.tile.cols, dtypes.int32)
+            args["dpitch" if reduce else "spitch"] = Const(small.tile.row_pitch, dtypes.int32)
             if "tmp" in tile:
                 self._scratch(call, node, tile["tmp"], tile["src"])
         if spec.family == "tile_expand_op":
@@ -150,7 +150,7 @@ class OperandForms:
         valid columns and spitch to its pitch."""
         if args.get("cols", NONE) is NONE:
             args["cols"] = src.tile.valid_cols
-        args["spitch"] = Const(src.tile.pitch or src.tile.cols, dtypes.int32)
+        args["spitch"] = Const(src.tile.row_pitch, dtypes.int32)
 
     def expand_op_operands(self, spec, node, tile, args, source, asserted=True):
         """A row or column expand op (dst, a, v) covers dst's valid region, which a's must equal
@@ -166,8 +166,8 @@ class OperandForms:
             args["rows"] = dst.tile.valid_rows
         if args.get("cols", NONE) is NONE:
             args["cols"] = dst.tile.valid_cols
-        args["dpitch"] = Const(dst.tile.pitch or dst.tile.cols, dtypes.int32)
-        args["apitch"] = Const(a.tile.pitch or a.tile.cols, dtypes.int32)
+        args["dpitch"] = Const(dst.tile.row_pitch, dtypes.int32)
+        args["apitch"] = Const(a.tile.row_pitch, dtypes.int32)
 
     def _whole_rows(self, spec, node, t, what):
         """The rule of `what` (TROWEXPAND): it writes whole rows of dst t (its cols operand is
@@ -215,7 +215,7 @@ class OperandForms:
             self.error(node, f"{call}: tmp '{tmp.name}' has {tmp.tile.rows} rows; the pairwise sum of "
                              f"'{src.name}' writes {src.tile.rows // 2} (one per pair of rows)",
                        f"allocate tmp with {src.tile.rows // 2} rows")
-        args["tpitch"] = Const(tmp.tile.pitch or tmp.tile.cols, dtypes.int32)
+        args["tpitch"] = Const(tmp.tile.row_pitch, dtypes.int32)
 
     def _scratch(self, call, node, tmp, src):
         """pto-isa's tmp: a Vec tile of the instruction's dtype (typed_tile checked its space)."""
@@ -258,7 +258,7 @@ class OperandForms:
             args["cols"] = width
             for name, t in (("dpitch", dst), ("apitch", first), ("bpitch", second)):
                 if t is not None:
-                    args[name] = Const(t.tile.pitch or t.tile.cols, dtypes.int32)
+                    args[name] = Const(t.tile.row_pitch, dtypes.int32)
         args["n"] = (Const(int(rows.value) * int(width.value), dtypes.int32)
                      if isinstance(rows, Const) and isinstance(width, Const)
                      else self.alu("MUL", [rows, width], node, dtype=dtypes.int32))

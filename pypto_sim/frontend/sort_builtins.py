@@ -182,7 +182,7 @@ def lower_tgather(comp, node, args):
         comp.error(node, f"{call}: '{src.name}' rows must be whole ({cols} of {src.tile.cols} valid) for an int32 "
                          "view of float16 words")
     # vreducev2 steps src by its row stride (srcRepeatStride, TGather.hpp) and packs the picks
-    spitch = 0 if pairs else (src.tile.pitch or src.tile.cols)
+    spitch = 0 if pairs else src.tile.row_pitch
     picked = rows * sum(gather_selects(code, c) for c in range(cols))
     if dst.tile.rows * dst.tile.cols < picked:
         comp.error(node, f"{call}: '{dst.name}' ({dst.tile.rows} x {dst.tile.cols}) cannot hold the {picked} "

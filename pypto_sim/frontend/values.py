@@ -68,6 +68,11 @@ class TileInfo:
     storage: object = None
 
     @property
+    def row_pitch(self) -> int:
+        """Words from one row of the tile to the next (ir.program.LocalBuffer.row_pitch's rule)."""
+        return self.pitch or self.cols
+
+    @property
     def contiguous(self) -> bool:
         """True when the rows follow each other in memory (every tile but a narrow window)."""
         return self.pitch in (0, self.cols)

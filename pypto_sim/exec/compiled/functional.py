@@ -24,8 +24,9 @@ from .gm_bytes import init_set
 from .gm_layout import ND, gm_window
 from .lane_ops import pred_bits
 from .simt import vote_count, write_vote
-from .tiles import (tile_col_expand, tile_col_expand_op, tile_col_reduce, tile_convert, tile_elementwise,
-                    tile_load, tile_mma, tile_row_expand, tile_row_expand_op, tile_row_reduce, tile_store)
+from .reductions import tile_col_reduce, tile_row_reduce
+from .tiles import (tile_col_expand, tile_col_expand_op, tile_convert, tile_elementwise, tile_load, tile_mma,
+                    tile_row_expand, tile_row_expand_op, tile_store)
 from .lane import commit_gm, commit_store, execute
 
 RUN_EXIT = 0

@@ -260,3 +260,10 @@ def exp_f32_near(x):
     lo = np.float32(y - y * EXP_MARGIN)
     unsure = (lo != np.float32(y + y * EXP_MARGIN)) | (not (abs(x) <= 700.0))
     return np.float64(lo), np.int8(unsure)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def row_pitch(pitch, cols):
+    """The words from one row of a tile operand to the next: its pitch operand, or cols when that
+    is 0 or less (a dense tile, or a record without the operand)."""
+    return cols if pitch <= 0 else pitch

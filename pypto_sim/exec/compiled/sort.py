@@ -20,7 +20,7 @@ from numba import njit
 
 from ...isa.sort_modes import MODE_F16, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
 from .gm_bytes import ieee_decode, ieee_encode
-from .scalars import wrap_i32
+from .scalars import row_pitch, wrap_i32
 
 
 @njit(cache=True, error_model="numpy")
@@ -129,7 +129,7 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch):
         out = np.empty(max(rows * cols, 1), np.float64)
         n = 0
         pairs = (mode & MODE_F16) != 0
-        sp = cols if spitch <= 0 else spitch          # src's row pitch (TGATHER's srcRepeatStride)
+        sp = row_pitch(spitch, cols)                  # src's row pitch (TGATHER's srcRepeatStride)
         for r in range(rows):
             for c in range(cols // 2 if pairs else cols):
                 if _gather_selects(k, c):
