@@ -355,13 +355,19 @@ def test_reference_known_answers():
     assert r.to_dtype(I32, math.nan) == 0 and r.to_dtype(I32, -2.9) == -2.0
     assert r.to_dtype(BOOL, math.nan) == 1.0 and r.to_dtype(BOOL, -0.0) == 0.0
     ev = r.evaluate
-    assert ev(ISA["ADD"], I32_MAX, 1, 0, True) == I32_MIN
-    assert ev(ISA["FLOORDIV"], -7, 2, 0, True) == -4 and ev(ISA["FLOORDIV"], 3, 0, 0, True) == 0
-    assert ev(ISA["MOD"], -7, 2, 0, True) == 1 and ev(ISA["MOD"], -7.0, 2.0, 0, False) == 1.0
+    assert ev(ISA["ADD"], I32_MAX, 1, 0, True, I32) == I32_MIN
+    assert ev(ISA["FLOORDIV"], -7, 2, 0, True, I32) == -4 and ev(ISA["FLOORDIV"], 3, 0, 0, True, I32) == 0
+    assert ev(ISA["MOD"], -7, 2, 0, True, I32) == 1 and ev(ISA["MOD"], -7.0, 2.0, 0, False, F32) == 1.0
     # shifts by 32 or more (or negative) give 0, or -1 for a negative x >> n, as numpy
-    assert ev(ISA["SHR"], -8, 33, 0, True) == -1 and ev(ISA["SHL"], 1, 32, 0, True) == 0
-    assert ev(ISA["SHR"], -8, 2, 0, True) == -2 and ev(ISA["INV"], 0, 0, 0, True) == -1
-    assert math.isnan(ev(ISA["MIN"], math.nan, 1.0, 0, False))
+    assert ev(ISA["SHR"], -8, 33, 0, True, I32) == -1 and ev(ISA["SHL"], 1, 32, 0, True, I32) == 0
+    assert ev(ISA["SHR"], -8, 2, 0, True, I32) == -2 and ev(ISA["INV"], 0, 0, 0, True, I32) == -1
+    assert math.isnan(ev(ISA["MIN"], math.nan, 1.0, 0, False, F32))
+    # the tile multiply-adds round the product to the dtype first: (1 + 2^-10)^2 = 1 + 2^-9 + 2^-20
+    # is 1 + 2^-9 in float16 (2^-20 is below half its ulp there, 2^-11), so adding -(1 + 2^-9) gives 0;
+    # float32 holds the product exactly, and one rounding in float16 would give 2^-20 (subnormal)
+    x = 1 + 2.0**-10
+    assert ev(ISA["TMULADDDST"], x, x, -(1 + 2.0**-9), False, F16) == 0.0
+    assert ev(ISA["TMULADDDST"], x, x, -(1 + 2.0**-9), False, F32) == 2.0**-20
 
 
 def test_every_executed_instruction_is_covered():

@@ -34,8 +34,9 @@ def _round(x, dt):
 
 @pytest.mark.parametrize("dt", ["float32", "float16"])
 def test_fused_ops_read_their_destination_after_its_load(make_kernels, dt):
-    """Each op rounds once from float64 (a fused multiply-add), both vector cores at once;
-    the TAXPY's dst is the TLOAD's, so in auto mode it starts after the load completes."""
+    """Each multiply-add rounds its product to the dtype, then the sum (pto-isa's CPU simulator
+    and on-device goldens), both vector cores at once; the TAXPY's dst is the TLOAD's, so in
+    auto mode it starts after the load completes."""
     npdt = np.dtype(dt)
     mod = make_kernels(CHAIN.format(rows=ROWS, cols=COLS, n=ROWS * COLS, dt=dt))
     rng = np.random.default_rng(3)
@@ -48,10 +49,10 @@ def test_fused_ops_read_their_destination_after_its_load(make_kernels, dt):
     got = np.empty_like(a)
     pto.memcpy_d2h(got, dO)
     x, y = a.astype(np.float64), b.astype(np.float64)
-    d = _round(0.5 * y + x, npdt)
-    d = _round(x * y + d, npdt)
-    d = _round(x * d + y, npdt)
-    d = _round(np.maximum(y * d + x, 0.0), npdt)
+    d = _round(_round(0.5 * y, npdt) + x, npdt)
+    d = _round(_round(x * y, npdt) + d, npdt)
+    d = _round(_round(x * d, npdt) + y, npdt)
+    d = _round(np.maximum(_round(y * d, npdt) + x, 0.0), npdt)
     d = _round(np.maximum(d - y, 0.0), npdt)
     np.testing.assert_array_equal(got.astype(np.float64), d)
     for unit in (1, 2):

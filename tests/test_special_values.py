@@ -342,20 +342,27 @@ TILE = {
     "TPOWS": ("pto.tpows(d, s, SCALAR, N)", lambda a, s: c_pow(a, s), ("float32",)),
     # dst is read too: d first holds t (b) or, for TAXPY, s (a); x * 1 copies every value
     "TMULADDDST": ("pto.tmuls(d, t, 1, N)\n    pto.tmuladddst(d, s, t, N)",
-                   lambda a, b: f64(a) * b + b, ("float32", "float16")),
+                   lambda a, b: product(a, b) + b, ("float32", "float16")),
     "TFUSEDMULADD": ("pto.tmuls(d, t, 1, N)\n    pto.tfusedmuladd(d, s, t, N)",
-                     lambda a, b: f64(a) * b + b, ("float32", "float16")),
+                     lambda a, b: product(a, b) + b, ("float32", "float16")),
     "TFUSEDMULADDRELU": ("pto.tmuls(d, t, 1, N)\n    pto.tfusedmuladdrelu(d, s, t, N)",
-                         lambda a, b: relu(f64(a) * b + b), ("float32", "float16")),
-    "TAXPY": ("pto.tmuls(d, s, 1, N)\n    pto.taxpy(d, s, SCALAR, N)", lambda a, s: f64(s) * a + a,
+                         lambda a, b: relu(product(a, b) + b), ("float32", "float16")),
+    "TAXPY": ("pto.tmuls(d, s, 1, N)\n    pto.taxpy(d, s, SCALAR, N)", lambda a, s: product(s, a) + a,
               ("float32", "float16")),
     "TEXPANDS": ("pto.texpands(d, SCALAR, N)", lambda a, s: np.full_like(a, s), ("float32", "float16", "int32")),
 }
 
 
 def f64(x):
-    """x in float64: the fused ops round once, from the float64 result, like the executors."""
+    """x in float64."""
     return np.asarray(x, dtype=np.float64)
+
+
+def product(x, y):
+    """x * y rounded to x's dtype, in float64: the tile multiply-adds round their product to the
+    dtype before the add (isa/40_fused_scalar.toml), so 65504 * 2 is inf in float16 whatever
+    is added to it; the sum is then rounded once more, by the caller's astype."""
+    return f64(f64(x) * y).astype(np.asarray(x).dtype).astype(np.float64)
 
 
 def relu(x):

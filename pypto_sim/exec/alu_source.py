@@ -36,11 +36,13 @@ def generate_alu_source() -> str:
     """The generated module's complete source for the current ISA table."""
     isa = load_isa()
     out = [_HEADER]
-    for kind, attr, default in (("float", "float_expr", "np.nan"), ("int", "int_expr", "0")):
+    for kind, attr, default, params, doc in (
+            ("float", "float_expr", "np.nan", "dt", "dt: the result's dtype code, read by an "
+             "expression that rounds an intermediate, round_to(dt, a * b)"),
+            ("int", "int_expr", "0", "bits=32", "bits: the operands' width, 64 for int64 words")):
         out.append('\n\n@njit(cache=True, error_model="numpy")\n')
-        out.append(f"def alu_{kind}(op, a, b, c, bits=32):\n")
-        out.append(f"    \"\"\"Scalar {kind} semantics of every ALU instruction, by opcode (bits: the "
-                   f"operands' width, 64 for int64 words).\"\"\"\n")
+        out.append(f"def alu_{kind}(op, a, b, c, {params}):\n")
+        out.append(f"    \"\"\"Scalar {kind} semantics of every ALU instruction, by opcode ({doc}).\"\"\"\n")
         for spec in isa.specs:
             expr = getattr(spec, attr)
             if expr and spec.family in ALU_FAMILIES:

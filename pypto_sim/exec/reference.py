@@ -83,10 +83,10 @@ def exec_alu(spec, pc, code, imm, regs, mask):
             regs[d, lane] = cast_word(dt, a, int_sem == INT_SEM_INT64)
         elif int_sem == INT_SEM_INT64:
             a, b, c = (dtypes.value_of(w, dtypes.int64) for w in (a, b, c))
-            r = evaluate(spec, a, b, c, int_sem)
+            r = evaluate(spec, a, b, c, int_sem, dt)
             regs[d, lane] = dtypes.word_of(r, dtypes.BY_CODE[dt]) if dt == dtypes.int64.code else float(r)
         else:
-            regs[d, lane] = to_dtype(dt, evaluate(spec, a, b, c, int_sem == INT_SEM_INT32))
+            regs[d, lane] = to_dtype(dt, evaluate(spec, a, b, c, int_sem == INT_SEM_INT32, dt))
     return ST_OK
 
 
@@ -218,7 +218,7 @@ def exec_fma_store(spec, pc, code, imm, regs, mask, tbase, tcount, tbytes, secto
     int_sem = code[pc, C_AUX + 1] == 1
     for lane in lanes(mask, code[pc, C_UNIFORM] == 1):
         a, b, c = (source(code, imm, regs, pc, j, lane) for j in (1, 2, 3))
-        regs[d, lane] = to_dtype(dt, evaluate(spec, a, b, c, int_sem))
+        regs[d, lane] = to_dtype(dt, evaluate(spec, a, b, c, int_sem, dt))
     return gather_store(spec, pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx,
                         pend_val, info, value_reg=d)
 
@@ -246,9 +246,9 @@ def exec_atomic(spec, pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1,
         b, c = source(code, imm, regs, pc, 1, lane), source(code, imm, regs, pc, 2, lane)
         if dt == dtypes.int64.code:      # the words' int64 values; the result's bits
             values = (dtypes.value_of(w, dtypes.int64) for w in (old, b, c))
-            new = dtypes.word_of(evaluate(spec, *values, INT_SEM_INT64), dtypes.int64)
+            new = dtypes.word_of(evaluate(spec, *values, INT_SEM_INT64, dt), dtypes.int64)
         else:
-            new = to_dtype(dt, evaluate(spec, old, b, c, is_int))
+            new = to_dtype(dt, evaluate(spec, old, b, c, is_int, dt))
         write(mem, to_hbm, addr, dt, new)
         regs[d, lane] = old
         pend_idx[len(touched)] = addr

@@ -80,7 +80,7 @@ def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
         y = scalar if use_scalar else (l1[b + e] if b >= 0 else 0.0)
         old = float(l1[dst + e])
         c = old if not is_int else (old if math.isfinite(old) else 0.0)
-        out.append(to_dtype(dt, evaluate(spec, l1[a + e], y, c, is_int)))
+        out.append(to_dtype(dt, evaluate(spec, l1[a + e], y, c, is_int, dt)))
     l1[dst:dst + count] = out
 
 
@@ -100,7 +100,7 @@ def _fold(op, l1, dst, src, rows, cols, init, dt, per_col, spitch=0):
         for x in line[1:]:
             if not is_int and math.isnan(acc) and math.isnan(x):
                 continue          # two NaNs: the partial result's stays
-            acc = to_dtype(dt, evaluate(spec, acc, x, 0.0, is_int))
+            acc = to_dtype(dt, evaluate(spec, acc, x, 0.0, is_int, dt))
         out.append(to_dtype(dt, acc))
     l1[dst:dst + len(out)] = out
 
@@ -174,7 +174,7 @@ def tile_cmp(op, l1, dst, a, b, scalar, use_scalar, mode, rows, cols, mstride, d
     nbytes = (cols + 7) // 8
     for r in range(rows):
         bits = [evaluate(spec, l1[a + r * cols + c], scalar if use_scalar else l1[b + r * cols + c],
-                         mode, is_int) != 0 for c in range(cols)]
+                         mode, is_int, dt) != 0 for c in range(cols)]
         for w in range(nbytes):
             l1[dst + r * mstride + w] = float(sum(1 << k for k, on in enumerate(bits[8 * w:8 * w + 8]) if on))
 
@@ -190,7 +190,7 @@ def tile_sel(op, l1, dst, mask, a, b, scalar, use_scalar, rows, cols, mstride, m
         for c in range(cols):
             bit = (int(l1[mask + r * mstride + c // mb]) >> (c % mb)) & 1
             y = scalar if use_scalar else l1[b + r * cols + c]
-            out[r * cols + c] = to_dtype(dt, evaluate(spec, l1[a + r * cols + c], y, bit, is_int))
+            out[r * cols + c] = to_dtype(dt, evaluate(spec, l1[a + r * cols + c], y, bit, is_int, dt))
     l1[dst:dst + rows * cols] = out
 
 
@@ -256,7 +256,7 @@ def tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt, per_col):
     for line in lines:
         best, at = line[0], 0
         for j, x in enumerate(line[1:], start=1):
-            if evaluate(spec, x, best, 0.0, _integer(dt)):
+            if evaluate(spec, x, best, 0.0, _integer(dt), dt):
                 best, at = x, j
         out.append(float(at))
     step = 1 if per_col or dpitch <= 1 else dpitch
@@ -384,7 +384,7 @@ def _expand_op(op, l1, dst, a, v, rows, cols, dpitch, apitch, dt, per_col):
     for r in range(rows):
         for c in range(cols):
             y = l1[v + c] if per_col else l1[v + r]
-            out[r, c] = to_dtype(dt, evaluate(spec, l1[a + r * ap + c], y, 0.0, is_int))
+            out[r, c] = to_dtype(dt, evaluate(spec, l1[a + r * ap + c], y, 0.0, is_int, dt))
     for r in range(rows):
         l1[dst + r * dp:dst + r * dp + cols] = out[r]
 

@@ -82,10 +82,6 @@ class _LibmNumpy:
         return getattr(np, name)
 
 
-_EVAL_GLOBALS = {"__builtins__": {}, "np": _LibmNumpy(), "math": math, "abs": abs,
-                 "py_mod": py_mod, "py_floordiv": py_floordiv, "fused_fma": fused_fma}
-
-
 def wrap_int32(v):
     """Wrap a Python int to int32 two's complement."""
     return (int(v) - INT32_MIN) % 2**32 + INT32_MIN
@@ -240,15 +236,21 @@ def round_mode(dt, x, mode):
     return lo if _last_bit(dt, lo) else hi
 
 
+_EVAL_GLOBALS = {"__builtins__": {}, "np": _LibmNumpy(), "math": math, "abs": abs,
+                 "py_mod": py_mod, "py_floordiv": py_floordiv, "fused_fma": fused_fma,
+                 "round_to": to_dtype}
+
+
 @functools.lru_cache(maxsize=None)
 def _compiled(text):
     return compile(text, "<isa expression>", "eval")
 
 
-def evaluate(spec, a, b, c, int_sem):
+def evaluate(spec, a, b, c, int_sem, dt):
     """One lane of spec's scalar semantics, unrounded: the table's int or float expression
     (int_sem: ir.program's INT_SEM_*; a true int_sem other than INT_SEM_INT64 wraps to int32;
-    an INT_SEM_INT64 caller passes the operands' values, not their words).
+    an INT_SEM_INT64 caller passes the operands' values, not their words; dt: the result's
+    dtype code, read by a float expression that rounds an intermediate, round_to(dt, a * b)).
 
     An instruction without the requested expression has no defined result; like the numba
     executor it gives 0 (int) or NaN (float). The compiler never emits that.
@@ -262,6 +264,6 @@ def evaluate(spec, a, b, c, int_sem):
         return wrap(eval(_compiled(spec.int_expr), _EVAL_GLOBALS, env))
     if spec.float_expr is None:
         return math.nan
-    env = {"a": np.float64(a), "b": np.float64(b), "c": np.float64(c)}
+    env = {"a": np.float64(a), "b": np.float64(b), "c": np.float64(c), "dt": dt}
     with np.errstate(all="ignore"):
         return float(eval(_compiled(spec.float_expr), _EVAL_GLOBALS, env))

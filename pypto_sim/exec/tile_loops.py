@@ -2,7 +2,7 @@
 expressions (part of the generated ALU module, exec/alu_source.py).
 
 tile_elementwise, _expand_op (exec/compiled/tiles.py) and _fold (exec/compiled/reductions.py)
-compute every element as ``round_to(dt, alu_float(op, a, b, c))``: the opcode is decided per element through the
+compute every element as ``round_to(dt, alu_float(op, a, b, c, dt))``: the opcode is decided per element through the
 table's chain of expressions and the dtype per element in round_to. The functions generated
 here do the same arithmetic with the decisions taken once per tile: one loop per opcode with
 its expression inlined, and for float32 the rounding inlined (``np.float64(np.float32(x))``,

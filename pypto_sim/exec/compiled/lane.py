@@ -154,7 +154,7 @@ def exec_fma_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pen
             r = wrap_i32(alu_int(op, np.int64(a), np.int64(b), np.int64(c)))
             regs[d, lane] = round_to(dt, np.float64(r))
         else:
-            regs[d, lane] = round_to(dt, alu_float(op, a, b, c))
+            regs[d, lane] = round_to(dt, alu_float(op, a, b, c, dt))
     return gather_store(pc, code, imm, regs, mask, tbase, tcount, tbytes, sector, pend_idx,
                         pend_val, d, info)
 

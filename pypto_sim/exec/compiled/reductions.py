@@ -37,7 +37,7 @@ def _fold_generic(op, l1, src, rows, cols, sp, init, dt, per_col, out):
             if INT_SEM[dt] == 1:
                 acc = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(acc), np.int64(x), 0))))
             elif not (acc != acc and x != x):    # two NaNs: the partial result's stays
-                acc = round_to(dt, alu_float(op, acc, x, 0.0))
+                acc = round_to(dt, alu_float(op, acc, x, 0.0, dt))
         out[i] = round_to(dt, acc)
 
 
@@ -121,7 +121,7 @@ def tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt, per_col):
             if INT_SEM[dt] == 1:
                 hit = alu_int(op, np.int64(x), np.int64(best), 0) != 0
             else:
-                hit = alu_float(op, x, best, 0.0) != 0.0
+                hit = alu_float(op, x, best, 0.0, dt) != 0.0
             if hit:
                 best = x
                 out[i] = j

@@ -44,7 +44,7 @@ def exec_atomic(pc, code, imm, regs, mask, hbm, tbase, tcount, tbytes, l1, secto
         elif dt == DT_INT64:                         # int64 words are their bits; int64 wraps
             new = bits_f64(np.int64(alu_int(op, f64_bits(old), f64_bits(b), f64_bits(c), 64)))
         else:
-            new = round_to(dt, alu_float(op, old, b, c))
+            new = round_to(dt, alu_float(op, old, b, c, dt))
         if to_hbm:
             gm_store(hbm, w, dt, new)
         else:

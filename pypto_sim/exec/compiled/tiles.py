@@ -288,7 +288,7 @@ def tile_elementwise(op, l1, dst, a, b, scalar, use_scalar, count, dt):
                 c = np.int64(old) if math.isfinite(old) else np.int64(0)
                 out[e] = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(l1[a + e]), np.int64(y), c))))
             else:
-                out[e] = round_to(dt, alu_float(op, l1[a + e], y, old))
+                out[e] = round_to(dt, alu_float(op, l1[a + e], y, old, dt))
     for e in range(count):
         l1[dst + e] = out[e]
 
@@ -306,7 +306,7 @@ def tile_cmp(op, l1, dst, a, b, scalar, use_scalar, mode, rows, cols, mstride, d
             if INT_SEM[dt] == 1:
                 hit = alu_int(op, np.int64(x), np.int64(y), np.int64(mode)) != 0
             else:
-                hit = alu_float(op, x, y, np.float64(mode)) != 0.0
+                hit = alu_float(op, x, y, np.float64(mode), dt) != 0.0
             if hit:
                 out[r * nbytes + c // 8] += np.float64(1 << (c % 8))
     for r in range(rows):
@@ -329,7 +329,7 @@ def tile_sel(op, l1, dst, mask, a, b, scalar, use_scalar, rows, cols, mstride, m
             if INT_SEM[dt] == 1:
                 out[r * cols + c] = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), bit))))
             else:
-                out[r * cols + c] = round_to(dt, alu_float(op, x, y, np.float64(bit)))
+                out[r * cols + c] = round_to(dt, alu_float(op, x, y, np.float64(bit), dt))
     for e in range(rows * cols):
         l1[dst + e] = out[e]
 
@@ -400,7 +400,7 @@ def _expand_op(op, l1, dst, a, v, rows, cols, dpitch, apitch, dt, per_col):
                 if INT_SEM[dt] == 1:
                     out[r * cols + c] = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), 0))))
                 else:
-                    out[r * cols + c] = round_to(dt, alu_float(op, x, y, 0.0))
+                    out[r * cols + c] = round_to(dt, alu_float(op, x, y, 0.0, dt))
     for r in range(rows):
         for c in range(cols):
             l1[dst + r * dp + c] = out[r * cols + c]
