@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
+from engine_compare import both_executors, dev_array, tensor_values
 
 ROWS, COLS = 16, 64
 
@@ -77,3 +78,47 @@ def fill(O):
     got = np.empty(256, np.float16)
     pto.memcpy_d2h(got, out)
     assert (got == np.float16(1 / 3)).all()
+
+
+MIXED_AXPY = '''
+@pto.kernel
+def axpy(S, D, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            src = pto.alloc_tile(16, 16, pto.float16, loc=pto.Vec)
+            dst = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
+            pto.tload(src, S)
+            pto.tload(dst, D)
+            pto.taxpy(dst, src, 3.0)
+            pto.tstore(O, dst)
+'''
+
+
+def test_taxpy_takes_a_float16_source_into_a_float32_destination(make_kernels):
+    """TAXPY_IMPL (A2/A3 TAxpy.hpp) lets a float dst take a half src and half scalar, and vaxpy then
+    computes in float. src = float16(0.1) = 1638 / 16384 = 0.0999755859375, scalar 3: the product
+    4914 / 16384 = 0.2999267578125 is exact in float32, and dst = 1 + it = 1.2999267578125 (its 13
+    fraction bits fit float32's 23; float16 would round it to 1.2998046875). In every executor and
+    mode."""
+    mod = make_kernels(MIXED_AXPY)
+    S = dev_array(np.full(256, 0.1, np.float16), pto.float16)
+    D = dev_array(np.ones(256, np.float32), pto.float32)
+    O = dev_array(np.zeros(256, np.float32), pto.float32)
+    want = np.full(256, 1.2999267578125, np.float32)
+    for (mode, ex), words in both_executors(mod.axpy, (1,), (S, D, O)).items():
+        got = tensor_values(words, O)
+        np.testing.assert_array_equal(got, want, err_msg=f"{mode}, {ex}")
+    pto.launch(mod.axpy, grid=(1,), args=(S, D, O), check="all")   # the sanitizers find nothing
+    pto.sync()
+
+
+def test_taxpy_refuses_a_float16_destination_over_a_float32_source(make_kernels):
+    """The other mix is not A2/A3's: "The data type of dst must be consistent with src or dst is
+    float while src is half" (TAxpy.hpp's static_assert), so it is a compile error naming both."""
+    swapped = MIXED_AXPY.replace("pto.float16", "pto.HALF").replace("pto.float32", "pto.float16") \
+        .replace("pto.HALF", "pto.float32")
+    kernel = make_kernels(swapped).axpy
+    args = tuple(pto.alloc_tensor(n, dt) for n, dt in ((1024, pto.float32), (512, pto.float16), (512, pto.float16)))
+    refusal = r"taxpy .*float32 over float16.*got float16, float32 \(tiles dst, src\)"
+    with pytest.raises(pto.CompileError, match=refusal):
+        kernel.program_for(args)

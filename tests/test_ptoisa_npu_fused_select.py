@@ -28,8 +28,6 @@ Differences from the kernels as written:
 
 Left out (the set OPEN below; pypto_sim differs from the on-device golden or does not build the form;
 reported, not fitted):
-- TAXPYTest.case7 - case9 (float dst, half src): A2/A3 takes them (include/pto/npu/a2a3/TAxpy.hpp
-  lines 131-133: dst float while src half), pypto_sim refuses tiles of two dtypes.
 - TSELTest.case7, case13 and TSELSTest's 32x672 (valid 666) cases: A2/A3 selects validCol elements
   a row (TSel.hpp / TSels.hpp: set_vector_mask(0, validCol), rows at each tile's RowStride);
   pypto_sim refuses a valid column count below the tile's for masks.
@@ -55,12 +53,9 @@ FLAGS_OUT = """pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
             pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)"""
 
 # Cases of the on-device suite this module leaves out, with why (each reported in docs/performance.md's
-# session-43 section): TAXPY with a
-# float32 dst over a float16 src (TAxpy.hpp lines 131-133), a mixed-dtype form pypto_sim does not
-# build; TSEL / TSELS over a valid region narrower than the tile or tiles of different shapes
+# session-43 section): TSEL / TSELS over a valid region narrower than the tile or tiles of different shapes
 # (TSel.hpp line 55, TSels.hpp lines 37 and 64-65), not built for the select family.
 OPEN = {
-    "TAXPYTest.case7", "TAXPYTest.case8", "TAXPYTest.case9",
     "TSELTest.case7", "TSELTest.case13",
     "TSELSTest.case_uint16_uint8_2x32_2x64_2x128_2x31", "TSELSTest.case_float_uint8_2x32_2x64_2x128_2x31",
     "TSELSTest.case_half_uint8_32x672_32x96_32x672_32x666", "TSELSTest.case_float_uint8_32x672_32x96_32x672_32x666",

@@ -176,13 +176,17 @@ class TileOperands:
                 self.require_value(v, node)
                 if isinstance(v, Val) and not v.uniform:
                     self.error(node, f"pto.{spec.builtin}: scalar must be uniform")
-                ops.append(self.operand(v, tiles[0].dtype, node))
+                # the scalar has the source's dtype (TAXPY_IMPL: TileDataSrc::DType scalar)
+                ops.append(self.operand(v, tiles[-1].dtype, node))
             else:
                 ops.append(self.uniform_int(v, node, f"pto.{spec.builtin}: {operand.name}"))
         dtype = tiles[0].dtype
-        if any(t.dtype != dtype for t in tiles) or dtype.name not in spec.dtypes:
-            self.error(node, f"pto.{spec.builtin} needs tiles of one dtype among {', '.join(spec.dtypes)}, "
-                             f"got {', '.join(str(t.dtype) for t in tiles)}")
+        sources = spec.source_dtypes_of(dtype.name)
+        if any(t.dtype.name not in sources for t in tiles[1:]) or dtype.name not in spec.dtypes:
+            mixed = "; ".join(f"{r} over {', '.join(s)}" for r, s in spec.source_dtypes)
+            self.error(node, f"pto.{spec.builtin} needs tiles of one dtype among {', '.join(spec.dtypes)}"
+                             f"{f' (or a {mixed} source)' if mixed else ''}, "
+                             f"got {', '.join(str(t.dtype) for t in tiles)} (tiles {', '.join(t.name for t in tiles)})")
         self.emit(spec.name, None, tuple(ops), dtype, node, aux=self.tile_aux())
         self.instrs[-1].comment = ", ".join(t.name for t in tiles)
 

@@ -41,7 +41,7 @@ DTYPE_NAMES = ("float32", "float16", "int32", "bool", "int8", "uint8", "int16", 
                "uint32", "float64", "int64")
 _REQUIRED = ("name", "opcode", "category", "family", "pipe", "operands", "result", "dtypes", "doc")
 _OPTIONAL = ("uniform_pipe", "float", "int", "builtin", "signature", "syntax", "init", "alias",
-             "alias_signature", "spaces", "reads_dst")
+             "alias_signature", "spaces", "reads_dst", "source_dtypes")
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,12 @@ class InstrSpec:
     alias_signature: str | None = None
     spaces: tuple = ()   # ((operand name, (space, ...)), ...): where typed tiles may live
     reads_dst: bool = False   # a tile_alu op whose expression reads dst's old value as `c`
+    source_dtypes: tuple = ()  # ((result dtype, (source dtype, ...)), ...): sources of another dtype
+
+    def source_dtypes_of(self, result: str) -> tuple:
+        """The dtypes a tile_alu instruction's source tiles may hold when its result (dst)
+        holds ``result``: that dtype, and any the record's source_dtypes adds."""
+        return (result,) + dict(self.source_dtypes).get(result, ())
 
     def accepted_spaces(self, operand: str):
         """The memory spaces a typed tile operand may be in (None: any; untyped tiles of the
@@ -207,6 +213,13 @@ def _parse_record(path: Path, rec: dict) -> InstrSpec:
         _fail(path, name, "an alias needs an alias_signature (and the other way round)")
     if "reads_dst" in rec and (rec["reads_dst"] not in (True, False) or rec["family"] not in ("tile_alu", "tile_mma")):
         _fail(path, name, "reads_dst is true or false, and only for tile_alu and tile_mma instructions")
+    mixed = rec.get("source_dtypes", {})
+    if not isinstance(mixed, dict) or (mixed and rec["family"] != "tile_alu"):
+        _fail(path, name, "source_dtypes is a table { result dtype = [source dtype, ...] }, for tile_alu instructions")
+    for result, sources in mixed.items():
+        if result not in rec["dtypes"] or not sources or any(d not in DTYPE_NAMES for d in sources):
+            _fail(path, name, f"source_dtypes.{result} = {sources!r}: the key must be one of its dtypes, "
+                              f"each source one of {DTYPE_NAMES}")
     spaces = rec.get("spaces", {})
     operand_names = {str(t).partition(":")[0] for t in rec["operands"]}
     if not isinstance(spaces, dict):
@@ -224,7 +237,8 @@ def _parse_record(path: Path, rec: dict) -> InstrSpec:
         int_expr=rec.get("int"), builtin=rec.get("builtin"), signature=rec.get("signature"),
         syntax=rec.get("syntax"), init=rec.get("init"), alias=rec.get("alias"),
         alias_signature=rec.get("alias_signature"),
-        spaces=tuple((k, tuple(v)) for k, v in spaces.items()), reads_dst=bool(rec.get("reads_dst", False)))
+        spaces=tuple((k, tuple(v)) for k, v in spaces.items()), reads_dst=bool(rec.get("reads_dst", False)),
+        source_dtypes=tuple((k, tuple(v)) for k, v in mixed.items()))
 
 
 def load_isa_from(directory: Path) -> Isa:
