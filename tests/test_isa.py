@@ -343,8 +343,8 @@ def test_isa_errors_name_the_file_and_instruction(tmp_path):
 
 def test_every_tile_family_names_its_operand_roles_by_the_records_names():
     """isa/tile_roles.py: every tile family that moves data has roles; in every record of it
-    the destination, the sources and the scratch tile (of the records that have one: TCOLSUM
-    among the column reductions) are tile operands (and together every tile operand the record has), the shape operands are values, a data candidate exists and a GM side is a
+    the destination, the sources, the outputs and the scratch tile (of the records that have one:
+    TCOLSUM among the column reductions) are tile operands (and together every tile operand the record has), the shape operands are values, a data candidate exists and a GM side is a
     pointer, so the decode by name (exec/aicore_tiles.py) finds what the positions held."""
     from pypto_sim.isa.tile_roles import FAMILY_ROLES, data_operand
     families = {s.family for s in ISA.specs if s.is_tile and s.family != "tile_sync"}
@@ -355,7 +355,7 @@ def test_every_tile_family_names_its_operand_roles_by_the_records_names():
             continue
         kinds = {o.name: o.kind for o in spec.value_operands}
         tiles = {n for n, k in kinds.items() if k == "tile"}
-        named = {roles.dst} - {None} | {n for n in (*roles.sources, roles.scratch) if n in kinds}
+        named = {roles.dst} - {None} | {n for n in (*roles.sources, roles.scratch, *roles.outputs) if n in kinds}
         assert named == tiles, f"{spec.name}: roles name {sorted(named)}, its tiles are {sorted(tiles)}"
         assert all(kinds.get(n) == "value" for n in roles.shape), f"{spec.name}: shape {roles.shape}"
         assert kinds[data_operand(spec)] == "tile", spec.name

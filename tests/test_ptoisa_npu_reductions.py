@@ -37,11 +37,11 @@ Left out (the set OPEN below), as pypto_sim does not build what A2/A3 accepts:
 src, which pypto_sim refused at first, are built: A2/A3's TRowReduceIdxOps.hpp lines 36-40 take
 uint32 / int32 indices and TColReduceIdx.hpp checks validCol only.)
 
+The value-and-index forms TROWARGMAX(dstVal, dstIdx, src, tmp) (trowargmax / trowargmin's other 28
+TEST_Fs each) and TCOLARGMAX(dstVal, dstIdx, src, tmp) (TCOLCMAXTest case001-093) are ported in
+tests/test_ptoisa_npu_arg_values.py.
+
 Not ported:
-- the value-and-index forms TROWARGMAX(dstVal, dstIdx, src, tmp) (trowargmax / trowargmin's
-  last 30 TEST_Fs, case_<TIdx>_<TVal>_<dstVal>_<dstIdx>_<src>_<tmp>_<valid>) and
-  TCOLARGMAX(val, idx, src, tmp) (TCOLCMAXTest case001-093): pto.trowargmax / tcolargmax write
-  the index only.
 - TROWEXPANDSUBTest / TROWEXPANDDIVTest case2, 4, 6, 8, 10, 12, 15, 18 (Row x Col larger than
   validRow x validCol): gen_data.py writes input1 and the golden densely (validRow x validCol)
   while the kernel reads and writes them at pitch Col, so the test's data do not describe its

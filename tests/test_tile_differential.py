@@ -911,7 +911,7 @@ def test_reductions_of_a_window_match_the_dense_reduction_of_its_words(ex, name)
                 args = [spec.opcode, "l1", dst, src, rows, cols, -1, -1, -1, sp, init, dt]
                 kernel, ref_kernel = "tile_col_reduce_tmp", "tile_col_reduce"
             else:
-                args = [spec.opcode, "l1", dst, src, rows, cols, dp, sp, dt]
+                args = [spec.opcode, "l1", dst, src, rows, cols, dp, sp, -1, 0, dt]
                 kernel = "tile_row_arg" if per_row else "tile_col_arg"
             got = run_both(ex, kernel, dict(l1=l1), args, f"{name} dt={dt_name} {rows}x{cols} pitch {sp}")["l1"]
             flat = np.concatenate([dense, np.zeros(outs)])
@@ -919,7 +919,7 @@ def test_reductions_of_a_window_match_the_dense_reduction_of_its_words(ex, name)
                 if fam in ("tile_reduce", "tile_col_reduce"):
                     getattr(reference, ref_kernel)(spec.opcode, flat, rows * cols, 0, rows, cols, init, dt)
                 else:
-                    reference.tile_arg_reduce(spec.opcode, flat, rows * cols, 0, rows, cols, 1, 0, dt,
+                    reference.tile_arg_reduce(spec.opcode, flat, rows * cols, 0, rows, cols, 1, 0, -1, 0, dt,
                                               fam == "tile_col_arg")
             assert_same(got[dst:dst + (outs - 1) * dp + 1:dp], flat[rows * cols:], f"{name} {rows}x{cols}")
 
@@ -978,8 +978,8 @@ def test_index_reductions_match_reference(ex, name):
             l1 = values(rng, L1_WORDS, dt)
             if trial % 2:                                  # many ties
                 l1[src:src + rows * cols] = rng.integers(-2, 3, rows * cols)
-            out = run_both(ex, "tile_arg_reduce", dict(l1=l1), [spec.opcode, "l1", dst, src, rows, cols, 1, 0, dt,
-                                                                 per_col], f"{name} dt={dt_name} {rows}x{cols}")
+            out = run_both(ex, "tile_arg_reduce", dict(l1=l1), [spec.opcode, "l1", dst, src, rows, cols, 1, 0, -1, 0,
+                                                                 dt, per_col], f"{name} dt={dt_name} {rows}x{cols}")
             if trial % 2:                                  # no NaN: numpy's first arg-extreme
                 grid = l1[src:src + rows * cols].reshape(rows, cols)
                 pick = np.argmax if name.endswith("MAX") else np.argmin
@@ -1006,7 +1006,8 @@ def test_index_reductions_over_nan_follow_pto_isas_cpu_simulation(ex, name, dt):
     33-40). Every compare with a NaN is false, so a NaN after the first element never wins,
     a NaN first keeps index 0 whatever follows, and an all-NaN line gives 0. The six lines of
     NAN_LINES are the rows of a 6 x 4 tile (TROWARG*) or the columns of a 4 x 6 tile
-    (TCOLARG*); the indices are worked by hand there."""
+    (TCOLARG*); the indices are worked by hand there. The value-and-index form (val >= 0)
+    writes the element at each index beside it: the NaN of a line that starts with one."""
     spec = ISA.by_name[name]
     per_col = spec.family == "tile_col_arg"
     grid = np.array([line for line, _max, _min in NAN_LINES], np.float64)
@@ -1016,10 +1017,13 @@ def test_index_reductions_over_nan_follow_pto_isas_cpu_simulation(ex, name, dt):
     want = np.array([imax if name.endswith("MAX") else imin for _line, imax, imin in NAN_LINES], np.float64)
     l1 = np.full(64, SENTINEL)
     l1[:rows * cols] = grid.ravel()
-    out = run_both(ex, "tile_arg_reduce", dict(l1=l1), [spec.opcode, "l1", 40, 0, rows, cols, 1, 0, dt, per_col],
-                   f"{name} over NaN")
+    out = run_both(ex, "tile_arg_reduce", dict(l1=l1), [spec.opcode, "l1", 40, 0, rows, cols, 1, 0, 50, 1, dt,
+                                                        per_col], f"{name} over NaN")
     assert_same(out["l1"][40:46], want, f"{name} dt={dt} over NaN")
-    assert_same(out["l1"][46:], np.full(18, SENTINEL), f"{name}: words after the indices")
+    kept = [line[int(k)] for (line, _max, _min), k in zip(NAN_LINES, want)]
+    assert_same(out["l1"][50:56], np.array(kept), f"{name} dt={dt}: the kept elements")
+    assert_same(out["l1"][46:50], np.full(4, SENTINEL), f"{name}: words between the indices and values")
+    assert_same(out["l1"][56:], np.full(8, SENTINEL), f"{name}: words after the values")
 
 
 def test_the_docs_give_the_nan_rule_the_executors_follow():

@@ -67,8 +67,10 @@ class TileLayout:
         self.named = {o.name: j for j, o in enumerate(self.spec.value_operands)}
         self.data = data_operand(self.spec)
         tile_slots = ctx.pc_tiles[pc]
-        self.slots = {n: (tile_slots[j] if j < len(tile_slots) else -1) for n, j in self.named.items()
-                      if n in (self.roles.dst, self.roles.scratch, *self.roles.sources)}
+        slot_of = {n: (tile_slots[j] if j < len(tile_slots) else -1) for n, j in self.named.items()}
+        self.slots = {n: slot for n, slot in slot_of.items()
+                      if n in (self.roles.dst, self.roles.scratch, *self.roles.sources)
+                      or (n in self.roles.outputs and slot >= 0)}    # an output not passed: -1
         self.static = {n: TileView(ctx.prog, slot) for n, slot in self.slots.items()
                        if slot >= 0 and ctx.prog.buffers[slot].rows}
         # every tile named by the operands (typed tiles always are): views, reads and writes
@@ -76,13 +78,15 @@ class TileLayout:
         self.tiles = self.tile_roles(self.static) if len(self.static) == len(self.slots) else None
 
     def tile_roles(self, view) -> tuple:
-        """(views by name, tiles read, tiles written, the data tile) for these views: a
-        scratch tile (pto-isa's tmp) other than dst is written too, after dst."""
+        """(views by name, tiles read, tiles written, the data tile) for these views: an
+        output the call passes (TROWARGMAX's val) and a scratch tile (pto-isa's tmp) other than
+        dst are written too, after dst."""
         dst = view.get(self.roles.dst)
         reads = [view[n] for n in self.roles.sources if n in view]
         if self.spec.reads_dst and dst is not None:
             reads.append(dst)
         writes = [dst] if dst is not None else []
+        writes += [view[n] for n in self.roles.outputs if n in view]
         tmp = view.get(self.roles.scratch)
         if tmp is not None and (tmp.slot, tmp.base) != (dst.slot, dst.base):
             writes.append(tmp)
@@ -272,12 +276,13 @@ class TileOp:
                                init, bias.base if bias is not None else 0, c.buf.dtype.code)
             return buf
         # vector families: the executor's kernel runs in place, so run it, keep what it wrote
-        # and put the destination's words back until the operation completes
-        lo, hi = self.writes[0].words()
-        saved = arr[lo:hi].copy()
+        # and put the words of every tile it writes back until the operation completes
+        spans = [w.words() for w in self.writes]
+        saved = [arr[lo:hi].copy() for lo, hi in spans]
         self.run()
-        result = arr[lo:hi].copy()
-        arr[lo:hi] = saved
+        result = [arr[lo:hi].copy() for lo, hi in spans]
+        for (lo, hi), words in reversed(list(zip(spans, saved))):     # dst's words last
+            arr[lo:hi] = words
         return result
 
     def write(self, result):
@@ -297,8 +302,9 @@ class TileOp:
             m, n, _k = self.mkn
             ex.tile_scatter(arr, c.base, c.pitch, result, m, n)
         else:
-            lo, hi = self.writes[0].words()
-            arr[lo:hi] = result
+            for w, words in zip(self.writes, result):
+                lo, hi = w.words()
+                arr[lo:hi] = words
 
     def run(self):
         """Compute the values at once (the functional runner; the vector families' kernels)."""

@@ -242,26 +242,32 @@ def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
     l1[dst:dst + drows * dcols] = grid.ravel()
 
 
-def tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt, per_col):
+def tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, val, vpitch, dt, per_col):
     """TROWARG* / TCOLARG*: along each row (column), a running best that starts at the first
     element and moves to a later one only when the table's compare (element, best) holds, as
     pto-isa's CPU simulation does (include/pto/cpu/TReduceIdx.hpp at 3186c381, lines 112-119
     and 160-168). Every compare with NaN is false: a NaN first keeps index 0 whatever follows,
     a later NaN never wins, an all-NaN line gives 0. src's rows spitch words apart (<= 0: cols);
-    TROWARG*'s results dpitch apart (<= 1: a column)."""
+    TROWARG*'s results dpitch apart (<= 1: a column). val >= 0: the kept elements into val
+    too, TROWARG*'s vpitch apart (<= 1: a column)."""
     spec = load_isa().by_opcode[int(op)]
     grid = _grid(l1, src, rows, cols, spitch)
     lines = grid.T if per_col else grid
-    out = []
+    out, kept = [], []
     for line in lines:
         best, at = line[0], 0
         for j, x in enumerate(line[1:], start=1):
             if evaluate(spec, x, best, 0.0, _integer(dt), dt):
                 best, at = x, j
         out.append(float(at))
+        kept.append(float(best))
     step = 1 if per_col or dpitch <= 1 else dpitch
     for i, x in enumerate(out):
         l1[dst + i * step] = x
+    if val >= 0:
+        step = 1 if per_col or vpitch <= 1 else vpitch
+        for i, x in enumerate(kept):
+            l1[val + i * step] = x
 
 
 def tile_trans(l1, dst, src, rows, cols, spitch, dpitch):
@@ -364,14 +370,16 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch):
         l1[dst:dst + len(out)] = out
 
 
-def tile_row_arg(op, l1, dst, src, rows, cols, dpitch, spitch, dt):
-    """TROWARGMAX / TROWARGMIN: the column index of each row's kept element."""
-    tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt, False)
+def tile_row_arg(op, l1, dst, src, rows, cols, dpitch, spitch, val, vpitch, dt):
+    """TROWARGMAX / TROWARGMIN: the column index of each row's kept element (and, val >= 0,
+    the element)."""
+    tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, val, vpitch, dt, False)
 
 
-def tile_col_arg(op, l1, dst, src, rows, cols, dpitch, spitch, dt):
-    """TCOLARGMAX / TCOLARGMIN: the row index of each column's kept element."""
-    tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt, True)
+def tile_col_arg(op, l1, dst, src, rows, cols, dpitch, spitch, val, vpitch, dt):
+    """TCOLARGMAX / TCOLARGMIN: the row index of each column's kept element (and, val >= 0,
+    the element)."""
+    tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, val, vpitch, dt, True)
 
 
 def _expand_op(op, l1, dst, a, v, rows, cols, dpitch, apitch, dt, per_col):

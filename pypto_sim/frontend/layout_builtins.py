@@ -144,17 +144,30 @@ def lower_ttrans(comp, node, args):
 
 
 # ---------------------------------------------------------------- index reductions
+# the index dtypes of the value-and-index forms, by the data's element size (TRowReduceIdxCheck,
+# TRowReduceIdxOps.hpp: 4-byte data int32 / uint32, 2-byte data also int16 / uint16; TColReduceIdxCheck,
+# TColReduceIdx.hpp: 4-byte int32 / uint32, 2-byte int16 / uint16 only)
+_VAL_FORM_INDICES = {("tile_row_arg", 4): (dtypes.int32, dtypes.uint32),
+                     ("tile_row_arg", 2): (dtypes.int16, dtypes.uint16, dtypes.int32, dtypes.uint32),
+                     ("tile_col_arg", 4): (dtypes.int32, dtypes.uint32),
+                     ("tile_col_arg", 2): (dtypes.int16, dtypes.uint16)}
+
+
 @LOWERINGS.family_lowering("tile_row_arg", "tile_col_arg", checks=(aicore_only,), per_builtin=True)
 def lower_arg_reduce(comp, node, args, builtin):
     """TROWARGMAX / TROWARGMIN into an int32 rows x 1 column, TCOLARGMAX / TCOLARGMIN into an
     int32 1 x cols row (TReduceIdx.hpp's checks: a Vec int32 index tile, one index a row or
-    a column of src)."""
+    a column of src); with val=, the value-and-index form, the kept elements into val too."""
     spec, call = builtin.specs[0], builtin.name
     dst, src = comp.typed_tiles(spec, node, args, ("dst", "src"))
     per_col = spec.family == "tile_col_arg"
     if src.dtype.name not in spec.dtypes:
         comp.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles, not {src.dtype}")
-    if dst.dtype not in (dtypes.int32, dtypes.uint32):      # TRowReduceIdxOps.hpp, TColReduceIdx.hpp
+    val = None
+    if args.get("val", NONE) is not NONE:
+        (val,) = comp.typed_tiles(spec, node, args, ("val",))
+        _check_value_tile(comp, node, call, spec, val, dst, src, per_col)
+    elif dst.dtype not in (dtypes.int32, dtypes.uint32):      # TRowReduceIdxOps.hpp, TColReduceIdx.hpp
         comp.error(node, f"pto.{call}: the index tile '{dst.name}' must be int32 or uint32, not {dst.dtype}")
     # the index tile: a RowMajor row (TCOLARG*: its first row, an index a column) or an R x 1
     # DN column or a RowMajor tile's first column (TROWARG*: an index a row), as A2/A3's
@@ -176,13 +189,52 @@ def lower_arg_reduce(comp, node, args, builtin):
         comp.match_valid(node, f"pto.{call}", dst, src, "rows", "\"Fix: TROWREDUCE input validRow must be "
                          "consistent with the output validRow.\", include/pto/npu/a2a3/TRowReduceOps.hpp")
     dpitch = 1 if dst.tile.layout == "col" else dst.tile.row_pitch
+    vpitch = 0 if val is None else 1 if val.tile.layout == "col" else val.tile.row_pitch
     ops = (comp._base(dst, node, call), comp._base(src, node, call),
            comp._int_operand(src.tile.valid_rows, node, "rows"),
            comp._int_operand(src.tile.valid_cols, node, "cols"),
            comp._int_operand(Const(dpitch, dtypes.int32), node, "dpitch"),
-           comp._int_operand(Const(src.tile.row_pitch, dtypes.int32), node, "spitch"))
+           comp._int_operand(Const(src.tile.row_pitch, dtypes.int32), node, "spitch"),
+           comp._base(val, node, call) if val is not None else comp._int_operand(Const(-1, dtypes.int32), node, "val"),
+           comp._int_operand(Const(vpitch, dtypes.int32), node, "vpitch"))
     comp.emit(spec.name, None, ops, src.dtype, node, aux=comp.tile_aux())
-    comp.instrs[-1].comment = f"{dst.name} <- {call[1:]}({src.name})"
+    comp.instrs[-1].comment = f"{dst.name}{f', {val.name}' if val is not None else ''} <- {call[1:]}({src.name})"
+
+
+def _check_value_tile(comp, node, call, spec, val, dst, src, per_col):
+    """The value-and-index form's checks (TRowReduceIdxCheck / TColReduceIdxCheck with a value
+    output): val holds src's dtype, one value where dst holds an index (a row's in an R x 1
+    column or a RowMajor tile's first column; a column's along a RowMajor row), and dst's index
+    dtype is one the data's element size allows (_VAL_FORM_INDICES)."""
+    where = "TRowReduceIdxOps.hpp" if not per_col else "TColReduceIdx.hpp"
+    allowed = _VAL_FORM_INDICES[(spec.family, src.dtype.itemsize)]
+    if dst.dtype not in allowed:
+        comp.error(node, f"pto.{call}: with val=, the index tile '{dst.name}' of {src.dtype} data must be "
+                         f"{' or '.join(d.name for d in allowed)}, not {dst.dtype} "
+                         f"(include/pto/npu/a2a3/{where})")
+    if val.dtype != src.dtype:
+        comp.error(node, f"pto.{call}: the value tile '{val.name}' holds {val.dtype} but '{src.name}' holds "
+                         f"{src.dtype}; it takes the kept elements themselves (\"DstVal data type must match "
+                         f"input type\", include/pto/npu/a2a3/{where})")
+    if val.name == dst.name:
+        comp.error(node, f"pto.{call}: val and dst are the same tile '{dst.name}'; the values and the "
+                         "indices go to two tiles", "allocate a tile of the data's dtype for the values")
+    vc = src.tile.valid_cols
+    width = int(vc.value) if isinstance(vc, Const) else src.tile.cols
+    if per_col:
+        if val.tile.layout != "row" or val.tile.cols < width:
+            comp.error(node, f"pto.{call}: '{val.name}' must be a RowMajor tile of at least {width} columns "
+                             f"(its first row takes a value a valid column of '{src.name}'), not "
+                             f"{val.tile.rows} x {val.tile.cols} {val.tile.layout}")
+        comp.match_valid(node, f"pto.{call}", val, src, "columns", "\"Fix: TColReduceOpsIdx input validCol "
+                         "must equal value output validCol\", include/pto/npu/a2a3/TColReduceIdx.hpp")
+    else:
+        if (val.tile.layout == "col" and val.tile.cols != 1) or val.tile.rows < src.tile.rows:
+            comp.error(node, f"pto.{call}: '{val.name}' must be a column of {src.tile.rows} (a value a row "
+                             f"of '{src.name}': rows x 1 with layout=pto.ColMajor, or a RowMajor tile's first "
+                             f"column), not {val.tile.rows} x {val.tile.cols}")
+        comp.match_valid(node, f"pto.{call}", val, src, "rows", "\"Fix: TROWREDUCE input validRow must be "
+                         "consistent with the output validRow.\", include/pto/npu/a2a3/TRowReduceOps.hpp")
 
 
 # ---------------------------------------------------------------- views: treshape, tsubview

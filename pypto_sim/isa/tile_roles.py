@@ -27,6 +27,8 @@ class FamilyRoles:
     but not TCOLMAX). windowed: the sources that may be a window whose rows lie further apart
     than its columns (pto.tsubview narrower than its tile), because an operand gives their row
     pitch (TFILLPAD's and TTRANS' spitch); a vector op's other tiles are runs of words.
+    outputs: tiles written besides dst when the call passes them (TROWARGMAX's val, the
+    value-and-index form); a call without one passes the immediate -1, which names no tile.
 
     What runs it, for a family whose values one kernel computes (the vector families but
     tile_alu, whose elementwise ops and conversions the ALU dispatch generated from the table
@@ -67,6 +69,7 @@ class FamilyRoles:
     bounded: bool = False
     scratch: str | None = None
     windowed: tuple = ()
+    outputs: tuple = ()
     kernel: str | None = None
     args: tuple = ()
     lane: bool = False
@@ -110,7 +113,7 @@ def _pairs(**named) -> tuple:
 
 _ROW_REDUCE = ("op", "l1", "dst", "src", "rows", "cols", "dpitch", "spitch", "init", "dt")
 _EXPAND_OP = ("op", "l1", "dst", "a", "v", "rows", "cols", "dpitch", "apitch", "dt")
-_ARG = ("op", "l1", "dst", "src", "rows", "cols", "dpitch", "spitch", "dt")
+_ARG = ("op", "l1", "dst", "src", "rows", "cols", "dpitch", "spitch", "val", "vpitch", "dt")
 _ONE = _pairs(scalar=1.0)      # a tile-scalar form's scalar, in the data dtype
 
 FAMILY_ROLES = {
@@ -164,10 +167,12 @@ FAMILY_ROLES = {
                                 args=("l1", "dst", "src", "real:pad", "rows", "cols", "spitch", "drows",
                                       "dcols"), operand_shapes=_pairs(dst="tile", src="tile"),
                                 bench_values=_pairs(pad="min")),
-    "tile_row_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), kernel="tile_row_arg",
+    "tile_row_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), outputs=("val",),
+                                kernel="tile_row_arg",
                                 args=_ARG, alu=True, operand_shapes=_pairs(dst="col", src="tile"),
                                 operand_dtypes=_pairs(dst="int32")),
-    "tile_col_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), kernel="tile_col_arg",
+    "tile_col_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), outputs=("val",),
+                                kernel="tile_col_arg",
                                 args=_ARG, alu=True, operand_shapes=_pairs(dst="row", src="tile"),
                                 operand_dtypes=_pairs(dst="int32")),
     "tile_trans": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp", windowed=("src",),

@@ -38,6 +38,12 @@ def replay_table(sim):
             rp[pc, ex.RP_WLO], rp[pc, ex.RP_WHI] = writes[0].words()
             if rp[pc, ex.RP_KIND] >= ex.RK_ELEM:
                 ranges.append(writes[0].words())
+            if len(writes) > 2:
+                raise AssertionError(f"{spec.name}: the replay keeps two written tiles, not {len(writes)}")
+            if len(writes) > 1:        # a vector op's second tile (val, a scratch tmp): pending too
+                ranges.append(writes[1].words())
+                rp[pc, ex.RP_LO2], rp[pc, ex.RP_HI2] = writes[1].words()
+                rp[pc, ex.RP_SIZE] += writes[1].words()[1] - writes[1].words()[0]
         rp[pc, ex.RP_NR] = len(ranges)
         if ranges:
             rr[pc, :len(ranges)] = ranges
@@ -242,7 +248,8 @@ def _operand_buffers(sim, mma):
 def _written_words(rp, ex):
     """The [lo, hi) ranges of unit memory any operation writes, merged (a reused block memory
     is zeroed there only: nothing writes elsewhere, so the rest stays zero)."""
-    spans = sorted((int(lo), int(hi)) for lo, hi in rp[:, [ex.RP_WLO, ex.RP_WHI]].tolist() if hi > lo)
+    pairs = rp[:, [ex.RP_WLO, ex.RP_WHI]].tolist() + rp[:, [ex.RP_LO2, ex.RP_HI2]].tolist()
+    spans = sorted((int(lo), int(hi)) for lo, hi in pairs if hi > lo)
     merged = []
     for lo, hi in spans:
         if merged and lo <= merged[-1][1]:

@@ -102,18 +102,22 @@ def tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, spitch, dt)
 
 
 @njit(cache=True, error_model="numpy")
-def tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt, per_col):
+def tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, val, vpitch, dt, per_col):
     """TROWARG* (per_col False): dst[r] = the column index of the element of row r the table's
     compare keeps; TCOLARG* (per_col True): dst[c] = the row index in column c. An element
     replaces the best so far only when compare(element, best) holds, so the first of equals
     wins, a later NaN never does, and a NaN first keeps index 0 whatever follows (every
     compare with it is false): pto-isa's CPU simulation, include/pto/cpu/TReduceIdx.hpp at
     3186c381, lines 112-119 (by column) and 160-168 (by row). Indices are int32 words. src's
-    rows lie spitch words apart (<= 0: cols); TROWARG*'s results dpitch apart (<= 1: a column)."""
+    rows lie spitch words apart (<= 0: cols); TROWARG*'s results dpitch apart (<= 1: a column).
+    val >= 0 (the value-and-index form): the kept element itself into val too, TROWARG*'s
+    vpitch words apart (<= 1: a column), TCOLARG*'s along val's first row."""
     sp = row_pitch(spitch, cols)
     dp = 1 if dpitch <= 1 or per_col else dpitch
+    vp = 1 if vpitch <= 1 or per_col else vpitch
     n_out, n_in = (cols, rows) if per_col else (rows, cols)
     out = np.zeros(n_out, np.float64)
+    kept = np.empty(n_out, np.float64)
     for i in range(n_out):
         best = l1[src + i] if per_col else l1[src + i * sp]
         for j in range(1, n_in):
@@ -125,17 +129,23 @@ def tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt, per_col):
             if hit:
                 best = x
                 out[i] = j
+        kept[i] = best
     for i in range(n_out):
         l1[dst + i * dp] = out[i]
+    if val >= 0:
+        for i in range(n_out):
+            l1[val + i * vp] = kept[i]
 
 
 @njit(cache=True, error_model="numpy")
-def tile_row_arg(op, l1, dst, src, rows, cols, dpitch, spitch, dt):
-    """TROWARGMAX / TROWARGMIN: dst[r] = the column index row r's compare keeps."""
-    tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt, False)
+def tile_row_arg(op, l1, dst, src, rows, cols, dpitch, spitch, val, vpitch, dt):
+    """TROWARGMAX / TROWARGMIN: dst[r] = the column index row r's compare keeps (val[r] = the
+    element, when val >= 0)."""
+    tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, val, vpitch, dt, False)
 
 
 @njit(cache=True, error_model="numpy")
-def tile_col_arg(op, l1, dst, src, rows, cols, dpitch, spitch, dt):
-    """TCOLARGMAX / TCOLARGMIN: dst[c] = the row index column c's compare keeps."""
-    tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt, True)
+def tile_col_arg(op, l1, dst, src, rows, cols, dpitch, spitch, val, vpitch, dt):
+    """TCOLARGMAX / TCOLARGMIN: dst[c] = the row index column c's compare keeps (val[c] = the
+    element, when val >= 0)."""
+    tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, val, vpitch, dt, True)

@@ -29,7 +29,7 @@ from .gm_layout import C0_BYTES, ND, scatter_window, tile_to_window
 RP_KIND = 0          # RK_*
 RP_OP = 1            # the opcode
 RP_DT = 2            # the instruction's dtype code (C_DTYPE)
-RP_LO = 3            # a vector op's destination words [lo, hi)
+RP_LO = 3            # a vector op's destination words [lo, hi) (RP_LO2: a second tile it writes)
 RP_HI = 4
 RP_SLOT = 5          # a GM transfer's tensor slot
 RP_SBASE = 6         # the tile read (store, move) / a matmul's a
@@ -49,7 +49,9 @@ RP_NJ = 9
 RP_WLO = RP_J + RP_NJ    # the words of its unit's memory it writes [lo, hi) (a store: none)
 RP_WHI = RP_WLO + 1
 RP_NR = RP_WLO + 2       # how many ranges of its unit's memory it reads (rr[pc, :RP_NR])
-N_RP = RP_WLO + 3
+RP_LO2 = RP_WLO + 3      # a vector op's second tile written [lo, hi) (val, a scratch tmp; [0, 0): none)
+RP_HI2 = RP_WLO + 4
+N_RP = RP_WLO + 5
 
 # replay kinds: the families the loop runs itself, then one per family one kernel runs
 # (RK_FAMILY + its number in isa.tile_roles.KERNEL_FAMILIES; family_dispatch.family_kernel)
@@ -264,6 +266,7 @@ def replay_deferrable(order, n, lg_i, rp, rr, tbase, defer):
                         defer[j] = 0
             continue
         lo, hi = rp[pc, RP_WLO], rp[pc, RP_WHI]
+        lo2, hi2 = rp[pc, RP_LO2], rp[pc, RP_HI2]
         block, side = lg_i[i, LG_BLOCK], lg_i[i, LG_G] % 3 >= 2
         for q in range(n_live):
             j = live[q]
@@ -271,7 +274,7 @@ def replay_deferrable(order, n, lg_i, rp, rr, tbase, defer):
                 continue
             pj = lg_i[j, LG_PC]
             for t in range(rp[pj, RP_NR]):
-                if rr[pj, t, 0] < hi and lo < rr[pj, t, 1]:
+                if (rr[pj, t, 0] < hi and lo < rr[pj, t, 1]) or (rr[pj, t, 0] < hi2 and lo2 < rr[pj, t, 1]):
                     defer[j] = 0
 
 
@@ -401,10 +404,15 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
                     return RS_BLAS
             else:                                     # a vector op, run in place and undone
                 lo, hi = rp[pc, RP_LO], rp[pc, RP_HI]
-                saved[:hi - lo] = l1[lo:hi]
+                lo2, hi2 = rp[pc, RP_LO2], rp[pc, RP_HI2]
+                n1 = hi - lo
+                saved[:n1] = l1[lo:hi]
+                saved[n1:n1 + hi2 - lo2] = l1[lo2:hi2]
                 replay_vector(rp, rf, pc, vrow, l1)
-                out[:hi - lo] = l1[lo:hi]
-                l1[lo:hi] = saved[:hi - lo]
+                out[:n1] = l1[lo:hi]
+                out[n1:n1 + hi2 - lo2] = l1[lo2:hi2]
+                l1[lo2:hi2] = saved[n1:n1 + hi2 - lo2]    # the second tile, then dst: dst's words last
+                l1[lo:hi] = saved[:n1]
             rs[RS_FREE_P] -= 1
             pend_of[i] = slot
         else:                                         # ---- the write, at the completion
@@ -435,7 +443,9 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
                              _rv(vrow, rp[pc, RP_J + 1]))
             else:
                 lo, hi = rp[pc, RP_LO], rp[pc, RP_HI]
+                lo2, hi2 = rp[pc, RP_LO2], rp[pc, RP_HI2]
                 l1[lo:hi] = res[:hi - lo]
+                l1[lo2:hi2] = res[hi - lo:hi - lo + hi2 - lo2]
             if not defer[i]:
                 free_p[rs[RS_FREE_P]] = slot
                 rs[RS_FREE_P] += 1
