@@ -255,16 +255,40 @@ def test_a_run_time_region_needs_a_stride_and_whole_blocks(make_kernels):
 @pytest.mark.parametrize("dtype, layout, message", [
     ("float16", "pto.DN", "the fixpipe writes an Acc tile to GM as ND or NZ, not DN"),
     ("float16", "pto.FRACTAL_Z", "the fixpipe writes an Acc tile to GM as ND or NZ, not FRACTAL_Z"),
-    ("float32", "pto.NZ", "an Acc tile stored as float32 NZ is written in 16-element blocks"),
 ])
-def test_the_fixpipe_stores_nd_or_two_byte_nz_only(make_kernels, dtype, layout, message):
-    """pto-isa's fixpipe stores Acc as ND or NZ (TStore.hpp), and a 4-byte NZ there has
-    16-element blocks, not this NZ's 32 bytes: each other case is a compile error."""
+def test_the_fixpipe_stores_nd_or_nz_only(make_kernels, dtype, layout, message):
+    """pto-isa's fixpipe stores Acc as ND or NZ (TStore.hpp): another layout is a compile error."""
     src = MATMUL.replace("pto.tstore(C, acc, layout=pto.NZ)", f"pto.tstore(C, acc, layout={layout})") \
         .replace("LAYOUT_B", "ND")
     C = pto.alloc_tensor(16 * 32 * 4, getattr(pto, dtype))
     with pytest.raises(CompileError, match=message):
         make_kernels(src).k.program_for((pto.alloc_tensor(1024, pto.float16), pto.alloc_tensor(2048, pto.float16), C))
+
+
+def test_a_float32_nz_store_from_acc_is_the_fixpipes_channel_split(make_kernels):
+    """A float32 Acc stored as float32 NZ: TStoreAccNz2nz turns channel split on when the NZ's
+    last dimension is 8, writing 8-element (32-byte) blocks, which is this NZ for a 4-byte dtype:
+    C's block j holds columns 8j..8j+7 row after row (four blocks for 32 columns)."""
+    rng = np.random.default_rng(5)
+    a = rng.integers(-3, 4, (16, 32)).astype(np.float16)
+    b = rng.integers(-3, 4, (32, 32)).astype(np.float16)
+    mod = make_kernels(MATMUL.replace("LAYOUT_B", "ND"))
+    A, B = dev_array(a, pto.float16), dev_array(b, pto.float16)
+    C = pto.alloc_tensor(16 * 32 * 4, pto.float32)
+    c = a.astype(np.float32) @ b.astype(np.float32)
+    want = np.concatenate([c[:, 8 * j:8 * j + 8].ravel() for j in range(4)])
+    for key, image in both_executors(mod.k, (1, 1, 1), (A, B, C)).items():
+        np.testing.assert_array_equal(image[C.alloc.byte_addr:C.alloc.byte_addr + want.nbytes].view(np.float32), want,
+                                      err_msg=str(key))
+
+
+def test_an_int32_nz_store_from_acc_is_a_compile_error(make_kernels):
+    """The fixpipe writes int32 NZ in 16-element (64-byte) blocks only (TStoreAccNz2nz's
+    static_assert), which this NZ's 32-byte blocks are not: a compile error, not another layout."""
+    src = MATMUL.replace("LAYOUT_B", "ND").replace("pto.float16", "pto.int8").replace("pto.float32", "pto.int32")
+    with pytest.raises(CompileError, match=r"an Acc tile stored as int32 NZ is written in 16-element \(64-byte\)"):
+        make_kernels(src).k.program_for((pto.alloc_tensor(512, pto.int8), pto.alloc_tensor(1024, pto.int8),
+                                         pto.alloc_tensor(2048, pto.int32)))
 
 
 STRIDED = """

@@ -47,9 +47,9 @@ Not ported:
 - TEXTRACTTest.FpVariantSlicesSourceTile: TEXTRACT_FP (a Scaling fp tile) is not built.
 - TMOVTest's cases with a fractal Vec or Acc tile (SLayout RowMajor / ColMajor): pypto_sim
   has no SLayout (A2/A3 would refuse them at TLOAD / TSTORE as above).
-- TStoreAcc2gmTest.case0, case1, case13 (AtomicAdd), case16, case17, case18, case24, case25,
-  case26 (pre-quant scalar), case_relu_1 (ReluPreMode) and case_relu_21 (both): pto.tstore
-  from Acc has no atomic, quant or relu operand.
+- TStoreAcc2gmTest.case16, case17, case18, case24, case25, case26 (pre-quant scalar) and
+  case_relu_21 (pre-quant and ReluPreMode): pto.tstore from Acc has no quantization operand
+  (its atomic='add' and relu=True are ported: case0, case1, case13, case_relu_1).
 - TLOADTest.case_float_GT_32_64_128_VT_64_128_BLK32_DN and ..._255_60_..._DN: a Layout::DN
   GlobalTensor given row-major strides (stride3 = 4, stride4 = 1) into a ColMajor tile;
   pto.tload's DN takes one run pitch, its runs the columns.
@@ -635,33 +635,44 @@ def k(A, B, O):
         pto.tmatmul(c, a, b)
         pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
         pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
-        pto.tstore(O, c)
+        pto.tstore(O, c{mode})
         pto.set_flag(pto.PIPE_FIX, pto.PIPE_M, 0)
         pto.wait_flag(pto.PIPE_FIX, pto.PIPE_M, 0)
 """
 
-# TStoreAcc2gmTest's cases without atomics, quantization or relu: (out dtype, in dtype, acc dtype,
-# validM, validN, validK) of TStoreAcc2gmNz2nd's tilingKey 2, 3, 4; main.cpp's ResultCmp type
-TSTORE_ACC_CASES = {"case2": ("float32", "float32", "float32", 31, 32, 15, np.float32),
-                    "case3": ("float32", "float16", "float32", 65, 128, 96, np.float32),
-                    "case4": ("float16", "float16", "float32", 73, 64, 32, np.uint16)}
+ATOMIC, RELU = ', atomic="add"', ", relu=True"
+# TStoreAcc2gmTest's cases without quantization: (out dtype, in dtype, acc dtype, validM, validN,
+# validK, main.cpp's ResultCmp type, the TSTORE's AtomicType / ReluPreMode) of TStoreAcc2gmNz2nd's
+# tilingKey 0, 1 (atomicType 1), 2, 3, 4, 7 (atomicType 1) and 21 (reluMode 1)
+TSTORE_ACC_CASES = {"case0": ("float32", "float32", "float32", 128, 128, 32, np.float32, ATOMIC),
+                    "case1": ("float32", "float32", "float32", 128, 128, 16, np.float32, ATOMIC),
+                    "case2": ("float32", "float32", "float32", 31, 32, 15, np.float32, ""),
+                    "case3": ("float32", "float16", "float32", 65, 128, 96, np.float32, ""),
+                    "case4": ("float16", "float16", "float32", 73, 64, 32, np.uint16, ""),
+                    "case13": ("int32", "int8", "int32", 44, 128, 27, np.int32, ATOMIC),
+                    "case_relu_1": ("float32", "float32", "float32", 117, 97, 71, np.float32, RELU)}
 
 
 @pytest.mark.parametrize("case", TSTORE_ACC_CASES)
 def test_tstore_acc_to_gm_nd(make_kernels, case):
     """TStoreAcc2gmTest.<case>: TLOAD A (validM x validK) and B (validK x validN) into Mat tiles
     of sizes rounded up to 16, TMOV to Left / Right, TMATMUL into an Acc tile (float32 acc),
-    TSTORE of its valid region to an ND tensor through the fixpipe (float32 -> out dtype).
-    gen_data.py (seed 19): x1, x2 = randint(-5, 5) in the input dtype; golden = x1 @ x2 in the
-    output dtype (exact: integers below 2048). main.cpp: ResultCmp<T>(golden, out, 0.001f)
-    with T uint16_t for case4 (the half words' bits), over vectors of the output's bytes."""
-    out_dt, in_dt, acc_dt, vm, vn, vk, cmp = TSTORE_ACC_CASES[case]
+    TSTORE of its valid region to an ND tensor through the fixpipe (float32 -> out dtype), with
+    AtomicAdd into the output main.cpp zeroes first (aclrtMemset) for case0, case1 and case13,
+    and NormalRelu for case_relu_1. gen_data.py (seed 19): x1, x2 = randint(-5, 5) in the input
+    dtype; golden = x1 @ x2 in the output dtype (exact: integers below 2048), max(golden, 0)
+    with relu_mode 1. main.cpp: ResultCmp<T>(golden, out, 0.001f) with T uint16_t for case4
+    (the half words' bits), over vectors of the output's bytes."""
+    out_dt, in_dt, acc_dt, vm, vn, vk, cmp, mode = TSTORE_ACC_CASES[case]
     M, N, K = (-(-v // 16) * 16 for v in (vm, vn, vk))
     rng = np.random.RandomState(19)
     x1 = rng.randint(-5, 5, [vm, vk]).astype(in_dt)
     x2 = rng.randint(-5, 5, [vk, vn]).astype(in_dt)
     golden = np.matmul(x1.astype(out_dt), x2.astype(out_dt)).astype(out_dt)
-    kernel = make_kernels(TSTORE_ACC.format(M=M, N=N, K=K, vm=vm, vn=vn, vk=vk, src=in_dt, acc=acc_dt)).k
+    if mode == RELU:
+        golden = np.maximum(golden, 0)
+    kernel = make_kernels(TSTORE_ACC.format(M=M, N=N, K=K, vm=vm, vn=vn, vk=vk, src=in_dt, acc=acc_dt,
+                                            mode=mode)).k
     out, = run_kernel(kernel, [x1, x2], [((vm, vn), out_dt)])
     assert result_cmp(as_words(golden, cmp), as_words(out, cmp), 0.001, compared=golden.nbytes)
     np.testing.assert_array_equal(out, golden)

@@ -19,10 +19,12 @@ from ..dtypes import BY_CODE
 from ..errors import DeadlockError, LaunchError, OutOfBoundsError
 from ..ir.program import C_AUX, C_DTYPE, C_SRC, UNIT_NAMES
 from ..isa import PIPES, PTO_PIPE_NAMES, gm_layouts
+from ..isa.store_modes import ATOMIC_ADD
 from ..isa.tile_roles import FAMILY_ROLES, data_operand, extract_alignment
 from . import gm
 from .tile_effects import effect as vector_effect, window
 
+GM_READ, GM_WRITE, GM_ADD = 0, 1, 2    # what a transfer does to its GM elements (TileOp.gm[5])
 MAX_MKN = 4095                   # PTO-ISA docs/isa/TMATMUL.md: m, k, n in [1, 4095]
 INIT_ZERO, INIT_ACC, INIT_BIAS = 0, 1, 2     # tile_matmul's starting value
 # a matmul of at least this many products takes its float64 sums from numpy's BLAS when the
@@ -107,7 +109,7 @@ class TileOp:
     elements it moves, the shape and bytes that size its cost, and its values."""
 
     __slots__ = ("ctx", "pc", "spec", "fam", "arr", "iv", "vals", "slot", "reads", "writes",
-                 "gm", "gm_layout", "shape", "data", "nbytes", "view", "named")
+                 "gm", "gm_layout", "shape", "data", "nbytes", "view", "named", "store_mode")
 
     def __init__(self, ctx, pc, vals, arr, unit, coords):
         layout = layout_of(ctx, pc)
@@ -137,6 +139,7 @@ class TileOp:
             layout.tiles or layout.tile_roles({n: view(n) for n in layout.slots})
         dst = self.view.get(roles.dst)
         self.gm = self.gm_layout = None
+        self.store_mode = 0
         if roles.shape == ("n",):
             n = iv[named["n"]]
             if n <= 0:
@@ -176,7 +179,9 @@ class TileOp:
                             f"{ctx.tcount[self.slot]}",
                             "check the offsets, the stride and the tile's valid region against the tensor")
             self.nbytes = rows * cols * itemsize
-            self.gm = (self.slot, off, runs, run, pitch, fam == "tile_store", itemsize)
+            self.store_mode = iv[named["mode"]] if "mode" in named else 0      # isa/store_modes.py
+            access = GM_READ if fam == "tile_load" else GM_ADD if self.store_mode & ATOMIC_ADD else GM_WRITE
+            self.gm = (self.slot, off, runs, run, pitch, access, itemsize)
             self.gm_layout = (layout, c0)
         elif fam == "tile_move" and "pos" in named:      # TIMG2COL: taps outside the map read 0
             self._extent(dst, *self.shape, "the img2col window", fault)
@@ -292,8 +297,8 @@ class TileOp:
             slot, off, runs, run, pitch, _w, item = self.gm
             win = np.ascontiguousarray(gm_layouts.to_window(result, self.gm_layout[0], *self.shape,
                                                             self.gm_layout[1]))
-            ex.gm_scatter(ctx.hbm, int(ctx.tbase[slot]) + off * item, pitch, win, runs, run,
-                          int(ctx.enc.code[self.pc, C_DTYPE]))
+            ex.gm_scatter_mode(ctx.hbm, int(ctx.tbase[slot]) + off * item, pitch, win, runs, run,
+                               int(ctx.enc.code[self.pc, C_DTYPE]), self.store_mode)
         elif fam in ("tile_load", "tile_move"):
             t, (rows, cols) = self.writes[0], self.shape
             ex.tile_scatter(arr, t.base, t.pitch, result, rows, cols)
@@ -314,11 +319,12 @@ class TileOp:
             vector_effect(self.ctx, self.pc, self.vals, self.slot, None, l1=self.arr)()
 
     def first_unwritten(self, init):
-        """initcheck: the element index of the first GM element a load reads that was never
-        written (its window's elements, run after run), or None (also for any other op)."""
-        if init is None or self.fam != "tile_load":
+        """initcheck: the element index of the first GM element a load (or an atomic add, which
+        reads what it adds to) reads that was never written (its window's elements, run after
+        run), or None (also for any other op)."""
+        if init is None or self.gm is None or self.gm[5] == GM_WRITE:
             return None
-        slot, off, runs, run, pitch, _w, item = self.gm
+        slot, off, runs, run, pitch, _access, item = self.gm
         elements = gm.window_elements(off, runs, run, pitch)
         bad = np.nonzero(~gm.init_test(init, elements * item + int(self.ctx.tbase[slot])))[0]
         return int(elements[bad[0]]) if len(bad) else None

@@ -10,11 +10,11 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..isa import load_isa
+from ..isa import load_isa, store_modes
 from ..isa.sort_modes import MODE_F16, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
 from ..isa.tile_roles import FAMILY_ROLES, KERNEL_FAMILIES, gather_selects
 from . import gm
-from .reference_values import evaluate, round_mode, to_dtype
+from .reference_values import evaluate, round_mode, to_dtype, wrap_int32
 
 
 def _integer(dt) -> bool:
@@ -62,6 +62,26 @@ def gm_scatter(hbm, dst, stride, buf, rows, cols, dt):
     """TSTORE's write of GM: the dense rows x cols block buf (values of dtype dt) to the
     elements from byte dst, rows stride elements apart."""
     gm.store(hbm, _gm_elements(dst, rows, cols, stride, dt), dtypes.BY_CODE[dt], buf[:rows * cols])
+
+
+def gm_scatter_mode(hbm, dst, stride, buf, rows, cols, dt, mode):
+    """TSTORE's write of GM by its mode (isa/store_modes.py): RELU makes each value that is not
+    positive 0 (buf in place), then ATOMIC_ADD adds the values to GM's in dtype dt (integers
+    wrap: to_dtype's int32 saturates, so int32 sums wrap here), else gm_scatter."""
+    d = dtypes.BY_CODE[dt]
+    values = np.asarray(buf[:rows * cols], np.float64)
+    if mode & store_modes.RELU:
+        values[:] = [x if x > 0.0 else 0.0 for x in values]
+    if not mode & store_modes.ATOMIC_ADD:
+        gm_scatter(hbm, dst, stride, values, rows, cols, dt)
+        return
+    where = _gm_elements(dst, rows, cols, stride, dt)
+    old = gm.load(hbm, where, d)
+    if d == dtypes.int32:
+        total = [float(wrap_int32(int(a) + int(b))) for a, b in zip(old, values)]
+    else:
+        total = [to_dtype(dt, float(a) + float(b)) for a, b in zip(old, values)]
+    gm.store(hbm, where, d, np.asarray(total, np.float64))
 
 
 def tile_mma(l1, c_base, a_base, b_base, m, n, k, dt):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 
 from .. import dtypes
-from ..isa import PIPES, PTO_PIPE_NAMES, SPACES, VECTOR_FAMILIES, gm_layouts
+from ..isa import PIPES, PTO_PIPE_NAMES, SPACES, VECTOR_FAMILIES, gm_layouts, store_modes
 from ..isa.run_time_checks import MATMUL_K_AGREES
 from ..isa.tile_roles import data_operand, extract_alignment, roles_of
 from .aicore_scalar import AICoreScalarRules
@@ -495,16 +495,19 @@ def check_vec_transfer_layout(comp, node, call, t, layout):
 
 def check_acc_store_layout(comp, node, layout, dtype):
     """The fixpipe writes GM as ND or NZ only (pto-isa TStore.hpp: TStoreAccNz2nd, Nz2nz,
-    Nz2NC1HWC0), and its NZ blocks of a 4-byte dtype are 16 elements (8 with channel split)
-    where this NZ's are 32 bytes: those are compile errors, not a silent other layout."""
+    Nz2NC1HWC0). This NZ's blocks are 32 bytes (isa/gm_layouts.py): float32 ones of 8 elements
+    are the fixpipe's channel split (TStoreAccNz2nz: channelSplitEn when a float32 Acc goes to
+    a float32 NZ of last dimension 8), and int32 NZ, which the fixpipe writes in 16-element
+    blocks only (its static_assert), is a compile error, not a silent other layout."""
     name = layout.value if isinstance(layout, Text) else None
     if name in ("DN", "FRACTAL_Z"):
         comp.error(node, f"tstore: the fixpipe writes an Acc tile to GM as ND or NZ, not {name} "
                          "(pto-isa TStore.hpp)", "store ND or NZ, or move the tile to UB and store it from there")
-    if name == "NZ" and dtype.itemsize == 4:
-        comp.error(node, f"tstore: an Acc tile stored as {dtype} NZ is written in 16-element blocks "
-                         "(pto-isa TStore.hpp, channel split off), which is not built: pypto_sim's NZ "
-                         "blocks are 32 bytes", "store float16 / bfloat16 NZ, or ND")
+    if name == "NZ" and dtype == dtypes.int32:
+        comp.error(node, "tstore: an Acc tile stored as int32 NZ is written in 16-element (64-byte) blocks "
+                         "(pto-isa TStore.hpp TStoreAccNz2nz: \"if DstType is int32_t, the last dimension must "
+                         "be exactly 16\"), which is not built: pypto_sim's NZ blocks are 32 bytes",
+                   "store ND, or float32 NZ (8-element blocks: the fixpipe's channel split)")
 
 
 @LOWERINGS.lowering("tload", checks=(aicore_only,))
@@ -551,11 +554,40 @@ def lower_tstore(comp, node, args):
     rows, cols = comp._extent(t)
     layout, stride = gm_layout_and_stride(comp, node, "tstore", t, args, dst.dtype.itemsize)
     check_vec_transfer_layout(comp, node, "tstore", t, layout)
+    mode = store_mode(comp, node, args, t, dst)
     ops = (comp.uniform_int(dst.offset, node, "tstore: the GM offset"), comp._base(t, node, "tstore"),
            comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols"),
-           comp._int_operand(stride, node, "tstore: stride"), comp._int_operand(layout, node, "layout"))
+           comp._int_operand(stride, node, "tstore: stride"), comp._int_operand(layout, node, "layout"),
+           comp._int_operand(Const(mode, dtypes.int32), node, "mode"))
     comp.emit(spec.name, None, ops, dst.dtype, node, aux=comp.tile_aux(dst.slot))
-    comp.instrs[-1].comment = f"{dst.name} <- {t.name}" + layout_note(layout)
+    comp.instrs[-1].comment = (f"{dst.name} {'+' if mode & store_modes.ATOMIC_ADD else ''}<- "
+                               f"{'relu ' if mode & store_modes.RELU else ''}{t.name}" + layout_note(layout))
+
+
+def store_mode(comp, node, args, t, dst) -> int:
+    """tstore's mode operand (isa/store_modes.py) from atomic= and relu=, after A2/A3's checks:
+    atomic is None or 'add' (AtomicType), into a GM dtype SetAtomicAdd takes; relu (ReluPreMode)
+    is the fixpipe's, so only a store from Acc takes it (TSTORE_IMPL's static_assert "Source
+    TileType only support Acc!")."""
+    atomic, relu = args.get("atomic", NONE), args.get("relu", NONE)
+    mode = 0
+    if atomic is not NONE and not (isinstance(atomic, Const) and atomic.value is None):
+        if not (isinstance(atomic, Text) and atomic.value == "add"):
+            comp.error(node, "tstore: atomic must be None or 'add' (pto-isa's AtomicType::AtomicNone, AtomicAdd)")
+        if dst.dtype.name not in store_modes.ATOMIC_DTYPES:
+            comp.error(node, f"tstore: atomic='add' into '{dst.name}' of {dst.dtype}; A2/A3 adds "
+                             f"{', '.join(store_modes.ATOMIC_DTYPES)} (SetAtomicAdd, "
+                             "include/pto/common/arch/memory/tstore_common.hpp)")
+        mode |= store_modes.ATOMIC_ADD
+    if relu is not NONE:
+        if not (isinstance(relu, Const) and isinstance(relu.value, bool)):
+            comp.error(node, "tstore: relu must be True or False, known when the kernel compiles")
+        if relu.value:
+            if t.tile.loc != "Acc":
+                comp.error(node, f"tstore: relu=True is the fixpipe's (ReluPreMode), for a store from Acc; "
+                                 f"'{t.name}' is in {t.tile.loc}", "apply pto.trelu in UB before the store")
+            mode |= store_modes.RELU
+    return mode
 
 
 @LOWERINGS.lowering("textract")

@@ -261,7 +261,8 @@ def lower_store(comp, node, args):
         src_op, tile = comp.tile_base(value, node, "store: tile")
         shape = comp.tile_shape(args, tile, node, "store")
         off = comp.uniform_int(ptr.offset, node, "store: the destination offset")
-        comp.emit("TSTORE", None, (off, src_op) + shape, ptr.dtype, node, aux=comp.tile_aux(ptr.slot))
+        plain = Imm(0.0, dtypes.int32)                    # mode: no atomic add (isa/store_modes.py)
+        comp.emit("TSTORE", None, (off, src_op) + shape + (plain,), ptr.dtype, node, aux=comp.tile_aux(ptr.slot))
         comp.instrs[-1].comment = f"{ptr.name} <- {tile.name}"
         return
     if any(args.get(k, NONE) is not NONE for k in ("nbytes", "rows", "cols", "stride")):

@@ -109,15 +109,18 @@ def dispatch(sim, pc, blk, w, ws, now):
 
 
 def uninitialised_load(sim, pc, blk, w, slot, element, now):
-    """initcheck: a TLOAD of unit w reads element `element` of tensor slot, never written."""
-    line = sim.prog.instrs[pc].line
-    tensor = sim.tensor_names[slot]
+    """initcheck: a TLOAD of unit w reads element `element` of tensor slot, never written (or
+    a tstore(atomic='add') adds to it)."""
+    ins = sim.prog.instrs[pc]
+    line, tensor = ins.line, sim.tensor_names[slot]
+    load = ins.op == "TLOAD"
+    what = "reads" if load else "(atomic='add') adds to"
     return UninitializedReadError(
-        f"initcheck: TLOAD at line {line} (block {blk.coords} {UNIT_NAMES[w]}, cycle {now}) reads "
+        f"initcheck: {ins.op} at line {line} (block {blk.coords} {UNIT_NAMES[w]}, cycle {now}) {what} "
         f"{tensor}[{element}], which was never written", kernel=sim.kernel_name, file=sim.prog.file,
         line=line, block=blk.coords, warp=w, lane=None, word=element,
         hint="copy data in with pto.memcpy_h2d first, or write the elements (a tstore, an earlier "
-             "kernel) before loading them")
+             "kernel) before " + ("loading them" if load else "adding to them (zeros, for a sum)"))
 
 
 def unmatched_aicore_flags(sim, blk):

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..isa import PIPES
 from ..exec import gm
-from ..exec.aicore_tiles import UNIT_NAMES
+from ..exec.aicore_tiles import GM_ADD, UNIT_NAMES
 from ..errors import RaceError
 from ..isa import PTO_PIPE_NAMES
 
@@ -56,17 +56,26 @@ class AICoreRaces:
 
     def access(self, history, t, stamp, pc, is_write):
         """Record an access of queue t (clock stamp) to the object whose history this is;
-        return the earlier (queue, pc, was_write) it races with, or None."""
+        return the earlier (queue, pc, was_write) it races with, or None. is_write GM_ADD (an
+        atomic add, tstore(atomic='add')) races with unordered reads and plain writes but not
+        with other atomic adds, as CUDA's racecheck treats atomics."""
         seen = self.clock[t]
         last = history.get("w")
         if last is not None and last[0] != t and seen[last[0]] < last[1]:
             return last[0], last[2], True
+        if is_write != GM_ADD:           # a read or a plain write: unordered atomic adds race
+            for q, (c, apc) in history.get("a", {}).items():
+                if q != t and seen[q] < c:
+                    return q, apc, True
         if is_write:
             for q, (c, rpc) in history.get("r", {}).items():
                 if q != t and seen[q] < c:
                     return q, rpc, False
+            if is_write == GM_ADD:
+                history.setdefault("a", {})[t] = (stamp, pc)
+                return None
             history["w"] = (t, stamp, pc)
-            history["r"] = {}
+            history["r"], history["a"] = {}, {}
         else:
             history.setdefault("r", {})[t] = (stamp, pc)
         return None
@@ -107,7 +116,7 @@ def _region_access(race, objs, key, t, stamp, pc, is_write):
     for other_key, hist in objs.items():
         if other_key == key or not mine.shares(other_key):
             continue
-        probe = {"w": hist.get("w"), "r": dict(hist.get("r", {}))}
+        probe = {"w": hist.get("w"), "r": dict(hist.get("r", {})), "a": dict(hist.get("a", {}))}
         other = race.access(probe, t, stamp, pc, is_write)
         if other is not None:
             return other
@@ -152,22 +161,29 @@ class ChipGMAccesses:
             clash = _other_block(hist, who[0], is_write)
             if clash is not None and (other_key == key or mine.shares(other_key)):
                 return clash
-        hist = objs.setdefault(key, {"w": None, "r": {}})
-        if is_write:
+        hist = objs.setdefault(key, {"w": None, "r": {}, "a": {}})
+        if is_write == GM_ADD:
+            hist["a"][who[0]] = (*who, pc)
+        elif is_write:
             # no other block read or wrote it (or that was the race above): this write is all
             # a later access of another block can race with
-            hist["w"], hist["r"] = (*who, pc), {}
+            hist["w"], hist["r"], hist["a"] = (*who, pc), {}, {}
         else:
             hist["r"][who[0]] = (*who, pc)
         return None
 
 
 def _other_block(hist, block, is_write):
-    """The access in hist of a block other than `block` that an access (a write when is_write)
-    conflicts with: the last write, or for a write also a read."""
+    """The access in hist of a block other than `block` that an access (a write when is_write,
+    an atomic add when it is GM_ADD) conflicts with: the last write; for a write also a read;
+    an atomic add of another block for anything but an atomic add."""
     w = hist["w"]
     if w is not None and w[0] != block:
         return (*w, True)
+    if is_write != GM_ADD:
+        for b, a in hist["a"].items():
+            if b != block:
+                return (*a, True)
     if is_write:
         for b, r in hist["r"].items():
             if b != block:

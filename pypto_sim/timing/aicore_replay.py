@@ -72,6 +72,7 @@ def _row(sim, pc, spec, row, rf):
     elif fam == "tile_store":
         to = int(code[pc, C_DTYPE])
         row[ex.RP_KIND] = ex.RK_STORE
+        row[ex.RP_STMODE] = int(sim.enc.imm[pc, named["mode"]])      # a compile-time constant
         row[ex.RP_SLOT] = int(code[pc, C_AUX])
         row[ex.RP_SBASE], row[ex.RP_SPITCH] = data.base, data.pitch
         row[ex.RP_CONV] = -1 if to == data.buf.dtype.code else to

@@ -19,7 +19,8 @@ from numba import njit
 
 from .isa_constants import ITEMSIZE
 from .matmul import matmul_bounds, matmul_round, tile_matmul
-from .tiles import gm_gather, gm_scatter, tile_convert, tile_elementwise, tile_gather, tile_scatter
+from .tiles import (gm_gather, gm_scatter, gm_scatter_mode, tile_convert, tile_elementwise, tile_gather,
+                    tile_scatter)
 from .family_dispatch import family_kernel
 from .conv import tile_img2col
 from .aicore_engine import LG_BLOCK, LG_COLS, LG_G, LG_LAYOUT, LG_OFF, LG_PC, LG_ROWS, LG_RUN, LG_RUNS, LG_STRIDE
@@ -51,7 +52,8 @@ RP_WHI = RP_WLO + 1
 RP_NR = RP_WLO + 2       # how many ranges of its unit's memory it reads (rr[pc, :RP_NR])
 RP_LO2 = RP_WLO + 3      # a vector op's second tile written [lo, hi) (val, a scratch tmp; [0, 0): none)
 RP_HI2 = RP_WLO + 4
-N_RP = RP_WLO + 5
+RP_STMODE = RP_WLO + 5   # a store's mode operand (isa/store_modes.py: atomic add, relu)
+N_RP = RP_WLO + 6
 
 # replay kinds: the families the loop runs itself, then one per family one kernel runs
 # (RK_FAMILY + its number in isa.tile_roles.KERNEL_FAMILIES; family_dispatch.family_kernel)
@@ -300,16 +302,17 @@ def _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, tmp):
         dt = rp[pc, RP_DT]
         dst = tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF] * ITEMSIZE[dt]
         sb, sp = rp[pc, RP_SBASE], rp[pc, RP_SPITCH]
+        mode = rp[pc, RP_STMODE]
         if lay != ND:
             tile_gather(tmp, l1, sb, sp, rows, cols, rp[pc, RP_CONV])
             win = np.empty(rows * cols)
             tile_to_window(win, tmp, lay, rows, cols, C0_BYTES // ITEMSIZE[dt])
-            gm_scatter(hbm, dst, lg_i[i, LG_STRIDE], win, lg_i[i, LG_RUNS], lg_i[i, LG_RUN], dt)
-        elif sp == cols and rp[pc, RP_CONV] < 0:
+            gm_scatter_mode(hbm, dst, lg_i[i, LG_STRIDE], win, lg_i[i, LG_RUNS], lg_i[i, LG_RUN], dt, mode)
+        elif sp == cols and rp[pc, RP_CONV] < 0 and mode == 0:
             gm_scatter(hbm, dst, lg_i[i, LG_STRIDE], l1[sb:sb + rows * cols], rows, cols, dt)
-        else:
+        else:                         # through tmp: a relu changes the values it stores
             tile_gather(tmp, l1, sb, sp, rows, cols, rp[pc, RP_CONV])
-            gm_scatter(hbm, dst, lg_i[i, LG_STRIDE], tmp, rows, cols, dt)
+            gm_scatter_mode(hbm, dst, lg_i[i, LG_STRIDE], tmp, rows, cols, dt, mode)
     elif kind == RK_MOVE:
         vrow = lg_v[i]
         sp = rp[pc, RP_SPITCH]
@@ -433,8 +436,9 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
                 lay = lg_i[i, LG_LAYOUT]
                 if lay != ND:
                     tile_to_window(saved, res, lay, rows, cols, C0_BYTES // ITEMSIZE[dt])
-                gm_scatter(hbm, tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF] * ITEMSIZE[dt], lg_i[i, LG_STRIDE],
-                           res if lay == ND else saved, lg_i[i, LG_RUNS], lg_i[i, LG_RUN], dt)
+                gm_scatter_mode(hbm, tbase[rp[pc, RP_SLOT]] + lg_i[i, LG_OFF] * ITEMSIZE[dt], lg_i[i, LG_STRIDE],
+                                res if lay == ND else saved, lg_i[i, LG_RUNS], lg_i[i, LG_RUN], dt,
+                                rp[pc, RP_STMODE])
             elif kind == RK_LOAD or kind == RK_MOVE or kind == RK_IMG2COL:
                 tile_scatter(l1, rp[pc, RP_DBASE], rp[pc, RP_DPITCH], res, rows, cols)
             elif kind == RK_MMA:

@@ -13,6 +13,7 @@ from .scalars import round_f16, round_to, row_pitch, wrap_bits, wrap_i32
 from .alu import alu_float, alu_int, elementwise_float, expand_float
 from .gm_bytes import gm_load, gm_store, ieee_decode, ieee_encode
 from .matmul import tile_matmul
+from ...isa.store_modes import ATOMIC_ADD as STORE_ATOMIC_ADD, RELU as STORE_RELU
 
 # ---------------------------------------------------------------- tile instructions
 # Tiles are row-major runs of words in the block's L1 area (``l1``); the timing model calls
@@ -144,6 +145,39 @@ def gm_scatter(hbm, dst, stride, buf, rows, cols, dt):
         row = dst + r * stride * item
         for c in range(cols):
             gm_store(hbm, row + c * item, dt, buf[r * cols + c])
+
+
+@njit(cache=True, error_model="numpy")
+def gm_scatter_add(hbm, dst, stride, buf, rows, cols, dt):
+    """TSTORE's atomic add (isa/store_modes.py ATOMIC_ADD): the GM element (r * stride + c)
+    after the one at byte dst becomes itself + buf[r * cols + c] in dtype dt, integers
+    wrapping (the CPU simulation's `data[offset] += summand`)."""
+    item = ITEMSIZE[dt]
+    for r in range(rows):
+        row = dst + r * stride * item
+        for c in range(cols):
+            at = row + c * item
+            old, v = gm_load(hbm, at, dt), buf[r * cols + c]
+            if dt == DT_INT32:
+                total = np.float64(wrap_i32(np.int64(old) + np.int64(v)))
+            else:                        # floats round to dt; int16 / int8 wrap (round_to)
+                total = round_to(dt, old + v)
+            gm_store(hbm, at, dt, total)
+
+
+@njit(cache=True, error_model="numpy")
+def gm_scatter_mode(hbm, dst, stride, buf, rows, cols, dt, mode):
+    """TSTORE's write of GM by its mode (isa/store_modes.py): RELU (2) first makes each value of
+    buf that is not positive 0 (in place), then ATOMIC_ADD (1) adds them to GM's
+    (gm_scatter_add), else gm_scatter writes them."""
+    if mode & STORE_RELU:
+        for e in range(rows * cols):
+            if not buf[e] > 0.0:
+                buf[e] = 0.0
+    if mode & STORE_ATOMIC_ADD:
+        gm_scatter_add(hbm, dst, stride, buf, rows, cols, dt)
+    else:
+        gm_scatter(hbm, dst, stride, buf, rows, cols, dt)
 
 
 # TCVT's rounding modes CVT_RINT ... CVT_ODD and CVT_SAT_OFF (SaturationMode::OFF, added to
