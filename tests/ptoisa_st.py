@@ -57,6 +57,42 @@ def run_kernel(kernel, inputs, outputs, *scalars):
     return got
 
 
+def as_words(a, dtype):
+    """The bytes of a as an array of dtype (pto-isa's tests read every output file into a
+    std::vector of some type, whatever the kernel wrote)."""
+    return np.ascontiguousarray(a).ravel().view(np.uint8).view(dtype)
+
+
+# TSTORE from Acc (pto-isa's tstore_acc2gm kernels, CPU and on-device alike): TLOAD A and B into
+# Mat tiles of their valid regions, TMOV to Left / Right, TMATMUL into an Acc tile, TSTORE with
+# the case's layout, stride, AtomicType and ReluPreMode ({store}: ", layout=..., atomic=..."),
+# each step behind its flag
+STORE_ACC = """
+@pto.kernel
+def k(A, B, O):
+    with pto.cube():
+        a_mat = pto.alloc_tile({M}, {K}, pto.{src}, loc=pto.Mat, valid=({vm}, {vk}))
+        b_mat = pto.alloc_tile({K}, {N}, pto.{src}, loc=pto.Mat, valid=({vk}, {vn}))
+        a = pto.alloc_tile({M}, {K}, pto.{src}, loc=pto.Left, valid=({vm}, {vk}))
+        b = pto.alloc_tile({K}, {N}, pto.{src}, loc=pto.Right, valid=({vk}, {vn}))
+        c = pto.alloc_tile({M}, {N}, pto.{acc}, loc=pto.Acc, valid=({vm}, {vn}))
+        pto.tload(a_mat, A)
+        pto.tload(b_mat, B)
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+        pto.tmov(a, a_mat)
+        pto.tmov(b, b_mat)
+        pto.set_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
+        pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
+        pto.tmatmul(c, a, b)
+        pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+        pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+        pto.tstore(O, c{store})
+        pto.set_flag(pto.PIPE_FIX, pto.PIPE_M, 0)
+        pto.wait_flag(pto.PIPE_FIX, pto.PIPE_M, 0)
+"""
+
+
 # The fused multiply-adds' one-block kernel (TMULADDDST, TFUSEDMULADD, TFUSEDMULADDRELU,
 # TSUBRELU; pto-isa's CPU and on-device suites write it alike): src0, src1 and dst tiles of their
 # own shapes with one valid region, dst loaded from GM first (the ops read it), rows at each

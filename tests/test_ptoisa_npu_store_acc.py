@@ -54,7 +54,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ptoisa_st import result_cmp, run_kernel
+from ptoisa_st import STORE_ACC, as_words, result_cmp, run_kernel
 
 NPU = "hw-native-sys/pto-isa tests/npu/a2a3/src/st/testcase/tstore_acc2gm at 3186c381"
 
@@ -62,30 +62,6 @@ NPU = "hw-native-sys/pto-isa tests/npu/a2a3/src/st/testcase/tstore_acc2gm at 318
 OPEN = {"TStoreAcc2gmTest.case7", "TStoreAcc2gmTest.case8", "TStoreAcc2gmTest.case9", "TStoreAcc2gmTest.case11",
         "TStoreAcc2gmTest.case14", "TStoreAcc2gmTest.case_relu_11", "TStoreAcc2gmTest.case_ndc1hwc0_2"}
 
-KERNEL = """
-@pto.kernel
-def k(A, B, O):
-    with pto.cube():
-        a_mat = pto.alloc_tile({M}, {K}, pto.{src}, loc=pto.Mat, valid=({vm}, {vk}))
-        b_mat = pto.alloc_tile({K}, {N}, pto.{src}, loc=pto.Mat, valid=({vk}, {vn}))
-        a = pto.alloc_tile({M}, {K}, pto.{src}, loc=pto.Left, valid=({vm}, {vk}))
-        b = pto.alloc_tile({K}, {N}, pto.{src}, loc=pto.Right, valid=({vk}, {vn}))
-        c = pto.alloc_tile({M}, {N}, pto.{acc}, loc=pto.Acc, valid=({vm}, {vn}))
-        pto.tload(a_mat, A)
-        pto.tload(b_mat, B)
-        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
-        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
-        pto.tmov(a, a_mat)
-        pto.tmov(b, b_mat)
-        pto.set_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
-        pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
-        pto.tmatmul(c, a, b)
-        pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
-        pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
-        pto.tstore(O, c{store})
-        pto.set_flag(pto.PIPE_FIX, pto.PIPE_M, 0)
-        pto.wait_flag(pto.PIPE_FIX, pto.PIPE_M, 0)
-"""
 
 F32, F16, BF16, I32, I8 = "float32", "float16", "bfloat16", "int32", "int8"
 NP = {F32: np.float32, F16: np.float16, BF16: ml_dtypes.bfloat16, I32: np.int32, I8: np.int8}
@@ -119,12 +95,6 @@ CASES = {
     "case_ndc1hwc0_relu_1": (F32, F16, 63, 64, 32, "ndc1hwc0", (1, 1, 8, 9, 7), False, True),
 }
 PORTED = [case for case in CASES if f"TStoreAcc2gmTest.{case}" not in OPEN]
-
-
-def as_words(a, dtype):
-    """The bytes of a as an array of dtype (main.cpp reads golden.bin and the output into
-    std::vector<dstDataType>)."""
-    return np.ascontiguousarray(a).ravel().view(np.uint8).view(dtype)
 
 
 def ndc1hwc0_c0(dtype):
@@ -178,7 +148,7 @@ def kernel_source(case):
     store += ', atomic="add"' if atomic else ""
     store += ", relu=True" if relu else ""
     acc = I32 if src == I8 else F32
-    return KERNEL.format(M=M, N=N, K=K, vm=m, vn=n, vk=k, src=src, acc=acc, store=store)
+    return STORE_ACC.format(M=M, N=N, K=K, vm=m, vn=n, vk=k, src=src, acc=acc, store=store)
 
 
 @pytest.mark.parametrize("case", PORTED, ids=[f"TStoreAcc2gmTest.{c}" for c in PORTED])

@@ -73,13 +73,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from ptoisa_st import result_cmp, run_kernel
-
-
-def as_words(a, dtype):
-    """The bytes of a as an array of dtype (pto-isa's tests read every output file into a
-    std::vector of some type, whatever the kernel wrote)."""
-    return np.ascontiguousarray(a).ravel().view(np.uint8).view(dtype)
+from ptoisa_st import STORE_ACC, as_words, result_cmp, run_kernel
 
 
 def two_tensors(n, dt0, dt1=None):
@@ -615,31 +609,6 @@ def test_tsubview(make_kernels, case):
 
 
 # --------------------------------------------------------------------------- TSTORE (Acc)
-TSTORE_ACC = """
-@pto.kernel
-def k(A, B, O):
-    with pto.cube():
-        a_mat = pto.alloc_tile({M}, {K}, pto.{src}, loc=pto.Mat, valid=({vm}, {vk}))
-        b_mat = pto.alloc_tile({K}, {N}, pto.{src}, loc=pto.Mat, valid=({vk}, {vn}))
-        a = pto.alloc_tile({M}, {K}, pto.{src}, loc=pto.Left, valid=({vm}, {vk}))
-        b = pto.alloc_tile({K}, {N}, pto.{src}, loc=pto.Right, valid=({vk}, {vn}))
-        c = pto.alloc_tile({M}, {N}, pto.{acc}, loc=pto.Acc, valid=({vm}, {vn}))
-        pto.tload(a_mat, A)
-        pto.tload(b_mat, B)
-        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
-        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
-        pto.tmov(a, a_mat)
-        pto.tmov(b, b_mat)
-        pto.set_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
-        pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
-        pto.tmatmul(c, a, b)
-        pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
-        pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
-        pto.tstore(O, c{mode})
-        pto.set_flag(pto.PIPE_FIX, pto.PIPE_M, 0)
-        pto.wait_flag(pto.PIPE_FIX, pto.PIPE_M, 0)
-"""
-
 ATOMIC, RELU = ', atomic="add"', ", relu=True"
 # TStoreAcc2gmTest's cases without quantization: (out dtype, in dtype, acc dtype, validM, validN,
 # validK, main.cpp's ResultCmp type, the TSTORE's AtomicType / ReluPreMode) of TStoreAcc2gmNz2nd's
@@ -671,8 +640,8 @@ def test_tstore_acc_to_gm_nd(make_kernels, case):
     golden = np.matmul(x1.astype(out_dt), x2.astype(out_dt)).astype(out_dt)
     if mode == RELU:
         golden = np.maximum(golden, 0)
-    kernel = make_kernels(TSTORE_ACC.format(M=M, N=N, K=K, vm=vm, vn=vn, vk=vk, src=in_dt, acc=acc_dt,
-                                            mode=mode)).k
+    kernel = make_kernels(STORE_ACC.format(M=M, N=N, K=K, vm=vm, vn=vn, vk=vk, src=in_dt, acc=acc_dt,
+                                           store=mode)).k
     out, = run_kernel(kernel, [x1, x2], [((vm, vn), out_dt)])
     assert result_cmp(as_words(golden, cmp), as_words(out, cmp), 0.001, compared=golden.nbytes)
     np.testing.assert_array_equal(out, golden)
