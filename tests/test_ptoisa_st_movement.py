@@ -38,7 +38,6 @@ Ported as A2/A3 runs them:
 
 Not ported:
 - TGATHERBTest (8 cases): pypto_sim has no TGATHERB.
-- TGATHERTest.case_col_* (14): GatherAxis::GATHER_COL; pto.tgather has no axis operand.
 - TGATHERTest.case_1D_* (6): the index-tile TGATHER(dst, src0, indices, tmp); pto.tgather
   takes a mask pattern only (A2/A3 would refuse the int8 and uint8 ones: TGather.hpp line 21).
 - TMRGSORTTest.case_multi1, case_multi2 (4 lists), case_exhausted2 (3 lists, exhausted) and
@@ -173,6 +172,47 @@ def test_the_8_bit_tgather_a2a3_refuses(make_kernels, dt, p):
     kernel = make_kernels(tgather_source(r, c, dt, dt, p)).k
     with pytest.raises(pto.CompileError, match=rf"pto.tgather: '(dst|src)' holds {dt}"):
         kernel.program_for(two_tensors(r * c, dt))
+
+
+TGATHER_COL = """
+@pto.kernel
+def k(S, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            src = pto.alloc_tile({r5}, {c32}, pto.{dt}, valid=({r}, {c}))
+            dst = pto.alloc_tile({out}, {c}, pto.{dt})
+            pto.tload(src, S)
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.tgather(dst, src, "{p}", axis="col")
+            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 1)
+            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 1)
+            pto.tstore(O, dst)
+"""
+# tgather_common.h's COL_HALF_<pattern>_ROW / _COL, the shapes of every case_col_* (float and half)
+COL_SHAPES = {"P0101": (8, 128), "P1010": (14, 64), "P0001": (12, 256), "P0010": (16, 128),
+              "P0100": (20, 64), "P1000": (24, 96), "P1111": (7, 320)}
+TGATHER_COL_CASES = [(name, dt, p) for name, dt in (("float", "float32"), ("half", "float16")) for p in COL_SHAPES]
+
+
+@pytest.mark.parametrize("name, dt, p", TGATHER_COL_CASES, ids=[f"TGATHERTest.case_col_{n}_{p}"
+                                                                for n, _dt, p in TGATHER_COL_CASES])
+def test_tgather_col(make_kernels, name, dt, p):
+    """TGATHERTest.case_col_<dtype>_<pattern> (runTGATHER_COL: TGATHER<..., GatherAxis::GATHER_COL>):
+    a (rows + 5) x (cols + 32) src tile with valid (rows, cols), dst (rows / period) x cols, where
+    the period is 2 for P0101 / P1010, 4 for P0001 .. P1000, 1 for P1111. gen_data.py (seed 19):
+    x1 = randint(1, 100) of rows x cols as the dtype; golden = the rows the pattern selects
+    (x1[0::2] P0101, x1[1::2] P1010, x1[k::4] P0001 / P0010 / P0100 / P1000 for k = 0..3, all for
+    P1111), flattened. main.cpp compares dstSize bytes as floats: ResultCmp(golden, out, 0.001f)."""
+    r, c = COL_SHAPES[p]
+    first, period = PATTERN_COLS[p]
+    rng = np.random.RandomState(19)
+    x = rng.randint(1, 100, [r, c]).astype(dt)
+    golden = x[first::period].flatten()
+    kernel = make_kernels(TGATHER_COL.format(r=r, c=c, r5=r + 5, c32=c + 32, dt=dt, p=p, out=r // period)).k
+    out, = run_kernel(kernel, [x], [((r // period, c), dt)])
+    assert result_cmp(as_words(golden, np.float32), as_words(out, np.float32), 0.001)
+    np.testing.assert_array_equal(out.ravel(), golden)
 
 
 # --------------------------------------------------------------------------------- TSORT32

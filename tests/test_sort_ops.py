@@ -306,14 +306,16 @@ pto.tstore(O, o)
                                                  (2, 64, 1, 128), (2, 24, 1, 64), (2, 0, 1, 32),
                                                  (3, 1, 2, 16), (3, 2, 1, 30), (3, 4, 3, 12), (3, 7, 1, 9),
                                                  (3 | 8, 1, 2, 16), (3 | 16, 7, 1, 9), (3 | 4, 2, 2, 16),
-                                                 (3 | 4 | 16, 7, 1, 12)])
+                                                 (3 | 4 | 16, 7, 1, 12), (3 | 32, 1, 3, 16), (3 | 32, 6, 2, 9),
+                                                 (3 | 32 | 8, 4, 2, 12), (3 | 32, 7, 3, 5)])
 def test_the_numba_sort_kernel_matches_the_reference(mode, k, rows, cols):
     """tile_sort of both executors on the same random words (small integers: many ties; NaN
     order is left out, pto-isa's std::stable_sort does not define it), with the operands' tiles
     at random places: every word of memory comes out identical. TGATHER also with its mode bits
     (4 the int32 view of half pairs, 8 float32 -> int32 bits, 16 int32 -> float32 bits: a
     negative integer's bits are a NaN pattern; TSORT32's float32 index words are such too), and
-    TGATHER of plain words from rows 5 words wider than cols apart in odd trials."""
+    TGATHER of plain words from rows 5 words wider than cols apart in odd trials; with 32
+    (GATHER_COL) the picked rows into dst rows 3 words wider than cols apart in odd trials."""
     ex = executor()
     rng = np.random.default_rng(1000 * mode + cols)
     for trial in range(4):
@@ -330,7 +332,8 @@ def test_the_numba_sort_kernel_matches_the_reference(mode, k, rows, cols):
             m = mem.copy()
             # TGATHER (mode & 3 == 3) of plain words reads src's rows at a pitch wider than cols
             spitch = cols + 5 if mode & 3 == 3 and not mode & 4 and trial % 2 else 0
-            impl.tile_sort(m, dst, src, idx, src1, mode, k, rows, cols, spitch)
+            dpitch = cols + 3 if mode & 32 and trial % 2 else 0
+            impl.tile_sort(m, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch)
             outs.append(m)
         np.testing.assert_array_equal(outs[0], outs[1])
 
@@ -466,3 +469,41 @@ def k(S, I, O):
         order = np.argsort(-x[r], kind="stable")
         np.testing.assert_array_equal(got[r, 0::2], x[r, order])
         np.testing.assert_array_equal(got[r, 1::2].view(np.uint32), 100 * r + order)
+
+
+GATHER_ROWS = '''
+@pto.kernel
+def k(X, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            src = pto.alloc_tile(8, 16, pto.float32, valid=(8, 8))
+            dst = pto.alloc_tile(DST_ROWS, 16, pto.float32, valid=(DST_ROWS, 8))
+            pto.tload(src, X, stride=8)
+            pto.tgather(dst, src, "P0010", axis="col")
+            pto.tstore(O, dst, stride=8)
+'''
+
+
+def test_tgather_along_columns_copies_the_rows_the_pattern_picks(make_kernels):
+    """GatherAxis::GATHER_COL (A2/A3 TGather.hpp: vcopy of src row GetStrideByMask(i) into dst
+    row i): P0010 takes one row of four, the second, so from src's 8 valid rows (row r holding
+    10 r .. 10 r + 7) dst's 2 rows are src's rows 1 and 5: 10 .. 17 and 50 .. 57. Both tiles
+    are 16 wide with 8 valid columns: each copy is the 8 valid words at each tile's pitch. In
+    every executor and mode."""
+    x = (10 * np.arange(8)[:, None] + np.arange(8)).astype(np.float32)
+    mod = make_kernels(GATHER_ROWS.replace("DST_ROWS", "2"))
+    X = pto.alloc_tensor(x.nbytes, pto.float32)
+    pto.memcpy_h2d(X, x)
+    O = pto.alloc_tensor(64, pto.float32)
+    pto.memcpy_h2d(O, np.zeros(16, np.float32))
+    for key, image in both_executors(mod.k, (1,), (X, O)).items():
+        np.testing.assert_array_equal(tensor_values(image, O), np.concatenate([x[1], x[5]]), err_msg=str(key))
+
+
+def test_tgather_along_columns_needs_the_patterns_share_of_rows(make_kernels):
+    """TGATHER_IMPL's assert "validRow of dst must be 2 or 4 times that of src": P0010 of 8 rows
+    fills 2, so a dst of 3 valid rows is a compile error naming both counts."""
+    mod = make_kernels(GATHER_ROWS.replace("DST_ROWS", "3"))
+    with pytest.raises(pto.CompileError, match=r"'src' has 8 valid rows and 'dst' 3; P0010 takes one row of 4, "
+                                               r"so src needs 12"):
+        mod.k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))

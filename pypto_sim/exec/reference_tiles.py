@@ -11,8 +11,8 @@ import numpy as np
 
 from .. import dtypes
 from ..isa import load_isa, store_modes
-from ..isa.sort_modes import MODE_F16, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
-from ..isa.tile_roles import FAMILY_ROLES, KERNEL_FAMILIES, gather_selects
+from ..isa.sort_modes import AXIS_COL, MODE_F16, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
+from ..isa.tile_roles import FAMILY_ROLES, KERNEL_FAMILIES, gather_picks, gather_selects
 from . import gm
 from .reference_values import evaluate, round_mode, to_dtype, wrap_int32
 
@@ -347,12 +347,13 @@ def _int32_of_halves(words):
     return np.asarray(words, np.float64).astype(np.float16).view(np.int32).astype(np.float64)
 
 
-def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch):
+def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
     """The tile_sort family (isa/44_sort.toml) in numpy: TSORT32 (mode & 3 == 0) by an insertion
     sort on (value descending, index ascending), which places a NaN where it arrives (nothing
     compares before or after it); TMRGSORT (1) and TMRGSORT_LISTS (2) by _merge; TGATHER (3) by a
-    boolean mask over src's rows spitch words apart (<= 0: cols); the other mode bits as
-    isa/sort_modes.py states them. Every source word is read before dst is written."""
+    boolean mask over src's rows spitch words apart (<= 0: cols), or with AXIS_COL the rows the
+    pattern picks into dst's rows dpitch apart; the other mode bits as isa/sort_modes.py states
+    them. Every source word is read before dst is written."""
     op, width = mode & 3, STRUCT_BYTES // (2 if mode & MODE_F16 else 4)
     if op == 0:
         out = []
@@ -378,6 +379,17 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch):
     elif op == 2:
         out = _merge([l1[src:src + k].reshape(-1, width), l1[src1:src1 + cols - k].reshape(-1, width)])
         l1[dst:dst + cols] = out
+    elif mode & AXIS_COL:
+        times = gather_picks(k)
+        offset = next(r for r in range(times) if gather_selects(k, r))
+        grid = _grid(l1, src, rows * times, cols, spitch)[offset::times].ravel().copy()
+        if mode & TO_I32_BITS:
+            grid = _bits_of_f32(grid)
+        elif mode & TO_F32_BITS:
+            grid = _f32_of_bits(grid)
+        dp = _row_pitch(dpitch, cols)
+        for i in range(rows):
+            l1[dst + i * dp:dst + i * dp + cols] = grid[i * cols:(i + 1) * cols]
     else:
         grid = _grid(l1, src, rows, cols, spitch)
         if mode & MODE_F16:

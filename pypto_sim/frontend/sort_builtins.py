@@ -13,8 +13,8 @@ registry.py's LOWERINGS.
 from __future__ import annotations
 
 from .. import dtypes
-from ..isa.sort_modes import MODE_F16, SORT_MODES, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
-from ..isa.tile_roles import GATHER_PATTERNS, gather_selects
+from ..isa.sort_modes import AXIS_COL, MODE_F16, SORT_MODES, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
+from ..isa.tile_roles import GATHER_PATTERNS, gather_picks, gather_selects
 from .registry import LOWERINGS
 from .values import NONE, Const, Text
 
@@ -34,10 +34,11 @@ def _sort_valid(comp, t, node, call):
     return int(vr.value), int(vc.value)
 
 
-def _sort_emit(comp, name, node, tiles, k, rows, cols, dtype, comment, half=False, bits=0, spitch=0):
+def _sort_emit(comp, name, node, tiles, k, rows, cols, dtype, comment, half=False, bits=0, spitch=0, dpitch=0):
     """Emit `name` over tiles with the kernel's mode (| MODE_F16 for float16 words, | bits:
-    TGATHER's TO_I32_BITS or TO_F32_BITS) and the k, rows, cols (and TGATHER's spitch: src's row
-    pitch, 0 dense) operands. Only TGATHER's src may be an int32 view of float16 words."""
+    TGATHER's TO_I32_BITS or TO_F32_BITS, and AXIS_COL) and the k, rows, cols (and TGATHER's
+    spitch and dpitch: src's and dst's row pitches, 0 dense) operands. Only TGATHER's src may be
+    an int32 view of float16 words."""
     spec = comp.isa[name]
     ops = []
     for o in spec.value_operands:
@@ -46,7 +47,7 @@ def _sort_emit(comp, name, node, tiles, k, rows, cols, dtype, comment, half=Fals
             ops.append(comp.tile_base(tiles[o.name], node, f"pto.{spec.builtin}: {o.name}", reinterpreted)[0])
         else:
             value = {"mode": SORT_MODES[name] | (MODE_F16 if half else 0) | bits, "k": k, "rows": rows,
-                     "cols": cols, "spitch": spitch}[o.name]
+                     "cols": cols, "spitch": spitch, "dpitch": dpitch}[o.name]
             ops.append(comp._int_operand(Const(value, dtypes.int32), node, o.name))
     comp.emit(name, None, tuple(ops), dtype, node, aux=comp.tile_aux())
     comp.instrs[-1].comment = comment
@@ -177,6 +178,11 @@ def lower_tgather(comp, node, args):
                              "gathered element are moved between float32 and int32 only here",
                        "gather into a tile of the source's dtype")
         bits = TO_I32_BITS if dst.dtype == dtypes.int32 else TO_F32_BITS
+    axis = args.get("axis", NONE)
+    if axis is not NONE and not (isinstance(axis, Text) and axis.value in ("row", "col")):
+        comp.error(node, f"{call}: axis must be 'row' or 'col' (pto-isa's GatherAxis::GATHER_ROW, GATHER_COL)")
+    if axis is not NONE and axis.value == "col":
+        return _gather_rows(comp, node, call, t, code, pattern.value, bits)
     rows, cols = _sort_valid(comp, src, node, call)
     if pairs and rows > 1 and src.tile.cols != cols:
         comp.error(node, f"{call}: '{src.name}' rows must be whole ({cols} of {src.tile.cols} valid) for an int32 "
@@ -191,3 +197,26 @@ def lower_tgather(comp, node, args):
     words = cols * (2 if pairs else 1)            # the record covers the float16 words
     _sort_emit(comp, "TGATHER", node, t, code, rows, words, src.tile.storage or dst.dtype,
                f"{dst.name} <- gather({src.name}, {pattern.value})", half=pairs, bits=bits, spitch=spitch)
+
+
+def _gather_rows(comp, node, call, t, code, pattern, bits):
+    """TGATHER<MaskPattern, GATHER_COL>(dst, src): A2/A3 TGather.hpp copies, for each valid row i
+    of dst, src's row GetStrideByMask(i) (its validCol words, vcopy), after TGATHER_IMPL's assert
+    "Fix: TGATHER validRow of dst must be 2 or 4 times that of src" (src's valid rows are dst's
+    times the pattern's period)."""
+    dst, src = t["dst"], t["src"]
+    if src.tile.storage is not None:
+        comp.error(node, f"{call}: axis='col' copies whole rows of elements; an int32 view of float16 words is "
+                         "not built for it", "gather the float16 tile itself")
+    rows, cols = _sort_valid(comp, src, node, call)
+    picks, times = _sort_valid(comp, dst, node, call)[0], gather_picks(code)
+    if rows != picks * times:
+        comp.error(node, f"{call}: '{src.name}' has {rows} valid rows and '{dst.name}' {picks}; {pattern} takes one "
+                         f"row of {times}, so src needs {picks * times} (\"Fix: TGATHER validRow of dst must be 2 or "
+                         "4 times that of src.\", include/pto/npu/a2a3/TGather.hpp)")
+    if dst.tile.cols < cols:
+        comp.error(node, f"{call}: '{dst.name}' has {dst.tile.cols} columns, fewer than the {cols} valid columns of "
+                         f"'{src.name}' each picked row copies")
+    _sort_emit(comp, "TGATHER", node, t, code, picks, cols, dst.dtype,
+               f"{dst.name} <- gather rows({src.name}, {pattern})", bits=bits | AXIS_COL,
+               spitch=src.tile.row_pitch, dpitch=dst.tile.row_pitch)

@@ -5,11 +5,14 @@ The `mode` operand: its bits 0-1 the instruction (SORT_MODES); MODE_F16, float16
 structures are STRUCT_BYTES of four float16 words; for TGATHER, src is an int32 view of
 float16 word pairs); TGATHER only: TO_I32_BITS, each picked float32 word becomes the int32 of
 its bits (dst int32 over float32), TO_F32_BITS, each picked int32 word the float32 of its
-bits (dst float32 over int32). A (value, index) structure is STRUCT_BYTES: two float32 words
-or four float16 words.
+bits (dst float32 over int32); AXIS_COL, GatherAxis::GATHER_COL: whole rows, not columns, are
+picked (dst row i = the src row the pattern's i-th pick names, A2/A3 TGather.hpp's vcopy of
+GetStrideByMask(i), include/pto/common/constants.hpp), into dst's rows dpitch words apart. A
+(value, index) structure is STRUCT_BYTES: two float32 words or four float16 words.
 """
 SORT_MODES = {"TSORT32": 0, "TMRGSORT": 1, "TMRGSORT_LISTS": 2, "TGATHER": 3}
 MODE_F16 = 4
 TO_I32_BITS = 8
 TO_F32_BITS = 16
+AXIS_COL = 32
 STRUCT_BYTES = 8

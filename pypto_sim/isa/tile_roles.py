@@ -181,7 +181,8 @@ FAMILY_ROLES = {
                               operand_shapes=_pairs(dst="trans", src="tile")),
     # TSORT32, TMRGSORT, TMRGSORT_LISTS, TGATHER (isa/44_sort.toml): rows x cols of src's words
     "tile_sort": FamilyRoles("dst", ("src", "idx", "src1"), ("rows", "cols"), ("src",), kernel="tile_sort",
-                             args=("l1", "dst", "src", "idx", "src1", "mode", "k", "rows", "cols", "spitch"),
+                             args=("l1", "dst", "src", "idx", "src1", "mode", "k", "rows", "cols", "spitch",
+                                   "dpitch"),
                              unchainable="its merges take one row of sorted blocks"),
     # TCI (isa/46_sequence.toml): one row of cols integers, tmp its vector path's scratch
     "tile_ci": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), scratch="tmp", kernel="tile_ci",
@@ -254,6 +255,12 @@ def gather_selects(pattern: int, c: int) -> bool:
     if 3 <= pattern <= 6:
         return c % 4 == pattern - 3
     return True
+
+
+def gather_picks(pattern: int) -> int:
+    """How many rows (columns) mask pattern code `pattern` takes one of: 2, 4, or 1 for P1111
+    (GetTimesByMask, include/pto/common/constants.hpp)."""
+    return 2 if pattern in (1, 2) else 4 if 3 <= pattern <= 6 else 1
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ limit of float64 words, not the device's (which moves all 32 bits).
 import numpy as np
 from numba import njit
 
-from ...isa.sort_modes import MODE_F16, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
+from ...isa.sort_modes import AXIS_COL, MODE_F16, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
 from .gm_bytes import ieee_decode, ieee_encode
 from .scalars import row_pitch, wrap_i32
 
@@ -56,7 +56,7 @@ def _put_structure(out, at, v, i, width):
 
 
 @njit(cache=True, error_model="numpy")
-def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch):
+def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
     """The tile_sort family (isa/44_sort.toml) on float64 words; every source word is read
     before dst is written. mode & 3 picks the instruction; mode & MODE_F16 marks float16 words
     (structures of 4 words, or TGATHER's int32 view of word pairs). mode 0 TSORT32: each run of
@@ -70,7 +70,9 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch):
     another across rows; with MODE_F16 the same over the row's cols / 2 int32 elements, each two
     half words' bits (low first). Then TO_I32_BITS: each picked float32 word becomes the int32 of
     its bits (bits_of_f32); TO_F32_BITS: each picked int32 word the float32 of its bits
-    (f32_of_bits). spitch: TGATHER's src row pitch (<= 0: cols, dense)."""
+    (f32_of_bits). spitch: TGATHER's src row pitch (<= 0: cols, dense). With AXIS_COL (GATHER_COL)
+    TGATHER copies rows: dst row i (dpitch words apart, <= 0: cols) = the cols words of src row
+    _gather_row(k, i), for i < rows."""
     op = mode & 3
     width = STRUCT_BYTES // (2 if mode & MODE_F16 else 4)     # words a structure
     if op == 0:
@@ -125,6 +127,21 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch):
                 b += width
         for e in range(cols):
             l1[dst + e] = out[e]
+    elif mode & AXIS_COL:
+        sp, dp = row_pitch(spitch, cols), row_pitch(dpitch, cols)
+        out = np.empty(max(rows * cols, 1), np.float64)
+        for i in range(rows):
+            s0 = src + _gather_row(k, i) * sp
+            for c in range(cols):
+                w = l1[s0 + c]
+                if mode & TO_I32_BITS:
+                    w = bits_of_f32(w)
+                elif mode & TO_F32_BITS:
+                    w = f32_of_bits(w)
+                out[i * cols + c] = w
+        for i in range(rows):
+            for c in range(cols):
+                l1[dst + i * dp + c] = out[i * cols + c]
     else:
         out = np.empty(max(rows * cols, 1), np.float64)
         n = 0
@@ -147,6 +164,17 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch):
                     n += 1
         for e in range(n):
             l1[dst + e] = out[e]
+
+
+@njit(cache=True, error_model="numpy")
+def _gather_row(pattern, i):
+    """The row of the i-th pick of MaskPattern `pattern` (GetStrideByMask, constants.hpp: P0101
+    2i, P1010 2i + 1, P0001 .. P1000 4i + 0 .. 3, P1111 i)."""
+    if pattern == 1 or pattern == 2:
+        return 2 * i + pattern - 1
+    if 3 <= pattern <= 6:
+        return 4 * i + pattern - 3
+    return i
 
 
 @njit(cache=True, error_model="numpy")
