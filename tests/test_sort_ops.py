@@ -507,3 +507,13 @@ def test_tgather_along_columns_needs_the_patterns_share_of_rows(make_kernels):
     with pytest.raises(pto.CompileError, match=r"'src' has 8 valid rows and 'dst' 3; P0010 takes one row of 4, "
                                                r"so src needs 12"):
         mod.k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))
+
+
+def test_tgather_by_columns_needs_a_destination_of_whole_rows(make_kernels):
+    """A2/A3's TGATHER_IMPL asserts "Fix: TGATHER expect continuous memory for dst." for the
+    GATHER_ROW form (dst.GetValidCol() == Cols): the picks are packed from dst's start across its
+    rows, so a dst whose valid columns are fewer than its columns is a compile error."""
+    mod = make_kernels(GATHER_ROWS.replace('"P0010", axis="col"', '"P0101"').replace("DST_ROWS, 16", "4, 16")
+                       .replace("valid=(DST_ROWS, 8)", "valid=(4, 8)"))
+    with pytest.raises(pto.CompileError, match=r"'dst' has valid columns 8 of 16.*continuous memory for dst"):
+        mod.k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256)))

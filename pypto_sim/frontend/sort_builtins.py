@@ -183,6 +183,12 @@ def lower_tgather(comp, node, args):
         comp.error(node, f"{call}: axis must be 'row' or 'col' (pto-isa's GatherAxis::GATHER_ROW, GATHER_COL)")
     if axis is not NONE and axis.value == "col":
         return _gather_rows(comp, node, call, t, code, pattern.value, bits)
+    dvc = dst.tile.valid_cols
+    if not (isinstance(dvc, Const) and int(dvc.value) == dst.tile.cols):
+        comp.error(node, f"{call}: '{dst.name}' has valid columns {getattr(dvc, 'value', dvc)} of {dst.tile.cols}; "
+                         "vreducev2 packs the picks from dst's start across its rows (\"Fix: TGATHER expect "
+                         "continuous memory for dst.\", include/pto/npu/a2a3/TGather.hpp)",
+                   "allocate dst with every column valid")
     rows, cols = _sort_valid(comp, src, node, call)
     if pairs and rows > 1 and src.tile.cols != cols:
         comp.error(node, f"{call}: '{src.name}' rows must be whole ({cols} of {src.tile.cols} valid) for an int32 "
