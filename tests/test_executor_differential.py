@@ -368,6 +368,10 @@ def test_reference_known_answers():
     x = 1 + 2.0**-10
     assert ev(ISA["TMULADDDST"], x, x, -(1 + 2.0**-9), False, F16) == 0.0
     assert ev(ISA["TMULADDDST"], x, x, -(1 + 2.0**-9), False, F32) == 2.0**-20
+    # integer TPOW is A2/A3's TPowICore: 0 ** 0 = 1, (-1) ** 7 = -1, 2 ** -1 = 0 (a negative
+    # exponent), 3 ** 21 = 10460353203 wraps to 10460353203 - 2 x 2^32 = 1870418611
+    assert [ev(ISA["TPOW"], b, e, 0, True, I32) for b, e in ((0, 0), (-1, 7), (2, -1), (3, 21))] == \
+        [1, -1, 0, 1870418611]
 
 
 def test_every_executed_instruction_is_covered():

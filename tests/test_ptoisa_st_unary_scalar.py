@@ -48,8 +48,6 @@ refuses such modes on int32 tiles rather than compute it (docs/aicore.md, tcmp).
 Not ported, because pypto_sim does not build them (each a capability A2/A3 has):
 - TEXPANDSTest.case_bf16_*: A2/A3's TEXPANDS takes bfloat16_t (TExpandS.hpp line 148); pypto_sim
   has no bfloat16 scalar to broadcast.
-- TPOWTest.case_int32_, .case_int16_ and TPOWSTest.case3, case4: A2/A3 runs integer TPOW / TPOWS
-  as scalar loops (TPow.hpp lines 52-95); pypto_sim's tpow / tpows take float32 only.
 - TSELSTest.case_bf16_16x256_16x256_16x256: pypto_sim's tsels takes no bfloat16 tiles (A2/A3
   selects any 2-byte data, TSels.hpp line 56); a bfloat16 scalar operand is not built.
 Not ported, the two pto-isa suites disagree and pypto_sim follows the on-device one: the float16
@@ -281,8 +279,12 @@ def k(A, B, O):
             pto.tstore(O, dst, stride={gc})
 """
 
+# TPow.hpp's PowCheckType: "Fix: TPOW has invalid data type." but for these
+POW_DTYPES = "float32, int32, int16, int8, uint32, uint16, uint8"
 # TEST_F(TPOWTest, case_<dtype>_<global>_<tile>_<valid>): test_tpow<T, GR, GC, TR, TC, VR, VC>
-TPOW_CASES = {"case_float_64x64_64x64_63x63": ("float", 64, 64, 63, 63)}
+TPOW_CASES = {"case_float_64x64_64x64_63x63": ("float", 64, 64, 63, 63),
+              "case_int32_64x64_64x64_63x63": ("int32", 64, 64, 63, 63),
+              "case_int16_64x64_64x64_63x63": ("int16", 64, 64, 63, 63)}
 
 
 @pytest.mark.parametrize("case", TPOW_CASES, ids=[f"TPOWTest.{c}" for c in TPOW_CASES])
@@ -323,7 +325,8 @@ def k(S, O, scalar):
 """
 
 # TPowSParams(name, dtype, valid_row, valid_col[, in_row, in_col, out_row, out_col])
-TPOWS_CASES = {"case1": ("float32", 32, 64), "case5": ("float32", 7, 448), "case6": ("float32", 256, 16),
+TPOWS_CASES = {"case1": ("float32", 32, 64), "case3": ("int32", 31, 128), "case4": ("int16", 15, 192),
+               "case5": ("float32", 7, 448), "case6": ("float32", 256, 16),
                "case7": ("float32", 16, 16, 32, 32, 64, 64)}
 
 
@@ -659,10 +662,10 @@ def _refused():
     for name in ("half", "bf16"):
         cases.append((f"TPOWTest.case_{name}_16x256_16x256_16x256",
                       TPOW.format(tr=16, tc=256, vr=16, vc=256, gc=256, dt=DT[name]), tensors(*[DT[name]] * 3),
-                      rf"pto.tpow needs tiles of one dtype among float32, got {DT[name]}"))
+                      rf"pto.tpow needs tiles of one dtype among {POW_DTYPES}, got {DT[name]}"))
     cases.append(("TPOWSTest.case2", TPOWS.format(ir=63, ic=64, orow=63, oc=64, vr=63, vc=64, dt="float16"),
                   tensors("float16", "float16") + (1.5,),
-                  r"pto.tpows needs tiles of one dtype among float32, got float16"))
+                  rf"pto.tpows needs tiles of one dtype among {POW_DTYPES}, got float16"))
     for name, r, c, mode in [("int8", 32, 32, "EQ"), ("int8", 16, 32, "GT"), ("uint8", 32, 64, "NE"),
                              ("uint8", 32, 32, "LT"), ("uint32", 32, 32, "NE"), ("uint32", 16, 32, "LE"),
                              ("bf16", 32, 32, "GE")]:

@@ -27,7 +27,7 @@ from numba import njit
 from pypto_sim.exec.compiled.isa_constants import DT_FLOAT32, OP_CAST
 from pypto_sim.exec.compiled.jit_options import NO_REFCOUNT
 from pypto_sim.exec.compiled.scalars import (ST_OK, cast_word, exp_f32_near, f64_bits, fused_fma,
-                                             int64_word, py_floordiv, py_mod, round_to, wrap_i32)
+                                             int64_word, int_pow, py_floordiv, py_mod, round_to, wrap_i32)
 
 """
 

@@ -87,6 +87,23 @@ def wrap_int32(v):
     return (int(v) - INT32_MIN) % 2**32 + INT32_MIN
 
 
+def int_pow(base, exp):
+    """Integer base ** exp as A2/A3's TPowICore computes it (include/pto/npu/a2a3/TPow.hpp) on
+    the int32s of both: 1 for exp 0; 0 and 1 for those bases; -1 or 1 for base -1 by exp's
+    parity; 0 for a negative exp; else the power wrapped to int32 (each product wraps, so the
+    whole does)."""
+    b, e = wrap_int32(base), wrap_int32(exp)
+    if e == 0:
+        return 1
+    if b in (0, 1):
+        return b
+    if b == -1:
+        return -1 if e & 1 else 1
+    if e < 0:
+        return 0
+    return wrap_int32(pow(b, e, 2**32))
+
+
 def wrap_int64(v):
     """Wrap a Python int to int64 two's complement."""
     return (int(v) + 2**63) % 2**64 - 2**63
@@ -238,7 +255,7 @@ def round_mode(dt, x, mode):
 
 _EVAL_GLOBALS = {"__builtins__": {}, "np": _LibmNumpy(), "math": math, "abs": abs,
                  "py_mod": py_mod, "py_floordiv": py_floordiv, "fused_fma": fused_fma,
-                 "round_to": to_dtype}
+                 "round_to": to_dtype, "int_pow": int_pow}
 
 
 @functools.lru_cache(maxsize=None)

@@ -115,6 +115,30 @@ def wrap_i32(v):
 
 
 @njit(cache=True, error_model="numpy")
+def int_pow(base, exp):
+    """Integer base ** exp as A2/A3's TPowICore computes it (include/pto/npu/a2a3/TPow.hpp), on
+    the int32s of both: exp 0 gives 1 (0 ** 0 too), base 0 gives 0, base 1 gives 1, base -1
+    gives -1 or 1 by exp's parity, another base to a negative exp gives 0; else square and
+    multiply, each product wrapping to int32."""
+    b, e = wrap_i32(np.int64(base)), wrap_i32(np.int64(exp))
+    if e == 0:
+        return np.int64(1)
+    if b == 0 or b == 1:
+        return b
+    if b == -1:
+        return np.int64(-1) if e & 1 else np.int64(1)
+    if e < 0:
+        return np.int64(0)
+    r = np.int64(1)
+    while e != 0:
+        if e & 1:
+            r = wrap_i32(r * b)
+        e >>= 1
+        b = wrap_i32(b * b)
+    return r
+
+
+@njit(cache=True, error_model="numpy")
 def round_bf16(x):
     """Round to the nearest bfloat16 value (through float32, ties to even), as float64."""
     f = np.float64(np.float32(x))
