@@ -146,3 +146,15 @@ def test_a_store_mode_the_device_refuses_is_a_compile_error(make_kernels, body, 
             make_kernels(source).k.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256, pto.uint8)))
         return
     compile_error(make_kernels, body, message)
+
+
+def test_an_nz_store_from_acc_takes_columns_of_16(make_kernels):
+    """TStoreAccNz2nz asserts "validCol must be an integer multiple of 16" for an NZ store, channel
+    split or not: a float32 Acc of 8 valid columns stored NZ is a compile error, though this NZ's
+    float32 blocks are 8 wide."""
+    src = RELU.format(atomic="").replace("relu=True", "layout=pto.NZ").replace(
+        "acc = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc)",
+        "acc = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc, valid=(16, 8))")
+    with pytest.raises(pto.CompileError, match=r"'acc' has 8 valid columns .*integer multiple of 16"):
+        make_kernels(src).k.program_for((pto.alloc_tensor(512, pto.float16), pto.alloc_tensor(512, pto.float16),
+                                         pto.alloc_tensor(1024, pto.float32)))

@@ -150,3 +150,23 @@ def test_a_value_tile_the_device_refuses_is_a_compile_error(make_kernels, body, 
     value where the index goes; 4-byte data indexed by int32 / uint32, 2-byte column data by
     int16 / uint16 (2-byte row data by any of the four)."""
     compile_error(make_kernels, body, message)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("""s = pto.alloc_tile(8, 8, pto.int32)
+i = pto.alloc_tile(8, 8, pto.int32)
+v = pto.treshape(i, 8, 8)
+pto.trowargmax(i, s, val=v)""", r"val 'v' and dst 'i' share words"),
+    ("""s = pto.alloc_tile(8, 8, pto.float32)
+i = pto.alloc_tile(4, 8, pto.int32)
+pto.tcolargmax(i, s)""", r"'i' has 4 valid rows; the indices take one row"),
+    ("""s = pto.alloc_tile(8, 8, pto.float32)
+i = pto.alloc_tile(1, 8, pto.int32)
+v = pto.alloc_tile(4, 8, pto.float32)
+pto.tcolargmax(i, s, val=v)""", r"'v' has 4 valid rows; the values take one row"),
+])
+def test_the_index_and_value_tiles_are_apart_and_one_row_for_columns(make_kernels, body, message):
+    """Values written over indices lose them (a view of dst as val is refused, as dst itself is);
+    TColReduceIdxCheck asserts one valid row for the index and the value outputs of a column
+    reduction ("output idx validRow must be 1", "output value validRow must be 1")."""
+    compile_error(make_kernels, body, message)

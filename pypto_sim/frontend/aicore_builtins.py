@@ -493,7 +493,7 @@ def check_vec_transfer_layout(comp, node, call, t, layout):
                f"{'ColMajor' if own == gm_layouts.ND else 'RowMajor'}")
 
 
-def check_acc_store_layout(comp, node, layout, dtype):
+def check_acc_store_layout(comp, node, layout, dtype, acc):
     """The fixpipe writes GM as ND or NZ only (pto-isa TStore.hpp: TStoreAccNz2nd, Nz2nz,
     Nz2NC1HWC0). This NZ's blocks are 32 bytes (isa/gm_layouts.py): float32 ones of 8 elements
     are the fixpipe's channel split (TStoreAccNz2nz: channelSplitEn when a float32 Acc goes to
@@ -508,6 +508,11 @@ def check_acc_store_layout(comp, node, layout, dtype):
                          "(pto-isa TStore.hpp TStoreAccNz2nz: \"if DstType is int32_t, the last dimension must "
                          "be exactly 16\"), which is not built: pypto_sim's NZ blocks are 32 bytes",
                    "store ND, or float32 NZ (8-element blocks: the fixpipe's channel split)")
+    vc = acc.tile.valid_cols
+    if name == "NZ" and isinstance(vc, Const) and int(vc.value) % 16:
+        comp.error(node, f"tstore: the fixpipe stores NZ in columns of 16: '{acc.name}' has {int(vc.value)} valid "
+                         "columns (TStoreAccNz2nz: \"validCol must be an integer multiple of 16\")",
+                   "store ND, or give the Acc tile a multiple of 16 valid columns")
 
 
 @LOWERINGS.lowering("tload", checks=(aicore_only,))
@@ -547,7 +552,7 @@ def lower_tstore(comp, node, args):
             comp.error(node, f"tstore: the fixpipe converts {t.dtype} to {t.dtype}"
                              f"{', float16 or bfloat16' if t.dtype == dtypes.float32 else ''}, not to "
                              f"{dst.dtype} ('{dst.name}')")
-        check_acc_store_layout(comp, node, args["layout"], dst.dtype)
+        check_acc_store_layout(comp, node, args["layout"], dst.dtype, t)
     elif dst.dtype != t.dtype:
         comp.error(node, f"tstore: tile '{t.name}' holds {t.dtype} but '{dst.name}' holds {dst.dtype}; "
                          "MTE3 does not convert", "convert in UB first, or store from Acc (FIX converts)")

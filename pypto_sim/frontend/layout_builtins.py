@@ -16,6 +16,7 @@ from ..ir.program import LocalBuffer
 from ..isa import VECTOR_FAMILIES
 from ..isa.tile_roles import FAMILY_ROLES
 from .builtin_checks import aicore_only
+from .mask_builtins import tile_words
 from .registry import LOWERINGS
 from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo, Val
 
@@ -183,6 +184,11 @@ def lower_arg_reduce(comp, node, args, builtin):
                          f"row of '{src.name}': rows x 1 with layout=pto.ColMajor, or a RowMajor tile's "
                          f"first column), not {dst.tile.rows} x {dst.tile.cols}")
     if per_col:
+        dvr = dst.tile.valid_rows
+        if not (isinstance(dvr, Const) and int(dvr.value) == 1):
+            comp.error(node, f"pto.{call}: '{dst.name}' has {getattr(dvr, 'value', 'run-time')} valid rows; the indices "
+                             "take one row (\"Fix: TColReduceIdx output idx validRow must be 1\", "
+                             "include/pto/npu/a2a3/TColReduceIdx.hpp)", "give it valid=(1, cols)")
         comp.match_valid(node, f"pto.{call}", dst, src, "columns", "\"Fix: TColReduceIdx input validCol "
                          "must equal idx output validCol\", include/pto/npu/a2a3/TColReduceIdx.hpp")
     else:
@@ -216,12 +222,20 @@ def _check_value_tile(comp, node, call, spec, val, dst, src, per_col):
         comp.error(node, f"pto.{call}: the value tile '{val.name}' holds {val.dtype} but '{src.name}' holds "
                          f"{src.dtype}; it takes the kept elements themselves (\"DstVal data type must match "
                          f"input type\", include/pto/npu/a2a3/{where})")
-    if val.name == dst.name:
-        comp.error(node, f"pto.{call}: val and dst are the same tile '{dst.name}'; the values and the "
-                         "indices go to two tiles", "allocate a tile of the data's dtype for the values")
+    val_words, dst_words = tile_words(val), tile_words(dst)
+    if val.name == dst.name or (val_words is not None and dst_words is not None
+                                and np.intersect1d(val_words, dst_words).size):
+        comp.error(node, f"pto.{call}: val '{val.name}' and dst '{dst.name}' share words (one tile, or views of "
+                         "one); the values would overwrite the indices",
+                   "allocate a tile of the data's dtype for the values")
     vc = src.tile.valid_cols
     width = int(vc.value) if isinstance(vc, Const) else src.tile.cols
     if per_col:
+        vr = val.tile.valid_rows
+        if not (isinstance(vr, Const) and int(vr.value) == 1):
+            comp.error(node, f"pto.{call}: '{val.name}' has {getattr(vr, 'value', 'run-time')} valid rows; the values "
+                             "take one row (\"Fix: TColReduceOpsIdx output value validRow must be 1\", "
+                             "include/pto/npu/a2a3/TColReduceIdx.hpp)", "give it valid=(1, cols)")
         if val.tile.layout != "row" or val.tile.cols < width:
             comp.error(node, f"pto.{call}: '{val.name}' must be a RowMajor tile of at least {width} columns "
                              f"(its first row takes a value a valid column of '{src.name}'), not "

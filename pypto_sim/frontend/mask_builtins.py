@@ -139,7 +139,7 @@ def lower_ttri(comp, node, args):
     comp.instrs[-1].comment = f"{dst.name} <- {'upper' if upper.value else 'lower'} triangle"
 
 
-def _tile_words(t, count=None):
+def tile_words(t, count=None):
     """The unit-memory words of typed tile t's first count elements (all: None) in row-major
     order at its row pitch; None when its place is known only at run time (a tile group's)."""
     if not isinstance(t.offset, Const):
@@ -179,7 +179,7 @@ def lower_tci(comp, node, args):
         comp.error(node, f"pto.tci: tmp '{tmp.name}' holds {have} bytes; the vector path for "
                          f"{dst.dtype} uses {need} (TCI.md, Temporary tile)",
                    "allocate 2 KiB, e.g. pto.alloc_tile(1, 512, pto.float32, loc=pto.Vec)")
-    used, written = _tile_words(tmp, -(-need // tmp.dtype.itemsize)), _tile_words(dst)
+    used, written = tile_words(tmp, -(-need // tmp.dtype.itemsize)), tile_words(dst)
     shared = np.intersect1d(used, written) if used is not None and written is not None else ()
     if len(shared):
         comp.error(node, f"pto.tci: tmp '{tmp.name}' and dst '{dst.name}' share {len(shared)} words; A2/A3 "

@@ -206,10 +206,12 @@ def lower_tgather(comp, node, args):
 
 
 def _gather_rows(comp, node, call, t, code, pattern, bits):
-    """TGATHER<MaskPattern, GATHER_COL>(dst, src): A2/A3 TGather.hpp copies, for each valid row i
-    of dst, src's row GetStrideByMask(i) (its validCol words, vcopy), after TGATHER_IMPL's assert
-    "Fix: TGATHER validRow of dst must be 2 or 4 times that of src" (src's valid rows are dst's
-    times the pattern's period)."""
+    """TGATHER<MaskPattern, GATHER_COL>(dst, src): dst's valid row i = src's row GetStrideByMask(i)
+    (its validCol words: A2/A3 TGather.hpp's vcopy), after TGATHER_IMPL's assert "Fix: TGATHER
+    validRow of dst must be 2 or 4 times that of src" (src's valid rows are dst's times the
+    pattern's period). A2/A3's loop runs i over src's valid rows, not dst's (TGather.hpp lines
+    123-128), so the device writes the pattern's period times dst's rows, past dst's valid rows
+    and its tile, reading past src's; pypto_sim copies dst's valid rows only (docs/aicore.md)."""
     dst, src = t["dst"], t["src"]
     if src.tile.storage is not None:
         comp.error(node, f"{call}: axis='col' copies whole rows of elements; an int32 view of float16 words is "
