@@ -57,6 +57,33 @@ def run_kernel(kernel, inputs, outputs, *scalars):
     return got
 
 
+# pto-isa's tests name dtypes by their C++ types (case_half_..., TEST_F params); here pypto's
+PTOISA_DTYPES = {"float": "float32", "half": "float16", "bf16": "bfloat16", "int8": "int8", "uint8": "uint8",
+                 "int16": "int16", "uint16": "uint16", "int32": "int32", "uint32": "uint32"}
+# the MTE2 -> V and V -> MTE3 flag pairs of a one-op vector kernel (pto-isa's kernels write them)
+FLAGS_IN = """pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)"""
+FLAGS_OUT = """pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)"""
+
+
+def run_arrays(kernel, arrays, *scalars, read=-1):
+    """Launch kernel(*arrays, *scalars) on one AI core with each numpy array copied to a GM
+    tensor of its dtype (an output as main.cpp memsets it, or with the data main.cpp copies
+    there, which the kernel may first load); returns arrays[read]'s tensor after the launch."""
+    tensors = []
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        t = pto.alloc_tensor(a.nbytes, getattr(pto, a.dtype.name))
+        pto.memcpy_h2d(t, a)
+        tensors.append(t)
+    pto.launch(kernel, grid=(1,), args=(*tensors, *scalars))
+    pto.sync()
+    got = np.empty_like(arrays[read])
+    pto.memcpy_d2h(got, tensors[read])
+    return got
+
+
 def as_words(a, dtype):
     """The bytes of a as an array of dtype (pto-isa's tests read every output file into a
     std::vector of some type, whatever the kernel wrote)."""

@@ -44,13 +44,8 @@ of a load larger than its tile.
 import numpy as np
 import pytest
 
-import pypto_sim as pto
-from ptoisa_st import FUSED, result_cmp, tsel_golden
+from ptoisa_st import FLAGS_IN, FLAGS_OUT, FUSED, PTOISA_DTYPES, result_cmp, run_arrays, tsel_golden
 
-FLAGS_IN = """pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)"""
-FLAGS_OUT = """pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)"""
 
 # Cases of the on-device suite this module leaves out, with why (each reported in docs/performance.md's
 # session-43 section): TSEL / TSELS over a valid region narrower than the tile or tiles of different shapes
@@ -60,26 +55,6 @@ OPEN = {
     "TSELSTest.case_uint16_uint8_2x32_2x64_2x128_2x31", "TSELSTest.case_float_uint8_2x32_2x64_2x128_2x31",
     "TSELSTest.case_half_uint8_32x672_32x96_32x672_32x666", "TSELSTest.case_float_uint8_32x672_32x96_32x672_32x666",
 }
-
-DT = {"float": "float32", "half": "float16", "int32": "int32", "int16": "int16", "uint16": "uint16",
-      "uint32": "uint32", "uint8": "uint8"}
-
-
-def run(kernel, arrays, *scalars, read=-1):
-    """Launch kernel(*arrays, *scalars) on one AI core with each numpy array copied to a GM tensor
-    of its dtype (outputs: zeros, as main.cpp's memsets, or the data main.cpp copies there);
-    returns arrays[read]'s tensor after the launch."""
-    tensors = []
-    for a in arrays:
-        a = np.ascontiguousarray(a)
-        t = pto.alloc_tensor(a.nbytes, getattr(pto, a.dtype.name))
-        pto.memcpy_h2d(t, a)
-        tensors.append(t)
-    pto.launch(kernel, grid=(1,), args=(*tensors, *scalars))
-    pto.sync()
-    got = np.empty_like(arrays[read])
-    pto.memcpy_d2h(got, tensors[read])
-    return got
 
 
 # ---------------------------------------------------------------- TMULADDDST, TFUSEDMULADD, TFUSEDMULADDRELU
@@ -119,7 +94,7 @@ def test_fused(make_kernels, op, p):
     the sum). main.cpp copies input_dst to the out tensor, which the kernel loads, updates and
     stores over the valid region. ResultCmp(golden, out, 0.001) over dstTileH x dstTileW."""
     name, dr, dc, ar, ac, br, bc, vr, vc = p
-    dt = DT[name]
+    dt = PTOISA_DTYPES[name]
     lim = np.sqrt(np.abs(float(np.finfo(dt).max))) / 10
     rng = np.random.RandomState(19)
     a = rng.uniform(low=-lim, high=lim, size=[ar, ac]).astype(dt)
@@ -134,7 +109,7 @@ def test_fused(make_kernels, op, p):
     else:
         golden[:vr, :vc] = np.maximum(av * dv + bv, 0)
     kernel = make_kernels(FUSED.format(op=op, dt=dt, dr=dr, dc=dc, ar=ar, ac=ac, br=br, bc=bc, vr=vr, vc=vc)).k
-    out = run(kernel, [a, b, d])
+    out = run_arrays(kernel, [a, b, d])
     assert result_cmp(golden, out, 0.001)
 
 
@@ -182,7 +157,7 @@ def test_taxpy(make_kernels, case):
     scalar = rng.uniform(low=-8, high=8, size=(1, 1)).astype(sdt)
     golden = dst + src.astype(dt) * scalar[0, 0]
     kernel = make_kernels(TAXPY.format(r=r, c=c, vr=vr, vc=vc, dt=dt, sdt=sdt)).k
-    out = run(kernel, [src, dst], float(np.float32(scalar[0, 0])))
+    out = run_arrays(kernel, [src, dst], float(np.float32(scalar[0, 0])))
     assert result_cmp(golden, out, 0.001, compared=r * c * np.dtype(dt).itemsize)
 
 
@@ -226,7 +201,7 @@ def test_tprelu(make_kernels, case):
     with np.errstate(all="ignore"):
         golden = np.where(a > 0, a, a * b).astype(dt)
     kernel = make_kernels(TPRELU.format(r=r, c=c, vr=vr, vc=vc, dt=dt)).k
-    out = run(kernel, [a.reshape(vr, vc), b.reshape(vr, vc), np.zeros((vr, vc), dt)])
+    out = run_arrays(kernel, [a.reshape(vr, vc), b.reshape(vr, vc), np.zeros((vr, vc), dt)])
     assert result_cmp(golden, out, 0.001, compared=r * c * np.dtype(dt).itemsize)
 
 
@@ -271,7 +246,7 @@ def test_tlrelu(make_kernels, case):
     golden = np.zeros((dr, dc), dt)
     golden[:r, :c] = np.where(x < 0, x * scalar[0, 0], x)
     kernel = make_kernels(TLRELU.format(r=r, c=c, dr=dr, dc=dc, dt=dt)).k
-    out = run(kernel, [x, np.zeros((dr, dc), dt)], float(np.float32(scalar[0, 0])))
+    out = run_arrays(kernel, [x, np.zeros((dr, dc), dt)], float(np.float32(scalar[0, 0])))
     assert result_cmp(golden, out, 0.001, compared=golden.nbytes)
 
 
@@ -326,7 +301,7 @@ def test_tsel(make_kernels, case):
     mask = rng.randint(0, 255, size=vr * mvc, dtype=np.uint8)
     golden = tsel_golden(mask, a, b, vr, vc)
     kernel = make_kernels(TSEL.format(r=r, c=c, vr=vr, vc=vc, mc=mc, mvc=mvc, dt=dt)).k
-    out = run(kernel, [mask.reshape(vr, mvc), a.reshape(vr, vc), b.reshape(vr, vc), np.zeros((vr, vc), dt)])
+    out = run_arrays(kernel, [mask.reshape(vr, mvc), a.reshape(vr, vc), b.reshape(vr, vc), np.zeros((vr, vc), dt)])
     assert result_cmp(golden, out, 0.001, compared=r * c * np.dtype(dt).itemsize)
 
 
@@ -379,7 +354,7 @@ def test_tsels(make_kernels, p):
     The GM tensors have their tiles' shapes (mask: vRows x maskW loaded). ResultCmp(golden, out,
     0.0001) over dstFileSize (bytes) elements."""
     name, mname, dr, dc, mr, mcol, sr, sc, vr, vc = p
-    dt, mdt = np.dtype(DT[name]), np.dtype(DT[mname])
+    dt, mdt = np.dtype(PTOISA_DTYPES[name]), np.dtype(PTOISA_DTYPES[mname])
     rng = np.random.RandomState(19)
     if dt.kind in "iu":
         info = np.iinfo(dt)
@@ -398,7 +373,7 @@ def test_tsels(make_kernels, p):
             golden[y, xi] = x[y, xi] if (1 << (xi & 7)) & mbytes[y, xi >> 3] else scalar[0]
     kernel = make_kernels(TSELS.format(dr=dr, dc=dc, sr=sr, sc=sc, mr=mr, mcol=mcol, vr=vr, vc=vc,
                                        dt=dt.name, mdt=mdt.name)).k
-    out = run(kernel, [mask, x, np.zeros((dr, dc), dt)], scalar[0] if dt.kind == "u" else scalar[0].item())
+    out = run_arrays(kernel, [mask, x, np.zeros((dr, dc), dt)], scalar[0] if dt.kind == "u" else scalar[0].item())
     assert result_cmp(golden, out, 0.001 / 10, compared=golden.nbytes)
 
 
@@ -461,7 +436,7 @@ def cmp_id(suite, p):
 def cmp_inputs(name, r, c, second):
     """gen_data.py (seed 19): input1 of r x c and input2 of `second`'s shape, uniform(-max, max) of
     finfo(dtype) or randint(iinfo.min, iinfo.max), as dtype."""
-    dt = np.dtype(DT[name])
+    dt = np.dtype(PTOISA_DTYPES[name])
     rng = np.random.RandomState(19)
     if dt.kind == "f":
         info = np.finfo(dt)
@@ -496,7 +471,7 @@ def test_tcmp(make_kernels, p):
     with np.errstate(all="ignore"):
         golden = packed_golden(NP_CMP[mode](a, b), r, c)
     kernel = make_kernels(TCMP.format(r=r, c=c, mc=c // 8, dt=dt.name, mode=mode)).k
-    out = run(kernel, [a, b, np.zeros((r, c // 8), np.uint8)])
+    out = run_arrays(kernel, [a, b, np.zeros((r, c // 8), np.uint8)])
     assert result_cmp(golden, out, 0.001, compared=r * c)
 
 
@@ -516,5 +491,5 @@ def test_tcmps(make_kernels, p):
     with np.errstate(all="ignore"):
         golden = packed_golden(NP_CMP[mode](a, b[0]), r, c)
     kernel = make_kernels(TCMPS.format(r=r, c=c, mc=c // 8, dt=dt.name, mode=mode)).k
-    out = run(kernel, [a, np.zeros((r, c // 8), np.uint8)], b[0].item())
+    out = run_arrays(kernel, [a, np.zeros((r, c // 8), np.uint8)], b[0].item())
     assert result_cmp(golden, out, 0.001, compared=r * c)

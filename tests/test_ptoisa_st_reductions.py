@@ -46,10 +46,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from ptoisa_st import result_cmp, run_kernel
-
-DT = {"float": "float32", "half": "float16", "int8": "int8", "uint8": "uint8", "int16": "int16",
-      "int32": "int32", "uint16": "uint16", "uint32": "uint32"}
+from ptoisa_st import PTOISA_DTYPES, result_cmp, run_kernel
 
 
 def refused(kernel, n_tensors, dt, match):
@@ -90,7 +87,7 @@ def test_tcolmin(make_kernels, case):
     the tile's columns). ResultCmp(golden, out, 0.001) over dstFileSize (TC x itemsize)
     elements. A minimum is exact, so out equals the golden."""
     name, r, c = TCOLMIN_CASES[case]
-    dt = DT[name]
+    dt = PTOISA_DTYPES[name]
     rng = np.random.RandomState(19)
     x = rng.uniform(low=-16, high=16, size=[r, c]).astype(dt)
     golden = np.array([np.min(x[:r, j]) for j in range(c)], dt)
@@ -105,8 +102,8 @@ def test_tcolmin_a2a3_refuses_8_bit_tiles(make_kernels, name):
     pto-isa's CPU simulation only: A2/A3's TColReduceCheck static_asserts half, float, int16,
     int32 ("Fix: TCOLREDUCE input data type is not supported by this instruction.",
     include/pto/npu/a2a3/TColReduceOps.hpp lines 87-89)."""
-    kernel = make_kernels(TCOLMIN.format(r=64, c=64, dt=DT[name])).k
-    refused(kernel, 2, DT[name], rf"among float32, float16, int32, int16, got {DT[name]}")
+    kernel = make_kernels(TCOLMIN.format(r=64, c=64, dt=PTOISA_DTYPES[name])).k
+    refused(kernel, 2, PTOISA_DTYPES[name], rf"among float32, float16, int32, int16, got {PTOISA_DTYPES[name]}")
 
 
 # ---------------------------------------------------------------- TCOLPROD
@@ -163,7 +160,7 @@ def test_trowprod(make_kernels, name, rows, cols):
     tile). ResultCmp(golden, out, 0.001) over fileSize (bytes) elements. A product of 64 (256)
     factors in 1..9 is about 10^39.5 (10^158): rows past float32's (float16's) range give inf
     on both sides, which ResultCmp counts as equal (inf - inf is NaN, not > eps)."""
-    dt = DT[name]
+    dt = PTOISA_DTYPES[name]
     rng = np.random.RandomState(19)
     x = rng.randint(1, 10, size=[rows, cols]).astype(dt)
     golden = np.zeros([rows, cols], dt)
@@ -193,7 +190,7 @@ def test_tcolexpand(make_kernels, name, rows, cols):
     """gen_data.py (seed 19): input uniform(-16, 16) of rows x cols as dtype; golden = its first
     row tiled down the rows (np.tile(input[0:1, :], (rows, 1))). ResultCmp(golden, out, 0.001)
     over fileSize (bytes) elements; a copy is exact."""
-    dt = DT[name]
+    dt = PTOISA_DTYPES[name]
     rng = np.random.RandomState(19)
     x = rng.uniform(low=-16, high=16, size=[rows, cols]).astype(dt)
     golden = np.tile(x[0:1, :], (rows, 1)).astype(dt)
@@ -276,7 +273,7 @@ def _expand_data(per_col, kind, name, r, c, ir, ic, orow, oc):
     of 1 x iCol (TCOLEXPAND) or iRow x 1 (TROWEXPAND); floats uniform(-2, 2) and uniform(1, 2);
     golden oRow x oCol zeros but [:kTRows, :kTCols], the op of input1's valid region and
     input2's (broadcast down the rows / across the columns) in dtype (integer div: //)."""
-    dt = np.dtype(DT[name])
+    dt = np.dtype(PTOISA_DTYPES[name])
     rng = np.random.RandomState(19)
     vshape = [1, ic] if per_col else [ir, 1]
     if np.issubdtype(dt, np.integer):
@@ -294,7 +291,7 @@ def _expand_data(per_col, kind, name, r, c, ir, ic, orow, oc):
 def _expand_kernel(make_kernels, per_col, kind, name, r, c, ir, ic, orow, oc):
     op = ("tcolexpand" if per_col else "trowexpand") + kind
     source = (COLEXPANDOP if per_col else ROWEXPANDOP).format(
-        op=op, dt=DT[name], r=r, c=c, ir=ir, ic=ic, orow=orow, oc=oc)
+        op=op, dt=PTOISA_DTYPES[name], r=r, c=c, ir=ir, ic=ic, orow=orow, oc=oc)
     return make_kernels(source).k
 
 
@@ -322,7 +319,7 @@ def test_the_expand_ops_a2a3_refuses(make_kernels, per_col, case):
     kind, name = case[0], case[1]
     kernel = _expand_kernel(make_kernels, per_col, *case)
     op = ("tcolexpand" if per_col else "trowexpand") + kind
-    refused(kernel, 3, DT[name], rf"pto\.{op}\b.*\b(got|not) {DT[name]}\b")
+    refused(kernel, 3, PTOISA_DTYPES[name], rf"pto\.{op}\b.*\b(got|not) {PTOISA_DTYPES[name]}\b")
 
 
 # ---------------------------------------------------------------- TROWARGMAX / TROWARGMIN, TCOLARGMAX / TCOLARGMIN
@@ -426,8 +423,8 @@ def test_tpartmax_and_tpartmin_a2a3_refuses_8_bit_tiles(make_kernels, op, name):
     pto-isa's CPU simulation only: A2/A3's TPARTMAX_IMPL / TPARTMIN_IMPL static_assert int32,
     int16, half, float ("Fix: TPARTMAX Invalid data type.", include/pto/npu/a2a3/TPartMax.hpp
     lines 74-80; TPartMin.hpp alike; docs/isa/TPARTMAX.md "A2A3 implementation checks")."""
-    kernel = make_kernels(PART.format(dt=DT[name], op=op)).k
-    refused(kernel, 3, DT[name], rf"pto\.{op}\b.*\b(got|not) {DT[name]}\b")
+    kernel = make_kernels(PART.format(dt=PTOISA_DTYPES[name], op=op)).k
+    refused(kernel, 3, PTOISA_DTYPES[name], rf"pto\.{op}\b.*\b(got|not) {PTOISA_DTYPES[name]}\b")
 
 
 # ---------------------------------------------------------------- TPARTMUL

@@ -17,9 +17,8 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from ptoisa_st import result_cmp, run_kernel
+from ptoisa_st import PTOISA_DTYPES, result_cmp, run_kernel
 
-DT = {"float": "float32", "half": "float16", "bf16": "bfloat16", "int8": "int8", "uint8": "uint8"}
 
 TROWSUM = """
 @pto.kernel
@@ -47,7 +46,7 @@ def test_trowsum(make_kernels, name, rows, cols):
     """gen_data.py (seed 19): input randint(1, 10) in dtype; golden zeros but column 0, the
     row sums taken in float32 and cast to dtype. ResultCmp(golden, out, 0.001) over fileSize
     (bytes) elements."""
-    dt = DT[name]
+    dt = PTOISA_DTYPES[name]
     rng = np.random.RandomState(19)
     x = rng.randint(1, 10, size=[rows, cols]).astype(dt)
     golden = np.zeros([rows, cols], dt)
@@ -85,7 +84,7 @@ MINMAX_IDS = ["float_64x64_64x64_64x64", "half_64x64_64x64_64x64", "half_161x161
 def test_trowmax_and_trowmin(make_kernels, op, name, rows, cols):
     """gen_data.py (seed 19): input uniform(-16, 16) cast to dtype; golden[i] = max (min) of
     row i. ResultCmp(golden, out, 0.001) over kTRows (bytes: rows x itemsize) elements."""
-    dt = DT[name]
+    dt = PTOISA_DTYPES[name]
     rng = np.random.RandomState(19)
     x = rng.uniform(low=-16, high=16, size=[rows, cols]).astype(dt)
     golden = (np.max if op == "trowmax" else np.min)(x, axis=1).astype(dt)
@@ -103,10 +102,10 @@ def test_the_dtypes_a2a3_row_reductions_refuse(make_kernels, op, name):
     and _uint8_64x64_64x64_64x64: A2/A3's TRowReduceCheck takes half, float, int32 and int16
     only, so the kernel does not compile (as TRowReduceCheck's static_assert fails)."""
     rows, cols, source = (16, 256, TROWSUM) if op == "trowsum" else (64, 64, ROW_MINMAX)
-    kernel = make_kernels(source.format(r=rows, c=cols, dt=DT[name], op=op)).k
-    dtype = getattr(pto, DT[name])
+    kernel = make_kernels(source.format(r=rows, c=cols, dt=PTOISA_DTYPES[name], op=op)).k
+    dtype = getattr(pto, PTOISA_DTYPES[name])
     with pytest.raises(pto.CompileError, match=rf"pto.{op} needs tiles of one dtype among float32, "
-                                               rf"float16, int32, int16, got {DT[name]}"):
+                                               rf"float16, int32, int16, got {PTOISA_DTYPES[name]}"):
         kernel.program_for((pto.alloc_tensor(64 * 64 * 4, dtype), pto.alloc_tensor(64 * 64 * 4, dtype)))
 
 

@@ -71,31 +71,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from ptoisa_st import FUSED, result_cmp, run_kernel
-
-DT = {"float": "float32", "half": "float16", "int32": "int32", "int16": "int16", "bf16": "bfloat16",
-      "int8": "int8", "uint8": "uint8", "uint16": "uint16", "uint32": "uint32"}
-FLAGS_IN = """pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)"""
-FLAGS_OUT = """pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)"""
-
-
-def run(kernel, arrays, *scalars, read=-1):
-    """Launch kernel(*arrays, *scalars) on one AI core with each numpy array copied to a GM
-    tensor of its dtype; returns the tensor of arrays[read] after the launch (an output the
-    kernel may first load, as main.cpp copies input_dst to the dst tensor)."""
-    tensors = []
-    for a in arrays:
-        a = np.ascontiguousarray(a)
-        t = pto.alloc_tensor(a.nbytes, getattr(pto, a.dtype.name))
-        pto.memcpy_h2d(t, a)
-        tensors.append(t)
-    pto.launch(kernel, grid=(1,), args=(*tensors, *scalars))
-    pto.sync()
-    got = np.empty_like(arrays[read])
-    pto.memcpy_d2h(got, tensors[read])
-    return got
+from ptoisa_st import FLAGS_IN, FLAGS_OUT, FUSED, PTOISA_DTYPES, result_cmp, run_arrays, run_kernel
 
 
 def tensors(*dts, n=64 * 64):
@@ -129,14 +105,14 @@ SHAPES = {"float": (64, 64), "int32": (64, 64), "int16": (64, 64), "half": (16, 
 
 def unary_source(op, name):
     r, c = SHAPES[name]
-    return UNARY.format(r=r, c=c, dt=DT[name], op=op, sarg=", scalar" if op in SCALAR_OPS else "")
+    return UNARY.format(r=r, c=c, dt=PTOISA_DTYPES[name], op=op, sarg=", scalar" if op in SCALAR_OPS else "")
 
 
 def unary_golden(op, name):
     """gen_data.py (seed 19): input1 randint(1, 10) as dtype, for TLRELU and TSUBS then scalar
     randint(1, 10) of 1 x 1 as dtype; golden log(input1) / maximum(input1, 0) / where(input1 > 0,
     input1, input1 * scalar) / input1 - scalar, cast to dtype."""
-    dt = DT[name]
+    dt = PTOISA_DTYPES[name]
     rng = np.random.RandomState(19)
     x = rng.randint(1, 10, size=list(SHAPES[name])).astype(dt)
     scalar = rng.randint(1, 10, size=[1, 1]).astype(dt) if op in SCALAR_OPS else None
@@ -190,7 +166,7 @@ def test_tprelu(make_kernels, name):
     """gen_data.py (seed 19): input1, input2 randint(1, 10) as dtype; golden where(input1 > 0,
     input1, input1 * input2) as dtype. ResultCmp(golden, out, 0.001) over fileSize elements.
     (The kernel's tmp tile is not an operand here: the module docstring says why.)"""
-    dt = DT[name]
+    dt = PTOISA_DTYPES[name]
     r, c = SHAPES[name]
     rng = np.random.RandomState(19)
     a = rng.randint(1, 10, size=[r, c]).astype(dt)
@@ -236,7 +212,7 @@ def test_texpands(make_kernels, case):
     dtype. ResultCmp(golden, out, 0.001) over fileSize elements. A2/A3's TEXPANDS takes
     bfloat16_t (TExpandS.hpp line 148), so the bf16 cases are ported as value tests too."""
     name, tr, tc, vr, vc = TEXPANDS_CASES[case]
-    dt = DT[name]
+    dt = PTOISA_DTYPES[name]
     rng = np.random.RandomState(19)
     if name == "int16":
         m = rng.randint(-30_000, 30_000, size=[1, 1]).astype(dt)
@@ -295,7 +271,7 @@ def test_tpow(make_kernels, case):
     ResultCmp(golden, out, eps) over GRows x GCols elements, eps 0.0005 for float, 0.00005
     otherwise. A2/A3 computes integer TPOW on the scalar unit (TPow.hpp TPowICore and TPowI, lines 52-95)."""
     name, g, gc, vr, vc = TPOW_CASES[case]
-    dt = DT[name]
+    dt = PTOISA_DTYPES[name]
     rng = np.random.RandomState(19)
     if name == "float":
         base = rng.uniform(0.1, 5.0, size=[g, gc]).astype(dt)
@@ -426,7 +402,7 @@ def test_tcmps(make_kernels, name, r, c, mode):
     scalar, byte i of row h packing columns 8i .. 8i + 7 (bit k = column 8i + k), placed at
     A2/A3's out[h, i] (the module docstring). ResultCmp(golden, out, 0.001) over the rows x cols
     bytes."""
-    dt = DT[name]
+    dt = PTOISA_DTYPES[name]
     rng = np.random.RandomState(19)
     if name == "half":
         x = rng.randint(-5, 5, size=[r, c]).astype(dt)
@@ -479,7 +455,7 @@ def test_tsels(make_kernels, case):
     w // 32. tmp is the kernel's 1 x 32 uint8 tile (TSels.hpp writes the scalar there through a
     pointer of the data's type). ResultCmp(golden, out, 0.001)."""
     name, h, w = TSELS_CASES[case]
-    dt = np.dtype(DT[name])
+    dt = np.dtype(PTOISA_DTYPES[name])
     rng = np.random.RandomState(19)
     bits = rng.randint(0, 2, size=[h, w]).astype(np.uint8)
     x = rng.randint(1, 10, size=[h, w]).astype(dt)
@@ -531,7 +507,7 @@ def test_taxpy(make_kernels, case):
     golden = dst.copy()
     golden[:vr, :vc] = dst[:vr, :vc] + src[:vr, :vc] * scalar[0, 0]
     kernel = make_kernels(TAXPY.format(ir=ir, ic=ic, orow=orow, oc=oc, vr=vr, vc=vc, dt=dt)).k
-    out = run(kernel, [src, dst], float(np.float32(scalar[0, 0])))
+    out = run_arrays(kernel, [src, dst], float(np.float32(scalar[0, 0])))
     assert result_cmp(golden, out, 0.001, compared=golden.nbytes)
 
 
@@ -586,12 +562,12 @@ def test_fused(make_kernels, op, name, shape):
     its tile's shape; dst is loaded from the output tensor (main.cpp copies input_dst there) and
     keeps its values past the valid region. Golden: fused_data. ResultCmp(golden, out, 0.001)
     over dstTileH x dstTileW elements."""
-    dt = DT[name]
+    dt = PTOISA_DTYPES[name]
     dims = FUSED_SHAPES[shape]
     a, b, d, golden = fused_data(op, dt, *dims)
     dr, dc, ar, ac, br, bc, vr, vc = dims
     kernel = make_kernels(FUSED.format(op=op, dt=dt, dr=dr, dc=dc, ar=ar, ac=ac, br=br, bc=bc, vr=vr, vc=vc)).k
-    out = run(kernel, [a, b, d])
+    out = run_arrays(kernel, [a, b, d])
     assert result_cmp(golden, out, 0.001)
 
 
@@ -634,7 +610,7 @@ def test_ttri(make_kernels, name, tr, tc, vr, vc, upper, diagonal):
     vCols tensor. ResultCmp(golden, out, 0.001) over fileSize elements. A2/A3's TTRI fills the
     valid columns of each row at the tile's row stride whatever their count (TTri.hpp lines
     22-69: set_vector_mask(0, validCol))."""
-    dt = DT[name]
+    dt = PTOISA_DTYPES[name]
     ones = np.ones([vr, vc], dtype=dt)
     golden = np.triu(ones, k=diagonal) if upper else np.tril(ones, k=diagonal)
     kernel = make_kernels(TTRI.format(tr=tr, tc=tc, vr=vr, vc=vc, dt=dt, diagonal=diagonal, upper=bool(upper))).k
@@ -652,26 +628,27 @@ def _refused():
                              ("tlrelu", ("int32", "int16", "bf16"), "float32, float16"),
                              ("tsubs", ("bf16",), "float32, float16, int32, int16")]:
         for name in names:
-            args = tensors(DT[name], DT[name]) + ((2,) if op in SCALAR_OPS else ())
+            args = tensors(PTOISA_DTYPES[name], PTOISA_DTYPES[name]) + ((2,) if op in SCALAR_OPS else ())
             cases.append((case_name(op.upper(), name), unary_source(op, name), args,
-                          rf"pto.{op} needs tiles of one dtype among {among}, got {DT[name]}"))
+                          rf"pto.{op} needs tiles of one dtype among {among}, got {PTOISA_DTYPES[name]}"))
     for name in ("int32", "int16", "bf16"):
-        r, c = SHAPES[name]
-        cases.append((case_name("TPRELU", name), TPRELU.format(r=r, c=c, dt=DT[name]), tensors(*[DT[name]] * 3),
-                      rf"pto.tprelu needs tiles of one dtype among float32, float16, got {DT[name]}"))
+        r, c, dt = *SHAPES[name], PTOISA_DTYPES[name]
+        cases.append((case_name("TPRELU", name), TPRELU.format(r=r, c=c, dt=dt), tensors(*[dt] * 3),
+                      rf"pto.tprelu needs tiles of one dtype among float32, float16, got {dt}"))
     for name in ("half", "bf16"):
+        dt = PTOISA_DTYPES[name]
         cases.append((f"TPOWTest.case_{name}_16x256_16x256_16x256",
-                      TPOW.format(tr=16, tc=256, vr=16, vc=256, gc=256, dt=DT[name]), tensors(*[DT[name]] * 3),
-                      rf"pto.tpow needs tiles of one dtype among {POW_DTYPES}, got {DT[name]}"))
+                      TPOW.format(tr=16, tc=256, vr=16, vc=256, gc=256, dt=dt), tensors(*[dt] * 3),
+                      rf"pto.tpow needs tiles of one dtype among {POW_DTYPES}, got {dt}"))
     cases.append(("TPOWSTest.case2", TPOWS.format(ir=63, ic=64, orow=63, oc=64, vr=63, vc=64, dt="float16"),
                   tensors("float16", "float16") + (1.5,),
                   rf"pto.tpows needs tiles of one dtype among {POW_DTYPES}, got float16"))
     for name, r, c, mode in [("int8", 32, 32, "EQ"), ("int8", 16, 32, "GT"), ("uint8", 32, 64, "NE"),
                              ("uint8", 32, 32, "LT"), ("uint32", 32, 32, "NE"), ("uint32", 16, 32, "LE"),
                              ("bf16", 32, 32, "GE")]:
-        cases.append((tcmps_name(name, r, c, mode), TCMPS.format(r=r, c=c, dt=DT[name], mode=mode.lower()),
-                      tensors(DT[name], "uint8") + (3,),
-                      rf"pto.tcmps takes float32, float16, int32, int16, uint16 tiles, not {DT[name]}"))
+        cases.append((tcmps_name(name, r, c, mode), TCMPS.format(r=r, c=c, dt=PTOISA_DTYPES[name], mode=mode.lower()),
+                      tensors(PTOISA_DTYPES[name], "uint8") + (3,),
+                      rf"pto.tcmps takes float32, float16, int32, int16, uint16 tiles, not {PTOISA_DTYPES[name]}"))
     for r, c, mode in [(16, 32, "LE"), (77, 96, "GT"), (32, 32, "GE")]:
         cases.append((tcmps_name("int32", r, c, mode), TCMPS.format(r=r, c=c, dt="int32", mode=mode.lower()),
                       tensors("int32", "uint8", n=77 * 96) + (3,),

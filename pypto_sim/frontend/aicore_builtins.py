@@ -1,6 +1,6 @@
 """Lowering of the real AI core's kernel code (docs/aicore.md): typed tiles in memory spaces,
-their legality rules, the cube path (tload, textract/tmov, tmatmul*, tstore), vector ops on
-typed tiles, pipes by their PTO names, flags and cross-core flags, and the
+their legality rules, the cube path (textract/tmov, tmatmul*; tload and tstore are
+gm_transfers.py's), vector ops on typed tiles, pipes by their PTO names, flags and cross-core flags, and the
 ``pto.cube()`` / ``pto.vector()`` sections.
 
 A block of an AI-core kernel is one AI core: three scalar units, unit 0 the AIC (cube core),
@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 
 from .. import dtypes
-from ..isa import PIPES, PTO_PIPE_NAMES, SPACES, VECTOR_FAMILIES, gm_layouts, store_modes
+from ..isa import PIPES, PTO_PIPE_NAMES, SPACES, VECTOR_FAMILIES
 from ..isa.run_time_checks import MATMUL_K_AGREES
 from ..isa.tile_roles import data_operand, extract_alignment, roles_of
 from .aicore_scalar import AICoreScalarRules
@@ -428,171 +428,6 @@ def lower_alloc_tile(comp, node, builtin):
     comp.instrs[-1].comment = f"{name}: {loc} {rows} x {cols} x {dtype} at word {base}"
     info = TileInfo(loc, rows, cols, layout, valid_rows, valid_cols)
     return Ptr("l1", slot, dtype, name, Const(0, dtypes.int32), rows * cols, base, tile=info)
-
-
-def gm_layout_and_stride(comp, node, call, t, args, itemsize):
-    """(layout code, stride operand) of a tload / tstore of typed tile t: layout= names a GM
-    layout (isa/gm_layouts.py); stride= defaults to that of a dense tensor of exactly the
-    valid region, which needs the region known at compile time unless the layout is ND."""
-    given = args["layout"]
-    if not (isinstance(given, Text) and given.value in gm_layouts.LAYOUTS):
-        comp.error(node, f"pto.{call}: layout must be one of "
-                         f"{', '.join('pto.' + n for n in gm_layouts.LAYOUTS)} (pto-isa GlobalTensor Layout)")
-    layout = gm_layouts.LAYOUTS.index(given.value)
-    rows, cols = comp._extent(t)
-    c0 = gm_layouts.c0_of(itemsize)
-    known = isinstance(rows, Const) and isinstance(cols, Const)
-    stride = args["stride"]
-    if known:
-        r, c = int(rows.value), int(cols.value)
-        whole = isinstance(stride, Const) and float(stride.value).is_integer()
-        s = int(stride.value) if whole else gm_layouts.ANY_STRIDE   # a float: the operand's own error
-        problem = gm_layouts.window_problem(layout, r, c, s, c0)
-        if problem:
-            comp.error(node, f"pto.{call}: tile '{t.name}', {itemsize}-byte elements: {problem}",
-                       "keep NZ / FRACTAL_Z regions whole C0 blocks and the stride at least a run "
-                       "(isa/gm_layouts.py)")
-    if stride is NONE:
-        if layout == gm_layouts.ND:
-            stride = cols
-        elif not known:
-            comp.error(node, f"pto.{call}: a {given.value} transfer of a run-time valid region needs stride=",
-                       "pass stride=, the elements between the layout's runs (isa/gm_layouts.py)")
-        else:
-            stride = Const(gm_layouts.default_stride(layout, int(rows.value), int(cols.value), c0), dtypes.int32)
-    return Const(layout, dtypes.int32), stride
-
-
-def layout_note(layout) -> str:
-    """' (DN)' after a transfer's comment when its GM layout is not ND (listings, traces)."""
-    code = int(layout.value)
-    return "" if code == gm_layouts.ND else f" ({gm_layouts.LAYOUTS[code]})"
-
-
-def check_vec_transfer_layout(comp, node, call, t, layout):
-    """A Vec tile moves to and from GM in its own layout: ND with a RowMajor tile, DN with a
-    ColMajor one (NZ Vec tiles are not built); a store may also write a one-row or one-column
-    tile in either (A2/A3's static_asserts: "Fix: TLOAD(VecTile, GlobalTensor) only support
-    ND2ND/DN2DN/NZ2NZ!", include/pto/common/arch/memory/tload_common.hpp; "Src and dst layout
-    must be same, only support ND/DN/NZ or the special case of one row/one column!",
-    tstore_common.hpp). Other spaces convert on the way (ND -> NZ into Mat)."""
-    if t.tile.loc != "Vec":
-        return
-    code = int(layout.value)
-    own = gm_layouts.ND if t.tile.layout == "row" else gm_layouts.DN
-    if code == own or (call == "tstore" and 1 in (t.tile.rows, t.tile.cols)):
-        return
-    tile_layout = "RowMajor" if t.tile.layout == "row" else "ColMajor"
-    rule = ("\"Fix: TLOAD(VecTile, GlobalTensor) only support ND2ND/DN2DN/NZ2NZ!\", "
-            "include/pto/common/arch/memory/tload_common.hpp" if call == "tload" else
-            "\"Src and dst layout must be same, only support ND/DN/NZ or the special case of one row/one "
-            "column!\", include/pto/common/arch/memory/tstore_common.hpp")
-    comp.error(node, f"pto.{call}: '{t.name}' is a {tile_layout} Vec tile and the GM layout is "
-                     f"{gm_layouts.LAYOUTS[code]}; A2/A3 moves a Vec tile in its own layout only ({rule})",
-               f"pass layout=pto.{gm_layouts.LAYOUTS[own]}, or allocate the tile "
-               f"{'ColMajor' if own == gm_layouts.ND else 'RowMajor'}")
-
-
-def check_acc_store_layout(comp, node, layout, dtype, acc):
-    """The fixpipe writes GM as ND or NZ only (pto-isa TStore.hpp: TStoreAccNz2nd, Nz2nz,
-    Nz2NC1HWC0). This NZ's blocks are 32 bytes (isa/gm_layouts.py): float32 ones of 8 elements
-    are the fixpipe's channel split (TStoreAccNz2nz: channelSplitEn when a float32 Acc goes to
-    a float32 NZ of last dimension 8), and int32 NZ, which the fixpipe writes in 16-element
-    blocks only (its static_assert), is a compile error, not a silent other layout."""
-    name = layout.value if isinstance(layout, Text) else None
-    if name in ("DN", "FRACTAL_Z"):
-        comp.error(node, f"tstore: the fixpipe writes an Acc tile to GM as ND or NZ, not {name} "
-                         "(pto-isa TStore.hpp)", "store ND or NZ, or move the tile to UB and store it from there")
-    if name == "NZ" and dtype == dtypes.int32:
-        comp.error(node, "tstore: an Acc tile stored as int32 NZ is written in 16-element (64-byte) blocks "
-                         "(pto-isa TStore.hpp TStoreAccNz2nz: \"if DstType is int32_t, the last dimension must "
-                         "be exactly 16\"), which is not built: pypto_sim's NZ blocks are 32 bytes",
-                   "store ND, or float32 NZ (8-element blocks: the fixpipe's channel split)")
-    vc = acc.tile.valid_cols
-    if name == "NZ" and isinstance(vc, Const) and int(vc.value) % 16:
-        comp.error(node, f"tstore: the fixpipe stores NZ in columns of 16: '{acc.name}' has {int(vc.value)} valid "
-                         "columns (TStoreAccNz2nz: \"validCol must be an integer multiple of 16\")",
-                   "store ND, or give the Acc tile a multiple of 16 valid columns")
-
-
-@LOWERINGS.lowering("tload", checks=(aicore_only,))
-def lower_tload(comp, node, args):
-    spec = comp.isa["TLOAD"]
-    t = comp.typed_tile(args["tile"], node, spec, "dst", "tload: tile")
-    src = comp.require_ptr(args["ptr"], node, "tload: ptr")
-    if src.space != "hbm":
-        comp.error(node, "tload: ptr must point into a device tensor (GM)")
-    if src.dtype != t.dtype:
-        comp.error(node, f"tload: tile '{t.name}' holds {t.dtype} but '{src.name}' holds {src.dtype}; "
-                         "TLOAD does not convert", "allocate the tile with the tensor's dtype")
-    rows, cols = comp._extent(t)
-    layout, stride = gm_layout_and_stride(comp, node, "tload", t, args, src.dtype.itemsize)
-    check_vec_transfer_layout(comp, node, "tload", t, layout)
-    ops = (comp._base(t, node, "tload"), comp.uniform_int(src.offset, node, "tload: the GM offset"),
-           comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols"),
-           comp._int_operand(stride, node, "tload: stride"), comp._int_operand(layout, node, "layout"))
-    comp.emit("TLOAD", None, ops, t.dtype, node, aux=comp.tile_aux(src.slot))
-    comp.instrs[-1].comment = f"{t.name} <- {src.name}" + layout_note(layout)
-
-
-@LOWERINGS.lowering("tstore", checks=(aicore_only,))
-def lower_tstore(comp, node, args):
-    t = args["tile"]
-    if not (isinstance(t, Ptr) and t.tile is not None):
-        comp.error(node, "tstore: tile must be a tile from pto.alloc_tile(...)")
-    acc = t.tile.loc == "Acc"
-    spec = comp.isa["TSTORE_ACC" if acc else "TSTORE"]
-    comp.typed_tile(t, node, spec, "src", "tstore: tile")
-    dst = comp.require_ptr(args["ptr"], node, "tstore: ptr")
-    if dst.space != "hbm":
-        comp.error(node, "tstore: ptr must point into a device tensor (GM)")
-    if acc:
-        ok = dst.dtype == t.dtype or (t.dtype == dtypes.float32 and dst.dtype in (dtypes.float16, dtypes.bfloat16))
-        if not ok:
-            comp.error(node, f"tstore: the fixpipe converts {t.dtype} to {t.dtype}"
-                             f"{', float16 or bfloat16' if t.dtype == dtypes.float32 else ''}, not to "
-                             f"{dst.dtype} ('{dst.name}')")
-        check_acc_store_layout(comp, node, args["layout"], dst.dtype, t)
-    elif dst.dtype != t.dtype:
-        comp.error(node, f"tstore: tile '{t.name}' holds {t.dtype} but '{dst.name}' holds {dst.dtype}; "
-                         "MTE3 does not convert", "convert in UB first, or store from Acc (FIX converts)")
-    rows, cols = comp._extent(t)
-    layout, stride = gm_layout_and_stride(comp, node, "tstore", t, args, dst.dtype.itemsize)
-    check_vec_transfer_layout(comp, node, "tstore", t, layout)
-    mode = store_mode(comp, node, args, t, dst)
-    ops = (comp.uniform_int(dst.offset, node, "tstore: the GM offset"), comp._base(t, node, "tstore"),
-           comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols"),
-           comp._int_operand(stride, node, "tstore: stride"), comp._int_operand(layout, node, "layout"),
-           comp._int_operand(Const(mode, dtypes.int32), node, "mode"))
-    comp.emit(spec.name, None, ops, dst.dtype, node, aux=comp.tile_aux(dst.slot))
-    comp.instrs[-1].comment = (f"{dst.name} {'+' if mode & store_modes.ATOMIC_ADD else ''}<- "
-                               f"{'relu ' if mode & store_modes.RELU else ''}{t.name}" + layout_note(layout))
-
-
-def store_mode(comp, node, args, t, dst) -> int:
-    """tstore's mode operand (isa/store_modes.py) from atomic= and relu=, after A2/A3's checks:
-    atomic is None or 'add' (AtomicType), into a GM dtype SetAtomicAdd takes; relu (ReluPreMode)
-    is the fixpipe's, so only a store from Acc takes it (TSTORE_IMPL's static_assert "Source
-    TileType only support Acc!")."""
-    atomic, relu = args.get("atomic", NONE), args.get("relu", NONE)
-    mode = 0
-    if atomic is not NONE and not (isinstance(atomic, Const) and atomic.value is None):
-        if not (isinstance(atomic, Text) and atomic.value == "add"):
-            comp.error(node, "tstore: atomic must be None or 'add' (pto-isa's AtomicType::AtomicNone, AtomicAdd)")
-        if dst.dtype.name not in store_modes.ATOMIC_DTYPES:
-            comp.error(node, f"tstore: atomic='add' into '{dst.name}' of {dst.dtype}; A2/A3 adds "
-                             f"{', '.join(store_modes.ATOMIC_DTYPES)} (SetAtomicAdd, "
-                             "include/pto/common/arch/memory/tstore_common.hpp)")
-        mode |= store_modes.ATOMIC_ADD
-    if relu is not NONE:
-        if not (isinstance(relu, Const) and isinstance(relu.value, bool)):
-            comp.error(node, "tstore: relu must be True or False, known when the kernel compiles")
-        if relu.value:
-            if t.tile.loc != "Acc":
-                comp.error(node, f"tstore: relu=True is the fixpipe's (ReluPreMode), for a store from Acc; "
-                                 f"'{t.name}' is in {t.tile.loc}", "apply pto.trelu in UB before the store")
-            mode |= store_modes.RELU
-    return mode
 
 
 @LOWERINGS.lowering("textract")

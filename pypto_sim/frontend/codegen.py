@@ -19,7 +19,7 @@ from ..errors import CompileError
 from ..ir import ArgSpec, Instr, Program, Reg
 from ..ir.program import int_sem_of
 from ..isa import load_isa
-from . import (aicore_builtins, conv_builtins, layout_builtins, mask_builtins, memory_builtins,
+from . import (aicore_builtins, conv_builtins, gm_transfers, layout_builtins, mask_builtins, memory_builtins,
                sort_builtins, tile_builtins, value_builtins, warp_builtins)
 from .aicore_builtins import AICoreTiles
 from .aicore_scalar import LANE_INSTRUCTIONS
@@ -53,7 +53,7 @@ CAPTURED_TYPES = (bool, int, float, complex, str, tuple, np.generic)
 
 # the modules whose @LOWERINGS decorators register the builtins' lowerings (registry.py); the
 # registry is checked against the ISA table and frozen once they are all imported
-LOWERING_MODULES = (aicore_builtins, conv_builtins, layout_builtins, mask_builtins, memory_builtins,
+LOWERING_MODULES = (aicore_builtins, conv_builtins, gm_transfers, layout_builtins, mask_builtins, memory_builtins,
                     sort_builtins, tile_builtins, value_builtins, warp_builtins)
 LOWERINGS.freeze(BUILTINS)
 
