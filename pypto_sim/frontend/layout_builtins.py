@@ -184,11 +184,7 @@ def lower_arg_reduce(comp, node, args, builtin):
                          f"row of '{src.name}': rows x 1 with layout=pto.ColMajor, or a RowMajor tile's "
                          f"first column), not {dst.tile.rows} x {dst.tile.cols}")
     if per_col:
-        dvr = dst.tile.valid_rows
-        if not (isinstance(dvr, Const) and int(dvr.value) == 1):
-            comp.error(node, f"pto.{call}: '{dst.name}' has {getattr(dvr, 'value', 'run-time')} valid rows; the indices "
-                             "take one row (\"Fix: TColReduceIdx output idx validRow must be 1\", "
-                             "include/pto/npu/a2a3/TColReduceIdx.hpp)", "give it valid=(1, cols)")
+        _one_valid_row(comp, node, call, dst, "indices", "TColReduceIdx output idx validRow must be 1")
         comp.match_valid(node, f"pto.{call}", dst, src, "columns", "\"Fix: TColReduceIdx input validCol "
                          "must equal idx output validCol\", include/pto/npu/a2a3/TColReduceIdx.hpp")
     else:
@@ -205,6 +201,15 @@ def lower_arg_reduce(comp, node, args, builtin):
            comp._int_operand(Const(vpitch, dtypes.int32), node, "vpitch"))
     comp.emit(spec.name, None, ops, src.dtype, node, aux=comp.tile_aux())
     comp.instrs[-1].comment = f"{dst.name}{f', {val.name}' if val is not None else ''} <- {call[1:]}({src.name})"
+
+
+def _one_valid_row(comp, node, call, t, what, assertion):
+    """A column reduction's output t takes one row: TColReduceIdxCheck's assertion, a compile error."""
+    vr = t.tile.valid_rows
+    if not (isinstance(vr, Const) and int(vr.value) == 1):
+        comp.error(node, f"pto.{call}: '{t.name}' has {getattr(vr, 'value', 'run-time')} valid rows; the {what} take "
+                         f"one row (\"Fix: {assertion}\", include/pto/npu/a2a3/TColReduceIdx.hpp)",
+                   "give it valid=(1, cols)")
 
 
 def _check_value_tile(comp, node, call, spec, val, dst, src, per_col):
@@ -231,11 +236,7 @@ def _check_value_tile(comp, node, call, spec, val, dst, src, per_col):
     vc = src.tile.valid_cols
     width = int(vc.value) if isinstance(vc, Const) else src.tile.cols
     if per_col:
-        vr = val.tile.valid_rows
-        if not (isinstance(vr, Const) and int(vr.value) == 1):
-            comp.error(node, f"pto.{call}: '{val.name}' has {getattr(vr, 'value', 'run-time')} valid rows; the values "
-                             "take one row (\"Fix: TColReduceOpsIdx output value validRow must be 1\", "
-                             "include/pto/npu/a2a3/TColReduceIdx.hpp)", "give it valid=(1, cols)")
+        _one_valid_row(comp, node, call, val, "values", "TColReduceOpsIdx output value validRow must be 1")
         if val.tile.layout != "row" or val.tile.cols < width:
             comp.error(node, f"pto.{call}: '{val.name}' must be a RowMajor tile of at least {width} columns "
                              f"(its first row takes a value a valid column of '{src.name}'), not "
