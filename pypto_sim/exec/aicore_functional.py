@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
-from ..ir.program import C_AUX, C_DTYPE, C_OP
+from ..ir.program import C_AUX, C_DTYPE, C_OP, block_coords
 from ..isa import load_isa
 from ..isa.run_time_checks import check_error
 from .aicore_tiles import (UNIT_NAMES, TileOp, buffer_at, buffer_spans, cross_core_deadlock, cross_flag_overflow,
@@ -85,7 +85,7 @@ class AICoreFunctional:
         gx, gy, gz = self.grid
         with single_threaded_blas(uses_matmul(self.prog)) as self.blas, run_clock() as clock:
             for block_id in range(gx * gy * gz):
-                self.run_block(block_id, (block_id % gx, (block_id // gx) % gy, block_id // (gx * gy)))
+                self.run_block(block_id, block_coords(block_id, self.grid))
         return FunctionalProfile(self.kernel_name, self.grid, self.block, self.executed,
                                  clock.run_seconds, compile_seconds=clock.compile_seconds)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
+from ..ir.program import block_coords
 from ..isa import load_isa
 from ..isa.run_time_checks import check_error
 from .aicore_tiles import (buffer_at, buffer_spans, short_stride_error, tile_bounds_error, transfer_past_tensor_error,
@@ -94,8 +95,7 @@ def run_functional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init, 
                                tcount, tbytes, depth, max_instructions, out, spans)
     status, block_id, w, pc = (int(x) for x in out[:4])
     if status != ex.RUN_EXIT:
-        gx, gy, _ = grid
-        coords = (block_id % gx, (block_id // gx) % gy, block_id // (gx * gy))
+        coords = block_coords(block_id, grid)
         info[:7] = out[5:12]
         if status == ex.RUN_BARRIER:
             line = prog.instrs[pc].line

@@ -26,6 +26,12 @@ UNIT_NAMES = ("AIC", "AIV0", "AIV1")      # an AI core's units, by index (Progra
 JUMP_OPS = ("IF", "ELSE", "LOOP", "ENDLOOP")
 
 
+def block_coords(block_id: int, grid) -> tuple:
+    """The (x, y, z) of block block_id in a launch's grid (gx, gy, gz): x varies fastest."""
+    gx, gy, _ = grid
+    return block_id % gx, (block_id // gx) % gy, block_id // (gx * gy)
+
+
 def int_sem_of(dtype: DType) -> int:
     """The int_sem an ALU instruction on operands of dtype computes with."""
     if dtype.is_float:

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import LaunchError
 from ..exec import gm
-from ..ir.program import C_DST, C_OP, C_SRC, MAX_SRCS
+from ..ir.program import C_DST, C_OP, C_SRC, MAX_SRCS, block_coords
 from ..isa import FAMILIES
 from .records import CAUSE, FIELDS, ROWS_PER_CHUNK, PcTotals, RecordColumns
 
@@ -204,9 +204,7 @@ class FastEngine:
         wpb = sim.warps_per_block
         f = [int(x) for x in self.wfault[g]]
         block_id, w = int(self.bv[g // wpb, ex.B_BLOCK]), g % wpb
-        gx, gy, _ = sim.grid
-        blk = SimpleNamespace(id=block_id, coords=(block_id % gx, (block_id // gx) % gy,
-                                                   block_id // (gx * gy)))
+        blk = SimpleNamespace(id=block_id, coords=block_coords(block_id, sim.grid))
         kind, pc, cycle = f[ex.F_KIND], f[ex.F_PC], f[ex.F_CYCLE]
         if kind == ex.FK_OOB:
             return sim._oob(pc, blk, w, np.array([f[ex.F_LANE], f[ex.F_WORD], f[ex.F_COUNT]]))

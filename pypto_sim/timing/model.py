@@ -23,7 +23,7 @@ from ..exec.functional import BLOCK_BARRIERS
 from ..exec.tile_effects import effect as tile_effect
 from ..exec import gm
 from ..exec.lane import executor
-from ..ir.program import C_AUX, C_DTYPE
+from ..ir.program import C_AUX, C_DTYPE, block_coords
 from ..isa import load_isa
 from .block_fit import check_block_fits
 from .checks import KernelChecks
@@ -207,10 +207,8 @@ class LaunchSimulation(SteppingQueries):
             raise original.with_traceback(None) from None
 
     def _slot(self, core):
-        gx, gy, _ = self.grid
         for block_id in self.block_queue:
-            coords = (block_id % gx, (block_id // gx) % gy, block_id // (gx * gy))
-            yield self.env.process(self._block(core, block_id, coords))
+            yield self.env.process(self._block(core, block_id, block_coords(block_id, self.grid)))
             self.progress.update(self.progress.done + 1, f"cycle {int(self.env.now)}")
 
     def _block(self, core, block_id, coords):
