@@ -299,6 +299,8 @@ def aicore(h, f):
         pto.tmrgsort(fr, fs, 64)
         pto.tmrgsort(fs, pto.tsubview(fr, 0, 0, 1, 128), src1=pto.tsubview(fr, 0, 128, 1, 128), tmp=fr)
         pto.tgather(ir, fs, "P1010")
+        gi = pto.alloc_tile(1, 128, pto.int32, loc=pto.Vec)
+        pto.tgather(ir, ir, gi, gi)
         pto.tmov(fr, fs)
         pto.tci(pto.tsubview(ir, 0, 0, 1, 64), 0, fs)
         pv = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec, valid=(4, 16))

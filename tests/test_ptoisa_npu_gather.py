@@ -36,9 +36,21 @@ kernels write them. These goldens are what A2/A3 hardware must produce.
   valid rows, not dst's: the copies past dst's valid rows land past the dst tile and leave the
   stored rows as the golden has them.)
 
-Left out (the set OPEN below), as pypto_sim does not build the form (pto.tgather's signature is
-(dst, src, pattern, axis='row'), isa/44_sort.toml):
-- TGATHERTest.case_1D_* (12): the index-tile form TGATHER(dst, src0, indices, tmp) (runTGather1D).
+- TGATHERTest.case_1D_<dtype>_<srcR>x<srcC>_<dstR>x<dstC> (12 TEST_Fs, the index form
+  TGATHER(dst, src0, indices, tmp)): runTGather1D (tgather_kernel.cpp) loads the srcR x srcC GM
+  tensor into a whole src0 tile and the dstR x dstC int32 indices into a tile of dst's shape,
+  gathers into dst (tmp an int32 tile of dst's shape), stores dst. main.cpp runs the half cases
+  as int16_t kernels (test_gather_index<int16_t, ...>) over gen_data.py's np.float16 words.
+  gen_data.py (np.random.seed(19) once; each port its own np.random.RandomState(19)): src =
+  randint(-20, 20) of srcR * srcC, the dtype's; indices = randint(0, srcR * srcC) of dstR * dstC,
+  int32; golden = src[indices]. Comparison: ResultCmp<float>(golden, out, 0.001f) over
+  std::vector<float>(dstFileSize), the output's bytes read as floats (the rest zero in both).
+  The kernel TASSIGNs tmp past the other three tiles; for case_1D_float_1024x16_1024x16 that is
+  0x30000, UB's end (192 KiB): a 4-byte gather never touches tmp (TGather.hpp puts the byte
+  offsets in dst), and pypto_sim allocates every tile inside UB, so that port passes the index
+  tile as tmp (its dtype and valid region, which TGATHER_IMPL asserts).
+
+Left out (the set OPEN below), as pypto_sim does not build the form (isa/44_sort.toml):
 - TGATHERTest.case1_float_topk, case2_s32_topk, case3_float_topk, case4_half_topk,
   case5_half_topk: the compare form TGATHER<..., CmpMode>(dst, src, kValue, concat, tmp, offset)
   (runTGATHER_CMP).
@@ -53,7 +65,7 @@ ONE_D = ["float_32x1024_16x64", "int32_32x512_16x256", "half_16x1024_16x128", "i
          "float_1024x16_1024x16", "float_16x16_32x32", "half_16x16_32x32"]
 TOPK = ["case1_float_topk", "case2_s32_topk", "case3_float_topk", "case4_half_topk", "case5_half_topk"]
 # the cases left out (the module docstring says why)
-OPEN = {f"TGATHERTest.case_1D_{n}" for n in ONE_D} | {f"TGATHERTest.{n}" for n in TOPK}
+OPEN = {f"TGATHERTest.{n}" for n in TOPK}
 
 # (first picked column / row, period) of each MaskPattern
 PATTERNS = {"P0101": (0, 2), "P1010": (1, 2), "P0001": (0, 4), "P0010": (1, 4), "P0100": (2, 4),
@@ -170,3 +182,54 @@ def test_tcolgather(make_kernels, case):
     kernel = make_kernels(TCOLGATHER.format(sr=sr, sc=sc, dr=dr, dc=dc, dt=kdt, p=p)).k
     out, = run_kernel(kernel, [src], [((dr, dc), kdt)])
     assert result_cmp(as_words(golden, cmp_dt), as_words(out, cmp_dt), 0.0, compared=dr * dc)
+
+
+# ------------------------------------------------------------------------------ TGATHER (indices)
+
+TGATHER_1D = """
+@pto.kernel
+def k(S, I, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            src0 = pto.alloc_tile({sr}, {sc}, pto.{dt})
+            src1 = pto.alloc_tile({dr}, {dc}, pto.int32)
+            dst = pto.alloc_tile({dr}, {dc}, pto.{dt})
+            {tmp}
+            pto.tload(src0, S, stride={sc})
+            pto.tload(src1, I, stride={dc})
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.tgather(dst, src0, src1, tmp)
+            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.tstore(O, dst, stride={dc})
+"""
+# gen_data.py's dtype and the kernel's (main.cpp's src0T) per case name's dtype
+ONE_D_TYPES = {"float": ("float32", "float32"), "int32": ("int32", "int32"), "half": ("float16", "int16"),
+               "int16": ("int16", "int16")}
+
+
+@pytest.mark.parametrize("case", ONE_D, ids=[f"TGATHERTest.case_1D_{n}" for n in ONE_D])
+def test_tgather_1d(make_kernels, case):
+    """gen_data.py (seed 19, one RandomState per case): src = randint(-20, 20) of srcR * srcC in
+    the case's dtype, indices = randint(0, srcR * srcC) of dstR * dstC as int32, golden =
+    src[indices]. The kernel is runTGather1D as written (half cases as int16 over the float16
+    words; tmp an int32 tile of dst's shape, the index tile itself where the kernel puts tmp at
+    UB's end). main.cpp: ResultCmp<float>(golden, out, 0.001f) over the output's bytes read as
+    floats, dstFileSize of them. Read as floats, small integers' bytes are subnormals within eps
+    of each other (int32 -20 .. 20), so that comparison cannot tell them apart; a gather moves
+    words, so the port also asks for the golden's bytes."""
+    name, src_shape, dst_shape = case.split("_")
+    gdt, kdt = ONE_D_TYPES[name]
+    (sr, sc), (dr, dc) = (tuple(map(int, x.split("x"))) for x in (src_shape, dst_shape))
+    rng = np.random.RandomState(19)
+    src = rng.randint(-20, 20, sr * sc).astype(gdt)
+    indices = rng.randint(0, sr * sc, dr * dc).astype(np.int32)
+    golden = src[indices]
+    in_ub = (sr * sc * np.dtype(kdt).itemsize + dr * dc * (4 + np.dtype(kdt).itemsize + 4)) <= 192 * 1024
+    tmp = f"tmp = pto.alloc_tile({dr}, {dc}, pto.int32)" if in_ub else "tmp = src1"
+    kernel = make_kernels(TGATHER_1D.format(sr=sr, sc=sc, dr=dr, dc=dc, dt=kdt, tmp=tmp)).k
+    out, = run_kernel(kernel, [as_words(src, kdt).reshape(sr, sc), indices.reshape(dr, dc)], [((dr, dc), kdt)])
+    dst_size = golden.nbytes
+    assert result_cmp(as_words(golden, np.float32), as_words(out, np.float32), 0.001, compared=dst_size)
+    np.testing.assert_array_equal(as_words(out, np.uint8), as_words(golden, np.uint8))

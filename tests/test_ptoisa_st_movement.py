@@ -8,7 +8,8 @@ tolerance its main.cpp's ResultCmp. Moves are exact, so the ports also compare t
 Cases A2/A3 refuses, ported as the refusal (a CompileError):
 - TGATHERTest.case1_i8_* and case1_u8_* (14): A2/A3's mask-pattern TGATHER takes 2- and
   4-byte elements ("Fix: TGATHER src element type must be 16 or 32-bit wide",
-  include/pto/npu/a2a3/TGather.hpp line 144).
+  include/pto/npu/a2a3/TGather.hpp line 144); TGATHERTest.case_1D_int8_* and case_1D_uint8_*
+  (2): its index form too ("Fix: TGATHER expect b16/b32", TGather.hpp line 22).
 - TEXTRACTTest's 23 cases: Mat -> Mat. A2/A3's TEXTRACT_TILE_IMPL (TExtract.hpp lines
   52-71) moves Mat into Left or Right (or Acc into Mat) only; with a dtype change
   CheckTExtract's static_assert fails ("TExtract: Destination and Source tile data types must
@@ -33,13 +34,13 @@ Ported as A2/A3 runs them:
 - TGATHER's mask cases load a (rows + 5) x (cols + 32) src tile with valid (rows, cols);
   A2/A3 gathers each row's valid columns at the tile's row pitch (TGather.hpp lines 114 and
   130-132), over int16, uint16 and uint32 too (TGATHER.md, A2A3).
+- TGATHERTest.case_1D_float / int32 / half / int16 (4): the index form TGATHER(dst, src0,
+  indices, tmp) of runTGather1D, its tiles at their TASSIGNed shapes.
 - TSORT32's cases with their uint32 index tile ("Idx must be uint32_t.", TSort32.hpp line
   154), one row of indices per row.
 
 Not ported:
 - TGATHERBTest (8 cases): pypto_sim has no TGATHERB.
-- TGATHERTest.case_1D_* (6): the index-tile TGATHER(dst, src0, indices, tmp); pto.tgather
-  takes a mask pattern only (A2/A3 would refuse the int8 and uint8 ones: TGather.hpp line 21).
 - TMRGSORTTest.case_multi1, case_multi2 (4 lists), case_exhausted2 (3 lists, exhausted) and
   case_exhausted1 (2 lists, EXHAUSTED = true): pto.tmrgsort merges one list of blocks or two
   lists, without the exhausted mode.
@@ -172,6 +173,60 @@ def test_the_8_bit_tgather_a2a3_refuses(make_kernels, dt, p):
     kernel = make_kernels(tgather_source(r, c, dt, dt, p)).k
     with pytest.raises(pto.CompileError, match=rf"pto.tgather: '(dst|src)' holds {dt}"):
         kernel.program_for(two_tensors(r * c, dt))
+
+
+TGATHER_1D = """
+@pto.kernel
+def k(S, I, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            src0 = pto.alloc_tile({sr}, {sc}, pto.{dt})
+            src1 = pto.alloc_tile({dr}, {dc}, pto.int32)
+            dst = pto.alloc_tile({dr}, {dc}, pto.{dt})
+            tmp = pto.alloc_tile({dr}, {dc}, pto.int32)
+            pto.tload(src0, S)
+            pto.tload(src1, I)
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.tgather(dst, src0, src1, tmp)
+            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.tstore(O, dst)
+"""
+# TGATHERTest.case_1D_<name>: (dtype, src rows x cols, dst rows x cols), gen_data.py's TGatherParams1D
+TGATHER_1D_CASES = {"float_32x1024_16x64": ("float32", 32, 1024, 16, 64),
+                    "int32_32x512_16x256": ("int32", 32, 512, 16, 256),
+                    "half_16x1024_16x128": ("float16", 16, 1024, 16, 128),
+                    "int16_32x256_32x64": ("int16", 32, 256, 32, 64)}
+
+
+@pytest.mark.parametrize("case", TGATHER_1D_CASES, ids=[f"TGATHERTest.case_1D_{c}" for c in TGATHER_1D_CASES])
+def test_tgather_1d(make_kernels, case):
+    """gen_data.py (seed 19): src = randint(-20, 20) of srcR * srcC as the dtype, indices =
+    randint(0, srcR * srcC) of dstR * dstC as int32, golden = src[indices]. runTGather1D's tiles:
+    src0 srcR x srcC, the indices, dst and tmp (int32) dstR x dstC. main.cpp: ResultCmp<T>(golden,
+    out, 0.001f) over dstFileSize elements of T (the output's, then zeros in both)."""
+    dt, sr, sc, dr, dc = TGATHER_1D_CASES[case]
+    rng = np.random.RandomState(19)
+    src = rng.randint(-20, 20, sr * sc).astype(dt)
+    indices = rng.randint(0, sr * sc, dr * dc).astype(np.int32)
+    golden = src[indices]
+    kernel = make_kernels(TGATHER_1D.format(sr=sr, sc=sc, dr=dr, dc=dc, dt=dt)).k
+    out, = run_kernel(kernel, [src.reshape(sr, sc), indices.reshape(dr, dc)], [((dr, dc), dt)])
+    assert result_cmp(golden, out, 0.001, compared=golden.nbytes)
+    np.testing.assert_array_equal(out.ravel(), golden)
+
+
+@pytest.mark.parametrize("case, dt", [("int8_16x1024_16x128", "int8"), ("uint8_32x256_32x64", "uint8")],
+                         ids=["TGATHERTest.case_1D_int8_16x1024_16x128", "TGATHERTest.case_1D_uint8_32x256_32x64"])
+def test_the_8_bit_index_tgather_a2a3_refuses(make_kernels, case, dt):
+    """A2/A3's index TGATHER takes 2- and 4-byte data (static_assert "Fix: TGATHER expect
+    b16/b32", TGather.hpp line 22), so runTGather1D<int8_t> / <uint8_t> does not compile."""
+    sr, sc, dr, dc = (int(v) for part in case.split("_")[1:] for v in part.split("x"))
+    kernel = make_kernels(TGATHER_1D.format(sr=sr, sc=sc, dr=dr, dc=dc, dt=dt)).k
+    with pytest.raises(pto.CompileError, match="expect b16/b32"):
+        kernel.program_for((pto.alloc_tensor(sr * sc, getattr(pto, dt)), pto.alloc_tensor(4 * dr * dc, pto.int32),
+                            pto.alloc_tensor(dr * dc, getattr(pto, dt))))
 
 
 TGATHER_COL = """

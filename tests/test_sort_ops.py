@@ -424,7 +424,7 @@ def test_the_topk_ports_flags_order_every_hazard():
      "groups of 4 blocks of 64"),
     ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\nd = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)\n"
      "pto.tgather(d, s, 'P0101')", "cannot hold the 32 words P0101 selects"),
-    ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\npto.tgather(s, s, 'P0110')", "pattern must be one of"),
+    ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\npto.tgather(s, s, 'P0110')", "must be a mask pattern, one of"),
     ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\ni = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\n"
      "d = pto.alloc_tile(1, 128, pto.float32, loc=pto.Vec)\npto.tsort32(d, s, i)", "the index tile 'i' holds float32"),
     ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\ni = pto.alloc_tile(1, 64, pto.uint32, loc=pto.Vec)\n"

@@ -109,14 +109,14 @@ class TileOp:
     elements it moves, the shape and bytes that size its cost, and its values."""
 
     __slots__ = ("ctx", "pc", "spec", "fam", "arr", "iv", "vals", "slot", "reads", "writes",
-                 "gm", "gm_layout", "shape", "data", "nbytes", "view", "named", "store_mode")
+                 "gm", "gm_layout", "shape", "data", "nbytes", "view", "named", "store_mode", "where")
 
     def __init__(self, ctx, pc, vals, arr, unit, coords):
         layout = layout_of(ctx, pc)
         spec, roles, named = layout.spec, layout.roles, layout.named
         code = ctx.enc.code
         self.ctx, self.pc, self.spec, self.fam, self.arr, self.vals = ctx, pc, spec, spec.family, arr, vals
-        self.named = named
+        self.named, self.where = named, (unit, coords)
         iv = self.iv = [int(v) if math.isfinite(v) else 0 for v in vals]
         self.slot = int(code[pc, C_AUX])
 
@@ -315,8 +315,10 @@ class TileOp:
         """Compute the values at once (the functional runner; the vector families' kernels)."""
         if self.fam in ("tile_load", "tile_store", "tile_move", "tile_mma"):
             self.write(self.read())
-        else:
-            vector_effect(self.ctx, self.pc, self.vals, self.slot, None, l1=self.arr)()
+            return
+        fault = vector_effect(self.ctx, self.pc, self.vals, self.slot, None, l1=self.arr)()
+        if fault is not None and fault >= 0:          # FamilyRoles.faults: nothing was written
+            raise index_fault_error(self.ctx, self.pc, self.vals, *self.where, int(fault), self.arr)
 
     def first_unwritten(self, init):
         """initcheck: the element index of the first GM element a load (or an atomic add, which
@@ -335,6 +337,25 @@ class TileOp:
             slot, off, rows, cols, stride, _w, item = self.gm
             gm.init_mark_window(init, int(self.ctx.tbase[slot]) + off * item, rows, cols * item,
                                 stride * item)
+
+
+def index_fault_error(ctx, pc, vals, unit, coords, position, arr) -> OutOfBoundsError:
+    """The error of TGATHER_IDX pc (operands vals) on unit of block coords whose index at
+    position (row * cols + col of dst's valid region) names no element of src; arr: the unit's
+    memory, which holds the index."""
+    layout = layout_of(ctx, pc)
+    named, view = layout.named, layout.tiles[0]
+    row, col = divmod(position, int(vals[named["cols"]]))
+    idx, src, bound = view["idx"], view["src"], int(vals[named["spitch"]])
+    value = int(arr[idx.base + row * idx.pitch + col])
+    line = ctx.prog.instrs[pc].line
+    return OutOfBoundsError(
+        f"{ctx.pc_spec[pc].name} at line {line} on {UNIT_NAMES[unit]} of block {coords}: index {value} at "
+        f"({row}, {col}) of '{idx.buf.name}' names no element of '{src.buf.name}', whose {bound} elements "
+        "are 0 .. " + str(bound - 1), kernel=ctx.kernel_name, file=ctx.prog.file, line=line, block=coords,
+        warp=unit, lane=None, offset=value, count=bound, tensor=idx.buf.name,
+        hint=f"keep every index in [0, {bound}): A2/A3's vgather reads whatever UB holds past src "
+             "(pto-isa leaves an index outside src target-defined)")
 
 
 def operands(ctx, pc, regs):

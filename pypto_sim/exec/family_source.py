@@ -28,7 +28,8 @@ _SIGNATURE = '''
 def family_kernel(kind, op, l1, j0, j1, j2, j3, j4, j5, j6, j7, j8, j9, s, use, init, dt):
     """Run the kernel of family number kind (isa.tile_roles.KERNEL_FAMILIES' order) in place on
     l1: j0..j9 its integer operands in its descriptor's order, s its real operand, use whether
-    the record has its has: operand, init the reduction identity, op the opcode, dt the dtype."""
+    the record has its has: operand, init the reduction identity, op the opcode, dt the dtype.
+    Returns what a kernel that faults returns (FamilyRoles.faults), else -1."""
 '''
 
 
@@ -77,5 +78,7 @@ def generate_family_source() -> str:
         out.append(f"from pypto_sim.exec.compiled.{module} import {', '.join(sorted(imports[module]))}\n")
     out.append(_SIGNATURE)
     for k, family in enumerate(KERNEL_FAMILIES):
-        out.append(f"    {'if' if k == 0 else 'elif'} kind == {k}:  # {family}\n        {_call(family)}\n")
+        call = ("return " if FAMILY_ROLES[family].faults else "") + _call(family)
+        out.append(f"    {'if' if k == 0 else 'elif'} kind == {k}:  # {family}\n        {call}\n")
+    out.append("    return -1\n")
     return "".join(out)

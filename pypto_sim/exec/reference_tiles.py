@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtypes
 from ..isa import load_isa, store_modes
-from ..isa.sort_modes import AXIS_COL, MODE_F16, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
+from ..isa.sort_modes import AXIS_COL, INDEXED, MODE_F16, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
 from ..isa.tile_roles import FAMILY_ROLES, KERNEL_FAMILIES, gather_picks, gather_selects
 from . import gm
 from .reference_values import evaluate, round_mode, to_dtype, wrap_int32
@@ -352,9 +352,20 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
     sort on (value descending, index ascending), which places a NaN where it arrives (nothing
     compares before or after it); TMRGSORT (1) and TMRGSORT_LISTS (2) by _merge; TGATHER (3) by a
     boolean mask over src's rows spitch words apart (<= 0: cols), or with AXIS_COL the rows the
-    pattern picks into dst's rows dpitch apart; the other mode bits as isa/sort_modes.py states
-    them. Every source word is read before dst is written."""
+    pattern picks into dst's rows dpitch apart, or with INDEXED (TGATHER_IDX) src's words the
+    index tile names; the other mode bits as isa/sort_modes.py states them. Every source word is
+    read before dst is written. Returns -1, or the position of the first index INDEXED refuses."""
     op, width = mode & 3, STRUCT_BYTES // (2 if mode & MODE_F16 else 4)
+    if mode & INDEXED:
+        index = _grid(l1, idx, rows, cols, dpitch)       # dst and the indices: one row pitch
+        bad = np.flatnonzero(~((index >= 0) & (index < spitch)))
+        if len(bad):
+            return int(bad[0])
+        picked = l1[src + index.astype(np.int64)]
+        dp = _row_pitch(dpitch, cols)
+        for i in range(rows):
+            l1[dst + i * dp:dst + i * dp + cols] = picked[i]
+        return -1
     if op == 0:
         out = []
         for r in range(rows):
@@ -400,6 +411,7 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
         elif mode & TO_F32_BITS:
             out = _f32_of_bits(out)
         l1[dst:dst + len(out)] = out
+    return -1
 
 
 def tile_row_arg(op, l1, dst, src, rows, cols, dpitch, spitch, val, vpitch, dt):

@@ -13,10 +13,10 @@ registry.py's LOWERINGS.
 from __future__ import annotations
 
 from .. import dtypes
-from ..isa.sort_modes import AXIS_COL, MODE_F16, SORT_MODES, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
+from ..isa.sort_modes import AXIS_COL, INDEXED, MODE_F16, SORT_MODES, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
 from ..isa.tile_roles import GATHER_PATTERNS, gather_picks, gather_selects
 from .registry import LOWERINGS
-from .values import NONE, Const, Text
+from .values import NONE, Const, Ptr, Text
 
 
 
@@ -154,11 +154,17 @@ def lower_tgather(comp, node, args):
     (TO_I32_BITS) or int32, or the int32 view of float16 pairs, into float32 (TO_F32_BITS)
     reinterpret each picked word's 32 bits."""
     spec, call = comp.isa["TGATHER"], "pto.tgather"
+    pattern = args["pattern_or_indices"]
+    if isinstance(pattern, Ptr):
+        return _gather_indexed(comp, node, call, args)
+    if args["tmp"] is not NONE:
+        comp.error(node, f"{call}: tmp is the index form's scratch (pto.tgather(dst, src, indices, tmp)); the "
+                         "mask-pattern form takes none")
     t = _sort_tiles(comp, spec, node, {"dst": args["dst"], "src": args["src"]})
     dst, src = t["dst"], t["src"]
-    pattern = args["pattern"]
     if not (isinstance(pattern, Text) and pattern.value in GATHER_PATTERNS):
-        comp.error(node, f"{call}: pattern must be one of {', '.join(map(repr, GATHER_PATTERNS))}")
+        comp.error(node, f"{call}: the third argument must be a mask pattern, one of "
+                         f"{', '.join(map(repr, GATHER_PATTERNS))}, or an index tile (the index form)")
     code = GATHER_PATTERNS[pattern.value]
     for v in (dst, src):
         if v.dtype.name not in spec.dtypes:
@@ -228,3 +234,60 @@ def _gather_rows(comp, node, call, t, code, pattern, bits):
     _sort_emit(comp, "TGATHER", node, t, code, picks, cols, dst.dtype,
                f"{dst.name} <- gather rows({src.name}, {pattern})", bits=bits | AXIS_COL,
                spitch=src.tile.row_pitch, dpitch=dst.tile.row_pitch)
+
+
+def _gather_indexed(comp, node, call, args):
+    """TGATHER(dst, src0, indices, tmp): A2/A3 TGather.hpp lines 17-104 with their asserts, as
+    compile errors. Per row of dst's valid region, vmuls turns the indices into byte offsets
+    (in tmp for 2-byte data, in dst for 4-byte data, whose record then names dst as tmp) and
+    vgather reads src's elements at them; rows and cols are dst's valid ones, the index rows at
+    the index tile's pitch. The indices themselves are checked against src's elements when the
+    values are computed (isa/44_sort.toml)."""
+    spec = comp.isa["TGATHER_IDX"]
+    if args["tmp"] is NONE:
+        comp.error(node, f"{call}: the index form takes a scratch tile: pto.tgather(dst, src, indices, tmp), tmp "
+                         "of the indices' dtype and valid region (TGATHER_IMPL's asserts)")
+    axis = args.get("axis", NONE)
+    if axis is not NONE and not (isinstance(axis, Text) and axis.value == "row"):
+        comp.error(node, f"{call}: axis belongs to the mask-pattern form; the index form gathers by its indices")
+    t = _sort_tiles(comp, spec, node, {"dst": args["dst"], "src": args["src"], "idx": args["pattern_or_indices"],
+                                       "tmp": args["tmp"]})
+    dst, src, idx, tmp = t["dst"], t["src"], t["idx"], t["tmp"]
+    where = "include/pto/npu/a2a3/TGather.hpp"
+    if dst.dtype.itemsize not in (2, 4) or dst.dtype.name not in spec.dtypes:
+        comp.error(node, f"{call}: '{dst.name}' holds {dst.dtype}; A2/A3's index TGATHER takes 2- and 4-byte data "
+                         f"({', '.join(spec.dtypes)}: \"Fix: TGATHER expect b16/b32\", {where})")
+    if src.dtype != dst.dtype:
+        comp.error(node, f"{call}: '{dst.name}' holds {dst.dtype} and '{src.name}' {src.dtype} (\"Fix: TGATHER expect "
+                         f"same datatype for src and dst\", {where})")
+    if idx.dtype not in (dtypes.int32, dtypes.uint32):
+        comp.error(node, f"{call}: the indices '{idx.name}' hold {idx.dtype}; A2/A3 takes int32 or uint32 ones "
+                         f"(\"Fix: TGATHER expect b32\", {where})", f"allocate '{idx.name}' with pto.int32")
+    if tmp.dtype != idx.dtype:
+        comp.error(node, f"{call}: tmp '{tmp.name}' holds {tmp.dtype} and the indices {idx.dtype} (\"Fix: TGATHER "
+                         f"expect same datatype for tmp buffer and indice\", {where})")
+    for v in (src, idx, tmp, dst):
+        if v.tile.storage is not None or v.tile.row_pitch != v.tile.cols:
+            comp.error(node, f"{call}: '{v.name}' is a view whose rows lie apart or over another dtype's words; "
+                             "the index form reads and writes whole tiles", "pass the tiles themselves")
+    rows, cols = _sort_valid(comp, dst, node, call)
+    irows, icols = _sort_valid(comp, idx, node, call)
+    if _sort_valid(comp, tmp, node, call) != (irows, icols):
+        comp.error(node, f"{call}: tmp '{tmp.name}' must have the indices' valid region ({irows} x {icols}) "
+                         f"(\"Fix: TGATHER expect same rows / cols for indice and tmp buffer.\", {where})")
+    if irows < rows or icols < cols:
+        comp.error(node, f"{call}: the indices '{idx.name}' ({irows} x {icols} valid) must give one for each of "
+                         f"'{dst.name}''s {rows} x {cols} valid elements")
+    if idx.tile.cols != dst.tile.cols:
+        comp.error(node, f"{call}: the indices '{idx.name}' have {idx.tile.cols} columns and '{dst.name}' "
+                         f"{dst.tile.cols}; pypto_sim reads the indices at dst's row pitch (an index tile of other "
+                         "columns is not built)", f"allocate '{idx.name}' with {dst.tile.cols} columns")
+    wide = dst.dtype.itemsize == 4
+    if not wide and tmp.tile.rows * tmp.tile.cols < (rows - 1) * dst.tile.cols + cols:
+        comp.error(node, f"{call}: tmp '{tmp.name}' ({tmp.tile.rows} x {tmp.tile.cols}) is shorter than the "
+                         f"{rows} rows of {cols} byte offsets A2/A3 writes to it at '{dst.name}''s row pitch "
+                         f"{dst.tile.cols} ({where})")
+    bound = src.tile.rows * src.tile.cols
+    t["tmp"] = dst if wide else tmp          # where A2/A3 puts the byte offsets
+    _sort_emit(comp, "TGATHER_IDX", node, t, 0, rows, cols, dst.dtype,
+               f"{dst.name} <- gather({src.name}, {idx.name})", bits=INDEXED, spitch=bound, dpitch=dst.tile.cols)

@@ -7,12 +7,17 @@ float16 word pairs); TGATHER only: TO_I32_BITS, each picked float32 word becomes
 its bits (dst int32 over float32), TO_F32_BITS, each picked int32 word the float32 of its
 bits (dst float32 over int32); AXIS_COL, GatherAxis::GATHER_COL: whole rows, not columns, are
 picked (dst row i = the src row the pattern's i-th pick names, A2/A3 TGather.hpp's vcopy of
-GetStrideByMask(i), include/pto/common/constants.hpp), into dst's rows dpitch words apart. A
+GetStrideByMask(i), include/pto/common/constants.hpp), into dst's rows dpitch words apart;
+INDEXED, TGATHER_IDX (the index-tile form TGATHER(dst, src0, indices, tmp)): dst's element
+(i, j) is src's element idx(i, j), src's words counted from its first (A2/A3 TGather.hpp: vmuls
+of the index by the element size, then vgather from src's start), with spitch the number of
+src's words an index may name and dpitch the row pitch of dst and of the index tile. A
 (value, index) structure is STRUCT_BYTES: two float32 words or four float16 words.
 """
-SORT_MODES = {"TSORT32": 0, "TMRGSORT": 1, "TMRGSORT_LISTS": 2, "TGATHER": 3}
+SORT_MODES = {"TSORT32": 0, "TMRGSORT": 1, "TMRGSORT_LISTS": 2, "TGATHER": 3, "TGATHER_IDX": 3}
 MODE_F16 = 4
 TO_I32_BITS = 8
 TO_F32_BITS = 16
 AXIS_COL = 32
+INDEXED = 64
 STRUCT_BYTES = 8

@@ -58,7 +58,10 @@ class FamilyRoles:
     leave it unused: its ALLOC_LOCAL costs each of their kernels a cycle of setup, which the
     measured rows hold and the fitted slopes do not see). unchainable: None, or why the family's ops cannot be measured
     by chaining them over a tile's rows (the microbenchmarks leave its records out, and
-    calibration coverage gives this reason)."""
+    calibration coverage gives this reason). faults: the kernel returns -1, or the position
+    (row * cols + col of the shape it covers) of the first element whose run-time operand it
+    refused before writing anything (TGATHER_IDX's index outside src); both executors raise
+    exec/aicore_tiles.index_fault_error for it."""
 
     dst: str | None
     sources: tuple
@@ -81,6 +84,7 @@ class FamilyRoles:
     bench_in_place: bool = False
     bench_spare: bool = False
     unchainable: str | None = None
+    faults: bool = False
 
 
 # the shape of a tile operand (FamilyRoles.operand_shapes) relative to the rows x cols (R x C)
@@ -179,8 +183,10 @@ FAMILY_ROLES = {
                               kernel="tile_trans",
                               args=("l1", "dst", "src", "rows", "cols", "spitch", "dpitch"),
                               operand_shapes=_pairs(dst="trans", src="tile")),
-    # TSORT32, TMRGSORT, TMRGSORT_LISTS, TGATHER (isa/44_sort.toml): rows x cols of src's words
-    "tile_sort": FamilyRoles("dst", ("src", "idx", "src1"), ("rows", "cols"), ("src",), kernel="tile_sort",
+    # TSORT32, TMRGSORT, TMRGSORT_LISTS, TGATHER, TGATHER_IDX (isa/44_sort.toml): rows x cols of
+    # src's words; TGATHER_IDX's tmp its scratch, and its kernel returns the first index it refuses
+    "tile_sort": FamilyRoles("dst", ("src", "idx", "src1"), ("rows", "cols"), ("src",), scratch="tmp",
+                             kernel="tile_sort", faults=True,
                              args=("l1", "dst", "src", "idx", "src1", "mode", "k", "rows", "cols", "spitch",
                                    "dpitch"),
                              unchainable="its merges take one row of sorted blocks"),

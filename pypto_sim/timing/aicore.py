@@ -103,7 +103,8 @@ def dispatch(sim, pc, blk, w, ws, now):
     if sim.values:
         box = {}
         sim._schedule_effect(start - now, lambda: box.__setitem__("v", op.read()))
-        sim._schedule_effect(complete - now, lambda: op.write(box.pop("v")))
+        # (no value when the read faulted: the launch stops, and its write never lands)
+        sim._schedule_effect(complete - now, lambda: op.write(box.pop("v")) if "v" in box else None)
     op.mark_written(sim.hbm_init)       # initcheck: a store's elements count as written
     return start, complete, nbytes, cause, cause_pc, why
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..exec.tile_effects import reduction_identity
-from ..exec.aicore_tiles import BLAS_MIN_PRODUCTS, INIT_ACC, INIT_BIAS, INIT_ZERO, MAX_MKN, layout_of
-from ..ir.program import C_AUX, C_DTYPE, C_OP
+from ..exec.aicore_tiles import (BLAS_MIN_PRODUCTS, INIT_ACC, INIT_BIAS, INIT_ZERO, MAX_MKN, index_fault_error,
+                                 layout_of)
+from ..ir.program import C_AUX, C_DTYPE, C_OP, block_coords
 from ..isa.tile_roles import KERNEL_FAMILIES, kernel_operands
 
 
@@ -190,6 +191,11 @@ def replay_events(sim, ex, lg, vals, table, local_words, n_blocks, order, hbm, k
                                   sums, rowabs, colmax, blas_min, defer, rs)
         if status == ex.RS_DONE:
             return mem, mem_row
+        if status == ex.RS_FAULT:                 # a kernel refused an operand (an index)
+            i = int(rs[ex.RS_I])
+            pc, g = int(lg[i, ex.LG_PC]), int(lg[i, ex.LG_G])
+            raise index_fault_error(sim, pc, vals[i], g % 3, block_coords(int(lg[i, ex.LG_BLOCK]), sim.grid),
+                                    int(rs[ex.RS_FAULT_AT]), mem[int(rs[ex.RS_ROW]), int(rs[ex.RS_SIDE])])
         if status == ex.RS_BLAS:
             _blas_product(ex, rs, mem, A, B, sums)
         elif status == ex.RS_GROW_PEND:

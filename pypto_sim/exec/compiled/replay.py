@@ -80,11 +80,13 @@ RS_FREE_M = 8
 RS_A = 9
 RS_B = 10
 RS_READY = 11        # 1 + the log entry whose A @ B the driver has put in sums (0: none)
-N_RS = 12
+RS_FAULT_AT = 12     # RS_FAULT: the position the kernel refused (FamilyRoles.faults)
+N_RS = 13
 RS_DONE = 0
 RS_BLAS = 1          # a large finite matmul's A @ B is the driver's; then call again
 RS_GROW_PEND = 2     # no free pending slot: the driver grows the pool and calls again
 RS_GROW_MEM = 3      # no free memory row
+RS_FAULT = 4         # log entry rs[RS_I]'s kernel refused an operand: the driver raises
 
 
 @njit(cache=True, error_model="numpy")
@@ -101,7 +103,8 @@ def _rv(vrow, j):
 
 @njit(cache=True, error_model="numpy")
 def replay_vector(rp, rf, pc, vrow, l1):
-    """Run vector op pc with the logged operands vrow in place on l1, as tile_effects.effect."""
+    """Run vector op pc with the logged operands vrow in place on l1, as tile_effects.effect;
+    returns -1, or the position a faulting kernel refused (FamilyRoles.faults)."""
     kind, op, dt = rp[pc, RP_KIND], rp[pc, RP_OP], rp[pc, RP_DT]
     j0 = _rv(vrow, rp[pc, RP_J])
     j1 = _rv(vrow, rp[pc, RP_J + 1])
@@ -129,7 +132,8 @@ def replay_vector(rp, rf, pc, vrow, l1):
                 b = j2 + r * j7 if (j4 > 0 and j2 >= 0) else j2
                 tile_elementwise(op, l1, d, a, b, s, use, width, dt)
     elif kind >= RK_FAMILY:
-        family_kernel(kind - RK_FAMILY, op, l1, j0, j1, j2, j3, j4, j5, j6, j7, j8, j9, s, use, rf[pc], dt)
+        return family_kernel(kind - RK_FAMILY, op, l1, j0, j1, j2, j3, j4, j5, j6, j7, j8, j9, s, use, rf[pc], dt)
+    return np.int64(-1)
 
 
 @njit(cache=True, error_model="numpy")
@@ -284,7 +288,8 @@ def replay_deferrable(order, n, lg_i, rp, rr, tbase, defer):
 @njit(cache=True, error_model="numpy")
 def _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, tmp):
     """Deferred operation i's values computed and written at once (replay_deferrable): a
-    dense destination takes a copy straight from the source, else through tmp."""
+    dense destination takes a copy straight from the source, else through tmp. Returns -1, or
+    the position a faulting vector kernel refused."""
     rows, cols = lg_i[i, LG_ROWS], lg_i[i, LG_COLS]
     lay = lg_i[i, LG_LAYOUT]
     if kind == RK_LOAD:
@@ -331,7 +336,8 @@ def _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, tmp):
                      _rv(vrow, rp[pc, RP_J + 1]), _rv(vrow, rp[pc, RP_J + 2]), _rv(vrow, rp[pc, RP_J + 3]))
         tile_scatter(l1, rp[pc, RP_DBASE], rp[pc, RP_DPITCH], tmp, rows, cols)
     else:
-        replay_vector(rp, rf, pc, lg_v[i], l1)
+        return replay_vector(rp, rf, pc, lg_v[i], l1)
+    return np.int64(-1)
 
 
 @njit(cache=True, error_model="numpy")
@@ -412,7 +418,10 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
                 n1 = hi - lo
                 saved[:n1] = l1[lo:hi]
                 saved[n1:n1 + hi2 - lo2] = l1[lo2:hi2]
-                replay_vector(rp, rf, pc, vrow, l1)
+                fault = replay_vector(rp, rf, pc, vrow, l1)
+                if fault >= 0:                        # nothing written: the driver raises
+                    rs[RS_I], rs[RS_FAULT_AT], rs[RS_ROW], rs[RS_SIDE], rs[RS_POS] = i, fault, row, side, pos
+                    return RS_FAULT
                 out[:n1] = l1[lo:hi]
                 out[n1:n1 + hi2 - lo2] = l1[lo2:hi2]
                 l1[lo2:hi2] = saved[n1:n1 + hi2 - lo2]    # the second tile, then dst: dst's words last
@@ -431,7 +440,10 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
                     rs[RS_ROW], rs[RS_SIDE], rs[RS_POS] = row, side, pos   # this write again
                     return RS_BLAS
             elif defer[i]:
-                _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, saved)
+                fault = _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, saved)
+                if fault >= 0:
+                    rs[RS_I], rs[RS_FAULT_AT], rs[RS_ROW], rs[RS_SIDE], rs[RS_POS] = i, fault, row, side, pos
+                    return RS_FAULT
             elif kind == RK_STORE:
                 dt = rp[pc, RP_DT]
                 lay = lg_i[i, LG_LAYOUT]

@@ -18,7 +18,7 @@ limit of float64 words, not the device's (which moves all 32 bits).
 import numpy as np
 from numba import njit
 
-from ...isa.sort_modes import AXIS_COL, MODE_F16, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
+from ...isa.sort_modes import AXIS_COL, INDEXED, MODE_F16, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
 from .gm_bytes import ieee_decode, ieee_encode
 from .scalars import row_pitch, wrap_i32
 
@@ -72,8 +72,13 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
     its bits (bits_of_f32); TO_F32_BITS: each picked int32 word the float32 of its bits
     (f32_of_bits). spitch: TGATHER's src row pitch (<= 0: cols, dense). With AXIS_COL (GATHER_COL)
     TGATHER copies rows: dst row i (dpitch words apart, <= 0: cols) = the cols words of src row
-    _gather_row(k, i), for i < rows."""
+    _gather_row(k, i), for i < rows. With INDEXED (TGATHER_IDX) dst's (i, j) is src's word
+    idx(i, j), the rows of both dpitch words apart; an index outside [0, spitch)
+    refuses the operation. Returns -1, or the position i * cols + j of the first index refused
+    (nothing is then written)."""
     op = mode & 3
+    if mode & INDEXED:
+        return _gather_indexed(l1, dst, src, idx, rows, cols, spitch, dpitch)
     width = STRUCT_BYTES // (2 if mode & MODE_F16 else 4)     # words a structure
     if op == 0:
         out = np.empty(rows * width * cols, np.float64)
@@ -164,6 +169,28 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
                     n += 1
         for e in range(n):
             l1[dst + e] = out[e]
+    return np.int64(-1)
+
+
+@njit(cache=True, error_model="numpy")
+def _gather_indexed(l1, dst, src, idx, rows, cols, bound, pitch):
+    """TGATHER_IDX (tile_sort's INDEXED): every index checked, then dst's (i, j) = l1[src +
+    idx(i, j)], both at row pitch `pitch`; -1, or the position of the first index outside
+    [0, bound)."""
+    ip = dp = row_pitch(pitch, cols)
+    for i in range(rows):
+        for j in range(cols):
+            x = l1[idx + i * ip + j]
+            if not (x >= 0 and x < bound):
+                return np.int64(i * cols + j)
+    out = np.empty(max(rows * cols, 1), np.float64)
+    for i in range(rows):
+        for j in range(cols):
+            out[i * cols + j] = l1[src + np.int64(l1[idx + i * ip + j])]
+    for i in range(rows):
+        for j in range(cols):
+            l1[dst + i * dp + j] = out[i * cols + j]
+    return np.int64(-1)
 
 
 @njit(cache=True, error_model="numpy")
