@@ -123,3 +123,30 @@ def dev_array(array, dtype):
     t = pto.alloc_tensor(array.nbytes, dtype)
     pto.memcpy_h2d(t, array)
     return t
+
+
+def error_outcomes(kernel, args):
+    """The error (type, text) of one launch run five ways on copies of device memory: the
+    compiled and the SimPy engine with the numba executor, the SimPy model with the reference
+    executor, and the functional runner with each executor."""
+    dev = current_device()
+    dev.launch(kernel, (1, 1, 1), (32, 1, 1), args)
+    pending = dev.queue.pop()
+    got = {}
+    for way, engine, ex in (("fast", "fast", executor()), ("simpy", "simpy", executor()),
+                            ("simpy, reference", "simpy", reference)):
+        try:
+            simulation_for(pending, dev.hbm.data.copy(), None, engine=engine, executor_module=ex).run()
+            got[way] = None
+        except pto.PtoError as err:
+            got[way] = (type(err), str(err))
+    for way, ex in (("functional", executor()), ("functional, reference", reference)):
+        tensors, scalars, names = launch_arguments(pending)
+        try:
+            run_aicore_functional(pending.program, pending.program.encode(), pending.grid, pending.block, tensors,
+                                  scalars, dev.hbm.data.copy(), None, pending.kernel.name, names, 10**7,
+                                  executor_module=ex)
+            got[way] = None
+        except pto.PtoError as err:
+            got[way] = (type(err), str(err))
+    return got

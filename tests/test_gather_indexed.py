@@ -9,12 +9,9 @@ import pytest
 
 import pypto_sim as pto
 from pypto_sim.exec import reference
-from pypto_sim.exec.aicore_functional import run_aicore_functional
 from pypto_sim.exec.lane import executor
-from pypto_sim.runtime.device import current_device
-from pypto_sim.runtime.launch import launch_arguments, simulation_for
 
-from engine_compare import both_executors, dev_array
+from engine_compare import both_executors, dev_array, error_outcomes
 
 GATHER = """
 @pto.kernel
@@ -83,33 +80,6 @@ def test_half_data_gather_over_dsts_valid_region_only(make_kernels):
     np.testing.assert_array_equal(got, [7.75, 7.5, 7.25, 7.0, 6.75, 0, 1, 2, 3, 4])
 
 
-def _outcomes(kernel, args):
-    """The error (type, text) of one launch run five ways on copies of device memory: the
-    compiled and the SimPy engine with the numba executor, the SimPy model with the reference
-    executor, and the functional runner with each executor."""
-    dev = current_device()
-    dev.launch(kernel, (1, 1, 1), (32, 1, 1), args)
-    pending = dev.queue.pop()
-    got = {}
-    for way, engine, ex in (("fast", "fast", executor()), ("simpy", "simpy", executor()),
-                            ("simpy, reference", "simpy", reference)):
-        try:
-            simulation_for(pending, dev.hbm.data.copy(), None, engine=engine, executor_module=ex).run()
-            got[way] = None
-        except pto.PtoError as err:
-            got[way] = (type(err), str(err))
-    for way, ex in (("functional", executor()), ("functional, reference", reference)):
-        tensors, scalars, names = launch_arguments(pending)
-        try:
-            run_aicore_functional(pending.program, pending.program.encode(), pending.grid, pending.block, tensors,
-                                  scalars, dev.hbm.data.copy(), None, pending.kernel.name, names, 10**7,
-                                  executor_module=ex)
-            got[way] = None
-        except pto.PtoError as err:
-            got[way] = (type(err), str(err))
-    return got
-
-
 @pytest.mark.parametrize("bad", [16, -1])
 def test_an_index_outside_src_stops_the_launch_on_every_path(make_kernels, bad):
     """src has 2 x 8 = 16 elements; index (1, 2) is 16 (one past the last) or -1. pto-isa
@@ -119,7 +89,7 @@ def test_an_index_outside_src_stops_the_launch_on_every_path(make_kernels, bad):
     src = np.zeros((2, 8), np.float32)
     index = np.array([[0, 1, 2, 3, 4, 5, 6, 7], [4, 5, bad, 7, 0, 0, 0, 0]])
     kernel, args, _out = _launch(make_kernels, "float32", src, index, 2, 8)
-    got = _outcomes(kernel, args)
+    got = error_outcomes(kernel, args)
     assert len(set(got.values())) == 1, got
     kind, text = next(iter(got.values()))
     assert kind is pto.OutOfBoundsError

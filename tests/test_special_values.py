@@ -752,7 +752,9 @@ AICORE_VALUE_TESTED = {"TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC",
                        # sorts, merges, mask gathers and Vec -> Vec TMOV over NaN, infinities
                        # and signed zeros: tests/test_sort_ops.py
                        "TSORT32", "TMRGSORT", "TMRGSORT_LISTS", "TGATHER", "TMOV_V2V",
-                       "TGATHER_IDX",     # moves words: NaN, infinities and -0.0 in tests/test_gather_indexed.py
+                       # move words: NaN, infinities and -0.0 in tests/test_gather_indexed.py and
+                       # tests/test_scatter_ops.py (the mask scatters run the same kernel's loop)
+                       "TGATHER_IDX", "TSCATTER_IDX", "TSCATTER", "TSCATTER_COL",
                        # integer sequences, at the wrap of int16 and uint16: tests/test_sequence_ops.py
                        "TCI",
                        # partial ops: the ALU's expressions, NaN and infinities against the

@@ -45,7 +45,8 @@ HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"M
                "tile_trans": {"TTRANS"},
                # tests/test_sort_ops.py: numba against reference, and against hand-derived values
                "tile_sort": {"TSORT32", "TMRGSORT", "TMRGSORT_LISTS", "TGATHER",
-                             "TGATHER_IDX"},      # tests/test_gather_indexed.py likewise
+                             # tests/test_gather_indexed.py and tests/test_scatter_ops.py likewise
+                             "TGATHER_IDX", "TSCATTER_IDX", "TSCATTER", "TSCATTER_COL"},
                # the AI core's instructions: their kernels (tile_gather, tile_scatter,
                # tile_matmul) above; whole kernels between executors in
                # tests/test_aicore_executors.py, against numpy in tests/test_aicore_values.py

@@ -19,6 +19,7 @@ from ..dtypes import BY_CODE
 from ..errors import DeadlockError, LaunchError, OutOfBoundsError
 from ..ir.program import C_AUX, C_DTYPE, C_SRC, UNIT_NAMES
 from ..isa import PIPES, PTO_PIPE_NAMES, gm_layouts
+from ..isa.sort_modes import SCATTER
 from ..isa.store_modes import ATOMIC_ADD
 from ..isa.tile_roles import FAMILY_ROLES, data_operand, extract_alignment
 from . import gm
@@ -340,13 +341,16 @@ class TileOp:
 
 
 def index_fault_error(ctx, pc, vals, unit, coords, position, arr) -> OutOfBoundsError:
-    """The error of TGATHER_IDX pc (operands vals) on unit of block coords whose index at
-    position (row * cols + col of dst's valid region) names no element of src; arr: the unit's
-    memory, which holds the index."""
+    """The error of TGATHER_IDX or TSCATTER_IDX pc (operands vals) on unit of block coords whose
+    index at position (row * cols + col of the region the indices cover) names no element of the
+    tile it reads (src) or writes (dst: SCATTER, isa/sort_modes.py); arr: the unit's memory,
+    which holds the index."""
     layout = layout_of(ctx, pc)
     named, view = layout.named, layout.tiles[0]
     row, col = divmod(position, int(vals[named["cols"]]))
-    idx, src, bound = view["idx"], view["src"], int(vals[named["spitch"]])
+    scatter = int(vals[named["mode"]]) & SCATTER
+    idx, src = view["idx"], view["dst" if scatter else "src"]
+    bound = int(vals[named["dpitch" if scatter else "spitch"]])
     value = int(arr[idx.base + row * idx.pitch + col])
     line = ctx.prog.instrs[pc].line
     return OutOfBoundsError(
@@ -354,8 +358,8 @@ def index_fault_error(ctx, pc, vals, unit, coords, position, arr) -> OutOfBounds
         f"({row}, {col}) of '{idx.buf.name}' names no element of '{src.buf.name}', whose {bound} elements "
         "are 0 .. " + str(bound - 1), kernel=ctx.kernel_name, file=ctx.prog.file, line=line, block=coords,
         warp=unit, lane=None, offset=value, count=bound, tensor=idx.buf.name,
-        hint=f"keep every index in [0, {bound}): A2/A3's vgather reads whatever UB holds past src "
-             "(pto-isa leaves an index outside src target-defined)")
+        hint=f"keep every index in [0, {bound}): A2/A3 reads or writes whatever UB holds past the tile "
+             "(pto-isa leaves an index outside it target-defined)")
 
 
 def operands(ctx, pc, regs):

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtypes
 from ..isa import load_isa, store_modes
-from ..isa.sort_modes import AXIS_COL, INDEXED, MODE_F16, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
+from ..isa.sort_modes import AXIS_COL, INDEXED, MODE_F16, SCATTER, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
 from ..isa.tile_roles import FAMILY_ROLES, KERNEL_FAMILIES, gather_picks, gather_selects
 from . import gm
 from .reference_values import evaluate, round_mode, to_dtype, wrap_int32
@@ -356,6 +356,8 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
     index tile names; the other mode bits as isa/sort_modes.py states them. Every source word is
     read before dst is written. Returns -1, or the position of the first index INDEXED refuses."""
     op, width = mode & 3, STRUCT_BYTES // (2 if mode & MODE_F16 else 4)
+    if mode & SCATTER:
+        return _scatter(l1, dst, src, idx, mode, k, rows, cols, spitch, dpitch)
     if mode & INDEXED:
         index = _grid(l1, idx, rows, cols, dpitch)       # dst and the indices: one row pitch
         bad = np.flatnonzero(~((index >= 0) & (index < spitch)))
@@ -411,6 +413,32 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
         elif mode & TO_F32_BITS:
             out = _f32_of_bits(out)
         l1[dst:dst + len(out)] = out
+    return -1
+
+
+def _scatter(l1, dst, src, idx, mode, k, rows, cols, spitch, dpitch):
+    """TSCATTER's forms (isa/sort_modes.py SCATTER) in numpy: src's grid read, dst zeroed, the
+    grid written where the indices or the pattern (1..6) put it."""
+    grid = _grid(l1, src, rows, cols, spitch)
+    if mode & INDEXED:
+        index = _grid(l1, idx, rows, cols, k)
+        bad = np.flatnonzero(~((index >= 0) & (index < dpitch)))
+        if len(bad):
+            return int(bad[0])
+        l1[dst:dst + dpitch] = 0.0
+        for i, j in np.ndindex(rows, cols):            # in order: the last write wins
+            l1[dst + int(index[i, j])] = grid[i, j]
+        return -1
+    dp = _row_pitch(dpitch, cols)
+    times = gather_picks(k)
+    offset = next(c for c in range(times) if gather_selects(k, c))
+    l1[dst:dst + (rows * times if mode & AXIS_COL else rows) * dp] = 0.0
+    for i in range(rows):
+        if mode & AXIS_COL:
+            at = dst + (times * i + offset) * dp
+            l1[at:at + cols] = grid[i]
+        else:
+            l1[dst + i * dp + offset:dst + i * dp + offset + times * cols:times] = grid[i]
     return -1
 
 

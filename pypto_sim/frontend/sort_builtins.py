@@ -12,9 +12,12 @@ registry.py's LOWERINGS.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes
-from ..isa.sort_modes import AXIS_COL, INDEXED, MODE_F16, SORT_MODES, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
+from ..isa.sort_modes import AXIS_COL, INDEXED, MODE_F16, SCATTER, SORT_MODES, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
 from ..isa.tile_roles import GATHER_PATTERNS, gather_picks, gather_selects
+from .mask_builtins import tile_words
 from .registry import LOWERINGS
 from .values import NONE, Const, Ptr, Text
 
@@ -291,3 +294,102 @@ def _gather_indexed(comp, node, call, args):
     t["tmp"] = dst if wide else tmp          # where A2/A3 puts the byte offsets
     _sort_emit(comp, "TGATHER_IDX", node, t, 0, rows, cols, dst.dtype,
                f"{dst.name} <- gather({src.name}, {idx.name})", bits=INDEXED, spitch=bound, dpitch=dst.tile.cols)
+
+
+def _scatter_data(comp, node, call, spec, dst, src):
+    """dst and src of one of TSCATTER_IMPL's data types ("TSCATTER: Invalid data type.", "Data
+    type of dst and src must be the same.", include/pto/npu/a2a3/TScatter.hpp)."""
+    if dst.dtype.name not in spec.dtypes:
+        comp.error(node, f"{call}: '{dst.name}' holds {dst.dtype}; A2/A3's TSCATTER takes {', '.join(spec.dtypes)} "
+                         "(\"TSCATTER: Invalid data type.\", include/pto/npu/a2a3/TScatter.hpp)")
+    if src.dtype != dst.dtype:
+        comp.error(node, f"{call}: '{dst.name}' holds {dst.dtype} and '{src.name}' {src.dtype} (\"TSCATTER: Data type "
+                         "of dst and src must be the same.\", include/pto/npu/a2a3/TScatter.hpp)")
+
+
+@LOWERINGS.lowering("tscatter")
+def lower_tscatter(comp, node, args):
+    """TSCATTER(dst, src, indexes) and TSCATTER<MaskPattern, ScatterAxis>(dst, src): A2/A3
+    TScatter.hpp, its static_asserts and PTO_ASSERTs as compile errors. dst is zeroed whole
+    (InitUBBuffer's vector_dup over its Numel), so a dst of narrower valid region than its tile,
+    or a view, is not built for the mask forms (the zeroing is the valid region's here)."""
+    call, by = "pto.tscatter", args["pattern_or_indices"]
+    if isinstance(by, Ptr):
+        return _scatter_indexed(comp, node, call, args)
+    if not (isinstance(by, Text) and by.value in GATHER_PATTERNS):
+        comp.error(node, f"{call}: the third argument must be a mask pattern, one of "
+                         f"{', '.join(map(repr, GATHER_PATTERNS))}, or an index tile (the index form)")
+    axis = args.get("axis", NONE)
+    if axis is not NONE and not (isinstance(axis, Text) and axis.value in ("row", "col")):
+        comp.error(node, f"{call}: axis must be 'row' or 'col' (pto-isa's ScatterAxis::SCATTER_ROW, SCATTER_COL)")
+    along_cols = axis is not NONE and axis.value == "col"
+    spec = comp.isa["TSCATTER_COL" if along_cols else "TSCATTER"]
+    t = _sort_tiles(comp, spec, node, {"dst": args["dst"], "src": args["src"]})
+    dst, src = t["dst"], t["src"]
+    _scatter_data(comp, node, call, spec, dst, src)
+    rows, cols = _sort_valid(comp, src, node, call)
+    drows, dcols = _sort_valid(comp, dst, node, call)
+    code, where = GATHER_PATTERNS[by.value], "include/pto/npu/a2a3/TScatter.hpp"
+    times = gather_picks(code)
+    if times == 1:                                # P1111: TSCATTER_IMPL returns TMOV_IMPL(dst, src)
+        if (drows, dcols) != (rows, cols):
+            comp.error(node, f"{call}: '{dst.name}' ({drows} x {dcols} valid) and '{src.name}' ({rows} x {cols}) "
+                             f"must have one valid region for P1111 (\"TSCATTER: validRow / validCol of src must "
+                             f"match dst.\", {where})")
+        return comp.lower_tile_op(comp.isa["TMOV_V2V"], node, {"dst": dst, "src": src, "n": NONE})
+    if along_cols and (drows != rows * times or dcols < cols):
+        comp.error(node, f"{call}: '{dst.name}' has {drows} x {dcols} valid and '{src.name}' {rows} x {cols}; "
+                         f"{by.value} along columns needs {rows * times} rows (\"TSCATTER: validRow of dst must be 2 "
+                         f"or 4 times that of src.\", {where}) of at least {cols} columns")
+    if not along_cols and (drows != rows or dcols != cols * times):
+        comp.error(node, f"{call}: '{dst.name}' has {drows} x {dcols} valid and '{src.name}' {rows} x {cols}; "
+                         f"{by.value} needs {rows} x {cols * times} (\"TSCATTER: validRow of src must match dst.\", "
+                         f"\"validCol of dst must be 2 or 4 times that of src.\", {where})")
+    if (drows, dcols) != (dst.tile.rows, dst.tile.cols) or dst.tile.storage is not None:
+        comp.error(node, f"{call}: '{dst.name}' ({dst.tile.rows} x {dst.tile.cols}, {drows} x {dcols} valid) must be a "
+                         f"whole tile: A2/A3 zeroes all of dst first (InitUBBuffer, {where}), and pypto_sim zeroes "
+                         "its valid region (a narrower one is not built)", "scatter into a tile of its valid shape")
+    _sort_emit(comp, spec.name, node, t, code, rows, cols, dst.dtype,
+               f"{dst.name} <- scatter({src.name}, {by.value}{', col' if along_cols else ''})",
+               bits=SCATTER | (AXIS_COL if along_cols else 0), spitch=src.tile.row_pitch, dpitch=dst.tile.row_pitch)
+
+
+def _share_words(a, b) -> bool:
+    """Whether typed tiles a and b are one tile or views sharing words (known places only)."""
+    wa, wb = tile_words(a), tile_words(b)
+    return a.name == b.name or (wa is not None and wb is not None and np.intersect1d(wa, wb).size > 0)
+
+
+def _scatter_indexed(comp, node, call, args):
+    """TSCATTER(dst, src, indexes): TSCATTER_IMPL's static_asserts as compile errors; the index
+    tile's valid region is what is scattered, src read at its row pitch (SrcTile::Cols), dst's
+    words zeroed and named by the indices, which are checked against them when the values are
+    computed."""
+    spec, where = comp.isa["TSCATTER_IDX"], "include/pto/npu/a2a3/TScatter.hpp"
+    if args.get("axis", NONE) is not NONE and args["axis"].value != "row":
+        comp.error(node, f"{call}: axis belongs to the mask-pattern form; the index form scatters by its indices")
+    t = _sort_tiles(comp, spec, node, {"dst": args["dst"], "src": args["src"], "idx": args["pattern_or_indices"]})
+    dst, src, idx = t["dst"], t["src"], t["idx"]
+    _scatter_data(comp, node, call, spec, dst, src)
+    size = {4: (4,), 2: (2,), 1: (2,)}[dst.dtype.itemsize]
+    if idx.dtype not in (dtypes.int16, dtypes.uint16, dtypes.int32, dtypes.uint32) or idx.dtype.itemsize not in size:
+        comp.error(node, f"{call}: the indices '{idx.name}' hold {idx.dtype}; for {dst.dtype} data A2/A3 takes "
+                         f"{size[0]}-byte int or uint indices (\"TSCATTER: Invalid data type of idx.\", {where})")
+    for v in (dst, src, idx):
+        if v.tile.storage is not None:
+            comp.error(node, f"{call}: '{v.name}' views another dtype's words; the index form takes tiles of their own")
+    if dst.tile.row_pitch != dst.tile.cols:
+        comp.error(node, f"{call}: '{dst.name}' is a window of a wider tile; the indices name a whole tile's elements",
+                   "scatter into the tile itself")
+    for v in (src, idx):
+        if _share_words(v, dst):
+            comp.error(node, f"{call}: '{v.name}' shares words with '{dst.name}', which A2/A3 zeroes before it reads "
+                             f"'{v.name}' ({where})", "scatter between separate tiles")
+    rows, cols = _sort_valid(comp, idx, node, call)
+    srows, scols = _sort_valid(comp, src, node, call)
+    if srows < rows or scols < cols:
+        comp.error(node, f"{call}: the indices '{idx.name}' ({rows} x {cols} valid) reach past '{src.name}''s "
+                         f"{srows} x {scols} valid elements, which A2/A3 reads at the same places")
+    _sort_emit(comp, "TSCATTER_IDX", node, t, idx.tile.row_pitch, rows, cols, dst.dtype,
+               f"{dst.name} <- scatter({src.name}, {idx.name})", bits=SCATTER | INDEXED,
+               spitch=src.tile.row_pitch, dpitch=dst.tile.rows * dst.tile.cols)

@@ -11,13 +11,21 @@ GetStrideByMask(i), include/pto/common/constants.hpp), into dst's rows dpitch wo
 INDEXED, TGATHER_IDX (the index-tile form TGATHER(dst, src0, indices, tmp)): dst's element
 (i, j) is src's element idx(i, j), src's words counted from its first (A2/A3 TGather.hpp: vmuls
 of the index by the element size, then vgather from src's start), with spitch the number of
-src's words an index may name and dpitch the row pitch of dst and of the index tile. A
+src's words an index may name and dpitch the row pitch of dst and of the index tile.
+SCATTER, TSCATTER (A2/A3 TScatter.hpp): dst is zeroed first (the words dst's tile holds), then
+with INDEXED (TSCATTER_IDX) src's (i, j) goes to dst's word idx(i, j), in order (the last
+write wins), for the index tile's rows x cols, its rows k words apart, src's spitch, dst's
+dpitch words being the bound; without it the mask pattern k spreads src's rows x cols (rows
+spitch apart) over dst's rows dpitch apart: along each row (dst (i, period j + offset)), or with
+AXIS_COL src's row i to dst's row period i + offset. A
 (value, index) structure is STRUCT_BYTES: two float32 words or four float16 words.
 """
-SORT_MODES = {"TSORT32": 0, "TMRGSORT": 1, "TMRGSORT_LISTS": 2, "TGATHER": 3, "TGATHER_IDX": 3}
+SORT_MODES = {"TSORT32": 0, "TMRGSORT": 1, "TMRGSORT_LISTS": 2, "TGATHER": 3, "TGATHER_IDX": 3, "TSCATTER": 3,
+              "TSCATTER_COL": 3, "TSCATTER_IDX": 3}
 MODE_F16 = 4
 TO_I32_BITS = 8
 TO_F32_BITS = 16
 AXIS_COL = 32
 INDEXED = 64
+SCATTER = 128
 STRUCT_BYTES = 8

@@ -38,7 +38,7 @@ Costs (machine table; sources there):
   empty as the op starts: the previous op completed before it, or a sync on V came between
   them) + per_repeat per 256-byte repeat (+ unaligned_floor for rows that are not whole
   repeats; an elementwise op on a ColMajor column at its row-major reshape) + per_row per
-  row (the row reductions' reducing repeat), and the op's tail at the next sync on V, which
+  row (the row reductions' reducing repeat) + per_element per element (a scalar loop's), and the op's tail at the next sync on V, which
   keeps V busy. A row reduction that takes pto-isa's fast fp32 tree (the table's
   [row_reduce_fp32], timing/row_reduce_paths.py) costs that tree's steps instead.
 """

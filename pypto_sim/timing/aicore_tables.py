@@ -197,4 +197,5 @@ class AICoreTables:
         row[ex.TP_RB] = t.extra.get("repeat_bytes", 1)
         frow[ex.TF_PER] = peaks.per_repeat(m, name, dtype)
         frow[ex.TF_ROW] = float(t.extra.get("per_row", 0.0))
+        frow[ex.TF_ELEM] = float(t.extra.get("per_element", 0.0))
         row[ex.TP_UNALIGNED] = int(t.extra.get("unaligned_floor", 0))

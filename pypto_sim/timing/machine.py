@@ -52,10 +52,10 @@ _WHOLE = ("cores", "warp_slots_per_core", "lanes_per_warp", "issue_width", "sect
 
 
 _INSTR_EXTRA = ("per_repeat", "per_repeat_f32", "repeat_bytes", "k_tile", "k_tile_f32", "head", "tail",
-                "unaligned_floor", "per_row", "latency_64", "issue_interval_64")
+                "unaligned_floor", "per_row", "per_element", "latency_64", "issue_interval_64")
 # a lane instruction's cost on 64-bit values (float64, int64), with the source of those numbers
 _WIDE_KEYS = ("latency_64", "issue_interval_64")
-_MAY_BE_ZERO = ("head", "tail", "unaligned_floor", "per_row")     # cycles that may be none at all; the rest > 0
+_MAY_BE_ZERO = ("head", "tail", "unaligned_floor", "per_row", "per_element")     # cycles that may be none at all; the rest > 0
 FORMULA_DTYPES = {"fp32": "float32", "fp16": "float16", "any": "any"}
 _FUSION_KEYS = ("first", "second", "latency", "saving", "source")
 # families whose instructions may be fused: they compute or move data (not control or sync)

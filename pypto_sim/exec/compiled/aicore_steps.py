@@ -89,7 +89,8 @@ N_TP = 75
 TF_BW = 0          # the transfer's bandwidth (bytes per cycle)
 TF_PER = 1         # cycles per repeat (vector op, matmul)
 TF_ROW = 2         # cycles per row (vector op: per_row)
-N_TF = 3
+TF_ELEM = 3        # cycles per element (vector op: per_element, a scalar loop's)
+N_TF = 4
 
 ROUTE_GM_TO_L1, ROUTE_GM_TO_UB, ROUTE_L1_TO_GM, ROUTE_UB_TO_GM, ROUTE_FIX, N_ROUTES = range(6)
 
@@ -494,7 +495,8 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
             row_bytes = cols * tp[pc, TP_DITEM]
             aligned = row_bytes % rb == 0
             repeats = (rows * row_bytes) // rb if aligned else rows * -((-row_bytes) // rb)
-            cycles = (tp[pc, TP_HEAD] if idle else 0) + _ceil(repeats * tf[pc, TF_PER] + rows * tf[pc, TF_ROW])
+            cycles = (tp[pc, TP_HEAD] if idle else 0) + _ceil(repeats * tf[pc, TF_PER] + rows * tf[pc, TF_ROW]
+                                                              + rows * cols * tf[pc, TF_ELEM])
             if not aligned:
                 cycles += tp[pc, TP_UNALIGNED]
             tail = tp[pc, TP_TAIL]

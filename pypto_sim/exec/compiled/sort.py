@@ -18,7 +18,7 @@ limit of float64 words, not the device's (which moves all 32 bits).
 import numpy as np
 from numba import njit
 
-from ...isa.sort_modes import AXIS_COL, INDEXED, MODE_F16, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
+from ...isa.sort_modes import AXIS_COL, INDEXED, MODE_F16, SCATTER, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
 from .gm_bytes import ieee_decode, ieee_encode
 from .scalars import row_pitch, wrap_i32
 
@@ -74,9 +74,11 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
     TGATHER copies rows: dst row i (dpitch words apart, <= 0: cols) = the cols words of src row
     _gather_row(k, i), for i < rows. With INDEXED (TGATHER_IDX) dst's (i, j) is src's word
     idx(i, j), the rows of both dpitch words apart; an index outside [0, spitch)
-    refuses the operation. Returns -1, or the position i * cols + j of the first index refused
-    (nothing is then written)."""
+    refuses the operation. SCATTER: TSCATTER's forms (isa/sort_modes.py). Returns -1, or the
+    position i * cols + j of the first index refused (nothing is then written)."""
     op = mode & 3
+    if mode & SCATTER:
+        return _scatter(l1, dst, src, idx, mode, k, rows, cols, spitch, dpitch)
     if mode & INDEXED:
         return _gather_indexed(l1, dst, src, idx, rows, cols, spitch, dpitch)
     width = STRUCT_BYTES // (2 if mode & MODE_F16 else 4)     # words a structure
@@ -190,6 +192,38 @@ def _gather_indexed(l1, dst, src, idx, rows, cols, bound, pitch):
     for i in range(rows):
         for j in range(cols):
             l1[dst + i * dp + j] = out[i * cols + j]
+    return np.int64(-1)
+
+
+@njit(cache=True, error_model="numpy")
+def _scatter(l1, dst, src, idx, mode, k, rows, cols, spitch, dpitch):
+    """TSCATTER (tile_sort's SCATTER, isa/sort_modes.py): dst zeroed, then src's words spread
+    over it by the index tile (INDEXED: every index checked against dpitch, dst's words, before
+    anything is written; -1 or the first refused position) or by mask pattern k (1..6)."""
+    sp = row_pitch(spitch, cols)
+    if mode & INDEXED:
+        ip = row_pitch(k, cols)
+        for i in range(rows):
+            for j in range(cols):
+                x = l1[idx + i * ip + j]
+                if not (x >= 0 and x < dpitch):
+                    return np.int64(i * cols + j)
+        for e in range(dpitch):
+            l1[dst + e] = 0.0
+        for i in range(rows):
+            for j in range(cols):
+                l1[dst + np.int64(l1[idx + i * ip + j])] = l1[src + i * sp + j]
+        return np.int64(-1)
+    dp = row_pitch(dpitch, cols)
+    times = 2 if k <= 2 else 4                    # P0101 .. P1000 (P1111 is a TMOV_V2V)
+    for e in range((rows * times if mode & AXIS_COL else rows) * dp):
+        l1[dst + e] = 0.0
+    for i in range(rows):
+        for j in range(cols):
+            if mode & AXIS_COL:
+                l1[dst + _gather_row(k, i) * dp + j] = l1[src + i * sp + j]
+            else:
+                l1[dst + i * dp + _gather_row(k, j)] = l1[src + i * sp + j]
     return np.int64(-1)
 
 
