@@ -306,6 +306,8 @@ def aicore(h, f):
         pto.tscatter(gs, ir, "P0101")
         sc = pto.alloc_tile(2, 128, pto.int32, loc=pto.Vec)
         pto.tscatter(sc, ir, "P1010", axis="col")
+        pto.textract(ir, sc, 1, 0)
+        pto.tinsert(sc, ir, 0, 0)
         pto.tmov(fr, fs)
         pto.tci(pto.tsubview(ir, 0, 0, 1, 64), 0, fs)
         pv = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec, valid=(4, 16))

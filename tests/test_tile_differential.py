@@ -54,7 +54,9 @@ HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"M
                           "TGEMV", "TGEMV_ACC", "TGEMV_BIAS",
                           "TSTORE_ACC",
                           # tests/test_img2col.py: tile_img2col numba against reference and numpy
-                          "TIMG2COL"}}
+                          "TIMG2COL",
+                          # tile_gather's windows between Vec tiles: tests/test_vec_windows.py
+                          "TEXTRACT_V2V", "TINSERT_V2V"}}
 NO_VALUES = ("tile_sync",)          # wait_all / flags: timing only, no kernel computes values
 
 L1_WORDS = 2048

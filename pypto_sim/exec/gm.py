@@ -46,7 +46,8 @@ def decode(raw: np.ndarray, dtype, host=None) -> np.ndarray:
     host's numpy values (bfloat16 and the minifloats as float32, values_per_element of them
     an element; exact for every dtype). A view of raw when the host's dtype has the same bytes
     (no copy: memcpy_d2h of a 1 GiB tensor). host: the host array's numpy dtype; uint8 takes
-    a minifloat tensor's bytes as they are."""
+    a minifloat tensor's bytes as they are, and a bfloat16 host array (ml_dtypes') a bfloat16
+    tensor's, NaN payloads included."""
     dtype = dtypes.as_dtype(dtype)
     raw = np.ascontiguousarray(raw, np.uint8)
     kind = dtype.encoding.split(":")[0]
@@ -60,6 +61,8 @@ def decode(raw: np.ndarray, dtype, host=None) -> np.ndarray:
         store, shift = _float_storage(dtype)
         if not shift:
             return raw.view(store)
+        if host is not None and np.dtype(host).name == dtype.name:      # ml_dtypes' bfloat16: the bytes
+            return raw.view(np.dtype(host))
         bits = raw.view(_bits_dtype(dtype.itemsize)).astype(np.uint32) << np.uint32(shift)
         return bits.view(store)
     if dtype == dtypes.bool_:
@@ -78,6 +81,8 @@ def encode(values, dtype) -> np.ndarray:
         return _encode_minifloat(flat, dtype)
     if kind == "float":
         store, shift = _float_storage(dtype)
+        if shift and flat.dtype.name == dtype.name:     # a host array of the tensor's own format (ml_dtypes'
+            return np.ascontiguousarray(flat).view(np.uint8)    # bfloat16): its bytes, as a memcpy copies them
         if shift:
             rounded = dtypes.host_words(flat, dtype).astype(np.float32)
             return (rounded.view(np.uint32) >> np.uint32(shift)).astype(
@@ -113,7 +118,8 @@ def load(data: np.ndarray, byte_idx, dtype) -> np.ndarray:
     values = decode(data[idx].reshape(-1), dtype)
     if dtype in dtypes.WORD_BITS:
         return np.ascontiguousarray(values, np.int64).view(np.float64)
-    return values.astype(np.float64)
+    with np.errstate(invalid="ignore"):         # a signalling NaN comes back quiet, as gm_load's
+        return values.astype(np.float64)
 
 
 def store(data: np.ndarray, byte_idx, dtype, values) -> None:

@@ -33,6 +33,7 @@ from .layout_builtins import check_tile_shape, check_window
 from .operand_forms import OperandForms, flag_given
 from .registry import LOWERINGS
 from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo
+from .vec_windows import is_vec_window, lower_vec_window
 from .warp_builtins import WARP_INTRINSICS, warp_intrinsic
 from ..ir.program import LocalBuffer
 
@@ -432,6 +433,8 @@ def lower_alloc_tile(comp, node, builtin):
 
 @LOWERINGS.lowering("textract")
 def lower_textract(comp, node, args):
+    if is_vec_window(args["dst"], args["src"]):          # Vec -> Vec (frontend/vec_windows.py)
+        return lower_vec_window(comp, node, "TEXTRACT_V2V", args["dst"], args["src"], args["row"], args["col"])
     comp._move("TEXTRACT", node, args["dst"], args["src"], args["row"], args["col"])
 
 

@@ -312,6 +312,18 @@ def lower_view(comp, node, builtin):
     return _bind_view(comp, node, spec, src, name, offset, (rows, cols), src.dtype, view, pitch)
 
 
+def window_view(comp, node, src, row, col, rows, cols):
+    """A rows x cols view of typed tile src at (row, col), all of it valid, as pto.tsubview binds
+    one (its TSUBVIEW record, no data moved), for a lowering that writes that window; its start
+    need not be 32-byte aligned (a one-element window)."""
+    info = src.tile
+    pitch = 0 if (info.row_pitch == cols or rows == 1) else info.row_pitch
+    view = TileInfo(info.loc, rows, cols, info.layout, Const(rows, dtypes.int32, weak=False),
+                    Const(cols, dtypes.int32, weak=False), pitch=pitch)
+    return _bind_view(comp, node, comp.isa["TSUBVIEW"], src, f"{src.name}_window", row * info.row_pitch + col,
+                      (rows, cols), src.dtype, view, pitch)
+
+
 def _bind_view(comp, node, spec, src, name, offset, words_shape, dtype, view, pitch=0):
     """A view's buffer over src's words from `offset` on (words_shape of src's dtype, rows
     `pitch` words apart when not 0), its TRESHAPE / TSUBVIEW record (no data moves) and its

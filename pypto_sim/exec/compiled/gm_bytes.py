@@ -17,17 +17,20 @@ from .scalars import bits_f64, f64_bits
 def ieee_decode(u, bits, mb):
     """The float64 value of u, the bits of an IEEE binary float of `bits` bits with mb mantissa
     bits (at most float64's widths): a normal number's bits are moved into float64's places, and
-    so are a float16 NaN's payload bits, as numpy's float16 -> float64 does (ieee_encode gives
-    them back); another format's NaN is float64's quiet NaN."""
+    so are a 16-bit NaN's payload bits: float16's as numpy's float16 -> float64 does, bfloat16's
+    as its float32 -> float64 does (the quiet bit set, as gm_load of a float32 NaN; ieee_encode
+    gives them back); another format's NaN is float64's quiet NaN."""
     eb = bits - 1 - mb
     emax = (np.int64(1) << eb) - 1
     bias = (np.int64(1) << (eb - 1)) - 1
     sign = (u >> np.uint64(bits - 1)) & np.uint64(1)
     e = np.int64((u >> np.uint64(mb)) & np.uint64(emax))
     m = u & np.uint64((np.int64(1) << mb) - 1)
-    if e == emax and m != 0 and bits == 16 and mb == 10:
+    if e == emax and m != 0 and bits == 16:
+        if mb != 10:                                   # bfloat16: quiet, as float32 -> float64
+            m |= np.uint64(1) << np.uint64(mb - 1)
         return np.uint64((sign << np.uint64(63)) | np.uint64(0x7FF0000000000000)
-                         | (m << np.uint64(42))).view(np.float64)
+                         | (m << np.uint64(52 - mb))).view(np.float64)
     if e == emax:
         v = math.inf if m == 0 else math.nan
     elif e == 0:
@@ -41,8 +44,9 @@ def ieee_decode(u, bits, mb):
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def ieee_encode(x, bits, mb):
     """The bits of x, a value of the IEEE binary format of `bits` bits with mb mantissa bits
-    (NaN: float16 keeps the payload's top 10 bits, 1 when they are 0, as numpy's astype does;
-    the other formats give the quiet NaN with x's sign)."""
+    (NaN: float16 keeps the payload's top 10 bits, 1 when they are 0, as numpy's astype does,
+    bfloat16 its top 7 with the quiet bit, as float64 -> float32 and the top half do; the other
+    formats give the quiet NaN with x's sign)."""
     eb = bits - 1 - mb
     emax = (np.int64(1) << eb) - 1
     bias = (np.int64(1) << (eb - 1)) - 1
@@ -52,8 +56,10 @@ def ieee_encode(x, bits, mb):
     if e64 == 0x7FF:
         if (b << np.uint64(12)) == 0:
             return sign | np.uint64(emax << mb)                       # infinity
-        if bits == 16 and mb == 10:
-            payload = (b >> np.uint64(42)) & np.uint64(0x3FF)
+        if bits == 16:
+            payload = (b >> np.uint64(52 - mb)) & np.uint64((np.int64(1) << mb) - 1)
+            if mb != 10:                               # bfloat16: float32's top half, quiet
+                payload |= np.uint64(1) << np.uint64(mb - 1)
             return sign | np.uint64(emax << mb) | (payload if payload else np.uint64(1))
         return sign | np.uint64(emax << mb) | np.uint64(np.int64(1) << (mb - 1))
     e = e64 - 1023 + bias

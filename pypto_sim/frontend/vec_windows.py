@@ -1,0 +1,103 @@
+"""Windows between two Vec tiles: pto.textract(dst, src, row, col) and pto.tinsert(dst, src, row,
+col) when both tiles are in UB (isa/35_aicore.toml TEXTRACT_V2V, TINSERT_V2V), with A2/A3's
+checks (include/pto/npu/a2a3/TExtract.hpp TExtractVecToVecNDDispatch, TInsert.hpp
+TInsertVecToVecNDDispatch, include/pto/common/arch/memory/textract_common.hpp and
+tinsert_common.hpp) as compile errors at the kernel's line. ND (RowMajor) tiles only: the NZ
+Vec tiles of those headers are not built (pypto_sim holds a tile's values row-major).
+
+A window of more than one element starts at a column whose byte offset is a multiple of 32
+and is at least 2 bytes wide a row; a 1 x 1 window (the scalar path) may start anywhere. The
+insert's record writes a view of dst bound at (row, col), so what it writes is that window
+(check="race", sync="auto") and its own row and col are 0.
+
+Functions of the kernel compiler ``comp``; the lowerings are registered in registry.py's
+LOWERINGS (pto.textract's other forms are aicore_builtins.py's).
+"""
+from __future__ import annotations
+
+from .. import dtypes
+from .layout_builtins import window_view
+from .registry import LOWERINGS
+from .values import Const, Ptr
+
+_ASSERTS = {"TEXTRACT_V2V": ("TEXTRACT ND Vec->Vec", "TExtract.hpp", "textract_common.hpp"),
+            "TINSERT_V2V": ("TINSERT ND Vec->Vec", "TInsert.hpp", "tinsert_common.hpp")}
+
+
+def is_vec_window(dst, src) -> bool:
+    """Whether a textract / tinsert of dst and src is between two Vec tiles."""
+    return all(isinstance(t, Ptr) and t.tile is not None and t.tile.loc == "Vec" for t in (dst, src))
+
+
+def _static(comp, v, node, what):
+    if not isinstance(v, Const):
+        comp.error(node, f"{what} must be a constant here (the window of a Vec -> Vec move is bound at compile "
+                         "time)", "pass an int, or compute it from constants")
+    return comp.int_constant(v, node, what)
+
+
+def lower_vec_window(comp, node, name, dst, src, row, col):
+    """TEXTRACT_V2V (the window of src at (row, col), dst's valid shape) or TINSERT_V2V (src's
+    valid region into dst at (row, col)) with the headers' asserts."""
+    spec = comp.isa[name]
+    call = f"pto.{spec.builtin}"
+    what, impl, common = _ASSERTS[name]
+    d = comp.typed_tile(dst, node, spec, "dst", f"{call}: dst")
+    s = comp.typed_tile(src, node, spec, "src", f"{call}: src")
+    if d.dtype != s.dtype:
+        comp.error(node, f"{call}: '{d.name}' holds {d.dtype} and '{s.name}' {s.dtype} (\"{what} : Source and "
+                         f"destination data types must match.\", {common})")
+    if d.dtype.name not in spec.dtypes:
+        comp.error(node, f"{call}: '{d.name}' holds {d.dtype}; {what} takes {', '.join(spec.dtypes)} ({common})")
+    for t in (d, s):
+        if t.tile.layout != "row" or t.tile.storage is not None:
+            comp.error(node, f"{call}: '{t.name}' is not a RowMajor tile of its own dtype; the ND path is built "
+                             "(NZ Vec tiles are not)")
+    window, whole = (d, s) if name == "TEXTRACT_V2V" else (s, d)      # the window's shape; the tile it is in
+    vr, vc = window.tile.valid_rows, window.tile.valid_cols
+    if not (isinstance(vr, Const) and isinstance(vc, Const)):
+        comp.error(node, f"{call}: '{window.name}' needs a static valid region (A2/A3 picks the copy by it)")
+    vr, vc = int(vr.value), int(vc.value)
+    r0, c0 = _static(comp, row, node, f"{call}: row"), _static(comp, col, node, f"{call}: col")
+    item = d.dtype.itemsize
+    side = "source" if name == "TEXTRACT_V2V" else "destination"
+    if window.tile.rows > whole.tile.rows or window.tile.cols > whole.tile.cols:
+        comp.error(node, f"{call}: '{window.name}' ({window.tile.rows} x {window.tile.cols}) is larger than "
+                         f"'{whole.name}' ({whole.tile.rows} x {whole.tile.cols}) (\"{what} : ... must not exceed "
+                         f"{side} Rows / Cols.\", {common})")
+    if (vr, vc) == (1, 1):                         # the scalar path
+        if not (0 <= r0 < whole.tile.rows and 0 <= c0 < whole.tile.cols):
+            comp.error(node, f"{call}: ({r0}, {c0}) is outside '{whole.name}' ({whole.tile.rows} x "
+                             f"{whole.tile.cols}) (\"{what} : indexRow / indexCol exceeds ...\", {impl})")
+    else:
+        if (c0 * item) % 32:
+            comp.error(node, f"{call}: the window starts at column {c0}, {c0 * item} bytes into a row, not a "
+                             f"multiple of 32 (\"{what} : indexCol bytes must be 32-byte aligned (A3 limitation).\", "
+                             f"{impl})", "start the window at a 32-byte column, or move one element at a time")
+        if (vc * item) % 2:
+            comp.error(node, f"{call}: '{window.name}' has {vc} valid {d.dtype} columns, an odd byte count (\"{what} : "
+                             f"... ValidCol bytes must be at least 2-byte aligned.\", {common}): A2/A3 copies a "
+                             "row's tail in 16-bit words")
+        if r0 < 0 or c0 < 0 or r0 + vr > whole.tile.rows or c0 + vc > whole.tile.cols:
+            comp.error(node, f"{call}: the {vr} x {vc} window at ({r0}, {c0}) reaches past '{whole.name}' "
+                             f"({whole.tile.rows} x {whole.tile.cols}) (\"{what} : indexRow / indexCol + ... exceeds "
+                             f"{side} rows / cols!\", {impl})")
+    if name == "TINSERT_V2V":                      # the record writes the window of dst
+        d = window_view(comp, node, d, r0, c0, vr, vc)
+        r0 = c0 = 0
+    ops = (comp._base(d, node, call), comp._base(s, node, call),
+           comp._int_operand(Const(vr, dtypes.int32), node, "rows"),
+           comp._int_operand(Const(vc, dtypes.int32), node, "cols"),
+           comp._int_operand(Const(r0, dtypes.int32), node, f"{call}: row"),
+           comp._int_operand(Const(c0, dtypes.int32), node, f"{call}: col"))
+    comp.emit(name, None, ops, d.dtype, node, aux=comp.tile_aux())
+    comp.instrs[-1].comment = f"{d.name} <- {s.name}"
+
+
+@LOWERINGS.lowering("tinsert")
+def lower_tinsert(comp, node, args):
+    """TINSERT(dst, src, row, col) between Vec tiles (TINSERT_V2V)."""
+    if not is_vec_window(args["dst"], args["src"]):
+        comp.error(node, "pto.tinsert is built between two Vec tiles (A2/A3 TInsert.hpp's ND Vec -> Vec path); "
+                         "its Acc -> Mat and NZ forms are not", "allocate both tiles in Vec")
+    lower_vec_window(comp, node, "TINSERT_V2V", args["dst"], args["src"], args["row"], args["col"])
