@@ -43,7 +43,7 @@ def kernel_module(kernel: str) -> str:
         where = "no module" if not found else f"{len(found)} modules ({', '.join(found)})"
         raise LookupError(f"the tile-family kernel {kernel} (isa/tile_roles.py) is defined in {where} of "
                           f"exec/compiled/; define it (@njit) in exactly one, and its numpy twin in "
-                          f"exec/reference_tiles.py")
+                          f"exec/reference_tiles.py's TILE_KERNELS")
     return found[0]
 
 

@@ -11,10 +11,10 @@ import numpy as np
 
 from .. import dtypes
 from ..isa import load_isa, store_modes
-from ..isa.sort_modes import AXIS_COL, INDEXED, MODE_F16, SCATTER, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
-from ..isa.tile_roles import FAMILY_ROLES, KERNEL_FAMILIES, gather_picks, gather_selects
+from ..isa.tile_roles import FAMILY_ROLES, KERNEL_FAMILIES
 from . import gm
-from .reference_values import evaluate, round_mode, to_dtype, wrap_int32
+from .reference_sort import tile_sort
+from .reference_values import evaluate, round_mode, to_dtype, word_pitch, words_grid, wrap_int32
 
 
 def _integer(dt) -> bool:
@@ -113,7 +113,7 @@ def _fold(op, l1, dst, src, rows, cols, init, dt, per_col, spitch=0):
     cols, dense)."""
     spec = load_isa().by_opcode[int(op)]
     is_int = _integer(dt)
-    grid = _grid(l1, src, rows, cols, spitch)
+    grid = words_grid(l1, src, rows, cols, spitch)
     out = []
     for line in (grid.T if per_col else grid):
         acc = init if len(line) == 0 else line[0]
@@ -135,23 +135,12 @@ def tile_col_reduce(op, l1, dst, src, rows, cols, init, dt):
     _fold(op, l1, dst, src, rows, cols, init, dt, True)
 
 
-def _row_pitch(pitch, cols):
-    """A tile operand's words from row to row: its pitch operand, or cols when that is 0 or less."""
-    return cols if pitch <= 0 else pitch
-
-
-def _grid(l1, src, rows, cols, pitch):
-    """A copy of the rows x cols elements from word src, rows pitch words apart (<= 0: cols)."""
-    pitch = _row_pitch(pitch, cols)
-    return np.array([l1[src + r * pitch:src + r * pitch + cols] for r in range(rows)]).reshape(rows, cols)
-
-
 def tile_row_reduce_pitched(op, l1, dst, src, rows, cols, dpitch, spitch, init, dt):
     """tile_row_reduce of src's rows spitch words apart (<= 0: cols) into element (r, 0) of a
     RowMajor dst, dpitch words apart by row (dpitch <= 1: a dense column)."""
     if dpitch <= 1:
         return _fold(op, l1, dst, src, rows, cols, init, dt, False, spitch)
-    sp = _row_pitch(spitch, cols)
+    sp = word_pitch(spitch, cols)
     for r in range(rows):
         _fold(op, l1, dst + r * dpitch, src + r * sp, 1, cols, init, dt, False)
 
@@ -160,7 +149,7 @@ def tile_col_reduce_tmp(op, l1, dst, src, rows, cols, tmp, is_binary, tpitch, sp
     """TCOLSUM's pairwise tree through tmp when is_binary > 0, else the fold in row order; src's
     rows spitch words apart (<= 0: cols)."""
     if is_binary > 0:
-        return tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, _row_pitch(spitch, cols), dt)
+        return tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, word_pitch(spitch, cols), dt)
     return _fold(op, l1, dst, src, rows, cols, init, dt, True, spitch)
 
 
@@ -219,7 +208,7 @@ def tile_tri(l1, dst, diagonal, upper, rows, cols, dpitch):
     words apart (<= 0: cols)."""
     ones = np.ones((rows, cols))
     tri = np.triu(ones, diagonal) if upper else np.tril(ones, diagonal)
-    dp = _row_pitch(dpitch, cols)
+    dp = word_pitch(dpitch, cols)
     for r in range(rows):
         l1[dst + r * dp:dst + r * dp + cols] = tri[r]
 
@@ -258,7 +247,7 @@ def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
     """TFILLPAD*: a drows x dcols grid of pad with src's rows x cols valid region (row pitch
     spitch) copied into its top-left corner."""
     grid = np.full((drows, dcols), pad)
-    grid[:rows, :cols] = _grid(l1, src, rows, cols, spitch) if rows else 0
+    grid[:rows, :cols] = words_grid(l1, src, rows, cols, spitch) if rows else 0
     l1[dst:dst + drows * dcols] = grid.ravel()
 
 
@@ -271,7 +260,7 @@ def tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, val, vpitch, d
     TROWARG*'s results dpitch apart (<= 1: a column). val >= 0: the kept elements into val
     too, TROWARG*'s vpitch apart (<= 1: a column)."""
     spec = load_isa().by_opcode[int(op)]
-    grid = _grid(l1, src, rows, cols, spitch)
+    grid = words_grid(l1, src, rows, cols, spitch)
     lines = grid.T if per_col else grid
     out, kept = [], []
     for line in lines:
@@ -292,154 +281,9 @@ def tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, val, vpitch, d
 
 def tile_trans(l1, dst, src, rows, cols, spitch, dpitch):
     """TTRANS: numpy's transpose of src's rows x cols (row pitch spitch) into dst (pitch dpitch)."""
-    grid = _grid(l1, src, rows, cols, spitch).T.copy() if rows else None
+    grid = words_grid(l1, src, rows, cols, spitch).T.copy() if rows else None
     for c in range(cols):
         l1[dst + c * dpitch:dst + c * dpitch + rows] = grid[c]
-
-
-def _gather_mask(pattern, cols):
-    """The columns MaskPattern code `pattern` selects (isa.tile_roles.gather_selects)."""
-    return np.array([gather_selects(pattern, c) for c in range(cols)], bool)
-
-
-def _merge(lists):
-    """Merge sorted lists of (value, index) pairs: each step takes the head of the first list
-    whose value no earlier list's head exceeds (TMrgSort.hpp's strict compare)."""
-    at, out = [0] * len(lists), []
-    while True:
-        live = [b for b in range(len(lists)) if at[b] < len(lists[b])]
-        if not live:
-            return np.array(out, np.float64).ravel()
-        best = live[0]
-        for b in live[1:]:
-            if lists[b][at[b]][0] > lists[best][at[best]][0]:
-                best = b
-        out.append(lists[best][at[best]])
-        at[best] += 1
-
-
-def _f32_of_bits(words):
-    """The float32 words (as float64) whose bits are the low 32 bits of the integer words: a
-    signalling NaN pattern comes back quiet (bit 22 set), as the float32 -> float64 conversion
-    makes it (exec/compiled/sort.py's module note)."""
-    u = np.asarray(np.asarray(words, np.float64).astype(np.int64) & 0xFFFFFFFF, np.uint32)
-    with np.errstate(invalid="ignore"):
-        return u.view(np.float32).astype(np.float64)
-
-
-def _bits_of_f32(words):
-    """The int32 words (as float64) whose bits are those of the float32 words."""
-    with np.errstate(invalid="ignore"):
-        return np.asarray(words, np.float64).astype(np.float32).view(np.int32).astype(np.float64)
-
-
-def _structure(v, i, width):
-    """(v, i) as one structure of `width` words: float32 (v, then the float32 whose bits are
-    i's), or float16 (v, 0, then the float16 words whose bits are i's low and high 16 bits)."""
-    if width == 2:
-        return [v, float(_f32_of_bits([i])[0])]
-    u = np.array([int(i) & 0xFFFFFFFF], np.uint32).view(np.uint16)       # little end first
-    return [v, 0.0, *u.view(np.float16).astype(np.float64)]
-
-
-def _int32_of_halves(words):
-    """The int32 elements of float16 words read as their bits, two words (low first) each."""
-    return np.asarray(words, np.float64).astype(np.float16).view(np.int32).astype(np.float64)
-
-
-def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
-    """The tile_sort family (isa/44_sort.toml) in numpy: TSORT32 (mode & 3 == 0) by an insertion
-    sort on (value descending, index ascending), which places a NaN where it arrives (nothing
-    compares before or after it); TMRGSORT (1) and TMRGSORT_LISTS (2) by _merge; TGATHER (3) by a
-    boolean mask over src's rows spitch words apart (<= 0: cols), or with AXIS_COL the rows the
-    pattern picks into dst's rows dpitch apart, or with INDEXED (TGATHER_IDX) src's words the
-    index tile names; the other mode bits as isa/sort_modes.py states them. Every source word is
-    read before dst is written. Returns -1, or the position of the first index INDEXED refuses."""
-    op, width = mode & 3, STRUCT_BYTES // (2 if mode & MODE_F16 else 4)
-    if mode & SCATTER:
-        return _scatter(l1, dst, src, idx, mode, k, rows, cols, spitch, dpitch)
-    if mode & INDEXED:
-        index = _grid(l1, idx, rows, cols, dpitch)       # dst and the indices: one row pitch
-        bad = np.flatnonzero(~((index >= 0) & (index < spitch)))
-        if len(bad):
-            return int(bad[0])
-        picked = l1[src + index.astype(np.int64)]
-        dp = _row_pitch(dpitch, cols)
-        for i in range(rows):
-            l1[dst + i * dp:dst + i * dp + cols] = picked[i]
-        return -1
-    if op == 0:
-        out = []
-        for r in range(rows):
-            v, i = l1[src + r * cols:src + (r + 1) * cols], l1[idx + r * k:idx + r * k + cols]
-            for j0 in range(0, cols, 32):
-                run = []                 # insertion sort: a stable sort that defines NaN's place
-                for p in zip(v[j0:j0 + 32], i[j0:j0 + 32]):
-                    at = len(run)
-                    while at and (p[0] > run[at - 1][0] or (p[0] == run[at - 1][0] and p[1] < run[at - 1][1])):
-                        at -= 1
-                    run.insert(at, p)
-                out.extend(x for p in run for x in _structure(p[0], p[1], width))
-        l1[dst:dst + len(out)] = out
-    elif op == 1:
-        n = cols // (4 * k) * (4 * k)
-        structs = l1[src:src + n].reshape(-1, width)
-        per = k // width
-        out = [_merge([structs[g + b * per:g + (b + 1) * per] for b in range(4)])
-               for g in range(0, len(structs), 4 * per)]
-        if out:
-            l1[dst:dst + n] = np.concatenate(out)
-    elif op == 2:
-        out = _merge([l1[src:src + k].reshape(-1, width), l1[src1:src1 + cols - k].reshape(-1, width)])
-        l1[dst:dst + cols] = out
-    elif mode & AXIS_COL:
-        times = gather_picks(k)
-        offset = next(r for r in range(times) if gather_selects(k, r))
-        grid = _grid(l1, src, rows * times, cols, spitch)[offset::times].ravel().copy()
-        if mode & TO_I32_BITS:
-            grid = _bits_of_f32(grid)
-        elif mode & TO_F32_BITS:
-            grid = _f32_of_bits(grid)
-        dp = _row_pitch(dpitch, cols)
-        for i in range(rows):
-            l1[dst + i * dp:dst + i * dp + cols] = grid[i * cols:(i + 1) * cols]
-    else:
-        grid = _grid(l1, src, rows, cols, spitch)
-        if mode & MODE_F16:
-            grid = _int32_of_halves(grid.ravel()).reshape(rows, cols // 2)
-        out = grid[:, _gather_mask(k, grid.shape[1])].ravel().copy()
-        if mode & TO_I32_BITS:
-            out = _bits_of_f32(out)
-        elif mode & TO_F32_BITS:
-            out = _f32_of_bits(out)
-        l1[dst:dst + len(out)] = out
-    return -1
-
-
-def _scatter(l1, dst, src, idx, mode, k, rows, cols, spitch, dpitch):
-    """TSCATTER's forms (isa/sort_modes.py SCATTER) in numpy: src's grid read, dst zeroed, the
-    grid written where the indices or the pattern (1..6) put it."""
-    grid = _grid(l1, src, rows, cols, spitch)
-    if mode & INDEXED:
-        index = _grid(l1, idx, rows, cols, k)
-        bad = np.flatnonzero(~((index >= 0) & (index < dpitch)))
-        if len(bad):
-            return int(bad[0])
-        l1[dst:dst + dpitch] = 0.0
-        for i, j in np.ndindex(rows, cols):            # in order: the last write wins
-            l1[dst + int(index[i, j])] = grid[i, j]
-        return -1
-    dp = _row_pitch(dpitch, cols)
-    times = gather_picks(k)
-    offset = next(c for c in range(times) if gather_selects(k, c))
-    l1[dst:dst + (rows * times if mode & AXIS_COL else rows) * dp] = 0.0
-    for i in range(rows):
-        if mode & AXIS_COL:
-            at = dst + (times * i + offset) * dp
-            l1[at:at + cols] = grid[i]
-        else:
-            l1[dst + i * dp + offset:dst + i * dp + offset + times * cols:times] = grid[i]
-    return -1
 
 
 def tile_row_arg(op, l1, dst, src, rows, cols, dpitch, spitch, val, vpitch, dt):
@@ -459,7 +303,7 @@ def _expand_op(op, l1, dst, a, v, rows, cols, dpitch, apitch, dt, per_col):
     dt; dst's and a's rows dpitch and apitch words apart (<= 0: cols, dense)."""
     spec = load_isa().by_opcode[int(op)]
     is_int = _integer(dt)
-    dp, ap = _row_pitch(dpitch, cols), _row_pitch(apitch, cols)
+    dp, ap = word_pitch(dpitch, cols), word_pitch(apitch, cols)
     out = np.empty((rows, cols))
     for r in range(rows):
         for c in range(cols):
@@ -609,8 +453,9 @@ def _nearest_float32(terms):
 
 
 # every kernel by its name (the numba executor's names: reference.py re-exports them)
-TILE_KERNELS = {name: fn for name, fn in list(globals().items())
-                if name.startswith(("tile_", "gm_")) and callable(fn)}
+TILE_KERNELS = {**{name: fn for name, fn in list(globals().items())
+                   if name.startswith(("tile_", "gm_")) and callable(fn)},
+                tile_sort.__name__: tile_sort}       # the sort family's, from reference_sort.py
 # each value family's kernel: its descriptor's (isa/tile_roles.py), and the families whose
 # values the executors compute by hand (tile_move, TEXTRACT / TMOV on the AI core: a gather
 # from the source window, scattered into the destination; tile_mma: the article's MMA, over

@@ -284,3 +284,14 @@ def evaluate(spec, a, b, c, int_sem, dt):
     env = {"a": np.float64(a), "b": np.float64(b), "c": np.float64(c), "dt": dt}
     with np.errstate(all="ignore"):
         return float(eval(_compiled(spec.float_expr), _EVAL_GLOBALS, env))
+
+
+def word_pitch(pitch, cols):
+    """A tile operand's words from row to row: its pitch operand, or cols when that is 0 or less."""
+    return cols if pitch <= 0 else pitch
+
+
+def words_grid(l1, src, rows, cols, pitch):
+    """A copy of the rows x cols elements from word src, rows pitch words apart (<= 0: cols)."""
+    pitch = word_pitch(pitch, cols)
+    return np.array([l1[src + r * pitch:src + r * pitch + cols] for r in range(rows)]).reshape(rows, cols)

@@ -33,7 +33,8 @@ class FamilyRoles:
     What runs it, for a family whose values one kernel computes (the vector families but
     tile_alu, whose elementwise ops and conversions the ALU dispatch generated from the table
     runs): kernel names the function, defined under the same name in exec/compiled/ (numba)
-    and in exec/reference_tiles.py (numpy), and args its arguments in order, as tokens
+    and in exec/reference_tiles.py's TILE_KERNELS (numpy; the sort family's from
+    exec/reference_sort.py), and args its arguments in order, as tokens
     (KERNEL_TOKENS): an operand's name gives its integer value (-1 when the record has no
     such operand). Both executors call it from these alone: tile_effects.effect (the
     functional runner, the SimPy model, the article's tile API) and the compiled replay's
