@@ -217,3 +217,27 @@ def k(A, B, O):
             pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
             pto.tstore(O, dst)
 """
+
+
+# pto-isa's MaskPattern (include/pto/common/type.hpp): (the first column / row it picks, its period)
+MASK_PATTERNS = {"P0101": (0, 2), "P1010": (1, 2), "P0001": (0, 4), "P0010": (1, 4), "P0100": (2, 4),
+                 "P1000": (3, 4), "P1111": (0, 1)}
+
+# TSCATTER<MaskPattern, ScatterAxis>(dst, src) between whole tiles, as pto-isa's CPU and on-device
+# kernels both write it (runTScatterMasked / runTScatterMask / runTColScatterMask): load, flag, the
+# scatter, flag, store
+SCATTER_MASK = """
+@pto.kernel
+def k(S, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            src = pto.alloc_tile({r}, {c}, pto.{dt})
+            dst = pto.alloc_tile({dr}, {dc}, pto.{dt})
+            pto.tload(src, S)
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.tscatter(dst, src, "{p}", axis="{axis}")
+            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.tstore(O, dst)
+"""

@@ -58,7 +58,7 @@ Left out (the set OPEN below), as pypto_sim does not build the form (isa/44_sort
 import numpy as np
 import pytest
 
-from ptoisa_st import as_words, result_cmp, run_kernel
+from ptoisa_st import MASK_PATTERNS, as_words, result_cmp, run_kernel
 
 ONE_D = ["float_32x1024_16x64", "int32_32x512_16x256", "half_16x1024_16x128", "int16_32x256_32x64",
          "half_1x16_1x16", "half_1x32_1x32", "half_1x64_1x64", "half_1x128_1x128", "half_1x128_1x64",
@@ -67,9 +67,6 @@ TOPK = ["case1_float_topk", "case2_s32_topk", "case3_float_topk", "case4_half_to
 # the cases left out (the module docstring says why)
 OPEN = {f"TGATHERTest.{n}" for n in TOPK}
 
-# (first picked column / row, period) of each MaskPattern
-PATTERNS = {"P0101": (0, 2), "P1010": (1, 2), "P0001": (0, 4), "P0010": (1, 4), "P0100": (2, 4),
-            "P1000": (3, 4), "P1111": (0, 1)}
 
 # ------------------------------------------------------------------------------ TGATHER (GATHER_ROW)
 
@@ -119,7 +116,7 @@ def test_tgather(make_kernels, case):
     gdt, cmp_dt, kdt, p, r, c = TGATHER_CASES[case]
     rng = np.random.RandomState(19)
     x1 = rng.randint(1, 100, [r, c]).astype(gdt)
-    first, period = PATTERNS[p]
+    first, period = MASK_PATTERNS[p]
     golden = x1[:, first::period].flatten()
     kernel = make_kernels(TGATHER.format(r=r, c=c, r5=r + 5, c32=c + 32, dt=kdt, p=p)).k
     out, = run_kernel(kernel, [as_words(x1, kdt).reshape(r, c)], [((r, c), kdt)])
@@ -175,7 +172,7 @@ def test_tcolgather(make_kernels, case):
     cmp_dt, kdt = COL_TYPES[t]
     rng = np.random.RandomState(23)
     src = rng.uniform(0, 100, (sr, sc)).astype(kdt)
-    first, period = PATTERNS[p]
+    first, period = MASK_PATTERNS[p]
     golden = np.zeros((dr, dc), kdt)
     for i in range(dr):
         golden[i, :sc] = src[first + period * i]

@@ -27,11 +27,8 @@ kernels write them. These goldens are what A2/A3 hardware must produce.
 import numpy as np
 import pytest
 
-from ptoisa_st import as_words, result_cmp, run_kernel
+from ptoisa_st import MASK_PATTERNS, SCATTER_MASK, as_words, result_cmp, run_kernel
 
-# (first picked column / row, period) of each MaskPattern
-PATTERNS = {"P0101": (0, 2), "P1010": (1, 2), "P0001": (0, 4), "P0010": (1, 4), "P0100": (2, 4),
-            "P1000": (3, 4), "P1111": (0, 1)}
 # gen_data.py's type names -> (its numpy dtype, the kernel's dtype as main.cpp launches it)
 TYPES = {"half": ("float16", "float16"), "float": ("float32", "float32"), "int32": ("int32", "int32"),
          "int16": ("int16", "int16"), "int8": ("int8", "int8"), "uint16": ("uint16", "uint16"),
@@ -92,21 +89,6 @@ def test_tscatter(make_kernels, case):
 
 # ------------------------------------------------------------------------------ TSCATTER (masks)
 
-TSCATTER_MASK = """
-@pto.kernel
-def k(S, O):
-    with pto.vector():
-        if pto.get_subblock_id() == 0:
-            src = pto.alloc_tile({r}, {c}, pto.{dt})
-            dst = pto.alloc_tile({dr}, {dc}, pto.{dt})
-            pto.tload(src, S)
-            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.tscatter(dst, src, "{p}", axis="{axis}")
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.tstore(O, dst)
-"""
 # gen_data.py's TScatterMaskParams(data_type, row, col, dst_col, pattern), in order
 ROW_CASES = [(t, 16, 64, 16, 64, "P1111") for t in ("half", "float", "int32")]
 ROW_CASES += [(t, 16, 64, 16, 128, p) for t in ("half", "float", "int32") for p in ("P1010", "P0101")]
@@ -133,13 +115,13 @@ def test_tscatter_mask(make_kernels, case):
     gdt, kdt = MASK_TYPES[t]
     rng = np.random.RandomState(23)
     src = rng.uniform(0, 100, (r, c)).astype(gdt)
-    first, period = PATTERNS[p]
+    first, period = MASK_PATTERNS[p]
     golden = np.zeros((dr, dc), gdt)
     if axis == "row":
         golden[:, first:first + period * c:period] = src
     else:
         golden[first:first + period * r:period, :c] = src
-    kernel = make_kernels(TSCATTER_MASK.format(r=r, c=c, dr=dr, dc=dc, dt=kdt, p=p, axis=axis)).k
+    kernel = make_kernels(SCATTER_MASK.format(r=r, c=c, dr=dr, dc=dc, dt=kdt, p=p, axis=axis)).k
     out, = run_kernel(kernel, [as_words(src, kdt).reshape(r, c)], [((dr, dc), kdt)])
     assert result_cmp(as_words(golden, kdt), out, 0.0)
     np.testing.assert_array_equal(as_words(out, np.uint8), as_words(golden, np.uint8))

@@ -73,7 +73,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from ptoisa_st import STORE_ACC, as_words, result_cmp, run_kernel
+from ptoisa_st import MASK_PATTERNS, STORE_ACC, as_words, result_cmp, run_kernel
 
 
 def two_tensors(n, dt0, dt1=None):
@@ -104,8 +104,6 @@ def tgather_source(r, c, sdt, ddt, p):
     return TGATHER.format(r=r, c=c, r5=r + 5, c32=c + 32, sdt=sdt, ddt=ddt, p=p)
 
 
-PATTERN_COLS = {"P0101": (0, 2), "P1010": (1, 2), "P0001": (0, 4), "P0010": (1, 4), "P0100": (2, 4),
-                "P1000": (3, 4), "P1111": (0, 1)}
 # tgather_common.h's shapes per dtype group
 FLOAT_SHAPES = {"P0101": (4, 64), "P1010": (7, 1024), "P0001": (3, 1056), "P0010": (4, 128),
                 "P0100": (5, 256), "P1000": (6, 288), "P1111": (7, 320)}
@@ -135,7 +133,7 @@ def test_tgather_mask_pattern(make_kernels, case):
     dt, p, r, c = TGATHER_CASES[case]
     rng = np.random.RandomState(19)
     x = rng.randint(1, 100, [r, c]).astype(dt)
-    first, step = PATTERN_COLS[p]
+    first, step = MASK_PATTERNS[p]
     golden = x[:, first::step].flatten()
     kernel = make_kernels(tgather_source(r, c, dt, dt, p)).k
     out, = run_kernel(kernel, [x], [((r, c), dt)])
@@ -260,7 +258,7 @@ def test_tgather_col(make_kernels, name, dt, p):
     (x1[0::2] P0101, x1[1::2] P1010, x1[k::4] P0001 / P0010 / P0100 / P1000 for k = 0..3, all for
     P1111), flattened. main.cpp compares dstSize bytes as floats: ResultCmp(golden, out, 0.001f)."""
     r, c = COL_SHAPES[p]
-    first, period = PATTERN_COLS[p]
+    first, period = MASK_PATTERNS[p]
     rng = np.random.RandomState(19)
     x = rng.randint(1, 100, [r, c]).astype(dt)
     golden = x[first::period].flatten()

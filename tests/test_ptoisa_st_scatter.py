@@ -29,11 +29,8 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from ptoisa_st import as_words, result_cmp, run_kernel
+from ptoisa_st import MASK_PATTERNS, SCATTER_MASK, as_words, result_cmp, run_kernel
 
-# (first picked column / row, period) of each MaskPattern, as gen_data.py's mask_indices / selected_rows
-PATTERNS = {"P0101": (0, 2), "P1010": (1, 2), "P0001": (0, 4), "P0010": (1, 4), "P0100": (2, 4),
-            "P1000": (3, 4), "P1111": (0, 1)}
 
 # ------------------------------------------------------------------------------ TSCATTER (indices)
 
@@ -77,21 +74,6 @@ def test_tscatter_float_uint16_a2a3_refuses(make_kernels, case):
 
 # ------------------------------------------------------------------------------ TSCATTER (masks)
 
-TSCATTER_MASK = """
-@pto.kernel
-def k(S, O):
-    with pto.vector():
-        if pto.get_subblock_id() == 0:
-            src = pto.alloc_tile({r}, {c}, pto.{dt})
-            dst = pto.alloc_tile({dr}, {dc}, pto.{dt})
-            pto.tload(src, S)
-            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.tscatter(dst, src, "{p}", axis="{axis}")
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.tstore(O, dst)
-"""
 # tscatter_common.h's (ROW, COL) per pattern: FLOAT_<p>_ROW / _COL and HALF_<p>_ROW / _COL
 FLOAT_SHAPES = {"P0101": (4, 64), "P1010": (7, 1024), "P0001": (3, 1056), "P0010": (4, 128),
                 "P0100": (5, 256), "P1000": (6, 288), "P1111": (7, 320)}
@@ -117,13 +99,13 @@ def test_tscatter_masked(make_kernels, case):
     COL, pattern>: whole src and dst tiles. main.cpp: ResultCmp<T>(golden, out, 0.001f) over
     ROW x COL elements."""
     dt, p, r, dc = ROW_CASES[case]
-    first, period = PATTERNS[p]
+    first, period = MASK_PATTERNS[p]
     c = dc // period
     rng = np.random.RandomState(19)
     src = rng.randint(1, 100, [r, c]).astype(dt)
     golden = np.zeros((r, dc), dt)
     golden[:, first::period] = src
-    kernel = make_kernels(TSCATTER_MASK.format(r=r, c=c, dr=r, dc=dc, dt=dt, p=p, axis="row")).k
+    kernel = make_kernels(SCATTER_MASK.format(r=r, c=c, dr=r, dc=dc, dt=dt, p=p, axis="row")).k
     out, = run_kernel(kernel, [src], [((r, dc), dt)])
     assert result_cmp(golden, out, 0.001)
     np.testing.assert_array_equal(as_words(out, np.uint8), as_words(golden, np.uint8))
@@ -147,12 +129,12 @@ def test_tscatter_masked_col(make_kernels, case):
     pattern>: whole src and dst tiles. main.cpp: ResultCmp<T>(golden, out, 0.001f) over DR x DC
     elements."""
     dt, p, r, c, dr, dc = COL_CASES[case]
-    first, period = PATTERNS[p]
+    first, period = MASK_PATTERNS[p]
     rng = np.random.RandomState(19)
     src = rng.randint(1, 100, [r, c]).astype(dt)
     golden = np.zeros((dr, dc), dt)
     golden[first::period, :c] = src
-    kernel = make_kernels(TSCATTER_MASK.format(r=r, c=c, dr=dr, dc=dc, dt=dt, p=p, axis="col")).k
+    kernel = make_kernels(SCATTER_MASK.format(r=r, c=c, dr=dr, dc=dc, dt=dt, p=p, axis="col")).k
     out, = run_kernel(kernel, [src], [((dr, dc), dt)])
     assert result_cmp(golden, out, 0.001)
     np.testing.assert_array_equal(as_words(out, np.uint8), as_words(golden, np.uint8))
