@@ -119,6 +119,10 @@ def test_an_index_outside_src_stops_the_launch_on_every_path(make_kernels, bad):
      "pto.tgather(d, s, i, t, axis='col')", "axis belongs to the mask-pattern form"),
     ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\nd = pto.alloc_tile(1, 32, pto.float32, loc=pto.Vec)",
      "pto.tgather(d, s, 'P0101', t)", "the mask-pattern form takes none"),
+    ("s = pto.alloc_tile(2, 64, pto.float32, loc=pto.Vec)\nj = pto.alloc_tile(2, 64, pto.int32, loc=pto.Vec)\n"
+     "u = pto.alloc_tile(2, 64, pto.int32, loc=pto.Vec)", "pto.tgather(s, s, j, u)", "'s' shares words with 's'"),
+    ("s = pto.alloc_tile(2, 64, pto.float16, loc=pto.Vec)\nd = pto.alloc_tile(2, 64, pto.float16, loc=pto.Vec)\n"
+     "j = pto.alloc_tile(2, 64, pto.int32, loc=pto.Vec)", "pto.tgather(d, s, j, j)", "'j' shares words with 'j'"),
     ("s = pto.alloc_tile(2, 64, pto.float16, loc=pto.Vec)\n"
      "d = pto.alloc_tile(2, 64, pto.float16, loc=pto.Vec, valid=(2, 8))\n"
      "j = pto.alloc_tile(2, 64, pto.int32, loc=pto.Vec, valid=(2, 8))\n"
@@ -128,8 +132,9 @@ def test_an_index_outside_src_stops_the_launch_on_every_path(make_kernels, bad):
 def test_the_index_forms_operand_errors_cite_a2a3s_asserts(make_kernels, tiles, call, message):
     """TGather.hpp's static_asserts and PTO_ASSERTs (b16 / b32 data of one dtype, b32 indices,
     tmp of the indices' dtype and valid region), tmp long enough for the byte offsets A2/A3
-    writes to it at dst's row pitch, and the operands of the two forms kept apart: each a
-    CompileError. (i and t: 1 x 64 int32 tiles. In the last case A2/A3 writes half data's
+    writes to it at dst's row pitch, dst and the offsets' tile apart from what later rows read
+    (A2/A3 writes them row by row: a dst that is src, half data's tmp that is the indices), and
+    the operands of the two forms kept apart: each a CompileError. (i and t: 1 x 64 int32 tiles. In the last case A2/A3 writes half data's
     offsets to tmp at dst's row pitch 64: row 1's 8 land at words 64..71 of a 2 x 8 tmp.)"""
     body = ("i = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)\nt = pto.alloc_tile(1, 64, pto.int32, loc=pto.Vec)\n"
             + tiles + "\n" + call)
@@ -258,3 +263,63 @@ def test_both_engines_agree_on_an_index_gather(make_kernels):
     kernel, args, _out = _launch(make_kernels, "float16", src, index, 2, 16, valid=(2, 5))
     slow = assert_engines_agree(kernel, args, (1, 1, 1), (32, 1, 1))
     assert slow["error"] is None and slow["cycles"] > 0
+
+
+TWO_FAULTS = """
+@pto.kernel
+def k(S, I, O):
+    with pto.vector():
+        src = pto.alloc_tile(2, 8, pto.float32, loc=pto.Vec)
+        idx = pto.alloc_tile(2, 8, pto.int32, loc=pto.Vec)
+        dst = pto.alloc_tile(2, 8, pto.float32, loc=pto.Vec)
+        tmp = pto.alloc_tile(2, 8, pto.int32, loc=pto.Vec)
+        big = pto.alloc_tile(64, 64, pto.float32, loc=pto.Vec)
+        pto.tload(src, S)
+        pto.tload(idx, I + 16 * pto.get_subblock_id())
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+        if pto.get_subblock_id() == 0:
+            pto.texp(big, big)
+            pto.texp(big, big)
+        pto.tgather(dst, src, idx, tmp)
+        pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+        pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+        pto.tstore(O, dst)
+"""
+
+
+def test_the_first_of_two_faults_is_the_one_reported(make_kernels):
+    """Both AIVs gather with one index past src (16 on AIV0, 17 on AIV1); AIV0 first runs two
+    TEXPs of a 64 x 64 tile, so AIV1's gather faults first in simulated time. The compiled
+    engine, the SimPy model (whose flush of what was issued before the fault lets no later
+    fault replace it) and SimPy with the reference executor report AIV1's index 17. (The
+    functional runner has no time: it runs AIV0 first and reports its fault.)"""
+    index = np.zeros(32, np.int32)
+    index[5], index[16 + 5] = 16, 17
+    kernel = make_kernels(TWO_FAULTS).k
+    args = (dev_array(np.zeros(16, np.float32), pto.float32), dev_array(index, pto.int32),
+            pto.alloc_tensor(64, pto.float32))
+    got = error_outcomes(kernel, args)
+    timed = {got[w] for w in ("fast", "simpy", "simpy, reference")}
+    assert len(timed) == 1, got
+    kind, text = timed.pop()
+    assert kind is pto.OutOfBoundsError and "on AIV1 of block (0, 0, 0): index 17 at (0, 5)" in text
+    assert "on AIV0 of block (0, 0, 0): index 16 at (0, 5)" in got["functional"][1]
+
+
+def test_bfloat16_data_gathers_its_words(make_kernels):
+    """A2/A3's CheckValid asks 2- or 4-byte data only, so bfloat16 gathers too: words 0x3F80
+    (1.0), 0xC000 (-2.0), 0xFFF7 (a NaN with a payload) and 0x0001 (the smallest subnormal)
+    gathered by indices (2, 0, 3, 1, ...) come back as their words."""
+    import ml_dtypes
+    words = np.array([0x3F80, 0xC000, 0xFFF7, 0x0001] * 4, np.uint16)
+    index = np.array([2, 0, 3, 1] * 4)
+    mod = make_kernels(GATHER.format(sr=1, sc=16, dt="bfloat16", dr=1, dc=16, vr=1, vc=16))
+    src = pto.alloc_tensor(32, pto.bfloat16)
+    pto.memcpy_h2d(src, words.view(ml_dtypes.bfloat16))
+    out = pto.alloc_tensor(32, pto.bfloat16)
+    pto.launch(mod.k, grid=(1,), args=(src, dev_array(index.astype(np.int32), pto.int32), out), check="all")
+    pto.sync()
+    got = np.empty(16, ml_dtypes.bfloat16)
+    pto.memcpy_d2h(got, out)
+    np.testing.assert_array_equal(got.view(np.uint16), words[index])

@@ -300,7 +300,7 @@ def aicore(h, f):
         pto.tmrgsort(fs, pto.tsubview(fr, 0, 0, 1, 128), src1=pto.tsubview(fr, 0, 128, 1, 128), tmp=fr)
         pto.tgather(ir, fs, "P1010")
         gi = pto.alloc_tile(1, 128, pto.int32, loc=pto.Vec)
-        pto.tgather(ir, ir, gi, gi)
+        pto.tgather(ir, iv, gi, gi)
         gs = pto.alloc_tile(1, 256, pto.int32, loc=pto.Vec)
         pto.tscatter(gs, ir, gi)
         pto.tscatter(gs, ir, "P0101")

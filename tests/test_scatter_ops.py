@@ -132,12 +132,17 @@ def test_mask_patterns_spread_src_with_zeros_between(make_kernels, p, axis, dsha
      "valid=(2, 16))", "pto.tscatter(d, s, 'P0101')", "must be a whole tile"),
     ("s = pto.alloc_tile(2, 8, pto.float32, loc=pto.Vec)\nd = pto.alloc_tile(2, 16, pto.float32, loc=pto.Vec)",
      "pto.tscatter(d, s, 'P0110')", "must be a mask pattern"),
+    ("d = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)", "pto.tscatter(d, pto.tsubview(d, 0, 0, 1, 8), 'P1010')",
+     "shares words with 'd', which A2/A3 zeroes"),
+    ("s = pto.alloc_tile(2, 32, pto.int8, loc=pto.Vec)\nd = pto.alloc_tile(4, 32, pto.int8, loc=pto.Vec)",
+     "pto.tscatter(d, s, 'P0101', axis='col')", "int8 along columns"),
 ])
 def test_scatter_operand_errors_cite_the_asserts(make_kernels, tiles, call, message):
     """TSCATTER_IMPL's static_asserts (one data dtype; 4-byte indices for 4-byte data, 2-byte for
     2- and 1-byte data) and PTO_ASSERTs (the mask forms' valid regions), dst apart from what it
-    reads (A2/A3 zeroes it first), src covering the indices' region, and a whole dst for the
-    mask forms: each a CompileError."""
+    reads (A2/A3 zeroes it first), src covering the indices' region, a whole dst for the mask
+    forms, and no 1-byte data along columns (A2/A3's vcopy moves int16 words there): each a
+    CompileError."""
     body = tiles + "\n" + call
     source = ("\n@pto.kernel\ndef k(X, O):\n    with pto.vector():\n"
               + "\n".join(" " * 8 + line for line in body.split("\n")) + "\n")

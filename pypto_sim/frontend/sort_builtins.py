@@ -292,6 +292,12 @@ def _gather_indexed(comp, node, call, args):
                          f"{dst.tile.cols} ({where})")
     bound = src.tile.rows * src.tile.cols
     t["tmp"] = dst if wide else tmp          # where A2/A3 puts the byte offsets
+    for out in {id(dst): dst, id(t["tmp"]): t["tmp"]}.values():
+        for v in (src, idx):
+            if _share_words(out, v):
+                comp.error(node, f"{call}: '{out.name}' shares words with '{v.name}'; A2/A3 writes it row by row "
+                                 f"(the byte offsets, then the gathered row) while later rows still read '{v.name}' "
+                                 f"({where} lines 60-86)", "gather between separate tiles")
     _sort_emit(comp, "TGATHER_IDX", node, t, 0, rows, cols, dst.dtype,
                f"{dst.name} <- gather({src.name}, {idx.name})", bits=INDEXED, spitch=bound, dpitch=dst.tile.cols)
 
@@ -327,6 +333,14 @@ def lower_tscatter(comp, node, args):
     t = _sort_tiles(comp, spec, node, {"dst": args["dst"], "src": args["src"]})
     dst, src = t["dst"], t["src"]
     _scatter_data(comp, node, call, spec, dst, src)
+    if GATHER_PATTERNS[by.value] != GATHER_PATTERNS["P1111"] and _share_words(src, dst):
+        comp.error(node, f"{call}: '{src.name}' shares words with '{dst.name}', which A2/A3 zeroes before it reads "
+                         f"'{src.name}' (InitUBBuffer, include/pto/npu/a2a3/TScatter.hpp)",
+                   "scatter between separate tiles")
+    if along_cols and dst.dtype.itemsize == 1:
+        comp.error(node, f"{call}: {dst.dtype} along columns: A2/A3 copies each row with a vcopy of int16 words over "
+                         "validCol of them (TScatter.hpp's copyType), 2 x validCol bytes, which is not built",
+                   "scatter 1-byte data along rows, or as int16 pairs of a tile of half the columns")
     rows, cols = _sort_valid(comp, src, node, call)
     drows, dcols = _sort_valid(comp, dst, node, call)
     code, where = GATHER_PATTERNS[by.value], "include/pto/npu/a2a3/TScatter.hpp"

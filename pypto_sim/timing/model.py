@@ -198,7 +198,7 @@ class LaunchSimulation(SteppingQueries):
             yield
         except PtoError as err:
             # what was issued before the fault lands; nothing after it does
-            self._flush_commits()
+            self._flush_commits(after_fault=True)
             # SimPy re-raises a process's exception as a new instance (args only) chained to
             # the original: raise the original, which carries the structured fields
             original = err
@@ -498,9 +498,16 @@ class LaunchSimulation(SteppingQueries):
         """Compute tile instruction pc's values when it completes."""
         self._schedule_effect(delay, tile_effect(self, pc, vals, slot, blk, values=self.values))
 
-    def _flush_commits(self):
+    def _flush_commits(self, after_fault=False):
+        """Run the pending value effects in order. after_fault: the launch stopped at a fault; an
+        effect that faults too (a later operation's read: TGATHER_IDX's index) is dropped, so
+        the first fault is the one reported, as the compiled engine reports it."""
         for seq in sorted(self.pending_commits):
-            self.pending_commits[seq]()
+            try:
+                self.pending_commits[seq]()
+            except PtoError:
+                if not after_fault:
+                    raise
         self.pending_commits.clear()
 
     def _wait_all_mark(self, pc, blk, w, ws):
