@@ -199,7 +199,9 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
             self.error(node, f"{call}: '{d.name}' holds {d.dtype} but '{s.name}' holds {s.dtype}; "
                              "MTE1 does not convert")
         if name == "TMOV_ACC" and not (d.dtype == s.dtype or (s.dtype == dtypes.float32 and d.dtype in (dtypes.float16, dtypes.bfloat16))):
-            self.error(node, f"{call}: the fixpipe converts {s.dtype} to {s.dtype}, float16 or bfloat16, not {d.dtype}")
+            built = ("converts float32 to float32, float16 or bfloat16" if s.dtype == dtypes.float32
+                     else f"moves {s.dtype} as {s.dtype} (its conversions are built from float32 only)")
+            self.error(node, f"{call}: the fixpipe {built}, not to {d.dtype}")
         rows, cols = self._extent(d)
         if name != "TEXTRACT" and (d.tile.rows, d.tile.cols) != (s.tile.rows, s.tile.cols):
             self.error(node, f"{call}: '{d.name}' is {d.tile.rows} x {d.tile.cols} but '{s.name}' is "
