@@ -90,11 +90,10 @@ def as_words(a, dtype):
     return np.ascontiguousarray(a).ravel().view(np.uint8).view(dtype)
 
 
-# TSTORE from Acc (pto-isa's tstore_acc2gm kernels, CPU and on-device alike): TLOAD A and B into
-# Mat tiles of their valid regions, TMOV to Left / Right, TMATMUL into an Acc tile, TSTORE with
-# the case's layout, stride, AtomicType and ReluPreMode ({store}: ", layout=..., atomic=..."),
-# each step behind its flag
-STORE_ACC = """
+# A matmul into an Acc tile as pto-isa's Acc kernels write it (runMATMUL): TLOAD A and B into Mat
+# tiles of their valid regions, TMOV to Left / Right, TMATMUL into the Acc tile c, each step
+# behind its flag; what follows reads c after the M -> FIX flag
+MATMUL_TO_ACC = """
 @pto.kernel
 def k(A, B, O):
     with pto.cube():
@@ -114,7 +113,12 @@ def k(A, B, O):
         pto.tmatmul(c, a, b)
         pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
         pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
-        pto.tstore(O, c{store})
+"""
+
+# TSTORE from Acc (pto-isa's tstore_acc2gm kernels, CPU and on-device alike): the matmul, then
+# TSTORE with the case's layout, stride, AtomicType and ReluPreMode ({store}: ", layout=...,
+# atomic=..."), behind its flag
+STORE_ACC = MATMUL_TO_ACC + """        pto.tstore(O, c{store})
         pto.set_flag(pto.PIPE_FIX, pto.PIPE_M, 0)
         pto.wait_flag(pto.PIPE_FIX, pto.PIPE_M, 0)
 """

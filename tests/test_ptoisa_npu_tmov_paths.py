@@ -58,34 +58,14 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ptoisa_st import as_words, result_cmp, run_kernel
+from ptoisa_st import MATMUL_TO_ACC, as_words, result_cmp, run_kernel
 
 NPU = "hw-native-sys/pto-isa tests/npu/a2a3/src/st/testcase at 3186c381"
 
 # ------------------------------------------------------------------------------ tmov_acc2mat
 
 # runTMOV_nz2nz without relu, extract or insert: runMATMUL, then TMOV Acc -> Mat, TSTORE as NZ
-ACC2MAT = """
-@pto.kernel
-def k(A, B, O):
-    with pto.cube():
-        a_mat = pto.alloc_tile({M}, {K}, pto.{src}, loc=pto.Mat)
-        b_mat = pto.alloc_tile({K}, {N}, pto.{src}, loc=pto.Mat)
-        a = pto.alloc_tile({M}, {K}, pto.{src}, loc=pto.Left)
-        b = pto.alloc_tile({K}, {N}, pto.{src}, loc=pto.Right)
-        c = pto.alloc_tile({M}, {N}, pto.float32, loc=pto.Acc, valid=({vm}, {vn}))
-        pto.tload(a_mat, A)
-        pto.tload(b_mat, B)
-        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
-        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
-        pto.tmov(a, a_mat)
-        pto.tmov(b, b_mat)
-        pto.set_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
-        pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
-        pto.tmatmul(c, a, b)
-        pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
-        pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
-        dst = pto.alloc_tile({M}, {N}, pto.{out}, loc=pto.Mat)
+ACC2MAT = MATMUL_TO_ACC + """        dst = pto.alloc_tile({M}, {N}, pto.{out}, loc=pto.Mat)
         pto.tmov(dst, c)
         pto.set_flag(pto.PIPE_FIX, pto.PIPE_MTE3, 0)
         pto.wait_flag(pto.PIPE_FIX, pto.PIPE_MTE3, 0)
@@ -115,7 +95,7 @@ def test_tmov_acc2mat(make_kernels, case):
     x2 = rng.randint(-1, 3, [k, n]).astype(src_dt)
     golden = np.matmul(x1.astype(np.float32), x2.astype(np.float32)).astype(np.float32)
     golden = np.ascontiguousarray(golden.reshape(m // 16, 16, n // 16, 16).transpose(2, 0, 1, 3).astype(NP[out_dt]))
-    source = ACC2MAT.format(M=m, K=k, N=n, vm=m, vn=n, src=src_dt, out=out_dt)
+    source = ACC2MAT.format(M=m, K=k, N=n, vm=m, vk=k, vn=n, src=src_dt, acc="float32", out=out_dt)
     out, = run_kernel(make_kernels(source).k, [x1, x2], [(golden.shape, NP[out_dt])])
     assert result_cmp(as_words(golden, np.uint16), as_words(out, np.uint16), 0.001, compared=golden.nbytes)
     np.testing.assert_array_equal(as_words(out, np.uint8), as_words(golden, np.uint8))

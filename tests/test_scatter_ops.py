@@ -12,6 +12,7 @@ from pypto_sim.exec.lane import executor
 from pypto_sim.isa.sort_modes import AXIS_COL, INDEXED, SCATTER
 
 from engine_compare import assert_engines_agree, both_executors, dev_array, error_outcomes
+from ptoisa_st import SCATTER_MASK
 
 INDEXED_KERNEL = """
 @pto.kernel
@@ -72,23 +73,6 @@ def test_an_index_outside_dst_stops_the_launch_on_every_path(make_kernels, bad):
             "element of 'dst', whose 16 elements are 0 .. 15") in text
 
 
-MASK_KERNEL = """
-@pto.kernel
-def k(S, O):
-    with pto.vector():
-        if pto.get_subblock_id() == 0:
-            src = pto.alloc_tile({r}, {c}, pto.float32, loc=pto.Vec)
-            dst = pto.alloc_tile({dr}, {dc}, pto.float32, loc=pto.Vec)
-            pto.tload(src, S)
-            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.tscatter(dst, src, "{p}", axis="{axis}")
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.tstore(O, dst)
-"""
-
-
 @pytest.mark.parametrize("p, axis, dshape, placed", [
     ("P1010", "row", (2, 16), (slice(None), slice(1, None, 2))),
     ("P0100", "row", (2, 32), (slice(None), slice(2, None, 4))),
@@ -102,7 +86,7 @@ def test_mask_patterns_spread_src_with_zeros_between(make_kernels, p, axis, dsha
     period i + offset: P0101 rows 0, 2, P1000 rows 3, 7; everything else is 0. P1111 is a copy
     (TSCATTER_IMPL's TMOV_IMPL)."""
     src = (8 * np.arange(2)[:, None] + np.arange(8) + 1).astype(np.float32)
-    kernel = make_kernels(MASK_KERNEL.format(r=2, c=8, dr=dshape[0], dc=dshape[1], p=p, axis=axis)).k
+    kernel = make_kernels(SCATTER_MASK.format(r=2, c=8, dr=dshape[0], dc=dshape[1], dt="float32", p=p, axis=axis)).k
     o = pto.alloc_tensor(4 * dshape[0] * dshape[1], pto.float32)
     pto.launch(kernel, grid=(1,), args=(dev_array(src, pto.float32), o), check="all")
     pto.sync()

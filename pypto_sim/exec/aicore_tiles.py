@@ -122,10 +122,7 @@ class TileOp:
         self.slot = int(code[pc, C_AUX])
 
         def fault(msg, hint):
-            line = ctx.prog.instrs[pc].line
-            return OutOfBoundsError(f"{spec.name} at line {line} on {UNIT_NAMES[unit]} of block {coords}: "
-                                    f"{msg}", kernel=ctx.kernel_name, file=ctx.prog.file, line=line,
-                                    block=coords, warp=unit, lane=None, hint=hint)
+            return unit_fault(ctx, pc, unit, coords, msg, hint)
 
         def view(name):
             slot = layout.slots[name]
@@ -352,14 +349,21 @@ def index_fault_error(ctx, pc, vals, unit, coords, position, arr) -> OutOfBounds
     idx, src = view["idx"], view["dst" if scatter else "src"]
     bound = int(vals[named["dpitch" if scatter else "spitch"]])
     value = int(arr[idx.base + row * idx.pitch + col])
+    return unit_fault(ctx, pc, unit, coords,
+                      f"index {value} at ({row}, {col}) of '{idx.buf.name}' names no element of "
+                      f"'{src.buf.name}', whose {bound} elements are 0 .. {bound - 1}",
+                      f"keep every index in [0, {bound}): A2/A3 reads or writes whatever UB holds past the tile "
+                      "(pto-isa leaves an index outside it target-defined)",
+                      offset=value, count=bound, tensor=idx.buf.name)
+
+
+def unit_fault(ctx, pc, unit, coords, msg, hint, **fields) -> OutOfBoundsError:
+    """The OutOfBoundsError of AI-core tile instruction pc on unit of block coords: "<name> at
+    line L on <unit> of block B: msg", with the kernel's location and any further fields."""
     line = ctx.prog.instrs[pc].line
-    return OutOfBoundsError(
-        f"{ctx.pc_spec[pc].name} at line {line} on {UNIT_NAMES[unit]} of block {coords}: index {value} at "
-        f"({row}, {col}) of '{idx.buf.name}' names no element of '{src.buf.name}', whose {bound} elements "
-        "are 0 .. " + str(bound - 1), kernel=ctx.kernel_name, file=ctx.prog.file, line=line, block=coords,
-        warp=unit, lane=None, offset=value, count=bound, tensor=idx.buf.name,
-        hint=f"keep every index in [0, {bound}): A2/A3 reads or writes whatever UB holds past the tile "
-             "(pto-isa leaves an index outside it target-defined)")
+    return OutOfBoundsError(f"{ctx.pc_spec[pc].name} at line {line} on {UNIT_NAMES[unit]} of block {coords}: {msg}",
+                            kernel=ctx.kernel_name, file=ctx.prog.file, line=line, block=coords, warp=unit,
+                            lane=None, hint=hint, **fields)
 
 
 def operands(ctx, pc, regs):

@@ -60,6 +60,12 @@ def _int32_of_halves(words):
     return np.asarray(words, np.float64).astype(np.float16).view(np.int32).astype(np.float64)
 
 
+def _first_outside(index, bound) -> int:
+    """The flat position of the first of the index grid's words outside [0, bound), or -1."""
+    bad = np.flatnonzero(~((index >= 0) & (index < bound)))
+    return int(bad[0]) if len(bad) else -1
+
+
 def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
     """The tile_sort family (isa/44_sort.toml) in numpy: TSORT32 (mode & 3 == 0) by an insertion
     sort on (value descending, index ascending), which places a NaN where it arrives (nothing
@@ -73,9 +79,9 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
         return _scatter(l1, dst, src, idx, mode, k, rows, cols, spitch, dpitch)
     if mode & INDEXED:
         index = words_grid(l1, idx, rows, cols, dpitch)       # dst and the indices: one row pitch
-        bad = np.flatnonzero(~((index >= 0) & (index < spitch)))
-        if len(bad):
-            return int(bad[0])
+        bad = _first_outside(index, spitch)
+        if bad >= 0:
+            return bad
         picked = l1[src + index.astype(np.int64)]
         dp = word_pitch(dpitch, cols)
         for i in range(rows):
@@ -135,9 +141,9 @@ def _scatter(l1, dst, src, idx, mode, k, rows, cols, spitch, dpitch):
     grid = words_grid(l1, src, rows, cols, spitch)
     if mode & INDEXED:
         index = words_grid(l1, idx, rows, cols, k)
-        bad = np.flatnonzero(~((index >= 0) & (index < dpitch)))
-        if len(bad):
-            return int(bad[0])
+        bad = _first_outside(index, dpitch)
+        if bad >= 0:
+            return bad
         l1[dst:dst + dpitch] = 0.0
         for i, j in np.ndindex(rows, cols):            # in order: the last write wins
             l1[dst + int(index[i, j])] = grid[i, j]

@@ -16,7 +16,7 @@ from ..ir.program import LocalBuffer
 from ..isa import VECTOR_FAMILIES
 from ..isa.tile_roles import FAMILY_ROLES
 from .builtin_checks import aicore_only
-from .mask_builtins import tile_words
+from .mask_builtins import share_words
 from .registry import LOWERINGS
 from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo, Val
 
@@ -227,9 +227,7 @@ def _check_value_tile(comp, node, call, spec, val, dst, src, per_col):
         comp.error(node, f"pto.{call}: the value tile '{val.name}' holds {val.dtype} but '{src.name}' holds "
                          f"{src.dtype}; it takes the kept elements themselves (\"DstVal data type must match "
                          f"input type\", include/pto/npu/a2a3/{where})")
-    val_words, dst_words = tile_words(val), tile_words(dst)
-    if val.name == dst.name or (val_words is not None and dst_words is not None
-                                and np.intersect1d(val_words, dst_words).size):
+    if share_words(val, dst):
         comp.error(node, f"pto.{call}: val '{val.name}' and dst '{dst.name}' share words (one tile, or views of "
                          "one); the values would overwrite the indices",
                    "allocate a tile of the data's dtype for the values")
@@ -290,7 +288,7 @@ def lower_view(comp, node, builtin):
         offset, pitch = 0, 0
     else:
         layout = info.layout
-        row, col = (_view_offset(comp, args[k], node, k) for k in ("row", "col"))
+        row, col = (window_offset(comp, args[k], node, k) for k in ("row", "col"))
         where = f"pto.tsubview of '{src.name}' ({info.rows} x {info.cols}) at ({row}, {col}), {rows} x {cols}"
         if row + rows > info.rows or col + cols > info.cols:
             comp.error(node, f"{where}: the window reaches past the tile",
@@ -378,10 +376,12 @@ def _view_layout(comp, value, default, node):
     return value.value
 
 
-def _view_offset(comp, v, node, name):
-    """tsubview's row or col: an int >= 0 known when the kernel compiles, since the view is
-    bound then (TSUBVIEW has no operands, isa/42_layout.toml: its words are fixed)."""
-    what = f"pto.tsubview: {name}"
+def window_offset(comp, v, node, name, call="pto.tsubview", params=("src", "row", "col"),
+                  why="the view is bound then: TSUBVIEW has no operands"):
+    """A window's row or col (argument `name` of call, whose parameters are params): an int >= 0
+    known when the kernel compiles, since the window is bound then (tsubview's: TSUBVIEW has no
+    operands, isa/42_layout.toml, its words are fixed; the Vec -> Vec textract / tinsert's)."""
+    what = f"{call}: {name}"
     if isinstance(v, Const) and isinstance(v.value, bool):
         comp.error(node, f"{what} must be an int, not the bool {v.value}")
     if isinstance(v, Const):
@@ -389,11 +389,11 @@ def _view_offset(comp, v, node, name):
         if offset < 0:
             comp.error(node, f"{what} is {offset}; a window starts inside its tile", f"give {name} >= 0")
         return offset
-    given = _argument_text(node, ("src", "row", "col").index(name), name)
+    given = _argument_text(node, params.index(name), name)
     top = len(comp.inline_stack) == 1            # in the kernel itself, not an inlined helper
     param = " (a kernel argument)" if top and isinstance(v, Val) and given in comp.kernel.params else ""
-    comp.error(node, f"{what} must be a constant known when the kernel compiles (the view is bound "
-                     f"then: TSUBVIEW has no operands), but '{given}'{param} is {comp.value_kind(v)}",
+    comp.error(node, f"{what} must be a constant known when the kernel compiles ({why}), but "
+                     f"'{given}'{param} is {comp.value_kind(v)}",
                f"give {name} as a literal or a module constant; for a window at a run-time place, "
                "pto.tload the tile from GM at that offset (pto.tload(t, A + offset))")
 

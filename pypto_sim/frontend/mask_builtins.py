@@ -149,6 +149,13 @@ def tile_words(t, count=None):
     return t.base + int(t.offset.value) + (k // info.cols) * info.row_pitch + k % info.cols
 
 
+def share_words(a, b) -> bool:
+    """Whether typed tiles a and b are one tile or views with words in common (known places
+    only: a tile group's is known at run time)."""
+    wa, wb = tile_words(a), tile_words(b)
+    return a.name == b.name or (wa is not None and wb is not None and np.intersect1d(wa, wb).size > 0)
+
+
 # TCI's scratch, by the element size: the highest byte its vector path touches (TCI.md,
 # "Temporary tile"): two 64-float buffers 128 floats apart for 32-bit types, four buffers up
 # to 384 floats and 128 halves for 16-bit ones

@@ -12,12 +12,10 @@ registry.py's LOWERINGS.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .. import dtypes
 from ..isa.sort_modes import AXIS_COL, INDEXED, MODE_F16, SCATTER, SORT_MODES, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
 from ..isa.tile_roles import GATHER_PATTERNS, gather_picks, gather_selects
-from .mask_builtins import tile_words
+from .mask_builtins import share_words
 from .registry import LOWERINGS
 from .values import NONE, Const, Ptr, Text
 
@@ -294,7 +292,7 @@ def _gather_indexed(comp, node, call, args):
     t["tmp"] = dst if wide else tmp          # where A2/A3 puts the byte offsets
     for out in {id(dst): dst, id(t["tmp"]): t["tmp"]}.values():
         for v in (src, idx):
-            if _share_words(out, v):
+            if share_words(out, v):
                 comp.error(node, f"{call}: '{out.name}' shares words with '{v.name}'; A2/A3 writes it row by row "
                                  f"(the byte offsets, then the gathered row) while later rows still read '{v.name}' "
                                  f"({where} lines 60-86)", "gather between separate tiles")
@@ -333,7 +331,7 @@ def lower_tscatter(comp, node, args):
     t = _sort_tiles(comp, spec, node, {"dst": args["dst"], "src": args["src"]})
     dst, src = t["dst"], t["src"]
     _scatter_data(comp, node, call, spec, dst, src)
-    if GATHER_PATTERNS[by.value] != GATHER_PATTERNS["P1111"] and _share_words(src, dst):
+    if GATHER_PATTERNS[by.value] != GATHER_PATTERNS["P1111"] and share_words(src, dst):
         comp.error(node, f"{call}: '{src.name}' shares words with '{dst.name}', which A2/A3 zeroes before it reads "
                          f"'{src.name}' (InitUBBuffer, include/pto/npu/a2a3/TScatter.hpp)",
                    "scatter between separate tiles")
@@ -368,12 +366,6 @@ def lower_tscatter(comp, node, args):
                bits=SCATTER | (AXIS_COL if along_cols else 0), spitch=src.tile.row_pitch, dpitch=dst.tile.row_pitch)
 
 
-def _share_words(a, b) -> bool:
-    """Whether typed tiles a and b are one tile or views sharing words (known places only)."""
-    wa, wb = tile_words(a), tile_words(b)
-    return a.name == b.name or (wa is not None and wb is not None and np.intersect1d(wa, wb).size > 0)
-
-
 def _scatter_indexed(comp, node, call, args):
     """TSCATTER(dst, src, indexes): TSCATTER_IMPL's static_asserts as compile errors; the index
     tile's valid region is what is scattered, src read at its row pitch (SrcTile::Cols), dst's
@@ -396,7 +388,7 @@ def _scatter_indexed(comp, node, call, args):
         comp.error(node, f"{call}: '{dst.name}' is a window of a wider tile; the indices name a whole tile's elements",
                    "scatter into the tile itself")
     for v in (src, idx):
-        if _share_words(v, dst):
+        if share_words(v, dst):
             comp.error(node, f"{call}: '{v.name}' shares words with '{dst.name}', which A2/A3 zeroes before it reads "
                              f"'{v.name}' ({where})", "scatter between separate tiles")
     rows, cols = _sort_valid(comp, idx, node, call)

@@ -16,7 +16,7 @@ LOWERINGS (pto.textract's other forms are aicore_builtins.py's).
 from __future__ import annotations
 
 from .. import dtypes
-from .layout_builtins import window_view
+from .layout_builtins import window_offset, window_view
 from .registry import LOWERINGS
 from .values import Const, Ptr
 
@@ -27,13 +27,6 @@ _ASSERTS = {"TEXTRACT_V2V": ("TEXTRACT ND Vec->Vec", "TExtract.hpp", "textract_c
 def is_vec_window(dst, src) -> bool:
     """Whether a textract / tinsert of dst and src is between two Vec tiles."""
     return all(isinstance(t, Ptr) and t.tile is not None and t.tile.loc == "Vec" for t in (dst, src))
-
-
-def _static(comp, v, node, what):
-    if not isinstance(v, Const):
-        comp.error(node, f"{what} must be a constant here (the window of a Vec -> Vec move is bound at compile "
-                         "time)", "pass an int, or compute it from constants")
-    return comp.int_constant(v, node, what)
 
 
 def lower_vec_window(comp, node, name, dst, src, row, col):
@@ -58,7 +51,8 @@ def lower_vec_window(comp, node, name, dst, src, row, col):
     if not (isinstance(vr, Const) and isinstance(vc, Const)):
         comp.error(node, f"{call}: '{window.name}' needs a static valid region (A2/A3 picks the copy by it)")
     vr, vc = int(vr.value), int(vc.value)
-    r0, c0 = _static(comp, row, node, f"{call}: row"), _static(comp, col, node, f"{call}: col")
+    r0, c0 = (window_offset(comp, v, node, k, call, ("dst", "src", "row", "col"), "the window is bound then")
+              for k, v in (("row", row), ("col", col)))
     item = d.dtype.itemsize
     side = "source" if name == "TEXTRACT_V2V" else "destination"
     if window.tile.rows > whole.tile.rows or window.tile.cols > whole.tile.cols:
@@ -66,7 +60,7 @@ def lower_vec_window(comp, node, name, dst, src, row, col):
                          f"'{whole.name}' ({whole.tile.rows} x {whole.tile.cols}) (\"{what} : ... must not exceed "
                          f"{side} Rows / Cols.\", {common})")
     if (vr, vc) == (1, 1):                         # the scalar path
-        if not (0 <= r0 < whole.tile.rows and 0 <= c0 < whole.tile.cols):
+        if not (r0 < whole.tile.rows and c0 < whole.tile.cols):
             comp.error(node, f"{call}: ({r0}, {c0}) is outside '{whole.name}' ({whole.tile.rows} x "
                              f"{whole.tile.cols}) (\"{what} : indexRow / indexCol exceeds ...\", {impl})")
     else:
@@ -78,7 +72,7 @@ def lower_vec_window(comp, node, name, dst, src, row, col):
             comp.error(node, f"{call}: '{window.name}' has {vc} valid {d.dtype} columns, an odd byte count (\"{what} : "
                              f"... ValidCol bytes must be at least 2-byte aligned.\", {common}): A2/A3 copies a "
                              "row's tail in 16-bit words")
-        if r0 < 0 or c0 < 0 or r0 + vr > whole.tile.rows or c0 + vc > whole.tile.cols:
+        if r0 + vr > whole.tile.rows or c0 + vc > whole.tile.cols:
             comp.error(node, f"{call}: the {vr} x {vc} window at ({r0}, {c0}) reaches past '{whole.name}' "
                              f"({whole.tile.rows} x {whole.tile.cols}) (\"{what} : indexRow / indexCol + ... exceeds "
                              f"{side} rows / cols!\", {impl})")

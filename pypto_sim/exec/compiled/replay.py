@@ -340,6 +340,14 @@ def _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, tmp):
     return np.int64(-1)
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _fault(rs, i, fault, row, side, pos):
+    """RS_FAULT: log entry i's kernel refused position `fault` in memory (row, side); the loop
+    stops at pos for the driver to raise."""
+    rs[RS_I], rs[RS_FAULT_AT], rs[RS_ROW], rs[RS_SIDE], rs[RS_POS] = i, fault, row, side, pos
+    return RS_FAULT
+
+
 @njit(cache=True, error_model="numpy")
 def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, pend, pend_of,
                   free_p, free_m, row_used, zr, saved, A, B, start, zrow, sums, rowabs, colmax,
@@ -420,8 +428,7 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
                 saved[n1:n1 + hi2 - lo2] = l1[lo2:hi2]
                 fault = replay_vector(rp, rf, pc, vrow, l1)
                 if fault >= 0:                        # nothing written: the driver raises
-                    rs[RS_I], rs[RS_FAULT_AT], rs[RS_ROW], rs[RS_SIDE], rs[RS_POS] = i, fault, row, side, pos
-                    return RS_FAULT
+                    return _fault(rs, i, fault, row, side, pos)
                 out[:n1] = l1[lo:hi]
                 out[n1:n1 + hi2 - lo2] = l1[lo2:hi2]
                 l1[lo2:hi2] = saved[n1:n1 + hi2 - lo2]    # the second tile, then dst: dst's words last
@@ -442,8 +449,7 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
             elif defer[i]:
                 fault = _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, saved)
                 if fault >= 0:
-                    rs[RS_I], rs[RS_FAULT_AT], rs[RS_ROW], rs[RS_SIDE], rs[RS_POS] = i, fault, row, side, pos
-                    return RS_FAULT
+                    return _fault(rs, i, fault, row, side, pos)
             elif kind == RK_STORE:
                 dt = rp[pc, RP_DT]
                 lay = lg_i[i, LG_LAYOUT]

@@ -175,16 +175,26 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
 
 
 @njit(cache=True, error_model="numpy")
+def _first_outside(l1, idx, rows, cols, pitch, bound):
+    """The position i * cols + j of the first index of the rows x cols at word idx (rows pitch
+    words apart) outside [0, bound), or -1: what TGATHER_IDX and TSCATTER_IDX refuse."""
+    for i in range(rows):
+        for j in range(cols):
+            x = l1[idx + i * pitch + j]
+            if not (x >= 0 and x < bound):
+                return np.int64(i * cols + j)
+    return np.int64(-1)
+
+
+@njit(cache=True, error_model="numpy")
 def _gather_indexed(l1, dst, src, idx, rows, cols, bound, pitch):
     """TGATHER_IDX (tile_sort's INDEXED): every index checked, then dst's (i, j) = l1[src +
     idx(i, j)], both at row pitch `pitch`; -1, or the position of the first index outside
     [0, bound)."""
     ip = dp = row_pitch(pitch, cols)
-    for i in range(rows):
-        for j in range(cols):
-            x = l1[idx + i * ip + j]
-            if not (x >= 0 and x < bound):
-                return np.int64(i * cols + j)
+    bad = _first_outside(l1, idx, rows, cols, ip, bound)
+    if bad >= 0:
+        return bad
     out = np.empty(max(rows * cols, 1), np.float64)
     for i in range(rows):
         for j in range(cols):
@@ -203,11 +213,9 @@ def _scatter(l1, dst, src, idx, mode, k, rows, cols, spitch, dpitch):
     sp = row_pitch(spitch, cols)
     if mode & INDEXED:
         ip = row_pitch(k, cols)
-        for i in range(rows):
-            for j in range(cols):
-                x = l1[idx + i * ip + j]
-                if not (x >= 0 and x < dpitch):
-                    return np.int64(i * cols + j)
+        bad = _first_outside(l1, idx, rows, cols, ip, dpitch)
+        if bad >= 0:
+            return bad
         for e in range(dpitch):
             l1[dst + e] = 0.0
         for i in range(rows):
@@ -215,7 +223,7 @@ def _scatter(l1, dst, src, idx, mode, k, rows, cols, spitch, dpitch):
                 l1[dst + np.int64(l1[idx + i * ip + j])] = l1[src + i * sp + j]
         return np.int64(-1)
     dp = row_pitch(dpitch, cols)
-    times = 2 if k <= 2 else 4                    # P0101 .. P1000 (P1111 is a TMOV_V2V)
+    times = _gather_row(k, 1) - _gather_row(k, 0)    # the pattern's period (P1111 is a TMOV_V2V)
     for e in range((rows * times if mode & AXIS_COL else rows) * dp):
         l1[dst + e] = 0.0
     for i in range(rows):
