@@ -315,6 +315,7 @@ def aicore(h, f):
         pto.tpartmax(v, pv, v)
         pto.tpartmin(v, v, v)
         pto.tpartmul(v, v, pv)
+        pto.tpairreducesum(v, v)
 '''
 
 

@@ -760,6 +760,9 @@ AICORE_VALUE_TESTED = {"TEXTRACT", "TEXTRACT_V2V", "TINSERT_V2V", "TMOV", "TMOV_
                        # partial ops: the ALU's expressions, NaN and infinities against the
                        # reference in tests/test_tile_differential.py (test_partial_ops_match_reference)
                        "TPARTADD", "TPARTMAX", "TPARTMIN", "TPARTMUL",
+                       # pair sums: NaN, infinities and -0.0 against the reference and numpy in
+                       # tests/test_tile_differential.py (test_pair_sums_match_reference_and_numpy)
+                       "TPAIRREDUCESUM",
                        # img2col moves words (NaN, infinities, -0.0 bit for bit; its padding is
                        # +0.0): tests/test_img2col.py
                        "TIMG2COL"}

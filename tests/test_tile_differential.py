@@ -726,6 +726,35 @@ def test_partial_ops_match_reference(ex, name):
                      f"{name} {dt_name} part {prows}x{pcols}")
 
 
+def test_pair_sums_match_reference_and_numpy(ex):
+    """TPAIRREDUCESUM: dst[r, k] = src[r, 2k] + src[r, 2k + 1] for k < cols // 2 (an odd last
+    column unread), rounded to the dtype, two NaNs keeping the first; on data with NaN,
+    infinities and -0.0, even and odd widths, tiles of two pitches: the numba kernel and the
+    reference agree word for word, and dst's words past the pairs and between rows are kept."""
+    spec = ISA.by_name["TPAIRREDUCESUM"]
+    rng = np.random.default_rng(spec.opcode)
+    special = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 3.5, -1.25, 70000.0])
+    rows, dpitch, spitch = 5, 40, 72
+    for dt_name in spec.dtypes:
+        dt = getattr(dtypes, dt_name)
+        for cols in (1, 2, 7, 64, 65, 72):
+            l1 = rng.standard_normal(2 + rows * dpitch + rows * spitch) * 50
+            l1[rng.integers(0, l1.size, 30)] = rng.choice(special, 30)
+            l1 = np.array([reference.to_dtype(dt.code, x) for x in l1])
+            dst, src = 2, 2 + rows * dpitch
+            out = run_both(ex, "tile_pair_reduce", dict(l1=l1),
+                           [spec.opcode, "l1", dst, src, rows, cols, dpitch, spitch, dt.code],
+                           f"TPAIRREDUCESUM {dt_name} cols={cols}")
+            grid = l1[src:src + rows * spitch].reshape(rows, spitch)
+            pairs = cols // 2
+            with np.errstate(invalid="ignore", over="ignore"):
+                want = (grid[:, 0:2 * pairs:2] + grid[:, 1:2 * pairs:2]).astype(dt.numpy)
+            got = out["l1"][dst:dst + rows * dpitch].reshape(rows, dpitch)
+            np.testing.assert_array_equal(got[:, :pairs], want.astype(np.float64))
+            kept = l1[dst:dst + rows * dpitch].reshape(rows, dpitch)
+            assert_same(got[:, pairs:].ravel(), kept[:, pairs:].ravel(), "TPAIRREDUCESUM keeps dst's other words")
+
+
 def test_integer_sequences_match_reference_and_numpy(ex):
     """TCI is start + arange(cols), negated when descending, wrapped to the tile's integer type,
     for each of its dtypes, starts at and past the type's ends, and one column or many."""
@@ -1180,7 +1209,7 @@ def test_every_tile_instruction_is_covered():
     in HAND_TESTED, and the reference must have a kernel for every family that computes values."""
     covered = ({s.name for s in TILE_ALU} | {s.name for s in TILE_CONVERT} | {s.name for s in TILE_REDUCE} | {s.name for s in TILE_EXPAND_OP}
                | {s.name for s in TILE_COL_REDUCE} | {s.name for s in TILE_COL_EXPAND_OP}
-               | {s.name for s in TILE_MASK} | {"TTRI", "TCI", "TPARTADD", "TPARTMAX", "TPARTMIN", "TPARTMUL"})
+               | {s.name for s in TILE_MASK} | {"TTRI", "TCI", "TPARTADD", "TPARTMAX", "TPARTMIN", "TPARTMUL", "TPAIRREDUCESUM"})
     for names in HAND_TESTED.values():
         covered |= names
     needed = {s.name for s in ISA.specs if s.family in TILE_FAMILIES and s.family not in NO_VALUES}

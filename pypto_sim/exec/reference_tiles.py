@@ -243,6 +243,18 @@ def tile_part(op, l1, dst, full, part, rows, cols, prows, pcols, pitch, dt):
         op_rows(full, part, rows, cols)
 
 
+def tile_pair_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt):
+    """TPAIRREDUCESUM: dst[r, k] = the table's expression of (src[r, 2k], src[r, 2k + 1]) for
+    k < cols // 2, rounded to dt; two NaNs keep the first. dst's other words are left."""
+    spec = load_isa().by_opcode[int(op)]
+    half = cols // 2
+    grid = words_grid(l1, src, rows, 2 * half, spitch)
+    out = [[to_dtype(dt, a if (a != a and b != b) else evaluate(spec, a, b, 0.0, False, dt))
+            for a, b in zip(row[0::2], row[1::2])] for row in grid]
+    for r in range(rows):
+        l1[dst + r * dpitch: dst + r * dpitch + half] = out[r]
+
+
 def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
     """TFILLPAD*: a drows x dcols grid of pad with src's rows x cols valid region (row pitch
     spitch) copied into its top-left corner."""

@@ -20,7 +20,7 @@ from ..ir import ArgSpec, Instr, Program, Reg
 from ..ir.program import int_sem_of
 from ..isa import load_isa
 from . import (aicore_builtins, conv_builtins, gm_transfers, layout_builtins, mask_builtins, memory_builtins,
-               sort_builtins, tile_builtins, value_builtins, vec_windows, warp_builtins)
+               pair_builtins, sort_builtins, tile_builtins, value_builtins, vec_windows, warp_builtins)
 from .aicore_builtins import AICoreTiles
 from .aicore_scalar import LANE_INSTRUCTIONS
 from .builtins import BUILTINS

@@ -202,6 +202,10 @@ FAMILY_ROLES = {
                                    "dt"),
                              alu=True, flops=True, operand_shapes=_pairs(dst="tile", src0="tile", src1="tile"),
                              bench_in_place=True),
+    # TPAIRREDUCESUM (isa/48_pair_reduce.toml): rows x cols of src, half as many columns of dst
+    "tile_pair": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), kernel="tile_pair_reduce",
+                             args=("op", "l1", "dst", "src", "rows", "cols", "dpitch", "spitch", "dt"),
+                             alu=True, flops=True, operand_shapes=_pairs(dst="tile", src="tile")),
     "tile_move": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
 }
 # the families one kernel runs (the replay's dispatch numbers them in this order)

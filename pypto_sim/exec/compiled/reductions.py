@@ -149,3 +149,21 @@ def tile_col_arg(op, l1, dst, src, rows, cols, dpitch, spitch, val, vpitch, dt):
     """TCOLARGMAX / TCOLARGMIN: dst[c] = the row index column c's compare keeps (val[c] = the
     element, when val >= 0)."""
     tile_arg_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, val, vpitch, dt, True)
+
+
+@njit(cache=True, error_model="numpy")
+def tile_pair_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt):
+    """TPAIRREDUCESUM (A2/A3's vcpadd a row): dst[r, k] = op(src[r, 2k], src[r, 2k + 1]) for
+    k < cols // 2, rows dpitch / spitch words apart, each result rounded to dt; where both
+    are NaN the first one's stays (as the folds keep the partial result's). Every source word
+    is read before dst is written."""
+    half = cols // 2
+    out = np.empty(rows * half, np.float64)
+    for r in range(rows):
+        for k in range(half):
+            a = l1[src + r * spitch + 2 * k]
+            b = l1[src + r * spitch + 2 * k + 1]
+            out[r * half + k] = round_to(dt, a if (a != a and b != b) else alu_float(op, a, b, 0.0, dt))
+    for r in range(rows):
+        for k in range(half):
+            l1[dst + r * dpitch + k] = out[r * half + k]
