@@ -210,16 +210,25 @@ def test_wrong_names_are_refused(add_one_session):
 
 def test_a_step_or_breakpoint_that_could_never_stop_is_refused(add_one_session):
     """add_one has no section: only AIV0 runs. Stepping the AIC or AIV1, or breaking on them
-    or on an instruction the kernel has not (TMATMUL), could never stop: each is an
-    ArgumentError naming what runs, where the step ran to the end and the breakpoint was
-    accepted, and the session has not moved."""
+    or on an instruction the kernel has not (TMATMUL), on a core or block of no instruction
+    or a pipe none uses, could never stop: each is an ArgumentError naming what runs, where
+    the step ran to the end and the breakpoint was accepted, and the session has not moved.
+    Deleting a breakpoint id the session has not is one too (it was a bare KeyError)."""
     ctx, _x, _Y = add_one_session
     for call in (lambda: ctx.step(unit="AIC"), lambda: ctx.break_at(unit="AIV1")):
         with pytest.raises(pto.ArgumentError, match=r"runs no instruction of 'add_one'.*\n.*the units that run: AIV0"):
             call()
     with pytest.raises(pto.ArgumentError, match=r"'add_one' runs no TMATMUL.*\n.*its instructions: .*TADDS"):
         ctx.break_at(inst="TMATMUL")
+    # grid=(1,) on the two-core machine: only core 0 and block 0 run, and no instruction uses the cube's M pipe
+    for call, what in ((lambda: ctx.step(core=1), r"step\(core=1\).*on core 1\n.*the cores that run: 0"),
+                       (lambda: ctx.break_at(block=7), r"break_at\(block=7\).*\n.*the blocks that run: 0"),
+                       (lambda: ctx.break_at(pipe=pto.PIPE_M), r"break_at\(pipe='M'\)")):
+        with pytest.raises(pto.ArgumentError, match=what):
+            call()
     assert not ctx.done and not ctx.breakpoints
+    with pytest.raises(pto.ArgumentError, match=r"delete_breakpoint\(3\): no breakpoint has that id"):
+        ctx.delete_breakpoint(3)
 
 
 @pto.kernel(sync="manual")

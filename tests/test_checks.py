@@ -193,6 +193,9 @@ def test_unknown_check_is_a_launch_error():
     d_a, d_o = pto.alloc_tensor(128), pto.alloc_tensor(128)
     with pytest.raises(pto.LaunchError, match="unknown check 'racechek'"):
         pto.launch(copy, grid=(1, 1, 1), block=(32, 1, 1), args=(d_a, d_o, 32), check="racechek")
+    for odd in (True, 1, ("racecheck", 2)):          # not names: a LaunchError, not a TypeError
+        with pytest.raises(pto.LaunchError, match=r"give a check's name, 'all', or a tuple of names"):
+            pto.launch(copy, grid=(1, 1, 1), block=(32, 1, 1), args=(d_a, d_o, 32), check=odd)
 
 
 def test_pypto_check_environment_variable_checks_unmodified_programs(tmp_path, monkeypatch, capsys):

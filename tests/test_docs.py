@@ -111,3 +111,14 @@ def test_output_comparison_rule():
     assert not matches("took ... s, 510 cycles\n", "took 0.31 s, 512 cycles\n")
     assert matches('{"a": 1,\n "b": [2]}', '{"b": [2], "a": 1}', "json")
     assert not matches('{"a": 1}', '{"a": 2}', "json")
+
+
+def test_every_doc_the_readme_links_is_a_document():
+    """Each docs/*.md the README links opens with a title and holds prose: docs/debugging.md was
+    once overwritten with '{}' and no block test noticed, since an empty doc has no blocks."""
+    readme = (ROOT / "README.md").read_text()
+    linked = sorted(set(re.findall(r"\]\((docs/[\w.-]+\.md)", readme)))
+    assert linked
+    for doc in linked:
+        text = (ROOT / doc).read_text()
+        assert text.startswith("# ") and len(text.split()) > 100, f"{doc} is not a document: {text[:60]!r}"

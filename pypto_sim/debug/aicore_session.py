@@ -183,7 +183,7 @@ class AICoreDebugContext(BreakpointList):
         Past the last one the kernel finishes (its error, if it had one, is raised)."""
         n = whole_number(n, "step: n", least=0, hint="step(n) goes n >= 0 instructions forward; "
                          "step_back(n) goes back")
-        unit, core = self._ran(self._unit(unit), "step"), self._core(core)
+        unit, core = self._ran(self._unit(unit), "step"), self._ran_on("step", "core", self._core(core))
         if self.finished:
             self._say(f"-- {self.kernel.name} has finished (cycle {self.run.total}); step_back() "
                       "or restart() to look again")
@@ -268,9 +268,10 @@ class AICoreDebugContext(BreakpointList):
             if flag is None:
                 raise ArgumentError("break_at(flag=...): give (src pipe, dst pipe, event id) of a "
                                     "set_flag/wait_flag, or a cross-core flag's event id")
-        pipe = None if pipe is None else self._pipe(pipe)
-        unit, core = self._ran(self._unit(unit), "break_at"), self._core(core)
-        block = None if block is None else whole_number(block, "break_at: block", least=0)
+        pipe = self._ran_on("break_at", "pipe", None if pipe is None else self._pipe(pipe))
+        unit, core = self._ran(self._unit(unit), "break_at"), self._ran_on("break_at", "core", self._core(core))
+        block = self._ran_on("break_at", "block",
+                             None if block is None else whole_number(block, "break_at: block", least=0))
         cycle = None if cycle is None else whole_number(cycle, "break_at: cycle", least=0)
         return self._add_breakpoint(
             lambda bp_id: AICoreBreakpoint(bp_id, line, inst, pipe, flag, unit, core, block, cycle))
@@ -324,6 +325,18 @@ class AICoreDebugContext(BreakpointList):
             raise ArgumentError(f"{call}(unit={UNITS[unit]!r}): {UNITS[unit]} runs no instruction of "
                                 f"'{self.kernel.name}'", hint=f"the units that run: {ran}")
         return unit
+
+    def _ran_on(self, call, what, value):
+        """value (a core, block or pipe index, or None), refused when no instruction ran there:
+        a step or breakpoint on it could never stop."""
+        ran = getattr(self.run, what)
+        if value is not None and not (ran == value).any():
+            name = pipe_name if what == "pipe" else str
+            there = ", ".join(name(int(v)) for v in sorted(set(ran.tolist()))) or "none"
+            given = repr(name(value)) if what == "pipe" else value
+            raise ArgumentError(f"{call}({what}={given}): no instruction of '{self.kernel.name}' runs on "
+                                f"{what} {name(value)}", hint=f"the {what}s that run: {there}")
+        return value
 
     def _core(self, core):
         return None if core is None else whole_number(core, "core", least=0, below=self.machine.cores,

@@ -43,8 +43,12 @@ class BreakpointList:
         return bp.id
 
     def delete_breakpoint(self, bp_id: int):
-        """Remove one breakpoint by id."""
-        self.breakpoints.pop(bp_id)
+        """Remove one breakpoint by id (an ArgumentError naming the ids there are when none has it)."""
+        if bp_id not in self.breakpoints:
+            have = ", ".join(str(i) for i in sorted(self.breakpoints)) or "none"
+            raise ArgumentError(f"delete_breakpoint({bp_id!r}): no breakpoint has that id (the session's: {have})",
+                                hint="break_at() returns the id to delete")
+        del self.breakpoints[bp_id]
 
     def clear_breakpoints(self):
         """Remove every breakpoint."""

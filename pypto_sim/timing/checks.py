@@ -34,6 +34,9 @@ def parse_checks(check) -> frozenset:
         check = ""
     if isinstance(check, str):
         check = [c.strip() for c in check.replace(";", ",").split(",") if c.strip()]
+    elif not isinstance(check, (tuple, list, set, frozenset)) or not all(isinstance(c, str) for c in check):
+        raise LaunchError(f"check={check!r}: give a check's name, 'all', or a tuple of names, not "
+                          f"{type(check).__name__}", hint="check='all' or check=('racecheck', 'initcheck')")
     names = set()
     aliases = {"race": "racecheck", "init": "initcheck", "sync": "synccheck", "mem": "memcheck"}
     for c in check:
