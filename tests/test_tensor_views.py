@@ -114,8 +114,23 @@ def test_a_whole_2d_tensor_and_a_view_of_a_view():
     np.testing.assert_array_equal(d.numpy(), host + rc)
     inner = d[1:3, 1:4][1:2, 0:2]
     assert inner.shape == (1, 2) and inner.origin == (2, 1)
+    assert inner.name.endswith("[2:3, 1:3]")         # named by d's rows and columns
     pto.launch(add_rc, grid=(1,), block=(32,), args=(inner, 1, 2))
     np.testing.assert_array_equal(d.numpy()[2, 1:3], [9 + 201 + 0, 10 + 202 + 1])
+
+
+def test_a_row_slice_of_a_2d_tensor_is_its_rows_as_numpys():
+    """d[1:3] of a 3 x 4 tensor is rows 1 and 2, as numpy's host[1:3] (it was elements 1 and 2
+    of the flat storage): d[1:3, :]'s view, whose kernel adds 100 r + c to rows 1 and 2 only."""
+    host = np.arange(12, dtype=np.int32).reshape(3, 4)
+    d = pto.to_device(host)
+    rows = d[1:3]
+    assert rows.shape == (2, 4) and rows.origin == (1, 0)
+    np.testing.assert_array_equal(rows.numpy(), host[1:3])
+    pto.launch(add_rc, grid=(1,), block=(32,), args=(rows, 2, 4))
+    want = host.copy()
+    want[1:3] += 100 * np.arange(2)[:, None] + np.arange(4)
+    np.testing.assert_array_equal(d.numpy(), want)
 
 
 def test_2d_view_errors_are_clear():

@@ -278,8 +278,10 @@ def test_event_flags_order_two_pipes_by_hand(make_kernels, simple_machine, use):
     assert np.array_equal(d_out.numpy(), host)
 
 
-def test_wait_flag_without_set_flag_is_a_deadlock(make_kernels):
-    """A wait_flag that no set_flag precedes would stall its pipe forever: DeadlockError."""
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+def test_wait_flag_without_set_flag_is_a_deadlock(make_kernels, mode):
+    """A wait_flag that no set_flag precedes would stall its pipe forever: DeadlockError, in
+    functional mode too (which ran such a kernel to its end)."""
     mod = make_kernels("""
 @pto.kernel
 def lonely(a):
@@ -289,7 +291,34 @@ def lonely(a):
 """)
     d = pto.alloc_tensor(256)
     with pytest.raises(pto.DeadlockError, match=r"wait_flag\('mma', 'load', 3\) has no set_flag"):
-        pto.profile(mod.lonely, grid=(1, 1, 1), block=(32, 1, 1), args=(d,))
+        pto.launch(mod.lonely, grid=(1, 1, 1), block=(32, 1, 1), args=(d,), mode=mode)
+        pto.sync()
+
+
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+def test_an_elementwise_tile_op_without_n_covers_dsts_elements(make_kernels, mode):
+    """pto.tadd(dst, a, b, n=None): n left out is all of dst's elements, as tcvt's (it was a
+    CompileError naming an internal class): 8 floats 0..7 doubled by tadd(t, t, t), then
+    tmuls(t, t, 0.5) and texp(t, t) without n give exp(0..7) in float32."""
+    mod = make_kernels('''
+@pto.kernel
+def k(x, y):
+    t = pto.alloc_local(8, pto.float32)
+    pto.async_load(t, x, nbytes=32)
+    pto.wait_all()
+    pto.tadd(t, t, t)
+    pto.tmuls(t, t, 0.5)
+    pto.texp(t, t)
+    pto.store(y, t, nbytes=32)
+    pto.wait_all()
+''')
+    x = np.arange(8, dtype=np.float32)
+    dx, dy = pto.alloc_tensor(32, pto.float32), pto.alloc_tensor(32, pto.float32)
+    pto.memcpy_h2d(dx, x)
+    pto.launch(mod.k, grid=(1,), block=(32,), args=(dx, dy), mode=mode)
+    got = np.empty(8, np.float32)
+    pto.memcpy_d2h(got, dy)
+    np.testing.assert_allclose(got, np.exp(x), rtol=2e-7)
 
 
 @pytest.mark.parametrize("mode", ["timing", "functional"])

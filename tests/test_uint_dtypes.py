@@ -93,6 +93,30 @@ def test_uint16_loads_widen_and_stores_wrap(mode):
 
 
 @pto.kernel
+def u32_to_signed(u, as_i32, as_cast, as_i8, n):
+    i = pto.get_global_id()
+    if i < n:
+        as_i32[i] = u[i]                      # a uint32 value stored into int32: converted
+        as_cast[i] = pto.cast(u[i], pto.int32)
+        as_i8[i] = u[i]
+
+
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+def test_a_uint32_value_converts_to_signed_integers_by_its_low_bits(mode):
+    """C's (int32_t)u and numpy's astype keep the low bits: 2**32 - 8 -> -8, 2**31 -> -2**31,
+    2**32 - 1 -> -1, 5 -> 5 into int32 (a store or pto.cast); into int8 the low byte: 248 -> -8,
+    0, 255 -> -1, 5. (A float converts to int32 by saturation: the uint32 did too, giving
+    2147483647.)"""
+    u = np.array([2**32 - 8, 2**31, 2**32 - 1, 5], np.uint32)
+    outs = [device(np.zeros(4, dt), pdt) for dt, pdt in ((np.int32, pto.int32), (np.int32, pto.int32),
+                                                          (np.int8, pto.int8))]
+    pto.launch(u32_to_signed, grid=(1, 1, 1), block=(32, 1, 1), args=(device(u, pto.uint32), *outs, 4), mode=mode)
+    np.testing.assert_array_equal(outs[0].numpy(), [-8, -2**31, -1, 5])
+    np.testing.assert_array_equal(outs[1].numpy(), [-8, -2**31, -1, 5])
+    np.testing.assert_array_equal(outs[2].numpy(), [-8, 0, -1, 5])
+
+
+@pto.kernel
 def u32_atomic(counts, old, bins):
     i = pto.get_global_id()
     old[i] = pto.atomic_add(counts + bins[i], 1)

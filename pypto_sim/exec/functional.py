@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
-from ..ir.program import block_coords
-from ..isa import load_isa
+from ..ir.program import C_AUX, block_coords
+from ..isa import PIPES, load_isa
 from ..isa.run_time_checks import check_error
 from .aicore_tiles import (buffer_at, buffer_spans, short_stride_error, tile_bounds_error, transfer_past_tensor_error,
                            transfer_size_error)
@@ -104,6 +104,8 @@ def run_functional(prog, encoded, grid, block, tensors, scalars, hbm, hbm_init, 
                 f"{line} but other warps of the block finished without reaching it",
                 kernel=kernel_name, file=prog.file, line=line,
                 hint="every warp of the block must reach each barrier_block()")
+        if status == ex.RUN_FLAG:
+            raise deadlock_on_flag(kernel_name, prog, pc, tuple(int(x) for x in encoded.code[pc, C_AUX:C_AUX + 3]))
         raise _error(status, prog, kernel_name, tensor_names, coords, w, pc, info,
                      max_instructions, tcount)
     return FunctionalProfile(kernel_name, grid, block, executed, clock.run_seconds,
@@ -132,6 +134,17 @@ def _run_slices(ex, prog, code, imm, seed_regs, grid, block, hbm, hbm_init, tbas
         took = time.perf_counter() - t0
         chunk = max(1, min(chunk * 4, int(chunk * SLICE_SECONDS / took))) if took > 0 else chunk * 4
     return executed
+
+
+def deadlock_on_flag(kernel, prog, pc, key):
+    """The DeadlockError of a wait_flag (src pipe, dst pipe, event) = key at pc that no set_flag
+    precedes (the article's tile API; the timing model's and the functional runner's)."""
+    src, dst, event = key
+    return DeadlockError(
+        f"wait_flag({PIPES[src]!r}, {PIPES[dst]!r}, {event}) has no set_flag before it: the "
+        f"{PIPES[dst]} pipe would wait forever", kernel=kernel, file=prog.file,
+        line=prog.instrs[pc].line,
+        hint="issue the matching pto.set_flag(src_pipe, dst_pipe, event) earlier in the kernel")
 
 
 def _tile_out_of_buffer(prog, kernel_name, coords, w, pc, info) -> OutOfBoundsError:

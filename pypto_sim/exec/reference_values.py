@@ -119,10 +119,14 @@ def float_to_int64(x):
     return min(max(math.trunc(x), -2**63), 2**63 - 1)
 
 
-def cast_word(dt, word, from_int64):
-    """CAST: the register word (an int64's bits when from_int64) converted to dtype code dt,
-    returned as dt's register word (dtypes.word_of); C's conversions, each rounding once."""
+def cast_word(dt, word, from_int64, from_int):
+    """CAST: the register word (an int64's bits when from_int64; a 32-bit integer's value when
+    from_int) converted to dtype code dt, returned as dt's register word (dtypes.word_of); C's
+    conversions, each rounding once: an integer to int32 keeps its low 32 bits, a float
+    saturates."""
     int64 = dtypes.int64
+    if from_int and dt == dtypes.int32.code:
+        return float(wrap_int32(int(word)))
     if from_int64:
         v = dtypes.value_of(word, int64)
         if dt == int64.code:

@@ -54,7 +54,7 @@ CAPTURED_TYPES = (bool, int, float, complex, str, tuple, np.generic)
 # the modules whose @LOWERINGS decorators register the builtins' lowerings (registry.py); the
 # registry is checked against the ISA table and frozen once they are all imported
 LOWERING_MODULES = (aicore_builtins, conv_builtins, gm_transfers, layout_builtins, mask_builtins, memory_builtins,
-                    sort_builtins, tile_builtins, value_builtins, vec_windows, warp_builtins)
+                    pair_builtins, sort_builtins, tile_builtins, value_builtins, vec_windows, warp_builtins)
 LOWERINGS.freeze(BUILTINS)
 
 

@@ -15,7 +15,7 @@ import types
 from .. import dtypes
 from ..dtypes import DType, promote
 from ..ir import Imm, Reg
-from ..ir.program import INT_SEM_FLOAT, INT_SEM_INT64, int_sem_of
+from ..ir.program import int_sem_of
 from .builtins import Builtin
 from .memory_builtins import lower_load
 from .pipeline import PipelineRef
@@ -112,9 +112,9 @@ class ExprLowering:
             return v
         src = self.operand(v, v.dtype, node)
         dst = self.new_reg(dtype, src.uniform)
-        # CAST's int_sem says how its source word holds the value (an int64's bits)
-        source = INT_SEM_INT64 if v.dtype == dtypes.int64 else INT_SEM_FLOAT
-        self.emit("CAST", dst, (src,), dtype, node, aux=(source,))
+        # CAST's int_sem says how its source word holds the value: an int64's bits, an
+        # integer's value (which wraps into int32), a float's (which saturates)
+        self.emit("CAST", dst, (src,), dtype, node, aux=(int_sem_of(v.dtype),))
         return Val(dst)
 
     def result_dtype(self, *args) -> DType:
@@ -441,7 +441,7 @@ class ExprLowering:
                 if isinstance(a, Const):
                     ins.srcs, ins.aux = (self.operand(a, dtype, node),), (int_sem_of(dtype),)
                 else:
-                    ins.op, ins.aux = "CAST", (0,)
+                    ins.op, ins.aux = "CAST", (int_sem_of(a.dtype),)
             self.emit("MOV", out, (self.operand(b, out.dtype, node),), out.dtype, node, aux=(int_sem_of(out.dtype),))
         return Val(out)
 

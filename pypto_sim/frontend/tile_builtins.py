@@ -162,7 +162,8 @@ class TileOperands:
     # ---------------------------------------------------------------- compute
 
     def lower_tile_op(self, spec, node, args):
-        """Elementwise, tile-scalar, row-reduce and row-expand instructions, from their operands."""
+        """Elementwise, tile-scalar, row-reduce and row-expand instructions, from their operands
+        (an elementwise op's n, when not given, is dst's element count)."""
         if spec.name == "TCVT":
             return self._convert_local(node, args)
         ops, tiles = [], []
@@ -179,6 +180,8 @@ class TileOperands:
                 # the scalar has the source's dtype (TAXPY_IMPL: TileDataSrc::DType scalar)
                 ops.append(self.operand(v, tiles[-1].dtype, node))
             else:
+                if v is NONE and operand.name == "n":      # n=None: all of dst's elements, as tcvt's
+                    v = Const(tiles[0].count, dtypes.int32)
                 ops.append(self.uniform_int(v, node, f"pto.{spec.builtin}: {operand.name}"))
         dtype = tiles[0].dtype
         sources = spec.source_dtypes_of(dtype.name)

@@ -225,9 +225,12 @@ class DeviceTensor:
     def __getitem__(self, index) -> "DeviceTensorView":
         """``d[off:off + n]``: a view of n elements, passed to kernels as a tensor of its own
         (element 0 is d's element off; accesses past its end are out of bounds). No copy.
-        ``d[i:j, k:l]`` of a 2-D tensor: a strided 2-D view (runtime/memory.py, 2-D views)."""
+        ``d[i:j, k:l]`` of a 2-D tensor: a strided 2-D view (runtime/memory.py, 2-D views);
+        ``d[i:j]`` of one is rows i..j-1, as numpy's ``a[i:j]``."""
         if isinstance(index, tuple):
             return view_2d(self, index)
+        if len(self.shape) == 2 and isinstance(index, slice):
+            return view_2d(self, (index, slice(None)))
         if not isinstance(index, slice):
             raise ArgumentError(f"index a device tensor with a slice such as {self.name}[0:16], not "
                             f"{type(index).__name__}; read elements on the host with .numpy()")
@@ -308,8 +311,9 @@ class DeviceTensorView2D(DeviceTensorView):
         self.stride = stride
         self.strided = rows > 1 and cols != stride
         self.origin = (first // stride, first % stride)      # (row, col) in the root
+        row, col = self.origin                               # named by the root's rows and columns
         self.alloc = AllocationView2D(root.alloc, first, (rows - 1) * stride + cols,
-                                      f"{r0}:{r1}, {c0}:{c1}")
+                                      f"{row}:{row + rows}, {col}:{col + cols}")
 
     @property
     def row_stride(self) -> int:

@@ -27,11 +27,11 @@ from __future__ import annotations
 import math
 
 from ..dtypes import BY_CODE
-from ..errors import DeadlockError
 from ..isa import PIPES
 from ..ir.program import C_AUX, C_DTYPE, C_SRC
 from ..exec.aicore_tiles import (short_stride_error, tile_bounds_error, transfer_past_tensor_error,
                                  transfer_size_error)
+from ..exec.functional import deadlock_on_flag
 from ..exec.gm import window_elements
 from .peaks import vector_cycles
 
@@ -122,15 +122,6 @@ def mma_cycles(machine, m, n, k, a_is_f32, latency=None):
     repeats = math.ceil(m / 16) * math.ceil(k / k_tile) * math.ceil(n / 16)
     fixed = machine.latency("MMA") if latency is None else latency
     return fixed + int(math.ceil(repeats * per - 1e-9))
-
-
-def deadlock_on_flag(kernel, prog, pc, key):
-    src, dst, event = key
-    return DeadlockError(
-        f"wait_flag({PIPES[src]!r}, {PIPES[dst]!r}, {event}) has no set_flag before it: the "
-        f"{PIPES[dst]} pipe would wait forever", kernel=kernel, file=prog.file,
-        line=prog.instrs[pc].line,
-        hint="issue the matching pto.set_flag(src_pipe, dst_pipe, event) earlier in the kernel")
 
 
 def _operand(code, imm, regs, pc, j):

@@ -6,7 +6,9 @@ state = [pc, active mask, exited mask, stack depth, warp-instructions executed]
 stack[k] = [kind (0 if, 1 loop), saved mask, other/broken, continued, else/cont pc, end pc,
             in else]
 Returns RUN_EXIT, RUN_BARRIER, RUN_FAULT (info as the lane executor sets it), RUN_TILE_FAULT
-(info[0] = pc) or RUN_BUDGET (instruction budget spent: a kernel that does not end).
+(info[0] = pc), RUN_BUDGET (instruction budget spent: a kernel that does not end) or RUN_FLAG
+(the leader's wait_flag with no set_flag of its pipes and event before it: the timing model's
+deadlock). flags counts each (src pipe, dst pipe, event)'s set_flags not yet waited for.
 """
 import numpy as np
 from numba import njit
@@ -14,7 +16,8 @@ from numba import njit
 from .isa_constants import (C_AUX, C_DTYPE, C_OP, C_SRC, F_ATOMIC, F_CONTROL, F_FMA_STORE, F_STORE, F_SYNC,
                             FAMILY, ITEMSIZE, OP_BARRIER_BLOCK, OP_BARRIER_BLOCK_AND, OP_BARRIER_BLOCK_COUNT,
                             OP_BARRIER_BLOCK_OR, OP_BREAK, OP_BRK_UNLESS, OP_CONTINUE, OP_ELSE, OP_ENDIF,
-                            OP_ENDLOOP, OP_IF, OP_LOOP, OP_LOOP_CONT, OP_RET, OP_STORE_L1, REDUCE_INIT,
+                            OP_ENDLOOP, OP_IF, OP_LOOP, OP_LOOP_CONT, OP_RET, OP_SET_FLAG, OP_STORE_L1,
+                            OP_WAIT_FLAG, REDUCE_INIT,
                             TILE_KIND, TK_BINARY, TK_COL_EXPAND, TK_COL_EXPAND_OP, TK_COL_REDUCE, TK_CONVERT,
                             TK_EXPAND, TK_EXPAND_OP, TK_FILL, TK_LOAD, TK_MMA, TK_NONE, TK_REDUCE, TK_SCALAR,
                             TK_STORE, TK_UNARY)
@@ -34,6 +37,8 @@ RUN_BARRIER = 1
 RUN_FAULT = 2
 RUN_TILE_FAULT = 3
 RUN_BUDGET = 4
+RUN_FLAG = 5
+FLAG_IDS = 8          # pipes and event ids a flag names (isa PIPES; events 0..7)
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
@@ -298,7 +303,7 @@ def _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, spans, info
 
 @njit(cache=True, error_model="numpy")
 def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, tbytes, l1,
-             sector, pend_idx, pend_val, info, leader, budget, vote, spans):
+             sector, pend_idx, pend_val, info, leader, budget, vote, spans, flags):
     """Run one warp functionally from state until a block barrier, the end, a fault or the
     budget. Stores land at once; tile instructions run at once, on the leader warp only."""
     pc = state[0]
@@ -328,6 +333,15 @@ def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, t
                 return RUN_BARRIER
             pc += 1
             continue
+        if leader and (op == OP_SET_FLAG or op == OP_WAIT_FLAG):
+            key = (code[pc, C_AUX] * FLAG_IDS + code[pc, C_AUX + 1]) * FLAG_IDS + code[pc, C_AUX + 2]
+            if op == OP_SET_FLAG:
+                flags[key] += 1
+            elif flags[key] == 0:
+                state[0] = pc
+                return RUN_FLAG
+            else:
+                flags[key] -= 1
         if TILE_KIND[op] != TK_NONE:
             if leader and _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, spans, info):
                 state[0] = pc
@@ -376,9 +390,11 @@ def run_grid(code, imm, seed_regs, grid, block, hbm, hbm_init, tbase, tcount, tb
     pend_val = np.zeros(32, np.float64)
     l1 = np.zeros(max(local_words, 1), np.float64)
     vote = np.zeros(2, np.int64)              # voting barriers: lanes with pred, lanes
+    flags = np.zeros(FLAG_IDS ** 3, np.int64)
     executed = 0
     for b in range(b_first, min(b_end, n_blocks)):
         l1[:] = 0.0
+        flags[:] = 0
         for w in range(n_warps):
             regs[w, :, :] = seed_regs
             start_warp(states[w], lanes, w)
@@ -400,7 +416,7 @@ def run_grid(code, imm, seed_regs, grid, block, hbm, hbm_init, tbase, tcount, tb
                 before = states[w, 4]
                 status = run_warp(code, imm, regs[w], states[w], stacks[w], ctx, hbm, hbm_init,
                                   tbase, tcount, tbytes, l1, 0, pend_idx, pend_val, info, w == 0,
-                                  budget - before, vote, spans)
+                                  budget - before, vote, spans, flags)
                 executed += states[w, 4] - before
                 if status == RUN_BARRIER:
                     waiting += 1

@@ -58,11 +58,15 @@ def f64_to_i64(x):
 
 
 @njit(cache=True, error_model="numpy")
-def cast_word(dt, w, from_int64):
+def cast_word(dt, w, from_int64, from_int):
     """CAST: the register word w (an int64's bits when from_int64, else a value held as
-    itself) converted to dtype code dt, as C converts: an int64 to float32 rounds once (not
-    through float64), to a narrower integer keeps the low bits; a float to int64 is
-    f64_to_i64; an int32 / uint32 / bool to int64 keeps its value."""
+    itself; an integer's when from_int) converted to dtype code dt, as C converts: an int64
+    to float32 rounds once (not through float64), to a narrower integer keeps the low bits,
+    as an int32 / uint32 to int32 does (a uint32 past int32's range wraps, as numpy's astype;
+    a float saturates); a float to int64 is f64_to_i64; an int32 / uint32 / bool to int64
+    keeps its value."""
+    if from_int and dt == DT_INT32:
+        return np.float64(wrap_i32(np.int64(w)))
     if from_int64:
         v = f64_bits(w)
         if dt == DT_INT64:
