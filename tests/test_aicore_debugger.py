@@ -345,3 +345,33 @@ def _flash_attention_session():
             pto.alloc_tensor(blocks * 2 * fa.BQ * fa.BK * 2, pto.float16),
             pto.alloc_tensor(blocks * 2 * fa.BQ * fa.D * 4, pto.float32), S, 1.0 / math.sqrt(fa.D))
     return dbg.debug_kernel(fa.flash_attention, args=args, grid=(blocks,), echo=False), q, k
+
+
+@pto.kernel
+def store_then_fault(A, O):
+    t = pto.alloc_tile(8, 8, pto.float32, loc=pto.Vec)
+    pto.tload(t, A)
+    pto.tadds(t, t, 1.0)
+    pto.tstore(O, t)                     # lands
+    pto.tstore(O + 1, t)                 # elements 1..64 of a 64-element tensor: out of bounds
+
+
+@pytest.mark.parametrize("check", [None, "racecheck"])
+def test_a_fault_leaves_hbm_as_the_launch_does(simple_machine, check):
+    """docs/checking.md: the stores a kernel issued before its fault land. The debugger's run
+    raises pto.launch's OutOfBoundsError and leaves O as the launch does, arange(64) + 1 (it
+    restored the snapshot, leaving zeros), with and without a check (whose SimPy run it keeps)."""
+    outs = []
+    for debug in (False, True):
+        a = pto.to_device(np.arange(64, dtype=np.float32))
+        o = pto.to_device(np.zeros(64, np.float32))
+        with pytest.raises(pto.OutOfBoundsError) as info:
+            if debug:
+                dbg.debug_kernel(store_then_fault, args=(a, o), grid=(1,), echo=False, check=check).continue_()
+            else:
+                pto.launch(store_then_fault, grid=(1,), args=(a, o), check=check)
+                pto.sync()
+        assert info.value.line == store_then_fault.fn.__code__.co_firstlineno + 6
+        outs.append(o.numpy())
+    np.testing.assert_array_equal(outs[0], np.arange(64) + 1.0)
+    np.testing.assert_array_equal(outs[1], outs[0])

@@ -150,6 +150,7 @@ def test_step_back_then_forward_gives_identical_state():
     L1, HBM and the timeline exactly (also across a finished run and its stores)."""
     _, _, d_a, d_b, d_o = _article_setup()
     ctx = dbg.debug_kernel(vector_add, args=(d_a, d_b, d_o, 1024), echo=False)
+    at_start = [ctx.tensor(t) for t in (d_a, d_b, d_o)]
     ctx.step(120)
     before = ctx.state()
     timeline = ctx.get_instruction_timeline()
@@ -166,7 +167,46 @@ def test_step_back_then_forward_gives_identical_state():
     assert after["masks"] == before["masks"] and after["ready"] == before["ready"]
     # back to the start: HBM as it was (d_o still holds the earlier launch's result)
     ctx.restart()
-    assert ctx.count == 0 and np.array_equal(ctx.state()["hbm"], ctx._snapshot)
+    assert ctx.count == 0
+    for t, words in zip((d_a, d_b, d_o), at_start):
+        assert np.array_equal(ctx.tensor(t), words)
+
+
+def test_a_replay_restores_the_launchs_tensors_only_and_follows_hbm_growth():
+    """step_back and restart restore the memory of the launch's tensors as it was at
+    debug_kernel, and leave the host's other tensors as the host last wrote them (they reset
+    the whole of HBM). A tensor allocated while paused that grows HBM into a new array does
+    not lose the kernel's stores: continue_ goes on there."""
+    a, b, d_a, d_b, d_o = _article_setup(n=256, launch=False)
+    other = pto.to_device(np.zeros(8, np.float32))
+    ctx = dbg.debug_kernel(vector_add, args=(d_a, d_b, d_o, 256), grid=1, block=256, echo=False)
+    ctx.step(20)
+    pto.memcpy_h2d(other, np.arange(8, dtype=np.float32))
+    ctx.step_back(5)
+    later = pto.to_device(np.full(4, 5.0, np.float32))
+    ctx.restart()
+    np.testing.assert_array_equal(other.numpy(), np.arange(8))
+    np.testing.assert_array_equal(later.numpy(), np.full(4, 5.0))
+    ctx.step(20)
+    big = pto.to_device(np.ones(1 << 20, np.float32))      # 4 MiB: past the HBM array's size
+    ctx.continue_()
+    np.testing.assert_array_equal(d_o.numpy(), a + b)
+    assert big.numpy().min() == 1.0
+
+
+def test_freeing_a_tensor_of_a_paused_launch_is_refused():
+    """A paused debug session's launch still uses its tensors: freeing one is a
+    UseAfterFreeError naming the kernel (freed, its bytes went to the next tensor allocated,
+    which the kernel then wrote); after the session's end it frees."""
+    _, _, d_a, d_b, d_o = _article_setup(n=256, launch=False)
+    ctx = dbg.debug_kernel(vector_add, args=(d_a, d_b, d_o, 256), grid=1, block=256, echo=False)
+    ctx.step(3)
+    with pytest.raises(pto.UseAfterFreeError, match="in use by kernel 'vector_add', paused in the debugger"):
+        d_o.free()
+    ctx.continue_()
+    d_o.free()
+    with pytest.raises(pto.UseAfterFreeError, match="'d_o' of this launch was freed"):
+        ctx.restart()
 
 
 def test_step_back_restores_hbm_written_by_stores():

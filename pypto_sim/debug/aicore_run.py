@@ -85,18 +85,22 @@ class AICoreRun:
         self.pending, self.prog = pending, pending.program
         hbm = device.hbm.data
         self.snapshot = hbm.copy()                 # every state replay starts from it
+        self.init_snapshot = _copy(device.hbm.init)
         self.error = None
         self.values_error = None                   # why values cannot be shown, else None
         checked = None
         if pending.checks:
-            # the checks run in the SimPy model: a check error ends the run where it happened
-            sim = simulation_for(pending, self.snapshot.copy(), _copy(device.hbm.init), record=True)
+            # the checks run in the SimPy model: a check error ends the run where it happened,
+            # and HBM is left as that launch leaves it (the stores before the error landed)
+            words, init = self.snapshot.copy(), _copy(device.hbm.init)
+            sim = simulation_for(pending, words, init, record=True)
             try:
                 sim.run()
             except PtoError as err:
                 checked = (sim, err)
+                _land(device, words, init)
         # the compiled engine's run gives the log the values are replayed from (after a check
-        # error on a copy: the launch failed, its outputs do not land)
+        # error, on a copy: HBM holds the checked run's stores)
         records, total = self._run(device, pending, device.hbm.data if checked is None else self.snapshot.copy())
         if checked is not None:
             records, total = self._failed(*checked)
@@ -123,21 +127,23 @@ class AICoreRun:
         """The launch on the compiled event loop, on the HBM bytes hbm (the device's: its
         outputs land there, as after a launch); (records, total cycles)."""
         prog = self.prog
-        sim = self.sim = simulation_for(pending, hbm, device.hbm.init, record=True,
-                                        checks=frozenset(), values=True)
+        init = device.hbm.init if hbm is device.hbm.data else _copy(self.init_snapshot)
+        sim = self.sim = simulation_for(pending, hbm, init, record=True, checks=frozenset(), values=True)
         engine = self.engine = AICoreFastEngine(sim)
         sim.engine_used = "fast"
         with single_threaded_blas(uses_matmul(prog)) as sim.blas:
             outcome = engine.run()
         self.blas = sim.blas
         if outcome == "fallback":
-            # a fault: the SimPy model reports it (on a copy), the engine's log up to it stays
-            hbm[:] = self.snapshot
-            fault = simulation_for(pending, self.snapshot.copy(), _copy(device.hbm.init), record=True,
-                                   checks=frozenset(), engine="simpy")
+            # a fault: the SimPy model reports it, from the snapshot, the engine's log up to it
+            # stays; HBM is left as that launch leaves it (the stores before the fault landed)
+            words, init = self.snapshot.copy(), _copy(self.init_snapshot)
+            fault = simulation_for(pending, words, init, record=True, checks=frozenset(), engine="simpy")
             try:
                 fault.run()
             except PtoError as err:
+                if hbm is device.hbm.data:
+                    _land(device, words, init)
                 return self._failed(fault, err)
             raise AssertionError("the compiled engine stopped at a fault that SimPy did not report")
         if outcome == "limit":
@@ -262,6 +268,13 @@ class AICoreRun:
                 for src in ((1, 2) if w == 0 else (0,)):     # a wait takes one from each source
                     count(("cross_core", UNITS[src], UNITS[unit], int(code[pc, C_AUX])), 2)
         return [FlagState(*key, *n) for key, n in sorted(counts.items())]
+
+
+def _land(device, words, init):
+    """Leave the device's HBM (and initcheck's bits) as a failed run left its copy."""
+    device.hbm.data[:] = words
+    if init is not None and device.hbm.init is not None:
+        device.hbm.init[:] = init
 
 
 def _copy(array):

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..arguments import whole_number
 from ..dtypes import words_as_values
-from ..errors import ArgumentError
+from ..errors import ArgumentError, UseAfterFreeError
 from ..exec import gm
 from ..ir.program import Reg
 
@@ -112,7 +112,11 @@ class InspectMixin:
         complete, so a store that has issued but not completed is not there yet.
         """
         alloc = self._find_alloc(t)
-        return gm.decode(self._hbm[alloc.byte_addr:alloc.byte_addr + alloc.nbytes], alloc.dtype).copy()
+        if alloc.freed:
+            raise UseAfterFreeError(f"tensor '{alloc.name}' was freed: its memory is no longer this launch's",
+                                    tensor=alloc.name, hint="read it before freeing it")
+        hbm = self.device.hbm.data
+        return gm.decode(hbm[alloc.byte_addr:alloc.byte_addr + alloc.nbytes], alloc.dtype).copy()
 
     def _find_alloc(self, t):
         if getattr(t, "is_device_tensor", False):

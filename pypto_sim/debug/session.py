@@ -17,9 +17,10 @@ import inspect
 from dataclasses import dataclass
 
 from ..arguments import whole_number
-from ..errors import ArgumentError
+from ..errors import ArgumentError, UseAfterFreeError
 from ..profiler.profile import Profile
 from ..runtime.device import DEFAULT_BLOCK as LAUNCH_BLOCK, current_device
+from ..runtime.memory import root_of
 from ..runtime.names import launch_labels, launch_scope
 from ..timing import machine as machine_mod
 from ..timing.model import LaunchSimulation
@@ -100,16 +101,24 @@ class DebugContext(InspectMixin, BreakpointList):
                 self._tensor_args.append((arg.name, value))
             else:
                 self._scalars[arg.name] = value
+        self.launch_args = pending.args
         self._hbm = self.device.hbm.data
-        self._snapshot = self._hbm.copy()        # the state every replay starts from
+        # the state every replay starts from: the bytes (and initcheck's bits) of the memory the
+        # launch's tensors own, all a kernel can touch (bounds are always checked); the rest of
+        # HBM is the host's, which a replay leaves as it is
+        self._spans = _owned_spans(pending.args)
+        self._snapshot = [self._hbm[lo:hi].copy() for lo, hi in self._spans]
         # as run_launch: the launch's cycle limit and checks, and initcheck's written-words map
         self._hbm_init = getattr(self.device.hbm, "init", None)
-        self._init_snapshot = None if self._hbm_init is None else self._hbm_init.copy()
+        self._init_snapshot = None if self._hbm_init is None else \
+            [self._hbm_init[lo >> 3:hi >> 3].copy() for lo, hi in self._spans]
         self._extra = {"max_cycles": getattr(pending, "max_cycles", None)}
         if hasattr(pending, "checks"):
             self._extra.update(checks=pending.checks, hbm_init=self._hbm_init)
         self.echo = echo
         self._init_breakpoints()
+        self.finished = False
+        self.device.debug_sessions.add(self)     # its tensors are in use while it is paused
         self._build()
         self._say(f"-- debugging {kernel.name} grid={self.grid} block={self.block} on "
                   f"{self.machine.name}: paused before the first instruction")
@@ -136,6 +145,7 @@ class DebugContext(InspectMixin, BreakpointList):
         ends; return the indices of the records issued. Errors propagate (and are kept)."""
         if self.error is not None:
             raise self.error
+        self._follow_hbm()
         sim, rows, issued = self.sim, self.sim.rows, []
         while not self.finished:
             before = len(rows)
@@ -225,8 +235,15 @@ class DebugContext(InspectMixin, BreakpointList):
             self._run(stop)
         return self._entry(hit[0][0]) if hit else None
 
+    def _follow_hbm(self):
+        """When the host allocated since and HBM grew into a new array (which holds what the
+        kernel wrote so far), go on there: the same instructions replayed onto it."""
+        if self.device.hbm.data is not self._hbm:
+            self._replay(len(self.sim.rows))
+
     def _run_to_end(self):
         """No breakpoints: let SimPy run freely (as fast as a launch)."""
+        self._follow_hbm()
         sim = self.sim
         try:
             self.total_cycles = sim.run_to_end()
@@ -256,9 +273,21 @@ class DebugContext(InspectMixin, BreakpointList):
         self._say("-- restarted: paused before the first instruction")
 
     def _replay(self, target: int):
-        self._hbm[:] = self._snapshot
+        freed = [a for a in self.launch_args if getattr(a, "freed", False)]
+        if freed:
+            raise UseAfterFreeError(
+                f"tensor '{freed[0].name}' of this launch was freed: replaying '{self.kernel.name}' would "
+                "write into memory that is no longer its", tensor=freed[0].name, kernel=self.kernel.name,
+                hint="keep the launch's tensors until the debug session is done with them")
+        self._hbm = self.device.hbm.data
+        self._hbm_init = getattr(self.device.hbm, "init", None)
+        for (lo, hi), words in zip(self._spans, self._snapshot):
+            self._hbm[lo:hi] = words
         if self._hbm_init is not None:
-            self._hbm_init[:] = self._init_snapshot
+            for (lo, hi), bits in zip(self._spans, self._init_snapshot):
+                self._hbm_init[lo >> 3:hi >> 3] = bits
+        if "hbm_init" in self._extra:
+            self._extra["hbm_init"] = self._hbm_init
         self._build()
         for bp in self.breakpoints.values():
             if bp.hit_at is not None and bp.hit_at > target:
@@ -339,6 +368,17 @@ class DebugContext(InspectMixin, BreakpointList):
         return (f"<DebugContext {self.kernel.name} grid={self.grid} block={self.block}: {state} "
                 f"at cycle {self.cycle}, {self.count} warp-instructions{where}, "
                 f"{len(self.breakpoints)} breakpoints>")
+
+
+def _owned_spans(args) -> list:
+    """[(lo, hi)] byte ranges of the allocations the launch's tensor arguments live in (a
+    view's root's), whole 8-byte words (allocations are 512-byte aligned), each once."""
+    roots = {}
+    for a in args:
+        if hasattr(a, "byte_addr") and hasattr(a, "nbytes"):
+            root = root_of(a)
+            roots[id(root)] = (root.byte_addr, root.byte_addr + -(-root.nbytes // 8) * 8)
+    return sorted(roots.values())
 
 
 def queued_launch(kernel, args=(), grid=None, block=None, machine=None, max_cycles=None,

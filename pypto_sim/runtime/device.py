@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextvars
 import warnings
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -99,6 +100,9 @@ class Device:
         self.machine = machine or active_machine()
         self.hbm = HBM(self.machine.hbm_bytes)
         self.queue: list = []
+        # launches the lane debugger holds paused (pto.debug): taken off the queue, their
+        # tensors still in use until the session finishes (DebugContext registers itself)
+        self.debug_sessions = weakref.WeakSet()
 
     # ---------------------------------------------------------------- tensors
     def alloc_tensor(self, nbytes, dtype=dtypes.float32, name=None) -> DeviceTensor:
@@ -108,6 +112,12 @@ class Device:
         """Queued launches that use alloc's memory (through it, its root or any view of it)."""
         root = root_of(alloc)
         return [p for p in self.queue if any(root_of(a) is root for a in p.args)]
+
+    def debugged_users_of(self, alloc):
+        """Unfinished debug sessions whose paused launch uses alloc's memory."""
+        root = root_of(alloc)
+        return [d for d in list(self.debug_sessions)
+                if not d.finished and any(root_of(a) is root for a in d.launch_args)]
 
     def release_allocation(self, alloc):
         users = self.users_of(alloc)

@@ -200,6 +200,13 @@ class DeviceTensor:
             raise UseAfterFreeError(f"tensor '{self.name}' ({self.nbytes} bytes) was already freed",
                                     tensor=self.name, hint="free a tensor once (or let `with "
                                     "pto.Tensor(...)` or `del` free it)")
+        held = self.device.debugged_users_of(self.alloc)
+        if held:
+            raise UseAfterFreeError(
+                f"tensor '{self.name}' is in use by kernel '{held[0].kernel.name}', paused in the debugger: "
+                "freed now, its memory would go to the next tensor allocated and the kernel would write "
+                "into that one", tensor=self.name, kernel=held[0].kernel.name,
+                hint="run the session to its end first (ctx.continue_()), then free the tensor")
         self._finalizer()
 
     @property
