@@ -3,6 +3,8 @@ docs/isa/TMATMUL.md, include/pto/common/buffer_limits.hpp) triggers its error, w
 the tile, its space, the limit and the line."""
 import re
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -307,8 +309,8 @@ def test_an_empty_or_negative_run_time_valid_region_stops_the_op(make_kernels, m
 
 def test_synccheck_reports_a_set_flag_no_wait_took(make_kernels):
     """AIV0 sets MTE2 -> V event 0 and nothing waits for it: at the block's end synccheck names
-    the flag, the unit and the count (on hardware the event stays set into the next kernel);
-    the same kernel with the wait passes."""
+    the flag, the unit and the count (on hardware the event stays set into the next kernel),
+    at the set_flag's line; the same kernel with the wait passes."""
     body = ("\n@pto.kernel\ndef k(X, O):\n    with pto.vector():\n        if pto.get_subblock_id() == 0:\n"
             "            t = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)\n"
             "            pto.tload(t, X)\n            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)\n"
@@ -316,9 +318,12 @@ def test_synccheck_reports_a_set_flag_no_wait_took(make_kernels):
     X, O = pto.alloc_tensor(1024), pto.alloc_tensor(1024)
     pto.memcpy_h2d(X, np.ones(256, np.float32))
     with pytest.raises(pto.SyncCheckError, match=r"set_flag\(pto.PIPE_MTE2, pto.PIPE_V, 0\) of AIV0 in block "
-                                                 r"\(0, 0, 0\) was never waited for \(1 unmatched\)"):
+                                                 r"\(0, 0, 0\) was never waited for \(1 unmatched\)") as info:
         pto.launch(make_kernels(body.replace("WAIT", "pass")).k, grid=(1,), args=(X, O), check="synccheck")
         pto.sync()
+    assert info.value.unit == "AIV0"                                  # the unit by name, at the set_flag's line
+    assert Path(info.value.file).read_text().splitlines()[info.value.line - 1].strip() == \
+        "pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)"
     pto.launch(make_kernels(body.replace("WAIT", "pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)")).k, grid=(1,),
                args=(X, O), check="synccheck")
     pto.sync()

@@ -5,6 +5,8 @@ import runpy
 import subprocess
 import sys
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -183,8 +185,11 @@ def paired(a):
     pto.tadds(t, t, 1.0, 32)
 """)
     d = pto.alloc_tensor(128)
-    with pytest.raises(pto.SyncCheckError, match=r"set_flag\('load', 'vector', 1\) in block 0 was never waited for"):
+    with pytest.raises(pto.SyncCheckError, match=r"set_flag\('load', 'vector', 1\) in block 0 was never waited for") \
+            as info:
         pto.profile(mod.flags, grid=(1, 1, 1), block=(32, 1, 1), args=(d,), check="synccheck")
+    assert Path(info.value.file).read_text().splitlines()[info.value.line - 1].strip() == \
+        'pto.set_flag("load", "vector", 1)'        # the report points at the set_flag
     pto.profile(mod.paired, grid=(1, 1, 1), block=(32, 1, 1), args=(d,), check="synccheck")
 
 

@@ -209,14 +209,14 @@ class AICoreFunctional:
         ins = self.prog.instrs[pc]
         if self.pc_family[pc] == "check":
             return check_error(ins, info, f"{UNIT_NAMES[u.index]} of block {coords}", kernel=self.kernel_name,
-                               file=self.prog.file, block=coords, warp=u.index, lane=None)
+                               file=self.prog.file, block=coords, warp=u.index, unit=UNIT_NAMES[u.index], lane=None)
         offset, count = int(info[1]), int(info[2])
         target = ins.comment or "memory"
         return OutOfBoundsError(
             f"{ins.op} out of bounds on {UNIT_NAMES[u.index]} of block {coords}: accessed "
             f"{target}[{offset}] but '{target}' has {count} elements (valid 0..{count - 1})",
             kernel=self.kernel_name, file=self.prog.file, line=ins.line, block=coords,
-            warp=u.index, lane=0, offset=offset, count=count, tensor=target,
+            warp=u.index, unit=UNIT_NAMES[u.index], lane=0, offset=offset, count=count, tensor=target,
             hint="guard the index with a bounds check, or allocate more")
 
 

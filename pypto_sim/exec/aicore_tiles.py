@@ -363,6 +363,7 @@ def unit_fault(ctx, pc, unit, coords, msg, hint, **fields) -> OutOfBoundsError:
     line = ctx.prog.instrs[pc].line
     return OutOfBoundsError(f"{ctx.pc_spec[pc].name} at line {line} on {UNIT_NAMES[unit]} of block {coords}: {msg}",
                             kernel=ctx.kernel_name, file=ctx.prog.file, line=line, block=coords, warp=unit,
+                            unit=UNIT_NAMES[unit],
                             lane=None, hint=hint, **fields)
 
 
@@ -486,7 +487,7 @@ def cross_flag_overflow(ctx, pc, unit, coords, to, limit) -> DeadlockError:
         f"signal {limit + 1} of flag {event} to {UNIT_NAMES[to]} that no cross_core_wait_flag has taken: "
         f"the flag's 4-bit counter holds {limit}, and A2/A3 raises an exception when it overflows or "
         "hangs (CANN's CrossCoreSetFlag constraint)", kernel=ctx.kernel_name, file=ctx.prog.file,
-        line=ins.line, block=coords, warp=unit, lane=None,
+        line=ins.line, block=coords, warp=unit, unit=UNIT_NAMES[unit], lane=None,
         hint=f"have {UNIT_NAMES[to]} signal back (a reverse cross_core_set_flag this unit waits for) "
              f"before setting flag {event} again, so that at most {limit} signals are ever pending")
 

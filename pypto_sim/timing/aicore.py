@@ -52,6 +52,7 @@ from ..exec.aicore_tiles import (UNIT_NAMES, TileOp, cross_core_deadlock, cross_
 from ..ir.program import C_AUX
 from ..isa import PIPES, PTO_PIPE_NAMES
 from .aicore_races import AICoreRaces, race_check
+from .checks import set_flag_lines
 from .records import CAUSE
 
 N_UNITS = len(UNIT_NAMES)
@@ -119,7 +120,7 @@ def uninitialised_load(sim, pc, blk, w, slot, element, now):
     return UninitializedReadError(
         f"initcheck: {ins.op} at line {line} (block {blk.coords} {UNIT_NAMES[w]}, cycle {now}) {what} "
         f"{tensor}[{element}], which was never written", kernel=sim.kernel_name, file=sim.prog.file,
-        line=line, block=blk.coords, warp=w, lane=None, word=element,
+        line=line, block=blk.coords, warp=w, unit=UNIT_NAMES[w], lane=None, word=element,
         hint="copy data in with pto.memcpy_h2d first, or write the elements (a tstore, an earlier "
              "kernel) before " + ("loading them" if load else "adding to them (zeros, for a sum)"))
 
@@ -130,10 +131,13 @@ def unmatched_aicore_flags(sim, blk):
     pending = sim.aicore_pipes.fn[3 * blk.core.index:3 * blk.core.index + 3]
     for w, src, dst, event in zip(*np.nonzero(pending)):
         names = [PTO_PIPE_NAMES[PIPES[int(x)]] for x in (src, dst)]
+        lines = set_flag_lines(sim.prog, (int(src), int(dst), int(event)))
         raise SyncCheckError(
             f"synccheck: set_flag(pto.{names[0]}, pto.{names[1]}, {int(event)}) of {UNIT_NAMES[int(w)]} "
-            f"in block {blk.coords} was never waited for ({int(pending[w, src, dst, event])} unmatched)",
-            kernel=sim.kernel_name, file=sim.prog.file, block=blk.coords, warp=int(w),
+            f"in block {blk.coords} was never waited for ({int(pending[w, src, dst, event])} unmatched)"
+            + (f"; the kernel sets it at lines {', '.join(map(str, lines))}" if len(lines) > 1 else ""),
+            kernel=sim.kernel_name, file=sim.prog.file, line=lines[0] if lines else None,
+            block=blk.coords, warp=int(w), unit=UNIT_NAMES[int(w)],
             hint="pair every set_flag with a wait_flag on the same pipes and event (pre-armed flags "
                  "are waited for at the end, as pto-isa's kernels do)")
 

@@ -202,7 +202,7 @@ def core_race_error(sim, blk, pc, w, pipe, other, slot, is_write):
         f"racecheck: {kind} race on GM tensor '{sim.tensor_names[slot]}' between AI cores: {this} "
         f"and {that} touch the same elements; nothing orders two AI cores of one launch",
         kernel=sim.kernel_name, file=sim.prog.file, line=ins.line, block=blk.id, warp=w,
-        other_line=oins.line, other_block=oblock, other_warp=ou,
+        unit=UNIT_NAMES[w], other_line=oins.line, other_block=oblock, other_warp=ou, other_unit=UNIT_NAMES[ou],
         hint="give each AI core its own GM elements (offset by pto.get_block_id()), or split the "
              "work into two launches")
 
@@ -222,5 +222,5 @@ def race_error(sim, blk, pc, w, pipe, other, what, is_write):
                "pto.cross_core_wait_flag(id) before the second")
     return RaceError(f"racecheck: {kind} race on {what} in block {blk.coords}: {this} is not ordered "
                      f"after {that}; nothing (no flag) orders the two pipes", kernel=sim.kernel_name,
-                     file=sim.prog.file, line=ins.line, block=blk.id, warp=w, other_line=oins.line,
-                     other_warp=ou, hint=fix)
+                     file=sim.prog.file, line=ins.line, block=blk.id, warp=w, unit=UNIT_NAMES[w],
+                     other_line=oins.line, other_warp=ou, other_unit=UNIT_NAMES[ou], hint=fix)

@@ -52,6 +52,13 @@ def parse_checks(check) -> frozenset:
     return frozenset(names)
 
 
+def set_flag_lines(prog, key) -> list:
+    """The source lines of the kernel's set_flag instructions of (src pipe, dst pipe, event)
+    key, in program order: where an unmatched flag was set (a synccheck report's line)."""
+    return sorted({ins.line for ins in prog.instrs
+                   if ins.op == "SET_FLAG" and tuple(int(x) for x in ins.aux[:3]) == tuple(key)})
+
+
 class KernelChecks:
     """The enabled checks' state for one LaunchSimulation."""
 
@@ -156,10 +163,12 @@ class KernelChecks:
         for blk in blocks:
             for (src, dst, event), fires in blk.tiles.flags.items():
                 if fires:
+                    lines = set_flag_lines(self.sim.prog, (src, dst, event))
                     raise SyncCheckError(
                         f"synccheck: set_flag({PIPES[src]!r}, {PIPES[dst]!r}, {event}) in block "
-                        f"{blk.id} was never waited for ({len(fires)} unmatched)",
-                        kernel=self.sim.kernel_name, file=self.sim.prog.file,
+                        f"{blk.id} was never waited for ({len(fires)} unmatched)"
+                        + (f"; the kernel sets it at lines {', '.join(map(str, lines))}" if len(lines) > 1 else ""),
+                        kernel=self.sim.kernel_name, file=self.sim.prog.file, line=lines[0] if lines else None,
                         hint="pair every set_flag with a wait_flag on the same pipes and event")
 
     # ---------------------------------------------------------------- reports
