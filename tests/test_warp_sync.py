@@ -167,3 +167,15 @@ def test_brackets_launch_and_copy_host_arrays_back():
     host = np.full(64, -1, np.int32)
     iota[1, 64](host, 50)
     np.testing.assert_array_equal(host, np.concatenate([np.arange(50), np.full(14, -1)]))
+
+
+def test_a_read_only_host_array_the_kernel_writes_is_an_error_not_a_silent_loss():
+    """A read-only array (writeable flag off) cannot take the kernel's results: iota[1, 64]
+    writing it is an ArgumentError naming the parameter (the results were dropped without a
+    word), as numba's copy back into it fails; one the kernel leaves as it was is fine."""
+    host = np.full(64, -1, np.int32)
+    host.flags.writeable = False
+    with pytest.raises(pto.ArgumentError, match=r"the kernel wrote 'o', but the numpy array passed for it is read-only"):
+        iota[1, 64](host, 50)
+    iota[1, 64](host, 0)                     # n = 0: nothing written, nothing to copy back
+    np.testing.assert_array_equal(host, np.full(64, -1))

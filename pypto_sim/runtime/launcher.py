@@ -47,9 +47,21 @@ class LaunchConfig:
         device = tuple(_on_device(a, p) if isinstance(a, np.ndarray) else a for a, p in zip(args, params))
         handle = launch(self.kernel, grid=self.grid, block=self.block, args=device)
         handle.result()
-        for host, tensor in zip(args, device):
-            if isinstance(host, np.ndarray) and host.flags.writeable:
+        for host, tensor, param in zip(args, device, params):
+            if not isinstance(host, np.ndarray):
+                continue
+            if host.flags.writeable:
                 current_device().memcpy_d2h(host, tensor)
+                continue
+            result = np.empty_like(host)               # a read-only array: did the kernel write it?
+            current_device().memcpy_d2h(result, tensor)
+            if result.tobytes() != np.ascontiguousarray(host).tobytes():
+                raise ArgumentError(
+                    f"{self.kernel.name}[...]: the kernel wrote '{param}', but the numpy array passed for it is "
+                    "read-only (its writeable flag is off), so its results could not be copied back",
+                    kernel=self.kernel.name,
+                    hint="pass a writeable array (host.copy()), or a device tensor (pto.to_device(host)) and "
+                         "read it with .numpy()")
         return handle
 
     def __repr__(self):
