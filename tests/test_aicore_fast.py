@@ -398,6 +398,10 @@ def k(X, Y, O, H, I):
         pto.tstore(O + 8 * r + 2048, d)
         pto.tpairreducesum(d, x)
         pto.tstore(O + 8 * r + 2304, d)
+        half = pto.alloc_tile(16, 8, pto.float32, loc=pto.Vec, valid=(16, 7))
+        pto.tload(half, X + r, stride=16)
+        pto.tconcat(d, half, half)
+        pto.tstore(O + 8 * r + 2560, d)
 '''
 # the families other tests hold the two engines to: tile_sort in the topk example (test_the_topk_example)
 ENGINES_ELSEWHERE = ("tile_sort",)
@@ -405,7 +409,7 @@ ENGINES_ELSEWHERE = ("tile_sort",)
 
 def test_every_vector_family_replays_as_the_simpy_model_computes(make_kernels):
     """One op of each vector family (compares and selects, triangles, transposes, column
-    and row reductions and expansions, fills, conversions, index reductions, pair sums) on data with
+    and row reductions and expansions, fills, conversions, index reductions, pair sums, concatenations) on data with
     NaN, infinities, -0.0 and float16 overflow: the compiled replay (timing/aicore_replay.py)
     decodes each as TileOp does, so HBM comes out word for word the same."""
     rng = np.random.default_rng(11)

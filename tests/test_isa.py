@@ -316,6 +316,8 @@ def aicore(h, f):
         pto.tpartmin(v, v, v)
         pto.tpartmul(v, v, pv)
         pto.tpairreducesum(v, v)
+        ch = pto.alloc_tile(16, 8, pto.float32, loc=pto.Vec)
+        pto.tconcat(pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec), ch, ch)
 '''
 
 

@@ -255,6 +255,18 @@ def tile_pair_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt):
         l1[dst + r * dpitch: dst + r * dpitch + half] = out[r]
 
 
+def tile_concat(l1, dst, src0, src1, rows, cols, c0, dpitch, s0pitch, s1pitch, dt):
+    """TCONCAT: per row, src0's first c0 columns in whole 32-byte blocks, then src1's cols - c0
+    at column c0, in whole blocks when c0 is a whole number of them, else exactly."""
+    per_block = 32 // dtypes.BY_CODE[int(dt)].itemsize
+    n0 = -(-c0 // per_block) * per_block
+    n1 = -(-(cols - c0) // per_block) * per_block if c0 % per_block == 0 else cols - c0
+    first, second = words_grid(l1, src0, rows, n0, s0pitch), words_grid(l1, src1, rows, n1, s1pitch)
+    for r in range(rows):
+        l1[dst + r * dpitch: dst + r * dpitch + n0] = first[r]
+        l1[dst + r * dpitch + c0: dst + r * dpitch + c0 + n1] = second[r]
+
+
 def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
     """TFILLPAD*: a drows x dcols grid of pad with src's rows x cols valid region (row pitch
     spitch) copied into its top-left corner."""

@@ -10,12 +10,16 @@ and is at least 2 bytes wide a row; a 1 x 1 window (the scalar path) may start a
 insert's record writes a view of dst bound at (row, col), so what it writes is that window
 (check="race", sync="auto") and its own row and col are 0.
 
+pto.tconcat(dst, src0, src1) (TCONCAT, isa/49_concat.toml), the other Vec -> Vec copy, with
+TConcat.hpp's checks, is here too.
+
 Functions of the kernel compiler ``comp``; the lowerings are registered in registry.py's
 LOWERINGS (pto.textract's other forms are aicore_builtins.py's).
 """
 from __future__ import annotations
 
 from .. import dtypes
+from .builtin_checks import aicore_only
 from .layout_builtins import window_offset, window_view
 from .registry import LOWERINGS
 from .values import Const, Ptr
@@ -95,3 +99,44 @@ def lower_tinsert(comp, node, args):
         comp.error(node, "pto.tinsert is built between two Vec tiles (A2/A3 TInsert.hpp's ND Vec -> Vec path); "
                          "its Acc -> Mat and NZ forms are not", "allocate both tiles in Vec")
     lower_vec_window(comp, node, "TINSERT_V2V", args["dst"], args["src"], args["row"], args["col"])
+
+
+@LOWERINGS.lowering("tconcat", checks=(aicore_only,))
+def lower_tconcat(comp, node, args):
+    """TCONCAT(dst, src0, src1) (isa/49_concat.toml) with TCONCAT_IMPL's checks (TConcat.hpp): one
+    dtype of its list, Vec tiles (RowMajor: the ND path is built), the sources' valid rows dst's
+    (a CHECK when known only at run time), their valid columns constants that fit in dst's."""
+    spec = comp.isa["TCONCAT"]
+    call, header = "pto.tconcat", "include/pto/npu/a2a3/TConcat.hpp"
+    dst, s0, s1 = comp.typed_tiles(spec, node, args, ("dst", "src0", "src1"))
+    if dst.dtype.name not in spec.dtypes:
+        comp.error(node, f"{call}: '{dst.name}' holds {dst.dtype} (\"TCONCAT: Invalid data type.\", {header})")
+    for t in (s0, s1):
+        if t.dtype != dst.dtype:
+            comp.error(node, f"{call}: '{t.name}' holds {t.dtype} and '{dst.name}' {dst.dtype} (\"TCONCAT: Data "
+                             f"type of dst, src0 and src1 must be the same.\", {header})")
+    for t in (dst, s0, s1):
+        if t.tile.layout != "row" or t.tile.storage is not None:
+            comp.error(node, f"{call}: '{t.name}' is not a RowMajor tile of its own dtype; the ND path is built")
+    for t in (s0, s1):
+        comp.match_valid(node, call, t, dst, "rows", f"\"TCONCAT: validRow of {'src0' if t is s0 else 'src1'} "
+                         f"must match dst.\", {header}")
+    widths = []
+    for t in (s0, s1):
+        vc = t.tile.valid_cols
+        if not isinstance(vc, Const):
+            comp.error(node, f"{call}: '{t.name}' has a valid column count known only at run time; a "
+                             "concatenation of one is not built", "give the sources constant valid=(rows, cols)")
+        widths.append(int(vc.value))
+    c0, c1 = widths
+    if c0 + c1 > dst.tile.cols:
+        comp.error(node, f"{call}: {c0} + {c1} valid columns of '{s0.name}' and '{s1.name}' exceed the "
+                         f"{dst.tile.cols} columns of '{dst.name}' (\"TCONCAT: Total columns exceed dst "
+                         f"capacity.\", {header})")
+    ops = (comp._base(dst, node, call), comp._base(s0, node, call), comp._base(s1, node, call),
+           comp._int_operand(dst.tile.valid_rows, node, "rows"),
+           comp._int_operand(Const(c0 + c1, dtypes.int32), node, "cols"),
+           comp._int_operand(Const(c0, dtypes.int32), node, "c0"),
+           *(comp._int_operand(Const(t.tile.row_pitch, dtypes.int32), node, "pitch") for t in (dst, s0, s1)))
+    comp.emit(spec.name, None, ops, dst.dtype, node, aux=comp.tile_aux())
+    comp.instrs[-1].comment = f"{dst.name} <- {s0.name} | {s1.name}"

@@ -206,6 +206,12 @@ FAMILY_ROLES = {
     "tile_pair": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), kernel="tile_pair_reduce",
                              args=("op", "l1", "dst", "src", "rows", "cols", "dpitch", "spitch", "dt"),
                              alu=True, flops=True, operand_shapes=_pairs(dst="tile", src="tile")),
+    # TCONCAT (isa/49_concat.toml): rows x cols of dst, c0 columns from src0 and the rest from src1
+    "tile_concat": FamilyRoles("dst", ("src0", "src1"), ("rows", "cols"), ("dst",), kernel="tile_concat",
+                               args=("l1", "dst", "src0", "src1", "rows", "cols", "c0", "dpitch", "s0pitch",
+                                     "s1pitch", "dt"),
+                               unchainable="its sources' valid columns add up to dst's, which tiles of one "
+                                           "shape cannot give"),
     "tile_move": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
 }
 # the families one kernel runs (the replay's dispatch numbers them in this order)
