@@ -40,6 +40,8 @@ from .runtime.cache import cache_report, prune_cache
 from .runtime.warm import warm
 from .isa import load_isa
 from .profiler.collect import collect_profiles
+from .profiler.export import csv_folder
+from .profiler.plot import plot_path
 from .sweep.spec import run_spec
 from .timing import peaks
 from .timing.machine import DEFAULT_MACHINE, load_machine_from, machine_names, resolve_machine
@@ -155,9 +157,15 @@ def _run_script(ns):
             sys.path.remove(folder)
 
 
-def _check_output(path, flag):
+def _check_output(path, flag, reads=()):
     """Refuse an output path that is a directory, or whose folder is missing or not writable,
-    before any work is done."""
+    or that is a file the command reads (``reads``: its script, its rows), before any work is
+    done."""
+    for source in reads:
+        if source is not None and Path(source).exists() and Path(path).exists() and \
+                Path(path).resolve() == Path(source).resolve():
+            raise CommandLineError(f"{flag} {path}: that is the file this command reads; writing it would "
+                                   "replace it", hint="give another path for the output")
     if Path(path).is_dir():
         raise CommandLineError(f"{flag} {path}: {path} is a directory, not a file",
                                hint=f"give the file to write, e.g. {Path(path) / 'out'}")
@@ -311,7 +319,7 @@ def _microbench(ns) -> int:
 
 def _calibrate(ns) -> int:
     """Fit a table to rows and write it; print what changed against the base."""
-    _check_output(ns.output, "-o")
+    _check_output(ns.output, "-o", reads=(ns.rows,))
     base = resolve_machine(ns.base)
     fitted = fit(read_rows(ns.rows), base=base)
     path = write_table(fitted, base, ns.output, label=ns.label or Path(ns.rows).name)
@@ -341,7 +349,11 @@ def _profile(ns) -> int:
     for flag, path in (("-o", getattr(ns, "output", None)), ("--trace", getattr(ns, "trace", None)),
                        ("--plot", getattr(ns, "plot", None))):
         if path is not None:
-            _check_output(path, flag)
+            _check_output(path, flag, reads=(ns.script,))
+    if getattr(ns, "plot", None):
+        plot_path(ns.plot)                  # a format matplotlib cannot write, before the run
+    if getattr(ns, "csv", None):
+        csv_folder(ns.csv)                  # a file where the folder should be, before the run
     with collect_profiles() as profiles:
         try:
             _run_script(ns)

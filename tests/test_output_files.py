@@ -220,6 +220,17 @@ def test_export_csv_into_an_existing_file_is_a_profile_error(lane, tmp_path):
     _assert_untouched(path, before)
 
 
+def test_export_csv_of_an_empty_path_and_a_lane_bubble_report_by_unit_are_refused(lane, tmp_path, monkeypatch):
+    """export_csv("") wrote the CSVs into the working directory, where save_trace("") is refused;
+    bubbles(unit=...) of a lane kernel ignored unit=, where busy_intervals refuses it."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(pto.ArgumentError, match="export_csv: the directory is empty"):
+        lane[0].export_csv("")
+    assert _listing(tmp_path) == []
+    with pytest.raises(pto.ArgumentError, match="bubbles: unit= is for AI-core kernels"):
+        lane[0].bubbles(unit="AIC")
+
+
 def test_export_csv_without_a_timeline_creates_no_folder(lane, tmp_path):
     with pytest.raises(pto.ProfileError, match="per-instruction totals only"):
         lane[1].export_csv(tmp_path / "out")

@@ -6,6 +6,7 @@ The pipelined matmul is tests/simt_kernels.py's (64 x 64 x 256 float32, 32 x 32 
 one MMA). Hand-derived bubble counts use a smaller pipeline on tests/machines/simple.toml.
 """
 import csv
+import importlib.util
 import inspect
 import json
 import sys
@@ -512,6 +513,32 @@ def test_cli_trace_and_errors(tmp_path, cli):
     r = cli("profile", "examples/vector_add.py", "--kernel", "nope")
     assert r.returncode == 1 and "ran no timed launch of kernel 'nope'" in r.stderr
     assert "vector_add" in r.stderr
+
+
+def test_cli_refuses_to_write_over_its_inputs_and_checks_every_path_before_the_run(tmp_path, cli):
+    """The output of `trace -o`, `profile --trace` and `calibrate -o` cannot be the script or
+    the rows the command reads (each was replaced without a word); a --csv folder that is a
+    file and a --plot format matplotlib lacks are refused before the script runs, so nothing
+    (no trace) is written and the inputs are as they were."""
+    script = tmp_path / "va.py"
+    script.write_text((ROOT / "examples" / "vector_add.py").read_text())
+    before = script.read_text()
+    for argv in (("trace", str(script), "-o", str(script)), ("profile", str(script), "--trace", str(script))):
+        r = cli(*argv)
+        assert r.returncode == 1 and "that is the file this command reads" in r.stderr
+        assert script.read_text() == before and "vector_add" not in r.stdout
+    rows = tmp_path / "rows.csv"
+    rows.write_text("benchmark,instruction,size,cycles,machine,notes\n")
+    r = cli("calibrate", str(rows), "-o", str(rows))
+    assert r.returncode == 1 and "that is the file this command reads" in r.stderr
+    assert rows.read_text() == "benchmark,instruction,size,cycles,machine,notes\n"
+    (tmp_path / "afile").write_text("x")
+    trace = tmp_path / "t.json"
+    r = cli("profile", str(script), "--trace", str(trace), "--csv", str(tmp_path / "afile"))
+    assert r.returncode == 1 and "must be a folder" in r.stderr and not trace.exists() and not r.stdout
+    if importlib.util.find_spec("matplotlib"):
+        r = cli("profile", str(script), "--trace", str(trace), "--plot", str(tmp_path / "plot.out"))
+        assert r.returncode == 1 and "cannot write a '.out' image" in r.stderr and not trace.exists()
 
 
 def test_cli_machine_diff(cli):

@@ -96,12 +96,15 @@ def _writer(columns, rows):
     return write
 
 
-def _folder(directory) -> Path:
-    """``directory`` as a Path, refused before anything is written when it is no str or path
-    or is a file (or lies under one)."""
+def csv_folder(directory) -> Path:
+    """``directory`` as a Path, refused before anything is written when it is empty, no str or
+    path, or is a file (or lies under one)."""
     if isinstance(directory, (bytes, bool)) or not isinstance(directory, (str, os.PathLike)):
         raise ArgumentError(f"export_csv: the directory must be a str or a pathlib.Path, not "
                             f"{type(directory).__name__} {directory!r}", hint="e.g. export_csv('out')")
+    if not str(directory).strip():
+        raise ArgumentError("export_csv: the directory is empty; give the folder to write into",
+                            hint="e.g. export_csv('out'), or export_csv('.') for the working directory")
     out = Path(directory)
     for folder in (out, *out.parents):
         if folder.exists() or folder.is_symlink():
@@ -118,7 +121,7 @@ def export_csv(prof, directory, prefix="") -> dict:
     """Write the four CSVs into ``directory`` (created if needed); return {name: path}. Every
     row is computed and every path checked before anything is written; files of these names
     already there are replaced, each atomically, other files are left alone (pypto_sim/output_files.py)."""
-    out = _folder(directory)
+    out = csv_folder(directory)
     if not isinstance(prefix, str) or "/" in prefix or os.sep in prefix:
         raise ArgumentError(f"export_csv: prefix must be a str with no path separator, not {prefix!r}",
                             hint="prefix starts each file's name (prefix='run1_' gives run1_instr_exe.csv); "

@@ -50,6 +50,13 @@ def image_path(path, what, error, formats) -> tuple:
     return target, fmt
 
 
+def plot_path(path) -> Path:
+    """The Path save_plot(prof, path) would write, refused (ArgumentError, ProfileError) as
+    save_plot refuses it, without a profile: for a caller that checks its paths up front."""
+    _Figure, FigureCanvasAgg = _matplotlib()
+    return image_path(path, "save_plot", ProfileError, FigureCanvasAgg.get_supported_filetypes())[0]
+
+
 def save_plot(prof, path, max_cores=8, dpi=100) -> Path:
     """Write a PNG (or any format matplotlib knows by the extension; none: ".png" is added)
     with three panels: the Gantt chart of busy intervals per core x pipe (the first

@@ -362,6 +362,9 @@ class Profile:
             return aicore_bubbles(self, pipe, self._core_arg(core, "bubbles"), unit)
         if pipe is not None and pipe not in PIPES:
             raise ArgumentError(f"bubbles: pipe must be one of {PIPES}, not {pipe!r}")
+        if unit is not None:
+            raise ArgumentError("bubbles: unit= is for AI-core kernels (AIC, AIV0, AIV1); "
+                                f"'{self.kernel_name}' is a lane kernel", hint="narrow it with pipe= and core=")
         core = self._core_arg(core, "bubbles")
         if "bubbles" not in self._cache:
             self._cache["bubbles"] = compute_bubbles(self)
