@@ -344,4 +344,31 @@ def test_ttrans_names_a_destination_too_small(make_kernels):
 s = pto.alloc_tile(8, 16, pto.float32, loc=pto.Vec)
 d = pto.alloc_tile(8, 16, pto.float32, loc=pto.Vec)
 pto.ttrans(d, s)
-''', r"ttrans: 'd' is 8 x 16 but the transpose of 's' \(8 x 16\) needs 16 x 8")
+''', r"ttrans: 'd' is 8 x 16 but the transpose of 's''s 8 x 16 valid region needs 16 x 8")
+
+
+def test_ttrans_needs_a_destination_of_the_valid_regions_transpose(make_kernels):
+    """A2/A3 writes validCol rows of validRow elements in whole 32-byte blocks (TTrans.hpp): a
+    3 x 8 float32 source of valid (3, 5) goes into a 5 x 8 dst (5 rows of 3 elements, one
+    8-element block each), which the tile shapes' 8 x 3 refused; a 4 x 8 dst is one row short."""
+    x = np.arange(24, dtype=np.float32).reshape(3, 8)
+    got = run(make_kernels, '''
+@pto.kernel
+def k(X, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            s = pto.alloc_tile(3, 8, pto.float32, loc=pto.Vec, valid=(3, 5))
+            d = pto.alloc_tile(5, 8, pto.float32, loc=pto.Vec)
+            pto.texpands(d, -1.0)
+            pto.tload(s, X, stride=8)
+            pto.ttrans(d, s)
+            pto.tstore(O, d)
+''', x, (5, 8), np.float32)
+    want = np.full((5, 8), -1.0, np.float32)
+    want[:, :3] = x[:, :5].T
+    np.testing.assert_array_equal(got, want)
+    compile_error(make_kernels, '''
+s = pto.alloc_tile(3, 8, pto.float32, loc=pto.Vec, valid=(3, 5))
+d = pto.alloc_tile(4, 8, pto.float32, loc=pto.Vec)
+pto.ttrans(d, s)
+''', r"ttrans: 'd' is 4 x 8 but the transpose of 's''s 3 x 5 valid region needs 5 x 8")

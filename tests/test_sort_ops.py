@@ -105,9 +105,10 @@ i = pto.alloc_tile(1, 8, pto.uint32, loc=pto.Vec)
 ti = pto.alloc_tile(1, 512, pto.uint32, loc=pto.Vec)
 d = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
 o = pto.alloc_tile(1, 8, pto.int32, loc=pto.Vec)
+pad = pto.alloc_tile(1, 32, pto.float32, loc=pto.Vec)
 pto.tload(s, X)
 pto.tci(i, 0, ti)
-pto.tsort32(d, s, i)
+pto.tsort32(d, s, i, pad)
 pto.tgather(o, d, "P1010")
 pto.tstore(O, o)
 """, x, 8, np.int32)
@@ -283,9 +284,10 @@ d = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
 m = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
 g = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
 o = pto.alloc_tile(1, 48, pto.float32, loc=pto.Vec)
+pad = pto.alloc_tile(1, 32, pto.float32, loc=pto.Vec)
 pto.tload(s, X)
 pto.tci(i, 0, ti)
-pto.tsort32(d, s, i)
+pto.tsort32(d, s, i, pad)
 pto.tload(m, X + 16)
 pto.tmrgsort(g, pto.tsubview(m, 0, 0, 1, 8), src1=pto.tsubview(m, 0, 8, 1, 8), tmp=d)
 pto.tmov(pto.tsubview(o, 0, 0, 1, 16), d)
@@ -429,11 +431,19 @@ def test_the_topk_ports_flags_order_every_hazard():
      "d = pto.alloc_tile(1, 128, pto.float32, loc=pto.Vec)\npto.tsort32(d, s, i)", "the index tile 'i' holds float32"),
     ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec)\ni = pto.alloc_tile(1, 64, pto.uint32, loc=pto.Vec)\n"
      "pto.tsort32(s, s, i)", "must hold 1 rows of 128 words"),
+    ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec, valid=(1, 40))\ni = pto.alloc_tile(1, 64, pto.uint32, "
+     "loc=pto.Vec)\nd = pto.alloc_tile(1, 128, pto.float32, loc=pto.Vec)\npto.tsort32(d, s, i)",
+     "3-argument TSORT32 sorts whole blocks only and leaves the last 8 unsorted and unwritten"),
+    ("s = pto.alloc_tile(1, 64, pto.float32, loc=pto.Vec, valid=(1, 40))\ni = pto.alloc_tile(1, 64, pto.uint32, "
+     "loc=pto.Vec)\nd = pto.alloc_tile(1, 128, pto.float32, loc=pto.Vec)\nt = pto.alloc_tile(1, 8, pto.float32, "
+     "loc=pto.Vec)\npto.tsort32(d, s, i, t)", r"tmp 't' \(1 x 8 float32\) must hold 64 float32 elements"),
 ])
 def test_sort_operand_errors_name_the_tile_and_the_rule(make_kernels, body, message):
     """A2/A3's asserts (TMrgSort.hpp: blockLen % 64, whole groups of 4 blocks; TGather.hpp: dst
     holds what vreducev2 writes; TSort32.hpp: uint32 indices, 2 x cols words of pairs) as
-    CompileErrors at the kernel's line."""
+    CompileErrors at the kernel's line; and TSORT32.md's constraints: the 3-argument form takes
+    whole 32-element blocks (A2/A3 leaves a tail unsorted), the 4-argument form's tmp holds the
+    row padded to whole blocks."""
     source = ("\n@pto.kernel\ndef k(X, O):\n    with pto.vector():\n"
               + "\n".join(" " * 8 + line for line in body.split("\n")) + "\n")
     with pytest.raises(pto.CompileError, match=message):

@@ -116,7 +116,8 @@ def lower_fillpad(comp, node, args, builtin):
 @LOWERINGS.lowering("ttrans", checks=(aicore_only,))
 def lower_ttrans(comp, node, args):
     """dst = src transposed over src's valid region (TTrans.hpp: one dtype size, a
-    RowMajor source; dst at least cols x rows). tmp: A2/A3's scratch (a Vec tile of the
+    RowMajor source; dst at least cols x rows of the valid region, its rows whole 32-byte
+    blocks). tmp: A2/A3's scratch (a Vec tile of the
     dtype, written; its values are not modelled), dst when left out."""
     spec = comp.isa["TTRANS"]
     dst, src = comp.typed_tiles(spec, node, args, ("dst", "src"))
@@ -130,10 +131,17 @@ def lower_ttrans(comp, node, args):
     if tmp.dtype != dst.dtype:
         comp.error(node, f"pto.ttrans: tmp '{tmp.name}' holds {tmp.dtype}, '{dst.name}' {dst.dtype}; "
                          "A2/A3 transposes through tmp in the tiles' dtype (TTrans.hpp)")
-    if dst.tile.rows < src.tile.cols or dst.tile.cols < src.tile.rows:
+    # A2/A3 writes validCol rows of validRow elements rounded up to whole 32-byte blocks
+    # (TTrans.hpp's last copy_ubuf_to_ubuf); a valid region known only at run time: the tile's
+    vr, vc = src.tile.valid_rows, src.tile.valid_cols
+    rows, cols = ((int(vr.value), int(vc.value)) if isinstance(vr, Const) and isinstance(vc, Const)
+                  else (src.tile.rows, src.tile.cols))
+    per_block = 32 // dst.dtype.itemsize
+    need = (cols, -(-rows // per_block) * per_block)
+    if dst.tile.rows < need[0] or dst.tile.cols < need[1]:
         comp.error(node, f"pto.ttrans: '{dst.name}' is {dst.tile.rows} x {dst.tile.cols} but the "
-                         f"transpose of '{src.name}' ({src.tile.rows} x {src.tile.cols}) needs "
-                         f"{src.tile.cols} x {src.tile.rows}")
+                         f"transpose of '{src.name}''s {rows} x {cols} valid region needs {need[0]} x {need[1]} "
+                         f"({rows} elements a row, whole 32-byte blocks)")
     ops = (comp._base(dst, node, "ttrans"), comp._base(src, node, "ttrans"),
            comp._int_operand(src.tile.valid_rows, node, "rows"),
            comp._int_operand(src.tile.valid_cols, node, "cols"),

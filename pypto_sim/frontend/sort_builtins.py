@@ -77,6 +77,22 @@ def lower_tsort32(comp, node, args):
                          "uint32 one (\"Idx must be uint32_t.\", include/pto/npu/a2a3/TSort32.hpp)",
                    f"allocate '{idx.name}' with pto.uint32")
     rows, cols = _sort_valid(comp, src, node, call)
+    if cols % 32 and args.get("tmp", NONE) is NONE:
+        # TSort32.hpp's 3-argument form sorts validCol / 32 whole blocks a row: the last cols % 32
+        # elements are neither sorted nor written (TSORT32.md: "validCol % 32 == 0 (3-arg)")
+        comp.error(node, f"{call}: '{src.name}' has {cols} valid columns, not a whole number of 32-element "
+                         f"blocks: A2/A3's 3-argument TSORT32 sorts whole blocks only and leaves the last "
+                         f"{cols % 32} unsorted and unwritten (TSORT32.md: \"validCol % 32 == 0 (3-arg)\")",
+                   "pass tmp= (the 4-argument form pads the tail), or give a multiple of 32 valid columns")
+    if cols % 32:
+        # the 4-argument form copies the row into tmp and pads its last block with -inf (TSORT32.md's
+        # tmp size equation, A2/A3's path A: a row of at most 8160 elements)
+        tmp = comp.typed_tile(args["tmp"], node, spec, "src", f"{call}: tmp")
+        need = -(-cols // 32) * 32
+        if tmp.dtype != src.dtype or tmp.tile.rows * tmp.tile.cols < need or cols > 8160:
+            comp.error(node, f"{call}: tmp '{tmp.name}' ({tmp.tile.rows} x {tmp.tile.cols} {tmp.dtype}) must hold "
+                             f"{need} {src.dtype} elements, the {cols} of a row padded to whole 32-element blocks "
+                             "(TSORT32.md's tmp size equation; rows of at most 8160 elements are built)")
     irows, icols = _sort_valid(comp, idx, node, call)
     if icols < cols or irows not in (1, rows):
         comp.error(node, f"{call}: '{idx.name}' ({irows} x {icols} valid) must give an index for each of "
