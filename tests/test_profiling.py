@@ -362,6 +362,18 @@ def test_bubbles_of_a_lane_kernel(make_kernels):
         prof.bubbles(pipe="cube")
 
 
+def test_a_gap_is_charged_to_the_wait_that_spans_it_not_to_a_later_one_cycle_stall(make_kernels):
+    """One block of 64 lanes (2 warps) of vector_add: warp 0's scalar pipe idles ~300 cycles
+    while its FMA_STORE waits for the second LOAD; the ENDIF that ends the gap waited one cycle
+    for the issue port (the other warp took it), which charged the whole gap to the issue port.
+    The report charges it to the LOAD, as with one warp, and the issue port gets no gap of
+    more than one cycle."""
+    prof = _vector_add(make_kernels, n=64, grid=1, block=64)
+    scalar = prof.bubbles(pipe="scalar")
+    assert scalar.waiting_on("LOAD") > 0.5 * scalar.idle_cycles
+    assert all(b.end - b.start <= 1 for b in scalar if "issue port" in b.text)
+
+
 # ---------------------------------------------------------------- hotspots and balance
 def test_hotspots_name_the_lines_of_vector_add(make_kernels):
     """1024 elements in 4 blocks of 256 lanes = 32 warps: each load line issues 32
@@ -550,6 +562,26 @@ def test_cli_machine_diff(cli):
     assert any(line.split()[:1] == ["TLOAD.latency"] for line in lines)
     m = resolve_machine("ascend910b")
     assert "0 entries differ" in machine_diff(m, m)
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+def test_a_warp_retires_once_every_result_it_computed_is_ready(make_kernels, monkeypatch, engine):
+    """`j = i * 3 + 1`, never used: GLOBAL_ID issues at 0 (latency 2), MUL at 2 when i is ready
+    (latency 7), ADD at 9 (latency 7), EXIT at 10; the warp retires when the ADD's result is
+    ready, so the kernel takes 16 cycles (it ended at 10, before its own ADD, and the vector
+    pipe came out busy 140% of the kernel)."""
+    monkeypatch.setenv("PYPTO_TIMING_ENGINE", engine)
+    k = make_kernels("""
+@pto.kernel
+def dead(a):
+    i = pto.get_global_id()
+    j = i * 3 + 1
+""").dead
+    prof = pto.profile(k, grid=(1, 1, 1), block=(32, 1, 1), args=(pto.alloc_tensor(128),))
+    assert [(e.inst, e.start, e.end) for e in prof.timeline] == [("GLOBAL_ID", 0, 2), ("MUL", 2, 9),
+                                                                 ("ADD", 9, 16), ("EXIT", 10, 11)]
+    assert prof.total_cycles == 16
+    assert prof.pipe_utilization()["vector"] == 14 / 16
 
 
 # ---------------------------------------------------------------- what a launch keeps

@@ -106,6 +106,9 @@ CORE_BYTES = (4096, 65536, 262144)
 MMA_K = (16, 64, 256, 512)
 PROLOGUE = ("i = pto.get_lane_id()", "x = pto.load(af + i)", "c = x < 1e9",
             "j = pto.cast(x, pto.int32)", "p = i * 0")
+# a body's first line that waits for every value of the prologue (and so for its load)
+AFTER_PROLOGUE = "p = pto.select(c, p + j, p)"
+BARRIER_SIZES = (8, 12, 16)
 
 
 @dataclass(frozen=True)
@@ -240,10 +243,14 @@ def _sync_benches():
           lambda k: ([f"b{r} = pto.alloc_local(8)" for r in range(k)], None), count="ALLOC_LOCAL"),
         b("stream", "BARRIER", LANE_SIZES, lambda k: (["pto.barrier()"] * k, None), count="BARRIER"),
         b("stream", "FENCE", LANE_SIZES, lambda k: (["pto.fence()"] * k, None), count="FENCE"),
-        b("stream", "BARRIER_BLOCK", LANE_SIZES, lambda k: (["pto.barrier_block()"] * k, None),
+        # block barriers produce no result: a warp retires once every result it computed is
+        # ready, so the prologue's (its load's) must be ready before the barriers start, and the
+        # wait's own result before the last barrier: the SELECT (latency 7) waits for them all,
+        # and at least 8 barriers follow it
+        b("stream", "BARRIER_BLOCK", BARRIER_SIZES, lambda k: ([AFTER_PROLOGUE] + ["pto.barrier_block()"] * k, None),
           count="BARRIER_BLOCK"),
-        b("barrier_gap", "BARRIER_BLOCK", LANE_SIZES,
-          lambda k: ([f"pto.barrier_block()\ng{r} = x + 1.0" for r in range(k)], None),
+        b("barrier_gap", "BARRIER_BLOCK", BARRIER_SIZES,
+          lambda k: ([AFTER_PROLOGUE] + [f"pto.barrier_block()\ng{r} = x + 1.0" for r in range(k)], None),
           count="BARRIER_BLOCK"),
         # voting block barriers: the ADD / SELECT after each uses the result (one instruction)
         *[bench for name, call, use in (("BARRIER_BLOCK_COUNT", "pto.barrier_block_count(c)", "t{r} + i"),

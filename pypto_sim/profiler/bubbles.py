@@ -109,14 +109,19 @@ def _gaps(prof):
 
 
 def _explaining(prof, i, g0):
-    """For gaps ending at record i's start: i itself if it waited, else the warp's latest
-    earlier wait (of a non-tile instruction) still going on after g0, else -1 (looking back
-    at most _LOOKBACK records of the warp)."""
+    """For gaps ending at record i's start: i itself if it waited for at least half of the
+    gap, else the warp's latest earlier wait (of a non-tile instruction) still going on after
+    g0, else i if it waited at all, else -1 (looking back at most _LOOKBACK records of the
+    warp). An ENDIF's one-cycle stall for the issue port at the end of a 300-cycle gap behind
+    a store that waited for its load does not explain the gap; an MMA that waited most of
+    its gap for its TLOAD does, though the warp dispatched it a few cycles into the gap."""
     rec = prof.records
     prev = prof.previous_in_warp()
     is_tile = np.asarray(prof.pc_is_tile, bool)
-    out = np.where(rec.cause[i] != 0, i, -1)
-    todo = np.nonzero(rec.cause[i] == 0)[0]
+    waited = rec.cause[i] != 0
+    whole = waited & (2 * rec.stall[i] >= rec.issue[i] - g0)
+    out = np.where(whole, i, -1)
+    todo = np.nonzero(~whole)[0]
     j = prev[i[todo]]
     for _ in range(_LOOKBACK):
         live = j >= 0
@@ -129,6 +134,8 @@ def _explaining(prof, i, g0):
         out[todo[found]] = j[found]
         more = ~(gone | found)
         todo, j = todo[more], prev[j[more]]
+    late = (out < 0) & waited
+    out[late] = i[late]
     return out
 
 

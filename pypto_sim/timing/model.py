@@ -427,11 +427,12 @@ class LaunchSimulation(SteppingQueries):
             if next_pc < 0:
                 break
             pc = next_pc
-        # retire: the warp finishes once its stores (and, for warp 0, its tile ops) are done
+        # retire: the warp finishes once its stores (and, for warp 0, its tile ops) are done,
+        # and every result it computed (an unused one still occupies its pipe until then)
         if aicore:
             done = max(ws.store_done, self.aicore_pipes.drained(blk.aicore.p, w, aicore_ops.ALL))
         else:
-            done = max(ws.store_done, blk.tiles.done if w == 0 else 0)
+            done = max(ws.store_done, blk.tiles.done if w == 0 else 0, max(ws.ready))
         if done > env.now:
             yield env.timeout(done - env.now)
         if w == 0:

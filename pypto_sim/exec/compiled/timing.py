@@ -401,10 +401,15 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                     wv[g, W_CAUSE] = CA_NONE
                     wv[g, W_CAUSE_PC] = -1
                     if next_pc < 0:
-                        # retire: the warp ends once its stores are done
-                        if wv[g, W_STORE_DONE] > now:
+                        # retire: the warp ends once its stores are done and every result it
+                        # computed is (an unused one still occupies its pipe until then)
+                        done = wv[g, W_STORE_DONE]
+                        for r in range(wready.shape[0]):
+                            if wready[r] > done:
+                                done = wready[r]
+                        if done > now:
                             wv[g, W_PHASE] = PH_RETIRE
-                            schedule(st, ht, hk, hv, wv[g, W_STORE_DONE], NORMAL, EV_WARP, g)
+                            schedule(st, ht, hk, hv, done, NORMAL, EV_WARP, g)
                         else:
                             why = _exit_check(cfg, g, p, bv, bs_waitq, wst, wpb, wfault)
                             if why:
