@@ -367,6 +367,46 @@ def test_a_missing_cross_core_flag_is_a_race_on_the_gm_tensor():
         pto.sync()
 
 
+@pto.kernel
+def update_in_place(O):
+    """tload(d, O); tadds; tstore(O, d) with no flag: sync="auto" starts the TSTORE after the
+    TADDS, which starts after the TLOAD (each reads the tile the one before wrote)."""
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            d = pto.alloc_tile(4, 8, pto.float32, loc=pto.Vec)
+            pto.tload(d, O)
+            pto.tadds(d, d, 1.0)
+            pto.tstore(O, d)
+
+
+@pto.kernel
+def store_then_reload(O, P):
+    """tstore(O, d) then tload(e, O) into another tile: nothing orders the two GM accesses."""
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            d = pto.alloc_tile(4, 8, pto.float32, loc=pto.Vec)
+            e = pto.alloc_tile(4, 8, pto.float32, loc=pto.Vec)
+            pto.texpands(d, 2.0)
+            pto.tstore(O, d)
+            pto.tload(e, O)
+            pto.tstore(P, e)
+
+
+def test_racecheck_counts_the_order_auto_sync_makes_through_tiles():
+    """Under sync="auto" an operation waits for the other pipes' operations on its tiles, so
+    the TLOAD and TSTORE of one GM tensor around an update of the tile in between are ordered
+    (it was reported as a write-after-read race); a TLOAD of what a TSTORE wrote, into
+    another tile, is not, and still races."""
+    O = dev(np.zeros(32, np.float32), pto.float32)
+    pto.launch(update_in_place, grid=(1,), args=(O,), check="race")
+    pto.sync()
+    np.testing.assert_array_equal(host(O, (32,), np.float32), np.ones(32))
+    P = pto.alloc_tensor(32 * 4, pto.float32)
+    with pytest.raises(pto.RaceError, match=r"read-after-write race on GM tensor 'O .*TLOAD at line \d+ .*after TSTORE"):
+        pto.launch(store_then_reload, grid=(1,), args=(O, P), check="race")
+        pto.sync()
+
+
 # ---------------------------------------------------------------- races between AI cores
 @pto.kernel
 def cores_store(X, Y, shift, stride):

@@ -33,6 +33,9 @@ class AICoreRaces:
         self.clock = np.zeros((N_UNITS * P, N_UNITS * P), np.int64)
         self.tiles: dict = {}        # (array index, owning buffer) -> {region: access history}
         self.gm: dict = {}           # tensor slot -> {(lo, hi, rows, cols, stride): history}
+        # sync="auto": (array index, owning buffer) -> {region: {"w": the last write's clocks,
+        # "r": the reads' since, joined}}, the orders auto sync makes by the tiles' data
+        self.auto: dict = {}
 
     def tick(self, unit, pipe) -> tuple:
         t = unit * P + pipe
@@ -81,10 +84,40 @@ class AICoreRaces:
         return None
 
 
+def _auto_wait(race, arr_id, w, pipe, accesses):
+    """sync="auto": an operation waits for the other pipes' operations on the tile elements it
+    reads (their writes) or writes (their reads and writes), which orders their GM accesses
+    too: join those operations' clocks into its queue's."""
+    for v, is_write in accesses:
+        mine = _Elements(v.region())
+        for key, seen in race.auto.get((arr_id, v.root), {}).items():
+            if key == v.region() or mine.shares(key):
+                for kind in ("w", "r") if is_write else ("w",):
+                    if seen.get(kind) is not None:
+                        race.join(w, pipe, seen[kind])
+
+
+def _auto_keep(race, arr_id, w, pipe, accesses):
+    """After the operation's tick: its clocks, for the later operations that wait for it."""
+    if not accesses:
+        return
+    vc = race.carry(w, pipe)
+    for v, is_write in accesses:
+        seen = race.auto.setdefault((arr_id, v.root), {}).setdefault(v.region(), {})
+        if is_write:
+            seen["w"], seen["r"] = vc, None
+        else:
+            seen["r"] = vc if seen.get("r") is None else np.maximum(seen["r"], vc)
+
+
 def race_check(sim, ai, blk, w, pipe, pc, reads, writes, gm):
     race = ai.race
-    t, stamp = race.tick(w, pipe)
     arr_id = 1 if w == 2 else 0
+    auto = sim.prog.sync != "manual"
+    accesses = [(v, False) for v in reads] + [(v, True) for v in writes] if auto else ()
+    _auto_wait(race, arr_id, w, pipe, accesses)
+    t, stamp = race.tick(w, pipe)
+    _auto_keep(race, arr_id, w, pipe, accesses)
     # with sync="auto" the engine orders every pair of accesses to a tile by its data, so
     # only GM (which auto sync does not order) can race
     tile_checks = ((reads, False), (writes, True)) if sim.prog.sync == "manual" else ()
