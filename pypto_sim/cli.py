@@ -305,7 +305,10 @@ def _microbench(ns) -> int:
     """Run the microbenchmarks on a machine (or the NPU) and write their rows as CSV."""
     _check_output(ns.output, "-o")
     m = resolve_machine(ns.machine or DEFAULT_MACHINE)
-    only = [x.strip() for x in ns.only.split(",") if x.strip()] if ns.only else None
+    only = [x.strip() for x in ns.only.split(",") if x.strip()] if ns.only is not None else None
+    if only == []:
+        raise CommandLineError(f"--only {ns.only!r} names no microbenchmark or instruction",
+                               hint="leave --only out to run them all, or give names: --only ADD,TLOAD")
     start = time.perf_counter()
     rows = run_microbenchmarks(m, only=only, on_npu=ns.npu, keep_sources=ns.kernels)
     path = write_rows(rows, ns.output)

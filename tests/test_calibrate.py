@@ -560,3 +560,14 @@ def test_calibrate_refuses_rows_that_contradict_a_rule_in_one_line(default_rows,
                                                          "could not determine 1 entry")
     assert "fusion.TLOAD+MMA.saving = -21 (TLOAD 472 + MMA 37 predicted, pair measured 530 cycles)" in err
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["odd.csv"]
+
+
+def test_microbench_only_of_no_names_is_refused(tmp_path, capsys, monkeypatch):
+    """`--only ""` (or ", ,") names nothing: one line saying so, exit 1 and no rows written,
+    where it ran all of the microbenchmarks."""
+    monkeypatch.chdir(tmp_path)
+    for only in ("", " , "):
+        code = main(["microbench", "--only", only, "-o", str(tmp_path / "rows.csv")])
+        _out, err = capsys.readouterr()
+        assert code == 1 and "names no microbenchmark or instruction" in err
+    assert not (tmp_path / "rows.csv").exists()

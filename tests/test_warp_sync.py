@@ -179,3 +179,16 @@ def test_a_read_only_host_array_the_kernel_writes_is_an_error_not_a_silent_loss(
         iota[1, 64](host, 50)
     iota[1, 64](host, 0)                     # n = 0: nothing written, nothing to copy back
     np.testing.assert_array_equal(host, np.full(64, -1))
+
+
+def test_launch_form_mistakes_name_what_was_given():
+    """forall(5.5) (was reported as grid=(1.0,)), an empty host array (was alloc_tensor's
+    nbytes=0) and memcpy_h2d of a device tensor as the host array (was "0 bytes (0 x float64)")
+    are ArgumentErrors naming the argument."""
+    with pytest.raises(pto.ArgumentError, match=r"forall\(ntasks\): the number of lanes must be a whole number, not float 5.5"):
+        iota.forall(5.5)
+    with pytest.raises(pto.ArgumentError, match=r"the numpy array passed as 'o' is empty \(shape \(0,\)\)"):
+        iota[1, 32](np.zeros(0, np.int32), 0)
+    d = pto.alloc_tensor(16 * 4, pto.int32)
+    with pytest.raises(pto.ArgumentError, match=r"memcpy_h2d\(dst, host\): host is the device tensor"):
+        pto.memcpy_h2d(d, d)

@@ -130,6 +130,10 @@ class Device:
     # ---------------------------------------------------------------- memcpy
     def memcpy_h2d(self, dst, host):
         _check_tensor(dst, "memcpy_h2d(dst, host)")
+        if getattr(host, "is_device_tensor", False):
+            raise ArgumentError(f"memcpy_h2d(dst, host): host is the device tensor '{host.name}'; it copies "
+                                "a numpy array in", hint=f"copy between tensors through the host: "
+                                f"pto.memcpy_h2d(dst, {host.name}.numpy())")
         host = np.asarray(host)
         _check_copy("memcpy_h2d", dst, host)
         if self.users_of(dst.alloc):

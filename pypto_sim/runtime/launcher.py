@@ -92,6 +92,9 @@ def _star_call_refs() -> int:
 
 def _on_device(host, name):
     """A device tensor holding a copy of host, named after the parameter it is passed as."""
+    if host.size == 0:
+        raise ArgumentError(f"the numpy array passed as '{name}' is empty (shape {host.shape}); a device "
+                            "tensor holds at least one element", hint="pass an array of at least one element")
     host_c = np.ascontiguousarray(host)
     tensor = current_device().alloc_tensor(host_c.nbytes, host_c.dtype, name)
     current_device().memcpy_h2d(tensor, host_c)
@@ -112,6 +115,9 @@ class LaunchableKernel(Kernel):
     def forall(self, ntasks, tpb=0):
         """The launch configuration covering ``ntasks`` lanes: ``tpb`` lanes per block (0: 256,
         or ntasks rounded up to a whole warp when that is fewer), ceil(ntasks / tpb) blocks."""
+        if isinstance(ntasks, bool) or not isinstance(ntasks, (int, np.integer)):
+            raise ArgumentError(f"forall(ntasks): the number of lanes must be a whole number, not "
+                                f"{type(ntasks).__name__} {ntasks!r}", hint="e.g. kernel.forall(n)(...)")
         if ntasks < 0:
             raise ArgumentError(f"Can't create ForAll with negative task count: {ntasks}")
         if tpb < 0:
