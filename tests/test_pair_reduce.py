@@ -119,7 +119,7 @@ def k(A):
 
 @pytest.mark.parametrize("tiles, call, message", [
     ("s = pto.alloc_tile(8, 64, pto.int32, loc=pto.Vec)\nd = pto.alloc_tile(8, 64, pto.int32, loc=pto.Vec)",
-     "pto.tpairreducesum(d, s)", "'d' holds int32; A2/A3 takes float32 or float16 (\"Fix: TPAIRREDUCESUM has invalid data type.\""),
+     "pto.tpairreducesum(d, s)", "'d' holds int32; A2/A3 takes float32, float16 (\"Fix: TPAIRREDUCESUM has invalid data type.\""),
     ("s = pto.alloc_tile(8, 64, pto.float16, loc=pto.Vec)\nd = pto.alloc_tile(8, 64, pto.float32, loc=pto.Vec)",
      "pto.tpairreducesum(d, s)", "'s' holds float16 and 'd' float32 (\"Fix: TPAIRREDUCESUM input tile src0 and dst tile data type mismatch"),
     ("s = pto.alloc_tile(8, 64, pto.float32, loc=pto.Vec, valid=(8, 63))\n"

@@ -81,11 +81,11 @@ def test_int16_partial_add_wraps_and_runs_functionally_and_under_the_checks(make
      "            pto.tpartadd(d, c, e)",
      "valid regions 8 x 32 ('c') and 16 x 8 ('e') against dst's 16 x 32: one source must cover"),
     ("h = pto.alloc_tile(16, 32, pto.float16, loc=pto.Vec)\n            pto.tpartmax(d, a, h)",
-     "'h' holds float16, 'd' float32"),
+     "'h' holds float16 and 'd' float32 (the three tiles hold one dtype"),
     ("w = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec, valid=(16, 32))\n            pto.tpartmul(d, a, w)",
      "tiles of different widths (32, 64 elements a row) are not built"),
     ("u = pto.alloc_tile(16, 32, pto.uint8, loc=pto.Vec)\n            pto.tpartmin(u, u, u)",
-     "pto.tpartmin takes float32, float16, int32, int16 tiles on A2/A3, not uint8"),
+     "pto.tpartmin: 'u' holds uint8; A2/A3 takes float32, float16, int32, int16"),
 ])
 def test_illegal_partial_ops_are_compile_errors_at_the_line(make_kernels, body, message):
     mod = make_kernels(f'''

@@ -423,12 +423,8 @@ def lower_partial(comp, node, args, builtin):
     region dst's and the other's within it)."""
     spec, call = builtin.specs[0], builtin.name
     dst, s0, s1 = comp.typed_tiles(spec, node, args, ("dst", "src0", "src1"))
-    if dst.dtype.name not in spec.dtypes:
-        comp.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles on A2/A3, not {dst.dtype}")
-    for t in (s0, s1):
-        if t.dtype != dst.dtype:
-            comp.error(node, f"pto.{call}: '{t.name}' holds {t.dtype}, '{dst.name}' {dst.dtype}; the three "
-                             "tiles hold one dtype")
+    comp.one_dtype(node, spec, f"pto.{call}", dst, (s0, s1), "TPartAdd.hpp's TPartOp check",
+                   "the three tiles hold one dtype, TPartAdd.hpp")
     for t in (dst, s0, s1):
         if t.tile.layout != "row":
             comp.error(node, f"pto.{call}: '{t.name}' is ColMajor; A2/A3's TPartOp.hpp takes RowMajor tiles")

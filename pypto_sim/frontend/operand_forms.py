@@ -48,6 +48,17 @@ def flag_given(v) -> bool:
 class OperandForms:
     """Operands of row reductions, row expansion and elementwise ops as pto-isa writes them."""
 
+    def one_dtype(self, node, spec, call, dst, sources, invalid, mismatch):
+        """dst's dtype one of spec's and each source's dst's, as A2/A3's static_asserts ask:
+        a CompileError naming the tile, with ``invalid`` / ``mismatch`` (the header's words)
+        after it."""
+        if dst.dtype.name not in spec.dtypes:
+            self.error(node, f"{call}: '{dst.name}' holds {dst.dtype}; A2/A3 takes {', '.join(spec.dtypes)} "
+                             f"({invalid})")
+        for t in sources:
+            if t.dtype != dst.dtype:
+                self.error(node, f"{call}: '{t.name}' holds {t.dtype} and '{dst.name}' {dst.dtype} ({mismatch})")
+
     def match_valid(self, node, call, t, ref, what, source, asserted=True):
         """t's valid `what` ("rows" or "columns") must be ref's, as A2/A3's PTO_ASSERT in
         `source` requires (asserted; else the rule is pypto_sim's, `source` saying why): a

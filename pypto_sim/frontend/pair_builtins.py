@@ -19,12 +19,8 @@ def lower_pair_reduce(comp, node, args):
     spec = comp.isa["TPAIRREDUCESUM"]
     call = f"pto.{spec.builtin}"
     dst, src = comp.typed_tiles(spec, node, args, ("dst", "src"))
-    if dst.dtype.name not in spec.dtypes:
-        comp.error(node, f"{call}: '{dst.name}' holds {dst.dtype}; A2/A3 takes {' or '.join(spec.dtypes)} "
-                         f"(\"Fix: TPAIRREDUCESUM has invalid data type.\", {_HEADER})")
-    if src.dtype != dst.dtype:
-        comp.error(node, f"{call}: '{src.name}' holds {src.dtype} and '{dst.name}' {dst.dtype} (\"Fix: "
-                         f"TPAIRREDUCESUM input tile src0 and dst tile data type mismatch.\", {_HEADER})")
+    comp.one_dtype(node, spec, call, dst, (src,), f"\"Fix: TPAIRREDUCESUM has invalid data type.\", {_HEADER}",
+                   f"\"Fix: TPAIRREDUCESUM input tile src0 and dst tile data type mismatch.\", {_HEADER}")
     for t in (dst, src):
         if t.tile.layout != "row":
             comp.error(node, f"{call}: '{t.name}' is ColMajor (\"Fix: TPAIRREDUCESUM only support row major "

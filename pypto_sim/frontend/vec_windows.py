@@ -109,12 +109,8 @@ def lower_tconcat(comp, node, args):
     spec = comp.isa["TCONCAT"]
     call, header = "pto.tconcat", "include/pto/npu/a2a3/TConcat.hpp"
     dst, s0, s1 = comp.typed_tiles(spec, node, args, ("dst", "src0", "src1"))
-    if dst.dtype.name not in spec.dtypes:
-        comp.error(node, f"{call}: '{dst.name}' holds {dst.dtype} (\"TCONCAT: Invalid data type.\", {header})")
-    for t in (s0, s1):
-        if t.dtype != dst.dtype:
-            comp.error(node, f"{call}: '{t.name}' holds {t.dtype} and '{dst.name}' {dst.dtype} (\"TCONCAT: Data "
-                             f"type of dst, src0 and src1 must be the same.\", {header})")
+    comp.one_dtype(node, spec, call, dst, (s0, s1), f"\"TCONCAT: Invalid data type.\", {header}",
+                   f"\"TCONCAT: Data type of dst, src0 and src1 must be the same.\", {header}")
     for t in (dst, s0, s1):
         if t.tile.layout != "row" or t.tile.storage is not None:
             comp.error(node, f"{call}: '{t.name}' is not a RowMajor tile of its own dtype; the ND path is built")
