@@ -537,3 +537,23 @@ def test_a_sixteenth_pending_cross_core_signal_is_the_hang_it_is_on_the_device(m
         pto.launch(k, grid=(1,), args=(X, 16), mode=mode)
         pto.sync()
     assert info.value.line == 7
+
+
+def test_synccheck_reports_a_cross_core_signal_no_unit_took(make_kernels):
+    """The AIC signals cross-core event 2, which goes to both AIVs, and only AIV0 waits for it:
+    at the block's end AIV1's counter for the event is still set (into the next kernel on
+    hardware), a SyncCheckError naming both units, the event and the cross_core_set_flag's line;
+    with both AIVs waiting the launch passes."""
+    body = ("\n@pto.kernel\ndef k(X, O):\n    with pto.cube():\n        pto.cross_core_set_flag(2)\n"
+            "    with pto.vector():\n        if pto.get_subblock_id() == 0:\n"
+            "            pto.cross_core_wait_flag(2)\n        ALSO\n")
+    X, O = pto.alloc_tensor(1024), pto.alloc_tensor(1024)
+    with pytest.raises(pto.SyncCheckError, match=r"cross_core_set_flag\(2\) of AIC to AIV1 in block \(0, 0, 0\) was "
+                                                 r"never waited for \(1 unmatched\)") as info:
+        pto.launch(make_kernels(body.replace("ALSO", "pass")).k, grid=(1,), args=(X, O), check="synccheck")
+        pto.sync()
+    assert Path(info.value.file).read_text().splitlines()[info.value.line - 1].strip() == \
+        "pto.cross_core_set_flag(2)"
+    both = body.replace("ALSO", "else:\n            pto.cross_core_wait_flag(2)")
+    pto.launch(make_kernels(both).k, grid=(1,), args=(X, O), check="synccheck")
+    pto.sync()

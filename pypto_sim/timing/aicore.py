@@ -127,7 +127,8 @@ def uninitialised_load(sim, pc, blk, w, slot, element, now):
 
 def unmatched_aicore_flags(sim, blk):
     """synccheck at a block's end: a unit's set_flag no wait_flag took (on hardware the event
-    stays set into the next kernel) is a SyncCheckError naming the unit, pipes and event."""
+    stays set into the next kernel) is a SyncCheckError naming the unit, pipes and event; so
+    is a cross-core signal no cross_core_wait_flag took."""
     pending = sim.aicore_pipes.fn[3 * blk.core.index:3 * blk.core.index + 3]
     for w, src, dst, event in zip(*np.nonzero(pending)):
         names = [PTO_PIPE_NAMES[PIPES[int(x)]] for x in (src, dst)]
@@ -140,6 +141,20 @@ def unmatched_aicore_flags(sim, blk):
             block=blk.coords, warp=int(w), unit=UNIT_NAMES[int(w)],
             hint="pair every set_flag with a wait_flag on the same pipes and event (pre-armed flags "
                  "are waited for at the end, as pto-isa's kernels do)")
+    # a cross-core signal no cross_core_wait_flag took: the receiving unit's counter for the
+    # event stays set into the next kernel, as a set_flag's does
+    signals = sim.aicore_pipes.cn[blk.aicore.p]
+    for to, event, frm in zip(*np.nonzero(signals)):
+        lines = sorted({ins.line for ins in sim.prog.instrs
+                        if ins.op == "CROSS_CORE_SET_FLAG" and int(ins.aux[0]) == int(event)})
+        raise SyncCheckError(
+            f"synccheck: cross_core_set_flag({int(event)}) of {UNIT_NAMES[int(frm)]} to {UNIT_NAMES[int(to)]} in "
+            f"block {blk.coords} was never waited for ({int(signals[to, event, frm])} unmatched)"
+            + (f"; the kernel sets it at lines {', '.join(map(str, lines))}" if len(lines) > 1 else ""),
+            kernel=sim.kernel_name, file=sim.prog.file, line=lines[0] if lines else None,
+            block=blk.coords, warp=int(frm), unit=UNIT_NAMES[int(frm)],
+            hint=f"have {UNIT_NAMES[int(to)]} take each signal with pto.cross_core_wait_flag({int(event)}) (an "
+                 "AIC's signal goes to both AIVs of the core)")
 
 
 # ---------------------------------------------------------------- flags
