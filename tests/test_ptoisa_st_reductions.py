@@ -424,7 +424,7 @@ def test_tpartmax_and_tpartmin_a2a3_refuses_8_bit_tiles(make_kernels, op, name):
     int16, half, float ("Fix: TPARTMAX Invalid data type.", include/pto/npu/a2a3/TPartMax.hpp
     lines 74-80; TPartMin.hpp alike; docs/isa/TPARTMAX.md "A2A3 implementation checks")."""
     kernel = make_kernels(PART.format(dt=PTOISA_DTYPES[name], op=op)).k
-    refused(kernel, 3, PTOISA_DTYPES[name], rf"pto\.{op}\b.*\b(got|not) {PTOISA_DTYPES[name]}\b")
+    refused(kernel, 3, PTOISA_DTYPES[name], rf"pto\.{op}\b.*\b(got|not|holds) {PTOISA_DTYPES[name]}\b")
 
 
 # ---------------------------------------------------------------- TPARTMUL

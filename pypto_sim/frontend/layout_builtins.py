@@ -423,8 +423,9 @@ def lower_partial(comp, node, args, builtin):
     region dst's and the other's within it)."""
     spec, call = builtin.specs[0], builtin.name
     dst, s0, s1 = comp.typed_tiles(spec, node, args, ("dst", "src0", "src1"))
-    comp.one_dtype(node, spec, f"pto.{call}", dst, (s0, s1), "TPartAdd.hpp's TPartOp check",
-                   "the three tiles hold one dtype, TPartAdd.hpp")
+    header = f"include/pto/npu/a2a3/TPart{spec.name[5:].capitalize()}.hpp"
+    comp.one_dtype(node, spec, f"pto.{call}", dst, (s0, s1), f"\"Fix: {spec.name} Invalid data type.\", {header}",
+                   f"the three tiles hold one dtype, {header}")
     for t in (dst, s0, s1):
         if t.tile.layout != "row":
             comp.error(node, f"pto.{call}: '{t.name}' is ColMajor; A2/A3's TPartOp.hpp takes RowMajor tiles")
