@@ -310,6 +310,7 @@ def aicore(h, f):
         pto.tinsert(sc, ir, 0, 0)
         pto.tmov(fr, fs)
         pto.tci(pto.tsubview(ir, 0, 0, 1, 64), 0, fs)
+        pto.tci(pto.tsubview(ir, 0, 0, 1, 64), 7, descending=True)
         pv = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec, valid=(4, 16))
         pto.tpartadd(v, v, pv)
         pto.tpartmax(v, pv, v)

@@ -62,10 +62,6 @@ test_ptoisa_npu_fused_select.py).
 Not ported:
 - TDIVSTest.case5 - case8: TDIVS(dst, scalar, src), scalar / tile (TDivS.hpp TSDiv); pypto_sim's
   tdivs has only the tile / scalar form (dst, src, scalar).
-- TCI_Test.case_i32_asc_S0 and .case_i32_desc_S100: TCI(dst, start) without tmp, A2/A3's scalar
-  loop (TCI.hpp lines 28-41: start + i, start - i); pypto_sim builds only TCI's vector path with a
-  tmp (its descending values are -(start + k), which would not meet case_i32_desc_S100's
-  100 - k). pto-isa's tests/npu/a2a3 TCI cases are in tests/test_sequence_ops.py.
 """
 import numpy as np
 import pytest
@@ -671,3 +667,28 @@ def test_the_cases_a2a3_refuses(make_kernels, source, args, message):
     kernel = make_kernels(source).k
     with pytest.raises(pto.CompileError, match=message):
         kernel.program_for(args)
+
+
+# ---------------------------------------------------------------- TCI(dst, start)
+TCI_SCALAR = """
+@pto.kernel
+def k(O, start):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            d = pto.alloc_tile(1, 16, pto.int32, loc=pto.Vec)
+            pto.tci(d, start, descending={descending})
+            pto.tstore(O, d)
+"""
+
+
+@pytest.mark.parametrize("case, start, descending", [("case_i32_asc_S0", 0, False),
+                                                     ("case_i32_desc_S100", 100, True)])
+def test_tci_without_tmp(make_kernels, case, start, descending):
+    """TCI_Test.case_i32_asc_S0 and .case_i32_desc_S100 (tests/cpu/st/testcase/tci):
+    tci_kernel.cpp's runTCI<descending, 16> fills a 1 x 16 int32 tile with TCI(dst, start),
+    A2/A3's scalar loop (TCI.hpp: start + i, start - i), and TSTOREs it; gen_data.py's golden is
+    start + arange(16) or start - arange(16), compared exactly."""
+    out, = run_kernel(make_kernels(TCI_SCALAR.format(descending=descending)).k, [], [((16,), np.int32)], start)
+    golden = (start - np.arange(16) if descending else start + np.arange(16)).astype(np.int32)
+    np.testing.assert_array_equal(out, golden)
+

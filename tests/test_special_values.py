@@ -756,7 +756,7 @@ AICORE_VALUE_TESTED = {"TEXTRACT", "TEXTRACT_V2V", "TINSERT_V2V", "TMOV", "TMOV_
                        # tests/test_scatter_ops.py (the mask scatters run the same kernel's loop)
                        "TGATHER_IDX", "TSCATTER_IDX", "TSCATTER", "TSCATTER_COL",
                        # integer sequences, at the wrap of int16 and uint16: tests/test_sequence_ops.py
-                       "TCI",
+                       "TCI", "TCI_S",
                        # partial ops: the ALU's expressions, NaN and infinities against the
                        # reference in tests/test_tile_differential.py (test_partial_ops_match_reference)
                        "TPARTADD", "TPARTMAX", "TPARTMIN", "TPARTMUL",

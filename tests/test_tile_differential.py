@@ -783,18 +783,20 @@ def test_concatenations_match_reference_and_numpy(ex):
 
 
 def test_integer_sequences_match_reference_and_numpy(ex):
-    """TCI is start + arange(cols), negated when descending, wrapped to the tile's integer type,
+    """TCI is start + arange(cols), negated when descending (1), start - arange(cols) for the
+    scalar loop's descending (2, TCI_S), wrapped to the tile's integer type,
     for each of its dtypes, starts at and past the type's ends, and one column or many."""
     for dt_name in ISA.by_name["TCI"].dtypes:
         dt = getattr(dtypes, dt_name)
         for cols in (1, 7, 64, 300):
             for start in (0, 5, -3, 32767, 2**31 - 2):
-                for descending in (0, 1):
+                for descending in (0, 1, 2):
                     l1 = np.full(cols + 4, -5.0)
                     out = run_both(ex, "tile_ci", dict(l1=l1), ["l1", 2, float(start), descending, cols, dt.code],
                                    f"TCI {dt_name} cols={cols} start={start} descending={descending}")
                     seq = start + np.arange(cols, dtype=np.int64)
-                    want = (-seq if descending else seq).astype(dt.numpy)
+                    want = (start - np.arange(cols, dtype=np.int64) if descending == 2 else -seq if descending
+                            else seq).astype(dt.numpy)
                     assert_same(out["l1"][2:2 + cols], want.astype(np.float64), "TCI against numpy")
                     assert (out["l1"][:2] == -5.0).all() and (out["l1"][-2:] == -5.0).all()
 
@@ -1237,7 +1239,7 @@ def test_every_tile_instruction_is_covered():
     covered = ({s.name for s in TILE_ALU} | {s.name for s in TILE_CONVERT} | {s.name for s in TILE_REDUCE} | {s.name for s in TILE_EXPAND_OP}
                | {s.name for s in TILE_COL_REDUCE} | {s.name for s in TILE_COL_EXPAND_OP}
                | {s.name for s in TILE_MASK} | {"TTRI", "TCI", "TPARTADD", "TPARTMAX", "TPARTMIN", "TPARTMUL", "TPAIRREDUCESUM",
-                  "TCONCAT"})
+                  "TCONCAT", "TCI_S"})
     for names in HAND_TESTED.values():
         covered |= names
     needed = {s.name for s in ISA.specs if s.family in TILE_FAMILIES and s.family not in NO_VALUES}

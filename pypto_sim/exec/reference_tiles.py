@@ -214,10 +214,13 @@ def tile_tri(l1, dst, diagonal, upper, rows, cols, dpitch):
 
 
 def tile_ci(l1, dst, start, descending, cols, dt):
-    """TCI: numpy's start + arange(cols), negated when descending, cast to dt (numpy's integer
-    casts keep the low bits, as the int lanes' adds wrap)."""
+    """TCI: numpy's start + arange(cols), negated when descending is 1, start - arange(cols)
+    when it is 2 (TCI_S), cast to dt (numpy's integer casts keep the low bits, as the int
+    lanes' adds wrap)."""
     seq = int(start) + np.arange(cols, dtype=np.int64)
-    if descending:
+    if int(descending) == 2:
+        seq = int(start) - np.arange(cols, dtype=np.int64)
+    elif descending:
         seq = -seq
     l1[dst:dst + cols] = seq.astype(dtypes.BY_CODE[int(dt)].numpy)
 

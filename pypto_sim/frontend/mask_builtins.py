@@ -166,14 +166,11 @@ TCI_TMP_BYTES = {4: 768, 2: 1792}
 def lower_tci(comp, node, args):
     """pto.tci(dst, start, tmp, descending=False): TCI's operands in its record's order, after
     A2/A3's checks (TCI.hpp): an integer one-row dst, a tmp of the vector path's size whose
-    scratch bytes are not dst's, an integer start, a constant descending."""
-    spec = comp.isa["TCI"]
-    if args.get("tmp", NONE) is NONE:
-        comp.error(node, "pto.tci without tmp is pto-isa's TCI(dst, start), whose scalar loop runs on the "
-                         "scalar unit (TCI.hpp); that form is not built",
-                   "pass tmp, a Vec tile of 2 KiB (pto.alloc_tile(1, 512, pto.float32, loc=pto.Vec)), for "
-                   "A2/A3's vector path: the same values, descending apart (-(start + k))")
-    dst, tmp = comp.typed_tiles(spec, node, args, ("dst", "tmp"))
+    scratch bytes are not dst's, an integer start, a constant descending; without tmp, TCI_S,
+    the scalar loop of TCI(dst, start)."""
+    scalar = args.get("tmp", NONE) is NONE          # TCI(dst, start): TCI.hpp's scalar loop (TCI_S)
+    spec = comp.isa["TCI_S" if scalar else "TCI"]
+    dst, tmp = (comp.typed_tiles(spec, node, args, ("dst",) if scalar else ("dst", "tmp")) + [None])[:2]
     if dst.dtype.name not in spec.dtypes:
         comp.error(node, f"pto.tci fills {', '.join(spec.dtypes)} tiles, not {dst.dtype}",
                    "A2/A3's TCI adds in integer vector lanes (TCI.hpp); fill an int32 tile and "
@@ -181,6 +178,31 @@ def lower_tci(comp, node, args):
     if dst.tile.rows != 1:
         comp.error(node, f"pto.tci: '{dst.name}' has {dst.tile.rows} rows; TCI fills one row "
                          "(TCI.hpp: static_assert TileData::Rows == 1)", "allocate it as 1 x cols")
+    if not scalar:
+        _check_tci_tmp(comp, node, dst, tmp)
+    start, descending = args["start"], args["descending"]
+    if isinstance(start, Const) and float(start.value) != int(start.value):
+        comp.error(node, f"pto.tci: start {start.value} is not an integer; TCI's start has the "
+                         f"tile's type ({dst.dtype})")
+    if not isinstance(descending, Const):
+        comp.error(node, "pto.tci: descending must be True or False, known at compile time")
+    # the record's descending: 1 the vector path's -(start + k), 2 the scalar loop's start - k
+    down = int(bool(descending.value)) * (2 if scalar else 1)
+    sizes = {"rows": Const(1, dtypes.int32), "cols": dst.tile.valid_cols, "descending": Const(down, dtypes.int32)}
+    ops = []
+    for o in spec.value_operands:
+        if o.kind == "tile":
+            ops.append(comp._base(dst if o.name == "dst" else tmp, node, "tci"))
+        elif o.name == "start":
+            ops.append(_scalar(comp, start, dst.dtype, node, "tci"))
+        else:
+            ops.append(comp._int_operand(sizes[o.name], node, o.name))
+    comp.emit(spec.name, None, tuple(ops), dst.dtype, node, aux=comp.tile_aux())
+    comp.instrs[-1].comment = f"{dst.name} <- " + ("start - k" if down == 2 else "-(start + k)" if down else "start + k")
+
+
+def _check_tci_tmp(comp, node, dst, tmp):
+    """The vector path's tmp: the size TCI.md gives, its scratch bytes apart from dst's."""
     need, have = TCI_TMP_BYTES[dst.dtype.itemsize], tmp.tile.rows * tmp.tile.cols * tmp.dtype.itemsize
     if have < need:
         comp.error(node, f"pto.tci: tmp '{tmp.name}' holds {have} bytes; the vector path for "
@@ -193,24 +215,6 @@ def lower_tci(comp, node, args):
                          f"builds 0..{63 if dst.dtype.itemsize == 4 else 127} in tmp's first {need} bytes "
                          "and adds start to it into dst (TCI.hpp), so dst would read its own results",
                    "give tmp a tile of its own")
-    start, descending = args["start"], args["descending"]
-    if isinstance(start, Const) and float(start.value) != int(start.value):
-        comp.error(node, f"pto.tci: start {start.value} is not an integer; TCI's start has the "
-                         f"tile's type ({dst.dtype})")
-    if not isinstance(descending, Const):
-        comp.error(node, "pto.tci: descending must be True or False, known at compile time")
-    sizes = {"rows": Const(1, dtypes.int32), "cols": dst.tile.valid_cols,
-             "descending": Const(int(bool(descending.value)), dtypes.int32)}
-    ops = []
-    for o in spec.value_operands:
-        if o.kind == "tile":
-            ops.append(comp._base(dst if o.name == "dst" else tmp, node, "tci"))
-        elif o.name == "start":
-            ops.append(_scalar(comp, start, dst.dtype, node, "tci"))
-        else:
-            ops.append(comp._int_operand(sizes[o.name], node, o.name))
-    comp.emit("TCI", None, tuple(ops), dst.dtype, node, aux=comp.tile_aux())
-    comp.instrs[-1].comment = f"{dst.name} <- {'-(' if descending.value else ''}start + k{')' if descending.value else ''}"
 
 
 # pto.tcmp, tcmps, tsel, tsels: one lowering, from each instruction's ISA record

@@ -407,10 +407,15 @@ def load_machine_from(path) -> Machine:
             if key == "source_64":
                 continue
             number = _is_number(value) and math.isfinite(value)
-            positive = number and (value > 0 if key not in _MAY_BE_ZERO else value >= 0)
+            # a scalar loop priced by the element (per_element) runs no vector repeat
+            may_be_zero = key in _MAY_BE_ZERO or (key == "per_repeat" and spec.family != "tile_move"
+                                                  and _is_number(extra.get("per_element")) and
+                                                  extra["per_element"] > 0)
+            positive = number and (value > 0 if not may_be_zero else value >= 0)
             if key not in _INSTR_EXTRA or not positive:
                 raise MachineError(f"{path}: [instruction] {spec.name}: '{key} = {value!r}' is not one "
-                                   f"of {_INSTR_EXTRA} with a positive number ({', '.join(_MAY_BE_ZERO)}: >= 0)")
+                                   f"of {_INSTR_EXTRA} with a positive number ({', '.join(_MAY_BE_ZERO)}, and "
+                                   "per_repeat beside a per_element: >= 0)")
         needed = (("per_repeat", "repeat_bytes") if spec.family in VECTOR_FAMILIES
                   else ("per_repeat", "per_repeat_f32", "k_tile", "k_tile_f32") if spec.family == "tile_mma"
                   else ())

@@ -382,14 +382,17 @@ def tile_tri(l1, dst, diagonal, upper, rows, cols, dpitch):
 
 @njit(cache=True, error_model="numpy")
 def tile_ci(l1, dst, start, descending, cols, dt):
-    """TCI: dst[k] = start + k for k < cols, negated when descending (A2/A3's vector path:
-    vadds, then vmuls by -1), wrapped to dt's bits as its int lanes add."""
+    """TCI: dst[k] = start + k for k < cols, negated when descending is 1 (A2/A3's vector
+    path: vadds, then vmuls by -1), start - k when it is 2 (TCI_S, the scalar loop), wrapped to
+    dt's bits as its int lanes add."""
     bits = 8 * ITEMSIZE[dt]
     signed = GM_KIND[dt] == 1
     s = np.int64(start)
     for k in range(cols):
         v = s + k
-        if descending:
+        if descending == 2:
+            v = s - k
+        elif descending:
             v = -v
         l1[dst + k] = wrap_bits(np.float64(v), bits, signed)
 
