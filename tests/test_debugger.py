@@ -209,6 +209,34 @@ def test_freeing_a_tensor_of_a_paused_launch_is_refused():
         ctx.restart()
 
 
+def test_a_paused_session_holds_its_tensors_against_del_and_lets_go_after_an_error(make_kernels):
+    """`del` of the last name of a paused launch's tensor (its finalizer) does not free it: the
+    session holds it, so a tensor allocated next gets other bytes and keeps its values; a
+    session stopped by a kernel error holds nothing (free() works)."""
+    import gc
+    a, b, d_a, d_b, d_o = _article_setup(n=256, launch=False)
+    ctx = dbg.debug_kernel(vector_add, args=(d_a, d_b, d_o, 256), grid=1, block=256, echo=False)
+    ctx.step(3)
+    address = d_o.alloc.byte_addr
+    del d_o
+    gc.collect()
+    other = pto.to_device(np.full(256, 7.0, np.float32))
+    assert other.alloc.byte_addr != address
+    ctx.continue_()
+    np.testing.assert_array_equal(other.numpy(), np.full(256, 7.0))
+    np.testing.assert_array_equal(ctx.tensor("o"), a + b)
+    k = make_kernels("""
+@pto.kernel
+def past(o):
+    o[pto.get_global_id() + 1] = 1.0
+""").past
+    out = pto.alloc_tensor(32 * 4)
+    bad = dbg.debug_kernel(k, args=(out,), grid=1, block=32, echo=False)
+    with pytest.raises(pto.OutOfBoundsError):
+        bad.continue_()
+    out.free()
+
+
 def test_step_back_restores_hbm_written_by_stores():
     """A fresh output tensor: after the run d_o holds a + b; stepping all the way back leaves it
     zero again, and running forward again writes it again."""

@@ -102,6 +102,10 @@ class DebugContext(InspectMixin, BreakpointList):
             else:
                 self._scalars[arg.name] = value
         self.launch_args = pending.args
+        # the caller's tensors, held while the session lives: a `del` of one (its finalizer)
+        # would otherwise free memory the paused kernel still writes
+        self._held = tuple(a for a in (args if isinstance(args, (tuple, list)) else (args,))
+                           if getattr(a, "is_device_tensor", False))
         self._hbm = self.device.hbm.data
         # the state every replay starts from: the bytes (and initcheck's bits) of the memory the
         # launch's tensors own, all a kernel can touch (bounds are always checked); the rest of
@@ -419,4 +423,4 @@ def debug_kernel(kernel, args=(), grid=None, block=None, machine=None, echo=True
     launch = queued_launch(kernel, args, grid, block, machine, max_cycles, check)
     if getattr(launch[1].program, "aicore", False):
         return AICoreDebugContext(kernel, *launch, echo=echo)
-    return DebugContext(kernel, echo=echo, launch=launch)
+    return DebugContext(kernel, args=args, echo=echo, launch=launch)

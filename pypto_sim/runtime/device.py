@@ -114,10 +114,11 @@ class Device:
         return [p for p in self.queue if any(root_of(a) is root for a in p.args)]
 
     def debugged_users_of(self, alloc):
-        """Unfinished debug sessions whose paused launch uses alloc's memory."""
+        """Debug sessions whose paused launch (not finished, not stopped by an error) uses
+        alloc's memory."""
         root = root_of(alloc)
         return [d for d in list(self.debug_sessions)
-                if not d.finished and any(root_of(a) is root for a in d.launch_args)]
+                if not d.done and any(root_of(a) is root for a in d.launch_args)]
 
     def release_allocation(self, alloc):
         users = self.users_of(alloc)
