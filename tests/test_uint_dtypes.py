@@ -117,6 +117,23 @@ def test_a_uint32_value_converts_to_signed_integers_by_its_low_bits(mode):
 
 
 @pto.kernel
+def folded_casts(o):
+    o[0] = pto.cast(300, pto.int8)
+    o[1] = pto.cast(pto.cast(4294967288, pto.uint32), pto.int32)
+    o[2] = pto.cast(3e9, pto.int32)
+    o[3] = pto.cast(-300.7, pto.int32)
+
+
+def test_constant_casts_fold_as_the_run_time_cast_converts():
+    """A cast of a constant folds to what CAST gives at run time: 300 -> int8 keeps its low
+    byte (44; it stayed 300), a uint32 2**32 - 8 -> int32 its low bits (-8; it was a compile
+    error), a float 3e9 -> int32 saturates (2147483647) and -300.7 truncates toward zero."""
+    o = device(np.zeros(4, np.int32), pto.int32)
+    pto.launch(folded_casts, grid=(1, 1, 1), block=(1, 1, 1), args=(o,))
+    np.testing.assert_array_equal(o.numpy(), [44, -8, 2**31 - 1, -300])
+
+
+@pto.kernel
 def u32_atomic(counts, old, bins):
     i = pto.get_global_id()
     old[i] = pto.atomic_add(counts + bins[i], 1)

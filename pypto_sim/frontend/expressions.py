@@ -60,6 +60,22 @@ def const_of(value, node=None):
     return None
 
 
+def _folded_to_integer(v, dtype):
+    """A constant converted to an integer dtype as CAST converts the value at run time: an
+    integer keeps its low bits (300 -> int8 44, 2**32 - 8 -> int32 -8); a float is truncated
+    toward zero, saturating to int32's (or int64's) range for those two and wrapped for the
+    narrower types, a NaN giving 0."""
+    x = v.value
+    if not (v.dtype.is_float or isinstance(x, float)):
+        return dtypes.round_scalar(int(x), dtype)
+    if math.isnan(x):
+        return 0
+    wide = {dtypes.int32: 2**31, dtypes.int64: 2**63}.get(dtype)
+    if wide is not None:
+        return int(min(max(x, -wide), wide - 1)) if math.isfinite(x) else (wide - 1 if x > 0 else -wide)
+    return dtypes.round_scalar(int(max(min(x, 9.2e18), -9.2e18)), dtype)
+
+
 class ExprLowering:
     """Expression half of the kernel compiler."""
 
@@ -105,9 +121,7 @@ class ExprLowering:
                 return Const(dtypes.round_scalar(v.value, dtype), dtype, weak=False)
             if dtype == dtypes.bool_:
                 return Const(bool(v.value), dtype, weak=False)
-            if dtype.encoding == "uint" or dtype == dtypes.int64:   # wrapped as CAST wraps
-                return Const(dtypes.round_scalar(v.value, dtype), dtype, weak=False)
-            return Const(int(v.value), dtype, weak=False)
+            return Const(_folded_to_integer(v, dtype), dtype, weak=False)
         if isinstance(v, Val) and v.dtype == dtype:
             return v
         src = self.operand(v, v.dtype, node)
