@@ -157,3 +157,25 @@ def test_tconcat_impls_checks_are_compile_errors_at_the_line(make_kernels, tiles
     body = "\n".join(" " * 8 + line for line in (tiles + "\n" + call).split("\n"))
     mod = make_kernels("\n@pto.kernel\ndef bad(A):\n    with pto.vector():\n" + body + "\n")
     compile_error_at(mod.bad, (pto.alloc_tensor(256),), message, call)
+
+
+def test_a_source_sharing_dsts_words_reads_what_the_first_copy_wrote(make_kernels):
+    """TConcatImpl copies src0 into every row before it reads src1: with src1 a view of dst's
+    first 8 columns, src0's copy lands there first, so dst is src0's row twice (reading both
+    sources first gave src0 then dst's old words)."""
+    mod = make_kernels('''
+@pto.kernel
+def k(A, B, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            a = pto.alloc_tile(1, 8, pto.float32, loc=pto.Vec)
+            b = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
+            pto.tload(a, A)
+            pto.tload(b, B)
+            pto.tconcat(b, a, pto.tsubview(b, 0, 0, 1, 8))
+            pto.tstore(O, b)
+''')
+    a = 100 + np.arange(8, dtype=np.float32)
+    b = 500 + np.arange(16, dtype=np.float32)
+    out, = run_kernel(mod.k, [a, b], [((16,), np.float32)])
+    np.testing.assert_array_equal(out, np.concatenate([a, a]))

@@ -259,15 +259,23 @@ def tile_pair_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt):
 
 
 def tile_concat(l1, dst, src0, src1, rows, cols, c0, dpitch, s0pitch, s1pitch, dt):
-    """TCONCAT: per row, src0's first c0 columns in whole 32-byte blocks, then src1's cols - c0
-    at column c0, in whole blocks when c0 is a whole number of them, else exactly."""
+    """TCONCAT in TConcatImpl's order: every row's src0 copy (its first c0 columns in whole
+    32-byte blocks), then every row's src1 copy of cols - c0 at column c0, in whole blocks when
+    c0 is a whole number of them, else element by element; a source sharing dst's words reads
+    what the earlier copies wrote."""
     per_block = 32 // dtypes.BY_CODE[int(dt)].itemsize
     n0 = -(-c0 // per_block) * per_block
-    n1 = -(-(cols - c0) // per_block) * per_block if c0 % per_block == 0 else cols - c0
-    first, second = words_grid(l1, src0, rows, n0, s0pitch), words_grid(l1, src1, rows, n1, s1pitch)
+    whole = c0 % per_block == 0
+    n1 = -(-(cols - c0) // per_block) * per_block if whole else cols - c0
     for r in range(rows):
-        l1[dst + r * dpitch: dst + r * dpitch + n0] = first[r]
-        l1[dst + r * dpitch + c0: dst + r * dpitch + c0 + n1] = second[r]
+        l1[dst + r * dpitch: dst + r * dpitch + n0] = l1[src0 + r * s0pitch: src0 + r * s0pitch + n0].copy()
+    for r in range(rows):
+        if whole:
+            l1[dst + r * dpitch + c0: dst + r * dpitch + c0 + n1] = \
+                l1[src1 + r * s1pitch: src1 + r * s1pitch + n1].copy()
+        else:
+            for j in range(n1):
+                l1[dst + r * dpitch + c0 + j] = l1[src1 + r * s1pitch + j]
 
 
 def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
