@@ -109,20 +109,20 @@ def _gaps(prof):
 
 
 def _explaining(prof, i, g0):
-    """For gaps ending at record i's start: i itself if it waited for at least half of the
-    gap, else the warp's latest earlier wait (of a non-tile instruction) still going on after
-    g0, else i if it waited at all, else -1 (looking back at most _LOOKBACK records of the
-    warp). An ENDIF's one-cycle stall for the issue port at the end of a 300-cycle gap behind
-    a store that waited for its load does not explain the gap; an MMA that waited most of
-    its gap for its TLOAD does, though the warp dispatched it a few cycles into the gap."""
+    """For gaps ending at record i's start: the wait that covers most of the gap among i's own
+    and the warp's earlier waits (of non-tile instructions) still going on after g0, i on a
+    tie; -1 when none waited (looking back at most _LOOKBACK records of the warp). An ENDIF's
+    one-cycle stall for the issue port at the end of a 300-cycle gap behind a store that
+    waited for its load does not explain the gap, the store's wait does; an MMA that waited
+    most of its gap for its TLOAD explains it, though the warp dispatched it into the gap."""
     rec = prof.records
     prev = prof.previous_in_warp()
     is_tile = np.asarray(prof.pc_is_tile, bool)
-    waited = rec.cause[i] != 0
-    whole = waited & (2 * rec.stall[i] >= rec.issue[i] - g0)
-    out = np.where(whole, i, -1)
-    todo = np.nonzero(~whole)[0]
-    j = prev[i[todo]]
+    end = rec.issue[i]                              # the gap ends where i starts
+    best = np.where(rec.cause[i] != 0, i, -1)
+    best_cover = np.where(best >= 0, np.minimum(rec.stall[i], end - g0), 0)
+    todo = np.arange(len(i))
+    j = prev[i]
     for _ in range(_LOOKBACK):
         live = j >= 0
         todo, j = todo[live], j[live]
@@ -130,13 +130,13 @@ def _explaining(prof, i, g0):
             break
         lane_op = ~is_tile[rec.pc[j]]
         gone = lane_op & (rec.issue[j] <= g0[todo])
-        found = lane_op & ~gone & (rec.stall[j] > 0) & (rec.cause[j] != 0)
-        out[todo[found]] = j[found]
-        more = ~(gone | found)
-        todo, j = todo[more], prev[j[more]]
-    late = (out < 0) & waited
-    out[late] = i[late]
-    return out
+        waits = lane_op & ~gone & (rec.stall[j] > 0) & (rec.cause[j] != 0)
+        cover = np.minimum(rec.issue[j], end[todo]) - np.maximum(rec.issue[j] - rec.stall[j], g0[todo])
+        better = waits & (cover > best_cover[todo])
+        best[todo[better]] = j[better]
+        best_cover[todo[better]] = cover[better]
+        todo, j = todo[~gone], prev[j[~gone]]
+    return best
 
 
 def _cause_text(prof, cause, cpc, own_pc, hbm_part):

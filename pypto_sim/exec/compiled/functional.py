@@ -7,8 +7,8 @@ stack[k] = [kind (0 if, 1 loop), saved mask, other/broken, continued, else/cont 
             in else]
 Returns RUN_EXIT, RUN_BARRIER, RUN_FAULT (info as the lane executor sets it), RUN_TILE_FAULT
 (info[0] = pc), RUN_BUDGET (instruction budget spent: a kernel that does not end) or RUN_FLAG
-(the leader's wait_flag with no set_flag of its pipes and event before it: the timing model's
-deadlock). flags counts each (src pipe, dst pipe, event)'s set_flags not yet waited for.
+(a warp's wait_flag with no set_flag of its pipes and event before it in the block: the timing
+model's deadlock). flags counts each (src pipe, dst pipe, event)'s set_flags not yet waited for.
 """
 import numpy as np
 from numba import njit
@@ -333,7 +333,7 @@ def run_warp(code, imm, regs, state, stack, ctx, hbm, hbm_init, tbase, tcount, t
                 return RUN_BARRIER
             pc += 1
             continue
-        if leader and (op == OP_SET_FLAG or op == OP_WAIT_FLAG):
+        if op == OP_SET_FLAG or op == OP_WAIT_FLAG:    # every warp's, as the timing model counts
             key = (code[pc, C_AUX] * FLAG_IDS + code[pc, C_AUX + 1]) * FLAG_IDS + code[pc, C_AUX + 2]
             if op == OP_SET_FLAG:
                 flags[key] += 1
