@@ -445,7 +445,7 @@ def unset_flag_error(ctx, pc, unit, coords, key) -> DeadlockError:
         f"wait_flag({PTO_PIPE_NAMES[PIPES[src]]}, {PTO_PIPE_NAMES[PIPES[dst]]}, {event}) on "
         f"{UNIT_NAMES[unit]} of block {coords} has no set_flag before it: the "
         f"{PTO_PIPE_NAMES[PIPES[dst]]} queue would wait forever", kernel=ctx.kernel_name,
-        file=ctx.prog.file, line=ctx.prog.instrs[pc].line,
+        file=ctx.prog.file, line=ctx.prog.instrs[pc].line, block=coords, warp=unit, unit=UNIT_NAMES[unit],
         hint="set the flag earlier (real kernels pre-arm reverse flags before the loop and "
              "drain them after it)")
 
