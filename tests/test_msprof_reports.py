@@ -470,3 +470,16 @@ def test_the_new_reports_are_plain_data_that_json_and_pickle_take(mm):
         assert list(again) == list(table) and str(again) == str(table)
         with pytest.raises(TypeError, match="read-only"):
             table.append({})
+
+
+@pto.kernel
+def cube_section_only(X):
+    with pto.cube():
+        pass
+
+
+def test_a_kernel_without_pipe_work_takes_its_task_type_from_its_code():
+    """No unit runs a pipe operation: the Task Type follows the units the kernel has code
+    for, AI_CORE for a cube section alone (it was labelled AI_VECTOR_CORE)."""
+    prof = pto.profile(cube_section_only, grid=(1,), args=(pto.alloc_tensor(1024),))
+    assert {row["Task Type"] for row in prof.op_summary()} == {"AI_CORE"}

@@ -98,7 +98,12 @@ def op_summary_rows(prof) -> list:
     units = [r for r in summary_rows(prof) if _ran_a_pipe(r)]
     aic = [r for r in units if r["unit"] == "AIC"]
     aiv = [r for r in units if r["unit"] != "AIC"]
-    task_type = "MIX_AIC" if aic and aiv else ("AI_CORE" if aic else "AI_VECTOR_CORE")
+    # the kind of task: by the units that ran pipe work, else by the units the kernel has code
+    # for (a cube-only kernel with no pipe work was labelled AI_VECTOR_CORE)
+    entries = tuple(getattr(prof.program, "unit_entry", ()))
+    cube = bool(aic) or (not units and len(entries) > 0 and entries[0] >= 0)
+    vector = bool(aiv) or (not units and any(e >= 0 for e in entries[1:]))
+    task_type = "MIX_AIC" if cube and vector else ("AI_CORE" if cube else "AI_VECTOR_CORE")
     head = {"Op Name": prof.kernel_name, "Task Type": task_type,
             "Block Dim": int(prof.grid[0] * prof.grid[1] * prof.grid[2]),
             "Task Duration(us)": task_duration_us(prof)}
