@@ -46,13 +46,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DeadlockError, SyncCheckError, UninitializedReadError
+from ..errors import DeadlockError, UninitializedReadError
 from ..exec.aicore_tiles import (UNIT_NAMES, TileOp, cross_core_deadlock, cross_flag_overflow, operands,
                                  unset_flag_error)
 from ..ir.program import C_AUX
 from ..isa import PIPES, PTO_PIPE_NAMES
 from .aicore_races import AICoreRaces, race_check
-from .checks import set_flag_lines
+from .checks import flag_lines, never_waited_error
 from .records import CAUSE
 
 N_UNITS = len(UNIT_NAMES)
@@ -132,29 +132,21 @@ def unmatched_aicore_flags(sim, blk):
     pending = sim.aicore_pipes.fn[3 * blk.core.index:3 * blk.core.index + 3]
     for w, src, dst, event in zip(*np.nonzero(pending)):
         names = [PTO_PIPE_NAMES[PIPES[int(x)]] for x in (src, dst)]
-        lines = set_flag_lines(sim.prog, (int(src), int(dst), int(event)))
-        raise SyncCheckError(
-            f"synccheck: set_flag(pto.{names[0]}, pto.{names[1]}, {int(event)}) of {UNIT_NAMES[int(w)]} "
-            f"in block {blk.coords} was never waited for ({int(pending[w, src, dst, event])} unmatched)"
-            + (f"; the kernel sets it at lines {', '.join(map(str, lines))}" if len(lines) > 1 else ""),
-            kernel=sim.kernel_name, file=sim.prog.file, line=lines[0] if lines else None,
-            block=blk.coords, warp=int(w), unit=UNIT_NAMES[int(w)],
-            hint="pair every set_flag with a wait_flag on the same pipes and event (pre-armed flags "
-                 "are waited for at the end, as pto-isa's kernels do)")
+        raise never_waited_error(
+            sim, f"set_flag(pto.{names[0]}, pto.{names[1]}, {int(event)}) of {UNIT_NAMES[int(w)]} in block "
+            f"{blk.coords}", int(pending[w, src, dst, event]),
+            flag_lines(sim.prog, "SET_FLAG", (int(src), int(dst), int(event))),
+            "pair every set_flag with a wait_flag on the same pipes and event (pre-armed flags are waited "
+            "for at the end, as pto-isa's kernels do)", block=blk.coords, warp=int(w), unit=UNIT_NAMES[int(w)])
     # a cross-core signal no cross_core_wait_flag took: the receiving unit's counter for the
     # event stays set into the next kernel, as a set_flag's does
     signals = sim.aicore_pipes.cn[blk.aicore.p]
     for to, event, frm in zip(*np.nonzero(signals)):
-        lines = sorted({ins.line for ins in sim.prog.instrs
-                        if ins.op == "CROSS_CORE_SET_FLAG" and int(ins.aux[0]) == int(event)})
-        raise SyncCheckError(
-            f"synccheck: cross_core_set_flag({int(event)}) of {UNIT_NAMES[int(frm)]} to {UNIT_NAMES[int(to)]} in "
-            f"block {blk.coords} was never waited for ({int(signals[to, event, frm])} unmatched)"
-            + (f"; the kernel sets it at lines {', '.join(map(str, lines))}" if len(lines) > 1 else ""),
-            kernel=sim.kernel_name, file=sim.prog.file, line=lines[0] if lines else None,
-            block=blk.coords, warp=int(frm), unit=UNIT_NAMES[int(frm)],
-            hint=f"have {UNIT_NAMES[int(to)]} take each signal with pto.cross_core_wait_flag({int(event)}) (an "
-                 "AIC's signal goes to both AIVs of the core)")
+        raise never_waited_error(
+            sim, f"cross_core_set_flag({int(event)}) of {UNIT_NAMES[int(frm)]} to {UNIT_NAMES[int(to)]} in block "
+            f"{blk.coords}", int(signals[to, event, frm]), flag_lines(sim.prog, "CROSS_CORE_SET_FLAG", (int(event),)),
+            f"have {UNIT_NAMES[int(to)]} take each signal with pto.cross_core_wait_flag({int(event)}) (an AIC's "
+            "signal goes to both AIVs of the core)", block=blk.coords, warp=int(frm), unit=UNIT_NAMES[int(frm)])
 
 
 # ---------------------------------------------------------------- flags

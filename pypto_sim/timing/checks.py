@@ -52,11 +52,21 @@ def parse_checks(check) -> frozenset:
     return frozenset(names)
 
 
-def set_flag_lines(prog, key) -> list:
-    """The source lines of the kernel's set_flag instructions of (src pipe, dst pipe, event)
-    key, in program order: where an unmatched flag was set (a synccheck report's line)."""
+def flag_lines(prog, op, aux) -> list:
+    """The source lines of the kernel's op instructions (SET_FLAG, CROSS_CORE_SET_FLAG) whose
+    aux begins with aux (a flag's (src pipe, dst pipe, event), a signal's (event,)), in program
+    order: where an unmatched flag or signal was set (a synccheck report's line)."""
     return sorted({ins.line for ins in prog.instrs
-                   if ins.op == "SET_FLAG" and tuple(int(x) for x in ins.aux[:3]) == tuple(key)})
+                   if ins.op == op and tuple(int(x) for x in ins.aux[:len(aux)]) == tuple(aux)})
+
+
+def never_waited_error(sim, what, count, lines, hint, **fields) -> SyncCheckError:
+    """synccheck's report of a flag or signal (``what``: the call, its unit and block) that no
+    wait took by the end, ``count`` of them, at the first of the lines that set it."""
+    return SyncCheckError(
+        f"synccheck: {what} was never waited for ({count} unmatched)"
+        + (f"; the kernel sets it at lines {', '.join(map(str, lines))}" if len(lines) > 1 else ""),
+        kernel=sim.kernel_name, file=sim.prog.file, line=lines[0] if lines else None, hint=hint, **fields)
 
 
 class KernelChecks:
@@ -163,12 +173,9 @@ class KernelChecks:
         for blk in blocks:
             for (src, dst, event), fires in blk.tiles.flags.items():
                 if fires:
-                    lines = set_flag_lines(self.sim.prog, (src, dst, event))
-                    raise SyncCheckError(
-                        f"synccheck: set_flag({PIPES[src]!r}, {PIPES[dst]!r}, {event}) in block "
-                        f"{blk.id} was never waited for ({len(fires)} unmatched)"
-                        + (f"; the kernel sets it at lines {', '.join(map(str, lines))}" if len(lines) > 1 else ""),
-                        kernel=self.sim.kernel_name, file=self.sim.prog.file, line=lines[0] if lines else None,
+                    raise never_waited_error(
+                        self.sim, f"set_flag({PIPES[src]!r}, {PIPES[dst]!r}, {event}) in block {blk.id}", len(fires),
+                        flag_lines(self.sim.prog, "SET_FLAG", (src, dst, event)),
                         hint="pair every set_flag with a wait_flag on the same pipes and event")
 
     # ---------------------------------------------------------------- reports
