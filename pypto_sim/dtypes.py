@@ -11,6 +11,7 @@ exec/gm.py and the executor's gm_load / gm_store read and write them).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -199,6 +200,19 @@ def round_scalar(value, dtype: DType):
     if dtype.encoding == "uint":
         return v
     return v - (1 << bits) if v >= 1 << (bits - 1) else v
+
+
+def float_to_integer(x: float, dtype: DType) -> int:
+    """A float converted to an integer dtype as the executors' conversions do: NaN 0, truncated
+    toward zero, saturated to the range of int32 and int64, and for the narrower and unsigned
+    types clamped to about int64's range and then wrapped (round_scalar's low bits)."""
+    if math.isnan(x):
+        return 0
+    if dtype in (int32, int64):
+        bits = 8 * dtype.itemsize - 1
+        lo, hi = -(1 << bits), (1 << bits) - 1
+        return hi if x >= hi else lo if x <= lo else math.trunc(x)
+    return round_scalar(math.trunc(max(min(x, 9.2e18), -9.2e18)), dtype)
 
 
 def word_of(value, dtype: DType) -> float:

@@ -8,7 +8,7 @@ and imports it; the expressions name scalars.py's helpers (round_to, wrap_i32, p
 """
 from __future__ import annotations
 
-from ..ir.program import INT_SEM_INT32, INT_SEM_INT64
+from ..ir.program import INT_SEM_INT64
 from ..isa import load_isa
 from ..isa.tile_roles import ALU_TILE_FAMILIES
 from .tile_loops import tile_loops_source
@@ -68,8 +68,7 @@ _LANE_LOOP = """    if op == {opcode} and int_sem == {int_sem}:  # {name}
 _CAST_LOOP = """    if op == OP_CAST:  # int_sem: the source's (an int64's bits, a 32-bit integer's value, a float)
         for lane in range(32):
             if every or (mask >> lane) & 1:
-                regs[d, lane] = cast_word(dt, regs[r0, lane] if r0 >= 0 else i0, int_sem == {int64},
-                                          int_sem == {int32})
+                regs[d, lane] = cast_word(dt, regs[r0, lane] if r0 >= 0 else i0, int_sem)
         return ST_OK
 """
 
@@ -81,7 +80,7 @@ def _alu_lanes_source(isa) -> str:
     out = ['\n\n@njit(cache=True, error_model="numpy", **NO_REFCOUNT)\n',
            "def alu_lanes(op, int_sem, d, dt, every, mask, r0, r1, r2, i0, i1, i2, regs):\n",
            '    """Execute ALU opcode op for the active lanes (all 32 when every)."""\n',
-           _CAST_LOOP.format(int64=INT_SEM_INT64, int32=INT_SEM_INT32)]
+           _CAST_LOOP]
     for spec in isa.specs:
         if spec.family != "alu" or spec.name == "CAST":
             continue

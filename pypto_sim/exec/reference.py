@@ -80,7 +80,7 @@ def exec_alu(spec, pc, code, imm, regs, mask):
     for lane in lanes(mask, code[pc, C_UNIFORM] == 1):
         a, b, c = (source(code, imm, regs, pc, j, lane) for j in range(3))
         if spec.name == "CAST":
-            regs[d, lane] = cast_word(dt, a, int_sem == INT_SEM_INT64, int_sem == INT_SEM_INT32)
+            regs[d, lane] = cast_word(dt, a, int_sem)
         elif int_sem == INT_SEM_INT64:
             a, b, c = (dtypes.value_of(w, dtypes.int64) for w in (a, b, c))
             r = evaluate(spec, a, b, c, int_sem, dt)

@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 
 from .. import dtypes
-from ..ir.program import INT_SEM_INT64
+from ..ir.program import INT_SEM_INT32, INT_SEM_INT64
 
 INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
 
@@ -111,23 +111,19 @@ def wrap_int64(v):
 
 def float_to_int64(x):
     """A float converted to int64 as the GPU's cvt.rzi.s64.f64 does: truncated toward zero,
-    saturated to int64's range, NaN 0."""
-    if math.isnan(x):
-        return 0
-    if math.isinf(x):
-        return 2**63 - 1 if x > 0 else -2**63
-    return min(max(math.trunc(x), -2**63), 2**63 - 1)
+    saturated to int64's range, NaN 0 (dtypes.float_to_integer)."""
+    return dtypes.float_to_integer(x, dtypes.int64)
 
 
-def cast_word(dt, word, from_int64, from_int):
-    """CAST: the register word (an int64's bits when from_int64; a 32-bit integer's value when
-    from_int) converted to dtype code dt, returned as dt's register word (dtypes.word_of); C's
-    conversions, each rounding once: an integer to int32 keeps its low 32 bits, a float
-    saturates."""
+def cast_word(dt, word, int_sem):
+    """CAST: the register word of a source of semantics int_sem (INT_SEM_INT64: an int64's bits;
+    INT_SEM_INT32: a 32-bit integer's value; else a float's) converted to dtype code dt,
+    returned as dt's register word (dtypes.word_of); C's conversions, each rounding once: an
+    integer to int32 keeps its low 32 bits, a float saturates."""
     int64 = dtypes.int64
-    if from_int and dt == dtypes.int32.code:
+    if int_sem == INT_SEM_INT32 and dt == dtypes.int32.code:
         return float(wrap_int32(int(word)))
-    if from_int64:
+    if int_sem == INT_SEM_INT64:
         v = dtypes.value_of(word, int64)
         if dt == int64.code:
             return float(word)
@@ -155,18 +151,10 @@ def to_dtype(dt, x):
         if dt == dtypes.bfloat16.code:
             return dtypes.round_bfloat16(x)
         if dt in (dtypes.int8.code, dtypes.uint8.code, dtypes.int16.code, dtypes.uint16.code,
-                  dtypes.uint32.code):
-            d = dtypes.BY_CODE[dt]
-            if math.isnan(x):
-                return 0.0
-            v = int(max(min(x, 9.2e18), -9.2e18)) % 2 ** (8 * d.itemsize)   # wrap (numba's clamp)
-            return float(v - 2 ** (8 * d.itemsize) if d.encoding == "int" and v >= 2 ** (8 * d.itemsize - 1) else v)
+                  dtypes.uint32.code, dtypes.int32.code):    # wrap, or saturate to int32 (numba's)
+            return float(dtypes.float_to_integer(x, dtypes.BY_CODE[dt]))
         if dt in (dtypes.int64.code, dtypes.float64.code):
             return x
-    if dt == dtypes.int32.code:
-        if math.isnan(x):
-            return 0.0
-        return float(math.trunc(min(max(x, INT32_MIN), INT32_MAX)))   # saturate, truncate
     return 1.0 if x != 0 else 0.0
 
 

@@ -65,15 +65,9 @@ def _folded_to_integer(v, dtype):
     integer keeps its low bits (300 -> int8 44, 2**32 - 8 -> int32 -8); a float is truncated
     toward zero, saturating to int32's (or int64's) range for those two and wrapped for the
     narrower types, a NaN giving 0."""
-    x = v.value
-    if not (v.dtype.is_float or isinstance(x, float)):
-        return dtypes.round_scalar(int(x), dtype)
-    if math.isnan(x):
-        return 0
-    wide = {dtypes.int32: 2**31, dtypes.int64: 2**63}.get(dtype)
-    if wide is not None:
-        return int(min(max(x, -wide), wide - 1)) if math.isfinite(x) else (wide - 1 if x > 0 else -wide)
-    return dtypes.round_scalar(int(max(min(x, 9.2e18), -9.2e18)), dtype)
+    if v.dtype.is_float or isinstance(v.value, float):
+        return dtypes.float_to_integer(float(v.value), dtype)
+    return dtypes.round_scalar(int(v.value), dtype)
 
 
 class ExprLowering:

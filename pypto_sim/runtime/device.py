@@ -110,15 +110,12 @@ class Device:
 
     def users_of(self, alloc):
         """Queued launches that use alloc's memory (through it, its root or any view of it)."""
-        root = root_of(alloc)
-        return [p for p in self.queue if any(root_of(a) is root for a in p.args)]
+        return [p for p in self.queue if _uses(p.args, alloc)]
 
     def debugged_users_of(self, alloc):
         """Debug sessions whose paused launch (not finished, not stopped by an error) uses
         alloc's memory."""
-        root = root_of(alloc)
-        return [d for d in list(self.debug_sessions)
-                if not d.done and any(root_of(a) is root for a in d.launch_args)]
+        return [d for d in list(self.debug_sessions) if not d.done and _uses(d.launch_args, alloc)]
 
     def release_allocation(self, alloc):
         users = self.users_of(alloc)
@@ -307,6 +304,12 @@ def _check_tensor(t, call):
         raise ArgumentError(f"{call}: expected a device tensor from pto.alloc_tensor, got {type(t).__name__}")
     if t.freed:
         raise UseAfterFreeError(f"{call}: tensor '{t.name}' was already freed", tensor=t.name)
+
+
+def _uses(args, alloc) -> bool:
+    """Whether a launch's arguments reach alloc's memory (through it, its root or any view)."""
+    root = root_of(alloc)
+    return any(root_of(a) is root for a in args)
 
 
 def _check_copy(call, tensor, host):

@@ -10,12 +10,12 @@ that the table no longer defines fails here, at import, naming the instruction.
 import numpy as np
 
 from ... import dtypes
-from ...ir.program import C_AUX, C_DST, C_DTYPE, C_LINE, C_OP, C_SRC, C_UNIFORM, INT_SEM_INT64
+from ...ir.program import C_AUX, C_DST, C_DTYPE, C_LINE, C_OP, C_SRC, C_UNIFORM, INT_SEM_INT32, INT_SEM_INT64
 from ...isa import load_isa
 from .. import record_why
 from ..isa_codes import TILE_KINDS, family_code, gm_kind, gm_mantissa, is_integer, tile_kind
 
-__all__ = ["C_AUX", "C_DST", "C_DTYPE", "C_LINE", "C_OP", "C_SRC", "C_UNIFORM", "INT_SEM_INT64"]
+__all__ = ["C_AUX", "C_DST", "C_DTYPE", "C_LINE", "C_OP", "C_SRC", "C_UNIFORM", "INT_SEM_INT32", "INT_SEM_INT64"]
 
 _ISA = load_isa()
 

@@ -10,7 +10,7 @@ from numba import njit, types
 from numba.core.extending import intrinsic
 
 from .isa_constants import (DT_BFLOAT16, DT_BOOL, DT_FLOAT16, DT_FLOAT32, DT_FLOAT64, DT_INT16, DT_INT32,
-                            DT_INT64, DT_INT8, DT_UINT16, DT_UINT32, DT_UINT8)
+                            DT_INT64, DT_INT8, DT_UINT16, DT_UINT32, DT_UINT8, INT_SEM_INT32, INT_SEM_INT64)
 
 ST_OK = 0
 ST_OOB = 1
@@ -58,16 +58,16 @@ def f64_to_i64(x):
 
 
 @njit(cache=True, error_model="numpy")
-def cast_word(dt, w, from_int64, from_int):
-    """CAST: the register word w (an int64's bits when from_int64, else a value held as
-    itself; an integer's when from_int) converted to dtype code dt, as C converts: an int64
-    to float32 rounds once (not through float64), to a narrower integer keeps the low bits,
-    as an int32 / uint32 to int32 does (a uint32 past int32's range wraps, as numpy's astype;
-    a float saturates); a float to int64 is f64_to_i64; an int32 / uint32 / bool to int64
-    keeps its value."""
-    if from_int and dt == DT_INT32:
+def cast_word(dt, w, int_sem):
+    """CAST: the register word w of a source of semantics int_sem (INT_SEM_INT64: an int64's
+    bits; INT_SEM_INT32: a 32-bit integer's value; else a float's) converted to dtype code dt,
+    as C converts: an int64 to float32 rounds once (not through float64), to a narrower integer
+    keeps the low bits, as an int32 / uint32 to int32 does (a uint32 past int32's range wraps,
+    as numpy's astype; a float saturates); a float to int64 is f64_to_i64; an int32 / uint32 /
+    bool to int64 keeps its value."""
+    if int_sem == INT_SEM_INT32 and dt == DT_INT32:
         return np.float64(wrap_i32(np.int64(w)))
-    if from_int64:
+    if int_sem == INT_SEM_INT64:
         v = f64_bits(w)
         if dt == DT_INT64:
             return w
