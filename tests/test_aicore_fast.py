@@ -402,6 +402,10 @@ def k(X, Y, O, H, I):
         pto.tload(half, X + r, stride=16)
         pto.tconcat(d, half, half)
         pto.tstore(O + 8 * r + 2560, d)
+        i16 = pto.alloc_tile(16, 16, pto.int16, loc=pto.Vec)
+        pto.tcvt(i16, x)
+        pto.tdequant(d, i16, col, col)
+        pto.tstore(O + 8 * r + 2816, d)
 '''
 # the families other tests hold the two engines to: tile_sort in the topk example (test_the_topk_example)
 ENGINES_ELSEWHERE = ("tile_sort",)
@@ -409,7 +413,7 @@ ENGINES_ELSEWHERE = ("tile_sort",)
 
 def test_every_vector_family_replays_as_the_simpy_model_computes(make_kernels):
     """One op of each vector family (compares and selects, triangles, transposes, column
-    and row reductions and expansions, fills, conversions, index reductions, pair sums, concatenations) on data with
+    and row reductions and expansions, fills, conversions, index reductions, pair sums, concatenations, dequantizations) on data with
     NaN, infinities, -0.0 and float16 overflow: the compiled replay (timing/aicore_replay.py)
     decodes each as TileOp does, so HBM comes out word for word the same."""
     rng = np.random.default_rng(11)

@@ -319,6 +319,9 @@ def aicore(h, f):
         pto.tpairreducesum(v, v)
         ch = pto.alloc_tile(16, 8, pto.float32, loc=pto.Vec)
         pto.tconcat(pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec), ch, ch)
+        dq = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
+        pto.tdequant(dq, pto.alloc_tile(16, 32, pto.int16, loc=pto.Vec), pv, pv)
+        pto.tdequant(dq, pto.alloc_tile(16, 32, pto.int8, loc=pto.Vec), pv, pv)
 '''
 
 

@@ -766,6 +766,10 @@ AICORE_VALUE_TESTED = {"TEXTRACT", "TEXTRACT_V2V", "TINSERT_V2V", "TMOV", "TMOV_
                        # concatenations move words: NaN kept bit for bit in tests/test_tile_differential.py
                        # (test_concatenations_match_reference_and_numpy)
                        "TCONCAT",
+                       # dequantizations: NaN and infinite parameters against numpy in
+                       # tests/test_tile_differential.py (test_dequantizations_match_reference_and_numpy)
+                       # and tests/test_dequant.py
+                       "TDEQUANT", "TDEQUANT_S8",
                        # img2col moves words (NaN, infinities, -0.0 bit for bit; its padding is
                        # +0.0): tests/test_img2col.py
                        "TIMG2COL"}

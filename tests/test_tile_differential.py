@@ -782,6 +782,36 @@ def test_concatenations_match_reference_and_numpy(ex):
             assert_same(out["l1"][dst:dst + rows * dpitch], want.ravel(), "TCONCAT against numpy")
 
 
+def test_dequantizations_match_reference_and_numpy(ex):
+    """TDEQUANT / TDEQUANT_S8: dst[r, c] = (src[r, c] - offset[r]) * scale[r] in float32, the
+    parameters one a row at their pitch, with NaN and infinite parameters and every integer of
+    the source's type range at its ends: the numba kernel and the reference agree word for word
+    with float32 numpy, and dst's words between rows keep theirs."""
+    special = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 3e38, 1e-40, -2.5])
+    rows, cols, dpitch, spitch, ppitch = 6, 37, 40, 48, 8
+    for name, src_dt in (("TDEQUANT", np.int16), ("TDEQUANT_S8", np.int8)):
+        rng = np.random.default_rng(ISA.by_name[name].opcode)
+        info = np.iinfo(src_dt)
+        dst, src = 2, 2 + rows * dpitch
+        scale, offset = src + rows * spitch, src + rows * spitch + rows * ppitch
+        l1 = rng.standard_normal(offset + rows * ppitch) * 50
+        l1[src:scale] = rng.integers(info.min, info.max + 1, rows * spitch)
+        l1[src:src + 4] = [info.min, info.max, 0, -1]
+        l1[scale:] = rng.uniform(-2, 2, rows * 2 * ppitch)
+        l1[scale + ppitch * np.arange(rows)[rng.random(rows) < 0.5]] = rng.choice(special, 1)
+        l1[offset + ppitch * np.arange(rows)[rng.random(rows) < 0.5]] = rng.choice(special, 1)
+        l1[scale:] = l1[scale:].astype(np.float32)
+        out = run_both(ex, "tile_dequant", dict(l1=l1), ["l1", dst, src, scale, offset, rows, cols, dpitch, spitch,
+                                                       ppitch], name)
+        x = l1[src:src + rows * spitch].reshape(rows, spitch)[:, :cols].astype(np.float32)
+        o = l1[offset:offset + rows * ppitch:ppitch].astype(np.float32).reshape(rows, 1)
+        sc = l1[scale:scale + rows * ppitch:ppitch].astype(np.float32).reshape(rows, 1)
+        want = l1[dst:dst + rows * dpitch].reshape(rows, dpitch).copy()
+        with np.errstate(all="ignore"):
+            want[:, :cols] = (x - o) * sc
+        assert_same(out["l1"][dst:dst + rows * dpitch], want.ravel(), f"{name} against numpy")
+
+
 def test_integer_sequences_match_reference_and_numpy(ex):
     """TCI is start + arange(cols), negated when descending (1), start - arange(cols) for the
     scalar loop's descending (2, TCI_S), wrapped to the tile's integer type,
@@ -1239,7 +1269,7 @@ def test_every_tile_instruction_is_covered():
     covered = ({s.name for s in TILE_ALU} | {s.name for s in TILE_CONVERT} | {s.name for s in TILE_REDUCE} | {s.name for s in TILE_EXPAND_OP}
                | {s.name for s in TILE_COL_REDUCE} | {s.name for s in TILE_COL_EXPAND_OP}
                | {s.name for s in TILE_MASK} | {"TTRI", "TCI", "TPARTADD", "TPARTMAX", "TPARTMIN", "TPARTMUL", "TPAIRREDUCESUM",
-                  "TCONCAT", "TCI_S"})
+                  "TCONCAT", "TCI_S", "TDEQUANT", "TDEQUANT_S8"})
     for names in HAND_TESTED.values():
         covered |= names
     needed = {s.name for s in ISA.specs if s.family in TILE_FAMILIES and s.family not in NO_VALUES}

@@ -278,6 +278,18 @@ def tile_concat(l1, dst, src0, src1, rows, cols, c0, dpitch, s0pitch, s1pitch, d
                 l1[dst + r * dpitch + c0 + j] = l1[src1 + r * s1pitch + j]
 
 
+def tile_dequant(l1, dst, src, scale, offset, rows, cols, dpitch, spitch, ppitch):
+    """TDEQUANT: dst[r, c] = (src[r, c] - offset[r]) * scale[r], in float32 (numpy's float32
+    subtract and multiply round each result once), the parameters one a row at ppitch."""
+    x = words_grid(l1, src, rows, cols, spitch).astype(np.float32)
+    o = np.array([l1[offset + r * ppitch] for r in range(rows)], np.float32).reshape(rows, 1)
+    s = np.array([l1[scale + r * ppitch] for r in range(rows)], np.float32).reshape(rows, 1)
+    with np.errstate(all="ignore"):
+        out = (x - o) * s
+    for r in range(rows):
+        l1[dst + r * dpitch: dst + r * dpitch + cols] = out[r]
+
+
 def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
     """TFILLPAD*: a drows x dcols grid of pad with src's rows x cols valid region (row pitch
     spitch) copied into its top-left corner."""

@@ -20,7 +20,8 @@ from ..ir import ArgSpec, Instr, Program, Reg
 from ..ir.program import int_sem_of
 from ..isa import load_isa
 from . import (aicore_builtins, conv_builtins, gm_transfers, layout_builtins, mask_builtins, memory_builtins,
-               pair_builtins, sort_builtins, tile_builtins, value_builtins, vec_windows, warp_builtins)
+               pair_builtins, quant_builtins, sort_builtins, tile_builtins, value_builtins, vec_windows,
+               warp_builtins)
 from .aicore_builtins import AICoreTiles
 from .aicore_scalar import LANE_INSTRUCTIONS
 from .builtins import BUILTINS
@@ -54,7 +55,8 @@ CAPTURED_TYPES = (bool, int, float, complex, str, tuple, np.generic)
 # the modules whose @LOWERINGS decorators register the builtins' lowerings (registry.py); the
 # registry is checked against the ISA table and frozen once they are all imported
 LOWERING_MODULES = (aicore_builtins, conv_builtins, gm_transfers, layout_builtins, mask_builtins, memory_builtins,
-                    pair_builtins, sort_builtins, tile_builtins, value_builtins, vec_windows, warp_builtins)
+                    pair_builtins, quant_builtins, sort_builtins, tile_builtins, value_builtins, vec_windows,
+                    warp_builtins)
 LOWERINGS.freeze(BUILTINS)
 
 

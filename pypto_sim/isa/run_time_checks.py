@@ -7,6 +7,7 @@ from ..errors import OutOfBoundsError
 VALID_REGIONS_MATCH = 0
 FIELD_HOLDS_VALUE = 1
 MATMUL_K_AGREES = 2
+PARAMETER_ROWS = 3
 
 # (what the rule is, what to do) by rule
 RULES = (
@@ -20,6 +21,9 @@ RULES = (
      "(include/pto/npu/a2a3/TMatmul.hpp), so where they differ one of them is read outside its "
      "valid region",
      "give left valid=(m, k) and right valid=(k, n) with the same k"),
+    ("an operand read one value a row (TDEQUANT's scale and offset) must hold a value for every "
+     "valid row of dst; a read past it would take another tile's words",
+     "give the parameter tiles at least as many rows as dst's valid region"),
 )
 
 

@@ -212,6 +212,14 @@ FAMILY_ROLES = {
                                      "s1pitch", "dt"),
                                unchainable="its sources' valid columns add up to dst's, which tiles of one "
                                            "shape cannot give"),
+    # TDEQUANT, TDEQUANT_S8 (isa/50_quant.toml): rows x cols of dst (float32) from src (int16 or
+    # int8), one scale and one offset a row at the parameter tiles' pitch
+    "tile_dequant": FamilyRoles("dst", ("src", "scale", "offset"), ("rows", "cols"), ("dst",),
+                                kernel="tile_dequant",
+                                args=("l1", "dst", "src", "scale", "offset", "rows", "cols", "dpitch", "spitch",
+                                      "ppitch"), flops=True,
+                                unchainable="it writes float32 from an integer source, so no chain can read "
+                                            "back what the last op wrote"),
     "tile_move": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
 }
 # the families one kernel runs (the replay's dispatch numbers them in this order)
