@@ -215,7 +215,11 @@ class LaunchSimulation(SteppingQueries):
         blk = BlockState(self.env, block_id, coords, core, self.warps_per_block, self.prog.local_words)
         if self.aicore:
             blk.aicore = aicore_ops.AICoreState(self, blk, bool(self.checks and self.checks.race))
-            blk.unit_ports = [CoreState(core.index) for _ in range(self.warps_per_block)]
+            # a unit's issue port is the core's: a block that takes the core after another
+            # issues after the last instruction that block issued (the compiled loop's books)
+            if core.unit_ports is None:
+                core.unit_ports = [CoreState(core.index) for _ in range(self.warps_per_block)]
+            blk.unit_ports = core.unit_ports
         self.blocks.append(blk)
         if self.checks:
             self.checks.block_started(blk)
@@ -430,7 +434,7 @@ class LaunchSimulation(SteppingQueries):
         # retire: the warp finishes once its stores (and, for warp 0, its tile ops) are done,
         # and every result it computed (an unused one still occupies its pipe until then)
         if aicore:
-            done = max(ws.store_done, self.aicore_pipes.drained(blk.aicore.p, w, aicore_ops.ALL))
+            done = max(ws.store_done, self.aicore_pipes.drained(blk.aicore.p, w, aicore_ops.ALL), max(ws.ready))
         else:
             done = max(ws.store_done, blk.tiles.done if w == 0 else 0, max(ws.ready))
         if done > env.now:

@@ -73,6 +73,7 @@ class CoreState:
         self.tile_spans = [[] for _ in PIPES]      # tile ops: (start, end) held per pipe
         self.port = {}                             # cycle -> warp-instructions issued then
         self.busy = [set() for _ in PIPES]         # lane instructions: booked pipe cycles
+        self.unit_ports = None     # an AI core's units' issue bookings, kept from block to block
 
     def book(self, t, pipe, interval, width, now):
         """Reserve the first cycle c >= t with a free issue slot and, when pipe >= 0, the pipe

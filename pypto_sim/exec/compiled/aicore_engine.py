@@ -427,7 +427,11 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                     uv[g, U_CAUSE_PC] = -1
                     if next_pc < 0:
                         # retire: the unit ends once everything queued on its pipes is done
+                        # and every result it computed is ready (as a lane warp)
                         done = unit_drained(pf, pd, tl, fl, g, -1)
+                        for r in range(wready.shape[0]):
+                            if wready[r] > done:
+                                done = wready[r]
                         if done < 0:
                             done = 0
                         if done > now:
