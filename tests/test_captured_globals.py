@@ -45,3 +45,43 @@ def test_a_changed_module_constant_is_refused_naming_it_and_both_values(make_ker
     assert _run(pto.kernel(mod.scale.fn))[0] == 2.0     # a new kernel compiles what is there now
     mod.SCALE = 5.0
     assert _run(pto.kernel(mod.scale.fn))[0] == 5.0
+
+
+def test_a_rebound_helper_or_dtype_is_refused_as_a_changed_constant(make_kernels):
+    """A module-level dtype and an inlined helper kernel are compiled in too: rebinding DT to
+    int32 or helper to another kernel is refused at the next launch (the kernel ran the old
+    float32 conversion and the old helper, silently); a fresh pto.kernel(fn) compiles the new
+    ones."""
+    mod = make_kernels("""
+DT = pto.float32
+
+
+@pto.kernel
+def helper(x):
+    return x * 2.0
+
+
+@pto.kernel
+def other_helper(x):
+    return x + 100.0
+
+
+@pto.kernel
+def scale(a, o, n):
+    i = pto.get_global_id()
+    if i < n:
+        pto.store(o + i, helper(pto.cast(pto.load(a + i) * 1.75, DT)))
+""")
+    assert _run(mod.scale)[0] == 3.5
+    old_dt, mod.DT = mod.DT, pto.int32
+    with pytest.raises(pto.CompileError, match=r"'DT' has changed since this kernel was compiled, from "
+                                               r"pto\.float32 to pto\.int32") as err:
+        _run(mod.scale)
+    assert "helpers and dtypes" in err.value.hint
+    assert _run(pto.kernel(mod.scale.fn))[0] == 2.0          # int(1.75) * 2.0
+    mod.DT = old_dt
+    assert _run(mod.scale)[0] == 3.5
+    mod.helper = mod.other_helper
+    with pytest.raises(pto.CompileError, match=r"'helper' has changed since this kernel was compiled"):
+        _run(mod.scale)
+    assert _run(pto.kernel(mod.scale.fn))[0] == 101.75

@@ -3,6 +3,8 @@
 Each case is one the issue tracker found wrong: a float literal kept in float64 inside a
 float32 or float16 operation, a float32 scalar argument computed in float64 on the scalar
 unit, and a name bound only in some lanes showing up in all of them."""
+import re
+
 import numpy as np
 import pytest
 
@@ -128,6 +130,63 @@ def partial(o):
     assert info.value.line == 8 and "c = 0.0" in str(info.value)
 
 
+@pytest.mark.parametrize("body, what", [
+    ("    if n > 3:\n        q = 1234\n", "under the condition at line 7; the condition there is known only at "
+                                        "run time"),
+    ("    if n > 3:\n        q = n * 10\n", "under the condition at line 7"),
+    ("    for k in range(n):\n        q = k + 77\n", "in the loop at line 7; the loop may run zero times"),
+    ("    while n > 0:\n        q = 5\n        n -= 1\n", "in the loop at line 7"),
+])
+def test_a_name_bound_only_where_the_kernel_may_not_go_cannot_be_used_after(make_kernels, body, what):
+    """A uniform if's untaken branch, or a loop running zero times, leaves the name unbound
+    (Python's UnboundLocalError): a CompileError at the use naming the assignment's line, where
+    the kernel stored the untaken branch's constant 1234, or an uninitialised register's 0."""
+    source = "\n@pto.kernel\ndef k(o, n):\n    i = pto.get_global_id()\n" + body + "    o[i] = q\n"
+    mod = make_kernels(source)
+    with pytest.raises(pto.CompileError, match=r"'q' is assigned only " + re.escape(what)) as info:
+        mod.k.program_for((pto.alloc_tensor(128, pto.int32), 2))
+    # the use, the source's last line (make_kernels' file has one line before it)
+    assert info.value.line == source.count("\n") + 1 and "Python's UnboundLocalError" in str(info.value)
+
+
+def test_a_name_bound_in_a_loop_that_runs_is_usable_after_it(make_kernels):
+    """for k in range(3): q = k + 77 runs three times (a constant trip count): q is 79 and k 2
+    after it, as in Python."""
+    mod = make_kernels("""
+@pto.kernel
+def k(o):
+    i = pto.get_global_id()
+    for k in range(3):
+        q = k + 77
+    o[i] = q + k
+""")
+    o = pto.alloc_tensor(128, pto.int32)
+    pto.launch(mod.k, grid=(1, 1, 1), block=(32, 1, 1), args=(o,))
+    assert (_host(o, n=32, dtype=np.int32) == 81).all()
+
+
+def test_a_run_time_range_step_of_zero_stops_the_launch(make_kernels):
+    """range(0, 10, n) with n = 0 at run time: Python raises ValueError; the launch stops with
+    an OutOfBoundsError at the loop's line (it ran zero times, silently); n = 3 sums 0+3+6+9."""
+    mod = make_kernels("""
+@pto.kernel
+def k(o, n):
+    i = pto.get_global_id()
+    s = 0
+    for k in range(0, 10, n):
+        s += k
+    o[i] = s
+""")
+    o = pto.alloc_tensor(128, pto.int32)
+    pto.launch(mod.k, grid=(1, 1, 1), block=(32, 1, 1), args=(o, 3))
+    assert (_host(o, n=32, dtype=np.int32) == 18).all()
+    with pytest.raises(pto.OutOfBoundsError, match=r"range\(\) at line 7 on warp 0, lane 0 of block "
+                                                   r"\(0, 0, 0\): step != 0 fails \(it is 0\)") as info:
+        pto.launch(mod.k, grid=(1, 1, 1), block=(32, 1, 1), args=(o, 0))
+        pto.sync()
+    assert info.value.line == 7
+
+
 def test_names_assigned_on_every_path_stay_usable(make_kernels):
     mod = make_kernels("""
 @pto.kernel
@@ -142,3 +201,30 @@ def both(o):
     o = pto.alloc_tensor(128)
     _run(mod.both, (o,), 32)
     np.testing.assert_array_equal(_host(o, n=32), np.where(np.arange(32) < 5, 7.0, 1.0))
+
+
+def test_literal_arithmetic_is_pythons_and_typed_arithmetic_is_the_dtypes(make_kernels):
+    """docs/simt.md: literals alone compute as Python does, typed operands in their dtype.
+    16777216.0 + 1.0 + 1.0 is Python's 16777218.0 (float32 holds it exactly); x + 1.0 + 1.0
+    with float32 x = 16777216.0 rounds each sum back to 16777216.0 (2**24 + 1 is not a float32);
+    (2147483647 + 1) // 2 + 5 - 1073741800 is 29 (int32 steps would wrap: -2147483619); 2147483647 + 1
+    alone does not fit int32."""
+    mod = make_kernels("""
+@pto.kernel
+def k(o, x, n):
+    i = pto.get_global_id()
+    if i == 0:
+        o[0] = 16777216.0 + 1.0 + 1.0
+        o[1] = x + 1.0 + 1.0
+        o[2] = pto.cast((2147483647 + 1) // 2 + 5 - 1073741800, pto.float32)
+
+
+@pto.kernel
+def too_big(o):
+    o[0] = 2147483647 + 1
+""")
+    o = pto.alloc_tensor(128)
+    pto.launch(mod.k, grid=(1, 1, 1), block=(32, 1, 1), args=(o, 16777216.0, 0))
+    np.testing.assert_array_equal(_host(o, n=32)[:3], [16777218.0, 16777216.0, 29.0])
+    with pytest.raises(pto.CompileError, match="2147483648 does not fit in int32"):
+        mod.too_big.program_for((pto.alloc_tensor(16, pto.int32),))

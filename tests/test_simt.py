@@ -196,6 +196,74 @@ def test_tuples_of_constants():
     np.testing.assert_array_equal(p.numpy(), np.tile([10.5, 20.5, 30.5, 40.5], 8))
 
 
+def test_a_run_time_tuple_index_means_what_python_means(make_kernels):
+    """T = (10, 20, 30) indexed by each lane's k: -3 .. -1 count from the end as a constant
+    index does (T[-2] is 20, where the select chain gave the last element, 30); 3 or -4 stop
+    the launch at the line, as Python's IndexError (they gave 30, silently); a float index is a
+    CompileError (Python's TypeError; T[1.9] was T[1])."""
+    mod = make_kernels('''
+T = (10, 20, 30)
+
+
+@pto.kernel
+def k(o, idx):
+    i = pto.get_global_id()
+    o[i] = T[idx[i]]
+
+
+@pto.kernel
+def by_float(o):
+    o[0] = T[1.9]
+''')
+    good = np.array([0, 1, 2, -1, -2, -3] * 5 + [0, 1], np.int32)
+    o = _int_tensor(np.zeros(32, np.int32))
+    pto.launch(mod.k, grid=(1, 1, 1), block=(32, 1, 1), args=(o, _int_tensor(good)))
+    np.testing.assert_array_equal(o.numpy(), np.array((10, 20, 30))[good])
+    for bad, lane in ((3, 5), (-4, 31)):
+        idx = good.copy()
+        idx[lane] = bad
+        with pytest.raises(pto.OutOfBoundsError, match=rf"tuple index at line 9 on warp 0, lane {lane} of block \(0, 0, 0\): -3 <= "
+                                                       rf"index < 3 fails \({bad} is outside \[-3, 2\]\)"):
+            pto.launch(mod.k, grid=(1, 1, 1), block=(32, 1, 1), args=(o, _int_tensor(idx)))
+            pto.sync()
+    with pytest.raises(pto.CompileError, match="tuple indices must be integers, got float32"):
+        mod.by_float.program_for((o,))
+
+
+def test_an_element_read_is_a_value_in_every_value_context(make_kernels):
+    """a[i] is the element's value wherever a value is used: a ternary's branches, range()'s
+    bounds and a tuple's index (each was refused as "a pointer used where a value is needed");
+    o[i][0] indexes an element, a CompileError at the line (the compiler crashed with an
+    AttributeError)."""
+    mod = make_kernels('''
+T = (5, 6, 7)
+
+
+@pto.kernel
+def k(o, a, b, n):
+    i = pto.get_global_id()
+    s = 0
+    for j in range(n[i]):
+        s += 1
+    o[i] = (a[i] if i % 2 == 0 else b[i]) * 100 + s * 10 + T[n[i]]
+
+
+@pto.kernel
+def twice(o):
+    i = pto.get_global_id()
+    o[i][0] = 1
+''')
+    a, b = np.arange(32, dtype=np.int32), -np.arange(32, dtype=np.int32)
+    n = np.arange(32, dtype=np.int32) % 3
+    o = _int_tensor(np.zeros(32, np.int32))
+    pto.launch(mod.k, grid=(1, 1, 1), block=(32, 1, 1), args=(o, _int_tensor(a), _int_tensor(b), _int_tensor(n)))
+    want = np.where(np.arange(32) % 2 == 0, a, b) * 100 + n * 10 + np.array((5, 6, 7))[n]
+    np.testing.assert_array_equal(o.numpy(), want)
+    with pytest.raises(pto.CompileError, match=r"'o\[i\]' is an element's value \(int32\), not a pointer") as info:
+        mod.twice.program_for((o,))
+    assert info.value.line == 18
+
+
 def test_break_in_a_tuple_loop_is_a_clear_error(make_kernels):
     mod = make_kernels('''
 @pto.kernel

@@ -12,8 +12,6 @@ import ast
 import builtins as py_builtins
 import dataclasses
 
-import numpy as np
-
 from .. import dtypes
 from ..errors import CompileError
 from ..ir import ArgSpec, Instr, Program, Reg
@@ -34,7 +32,7 @@ from .registry import LOWERINGS
 from .tile_builtins import TileOperands
 from .tile_group import TileGroupLowering
 from .uniformity import VARYING_BUILTINS, Uniformity, assignment_sites
-from .scope import Scope
+from .scope import PER_LANE_IF, UNIFORM_IF, Scope
 from .values import Const, HomeVar, LocalArray, Ptr, PtrVar, Text, Val
 
 
@@ -47,9 +45,6 @@ UNSUPPORTED_STMTS = {"Try": "a try statement", "TryStar": "a try statement",
                      "Delete": "a del statement", "Match": "a match statement", "AsyncFor": "an async for loop"}
 
 
-# module-level values a kernel compiles in as constants (numbers, strings, tuples of them);
-# modules, functions, kernels, dtypes and builtins are names, not values that change
-CAPTURED_TYPES = (bool, int, float, complex, str, tuple, np.generic)
 
 
 # the modules whose @LOWERINGS decorators register the builtins' lowerings (registry.py); the
@@ -158,13 +153,20 @@ class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering,
                            Val(bound.reg), bound.proto.count, bound.proto.base, tile=bound.proto.tile,
                            row_stride=bound.proto.row_stride)
             return bound
-        if name in scope.lane_conditional:
-            line = scope.lane_conditional[name][0]
-            self.error(node, f"'{name}' is assigned only under the per-lane condition at line "
-                             f"{line}, so the lanes that did not take that branch have no value "
-                             f"for it here",
-                       f"give it a value for every lane before the if (e.g. `{name} = 0.0`), or "
-                       f"assign it in an else branch too")
+        if name in scope.conditional:
+            line, _bound, why = scope.conditional[name]
+            if why == PER_LANE_IF:
+                self.error(node, f"'{name}' is assigned only under the per-lane condition at line "
+                                 f"{line}, so the lanes that did not take that branch have no value "
+                                 f"for it here",
+                           f"give it a value for every lane before the if (e.g. `{name} = 0.0`), or "
+                           f"assign it in an else branch too")
+            what = ("the condition there is known only at run time, and when it is false" if why == UNIFORM_IF
+                    else "the loop may run zero times, and when it does")
+            self.error(node, f"'{name}' is assigned only {why} at line {line}; {what} '{name}' has no "
+                             f"value here (Python's UnboundLocalError)",
+                       f"give it a value before the {'if' if why == UNIFORM_IF else 'loop'} (e.g. `{name} = 0`)"
+                       + (", or assign it in an else branch too" if why == UNIFORM_IF else ""))
         if name in scope.sites:
             self.refuse_other_units_name(name, node)
             self.error(node, f"'{name}' is used before it is assigned")
@@ -172,7 +174,7 @@ class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering,
             return self.from_python(scope.closure[name], node, name)
         if name in scope.fn_globals:
             value = scope.fn_globals[name]
-            if isinstance(value, CAPTURED_TYPES) and name not in self.captured_globals:
+            if name not in self.captured_globals:        # every module-level value it compiles in
                 self.captured_globals[name] = (scope.fn_globals, value, self.kernel.file,
                                                getattr(node, "lineno", 0) + self.kernel.line_offset)
             return self.from_python(value, node, name)
@@ -240,7 +242,7 @@ class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering,
     def _symbols(scope) -> dict:
         """name -> Reg of the kernel's variables held in registers (the debugger's symbol table)."""
         out = {}
-        bindings = {name: bound for name, (_line, bound) in scope.lane_conditional.items()}
+        bindings = {name: bound for name, (_line, bound, _why) in scope.conditional.items()}
         bindings.update(scope.names)
         for name, bound in bindings.items():
             if isinstance(bound, HomeVar):

@@ -14,7 +14,9 @@ import contextlib
 from .. import dtypes
 from ..ir import Imm
 from ..ir.program import int_sem_of
+from ..isa.run_time_checks import NONZERO_STEP
 from .pipeline import PipelineMethod
+from .scope import LOOP, PER_LANE_IF, UNIFORM_IF
 from .values import Const, ConstTuple, Ptr, Val
 
 
@@ -54,18 +56,19 @@ class ControlFlowLowering:
             if node.orelse:
                 branch.else_()
                 self.block(node.orelse)
-        if isinstance(cond, Val) and not cond.uniform:
-            self._forget_lane_conditional(before, node)
+        per_lane = isinstance(cond, Val) and not cond.uniform
+        self._forget_conditional(before, node, PER_LANE_IF if per_lane else UNIFORM_IF)
 
-    def _forget_lane_conditional(self, before, node):
-        """Names first bound (once) inside a per-lane if hold a value only in the lanes that
-        took the branch; using them after the if is an error, as it would be in Python for
-        those lanes (names with several assignments have a home register and stay)."""
+    def _forget_conditional(self, before, node, why):
+        """Names first bound (once) inside an if whose condition is known only at run time, or
+        inside a loop that may run zero times, hold a value only where the branch or the body
+        ran: using them after it is an error, as it is in Python when the branch or the body
+        did not run (UnboundLocalError); names with several assignments have a home register
+        and stay. why: what the statement is (PER_LANE_IF, UNIFORM_IF, LOOP)."""
         scope = self.scope
         for name in set(scope.names) - before:
-            if isinstance(scope.names[name], (Const, Val, Ptr)):
-                scope.lane_conditional[name] = (self._first_assignment_line(name, node),
-                                                scope.names.pop(name))
+            if name.isidentifier() and isinstance(scope.names[name], (Const, Val, Ptr)):
+                scope.conditional[name] = (self._first_assignment_line(name, node), scope.names.pop(name), why)
 
     def _first_assignment_line(self, name, node):
         for sub in ast.walk(node):
@@ -103,7 +106,16 @@ class ControlFlowLowering:
     def stmt_While(self, node):
         if node.orelse:
             self.error(node, "while ... else is not supported in a kernel")
-        self.loop(node, lambda: self.condition(node.test), lambda: None, node.body)
+        before = set(self.scope.names)
+        first = []
+
+        def head():
+            cond = self.condition(node.test)
+            first.append(cond)
+            return cond
+        self.loop(node, head, lambda: None, node.body)
+        if not (isinstance(first[0], Const) and first[0].value):
+            self._forget_conditional(before, node, LOOP)
         self.propagate_return(node)
 
     def _unrolled_for(self, node, items):
@@ -152,7 +164,7 @@ class ControlFlowLowering:
                        "with pto.load(t + k)")
         if it.keywords or not 1 <= len(it.args) <= 3:
             self.error(node, "range() takes 1 to 3 positional arguments")
-        args = [self.expr(a) for a in it.args]
+        args = [self.vexpr(a) for a in it.args]
         for a, a_node in zip(args, it.args):
             self.require_value(a, a_node)
             if a.dtype.is_float:
@@ -161,6 +173,15 @@ class ControlFlowLowering:
             (args[0], args[1], args[2] if len(args) == 3 else Const(1, dtypes.int32))
         if isinstance(step, Const) and step.value == 0:
             self.error(node, "range() step must not be zero")
+        before = set(self.scope.names)
+        runs = all(isinstance(a, Const) for a in (start, stop, step)) and \
+            len(range(int(start.value), int(stop.value), int(step.value))) > 0
+        if not isinstance(step, Const):
+            # Python's range() raises ValueError for a zero step: a run-time one is checked
+            nonzero = self.alu("NE", [self.cast(step, dtypes.int32, node), Const(0, dtypes.int32)], node,
+                               dtype=dtypes.int32)
+            self.run_time_check(node, self.cast(nonzero, dtypes.int32, node), Const(1, dtypes.int32),
+                                Const(1, dtypes.int32), NONZERO_STEP, "range(): step != 0", lanes=True)
         name = counter = node.target.id
         prefix = None
         if self.loop_var_is_observable(node, name):
@@ -208,6 +229,8 @@ class ControlFlowLowering:
         self.loop(node, head, step_fn, node.body, prefix_fn=prefix)
         if pipe_state is not None:
             self.pipeline_range_done(pipe_state)
+        if not runs:
+            self._forget_conditional(before, node, LOOP)
         self.propagate_return(node)
 
     def loop_var_is_observable(self, loop, name) -> bool:

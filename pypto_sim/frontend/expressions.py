@@ -16,6 +16,7 @@ from .. import dtypes
 from ..dtypes import DType, promote
 from ..ir import Imm, Reg
 from ..ir.program import int_sem_of
+from ..isa.run_time_checks import TUPLE_INDEX
 from .builtins import Builtin
 from .memory_builtins import lower_load
 from .pipeline import PipelineRef
@@ -238,14 +239,23 @@ class ExprLowering:
         """tup[index]: the constant itself for a constant index; for a run-time index a
         chain of selects (index == j), so the value is right in every lane."""
         n = len(tup.items)
-        if isinstance(index, Const):
+        if isinstance(index, Const) and not index.dtype.is_float:
             k = int(index.value)
             if not -n <= k < n:
                 self.error(node, f"tuple index {k} is out of range for a tuple of {n} elements")
             return tup.items[k]
         self.require_value(index, node)
         if index.dtype.is_float:
-            self.error(node, f"tuple indices must be integers, got {index.dtype}")
+            self.error(node, f"tuple indices must be integers, got {index.dtype}",
+                       "index with an integer (int(x) truncates a float)")
+        # Python's meaning at run time too: -n <= index < n (else an error at the line), a
+        # negative index counting from the end
+        index = self.cast(index, dtypes.int32, node)
+        self.run_time_check(node, index, Const(-n, dtypes.int32), Const(n - 1, dtypes.int32), TUPLE_INDEX,
+                            f"tuple index: -{n} <= index < {n}", lanes=True)
+        index = self.alu("SELECT", [self.alu("LT", [index, Const(0, dtypes.int32)], node),
+                                    self.alu("ADD", [index, Const(n, dtypes.int32)], node), index], node,
+                         dtype=dtypes.int32)
         result = tup.items[-1]
         for j in range(n - 2, -1, -1):
             hit = self.alu("EQ", [index, Const(j, dtypes.int32)], node)
@@ -256,12 +266,16 @@ class ExprLowering:
     def expr_Subscript(self, node):
         base = self.expr(node.value)
         if isinstance(base, ConstTuple):
-            return self.tuple_item(base, self.expr(node.slice), node)
+            return self.tuple_item(base, self.vexpr(node.slice), node)
         if isinstance(base, LocalArray):
             return self.local_element(base, self.vexpr(node.slice), node)
         if not isinstance(base, Ptr):
             self.error(node, f"only pointers can be indexed; '{ast.unparse(node.value)}' is not one")
         base = self.loaded(base, node.value)
+        if not isinstance(base, Ptr):       # o[i][0]: o[i] is an element's value
+            self.error(node, f"'{ast.unparse(node.value)}' is an element's value ({base.dtype}), not a pointer, "
+                             "so it cannot be indexed",
+                       f"index the tensor once: {ast.unparse(node.value)} is the element")
         if isinstance(node.slice, ast.Tuple):
             return dataclasses.replace(self.ptr_add(base, self.index_2d(base, node), node, 1), indexed=True)
         ptr = self.ptr_add(base, self.loaded(self.expr(node.slice), node.slice), node, 1)
@@ -430,13 +444,13 @@ class ExprLowering:
             return self.expr(node.body if cond.value else node.orelse)
         out = None
         with self.masked_if(cond, node, has_else=True) as branch:
-            a = self.expr(node.body)
+            a = self.vexpr(node.body)
             self.require_value(a, node.body)
             out = self.new_reg(a.dtype, self.is_uniform_expr(node))
             then_pc = self.emit("MOV", out, (self.operand(a, a.dtype, node),), a.dtype, node,
                                 aux=(int_sem_of(a.dtype),))
             branch.else_()
-            b = self.expr(node.orelse)
+            b = self.vexpr(node.orelse)
             self.require_value(b, node.orelse)
             dtype = self.result_dtype(a, b)
             if dtype != out.dtype:

@@ -14,6 +14,11 @@ from ..ir.verify import verify
 from ..ir.printer import format_program
 from .codegen import KernelCompiler
 
+# the module-level values a kernel compiles in that are compared by value when it launches
+# again (numbers, strings, tuples of them); every other one (a dtype, an inlined helper
+# kernel, a module) must still be the same object
+VALUE_TYPES = (bool, int, float, complex, str, tuple, np.generic)
+
 
 class Kernel:
     """A kernel: the function's source and AST, and its compiled Programs by signature.
@@ -179,9 +184,11 @@ class Kernel:
                     f"the module-level value '{name}' has changed since this kernel was compiled, "
                     f"from {then!r} to {now_text}; the compiled kernel still has {then!r}",
                     kernel=self.name, file=file, line=line,
-                    hint=f"a kernel compiles module-level constants in (as numba and Triton do): "
-                         f"pass '{name}' as a kernel argument to vary it, set it back, or make the "
-                         f"kernel again with pto.kernel(fn) after changing it")
+                    hint=(f"a kernel compiles module-level constants in (as numba and Triton do): "
+                          f"pass '{name}' as a kernel argument to vary it, set it back, or make the "
+                          f"kernel again with pto.kernel(fn) after changing it") if isinstance(then, VALUE_TYPES)
+                    else (f"a kernel compiles in the module-level helpers and dtypes it uses: set "
+                          f"'{name}' back, or make the kernel again with pto.kernel(fn) after changing it"))
 
     def asm(self, grid=(1, 1, 1), block=(32, 1, 1), args=()) -> str:
         """The PTO assembly listing for these arguments: one instruction per line, each with the
@@ -190,10 +197,13 @@ class Kernel:
 
 
 def same_value(then, now) -> bool:
-    """True when a module-level value is still what a kernel compiled in (same type and
-    equal: 2 and 2.0 compile to different dtypes)."""
+    """True when a module-level value is still what a kernel compiled in: a number, string or
+    tuple of the same type and equal (2 and 2.0 compile to different dtypes); anything else
+    (a dtype, an inlined helper kernel, a module) the same object."""
     if type(then) is not type(now):
         return False
+    if not isinstance(then, VALUE_TYPES):
+        return then is now
     try:
         return bool(then == now)
     except Exception:            # noqa: BLE001 - a value without a plain truth of ==

@@ -76,11 +76,13 @@ class OperandForms:
             self.run_time_check(node, x, y, y, VALID_REGIONS_MATCH,
                                 f"{call}: valid {what} of '{t.name}' == valid {what} of '{ref.name}'")
 
-    def run_time_check(self, node, value, lo, hi, rule, requirement):
+    def run_time_check(self, node, value, lo, hi, rule, requirement, lanes=False):
         """Emit CHECK: lo <= value <= hi when the kernel runs, else an OutOfBoundsError naming
         the requirement and the rule (isa/run_time_checks.py): a compile-time rule whose
-        operands are known only at run time."""
-        ops = tuple(self._int_operand(v, node, "a checked value") for v in (value, lo, hi))
+        operands are known only at run time. lanes: the value may differ from lane to lane
+        (each active lane is checked); else it is a uniform one (a tile's shape)."""
+        ops = tuple(self.operand(v, dtypes.int32, node) if lanes else self._int_operand(v, node, "a checked value")
+                    for v in (value, lo, hi))
         self.emit("CHECK", None, ops, None, node, aux=(rule,))
         self.instrs[-1].comment = requirement
 

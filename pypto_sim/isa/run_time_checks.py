@@ -8,6 +8,8 @@ VALID_REGIONS_MATCH = 0
 FIELD_HOLDS_VALUE = 1
 MATMUL_K_AGREES = 2
 PARAMETER_ROWS = 3
+NONZERO_STEP = 4
+TUPLE_INDEX = 5
 
 # (what the rule is, what to do) by rule
 RULES = (
@@ -24,6 +26,10 @@ RULES = (
     ("an operand read one value a row (TDEQUANT's scale and offset) must hold a value for every "
      "valid row of dst; a read past it would take another tile's words",
      "give the parameter tiles at least as many rows as dst's valid region"),
+    ("range() raises ValueError for a zero step, as Python's does",
+     "give range() a step that is not zero"),
+    ("a tuple of n constants takes indices -n .. n - 1, as Python's tuples do (IndexError)",
+     "keep the index within the tuple"),
 )
 
 
@@ -34,6 +40,7 @@ def check_error(ins, info, where: str, **location):
     value, lo, hi = (int(x) for x in info[1:4])
     rule, hint = RULES[int(ins.aux[0])]
     call, _, requirement = ins.comment.rpartition(": ")
-    found = f"{value} != {lo}" if lo == hi else f"{value} is outside [{lo}, {hi}]"
+    found = ("it is 0" if int(ins.aux[0]) == NONZERO_STEP else f"{value} != {lo}" if lo == hi
+             else f"{value} is outside [{lo}, {hi}]")
     return OutOfBoundsError(f"{call or 'CHECK'} at line {ins.line} on {where}: {requirement} fails ({found}): "
                             f"{rule}", line=ins.line, offset=value, count=None, hint=hint, **location)

@@ -207,7 +207,7 @@ class FastEngine:
         blk = SimpleNamespace(id=block_id, coords=block_coords(block_id, sim.grid))
         kind, pc, cycle = f[ex.F_KIND], f[ex.F_PC], f[ex.F_CYCLE]
         if kind == ex.FK_OOB:
-            return sim._oob(pc, blk, w, np.array([f[ex.F_LANE], f[ex.F_WORD], f[ex.F_COUNT]]))
+            return sim._oob(pc, blk, w, np.array([f[ex.F_LANE], f[ex.F_WORD], f[ex.F_COUNT], f[ex.F_HI]]))
         if kind == ex.FK_RACE:
             sim.checks.report[:] = f[ex.F_REPORT:ex.F_REPORT + 8]
             space = "hbm" if f[ex.F_SPACE] == _MEM_CODE["hbm"] else "l1"

@@ -98,6 +98,7 @@ F_LANE = 3
 F_WORD = 4          # the offset (FK_OOB) or the HBM / L1 word
 F_COUNT = 5
 F_WRITE = 6
+F_HI = 6            # a CHECK's upper bound (FK_OOB: F_WORD its value, F_COUNT its lower bound)
 F_SPACE = 7         # MEM_HBM or MEM_L1
 F_MASK = 8
 F_ALIVE = 9

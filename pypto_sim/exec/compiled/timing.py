@@ -28,7 +28,7 @@ from .engine_parts import (_heap_pop, _record, B_ARRIVED, B_BLOCK, B_ENDED, B_EP
                            B_VOTE_COUNT, B_VOTE_LANES, B_VOTE_RES_COUNT, B_VOTE_RES_LANES, book, CA_BARRIER,
                            CA_BARRIER_BLOCK, CA_NONE, ENG_DONE, ENG_FAULT, ENG_GROW, ENG_LIMIT, ENG_YIELD,
                            EV_BLOCK, EV_BLOCK_END, EV_COMMIT, EV_COND, EV_FAIL, EV_RELEASE, EV_SLOT, EV_WARP,
-                           EV_WARP_END, F_ALIVE, F_COUNT, F_CYCLE, F_KIND, F_LANE, F_MASK, F_PC, F_REPORT,
+                           EV_WARP_END, F_ALIVE, F_COUNT, F_CYCLE, F_HI, F_KIND, F_LANE, F_MASK, F_PC, F_REPORT,
                            F_SPACE, F_WAIT_PC, F_WAITING, F_WORD, F_WRITE, FK_OOB, FK_RACE, FK_SYNC_BARRIER,
                            FK_SYNC_EXIT, FK_UNINIT, GROW_COMMITS, GROW_HEAP, GROW_RECORDS, GROW_TABLE,
                            K_BOOK_ROOM, K_BX, K_BY, K_BZ, K_CORES, K_GX, K_GY, K_GZ, K_HBM_SHIFT, K_INIT,
@@ -274,6 +274,7 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                             wfault[g, F_LANE] = info[0]
                             wfault[g, F_WORD] = info[1]
                             wfault[g, F_COUNT] = info[2]
+                            wfault[g, F_HI] = info[3]
                             _fault(g, now, st, ht, hk, hv, wv, wfault, FK_OOB, pc)
                             break
                         d = pc_dst[pc]
