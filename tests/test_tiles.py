@@ -398,3 +398,22 @@ def test_a_tile_store_to_a_line_the_l2_holds_does_not_reach_hbm(make_kernels, si
     out = np.empty(64, np.float32)
     pto.memcpy_d2h(out, d_out)
     np.testing.assert_array_equal(out, host)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "uint32", "float16", "int32"])
+def test_a_tile_store_into_a_tensor_of_another_dtype_is_refused(make_kernels, dtype):
+    """store(O, t, 32) of a float32 tile into a tensor of another dtype: MTE3 copies bytes, as
+    async_load's MTE2 does (which refuses the pair already), so it is a CompileError at the
+    line; -300.0 went into an int8 tensor as -44, silently."""
+    mod = make_kernels('''
+@pto.kernel
+def k(A, O):
+    t = pto.alloc_local(8)
+    pto.async_load(t, A, 32)
+    pto.store(O, t, 32)
+''')
+    args = (pto.alloc_tensor(32), pto.alloc_tensor(8 * np.dtype(dtype).itemsize, getattr(pto, dtype)))
+    with pytest.raises(pto.CompileError, match=f"store: the tile 't' holds float32 but 'O' holds {dtype}; "
+                                               "the store pipe") as info:
+        mod.k.program_for(args)
+    assert info.value.line == 7

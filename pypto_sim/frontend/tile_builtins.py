@@ -262,6 +262,10 @@ def lower_store(comp, node, args):
         if ptr.space != "hbm":
             comp.error(node, "the tile form of store writes to a device tensor (HBM)")
         src_op, tile = comp.tile_base(value, node, "store: tile")
+        if ptr.dtype != tile.dtype:             # MTE3 copies bytes, as async_load's MTE2 does
+            comp.error(node, f"store: the tile '{tile.name}' holds {tile.dtype} but '{ptr.name}' holds {ptr.dtype}; "
+                             "the store pipe (MTE3) copies bytes and does not convert",
+                       "store into a tensor of the tile's dtype, or convert on the lanes first")
         shape = comp.tile_shape(args, tile, node, "store")
         off = comp.uniform_int(ptr.offset, node, "store: the destination offset")
         plain = Imm(0.0, dtypes.int32)                    # mode: no atomic add (isa/store_modes.py)
