@@ -171,6 +171,12 @@ def k(A, C, r):
     with pytest.raises(pto.OutOfBoundsError, match=r"TLOAD .* on AIC .* the load of 20 x 16 does not fit tile 'm' \(16 x 16\)"):
         pto.launch(mod.k, grid=(1,), args=(a, a, 20))
         pto.sync()
+    for r in (0, -1):       # an empty region is not one that "does not fit"
+        with pytest.raises(pto.OutOfBoundsError, match=rf"the load of {r} x 16 on tile 'm' is empty or negative: its "
+                                                       r"rows and columns must be at least 1") as info:
+            pto.launch(mod.k, grid=(1,), args=(a, a, r))
+            pto.sync()
+        assert "at least 1 x 1" in info.value.hint
 
 
 # ---------------------------------------------------------------- lane code in an AI-core kernel

@@ -226,7 +226,11 @@ class TileOp:
 
     @staticmethod
     def _extent(t, rows, cols, what, fault):
-        if not (1 <= rows <= t.rows and 1 <= cols <= t.cols):
+        if rows < 1 or cols < 1:
+            raise fault(f"{what} of {rows} x {cols} on tile '{t.buf.name}' is empty or negative: its rows and "
+                        "columns must be at least 1", "keep a run-time valid region at least 1 x 1, as a "
+                        "constant one must be")
+        if not (rows <= t.rows and cols <= t.cols):
             raise fault(f"{what} of {rows} x {cols} does not fit tile '{t.buf.name}' ({t.rows} x "
                         f"{t.cols})", "keep valid=(rows, cols) within the tile's shape")
 
