@@ -1,6 +1,7 @@
 """A point that raises, hangs or kills its process is an error row and the sweep goes on, on
 the serial engine and on Dask; one writer per results file; a killed driver's lock does not
 block the resume."""
+import csv
 import os
 
 import pytest
@@ -123,6 +124,7 @@ def test_an_unwritable_results_folder_is_a_sweep_error(tmp_path, monkeypatch):
     ("extra.csv", b'key,identity,name\n"{""params"": {}, ""overrides"": {}}",' + b"a" * 64 + b",alice\n"),
     ("badkey.csv", b"key,identity,total_cycles,error\nmine," + b"a" * 64 + b",5,\n"),
     ("badid.csv", b'key,identity\n"{""params"": {""n"": 1}, ""overrides"": {}}",not-a-hash\n'),
+    ("listkey.csv", b'key,identity\n"{""params"": {""n"": [1]}, ""overrides"": {}}",' + b"a" * 64 + b"\n"),
 ])
 def test_resume_refuses_a_table_no_sweep_wrote_and_leaves_it_as_it_was(tmp_path, name, content):
     """resume=True on a CSV a sweep did not write (no key and identity columns, a column a sweep
@@ -168,6 +170,57 @@ def test_a_genuine_sweep_table_still_resumes(tmp_path, suffix):
     assert again["total_cycles"].iloc[0] == first["total_cycles"].iloc[0]
     assert again["error"].isna().all() and len(again) == 2
     assert set(first.columns) <= set(again.columns)
+
+
+class _Interrupted(Exception):
+    """Stands for a driver stopped (Ctrl-C, a killed job) after some rows were written."""
+
+
+@pytest.mark.parametrize("failing", ["NA", None])
+def test_a_resumed_csv_keeps_every_parameter_value(tmp_path, monkeypatch, failing):
+    """A CSV holds only text, yet resuming an interrupted sweep from one gives the table the
+    uninterrupted sweep gives, and the file keeps the values it had: the str parameters "1",
+    "NA" and "" stay those strings (not 1.0, NaN and NaN), and the int, float and bool
+    parameters and the override keep their values and types. With ``failing="NA"`` that
+    point raises: its row keeps its error and its missing metrics."""
+    import pandas as pd
+    factory = tmp_path / "tagged.py"
+    factory.write_text("import sweep_factories\n\n"
+                       "def case(tag, n, scale, flag):\n"
+                       f"    if tag == {failing!r}:\n"
+                       "        raise ValueError('no such tag')\n"
+                       "    return sweep_factories.scale_case(n)\n")
+    spec = dict(factory=f"{factory}:case", engine="serial", timeout=None,
+                params={"tag": ["1", "NA", ""], "n": [64], "scale": [0.1], "flag": [True]},
+                machine_overrides={"instruction.MUL.latency": [9]})
+    out = tmp_path / "rows.csv"
+    real = ResultsFile.write
+
+    def write_then_stop(self, pd, rows):
+        real(self, pd, rows)
+        if len(rows) == 2:
+            raise _Interrupted
+    monkeypatch.setattr(ResultsFile, "write", write_then_stop)
+    with pytest.raises(_Interrupted):
+        pto.sweep(out=out, **spec)
+    monkeypatch.undo()
+    point = ["64", "0.1", "True", "9"]                  # n, scale, flag, the MUL latency
+    assert _csv_cells(out) == [["param.tag", "param.n", "param.scale", "param.flag",
+                                "override.instruction.MUL.latency"], ["1"] + point, ["NA"] + point]
+
+    resumed = pto.sweep(out=out, resume=True, **spec)
+    whole = pto.sweep(**spec)
+    assert resumed["param.tag"].tolist() == ["1", "NA", ""]
+    raised = [False, failing == "NA", False]
+    assert resumed["error"].notna().tolist() == resumed["total_cycles"].isna().tolist() == raised
+    pd.testing.assert_frame_equal(resumed.drop(columns="wall_s"), whole.drop(columns="wall_s"))
+    assert _csv_cells(out)[1:] == [["1"] + point, ["NA"] + point, [""] + point]
+
+
+def _csv_cells(path, columns=5):
+    """The first ``columns`` cells of each line of a CSV file, as the text it holds."""
+    with open(path, newline="") as f:
+        return [line[:columns] for line in csv.reader(f)]
 
 
 def test_a_factory_that_returns_no_sweep_case_is_an_error_row_naming_it(tmp_path):

@@ -113,9 +113,11 @@ class ResultsFile:
             self._fd = None
 
     def read(self, pd):
-        """The rows already in the file (an empty frame when there is none). A file that is
-        not a table a sweep wrote (other columns, no key and identity, values that are not a
-        point's key and identity) is a SweepError, and the file is left as it was."""
+        """The rows already in the file (an empty frame when there is none), with the values
+        the sweep wrote (param.* and override.* come from each row's key: a CSV keeps only
+        their text). A file that is not a table a sweep wrote (other columns, no key and
+        identity, values that are not a point's key and identity) is a SweepError, and the
+        file is left as it was."""
         if not self.path.exists():
             return pd.DataFrame()
         try:
@@ -131,7 +133,7 @@ class ResultsFile:
         if why:
             raise SweepError(f"results file {self.path} is not a table a sweep wrote: {why}",
                              hint=_NOT_OURS)
-        return frame
+        return _as_written(pd, frame)
 
     def write(self, pd, rows):
         """Write all rows, atomically (pypto_sim/output_files.py: a killed driver or a failed
@@ -163,6 +165,27 @@ def _not_a_sweep_table(frame) -> str:
     return ""
 
 
+def _as_written(pd, frame):
+    """``frame`` with the values the sweep wrote, which a file read back does not keep: the
+    param.* and override.* columns are rebuilt from each row's key (the point's values as
+    JSON, exact; a CSV holds only their text, which pandas reads as other values: "1" as
+    1.0, "NA" and "" as NaN), NaN where a point has no such value, as in a frame built from
+    the rows; a missing error or error_kind (a point without an error) is None again."""
+    points = [json.loads(key) for key in frame["key"]]
+    values = pd.DataFrame([{**{f"param.{k}": v for k, v in p["params"].items()},
+                            **{f"override.{k}": v for k, v in p["overrides"].items()}}
+                           for p in points], index=frame.index)
+    for column in [c for c in frame.columns if str(c).startswith(("param.", "override."))]:
+        if column not in values.columns:
+            frame[column] = float("nan")
+    for column in values.columns:
+        frame[column] = values[column]
+    for column in ("error", "error_kind"):
+        if column in frame.columns:
+            frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
+    return frame
+
+
 def _is_key(value) -> bool:
     if not isinstance(value, str):
         return False
@@ -171,7 +194,8 @@ def _is_key(value) -> bool:
     except ValueError:
         return False
     return (isinstance(key, dict) and set(key) == {"params", "overrides"}
-            and all(isinstance(v, dict) for v in key.values()))
+            and all(isinstance(v, dict) for v in key.values())
+            and all(isinstance(x, (bool, int, float, str)) for v in key.values() for x in v.values()))
 
 
 def _listed(names, most=8) -> str:
