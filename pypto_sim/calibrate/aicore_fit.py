@@ -25,7 +25,7 @@ from fractions import Fraction
 
 from .aicore_kernels import (FIX_SHAPES, chain_rows, unaligned_cols, ITEMSIZE, MATMUL_K, SYNC_ROWS, chain_cols,
                              op_dtype, vector_specs)
-from .fitmath import ceil_fit, linear_fit, reciprocal_interval, simplest_in
+from .fitmath import ROUNDING, ceil_fit, linear_fit, reciprocal_interval, simplest_in
 
 TRANSFERS = (   # benchmark prefix, [aicore] key, the instruction whose latency the intercept is
     ("aic_tload.to=Mat.bytes=", "gm_to_l1_bytes_per_cycle", "TLOAD", False),
@@ -250,6 +250,9 @@ def round_fit(ns, ys, max_digits=6):
 
 
 def _formulas(F, S, base):
+    """Each [formulas] row the aiv_formula rows cover: (slope, bias) by round_fit. A slope below 0
+    is fitted at 0 when the rows fall by at most ROUNDING cycles over their elements; rows that
+    fall further leave it as derived, and write_table refuses it."""
     for key in base.vector_formulas:
         name, dtype, cols = key
         instr = f"formula.{name}.{dtype}.{cols}"
@@ -258,6 +261,13 @@ def _formulas(F, S, base):
         if len(fam) < 2:
             continue
         c = 64 if cols == "*" else int(cols)
-        slope, bias = round_fit([r * c for r in fam], list(fam.values()))
-        F.put(instr, "slope", slope, f"rows {list(fam)} at {c} columns: round(slope x elements + bias)")
+        ns, ys = [r * c for r in fam], list(fam.values())
+        slope, bias = round_fit(ns, ys)
+        # the slope is cycles an element: below 0 it is the rounding when the rows fall by at most
+        # ROUNDING cycles over their elements (not when it is at most ROUNDING cycles an element)
+        drop = -linear_fit(ns, ys)[1] * (max(ns) - min(ns))
+        how = f"rows {list(fam)} at {c} columns: round(slope x elements + bias)"
+        if slope < 0:
+            how += f" (the rows fall by {drop:g} cycles over {max(ns) - min(ns)} elements)"
+        F.put(instr, "slope", slope, how, rounding=-slope if slope < 0 and drop <= ROUNDING + 1e-9 else 0)
         F.put(instr, "bias", bias, "idem")

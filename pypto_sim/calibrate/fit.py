@@ -18,6 +18,12 @@ rows do not cover them, the base table's):
 - BARRIER_BLOCK: stream slope max(latency, ii), barrier_gap slope max(latency + 1, ii)
 - control instructions: the pattern formulas in :func:`_control`
 - a TLOAD+MMA fusion: the pair's cost predicted from the fitted parts minus the measured one
+
+Rows the model cannot produce are a CalibrationError naming them (:meth:`_Slopes.below`,
+:meth:`_Slopes.falling`): a series whose cycles fall as its size grows, or a slope more than
+ROUNDING below the least the model allows it (a stream's 1, a chain's issue interval, a
+control pattern's other gaps plus 1); a slope up to ROUNDING below is the rounding of the
+measurement, and the entry is fitted at its least value.
 """
 from __future__ import annotations
 
@@ -26,7 +32,7 @@ from collections import defaultdict
 
 from ..exec.functional import BLOCK_BARRIERS
 from .aicore_fit import fit_aicore
-from .fitmath import ceil_fit, linear_fit, reciprocal_interval, simplest_in
+from .fitmath import ROUNDING, ceil_fit, linear_fit, reciprocal_interval, simplest_in
 from .kernels import CTL_FILL, LOOP_FILL
 from .rows import CalibrationError, check_row
 from ..timing.machine import DEFAULT_MACHINE, resolve_machine
@@ -36,10 +42,10 @@ SECTOR = 32
 # the least value each fitted field may take (the machine table's rules); any other field > 0
 LEAST = {"latency": 0, "head": 0, "tail": 0, "unaligned_floor": 0, "saving": 0, "slope": 0,
          "bias": 0, "issue_interval": 1}
-# how far below its least value a derived entry may come out and still be taken as the least:
-# each is a measured slope, rounded to whole cycles, less the model's cost of the pattern's
-# other parts (rounded up), so a value one cycle too low is that rounding, not a contradiction
-ROUNDING = 1
+# ROUNDING (fitmath.py): how far below its least value a derived entry may come out and still
+# be taken as the least, and a measured slope below the least the model allows it
+_EPS = 1e-9                 # a least-squares slope's float error: exactly ROUNDING below is within
+_SHOWN = 8                  # rows an error lists of one series
 
 
 class Fitted(dict):
@@ -64,18 +70,19 @@ class Fitted(dict):
         self.unused = []            # (benchmark, instruction) series no formula reads
         self.unused_why = {}        # each of them -> why it was not used
 
-    def put(self, name, fld, value, how):
+    def put(self, name, fld, value, how, rounding=ROUNDING):
         """Set ``name.fld`` to value, derived as ``how`` says. A value below the field's least
-        value by at most ROUNDING is the least value: the least-squares value of one entry
+        value by at most ``rounding`` (the rounding the derivation can carry: ROUNDING unless
+        the caller knows of more) is the least value: the least-squares value of one entry
         under its constraint is the nearest feasible one, and within the rounding of the
         derivation the rows agree with it. A value further below is kept as derived, and
         write_table refuses it with its derivation."""
         least = LEAST.get(fld)
         if (least is not None and isinstance(value, (int, float)) and math.isfinite(value)
-                and least - ROUNDING <= value < least):
+                and least - rounding <= value < least):
             self.constrained[(name, fld)] = (value, least)
-            how = (f"{how} = {value}, within the rounding ({ROUNDING} cycle) of its least value "
-                   f"{least}: constrained to {least}")
+            how = (f"{how} = {value}, within the rounding ({rounding:g} cycle{'s' * (rounding != 1)}) of its "
+                   f"least value {least}: constrained to {least}")
             value = least
         self.setdefault(name, {})[fld] = value
         self.notes[name].append(f"{fld} {value}: {how}")
@@ -123,12 +130,53 @@ def _base_value(base, name, fld):
 
 
 class _Slopes:
+    """The slope of each (benchmark, instruction) series of rows, and the series whose slope
+    contradicts the model (``refused``: series -> why), which fit refuses all at once."""
+
     def __init__(self, rows):
         self.series = defaultdict(list)
         self.used = set()
         self.one_size = set()       # series a formula read that have rows at one size only
+        self.refused = {}           # series whose slope the model cannot produce -> why
         for r in rows:
             self.series[(r.benchmark, r.instruction)].append((r.size, float(r.cycles)))
+
+    def rows_text(self, bench, instr) -> str:
+        """The series' rows as an error shows them: ``the chain ADD rows (size 2: 481, ...
+        cycles)``."""
+        pts = sorted(self.series[(bench, instr)])
+        shown = ", ".join(f"size {s}: {c:g}" for s, c in pts[:_SHOWN])
+        more = f", ... ({len(pts)} rows)" if len(pts) > _SHOWN else ""
+        return f"the {bench} {instr} rows ({shown}{more} cycles)"
+
+    def below(self, bench, instr, b, bound, entry, rule) -> bool:
+        """Whether slope ``b`` of the series is more than ROUNDING below ``bound``, the least
+        slope the model allows it (``rule`` says why); if so the series is refused, naming
+        ``entry``, the rows, the slope and the bound. Up to ROUNDING below is the rounding of
+        the measurement: the caller fits the entry at its least value."""
+        if b >= bound - ROUNDING - _EPS:
+            return False
+        self.refused[(bench, instr)] = (
+            f"{entry}: {self.rows_text(bench, instr)} give a slope of {b:g} cycles per unit of size, "
+            f"more than {ROUNDING} cycle below its least value {bound:g} ({rule})")
+        return True
+
+    def falling(self):
+        """Refuse every series a formula read whose cycles fall as its size grows (its line
+        drops by more than ROUNDING cycles from the smallest size to the largest): a kernel that
+        repeats the measured instruction more, or moves more bytes, never takes less time."""
+        for pair in sorted(self.used - set(self.refused) - self.one_size):
+            pts = self.series.get(pair)
+            sizes = [s for s, _ in pts or ()]
+            if len(set(sizes)) < 2:
+                continue
+            b = linear_fit(sizes, [c for _, c in pts])[1]
+            drop = -b * (max(sizes) - min(sizes))
+            if drop > ROUNDING + _EPS:
+                self.refused[pair] = (
+                    f"{pair[0]} ({pair[1]}): {self.rows_text(*pair)} fall by {drop:g} cycles from size "
+                    f"{min(sizes)} to size {max(sizes)} (a slope of {b:g}, below 0: cycles must not fall as "
+                    "the size grows)")
 
     def __call__(self, bench, instr):
         self.used.add((bench, instr))
@@ -160,7 +208,14 @@ def fit(rows, base=None) -> Fitted:
     Each row is checked first (rows.check_row: cycles a finite number > 0, size a whole
     number >= 1), a bad one a CalibrationError naming it. Series of rows that give no slope
     (all at one size) or that no formula reads are listed in ``unused`` (``unused_why`` says
-    which); rows that determine no entry at all are a CalibrationError listing why."""
+    which); rows that determine no entry at all are a CalibrationError listing why.
+
+    Rows the model cannot produce are a CalibrationError listing every such series with its
+    rows, slope and bound: cycles that fall as a series' size grows (by more than ROUNDING
+    from its smallest size to its largest), or a slope more than ROUNDING below its least
+    value (a stream's or a DMA stream's 1, a chain's issue interval, a control pattern's other
+    gaps plus 1, BARRIER_BLOCK's barrier_gap its stream slope). A slope up to ROUNDING below
+    is fitted at the least value (``constrained`` lists it, or ``bounded`` for a chain)."""
     if isinstance(rows, (str, bytes)) or not hasattr(rows, "__iter__"):
         raise CalibrationError(f"fit: rows must be a list of Row, not {type(rows).__name__}",
                                hint="read them with read_rows(path) or run_microbenchmarks()")
@@ -180,20 +235,28 @@ def fit(rows, base=None) -> Fitted:
         return max(1, known(name, "issue_interval"))
 
     names = [n for n in base.instructions] + ["pipes.scalar"]
+    measured = {}       # (entry, field) -> the slope it was rounded from (the control patterns read them)
     for name in names:                                   # issue intervals: independent streams
         b = S("stream", name)
-        if b is not None:
-            F.put(name, "issue_interval", max(1, round(b)), f"independent stream slope {b:g}")
+        if b is not None and not S.below("stream", name, b, 1, f"{name}.issue_interval",
+                                         "stream slope = the issue interval, at least 1"):
+            F.put(name, "issue_interval", round(b), f"independent stream slope {b:g}")
+            measured[(name, "issue_interval")] = b
     for name in names:                                   # latencies: dependent chains
-        b = S("chain", name)
-        if b is None:
-            b = S("chase", name) if name == "LOAD_L1" or (name.startswith("ATOM_")
-                                                          and name.endswith("_L1")) else None
-        if b is not None:
-            if round(b) > g(name):
-                F.put(name, "latency", round(b), f"dependent chain slope {b:g}")
+        bench, b = "chain", S("chain", name)
+        if b is None and (name == "LOAD_L1" or (name.startswith("ATOM_") and name.endswith("_L1"))):
+            bench, b = "chase", S("chase", name)
+        gi = g(name)
+        whose = "fitted from the stream rows" if "issue_interval" in F.get(name, {}) else "the base table's"
+        if b is not None and not S.below(bench, name, b, gi, f"{name}.latency",
+                                         f"{bench} slope = max(latency, issue interval), and {name}'s issue "
+                                         f"interval is {gi}, {whose}"):
+            if round(b) > gi:
+                F.put(name, "latency", round(b), f"dependent {bench} slope {b:g}")
+                measured[(name, "latency")] = b
             else:
-                F.bound(name, "latency", 0, g(name), f"chain slope {b:g} = the issue interval")
+                F.bound(name, "latency", 0, gi, f"{bench} slope {b:g}, not above the issue interval {gi}: "
+                                                "the latency hides behind it")
         b = S("id_use", name)
         if b is not None:
             F.put(name, "latency", round(b) - 1, f"id then a dependent ADD: slope {b:g} - 1")
@@ -223,11 +286,25 @@ def fit(rows, base=None) -> Fitted:
         F.put("STORE_L1", "latency", round(b) - 1, f"store + barrier slope {b:g} - 1")
     _barrier_block(F, S, g)
     _tiles(F, S, base, known)
-    _control(F, S, g, known)
+    _control(F, S, g, known, measured)
     _fusion(F, S, base, known, eff_read)
     fit_aicore(F, S, base, known)
+    S.falling()
+    _refuse(S)
     _unused(F, S, len(rows))
     return F
+
+
+def _refuse(S):
+    """A CalibrationError listing every series whose slope the model cannot produce."""
+    if not S.refused:
+        return
+    n = len(S.refused)
+    raise CalibrationError(
+        f"fit: the rows of {n} benchmark series contradict the timing model: " + "; ".join(S.refused.values()),
+        hint="measure those rows again: cycles must not fall as a chain or stream grows (rows in the wrong "
+             f"order?), and a slope may come out at most {ROUNDING} cycle below its least value, the rounding "
+             "of the measurement (docs/calibration.md, \"Fitting\")")
 
 
 def _unused(F, S, n_rows):
@@ -324,9 +401,13 @@ def _barrier_block(F, S, g):
     (one ADD after each barrier) max(latency + 1, issue interval)."""
     for name in BLOCK_BARRIERS:
         a, b = S("stream", name), S("barrier_gap", name)
-        if a is None or b is None:
+        if a is None or b is None or ("stream", name) in S.refused:    # fit's loop refused the stream
             continue
-        a, b = round(a), round(b)
+        a = max(1, round(a))    # up to ROUNDING below 1 is 1 (fit's loop put it, constrained)
+        if S.below("barrier_gap", name, b, a, f"{name}.latency",
+                   f"barrier_gap slope = max(latency + 1, issue interval), at least the stream slope {a}"):
+            continue
+        b = round(b)
         # its stream slope is max(latency, issue interval), not the interval: redo the entry
         F.pop(name, None)
         F.notes.pop(name, None)
@@ -353,8 +434,9 @@ def _ceil_entry(F, name, xs, ys, prefer, per_key, what):
 def _tiles(F, S, base, known):
     for key, fld in (("tload_stream", "TLOAD"), ("tstore_stream", "TSTORE")):
         b = S(key, fld)
-        if b is not None:
-            F.put(fld, "issue_interval", max(1, round(b)), f"{key} slope {b:g} (32-byte requests)")
+        if b is not None and not S.below(key, fld, b, 1, f"{fld}.issue_interval",
+                                         f"{key} slope = the DMA issue interval, at least 1"):
+            F.put(fld, "issue_interval", round(b), f"{key} slope {b:g} (32-byte requests)")
     lat = {}
     for dt, per_key, kt_key in (("float16", "per_repeat", "k_tile"), ("float32", "per_repeat_f32", "k_tile_f32")):
         fam = S.family(f"mma_chain.{dt}.k=", "MMA")
@@ -382,34 +464,59 @@ def _tiles(F, S, base, known):
         F.put(name, "per_repeat", per, how)
 
 
-def _control(F, S, g, known):
+def _control(F, S, g, known, measured):
     """Control instructions' issue intervals from their patterns (kernels.py). Each slope is
     a sum of gaps: g(X) where X is followed by an instruction on the same (scalar) pipe, 1 where
-    the next is a filler on another pipe, a latency where the next waits for a result."""
+    the next is a filler on another pipe, a latency where the next waits for a result.
+
+    The other gaps are summed twice: from the table's entries (the issue interval is the slope
+    less that sum) and with the slopes the stream and chain entries were rounded from in place
+    of those entries (``measured``; a control instruction's interval is the table's). A slope
+    more than ROUNDING below the measured sum + 1 contradicts the model (_Slopes.below); an
+    interval the table's rounding alone puts further below 1 (ten fillers at a measured 1.5
+    cycles are 20 in the table) is fitted at 1, that rounding added to ROUNDING."""
     m, big = CTL_FILL, LOOP_FILL
-    gf, gs = g("ADD"), g("pipes.scalar")
-    lt, eq = known("LT", "latency"), known("EQ", "latency")
-    fills = (m - 1) * gf
-    loop_body = lt + 3 + big * gf          # LT->BRK_UNLESS, the counter ADD and fillers, ENDLOOP->LT
-    formulas = [   # (instruction, benchmark, known part of the slope)
-        ("IF", "ctl_if", lambda: gs + 2 + fills),
-        ("ENDIF", "ctl_endif", lambda: 2 + fills + gs),
-        ("ELSE", "ctl_else", lambda: 4 + 2 * fills),
-        ("LOOP_CONT", "ctl_loop_cont", lambda: loop_body),
-        ("BRK_UNLESS", "ctl_brk_unless", lambda: loop_body + g("LOOP_CONT")),
-        ("CONTINUE", "ctl_continue", lambda: loop_body + g("LOOP_CONT") + g("IF") + g("ENDIF")),
-        ("RET", "ctl_ret", lambda: 1 + eq + g("IF")),
-        ("BREAK", "ctl_break", lambda: 4 + 2 * fills + g("LOOP_CONT")),
-        ("LOOP", "ctl_loop", lambda: 2 + fills + g("BREAK") + g("LOOP_CONT")),
-        ("ENDLOOP", "ctl_endloop", lambda: 2 + fills + g("BREAK") + g("LOOP_CONT") + gs),
+
+    def fills(g):
+        return (m - 1) * g("ADD")
+
+    def loop_body(g, lat):              # LT->BRK_UNLESS, the counter ADD and fillers, ENDLOOP->LT
+        return lat("LT") + 3 + big * g("ADD")
+
+    formulas = [   # (instruction, benchmark, the other gaps of the slope from g(X) and latency(X))
+        ("IF", "ctl_if", lambda g, lat: g("pipes.scalar") + 2 + fills(g)),
+        ("ENDIF", "ctl_endif", lambda g, lat: 2 + fills(g) + g("pipes.scalar")),
+        ("ELSE", "ctl_else", lambda g, lat: 4 + 2 * fills(g)),
+        ("LOOP_CONT", "ctl_loop_cont", loop_body),
+        ("BRK_UNLESS", "ctl_brk_unless", lambda g, lat: loop_body(g, lat) + g("LOOP_CONT")),
+        ("CONTINUE", "ctl_continue", lambda g, lat: loop_body(g, lat) + g("LOOP_CONT") + g("IF") + g("ENDIF")),
+        ("RET", "ctl_ret", lambda g, lat: 1 + lat("EQ") + g("IF")),
+        ("BREAK", "ctl_break", lambda g, lat: 4 + 2 * fills(g) + g("LOOP_CONT")),
+        ("LOOP", "ctl_loop", lambda g, lat: 2 + fills(g) + g("BREAK") + g("LOOP_CONT")),
+        ("ENDLOOP", "ctl_endloop", lambda g, lat: 2 + fills(g) + g("BREAK") + g("LOOP_CONT") + g("pipes.scalar")),
     ]
+
+    def lat(name):
+        return known(name, "latency")
+
+    def g_measured(name):
+        return measured.get((name, "issue_interval"), g(name))
+
+    def lat_measured(name):
+        return measured.get((name, "latency"), lat(name))
+
     for name, bench, rest in formulas:
         b = S(bench, name)
         if b is None:
             continue
-        known_part = rest()
-        F.put(name, "issue_interval", max(1, round(b - known_part)),
-              f"{bench} slope {b:g} - {known_part} (the pattern's other gaps)")
+        known_part, part = rest(g, lat), rest(g_measured, lat_measured)
+        shown = f"{known_part}" if part == known_part else f"{part:g} as measured, {known_part} in the table"
+        if S.below(bench, name, b, part + 1, f"{name}.issue_interval",
+                   f"{bench} slope = the pattern's other gaps ({shown}) + the issue interval, at least 1"):
+            continue
+        F.put(name, "issue_interval", round(b - known_part), f"{bench} slope {b:g} - {known_part} (the pattern's "
+              f"other gaps{'' if part == known_part else f'; {part:g} as measured'})",
+              rounding=ROUNDING + max(0, known_part - part))
 
 
 def _fusion(F, S, base, known, eff_read):

@@ -13,6 +13,12 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+# how far below its least value a derived entry may come out and still be taken as the least:
+# each is a measured slope, rounded to whole cycles, less the model's cost of the pattern's
+# other parts (rounded up), so a value one cycle too low is that rounding, not a contradiction;
+# a measured slope may likewise come out up to ROUNDING below the least the model allows it
+ROUNDING = 1
+
 
 def linear_fit(xs, ys):
     """Least-squares (a, b, max |residual|) of ys = a + b * xs; one point gives b = 0."""
