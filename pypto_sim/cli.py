@@ -17,8 +17,9 @@
         fit a latency table to measured rows, starting from the base table
 
 A user error (a file that is not there, a machine that does not exist, a flag value out of
-range, a pto.PtoError raised by the script under run/profile/trace) is one line on stderr,
-``pypto-sim: error: ...``, and exit code 1 (2 for a command line argparse refuses); ``--debug``
+range, a pto.PtoError raised by the script under run/profile/trace or by a launch it queued
+and never synchronized, run when it ends) is one line on stderr, ``pypto-sim: error: ...``,
+and exit code 1 (2 for a command line argparse refuses); ``--debug``
 (before or after the command's name) shows the traceback instead. Any other exception is a bug
 and keeps its traceback; an exception of the script's own is shown as Python shows it.
 """
@@ -37,6 +38,7 @@ from .errors import CommandLineError, PtoError
 from .calibrate import fit, read_rows, run_microbenchmarks, write_rows, write_table
 from .exec.lane import cache_dir
 from .runtime.cache import cache_report, prune_cache
+from .runtime.teardown import discard_unsynced_launches, run_unsynced_launches
 from .runtime.warm import warm
 from .isa import load_isa
 from .profiler.collect import collect_profiles
@@ -137,7 +139,10 @@ class ScriptFailed(Exception):
 
 def _run_script(ns):
     """Run ns.script as __main__ with ns.args as its argv; its exceptions become ScriptFailed
-    (SystemExit passes: the script's own exit code)."""
+    (SystemExit passes: the script's own exit code). When the script ends (or exits with 0),
+    the launches it queued and never synchronized run (runtime/teardown.py), so that their
+    error is the command's (an UnsyncedLaunchError: one line, exit code 1) and profile/trace see
+    them; a script that failed has them dropped, unrun, and keeps its own error."""
     if not Path(ns.script).is_file():
         raise CommandLineError(f"no script {ns.script!r} (looked in {Path(ns.script).resolve().parent})",
                                hint="give the path of a Python file")
@@ -147,11 +152,21 @@ def _run_script(ns):
     folder = str(Path(ns.script).resolve().parent)
     sys.path.insert(0, folder)
     try:
-        runpy.run_path(ns.script, run_name="__main__")
-    except (SystemExit, KeyboardInterrupt):
+        try:
+            # its globals are held until its queue has run: dropped, they would free the tensors
+            # of the launches still queued (a UseAfterFreeError, as a `del` would)
+            script_globals = runpy.run_path(ns.script, run_name="__main__")
+        except SystemExit as stop:
+            if stop.code in (None, 0):
+                run_unsynced_launches()
+            raise
+        except Exception as exc:
+            raise ScriptFailed(ns.script, exc) from exc
+        run_unsynced_launches()
+        del script_globals
+    except BaseException:
+        discard_unsynced_launches()      # whatever the script left queued dies with it
         raise
-    except Exception as exc:
-        raise ScriptFailed(ns.script, exc) from exc
     finally:
         if folder in sys.path:
             sys.path.remove(folder)

@@ -1,8 +1,15 @@
 """Host runtime: launch validation, memcpy checks, machines. Bad input gets a clear typed error."""
+import os
+import subprocess
+import sys
+import weakref
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import pypto_sim as pto
+from pypto_sim.runtime import teardown
 
 
 @pto.kernel
@@ -189,3 +196,123 @@ def test_memcpy_d2h_into_what_it_cannot_write_is_an_argument_error(host, message
         pto.memcpy_d2h(target, d)
     assert isinstance(info.value, (ValueError, TypeError)) and "src.numpy()" in info.value.hint
     assert not array.any() and not any(target)
+
+
+# ---------------------------------------------------------------- launches never synchronized
+# pto.launch queues; a program that ends without pto.sync() still runs what it queued (the
+# implicit synchronize of the device's teardown, runtime/teardown.py), and an error of it is
+# reported with exit status 1, under `python` and `pypto-sim run` (it used to be lost, exit 0).
+ROOT = Path(__file__).resolve().parent.parent
+_NEVER_SYNCED = '''\
+import numpy as np
+import pypto_sim as pto
+
+@pto.kernel
+def bad(A, O):
+    with pto.cube():
+        a_mat = pto.alloc_tile(32, 32, pto.float16, loc=pto.Mat)
+        pto.tload(a_mat, A + 32 * 32)          # A holds 32 x 32 halves: this reads past its end
+        pto.tstore(O, a_mat)
+
+dA = pto.alloc_tensor(32 * 32 * 2, pto.float16)
+dO = pto.alloc_tensor(32 * 32 * 2, pto.float16)
+pto.launch(bad, grid=(1,), args=(dA, dO))
+pto.launch(bad, grid=(1,), args=(dA, dO))
+print("script ends")
+'''
+
+
+def _script(tmp_path, text, *argv):
+    """Run text as a script, under `python` (argv empty) or `python -m pypto_sim ...argv`."""
+    path = tmp_path / "prog.py"
+    path.write_text(text)
+    env = dict(os.environ, PYPTO_PROGRESS="0",
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    command = [sys.executable, *(("-m", "pypto_sim", *argv) if argv else ()), str(path)]
+    return path, subprocess.run(command, capture_output=True, text=True, timeout=600, env=env,
+                                cwd=tmp_path)
+
+
+@pytest.mark.parametrize("argv", [(), ("run",)], ids=["python", "pypto-sim run"])
+def test_a_failing_launch_never_synchronized_is_reported_at_exit(tmp_path, argv):
+    """The script launches an out-of-bounds TLOAD and ends: its OutOfBoundsError is on stderr
+    with kernel, line, unit and elements, then why only now (queued, never synchronized; call
+    pto.sync()); the launch after it is not run; exit status 1 (one line under pypto-sim)."""
+    path, run = _script(tmp_path, _NEVER_SYNCED, *argv)
+    assert run.returncode == 1, run.stderr
+    assert "script ends" in run.stdout and "Traceback" not in run.stderr
+    err = run.stderr
+    assert f"OutOfBoundsError: kernel 'bad', {path}:8: TLOAD at line 8 on AIC of block (0, 0, 0)" in err
+    assert "reach element 2047 of 'dA', which has 1024" in err
+    assert f"launched at {path}:13, was still queued when the program ended (it was never synchronized)" in err
+    assert "call pto.sync() after the launch to raise it where it happens" in err
+    assert "1 launch(es) queued after it were not run" in err
+    if argv:
+        assert len(err.strip().splitlines()) == 1 and err.startswith("pypto-sim: error: "), err
+    else:
+        assert err.startswith("pypto_sim: error: "), err
+
+
+def test_a_clean_script_that_never_synchronizes_runs_its_launches_and_exits_0(tmp_path):
+    """Queued launches that work run at exit, before the hooks registered earlier (this one,
+    registered before pypto_sim is imported, sees them done), with nothing on stderr."""
+    _, run = _script(tmp_path, '''\
+import atexit
+atexit.register(lambda: print("done at exit:", h.done, h.profile.total_cycles > 0))
+import numpy as np
+import pypto_sim as pto
+
+@pto.kernel
+def copy(a, o, n):
+    i = pto.get_global_id()
+    if i < n:
+        pto.store(o + i, pto.load(a + i))
+
+d_o = pto.alloc_tensor(64 * 4)
+h = pto.launch(copy, grid=(1,), block=(64,), args=(pto.to_device(np.ones(64, np.float32)), d_o, 64))
+print("queued:", h.done)
+''')
+    assert (run.returncode, run.stderr) == (0, ""), run.stderr
+    assert run.stdout.split() == ["queued:", "False", "done", "at", "exit:", "True", "True"]
+
+
+@pytest.mark.parametrize("argv", [(), ("run",)], ids=["python", "pypto-sim run"])
+def test_a_script_that_raised_keeps_its_error_and_its_queue_is_not_run(tmp_path, argv):
+    """A script that dies of its own exception after queuing a faulty launch shows that
+    exception only (exit 1); the queued launch is not run at exit to add another."""
+    text = _NEVER_SYNCED.replace('print("script ends")', 'raise ValueError("the script\'s own error")')
+    _, run = _script(tmp_path, text, *argv)
+    assert run.returncode == 1
+    assert "ValueError: the script's own error" in run.stderr
+    assert "OutOfBoundsError" not in run.stderr and "never synchronized" not in run.stderr
+
+
+def test_run_unsynced_launches_raises_the_first_error_and_drops_the_rest(monkeypatch):
+    """The drain itself (in this process): the first failure is an UnsyncedLaunchError (a
+    PtoError) carrying the launch's OutOfBoundsError; the launch after it is not run and its
+    handle says why; the queue is empty and the device usable."""
+    monkeypatch.setattr(teardown, "_devices", weakref.WeakSet())      # this test's device only
+
+    @pto.kernel
+    def unguarded(a, o):
+        i = pto.get_global_id()
+        pto.store(o + i, pto.load(a + i))
+
+    d_a, d_o = _tensors(48)
+    failing = pto.launch(unguarded, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_o))
+    later = pto.launch(copy, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_o, 48))
+    with pytest.raises(teardown.UnsyncedLaunchError) as err:
+        teardown.run_unsynced_launches()
+    assert isinstance(err.value, pto.PtoError) and isinstance(err.value.error, pto.OutOfBoundsError)
+    assert failing.error is err.value.error and err.value.launch.endswith(f"test_runtime.py:{_line_of('failing')}")
+    assert "OutOfBoundsError: kernel 'unguarded'" in str(err.value) and "never synchronized" in str(err.value)
+    with pytest.raises(pto.LaunchError, match="kernel 'copy' was not run: kernel 'unguarded', queued before it"):
+        later.result()
+    assert not pto.sync() and not d_a.device.queue
+    teardown.run_unsynced_launches()            # nothing queued: nothing to do
+
+
+def _line_of(name):
+    """The line of this file where `name = pto.launch(` is written."""
+    lines = Path(__file__).read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if line.strip().startswith(f"{name} = pto.launch("))

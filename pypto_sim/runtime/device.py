@@ -2,11 +2,13 @@
 
 ``launch`` compiles and checks at once (so mistakes surface at the call) and queues the work;
 it runs, in order, at ``sync()``, at a ``memcpy_d2h`` of a tensor it writes, at ``memcpy_h2d``
-into a tensor it uses, or when a ``pto.Tensor`` it uses leaves its ``with`` block. The queue
-holds allocations, not tensors: the runtime never keeps a tensor the user holds alive for
-the user, and a tensor freed while a queued kernel uses it is reported as UseAfterFreeError.
-The one exception is a temporary only the launch references (``args=(pto.to_device(x),)``):
-the launch keeps it until it has run, as a CUDA stream does (runtime/names.py).
+into a tensor it uses, when a ``pto.Tensor`` it uses leaves its ``with`` block, or, never
+synchronized, when the program ends (runtime/teardown.py: an error then is reported, exit
+status 1). The queue holds allocations, not tensors: the runtime never keeps a tensor the
+user holds alive for the user, and a tensor freed while a queued kernel uses it is reported
+as UseAfterFreeError. The one exception is a temporary only the launch references
+(``args=(pto.to_device(x),)``): the launch keeps it until it has run, as a CUDA stream does
+(runtime/names.py).
 """
 from __future__ import annotations
 
@@ -31,6 +33,8 @@ from ..profiler.collect import collecting, report as collected
 from .skip_values import check_values_off
 from .memory import HBM, DeviceTensor, root_of
 from .launch import run_launch
+from .names import user_frame
+from .teardown import watch
 
 # launch()'s and profile()'s block: 32 lanes, one warp. The only block an AI-core kernel
 # takes, whose block is one AI core (its AIC and two AIVs), not a number of lanes.
@@ -69,6 +73,7 @@ class PendingLaunch:
     values: bool = True         # False: tile instructions are timed but compute nothing
     settings: Settings = Settings()     # what the environment asked for at the launch call
     owned: tuple = ()           # temporaries only this launch references: freed once it has run
+    site: str | None = None     # file:line of the launch call (an error at exit names it)
 
 
 @dataclass
@@ -219,7 +224,9 @@ class Device:
         handle = LaunchHandle(self, kernel.name)
         self.queue.append(PendingLaunch(kernel, program, grid, block, stored, tuple(names),
                                         active_machine(), handle, checks, max_cycles, mode,
-                                        bool(timeline) or collecting(), values, settings, owned))
+                                        bool(timeline) or collecting(), values, settings, owned,
+                                        _call_site()))
+        watch(self)           # what is still queued when the program ends runs then (teardown.py)
         return handle
 
     def sync(self):
@@ -256,6 +263,15 @@ class Device:
 
     def pending_for(self, tensor) -> bool:
         return bool(self.users_of(tensor.alloc))
+
+
+def _call_site():
+    """file:line of the user's call that is launching (None when there is none)."""
+    frame = user_frame()
+    try:
+        return None if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    finally:
+        del frame
 
 
 def _max_cycles(value, default=DEFAULT_MAX_CYCLES):

@@ -188,6 +188,9 @@ class DeviceTensor:
         self.shape = (self.size,)     # (rows, cols) for pto.to_device of a 2-D array
         self.alloc = device.hbm.allocate(self.size, dtype, name)
         self._finalizer = weakref.finalize(self, device.release_allocation, self.alloc)
+        # not at interpreter exit: weakref's exit hook would release every live tensor, marking
+        # those a queued launch uses as freed before the launches still queued run (teardown.py)
+        self._finalizer.atexit = False
 
     @property
     def name(self):
