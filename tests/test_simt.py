@@ -6,6 +6,8 @@ import pytest
 
 import pypto_sim as pto
 
+from engine_compare import assert_engines_agree
+
 MODES = [("timing", "simpy"), ("timing", "fast"), ("functional", "auto")]
 OFFSETS = (16, 8, 4, 2, 1)
 
@@ -228,6 +230,38 @@ def by_float(o):
             pto.sync()
     with pytest.raises(pto.CompileError, match="tuple indices must be integers, got float32"):
         mod.by_float.program_for((o,))
+
+
+def test_run_time_checks_in_lane_kernels_run_alike_on_both_engines(make_kernels):
+    """A lane kernel with a run-time range() step and a run-time tuple index runs CHECKs on
+    the scalar unit and per lane: the compiled loop and SimPy give the same cycles, records and
+    memory, when the checks hold and when one stops the launch (the compiled loop took a CHECK
+    that held for a store, committing stale words: memory corrupted, the process aborted)."""
+    mod = make_kernels('''
+T = (3, 5, 7, 11)
+
+
+@pto.kernel
+def k(o, idx, step):
+    i = pto.get_global_id()
+    s = 0
+    for j in range(0, 12, step):
+        s += T[idx[i]] + j
+    o[i] = s
+''')
+    good = np.arange(64, dtype=np.int32) % 4 - 2          # -2 .. 1: every index from the end too
+    for idx, step, error in ((good, 5, None), (good, 0, pto.OutOfBoundsError), (good + 3, 4, pto.OutOfBoundsError)):
+        args = (_int_tensor(np.zeros(64, np.int32)), _int_tensor(idx.astype(np.int32)), step)
+        run = assert_engines_agree(mod.k, args, (2, 1, 1), (32, 1, 1))
+        assert type(run["error"]) is (error or type(None))
+    for mode in ("timing", "functional"):
+        o = _int_tensor(np.zeros(64, np.int32))
+        pto.launch(mod.k, grid=(2, 1, 1), block=(32, 1, 1), args=(o, _int_tensor(good), 5), mode=mode)
+        # j = 0, 5, 10: three passes of T[idx] + j
+        np.testing.assert_array_equal(o.numpy(), np.array((3, 5, 7, 11))[good] * 3 + 15)
+        with pytest.raises(pto.OutOfBoundsError, match=r"step != 0 fails \(it is 0\)"):
+            pto.launch(mod.k, grid=(2, 1, 1), block=(32, 1, 1), args=(o, _int_tensor(good), 0), mode=mode)
+            pto.sync()
 
 
 def test_an_element_read_is_a_value_in_every_value_context(make_kernels):

@@ -15,7 +15,7 @@ pypto_sim.timing.fast. All state lives in arrays the driver owns, so ``engine_ru
 import numpy as np
 from numba import njit
 
-from .isa_constants import (C_DTYPE, F_ALU, F_ATOMIC, F_CONTROL, F_FMA_STORE, F_ID, F_LOAD, F_LOCAL, F_STORE,
+from .isa_constants import (C_DTYPE, F_ALU, F_ATOMIC, F_CHECK, F_CONTROL, F_FMA_STORE, F_ID, F_LOAD, F_LOCAL, F_STORE,
                             F_SYNC, F_WARP, OP_BARRIER_BLOCK, OP_BARRIER_BLOCK_AND, OP_BARRIER_BLOCK_COUNT,
                             OP_BARRIER_BLOCK_OR)
 from .jit_options import NO_REFCOUNT
@@ -308,6 +308,8 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                                 if why:
                                     _fault(g, now, st, ht, hk, hv, wv, wfault, why, pc)
                                     break
+                        elif fam == F_CHECK:
+                            pass                                  # a check that held: no result, no memory
                         else:
                             n_pairs = info[4]
                             if checks:
