@@ -252,9 +252,57 @@ def test_a_wait_nothing_sets_is_a_deadlock_error(mode):
     with pytest.raises(pto.DeadlockError, match=r"wait_flag\(PIPE_MTE2, PIPE_MTE1, 3\).*no set_flag"):
         pto.launch(wait_never_set, grid=(1,), args=(a,), mode=mode)
         pto.sync()
-    with pytest.raises(pto.DeadlockError, match=r"AIV0 waits at line \d+ \(cross_core_wait_flag\(5\)\)"):
+    with pytest.raises(pto.DeadlockError, match=r"block \(0, 0, 0\) AIV0 waits at line \d+ "
+                                                r"\(cross_core_wait_flag\(5\)\)") as info:
         pto.launch(cross_wait_never_set, grid=(1,), args=(a,), mode=mode)
         pto.sync()
+    # where, as attributes too, as every AI-core error gives it (the cross-core one had none)
+    assert (info.value.unit, info.value.warp, info.value.block) == ("AIV0", 1, (0, 0, 0))
+
+
+@pto.kernel(sync="manual")
+def both_aivs_store(X, O):
+    with pto.vector():
+        t = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
+        pto.tload(t, X)
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE3, 0)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE3, 0)
+        pto.tstore(O, t)
+
+
+@pto.kernel(sync="manual")
+def both_aivs_store_relayed(X, O):
+    with pto.vector():
+        t = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
+        pto.tload(t, X)
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE3, 0)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE3, 0)
+        if pto.get_subblock_id() == 0:
+            pto.tstore(O, t)
+        pto.cross_core_set_flag(0)
+        pto.cross_core_wait_flag(1)
+        if pto.get_subblock_id() == 1:
+            pto.tstore(O, t)
+    with pto.cube():
+        pto.cross_core_wait_flag(0)
+        pto.cross_core_set_flag(1)
+
+
+def test_a_race_between_the_two_aivs_is_told_to_relay_through_the_aic():
+    """Both AIVs store the same GM rows: racecheck reports it, and its hint is the relay that
+    works (cross-core signals go AIC -> AIVs and AIV -> AIC only; the hint told the user to pair
+    a cross-core set and wait between the two AIVs, which deadlocks); the relayed kernel, as the
+    hint says, runs race-free."""
+    x = dev(np.ones((16, 64), np.float32), pto.float32)
+    o = pto.alloc_tensor(16 * 64 * 4)
+    with pytest.raises(pto.RaceError, match=r"TSTORE at line \d+ \(AIV1 PIPE_MTE3\) is not ordered after TSTORE "
+                                            r"at line \d+ \(AIV0 PIPE_MTE3\)") as info:
+        pto.launch(both_aivs_store, grid=(1,), args=(x, o), check="race")
+        pto.sync()
+    assert info.value.hint.startswith("two vector units cannot signal each other: relay through the AIC")
+    pto.launch(both_aivs_store_relayed, grid=(1,), args=(x, o), check="race")
+    pto.sync()
+    np.testing.assert_array_equal(o.numpy(), 1.0)
 
 
 # ---------------------------------------------------------------- cube and vector together

@@ -497,9 +497,10 @@ def cross_flag_overflow(ctx, pc, unit, coords, to, limit) -> DeadlockError:
 
 
 def cross_core_deadlock(ctx, stuck) -> DeadlockError:
-    """The error of an AI core whose units wait for each other forever: stuck lists (block,
-    unit, pc it waits at or None). A unit at a cross_core_wait_flag waits for a signal; one at
-    any other instruction (a block barrier) for units that finished without reaching it."""
+    """The error of an AI core whose units wait for each other forever: stuck lists (block
+    coords, unit, pc it waits at or None). A unit at a cross_core_wait_flag waits for a signal;
+    one at any other instruction (a block barrier) for units that finished without reaching it.
+    Its .block, .warp and .unit are the first waiting unit's."""
     waiting = []
     for block, unit, pc in stuck:
         if pc is None:
@@ -512,10 +513,11 @@ def cross_core_deadlock(ctx, stuck) -> DeadlockError:
         else:
             waiting.append(f"block {block} {UNIT_NAMES[unit]} waits at line {ins.line} ({ins.op}) "
                            "for units that finished without reaching it")
-    first = next((pc for _b, _u, pc in stuck if pc is not None), None)
+    block, unit, first = next(((b, u, pc) for b, u, pc in stuck if pc is not None), (None, None, None))
     more = f" (and {len(waiting) - 6} more)" if len(waiting) > 6 else ""
     return DeadlockError(
         "cross-core deadlock: " + "; ".join(waiting[:6]) + more, kernel=ctx.kernel_name,
         file=ctx.prog.file, line=ctx.prog.instrs[first].line if first is not None else None,
+        block=block, warp=unit, unit=UNIT_NAMES[unit] if unit is not None else None,
         hint="every cross_core_wait_flag(id) needs a cross_core_set_flag(id) on the other side "
              "(on the AIC: one from each AIV)")

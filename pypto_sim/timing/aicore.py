@@ -49,7 +49,7 @@ import numpy as np
 from ..errors import DeadlockError, UninitializedReadError
 from ..exec.aicore_tiles import (UNIT_NAMES, TileOp, cross_core_deadlock, cross_flag_overflow, operands,
                                  unset_flag_error)
-from ..ir.program import C_AUX
+from ..ir.program import C_AUX, block_coords
 from ..isa import PIPES, PTO_PIPE_NAMES
 from .aicore_races import AICoreRaces, race_check
 from .checks import flag_lines, never_waited_error
@@ -218,7 +218,7 @@ def sync_at_issue(sim, pc, blk, w, now):
 def deadlock_error(sim, stuck) -> DeadlockError:
     """The error of an AI-core launch whose events ran out with units still waiting: stuck
     lists (block id, unit, pc it waits at or None)."""
-    return cross_core_deadlock(sim, stuck)
+    return cross_core_deadlock(sim, [(block_coords(b, sim.grid), u, pc) for b, u, pc in stuck])
 
 
 def wait_before_issue(sim, pc, blk, w, ws, t, cause):

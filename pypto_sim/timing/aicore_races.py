@@ -250,9 +250,15 @@ def race_error(sim, blk, pc, w, pipe, other, what, is_write):
     if ou == w:
         fix = (f"add pto.set_flag({PTO_PIPE_NAMES.get(PIPES[op])}, {PTO_PIPE_NAMES.get(PIPES[pipe])}, id) "
                f"after line {oins.line} and the matching wait_flag before line {ins.line}")
-    else:
+    elif 0 in (w, ou):
         fix = ("order the units with pto.cross_core_set_flag(id) after the first and "
                "pto.cross_core_wait_flag(id) before the second")
+    else:               # cross-core signals go AIC -> AIVs and AIV -> AIC only (docs/aicore.md)
+        fix = ("two vector units cannot signal each other: relay through the AIC (both AIVs "
+               "pto.cross_core_set_flag(id), the first after its access; the AIC pto.cross_core_wait_flag(id), "
+               "which takes one from each, then pto.cross_core_set_flag(id2); both AIVs "
+               "pto.cross_core_wait_flag(id2), the second before its access), or give each AIV its own part "
+               "of the tensor")
     return RaceError(f"racecheck: {kind} race on {what} in block {blk.coords}: {this} is not ordered "
                      f"after {that}; nothing (no flag) orders the two pipes", kernel=sim.kernel_name,
                      file=sim.prog.file, line=ins.line, block=blk.id, warp=w, unit=UNIT_NAMES[w],
