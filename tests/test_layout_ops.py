@@ -248,6 +248,40 @@ def test_racecheck_compares_views_by_the_elements_they_share(make_kernels, targe
         pto.sync()
 
 
+VALID_RACY = '''
+@pto.kernel(sync="manual")
+def k(X, O):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            t = pto.alloc_tile(4, 16, pto.float32, loc=pto.Vec, valid=(2, 16))
+            u = pto.alloc_tile(4, 16, pto.float32, loc=pto.Vec, valid=(2, 16))
+            low = pto.tsubview(t, 2, 0, 2, 16)
+            pto.tload(t, X)
+            pto.tadds({target}, {source}, 1.0)
+'''
+
+
+@pytest.mark.parametrize("target, source, races", [
+    ("u", "t", True),                         # reads t's valid rows, which the load writes
+    ("u", "low", False),                      # rows 2..3: the load of the valid region skips them
+    ("low", "low", False),
+    ("t", "t", True),                         # reads and writes t's valid rows, which the load writes
+])
+def test_racecheck_compares_what_each_op_covers_its_valid_region(make_kernels, target, source, races):
+    """A TLOAD into a tile with valid=(2, 16) writes its first two rows only, and a TADDS covers
+    its dst's valid region: without a flag, a V op on rows 2..3 does not race with the load
+    (it was reported, as racecheck compared whole tiles); one on rows 0..1 does."""
+    mod = make_kernels(VALID_RACY.format(target=target, source=source))
+    args = (pto.alloc_tensor(256), pto.alloc_tensor(256))
+    if races:
+        with pytest.raises(pto.RaceError, match=r"race on tile 't'"):
+            pto.launch(mod.k, grid=(1,), args=args, check="race")
+            pto.sync()
+    else:
+        pto.launch(mod.k, grid=(1,), args=args, check="race")
+        pto.sync()
+
+
 @pytest.mark.parametrize("call, message", [
     ("pto.treshape(t, 8, 16)", r"treshape of 't' \(4 x 16\) into 8 x 16: 128 elements, but the tile holds 64"),
     ("pto.tsubview(t, 3, 0, 2, 16)", r"the window reaches past the tile"),

@@ -57,6 +57,17 @@ class TileView:
         return self.base, self.base + (self.rows - 1) * self.pitch + self.cols, self.rows, self.cols, self.pitch
 
 
+def _window_of(v, rows, cols) -> TileView:
+    """v's first rows x cols elements (at v's pitch) as a TileView, or v when they are all of it."""
+    rows, cols = max(1, min(rows, v.rows)), max(1, min(cols, v.cols))
+    if (rows, cols) == (v.rows, v.cols):
+        return v
+    w = object.__new__(TileView)
+    w.buf, w.base, w.pitch, w.slot, w.root = v.buf, v.base, v.pitch, v.slot, v.root
+    w.rows, w.cols = rows, cols
+    return w
+
+
 class TileLayout:
     """What one pc's tile instruction is, decoded once per launch: its record, the roles of
     its family, the positions of its operands by name and (for operands that name their tile,
@@ -223,6 +234,26 @@ class TileOp:
                 if rows * width > v.rows * v.cols:
                     raise fault(f"{rows} x {cols} elements exceed tile '{v.buf.name}' "
                                 f"({v.rows} x {v.cols})", "keep the valid rows within the tile")
+
+    def race_views(self) -> tuple:
+        """(tiles read, tiles written), each narrowed to the elements this instruction covers
+        where that is its shape: a transfer's tile, and a vector op's operands of the op's
+        rows x cols (FamilyRoles.operand_shapes "tile"; an op over a run of n words covers each
+        tile's first n words, in whole rows); the others whole. racecheck compares these, so
+        an op on a tile's valid region does not race with one on the rows past it."""
+        roles = FAMILY_ROLES[self.fam]
+        if self.fam in ("tile_load", "tile_store"):
+            covering = set(roles.data)
+        else:
+            covering = {name for name, shape in roles.operand_shapes if shape == "tile"}
+        rows, cols = self.shape
+        run = roles.shape == ("n",) and not ("cols" in self.named and self.iv[self.named["cols"]] > 0)
+        narrowed = {}
+        for name, v in self.view.items():
+            if name in covering:
+                r, c = (-(-self.iv[self.named["n"]] // v.cols), v.cols) if run else (rows, cols)
+                narrowed[id(v)] = _window_of(v, r, c)
+        return ([narrowed.get(id(v), v) for v in self.reads], [narrowed.get(id(v), v) for v in self.writes])
 
     @staticmethod
     def _extent(t, rows, cols, what, fault):

@@ -95,7 +95,7 @@ def dispatch(sim, pc, blk, w, ws, now):
     start, complete, nbytes, cause, cause_pc, why = sim.aicore_pipes.dispatch(pc, ai.p, w, ws.regs, now)
     why += ws.cause                     # records.why_code: the scalar unit's wait before it
     if ai.race is not None:
-        race_check(sim, ai, blk, w, sim.pc_pipe[pc], pc, op.reads, op.writes, op.gm)
+        race_check(sim, ai, blk, w, sim.pc_pipe[pc], pc, *op.race_views(), op.gm)
     if sim.checks and sim.checks.init:
         missing = op.first_unwritten(sim.hbm_init)
         if missing is not None:
