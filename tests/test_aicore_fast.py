@@ -372,7 +372,7 @@ def k(O, n):
 
 EVERY_VECTOR_FAMILY = '''
 @pto.kernel(sync="auto")
-def k(X, Y, O, H, I):
+def k(X, Y, O, H, I, Q, U):
     with pto.vector():
         r = pto.get_subblock_id() * 256
         x = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
@@ -435,6 +435,15 @@ def k(X, Y, O, H, I):
         pto.tcvt(i16, x)
         pto.tdequant(d, i16, col, col)
         pto.tstore(O + 8 * r + 2816, d)
+        q8 = pto.alloc_tile(16, 32, pto.int8, loc=pto.Vec, valid=(16, 16))
+        u8 = pto.alloc_tile(16, 32, pto.uint8, loc=pto.Vec, valid=(16, 16))
+        pto.tquant(q8, y, col, d)
+        pto.tstore(Q + r, q8)
+        pto.tstore(O + 8 * r + 3072, y)
+        pto.tquant(u8, x, col, d, offset=col)
+        pto.tstore(U + r, u8)
+        pto.tstore(O + 8 * r + 3328, x)
+        pto.tstore(O + 8 * r + 3584, d)
 '''
 # the families other tests hold the two engines to: tile_sort in the topk example (test_the_topk_example)
 ENGINES_ELSEWHERE = ("tile_sort",)
@@ -442,7 +451,8 @@ ENGINES_ELSEWHERE = ("tile_sort",)
 
 def test_every_vector_family_replays_as_the_simpy_model_computes(make_kernels):
     """One op of each vector family (compares and selects, triangles, transposes, column
-    and row reductions and expansions, fills, conversions, index reductions, pair sums, concatenations, dequantizations) on data with
+    and row reductions and expansions, fills, conversions, index reductions, pair sums, concatenations, dequantizations,
+    quantizations: their int8 / uint8, and the src and tmp they write too) on data with
     NaN, infinities, -0.0 and float16 overflow: the compiled replay (timing/aicore_replay.py)
     decodes each as TileOp does, so HBM comes out word for word the same."""
     rng = np.random.default_rng(11)
@@ -455,7 +465,7 @@ def test_every_vector_family_replays_as_the_simpy_model_computes(make_kernels):
     mod = make_kernels(EVERY_VECTOR_FAMILY)
     args = (dev_array(x.astype(np.float32), pto.float32), dev_array(y.astype(np.float32), pto.float32),
             pto.alloc_tensor(8192 * 4, pto.float32), pto.alloc_tensor(512 * 2, pto.float16),
-            pto.alloc_tensor(128 * 4, pto.int32))
+            pto.alloc_tensor(128 * 4, pto.int32), pto.alloc_tensor(512, pto.int8), pto.alloc_tensor(512, pto.uint8))
     fast = assert_engines_agree(mod.k, (1, 1, 1), args)
     assert fast["engine"] == "fast"
 

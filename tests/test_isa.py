@@ -322,6 +322,10 @@ def aicore(h, f):
         dq = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
         pto.tdequant(dq, pto.alloc_tile(16, 32, pto.int16, loc=pto.Vec), pv, pv)
         pto.tdequant(dq, pto.alloc_tile(16, 32, pto.int8, loc=pto.Vec), pv, pv)
+        qc = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
+        qt = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
+        pto.tquant(pto.alloc_tile(16, 32, pto.int8, loc=pto.Vec), dq, qc, qt)
+        pto.tquant(pto.alloc_tile(16, 32, pto.uint8, loc=pto.Vec), dq, qc, qt, offset=qc)
 '''
 
 

@@ -770,6 +770,11 @@ AICORE_VALUE_TESTED = {"TEXTRACT", "TEXTRACT_V2V", "TINSERT_V2V", "TMOV", "TMOV_
                        # tests/test_tile_differential.py (test_dequantizations_match_reference_and_numpy)
                        # and tests/test_dequant.py
                        "TDEQUANT", "TDEQUANT_S8",
+                       # quantizations: NaN, infinities, -0.0, ties, int32 and float16 overflow in
+                       # src and the parameters against numpy in tests/test_quant.py
+                       # (test_special_values_follow_numpy) and tests/test_tile_differential.py
+                       # (test_quantizations_match_reference_and_numpy)
+                       "TQUANT", "TQUANT_ASYM",
                        # img2col moves words (NaN, infinities, -0.0 bit for bit; its padding is
                        # +0.0): tests/test_img2col.py
                        "TIMG2COL"}

@@ -812,6 +812,45 @@ def test_dequantizations_match_reference_and_numpy(ex):
         assert_same(out["l1"][dst:dst + rows * dpitch], want.ravel(), f"{name} against numpy")
 
 
+def test_quantizations_match_reference_and_numpy(ex):
+    """TQUANT / TQUANT_ASYM: the numba kernel (row by row) and the reference (pass by pass, as
+    TQuant.hpp) agree on every word: src scaled then overwritten by its rows' float16 halves
+    (an odd row keeping a word's high half), tmp's broadcasts and int32 bits, dst, and the words
+    between rows; dst is float32 numpy's product (and sum) through rint to int32 (saturated, NaN
+    0), float16 and the saturated int8 / uint8, over sources with NaN, infinities, -0.0, ties
+    and float16 overflow and NaN or infinite parameters. 300 rows broadcast the parameter 240
+    rows at a time (TRowExpandBinOp.hpp's norm mode)."""
+    special = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 3e38, 1e-40, -2.5, 0.5, 65520.0, 1e10])
+    for name in ("TQUANT", "TQUANT_ASYM"):
+        asym = name == "TQUANT_ASYM"
+        out_dt = np.uint8 if asym else np.int8
+        for rows, cols, spitch in ((6, 37, 40), (300, 5, 8)):
+            rng = np.random.default_rng(ISA.by_name[name].opcode + rows)
+            prows, dpitch = -(-rows // 8) * 8, 64
+            dst, src = 2, 2 + rows * dpitch
+            scale, offset = src + rows * spitch, src + rows * spitch + prows
+            tmp = offset + prows
+            l1 = values(rng, tmp + max(rows * spitch, 64 * -(-min(rows, 256) // 8)) + 3, F32)
+            l1[src:scale] = rng.standard_normal(rows * spitch) * 10.0 ** rng.uniform(-1, 3, rows * spitch)
+            l1[src + rng.integers(0, rows * spitch, 20)] = rng.choice(special, 20)
+            l1[scale:tmp] = rng.uniform(-3, 3, 2 * prows)
+            l1[scale + rng.integers(0, 2 * prows, 4)] = rng.choice(special, 4)
+            l1[:] = l1.astype(np.float32)
+            out = run_both(ex, "tile_quant", dict(l1=l1), ["l1", dst, src, scale, offset if asym else -1, tmp,
+                                                           rows, cols, dpitch, spitch], name)
+            x = l1[src:scale].reshape(rows, spitch)[:, :cols].astype(np.float32)
+            with np.errstate(all="ignore"):
+                y = x * l1[scale:scale + rows].astype(np.float32).reshape(rows, 1)
+                if asym:
+                    y = y + l1[offset:offset + rows].astype(np.float32).reshape(rows, 1)
+                ints = np.where(np.isnan(y), 0.0, np.clip(np.rint(y.astype(np.float64)), -2.0**31, 2.0**31 - 1))
+                info = np.iinfo(out_dt)
+                q = np.clip(np.rint(ints.astype(np.float16).astype(np.float64)), info.min, info.max)
+            want = l1[dst:src].reshape(rows, dpitch).copy()
+            want[:, :cols] = q + 0.0                          # an integer has no -0
+            assert_same(out["l1"][dst:src], want.ravel(), f"{name} {rows} x {cols} against numpy")
+
+
 def test_integer_sequences_match_reference_and_numpy(ex):
     """TCI is start + arange(cols), negated when descending (1), start - arange(cols) for the
     scalar loop's descending (2, TCI_S), wrapped to the tile's integer type,
@@ -1269,7 +1308,8 @@ def test_every_tile_instruction_is_covered():
     covered = ({s.name for s in TILE_ALU} | {s.name for s in TILE_CONVERT} | {s.name for s in TILE_REDUCE} | {s.name for s in TILE_EXPAND_OP}
                | {s.name for s in TILE_COL_REDUCE} | {s.name for s in TILE_COL_EXPAND_OP}
                | {s.name for s in TILE_MASK} | {"TTRI", "TCI", "TPARTADD", "TPARTMAX", "TPARTMIN", "TPARTMUL", "TPAIRREDUCESUM",
-                  "TCONCAT", "TCI_S", "TDEQUANT", "TDEQUANT_S8"})
+                  "TCONCAT", "TCI_S", "TDEQUANT", "TDEQUANT_S8",
+                  "TQUANT", "TQUANT_ASYM"})
     for names in HAND_TESTED.values():
         covered |= names
     needed = {s.name for s in ISA.specs if s.family in TILE_FAMILIES and s.family not in NO_VALUES}

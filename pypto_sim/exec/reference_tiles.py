@@ -290,6 +290,39 @@ def tile_dequant(l1, dst, src, scale, offset, rows, cols, dpitch, spitch, ppitch
         l1[dst + r * dpitch: dst + r * dpitch + cols] = out[r]
 
 
+def tile_quant(l1, dst, src, scale, offset, tmp, rows, cols, dpitch, spitch):
+    """TQUANT / TQUANT_ASYM (offset >= 0) pass by pass, as TQuant.hpp runs them: tmp the last
+    vbrcb's broadcasts (30 repeats at a time from 256 rows on); src *=
+    scale (+= offset) in numpy's float32; the int32s (round_mode: rint, saturated, NaN 0) into
+    tmp at src's row pitch as the float32 of their bits; their float16s (round_mode) over src's
+    words from r * PadColsSrc / 2, packed by numpy's views; dst their int8 / uint8."""
+    rint, i32, f16 = dtypes.CVT_MODES.index("rint"), dtypes.int32.code, dtypes.float16.code
+    out_dt = dtypes.uint8.code if offset >= 0 else dtypes.int8.code
+    reps, par = -(-rows // 8), offset if offset >= 0 else scale
+    chunk = 30 if rows >= 256 else max(reps, 1)
+    for first in range(0, reps, chunk):
+        n = 8 * min(chunk, reps - first)
+        l1[tmp:tmp + 8 * n] = np.repeat(l1[par + 8 * first:par + 8 * first + n], 8)
+    x = words_grid(l1, src, rows, cols, spitch).astype(np.float32)
+    with np.errstate(all="ignore"):
+        x = x * l1[scale:scale + rows].astype(np.float32).reshape(rows, 1)
+        if offset >= 0:
+            x = x + l1[offset:offset + rows].astype(np.float32).reshape(rows, 1)
+    ints = np.array([round_mode(i32, v, rint) for v in x.ravel()]).reshape(rows, cols)
+    halves = np.array([round_mode(f16, v, rint) for v in ints.ravel()]).reshape(rows, cols)
+    half_pitch, words = -(-spitch // 16) * 8, -(-cols // 2)
+    for r in range(rows):
+        l1[src + r * spitch:src + r * spitch + cols] = x[r]
+        l1[tmp + r * spitch:tmp + r * spitch + cols] = ints[r].astype(np.int64).astype(np.int32).view(np.float32)
+    for r in range(rows):
+        lo = src + r * half_pitch
+        packed = l1[lo:lo + words].astype(np.float32).view(np.uint16)    # little-endian: low half first
+        packed[:cols] = halves[r].astype(np.float16).view(np.uint16)
+        l1[lo:lo + words] = packed.view(np.float32)
+    for r in range(rows):
+        l1[dst + r * dpitch:dst + r * dpitch + cols] = [round_mode(out_dt, v, rint) for v in halves[r]]
+
+
 def tile_fillpad(l1, dst, src, pad, rows, cols, spitch, drows, dcols):
     """TFILLPAD*: a drows x dcols grid of pad with src's rows x cols valid region (row pitch
     spitch) copied into its top-left corner."""

@@ -28,7 +28,8 @@ class FamilyRoles:
     than its columns (pto.tsubview narrower than its tile), because an operand gives their row
     pitch (TFILLPAD's and TTRANS' spitch); a vector op's other tiles are runs of words.
     outputs: tiles written besides dst when the call passes them (TROWARGMAX's val, the
-    value-and-index form); a call without one passes the immediate -1, which names no tile.
+    value-and-index form; TQUANT's src, a source it overwrites); a call without one passes the
+    immediate -1, which names no tile.
 
     What runs it, for a family whose values one kernel computes (the vector families but
     tile_alu, whose elementwise ops and conversions the ALU dispatch generated from the table
@@ -220,6 +221,15 @@ FAMILY_ROLES = {
                                       "ppitch"), flops=True,
                                 unchainable="it writes float32 from an integer source, so no chain can read "
                                             "back what the last op wrote"),
+    # TQUANT, TQUANT_ASYM (isa/50_quant.toml): rows x cols of src (float32) into dst (int8 or
+    # uint8), one scale (and offset) a row from ColMajor columns; src itself is written (scaled,
+    # then overwritten by the float16 halves) and so is tmp (the broadcasts, then the int32s)
+    "tile_quant": FamilyRoles("dst", ("src", "scale", "offset"), ("rows", "cols"), ("src",), scratch="tmp",
+                              outputs=("src",), kernel="tile_quant",
+                              args=("l1", "dst", "src", "scale", "offset", "tmp", "rows", "cols", "dpitch",
+                                    "spitch"), flops=True,
+                              unchainable="it writes int8 from a float32 source it overwrites, so no chain "
+                                          "can read back what the last op wrote"),
     "tile_move": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
 }
 # the families one kernel runs (the replay's dispatch numbers them in this order)

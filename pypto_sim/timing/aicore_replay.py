@@ -39,12 +39,13 @@ def replay_table(sim):
             rp[pc, ex.RP_WLO], rp[pc, ex.RP_WHI] = writes[0].words()
             if rp[pc, ex.RP_KIND] >= ex.RK_ELEM:
                 ranges.append(writes[0].words())
-            if len(writes) > 2:
-                raise AssertionError(f"{spec.name}: the replay keeps two written tiles, not {len(writes)}")
-            if len(writes) > 1:        # a vector op's second tile (val, a scratch tmp): pending too
-                ranges.append(writes[1].words())
-                rp[pc, ex.RP_LO2], rp[pc, ex.RP_HI2] = writes[1].words()
-                rp[pc, ex.RP_SIZE] += writes[1].words()[1] - writes[1].words()[0]
+            if len(writes) > 3:
+                raise AssertionError(f"{spec.name}: the replay keeps three written tiles, not {len(writes)}")
+            # a vector op's other tiles (val, a scratch tmp, TQUANT's src and tmp): pending too
+            for w, (lo_j, hi_j) in zip(writes[1:], ((ex.RP_LO2, ex.RP_HI2), (ex.RP_LO3, ex.RP_HI3))):
+                ranges.append(w.words())
+                rp[pc, lo_j], rp[pc, hi_j] = w.words()
+                rp[pc, ex.RP_SIZE] += w.words()[1] - w.words()[0]
         rp[pc, ex.RP_NR] = len(ranges)
         if ranges:
             rr[pc, :len(ranges)] = ranges
@@ -255,7 +256,8 @@ def _operand_buffers(sim, mma):
 def _written_words(rp, ex):
     """The [lo, hi) ranges of unit memory any operation writes, merged (a reused block memory
     is zeroed there only: nothing writes elsewhere, so the rest stays zero)."""
-    pairs = rp[:, [ex.RP_WLO, ex.RP_WHI]].tolist() + rp[:, [ex.RP_LO2, ex.RP_HI2]].tolist()
+    pairs = (rp[:, [ex.RP_WLO, ex.RP_WHI]].tolist() + rp[:, [ex.RP_LO2, ex.RP_HI2]].tolist()
+             + rp[:, [ex.RP_LO3, ex.RP_HI3]].tolist())
     spans = sorted((int(lo), int(hi)) for lo, hi in pairs if hi > lo)
     merged = []
     for lo, hi in spans:

@@ -30,7 +30,7 @@ from .gm_layout import C0_BYTES, ND, scatter_window, tile_to_window
 RP_KIND = 0          # RK_*
 RP_OP = 1            # the opcode
 RP_DT = 2            # the instruction's dtype code (C_DTYPE)
-RP_LO = 3            # a vector op's destination words [lo, hi) (RP_LO2: a second tile it writes)
+RP_LO = 3            # a vector op's destination words [lo, hi) (RP_LO2, RP_LO3: other tiles it writes)
 RP_HI = 4
 RP_SLOT = 5          # a GM transfer's tensor slot
 RP_SBASE = 6         # the tile read (store, move) / a matmul's a
@@ -53,7 +53,9 @@ RP_NR = RP_WLO + 2       # how many ranges of its unit's memory it reads (rr[pc,
 RP_LO2 = RP_WLO + 3      # a vector op's second tile written [lo, hi) (val, a scratch tmp; [0, 0): none)
 RP_HI2 = RP_WLO + 4
 RP_STMODE = RP_WLO + 5   # a store's mode operand (isa/store_modes.py: atomic add, relu)
-N_RP = RP_WLO + 6
+RP_LO3 = RP_WLO + 6      # a vector op's third tile written (TQUANT's tmp, after its src; [0, 0): none)
+RP_HI3 = RP_WLO + 7
+N_RP = RP_WLO + 8
 
 # replay kinds: the families the loop runs itself, then one per family one kernel runs
 # (RK_FAMILY + its number in isa.tile_roles.KERNEL_FAMILIES; family_dispatch.family_kernel)
@@ -274,6 +276,7 @@ def replay_deferrable(order, n, lg_i, rp, rr, tbase, defer):
             continue
         lo, hi = rp[pc, RP_WLO], rp[pc, RP_WHI]
         lo2, hi2 = rp[pc, RP_LO2], rp[pc, RP_HI2]
+        lo3, hi3 = rp[pc, RP_LO3], rp[pc, RP_HI3]
         block, side = lg_i[i, LG_BLOCK], lg_i[i, LG_G] % 3 >= 2
         for q in range(n_live):
             j = live[q]
@@ -281,7 +284,8 @@ def replay_deferrable(order, n, lg_i, rp, rr, tbase, defer):
                 continue
             pj = lg_i[j, LG_PC]
             for t in range(rp[pj, RP_NR]):
-                if (rr[pj, t, 0] < hi and lo < rr[pj, t, 1]) or (rr[pj, t, 0] < hi2 and lo2 < rr[pj, t, 1]):
+                if (rr[pj, t, 0] < hi and lo < rr[pj, t, 1]) or (rr[pj, t, 0] < hi2 and lo2 < rr[pj, t, 1]) \
+                        or (rr[pj, t, 0] < hi3 and lo3 < rr[pj, t, 1]):
                     defer[j] = 0
 
 
@@ -423,15 +427,20 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
             else:                                     # a vector op, run in place and undone
                 lo, hi = rp[pc, RP_LO], rp[pc, RP_HI]
                 lo2, hi2 = rp[pc, RP_LO2], rp[pc, RP_HI2]
+                lo3, hi3 = rp[pc, RP_LO3], rp[pc, RP_HI3]
                 n1 = hi - lo
+                n2 = n1 + hi2 - lo2
                 saved[:n1] = l1[lo:hi]
-                saved[n1:n1 + hi2 - lo2] = l1[lo2:hi2]
+                saved[n1:n2] = l1[lo2:hi2]
+                saved[n2:n2 + hi3 - lo3] = l1[lo3:hi3]
                 fault = replay_vector(rp, rf, pc, vrow, l1)
                 if fault >= 0:                        # nothing written: the driver raises
                     return _fault(rs, i, fault, row, side, pos)
                 out[:n1] = l1[lo:hi]
-                out[n1:n1 + hi2 - lo2] = l1[lo2:hi2]
-                l1[lo2:hi2] = saved[n1:n1 + hi2 - lo2]    # the second tile, then dst: dst's words last
+                out[n1:n2] = l1[lo2:hi2]
+                out[n2:n2 + hi3 - lo3] = l1[lo3:hi3]
+                l1[lo3:hi3] = saved[n2:n2 + hi3 - lo3]    # the third tile, the second, then dst: dst's words last
+                l1[lo2:hi2] = saved[n1:n2]
                 l1[lo:hi] = saved[:n1]
             rs[RS_FREE_P] -= 1
             pend_of[i] = slot
@@ -467,8 +476,11 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
             else:
                 lo, hi = rp[pc, RP_LO], rp[pc, RP_HI]
                 lo2, hi2 = rp[pc, RP_LO2], rp[pc, RP_HI2]
+                lo3, hi3 = rp[pc, RP_LO3], rp[pc, RP_HI3]
+                n2 = hi - lo + hi2 - lo2
                 l1[lo:hi] = res[:hi - lo]
-                l1[lo2:hi2] = res[hi - lo:hi - lo + hi2 - lo2]
+                l1[lo2:hi2] = res[hi - lo:n2]
+                l1[lo3:hi3] = res[n2:n2 + hi3 - lo3]
             if not defer[i]:
                 free_p[rs[RS_FREE_P]] = slot
                 rs[RS_FREE_P] += 1
