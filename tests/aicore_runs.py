@@ -37,3 +37,15 @@ def compile_error_at(kernel, args, message, culprit):
         kernel.program_for(args)
     assert Path(info.value.file).read_text().splitlines()[info.value.line - 1].strip() == culprit
     return info.value
+
+
+def tiles_then_call(make_kernels, tiles, call, message):
+    """A vector kernel allocating ``tiles`` (name -> pto.alloc_tile(...) text, in order) and then
+    running ``call``: it compiles when message is None, else its CompileError matches message at
+    the call's line (compile_error_at)."""
+    body = "\n".join(" " * 8 + f"{n} = {t}" for n, t in tiles.items()) + "\n" + " " * 8 + call
+    mod = make_kernels("\n@pto.kernel\ndef bad(A):\n    with pto.vector():\n" + body + "\n")
+    if message is None:
+        mod.bad.program_for((pto.alloc_tensor(256),))
+    else:
+        compile_error_at(mod.bad, (pto.alloc_tensor(256),), message, call)

@@ -18,7 +18,7 @@ import pytest
 
 import pypto_sim as pto
 
-from aicore_runs import compile_error_at
+from aicore_runs import compile_error_at, tiles_then_call
 from ptoisa_st import FLAGS_IN, FLAGS_OUT, result_cmp, run_kernel
 
 KERNEL = '''
@@ -173,12 +173,7 @@ def test_tdequant_checks_are_compile_errors_at_the_line(make_kernels, change, me
     tiles = dict(TILES)
     tiles[change[0]] = change[1]
     call = "pto.tdequant(d, s, p, q)"
-    body = "\n".join(" " * 8 + f"{n} = {t}" for n, t in tiles.items()) + "\n" + " " * 8 + call
-    mod = make_kernels("\n@pto.kernel\ndef bad(A):\n    with pto.vector():\n" + body + "\n")
-    if message is None:
-        mod.bad.program_for((pto.alloc_tensor(256),))
-    else:
-        compile_error_at(mod.bad, (pto.alloc_tensor(256),), message, call)
+    tiles_then_call(make_kernels, tiles, call, message)
 
 
 def test_parameters_with_fewer_rows_than_dsts_valid_region(make_kernels):

@@ -238,13 +238,18 @@ def test_racecheck_compares_views_by_the_elements_they_share(make_kernels, targe
     """In manual sync a TLOAD (MTE2) into a window and a TADDS (V) without a flag between them
     race exactly when their elements overlap, whichever view of the tile each one names."""
     mod = make_kernels(RACY.format(target=target, sync=sync))
+    _launch_racing_or_not(mod.k, races, r"read-after-write")
+
+
+def _launch_racing_or_not(kernel, races, message):
+    """kernel under check="race": a RaceError matching message when races, else a clean run."""
     args = (pto.alloc_tensor(256), pto.alloc_tensor(256))
     if races:
-        with pytest.raises(pto.RaceError, match=r"read-after-write"):
-            pto.launch(mod.k, grid=(1,), args=args, check="race")
+        with pytest.raises(pto.RaceError, match=message):
+            pto.launch(kernel, grid=(1,), args=args, check="race")
             pto.sync()
     else:
-        pto.launch(mod.k, grid=(1,), args=args, check="race")
+        pto.launch(kernel, grid=(1,), args=args, check="race")
         pto.sync()
 
 
@@ -272,14 +277,7 @@ def test_racecheck_compares_what_each_op_covers_its_valid_region(make_kernels, t
     its dst's valid region: without a flag, a V op on rows 2..3 does not race with the load
     (it was reported, as racecheck compared whole tiles); one on rows 0..1 does."""
     mod = make_kernels(VALID_RACY.format(target=target, source=source))
-    args = (pto.alloc_tensor(256), pto.alloc_tensor(256))
-    if races:
-        with pytest.raises(pto.RaceError, match=r"race on tile 't'"):
-            pto.launch(mod.k, grid=(1,), args=args, check="race")
-            pto.sync()
-    else:
-        pto.launch(mod.k, grid=(1,), args=args, check="race")
-        pto.sync()
+    _launch_racing_or_not(mod.k, races, r"race on tile 't'")
 
 
 @pytest.mark.parametrize("call, message", [

@@ -24,7 +24,7 @@ import pytest
 
 import pypto_sim as pto
 
-from aicore_runs import compile_error_at
+from aicore_runs import tiles_then_call
 from ptoisa_st import FLAGS_IN, FLAGS_OUT, result_cmp, run_kernel
 
 # gen_data.py's case_params_list, in its order (s8: INT8_SYM, u8: INT8_ASYM)
@@ -351,12 +351,7 @@ def test_tquant_checks_are_compile_errors_at_the_line(make_kernels, changes, cal
     float32 tmp of its own words, large enough); the last two compile."""
     tiles = dict(TILES)
     tiles.update(changes)
-    body = "\n".join(" " * 8 + f"{n} = {t}" for n, t in tiles.items()) + "\n" + " " * 8 + call
-    mod = make_kernels("\n@pto.kernel\ndef bad(A):\n    with pto.vector():\n" + body + "\n")
-    if message is None:
-        mod.bad.program_for((pto.alloc_tensor(256),))
-    else:
-        compile_error_at(mod.bad, (pto.alloc_tensor(256),), message, call)
+    tiles_then_call(make_kernels, tiles, call, message)
 
 
 def test_a_parameter_column_of_other_run_time_rows_stops_the_launch(make_kernels):
