@@ -377,8 +377,9 @@ def k(A, n):
 
 def test_a_run_time_valid_region_past_the_tiles_stops_the_launch(make_kernels):
     """A valid region known only at run time must lie within the tiles (a constant one is
-    checked by pto.alloc_tile): 9 rows of 8-row tiles, or 0 rows, stop the launch at the line
-    (a CHECK) before TQUANT would write past src and tmp into other tiles' words."""
+    checked by pto.alloc_tile): 9 rows of 8-row tiles, or 0 rows, stop the launch at the
+    TQUANT's line before it would write past src and tmp into other tiles' words (the
+    decode-time check every vector op has, isa/tile_roles.py walked_extents)."""
     mod = make_kernels('''
 @pto.kernel
 def k(A, n):
@@ -391,9 +392,9 @@ def k(A, n):
 ''')
     pto.launch(mod.k, grid=(1,), args=(pto.alloc_tensor(256), 8))
     pto.sync()
-    for n in (9, 0):
-        with pytest.raises(pto.OutOfBoundsError, match=rf"valid rows of 's' within its tiles fails \({n} is outside "
-                                                       r"\[1, 8\]\)") as info:
+    for n, message in ((9, r"TQUANT at line \d+ on AIV\d .*: the op of 9 x 32 does not fit tile 's' \(8 x 32\)"),
+                       (0, r"TQUANT at line \d+ on AIV\d .*: the op of 0 x 32 on tile 's' is empty")):
+        with pytest.raises(pto.OutOfBoundsError, match=message) as info:
             pto.launch(mod.k, grid=(1,), args=(pto.alloc_tensor(256), n))
             pto.sync()
         assert info.value.line is not None

@@ -21,7 +21,7 @@ from ..ir.program import C_AUX, C_DTYPE, C_SRC, UNIT_NAMES
 from ..isa import PIPES, PTO_PIPE_NAMES, gm_layouts
 from ..isa.sort_modes import SCATTER
 from ..isa.store_modes import ATOMIC_ADD
-from ..isa.tile_roles import FAMILY_ROLES, data_operand, extract_alignment
+from ..isa.tile_roles import FAMILY_ROLES, data_operand, extract_alignment, walked_extents
 from . import gm
 from .tile_effects import effect as vector_effect, window
 
@@ -73,7 +73,7 @@ class TileLayout:
     its family, the positions of its operands by name and (for operands that name their tile,
     which every typed-tile operand does) the tiles themselves."""
 
-    __slots__ = ("spec", "roles", "named", "slots", "data", "static", "tiles")
+    __slots__ = ("spec", "roles", "named", "slots", "data", "static", "tiles", "extents")
 
     def __init__(self, ctx, pc):
         self.spec = ctx.pc_spec[pc]
@@ -90,6 +90,7 @@ class TileLayout:
         # every tile named by the operands (typed tiles always are): views, reads and writes
         # are the same for every execution of this pc
         self.tiles = self.tile_roles(self.static) if len(self.static) == len(self.slots) else None
+        self.extents = tuple(e for e in walked_extents(self.roles) if e[0] in self.slots)
 
     def tile_roles(self, view) -> tuple:
         """(views by name, tiles read, tiles written, the data tile) for these views: an
@@ -234,26 +235,46 @@ class TileOp:
                 if rows * width > v.rows * v.cols:
                     raise fault(f"{rows} x {cols} elements exceed tile '{v.buf.name}' "
                                 f"({v.rows} x {v.cols})", "keep the valid rows within the tile")
+        elif layout.extents and roles.shape != ("n",):
+            self._extent(self.data, *self.shape, "the op", fault)
+            for name, r, c in layout.extents:
+                rows, cols = self.extent(r), self.extent(c)
+                v = self.view.get(name)
+                if v is not None and not (0 <= rows <= v.rows and 0 <= cols <= v.cols):
+                    raise fault(f"{spec.name} walks {rows} x {cols} elements of its {name} '{v.buf.name}', "
+                                f"a {v.rows} x {v.cols} tile", "keep each tile's valid=(rows, cols) within its "
+                                "shape: a run-time valid region past it would reach other tiles' words")
 
     def race_views(self) -> tuple:
         """(tiles read, tiles written), each narrowed to the elements this instruction covers
-        where that is its shape: a transfer's tile, and a vector op's operands of the op's
-        rows x cols (FamilyRoles.operand_shapes "tile"; an op over a run of n words covers each
-        tile's first n words, in whole rows); the others whole. racecheck compares these, so
-        an op on a tile's valid region does not race with one on the rows past it."""
+        where that is its shape: a transfer's tile, and the tiles a vector op walks (their
+        rows x cols, tile_roles.walked_extents; an op over a run of n words covers each tile's
+        first n words, in whole rows); the others whole. racecheck compares these, so an op on
+        a tile's valid region does not race with one on the rows past it."""
         roles = FAMILY_ROLES[self.fam]
-        if self.fam in ("tile_load", "tile_store"):
-            covering = set(roles.data)
-        else:
-            covering = {name for name, shape in roles.operand_shapes if shape == "tile"}
         rows, cols = self.shape
+        if self.fam in ("tile_load", "tile_store"):
+            walked = {name: (rows, cols) for name in roles.data}
+        else:
+            walked = {name: (self.extent(r), self.extent(c)) for name, r, c in layout_of(self.ctx, self.pc).extents}
         run = roles.shape == ("n",) and not ("cols" in self.named and self.iv[self.named["cols"]] > 0)
         narrowed = {}
         for name, v in self.view.items():
-            if name in covering:
-                r, c = (-(-self.iv[self.named["n"]] // v.cols), v.cols) if run else (rows, cols)
+            if name in walked:
+                r, c = (-(-self.iv[self.named["n"]] // v.cols), v.cols) if run else walked[name]
                 narrowed[id(v)] = _window_of(v, r, c)
         return ([narrowed.get(id(v), v) for v in self.reads], [narrowed.get(id(v), v) for v in self.writes])
+
+    def extent(self, token: str) -> int:
+        """The value of a tile_roles.EXTENT_TOKENS token for this instruction."""
+        if token in ("R", "C"):
+            return self.shape[token == "C"]
+        if token.isdigit():
+            return int(token)
+        if "-" in token:
+            a, b = token.split("-")
+            return self.extent(a) - self.extent(b)
+        return self.iv[self.named[token]]
 
     @staticmethod
     def _extent(t, rows, cols, what, fault):

@@ -8,7 +8,7 @@ codegen.py imports it."""
 from __future__ import annotations
 
 from .. import dtypes
-from ..isa.run_time_checks import PARAMETER_ROWS, VALID_REGION_FITS, VALID_REGIONS_MATCH
+from ..isa.run_time_checks import PARAMETER_ROWS, VALID_REGIONS_MATCH
 from .builtin_checks import aicore_only
 from .mask_builtins import share_words
 from .registry import LOWERINGS
@@ -48,7 +48,6 @@ def lower_dequant(comp, node, args):
     for what in ("rows", "columns"):
         comp.match_valid(node, call, src, dst, what, f"\"Fix: TDEQUANT source tile valid shape mismatch with dst "
                          f"tile valid shape.\", {_HEADER}")
-    _region_fits(comp, node, call, dst, (dst, src), (dst, src))
     rows = dst.tile.valid_rows
     if isinstance(rows, Const) and int(rows.value) > scale.tile.rows:
         comp.error(node, f"{call}: '{dst.name}' has {int(rows.value)} valid rows but '{scale.name}' and "
@@ -109,7 +108,6 @@ def lower_quant(comp, node, args):
         comp.match_valid(node, call, dst, src, what, "TQuant.hpp converts dst's valid region out of the float16 "
                          "halves it wrote over src's", asserted=False)
     _check_words(comp, node, call, dst, src, tmp, params)
-    _region_fits(comp, node, call, src, [dst, src] + params, (dst, src))
     values = {"rows": src.tile.valid_rows, "cols": src.tile.valid_cols,
               "dpitch": Const(dst.tile.row_pitch, dtypes.int32), "spitch": Const(src.tile.row_pitch, dtypes.int32)}
     ops = tuple(comp._base(tiles[o.name], node, call) if o.kind == "tile" else
@@ -117,18 +115,6 @@ def lower_quant(comp, node, args):
     comp.emit(spec.name, None, ops, dst.dtype, node, aux=comp.tile_aux())
     comp.instrs[-1].comment = f"{dst.name} <- quant({src.name} * {params[0].name}" + \
         (f" + {params[1].name})" if asym else ")") + f", {src.name} and {tmp.name} overwritten"
-
-
-def _region_fits(comp, node, call, tile, row_tiles, col_tiles):
-    """A CHECK that tile's run-time valid rows and columns are at least 1 and within every tile of
-    row_tiles (rows) and col_tiles (columns) the op walks with them: a constant valid region is
-    within its tile already (pto.alloc_tile), a run-time one past them would reach other tiles'
-    words."""
-    for what, valid, limit in (("rows", tile.tile.valid_rows, min(t.tile.rows for t in row_tiles)),
-                               ("columns", tile.tile.valid_cols, min(t.tile.cols for t in col_tiles))):
-        if not isinstance(valid, Const):
-            comp.run_time_check(node, valid, Const(1, dtypes.int32), Const(limit, dtypes.int32), VALID_REGION_FITS,
-                                f"{call}: valid {what} of '{tile.name}' within its tiles")
 
 
 def _check_parameter(comp, node, call, par, src, name, header):

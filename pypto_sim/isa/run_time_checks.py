@@ -10,7 +10,6 @@ MATMUL_K_AGREES = 2
 PARAMETER_ROWS = 3
 NONZERO_STEP = 4
 TUPLE_INDEX = 5
-VALID_REGION_FITS = 6
 
 # (what the rule is, what to do) by rule
 RULES = (
@@ -31,10 +30,6 @@ RULES = (
      "give range() a step that is not zero"),
     ("a tuple of n constants takes indices -n .. n - 1, as Python's tuples do (IndexError)",
      "keep the index within the tuple"),
-    ("an operation over a valid region known only at run time covers at least one row and column "
-     "and no more than its tiles hold (the compiler checks a constant valid=(rows, cols)); past "
-     "them it would write other tiles' words (TQUANT)",
-     "keep the run-time valid rows and columns within 1 .. the tiles' rows and columns"),
 )
 
 

@@ -63,7 +63,13 @@ class FamilyRoles:
     calibration coverage gives this reason). faults: the kernel returns -1, or the position
     (row * cols + col of the shape it covers) of the first element whose run-time operand it
     refused before writing anything (TGATHER_IDX's index outside src); both executors raise
-    exec/aicore_tiles.index_fault_error for it."""
+    exec/aicore_tiles.index_fault_error for it.
+
+    What an op walks (exec/aicore_tiles.TileOp checks that it lies within each tile, and
+    racecheck compares only it): each tile operand's rows x cols, from its operand_shapes
+    shape (SHAPE_EXTENTS), or from extents where that is not it ((operand, rows, cols), ...,
+    with EXTENT_TOKENS; the sort family's tiles have static valid regions, checked when the
+    kernel compiles)."""
 
     dst: str | None
     sources: tuple
@@ -87,6 +93,7 @@ class FamilyRoles:
     bench_spare: bool = False
     unchainable: str | None = None
     faults: bool = False
+    extents: tuple = ()
 
 
 # the shape of a tile operand (FamilyRoles.operand_shapes) relative to the rows x cols (R x C)
@@ -98,6 +105,27 @@ OPERAND_SHAPES = {
     "mask": "R x M uint8, a packed predicate: a bit per element, M = max(32, ceil(C / 8)) bytes",
     "trans": "C x P, a transpose: P is R rounded up to whole 32-byte rows",
 }
+
+
+# the rows x cols of a tile operand an op over R x C walks, by its shape in OPERAND_SHAPES (a
+# mask's are its rows of mstride bytes, the bounded families' check)
+SHAPE_EXTENTS = {"tile": ("R", "C"), "col": ("R", "1"), "row": ("1", "C"), "trans": ("C", "R")}
+# a token of FamilyRoles.extents
+EXTENT_TOKENS = {
+    "R": "the rows the op covers (its shape's first operand)",
+    "C": "the columns the op covers (its shape's second operand)",
+    "1": "one",
+    "<operand>": "an operand's value (TPARTADD's prows)",
+    "<a>-<b>": "a difference of two of these (TCONCAT's src1 has C - c0 columns)",
+}
+
+
+def walked_extents(roles: FamilyRoles) -> tuple:
+    """((operand, rows token, cols token), ...): the tile operands roles' ops walk and how
+    far (FamilyRoles.extents over SHAPE_EXTENTS of operand_shapes)."""
+    out = {name: SHAPE_EXTENTS[shape] for name, shape in roles.operand_shapes if shape in SHAPE_EXTENTS}
+    out.update({name: (rows, cols) for name, rows, cols in roles.extents})
+    return tuple((name, rows, cols) for name, (rows, cols) in out.items())
 
 
 # an argument of a family's kernel: the token, or an operand's name (its integer value)
@@ -121,6 +149,8 @@ _ROW_REDUCE = ("op", "l1", "dst", "src", "rows", "cols", "dpitch", "spitch", "in
 _EXPAND_OP = ("op", "l1", "dst", "a", "v", "rows", "cols", "dpitch", "apitch", "dt")
 _ARG = ("op", "l1", "dst", "src", "rows", "cols", "dpitch", "spitch", "val", "vpitch", "dt")
 _ONE = _pairs(scalar=1.0)      # a tile-scalar form's scalar, in the data dtype
+# TDEQUANT's and TQUANT's: the data tiles R x C, a parameter a row
+_QUANT_EXTENTS = (("dst", "R", "C"), ("src", "R", "C"), ("scale", "R", "1"), ("offset", "R", "1"))
 
 FAMILY_ROLES = {
     "tile_load": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), gm="src", lane=True),
@@ -172,15 +202,16 @@ FAMILY_ROLES = {
                                 kernel="tile_fillpad",
                                 args=("l1", "dst", "src", "real:pad", "rows", "cols", "spitch", "drows",
                                       "dcols"), operand_shapes=_pairs(dst="tile", src="tile"),
+                                extents=(("src", "rows", "cols"),),
                                 bench_values=_pairs(pad="min")),
     "tile_row_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), outputs=("val",),
                                 kernel="tile_row_arg",
                                 args=_ARG, alu=True, operand_shapes=_pairs(dst="col", src="tile"),
-                                operand_dtypes=_pairs(dst="int32")),
+                                operand_dtypes=_pairs(dst="int32"), extents=(("val", "R", "1"),)),
     "tile_col_arg": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), outputs=("val",),
                                 kernel="tile_col_arg",
                                 args=_ARG, alu=True, operand_shapes=_pairs(dst="row", src="tile"),
-                                operand_dtypes=_pairs(dst="int32")),
+                                operand_dtypes=_pairs(dst="int32"), extents=(("val", "1", "C"),)),
     "tile_trans": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), scratch="tmp", windowed=("src",),
                               kernel="tile_trans",
                               args=("l1", "dst", "src", "rows", "cols", "spitch", "dpitch"),
@@ -194,7 +225,7 @@ FAMILY_ROLES = {
                              unchainable="its merges take one row of sorted blocks"),
     # TCI (isa/46_sequence.toml): one row of cols integers, tmp its vector path's scratch
     "tile_ci": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), scratch="tmp", kernel="tile_ci",
-                           args=("l1", "dst", "real:start", "descending", "cols", "dt"),
+                           args=("l1", "dst", "real:start", "descending", "cols", "dt"), extents=(("dst", "R", "C"),),
                            unchainable="it fills one row of a one-row tile (TCI.hpp: TileData::Rows == 1)"),
     # TPARTADD, TPARTMAX, TPARTMIN, TPARTMUL (isa/47_partial.toml): src0 the source covering
     # dst's valid region, src1 the other (prows x pcols), the three tiles at one row pitch
@@ -202,7 +233,7 @@ FAMILY_ROLES = {
                              args=("op", "l1", "dst", "src0", "src1", "rows", "cols", "prows", "pcols", "pitch",
                                    "dt"),
                              alu=True, flops=True, operand_shapes=_pairs(dst="tile", src0="tile", src1="tile"),
-                             bench_in_place=True),
+                             extents=(("src1", "prows", "pcols"),), bench_in_place=True),
     # TPAIRREDUCESUM (isa/48_pair_reduce.toml): rows x cols of src, half as many columns of dst
     "tile_pair": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), kernel="tile_pair_reduce",
                              args=("op", "l1", "dst", "src", "rows", "cols", "dpitch", "spitch", "dt"),
@@ -211,6 +242,7 @@ FAMILY_ROLES = {
     "tile_concat": FamilyRoles("dst", ("src0", "src1"), ("rows", "cols"), ("dst",), kernel="tile_concat",
                                args=("l1", "dst", "src0", "src1", "rows", "cols", "c0", "dpitch", "s0pitch",
                                      "s1pitch", "dt"),
+                               extents=(("dst", "R", "C"), ("src0", "R", "c0"), ("src1", "R", "C-c0")),
                                unchainable="its sources' valid columns add up to dst's, which tiles of one "
                                            "shape cannot give"),
     # TDEQUANT, TDEQUANT_S8 (isa/50_quant.toml): rows x cols of dst (float32) from src (int16 or
@@ -219,6 +251,7 @@ FAMILY_ROLES = {
                                 kernel="tile_dequant",
                                 args=("l1", "dst", "src", "scale", "offset", "rows", "cols", "dpitch", "spitch",
                                       "ppitch"), flops=True,
+                                extents=_QUANT_EXTENTS,
                                 unchainable="it writes float32 from an integer source, so no chain can read "
                                             "back what the last op wrote"),
     # TQUANT, TQUANT_ASYM (isa/50_quant.toml): rows x cols of src (float32) into dst (int8 or
@@ -228,6 +261,7 @@ FAMILY_ROLES = {
                               outputs=("src",), kernel="tile_quant",
                               args=("l1", "dst", "src", "scale", "offset", "tmp", "rows", "cols", "dpitch",
                                     "spitch"), flops=True,
+                              extents=_QUANT_EXTENTS,
                               unchainable="it writes int8 from a float32 source it overwrites, so no chain "
                                           "can read back what the last op wrote"),
     "tile_move": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),

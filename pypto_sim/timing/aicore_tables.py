@@ -98,6 +98,8 @@ class AICoreTables:
         if roles.mask:
             row[ex.TP_MSJ] = named["mstride"]
         row[ex.TP_BOUNDED] = roles.bounded
+        if roles.shape != ("n",):         # an element count's tiles are bounded by it
+            self._extents(layout, view, row, ex)
         row[ex.TP_DATA_R], row[ex.TP_DATA_C] = data.rows, data.cols
         if dst is not None:
             row[ex.TP_DST_R], row[ex.TP_DST_C] = dst.rows, dst.cols
@@ -149,6 +151,24 @@ class AICoreTables:
         row[ex.TP_READS:ex.TP_READS + len(ranges_r)] = ranges_r
         row[ex.TP_WRITES:ex.TP_WRITES + len(ranges_w)] = ranges_w
         row[ex.TP_MAXJ] = len(named)
+
+    @staticmethod
+    def _extents(layout, view, row, ex):
+        """The tiles the op walks and how far (TP_NEXT, TP_EXT: tile_shape's check of TileOp's):
+        each token of tile_roles.EXTENT_TOKENS a term, a difference a - b of two."""
+        terms = {"R": ex.EXT_R, "C": ex.EXT_C, "1": ex.EXT_ONE}
+
+        def term(token):
+            return terms[token] if token in terms else layout.named[token]
+
+        walked = [(view[n], r, c) for n, r, c in layout.extents if n in view]
+        if len(walked) > 4:
+            raise AssertionError(f"{layout.spec.name}: more than four walked tiles")
+        row[ex.TP_NEXT] = len(walked)
+        for e, (v, r, c) in enumerate(walked):
+            (ra, rb), (ca, cb) = [(term(t.split("-")[0]), term(t.split("-")[1])) if "-" in t
+                                  else (term(t), ex.EXT_ZERO) for t in (r, c)]
+            row[ex.TP_EXT + 6 * e:ex.TP_EXT + 6 * e + 6] = (v.rows, v.cols, ra, rb, ca, cb)
 
     @staticmethod
     def _op_cols(sim, pc, named) -> tuple:

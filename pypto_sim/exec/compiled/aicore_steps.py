@@ -85,7 +85,10 @@ TP_COLSJ = 72      # operand index of an element count's row width when a regist
 TP_LAYJ = 73       # a transfer's GM layout operand (isa/gm_layouts.py)
 TP_ALIGN_R = 74    # a move's window starts at multiples of these (isa/tile_roles.py extract_alignment)
 TP_ALIGN_C = 75
-N_TP = 76
+TP_NEXT = 76       # the tiles a vector op over rows x cols walks (isa/tile_roles.py walked_extents), then
+TP_EXT = 77        # 4 x (tile rows, tile cols, rows a, rows b, cols a, cols b): it walks (a - b) x (a - b)
+N_TP = 101
+EXT_R, EXT_C, EXT_ONE, EXT_ZERO = -1, -2, -3, -4     # an extent's terms besides operand j >= 0
 TF_BW = 0          # the transfer's bandwidth (bytes per cycle)
 TF_PER = 1         # cycles per repeat (vector op, matmul)
 TF_ROW = 2         # cycles per row (vector op: per_row)
@@ -300,6 +303,19 @@ def _extent_ok(rows, cols, t_rows, t_cols):
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
+def _ext_term(code, imm, regs, pc, t, rows, cols):
+    if t == EXT_R:
+        return rows
+    if t == EXT_C:
+        return cols
+    if t == EXT_ONE:
+        return 1
+    if t == EXT_ZERO:
+        return 0
+    return _iv(code, imm, regs, pc, t)
+
+
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def tile_shape(tp, code, imm, regs, pc, tcount, shape):
     """TileOp's decode and bounds checks of tile instruction pc: shape = (rows, cols, nbytes,
     m, n, k, GM offset, and a transfer's GM window: elements between runs, runs, elements a
@@ -374,6 +390,17 @@ def tile_shape(tp, code, imm, regs, pc, tcount, shape):
         for v in range(tp[pc, TP_NVIEWS]):
             width = mstride if tp[pc, TP_VIEWS + 3 * v + 2] != 0 else cols
             if rows * width > tp[pc, TP_VIEWS + 3 * v] * tp[pc, TP_VIEWS + 3 * v + 1]:
+                return False
+    elif tp[pc, TP_NEXT] > 0:
+        if not _extent_ok(rows, cols, tp[pc, TP_DATA_R], tp[pc, TP_DATA_C]):
+            return False
+        for e in range(tp[pc, TP_NEXT]):
+            x = TP_EXT + 6 * e
+            er = (_ext_term(code, imm, regs, pc, tp[pc, x + 2], rows, cols)
+                  - _ext_term(code, imm, regs, pc, tp[pc, x + 3], rows, cols))
+            ec = (_ext_term(code, imm, regs, pc, tp[pc, x + 4], rows, cols)
+                  - _ext_term(code, imm, regs, pc, tp[pc, x + 5], rows, cols))
+            if not (0 <= er <= tp[pc, x] and 0 <= ec <= tp[pc, x + 1]):
                 return False
     return True
 
