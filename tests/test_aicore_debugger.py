@@ -266,6 +266,33 @@ def test_a_stale_read_and_a_fault_stay_inspectable(simple_machine):
         raced.continue_()
 
 
+def test_a_session_stopped_by_an_error_stays_where_the_error_is(simple_machine):
+    """Stopped by the RaceError of forgot_flag_then_faults' TADDS (AIV0, its line), the session
+    is done but not finished, as the lane debugger has it: unit and line are the error's,
+    where() names the error and shows AIV0's queue (its TLOAD still running, 1 - 133), not the
+    AIC's; stepping again raises the same error."""
+    X = pto.alloc_tensor(1024, pto.float32)
+    ctx = dbg.debug_kernel(forgot_flag_then_faults, args=(X, X), grid=(1,), echo=False, check="race")
+    with pytest.raises(pto.RaceError) as info:
+        ctx.continue_()
+    assert ctx.done and not ctx.finished and ctx.error is info.value
+    assert (ctx.unit, ctx.line) == ("AIV0", info.value.line) and ctx.total_cycles is None
+    text = ctx.where()
+    assert text.startswith(f"stopped by RaceError at line {info.value.line} on AIV0")
+    assert "AIV0 of block 0" in text and "TLOAD (line" in text
+    with pytest.raises(pto.RaceError):
+        ctx.step()
+    assert "stopped by RaceError" in repr(ctx)
+
+
+def test_a_flag_breakpoint_prints_its_pipes_by_name(simple_machine):
+    """break_at(flag=(src, dst, event)) prints as the kernel writes the flag."""
+    X = pto.alloc_tensor(1024, pto.float32)
+    ctx = dbg.debug_kernel(add_one, args=(X, X), grid=(1,), echo=False)
+    bp = ctx.break_at(flag=(pto.PIPE_MTE2, pto.PIPE_V, 0))
+    assert "flag=(PIPE_MTE2, PIPE_V, 0)" in str(ctx.breakpoints[bp])
+
+
 def test_flash_attention_trowmax_stops_when_it_runs_with_its_scores_loaded():
     """examples/flash_attention.py at S = 256 on ascend910b: the breakpoint on TROWMAX of
     AIV0, core 0 stops at the cycle the TROWMAX starts on PIPE_V (its timeline entry's start,

@@ -53,6 +53,9 @@ class AICoreBreakpoint:
         for k in ("line", "inst", "pipe", "flag", "unit", "core", "block", "cycle"):
             v = getattr(self, k)
             if v is not None:
+                if k == "flag" and isinstance(v, tuple):       # (src pipe, dst pipe, event)
+                    conds.append(f"flag=(PIPE_{pipe_name(v[0])}, PIPE_{pipe_name(v[1])}, {v[2]})")
+                    continue
                 v = pipe_name(v) if k == "pipe" else UNITS[v] if k == "unit" else v
                 conds.append(f"{k}={v!r}")
         return f"breakpoint {self.id} ({', '.join(conds)})"
@@ -85,19 +88,20 @@ class AICoreDebugContext(BreakpointList):
 
     # ---------------------------------------------------------------- where we are
     @property
-    def finished(self) -> bool:
-        """True once stepped past the last instruction."""
+    def done(self) -> bool:
+        """True once the run is over: stepped past its last instruction, or stopped by ``error``."""
         return self.pos >= len(self.run.order)
+
+    @property
+    def finished(self) -> bool:
+        """True once stepped past the last instruction of a run that ended without an error
+        (a run stopped by one is ``done`` but not finished, as the lane debugger has it)."""
+        return self.done and self.run.error is None
 
     @property
     def error(self):
         """The kernel error the run ended with, once stepped to it (else None)."""
-        return self.run.error if self.finished else None
-
-    @property
-    def done(self) -> bool:
-        """True once the run is over (finished, or stopped by ``error``)."""
-        return self.finished
+        return self.run.error if self.done else None
 
     @property
     def total_cycles(self):
@@ -105,14 +109,28 @@ class AICoreDebugContext(BreakpointList):
         return self.run.total if self.finished else None
 
     def _record(self):
-        return None if self.pos < 0 or self.finished else int(self.run.order[self.pos])
+        return None if self.pos < 0 or self.done else int(self.run.order[self.pos])
+
+    def _error_unit(self):
+        """The unit index the error stopped (its ``unit`` field), once stopped by one, else None."""
+        name = getattr(self.error, "fields", {}).get("unit") if self.error is not None else None
+        return UNITS.index(name) if name in UNITS else None
+
+    def _error_block(self):
+        """The block id the error stopped (its ``block`` field: an id or grid coordinates)."""
+        block = self.error.fields.get("block") if self.error is not None else None
+        if isinstance(block, tuple):
+            gx, gy, _gz = self.grid
+            block = block[0] + gx * (block[1] + gy * block[2])
+        return block if isinstance(block, int) else None
 
     @property
     def cycle(self) -> int:
-        """The cycle the stopped instruction executes (0 before the first; total once finished)."""
+        """The cycle the stopped instruction executes (0 before the first; the run's last cycle
+        once done)."""
         r = self._record()
         if r is None:
-            return self.run.total if self.finished else 0
+            return self.run.total if self.done else 0
         return int(self.run.start[r])
 
     @property
@@ -127,9 +145,13 @@ class AICoreDebugContext(BreakpointList):
 
     @property
     def unit(self):
-        """The stopped instruction's unit (``"AIC"``, ``"AIV0"``, ``"AIV1"``) or None."""
+        """The stopped instruction's unit (``"AIC"``, ``"AIV0"``, ``"AIV1"``), the unit an error
+        stopped, or None."""
         r = self._record()
-        return None if r is None else UNITS[int(self.run.unit[r])]
+        if r is None:
+            u = self._error_unit()
+            return None if u is None else UNITS[u]
+        return UNITS[int(self.run.unit[r])]
 
     @property
     def pc(self):
@@ -139,8 +161,10 @@ class AICoreDebugContext(BreakpointList):
 
     @property
     def line(self):
-        """The stopped instruction's source line (or None)."""
-        return None if self.pc is None else self.program.instrs[self.pc].line
+        """The stopped instruction's source line, the line an error stopped at, or None."""
+        if self.pc is None:
+            return self.error.line if self.error is not None else None
+        return self.program.instrs[self.pc].line
 
     def stop_line(self, pos=None) -> str:
         """The instruction at an execution position as a step prints it: where it runs (core,
@@ -184,7 +208,9 @@ class AICoreDebugContext(BreakpointList):
         n = whole_number(n, "step: n", least=0, hint="step(n) goes n >= 0 instructions forward; "
                          "step_back(n) goes back")
         unit, core = self._ran(self._unit(unit), "step"), self._ran_on("step", "core", self._core(core))
-        if self.finished:
+        if self.done:
+            if self.error is not None:
+                raise self.error
             self._say(f"-- {self.kernel.name} has finished (cycle {self.run.total}); step_back() "
                       "or restart() to look again")
             return []
@@ -201,7 +227,9 @@ class AICoreDebugContext(BreakpointList):
     def continue_(self):
         """Go to the next instruction a breakpoint matches (printed; returns its
         TimelineEntry) or to the end (returns None)."""
-        if self.finished:
+        if self.done:
+            if self.error is not None:
+                raise self.error
             self._say(f"-- {self.kernel.name} has finished (cycle {self.run.total})")
             return None
         ahead = self._positions()
@@ -355,11 +383,12 @@ class AICoreDebugContext(BreakpointList):
     def _where(self, unit, block):
         """(block, unit index) for the state calls: the stop's unless given."""
         r = self._record()
-        u = self._unit(unit) if unit is not None else (int(self.run.unit[r]) if r is not None else 0)
+        stopped_unit, stopped_block = ((int(self.run.unit[r]), int(self.run.block[r])) if r is not None else
+                                       (self._error_unit(), self._error_block()))
+        u = self._unit(unit) if unit is not None else (stopped_unit if stopped_unit is not None else 0)
         n_blocks = self.grid[0] * self.grid[1] * self.grid[2]
         b = whole_number(block, "block", least=0, below=n_blocks, hint=f"the grid has {n_blocks} blocks") \
-            if block is not None else \
-            (int(self.run.block[r]) if r is not None else 0)
+            if block is not None else (stopped_block if stopped_block is not None else 0)
         return b, u
 
     def pipe_queues(self, unit=None, block=None) -> dict:
@@ -372,12 +401,15 @@ class AICoreDebugContext(BreakpointList):
         """The unit's flags before the stopped instruction executes (default: the stopped unit):
         FlagState per (src pipe, dst pipe, event) and per cross-core flag and source unit."""
         b, u = self._where(unit, block)
-        return self.run.flag_states(b, u, None if self.finished else max(self.pos, 0), self.cycle)
+        return self.run.flag_states(b, u, None if self.done else max(self.pos, 0), self.cycle)
 
     def where(self, unit=None, block=None) -> str:
         """The stop, the unit's pipe queues and its flags, as text (``print(ctx.where())``)."""
         b, u = self._where(unit, block)
+        err = self.error
         head = (self.stop_line() if self._record() is not None else
+                f"stopped by {type(err).__name__} at line {err.line}" + (f" on {self.unit}" if self.unit else "")
+                + f": {str(err).splitlines()[0]}" if err is not None else
                 "finished" if self.finished else "before the first instruction")
         lines = [head, f"{UNITS[u]} of block {b} at cycle {self.cycle}:"]
         queues = self.pipe_queues(UNITS[u], b)
@@ -408,7 +440,7 @@ class AICoreDebugContext(BreakpointList):
             u = 1
         elif u == 0:
             raise ArgumentError(f"tile '{tile}' is in Vec (a vector core's UB): give unit='AIV0' or 'AIV1'")
-        _hbm, mem, mem_row = self.run.memories(None if self.finished else max(self.pos, 0))
+        _hbm, mem, mem_row = self.run.memories(None if self.done else max(self.pos, 0))
         words = buf.offset + buf.element_words()
         if mem is None or mem_row[b] < 0:
             values = np.zeros(len(words))
@@ -424,14 +456,14 @@ class AICoreDebugContext(BreakpointList):
         if alloc is None:
             names = ", ".join(p for p, _a in self._tensor_args)
             raise ArgumentError(f"{t!r} is not a tensor argument of this launch (tensors: {names})")
-        hbm, _mem, _row = self.run.memories(None if self.finished else max(self.pos, 0))
+        hbm, _mem, _row = self.run.memories(None if self.done else max(self.pos, 0))
         return gm.decode(hbm[alloc.byte_addr:alloc.byte_addr + alloc.nbytes], alloc.dtype).copy()
 
     def get_instruction_timeline(self) -> list:
         """TimelineEntry of every instruction executed or executing at the stop, in execution
         order (units: ``.lane`` the unit name, ``.pipe`` the PTO pipe)."""
         run = self.run
-        upto = len(run.order) if self.finished else self.pos + 1
+        upto = len(run.order) if self.done else self.pos + 1
         return run.timeline[:max(upto, 0)]
 
     def profile(self):
@@ -448,7 +480,9 @@ class AICoreDebugContext(BreakpointList):
         return self.run.profile
 
     def __repr__(self):
-        state = "finished" if self.finished else "paused"
-        where = "" if self._record() is None else f" at {self.unit} of core {int(self.run.core[self._record()])}, line {self.line}"
+        state = ("finished" if self.finished else f"stopped by {type(self.error).__name__}" if self.done
+                 else "paused")
+        r = self._record()
+        where = "" if r is None else f" at {self.unit} of core {int(self.run.core[r])}, line {self.line}"
         return (f"<AICoreDebugContext {self.kernel.name} grid={self.grid}: {state} at cycle {self.cycle}"
                 f"{where}, {len(self.breakpoints)} breakpoints>")
