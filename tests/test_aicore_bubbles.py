@@ -70,6 +70,19 @@ def scalar_between(X, Y, n):
         pto.tstore(Y + (k - k), x)
 
 
+@pto.kernel(sync="manual")
+def barrier_between(X, Y):
+    with pto.vector():
+        x = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
+        y = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
+        pto.tload(x, X)
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+        pto.tadd(y, x, x)
+        pto.pipe_barrier(pto.PIPE_V)  # B-BARRIER
+        pto.tadd(x, y, y)
+
+
 @pto.kernel
 def data_wait(X, Y):
     with pto.vector():
@@ -187,6 +200,21 @@ def test_the_scalar_unit_between_two_vector_ops():
     gap = [b for b in _stretches(prof, "AIV0", "V") if first_done <= b.start < s2]
     assert {b.kind for b in gap} == {"scalar"}
     assert sum(b.cycles for b in gap) == s2 - first_done
+
+
+def test_a_pipe_barrier_holds_its_pipe_as_a_barrier_not_as_a_flag():
+    """pipe_barrier(PIPE_V) makes the second TADD wait for the first to complete, tail and all
+    (docs/aicore.md: a sync pays the pending tail). V's gap between them is the barrier's,
+    naming its line; it is not the wait_flag of the MTE2 -> V flag, which fired before the
+    first TADD started (the gap used to be blamed on it, the barrier sharing the flags' hold)."""
+    prof = pto.profile(barrier_between, grid=(1,), args=(_tensor(1024), _tensor(1024)))
+    (_, _, first_done), (_, s2, _) = _ops(prof, 1, "TADD")
+    assert s2 > first_done
+    gap = [b for b in _stretches(prof, "AIV0", "V") if first_done <= b.start < s2]
+    assert [(b.kind, b.line) for b in gap] == [("barrier", line_of("B-BARRIER"))]
+    assert sum(b.cycles for b in gap) == s2 - first_done
+    second = [e for e in prof.timeline if e.inst == "TADD" and e.warp == 1][1]
+    assert second.stall == "barrier"
 
 
 def test_data_wait_under_auto_sync_and_shared_l2_hbm_bandwidth():

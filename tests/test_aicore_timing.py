@@ -190,6 +190,29 @@ def k(A, C):
     assert e1 - s1 == 108 and s2 == e1 + 1 and e2 - s2 == 5
 
 
+def test_a_unit_ends_when_its_last_instruction_does(simple_machine, make_kernels):
+    """The kernel's total is when its last instruction completes, so no unit is busy longer
+    than the kernel lasts: ALLOC_LOCAL takes cycle 0; TLOAD 16x16 fp16 GM -> Mat takes 108
+    cycles (this file's docstring) from cycle 1; PIPE_BARRIER(PIPE_ALL) issues when it is done
+    (109) and takes its scalar cycle; EXIT issues at 110 and takes one (EXIT's latency 1), so
+    the total is 111 and the AIC's active and busy cycles are at most that. (The unit used to
+    retire at EXIT's issue, a cycle before its record ended.)"""
+    mod = make_kernels('''
+@pto.kernel(sync="manual")
+def k(A):
+    with pto.cube():
+        m = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)
+        pto.tload(m, A)
+        pto.pipe_barrier(pto.PIPE_ALL)
+''')
+    prof = pto.profile(mod.k, grid=(1,), args=(pto.alloc_tensor(512, pto.float16),))
+    last = max(prof.timeline, key=lambda e: e.end)
+    assert (last.inst, last.start, last.end) == ("EXIT", 110, 111)
+    assert prof.total_cycles == 111
+    row = prof.pipeline_summary()[0]
+    assert row["busy_cycles"] <= row["active_cycles"] <= row["total_cycles"] == 111
+
+
 def test_a_cross_core_flag_fires_when_the_signalling_units_pipes_are_done(simple_machine, make_kernels):
     """The AIV's load starts after the AIC's FIX store (164 cycles) plus the wait's cycle."""
     mod = make_kernels('''

@@ -137,6 +137,11 @@ class _Attributor:
                     for to in ((1, 2) if w == 0 else (0,)):
                         cross.setdefault((core, int(u.block[k]), to, ev, w), []).append((w, k, j, fire))
         self.holding = {}
+        self.barriers = {}
+        is_barrier = np.array([n == "PIPE_BARRIER" for n in self.names] + [False], bool)
+        for (core, w), u in self.units.items():
+            ks = np.nonzero(is_barrier[u.pc])[0]
+            self.barriers[(core, w)] = (ks, np.array([self.aux[pc][0] for pc in u.pc[ks].tolist()], np.int64))
         for (core, w), u in self.units.items():
             best: dict = {}
             waits: dict = {}                    # dst pipe -> ([wait record], [holding wait])
@@ -216,7 +221,8 @@ class _Attributor:
         cause_of = np.zeros(len(k_wait), np.int64)
         c = u.scalar_cause[k_wait]
         new_block = u.block[k_wait] != u.block[k_wait - 1]
-        other = new_block | (c == CAUSE["cross_core"]) | ((c == CAUSE["pipe"]) & u.tile[k_wait]) | (c == CAUSE["flag"])
+        other = (new_block | (c == CAUSE["cross_core"]) | ((c == CAUSE["pipe"]) & u.tile[k_wait])
+                 | (c == CAUSE["barrier"]))
         for i in np.nonzero(other)[0].tolist():
             k = int(k_wait[i])
             causes.append(self._scalar_wait(core, w, k, bool(new_block[i])))
@@ -304,6 +310,12 @@ class _Attributor:
                     base = (kind, text, inst, line, pc)
                     if rel is not None:
                         segs = self.transfer_segments(self.units[(core, rel[0])], rel[1])
+            elif cause == CAUSE["barrier"] and self._holding_barrier(core, w, i) is not None:
+                k = self._holding_barrier(core, w, i)
+                pc = int(u.pc[k])
+                base = ("barrier", f"pipe_barrier at line {self.lines[pc]}: the PIPE_{pipe_name(int(u.pipe[i]))} "
+                                   "pipe's earlier operations finish first (their tails)", "PIPE_BARRIER",
+                        self.lines[pc], pc)
             elif cause in (CAUSE["tile_raw"], CAUSE["tile_war"]):
                 cpc = int(u.cause_pc[i])
                 verb = ("writes a tile it reads" if cause == CAUSE["tile_raw"]
@@ -325,6 +337,16 @@ class _Attributor:
             segs = sorted(segs)
             out += _cover(segs, np.array([x[0] for x in segs], np.int64), a, s, base)
         return out
+
+    def _holding_barrier(self, core, w, i):
+        """The last PIPE_BARRIER record of unit w before its record i, in i's block, on i's
+        pipe or on every pipe (PIPE_ALL), or None."""
+        u = self.units[(core, w)]
+        ks, pipes = self.barriers[(core, w)]
+        mine = ks[(ks < i) & ((pipes == int(u.pipe[i])) | (pipes < 0))]
+        if len(mine) == 0 or u.block[mine[-1]] != u.block[i]:
+            return None
+        return int(mine[-1])
 
     def _holding_wait(self, core, w, i):
         """The WAIT_FLAG record on unit w's pipe of record i, before i in its block, whose flag

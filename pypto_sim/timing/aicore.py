@@ -242,5 +242,5 @@ def wait_before_issue(sim, pc, blk, w, ws, t, cause):
     elif name == "PIPE_BARRIER":
         done = pipe_barrier(sim, pc, blk, w, int(sim.env.now))
         if done > t:
-            t, cause = done, CAUSE["flag"]
+            t, cause = done, CAUSE["barrier"]
     return t, cause

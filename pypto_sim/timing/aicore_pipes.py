@@ -90,7 +90,8 @@ class AICorePipes:
         R = max(len(tables.ranges), 1)
         self.pc_pipe = np.array(sim.pc_pipe, np.int64)
         self.pc_lat = np.array(sim.pc_lat, np.int64)
-        self.pf, self.pd, self.fh, self.tl, self.fl = (np.zeros((units, P), np.int64) for _ in range(5))
+        self.pf, self.pd, self.tl, self.fl = (np.zeros((units, P), np.int64) for _ in range(4))
+        self.fh = np.zeros((units, 2, P), np.int64)     # aicore_steps.HOLD_FLAG / HOLD_BARRIER
         qcap = m.pipe_queue_depth + 1
         self.qb = np.zeros((units, P, qcap), np.int64)
         self.qh = np.zeros((units, P), np.int64)

@@ -432,11 +432,13 @@ class LaunchSimulation(SteppingQueries):
                 break
             pc = next_pc
         # retire: the warp finishes once its stores (and, for warp 0, its tile ops) are done,
-        # and every result it computed (an unused one still occupies its pipe until then)
+        # every result it computed (an unused one still occupies its pipe until then) and its
+        # last instruction (EXIT's cycle)
         if aicore:
-            done = max(ws.store_done, self.aicore_pipes.drained(blk.aicore.p, w, aicore_ops.ALL), max(ws.ready))
+            done = max(ws.store_done, self.aicore_pipes.drained(blk.aicore.p, w, aicore_ops.ALL), max(ws.ready),
+                       complete)
         else:
-            done = max(ws.store_done, blk.tiles.done if w == 0 else 0, max(ws.ready))
+            done = max(ws.store_done, blk.tiles.done if w == 0 else 0, max(ws.ready), complete)
         if done > env.now:
             yield env.timeout(done - env.now)
         if w == 0:

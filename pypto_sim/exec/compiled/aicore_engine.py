@@ -25,8 +25,8 @@ from .jit_options import NO_REFCOUNT
 from .scalars import ST_OK
 from .lane import execute
 from .functional import control_step
-from .engine_parts import (_heap_pop, _record, B_BLOCK, B_ENDED, B_FAILED, book, CA_NONE, CA_PIPE, ENG_DONE,
-                           ENG_GROW, ENG_LIMIT, ENG_YIELD, EV_BLOCK, EV_BLOCK_END, EV_COND, EV_SLOT, EV_WARP,
+from .engine_parts import (_heap_pop, _record, B_BLOCK, B_ENDED, B_FAILED, book, CA_BARRIER, CA_NONE, CA_PIPE,
+                           ENG_DONE, ENG_GROW, ENG_LIMIT, ENG_YIELD, EV_BLOCK, EV_BLOCK_END, EV_COND, EV_SLOT, EV_WARP,
                            EV_WARP_END, GROW_HEAP, GROW_RECORDS, GROW_TABLE, heap_push, N_ST, NORMAL,
                            operands_ready, PH_DECIDE, PH_DONE, PH_ISSUE, PH_RETIRE, PRIO_SHIFT, process_ends,
                            S_EVENTS, S_GROW, S_HEAP_N, S_LIMIT_KEY, S_NOW, S_REC_N, S_SEQ, S_TABLE_USED,
@@ -35,7 +35,7 @@ from .engine_parts import (_heap_pop, _record, B_BLOCK, B_ENDED, B_FAILED, book,
 from .aicore_steps import (_operand, AK_BOOK_ROOM, AK_BX, AK_BY, AK_BZ, AK_CC_LIMIT, AK_CC_SET, AK_CC_WAIT, AK_DEPTH,
                            AK_GX, AK_GY, AK_GZ, AK_LOAD, AK_MAX_CYCLES, AK_N_BLOCKS, AK_PIPE_BARRIER,
                            AK_PORTS, AK_RECORD, AK_SET_FLAG, AK_SLOTS, AK_VEC, AK_WAIT_FLAG, AK_WIDTH,
-                           book_port, CA_CROSS_CORE, CA_FLAG, queue_slot, reset_units, tile_dispatch,
+                           book_port, CA_CROSS_CORE, queue_slot, reset_units, tile_dispatch,
                            tile_shape, TP_CCEVENT, TP_DST, TP_EVENT, TP_KIND, TP_MAXJ, TP_PIPEARG, TP_SRC,
                            unit_drained)
 from .aicore_sync import (barrier_step, cross_full, cross_ready, cross_set_step, cross_take, set_flag_step,
@@ -299,7 +299,7 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                             done = barrier_step(pf, pd, tl, fl, fh, g, tp[pc, TP_PIPEARG], now)
                             if done > t:
                                 t = done
-                                cause = CA_FLAG
+                                cause = CA_BARRIER
                         elif tile:
                             # a full pipe queue holds the scalar unit until its oldest op completes
                             slot = queue_slot(qb, qh, qn, g, pc_pipe[pc], t, acfg[AK_DEPTH])
@@ -426,9 +426,9 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                     uv[g, U_CAUSE] = CA_NONE
                     uv[g, U_CAUSE_PC] = -1
                     if next_pc < 0:
-                        # retire: the unit ends once everything queued on its pipes is done
-                        # and every result it computed is ready (as a lane warp)
-                        done = unit_drained(pf, pd, tl, fl, g, -1)
+                        # retire: the unit ends once everything queued on its pipes is done,
+                        # every result it computed is ready and EXIT's cycle is over (as a lane warp)
+                        done = max(unit_drained(pf, pd, tl, fl, g, -1), complete)
                         for r in range(wready.shape[0]):
                             if wready[r] > done:
                                 done = wready[r]

@@ -12,7 +12,7 @@ from numba import njit
 
 from .isa_constants import C_SRC
 from .jit_options import NO_REFCOUNT
-from .engine_parts import _add, _get, CA_ISSUE, CA_NONE, CA_PIPE, link_book
+from .engine_parts import _add, _get, CA_BARRIER, CA_ISSUE, CA_NONE, CA_PIPE, link_book
 from .gm_layout import C0_BYTES, gm_window
 from .l2 import l2_touch_window
 
@@ -129,6 +129,7 @@ AF_DRAIN_FIXED = 6
 N_AF = 7
 
 CA_FLAG = 11        # records.py's causes the AI core adds
+HOLD_FLAG, HOLD_BARRIER = 0, 1     # fh[unit, kind, pipe]: until when a wait_flag / a pipe_barrier holds the pipe
 CA_CROSS_CORE = 12
 CA_TILE_RAW = 8
 CA_TILE_WAR = 9
@@ -434,8 +435,9 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
     start = now
     if pf[g, pipe] > start:
         start = pf[g, pipe]
-    if fh[g, pipe] > start:
-        start = fh[g, pipe]
+    for hold in range(2):
+        if fh[g, hold, pipe] > start:
+            start = fh[g, hold, pipe]
     if hazard > start:
         start = hazard
     cause = CA_NONE
@@ -444,8 +446,10 @@ def tile_dispatch(g, p, w, core, pc, now, env_now, tp, tf, fm_i, fm_f, shape, ac
         if start == hazard:
             cause = hkind
             cause_pc = hpc
-        elif start == fh[g, pipe]:
+        elif start == fh[g, HOLD_FLAG, pipe]:
             cause = CA_FLAG
+        elif start == fh[g, HOLD_BARRIER, pipe]:
+            cause = CA_BARRIER          # a pipe_barrier: the pipe's earlier operations (their tails) first
         else:
             cause = CA_PIPE
     rows = shape[0]
@@ -564,7 +568,8 @@ def reset_units(p, pf, pd, fh, tl, fl, qn, fn, cn, hz_n, hz_has):
         for q in range(pf.shape[1]):
             pf[g, q] = 0
             pd[g, q] = 0
-            fh[g, q] = 0
+            fh[g, HOLD_FLAG, q] = 0
+            fh[g, HOLD_BARRIER, q] = 0
             tl[g, q] = 0
             fl[g, q] = 1
             qn[g, q] = 0

@@ -8,7 +8,7 @@ import numpy as np
 from numba import njit
 
 from .jit_options import NO_REFCOUNT
-from .aicore_steps import unit_drained
+from .aicore_steps import HOLD_BARRIER, HOLD_FLAG, unit_drained
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def cross_ready(cn, p, w, event):
@@ -45,8 +45,9 @@ def set_flag_step(pf, pd, tl, fl, fh, fb, fhd, fn, g, src, dst, ev, now):
     drained = unit_drained(pf, pd, tl, fl, g, src)
     if drained > fire:
         fire = drained
-    if fh[g, src] > fire:
-        fire = fh[g, src]
+    for kind in range(2):
+        if fh[g, kind, src] > fire:
+            fire = fh[g, kind, src]
     fb[g, src, dst, ev, (fhd[g, src, dst, ev] + fn[g, src, dst, ev]) % cap] = fire
     fn[g, src, dst, ev] += 1
     return True
@@ -62,8 +63,8 @@ def wait_flag_step(fh, fb, fhd, fn, g, src, dst, ev):
     fire = fb[g, src, dst, ev, fhd[g, src, dst, ev]]
     fhd[g, src, dst, ev] = (fhd[g, src, dst, ev] + 1) % cap
     fn[g, src, dst, ev] -= 1
-    if fire > fh[g, dst]:
-        fh[g, dst] = fire
+    if fire > fh[g, HOLD_FLAG, dst]:
+        fh[g, HOLD_FLAG, dst] = fire
     return True
 
 
@@ -74,15 +75,15 @@ def barrier_step(pf, pd, tl, fl, fh, g, pipe, now):
     unit may go on: now for one pipe, and for every pipe when they have all drained."""
     if pipe < 0:
         done = unit_drained(pf, pd, tl, fl, g, -1)
-        for q in range(fh.shape[1]):
-            if done > fh[g, q]:
-                fh[g, q] = done
+        for q in range(fh.shape[2]):
+            if done > fh[g, HOLD_BARRIER, q]:
+                fh[g, HOLD_BARRIER, q] = done
         if now > done:
             done = now
         return done
     drained = unit_drained(pf, pd, tl, fl, g, pipe)
-    if drained > fh[g, pipe]:
-        fh[g, pipe] = drained
+    if drained > fh[g, HOLD_BARRIER, pipe]:
+        fh[g, HOLD_BARRIER, pipe] = drained
     return now
 
 

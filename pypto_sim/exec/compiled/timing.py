@@ -404,9 +404,10 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                     wv[g, W_CAUSE] = CA_NONE
                     wv[g, W_CAUSE_PC] = -1
                     if next_pc < 0:
-                        # retire: the warp ends once its stores are done and every result it
-                        # computed is (an unused one still occupies its pipe until then)
-                        done = wv[g, W_STORE_DONE]
+                        # retire: the warp ends once its stores are done, every result it
+                        # computed is (an unused one still occupies its pipe until then) and
+                        # EXIT's cycle is over
+                        done = max(wv[g, W_STORE_DONE], complete)
                         for r in range(wready.shape[0]):
                             if wready[r] > done:
                                 done = wready[r]
