@@ -255,19 +255,15 @@ def host_words(host: np.ndarray, dtype: DType) -> np.ndarray:
 # CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD; exec/lane.py generates
 # the executor's CVT_* constants from it)
 CVT_MODES = ("rint", "round", "floor", "ceil", "trunc", "odd")
-# A2/A3's TCVT conversions among this simulator's tile dtypes (pto-isa docs/isa/TCVT.md,
-# "Supported Conversions": FP32 -> FP16, FP32, BF16, I16, I32; FP16 -> FP32, I32, I16, I8, U8;
-# BF16 -> FP32, I32; I16 -> FP16, FP32; I32 -> FP32, I16, FP16; U8 -> FP16; I8 -> FP16; the
-# int64 / int4 ones are not built)
-CVT_PAIRS = {"float32": ("float16", "float32", "bfloat16", "int16", "int32"),
-             "float16": ("float32", "int32", "int16", "int8", "uint8"),
-             "bfloat16": ("float32", "int32"), "int16": ("float16", "float32"),
-             "int32": ("float32", "int16", "float16"), "uint8": ("float16",), "int8": ("float16",)}
+# A2/A3's TCVT conversions, and the rounding each mode gets on each: pypto_sim/isa/cvt_modes.py
 # TCVT's SaturationMode (pto-isa TCVT.md): "on" (the default here, A2/A3's native saturating
 # conversion) clamps a narrow integer result to its range; "off" wraps it as pto-isa's CPU
 # simulation's static_cast does. The mode operand carries OFF as mode + CVT_SAT_OFF.
 CVT_SAT_MODES = ("on", "off")
 CVT_SAT_OFF = 8
+# float32 -> float32 rounds to an integral float32 (vconv_f322f32*: isa/cvt_modes.py INTEGRAL);
+# the mode operand carries it as + CVT_INTEGRAL
+CVT_INTEGRAL = 16
 # A5's conversions of the minifloats (pto-isa docs/isa/TCVT.md, "Supported Conversions", A5
 # column: FP32 -> FP8_E4M3, FP8_E5M2, H8; FP16 -> H8; BF16 -> FP4_E1M2X2, FP4_E2M1X2;
 # FP8_E4M3, FP8_E5M2, H8 -> FP32; FP4_E1M2X2, FP4_E2M1X2 -> BF16). A2/A3 has none of them.

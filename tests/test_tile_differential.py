@@ -555,7 +555,8 @@ def test_tile_convert_matches_reference_in_every_rounding_mode(ex, name):
     """TCVT from float32, float16, bfloat16, int32, int16, int8 and uint8 to each destination
     dtype in each mode (and, to int32 / int16 / int8 / uint8, with SaturationMode OFF): random and
     special values, exact ties of the destination's spacing, overflow past its largest finite
-    value (or a narrow integer's range, and int32's), subnormal results, in place and not."""
+    value (or a narrow integer's range, and int32's), subnormal results, in place and not; to
+    float32 also with CVT_INTEGRAL (float32 -> float32's rounding to an integral value)."""
     spec = ISA.by_name[name]
     rng = np.random.default_rng(spec.opcode)
     narrow = (dtypes.int16.code, dtypes.int8.code, dtypes.uint8.code)
@@ -564,6 +565,8 @@ def test_tile_convert_matches_reference_in_every_rounding_mode(ex, name):
         modes = list(range(len(dtypes.CVT_MODES)))
         if dt in narrow + (I32,):
             modes += [m + dtypes.CVT_SAT_OFF for m in modes]
+        if dt == F32:        # float32 -> float32: rounded to an integral value (isa/cvt_modes.py)
+            modes += [m + dtypes.CVT_INTEGRAL for m in modes]
         for src_dt in (F32, F16, dtypes.bfloat16.code, I32) + narrow:
             for mode in modes:
                 count = 255

@@ -209,11 +209,16 @@ def _narrow(dt, r, wrap):
 
 def round_mode(dt, x, mode):
     """TCVT: x rounded to dtype code dt by mode (CVT_MODES), from dt's two neighbours of x.
-    mode + dtypes.CVT_SAT_OFF: SaturationMode::OFF (an integer result wraps, _narrow)."""
+    mode + dtypes.CVT_SAT_OFF: SaturationMode::OFF (an integer result wraps, _narrow);
+    + dtypes.CVT_INTEGRAL: x rounded to an integral value by mode, a zero keeping x's sign
+    (float32 -> float32, vconv_f322f32*)."""
     x = float(x)
-    wrap = int(mode) >= dtypes.CVT_SAT_OFF
+    wrap = bool(int(mode) & dtypes.CVT_SAT_OFF)
+    integral = bool(int(mode) & dtypes.CVT_INTEGRAL)
     mode = int(mode) % dtypes.CVT_SAT_OFF
     name = CVT_MODES[mode]
+    if integral:
+        return to_dtype(dt, math.copysign(_integer(x, name), x) if math.isfinite(x) else x)
     if dt in (dtypes.int16.code, dtypes.int8.code, dtypes.uint8.code) or (wrap and dt == dtypes.int32.code):
         return _narrow(dt, float(_integer(x, name)) if math.isfinite(x) else x, wrap)
     if math.isnan(x) or math.isinf(x):

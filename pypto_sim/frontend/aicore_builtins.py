@@ -338,7 +338,7 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
                self._int_operand(args["n"], node, "pto.tcvt: n"),
                *(self._int_operand(args[k], node, k) for k in ("cols", "dpitch", "apitch", "bpitch")))
         self.emit("TCVT", None, ops, dst.dtype, node, aux=self.tile_aux())
-        self.instrs[-1].comment = f"{dst.name} <- {src.name}" + (f" ({args['mode'].value})" if mode else "")
+        self.instrs[-1].comment = self.cvt_comment(dst, src, args["mode"].value)
 
     # ---------------------------------------------------------------- synchronisation
     def _pipe_arg(self, value, node, what, allow_all=False):

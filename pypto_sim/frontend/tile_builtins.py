@@ -13,7 +13,7 @@ import math
 
 from .. import dtypes
 from ..ir import Imm
-from ..isa import gm_layouts
+from ..isa import cvt_modes, gm_layouts
 from .builtin_checks import article_only
 from .memory_builtins import lower_lane_store
 from .registry import LOWERINGS
@@ -208,13 +208,22 @@ class TileOperands:
         ops = (dst_op, src_op, self.uniform_int(Const(mode, dtypes.int32), node, "pto.tcvt: mode"),
                self.uniform_int(n, node, "pto.tcvt: n"), zero, zero, zero, zero)
         self.emit("TCVT", None, ops, dst.dtype, node, aux=self.tile_aux())
-        self.instrs[-1].comment = f"{dst.name} <- {src.name}" + (f" ({args['mode'].value})" if mode else "")
+        self.instrs[-1].comment = self.cvt_comment(dst, src, args["mode"].value)
+
+    @staticmethod
+    def cvt_comment(dst, src, mode: str) -> str:
+        """A TCVT's listing comment: the mode asked for and, if A2/A3 has none, what it runs."""
+        got = cvt_modes.rounding(src.dtype.name, dst.dtype.name, mode)
+        note = "" if got in (mode, "exact") else f", runs {got}"
+        return f"{dst.name} <- {src.name}" + (f" ({mode}{note})" if mode != "rint" else "")
 
     def cvt_mode(self, node, src_dtype, dst_dtype, mode, sat=NONE) -> int:
-        """TCVT's rounding mode number, after checking that A2/A3 converts src_dtype to
-        dst_dtype (TCVT.md) and that mode names one of its RoundModes; plus
-        dtypes.CVT_SAT_OFF for sat='off' (SaturationMode::OFF; None or 'on' saturate)."""
-        allowed = dtypes.CVT_PAIRS.get(src_dtype.name, ())
+        """TCVT's mode operand, after checking that A2/A3 converts src_dtype to dst_dtype
+        (TCVT.md) and that mode names one of its RoundModes: the rounding A2/A3 runs for that
+        mode on that pair (isa/cvt_modes.py: a mode the pair lacks runs TCvt.hpp's default), plus
+        dtypes.CVT_SAT_OFF for sat='off' (SaturationMode::OFF; None or 'on' saturate) and
+        dtypes.CVT_INTEGRAL for float32 -> float32 (rounded to an integral value)."""
+        allowed = cvt_modes.CVT_PAIRS.get(src_dtype.name, ())
         if dst_dtype.name not in allowed:
             self.error(node, f"pto.tcvt: {src_dtype} -> {dst_dtype} is not a conversion of A2/A3; "
                              f"{src_dtype} converts to {', '.join(allowed) or 'nothing here'} (TCVT.md)")
@@ -224,7 +233,7 @@ class TileOperands:
         if sat is not NONE and not (isinstance(sat, Text) and sat.value in dtypes.CVT_SAT_MODES):
             self.error(node, "pto.tcvt: sat must be 'on' or 'off' (PTO-ISA SaturationMode::ON, OFF)")
         off = sat is not NONE and sat.value == "off"
-        return dtypes.CVT_MODES.index(mode.value) + (dtypes.CVT_SAT_OFF if off else 0)
+        return cvt_modes.encode(src_dtype.name, dst_dtype.name, mode.value, off)
 
     # ---------------------------------------------------------------- synchronisation
 

@@ -99,7 +99,7 @@ DT_UINT16 = dtypes.uint16.code
 DT_UINT32 = dtypes.uint32.code
 DT_UINT8 = dtypes.uint8.code
 
-# TCVT's rounding modes (dtypes.CVT_MODES) and its saturation-off flag
+# TCVT's rounding modes (dtypes.CVT_MODES), its saturation-off and its integral flags
 CVT_RINT = dtypes.CVT_MODES.index("rint")
 CVT_ROUND = dtypes.CVT_MODES.index("round")
 CVT_FLOOR = dtypes.CVT_MODES.index("floor")
@@ -107,6 +107,7 @@ CVT_CEIL = dtypes.CVT_MODES.index("ceil")
 CVT_TRUNC = dtypes.CVT_MODES.index("trunc")
 CVT_ODD = dtypes.CVT_MODES.index("odd")
 CVT_SAT_OFF = dtypes.CVT_SAT_OFF
+CVT_INTEGRAL = dtypes.CVT_INTEGRAL
 
 # the AI-core records' why field (record_why.py)
 WHY_MISSED = record_why.WHY_MISSED

@@ -7,7 +7,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .isa_constants import (CVT_CEIL, CVT_FLOOR, CVT_RINT, CVT_ROUND, CVT_SAT_OFF, CVT_TRUNC, DT_BFLOAT16,
+from .isa_constants import (CVT_CEIL, CVT_FLOOR, CVT_INTEGRAL, CVT_RINT, CVT_ROUND, CVT_SAT_OFF, CVT_TRUNC, DT_BFLOAT16,
                             DT_FLOAT16, DT_FLOAT32, DT_INT32, DT_UINT8, GM_KIND, GM_MBITS, INT_SEM, ITEMSIZE)
 from .scalars import round_f16, round_to, row_pitch, wrap_bits, wrap_i32
 from .alu import alu_float, alu_int, elementwise_float, expand_float
@@ -269,8 +269,17 @@ def narrow_int(dt, r, wrap):
 @njit(cache=True, error_model="numpy")
 def tile_convert(l1, dst, src, count, dt, mode):
     """TCVT: dst[e] = src[e] rounded to dt by mode (round_mode); sources are read first.
-    mode + CVT_SAT_OFF: SaturationMode::OFF, an integer result wraps (narrow_int)."""
+    mode + CVT_SAT_OFF: SaturationMode::OFF, an integer result wraps (narrow_int); + CVT_INTEGRAL:
+    src[e] rounded to an integral value by mode, a zero keeping its sign (float32 -> float32)."""
     out = np.empty(count, np.float64)
+    if mode & CVT_INTEGRAL:
+        mode &= CVT_SAT_OFF - 1
+        for e in range(count):
+            x = l1[src + e]
+            out[e] = round_to(dt, math.copysign(_integral(x, mode), x) if math.isfinite(x) else x)
+        for e in range(count):
+            l1[dst + e] = out[e]
+        return
     if mode >= CVT_SAT_OFF:
         mode -= CVT_SAT_OFF
         if INT_SEM[dt] == 1:
