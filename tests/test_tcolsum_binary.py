@@ -52,19 +52,36 @@ def test_binary_and_sequential_orders_differ_in_float16(ex):
 
 
 def test_one_row_copies_and_leaves_tmp_alone(ex):
-    """rows == 1: dst = src row (pto_copy_ubuf_to_ubuf), tmp untouched (still the sentinel)."""
-    l1 = np.full(32, SENTINEL)
-    l1[0:3] = [1.5, -2.0, 7.0]
+    """rows == 1: dst = src row 0 by pto_copy_ubuf_to_ubuf of lenBurst = ceil(3 * 2 / 32) = 1
+    whole 32-byte block (TColSum.hpp l.61, 63-64): 16 float16 words, the 13 past the 3 valid
+    columns too; tmp untouched (still the sentinel), dst's words past the block too."""
+    l1 = np.full(64, SENTINEL)
+    l1[0:16] = np.arange(16) + 0.5
     for impl in (ex, reference):
-        out = run(impl, l1, 20, 0, 10, 1, 3, 4, F16)
-        assert list(out[20:23]) == [1.5, -2.0, 7.0] and out[10] == SENTINEL
+        out = run(impl, l1, 32, 0, 16, 1, 3, 4, F16)
+        assert list(out[32:48]) == list(np.arange(16) + 0.5)
+        assert out[16] == SENTINEL and out[48] == SENTINEL
+
+
+def test_the_last_copy_moves_tmp_row_0_in_whole_blocks(ex):
+    """Two float32 rows of 3 columns: tmp row 0 = src row 0 + row 1 over the 3 columns (a vadd
+    in count mode), then dst = tmp row 0 in ceil(3 * 4 / 32) = 1 block = 8 words (TColSum.hpp
+    l.77): dst's words 3..7 are tmp's, which no vadd wrote (the sentinel)."""
+    f32 = dtypes.float32.code
+    l1 = np.full(64, -1.0)
+    l1[0:3], l1[3:6] = [1.0, 2.0, 3.0], [10.0, 20.0, 30.0]
+    l1[16:24] = SENTINEL
+    for impl in (ex, reference):
+        out = l1.copy()
+        impl.tile_col_reduce_pairs(OP, out, 40, 0, 16, 2, 3, 8, 3, f32)
+        assert list(out[40:48]) == [11.0, 22.0, 33.0] + [SENTINEL] * 5 and out[48] == -1.0
 
 
 @pytest.mark.parametrize("rows", [2, 3, 4, 5, 6, 7, 8, 9, 16, 64])
 def test_both_executors_agree_word_for_word(ex, rows):
     """Both executors on float16 columns of 1e4-scale values among small ones (the sum's order
     matters) and on float32 / int16 / int32 random values: every L1 word identical, words
-    outside dst and tmp's written rows keep the sentinel."""
+    outside dst's whole 32-byte blocks and tmp's written rows keep the sentinel."""
     rng = np.random.default_rng(rows)
     cols, tpitch = 5, 7
     src, tmp, dst = 0, 512, 1000
@@ -81,7 +98,8 @@ def test_both_executors_agree_word_for_word(ex, rows):
         np.testing.assert_array_equal(a, b, err_msg=f"{dt_name} {rows} rows")
         touched = np.zeros(1100, bool)
         touched[src:src + rows * cols] = True
-        touched[dst:dst + cols] = True
+        per = 32 // dtypes.BY_NAME[dt_name].itemsize
+        touched[dst:dst + -(-cols // per) * per] = True        # whole 32-byte blocks of tmp's words
         for i in range(max(1, rows // 2)):
             touched[tmp + i * tpitch:tmp + i * tpitch + cols] = True
         assert (a[~touched] == SENTINEL).all()

@@ -90,7 +90,7 @@ def values(rng, n, dt):
     if dt == I32:
         out = np.where(kind == 3, rng.integers(-2**31, 2**31, n) * 1.0, out)
         out = np.nan_to_num(out, nan=7.0, posinf=2**31 - 1, neginf=-2**31)
-        return np.clip(np.trunc(out), -2**31, 2**31 - 1)
+        return np.clip(np.trunc(out), -2**31, 2**31 - 1) + 0.0     # an int32 word has no -0
     narrow = {dtypes.int16.code: np.int16, dtypes.int8.code: np.int8, dtypes.uint8.code: np.uint8,
               dtypes.uint16.code: np.uint16, dtypes.uint32.code: np.uint32}
     if dt in narrow:                                    # the other integer tiles, wrapped
@@ -1019,7 +1019,9 @@ def test_reductions_of_a_window_match_the_dense_reduction_of_its_words(ex, name)
     AI core's typed tiles) gives, in both executors, what the dense kernel gives on those
     words gathered: the row reductions and TROWARG* write their results dpitch apart (1: a
     column). The words between the source's rows hold what would change any result that read
-    them: the dtype's largest value for a max, its smallest for a min, 3 for a sum or product."""
+    them: the dtype's largest value for a max, its smallest for a min, 3 for a sum or product.
+    A column reduction's dst is given whole 32-byte blocks apart from src (A2/A3's copy of row 0
+    fills them, TColReduceOps.hpp l.54-56)."""
     spec = ISA.by_name[name]
     rng = np.random.default_rng(700 + spec.opcode)
     init = float(eval(spec.init, {"np": np, "math": math})) if spec.init else 0.0
@@ -1031,7 +1033,9 @@ def test_reductions_of_a_window_match_the_dense_reduction_of_its_words(ex, name)
             per_row = fam in ("tile_reduce", "tile_row_arg")
             outs = rows if per_row else cols
             dp = dp if per_row else 1
-            dst, src = regions(rng, [(outs - 1) * dp + 1, (rows - 1) * sp + cols])
+            per = 32 // dtypes.BY_CODE[dt].itemsize          # A2/A3 copies row 0 in whole 32-byte blocks
+            out_words = -(-cols // per) * per if fam == "tile_col_reduce" else (outs - 1) * dp + 1
+            dst, src = regions(rng, [out_words, (rows - 1) * sp + cols])
             l1 = values(rng, L1_WORDS, dt)
             big = {"float32": 3e38, "float16": 65504.0}.get(dt_name) or float(np.iinfo(getattr(np, dt_name)).max)
             l1[src:src + (rows - 1) * sp + cols] = big if "MAX" in name else -big if "MIN" in name else 3.0

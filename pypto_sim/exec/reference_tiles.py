@@ -146,22 +146,55 @@ def tile_row_reduce_pitched(op, l1, dst, src, rows, cols, dpitch, spitch, init, 
 
 
 def tile_col_reduce_tmp(op, l1, dst, src, rows, cols, tmp, is_binary, tpitch, spitch, init, dt):
-    """TCOLSUM's pairwise tree through tmp when is_binary > 0, else the fold in row order; src's
-    rows spitch words apart (<= 0: cols)."""
+    """spitch > 0 (the AI core's typed tiles): nothing for an empty region, TCOLSUM's pairwise
+    tree through tmp when is_binary > 0, else A2/A3's copy of row 0 and fold of the rows after
+    it (tile_col_reduce_a2a3); spitch <= 0 (the article's dense tiles): the fold in row order."""
+    if spitch <= 0:
+        return _fold(op, l1, dst, src, rows, cols, init, dt, True, spitch)
+    if rows <= 0 or cols <= 0:
+        return None
     if is_binary > 0:
-        return tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, word_pitch(spitch, cols), dt)
-    return _fold(op, l1, dst, src, rows, cols, init, dt, True, spitch)
+        return tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, spitch, dt)
+    return tile_col_reduce_a2a3(op, l1, dst, src, rows, cols, spitch, init, dt)
+
+
+def block_words(cols, dt):
+    """cols elements of dt in whole 32-byte blocks (pto_copy_ubuf_to_ubuf's lenBurst)."""
+    per = 32 // dtypes.BY_CODE[int(dt)].itemsize
+    return -(-cols // per) * per
+
+
+def copy_blocks(l1, dst, src, cols, dt):
+    """One burst of pto_copy_ubuf_to_ubuf: src's cols elements in whole 32-byte blocks to dst,
+    all read before any is written."""
+    n = block_words(cols, dt)
+    l1[dst:dst + n] = l1[src:src + n].copy()
+
+
+def tile_col_reduce_a2a3(op, l1, dst, src, rows, cols, sp, init, dt):
+    """A2/A3's sequential column reduction (TColReduceOps.hpp l.54-71, TColSum.hpp l.61-82,
+    147-153): src row 0 into dst in whole 32-byte blocks, then dst = op(dst, src row i) for
+    rows i = 1.., each over the cols valid columns and reading dst's words as they are then
+    (a dst that is a later row of src holds the partial result at its turn)."""
+    spec = load_isa().by_opcode[int(op)]
+    is_int = _integer(dt)
+    copy_blocks(l1, dst, src, cols, dt)
+    for i in range(1, rows):
+        for c in range(cols):
+            acc, x = l1[dst + c], l1[src + i * sp + c]
+            if is_int or not (math.isnan(acc) and math.isnan(x)):      # two NaNs: the partial result's stays
+                l1[dst + c] = to_dtype(dt, evaluate(spec, acc, x, 0.0, is_int, dt))
 
 
 def tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, spitch, dt):
     """TCOLSUM's binary tree (isBinary = true, A2/A3's BinarySum in TColSum.hpp): pairs of
     rows into tmp, an odd last row into tmp row 0, then pairs of tmp rows in place until one is
-    left; dst = tmp row 0. Each row add is a vadd: tile_elementwise over cols words."""
+    left; dst = tmp row 0. Each row add is a vadd: tile_elementwise over cols words. The copies
+    (one row: dst = src row 0; the last: dst = tmp row 0) move whole 32-byte blocks."""
     def add_rows(out, x, y):
         tile_elementwise(op, l1, out, x, y, 0.0, False, cols, dt)
     if rows == 1:
-        l1[dst:dst + cols] = l1[src:src + cols]
-        return
+        return copy_blocks(l1, dst, src, cols, dt)
     for i in range(rows // 2):
         add_rows(tmp + i * tpitch, src + 2 * i * spitch, src + (2 * i + 1) * spitch)
     if rows % 2:
@@ -173,7 +206,7 @@ def tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, spitch, dt)
         if cnt % 2:
             add_rows(tmp, tmp, tmp + (cnt - 1) * tpitch)
         cnt //= 2
-    l1[dst:dst + cols] = l1[tmp:tmp + cols]
+    return copy_blocks(l1, dst, tmp, cols, dt)
 
 
 def tile_cmp(op, l1, dst, a, b, scalar, use_scalar, mode, rows, cols, mstride, dt):

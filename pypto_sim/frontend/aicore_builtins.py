@@ -28,6 +28,7 @@ from ..isa.tile_roles import data_operand, extract_alignment, roles_of
 from .aicore_scalar import AICoreScalarRules
 from .aicore_units import CUBE_SPACES, AICoreUnits
 from .builtin_checks import aicore_only
+from .col_reduce_order import check_col_reduce_overlaps
 from .conv_builtins import lower_setfmatrix
 from .layout_builtins import check_tile_shape, check_window
 from .operand_forms import OperandForms, flag_given
@@ -299,6 +300,9 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
                              "must be consistent with the output valid row.\", include/pto/npu/a2a3/TColReduceOps.hpp")
             if "tmp" in tile:
                 self.check_pairwise_sum(spec, node, tile, args)
+            # shared words: modelled in A2/A3's order, or refused where no header line orders them
+            check_col_reduce_overlaps(self, spec, node, tile, args, "tmp" in tile and tile["tmp"] is not dst
+                                      and flag_given(args.get("is_binary", NONE)))
         elif spec.family == "tile_col_expand":
             dst, src = tile["dst"], tile["src"]
             if src.tile.cols != dst.tile.cols:

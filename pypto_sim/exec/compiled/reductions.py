@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 from .alu import alu_float, alu_int, fold_float
-from .isa_constants import INT_SEM
+from .isa_constants import INT_SEM, ITEMSIZE
 from .scalars import round_to, row_pitch, wrap_i32
 from .tiles import tile_elementwise
 
@@ -68,12 +68,67 @@ def tile_row_reduce_pitched(op, l1, dst, src, rows, cols, dpitch, spitch, init, 
 
 @njit(cache=True, error_model="numpy")
 def tile_col_reduce_tmp(op, l1, dst, src, rows, cols, tmp, is_binary, tpitch, spitch, init, dt):
-    """A column reduction of src's rows spitch words apart (<= 0: cols): TCOLSUM's pairwise
-    tree through tmp when is_binary > 0 (tile_col_reduce_pairs), else the fold in row order."""
-    if is_binary > 0:
-        tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, row_pitch(spitch, cols), dt)
-    else:
+    """A column reduction of src's rows spitch words apart. spitch > 0, the AI core's typed
+    tiles (the compiler sets the tile's row pitch), run as A2/A3 runs them: nothing for an
+    empty region (TCOLSUM_IMPL, TCOLMAX_IMPL, ...: validRow or validCol 0 returns), TCOLSUM's
+    pairwise tree through tmp when is_binary > 0 (tile_col_reduce_pairs), else
+    tile_col_reduce_a2a3. spitch <= 0, the article's dense tiles: the fold in row order, every
+    source word read before dst is written."""
+    if spitch <= 0:
         _fold(op, l1, dst, src, rows, cols, spitch, init, dt, True)
+    elif rows > 0 and cols > 0:
+        if is_binary > 0:
+            tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, spitch, dt)
+        else:
+            tile_col_reduce_a2a3(op, l1, dst, src, rows, cols, spitch, init, dt)
+
+
+@njit(cache=True, error_model="numpy")
+def block_words(cols, dt):
+    """cols elements of dtype dt rounded up to whole 32-byte blocks: the elements A2/A3's
+    pto_copy_ubuf_to_ubuf(dst, src, 1, lenBurst, 0, 0) moves, lenBurst = ceil(validCol *
+    sizeof(T) / 32) (TColSum.hpp l.61 and 147, TColReduceOps.hpp l.54)."""
+    per = 32 // ITEMSIZE[dt]
+    return (cols + per - 1) // per * per
+
+
+@njit(cache=True, error_model="numpy")
+def copy_blocks(l1, dst, src, cols, dt):
+    """pto_copy_ubuf_to_ubuf of one burst: src's first cols elements in whole 32-byte blocks
+    into dst (the words past cols up to the block's end too), all read before any is written."""
+    n = block_words(cols, dt)
+    l1[dst:dst + n] = l1[src:src + n].copy()
+
+
+@njit(cache=True, error_model="numpy")
+def _fold_step(op, acc, x, dt):
+    """One vadd / vmax / vmin / vmul lane: acc op x rounded to dt (integers wrap); where both
+    are NaN the partial result's stays (_fold_generic's rule)."""
+    if INT_SEM[dt] == 1:
+        return round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(acc), np.int64(x), 0))))
+    if acc != acc and x != x:
+        return acc
+    return round_to(dt, alu_float(op, acc, x, 0.0, dt))
+
+
+@njit(cache=True, error_model="numpy")
+def tile_col_reduce_a2a3(op, l1, dst, src, rows, cols, sp, init, dt):
+    """TCOLSUM / TCOLMAX / TCOLMIN / TCOLPROD without the pairwise tree, in A2/A3's order
+    (ColReduceInstr, TColReduceOps.hpp l.54-71; TColSum, TColSum.hpp l.147-153, 61-82): src
+    row 0 copied into dst in whole 32-byte blocks (copy_blocks), then for each row i >= 1 one
+    op(dst, dst, src row i) over the cols valid columns, reading dst's live words: a dst that
+    is row k of src itself holds the partial result when row k's turn comes. Where no row
+    i >= 1 lies in dst's words and dst is src's row 0 or apart from it, that is the fold of
+    the rows as read (_fold, its fast path); one row is the copy alone, its words as they are."""
+    n = block_words(cols, dt)
+    copy_blocks(l1, dst, src, cols, dt)
+    apart0 = dst == src or dst + n <= src or dst >= src + n
+    if rows > 1 and apart0 and (dst + cols <= src + sp or dst >= src + (rows - 1) * sp + cols):
+        _fold(op, l1, dst, src, rows, cols, sp, init, dt, True)
+        return
+    for i in range(1, rows):
+        for c in range(cols):
+            l1[dst + c] = _fold_step(op, l1[dst + c], l1[src + i * sp + c], dt)
 
 
 @njit(cache=True, error_model="numpy")
@@ -81,9 +136,11 @@ def tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, spitch, dt)
     """TCOLSUM(dst, src, tmp, isBinary = true) as A2/A3's BinarySum (TColSum.hpp), one row vadd
     (tile_elementwise) at a time: tmp row i = src rows 2i op 2i + 1, an odd last row into tmp
     row 0, the same on tmp's cnt rows in place while cnt > 1; dst = tmp row 0 (tpitch, spitch:
-    tmp's and src's row pitches). One row: dst = src row 0."""
+    tmp's and src's row pitches). One row: dst = src row 0. Both copies move whole 32-byte
+    blocks (copy_blocks; TColSum.hpp l.63-64 and 77): the words of the last block past cols
+    come from src's row 0, or tmp's, as they are."""
     if rows == 1:
-        l1[dst:dst + cols] = l1[src:src + cols]
+        copy_blocks(l1, dst, src, cols, dt)
         return
     for i in range(rows // 2):
         tile_elementwise(op, l1, tmp + i * tpitch, src + 2 * i * spitch, src + (2 * i + 1) * spitch, 0.0, False, cols,
@@ -98,7 +155,7 @@ def tile_col_reduce_pairs(op, l1, dst, src, tmp, rows, cols, tpitch, spitch, dt)
         if cnt % 2 == 1:
             tile_elementwise(op, l1, tmp, tmp, tmp + (cnt - 1) * tpitch, 0.0, False, cols, dt)
         cnt //= 2
-    l1[dst:dst + cols] = l1[tmp:tmp + cols]
+    copy_blocks(l1, dst, tmp, cols, dt)
 
 
 @njit(cache=True, error_model="numpy")
