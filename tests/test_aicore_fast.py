@@ -425,6 +425,14 @@ def k(X, Y, O, H, I, Q, U):
         pto.tload(xs, Y + r)
         pto.tpartmax(d, xs, x)
         pto.tstore(O + 8 * r + 2048, d)
+        xi = pto.alloc_tile(16, 16, pto.int32, loc=pto.Vec)
+        xsi = pto.alloc_tile(16, 16, pto.int32, loc=pto.Vec, valid=(5, 16))
+        pto.tcvt(xi, y)
+        pto.tcvt(xsi, xs)
+        pto.tpartargmin(d, xs, x, xi, xsi, xi)
+        pto.tstore(O + 8 * r + 3840, d)
+        pto.tcvt(d, xi)
+        pto.tstore(O + 8 * r + 4096, d)
         pto.tpairreducesum(d, x)
         pto.tstore(O + 8 * r + 2304, d)
         half = pto.alloc_tile(16, 8, pto.float32, loc=pto.Vec, valid=(16, 7))
@@ -451,7 +459,8 @@ ENGINES_ELSEWHERE = ("tile_sort",)
 
 def test_every_vector_family_replays_as_the_simpy_model_computes(make_kernels):
     """One op of each vector family (compares and selects, triangles, transposes, column
-    and row reductions and expansions, fills, conversions, index reductions, pair sums, concatenations, dequantizations,
+    and row reductions and expansions, fills, conversions, index reductions, partial arg-selections, pair sums,
+    concatenations, dequantizations,
     quantizations: their int8 / uint8, and the src and tmp they write too) on data with
     NaN, infinities, -0.0 and float16 overflow: the compiled replay (timing/aicore_replay.py)
     decodes each as TileOp does, so HBM comes out word for word the same."""

@@ -760,6 +760,11 @@ AICORE_VALUE_TESTED = {"TEXTRACT", "TEXTRACT_V2V", "TINSERT_V2V", "TMOV", "TMOV_
                        # partial ops: the ALU's expressions, NaN and infinities against the
                        # reference in tests/test_tile_differential.py (test_partial_ops_match_reference)
                        "TPARTADD", "TPARTMAX", "TPARTMIN", "TPARTMUL",
+                       # partial arg-selections: NaN (either side takes src1's pair), infinities and
+                       # -0.0 against the reference in tests/test_tile_differential.py
+                       # (test_partial_arg_selections_match_reference) and numpy in
+                       # tests/test_partial_arg_ops.py
+                       "TPARTARGMAX", "TPARTARGMIN",
                        # pair sums: NaN, infinities and -0.0 against the reference and numpy in
                        # tests/test_tile_differential.py (test_pair_sums_match_reference_and_numpy)
                        "TPAIRREDUCESUM",

@@ -729,6 +729,44 @@ def test_partial_ops_match_reference(ex, name):
                      f"{name} {dt_name} part {prows}x{pcols}")
 
 
+@pytest.mark.parametrize("name", ["TPARTARGMAX", "TPARTARGMIN"])
+def test_partial_arg_selections_match_reference(ex, name):
+    """Each region case of A2/A3's TPartArgInstr (one region; one column count, either source
+    shorter; either source narrower and no taller) on values with NaN, infinities and -0.0 and
+    random index words, six tiles at six pitches and at one pitch: the numba kernel and the
+    reference agree word for word, padding columns included (a copy between tiles of one pitch
+    moves whole rows), and dst's values and indices are numpy's where over the compared region."""
+    spec = ISA.by_name[name]
+    cmp = np.greater_equal if name == "TPARTARGMAX" else np.less_equal
+    rng = np.random.default_rng(spec.opcode)
+    special = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 3.5, -1.25, 70000.0])
+    for dt_name in spec.dtypes:
+        dt = getattr(dtypes, dt_name)
+        for r0, c0, r1, c1 in ((6, 8, 6, 8), (4, 8, 6, 8), (6, 8, 4, 8), (6, 3, 6, 8), (2, 3, 6, 8),
+                               (6, 8, 6, 3), (6, 8, 1, 1)):
+            for pitches in ((16, 16, 16, 16, 16, 16), (8, 16, 24, 32, 40, 48)):
+                base = [8 + sum(6 * p for p in pitches[:k]) for k in range(6)]
+                l1 = rng.standard_normal(base[-1] + 6 * pitches[-1] + 8) * 50
+                l1[rng.integers(0, l1.size, 40)] = rng.choice(special, 40)
+                l1 = np.array([reference.to_dtype(dt.code, x) for x in l1])
+                for k in (1, 3, 5):           # index tiles: uint32 words
+                    l1[base[k]:base[k] + 6 * pitches[k]] = rng.integers(0, 2**32, 6 * pitches[k])
+                out = run_both(ex, "tile_part_arg", dict(l1=l1),
+                               [spec.opcode, "l1", *base, r0, c0, r1, c1, *pitches, dt.code],
+                               f"{name} {dt_name} {r0}x{c0} {r1}x{c1} pitches {pitches}")["l1"]
+
+                def grid(k, rows, cols, words=out):
+                    return np.array([words[base[k] + r * pitches[k]:base[k] + r * pitches[k] + cols]
+                                     for r in range(rows)])
+                rows, cols = min(r0, r1), min(c0, c1)
+                with np.errstate(invalid="ignore"):
+                    first = cmp(grid(2, rows, cols, l1), grid(4, rows, cols, l1))
+                assert_same(grid(0, rows, cols).ravel(),
+                            np.where(first, grid(2, rows, cols, l1), grid(4, rows, cols, l1)).ravel(), name)
+                assert_same(grid(1, rows, cols).ravel(),
+                            np.where(first, grid(3, rows, cols, l1), grid(5, rows, cols, l1)).ravel(), name)
+
+
 def test_pair_sums_match_reference_and_numpy(ex):
     """TPAIRREDUCESUM: dst[r, k] = src[r, 2k] + src[r, 2k + 1] for k < cols // 2 (an odd last
     column unread), rounded to the dtype, two NaNs keeping the first; on data with NaN,
@@ -1315,6 +1353,7 @@ def test_every_tile_instruction_is_covered():
     covered = ({s.name for s in TILE_ALU} | {s.name for s in TILE_CONVERT} | {s.name for s in TILE_REDUCE} | {s.name for s in TILE_EXPAND_OP}
                | {s.name for s in TILE_COL_REDUCE} | {s.name for s in TILE_COL_EXPAND_OP}
                | {s.name for s in TILE_MASK} | {"TTRI", "TCI", "TPARTADD", "TPARTMAX", "TPARTMIN", "TPARTMUL", "TPAIRREDUCESUM",
+                  "TPARTARGMAX", "TPARTARGMIN",
                   "TCONCAT", "TCI_S", "TDEQUANT", "TDEQUANT_S8",
                   "TQUANT", "TQUANT_ASYM"})
     for names in HAND_TESTED.values():

@@ -279,6 +279,45 @@ def tile_part(op, l1, dst, full, part, rows, cols, prows, pcols, pitch, dt):
         op_rows(full, part, rows, cols)
 
 
+def tile_part_arg(op, l1, dst, dsti, s0, i0, s1, i1, rows0, cols0, rows1, cols1, dp, dip, p0, ip0, p1, ip1,
+                  dt):
+    """TPARTARGMAX / TPARTARGMIN as A2/A3's TPartArgInstr sequences them: one column count and
+    different rows, the compares (the table's expression, a src0, b src1: src0's value and
+    index where it holds) over the shorter source's rows, then the longer one's other rows
+    copied; narrower columns, the wider source copied, then the compares over the smaller
+    region; one region, the compares. A copy moves whole rows between tiles of one pitch, a
+    row's valid columns between others."""
+    spec = load_isa().by_opcode[int(op)]
+
+    def copy(to, src, first, last, cols, tp, sp):
+        if tp == sp:
+            l1[to + first * tp:to + last * tp] = l1[src + first * sp:src + last * sp].copy()
+            return
+        for r in range(first, last):
+            l1[to + r * tp:to + r * tp + cols] = l1[src + r * sp:src + r * sp + cols].copy()
+
+    def select(rows, cols):
+        a, b = words_grid(l1, s0, rows, cols, p0), words_grid(l1, s1, rows, cols, p1)
+        x, y = words_grid(l1, i0, rows, cols, ip0), words_grid(l1, i1, rows, cols, ip1)
+        first = np.array([[bool(evaluate(spec, u, v, 0.0, False, dt)) for u, v in zip(ra, rb)]
+                          for ra, rb in zip(a, b)], bool).reshape(rows, cols)
+        vals, idxs = np.where(first, a, b), np.where(first, x, y)
+        for r in range(rows):
+            l1[dst + r * dp:dst + r * dp + cols] = vals[r]
+            l1[dsti + r * dip:dsti + r * dip + cols] = idxs[r]
+    rows, cols = min(rows0, rows1), min(cols0, cols1)
+    big = (s1, i1, rows1, cols1, p1, ip1) if (rows0 < rows1 or cols0 < cols1) else (s0, i0, rows0, cols0, p0, ip0)
+    if cols0 == cols1 and rows0 != rows1:
+        select(rows, cols)
+        copy(dst, big[0], rows, big[2], big[3], dp, big[4])
+        copy(dsti, big[1], rows, big[2], big[3], dip, big[5])
+        return
+    if cols0 != cols1:
+        copy(dst, big[0], 0, big[2], big[3], dp, big[4])
+        copy(dsti, big[1], 0, big[2], big[3], dip, big[5])
+    select(rows, cols)
+
+
 def tile_pair_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt):
     """TPAIRREDUCESUM: dst[r, k] = the table's expression of (src[r, 2k], src[r, 2k + 1]) for
     k < cols // 2, rounded to dt; two NaNs keep the first. dst's other words are left."""

@@ -14,7 +14,9 @@ import numpy as np
 from ..dtypes import DType, word_of
 from ..isa import load_isa
 
-MAX_SRCS = 9
+# an instruction's value operands at most (TPARTARGMAX's 18: six tiles, two regions and the six
+# tiles' row pitches, isa/51_partial_arg.toml)
+MAX_SRCS = 18
 AUX_WIDTH = 3
 # An ALU instruction's first aux word, its semantics ("int_sem"): the ISA table's float
 # expression on float64 words (0), its int expression on int64 numbers whose result wraps to
@@ -248,3 +250,12 @@ class EncodedProgram:
             code[i, C_UNIFORM] = 1 if ins.uniform else 0
             code[i, C_LINE] = ins.line
         return cls(code, imm, nv + prog.n_scalar_regs, nv)
+
+
+def register_sources(code) -> np.ndarray:
+    """The source-register columns of encoded code, trimmed to the widest any instruction uses
+    (at least one), as int64: the compiled scoreboards loop over them for every issue, and most
+    programs' registers fill a few of MAX_SRCS's columns."""
+    srcs = code[:, C_SRC:C_SRC + MAX_SRCS]
+    used = np.nonzero((srcs >= 0).any(axis=0))[0]
+    return srcs[:, :max(1, int(used[-1]) + 1 if len(used) else 1)].astype(np.int64).copy()

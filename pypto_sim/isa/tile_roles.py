@@ -234,6 +234,16 @@ FAMILY_ROLES = {
                                    "dt"),
                              alu=True, flops=True, operand_shapes=_pairs(dst="tile", src0="tile", src1="tile"),
                              extents=(("src1", "prows", "pcols"),), bench_in_place=True),
+    # TPARTARGMAX, TPARTARGMIN (isa/51_partial_arg.toml): values and indices of both sources into
+    # dst and dst_idx; rows x cols the region both sources cover (the compares'), the six pitches
+    "tile_part_arg": FamilyRoles("dst", ("src0", "src1", "src0_idx", "src1_idx"), ("rows", "cols"), ("dst",),
+                                 outputs=("dst_idx",), kernel="tile_part_arg",
+                                 args=("op", "l1", "dst", "dst_idx", "src0", "src0_idx", "src1", "src1_idx",
+                                       "rows0", "cols0", "rows1", "cols1", "dpitch", "dipitch", "pitch0",
+                                       "ipitch0", "pitch1", "ipitch1", "dt"),
+                                 alu=True, flops=True,
+                                 unchainable="it writes a value tile and an index tile from four sources, "
+                                             "which a chain over one tile's rows cannot feed back"),
     # TPAIRREDUCESUM (isa/48_pair_reduce.toml): rows x cols of src, half as many columns of dst
     "tile_pair": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",), kernel="tile_pair_reduce",
                              args=("op", "l1", "dst", "src", "rows", "cols", "dpitch", "spitch", "dt"),

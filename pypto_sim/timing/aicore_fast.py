@@ -14,7 +14,7 @@ import numpy as np
 
 from ..dtypes import BY_CODE
 from ..exec import gm
-from ..ir.program import C_DST, C_DTYPE, C_OP, C_SRC, MAX_SRCS
+from ..ir.program import C_DST, C_DTYPE, C_OP, MAX_SRCS, register_sources
 from ..isa import FAMILIES, PIPES
 from .aicore_pipes import AICorePipes
 from .aicore_replay import replay_table, replay_values
@@ -106,7 +106,7 @@ class AICoreFastEngine:
             pc_fam=np.array([fam_index[f] for f in sim.pc_family], np.int64),
             pc_op=code[:, C_OP].astype(np.int64).copy(),
             pc_ii=np.array(sim.pc_ii, np.int64),
-            pc_srcs=code[:, C_SRC:C_SRC + MAX_SRCS].astype(np.int64).copy(),
+            pc_srcs=register_sources(code),
             pc_dst=code[:, C_DST].astype(np.int64).copy())
         self.st = np.zeros(ex.N_AST, np.int64)
         heap = 4 * units + 64

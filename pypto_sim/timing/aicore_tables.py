@@ -87,8 +87,9 @@ class AICoreTables:
             row[ex.TP_ITEM] = data.buf.dtype.itemsize
         row[ex.TP_DITEM] = data.buf.dtype.itemsize
         row[ex.TP_ALU] = fam == "tile_alu"
-        # the tiles the shape bounds (a scratch tile, pto-isa's tmp, holds what it holds)
-        views = [v for n, v in view.items() if n != roles.scratch]
+        # the tiles the shape bounds (a scratch tile, pto-isa's tmp, holds what it holds), which
+        # tile_shape checks for an element count or a bounded family only
+        views = [v for n, v in view.items() if n != roles.scratch] if roles.shape == ("n",) or roles.bounded else []
         if len(views) > 4:
             raise AssertionError(f"{spec.name}: more than four tiles")
         row[ex.TP_NVIEWS] = len(views)

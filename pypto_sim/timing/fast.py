@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import LaunchError
 from ..exec import gm
-from ..ir.program import C_DST, C_OP, C_SRC, MAX_SRCS, block_coords
+from ..ir.program import C_DST, C_OP, block_coords, register_sources
 from ..isa import FAMILIES
 from .records import CAUSE, FIELDS, ROWS_PER_CHUNK, PcTotals, RecordColumns
 
@@ -112,7 +112,7 @@ class FastEngine:
             pc_op=code[:, C_OP].astype(np.int64).copy(),
             pc_pipe=np.array(sim.pc_pipe, np.int64), pc_lat=np.array(sim.pc_lat, np.int64),
             pc_ii=np.array(sim.pc_ii, np.int64),
-            pc_srcs=code[:, C_SRC:C_SRC + MAX_SRCS].astype(np.int64).copy(),
+            pc_srcs=register_sources(code),
             pc_dst=code[:, C_DST].astype(np.int64).copy(),
             pc_mem=np.array([_MEM_CODE[k] for k in sim.pc_mem], np.int64))
         sizes = initial_sizes(warps, int(cfg[ex.K_BOOK_ROOM]), slots)

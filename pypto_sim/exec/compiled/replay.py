@@ -46,7 +46,7 @@ RP_SIZE = 15         # words of the pending result, at most
 RP_SCJ = 16          # the operand index of a vector op's real scalar (or pad), -1: none
 RP_USE = 17          # a vector op takes its second operand as a scalar
 RP_J = 18            # operand indices of the kernel's integer arguments (-1: the value -1)
-RP_NJ = 10
+RP_NJ = 16
 RP_WLO = RP_J + RP_NJ    # the words of its unit's memory it writes [lo, hi) (a store: none)
 RP_WHI = RP_WLO + 1
 RP_NR = RP_WLO + 2       # how many ranges of its unit's memory it reads (rr[pc, :RP_NR])
@@ -118,6 +118,12 @@ def replay_vector(rp, rf, pc, vrow, l1):
     j7 = _rv(vrow, rp[pc, RP_J + 7])
     j8 = _rv(vrow, rp[pc, RP_J + 8])
     j9 = _rv(vrow, rp[pc, RP_J + 9])
+    j10 = _rv(vrow, rp[pc, RP_J + 10])
+    j11 = _rv(vrow, rp[pc, RP_J + 11])
+    j12 = _rv(vrow, rp[pc, RP_J + 12])
+    j13 = _rv(vrow, rp[pc, RP_J + 13])
+    j14 = _rv(vrow, rp[pc, RP_J + 14])
+    j15 = _rv(vrow, rp[pc, RP_J + 15])
     scj = rp[pc, RP_SCJ]
     s = vrow[scj] if scj >= 0 else 0.0
     use = rp[pc, RP_USE] != 0
@@ -134,7 +140,8 @@ def replay_vector(rp, rf, pc, vrow, l1):
                 b = j2 + r * j7 if (j4 > 0 and j2 >= 0) else j2
                 tile_elementwise(op, l1, d, a, b, s, use, width, dt)
     elif kind >= RK_FAMILY:
-        return family_kernel(kind - RK_FAMILY, op, l1, j0, j1, j2, j3, j4, j5, j6, j7, j8, j9, s, use, rf[pc], dt)
+        return family_kernel(kind - RK_FAMILY, op, l1, j0, j1, j2, j3, j4, j5, j6, j7, j8, j9, j10, j11,
+                             j12, j13, j14, j15, s, use, rf[pc], dt)
     return np.int64(-1)
 
 
