@@ -301,12 +301,13 @@ F32_TO_I16 = [0.5, 1.5, -2.5, 32767.4, 32768.0, 40000.0, -40000.0, np.inf, -np.i
 
 
 @pytest.mark.parametrize("sat, want", [
-    (None, [0, 2, -2, 32767, 32767, 32767, -32768, 32767, -32768, 0, 32767, -32768, 32767, 2, 0, 101]),
+    (None, [0, 2, -2, 32767, -32768, -25536, 25536, 0, 0, 0, 0, 0, 1, 2, 0, 101]),
     ("on", [0, 2, -2, 32767, 32767, 32767, -32768, 32767, -32768, 0, 32767, -32768, 32767, 2, 0, 101]),
     ("off", [0, 2, -2, 32767, -32768, -25536, 25536, 0, 0, 0, 0, 0, 1, 2, 0, 101])])
 def test_tcvt_float32_to_int16_by_saturation_mode(make_kernels, sat, want):
     """float32 -> int16 (TCVT.md: an A2A3 pair), mode rint (ties to even: 0.5 -> 0, 1.5 -> 2,
-    -2.5 -> -2, 2.5 -> 2). SaturationMode ON (the default) clamps to [-32768, 32767], NaN 0.
+    -2.5 -> -2, 2.5 -> 2). SaturationMode ON clamps to [-32768, 32767], NaN 0. Without sat it
+    is OFF, as TCVT(dst, src, mode) runs a narrowing pair (TCvt.hpp kIsNarrowingCvt).
     OFF is pto-isa's CPU simulation's static_cast<int16_t>(double) on x86 (TCvt.hpp): through
     int32, keeping the low 16 bits - 32768 -> -32768, 40000 -> 40000 - 65536 = -25536, -40000 ->
     25536, 65537 -> 1 - and 0 for what int32 cannot hold (inf, NaN, +-3e9: x86's
@@ -326,17 +327,19 @@ def test_tcvt_float16_to_uint8_truncates_then_saturates_or_wraps(make_kernels, s
 
 def test_tcvt_narrow_integers_to_float16_and_int32_to_int16(make_kernels):
     """int8 -> float16 and uint8 -> float16 are exact (-128, 127, 0, 255); int32 -> int16
-    saturates by default (70000 -> 32767, -70000 -> -32768) and wraps with sat='off'
+    saturates with sat='on' (70000 -> 32767, -70000 -> -32768) and wraps with sat='off' and
+    without sat, TCVT(dst, src, mode)'s OFF for this narrowing pair (TCvt.hpp kIsNarrowingCvt)
     (70000 - 65536 = 4464, -70000 + 131072 = 61072 - 65536 = -4464)."""
     np.testing.assert_array_equal(run_tcvt(make_kernels, [-128, 127, 0, -1] * 8, "int8", "float16", "rint", None),
                                   np.array([-128, 127, 0, -1] * 8, np.float16))
     np.testing.assert_array_equal(run_tcvt(make_kernels, [255, 0, 128, 1] * 8, "uint8", "float16", "rint", None),
                                   np.array([255, 0, 128, 1] * 8, np.float16))
     x = [70000, -70000, 5, -5] * 2
-    np.testing.assert_array_equal(run_tcvt(make_kernels, x, "int32", "int16", "rint", None),
+    np.testing.assert_array_equal(run_tcvt(make_kernels, x, "int32", "int16", "rint", "on"),
                                   np.array([32767, -32768, 5, -5] * 2, np.int16))
-    np.testing.assert_array_equal(run_tcvt(make_kernels, x, "int32", "int16", "rint", "off"),
-                                  np.array([4464, -4464, 5, -5] * 2, np.int16))
+    for sat in ("off", None):
+        np.testing.assert_array_equal(run_tcvt(make_kernels, x, "int32", "int16", "rint", sat),
+                                      np.array([4464, -4464, 5, -5] * 2, np.int16))
 
 
 def test_tcvt_refuses_a_pair_a2a3_lacks_and_a_bad_saturation_mode(make_kernels):

@@ -221,7 +221,8 @@ class TileOperands:
         """TCVT's mode operand, after checking that A2/A3 converts src_dtype to dst_dtype
         (TCVT.md) and that mode names one of its RoundModes: the rounding A2/A3 runs for that
         mode on that pair (isa/cvt_modes.py: a mode the pair lacks runs TCvt.hpp's default), plus
-        dtypes.CVT_SAT_OFF for sat='off' (SaturationMode::OFF; None or 'on' saturate) and
+        dtypes.CVT_SAT_OFF for SaturationMode::OFF (sat='off'; sat None: TCVT(dst, src, mode)'s
+        default, OFF for cvt_modes.DEFAULT_SAT_OFF's narrowing pairs and ON for the others) and
         dtypes.CVT_INTEGRAL for float32 -> float32 (rounded to an integral value)."""
         allowed = cvt_modes.CVT_PAIRS.get(src_dtype.name, ())
         if dst_dtype.name not in allowed:
@@ -232,7 +233,8 @@ class TileOperands:
                              "(PTO-ISA RoundMode CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD)")
         if sat is not NONE and not (isinstance(sat, Text) and sat.value in dtypes.CVT_SAT_MODES):
             self.error(node, "pto.tcvt: sat must be 'on' or 'off' (PTO-ISA SaturationMode::ON, OFF)")
-        off = sat is not NONE and sat.value == "off"
+        off = (sat.value == "off" if sat is not NONE
+               else (src_dtype.name, dst_dtype.name) in cvt_modes.DEFAULT_SAT_OFF)
         return cvt_modes.encode(src_dtype.name, dst_dtype.name, mode.value, off)
 
     # ---------------------------------------------------------------- synchronisation

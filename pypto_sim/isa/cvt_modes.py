@@ -50,6 +50,14 @@ INTRINSICS = {
 # NonSatTorch switch of float16 -> int8 line 517) convert through int32 with the same modes and
 # the same trunc default, so sat does not change the table.
 
+# The pairs whose TCVT(dst, src, mode) without a SaturationMode runs SaturationMode::OFF
+# (TCvt.hpp kIsNarrowingCvt, lines 1216-1227, and the overload at 1311-1323: "FP16->UINT8,
+# FP16->INT8: defaults to OFF (PyTorch-compatible truncation) ... INT32->INT16: defaults to OFF";
+# float32 -> int16 and float16 -> int16 are in kIsNarrowingCvt too; int64 -> int32 is not built);
+# every other pair runs ON. pto-isa's tcvt gen_data.py makes the on-device suite's golden so.
+DEFAULT_SAT_OFF = frozenset({("float16", "uint8"), ("float16", "int8"), ("float32", "int16"),
+                             ("float16", "int16"), ("int32", "int16")})
+
 # What an unsuffixed intrinsic does. "exact": every source value is a destination value (or,
 # int32 -> int16, an integer narrowed by saturation alone), so no mode can matter.
 # vconv_s322f32 and vconv_s162f16 are what AscendC's Cast runs for CAST_NONE (same file, lines
