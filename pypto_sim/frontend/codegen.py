@@ -17,6 +17,7 @@ from ..errors import CompileError
 from ..ir import ArgSpec, Instr, Program, Reg
 from ..ir.program import int_sem_of
 from ..isa import load_isa
+from ..isa.tile_roles import FAMILY_ROLES
 from . import (aicore_builtins, conv_builtins, gm_transfers, layout_builtins, mask_builtins, memory_builtins,
                pair_builtins, partial_arg_builtins, quant_builtins, sort_builtins, tile_builtins, value_builtins,
                vec_windows, warp_builtins)
@@ -31,7 +32,8 @@ from .pipeline import PipelineLowering
 from .registry import LOWERINGS
 from .tile_builtins import TileOperands
 from .tile_group import TileGroupLowering
-from .uniformity import VARYING_BUILTINS, Uniformity, assignment_sites
+from .block_level import BlockLevel, check_tile_instruction
+from .uniformity import HELPER_CALL, VARYING_BUILTINS, Uniformity, assignment_sites
 from .scope import PER_LANE_IF, UNIFORM_IF, Scope
 from .values import Const, HomeVar, LocalArray, Ptr, PtrVar, Text, Val
 
@@ -71,6 +73,7 @@ class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering,
         self.scopes: list = []
         self.loop_depth = 0
         self.inline_stack = [kernel]
+        self.block_level = None     # a lane kernel's BlockLevel analysis (of the helper being inlined)
         # module-level values compiled in: name -> (its module's globals, value, file, line);
         # a launch after one of them changed is refused (Kernel.program_for)
         self.captured_globals: dict = {}
@@ -101,6 +104,8 @@ class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering,
     def emit(self, op, dst, srcs, dtype, node, aux=()) -> int:
         if op in LANE_INSTRUCTIONS and self.is_aicore:
             self.refuse_lane_instruction(op, node)     # a unit of an AI core has no lanes
+        if self.block_level is not None and node is not None and self.isa[op].family in FAMILY_ROLES:
+            check_tile_instruction(self, self.block_level, op, node)     # warp 0 alone issues it
         line = getattr(node, "lineno", 0) + self.kernel.line_offset if node is not None else 0
         self.instrs.append(Instr(op, dst, tuple(srcs), dtype, tuple(aux), line))
         return len(self.instrs) - 1
@@ -189,6 +194,8 @@ class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering,
         params = [a.arg for a in fn_ast.args.args]
         sites = assignment_sites(fn_ast.body)
         varying = Uniformity(fn_ast.body, self._varying_call_for_analysis(self.kernel)).run()
+        self.block_level = (None if self.kernel.aicore else
+                            BlockLevel(fn_ast.body, self._call_name_for_analysis(self.kernel), self.kernel.line_offset))
 
         def new_scope():
             scope = Scope(self.kernel.fn_globals, self.kernel.closure, varying, sites, params, fn_ast.body)
@@ -252,23 +259,31 @@ class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering,
         return out
 
     def _varying_call_for_analysis(self, kernel):
+        name_of = self._call_name_for_analysis(kernel)
+
         def check(call, args_varying):
-            func = None
+            return name_of(call) in VARYING_BUILTINS or args_varying
+        return check
+
+    @staticmethod
+    def _call_name_for_analysis(kernel):
+        """call -> the name of the builtin it calls, HELPER_CALL for a helper kernel or a call
+        not resolved (its value may differ from lane to lane), None for others: what the
+        uniformity analyses look up, before any code is emitted."""
+        def name_of(call):
             node = call.func
             try:
                 if isinstance(node, ast.Name):
-                    value = kernel.closure.get(node.id, kernel.fn_globals.get(node.id))
-                    func = value
+                    func = kernel.closure.get(node.id, kernel.fn_globals.get(node.id))
                 elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                     mod = kernel.closure.get(node.value.id, kernel.fn_globals.get(node.value.id))
                     func = getattr(mod, node.attr, None)
+                else:
+                    func = None
             except Exception:
-                return True
-            name = getattr(func, "name", None)
-            if name in VARYING_BUILTINS or hasattr(func, "is_pto_kernel"):
-                return True
-            return args_varying
-        return check
+                return HELPER_CALL
+            return HELPER_CALL if hasattr(func, "is_pto_kernel") else getattr(func, "name", None)
+        return name_of
 
     # ---------------------------------------------------------------- binding
     def bind(self, name, value, node, is_param=False):

@@ -11,6 +11,7 @@ import ast
 from .. import dtypes
 from ..ir import Imm, Reg
 from ..ir.program import int_sem_of
+from .block_level import BlockLevel
 from .scope import Scope
 from .uniformity import Uniformity, assignment_sites
 from .values import Const, HomeVar, Ptr, Val
@@ -73,6 +74,11 @@ class HelperInlining:
         # A helper's locals die when it returns, so lanes masked off at the call never read
         # them: only divergence inside the helper matters to its own analysis.
         varying = Uniformity(fn_ast.body, self._varying_call_for_analysis(helper), varying_params).run()
+        outer_block = self.block_level
+        if outer_block is not None:      # a lane kernel's: where the helper's tile instructions may go
+            self.block_level = BlockLevel(fn_ast.body, self._call_name_for_analysis(helper), helper.line_offset,
+                                          {p for p, a in zip(params, node.args) if outer_block.differs(a)},
+                                          outer_block.divergent.get(id(node)))
         sites = assignment_sites(fn_ast.body)
         scope = Scope(helper.fn_globals, helper.closure, varying, sites, params, fn_ast.body)
         returns = [n for s in fn_ast.body for n in ast.walk(s) if isinstance(n, ast.Return)]
@@ -121,6 +127,7 @@ class HelperInlining:
         finally:
             self.loop_depth = depth
             self.kernel = outer_kernel
+            self.block_level = outer_block
             self.scopes.pop()
             self.inline_stack.pop()
         result = scope.return_home

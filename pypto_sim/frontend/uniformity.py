@@ -11,9 +11,11 @@ from __future__ import annotations
 import ast
 
 # builtins whose result differs between lanes whatever their arguments (atomics hand each
-# lane its own old value; a local array holds each lane's own elements)
+# lane its own old value; a local array holds each lane's own elements; HELPER_CALL stands for
+# a helper kernel's call or one the analysis cannot resolve, whose value may be anything)
+HELPER_CALL = "<a helper kernel>"
 VARYING_BUILTINS = {"get_global_id", "get_local_id", "get_lane_id", "atomic_add", "atomic_max",
-                    "atomic_min", "atomic_exchange", "atomic_cas", "local_array", "lanemask_lt"}
+                    "atomic_min", "atomic_exchange", "atomic_cas", "local_array", "lanemask_lt", HELPER_CALL}
 
 
 class Uniformity:

@@ -1,0 +1,113 @@
+"""The article's tile instructions are block-level: warp 0 of each block issues them and the
+other warps skip them (docs/tiles.md). One that only some warps reach, or whose operands differ
+between warps, would silently not do what the kernel says (a copy "by warp 1" that copied
+nothing), so it is a CompileError at its line naming the statement that makes the warps
+differ (frontend/block_level.py). Where every warp goes with operands they agree on, tile
+instructions compile and run as before."""
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+from aicore_runs import compile_error_at
+
+REFUSED = {
+    "under_a_warp_condition": ('''
+@pto.kernel
+def k(A, O):
+    tl = pto.alloc_local(64)
+    if pto.get_warp_id() == 1:  # DECIDES
+        pto.async_load(tl, A, 256)
+''', "pto.async_load(tl, A, 256)"),
+    "under_a_lane_condition": ('''
+@pto.kernel
+def k(A, O):
+    tl = pto.alloc_local(64)
+    if pto.get_local_id() >= 32:  # DECIDES
+        pto.store(O, tl, 256)
+''', "pto.store(O, tl, 256)"),
+    "after_an_early_return": ('''
+@pto.kernel
+def k(A, O, n):
+    tl = pto.alloc_local(64)
+    if pto.get_global_id() >= n:  # DECIDES
+        return
+    pto.async_load(tl, A, 256)
+''', "pto.async_load(tl, A, 256)"),
+    "in_a_loop_of_lane_trips": ('''
+@pto.kernel
+def k(A, O):
+    tl = pto.alloc_local(64)
+    for j in range(pto.get_lane_id()):  # DECIDES
+        pto.texp(tl, tl, 64)
+''', "pto.texp(tl, tl, 64)"),
+    "after_a_lane_continue": ('''
+@pto.kernel
+def k(A, O, n):
+    tl = pto.alloc_local(64)
+    for j in range(n):
+        if pto.get_local_id() == j:  # DECIDES
+            continue
+        pto.texp(tl, tl, 64)
+''', "pto.texp(tl, tl, 64)"),
+    "a_warp_varying_operand": ('''
+@pto.kernel
+def k(A, O):
+    tl = pto.alloc_local(16)
+    pto.async_load(tl, A + pto.get_warp_id() * 16, 64)
+''', "pto.async_load(tl, A + pto.get_warp_id() * 16, 64)"),
+    "a_helper_inlined_under_a_warp_condition": ('''
+@pto.kernel
+def load_it(tl, A):
+    pto.async_load(tl, A, 256)
+
+
+@pto.kernel
+def k(A, O):
+    tl = pto.alloc_local(64)
+    if pto.get_warp_id() == 1:  # DECIDES
+        load_it(tl, A)
+''', "pto.async_load(tl, A, 256)"),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_a_tile_instruction_only_some_warps_reach_is_refused(make_kernels, case):
+    """Each case's tile instruction is a CompileError at its own line: the message names the
+    if / for marked DECIDES, whose condition or trip count may differ between warps, or, for
+    an operand that differs, the operand."""
+    source, culprit = REFUSED[case]
+    mod = make_kernels(source)
+    text = open(mod.__file__).read().splitlines()
+    decides = [i + 1 for i, t in enumerate(text) if t.endswith("# DECIDES")]
+    message = (f"only some warps of a block may reach it: line {decides[0]} decides per warp or per lane"
+               if decides else "may differ between the warps of a block, but warp 0 alone issues the instruction")
+    args = (pto.alloc_tensor(256, pto.float32), pto.alloc_tensor(256, pto.float32)) + \
+        ((4,) if mod.k.fn_ast.args.args[-1].arg == "n" else ())
+    compile_error_at(mod.k, args, message, culprit)
+
+
+def test_where_every_warp_goes_tile_instructions_run(make_kernels):
+    """Conditions every warp of a block agrees on (a scalar argument, the block id) and
+    wait_all() under a warp condition (each warp waits at its own) compile and run: 2 blocks of
+    64 lanes copy A's 64 elements into O and add 1, block 0 only when flag is 1."""
+    mod = make_kernels('''
+@pto.kernel
+def k(A, O, flag):
+    tl = pto.alloc_local(64)
+    if flag == 1 and pto.get_block_id() == 0:
+        pto.async_load(tl, A, 256)
+        pto.tadds(tl, tl, 1.0, 64)
+        pto.store(O, tl, 256)
+    if pto.get_warp_id() == 0:
+        pto.wait_all()
+    pto.barrier_block()
+''')
+    a = np.arange(64, dtype=np.float32)
+    A, O = pto.alloc_tensor(256, pto.float32), pto.alloc_tensor(256, pto.float32)
+    pto.memcpy_h2d(A, a)
+    pto.memcpy_h2d(O, np.zeros(64, np.float32))
+    pto.launch(mod.k, grid=(2, 1, 1), block=(64, 1, 1), args=(A, O, 1))
+    pto.sync()
+    out = np.empty(64, np.float32)
+    pto.memcpy_d2h(out, O)
+    np.testing.assert_array_equal(out, a + 1)
