@@ -67,6 +67,24 @@ def k(A, O):
     if pto.get_warp_id() == 1:  # DECIDES
         load_it(tl, A)
 ''', "pto.async_load(tl, A, 256)"),
+    "on_the_side_warp_0_never_takes": ('''
+@pto.kernel
+def k(A, O):
+    tl = pto.alloc_local(64)
+    if pto.get_warp_id() != 0:  # DECIDES
+        pto.async_load(tl, A, 256)
+''', "pto.async_load(tl, A, 256)"),
+    "a_helper_result_that_differs_between_warps": ('''
+@pto.kernel
+def warp_offset():
+    return pto.get_warp_id() * 16
+
+
+@pto.kernel
+def k(A, O):
+    tl = pto.alloc_local(16)
+    pto.async_load(tl, A + warp_offset(), 64)
+''', "pto.async_load(tl, A + warp_offset(), 64)"),
 }
 
 
@@ -109,5 +127,41 @@ def k(A, O, flag):
     pto.launch(mod.k, grid=(2, 1, 1), block=(64, 1, 1), args=(A, O, 1))
     pto.sync()
     out = np.empty(64, np.float32)
+    pto.memcpy_d2h(out, O)
+    np.testing.assert_array_equal(out, a + 1)
+
+
+def test_what_warp_0_takes_and_helper_results_every_warp_agrees_on_run(make_kernels):
+    """`if pto.get_local_id() == 0:` holds in the block's first lane, warp 0's, so warp 0 issues
+    the tile instructions under it (the usual "one thread does the block's work"); a helper
+    returning a block-id offset, or a tile it allocates, gives every warp the same value. Two
+    blocks of 64 lanes each copy their 16 elements of A (offset 16 x block id) into O, plus 1."""
+    mod = make_kernels('''
+@pto.kernel
+def offset_of(b):
+    return b * 16
+
+
+@pto.kernel
+def new_tile():
+    return pto.alloc_local(16)
+
+
+@pto.kernel
+def k(A, O):
+    tl = new_tile()
+    o = offset_of(pto.get_block_id())
+    if pto.get_local_id() == 0:
+        pto.async_load(tl, A + o, 64)
+        pto.tadds(tl, tl, 1.0, 16)
+        pto.store(O + o, tl, 64)
+    pto.wait_all()
+''')
+    a = np.arange(32, dtype=np.float32)
+    A, O = pto.alloc_tensor(128, pto.float32), pto.alloc_tensor(128, pto.float32)
+    pto.memcpy_h2d(A, a)
+    pto.launch(mod.k, grid=(2, 1, 1), block=(64, 1, 1), args=(A, O))
+    pto.sync()
+    out = np.empty(32, np.float32)
     pto.memcpy_d2h(out, O)
     np.testing.assert_array_equal(out, a + 1)

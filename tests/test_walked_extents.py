@@ -38,6 +38,15 @@ pto.tcolmax(d, s)''', 64, 128, r"TCOLMAX .*: the op of 2 x 128 does not fit tile
 s = pto.alloc_tile(2, 64, pto.float32, loc=pto.Vec, valid=(2, n))
 d = pto.alloc_tile(2, 64, pto.float32, loc=pto.Vec, valid=(2, n))
 pto.tpairreducesum(d, s)''', 64, 72, r"TPAIRREDUCESUM .*: the op of 2 x 72 does not fit tile 's' \(2 x 64\)"),
+    # an elementwise op over rows of a valid width walks them at the tile's pitch: 5 x 48 is 240
+    # of a 4 x 64 tile's 256 words, but its fifth row starts at word 256, past the tile
+    "tadds_rows_at_the_pitch": ('''
+a = pto.alloc_tile(4, 64, pto.float32, loc=pto.Vec, valid=(n, 48))
+pto.tadds(a, a, 1.0)''', 4, 5, r"TADDS .*: the op of 5 x 48 does not fit tile 'a' \(4 x 64\)"),
+    "tadd_rows": ('''
+a = pto.alloc_tile(4, 64, pto.float32, loc=pto.Vec, valid=(n, 32))
+b = pto.alloc_tile(4, 64, pto.float32, loc=pto.Vec, valid=(n, 32))
+pto.tadd(b, a, a)''', 4, 8, r"TADD .*: the op of 8 x 32 does not fit tile 'a' \(4 x 64\)"),
     "tconcat_rows": ('''
 a = pto.alloc_tile(4, 8, pto.float32, loc=pto.Vec, valid=(n, 8))
 b = pto.alloc_tile(4, 8, pto.float32, loc=pto.Vec, valid=(n, 8))

@@ -126,7 +126,7 @@ class TileOp:
 
     def __init__(self, ctx, pc, vals, arr, unit, coords):
         layout = layout_of(ctx, pc)
-        spec, roles, named = layout.spec, layout.roles, layout.named
+        spec, roles, named, walked = layout.spec, layout.roles, layout.named, layout.extents
         code = ctx.enc.code
         self.ctx, self.pc, self.spec, self.fam, self.arr, self.vals = ctx, pc, spec, spec.family, arr, vals
         self.named, self.where = named, (unit, coords)
@@ -155,11 +155,11 @@ class TileOp:
             if n <= 0:
                 raise fault(f"{n} elements: the valid region is empty or negative", "keep a run-time "
                             "valid region at least 1 x 1, as a constant one must be")
-            for v in self.view.values():
+            cols = iv[named["cols"]] if "cols" in named else 0    # rows of cols at pitches, or a run
+            for v in self.view.values() if cols <= 0 else ():      # rows at pitches: walked below
                 if n > v.rows * v.cols:
                     raise fault(f"{n} elements exceed tile '{v.buf.name}' ({v.rows} x {v.cols})",
-                                "keep the valid rows within the tile")
-            cols = iv[named["cols"]] if "cols" in named else 0    # rows of cols at pitches, or a run
+                                "keep valid=(rows, cols) within the tile's shape")
             self.shape = (n // cols, cols) if cols > 0 else (-(-n // dst.cols), dst.cols)
             self.nbytes = n * dst.buf.dtype.itemsize           # dst's (TCVT converts)
         else:
@@ -235,9 +235,11 @@ class TileOp:
                 if rows * width > v.rows * v.cols:
                     raise fault(f"{rows} x {cols} elements exceed tile '{v.buf.name}' "
                                 f"({v.rows} x {v.cols})", "keep the valid rows within the tile")
-        elif layout.extents and roles.shape != ("n",):
+        # every tile walked (an element count's too when it runs rows of cols at the tiles' pitches)
+        at_pitch = roles.shape != ("n",) or ("cols" in named and iv[named["cols"]] > 0)
+        if walked and not roles.bounded and at_pitch:
             self._extent(self.data, *self.shape, "the op", fault)
-            for name, r, c in layout.extents:
+            for name, r, c in walked:
                 rows, cols = self.extent(r), self.extent(c)
                 v = self.view.get(name)
                 if v is not None and not (0 <= rows <= v.rows and 0 <= cols <= v.cols):

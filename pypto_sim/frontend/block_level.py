@@ -9,16 +9,20 @@ goes and take operands every warp agrees on; where that may not hold the compile
 the instruction's line (a CompileError naming the statement that makes the warps differ).
 
 "May differ between the warps of a block" is Uniformity's analysis with the builtins whose
-value differs from warp to warp as well as from lane to lane (get_warp_id, the warp votes). A
-statement may be reached by only some warps when it is under an if / while / for whose
-condition may differ, after a return such a condition takes (until the kernel's end), after a
-continue one takes (until the loop's end), or anywhere in a loop a break under one ends.
+value differs from warp to warp as well as from lane to lane (get_warp_id, the warp votes; a
+helper kernel's result when its arguments or its return values may). A statement may be
+reached by only some warps when it is under an if / while / for whose condition may differ,
+after a return such a condition takes (until the kernel's end), after a continue one takes
+(until the loop's end), or anywhere in a loop a break under one ends; but an if whose condition
+is decided for the block's first lane (`pto.get_local_id() == 0`, `pto.get_warp_id() < 2`:
+constants and ids that are 0 there) is one warp 0 takes one way, so it issues the tile
+instructions on that side, and never reaches those on the other.
 """
 from __future__ import annotations
 
 import ast
 
-from .uniformity import VARYING_BUILTINS, Uniformity, _has_loop_jump, _has_return
+from .uniformity import UNRESOLVED, VARYING_BUILTINS, Uniformity, _has_loop_jump, _has_return, callee
 
 # warp-uniform builtins whose value differs from warp to warp of a block
 WARP_VARYING_BUILTINS = {"get_warp_id", "vote_all", "all_sync", "vote_any", "any_sync", "vote_eq", "eq_sync",
@@ -26,6 +30,11 @@ WARP_VARYING_BUILTINS = {"get_warp_id", "vote_all", "all_sync", "vote_any", "any
                          "activemask", "shfl_idx", "shfl_up", "shfl_down", "shfl_xor", "shfl_sync",
                          "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync"}
 BLOCK_VARYING_BUILTINS = VARYING_BUILTINS | WARP_VARYING_BUILTINS
+# ids that are 0 in the block's first lane, which is warp 0's: a condition true there is one warp 0
+# takes (`if pto.get_local_id() == 0:`, `if pto.get_warp_id() == 0:`), so it issues what is under it
+FIRST_LANE_IDS = {"get_warp_id", "get_local_id", "get_lane_id"}
+_COMPARE = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+            ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
 
 
 def _has_break(stmts) -> bool:
@@ -41,21 +50,39 @@ def _has_break(stmts) -> bool:
 
 
 class BlockLevel:
-    """The analysis of one function body: ``varying`` (names whose value may differ between
-    warps of a block) and ``divergent`` (id of each AST node that only some warps may reach ->
-    the file line of the statement that makes them differ; cause: such a line for the whole
-    body, a helper's inlined where only some warps go)."""
+    """The analysis of one function body (a kernel's, or a helper's inlined): ``varying`` (names
+    whose value may differ between warps of a block) and ``divergent`` (id of each AST node that
+    only some warps may reach, or that warp 0 may not -> the file line of the statement that
+    makes them differ; cause: such a line for the whole body, a helper's inlined where only
+    some warps go)."""
 
-    def __init__(self, body, name_of_call, line_offset=0, varying_params=(), cause=None):
-        self.name_of_call = name_of_call          # ast.Call -> the builtin's name, or None
+    def __init__(self, body, kernel, line_offset=0, varying_params=(), cause=None, _helpers=None):
+        self.kernel = kernel                      # whose module and closure name the calls
         self.line_offset = line_offset            # the AST's line 1 is the file's line_offset + 1
+        self._helpers = {} if _helpers is None else _helpers     # helper -> whether its result differs
         self.uniformity = Uniformity(body, self._varying_call, varying_params, ctrl=cause is not None)
         self.varying = self.uniformity.run()
         self.divergent: dict = {}
         self._walk(body, cause)
 
     def _varying_call(self, call, args_varying) -> bool:
-        return self.name_of_call(call) in BLOCK_VARYING_BUILTINS or args_varying
+        func = callee(self.kernel, call)
+        if func is UNRESOLVED:
+            return True
+        if hasattr(func, "is_pto_kernel"):
+            return args_varying or self._helper_differs(func)
+        return getattr(func, "name", None) in BLOCK_VARYING_BUILTINS or args_varying
+
+    def _helper_differs(self, helper) -> bool:
+        """Whether a helper kernel called with arguments every warp agrees on may return values
+        that differ between warps: a return value that may, or a return only some warps take."""
+        if helper not in self._helpers:
+            self._helpers[helper] = True          # while it is analysed (recursion is refused later)
+            inner = BlockLevel(helper.fn_ast.body, helper, helper.line_offset, _helpers=self._helpers)
+            returns = [n for n in ast.walk(ast.Module(body=helper.fn_ast.body, type_ignores=[]))
+                       if isinstance(n, ast.Return)]
+            self._helpers[helper] = any(id(r) in inner.divergent or inner.differs(r.value) for r in returns)
+        return self._helpers[helper]
 
     def differs(self, node) -> bool:
         """Whether the expression's value may differ between the warps of a block."""
@@ -78,6 +105,15 @@ class BlockLevel:
     def _stmt(self, s, cause):
         if isinstance(s, ast.If):
             c = cause if cause is not None else (s.lineno + self.line_offset if self.differs(s.test) else None)
+            first = self._at_first_lane(s.test) if cause is None and c is not None else None
+            if first is not None:       # warp 0 (its first lane) takes one side: it issues what is there
+                taken, other = (s.body, s.orelse) if first else (s.orelse, s.body)
+                self._mark(s.test, c)
+                self._walk(other, c)
+                inner, returned = self._walk(taken, None)
+                if _has_return(taken) or _has_loop_jump(taken):
+                    return c, _has_return(taken)
+                return inner, returned
             if c is not None:
                 self._mark(s.test, c)
                 self._walk(s.body, c)
@@ -104,6 +140,30 @@ class BlockLevel:
         if cause is not None:
             self._mark(s, cause)
         return None, False
+
+    def _at_first_lane(self, node):
+        """The value the expression has in the block's first lane (warp 0, lane 0: every lane,
+        warp and local id 0) when it follows from constants and those ids alone, else None."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int)):
+            return node.value
+        if isinstance(node, ast.Call):
+            if getattr(callee(self.kernel, node), "name", None) in FIRST_LANE_IDS and not node.keywords \
+                    and all(isinstance(a, ast.Constant) for a in node.args):
+                return 0
+            return None
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
+            a, b = self._at_first_lane(node.left), self._at_first_lane(node.comparators[0])
+            return None if a is None or b is None else _COMPARE[type(node.ops[0])](a, b)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            v = self._at_first_lane(node.operand)
+            return None if v is None else not v
+        if isinstance(node, ast.BoolOp):
+            values = [self._at_first_lane(v) for v in node.values]
+            decided = [bool(v) for v in values if v is not None]
+            if isinstance(node.op, ast.And):
+                return False if False in decided else (True if len(decided) == len(values) else None)
+            return True if True in decided else (False if len(decided) == len(values) else None)
+        return None
 
     def _varying_break(self, body) -> bool:
         """Whether a break of this loop sits under a condition that may differ between warps."""

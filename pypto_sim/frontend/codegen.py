@@ -33,7 +33,7 @@ from .registry import LOWERINGS
 from .tile_builtins import TileOperands
 from .tile_group import TileGroupLowering
 from .block_level import BlockLevel, check_tile_instruction
-from .uniformity import HELPER_CALL, VARYING_BUILTINS, Uniformity, assignment_sites
+from .uniformity import HELPER_CALL, UNRESOLVED, VARYING_BUILTINS, Uniformity, assignment_sites, callee
 from .scope import PER_LANE_IF, UNIFORM_IF, Scope
 from .values import Const, HomeVar, LocalArray, Ptr, PtrVar, Text, Val
 
@@ -195,7 +195,7 @@ class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering,
         sites = assignment_sites(fn_ast.body)
         varying = Uniformity(fn_ast.body, self._varying_call_for_analysis(self.kernel)).run()
         self.block_level = (None if self.kernel.aicore else
-                            BlockLevel(fn_ast.body, self._call_name_for_analysis(self.kernel), self.kernel.line_offset))
+                            BlockLevel(fn_ast.body, self.kernel, self.kernel.line_offset))
 
         def new_scope():
             scope = Scope(self.kernel.fn_globals, self.kernel.closure, varying, sites, params, fn_ast.body)
@@ -269,20 +269,11 @@ class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering,
     def _call_name_for_analysis(kernel):
         """call -> the name of the builtin it calls, HELPER_CALL for a helper kernel or a call
         not resolved (its value may differ from lane to lane), None for others: what the
-        uniformity analyses look up, before any code is emitted."""
+        lane uniformity analysis looks up."""
         def name_of(call):
-            node = call.func
-            try:
-                if isinstance(node, ast.Name):
-                    func = kernel.closure.get(node.id, kernel.fn_globals.get(node.id))
-                elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                    mod = kernel.closure.get(node.value.id, kernel.fn_globals.get(node.value.id))
-                    func = getattr(mod, node.attr, None)
-                else:
-                    func = None
-            except Exception:
-                return HELPER_CALL
-            return HELPER_CALL if hasattr(func, "is_pto_kernel") else getattr(func, "name", None)
+            func = callee(kernel, call)
+            return (HELPER_CALL if func is UNRESOLVED or hasattr(func, "is_pto_kernel")
+                    else getattr(func, "name", None))
         return name_of
 
     # ---------------------------------------------------------------- binding

@@ -76,7 +76,7 @@ class HelperInlining:
         varying = Uniformity(fn_ast.body, self._varying_call_for_analysis(helper), varying_params).run()
         outer_block = self.block_level
         if outer_block is not None:      # a lane kernel's: where the helper's tile instructions may go
-            self.block_level = BlockLevel(fn_ast.body, self._call_name_for_analysis(helper), helper.line_offset,
+            self.block_level = BlockLevel(fn_ast.body, helper, helper.line_offset,
                                           {p for p, a in zip(params, node.args) if outer_block.differs(a)},
                                           outer_block.divergent.get(id(node)))
         sites = assignment_sites(fn_ast.body)

@@ -17,6 +17,24 @@ HELPER_CALL = "<a helper kernel>"
 VARYING_BUILTINS = {"get_global_id", "get_local_id", "get_lane_id", "atomic_add", "atomic_max",
                     "atomic_min", "atomic_exchange", "atomic_cas", "local_array", "lanemask_lt", HELPER_CALL}
 
+UNRESOLVED = object()        # callee(): the call's function could not be looked up
+
+
+def callee(kernel, call):
+    """The function `call` in kernel's body calls (a builtin, a helper kernel, anything its
+    module or closure binds), None for a call of an expression, UNRESOLVED when the lookup
+    failed: what the analyses see before any code is emitted."""
+    node = call.func
+    try:
+        if isinstance(node, ast.Name):
+            return kernel.closure.get(node.id, kernel.fn_globals.get(node.id))
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            mod = kernel.closure.get(node.value.id, kernel.fn_globals.get(node.value.id))
+            return getattr(mod, node.attr, None)
+    except Exception:
+        return UNRESOLVED
+    return None
+
 
 class Uniformity:
     """Fixed-point varying/uniform classification of the names in one function body."""

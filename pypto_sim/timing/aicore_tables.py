@@ -77,6 +77,7 @@ class AICoreTables:
             kind = "STORE_ACC"
         row[ex.TP_KIND] = getattr(ex, "AK_" + kind)
         dst = view.get(roles.dst)
+        width = 0
         if roles.shape == ("n",):
             row[ex.TP_NJ] = named["n"]
             row[ex.TP_ITEM] = dst.buf.dtype.itemsize
@@ -99,7 +100,9 @@ class AICoreTables:
         if roles.mask:
             row[ex.TP_MSJ] = named["mstride"]
         row[ex.TP_BOUNDED] = roles.bounded
-        if roles.shape != ("n",):         # an element count's tiles are bounded by it
+        # the tiles an op walks; an element count's when it runs rows of cols at the tiles'
+        # pitches (a register's width decides at dispatch, an immediate's here)
+        if roles.shape != ("n",) or width > 0 or row[ex.TP_COLSJ] >= 0:
             self._extents(layout, view, row, ex)
         row[ex.TP_DATA_R], row[ex.TP_DATA_C] = data.rows, data.cols
         if dst is not None:

@@ -327,16 +327,22 @@ def tile_shape(tp, code, imm, regs, pc, tcount, shape):
         n = _iv(code, imm, regs, pc, tp[pc, TP_NJ])
         if n <= 0:                                 # an empty or negative run-time valid region
             return False
-        for v in range(tp[pc, TP_NVIEWS]):
-            if n > tp[pc, TP_VIEWS + 3 * v] * tp[pc, TP_VIEWS + 3 * v + 1]:
-                return False
         dc = tp[pc, TP_DSTCOLS]
+        at_pitch = tp[pc, TP_NEXT] > 0             # rows of a constant valid width (_extents)
         if tp[pc, TP_COLSJ] >= 0:                  # rows of a run-time valid width
             width = _iv(code, imm, regs, pc, tp[pc, TP_COLSJ])
+            at_pitch = width > 0
             if width > 0:
                 dc = width
         rows = -((-n) // dc)
         cols = dc
+        if at_pitch:                               # each tile walked, at its pitch
+            if not _walks_fit(tp, code, imm, regs, pc, rows, cols):
+                return False
+        else:                                      # a run of n words
+            for v in range(tp[pc, TP_NVIEWS]):
+                if n > tp[pc, TP_VIEWS + 3 * v] * tp[pc, TP_VIEWS + 3 * v + 1]:
+                    return False
         nbytes = n * tp[pc, TP_ITEM]
     else:
         rows = _iv(code, imm, regs, pc, tp[pc, TP_RJ])
@@ -392,17 +398,26 @@ def tile_shape(tp, code, imm, regs, pc, tcount, shape):
             width = mstride if tp[pc, TP_VIEWS + 3 * v + 2] != 0 else cols
             if rows * width > tp[pc, TP_VIEWS + 3 * v] * tp[pc, TP_VIEWS + 3 * v + 1]:
                 return False
-    elif tp[pc, TP_NEXT] > 0:
-        if not _extent_ok(rows, cols, tp[pc, TP_DATA_R], tp[pc, TP_DATA_C]):
+    elif tp[pc, TP_NEXT] > 0 and tp[pc, TP_NJ] < 0:
+        if not _walks_fit(tp, code, imm, regs, pc, rows, cols):
             return False
-        for e in range(tp[pc, TP_NEXT]):
-            x = TP_EXT + 6 * e
-            er = (_ext_term(code, imm, regs, pc, tp[pc, x + 2], rows, cols)
-                  - _ext_term(code, imm, regs, pc, tp[pc, x + 3], rows, cols))
-            ec = (_ext_term(code, imm, regs, pc, tp[pc, x + 4], rows, cols)
-                  - _ext_term(code, imm, regs, pc, tp[pc, x + 5], rows, cols))
-            if not (0 <= er <= tp[pc, x] and 0 <= ec <= tp[pc, x + 1]):
-                return False
+    return True
+
+
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
+def _walks_fit(tp, code, imm, regs, pc, rows, cols):
+    """TileOp's walked-extents check: the op's rows x cols fit its data tile, and each tile it
+    walks (TP_EXT) holds the rows x cols it walks of it."""
+    if not _extent_ok(rows, cols, tp[pc, TP_DATA_R], tp[pc, TP_DATA_C]):
+        return False
+    for e in range(tp[pc, TP_NEXT]):
+        x = TP_EXT + 6 * e
+        er = (_ext_term(code, imm, regs, pc, tp[pc, x + 2], rows, cols)
+              - _ext_term(code, imm, regs, pc, tp[pc, x + 3], rows, cols))
+        ec = (_ext_term(code, imm, regs, pc, tp[pc, x + 4], rows, cols)
+              - _ext_term(code, imm, regs, pc, tp[pc, x + 5], rows, cols))
+        if not (0 <= er <= tp[pc, x] and 0 <= ec <= tp[pc, x + 1]):
+            return False
     return True
 
 
