@@ -5,7 +5,7 @@ simulated Ascend-style NPU.
 """
 from .dtypes import (bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8,
                      uint16, uint32, float8_e4m3, float8_e5m2, hifloat8, float4_e2m1x2, float4_e1m2x2)
-from .errors import (ArgumentError, CompileError, DeadlockError, L1CapacityError, LaunchError,
+from .errors import (ArgumentError, CompileError, DeadlockError, KernelValueError, L1CapacityError, LaunchError,
                      NPUUnavailableError, OutOfBoundsError, ProfileError, PtoError, RaceError,
                      SimulationLimitError, SweepError, SyncCheckError, UninitializedReadError,
                      UseAfterFreeError)
@@ -41,7 +41,7 @@ def instructions():
 __all__ = ["bfloat16", "bool_", "float16", "float32", "float64", "int8", "int16", "int32",
            "int64", "uint8", "uint16", "uint32", "float8_e4m3", "float8_e5m2", "hifloat8",
            "float4_e2m1x2", "float4_e1m2x2", "ArgumentError", "CompileError", "DeadlockError",
-           "L1CapacityError", "LaunchError", "NPUUnavailableError", "OutOfBoundsError",
+           "KernelValueError", "L1CapacityError", "LaunchError", "NPUUnavailableError", "OutOfBoundsError",
            "ProfileError", "PtoError", "RaceError", "SimulationLimitError", "SweepError",
            "SyncCheckError", "UninitializedReadError", "UseAfterFreeError", "Kernel", "pipeline",
            "activemask", "lanemask_lt", "Acc", "Bias", "ColMajor", "Left", "Mat", "PIPE_ALL",

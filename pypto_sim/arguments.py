@@ -31,3 +31,18 @@ def _range_text(least, below) -> str:
     if below is not None:
         return f"valid: below {below}"
     return "valid: any int"
+
+
+def launch_dims(value, what: str, kernel: str | None = None, error=ArgumentError) -> tuple:
+    """A grid= or block= value (an int or 1 to 3 of them) as three positive ints, or ``error``
+    naming ``what`` (a launch's is a LaunchError; profile_on_npu's an ArgumentError)."""
+    items = tuple(value) if isinstance(value, (tuple, list, np.ndarray)) else (value,)
+    for v in items:          # 2.5 blocks or True blocks is a mistake, not a count to round
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise error(f"{what}={value!r}: {v!r} is not an integer", kernel=kernel,
+                        hint=f"give whole numbers, for example {what}=(4, 1, 1)")
+    dims = tuple(int(v) for v in items)
+    if not 1 <= len(dims) <= 3 or any(d <= 0 for d in dims):
+        raise error(f"{what}={value!r}: every dimension must be a positive integer (1 to 3 of them)",
+                    kernel=kernel, hint=f"for example {what}=(4, 1, 1)")
+    return dims + (1,) * (3 - len(dims))

@@ -63,6 +63,11 @@ class OutOfBoundsError(PtoError):
     """A lane or tile accessed memory outside the allocation it points into."""
 
 
+class KernelValueError(PtoError, ValueError):
+    """A kernel's run-time value that Python itself refuses with a ValueError: a range() whose
+    step, known only when the kernel runs, is 0. A ValueError too, as Python's range() raises."""
+
+
 class UseAfterFreeError(PtoError):
     """A tensor was freed while a queued kernel still used it."""
 

@@ -347,14 +347,57 @@ def test_calibration_measures_a_fusion_and_write_table_replaces_rules(tmp_path):
 
 
 # ---------------------------------------------------------------- profile_on_npu
-def test_profile_on_npu_without_a_backend_says_what_to_do(monkeypatch):
+def _boards(monkeypatch, boards):
+    """Install these entry points as the NPU backends; other groups (numba's extensions, which
+    numba reads when it first compiles) keep the real ones."""
     from pypto_sim.calibrate import npu
-    monkeypatch.setattr(npu.metadata, "entry_points", lambda group=None: [])
+    real = npu.metadata.entry_points
+    monkeypatch.setattr(npu.metadata, "entry_points",
+                        lambda group=None, **kw: boards if group == npu.GROUP else real(**kw, **(
+                            {"group": group} if group else {})))
+
+
+NPU_KERNEL = "@pto.kernel\ndef f(a, o):\n    i = pto.get_lane_id()\n    pto.store(o + i, pto.load(a + i) * 2.0)\n"
+
+
+def test_profile_on_npu_without_a_backend_says_what_to_do(monkeypatch, make_kernels):
+    _boards(monkeypatch, [])
+    k = make_kernels(NPU_KERNEL).f
     with pytest.raises(pto.NPUUnavailableError) as err:
-        pto.profile_on_npu(None)
+        pto.profile_on_npu(k, args=(pto.alloc_tensor(128), pto.alloc_tensor(128)))
     text = str(err.value)
     for needle in ("pto.profile(", "pypto-sim microbench", "pypto-sim calibrate", "pypto_sim.npu_backends"):
         assert needle in text
+
+
+@pytest.mark.parametrize("installed", [False, True])
+@pytest.mark.parametrize("call, message", [
+    (lambda k, t: pto.profile_on_npu(print), r"kernel=<built-in function print> \(builtin_function_or_method\) "
+                                             r"is not a @pto.kernel function"),
+    (lambda k, t: pto.profile_on_npu(k, grid=(0, 1, 1), args=t), r"grid=\(0, 1, 1\): every dimension must be a "
+                                                                   r"positive integer"),
+    (lambda k, t: pto.profile_on_npu(k, block=2.5, args=t), r"block=2.5: 2.5 is not an integer"),
+    (lambda k, t: pto.profile_on_npu(k, args=t[:1]), r"args= has 1 values but kernel 'f' takes 2 \(a, o\)"),
+    (lambda k, t: pto.profile_on_npu(k, args=t, backend=3), r"backend=3 \(int\) is not the name of an installed"),
+])
+def test_profile_on_npu_checks_its_arguments_before_it_looks_for_a_backend(monkeypatch, make_kernels, installed,
+                                                                            call, message):
+    """profile_on_npu(print), grid=(0, 1, 1), block=2.5, one argument for a kernel of two, or a
+    backend that is no name are the caller's mistakes whether or not a board is installed: each is a
+    pto.ArgumentError (a ValueError and a TypeError too) naming the argument, never the 'no NPU
+    backend is installed' of a correct call, and the backend is not called. A well-formed
+    backend='x' with none installed is NPUUnavailableError, whose message repeats the name asked for."""
+    calls = []
+    board = [_EntryPoint("board", lambda kernel, **kw: calls.append(kernel))] if installed else []
+    _boards(monkeypatch, board)
+    k, t = make_kernels(NPU_KERNEL).f, (pto.alloc_tensor(128), pto.alloc_tensor(128))
+    with pytest.raises(pto.ArgumentError, match=message):
+        call(k, t)
+    assert calls == []
+    if not installed:
+        with pytest.raises(pto.NPUUnavailableError, match=r"no NPU backend is installed, so profile_on_npu cannot "
+                                                          r"run on hardware \(backend='x' was asked for\)"):
+            pto.profile_on_npu(k, args=t, backend="x")
 
 
 class _EntryPoint:
@@ -368,7 +411,6 @@ class _EntryPoint:
 def test_profile_on_npu_runs_a_registered_backend(monkeypatch, make_kernels):
     """A backend registered in the entry-point group returns a profile of the same shape as
     pto.profile (here the test backend runs the simulator on the simple table, as a stand-in)."""
-    from pypto_sim.calibrate import npu
     calls = []
 
     def board(kernel, grid, block, args):
@@ -376,10 +418,8 @@ def test_profile_on_npu_runs_a_registered_backend(monkeypatch, make_kernels):
         pto.use_machine(SIMPLE)
         return pto.profile(kernel, grid=grid, block=block, args=args)
 
-    monkeypatch.setattr(npu.metadata, "entry_points",
-                        lambda group=None: [_EntryPoint("board", board)] if group == npu.GROUP else [])
-    k = make_kernels("@pto.kernel\ndef f(a, o):\n    i = pto.get_lane_id()\n"
-                     "    pto.store(o + i, pto.load(a + i) * 2.0)\n").f
+    _boards(monkeypatch, [_EntryPoint("board", board)])
+    k = make_kernels(NPU_KERNEL).f
     d_a, d_o = pto.alloc_tensor(128), pto.alloc_tensor(128)
     hw = pto.profile_on_npu(k, grid=(1, 1, 1), block=(32, 1, 1), args=(d_a, d_o))
     sim = pto.profile(k, grid=(1, 1, 1), block=(32, 1, 1), args=(d_a, d_o))
@@ -387,7 +427,7 @@ def test_profile_on_npu_runs_a_registered_backend(monkeypatch, make_kernels):
     assert type(hw) is type(sim) and hw.total_cycles == sim.total_cycles
     assert [e.inst for e in hw.timeline] == [e.inst for e in sim.timeline]
     assert set(hw.cycle_breakdown().as_dict()) == set(sim.cycle_breakdown().as_dict())
-    monkeypatch.setattr(npu.metadata, "entry_points", lambda group=None: [_EntryPoint("bad", lambda kernel, **kw: 42)])
+    _boards(monkeypatch, [_EntryPoint("bad", lambda kernel, **kw: 42)])
     with pytest.raises(pto.NPUUnavailableError, match="lacks total_cycles"):
         pto.profile_on_npu(k, args=(d_a, d_o))
 

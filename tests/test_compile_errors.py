@@ -95,3 +95,26 @@ def test_a_python_function_called_in_a_kernel_names_what_to_use_instead(make_ker
     with pytest.raises(pto.CompileError, match="a kernel cannot call Python code") as info:
         make_kernels(source).k.program_for((pto.alloc_tensor(128),))
     assert hint in info.value.hint
+
+
+@pytest.mark.parametrize("expr, message, hint", [
+    ("o - a", r"'o - a': two pointers cannot be subtracted \(a pointer difference is not a value in a kernel\): "
+              r"a pointer only takes an integer offset added or subtracted \(a \+ i, i \+ a, a - i\)",
+     "subtract the element offsets instead"),
+    ("a + o", r"'a \+ o': two pointers cannot be added: a pointer only takes an integer offset",
+     "add an integer offset to one pointer"),
+    ("a * 2", r"'a \* 2': the pointer 'a' cannot be multiplied: a pointer only takes an integer offset added or "
+              r"subtracted", "pto.load(a)"),
+    ("(a + i) // 2", r"'\(a \+ i\) // 2': the pointer 'a' cannot be divided", "pto.load(a + i)"),
+    ("2 - a", r"'2 - a': the pointer 'a' cannot be subtracted from a value", "pto.load(a)"),
+])
+def test_an_operator_a_pointer_does_not_take_says_so(make_kernels, expr, message, hint):
+    """A pointer (a tensor argument plus an element offset) takes an integer offset added or
+    subtracted: a + i, i + a, a - i are addresses. Every other operator on one is a CompileError
+    on its line that names the operator (the difference of two pointers said 'cannot be added';
+    'a * 2' said the pointer was 'used where a value is needed in 'a''), says what a pointer
+    takes, and hints at what to write: read the element first (pto.load(a)), or scale the offset."""
+    m = make_kernels(f"@pto.kernel\ndef bad(a, o):\n    i = pto.get_global_id()\n    d = {expr}\n    o[i] = 1.0\n")
+    with pytest.raises(pto.CompileError, match=message) as err:
+        m.bad.asm(grid=(1, 1, 1), block=(32, 1, 1), args=(pto.alloc_tensor(128), pto.alloc_tensor(128)))
+    assert err.value.line == 5 and hint in err.value.hint

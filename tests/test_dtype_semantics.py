@@ -165,9 +165,12 @@ def k(o):
     assert (_host(o, n=32, dtype=np.int32) == 81).all()
 
 
-def test_a_run_time_range_step_of_zero_stops_the_launch(make_kernels):
-    """range(0, 10, n) with n = 0 at run time: Python raises ValueError; the launch stops with
-    an OutOfBoundsError at the loop's line (it ran zero times, silently); n = 3 sums 0+3+6+9."""
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+def test_a_run_time_range_step_of_zero_stops_the_launch(make_kernels, mode):
+    """range(0, 10, n) with n = 0 at run time: Python raises ValueError; the launch stops at the
+    loop's line (it ran zero times, silently) with a pto.KernelValueError, a PtoError that is a
+    ValueError too, as Python's range() raises, and not an OutOfBoundsError: nothing is out of
+    bounds (the class is the NONZERO_STEP rule's, isa/run_time_checks.RULES). n = 3 sums 0+3+6+9."""
     mod = make_kernels("""
 @pto.kernel
 def k(o, n):
@@ -178,13 +181,15 @@ def k(o, n):
     o[i] = s
 """)
     o = pto.alloc_tensor(128, pto.int32)
-    pto.launch(mod.k, grid=(1, 1, 1), block=(32, 1, 1), args=(o, 3))
+    pto.launch(mod.k, grid=(1, 1, 1), block=(32, 1, 1), args=(o, 3), mode=mode)
     assert (_host(o, n=32, dtype=np.int32) == 18).all()
-    with pytest.raises(pto.OutOfBoundsError, match=r"range\(\) at line 7 on warp 0, lane 0 of block "
-                                                   r"\(0, 0, 0\): step != 0 fails \(it is 0\)") as info:
-        pto.launch(mod.k, grid=(1, 1, 1), block=(32, 1, 1), args=(o, 0))
+    with pytest.raises(ValueError, match=r"range\(\) at line 7 on warp 0, lane 0 of block \(0, 0, 0\): step != 0 "
+                                         r"fails \(it is 0\): range\(\) raises ValueError for a zero step") as info:
+        pto.launch(mod.k, grid=(1, 1, 1), block=(32, 1, 1), args=(o, 0), mode=mode)
         pto.sync()
-    assert info.value.line == 7
+    assert type(info.value) is pto.KernelValueError and isinstance(info.value, pto.PtoError)
+    assert not isinstance(info.value, pto.OutOfBoundsError)
+    assert (info.value.line, info.value.block, info.value.warp, info.value.lane) == (7, (0, 0, 0), 0, 0)
 
 
 def test_names_assigned_on_every_path_stay_usable(make_kernels):
@@ -228,3 +233,34 @@ def too_big(o):
     np.testing.assert_array_equal(_host(o, n=32)[:3], [16777218.0, 16777216.0, 29.0])
     with pytest.raises(pto.CompileError, match="2147483648 does not fit in int32"):
         mod.too_big.program_for((pto.alloc_tensor(16, pto.int32),))
+
+
+INT_TIMES_FLOAT = """
+@pto.kernel
+def k(ii, f, o, n):
+    i = pto.get_global_id()
+    if i < n:
+        o[i] = ii[i] * f[i]
+        o[n + i] = pto.cast(ii[i], pto.float64) * f[i]
+"""
+
+
+@pytest.mark.parametrize("int_dtype", [np.int32, np.uint32])
+@pytest.mark.parametrize("float_dtype", [np.float32, np.float16])
+def test_an_int32_times_a_float32_or_float16_is_float32_not_numpys_float64(make_kernels, int_dtype, float_dtype):
+    """docs/simt.md: int32 or uint32 with float32 or float16 gives float32 (dtypes.promote; C's usual
+    arithmetic conversions, Triton), where numpy and numba give float64. The int is rounded to float32
+    first and the product rounded to float32, so stored into a float64 tensor 16777217 x 1.0 is
+    16777216.0 (2**24 + 1 has no float32) and 2147483647 x 100.0 is 2**31 x 100 = 214748364800.0
+    (numpy: 16777217.0 and 214748364700.0); 3 x 0.5 is 1.5 either way. Casting the int to float64
+    first gives numpy's products."""
+    k = make_kernels(INT_TIMES_FLOAT).k
+    ii = np.array([16777217, 2147483647, 3], int_dtype)
+    f = np.array([1.0, 100.0, 0.5], float_dtype)
+    o = pto.alloc_tensor(6 * 8, pto.float64)
+    pto.launch(k, grid=(1, 1, 1), block=(32, 1, 1), args=(pto.to_device(ii), pto.to_device(f), o, 3))
+    out = o.numpy()
+    assert out[:3].tolist() == [16777216.0, 214748364800.0, 1.5]
+    assert out[3:].tolist() == (ii.astype(np.float64) * f.astype(np.float64)).tolist() \
+        == [16777217.0, 214748364700.0, 1.5]
+    assert (ii * f).dtype == np.float64            # numpy's promotion, which the kernel does not follow

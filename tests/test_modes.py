@@ -157,7 +157,8 @@ def product(A, C, m, k):
                       r"\[0, 16\)"),
     ("product", (4, 5), r"MMA out of bounds: .*tile 'At' \(a of mma\) covers \[0, 20\) but its allocation is "
                         r"\[0, 16\)"),
-    ("product", (0, 4), r"MMA out of bounds: .*tile 'Ct' \(c of mma\) would cover 0 words: a shape operand"),
+    ("product", (0, 4), r"MMA out of bounds: .*tile 'Ct' \(c of mma\) would cover m x n = 0 x 4 words: m must be "
+                        r"at least 1"),
     ("loads", (4, 4), r"TLOAD out of bounds: .*rows=4 cols=4 stride=4 from element 16 reaches element 31 of 'A', which "
                       r"has 16 elements"),
 ])
@@ -178,3 +179,40 @@ def test_a_tile_operand_past_its_buffer_stops_both_modes_alike(make_kernels, mod
     out = np.ones(16, np.float32)
     pto.memcpy_d2h(out, C)
     assert not out.any()
+
+
+NEGATIVE_SIZES = """
+@pto.kernel
+def negative(A, C, m, n):
+    a_t = pto.alloc_local(16)
+    c_t = pto.alloc_local(16)
+    pto.async_load(a_t, A, 64)
+    pto.mma(c_t, a_t, a_t, m, m, m)
+    pto.texp(c_t, a_t, n)
+    pto.store(C, c_t, 64)
+"""
+
+
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+@pytest.mark.parametrize("m, n, message", [
+    (-1, 16, r"MMA out of bounds: block \(0, 0, 0\), warp 0: tile 'c_t' \(c of mma\) would cover m x n = -1 x -1 "
+             r"words: m and n must be at least 1"),
+    (-2, 16, r"MMA out of bounds: .*'c_t' \(c of mma\) would cover m x n = -2 x -2 words: m and n must be"),
+    (2, -1, r"TEXP out of bounds: block \(0, 0, 0\), warp 0: tile 'c_t' \(dst of texp\) would cover n = -1 words: "
+            r"n must be at least 1"),
+])
+def test_each_tile_size_must_be_positive_on_its_own(make_kernels, mode, m, n, message):
+    """The words a tile operand covers are the product of its sizes (mma's c: m x n), but a
+    product is no bound check: m = n = k = -1 gives m * n = 1 word, which fits c_t's 16, and
+    -2 x -2 = 4 too; the mma must still stop, as m = 0 does, before it computes anything (numpy
+    raised its own ValueError 'negative dimensions not allowed' from the tile kernel). So each
+    size is checked on its own, in both modes with the same OutOfBoundsError naming the
+    instruction's line, the block, the warp and the sizes. The same holds for a vector tile op's
+    single size: texp with n = -1 (functional mode took -1 words for 'not a tile operand')."""
+    k = make_kernels(NEGATIVE_SIZES).negative
+    A, C = pto.to_device(np.ones(16, np.float32)), pto.alloc_tensor(64)
+    with pytest.raises(pto.OutOfBoundsError, match=message) as err:
+        pto.launch(k, grid=(1,), block=(32,), args=(A, C, m, n), mode=mode)
+        pto.sync()
+    assert (err.value.line, err.value.block, err.value.warp) == (8 if m < 0 else 9, (0, 0, 0), 0)
+    assert err.value.sizes == ({"m": m, "n": m} if m < 0 else {"n": n})

@@ -250,7 +250,7 @@ def k(o, idx, step):
     o[i] = s
 ''')
     good = np.arange(64, dtype=np.int32) % 4 - 2          # -2 .. 1: every index from the end too
-    for idx, step, error in ((good, 5, None), (good, 0, pto.OutOfBoundsError), (good + 3, 4, pto.OutOfBoundsError)):
+    for idx, step, error in ((good, 5, None), (good, 0, pto.KernelValueError), (good + 3, 4, pto.OutOfBoundsError)):
         args = (_int_tensor(np.zeros(64, np.int32)), _int_tensor(idx.astype(np.int32)), step)
         run = assert_engines_agree(mod.k, args, (2, 1, 1), (32, 1, 1))
         assert type(run["error"]) is (error or type(None))
@@ -259,7 +259,7 @@ def k(o, idx, step):
         pto.launch(mod.k, grid=(2, 1, 1), block=(32, 1, 1), args=(o, _int_tensor(good), 5), mode=mode)
         # j = 0, 5, 10: three passes of T[idx] + j
         np.testing.assert_array_equal(o.numpy(), np.array((3, 5, 7, 11))[good] * 3 + 15)
-        with pytest.raises(pto.OutOfBoundsError, match=r"step != 0 fails \(it is 0\)"):
+        with pytest.raises(pto.KernelValueError, match=r"step != 0 fails \(it is 0\)"):
             pto.launch(mod.k, grid=(2, 1, 1), block=(32, 1, 1), args=(o, _int_tensor(good), 0), mode=mode)
             pto.sync()
 

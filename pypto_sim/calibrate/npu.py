@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from importlib import metadata
 
-from ..errors import NPUUnavailableError
+from ..arguments import launch_dims
+from ..errors import ArgumentError, NPUUnavailableError
 
 GROUP = "pypto_sim.npu_backends"
 
@@ -35,11 +36,31 @@ def npu_backends() -> dict:
     return {ep.name: ep for ep in eps}
 
 
+def _checked(kernel, grid, block, args, backend):
+    """(grid, block, args) of a profile_on_npu call as three-dimensional tuples and a tuple, or the
+    ArgumentError of the first argument it cannot use: kernel, grid, block, args, backend."""
+    if not getattr(kernel, "is_pto_kernel", False):
+        raise ArgumentError(f"profile_on_npu: kernel={kernel!r} ({type(kernel).__name__}) is not a @pto.kernel "
+                            f"function", hint="decorate the function with @pto.kernel and pass it")
+    grid, block = launch_dims(grid, "grid", kernel.name), launch_dims(block, "block", kernel.name)
+    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    if len(args) != len(kernel.params):
+        raise ArgumentError(f"profile_on_npu: args= has {len(args)} values but kernel '{kernel.name}' takes "
+                            f"{len(kernel.params)} ({', '.join(kernel.params)})", kernel=kernel.name,
+                            hint="pass args=(...) with one value per parameter")
+    if backend is not None and not isinstance(backend, str):
+        raise ArgumentError(f"profile_on_npu: backend={backend!r} ({type(backend).__name__}) is not the name "
+                            f"of an installed backend", kernel=kernel.name,
+                            hint="leave backend= out (the first installed backend) or give its entry-point name")
+    return grid, block, args
+
+
 def _backend(name):
     found = npu_backends()
     if not found:
-        raise NPUUnavailableError("no NPU backend is installed, so profile_on_npu cannot run on "
-                                  "hardware", hint=_HOW)
+        asked = f" (backend={name!r} was asked for)" if name is not None else ""
+        raise NPUUnavailableError(f"no NPU backend is installed, so profile_on_npu cannot run on "
+                                  f"hardware{asked}", hint=_HOW)
     if name is None:
         name = sorted(found)[0]
     if name not in found:
@@ -57,9 +78,11 @@ def profile_on_npu(kernel, grid=(1, 1, 1), block=(32, 1, 1), args=(), backend=No
     (``total_cycles``, ``cycle_breakdown()``, ``timeline``, as ``pto.profile`` returns).
     ``backend`` picks one of several installed backends by entry-point name (default: the
     first by name). Raises pto.NPUUnavailableError when no backend is installed; the message
-    says how to profile in simulation and how to calibrate from hardware measurements."""
+    says how to profile in simulation and how to calibrate from hardware measurements. The
+    arguments are checked first, as pto.profile checks them: a pto.ArgumentError names the one it
+    cannot use, whether or not a backend is installed."""
+    grid, block, args = _checked(kernel, grid, block, args, backend)
     run = _backend(backend)
-    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     result = run(kernel, grid=grid, block=block, args=args)
     missing = [a for a in ("total_cycles", "cycle_breakdown", "timeline") if not hasattr(result, a)]
     if missing:

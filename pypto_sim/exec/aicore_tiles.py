@@ -438,19 +438,26 @@ def buffer_spans(prog) -> list:
     return [(b.offset, b.offset + b.words, b) for b in prog.buffers if b.owns_memory]
 
 
-def tile_bounds_error(kernel, prog, pc, operand, buf, base, extent, lo, hi, block, warp) -> OutOfBoundsError:
+def tile_bounds_error(kernel, prog, pc, operand, buf, base, extent, lo, hi, block, warp,
+                      sizes=()) -> OutOfBoundsError:
     """A lane tile instruction's operand (its name; buf the alloc_local buffer at its first word
-    base, or None) whose extent words do not lie in [lo, hi), its buffer copy's words, or whose
-    extent is not positive: the timing model's and the functional runner's error."""
+    base, or None) whose extent words do not lie in [lo, hi), its buffer copy's words, or one of
+    whose shape operands (sizes: (name, value) pairs, isa_codes.tile_dims) is not positive: the
+    timing model's and the functional runner's error."""
     ins = prog.instrs[pc]
     what = f"tile '{buf.name}' ({operand} of {ins.op.lower()})" if buf is not None else f"tile '{operand}'"
-    if extent <= 0:
+    bad = [name for name, value in sizes if value <= 0]
+    shape = " x ".join(name for name, _ in sizes) + " = " + " x ".join(str(value) for _, value in sizes)
+    if bad:            # each on its own: two negative sizes multiply to a positive count
+        problem = f"{what} would cover {shape} words: {' and '.join(bad)} must be at least 1"
+    elif extent <= 0:
         problem = f"{what} would cover {extent} words: a shape operand (rows, cols, n, m, k) is zero or negative"
     else:
         problem = f"{what} covers [{base}, {base + extent}) but its allocation is [{lo}, {hi})"
+        problem += f" ({shape} words)" if len(sizes) > 1 else ""
     return OutOfBoundsError(f"{ins.op} out of bounds: block {block}, warp {warp}: {problem}", kernel=kernel,
                             file=prog.file, line=ins.line, block=block, warp=warp, lane=None,
-                            offset=base + max(extent, 1) - 1, count=hi - lo, tensor=what,
+                            offset=base + max(extent, 1) - 1, count=hi - lo, tensor=what, sizes=dict(sizes),
                             hint="check the tile shape (rows, cols, n, or m, n, k) against the size given "
                                  "to alloc_local")
 

@@ -20,6 +20,7 @@ from ..isa import PIPES, load_isa
 from ..isa.run_time_checks import check_error
 from .aicore_tiles import (buffer_at, buffer_spans, short_stride_error, tile_bounds_error, transfer_past_tensor_error,
                            transfer_size_error)
+from .isa_codes import tile_dims
 from .jit_clock import rate_text, run_clock
 from .lane import executor
 
@@ -148,12 +149,14 @@ def deadlock_on_flag(kernel, prog, pc, key):
 
 
 def _tile_out_of_buffer(prog, kernel_name, coords, w, pc, info) -> OutOfBoundsError:
-    """A tile operand (info: pc, operand, first word, extent) outside its alloc_local buffer."""
-    ins = prog.instrs[pc]
-    operand = load_isa()[ins.op].value_operands[int(info[1])].name
-    base, extent = int(info[2]), int(info[3])
+    """A tile operand (info: pc, operand, first word, extent, its shape operands' values) outside its
+    alloc_local buffer."""
+    spec = load_isa()[prog.instrs[pc].op]
+    j, base, extent = int(info[1]), int(info[2]), int(info[3])
+    sizes = tuple((spec.value_operands[d].name, int(info[4 + i])) for i, d in enumerate(tile_dims(spec)[j]))
     lo, hi, buf = buffer_at(buffer_spans(prog), base)
-    return tile_bounds_error(kernel_name, prog, pc, operand, buf, base, extent, lo, hi, coords, w)
+    return tile_bounds_error(kernel_name, prog, pc, spec.value_operands[j].name, buf, base, extent, lo, hi,
+                             coords, w, sizes)
 
 
 def _transfer_fault(prog, kernel_name, tensor_names, coords, w, pc, info, tcount):

@@ -33,6 +33,38 @@ def tile_kind(spec) -> str:
     return "none"
 
 
+# the shape operands whose product is the words each tile operand of a lane tile instruction covers,
+# per runner kind: {tile operand's name or position: (shape operand names)}. The timing model's
+# dispatch and the functional runner bound each tile operand by these, and each shape operand must
+# be positive on its own (two negative sizes multiply to a positive count)
+_N = ("n",)
+_RC = ("rows", "cols")
+_TILE_DIMS = {
+    "load": {0: _RC}, "store": {1: _RC},
+    "mma": {0: ("m", "n"), 1: ("m", "k"), 2: ("k", "n")},
+    "binary": {0: _N, 1: _N, 2: _N}, "unary": {0: _N, 1: _N}, "scalar": {0: _N, 1: _N},
+    "convert": {0: _N, 1: _N}, "fill": {0: _N},
+    "reduce": {0: ("rows",), 1: _RC}, "expand": {0: _RC, 1: ("rows",)},
+    "col_reduce": {0: ("cols",), 1: _RC}, "col_expand": {0: _RC, 1: ("cols",)},
+    "expand_op": {0: _RC, 1: _RC, 2: ("rows",)}, "col_expand_op": {0: _RC, 1: _RC, 2: ("cols",)},
+}
+
+
+def tile_dims(spec) -> tuple:
+    """Per value operand of a lane tile instruction: the positions of the shape operands whose
+    product is the words it covers (one or two), or () when it is not a bounded tile operand."""
+    key = (spec.name, spec.opcode)
+    if key not in _TILE_DIMS_OF:
+        table = _TILE_DIMS.get(tile_kind(spec), {})
+        names = [o.name for o in spec.value_operands]
+        _TILE_DIMS_OF[key] = tuple(tuple(names.index(d) for d in table[j]) if j in table else ()
+                                   for j in range(len(names)))
+    return _TILE_DIMS_OF[key]
+
+
+_TILE_DIMS_OF: dict = {}
+
+
 def gm_kind(dtype) -> int:
     """The executor's code for how dtype's bytes hold a value in GM: 0 an IEEE float, 1 a
     two's complement int, 2 an unsigned int (compiled/gm_bytes.py's gm_load), 3 a minifloat's codes

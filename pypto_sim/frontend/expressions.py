@@ -20,6 +20,7 @@ from ..isa.run_time_checks import TUPLE_INDEX
 from .builtins import Builtin
 from .memory_builtins import lower_load
 from .pipeline import PipelineRef
+from .pointer_ops import pointer_binop
 from .registry import LOWERINGS
 from .tile_group import TileGroup, TileGroupMethod
 from .values import NONE, Text, Const, ConstTuple, DTypeRef, LocalArray, ModuleRef, Ptr, PyCallable, Val
@@ -328,10 +329,8 @@ class ExprLowering:
                              "supported in a kernel",
                        "write x * x for a square, pto.exp(y * pto.log(x)) for x ** y"
                        if isinstance(node.op, ast.Pow) else None)
-        if isinstance(left, Ptr) and op in ("ADD", "SUB"):
-            return self.ptr_add(left, right, node, 1 if op == "ADD" else -1)
-        if isinstance(right, Ptr) and op == "ADD":
-            return self.ptr_add(right, left, node, 1)
+        if isinstance(left, Ptr) or isinstance(right, Ptr):     # an address, or an operator it does not take
+            return pointer_binop(self, node, left, right, op)
         self.require_value(left, node.left)
         self.require_value(right, node.right)
         return self.alu(op, [left, right], node)

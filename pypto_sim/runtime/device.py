@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import dtypes
-from ..arguments import whole_number
+from ..arguments import launch_dims, whole_number
 from ..errors import ArgumentError, CheckSkippedWarning, LaunchError, UseAfterFreeError
 from ..settings import DEFAULT_MAX_CYCLES, DEFAULT_MAX_WORK, Settings
 from ..timing.machine import machine as active_machine
@@ -39,19 +39,6 @@ from .teardown import watch
 # launch()'s and profile()'s block: 32 lanes, one warp. The only block an AI-core kernel
 # takes, whose block is one AI core (its AIC and two AIVs), not a number of lanes.
 DEFAULT_BLOCK = (32, 1, 1)
-
-
-def _dims(value, what, kernel):
-    items = tuple(value) if isinstance(value, (tuple, list, np.ndarray)) else (value,)
-    for v in items:          # 2.5 blocks or True blocks is a mistake, not a count to round
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-            raise LaunchError(f"{what}={value!r}: {v!r} is not an integer", kernel=kernel,
-                              hint=f"give whole numbers, for example {what}=(4, 1, 1)")
-    dims = tuple(int(v) for v in items)
-    if not 1 <= len(dims) <= 3 or any(d <= 0 for d in dims):
-        raise LaunchError(f"{what}={value!r}: every dimension must be a positive integer (1 to 3 of them)",
-                          kernel=kernel, hint=f"for example {what}=(4, 1, 1)")
-    return dims + (1,) * (3 - len(dims))
 
 
 @dataclass
@@ -190,8 +177,8 @@ class Device:
         if not getattr(kernel, "is_pto_kernel", False):
             raise LaunchError(f"launch() needs a @pto.kernel function, got {type(kernel).__name__}",
                               hint="decorate the function with @pto.kernel")
-        grid = _dims(grid, "grid", kernel.name)
-        block = _dims(block, "block", kernel.name)
+        grid = launch_dims(grid, "grid", kernel.name, LaunchError)
+        block = launch_dims(block, "block", kernel.name, LaunchError)
         args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
         for name, value in zip(kernel.params, args):
             if getattr(value, "is_device_tensor", False):

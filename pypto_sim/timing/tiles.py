@@ -33,6 +33,7 @@ from ..exec.aicore_tiles import (short_stride_error, tile_bounds_error, transfer
                                  transfer_size_error)
 from ..exec.functional import deadlock_on_flag
 from ..exec.gm import window_elements
+from ..exec.isa_codes import tile_dims
 from .peaks import vector_cycles
 
 
@@ -141,11 +142,13 @@ def dispatch(sim, pc, core, blk, w, ws, now):
     buf = sim.buffer_at
 
     def tile(j, extent, what):
+        # each shape operand must be positive on its own: -1 x -1 is not one word
+        sizes = tuple((spec.value_operands[d].name, int(vals[d])) for d in tile_dims(spec)[j])
         base = int(vals[j])
         lo, hi, b = buf(base)
-        if b is None or base + extent > hi or extent <= 0:
+        if b is None or base + extent > hi or extent <= 0 or any(v <= 0 for _, v in sizes):
             # name the kernel's variable (the alloc_local buffer), and the operand it was
-            raise tile_bounds_error(sim.kernel_name, prog, pc, what, b, base, extent, lo, hi, blk.coords, w)
+            raise tile_bounds_error(sim.kernel_name, prog, pc, what, b, base, extent, lo, hi, blk.coords, w, sizes)
         return base, b
 
     moved = 0

@@ -17,10 +17,9 @@ from .isa_constants import (C_AUX, C_DTYPE, C_OP, C_SRC, F_ATOMIC, F_CONTROL, F_
                             FAMILY, ITEMSIZE, OP_BARRIER_BLOCK, OP_BARRIER_BLOCK_AND, OP_BARRIER_BLOCK_COUNT,
                             OP_BARRIER_BLOCK_OR, OP_BREAK, OP_BRK_UNLESS, OP_CONTINUE, OP_ELSE, OP_ENDIF,
                             OP_ENDLOOP, OP_IF, OP_LOOP, OP_LOOP_CONT, OP_RET, OP_SET_FLAG, OP_STORE_L1,
-                            OP_WAIT_FLAG, REDUCE_INIT,
-                            TILE_KIND, TK_BINARY, TK_COL_EXPAND, TK_COL_EXPAND_OP, TK_COL_REDUCE, TK_CONVERT,
-                            TK_EXPAND, TK_EXPAND_OP, TK_FILL, TK_LOAD, TK_MMA, TK_NONE, TK_REDUCE, TK_SCALAR,
-                            TK_STORE, TK_UNARY)
+                            OP_WAIT_FLAG, REDUCE_INIT, TILE_DIMS, TILE_KIND, TK_BINARY, TK_COL_EXPAND,
+                            TK_COL_EXPAND_OP, TK_COL_REDUCE, TK_CONVERT, TK_EXPAND, TK_EXPAND_OP, TK_FILL, TK_LOAD,
+                            TK_MMA, TK_NONE, TK_REDUCE, TK_SCALAR, TK_STORE, TK_UNARY)
 from .jit_options import NO_REFCOUNT
 from .scalars import ST_OK
 from .gm_bytes import init_set
@@ -188,44 +187,25 @@ def _in_buffer(spans, base, extent):
 
 
 @njit(cache=True, error_model="numpy")
-def _tile_extent(kind, v, j):
-    """The words tile operand j of a lane tile instruction of kind covers (its operands' values
-    v), as timing/tiles.py's dispatch bounds them; -1: operand j is not a tile."""
-    if kind == TK_LOAD or kind == TK_STORE:
-        t_j = 0 if kind == TK_LOAD else 1
-        return np.int64(v[2]) * np.int64(v[3]) if j == t_j else -1
-    if kind == TK_MMA:
-        m, n, k = np.int64(v[3]), np.int64(v[4]), np.int64(v[5])
-        return (m * n, m * k, k * n, -1, -1, -1)[j]
-    if kind == TK_BINARY:
-        return np.int64(v[3]) if j < 3 else -1
-    if kind == TK_UNARY or kind == TK_CONVERT:
-        n = np.int64(v[2]) if kind == TK_UNARY else np.int64(v[3])
-        return n if j < 2 else -1
-    if kind == TK_SCALAR:
-        return np.int64(v[3]) if j < 2 else -1
-    if kind == TK_FILL:
-        return np.int64(v[2]) if j == 0 else -1
-    rows, cols = np.int64(v[2]), np.int64(v[3])
-    if kind == TK_REDUCE or kind == TK_EXPAND:       # (dst, src): the big tile and its column
-        big = 1 if kind == TK_REDUCE else 0
-        return rows * cols if j == big else (rows if j == 1 - big else -1)
-    if kind == TK_COL_REDUCE or kind == TK_COL_EXPAND:
-        big = 1 if kind == TK_COL_REDUCE else 0
-        return rows * cols if j == big else (cols if j == 1 - big else -1)
-    rows, cols = np.int64(v[3]), np.int64(v[4])       # expand ops: (dst, a, v)
-    if j < 2:
-        return rows * cols
-    if j == 2:
-        return rows if kind == TK_EXPAND_OP else cols
-    return -1
+def _tile_size(op, v, j, size):
+    """Whether value operand j of lane tile instruction op is a tile operand (isa_codes.tile_dims); if
+    so, size = its shape operands' values (1 for an absent second) and the words it covers: their
+    product, or 0 when one is zero or negative (two negative sizes multiply to a positive count)."""
+    p0, p1 = TILE_DIMS[op, j, 0], TILE_DIMS[op, j, 1]
+    if p0 < 0:
+        return False
+    size[0] = np.int64(v[p0])
+    size[1] = np.int64(v[p1]) if p1 >= 0 else 1
+    size[2] = size[0] * size[1] if size[0] > 0 and size[1] > 0 else 0
+    return True
 
 
 @njit(cache=True, error_model="numpy")
 def _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, spans, info):
     """Execute a tile instruction at once (program order is a valid order without timing),
     after checking each tile operand lies in its alloc_local buffer (a fault: info = pc, the
-    operand, its first word and its extent; a transfer's other faults: pc, TF_*, two values)."""
+    operand, its first word, its extent and its shape operands' values; a transfer's other faults: pc,
+    TF_*, two values)."""
     op = code[pc, C_OP]
     kind = TILE_KIND[op]
     dt = code[pc, C_DTYPE]
@@ -241,12 +221,14 @@ def _run_tile(pc, code, imm, regs, hbm, hbm_init, tbase, tcount, l1, spans, info
         if gm_window(ND, rows, cols, stride, 1)[0] == 0:
             info[1], info[2], info[3], info[4] = TF_STRIDE, rows, cols, stride
             return 1
-    for j in range(6):
-        extent = _tile_extent(kind, v, j)
-        if extent != -1 and not _in_buffer(spans, np.int64(v[j]), extent):
+    size = np.empty(3, np.int64)
+    for j in range(6):          # a fault: info[1:6] = the operand, its first word, its words, its sizes
+        if _tile_size(op, v, j, size) and not _in_buffer(spans, np.int64(v[j]), size[2]):
             info[1] = j
             info[2] = np.int64(v[j])
-            info[3] = extent
+            info[3] = size[2]
+            info[4] = size[0]
+            info[5] = size[1]
             return 1
     if kind == TK_LOAD or kind == TK_STORE:
         slot = code[pc, C_AUX]

@@ -13,7 +13,7 @@ from ... import dtypes
 from ...ir.program import C_AUX, C_DST, C_DTYPE, C_LINE, C_OP, C_SRC, C_UNIFORM, INT_SEM_INT32, INT_SEM_INT64
 from ...isa import load_isa
 from .. import record_why
-from ..isa_codes import TILE_KINDS, family_code, gm_kind, gm_mantissa, is_integer, tile_kind
+from ..isa_codes import TILE_KINDS, family_code, gm_kind, gm_mantissa, is_integer, tile_dims, tile_kind
 
 __all__ = ["C_AUX", "C_DST", "C_DTYPE", "C_LINE", "C_OP", "C_SRC", "C_UNIFORM", "INT_SEM_INT32", "INT_SEM_INT64"]
 
@@ -150,6 +150,18 @@ def _per_dtype(value) -> np.ndarray:
 
 FAMILY = _per_opcode(lambda s: family_code(s.family), 0, np.int64)
 TILE_KIND = _per_opcode(lambda s: TILE_KINDS.index(tile_kind(s)), 0, np.int64)
+
+
+def _dims_row(spec) -> list:
+    """tile_dims(spec) as 6 x 2 positions, -1 for none (the first 6 value operands, as _run_tile reads)."""
+    rows = [[-1, -1] for _ in range(6)]
+    for j, dims in enumerate(tile_dims(spec)[:6]):
+        rows[j][:len(dims)] = dims
+    return rows
+
+
+# per opcode and tile operand j < 6: the positions of the shape operands whose product is its words
+TILE_DIMS = _per_opcode(_dims_row, [[-1, -1]] * 6, np.int64)
 REDUCE_INIT = _per_opcode(_reduce_init, 0.0, np.float64)
 ITEMSIZE = _per_dtype(lambda d: d.itemsize)
 GM_KIND = _per_dtype(gm_kind)        # 0 IEEE float, 1 two's complement, 2 unsigned, 3 minifloat codes
