@@ -28,9 +28,11 @@ def host(name):
     return np.dtype(np.float32 if name == "bfloat16" else name)
 
 
-def convert(make_kernels, src, dst, mode, xs):
-    """xs (8 values of src) through TCVT src -> dst in mode; dst's 8 values as float64."""
-    mod = make_kernels(KERNEL.replace("SRC", src).replace("DST", dst).replace("MODE", mode))
+def convert(make_kernels, src, dst, mode, xs, sat=None):
+    """xs (8 values of src) through TCVT src -> dst in mode (and SaturationMode sat when
+    given: "on" or "off"); dst's 8 values as float64."""
+    call = f'mode="{mode}"' + (f', sat="{sat}"' if sat else "")
+    mod = make_kernels(KERNEL.replace("SRC", src).replace("DST", dst).replace('mode="MODE"', call))
     x = np.array(xs, host(src))
     X = pto.alloc_tensor(8 * dtypes.BY_NAME[src].itemsize, getattr(pto, src))
     Y = pto.alloc_tensor(8 * dtypes.BY_NAME[dst].itemsize, getattr(pto, dst))
@@ -139,23 +141,6 @@ def test_honoured_modes_per_pair():
     assert cvt_modes.intrinsic("int16", "float16", "odd") == "vconv_s162f16"
 
 
-SAT_KERNEL = KERNEL.replace(', mode="MODE"', "SAT")
-
-
-def convert_sat(make_kernels, src, dst, sat, xs):
-    """xs through TCVT src -> dst in rint with the call's saturation text sat ("" for none)."""
-    mod = make_kernels(SAT_KERNEL.replace("SRC", src).replace("DST", dst).replace("SAT", sat))
-    x = np.array(xs, host(src))
-    X = pto.alloc_tensor(8 * dtypes.BY_NAME[src].itemsize, getattr(pto, src))
-    Y = pto.alloc_tensor(8 * dtypes.BY_NAME[dst].itemsize, getattr(pto, dst))
-    pto.memcpy_h2d(X, x)
-    pto.launch(mod.k, grid=(1,), args=(X, Y))
-    pto.sync()
-    y = np.empty(8, host(dst))
-    pto.memcpy_d2h(y, Y)
-    return y.astype(np.float64)
-
-
 OUT_OF_RANGE = [40000.0, -40000.0, 300.0, -300.0, 70000.0, 1.0, 0.0, -1.0]
 
 
@@ -175,15 +160,15 @@ def test_a_narrowing_tcvt_without_sat_truncates_as_tcvt_dst_src_mode_does(make_k
     left out of the float16 rows (None)."""
     xs = [x if w is not None else 1.0 for x, w in zip(OUT_OF_RANGE, wrapped)]
     want = [w if w is not None else 1 for w in wrapped]
-    assert convert_sat(make_kernels, src, dst, "", xs).tolist() == want
-    assert convert_sat(make_kernels, src, dst, ', sat="off"', xs).tolist() == want
+    assert convert(make_kernels, src, dst, "rint", xs).tolist() == want
+    assert convert(make_kernels, src, dst, "rint", xs, sat="off").tolist() == want
     info = np.iinfo(dst)
     clamped = np.clip(np.array(xs), info.min, info.max).tolist()
-    assert convert_sat(make_kernels, src, dst, ', sat="on"', xs).tolist() == clamped
+    assert convert(make_kernels, src, dst, "rint", xs, sat="on").tolist() == clamped
 
 
 def test_a_widening_or_float_to_int32_tcvt_without_sat_saturates(make_kernels):
     """Every pair outside kIsNarrowingCvt runs SaturationMode::ON without sat: float32 3e9 to
     int32 is int32's largest, 2147483647, not its low bits."""
-    got = convert_sat(make_kernels, "float32", "int32", "", [3e9, -3e9, 1, 0, 0, 0, 0, 0])
+    got = convert(make_kernels, "float32", "int32", "rint", [3e9, -3e9, 1, 0, 0, 0, 0, 0])
     assert got[:3].tolist() == [2147483647, -2147483648, 1]

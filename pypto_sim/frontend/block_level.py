@@ -37,18 +37,6 @@ _COMPARE = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt:
             ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
 
 
-def _has_break(stmts) -> bool:
-    """A break of the enclosing loop (not of a nested one) among the statements."""
-    for s in stmts:
-        if isinstance(s, ast.Break):
-            return True
-        if isinstance(s, ast.If) and (_has_break(s.body) or _has_break(s.orelse)):
-            return True
-        if isinstance(s, ast.With) and _has_break(s.body):
-            return True
-    return False
-
-
 class BlockLevel:
     """The analysis of one function body (a kernel's, or a helper's inlined): ``varying`` (names
     whose value may differ between warps of a block) and ``divergent`` (id of each AST node that
@@ -169,7 +157,7 @@ class BlockLevel:
         """Whether a break of this loop sits under a condition that may differ between warps."""
         for s in body:
             if isinstance(s, ast.If):
-                if self.differs(s.test) and _has_break(s.body + s.orelse):
+                if self.differs(s.test) and _has_loop_jump(s.body + s.orelse, ast.Break):
                     return True
                 if self._varying_break(s.body) or self._varying_break(s.orelse):
                     return True

@@ -175,13 +175,13 @@ def assignment_sites(body) -> dict:
     return counts
 
 
-def _has_loop_jump(stmts) -> bool:
-    """True when the statements contain break or continue for the enclosing loop."""
+def _has_loop_jump(stmts, jumps=(ast.Break, ast.Continue)) -> bool:
+    """True when the statements contain a break or continue (of `jumps`) for the enclosing loop."""
     for s in stmts:
-        if isinstance(s, (ast.Break, ast.Continue)):
+        if isinstance(s, jumps):
             return True
-        if isinstance(s, ast.If) and (_has_loop_jump(s.body) or _has_loop_jump(s.orelse)):
+        if isinstance(s, ast.If) and (_has_loop_jump(s.body, jumps) or _has_loop_jump(s.orelse, jumps)):
             return True
-        if isinstance(s, ast.With) and _has_loop_jump(s.body):
+        if isinstance(s, ast.With) and _has_loop_jump(s.body, jumps):
             return True
     return False
