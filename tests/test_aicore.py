@@ -288,6 +288,33 @@ def both_aivs_store_relayed(X, O):
         pto.cross_core_set_flag(1)
 
 
+@pto.kernel(sync="manual")
+def flag_on_the_wrong_pipes(X, O):
+    with pto.vector():
+        t = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec)
+        pto.tload(t, X)  # WRONG-PIPES-LOAD
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE3, 0)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE3, 0)
+        pto.tadds(t, t, 1.0)  # WRONG-PIPES-ADD
+        pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 1)
+        pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 1)
+        pto.tstore(O, t)
+
+
+def test_a_flag_between_other_pipes_is_named_for_what_is_missing():
+    """The kernel has a flag, but from MTE2 to MTE3, so nothing orders the TADDS on V after the
+    TLOAD on MTE2: the report says which flag is missing between which lines (it said "nothing
+    (no flag) orders the two pipes", which misleads a reader who sees a flag there)."""
+    src = Path(__file__).read_text().splitlines()
+    load, add = (next(i + 1 for i, t in enumerate(src) if t.endswith("# " + m))
+                 for m in ("WRONG-PIPES-LOAD", "WRONG-PIPES-ADD"))
+    x = dev(np.ones((16, 64), np.float32), pto.float32)
+    with pytest.raises(pto.RaceError, match=rf"no set_flag\(PIPE_MTE2, PIPE_V, id\) after line {load} is waited "
+                                            rf"for \(wait_flag\) before line {add}"):
+        pto.launch(flag_on_the_wrong_pipes, grid=(1,), args=(x, pto.alloc_tensor(16 * 64 * 4)), check="race")
+        pto.sync()
+
+
 def test_a_race_between_the_two_aivs_is_told_to_relay_through_the_aic():
     """Both AIVs store the same GM rows: racecheck reports it, and its hint is the relay that
     works (cross-core signals go AIC -> AIVs and AIV -> AIC only; the hint told the user to pair

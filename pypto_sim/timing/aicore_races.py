@@ -259,7 +259,14 @@ def race_error(sim, blk, pc, w, pipe, other, what, is_write):
                "which takes one from each, then pto.cross_core_set_flag(id2); both AIVs "
                "pto.cross_core_wait_flag(id2), the second before its access), or give each AIV its own part "
                "of the tensor")
+    first, second = PTO_PIPE_NAMES.get(PIPES[op], PIPES[op]), PTO_PIPE_NAMES.get(PIPES[pipe], PIPES[pipe])
+    if ou == w:
+        missing = (f"no set_flag({first}, {second}, id) after line {oins.line} is waited for (wait_flag) before "
+                   f"line {ins.line}, and no pipe_barrier between them holds both pipes")
+    else:
+        missing = (f"no cross_core_set_flag of {UNIT_NAMES[ou]} on {first} (or every pipe) after line {oins.line} "
+                   f"is taken by a cross_core_wait_flag of {UNIT_NAMES[w]} before line {ins.line}")
     return RaceError(f"racecheck: {kind} race on {what} in block {blk.coords}: {this} is not ordered "
-                     f"after {that}; nothing (no flag) orders the two pipes", kernel=sim.kernel_name,
+                     f"after {that}: {missing}", kernel=sim.kernel_name,
                      file=sim.prog.file, line=ins.line, block=blk.id, warp=w, unit=UNIT_NAMES[w],
                      other_line=oins.line, other_warp=ou, other_unit=UNIT_NAMES[ou], hint=fix)
