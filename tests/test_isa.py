@@ -323,6 +323,10 @@ def aicore(h, f):
         pto.tpairreducesum(v, v)
         ch = pto.alloc_tile(16, 8, pto.float32, loc=pto.Vec)
         pto.tconcat(pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec), ch, ch)
+        cx = pto.alloc_tile(16, 8, pto.int32, loc=pto.Vec)
+        pto.tconcat_idx(pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec), ch, ch, cx, cx)
+        pto.tconcat_dstidx(pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec), ch, ch,
+                           pto.alloc_tile(16, 8, pto.int32, loc=pto.Vec, valid=(16, 1)), cx, cx)
         dq = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
         pto.tdequant(dq, pto.alloc_tile(16, 32, pto.int16, loc=pto.Vec), pv, pv)
         pto.tdequant(dq, pto.alloc_tile(16, 32, pto.int8, loc=pto.Vec), pv, pv)

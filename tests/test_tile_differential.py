@@ -823,6 +823,48 @@ def test_concatenations_match_reference_and_numpy(ex):
             assert_same(out["l1"][dst:dst + rows * dpitch], want.ravel(), "TCONCAT against numpy")
 
 
+def test_index_concatenations_match_reference_and_numpy(ex):
+    """TCONCAT_IDX / TCONCAT_DSTIDX (TConcat.hpp TConcatIdx): per row counts from the index words
+    (bytes / sizeof(idx); a negative one huge), clamped to W; src0 by vcopy (a count past a
+    repeat moves whole repeats, an odd int8 count an even number of bytes), src1 by vcopy when n0
+    is a whole number of blocks else exactly n1; dst_idx = min(a + b, W) * sizeof(idx) in the
+    index dtype. The numba kernel and the reference agree word for word, and with numpy."""
+    rng = np.random.default_rng(ISA.by_name["TCONCAT_IDX"].opcode)
+    rows, dpitch, s0pitch, s1pitch, ipitch, w = 4, 160, 160, 160, 8, 150
+    for dt_name, it_name in (("float32", "int16"), ("float16", "int32"), ("int8", "int8"), ("int16", "uint16")):
+        dt, it = getattr(dtypes, dt_name), getattr(dtypes, it_name)
+        per_block, per_repeat, isz = 32 // dt.itemsize, 256 // dt.itemsize, it.itemsize
+        for counts in (((8, 5), (3, 9), (100, 1), (-1, 4)), ((1, 1), (per_block, 200), (7, 3), (2, -3))):
+            l1 = rng.standard_normal(8 + rows * (dpitch * 2 + s0pitch + s1pitch + 2 * ipitch)) * 50
+            l1[rng.integers(0, l1.size, 20)] = np.nan
+            dst, src0 = 8, 8 + rows * dpitch
+            src1, i0 = src0 + rows * s0pitch, src0 + rows * (s0pitch + s1pitch)
+            i1, di = i0 + rows * ipitch, i0 + 2 * rows * ipitch
+            if it.encoding == "uint":
+                counts = tuple((abs(a), abs(b)) for a, b in counts)
+            for r, (a, b) in enumerate(counts):
+                l1[i0 + r * ipitch], l1[i1 + r * ipitch] = a * isz, b * isz
+            out = run_both(ex, "tile_concat_idx", dict(l1=l1),
+                           ["l1", dst, src0, src1, di, i0, i1, rows, w, dpitch, s0pitch, s1pitch, ipitch, ipitch,
+                            ipitch, it.code, dt.code], f"TCONCAT_DSTIDX {dt_name} {it_name} {counts}")
+            want = l1.copy()
+            for r, (a, b) in enumerate(counts):
+                ua, ub = a % 2**32, b % 2**32
+                n0 = min(ua, w)
+                n1 = min(ub, w - n0)
+                t, wv = np.array([(ua + ub) % 2**32, w], np.uint64).astype(it.numpy)
+                want[di + r * ipitch] = np.array([min(int(t), int(wv)) * isz]).astype(it.numpy)[0]
+                ce = 4 if dt.itemsize == 4 else 2
+                moved = lambda n: (-(-n // per_repeat) - 1) * per_repeat + min(-(-(n * dt.itemsize) // ce) * ce,
+                                                                                 256) // dt.itemsize
+                k0 = moved(n0)
+                want[dst + r * dpitch:dst + r * dpitch + k0] = want[src0 + r * s0pitch:src0 + r * s0pitch + k0]
+                k1 = moved(n1) if n0 % per_block == 0 else n1
+                want[dst + r * dpitch + n0:dst + r * dpitch + n0 + k1] = \
+                    want[src1 + r * s1pitch:src1 + r * s1pitch + k1]
+            assert_same(out["l1"], want, f"TCONCAT_DSTIDX {dt_name} against numpy")
+
+
 def test_dequantizations_match_reference_and_numpy(ex):
     """TDEQUANT / TDEQUANT_S8: dst[r, c] = (src[r, c] - offset[r]) * scale[r] in float32, the
     parameters one a row at their pitch, with NaN and infinite parameters and every integer of
@@ -1354,7 +1396,7 @@ def test_every_tile_instruction_is_covered():
                | {s.name for s in TILE_COL_REDUCE} | {s.name for s in TILE_COL_EXPAND_OP}
                | {s.name for s in TILE_MASK} | {"TTRI", "TCI", "TPARTADD", "TPARTMAX", "TPARTMIN", "TPARTMUL", "TPAIRREDUCESUM",
                   "TPARTARGMAX", "TPARTARGMIN",
-                  "TCONCAT", "TCI_S", "TDEQUANT", "TDEQUANT_S8",
+                  "TCONCAT", "TCONCAT_IDX", "TCONCAT_DSTIDX", "TCI_S", "TDEQUANT", "TDEQUANT_S8",
                   "TQUANT", "TQUANT_ASYM"})
     for names in HAND_TESTED.values():
         covered |= names

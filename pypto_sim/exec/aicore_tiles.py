@@ -399,9 +399,19 @@ def index_fault_error(ctx, pc, vals, unit, coords, position, arr) -> OutOfBounds
     """The error of TGATHER_IDX or TSCATTER_IDX pc (operands vals) on unit of block coords whose
     index at position (row * cols + col of the region the indices cover) names no element of the
     tile it reads (src) or writes (dst: SCATTER, isa/sort_modes.py); arr: the unit's memory,
-    which holds the index."""
+    which holds the index. TCONCAT_IDX / TCONCAT_DSTIDX's position is 2 * row + source."""
     layout = layout_of(ctx, pc)
     named, view = layout.named, layout.tiles[0]
+    if "src0_idx" in view:                      # TCONCAT_IDX / TCONCAT_DSTIDX: a count of 0
+        row, side = divmod(position, 2)
+        idx, what = view[("src0_idx", "src1_idx")[side]], ("src0", "src1")[side]
+        value = int(arr[idx.base + row * idx.pitch])
+        return unit_fault(ctx, pc, unit, coords,
+                          f"row {row} of '{idx.buf.name}' counts {value} bytes, no {what} element to copy: "
+                          "A2/A3's TConcatIdx (TConcat.hpp lines 148-160) then vcopies with repeat 0 - 1, "
+                          "writing far past the tile",
+                          f"keep each row's count of {what} at least one element (and within dst's valid columns)",
+                          offset=value, count=int(vals[named["cols"]]), tensor=idx.buf.name)
     row, col = divmod(position, int(vals[named["cols"]]))
     scatter = int(vals[named["mode"]]) & SCATTER
     idx, src = view["idx"], view["dst" if scatter else "src"]

@@ -13,6 +13,7 @@ from .. import dtypes
 from ..isa import load_isa, store_modes
 from ..isa.tile_roles import FAMILY_ROLES, KERNEL_FAMILIES
 from . import gm
+from .reference_concat import tile_concat, tile_concat_idx
 from .reference_sort import tile_sort
 from .reference_values import evaluate, round_mode, to_dtype, word_pitch, words_grid, wrap_int32
 
@@ -330,26 +331,6 @@ def tile_pair_reduce(op, l1, dst, src, rows, cols, dpitch, spitch, dt):
         l1[dst + r * dpitch: dst + r * dpitch + half] = out[r]
 
 
-def tile_concat(l1, dst, src0, src1, rows, cols, c0, dpitch, s0pitch, s1pitch, dt):
-    """TCONCAT in TConcatImpl's order: every row's src0 copy (its first c0 columns in whole
-    32-byte blocks), then every row's src1 copy of cols - c0 at column c0, in whole blocks when
-    c0 is a whole number of them, else element by element; a source sharing dst's words reads
-    what the earlier copies wrote."""
-    per_block = 32 // dtypes.BY_CODE[int(dt)].itemsize
-    n0 = -(-c0 // per_block) * per_block
-    whole = c0 % per_block == 0
-    n1 = -(-(cols - c0) // per_block) * per_block if whole else cols - c0
-    for r in range(rows):
-        l1[dst + r * dpitch: dst + r * dpitch + n0] = l1[src0 + r * s0pitch: src0 + r * s0pitch + n0].copy()
-    for r in range(rows):
-        if whole:
-            l1[dst + r * dpitch + c0: dst + r * dpitch + c0 + n1] = \
-                l1[src1 + r * s1pitch: src1 + r * s1pitch + n1].copy()
-        else:
-            for j in range(n1):
-                l1[dst + r * dpitch + c0 + j] = l1[src1 + r * s1pitch + j]
-
-
 def tile_dequant(l1, dst, src, scale, offset, rows, cols, dpitch, spitch, ppitch):
     """TDEQUANT: dst[r, c] = (src[r, c] - offset[r]) * scale[r], in float32 (numpy's float32
     subtract and multiply round each result once), the parameters one a row at ppitch."""
@@ -607,7 +588,9 @@ def _nearest_float32(terms):
 # every kernel by its name (the numba executor's names: reference.py re-exports them)
 TILE_KERNELS = {**{name: fn for name, fn in list(globals().items())
                    if name.startswith(("tile_", "gm_")) and callable(fn)},
-                tile_sort.__name__: tile_sort}       # the sort family's, from reference_sort.py
+                tile_sort.__name__: tile_sort,       # the sort family's, from reference_sort.py
+                tile_concat.__name__: tile_concat,           # the concat family's, from reference_concat.py
+                tile_concat_idx.__name__: tile_concat_idx}
 # each value family's kernel: its descriptor's (isa/tile_roles.py), and the families whose
 # values the executors compute by hand (tile_move, TEXTRACT / TMOV on the AI core: a gather
 # from the source window, scattered into the destination; tile_mma: the article's MMA, over

@@ -136,3 +136,60 @@ def lower_tconcat(comp, node, args):
            *(comp._int_operand(Const(t.tile.row_pitch, dtypes.int32), node, "pitch") for t in (dst, s0, s1)))
     comp.emit(spec.name, None, ops, dst.dtype, node, aux=comp.tile_aux())
     comp.instrs[-1].comment = f"{dst.name} <- {s0.name} | {s1.name}"
+
+
+_IDX_DTYPES = ("int32", "int16", "int8", "uint32", "uint16", "uint8")
+
+
+def _lower_tconcat_idx(comp, node, args, name, names):
+    """TCONCAT_IDX / TCONCAT_DSTIDX with TConcatIdxCheck's and TCONCAT_IMPL's checks (TConcat.hpp
+    lines 183-275): the data tiles one dtype of TCONCAT's list, the index tiles one integer dtype,
+    RowMajor tiles (the ND path is built), the sources' valid rows dst's, dst_idx one valid column."""
+    spec = comp.isa[name]
+    call, header = f"pto.{spec.builtin}", "include/pto/npu/a2a3/TConcat.hpp"
+    tiles = dict(zip(names, comp.typed_tiles(spec, node, args, names)))
+    dst, s0, s1, i0 = tiles["dst"], tiles["src0"], tiles["src1"], tiles["src0_idx"]
+    comp.one_dtype(node, spec, call, dst, (s0, s1), f"\"TCONCAT: Invalid data type.\", {header}",
+                   f"\"TCONCAT: Data type of dst, src0 and src1 must be the same.\", {header}")
+    for n in ("src1_idx", "dst_idx"):
+        t = tiles.get(n)
+        if t is not None and t.dtype != i0.dtype:
+            comp.error(node, f"{call}: '{t.name}' holds {t.dtype} and '{i0.name}' {i0.dtype} (\"TCONCAT: Data "
+                             f"type of src0Idx and {n[:-4]}Idx must be the same.\", {header})")
+    if i0.dtype.name not in _IDX_DTYPES:
+        comp.error(node, f"{call}: '{i0.name}' holds {i0.dtype}; the counts take {', '.join(_IDX_DTYPES)} "
+                         f"(\"TCONCAT: Invalid data type of src0Idx.\", {header})")
+    for t in tiles.values():
+        if t.tile.layout != "row" or t.tile.storage is not None:
+            comp.error(node, f"{call}: '{t.name}' is not a RowMajor tile of its own dtype; the ND path is built")
+    for t in (s0, s1):
+        comp.match_valid(node, call, t, dst, "rows", f"\"TCONCAT: validRow of {'src0' if t is s0 else 'src1'} "
+                         f"must match dst.\", {header}")
+    if "dst_idx" in tiles:
+        vc = tiles["dst_idx"].tile.valid_cols
+        if not (isinstance(vc, Const) and int(vc.value) == 1):
+            comp.error(node, f"{call}: '{tiles['dst_idx'].name}' has {vc} valid columns (\"TCONCAT: validCol of "
+                             f"dstIdx must match 1.\", {header})", "give dst_idx valid=(rows, 1)")
+    pitches = {"dpitch": "dst", "s0pitch": "src0", "s1pitch": "src1", "dipitch": "dst_idx", "i0pitch": "src0_idx",
+               "i1pitch": "src1_idx"}
+    ops = [comp._base(tiles[n], node, call) for n in names]
+    ops += [comp._int_operand(dst.tile.valid_rows, node, "rows"), comp._int_operand(dst.tile.valid_cols, node, "cols")]
+    ops += [comp._int_operand(Const(tiles[pitches[o.name]].tile.row_pitch if pitches[o.name] in tiles else 0,
+                                    dtypes.int32), node, o.name)
+            for o in spec.value_operands[2:] if o.name in pitches]
+    ops.append(comp._int_operand(Const(i0.dtype.code, dtypes.int32), node, "idt"))
+    comp.emit(spec.name, None, tuple(ops), dst.dtype, node, aux=comp.tile_aux())
+    comp.instrs[-1].comment = f"{dst.name} <- {s0.name}[:{i0.name}] | {s1.name}[:{tiles['src1_idx'].name}]"
+
+
+@LOWERINGS.lowering("tconcat_idx", checks=(aicore_only,))
+def lower_tconcat_idx(comp, node, args):
+    """TCONCAT(dst, src0, src1, src0Idx, src1Idx) (TCONCAT_IDX, isa/49_concat.toml)."""
+    _lower_tconcat_idx(comp, node, args, "TCONCAT_IDX", ("dst", "src0", "src1", "src0_idx", "src1_idx"))
+
+
+@LOWERINGS.lowering("tconcat_dstidx", checks=(aicore_only,))
+def lower_tconcat_dstidx(comp, node, args):
+    """TCONCAT(dst, src0, src1, dstIdx, src0Idx, src1Idx) (TCONCAT_DSTIDX, isa/49_concat.toml)."""
+    _lower_tconcat_idx(comp, node, args, "TCONCAT_DSTIDX",
+                       ("dst", "src0", "src1", "dst_idx", "src0_idx", "src1_idx"))

@@ -255,6 +255,19 @@ FAMILY_ROLES = {
                                extents=(("dst", "R", "C"), ("src0", "R", "c0"), ("src1", "R", "C-c0")),
                                unchainable="its sources' valid columns add up to dst's, which tiles of one "
                                            "shape cannot give"),
+    # TCONCAT_IDX, TCONCAT_DSTIDX (isa/49_concat.toml): per row, counts read from the index tiles'
+    # column 0; its kernel refuses a zero count that A2/A3 passes as a vcopy of repeat 0 - 1.
+    # src0 and src1 are not in extents: how far a row of them is walked is a count read at run
+    # time (at most C, rounded up to a 256-byte repeat past one repeat)
+    "tile_concat_idx": FamilyRoles("dst", ("src0", "src1", "src0_idx", "src1_idx"), ("rows", "cols"), ("dst",),
+                                   outputs=("dst_idx",), kernel="tile_concat_idx", faults=True,
+                                   args=("l1", "dst", "src0", "src1", "dst_idx", "src0_idx", "src1_idx", "rows",
+                                         "cols", "dpitch", "s0pitch", "s1pitch", "dipitch", "i0pitch", "i1pitch",
+                                         "idt", "dt"),
+                                   extents=(("dst", "R", "C"), ("dst_idx", "R", "1"), ("src0_idx", "R", "1"),
+                                            ("src1_idx", "R", "1")),
+                                   unchainable="its counts come from index tiles of another dtype, which a chain "
+                                               "over one tile's rows cannot feed back"),
     # TDEQUANT, TDEQUANT_S8 (isa/50_quant.toml): rows x cols of dst (float32) from src (int16 or
     # int8), one scale and one offset a row at the parameter tiles' pitch
     "tile_dequant": FamilyRoles("dst", ("src", "scale", "offset"), ("rows", "cols"), ("dst",),

@@ -1,8 +1,9 @@
-"""The concatenation family's kernel (TCONCAT; isa/49_concat.toml): A2/A3's TConcat.hpp
-TConcatImpl, row by row. The replay's generated family dispatch calls it (exec/family_source.py)."""
+"""The concatenation families' kernels (TCONCAT, TCONCAT_IDX, TCONCAT_DSTIDX; isa/49_concat.toml):
+A2/A3's TConcat.hpp TConcatImpl and TConcatIdx, row by row. The replay's generated family dispatch
+calls them (exec/family_source.py)."""
 from numba import njit
 
-from .isa_constants import ITEMSIZE
+from .isa_constants import GM_KIND, ITEMSIZE
 
 
 @njit(cache=True, error_model="numpy")
@@ -27,3 +28,65 @@ def tile_concat(l1, dst, src0, src1, rows, cols, c0, dpitch, s0pitch, s1pitch, d
         else:
             for j in range(n1):
                 l1[dst + r * dpitch + c0 + j] = l1[src1 + r * s1pitch + j]
+
+
+@njit(cache=True)
+def _wrap(x, idt):
+    """x as the index dtype idt holds it (two's complement or unsigned, ITEMSIZE[idt] bytes)."""
+    bits = 8 * ITEMSIZE[idt]
+    x = x & ((1 << bits) - 1)
+    if GM_KIND[idt] == 1 and x >= (1 << (bits - 1)):
+        x -= 1 << bits
+    return x
+
+
+@njit(cache=True)
+def _moved(n, item, per_repeat):
+    """The elements TConcatIdx's two vcopies move for a count n > 0: n's repeats but the last
+    whole, the last under SetContinuousMask(ceil(n * item / copy item)) in 16-bit (1- and
+    2-byte data) or 32-bit copy elements, at most a repeat's."""
+    ce = 4 if item == 4 else 2
+    reps = -(-n // per_repeat)
+    return (reps - 1) * per_repeat + min(-(-(n * item) // ce) * ce, 256) // item
+
+
+@njit(cache=True)
+def _counts(l1, at, idt):
+    """A count of TConcatIdx line 136: the index word / sizeof(idxType), as an unsigned."""
+    return (int(l1[at]) // ITEMSIZE[idt]) % (1 << 32)
+
+
+@njit(cache=True, error_model="numpy")
+def tile_concat_idx(l1, dst, src0, src1, dst_idx, src0_idx, src1_idx, rows, cols, dpitch, s0pitch, s1pitch,
+                    dipitch, i0pitch, i1pitch, idt, dt):
+    """TCONCAT_IDX / TCONCAT_DSTIDX (dst_idx -1 without it): A2/A3's TConcatIdx row by row. Returns
+    -1, or 2 * row + (0 src0, 1 src1) of the first count of 0 that a vcopy would take as repeat
+    0 - 1 (src0's, or src1's when n0 is a whole number of blocks), before writing anything."""
+    item = ITEMSIZE[dt]
+    per_block, per_repeat = 32 // item, 256 // item
+    for r in range(rows):
+        n0 = min(_counts(l1, src0_idx + r * i0pitch, idt), cols)
+        n1 = min(_counts(l1, src1_idx + r * i1pitch, idt), cols - n0)
+        if n0 == 0:
+            return 2 * r
+        if n1 == 0 and n0 % per_block == 0:
+            return 2 * r + 1
+    for r in range(rows):
+        a = _counts(l1, src0_idx + r * i0pitch, idt)
+        b = _counts(l1, src1_idx + r * i1pitch, idt)
+        if dst_idx >= 0:
+            t, w = _wrap((a + b) % (1 << 32), idt), _wrap(cols, idt)
+            l1[dst_idx + r * dipitch] = _wrap((t if t < w else w) * ITEMSIZE[idt], idt)
+        n0 = min(a, cols)
+        n1 = min(b, cols - n0)
+        k0 = _moved(n0, item, per_repeat)
+        row = l1[src0 + r * s0pitch:src0 + r * s0pitch + k0].copy()
+        l1[dst + r * dpitch:dst + r * dpitch + k0] = row
+        if n0 % per_block == 0:
+            k1 = _moved(n1, item, per_repeat)
+            row = l1[src1 + r * s1pitch:src1 + r * s1pitch + k1].copy()
+            l1[dst + r * dpitch + n0:dst + r * dpitch + n0 + k1] = row
+        else:
+            for j in range(n1):
+                l1[dst + r * dpitch + n0 + j] = l1[src1 + r * s1pitch + j]
+    return -1
