@@ -148,6 +148,21 @@ def test_a_zero_count_is_an_error_at_the_line_naming_unit_and_row(make_kernels):
     assert "TCONCAT_IDX at line 12 on AIV0" in msg and "row 2 of 'i' counts 0 bytes, no src0 element" in msg
 
 
+def test_a_count_past_one_repeat_that_the_rows_cannot_hold_is_an_error(make_kernels):
+    """An int16 count word of 130 is 65 float32 elements (the word / sizeof(int16), line 136),
+    two vcopy repeats, the last under a mask of the whole count (TConcat.hpp lines 148-160:
+    SetContinuousMask of ceil(65 x 4 / 4)), so 128 elements move; dst's rows of 72 cannot hold
+    them, and the run stops at the line before writing anything (it overwrote the next tile, or
+    crashed past the unit's memory)."""
+    mod = make_kernels(FAULT.replace("pto.alloc_tile(4, 16, pto.float32", "pto.alloc_tile(4, 128, pto.float32")
+                       .replace("pto.alloc_tile(4, 32, pto.float32", "pto.alloc_tile(4, 72, pto.float32"))
+    counts = np.zeros((4, 16), np.int16)
+    counts[:, 0] = (8, 8, 130, 8)
+    with pytest.raises(pto.OutOfBoundsError) as err:
+        run_kernel(mod.k, [np.ones((4, 128), np.float32), counts], [((4, 72), np.float32)])
+    assert "row 2 of 'i' counts 130 bytes of src0, past one 256-byte repeat" in str(err.value)
+
+
 def test_counts_clamp_as_the_header_does(make_kernels):
     """src1's count is clamped to the columns src0's leaves of dst's 32 (line 147): int16 byte
     counts 40, 20, 36, 48 (20, 10, 18, 24 elements, src0's and src1's the same tile) give rows of

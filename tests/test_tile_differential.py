@@ -828,9 +828,10 @@ def test_index_concatenations_match_reference_and_numpy(ex):
     (bytes / sizeof(idx); a negative one huge), clamped to W; src0 by vcopy (a count past a
     repeat moves whole repeats, an odd int8 count an even number of bytes), src1 by vcopy when n0
     is a whole number of blocks else exactly n1; dst_idx = min(a + b, W) * sizeof(idx) in the
-    index dtype. The numba kernel and the reference agree word for word, and with numpy."""
+    index dtype. The numba kernel and the reference agree word for word, and with numpy. (Repeats
+    reaching past a row are an error: tests/test_concat_idx.py.)"""
     rng = np.random.default_rng(ISA.by_name["TCONCAT_IDX"].opcode)
-    rows, dpitch, s0pitch, s1pitch, ipitch, w = 4, 160, 160, 160, 8, 150
+    rows, dpitch, s0pitch, s1pitch, ipitch, w = 4, 320, 320, 320, 8, 150     # rows hold every repeat moved
     for dt_name, it_name in (("float32", "int16"), ("float16", "int32"), ("int8", "int8"), ("int16", "uint16")):
         dt, it = getattr(dtypes, dt_name), getattr(dtypes, it_name)
         per_block, per_repeat, isz = 32 // dt.itemsize, 256 // dt.itemsize, it.itemsize

@@ -404,8 +404,18 @@ def index_fault_error(ctx, pc, vals, unit, coords, position, arr) -> OutOfBounds
     named, view = layout.named, layout.tiles[0]
     if "src0_idx" in view:                      # TCONCAT_IDX / TCONCAT_DSTIDX: a count of 0
         row, side = divmod(position, 2)
+        rows = int(vals[named["rows"]])
+        over, row = row >= rows, row % rows
         idx, what = view[("src0_idx", "src1_idx")[side]], ("src0", "src1")[side]
         value = int(arr[idx.base + row * idx.pitch])
+        if over:                                # a vcopy of whole repeats past a row
+            return unit_fault(ctx, pc, unit, coords,
+                              f"row {row} of '{idx.buf.name}' counts {value} bytes of {what}, past one 256-byte "
+                              "repeat: TConcatIdx (TConcat.hpp lines 148-160) vcopies whole repeats, the last "
+                              "under a mask of the whole count, reaching past dst's row or the source's",
+                              f"keep each row's count of {what} within one 256-byte repeat, or give dst and "
+                              f"{what} rows as wide as the repeats it moves",
+                              offset=value, count=int(vals[named["cols"]]), tensor=idx.buf.name)
         return unit_fault(ctx, pc, unit, coords,
                           f"row {row} of '{idx.buf.name}' counts {value} bytes, no {what} element to copy: "
                           "A2/A3's TConcatIdx (TConcat.hpp lines 148-160) then vcopies with repeat 0 - 1, "

@@ -31,8 +31,10 @@ def _count(l1, at, idt) -> int:
 
 def tile_concat_idx(l1, dst, src0, src1, dst_idx, src0_idx, src1_idx, rows, cols, dpitch, s0pitch, s1pitch,
                     dipitch, i0pitch, i1pitch, idt, dt):
-    """TCONCAT_IDX / TCONCAT_DSTIDX (dst_idx -1 without it). Returns -1, or 2 * row + (0 src0, 1
-    src1) of the first count of 0 a vcopy would take as repeat 0 - 1, before writing anything."""
+    """TCONCAT_IDX / TCONCAT_DSTIDX (dst_idx -1 without it). Returns -1, or before writing
+    anything the first row's fault: 2 * row + (0 src0, 1 src1) for a count of 0 a vcopy would
+    take as repeat 0 - 1, 2 * (rows + row) + side for a vcopy reaching past dst's row or the
+    source's (exec/compiled/concat.py's)."""
     item = dtypes.BY_CODE[int(dt)].itemsize
     per_block, per_repeat = 32 // item, 256 // item
     counts = [(_count(l1, src0_idx + r * i0pitch, idt), _count(l1, src1_idx + r * i1pitch, idt))
@@ -43,6 +45,11 @@ def tile_concat_idx(l1, dst, src0, src1, dst_idx, src0_idx, src1_idx, rows, cols
             return 2 * r
         if min(b, cols - n0) == 0 and n0 % per_block == 0:
             return 2 * r + 1
+        k0, k1 = _moved(n0, item, per_repeat), _moved(min(b, cols - n0), item, per_repeat)
+        if k0 > dpitch or k0 > s0pitch:
+            return 2 * (rows + r)
+        if n0 % per_block == 0 and (n0 + k1 > dpitch or k1 > s1pitch):
+            return 2 * (rows + r) + 1
     for r in range(rows):
         a = _count(l1, src0_idx + r * i0pitch, idt)
         b = _count(l1, src1_idx + r * i1pitch, idt)

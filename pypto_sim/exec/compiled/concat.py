@@ -60,8 +60,10 @@ def _counts(l1, at, idt):
 def tile_concat_idx(l1, dst, src0, src1, dst_idx, src0_idx, src1_idx, rows, cols, dpitch, s0pitch, s1pitch,
                     dipitch, i0pitch, i1pitch, idt, dt):
     """TCONCAT_IDX / TCONCAT_DSTIDX (dst_idx -1 without it): A2/A3's TConcatIdx row by row. Returns
-    -1, or 2 * row + (0 src0, 1 src1) of the first count of 0 that a vcopy would take as repeat
-    0 - 1 (src0's, or src1's when n0 is a whole number of blocks), before writing anything."""
+    -1, or before writing anything the fault of the first row that has one: 2 * row + (0 src0,
+    1 src1) for a count of 0 a vcopy would take as repeat 0 - 1 (src0's, or src1's when n0 is a
+    whole number of blocks), 2 * (rows + row) + side for a vcopy whose whole repeats reach past
+    dst's row or the source's (a count past one repeat: the last repeat's mask is the count)."""
     item = ITEMSIZE[dt]
     per_block, per_repeat = 32 // item, 256 // item
     for r in range(rows):
@@ -71,6 +73,12 @@ def tile_concat_idx(l1, dst, src0, src1, dst_idx, src0_idx, src1_idx, rows, cols
             return 2 * r
         if n1 == 0 and n0 % per_block == 0:
             return 2 * r + 1
+        k0 = _moved(n0, item, per_repeat)
+        if k0 > dpitch or k0 > s0pitch:
+            return 2 * (rows + r)
+        if n0 % per_block == 0 and (n0 + _moved(n1, item, per_repeat) > dpitch
+                                    or _moved(n1, item, per_repeat) > s1pitch):
+            return 2 * (rows + r) + 1
     for r in range(rows):
         a = _counts(l1, src0_idx + r * i0pitch, idt)
         b = _counts(l1, src1_idx + r * i1pitch, idt)
