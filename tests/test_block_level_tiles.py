@@ -165,3 +165,30 @@ def k(A, O):
     out = np.empty(32, np.float32)
     pto.memcpy_d2h(out, O)
     np.testing.assert_array_equal(out, a + 1)
+
+
+def test_an_id_bound_to_a_name_once_decides_as_the_id_does(make_kernels):
+    """`tid = pto.get_local_id()` then `if tid == 0:` is the inline condition's (CUDA's usual
+    spelling): warp 0 takes it, so the kernel compiles; bound to the warp id and tested for 1,
+    warp 0 never takes it, a CompileError as inline."""
+    ok = make_kernels('''
+@pto.kernel
+def k(A, O):
+    tl = pto.alloc_local(64)
+    tid = pto.get_local_id()
+    if tid == 0:
+        pto.async_load(tl, A, 256)
+    pto.wait_all()
+''')
+    ok.k.program_for((pto.alloc_tensor(256, pto.float32), pto.alloc_tensor(256, pto.float32)))
+    bad = make_kernels('''
+@pto.kernel
+def k(A, O):
+    tl = pto.alloc_local(64)
+    wid = pto.get_warp_id()
+    if wid == 1:  # DECIDES
+        pto.async_load(tl, A, 256)
+''')
+    line = next(i + 1 for i, t in enumerate(open(bad.__file__).read().splitlines()) if t.endswith("# DECIDES"))
+    compile_error_at(bad.k, (pto.alloc_tensor(256, pto.float32), pto.alloc_tensor(256, pto.float32)),
+                     f"line {line} decides per warp or per lane", "pto.async_load(tl, A, 256)")

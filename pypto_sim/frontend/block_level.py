@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import ast
 
-from .uniformity import UNRESOLVED, VARYING_BUILTINS, Uniformity, _has_loop_jump, _has_return, callee
+from .uniformity import (UNRESOLVED, VARYING_BUILTINS, Uniformity, _has_loop_jump, _has_return, assignment_sites,
+                         callee)
 
 # warp-uniform builtins whose value differs from warp to warp of a block
 WARP_VARYING_BUILTINS = {"get_warp_id", "vote_all", "all_sync", "vote_any", "any_sync", "vote_eq", "eq_sync",
@@ -51,6 +52,13 @@ class BlockLevel:
         self.uniformity = Uniformity(body, self._varying_call, varying_params, ctrl=cause is not None)
         self.varying = self.uniformity.run()
         self.divergent: dict = {}
+        # names bound once, to an id-decided value (`tid = pto.get_local_id()`): their first-lane value
+        sites = assignment_sites(body)
+        self._bound = {}
+        for n in ast.walk(ast.Module(body=body, type_ignores=[])):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                    and sites.get(n.targets[0].id) == 1 and n.targets[0].id not in varying_params:
+                self._bound[n.targets[0].id] = n.value
         self._walk(body, cause)
 
     def _varying_call(self, call, args_varying) -> bool:
@@ -134,6 +142,14 @@ class BlockLevel:
         warp and local id 0) when it follows from constants and those ids alone, else None."""
         if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int)):
             return node.value
+        if isinstance(node, ast.Name) and node.id in self._bound:
+            value, self._bound[node.id] = self._bound[node.id], None  # None while evaluated: no cycles
+            if value is None:
+                return None
+            try:
+                return self._at_first_lane(value)
+            finally:
+                self._bound[node.id] = value
         if isinstance(node, ast.Call):
             if getattr(callee(self.kernel, node), "name", None) in FIRST_LANE_IDS and not node.keywords \
                     and all(isinstance(a, ast.Constant) for a in node.args):
