@@ -19,8 +19,8 @@ from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
 from ..ir.program import C_AUX, C_DTYPE, C_OP, block_coords
 from ..isa import load_isa
 from ..isa.run_time_checks import check_error
-from .aicore_tiles import (UNIT_NAMES, TileOp, buffer_at, buffer_spans, cross_core_deadlock, cross_flag_overflow,
-                           operands, unset_flag_error)
+from .aicore_flag_errors import cross_core_deadlock, cross_flag_overflow, unset_flag_error
+from .aicore_tiles import UNIT_NAMES, TileOp, buffer_at, buffer_spans, operands
 from . import gm
 from .blas import single_threaded_blas, uses_matmul
 from .control_flow import ControlFlow

@@ -47,8 +47,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DeadlockError, UninitializedReadError
-from ..exec.aicore_tiles import (UNIT_NAMES, TileOp, cross_core_deadlock, cross_flag_overflow, operands,
-                                 unset_flag_error)
+from ..exec.aicore_flag_errors import cross_core_deadlock, cross_flag_overflow, unset_flag_error
+from ..exec.aicore_tiles import UNIT_NAMES, TileOp, operands
 from ..ir.program import C_AUX, block_coords
 from ..isa import PIPES, PTO_PIPE_NAMES
 from .aicore_races import AICoreRaces, race_check
