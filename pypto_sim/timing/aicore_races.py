@@ -245,10 +245,11 @@ def race_error(sim, blk, pc, w, pipe, other, what, is_write):
     ou, op = divmod(q, P)
     ins, oins = sim.prog.instrs[pc], sim.prog.instrs[opc]
     kind = "write-after-write" if is_write and was_write else "read-after-write" if was_write else "write-after-read"
-    this = f"{ins.op} at line {ins.line} ({UNIT_NAMES[w]} {PTO_PIPE_NAMES.get(PIPES[pipe], PIPES[pipe])})"
-    that = f"{oins.op} at line {oins.line} ({UNIT_NAMES[ou]} {PTO_PIPE_NAMES.get(PIPES[op], PIPES[op])})"
+    first, second = (PTO_PIPE_NAMES.get(PIPES[p], PIPES[p]) for p in (op, pipe))
+    this = f"{ins.op} at line {ins.line} ({UNIT_NAMES[w]} {second})"
+    that = f"{oins.op} at line {oins.line} ({UNIT_NAMES[ou]} {first})"
     if ou == w:
-        fix = (f"add pto.set_flag({PTO_PIPE_NAMES.get(PIPES[op])}, {PTO_PIPE_NAMES.get(PIPES[pipe])}, id) "
+        fix = (f"add pto.set_flag({first}, {second}, id) "
                f"after line {oins.line} and the matching wait_flag before line {ins.line}")
     elif 0 in (w, ou):
         fix = ("order the units with pto.cross_core_set_flag(id) after the first and "
@@ -259,7 +260,6 @@ def race_error(sim, blk, pc, w, pipe, other, what, is_write):
                "which takes one from each, then pto.cross_core_set_flag(id2); both AIVs "
                "pto.cross_core_wait_flag(id2), the second before its access), or give each AIV its own part "
                "of the tensor")
-    first, second = PTO_PIPE_NAMES.get(PIPES[op], PIPES[op]), PTO_PIPE_NAMES.get(PIPES[pipe], PIPES[pipe])
     if ou == w:
         missing = (f"no set_flag({first}, {second}, id) after line {oins.line} is waited for (wait_flag) before "
                    f"line {ins.line}, and no pipe_barrier between them holds both pipes")

@@ -141,15 +141,22 @@ def dispatch(sim, pc, core, blk, w, ws, now):
     reads, writes, fam = [], [], spec.family
     buf = sim.buffer_at
 
-    def tile(j, extent, what):
-        # each shape operand must be positive on its own: -1 x -1 is not one word
-        sizes = tuple((spec.value_operands[d].name, int(vals[d])) for d in tile_dims(spec)[j])
+    def tile(j):
+        """(first word, buffer, words) of tile operand j: the words its shape operands cover
+        (isa_codes.tile_dims, the functional runner's table too), each positive on its own
+        (-1 x -1 is not one word), within the operand's alloc_local buffer."""
+        dims = tile_dims(spec)[j]
+        if not dims:
+            raise AssertionError(f"{spec.name}: operand {j} has no shape in isa_codes._TILE_DIMS")
+        sizes = tuple((spec.value_operands[d].name, int(vals[d])) for d in dims)
+        extent = math.prod(v for _, v in sizes)
         base = int(vals[j])
         lo, hi, b = buf(base)
         if b is None or base + extent > hi or extent <= 0 or any(v <= 0 for _, v in sizes):
             # name the kernel's variable (the alloc_local buffer), and the operand it was
-            raise tile_bounds_error(sim.kernel_name, prog, pc, what, b, base, extent, lo, hi, blk.coords, w, sizes)
-        return base, b
+            raise tile_bounds_error(sim.kernel_name, prog, pc, spec.value_operands[j].name, b, base, extent, lo,
+                                    hi, blk.coords, w, sizes)
+        return base, b, extent
 
     moved = 0
     if fam in ("tile_load", "tile_store"):
@@ -160,7 +167,7 @@ def dispatch(sim, pc, core, blk, w, ws, now):
         if rows > 1 and stride < cols:      # the class the functional runner and the AI core raise
             raise short_stride_error(sim.kernel_name, prog, pc, rows, cols, stride, sim.tensor_names[slot],
                                      blk.coords, w)
-        base, b = tile(t_j, rows * cols, spec.operands[t_j].name)
+        base, b, _ = tile(t_j)
         off = int(vals[h_j])
         last = off + (rows - 1) * stride + cols
         if off < 0 or last > sim.tcount[slot] or rows <= 0 or cols <= 0:
@@ -171,48 +178,46 @@ def dispatch(sim, pc, core, blk, w, ws, now):
         moved = rows * cols * BY_CODE[int(code[pc, C_DTYPE])].itemsize
     elif fam == "tile_mma":
         mm, nn, kk = (int(v) for v in vals[3:6])
-        c, cb = tile(0, mm * nn, "c")
-        a, ab = tile(1, mm * kk, "a")
-        bb_, bb = tile(2, kk * nn, "b")
-        reads += [(a, a + mm * kk), (bb_, bb_ + kk * nn), (c, c + mm * nn)]
-        writes.append((c, c + mm * nn))
+        (c, _, cn), (a, ab, an), (bb_, _, bn) = tile(0), tile(1), tile(2)
+        reads += [(a, a + an), (bb_, bb_ + bn), (c, c + cn)]
+        writes.append((c, c + cn))
     elif fam == "tile_alu":
         tiles = [j for j, o in enumerate(spec.value_operands) if o.kind == "tile"]
         n = int(vals[[o.name for o in spec.value_operands].index("n")])
         for j in tiles:
-            base, b = tile(j, n, spec.value_operands[j].name)
+            base, b, _ = tile(j)
             (writes if j == 0 else reads).append((base, base + n))
             if j == 0 and spec.reads_dst:
                 reads.append((base, base + n))
         moved = n * b.dtype.itemsize
     elif fam == "tile_col_reduce":
         rows, cols = int(vals[2]), int(vals[3])
-        sbase, b = tile(1, rows * cols, spec.value_operands[1].name)
-        dbase, _ = tile(0, cols, spec.value_operands[0].name)
+        sbase, b, _ = tile(1)
+        dbase, _, _ = tile(0)
         reads.append((sbase, sbase + rows * cols))
         writes.append((dbase, dbase + cols))
         moved = rows * cols * b.dtype.itemsize
     elif fam in ("tile_expand_op", "tile_col_expand_op"):
         rows, cols = int(vals[3]), int(vals[4])
         vlen = rows if fam == "tile_expand_op" else cols
-        dbase, b = tile(0, rows * cols, spec.value_operands[0].name)
-        abase, _ = tile(1, rows * cols, spec.value_operands[1].name)
-        vbase, _ = tile(2, vlen, spec.value_operands[2].name)
+        dbase, b, _ = tile(0)
+        abase, _, _ = tile(1)
+        vbase, _, _ = tile(2)
         reads += [(abase, abase + rows * cols), (vbase, vbase + vlen)]
         writes.append((dbase, dbase + rows * cols))
         moved = rows * cols * b.dtype.itemsize
     elif fam == "tile_col_expand":
         rows, cols = int(vals[2]), int(vals[3])
-        dbase, b = tile(0, rows * cols, spec.value_operands[0].name)
-        sbase, _ = tile(1, cols, spec.value_operands[1].name)
+        dbase, b, _ = tile(0)
+        sbase, _, _ = tile(1)
         reads.append((sbase, sbase + cols))
         writes.append((dbase, dbase + rows * cols))
         moved = rows * cols * b.dtype.itemsize
     elif fam in ("tile_reduce", "tile_expand"):
         rows, cols = int(vals[2]), int(vals[3])
         big, small = (1, 0) if fam == "tile_reduce" else (0, 1)
-        bbase, b = tile(big, rows * cols, spec.value_operands[big].name)
-        sbase, _ = tile(small, rows, spec.value_operands[small].name)
+        bbase, b, _ = tile(big)
+        sbase, _, _ = tile(small)
         if fam == "tile_reduce":
             reads.append((bbase, bbase + rows * cols))
             writes.append((sbase, sbase + rows))
