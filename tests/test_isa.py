@@ -301,6 +301,7 @@ def aicore(h, f):
         pto.tgather(ir, fs, "P1010")
         gi = pto.alloc_tile(1, 128, pto.int32, loc=pto.Vec)
         pto.tgather(ir, iv, gi, gi)
+        pto.tgatherb(ir, pto.alloc_tile(1, 128, pto.int32, loc=pto.Vec), iu)
         gs = pto.alloc_tile(1, 256, pto.int32, loc=pto.Vec)
         pto.tscatter(gs, ir, gi)
         pto.tscatter(gs, ir, "P0101")

@@ -755,6 +755,8 @@ AICORE_VALUE_TESTED = {"TEXTRACT", "TEXTRACT_V2V", "TINSERT_V2V", "TMOV", "TMOV_
                        # move words: NaN, infinities and -0.0 in tests/test_gather_indexed.py and
                        # tests/test_scatter_ops.py (the mask scatters run the same kernel's loop)
                        "TGATHER_IDX", "TSCATTER_IDX", "TSCATTER", "TSCATTER_COL",
+                       # moves 32-byte blocks: NaN, infinities, -0.0 and a subnormal in tests/test_gather_blocks.py
+                       "TGATHERB",
                        # integer sequences, at the wrap of int16 and uint16: tests/test_sequence_ops.py
                        "TCI", "TCI_S",
                        # partial ops: the ALU's expressions, NaN and infinities against the

@@ -46,7 +46,9 @@ HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"M
                # tests/test_sort_ops.py: numba against reference, and against hand-derived values
                "tile_sort": {"TSORT32", "TMRGSORT", "TMRGSORT_LISTS", "TGATHER",
                              # tests/test_gather_indexed.py and tests/test_scatter_ops.py likewise
-                             "TGATHER_IDX", "TSCATTER_IDX", "TSCATTER", "TSCATTER_COL"},
+                             "TGATHER_IDX", "TSCATTER_IDX", "TSCATTER", "TSCATTER_COL",
+                             # tests/test_gather_blocks.py
+                             "TGATHERB"},
                # the AI core's instructions: their kernels (tile_gather, tile_scatter,
                # tile_matmul) above; whole kernels between executors in
                # tests/test_aicore_executors.py, against numpy in tests/test_aicore_values.py

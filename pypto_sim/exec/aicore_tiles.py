@@ -19,7 +19,7 @@ from ..dtypes import BY_CODE
 from ..errors import LaunchError, OutOfBoundsError
 from ..ir.program import C_AUX, C_DTYPE, C_SRC, UNIT_NAMES
 from ..isa import gm_layouts
-from ..isa.sort_modes import SCATTER
+from ..isa.sort_modes import BLOCK_BYTES, GATHER_BLOCKS, SCATTER, block_words
 from ..isa.store_modes import ATOMIC_ADD
 from ..isa.tile_roles import FAMILY_ROLES, data_operand, extract_alignment, walked_extents
 from . import gm
@@ -423,7 +423,10 @@ def index_fault_error(ctx, pc, vals, unit, coords, position, arr) -> OutOfBounds
                           f"keep each row's count of {what} at least one element (and within dst's valid columns)",
                           offset=value, count=int(vals[named["cols"]]), tensor=idx.buf.name)
     row, col = divmod(position, int(vals[named["cols"]]))
-    scatter = int(vals[named["mode"]]) & SCATTER
+    mode = int(vals[named["mode"]])
+    if mode & GATHER_BLOCKS:                    # TGATHERB: a byte offset naming no block of src
+        return _block_offset_error(ctx, pc, vals, unit, coords, named, view, row, col, arr)
+    scatter = mode & SCATTER
     idx, src = view["idx"], view["dst" if scatter else "src"]
     bound = int(vals[named["dpitch" if scatter else "spitch"]])
     value = int(arr[idx.base + row * idx.pitch + col])
@@ -433,6 +436,22 @@ def index_fault_error(ctx, pc, vals, unit, coords, position, arr) -> OutOfBounds
                       f"keep every index in [0, {bound}): A2/A3 reads or writes whatever UB holds past the tile "
                       "(pto-isa leaves an index outside it target-defined)",
                       offset=value, count=bound, tensor=idx.buf.name)
+
+
+def _block_offset_error(ctx, pc, vals, unit, coords, named, view, row, col, arr) -> OutOfBoundsError:
+    """TGATHERB's error: the byte offset at (row, col) of the offset tile is not a whole 32-byte
+    block inside src (isa/44_sort.toml)."""
+    idx, src = view["idx"], view["src"]
+    size = int(vals[named["spitch"]]) * (BLOCK_BYTES // block_words(int(vals[named["mode"]])))
+    value = int(arr[idx.base + row * idx.pitch + col])
+    what = (f"is not a multiple of {BLOCK_BYTES}" if value % BLOCK_BYTES else
+            f"reaches past the {size} bytes of '{src.buf.name}'")
+    return unit_fault(ctx, pc, unit, coords,
+                      f"byte offset {value} at ({row}, {col}) of '{idx.buf.name}' {what}: vgatherb reads one "
+                      f"{BLOCK_BYTES}-byte block at each offset from '{src.buf.name}''s start",
+                      f"keep every offset a multiple of {BLOCK_BYTES} in [0, {size - BLOCK_BYTES}] (pto-isa leaves "
+                      "an offset outside src target-defined; vgatherb.md asks 32-byte-aligned blocks)",
+                      offset=value, count=size, tensor=idx.buf.name)
 
 
 def unit_fault(ctx, pc, unit, coords, msg, hint, **fields) -> OutOfBoundsError:

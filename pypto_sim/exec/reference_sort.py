@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..isa.sort_modes import AXIS_COL, INDEXED, MODE_F16, SCATTER, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
+from ..isa.sort_modes import (AXIS_COL, BLOCK_BYTES, GATHER_BLOCKS, INDEXED, MODE_F16, SCATTER, STRUCT_BYTES,
+                              TO_F32_BITS, TO_I32_BITS, block_words)
 from ..isa.tile_roles import gather_picks, gather_selects
 from .reference_values import word_pitch, words_grid
 
@@ -72,11 +73,14 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
     compares before or after it); TMRGSORT (1) and TMRGSORT_LISTS (2) by _merge; TGATHER (3) by a
     boolean mask over src's rows spitch words apart (<= 0: cols), or with AXIS_COL the rows the
     pattern picks into dst's rows dpitch apart, or with INDEXED (TGATHER_IDX) src's words the
-    index tile names; the other mode bits as isa/sort_modes.py states them. Every source word is
+    index tile names, or with GATHER_BLOCKS (TGATHERB) src's 32-byte blocks at the offsets' bytes; the
+    other mode bits as isa/sort_modes.py states them. Every source word is
     read before dst is written. Returns -1, or the position of the first index INDEXED refuses."""
     op, width = mode & 3, STRUCT_BYTES // (2 if mode & MODE_F16 else 4)
     if mode & SCATTER:
         return _scatter(l1, dst, src, idx, mode, k, rows, cols, spitch, dpitch)
+    if mode & GATHER_BLOCKS:
+        return _gather_blocks(l1, dst, src, idx, mode, k, rows, cols, spitch, dpitch)
     if mode & INDEXED:
         index = words_grid(l1, idx, rows, cols, dpitch)       # dst and the indices: one row pitch
         bad = _first_outside(index, spitch)
@@ -158,4 +162,20 @@ def _scatter(l1, dst, src, idx, mode, k, rows, cols, spitch, dpitch):
             l1[at:at + cols] = grid[i]
         else:
             l1[dst + i * dp + offset:dst + i * dp + offset + times * cols:times] = grid[i]
+    return -1
+
+
+def _gather_blocks(l1, dst, src, idx, mode, k, rows, cols, spitch, dpitch):
+    """TGATHERB (GATHER_BLOCKS, isa/sort_modes.py) in numpy: the offsets' grid checked (each a
+    whole 32-byte block inside src's spitch words), then each row's blocks read and written."""
+    b = block_words(mode)
+    item, blocks = BLOCK_BYTES // b, cols // b
+    offsets = words_grid(l1, idx, rows, blocks, k).astype(np.int64)
+    bad = np.flatnonzero(((offsets < 0) | (offsets % BLOCK_BYTES != 0) | (offsets // item + b > spitch)).ravel())
+    if len(bad):
+        row, col = divmod(int(bad[0]), blocks)
+        return row * cols + col
+    picked = l1[src + (offsets // item)[:, :, None] + np.arange(b)].reshape(rows, blocks * b)
+    for i in range(rows):
+        l1[dst + i * dpitch:dst + i * dpitch + blocks * b] = picked[i]
     return -1

@@ -13,7 +13,8 @@ registry.py's LOWERINGS.
 from __future__ import annotations
 
 from .. import dtypes
-from ..isa.sort_modes import AXIS_COL, INDEXED, MODE_F16, SCATTER, SORT_MODES, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
+from ..isa.sort_modes import (AXIS_COL, BLOCK_BYTES, GATHER_BLOCKS, INDEXED, ITEM_SHIFT, MODE_F16, SCATTER, SORT_MODES,
+                              STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS)
 from ..isa.tile_roles import GATHER_PATTERNS, gather_picks, gather_selects
 from .mask_builtins import share_words
 from .registry import LOWERINGS
@@ -415,3 +416,51 @@ def _scatter_indexed(comp, node, call, args):
     _sort_emit(comp, "TSCATTER_IDX", node, t, idx.tile.row_pitch, rows, cols, dst.dtype,
                f"{dst.name} <- scatter({src.name}, {idx.name})", bits=SCATTER | INDEXED,
                spitch=src.tile.row_pitch, dpitch=dst.tile.rows * dst.tile.cols)
+
+
+@LOWERINGS.lowering("tgatherb")
+def lower_tgatherb(comp, node, args):
+    """TGATHERB(dst, src, offset): A2/A3 TGatherB.hpp with its static_asserts as compile errors.
+    dst's valid rows x cols are gathered by GatherBlockHead: per row, vgatherb of whole 256-byte
+    repeats, block j of the row from src's start plus offset(i, j) bytes; the offsets are checked
+    against src when the values are computed (isa/44_sort.toml)."""
+    call, where = "pto.tgatherb", "include/pto/npu/a2a3/TGatherB.hpp"
+    spec = comp.isa["TGATHERB"]
+    t = _sort_tiles(comp, spec, node, {"dst": args["dst"], "src": args["src"], "idx": args["offsets"]})
+    dst, src, off = t["dst"], t["src"], t["idx"]
+    if dst.dtype.name not in spec.dtypes:
+        comp.error(node, f"{call}: '{dst.name}' holds {dst.dtype}; A2/A3 gathers 1-, 2- and 4-byte data "
+                         f"({', '.join(spec.dtypes)}: \"Fix: TGATHERB has invalid data type.\", {where})")
+    if src.dtype != dst.dtype:
+        comp.error(node, f"{call}: '{dst.name}' holds {dst.dtype} and '{src.name}' {src.dtype}; pypto_sim's tiles hold "
+                         "elements, so a block gather across dtypes is not built", "gather between tiles of one dtype")
+    if off.dtype != dtypes.uint32:
+        comp.error(node, f"{call}: the offsets '{off.name}' hold {off.dtype}; A2/A3 reads them as uint32 byte offsets "
+                         f"({where}: __ubuf__ uint32_t* offsetPtr)", f"allocate '{off.name}' with pto.uint32")
+    for v in (dst, src, off):
+        if v.tile.storage is not None:
+            comp.error(node, f"{call}: '{v.name}' views another dtype's words; TGATHERB takes tiles of their own")
+    if src.tile.row_pitch != src.tile.cols:
+        comp.error(node, f"{call}: '{src.name}' is a window of a wider tile; the offsets count bytes from the "
+                         "start of a whole tile", "gather from the tile itself")
+    rows, cols = _sort_valid(comp, dst, node, call)
+    item = dst.dtype.itemsize
+    repeat = 256 // item
+    if cols % repeat:
+        comp.error(node, f"{call}: '{dst.name}' has {cols} valid columns of {dst.dtype}, not whole 256-byte repeats "
+                         f"of {repeat}: A2/A3 gathers the rest with GatherBlockTail, one vgatherb over the rows of 8 "
+                         f"whole blocks a row whose offsets it reads 8 a repeat ({where}), which is not built",
+                   f"give '{dst.name}' a multiple of {repeat} valid columns")
+    blocks = cols * item // BLOCK_BYTES
+    if off.tile.rows < rows or off.tile.cols < blocks:
+        comp.error(node, f"{call}: the offsets '{off.name}' ({off.tile.rows} x {off.tile.cols}) must hold one for each "
+                         f"of the {blocks} blocks of '{dst.name}''s {rows} valid rows ({cols} x {item} bytes a row)",
+                   f"allocate '{off.name}' with at least {rows} rows of {blocks} columns")
+    for v in (src, off):
+        if share_words(dst, v):
+            comp.error(node, f"{call}: '{dst.name}' shares words with '{v.name}', which A2/A3 still reads while it "
+                             f"writes '{dst.name}' row by row ({where})", "gather between separate tiles")
+    _sort_emit(comp, "TGATHERB", node, t, off.tile.row_pitch, rows, cols, dst.dtype,
+               f"{dst.name} <- gatherb({src.name}, {off.name})",
+               bits=GATHER_BLOCKS | ((item.bit_length() - 1) << ITEM_SHIFT),
+               spitch=src.tile.rows * src.tile.cols, dpitch=dst.tile.row_pitch)

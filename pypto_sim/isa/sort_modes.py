@@ -19,9 +19,13 @@ dpitch words being the bound; without it the mask pattern k spreads src's rows x
 spitch apart) over dst's rows dpitch apart: along each row (dst (i, period j + offset)), or with
 AXIS_COL src's row i to dst's row period i + offset. A
 (value, index) structure is STRUCT_BYTES: two float32 words or four float16 words.
+GATHER_BLOCKS, TGATHERB (A2/A3 TGatherB.hpp): dst's rows x cols in 32-byte blocks, block j of row i
+the 32 bytes of src at the byte offset idx(i, j) (the offset rows k words apart), dst's rows dpitch
+words apart, src's spitch words the bound; bits ITEM_SHIFT.. hold log2 of the element size, so a
+block is 32 >> that many words (block_words).
 """
 SORT_MODES = {"TSORT32": 0, "TMRGSORT": 1, "TMRGSORT_LISTS": 2, "TGATHER": 3, "TGATHER_IDX": 3, "TSCATTER": 3,
-              "TSCATTER_COL": 3, "TSCATTER_IDX": 3}
+              "TSCATTER_COL": 3, "TSCATTER_IDX": 3, "TGATHERB": 3}
 MODE_F16 = 4
 TO_I32_BITS = 8
 TO_F32_BITS = 16
@@ -29,3 +33,11 @@ AXIS_COL = 32
 INDEXED = 64
 SCATTER = 128
 STRUCT_BYTES = 8
+GATHER_BLOCKS = 256
+ITEM_SHIFT = 9
+BLOCK_BYTES = 32
+
+
+def block_words(mode):
+    """The words (elements) of one 32-byte block of a GATHER_BLOCKS mode."""
+    return BLOCK_BYTES >> ((mode >> ITEM_SHIFT) & 3)

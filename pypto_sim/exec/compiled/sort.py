@@ -18,7 +18,9 @@ limit of float64 words, not the device's (which moves all 32 bits).
 import numpy as np
 from numba import njit
 
-from ...isa.sort_modes import AXIS_COL, INDEXED, MODE_F16, SCATTER, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS
+from ...isa import sort_modes
+from ...isa.sort_modes import (AXIS_COL, BLOCK_BYTES, GATHER_BLOCKS, INDEXED, MODE_F16, SCATTER, STRUCT_BYTES,
+                                TO_F32_BITS, TO_I32_BITS)
 from .gm_bytes import ieee_decode, ieee_encode
 from .scalars import row_pitch, wrap_i32
 
@@ -74,11 +76,13 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
     TGATHER copies rows: dst row i (dpitch words apart, <= 0: cols) = the cols words of src row
     _gather_row(k, i), for i < rows. With INDEXED (TGATHER_IDX) dst's (i, j) is src's word
     idx(i, j), the rows of both dpitch words apart; an index outside [0, spitch)
-    refuses the operation. SCATTER: TSCATTER's forms (isa/sort_modes.py). Returns -1, or the
+    refuses the operation. SCATTER: TSCATTER's forms; GATHER_BLOCKS: TGATHERB's (isa/sort_modes.py). Returns -1, or the
     position i * cols + j of the first index refused (nothing is then written)."""
     op = mode & 3
     if mode & SCATTER:
         return _scatter(l1, dst, src, idx, mode, k, rows, cols, spitch, dpitch)
+    if mode & GATHER_BLOCKS:
+        return _gather_blocks(l1, dst, src, idx, mode, k, rows, cols, spitch, dpitch)
     if mode & INDEXED:
         return _gather_indexed(l1, dst, src, idx, rows, cols, spitch, dpitch)
     width = STRUCT_BYTES // (2 if mode & MODE_F16 else 4)     # words a structure
@@ -202,6 +206,34 @@ def _gather_indexed(l1, dst, src, idx, rows, cols, bound, pitch):
     for i in range(rows):
         for j in range(cols):
             l1[dst + i * dp + j] = out[i * cols + j]
+    return np.int64(-1)
+
+
+_block_words = njit(cache=True)(sort_modes.block_words)
+
+
+@njit(cache=True, error_model="numpy")
+def _gather_blocks(l1, dst, src, idx, mode, k, rows, cols, spitch, dpitch):
+    """TGATHERB (tile_sort's GATHER_BLOCKS, isa/sort_modes.py): every byte offset checked (a whole
+    32-byte block inside src's spitch words), then dst's row i, block j = the block of src at
+    idx(i, j); -1, or the position i * cols + j of the first offset refused."""
+    b = _block_words(mode)
+    item = BLOCK_BYTES // b
+    blocks = cols // b
+    for i in range(rows):
+        for j in range(blocks):
+            x = np.int64(l1[idx + i * k + j])
+            if x < 0 or x % BLOCK_BYTES != 0 or x // item + b > spitch:
+                return np.int64(i * cols + j)
+    out = np.empty(max(rows * blocks * b, 1), np.float64)
+    for i in range(rows):
+        for j in range(blocks):
+            at = src + np.int64(l1[idx + i * k + j]) // item
+            for e in range(b):
+                out[(i * blocks + j) * b + e] = l1[at + e]
+    for i in range(rows):
+        for e in range(blocks * b):
+            l1[dst + i * dpitch + e] = out[i * blocks * b + e]
     return np.int64(-1)
 
 
