@@ -67,6 +67,49 @@ def test_racecheck_across_blocks():
     pto.profile(own_words, grid=(2, 1, 1), block=(32, 1, 1), args=(d, 64), check="racecheck")
 
 
+@pto.kernel
+def read_then_update(x, out):
+    """Warp 1 (lane 32) reads x[0]; warp 0 (lane 0) reads it later, then writes it; no
+    barrier_block() orders warp 1's read and warp 0's write."""
+    lid = pto.get_local_id()
+    if lid == 32:
+        out[1] = x[0]
+    if lid == 0:
+        acc = 0.0
+        for k in range(20):
+            acc = acc + 1.0
+        v = x[0]
+        x[0] = v + acc
+
+
+@pto.kernel
+def update_then_read(x, out):
+    """The same accesses in the other order: warp 0 (lane 0) reads x[0] early, warp 1 (lane 32)
+    reads it after its wait, then writes it."""
+    lid = pto.get_local_id()
+    if lid == 0:
+        out[0] = x[0]
+    if lid == 32:
+        acc = 0.0
+        for k in range(20):
+            acc = acc + 1.0
+        v = x[0]
+        x[0] = v + acc
+
+
+@pytest.mark.parametrize("kernel, reader, writer", [(read_then_update, 1, 0), (update_then_read, 0, 1)])
+def test_racecheck_sees_an_earlier_readers_race_when_the_writer_read_last(kernel, reader, writer):
+    """A write races with every unordered read by another warp, also when the writer's own read
+    came between (the word's shadow keeps the last two distinct readers): warp `writer`'s write
+    of x[0] is reported against warp `reader`'s read, whichever read first."""
+    d_x, d_o = pto.alloc_tensor(16), pto.alloc_tensor(16)
+    pto.memcpy_h2d(d_x, np.zeros(4, np.float32))
+    with pytest.raises(pto.RaceError, match="read-write race on d_x\\[0\\]") as err:
+        pto.profile(kernel, grid=(1,), block=(64,), args=(d_x, d_o), check="racecheck")
+    assert (err.value.warp, err.value.other_warp) == (writer, reader)
+    assert "make the read at line" in err.value.hint and "happen before the write at line" in err.value.hint
+
+
 TILE_READ = """
 @pto.kernel
 def read_tile(a, o):

@@ -4,8 +4,8 @@ Memcheck (bounds) is always on in the executor. The rest is switched on per laun
 ``check=`` ("racecheck", "initcheck", "synccheck", "all", or a tuple) or the PYPTO_CHECK
 environment variable (read by the runtime into pto.Settings), and costs nothing when off: the model calls these hooks only then.
 
-- racecheck keeps a shadow entry per memory word (last writer, last reader: block, warp, lane,
-  pc, cycle, barrier epoch). Two accesses to a word, at least one a write, conflict unless the
+- racecheck keeps a shadow entry per memory word (last writer, the last two distinct readers:
+  block, warp, lane, pc, cycle, barrier epoch). Two accesses to a word, at least one a write, conflict unless the
   same warp made both, or a barrier_block() of their block separates them, or (for a tile
   operation and lane code) the warp waited for the tile operation with wait_all(). Accesses by
   different blocks are never ordered within a kernel.
@@ -89,9 +89,8 @@ class KernelChecks:
         # AI-core kernels: GM accesses of all cores (blocks), checked against each other
         self.aicore_gm = ChipGMAccesses() if self.race and sim.aicore else None
 
-    @staticmethod
-    def _shadow(words):
-        return np.full((max(words, 1), 10), -1, np.int64)
+    def _shadow(self, words):
+        return np.full((max(words, 1), self.sim.ex.SHADOW_COLS), -1, np.int64)
 
     def block_started(self, blk):
         blk.shadow = self._shadow(len(blk.l1)) if self.race else None
@@ -120,9 +119,9 @@ class KernelChecks:
                 raise self._uninit(pc, blk, 0, None, int(hbm_reads[bad[0]]), cycle)
         if not self.race:
             return
-        sh = blk.shadow
+        sh, ex = blk.shadow, self.sim.ex
         for (lo, hi), is_write in [(r, False) for r in reads] + [(wr, True) for wr in writes]:
-            cols = (0, 5) if is_write else (0,)
+            cols = (ex.WRITER, ex.READER, ex.OTHER_READER) if is_write else (ex.WRITER,)
             for col in cols:
                 who, epoch = sh[lo:hi, col], sh[lo:hi, col + 1]
                 lane_made = (who >= 0) & (who % 4096 != TILE) & (who % 4096 != 0)
@@ -131,8 +130,12 @@ class KernelChecks:
                     word = lo + int(clash[0])
                     self.report[:] = (word, int(col == 0), *sh[word, col:col + 5], -1)
                     raise self._race(pc, blk, 0, is_write, "l1", cycle, tile=True)
-            col = 0 if is_write else 5
-            sh[lo:hi, col:col + 5] = (blk.id * 4096 + TILE, seq, pc, cycle, -1)
+            me = blk.id * 4096 + TILE
+            if not is_write:                    # the last reader becomes the other (see exec/compiled/lane.py)
+                moved = (sh[lo:hi, ex.READER] >= 0) & (sh[lo:hi, ex.READER] != me)
+                sh[lo:hi, ex.OTHER_READER:ex.OTHER_READER + 5][moved] = sh[lo:hi, ex.READER:ex.READER + 5][moved]
+            col = ex.WRITER if is_write else ex.READER
+            sh[lo:hi, col:col + 5] = (me, seq, pc, cycle, -1)
 
     # ---------------------------------------------------------------- synchronisation
     def barrier_block(self, pc, blk, w, ws, lanes_alive):
@@ -216,9 +219,11 @@ class KernelChecks:
         elif pwarp == TILE or tile:
             fix = "call pto.wait_all() before lane code reads or writes a tile that a tile operation uses"
         else:
-            first, second = (line, pline) if is_write and not prev_write else (pline, line)
-            fix = (f"make the write at line {first} happen before the access at line {second} with "
-                   f"pto.barrier_block() between them (barrier() orders one warp only)")
+            this_kind, that_kind = ("write", "read") if is_write else ("read", "write")
+            # the source's order is the one the kernel means (the run may have met them the other way)
+            (a, la), (b, lb) = sorted([(that_kind, pline), (this_kind, line)], key=lambda x: x[1])
+            fix = (f"make the {a} at line {la} happen before the {b} at line {lb} with pto.barrier_block() "
+                   "between them (barrier() orders one warp only)")
             if prev_write and is_write:
                 fix = (f"two warps write the same word (lines {pline} and {line}): give each its own "
                        f"word, or order them with pto.barrier_block()")

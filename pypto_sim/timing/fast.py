@@ -154,10 +154,10 @@ class FastEngine:
         self.totals = np.zeros((len(code), 4), np.int64)       # PcTotals, without records
         if cfg[ex.K_RACE]:             # racecheck's shadows (KernelChecks keeps the same)
             self.hbm_shadow = checks.hbm_shadow
-            self.l1_shadow = np.full((slots, max(prog.local_words, 1), 10), -1, np.int64)
+            self.l1_shadow = np.full((slots, max(prog.local_words, 1), ex.SHADOW_COLS), -1, np.int64)
         else:
-            self.hbm_shadow = np.zeros((1, 10), np.int64)
-            self.l1_shadow = np.zeros((1, 1, 10), np.int64)
+            self.hbm_shadow = np.zeros((1, ex.SHADOW_COLS), np.int64)
+            self.l1_shadow = np.zeros((1, 1, ex.SHADOW_COLS), np.int64)
         start_slots(ex, self.st, self.ht, self.hk, self.hv, slots)
 
     # ---------------------------------------------------------------- running

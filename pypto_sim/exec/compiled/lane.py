@@ -197,9 +197,15 @@ def execute(pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sect
 
 # ---------------------------------------------------------------- racecheck shadow memory
 # shadow[word] = (writer, writer epoch, writer pc, writer cycle, writer lane,
-#                 reader, reader epoch, reader pc, reader cycle, reader lane); -1 = none.
+#                 reader, reader epoch, reader pc, reader cycle, reader lane,
+#                 other reader, its epoch, pc, cycle, lane); -1 = none.
 # An accessor ("who") is block * 4096 + warp; block * 4096 + 4095 is the block's tile engine,
-# whose epoch field holds the tile operation's sequence number instead.
+# whose epoch field holds the tile operation's sequence number instead. The readers are the
+# last two distinct accessors that read the word, the latest first: a write conflicts with a
+# read unordered before it by any accessor but the writer, and of two distinct readers at least
+# one is not the writer (one slot lost warp 1's read when warp 0 read the word before writing it).
+SHADOW_COLS = 15
+WRITER, READER, OTHER_READER = 0, 5, 10
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _unordered(prev, prev_epoch, who, block, epoch, seen_tiles):
@@ -218,7 +224,7 @@ def race_check(shadow, idx, n, mask, is_write, who, block, epoch, seen_tiles, pc
     """Check and record n lane accesses (addresses idx[k] by the k-th active lane of mask; the
     shadow row of an address is idx[k] >> shift). Returns 1 at the first access that conflicts
     with an unordered earlier one (report = address, earlier was a write, earlier who, epoch,
-    pc, cycle, lane, this lane)."""
+    pc, cycle, lane, this lane): the writer, or for a write either of the two readers."""
     k = 0
     for lane in range(32):
         if not lane_active(mask, lane):
@@ -236,22 +242,28 @@ def race_check(shadow, idx, n, mask, is_write, who, block, epoch, seen_tiles, pc
             report[7] = lane
             return 1
         if is_write:
-            if _unordered(shadow[w, 5], shadow[w, 6], who, block, epoch, seen_tiles):
-                report[0] = addr
-                report[1] = 0
-                for j in range(5):
-                    report[2 + j] = shadow[w, 5 + j]
-                report[7] = lane
-                return 1
-            shadow[w, 0] = who
-            shadow[w, 1] = epoch
-            shadow[w, 2] = pc
-            shadow[w, 3] = cycle
-            shadow[w, 4] = lane
+            for col in (READER, OTHER_READER):
+                if _unordered(shadow[w, col], shadow[w, col + 1], who, block, epoch, seen_tiles):
+                    report[0] = addr
+                    report[1] = 0
+                    for j in range(5):
+                        report[2 + j] = shadow[w, col + j]
+                    report[7] = lane
+                    return 1
+            _record(shadow, w, WRITER, who, epoch, pc, cycle, lane)
         else:
-            shadow[w, 5] = who
-            shadow[w, 6] = epoch
-            shadow[w, 7] = pc
-            shadow[w, 8] = cycle
-            shadow[w, 9] = lane
+            if shadow[w, READER] != who and shadow[w, READER] >= 0:
+                for j in range(5):
+                    shadow[w, OTHER_READER + j] = shadow[w, READER + j]
+            _record(shadow, w, READER, who, epoch, pc, cycle, lane)
     return 0
+
+
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
+def _record(shadow, w, col, who, epoch, pc, cycle, lane):
+    """Write one access (who, epoch, pc, cycle, lane) into shadow row w at column col."""
+    shadow[w, col] = who
+    shadow[w, col + 1] = epoch
+    shadow[w, col + 2] = pc
+    shadow[w, col + 3] = cycle
+    shadow[w, col + 4] = lane
