@@ -396,6 +396,9 @@ def k(X, Y, O, H, I, Q, U):
         pto.tstore(O + 8 * r + 512, d)
         pto.ttrans(d, x)
         pto.tstore(O + 8 * r + 768, d)
+        pto.ttrans_conv(pto.treshape(d, 1, 256), pto.treshape(x, 1, 256), pto.treshape(y, 1, 256), "NC1HWC0",
+                        (1, 1, 2, 16, 8), "NCHW", (1, 8, 2, 16))
+        pto.tstore(O + 8 * r + 4864, d)
         pto.tcolsum(row, x)
         pto.tcolexpandsub(d, x, row)
         pto.tstore(O + 8 * r + 1024, d)

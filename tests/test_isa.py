@@ -276,6 +276,8 @@ def aicore(h, f):
         pto.tcolargmax(irow, v)
         pto.tcolargmin(irow, v)
         pto.ttrans(v, v)
+        fv = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)
+        pto.ttrans_conv(fv, fv, fv, "NC1HWC0", (1, 1, 2, 16, 8), "NCHW", (1, 8, 2, 16))
         vr = pto.treshape(v, 32, 8)
         vs = pto.tsubview(vr, 8, 0, 8, 8)
         pto.texpands(vs, 0.0)

@@ -42,7 +42,7 @@ HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"M
                "tile_expand": {"TROWEXPAND"}, "tile_col_expand": {"TCOLEXPAND"},
                "tile_fillpad": {"TFILLPAD", "TFILLPAD_INPLACE", "TFILLPAD_EXPAND"},
                "tile_row_arg": {"TROWARGMAX", "TROWARGMIN"}, "tile_col_arg": {"TCOLARGMAX", "TCOLARGMIN"},
-               "tile_trans": {"TTRANS"},
+               "tile_trans": {"TTRANS"}, "tile_trans_conv": {"TTRANS_CONV"},
                # tests/test_sort_ops.py: numba against reference, and against hand-derived values
                "tile_sort": {"TSORT32", "TMRGSORT", "TMRGSORT_LISTS", "TGATHER",
                              # tests/test_gather_indexed.py and tests/test_scatter_ops.py likewise
@@ -1274,6 +1274,41 @@ def test_tile_trans_matches_reference(ex, dt):
                        f"TTRANS dt={dt} {rows}x{cols} pitches {spitch}/{dpitch}")
         got = out["l1"][dst:dst + cols * dpitch].reshape(cols, dpitch)[:, :rows]
         assert_same(got.ravel(), want.ravel(), "TTRANS against numpy")
+
+
+def test_conv_transposes_match_reference_and_numpy(ex):
+    """TTRANS_CONV's five forms move words (NaN and -0.0 kept): 0 transposes blocks of c0 x hw to
+    hw x c0, 1 hw x c0 to c0 x hw; 2 puts source n's c1hw x c0 words at run n of dn x c0 rows,
+    leaving runs n..dn as they were, 3 the same per group with runs n..dn zeroed; 4 NCDHW into
+    (d, c1, hw, dn, c0), zero past c and n. The numba kernel and the reference agree word for
+    word, and with numpy's reshapes."""
+    rng = np.random.default_rng(ISA.by_name["TTRANS_CONV"].opcode)
+    l1 = values(rng, 4096, F32)
+    src, dst = 100, 2000
+    g, n, c1, hw, c0, dn = 2, 3, 2, 4, 8, 16
+    for form in (0, 1):
+        out = run_both(ex, "tile_trans_conv", dict(l1=l1), ["l1", dst, src, g * n * c1, c0 * hw, form, n, c1 * c0,
+                                                            hw, c0, 0], f"TTRANS_CONV form {form}")
+        blocks = l1[src:src + g * n * c1 * c0 * hw].reshape(-1, *((c0, hw) if form == 0 else (hw, c0)))
+        assert_same(out["l1"][dst:dst + blocks.size], blocks.transpose(0, 2, 1).ravel(), f"form {form}")
+    for form, groups in ((2, 1), (3, g)):
+        m = c1 * hw
+        out = run_both(ex, "tile_trans_conv", dict(l1=l1), ["l1", dst, src, groups * n, m * c0, form, n, c1 * c0, hw,
+                                                            c0, dn], f"TTRANS_CONV form {form}")
+        want = l1[dst:dst + groups * dn * m * c0].copy().reshape(groups, m, dn, c0)
+        for k in range(groups):
+            at = src + k * dn * m * c0
+            want[k, :, :n] = l1[at:at + n * m * c0].reshape(n, m, c0).transpose(1, 0, 2)
+            if form == 3:
+                want[k, :, n:] = 0.0
+        assert_same(out["l1"][dst:dst + want.size], want.ravel(), f"form {form}")
+    c, d = 5, 2
+    out = run_both(ex, "tile_trans_conv", dict(l1=l1), ["l1", dst, src, d * n * 1, c0 * hw, 4, n, c, hw, c0, dn],
+                   "TTRANS_CONV form 4")
+    grid = np.zeros((dn, c0, d, hw))
+    grid[:n, :c] = l1[src:src + n * c * d * hw].reshape(n, c, d, hw)
+    want = grid.reshape(dn, 1, c0, d, hw).transpose(3, 1, 4, 0, 2)
+    assert_same(out["l1"][dst:dst + want.size], want.ravel(), "form 4")
 
 
 @pytest.mark.parametrize("dt", [F32, F16, I32])

@@ -1,13 +1,16 @@
 """Lowering of pto.timg2col (isa/45_conv.toml): pto-isa's TIMG2COL on A2/A3 with the checks
 of include/pto/npu/a2a3/TImg2col.hpp (Mat NC1HWC0 source, Left destination, one dtype) as
 compile errors at the kernel's line, and the fmatrix / ConvTile fields packed into the
-record's four value operands as isa/45_conv.toml lays them out.
+record's four value operands as isa/45_conv.toml lays them out; and of pto.ttrans_conv
+(TTRANS of ConvTiles, isa/42_layout.toml TTRANS_CONV, TTrans.hpp TTransImplConvTile).
 
 Functions of the kernel compiler ``comp``; the builtins' lowerings are registered in
 registry.py's LOWERINGS.
 """
 from __future__ import annotations
 
+import ast
+import copy
 import inspect
 
 from .. import dtypes
@@ -15,7 +18,7 @@ from ..ir.program import int_sem_of
 from ..isa.run_time_checks import FIELD_HOLDS_VALUE
 from .builtin_checks import aicore_only
 from .registry import LOWERINGS
-from .values import NONE, Const, Val
+from .values import NONE, Const, Text, Val
 
 C0_BYTES = 32                 # BLOCK_BYTE_SIZE: one pixel's c0 channels are 32 bytes
 # (field, bits) of the `conv` operand, lowest first (isa/45_conv.toml)
@@ -152,3 +155,125 @@ def lower_timg2col(comp, node, args):
            comp._int_operand(conv, node, "conv"))
     comp.emit("TIMG2COL", None, ops, d.dtype, node, aux=comp.tile_aux())
     comp.instrs[-1].comment = f"{d.name} <- img2col({s.name})"
+
+
+# ---------------------------------------------------------------- TTRANS of ConvTiles
+# (src layout, dst layout): (form of isa/42_layout.toml's TTRANS_CONV, the shapes' dimensions), as
+# TTransImplConvTile (include/pto/npu/a2a3/TTrans.hpp lines 1051-1117) branches
+CONV_FORMS = {("NCHW", "NC1HWC0"): (0, "NCHW", "NC1HWC0"), ("GNCHW", "GNC1HWC0"): (0, "GNCHW", "GNC1HWC0"),
+              ("NC1HWC0", "NCHW"): (1, "NC1HWC0", "NCHW"), ("GNC1HWC0", "GNCHW"): (1, "GNC1HWC0", "GNCHW"),
+              ("NC1HWC0", "FRACTAL_Z"): (2, "NC1HWC0", "Kabc"), ("GNC1HWC0", "FRACTAL_Z"): (3, "GNC1HWC0", "Kabc"),
+              ("NCDHW", "FRACTAL_Z_3D"): (4, "NCDHW", "Kabc")}
+_HEADER = "include/pto/npu/a2a3/TTrans.hpp"
+# a layout's dimensions, in its ConvTileShape's order (a FRACTAL_Z one's: (C1HW, N1, N0, C0))
+_DIMS = {"NCHW": ("N", "C", "H", "W"), "GNCHW": ("G", "N", "C", "H", "W"), "NCDHW": ("N", "C", "D", "H", "W"),
+         "NC1HWC0": ("N", "C1", "H", "W", "C0"), "GNC1HWC0": ("G", "N", "C1", "H", "W", "C0")}
+
+
+def _shape(comp, node, ast_value, name, dims):
+    """A ConvTileShape: a tuple of len(dims) ints >= 1 known when the kernel compiles."""
+    call = "pto.ttrans_conv"
+    if not isinstance(ast_value, ast.Tuple) or len(ast_value.elts) != len(dims):
+        comp.error(node, f"{call}: {name} must be a tuple of {len(dims)} ints, one a dimension of the layout "
+                         f"({', '.join(dims)}; ConvTile's totalDimCount)")
+    out = []
+    for e, d in zip(ast_value.elts, dims):
+        k = comp._static_int(comp.expr(e), node, f"{call}: {name} {d}")
+        if k < 1:
+            comp.error(node, f"{call}: {name} {d} is {k}; a ConvTile's dimensions are at least 1")
+        out.append(k)
+    return out
+
+
+def _conv_operands(comp, node, form, s, t, per_block):
+    """(rows, cols, n, c, hw, c0, dn, swords, dwords) of TTRANS_CONV for source shape s and
+    destination shape t, with CheckConvTile's / CheckGroupConvTile's / CheckConv3DTile's
+    PTO_ASSERTs ("expect same size for src and dst.") as compile errors."""
+    def need(ok, what):
+        if not ok:
+            comp.error(node, f"pto.ttrans_conv: {what} (\"expect same size for src and dst.\", {_HEADER} "
+                             "CheckConvTile / CheckGroupConvTile / CheckConv3DTile)")
+    if form == 0:
+        g, (n, c, h, w) = (s[0], s[1:]) if len(s) == 5 else (1, s)
+        tg, (tn, c1, th, tw, c0) = (t[0], t[1:]) if len(t) == 6 else (1, t)
+        need((tg, tn, th, tw) == (g, n, h, w) and c1 == -(-c // c0),
+             f"dst {tuple(t)} is not src {tuple(s)} with C split into ceil(C / C0) x C0")
+        rows, cols = g * n * c1, c0 * h * w
+        return rows, cols, n, c, h * w, c0, 0, rows * cols, rows * cols
+    if form == 1:
+        g, (n, c1, h, w, c0) = (s[0], s[1:]) if len(s) == 6 else (1, s)
+        tg, (tn, c, th, tw) = (t[0], t[1:]) if len(t) == 5 else (1, t)
+        need((tg, tn, th, tw, c) == (g, n, h, w, c1 * c0), f"dst {tuple(t)} is not src {tuple(s)} with C = C1 x C0")
+        if len(s) == 6:
+            c0 = per_block                  # line 1112: srcC0 = BLOCK_BYTE_SIZE / sizeof(T)
+        rows, cols = g * n * c1, c0 * h * w
+        return rows, cols, n, c1 * c0, h * w, c0, 0, rows * cols, rows * cols
+    dn = t[1] * t[2]
+    if form == 4:
+        n, c, d, h, w = s
+        c1 = -(-c // t[3])
+        need(t[0] == d * c1 * h * w and t[1] == -(-n // t[2]),
+             f"dst {tuple(t)} is not (D C1 H W, ceil(N / N0), N0, C0) of src {tuple(s)}")
+        return d * n * c1, t[3] * h * w, n, c, h * w, t[3], dn, n * c * d * h * w, t[0] * dn * t[3]
+    g, (n, c1, h, w, c0) = (s[0], s[1:]) if form == 3 else (1, s)
+    need(t[0] == g * c1 * h * w and t[3] == c0 and t[1] == -(-n // t[2]),
+         f"dst {tuple(t)} is not ({'G ' if form == 3 else ''}C1 H W, ceil(N / N0), N0, C0) of src {tuple(s)}")
+    m = c1 * h * w
+    return g * n, m * c0, n, c1 * c0, h * w, c0, dn, (g - 1) * dn * m * c0 + n * m * c0, g * dn * m * c0
+
+
+@LOWERINGS.lowering("ttrans_conv", checks=(aicore_only,), binds=False)
+def lower_ttrans_conv(comp, node, builtin):
+    """TTRANS(dst, src, tmp) of ConvTiles (TTRANS_CONV, isa/42_layout.toml): dst, src and tmp flat
+    RowMajor Vec tiles (the ConvTiles' words: the kernels TASSIGN a ConvTile and a 1 x n tile to one
+    address), the layouts strings and the shapes tuples of ints as the ConvTileShapes; TTRANS_IMPL's
+    static_asserts (1-, 2- or 4-byte elements, one size) and the shape checks as compile errors."""
+    call, spec = "pto.ttrans_conv", comp.isa["TTRANS_CONV"]
+    params = list(inspect.signature(builtin).parameters)
+    given = {params[i]: a for i, a in enumerate(node.args)} | {k.arg: k.value for k in node.keywords}
+    shapes = {k: given.get(k) for k in ("dst_shape", "src_shape")}
+    bare = copy.copy(node)
+    bare.args = [ast.Constant(0) if params[i] in shapes else a for i, a in enumerate(node.args)]
+    bare.keywords = [ast.keyword(k.arg, ast.Constant(0)) if k.arg in shapes else k for k in node.keywords]
+    args = comp.bind_call(builtin, bare)
+    dst, src, tmp = comp.typed_tiles(spec, node, args, ("dst", "src", "tmp"))
+    layouts = []
+    for k in ("src_layout", "dst_layout"):
+        v = args[k]
+        if not isinstance(v, Text):
+            comp.error(node, f"{call}: {k} must be a layout name, a string such as \"NC1HWC0\"")
+        layouts.append(v.value)
+    if tuple(layouts) not in CONV_FORMS:
+        comp.error(node, f"{call}: {layouts[0]} -> {layouts[1]} is none of A2/A3's ConvTile transposes "
+                         f"({', '.join(f'{a} -> {b}' for a, b in CONV_FORMS)}); TTransImplConvTile "
+                         f"({_HEADER}) has no branch for it")
+    form, sdims, ddims = CONV_FORMS[tuple(layouts)]
+    sdims, ddims = (_DIMS.get(x, ("DC1HW" if form == 4 else "GC1HW" if form == 3 else "C1HW", "N1", "N0", "C0"))
+                    for x in (sdims, ddims))
+    s = _shape(comp, node, shapes["src_shape"], "src_shape", sdims)
+    t = _shape(comp, node, shapes["dst_shape"], "dst_shape", ddims)
+    for tile in (src, dst, tmp):
+        if tile.dtype.itemsize not in (1, 2, 4) or tile.dtype.name not in spec.dtypes:
+            comp.error(node, f"{call}: '{tile.name}' holds {tile.dtype} (\"Fix: TTRANS has unsupported data type.\", "
+                             f"{_HEADER})")
+        if tile.tile.layout != "row" or tile.tile.storage is not None or (tile is not tmp and tile.tile.rows != 1):
+            comp.error(node, f"{call}: '{tile.name}' must be a RowMajor tile of its own dtype, flat 1 x n but tmp "
+                             f"(the ConvTile's words), not {tile.tile.rows} x {tile.tile.cols}",
+                       f"pass pto.treshape({tile.name}, 1, {tile.tile.rows * tile.tile.cols})")
+    if dst.dtype.itemsize != src.dtype.itemsize:
+        comp.error(node, f"{call}: '{src.name}' holds {src.dtype} and '{dst.name}' {dst.dtype} (\"Fix: TTRANS has "
+                         f"inconsistent input and output data type.\", {_HEADER})")
+    if dst.dtype != src.dtype:
+        comp.error(node, f"{call}: '{src.name}' holds {src.dtype} and '{dst.name}' {dst.dtype}: A2/A3 moves their bits, "
+                         "and pypto_sim's tiles hold values, so a transpose between two dtypes of one size is not "
+                         "built", "transpose between tiles of one dtype")
+    rows, cols, n, c, hw, c0, dn, swords, dwords = _conv_operands(comp, node, form, s, t, 32 // src.dtype.itemsize)
+    for tile, words, what in ((src, swords, "reads"), (dst, dwords, "writes")):
+        if tile.tile.rows * tile.tile.cols < words:
+            comp.error(node, f"{call}: '{tile.name}' holds {tile.tile.rows * tile.tile.cols} elements but "
+                             f"{layouts[0]} -> {layouts[1]} {what} {words} of it")
+    ops = [comp._base(x, node, "ttrans_conv") for x in (dst, src, tmp)]
+    ops += [comp._int_operand(Const(v, dtypes.int32), node, o.name)
+            for v, o in zip((rows, cols, form, n, c, hw, c0, dn, swords, dwords, 1), spec.value_operands)]
+    comp.emit(spec.name, None, tuple(ops), dst.dtype, node, aux=comp.tile_aux())
+    comp.instrs[-1].comment = f"{dst.name} ({layouts[1]} {tuple(t)}) <- {src.name} ({layouts[0]} {tuple(s)})"

@@ -216,6 +216,14 @@ FAMILY_ROLES = {
                               kernel="tile_trans",
                               args=("l1", "dst", "src", "rows", "cols", "spitch", "dpitch"),
                               operand_shapes=_pairs(dst="trans", src="tile")),
+    # TTRANS_CONV (isa/42_layout.toml): over 1 x swords of the flat source; src and dst covered as
+    # swords / dwords say (a FRACTAL_Z dst holds the n padding too)
+    "tile_trans_conv": FamilyRoles("dst", ("src",), ("unit", "swords"), ("src",), scratch="tmp",
+                                   kernel="tile_trans_conv",
+                                   args=("l1", "dst", "src", "rows", "cols", "form", "n", "c", "hw", "c0", "dn"),
+                                   extents=(("dst", "1", "dwords"), ("src", "1", "swords")),
+                                   unchainable="its layouts and shapes are the ConvTiles', which a chain over "
+                                               "one tile's rows does not have"),
     # TSORT32, TMRGSORT, TMRGSORT_LISTS, TGATHER, TGATHER_IDX (isa/44_sort.toml): rows x cols of
     # src's words; TGATHER_IDX's tmp its scratch, and its kernel returns the first index it refuses
     "tile_sort": FamilyRoles("dst", ("src", "idx", "src1"), ("rows", "cols"), ("src",), scratch="tmp",
