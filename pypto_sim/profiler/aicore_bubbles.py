@@ -17,7 +17,8 @@ exec/compiled/aicore_steps.py's tile_dispatch, which records the winner as the o
   the L2's miss extra when it missed (``why``) - each its own cause.
 - [g0, d): the scalar unit had not handed it over yet. The scalar unit's own timeline says why:
   the cycles it issued instructions (the scalar unit), waited on a cross-core flag (which unit
-  of the core set it, at which line), on a full pipe queue (the record's ``why``), on a
+  of the core set it, at which line), on a wait_flag to PIPE_S (its line, its set_flag's and
+  the operation that set_flag waited for), on a full pipe queue (the record's ``why``), on a
   pipe_barrier, or had nothing to run (between blocks).
 
 Each stretch gets exactly one cause, so the causes of a pipe's bubbles add up to its idle time.
@@ -222,7 +223,7 @@ class _Attributor:
         c = u.scalar_cause[k_wait]
         new_block = u.block[k_wait] != u.block[k_wait - 1]
         other = (new_block | (c == CAUSE["cross_core"]) | ((c == CAUSE["pipe"]) & u.tile[k_wait])
-                 | (c == CAUSE["barrier"]))
+                 | (c == CAUSE["barrier"]) | ((c == CAUSE["flag"]) & ~u.tile[k_wait]))
         for i in np.nonzero(other)[0].tolist():
             k = int(k_wait[i])
             causes.append(self._scalar_wait(core, w, k, bool(new_block[i])))
@@ -245,7 +246,8 @@ class _Attributor:
 
     def _scalar_wait(self, core, w, k, new_block):
         """The cause of unit w's scalar unit's wait before its record k when it is not the
-        scalar unit's own: the next block, a cross-core flag, a full queue, a pipe_barrier."""
+        scalar unit's own: the next block, a cross-core flag, a wait_flag to PIPE_S (record k
+        itself), a full queue, a pipe_barrier."""
         u = self.units[(core, w)]
         pc = int(u.pc[k])
         c = int(u.scalar_cause[k])
@@ -254,6 +256,8 @@ class _Attributor:
                     None, None, -1)
         if c == CAUSE["cross_core"]:
             return self._cross_cause(core, w, k)
+        if c == CAUSE["flag"]:
+            return self._flag_cause(core, w, k)[:5]
         if c == CAUSE["pipe"]:
             return ("queue", f"full pipe queue: {UNITS[w]}'s PIPE_{pipe_name(int(u.pipe[k]))} queue held "
                     f"the scalar unit ({self._at(pc)} waited to enter it)", self.names[pc], self.lines[pc], pc)
@@ -366,7 +370,8 @@ def flag_handoffs(prof) -> list:
     """Every flag handoff of an AI-core launch, as the bubble report pairs them (first in,
     first out per flag): (kind, set record, wait record, held record, fire cycle) with kind
     "flag" (a set_flag and the wait_flag that took it; held: the first operation on the
-    flag's destination pipe queued after the wait in its block, -1 when none was) or
+    flag's destination pipe queued after the wait in its block, -1 when none was or the wait
+    held the scalar unit: a wait to PIPE_S) or
     "cross_core" (one cross_core_set_flag signal and the cross_core_wait_flag that took it,
     one handoff per signal; held: -1, since the wait held its scalar unit), in wait order."""
     rec = prof.records

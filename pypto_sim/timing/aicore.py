@@ -7,8 +7,10 @@ store), units 1 and 2 the AIVs
 
 Every unit has one in-order queue per pipe; the scalar unit hands each tile instruction to
 its pipe at issue. An operation starts when its pipe has finished the one before it, when the
-pipe's flag waits are satisfied and, with ``sync="auto"``, when the tiles it reads and writes
-are no longer being written or read by another pipe (PTO-Auto's data ordering, as Perf-Sim's
+pipe's flag waits are satisfied (a wait_flag to PIPE_S holds the scalar unit itself, so
+nothing the unit issues after it starts before its set_flag fires) and, with
+``sync="auto"``, when the tiles it reads and writes are no longer being written or read by
+another pipe (PTO-Auto's data ordering, as Perf-Sim's
 TileDepTracker). With ``sync="manual"`` nothing but flags orders two pipes. An operation reads
 its sources when it starts and writes its destination when it completes, so a missing flag
 gives the stale value the hardware would; ``check="race"`` reports it (AICoreRaces).
@@ -57,6 +59,7 @@ from .records import CAUSE
 
 N_UNITS = len(UNIT_NAMES)
 ALL = -1
+SCALAR = PIPES.index("scalar")      # PIPE_S: a wait_flag to it holds the scalar unit
 
 
 class AICoreState:
@@ -152,7 +155,10 @@ def unmatched_aicore_flags(sim, blk):
 # ---------------------------------------------------------------- flags
 def set_or_wait_flag(sim, pc, blk, w, now):
     """SET_FLAG / WAIT_FLAG of unit w at dispatch: a flag fires when the source pipe has
-    finished what was queued before it; a wait holds the destination pipe until then."""
+    finished what was queued before it; a wait holds the destination pipe until then, a wait
+    on PIPE_S the scalar unit (wait_before_issue), so everything the unit issues after it is
+    ordered after the set_flag's source (racecheck joins its clocks into every queue of the
+    unit, as a cross-core wait's)."""
     src, dst, event = (int(x) for x in sim.enc.code[pc, C_AUX:C_AUX + 3])
     ai, pipes = blk.aicore, sim.aicore_pipes
     race = ai.race
@@ -165,7 +171,7 @@ def set_or_wait_flag(sim, pc, blk, w, now):
     if not pipes.wait_flag(ai.p, w, src, dst, event):
         raise unset_flag_error(sim, pc, w, blk.coords, (src, dst, event))
     if race is not None:
-        race.join(w, dst, ai.flag_clocks[key].pop(0))
+        race.join(w, ALL if dst == SCALAR else dst, ai.flag_clocks[key].pop(0))
 
 
 def pipe_barrier(sim, pc, blk, w, now):
@@ -223,7 +229,8 @@ def deadlock_error(sim, stuck) -> DeadlockError:
 
 def wait_before_issue(sim, pc, blk, w, ws, t, cause):
     """Before unit w issues sync instruction pc: a cross-core wait holds the scalar until
-    the other unit(s) signalled; a pipe_barrier(PIPE_ALL) until the unit's pipes drained.
+    the other unit(s) signalled; a pipe_barrier(PIPE_ALL) until the unit's pipes drained; a
+    wait_flag(src, PIPE_S) until its set_flag fires (exec/compiled/aicore_sync.flag_release).
     A generator (the SimPy process yields from it); returns (t, cause)."""
     name = sim.pc_name[pc]
     if name == "CROSS_CORE_WAIT_FLAG":
@@ -243,4 +250,9 @@ def wait_before_issue(sim, pc, blk, w, ws, t, cause):
         done = pipe_barrier(sim, pc, blk, w, int(sim.env.now))
         if done > t:
             t, cause = done, CAUSE["barrier"]
+    elif name == "WAIT_FLAG":
+        src, dst, event = (int(x) for x in sim.enc.code[pc, C_AUX:C_AUX + 3])
+        fire = sim.aicore_pipes.flag_release(blk.aicore.p, w, src, dst, event)
+        if fire > t:
+            t, cause = fire, CAUSE["flag"]
     return t, cause

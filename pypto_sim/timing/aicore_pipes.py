@@ -158,6 +158,11 @@ class AICorePipes:
             self.fb = unrolled(self.fb, self.fhd)
             self.fhd[...] = 0
 
+    def flag_release(self, p, w, src, dst, event) -> int:
+        """WAIT_FLAG of unit w before issue: when a wait on PIPE_S lets the scalar unit go on
+        (its oldest set_flag's fire), -1 when the wait does not hold the scalar unit."""
+        return int(self.ex.flag_release(self.fb, self.fhd, self.fn, 3 * p + w, src, dst, event))
+
     def wait_flag(self, p, w, src, dst, event) -> bool:
         """WAIT_FLAG of unit w at issue; False when no set_flag is pending."""
         return bool(self.ex.wait_flag_step(self.fh, self.fb, self.fhd, self.fn, 3 * p + w, src,

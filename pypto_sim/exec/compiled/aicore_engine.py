@@ -35,11 +35,11 @@ from .engine_parts import (_heap_pop, _record, B_BLOCK, B_ENDED, B_FAILED, book,
 from .aicore_steps import (_operand, AK_BOOK_ROOM, AK_BX, AK_BY, AK_BZ, AK_CC_LIMIT, AK_CC_SET, AK_CC_WAIT, AK_DEPTH,
                            AK_GX, AK_GY, AK_GZ, AK_LOAD, AK_MAX_CYCLES, AK_N_BLOCKS, AK_PIPE_BARRIER,
                            AK_PORTS, AK_RECORD, AK_SET_FLAG, AK_SLOTS, AK_VEC, AK_WAIT_FLAG, AK_WIDTH,
-                           book_port, CA_CROSS_CORE, queue_slot, reset_units, tile_dispatch,
+                           book_port, CA_CROSS_CORE, CA_FLAG, queue_slot, reset_units, tile_dispatch,
                            tile_shape, TP_CCEVENT, TP_DST, TP_EVENT, TP_KIND, TP_MAXJ, TP_PIPEARG, TP_SRC,
                            unit_drained)
-from .aicore_sync import (barrier_step, cross_full, cross_ready, cross_set_step, cross_take, set_flag_step,
-                          wait_flag_step)
+from .aicore_sync import (barrier_step, cross_full, cross_ready, cross_set_step, cross_take, flag_release,
+                          set_flag_step, wait_flag_step)
 
 EV_CROSS = 9          # a block's cross-core event fired: its waiting units resume
 ENG_FALLBACK = 5      # run this launch under SimPy (a fault to report, or a queue too small)
@@ -300,6 +300,12 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                             if done > t:
                                 t = done
                                 cause = CA_BARRIER
+                        elif ikind == AK_WAIT_FLAG:
+                            # a wait on PIPE_S holds the scalar unit until its flag fires
+                            fire = flag_release(fb, fhd, fn, g, tp[pc, TP_SRC], tp[pc, TP_DST], tp[pc, TP_EVENT])
+                            if fire > t:
+                                t = fire
+                                cause = CA_FLAG
                         elif tile:
                             # a full pipe queue holds the scalar unit until its oldest op completes
                             slot = queue_slot(qb, qh, qn, g, pc_pipe[pc], t, acfg[AK_DEPTH])

@@ -7,6 +7,7 @@ They call aicore_steps.py's unit_drained.
 import numpy as np
 from numba import njit
 
+from .isa_constants import PIPE_SCALAR
 from .jit_options import NO_REFCOUNT
 from .aicore_steps import HOLD_BARRIER, HOLD_FLAG, unit_drained
 
@@ -36,7 +37,8 @@ def cross_take(cb, chd, cn, p, w, event):
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def set_flag_step(pf, pd, tl, fl, fh, fb, fhd, fn, g, src, dst, ev, now):
     """SET_FLAG(src, dst, ev) of unit g at issue: the flag fires when src has finished what
-    was queued before it (its pending tail paid) and no earlier than a wait on src allows.
+    was queued before it (its pending tail paid) and no earlier than a wait on src allows;
+    for src PIPE_S at its issue (the in-order scalar unit has done its earlier work by then).
     False, changing nothing, when the flag's queue is full (the caller grows it)."""
     cap = fb.shape[4]
     if fn[g, src, dst, ev] >= cap:
@@ -54,9 +56,24 @@ def set_flag_step(pf, pd, tl, fl, fh, fb, fhd, fn, g, src, dst, ev, now):
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
+def flag_release(fb, fhd, fn, g, src, dst, ev):
+    """WAIT_FLAG(src, dst, ev) of unit g before issue: the cycle it lets the scalar unit go on,
+    -1 when it does not hold it. A wait on PIPE_S blocks the scalar pipe, and so every later
+    instruction of the unit (the scalar unit issues them all), until the oldest pending set_flag
+    fires: pto-isa's V -> S and MTE3 -> S handshakes before scalar accesses to UB rely on it
+    (textract_common.hpp TExtractVecToVecNDScalar, tinsert_common.hpp, MGATHER.md). A wait on
+    another pipe holds that pipe's queue only (wait_flag_step); with no set_flag pending the
+    wait's issue reports the error."""
+    if dst != PIPE_SCALAR or fn[g, src, dst, ev] == 0:
+        return np.int64(-1)
+    return fb[g, src, dst, ev, fhd[g, src, dst, ev]]
+
+
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def wait_flag_step(fh, fb, fhd, fn, g, src, dst, ev):
     """WAIT_FLAG(src, dst, ev) of unit g at issue: takes the oldest set_flag and holds dst's
-    later operations until it fires. False, changing nothing, when no set_flag is pending."""
+    later operations until it fires (a wait on PIPE_S has held the scalar unit until then
+    before its issue: flag_release). False, changing nothing, when no set_flag is pending."""
     if fn[g, src, dst, ev] == 0:
         return False
     cap = fb.shape[4]

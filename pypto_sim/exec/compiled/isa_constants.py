@@ -11,7 +11,7 @@ import numpy as np
 
 from ... import dtypes
 from ...ir.program import C_AUX, C_DST, C_DTYPE, C_LINE, C_OP, C_SRC, C_UNIFORM, INT_SEM_INT32, INT_SEM_INT64
-from ...isa import load_isa
+from ...isa import PIPES, load_isa
 from .. import record_why
 from ..isa_codes import TILE_KINDS, family_code, gm_kind, gm_mantissa, is_integer, tile_dims, tile_kind
 
@@ -115,6 +115,9 @@ WHY_SHARED = record_why.WHY_SHARED
 WHY_HBM = record_why.WHY_HBM
 
 # how the functional runner calls a tile instruction (isa_codes.tile_kind)
+# PIPE_S: the scalar unit, which issues every instruction of its unit (isa/table.py's PIPES order)
+PIPE_SCALAR = PIPES.index("scalar")
+
 TK_NONE = TILE_KINDS.index("none")
 TK_LOAD = TILE_KINDS.index("load")
 TK_STORE = TILE_KINDS.index("store")
