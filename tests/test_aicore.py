@@ -569,6 +569,151 @@ def test_the_examples_are_race_free_across_ai_cores():
     np.testing.assert_allclose(out, want, rtol=1e-2, atol=2e-3)
 
 
+# ---------------------------------------------------------------- races through aliased arguments
+@pto.kernel
+def swap_halves(Src, Dst):
+    """AIV k loads 16 x 32 float32 from Src + (1 - k) * 512 and stores it to Dst + k * 512."""
+    with pto.vector():
+        k = pto.get_subblock_id()
+        s = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
+        pto.tload(s, Src + (1 - k) * 512)
+        pto.tstore(Dst + k * 512, s)
+
+
+@pto.kernel
+def swap_halves_in_place(X):
+    """swap_halves with Src = Dst = X, one argument."""
+    with pto.vector():
+        k = pto.get_subblock_id()
+        s = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
+        pto.tload(s, X + (1 - k) * 512)
+        pto.tstore(X + k * 512, s)
+
+
+@pto.kernel
+def swap_blocks(Src, Dst):
+    """AI core b (its AIV0) loads 16 x 32 float32 from Src + (1 - b) * 512, stores it to Dst + b * 512."""
+    b = pto.get_block_id()
+    s = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
+    pto.tload(s, Src + (1 - b) * 512)
+    pto.tstore(Dst + b * 512, s)
+
+
+@pto.kernel
+def swap_blocks_in_place(X):
+    """swap_blocks with Src = Dst = X, one argument."""
+    b = pto.get_block_id()
+    s = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
+    pto.tload(s, X + (1 - b) * 512)
+    pto.tstore(X + b * 512, s)
+
+
+ALIASES = {"one argument": lambda X: (X,), "the same tensor twice": lambda X: (X, X),
+           "a view and its tensor": lambda X: (X[256:1280], X)}
+
+
+def _alias_race(kernel_pair, grid, how):
+    """Launch kernel_pair's in-place kernel (one argument) or its two-argument one on X (1280
+    float32 = 40 rows of 32) passed as ALIASES[how] says; return the RaceError."""
+    X = pto.alloc_tensor(1280 * 4, pto.float32)
+    pto.memcpy_h2d(X, np.arange(1280, dtype=np.float32))
+    kernel = kernel_pair[0] if how == "one argument" else kernel_pair[1]
+    with pytest.raises(pto.RaceError) as info:
+        pto.launch(kernel, grid=grid, args=ALIASES[how](X), check="race")
+        pto.sync()
+    return info.value
+
+
+@pytest.mark.parametrize("how", list(ALIASES))
+def test_vector_units_racing_through_aliased_arguments_race_as_through_one(how):
+    """AIV0 loads elements 512..1023 of Src and stores 0..511 of Dst; AIV1 loads 0..511 and
+    stores 512..1023; no flag orders the two units. Src = Dst = X (one argument, or X passed
+    twice): each store writes what the other unit reads. Src = X[256:1280] (a view 256 elements
+    in), Dst = X: AIV0 reads X[768:1280] and writes X[0:512], AIV1 reads X[256:768] and writes
+    X[512:1024], so X[256:512] and X[768:1024] are each read by one unit and written by the
+    other. GM is compared by device bytes, not by argument, so all three are the same
+    write-after-read race: a TSTORE of one AIV after a TLOAD of the other."""
+    in_place = how == "one argument"
+    err = _alias_race((swap_halves_in_place, swap_halves), (1,), how)
+    load, store = (_line_of("pto.tload(s, X + (1 - k) * 512)"), _line_of("pto.tstore(X + k * 512, s)")) \
+        if in_place else (_line_of("pto.tload(s, Src + (1 - k) * 512)"), _line_of("pto.tstore(Dst + k * 512, s)"))
+    assert (err.line, err.other_line) == (store, load)
+    assert {err.unit, err.other_unit} == {"AIV0", "AIV1"}
+    text = str(err)
+    assert "write-after-read race on GM tensor" in text and "in block (0, 0, 0)" in text
+    assert f"TSTORE at line {store} ({err.unit} PIPE_MTE3) is not ordered after TLOAD at line {load} " \
+           f"({err.other_unit} PIPE_MTE2)" in text
+    if how == "a view and its tensor":     # each side's argument: the store's X, the load's view
+        assert f"GM tensors 'X' at line {store} and 'X[256:1280]' at line {load}" in text
+    else:
+        assert "GM tensor 'X' in block" in text
+
+
+@pytest.mark.parametrize("how", list(ALIASES))
+def test_ai_cores_racing_through_aliased_arguments_race_as_through_one(how):
+    """swap_halves between two AI cores: block 0 loads Src[512:1024] and stores Dst[0:512],
+    block 1 loads Src[0:512] and stores Dst[512:1024] (the same bytes as on the vector units
+    above for each aliasing). Nothing orders two AI cores, so every one is a write-after-read
+    race between a TSTORE of one block and a TLOAD of the other."""
+    err = _alias_race((swap_blocks_in_place, swap_blocks), (2,), how)
+    names = ("X", "X") if how == "one argument" else ("Src", "Dst")
+    load = _line_of(f"pto.tload(s, {names[0]} + (1 - b) * 512)")
+    store = _line_of(f"pto.tstore({names[1]} + b * 512, s)")
+    assert (err.line, err.other_line) == (store, load)
+    assert {err.block, err.other_block} == {0, 1} and err.unit == err.other_unit == "AIV0"
+    text = str(err)
+    assert "write-after-read race on GM tensor" in text and "between AI cores" in text
+    assert f"TSTORE at line {store} (block {err.block} AIV0 PIPE_MTE3)" in text
+    assert f"TLOAD at line {load} (block {err.other_block} AIV0 PIPE_MTE2)" in text
+    if how == "a view and its tensor":
+        assert f"GM tensors 'X' at line {store} and 'X[256:1280]' at line {load}" in text
+
+
+def test_disjoint_views_of_one_tensor_do_not_race():
+    """Src = X[0:1024], Dst = X[1024:2048]: the two arguments share no byte, so neither the
+    vector units' swap nor the AI cores' does races; Dst's first half is Src's second, and its
+    second half Src's first."""
+    for kernel, grid in ((swap_halves, (1,)), (swap_blocks, (2,))):
+        x = np.arange(2048, dtype=np.float32)
+        X = dev(x, pto.float32)
+        pto.launch(kernel, grid=grid, args=(X[0:1024], X[1024:2048]), check="race")
+        pto.sync()
+        np.testing.assert_array_equal(host(X, (2048,), np.float32), np.concatenate([x[:1024], x[512:1024], x[:512]]))
+
+
+@pto.kernel
+def cores_store_columns(X, Y0, Y1):
+    """AI core b loads its 8 x 16 tile of X and stores it to Yb, GM rows 32 elements apart."""
+    t = pto.alloc_tile(8, 16, pto.float32, loc=pto.Vec)
+    b = pto.get_block_id()
+    pto.tload(t, X + b * 128)
+    if b == 0:
+        pto.tstore(Y0, t, stride=32)
+    else:
+        pto.tstore(Y1, t, stride=32)
+
+
+def test_interleaved_windows_through_two_views_race_only_where_they_share_bytes():
+    """Y is 8 rows of 32 float32. Y0 = Y, Y1 = Y[16:256]: block 0 stores columns 0..15 of
+    the rows, block 1 columns 16..31 - the windows' spans overlap (elements 16..239) but no
+    byte is shared, so no race, and Y holds X's two tiles side by side. Y1 = Y[8:256]: block
+    1's columns 8..23 share columns 8..15 of every row with block 0's: a write-after-write
+    race between the AI cores, naming each store's argument."""
+    x = np.arange(256, dtype=np.float32)
+    Y = pto.alloc_tensor(256 * 4, pto.float32)
+    pto.memcpy_h2d(Y, np.zeros(256, np.float32))
+    pto.launch(cores_store_columns, grid=(2,), args=(dev(x, pto.float32), Y, Y[16:256]), check="race")
+    pto.sync()
+    np.testing.assert_array_equal(host(Y, (8, 32), np.float32), np.hstack([x[:128].reshape(8, 16),
+                                                                           x[128:].reshape(8, 16)]))
+    with pytest.raises(pto.RaceError, match=r"write-after-write race on GM tensors '(Y|Y\[8:256\])' at line \d+ "
+                                            r"and '(Y\[8:256\]|Y)' at line \d+ .* between AI cores") as info:
+        pto.launch(cores_store_columns, grid=(2,), args=(dev(x, pto.float32), Y, Y[8:256]), check="race")
+        pto.sync()
+    lines = {_line_of("pto.tstore(Y0, t, stride=32)"), _line_of("pto.tstore(Y1, t, stride=32)")}
+    assert {info.value.line, info.value.other_line} == lines and {info.value.block, info.value.other_block} == {0, 1}
+
+
 def test_export_csv_of_an_ai_core_kernel_writes_perf_sims_pipeline_summary(tmp_path):
     _c, _r, prof = gemm_manual.run(256, 256, 128)
     paths = prof.export_csv(tmp_path)

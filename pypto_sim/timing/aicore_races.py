@@ -5,13 +5,16 @@ RaceError names both instructions, their units and pipes, their lines and the ti
 Between AI cores (blocks) of one launch nothing orders anything - cross-core flags pair the
 units of one core - so ChipGMAccesses, shared by all blocks of the launch, reports every pair
 of GM accesses of two cores that share an element, at least one a write, whenever they
-happen: the meaning lane kernels' racecheck gives two blocks (checks.py)."""
+happen: the meaning lane kernels' racecheck gives two blocks (checks.py).
+
+GM accesses are compared by the device bytes they touch, not by the kernel argument that
+reached them: two arguments naming one tensor, or a view (a slice) and its tensor, race
+exactly where their bytes do, as the lane path's byte-addressed shadow sees them."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..isa import PIPES
-from ..exec import gm
 from ..exec.aicore_tiles import GM_ADD, UNIT_NAMES
 from ..errors import RaceError
 from ..isa import PTO_PIPE_NAMES
@@ -32,7 +35,7 @@ class AICoreRaces:
     def __init__(self):
         self.clock = np.zeros((N_UNITS * P, N_UNITS * P), np.int64)
         self.tiles: dict = {}        # (array index, owning buffer) -> {region: access history}
-        self.gm: dict = {}           # tensor slot -> {(lo, hi, rows, cols, stride): history}
+        self.gm: dict = {}           # alias group -> {byte window (lo, hi, rows, width, pitch): history}
         # sync="auto": (array index, owning buffer) -> {region: {"w": the last write's clocks,
         # "r": the reads' since, joined}}, the orders auto sync makes by the tiles' data
         self.auto: dict = {}
@@ -89,9 +92,9 @@ def _auto_wait(race, arr_id, w, pipe, accesses):
     reads (their writes) or writes (their reads and writes), which orders their GM accesses
     too: join those operations' clocks into its queue's."""
     for v, is_write in accesses:
-        mine = _Elements(v.region())
+        mine = v.region()
         for key, seen in race.auto.get((arr_id, v.root), {}).items():
-            if key == v.region() or mine.shares(key):
+            if key == mine or windows_share(mine, key):
                 for kind in ("w", "r") if is_write else ("w",):
                     if seen.get(kind) is not None:
                         race.join(w, pipe, seen[kind])
@@ -130,24 +133,55 @@ def race_check(sim, ai, blk, w, pipe, pc, reads, writes, gm):
                 raise race_error(sim, blk, pc, w, pipe, other, f"tile '{v.buf.name}' ({v.buf.space})",
                                  is_write)
     if gm is not None:
-        slot, off, rows, cols, stride, is_write, _item = gm
-        key = (off, off + (rows - 1) * stride + cols, rows, cols, stride)
-        other = _region_access(race, race.gm.setdefault(slot, {}), key, t, stamp, pc, is_write)
+        slot, off, rows, cols, stride, is_write, item = gm
+        key = gm_window(sim, slot, off, rows, cols, stride, item)
+        group = sim.checks.gm_groups[slot]
+        other = _region_access(race, race.gm.setdefault(group, {}), key, t, stamp, pc, is_write)
         if other is not None:
-            raise race_error(sim, blk, pc, w, pipe, other, f"GM tensor '{sim.tensor_names[slot]}'", is_write)
-        other = sim.checks.aicore_gm.access(slot, key, (blk.id, w, pipe), pc, is_write)
+            raise race_error(sim, blk, pc, w, pipe, other, gm_tensors(sim, pc, other[1]), is_write)
+        other = sim.checks.aicore_gm.access(group, key, (blk.id, w, pipe), pc, is_write)
         if other is not None:
-            raise core_race_error(sim, blk, pc, w, pipe, other, slot, is_write)
+            raise core_race_error(sim, blk, pc, w, pipe, other, is_write)
+
+
+def gm_window(sim, slot, off, rows, cols, stride, item) -> tuple:
+    """The device bytes of a transfer of rows runs of cols elements (item bytes each), stride
+    elements apart from element off of tensor slot: (lo, hi, rows, width, pitch) in bytes."""
+    lo = int(sim.tbase[slot]) + off * item
+    return lo, lo + ((rows - 1) * stride + cols) * item, rows, cols * item, stride * item
+
+
+def gm_alias_groups(tbase, tcount, items) -> np.ndarray:
+    """Per tensor slot, the index of its alias group: slots whose device bytes [base, base +
+    count * itemsize) overlap (an argument passed twice, a view and its tensor) share a group,
+    chained; the race check compares the GM accesses of one group by byte."""
+    spans = sorted((int(b), int(b) + int(n) * i, s) for s, (b, n, i) in enumerate(zip(tbase, tcount, items)))
+    groups, end, g = np.zeros(max(len(spans), 1), np.int64), None, -1
+    for lo, hi, slot in spans:
+        if end is None or lo >= end:
+            g, end = g + 1, hi
+        end = max(end, hi)
+        groups[slot] = g
+    return groups
+
+
+def gm_tensors(sim, pc, opc) -> str:
+    """The GM tensor of a race between instructions pc and opc, as each named it: one argument,
+    or the two arguments (aliases of the same bytes) when they differ."""
+    this, that = (sim.tensor_names[int(sim.prog.instrs[p].aux[0])] for p in (pc, opc))
+    if this == that:
+        return f"GM tensor '{this}'"
+    return (f"GM tensors '{this}' at line {sim.prog.instrs[pc].line} and '{that}' at line "
+            f"{sim.prog.instrs[opc].line} (two kernel arguments over the same bytes)")
 
 
 def _region_access(race, objs, key, t, stamp, pc, is_write):
     """Record an access to the strided region key = (lo, hi, rows, cols, stride) of one object
-    (a GM tensor, or the words of one tile and its views) and return the earlier unordered
+    (the bytes of a GM alias group, or the words of one tile and its views) and return the earlier unordered
     access it races with, if any: against the same region, and against every other region of
     the object that shares an element with it."""
-    mine = _Elements(key)
     for other_key, hist in objs.items():
-        if other_key == key or not mine.shares(other_key):
+        if other_key == key or not windows_share(key, other_key):
             continue
         probe = {"w": hist.get("w"), "r": dict(hist.get("r", {})), "a": dict(hist.get("a", {}))}
         other = race.access(probe, t, stamp, pc, is_write)
@@ -156,43 +190,49 @@ def _region_access(race, objs, key, t, stamp, pc, is_write):
     return race.access(objs.setdefault(key, {}), t, stamp, pc, is_write)
 
 
-class _Elements:
-    """The elements of one strided region (lo, hi, rows, cols, stride), built on first use."""
+def _runs(key):
+    """(first, runs, width, pitch) of window key, one run when its runs touch end to end."""
+    lo, hi, rows, width, pitch = key
+    if rows == 1 or pitch <= width:
+        return lo, 1, hi - lo, hi - lo
+    return lo, rows, width, pitch
 
-    def __init__(self, key):
-        self.key = key
-        self._elements = None
 
-    def shares(self, other_key) -> bool:
-        """True when the region other_key holds an element of this one."""
-        lo, hi, rows, cols, stride = self.key
-        if other_key[0] >= hi or lo >= other_key[1]:
-            return False
-        if self._elements is None:
-            self._elements = gm.window_elements(lo, rows, cols, stride)
-        theirs = gm.window_elements(other_key[0], other_key[2], other_key[3], other_key[4])
-        return bool(np.intersect1d(self._elements, theirs, assume_unique=True).size)
+def windows_share(a, b) -> bool:
+    """True when the strided windows a and b, each (lo, hi, rows, width, pitch) - rows runs of
+    width units, pitch units apart from unit lo, ending before hi - hold a common unit. Run i
+    of a, [x, x + wa) with x = a0 + i * pa, meets run j of b exactly when x - wb < b0 + j * pb
+    < x + wa: j from floor((x - wb - b0) / pb) + 1 to ceil((x + wa - b0) / pb) - 1, which must
+    hold an integer in [0, rows of b)."""
+    if b[0] >= a[1] or a[0] >= b[1]:
+        return False
+    (a0, ra, wa, pa), (b0, rb, wb, pb) = sorted((_runs(a), _runs(b)), key=lambda r: r[1])
+    if ra == 1:
+        first, last = (a0 - wb - b0) // pb + 1, -((b0 - a0 - wa) // pb) - 1
+        return max(first, 0) <= min(last, rb - 1)
+    x = a0 + np.arange(ra, dtype=np.int64) * pa
+    first, last = np.maximum((x - wb - b0) // pb + 1, 0), np.minimum(-((b0 - x - wa) // pb) - 1, rb - 1)
+    return bool((first <= last).any())
 
 
 # ---------------------------------------------------------------- between AI cores
 class ChipGMAccesses:
-    """The GM accesses of every AI core of one launch, by tensor slot and strided element
-    region (as _region_access compares them). Each region keeps its last write (block, unit,
+    """The GM accesses of every AI core of one launch, by alias group and strided byte window
+    (as _region_access compares them). Each region keeps its last write (block, unit,
     pipe, pc) and, per block, its last read since: an access races with an earlier one of
     another block to a shared element when either is a write. Accesses of one block are left
     to that core's vector clocks (AICoreRaces)."""
 
     def __init__(self):
-        self.slots: dict = {}        # slot -> {(lo, hi, rows, cols, stride): {"w": .., "r": {block: ..}}}
+        self.groups: dict = {}       # alias group -> {byte window: {"w": .., "r": {block: ..}, "a": ..}}
 
-    def access(self, slot, key, who, pc, is_write):
+    def access(self, group, key, who, pc, is_write):
         """Record the access of who = (block id, unit, pipe) at pc; return the earlier access
         of another block it races with as (block, unit, pipe, pc, was_write), or None."""
-        objs = self.slots.setdefault(slot, {})
-        mine = _Elements(key)
+        objs = self.groups.setdefault(group, {})
         for other_key, hist in objs.items():
             clash = _other_block(hist, who[0], is_write)
-            if clash is not None and (other_key == key or mine.shares(other_key)):
+            if clash is not None and (other_key == key or windows_share(key, other_key)):
                 return clash
         hist = objs.setdefault(key, {"w": None, "r": {}, "a": {}})
         if is_write == GM_ADD:
@@ -224,7 +264,7 @@ def _other_block(hist, block, is_write):
     return None
 
 
-def core_race_error(sim, blk, pc, w, pipe, other, slot, is_write):
+def core_race_error(sim, blk, pc, w, pipe, other, is_write):
     """Two AI cores (blocks) of one launch touch a GM element, at least one writing it."""
     oblock, ou, op, opc, was_write = other
     ins, oins = sim.prog.instrs[pc], sim.prog.instrs[opc]
@@ -232,7 +272,7 @@ def core_race_error(sim, blk, pc, w, pipe, other, slot, is_write):
     this = f"{ins.op} at line {ins.line} (block {blk.id} {UNIT_NAMES[w]} {PTO_PIPE_NAMES.get(PIPES[pipe], PIPES[pipe])})"
     that = f"{oins.op} at line {oins.line} (block {oblock} {UNIT_NAMES[ou]} {PTO_PIPE_NAMES.get(PIPES[op], PIPES[op])})"
     return RaceError(
-        f"racecheck: {kind} race on GM tensor '{sim.tensor_names[slot]}' between AI cores: {this} "
+        f"racecheck: {kind} race on {gm_tensors(sim, pc, opc)} between AI cores: {this} "
         f"and {that} touch the same elements; nothing orders two AI cores of one launch",
         kernel=sim.kernel_name, file=sim.prog.file, line=ins.line, block=blk.id, warp=w,
         unit=UNIT_NAMES[w], other_line=oins.line, other_block=oblock, other_warp=ou, other_unit=UNIT_NAMES[ou],

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import LaunchError, RaceError, SyncCheckError, UninitializedReadError
 from ..exec import gm
 from ..isa import PIPES
-from .aicore_races import ChipGMAccesses
+from .aicore_races import ChipGMAccesses, gm_alias_groups
 
 CHECKS = ("memcheck", "racecheck", "initcheck", "synccheck")
 TILE = 4095
@@ -88,6 +88,8 @@ class KernelChecks:
         self.hbm_shadow = self._shadow((used >> self.hbm_shift) + 1) if self.race else None
         # AI-core kernels: GM accesses of all cores (blocks), checked against each other
         self.aicore_gm = ChipGMAccesses() if self.race and sim.aicore else None
+        # ... compared by byte within groups of tensors whose bytes overlap (aliased arguments)
+        self.gm_groups = gm_alias_groups(sim.tbase, sim.tcount, items) if self.aicore_gm is not None else None
 
     def _shadow(self, words):
         return np.full((max(words, 1), self.sim.ex.SHADOW_COLS), -1, np.int64)
