@@ -1,6 +1,7 @@
 """Chrome / Perfetto traces of AI-core kernels (profiler/trace.py): tracks per core, unit and PTO
 pipe; a flow arrow per flag handoff and per cross-core signal; GM / L2 / HBM bytes-per-cycle
 counters (profiler/memory_counters.py). Each test reads the trace's JSON."""
+import inspect
 import sys
 from collections import Counter
 from pathlib import Path
@@ -131,6 +132,22 @@ def test_one_flow_per_cross_core_signal_from_the_setting_unit_to_the_waiting_one
         ("cross_core_set_flag(0) AIC -> AIV1", "AIC S", "AIV1 S"),
         ("cross_core_set_flag(1) AIV0 -> AIC", "AIV0 S", "AIC S"),
         ("cross_core_set_flag(1) AIV1 -> AIC", "AIV1 S", "AIC S")]
+
+
+def test_each_units_exit_is_at_the_end_of_its_own_code_and_the_trace_has_no_block():
+    """ping_pong's AIC runs the cube section only, so its EXIT is at that section's last line
+    (cross_core_wait_flag(1)), not at the vector section's last line, which the AIC never runs;
+    each AIV's EXIT is at cross_core_set_flag(1), the vector section's (and the kernel's) last
+    line. otherData has no block: an AI core's block is its units, not lanes."""
+    prof = pto.profile(ping_pong, grid=(1,), args=(_tensor(4096, pto.float16), _tensor(1024)))
+    lines, first = inspect.getsourcelines(ping_pong.fn)
+    line_of = {text.split("#")[0].strip(): first + k for k, text in enumerate(lines)}
+    doc = prof.trace()
+    exits = {(e["args"]["unit"], e["args"]["line"]) for e in doc["traceEvents"]
+             if e["ph"] == "X" and e["name"] == "EXIT"}
+    vector_end = line_of["pto.cross_core_set_flag(1)"]
+    assert exits == {("AIC", line_of["pto.cross_core_wait_flag(1)"]), ("AIV0", vector_end), ("AIV1", vector_end)}
+    assert "block" not in doc["otherData"] and doc["otherData"]["grid"] == [1, 1, 1]
 
 
 @pto.kernel(sync="manual")

@@ -108,6 +108,41 @@ def test_use_after_free_is_reported_at_sync():
     pto.sync()   # the stream is usable again
 
 
+def test_a_failed_sync_empties_the_queue_and_names_the_launches_it_did_not_run():
+    """unguarded faults (lanes 48..63 of 64 read past d_a's 48 elements); the two copies
+    queued behind it are not run (a fault ends the queue, as a CUDA error is sticky): sync
+    raises the OutOfBoundsError with a note naming both and where they were launched, the queue
+    is empty, their handles raise a LaunchError saying why, and d_x keeps its zeros at the next
+    memcpy_d2h. The stream then runs the next launch."""
+    @pto.kernel
+    def unguarded(a, o):
+        i = pto.get_global_id()
+        pto.store(o + i, pto.load(a + i))
+
+    d_a, d_o = _tensors(48)
+    d_x = pto.to_device(np.zeros(48, np.float32))
+    pto.launch(unguarded, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_o))
+    first = pto.launch(copy, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_x, 48))
+    second = pto.launch(copy, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_x, 48))
+    with pytest.raises(pto.OutOfBoundsError) as err:
+        pto.sync()
+    assert not d_a.device.queue
+    site = f"test_runtime.py:{_line_of('first')}"
+    assert len(err.value.__notes__) == 1 and err.value.__notes__[0].startswith(
+        "2 launch(es) queued after kernel 'unguarded' were not run")
+    assert site in err.value.__notes__[0] and err.value.__notes__[0].count("'copy' (launched at") == 2
+    for handle in (first, second):
+        with pytest.raises(pto.LaunchError, match=r"kernel 'copy' was not run: kernel 'unguarded', queued "
+                                                  r"before it, failed \(OutOfBoundsError\)"):
+            handle.result()
+    host = np.full(48, 9.0, np.float32)
+    pto.memcpy_d2h(host, d_x)
+    assert not host.any()
+    pto.launch(copy, grid=(1, 1, 1), block=(64, 1, 1), args=(d_a, d_x, 48))
+    pto.memcpy_d2h(host, d_x)
+    assert np.array_equal(host, np.arange(48, dtype=np.float32))
+
+
 def test_machine_api_and_use_machine(simple_machine, tmp_path):
     m = pto.machine()
     assert m is simple_machine and m.cores == 2 and m.lanes_per_warp == 32
@@ -178,6 +213,35 @@ def test_memcpy_d2h_writes_a_fortran_ordered_or_sliced_host_array():
         pto.memcpy_d2h(host, d)
         np.testing.assert_array_equal(host, np.arange(16, dtype=np.float32).reshape(4, 4))
     assert not wide[:, 4:].any()
+
+
+def test_a_2d_tensor_copies_only_from_and_to_an_array_of_its_shape():
+    """pto.to_device of a (4, 8) array is a (4, 8) tensor: an (8, 4) array of the same 32
+    float32 values is refused both ways (a LaunchError naming both shapes and the reshape),
+    the host array untouched, as numba's copy_to_device / copy_to_host refuse it; (4, 8) and
+    (1, 4, 8) (an axis of length 1 aside) copy. A flat tensor of 32 float32 (alloc_tensor)
+    takes any array of 32 float32."""
+    d = pto.to_device(np.zeros((4, 8), np.float32))
+    with pytest.raises(pto.LaunchError, match=r"'d' has shape \(4, 8\) but the host array has shape "
+                                              r"\(8, 4\)") as err:
+        pto.memcpy_h2d(d, np.ones((8, 4), np.float32))
+    assert "reshape(4, 8)" in err.value.hint
+    for shape in ((8, 4), (2, 2, 8), (32,)):
+        host = np.full(shape, 9.0, np.float32)
+        with pytest.raises(pto.LaunchError, match=rf"host array has shape \({shape[0]},"):
+            pto.memcpy_d2h(host, d)
+        assert np.all(host == 9.0)
+    values = np.arange(32, dtype=np.float32).reshape(4, 8)
+    pto.memcpy_h2d(d, values)
+    for host in (np.empty((4, 8), np.float32), np.empty((1, 4, 8), np.float32)):
+        pto.memcpy_d2h(host, d)
+        np.testing.assert_array_equal(host.reshape(4, 8), values)
+    np.testing.assert_array_equal(d.numpy(), values)
+    flat = pto.alloc_tensor(32 * 4)
+    pto.memcpy_h2d(flat, values.T)
+    host = np.empty((2, 16), np.float32)
+    pto.memcpy_d2h(host, flat)
+    np.testing.assert_array_equal(host.ravel(), values.T.ravel())
 
 
 @pytest.mark.parametrize("host, message", [

@@ -1,9 +1,11 @@
 """Resuming reuses a row only when everything that decides the point's result is unchanged:
-the factory (name and source), params, overrides, base machine table (name and contents) and
-the package version. Rows outside the current spec are not returned (the file keeps them).
+the factory (name and source, with the kernels it imports), params, overrides, base machine
+table (name and contents) and the package version. Rows outside the current spec are not
+returned (the file keeps them).
 
 counted_case appends a line to a log file per run, so the tests count what was recomputed."""
 import shutil
+import sys
 
 import pandas as pd
 
@@ -56,6 +58,31 @@ def test_an_edited_factory_file_recomputes(tmp_path):
                    "def case(log, n, reps):\n    return counted_case(log, n, 2 * reps)\n")
     _sweep(tmp_path, f"{src}:case")
     assert _runs(tmp_path) == 4
+
+
+def test_an_edited_kernel_in_another_module_recomputes(tmp_path, monkeypatch):
+    """The factory in cases.py launches a kernel imported from edited_kernel.py: editing only
+    the kernel's file (x * 1.5 -> x * 2.5) changes the identity, so the resumed point runs
+    again; an unchanged resume runs nothing."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "edited_kernel.py").write_text(
+        "import pypto_sim as pto\n\n@pto.kernel\ndef scale(a, o, n):\n    i = pto.get_global_id()\n"
+        "    if i < n:\n        pto.store(o + i, pto.load(a + i) * 1.5)\n")
+    (tmp_path / "cases.py").write_text(
+        "import numpy as np\nimport pypto_sim as pto\nfrom edited_kernel import scale\n\n"
+        "def case(log, n):\n    open(log, 'a').write('run\\n')\n"
+        "    a, o = pto.to_device(np.ones(n, np.float32)), pto.alloc_tensor(n * 4)\n"
+        "    return pto.SweepCase(scale, grid=(1, 1, 1), block=(n, 1, 1), args=(a, o, n), outputs={'o': o})\n")
+    try:
+        _sweep(tmp_path, f"{tmp_path / 'cases.py'}:case", params={"n": [64]})
+        _sweep(tmp_path, f"{tmp_path / 'cases.py'}:case", params={"n": [64]})
+        assert _runs(tmp_path) == 1
+        kernel = tmp_path / "edited_kernel.py"
+        kernel.write_text(kernel.read_text().replace("* 1.5", "* 2.5"))
+        _sweep(tmp_path, f"{tmp_path / 'cases.py'}:case", params={"n": [64]})
+        assert _runs(tmp_path) == 2
+    finally:
+        sys.modules.pop("edited_kernel", None)
 
 
 def test_an_edited_or_renamed_machine_table_recomputes(tmp_path):

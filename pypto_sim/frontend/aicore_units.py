@@ -41,6 +41,26 @@ def section_kinds(body) -> set:
             and _name_of(n.items[0].context_expr.func) in ("cube", "vector")}
 
 
+def _stream_end(body, kind):
+    """The last source line of a unit's program: the end of the last statement it compiles
+    (its own sections and the statements outside sections; another unit's section is not in
+    its program), as EXIT's line, so a unit's stream ends where its code does."""
+    for st in reversed(body):
+        if not section_kinds([st]):
+            return st.end_lineno              # no section: every unit's code
+        call = st.items[0].context_expr if isinstance(st, ast.With) else None
+        section = _name_of(call.func) if isinstance(call, ast.Call) else None
+        if section in ("cube", "vector"):
+            if section == kind.rstrip("0"):
+                return st.end_lineno
+            continue
+        nested = [_stream_end(part, kind) for field in ("body", "orelse", "handlers", "finalbody")
+                  for part in [getattr(st, field, None)] if part]
+        if any(nested):
+            return max(n for n in nested if n)
+    return None
+
+
 def _relative(instrs, base) -> list:
     """The instructions as comparable rows, jump targets relative to base."""
     return [(i.op, i.dst, i.srcs, i.dtype, tuple(a - base for a in i.aux) if i.op in JUMP_OPS else i.aux,
@@ -85,7 +105,7 @@ class AICoreUnits:
                     self.block(body)
             else:
                 self.block(body)
-            self.emit_exit(fn_ast)
+            self.emit_exit(fn_ast, _stream_end(body, implicit or UNIT_KIND[unit]))
             sizes.append((self.n_lane, self.n_wide_lane, self.n_scalar))
             mate = entry[1]
             if unit == 2 and mate >= 0 and \

@@ -240,10 +240,11 @@ class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering,
                     scope.names[spec.name] = HomeVar(home, fn_ast.lineno)
         return tuple(args)
 
-    def emit_exit(self, fn_ast):
-        """The program's last instruction, at the kernel's last line."""
+    def emit_exit(self, fn_ast, end=None):
+        """The program's last instruction, at the kernel's last line (``end``: the line, in the
+        kernel's source, where an AI-core unit's program ends, aicore_units._stream_end)."""
         self.emit("EXIT", None, (), None, None)
-        self.instrs[-1].line = fn_ast.body[-1].end_lineno + self.kernel.line_offset
+        self.instrs[-1].line = (end or fn_ast.body[-1].end_lineno) + self.kernel.line_offset
 
     @staticmethod
     def _symbols(scope) -> dict:

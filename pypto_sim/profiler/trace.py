@@ -18,7 +18,8 @@ AI-core kernels: pipe tracks per unit and PTO pipe ("AIC PIPE_MTE2"), unit track
 "flag" (one per flag handoff: set_flag -> the operation its wait_flag held, or the wait_flag
 when it held none), "cross_core" (one per cross-core signal: set -> wait) and "dependency"
 (tile data waits under sync="auto" only); "C" counter events of GM / L2 / HBM bytes per cycle
-(memory_counters.py), per core and in a "chip memory" process.
+(memory_counters.py), per core and in a "chip memory" process; ``otherData`` has no
+``block`` (an AI core's block is its units, not a number of lanes).
 
 Time: by default 1 trace microsecond = 1 cycle (``time_unit="cycle"``), so the viewer's
 numbers read as cycles; ``time_unit="us"`` converts cycles at the machine's clock. Which one
@@ -307,6 +308,8 @@ def write_trace(prof, out, time_unit="cycle", warps=True, flows=True, counters=T
              "machine": prof.machine.name, "grid": list(prof.grid),
              "block": list(prof.block), "total_cycles": prof.total_cycles,
              "clock_ghz": prof.machine.clock_ghz, "time_unit": unit_text, "flows": n_flows}
+    if getattr(prof.program, "aicore", False):
+        del other["block"]        # an AI core's block is its units, not lanes (docs/aicore.md)
     out.write(json.dumps({"displayTimeUnit": "ms" if time_unit == "cycle" else "ns",
                           "otherData": other}, separators=(",", ":"))[:-1].encode())
     out.write(b',"traceEvents":[\n')

@@ -112,7 +112,8 @@ class Tensor:
 
 
 def memcpy_h2d(dst, host_array):
-    """Copy a host numpy array into a device tensor (sizes and dtypes must match)."""
+    """Copy a host numpy array into a device tensor (sizes and dtypes must match, and the
+    shape too for a 2-D tensor: pto.to_device of a 2-D array, a 2-D view)."""
     current_device().memcpy_h2d(dst, host_array)
 
 
@@ -162,7 +163,8 @@ def queue_launch(kernel, grid, block, args, owned, **options):
 
 
 def sync():
-    """Wait for every queued kernel (run them all, in order)."""
+    """Wait for every queued kernel (run them all, in order). The first that fails raises its
+    error and the ones queued after it are not run (Device.sync)."""
     current_device().sync()
 
 

@@ -217,16 +217,15 @@ class Device:
         return handle
 
     def sync(self):
-        """Run every queued launch, in order. Raises the first error; the queue is then empty."""
+        """Run every queued launch, in order. Raises the first error; the queue is then empty:
+        the launches queued after the failing one are not run (a fault is sticky, as in a CUDA
+        context), their handles say so and a note on the error names them."""
         while self.queue:
             pending = self.queue.pop(0)
             freed = [a for a in pending.args if getattr(a, "freed", False)]
             if freed:
                 alloc = freed[0]
-                for a in map(root_of, freed):
-                    if not self.users_of(a) and a.id in self.hbm.live:
-                        a.freed = False     # marked by release_allocation, still held: release it
-                        self.hbm.release(a)
+                self._release_freed(freed)
                 name = alloc.name or f"tensor{alloc.id}"
                 err = UseAfterFreeError(
                     f"tensor '{name}' ({alloc.nbytes} bytes at 0x{alloc.byte_addr:x}) was freed while "
@@ -236,6 +235,7 @@ class Device:
                          "`del`/free()")
                 pending.handle.error = err
                 pending.owned = ()
+                self._drop_queue(pending, err)
                 raise err
             try:
                 # numba's first compile of the simulator shows a ticker (timing/progress.py)
@@ -243,10 +243,37 @@ class Device:
                     pending.handle.profile = run_launch(self, pending)
             except Exception as exc:
                 pending.handle.error = exc
+                self._drop_queue(pending, exc)
                 raise
             finally:
                 pending.owned = ()     # it has run (or failed): its temporaries are freed now
             collected(pending.handle.profile)       # pypto-sim profile: collect every launch
+
+    def _drop_queue(self, failed, exc):
+        """After ``failed`` raised ``exc``: empty the queue without running it. Each dropped
+        launch's handle raises a LaunchError saying why; a note on exc names them (none: no note)."""
+        dropped, self.queue[:] = list(self.queue), []
+        for p in dropped:
+            p.handle.error = LaunchError(
+                f"kernel '{p.kernel.name}' was not run: kernel '{failed.kernel.name}', queued before it, "
+                f"failed ({type(exc).__name__}), and a failed launch ends the stream's queue",
+                kernel=p.kernel.name, hint="fix the failing kernel, or call pto.sync() after it to "
+                                           "catch its error before queuing more")
+            p.owned = ()
+        self._release_freed([a for p in dropped for a in p.args if getattr(a, "freed", False)])
+        if dropped:
+            names = ", ".join(f"'{p.kernel.name}'" + (f" (launched at {p.site})" if p.site else "")
+                              for p in dropped)
+            exc.add_note(f"{len(dropped)} launch(es) queued after kernel '{failed.kernel.name}' were not "
+                         f"run (a failed launch ends the queue): {names}")
+
+    def _release_freed(self, allocs):
+        """Release the allocations the program freed while a queued launch held them, once no
+        queued launch uses them any more."""
+        for a in map(root_of, allocs):
+            if not self.users_of(a) and a.id in self.hbm.live:
+                a.freed = False     # marked by release_allocation, still held: release it
+                self.hbm.release(a)
 
     def pending_for(self, tensor) -> bool:
         return bool(self.users_of(tensor.alloc))
@@ -340,12 +367,30 @@ def _check_copy(call, tensor, host):
                                f"{tensor.dtype.values_per_element} float32 values or n uint8 bytes"
                           if tensor.dtype in dtypes.MINIFLOATS else
                           "allocate the tensor with nbytes = array.nbytes and the array's dtype")
+    _check_shape(call, tensor, host, count // tensor.size)
     if not host_ok:
         want = ("float32 (or ml_dtypes.bfloat16)" if tensor.dtype == dtypes.bfloat16 else
                 "float32 values (or uint8 bytes)" if tensor.dtype in dtypes.MINIFLOATS else f"{tensor.dtype}")
         raise LaunchError(f"{call}: the device tensor '{tensor.name}' holds {tensor.dtype} but the "
                           f"host array is {host.dtype}",
                           hint=f"convert the host array with .astype(...) to {want}")
+
+
+def _check_shape(call, tensor, host, per):
+    """A 2-D tensor (pto.to_device of a 2-D array, a 2-D view) copies to and from an array of its
+    shape, as numba's copy_to_device / copy_to_host do (axes of length 1 aside); ``per`` host
+    values an element (a minifloat tensor's float32 values). A flat tensor (alloc_tensor)
+    takes any array of its size."""
+    if len(tensor.shape) != 2:
+        return
+    want = tensor.shape[:-1] + (tensor.shape[-1] * per,)
+    if tuple(n for n in host.shape if n != 1) != tuple(n for n in want if n != 1):
+        values = f" ({per} host values an element: {want})" if per > 1 else ""
+        raise LaunchError(f"{call}: the device tensor '{tensor.name}' has shape {tensor.shape}{values} but "
+                          f"the host array has shape {host.shape} (as many elements, in other rows)",
+                          hint=f"pass an array of shape {want} (host.reshape{want} if its elements are "
+                               "already in the tensor's row-major order), or use a flat tensor "
+                               "(pto.alloc_tensor), which takes any array of its size")
 
 
 _DEVICE: contextvars.ContextVar = contextvars.ContextVar("pypto_sim_device", default=None)

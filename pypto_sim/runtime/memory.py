@@ -225,9 +225,9 @@ class DeviceTensor:
         """A host copy of the tensor's contents, in its shape (waits for kernels that write it);
         an fp4 pair tensor's last axis holds its two values an element."""
         per = self.dtype.values_per_element
-        out = np.empty(self.size * per, self.dtype.numpy)
+        out = np.empty(self.shape[:-1] + (self.shape[-1] * per,), self.dtype.numpy)
         self.device.memcpy_d2h(out, self)
-        return out.reshape(self.shape[:-1] + (self.shape[-1] * per,))
+        return out
 
     def __len__(self):
         return self.size

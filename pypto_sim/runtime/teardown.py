@@ -87,8 +87,9 @@ def run_unsynced_launches() -> None:
             raise
         except Exception as exc:
             failed = next((p for p in queued if p.handle.error is exc), None)
-            not_run = discard_unsynced_launches(reason=f"kernel '{_kernel_of(failed)}', queued before it, "
-                                                       "failed when the program ended")
+            dropped = len(queued) - queued.index(failed) - 1 if failed is not None else 0   # by sync
+            not_run = dropped + discard_unsynced_launches(reason=f"kernel '{_kernel_of(failed)}', queued "
+                                                                 "before it, failed when the program ended")
             text = _what_happened(failed, not_run)
             if isinstance(exc, PtoError):
                 raise UnsyncedLaunchError(f"{type(exc).__name__}: {exc}\n  {text}", error=exc,

@@ -1,14 +1,17 @@
 """A sweep's factory as something a worker process can load: ``"module:function"``,
 ``"path/to/file.py:function"`` or a function object, each turned into a :class:`FactoryRef`
-(picklable, names the function and the file it lives in, with that file's hash)."""
+(picklable, names the function and the file it lives in, with the hash of the code that decides
+its result: that file and the user modules it reaches, which hold the kernels it launches)."""
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import hashlib
 import importlib
 import importlib.util
 import inspect
 import sys
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,8 +28,9 @@ _HINT = ('pass "module:function" (importable), "path/to/file.py:function", or a 
 @dataclass(frozen=True)
 class FactoryRef:
     """Where a factory lives: ``module`` (an importable name) or ``path`` (a .py file), and
-    ``function`` (its qualified name there); ``sha256`` is the hash of its source file (part
-    of every point's identity, so an edited factory recomputes on resume)."""
+    ``function`` (its qualified name there); ``sha256`` is the hash of its source file and of
+    the user modules it reaches (code_sha256; part of every point's identity, so an edited
+    factory, or an edited kernel it imports, recomputes on resume)."""
 
     function: str
     module: str | None = None
@@ -70,15 +74,15 @@ def factory_ref(factory, base_dir=None) -> tuple:
             path = (Path(base_dir or ".") / target).resolve()
             if not path.is_file():
                 raise SweepError(f"factory {text!r}: no file {path}", hint=_HINT)
-            ref = FactoryRef(function=function, path=str(path), sha256=_sha256(path))
+            ref = FactoryRef(function=function, path=str(path))
         else:
             spec = importlib.util.find_spec(target)
             if spec is None:
                 raise ModuleNotFoundError(f"No module named {target!r}")
             origin = spec.origin if spec.origin and Path(spec.origin).is_file() else None
-            ref = FactoryRef(function=function, module=target,
-                             sha256=_sha256(Path(origin)) if origin else "")
+            ref = FactoryRef(function=function, module=target)
         fn = ref.load()
+        ref = dataclasses.replace(ref, sha256=code_sha256(fn, ref.path or origin))
     except SweepError:
         raise
     except Exception as exc:
@@ -108,8 +112,8 @@ def _ref_of_function(fn) -> FactoryRef:
         except (ImportError, ValueError):
             importable = False
         if importable:
-            return FactoryRef(function=qual, module=module, sha256=_sha256(source))
-    return FactoryRef(function=qual, path=str(source), sha256=_sha256(source))
+            return FactoryRef(function=qual, module=module, sha256=code_sha256(fn, source))
+    return FactoryRef(function=qual, path=str(source), sha256=code_sha256(fn, source))
 
 
 _PRIVATE = "pypto_sweep_factory_"
@@ -144,5 +148,54 @@ def refuse_nested_sweep():
                          "worker", hint='put the pto.sweep(...) call under `if __name__ == "__main__":`')
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+def code_sha256(fn, source=None) -> str:
+    """sha256 over the source files of the code that decides what factory ``fn`` builds: its
+    file ``source`` (always), and every file of the program it reaches through the names its
+    module defines or imports - the module of each kernel, function, class or module named
+    there, transitively - so a kernel imported from another file is hashed with its file.
+    Python's own, installed packages' and pypto_sim's files are left out (the package version
+    is part of the identity). Reads a few files, once per sweep."""
+    files, seen = ({str(Path(source).resolve())} if source else set()), set()
+    spaces = [_namespace(fn) or _namespace(type(fn)),
+              *(_namespace(c.cell_contents) for c in getattr(fn, "__closure__", None) or ())]
+    while spaces:
+        space = spaces.pop()
+        if space is None or id(space) in seen or not _is_user_file(space.get("__file__")):
+            continue
+        seen.add(id(space))
+        files.add(str(Path(space["__file__"]).resolve()))
+        spaces.extend(_namespace(value) for value in list(space.values()))
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(hashlib.sha256(Path(path).read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _namespace(value):
+    """The module namespace (a dict) whose code a value comes from, or None."""
+    try:
+        if getattr(value, "is_pto_kernel", False):
+            return value.fn_globals
+        if inspect.ismodule(value):
+            return vars(value)
+        if inspect.isfunction(value):
+            return value.__globals__
+        if inspect.isclass(value):
+            module = sys.modules.get(value.__module__)
+            return vars(module) if module is not None else None
+    except Exception:                  # an object whose attributes raise: no code of the program
+        return None
+    return None
+
+
+_NOT_USER = tuple(Path(p).resolve() for p in {
+    *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")),
+    str(Path(__file__).resolve().parent.parent)})
+
+
+def _is_user_file(path) -> bool:
+    """Whether path is a .py file of the program (not of Python, an installed package or pypto_sim)."""
+    if not isinstance(path, str) or not path.endswith(".py") or not Path(path).is_file():
+        return False
+    path = Path(path).resolve()
+    return not any(path.is_relative_to(root) for root in _NOT_USER)

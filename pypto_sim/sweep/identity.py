@@ -1,7 +1,7 @@
-"""What decides a sweep point's result, as one hash: the factory (its name and its source
-file's hash), the parameters, the machine overrides, the base machine (its name and a digest
-of every number in it) and the package version. Resuming reuses a row only when its identity
-is the point's."""
+"""What decides a sweep point's result, as one hash: the factory (its name and the hash of its
+source file and the program files it reaches, factory.code_sha256), the parameters, the
+machine overrides, the base machine (its name and a digest of every number in it) and the
+package version. Resuming reuses a row only when its identity is the point's."""
 from __future__ import annotations
 
 import dataclasses

@@ -49,7 +49,7 @@ def sweep(factory, params=None, machine_overrides=None, engine=None, machine=Non
     fresh one, then is an error row. ``out``: a .parquet or .csv path written as rows
     arrive, locked against a second sweep; an existing file is continued only with
     ``resume=True`` and only if a sweep wrote it (else a SweepError, the file untouched):
-    that reuses the rows whose identity (factory and its source, params, overrides, base
+    that reuses the rows whose identity (factory and its code, params, overrides, base
     machine table and its contents, package version) matches a point and runs the rest.
     ``machine``: the base table, name, path or Machine (default: the active
     machine). ``progress``: None (one line over the points on a terminal after two seconds, as
