@@ -462,6 +462,23 @@ def k(X, Y, O, H, I, Q, U):
         pto.tstore(U + r, u8)
         pto.tstore(O + 8 * r + 3328, x)
         pto.tstore(O + 8 * r + 3584, d)
+        pto.taddreluconv(h, x, y)
+        pto.tstore(H + 512 + r, h)
+        x16 = pto.alloc_tile(16, 16, pto.int16, loc=pto.Vec)
+        y16 = pto.alloc_tile(16, 16, pto.int16, loc=pto.Vec)
+        pto.tcvt(x16, x, sat="off")
+        pto.tcvt(y16, y, sat="off")
+        pto.tsubreluconv(q8, x16, y16)
+        pto.tstore(Q + 512 + r, q8)
+        e0 = pto.alloc_tile(16, 16, pto.int32, loc=pto.Vec)
+        e1 = pto.alloc_tile(16, 16, pto.int32, loc=pto.Vec)
+        e2 = pto.alloc_tile(16, 16, pto.int32, loc=pto.Vec)
+        pto.tcvt(e0, x)
+        pto.tcvt(e1, y)
+        pto.tadddeqrelu(h, e0, e1, 0.25, e2)
+        pto.tstore(H + 1024 + r, h)
+        pto.tstore(I + 128 + r, e0)
+        pto.tstore(I + 640 + r, e1)
 '''
 # the families other tests hold the two engines to: tile_sort in the topk example (test_the_topk_example)
 ENGINES_ELSEWHERE = ("tile_sort",)
@@ -471,7 +488,8 @@ def test_every_vector_family_replays_as_the_simpy_model_computes(make_kernels):
     """One op of each vector family (compares and selects, triangles, transposes, column
     and row reductions and expansions, fills, conversions, index reductions, partial arg-selections, pair sums,
     concatenations, dequantizations,
-    quantizations: their int8 / uint8, and the src and tmp they write too) on data with
+    quantizations: their int8 / uint8, and the src and tmp they write too; fused add / sub, ReLU and
+    down-conversions; the dequantizing ReLU and the sources it overwrites) on data with
     NaN, infinities, -0.0 and float16 overflow: the compiled replay (timing/aicore_replay.py)
     decodes each as TileOp does, so HBM comes out word for word the same."""
     rng = np.random.default_rng(11)
@@ -483,8 +501,8 @@ def test_every_vector_family_replays_as_the_simpy_model_computes(make_kernels):
         assert any(f"pto.{s.builtin}(" in EVERY_VECTOR_FAMILY for s in load_isa().specs if s.family == family), family
     mod = make_kernels(EVERY_VECTOR_FAMILY)
     args = (dev_array(x.astype(np.float32), pto.float32), dev_array(y.astype(np.float32), pto.float32),
-            pto.alloc_tensor(8192 * 4, pto.float32), pto.alloc_tensor(512 * 2, pto.float16),
-            pto.alloc_tensor(128 * 4, pto.int32), pto.alloc_tensor(512, pto.int8), pto.alloc_tensor(512, pto.uint8))
+            pto.alloc_tensor(8192 * 4, pto.float32), pto.alloc_tensor(1536 * 2, pto.float16),
+            pto.alloc_tensor(1152 * 4, pto.int32), pto.alloc_tensor(1024, pto.int8), pto.alloc_tensor(512, pto.uint8))
     fast = assert_engines_agree(mod.k, (1, 1, 1), args)
     assert fast["engine"] == "fast"
 

@@ -337,6 +337,13 @@ def aicore(h, f):
         qt = pto.alloc_tile(16, 32, pto.float32, loc=pto.Vec)
         pto.tquant(pto.alloc_tile(16, 32, pto.int8, loc=pto.Vec), dq, qc, qt)
         pto.tquant(pto.alloc_tile(16, 32, pto.uint8, loc=pto.Vec), dq, qc, qt, offset=qc)
+        pto.taddreluconv(pto.alloc_tile(16, 32, pto.float16, loc=pto.Vec), dq, dq)
+        rc = pto.alloc_tile(16, 32, pto.int16, loc=pto.Vec)
+        pto.tsubreluconv(pto.alloc_tile(16, 32, pto.int8, loc=pto.Vec), rc, rc)
+        d0 = pto.alloc_tile(16, 32, pto.int32, loc=pto.Vec)
+        d1 = pto.alloc_tile(16, 32, pto.int32, loc=pto.Vec)
+        d2 = pto.alloc_tile(16, 32, pto.int32, loc=pto.Vec)
+        pto.tadddeqrelu(pto.alloc_tile(16, 32, pto.float16, loc=pto.Vec), d0, d1, 0.5, d2)
 '''
 
 

@@ -798,6 +798,83 @@ def test_pair_sums_match_reference_and_numpy(ex):
             assert_same(got[:, pairs:].ravel(), kept[:, pairs:].ravel(), "TPAIRREDUCESUM keeps dst's other words")
 
 
+def test_relu_conversions_match_reference_and_numpy(ex):
+    """TADDRELUCONV, TSUBRELUCONV: dst = convert(max(0, src0 +/- src1)), the sum or difference
+    rounded to the sources' dtype (float32, float16; int16 wraps: 30000 + 30000 is -5536, so 0),
+    a NaN or non-positive one +0, then to nearest even into float16 (70000 is inf) or int8
+    (saturated at 127, 2.5 is 2, 3.5 is 4); tiles of three pitches: the numba kernel and the
+    reference agree word for word with numpy, and dst's words past the valid columns are kept."""
+    rows, dpitch, pitch0, pitch1 = 3, 72, 80, 66
+    special = {"float32": [np.nan, np.inf, -np.inf, -0.0, 70000.0, 1.25, 2.5, 3.5],
+               "float16": [np.nan, np.inf, -np.inf, -0.0, 200.0, 1.25, 2.5, 3.5],
+               "int16": [30000.0, -30000.0, 127.0, 128.0, 0.0, 1.0, -1.0, 2.0]}
+    for name in ("TADDRELUCONV", "TSUBRELUCONV"):
+        spec = ISA.by_name[name]
+        rng = np.random.default_rng(spec.opcode)
+        for sname, dname in (("float32", "float16"), ("float16", "int8"), ("int16", "int8")):
+            sdt, dt = getattr(dtypes, sname), getattr(dtypes, dname)
+            for cols in (1, 7, 64, 65):
+                l1 = np.zeros(rows * (dpitch + pitch0 + pitch1))
+                dst, src0, src1 = 0, rows * dpitch, rows * (dpitch + pitch0)
+                l1[:src0] = [reference.to_dtype(dt.code, x) for x in rng.standard_normal(src0) * 20]
+                words = rng.standard_normal(l1.size - src0) * 90
+                words[rng.integers(0, words.size, 40)] = rng.choice(special[sname], 40)
+                l1[src0:] = [reference.to_dtype(sdt.code, x) for x in words]
+                out = run_both(ex, "tile_relu_conv", dict(l1=l1),
+                               [spec.opcode, "l1", dst, src0, src1, rows, cols, dpitch, pitch0, pitch1, sdt.code,
+                                dt.code], f"{name} {sname} -> {dname} cols={cols}")
+                a = l1[src0:src0 + rows * pitch0].reshape(rows, pitch0)[:, :cols].astype(sdt.numpy)
+                b = l1[src1:src1 + rows * pitch1].reshape(rows, pitch1)[:, :cols].astype(sdt.numpy)
+                with np.errstate(all="ignore"):
+                    s = (a - b if name == "TSUBRELUCONV" else a + b).astype(np.float64)
+                    s = np.where(s > 0, s, 0.0)
+                    want = np.clip(np.rint(s), 0, 127) if dname == "int8" else s.astype(np.float16)
+                got = out["l1"][dst:dst + rows * dpitch].reshape(rows, dpitch)
+                np.testing.assert_array_equal(got[:, :cols], want.astype(np.float64))
+                kept = l1[dst:dst + rows * dpitch].reshape(rows, dpitch)
+                assert_same(got[:, cols:].ravel(), kept[:, cols:].ravel(), f"{name} keeps dst's other words")
+
+
+def test_dequantizing_relus_match_reference_and_numpy(ex):
+    """TADDDEQRELU: y = ((float32(src0 + src1) * 2^-17) * scale) * 2^17 in float32 (the int32
+    sum wraps: 2^30 + 2^30 is -2^31), src0 its bits, tmp 0, src1 the bits of max(y, 0) (a NaN
+    kept, the quiet NaN with its sign), dst its float16 (70000 and more: inf); at scales 0.5,
+    1e-5, 3e38 (products overflow to inf), inf (0 x inf is NaN) and NaN, tiles of four pitches:
+    the numba kernel and the reference agree word for word with numpy, and the four tiles' words
+    past the valid columns are kept."""
+    spec = ISA.by_name["TADDDEQRELU"]
+    rng = np.random.default_rng(spec.opcode)
+    rows, dp, p0, p1, tp = 3, 72, 80, 66, 70
+    special = np.array([2.0**30, -2.0**31, 2**31 - 1, 0.0, 1.0, -1.0, 140000.0 * 2])
+    for scale in (0.5, 1e-5, 3e38, np.inf, np.nan):
+        for cols in (1, 7, 64, 65):
+            dst, s0, s1, tmp = 0, rows * dp, rows * (dp + p0), rows * (dp + p0 + p1)
+            l1 = np.round(rng.standard_normal(rows * (dp + p0 + p1 + tp)) * 3e5)
+            l1[s0:tmp][rng.integers(0, tmp - s0, 30)] = rng.choice(special, 30)
+            l1[:s0] = [reference.to_dtype(dtypes.float16.code, x / 1000) for x in l1[:s0]]
+            out = run_both(ex, "tile_add_deq_relu", dict(l1=l1),
+                           ["l1", dst, s0, s1, tmp, scale, rows, cols, dp, p0, p1, tp],
+                           f"TADDDEQRELU scale={scale} cols={cols}")["l1"]
+
+            def grid(base, pitch, src=l1, n=cols):
+                return src[base:base + rows * pitch].reshape(rows, pitch)[:, :n]
+            t = (grid(s0, p0).astype(np.int64) + grid(s1, p1).astype(np.int64) + 2**31) % 2**32 - 2**31
+            with np.errstate(all="ignore"):
+                y = (t.astype(np.float32) * np.float32(2.0**-17)) * np.float32(scale) * np.float32(2.0**17)
+            z = np.where((y > 0) | np.isnan(y), y, np.float32(0))
+            bits = {k: np.where(np.isnan(v), np.where(np.signbit(v), -4194304, 2143289344), v.view(np.int32))
+                    for k, v in (("y", y), ("z", z))}
+            np.testing.assert_array_equal(grid(s0, p0, out), bits["y"])
+            np.testing.assert_array_equal(grid(s1, p1, out), bits["z"])
+            np.testing.assert_array_equal(grid(tmp, tp, out), 0)
+            with np.errstate(over="ignore"):
+                np.testing.assert_array_equal(grid(dst, dp, out), z.astype(np.float16).astype(np.float64))
+            for base, pitch in ((dst, dp), (s0, p0), (s1, p1), (tmp, tp)):
+                kept = l1[base:base + rows * pitch].reshape(rows, pitch)[:, cols:]
+                assert_same(out[base:base + rows * pitch].reshape(rows, pitch)[:, cols:].ravel(), kept.ravel(),
+                            "TADDDEQRELU keeps the words past the valid columns")
+
+
 def test_concatenations_match_reference_and_numpy(ex):
     """TCONCAT: src0's first c0 columns then src1's at column c0, moved in whole 32-byte blocks
     (c1 too when c0 is a whole number of blocks, else exactly c1), for 4-, 2- and 1-byte dtypes
@@ -1435,7 +1512,7 @@ def test_every_tile_instruction_is_covered():
                | {s.name for s in TILE_MASK} | {"TTRI", "TCI", "TPARTADD", "TPARTMAX", "TPARTMIN", "TPARTMUL", "TPAIRREDUCESUM",
                   "TPARTARGMAX", "TPARTARGMIN",
                   "TCONCAT", "TCONCAT_IDX", "TCONCAT_DSTIDX", "TCI_S", "TDEQUANT", "TDEQUANT_S8",
-                  "TQUANT", "TQUANT_ASYM"})
+                  "TQUANT", "TQUANT_ASYM", "TADDRELUCONV", "TSUBRELUCONV", "TADDDEQRELU"})
     for names in HAND_TESTED.values():
         covered |= names
     needed = {s.name for s in ISA.specs if s.family in TILE_FAMILIES and s.family not in NO_VALUES}

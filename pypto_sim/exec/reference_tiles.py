@@ -15,6 +15,7 @@ from ..isa.tile_roles import FAMILY_ROLES, KERNEL_FAMILIES
 from . import gm
 from .reference_concat import tile_concat, tile_concat_idx
 from .reference_conv import tile_trans_conv
+from .reference_relu_conv import tile_add_deq_relu, tile_relu_conv
 from .reference_sort import tile_sort
 from .reference_values import evaluate, round_mode, to_dtype, word_pitch, words_grid, wrap_int32
 
@@ -588,13 +589,12 @@ def _nearest_float32(terms):
 
 # every kernel by its name (the numba executor's names: reference.py re-exports them)
 TILE_KERNELS = {**{name: fn for name, fn in list(globals().items())
-                   if name.startswith(("tile_", "gm_")) and callable(fn)},
-                tile_sort.__name__: tile_sort,       # the sort family's, from reference_sort.py
-                tile_concat.__name__: tile_concat, tile_concat_idx.__name__: tile_concat_idx,   # reference_concat.py
-                tile_trans_conv.__name__: tile_trans_conv}   # TTRANS_CONV's, from reference_conv.py
+                   if name.startswith(("tile_", "gm_")) and callable(fn)},        # and the imported ones:
+                **{fn.__name__: fn for fn in (tile_sort, tile_concat, tile_concat_idx, tile_trans_conv,
+                                                tile_relu_conv, tile_add_deq_relu)}}
 # each value family's kernel: its descriptor's (isa/tile_roles.py), and the families whose values the executors
-# compute by hand (tile_move, TEXTRACT / TMOV on the AI core: a gather from the source window, scattered into the
-# destination; tile_mma: the article's MMA, over tile_matmul; tile_alu: the ALU's elementwise ops)
+# compute by hand (tile_move, TEXTRACT / TMOV on the AI core: a gather from the source window, scattered into
+# the destination; tile_mma: the article's MMA, over tile_matmul; tile_alu: the ALU's elementwise ops)
 TILE_FAMILY_KERNELS = {"tile_load": tile_load, "tile_store": tile_store, "tile_mma": tile_mma,
                        "tile_alu": tile_elementwise, "tile_move": tile_gather,
                        **{fam: TILE_KERNELS[FAMILY_ROLES[fam].kernel] for fam in KERNEL_FAMILIES}}

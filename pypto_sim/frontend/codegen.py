@@ -3,8 +3,9 @@
 Names, binding and plain statements live here; control flow (if, loops, break, continue,
 return) in ``control.py``; expressions in ``expressions.py``. The builtins' lowerings are
 registered in ``registry.py``'s LOWERINGS by the modules of LOWERING_MODULES (memory, tile,
-AI-core, warp, layout, mask, sort, conv, partial arg-selection and value builtins), which are
-imported here, before the registry is checked against the ISA table and frozen.
+AI-core, warp, layout, mask, sort, conv, partial arg-selection, relu-conversion and value
+builtins), which are imported here, before the registry is checked against the ISA table and
+frozen.
 """
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ from ..ir.program import int_sem_of
 from ..isa import load_isa
 from ..isa.tile_roles import FAMILY_ROLES
 from . import (aicore_builtins, conv_builtins, gm_transfers, layout_builtins, mask_builtins, memory_builtins,
-               pair_builtins, partial_arg_builtins, quant_builtins, sort_builtins, tile_builtins, value_builtins,
-               vec_windows, warp_builtins)
+               pair_builtins, partial_arg_builtins, quant_builtins, relu_conv_builtins, sort_builtins, tile_builtins,
+               value_builtins, vec_windows, warp_builtins)
 from .aicore_builtins import AICoreTiles
 from .aicore_scalar import LANE_INSTRUCTIONS
 from .builtins import BUILTINS
@@ -52,8 +53,8 @@ UNSUPPORTED_STMTS = {"Try": "a try statement", "TryStar": "a try statement",
 # the modules whose @LOWERINGS decorators register the builtins' lowerings (registry.py); the
 # registry is checked against the ISA table and frozen once they are all imported
 LOWERING_MODULES = (aicore_builtins, conv_builtins, gm_transfers, layout_builtins, mask_builtins, memory_builtins,
-                    pair_builtins, partial_arg_builtins, quant_builtins, sort_builtins, tile_builtins, value_builtins,
-                    vec_windows, warp_builtins)
+                    pair_builtins, partial_arg_builtins, quant_builtins, relu_conv_builtins, sort_builtins,
+                    tile_builtins, value_builtins, vec_windows, warp_builtins)
 LOWERINGS.freeze(BUILTINS)
 
 

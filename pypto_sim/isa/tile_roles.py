@@ -295,6 +295,24 @@ FAMILY_ROLES = {
                               extents=_QUANT_EXTENTS,
                               unchainable="it writes int8 from a float32 source it overwrites, so no chain "
                                           "can read back what the last op wrote"),
+    # TADDRELUCONV, TSUBRELUCONV (isa/52_relu_conv.toml): rows x cols of src0 and src1 (float32,
+    # float16 or int16: sdt) into dst (float16 or int8), priced by the sources' repeats
+    "tile_reluconv": FamilyRoles("dst", ("src0", "src1"), ("rows", "cols"), ("src0",), kernel="tile_relu_conv",
+                                 args=("op", "l1", "dst", "src0", "src1", "rows", "cols", "dpitch", "pitch0",
+                                       "pitch1", "sdt", "dt"), flops=True,
+                                 operand_shapes=_pairs(dst="tile", src0="tile", src1="tile"),
+                                 unchainable="it writes a narrower dtype than it reads, so no chain can read "
+                                             "back what the last op wrote"),
+    # TADDDEQRELU (isa/53_add_deq_relu.toml): rows x cols of src0 and src1 (int32) into dst
+    # (float16); src0 and src1 are written too (the header's float32 buffers) and so is tmp
+    "tile_deq_relu": FamilyRoles("dst", ("src0", "src1"), ("rows", "cols"), ("src0",), scratch="tmp",
+                                 outputs=("src0", "src1"), kernel="tile_add_deq_relu",
+                                 args=("l1", "dst", "src0", "src1", "tmp", "real:scale", "rows", "cols", "dpitch",
+                                       "pitch0", "pitch1", "tpitch"), flops=True,
+                                 extents=(("dst", "R", "C"), ("src0", "R", "C"), ("src1", "R", "C"),
+                                          ("tmp", "R", "C")),
+                                 unchainable="it writes float16 from int32 sources it overwrites, so no chain "
+                                             "can read back what the last op wrote"),
     "tile_move": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
 }
 # the families one kernel runs (the replay's dispatch numbers them in this order)

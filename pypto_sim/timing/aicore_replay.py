@@ -39,10 +39,12 @@ def replay_table(sim):
             rp[pc, ex.RP_WLO], rp[pc, ex.RP_WHI] = writes[0].words()
             if rp[pc, ex.RP_KIND] >= ex.RK_ELEM:
                 ranges.append(writes[0].words())
-            if len(writes) > 3:
-                raise AssertionError(f"{spec.name}: the replay keeps three written tiles, not {len(writes)}")
-            # a vector op's other tiles (val, a scratch tmp, TQUANT's src and tmp): pending too
-            for w, (lo_j, hi_j) in zip(writes[1:], ((ex.RP_LO2, ex.RP_HI2), (ex.RP_LO3, ex.RP_HI3))):
+            if len(writes) > 4:
+                raise AssertionError(f"{spec.name}: the replay keeps four written tiles, not {len(writes)}")
+            # a vector op's other tiles (val, a scratch tmp, TQUANT's src and tmp, TADDDEQRELU's src0,
+            # src1 and tmp): pending too
+            for w, (lo_j, hi_j) in zip(writes[1:], ((ex.RP_LO2, ex.RP_HI2), (ex.RP_LO3, ex.RP_HI3),
+                                                    (ex.RP_LO4, ex.RP_HI4))):
                 ranges.append(w.words())
                 rp[pc, lo_j], rp[pc, hi_j] = w.words()
                 rp[pc, ex.RP_SIZE] += w.words()[1] - w.words()[0]
@@ -257,7 +259,7 @@ def _written_words(rp, ex):
     """The [lo, hi) ranges of unit memory any operation writes, merged (a reused block memory
     is zeroed there only: nothing writes elsewhere, so the rest stays zero)."""
     pairs = (rp[:, [ex.RP_WLO, ex.RP_WHI]].tolist() + rp[:, [ex.RP_LO2, ex.RP_HI2]].tolist()
-             + rp[:, [ex.RP_LO3, ex.RP_HI3]].tolist())
+             + rp[:, [ex.RP_LO3, ex.RP_HI3]].tolist() + rp[:, [ex.RP_LO4, ex.RP_HI4]].tolist())
     spans = sorted((int(lo), int(hi)) for lo, hi in pairs if hi > lo)
     merged = []
     for lo, hi in spans:

@@ -149,7 +149,7 @@ class AICoreTables:
             self._fast_row_reduce(m, spec.name, dst, data, row, ex)
         ranges_r = [self._range(v.words()) for v in reads]
         ranges_w = [self._range(v.words()) for v in writes]
-        if len(ranges_r) > 6 or len(ranges_w) > 3:
+        if len(ranges_r) > 6 or len(ranges_w) > 4:
             raise AssertionError(f"{spec.name}: too many tiles for the engine's tables")
         row[ex.TP_NR], row[ex.TP_NW] = len(ranges_r), len(ranges_w)
         row[ex.TP_READS:ex.TP_READS + len(ranges_r)] = ranges_r

@@ -55,7 +55,9 @@ RP_HI2 = RP_WLO + 4
 RP_STMODE = RP_WLO + 5   # a store's mode operand (isa/store_modes.py: atomic add, relu)
 RP_LO3 = RP_WLO + 6      # a vector op's third tile written (TQUANT's tmp, after its src; [0, 0): none)
 RP_HI3 = RP_WLO + 7
-N_RP = RP_WLO + 8
+RP_LO4 = RP_WLO + 8      # a vector op's fourth tile written (TADDDEQRELU's tmp, after src0 and src1)
+RP_HI4 = RP_WLO + 9
+N_RP = RP_WLO + 10
 
 # replay kinds: the families the loop runs itself, then one per family one kernel runs
 # (RK_FAMILY + its number in isa.tile_roles.KERNEL_FAMILIES; family_dispatch.family_kernel)
@@ -284,6 +286,7 @@ def replay_deferrable(order, n, lg_i, rp, rr, tbase, defer):
         lo, hi = rp[pc, RP_WLO], rp[pc, RP_WHI]
         lo2, hi2 = rp[pc, RP_LO2], rp[pc, RP_HI2]
         lo3, hi3 = rp[pc, RP_LO3], rp[pc, RP_HI3]
+        lo4, hi4 = rp[pc, RP_LO4], rp[pc, RP_HI4]
         block, side = lg_i[i, LG_BLOCK], lg_i[i, LG_G] % 3 >= 2
         for q in range(n_live):
             j = live[q]
@@ -292,7 +295,7 @@ def replay_deferrable(order, n, lg_i, rp, rr, tbase, defer):
             pj = lg_i[j, LG_PC]
             for t in range(rp[pj, RP_NR]):
                 if (rr[pj, t, 0] < hi and lo < rr[pj, t, 1]) or (rr[pj, t, 0] < hi2 and lo2 < rr[pj, t, 1]) \
-                        or (rr[pj, t, 0] < hi3 and lo3 < rr[pj, t, 1]):
+                        or (rr[pj, t, 0] < hi3 and lo3 < rr[pj, t, 1]) or (rr[pj, t, 0] < hi4 and lo4 < rr[pj, t, 1]):
                     defer[j] = 0
 
 
@@ -435,18 +438,23 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
                 lo, hi = rp[pc, RP_LO], rp[pc, RP_HI]
                 lo2, hi2 = rp[pc, RP_LO2], rp[pc, RP_HI2]
                 lo3, hi3 = rp[pc, RP_LO3], rp[pc, RP_HI3]
+                lo4, hi4 = rp[pc, RP_LO4], rp[pc, RP_HI4]
                 n1 = hi - lo
                 n2 = n1 + hi2 - lo2
+                n3 = n2 + hi3 - lo3
                 saved[:n1] = l1[lo:hi]
                 saved[n1:n2] = l1[lo2:hi2]
-                saved[n2:n2 + hi3 - lo3] = l1[lo3:hi3]
+                saved[n2:n3] = l1[lo3:hi3]
+                saved[n3:n3 + hi4 - lo4] = l1[lo4:hi4]
                 fault = replay_vector(rp, rf, pc, vrow, l1)
                 if fault >= 0:                        # nothing written: the driver raises
                     return _fault(rs, i, fault, row, side, pos)
                 out[:n1] = l1[lo:hi]
                 out[n1:n2] = l1[lo2:hi2]
-                out[n2:n2 + hi3 - lo3] = l1[lo3:hi3]
-                l1[lo3:hi3] = saved[n2:n2 + hi3 - lo3]    # the third tile, the second, then dst: dst's words last
+                out[n2:n3] = l1[lo3:hi3]
+                out[n3:n3 + hi4 - lo4] = l1[lo4:hi4]
+                l1[lo4:hi4] = saved[n3:n3 + hi4 - lo4]    # the fourth tile, the third, the second, then dst:
+                l1[lo3:hi3] = saved[n2:n3]                # dst's words last
                 l1[lo2:hi2] = saved[n1:n2]
                 l1[lo:hi] = saved[:n1]
             rs[RS_FREE_P] -= 1
@@ -484,10 +492,13 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
                 lo, hi = rp[pc, RP_LO], rp[pc, RP_HI]
                 lo2, hi2 = rp[pc, RP_LO2], rp[pc, RP_HI2]
                 lo3, hi3 = rp[pc, RP_LO3], rp[pc, RP_HI3]
+                lo4, hi4 = rp[pc, RP_LO4], rp[pc, RP_HI4]
                 n2 = hi - lo + hi2 - lo2
+                n3 = n2 + hi3 - lo3
                 l1[lo:hi] = res[:hi - lo]
                 l1[lo2:hi2] = res[hi - lo:n2]
-                l1[lo3:hi3] = res[n2:n2 + hi3 - lo3]
+                l1[lo3:hi3] = res[n2:n3]
+                l1[lo4:hi4] = res[n3:n3 + hi4 - lo4]
             if not defer[i]:
                 free_p[rs[RS_FREE_P]] = slot
                 rs[RS_FREE_P] += 1
