@@ -344,6 +344,13 @@ def aicore(h, f):
         d1 = pto.alloc_tile(16, 32, pto.int32, loc=pto.Vec)
         d2 = pto.alloc_tile(16, 32, pto.int32, loc=pto.Vec)
         pto.tadddeqrelu(pto.alloc_tile(16, 32, pto.float16, loc=pto.Vec), d0, d1, 0.5, d2)
+        gx = pto.alloc_tile(1, 8, pto.int32, loc=pto.Vec)
+        gd = pto.alloc_tile(8, 8, pto.float32, loc=pto.Vec)
+        ge = pto.alloc_tile(8, 8, pto.int32, loc=pto.Vec)
+        pto.mgather(gd, f, gx, 8)
+        pto.mgather(gd, f, ge, 64, coalesce='elem', oob='zero')
+        pto.mscatter(f, gd, gx, 8, atomic='add')
+        pto.mscatter(f, gd, ge, 64, coalesce='elem', oob='skip')
 '''
 
 

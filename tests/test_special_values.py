@@ -798,7 +798,11 @@ AICORE_VALUE_TESTED = {"TEXTRACT", "TEXTRACT_V2V", "TINSERT_V2V", "TMOV", "TMOV_
                        "TADDDEQRELU",
                        # img2col moves words (NaN, infinities, -0.0 bit for bit; its padding is
                        # +0.0): tests/test_img2col.py
-                       "TIMG2COL"}
+                       "TIMG2COL",
+                       # the indexed GM transfers move words (NaN bit for bit) and add them (atomic,
+                       # NaN among the floats): numba against the reference in tests/test_gm_index.py
+                       # (test_the_numba_kernels_match_the_reference)
+                       "MGATHER", "MGATHER_ELEM", "MSCATTER", "MSCATTER_ELEM"}
 
 
 def test_every_instruction_is_covered():

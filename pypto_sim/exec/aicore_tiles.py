@@ -22,7 +22,7 @@ from ..isa import gm_layouts
 from ..isa.sort_modes import BLOCK_BYTES, GATHER_BLOCKS, SCATTER, block_words
 from ..isa.store_modes import ATOMIC_ADD
 from ..isa.tile_roles import FAMILY_ROLES, data_operand, extract_alignment, walked_extents
-from . import gm
+from . import gm, gm_index_ops
 from .tile_effects import effect as vector_effect, window
 
 GM_READ, GM_WRITE, GM_ADD = 0, 1, 2    # what a transfer does to its GM elements (TileOp.gm[5])
@@ -122,7 +122,7 @@ class TileOp:
     elements it moves, the shape and bytes that size its cost, and its values."""
 
     __slots__ = ("ctx", "pc", "spec", "fam", "arr", "iv", "vals", "slot", "reads", "writes",
-                 "gm", "gm_layout", "shape", "data", "nbytes", "view", "named", "store_mode", "where")
+                 "gm", "gm_layout", "shape", "data", "nbytes", "view", "named", "store_mode", "where", "index")
 
     def __init__(self, ctx, pc, vals, arr, unit, coords):
         layout = layout_of(ctx, pc)
@@ -148,7 +148,7 @@ class TileOp:
         self.view, self.reads, self.writes, self.data = \
             layout.tiles or layout.tile_roles({n: view(n) for n in layout.slots})
         dst = self.view.get(roles.dst)
-        self.gm = self.gm_layout = None
+        self.gm = self.gm_layout = self.index = None
         self.store_mode = 0
         if roles.shape == ("n",):
             n = iv[named["n"]]
@@ -193,6 +193,8 @@ class TileOp:
             access = GM_READ if fam == "tile_load" else GM_ADD if self.store_mode & ATOMIC_ADD else GM_WRITE
             self.gm = (self.slot, off, runs, run, pitch, access, itemsize)
             self.gm_layout = (layout, c0)
+        elif fam in gm_index_ops.GM_INDEX_FAMILIES:       # MGATHER, MSCATTER (isa/54_gm_index.toml)
+            self.index = gm_index_ops.decode(self, iv, named, fault)
         elif fam == "tile_move" and "pos" in named:      # TIMG2COL: taps outside the map read 0
             self._extent(dst, *self.shape, "the img2col window", fault)
             s = self.view["src"]
@@ -298,6 +300,9 @@ class TileOp:
     def read(self):
         """Read the sources (at the cycle the operation starts): the pending result."""
         ctx, ex, arr, fam = self.ctx, self.ctx.ex, self.arr, self.fam
+        if fam in gm_index_ops.GM_INDEX_FAMILIES:
+            return gm_index_ops.read(self, lambda msg, hint, **kw: unit_fault(ctx, self.pc, *self.where, msg, hint,
+                                                                               **kw))
         if fam == "tile_load":
             slot, off, runs, run, pitch, _w, item = self.gm
             buf = np.empty(runs * run, np.float64)
@@ -349,7 +354,9 @@ class TileOp:
     def write(self, result):
         """Write the pending result to the destination (at the cycle the operation completes)."""
         ctx, ex, arr, fam = self.ctx, self.ctx.ex, self.arr, self.fam
-        if fam == "tile_store":
+        if fam in gm_index_ops.GM_INDEX_FAMILIES:
+            gm_index_ops.write(self, result)
+        elif fam == "tile_store":
             slot, off, runs, run, pitch, _w, item = self.gm
             win = np.ascontiguousarray(gm_layouts.to_window(result, self.gm_layout[0], *self.shape,
                                                             self.gm_layout[1]))
@@ -369,7 +376,7 @@ class TileOp:
 
     def run(self):
         """Compute the values at once (the functional runner; the vector families' kernels)."""
-        if self.fam in ("tile_load", "tile_store", "tile_move", "tile_mma"):
+        if self.fam in ("tile_load", "tile_store", "tile_move", "tile_mma") + gm_index_ops.GM_INDEX_FAMILIES:
             self.write(self.read())
             return
         fault = vector_effect(self.ctx, self.pc, self.vals, self.slot, None, l1=self.arr)()

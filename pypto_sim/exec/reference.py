@@ -35,7 +35,13 @@ from ..ir.program import C_AUX, C_DST, C_DTYPE, C_OP, C_SRC, C_UNIFORM, INT_SEM_
 from ..isa import load_isa
 # the tile kernels by the numba executor's names: a simulation takes this module as its
 # executor module (executor_module=), tile kernels and all
-from .reference_tiles import TILE_FAMILY_KERNELS, TILE_KERNELS
+from .reference_tiles import TILE_FAMILY_KERNELS as _TILE_FAMILY_KERNELS, TILE_KERNELS as _TILE_KERNELS
+from .reference_gm_index import GM_INDEX_KERNELS, gm_index_fault
+
+# the indexed GM transfers' kernels (reference_gm_index.py) beside reference_tiles.py's
+TILE_KERNELS = {**_TILE_KERNELS, **{k.__name__: k for k in GM_INDEX_KERNELS.values()},
+                gm_index_fault.__name__: gm_index_fault}
+TILE_FAMILY_KERNELS = {**_TILE_FAMILY_KERNELS, **GM_INDEX_KERNELS}
 
 from .reference_values import cast_word, evaluate, to_dtype, wrap_int32
 

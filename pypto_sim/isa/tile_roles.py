@@ -314,6 +314,12 @@ FAMILY_ROLES = {
                                  unchainable="it writes float16 from int32 sources it overwrites, so no chain "
                                              "can read back what the last op wrote"),
     "tile_move": FamilyRoles("dst", ("src",), ("rows", "cols"), ("src",)),
+    # MGATHER, MGATHER_ELEM (isa/54_gm_index.toml): rows x cols of dst from a GM table at the
+    # indices of idx (its first rows elements, or its rows x cols), the table's tensor the pointer
+    # operand's; exec/gm_index_ops.py decodes and runs them
+    "tile_gm_gather": FamilyRoles("dst", ("idx",), ("rows", "cols"), ("dst",), gm="table"),
+    # MSCATTER, MSCATTER_ELEM: rows x cols of src to a GM table at the indices of idx
+    "tile_gm_scatter": FamilyRoles(None, ("src", "idx"), ("rows", "cols"), ("src",), gm="table"),
 }
 # the families one kernel runs (the replay's dispatch numbers them in this order)
 KERNEL_FAMILIES = tuple(f for f, roles in FAMILY_ROLES.items() if roles.kernel)

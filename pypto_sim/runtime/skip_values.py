@@ -25,7 +25,7 @@ def check_values_off(program, tensor_ranges, kernel_name):
     tiled = [pc for pc, s in enumerate(specs) if s.is_tile and s.family != "tile_sync"]
     if not tiled:
         return
-    stores = [pc for pc in tiled if specs[pc].family == "tile_store"]
+    stores = [pc for pc in tiled if specs[pc].family in ("tile_store", "tile_gm_scatter")]
     for pc, spec in enumerate(specs):
         if spec.family not in ("load", "atomic"):
             continue

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..dtypes import BY_CODE
 from ..exec import gm
+from ..exec.gm_index_ops import GM_INDEX_FAMILIES
 from ..ir.program import C_DST, C_DTYPE, C_OP, MAX_SRCS, register_sources
 from ..isa import FAMILIES, PIPES
 from .aicore_pipes import AICorePipes
@@ -43,6 +44,8 @@ def why_not_aicore_fast(sim) -> str | None:
                 return f"{spec.name} runs in the SimPy model"
         elif not spec.is_tile:
             return f"{spec.name} ({spec.family}) runs in the SimPy model"
+        elif spec.family in GM_INDEX_FAMILIES:
+            return f"{spec.name} reads or writes GM at addresses its index tile holds (the SimPy model runs it)"
     return None
 
 

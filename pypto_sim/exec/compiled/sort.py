@@ -18,9 +18,8 @@ limit of float64 words, not the device's (which moves all 32 bits).
 import numpy as np
 from numba import njit
 
-from ...isa import sort_modes
 from ...isa.sort_modes import (AXIS_COL, BLOCK_BYTES, GATHER_BLOCKS, INDEXED, MODE_F16, SCATTER, STRUCT_BYTES,
-                                TO_F32_BITS, TO_I32_BITS)
+                                TO_F32_BITS, TO_I32_BITS, block_words as _block_words_py)
 from .gm_bytes import ieee_decode, ieee_encode
 from .scalars import row_pitch, wrap_i32
 
@@ -209,7 +208,7 @@ def _gather_indexed(l1, dst, src, idx, rows, cols, bound, pitch):
     return np.int64(-1)
 
 
-_block_words = njit(cache=True)(sort_modes.block_words)
+_block_words = njit(cache=True)(_block_words_py)
 
 
 @njit(cache=True, error_model="numpy")
