@@ -110,6 +110,40 @@ def test_racecheck_sees_an_earlier_readers_race_when_the_writer_read_last(kernel
     assert "make the read at line" in err.value.hint and "happen before the write at line" in err.value.hint
 
 
+@pto.kernel
+def other_block_read_before_a_barrier(x, out):
+    """Block 1 reads x[0]; in block 0, warp 1 reads it, barrier_block(), then warp 0 reads it
+    and writes it: the write races with block 1's read (nothing orders two blocks)."""
+    lid = pto.get_local_id()
+    b = pto.get_block_id()
+    if b == 1:
+        if lid == 0:
+            out[1] = x[0]
+    if b == 0:
+        if lid == 32:
+            acc = 0.0
+            for i in range(40):
+                acc = acc + 1.0
+            out[2] = x[0] + acc
+    if b == 0:
+        pto.barrier_block()
+        if lid == 0:
+            v = x[0]
+            x[0] = v + 1.0
+
+
+def test_racecheck_keeps_another_blocks_read_past_a_barrier_of_the_writers_block():
+    """The readers before block 0's write, in time: block 1, block 0 warp 1, then (after block
+    0's barrier) block 0 warp 0, the writer. Warp 1's read, ordered before warp 0's by the
+    barrier, does not displace block 1's from the second slot, so the write is reported against
+    block 1's read."""
+    d_x, d_o = pto.alloc_tensor(16), pto.alloc_tensor(16)
+    pto.memcpy_h2d(d_x, np.zeros(4, np.float32))
+    with pytest.raises(pto.RaceError, match="blocks are not ordered") as err:
+        pto.profile(other_block_read_before_a_barrier, grid=(2,), block=(64,), args=(d_x, d_o), check="racecheck")
+    assert (err.value.block, err.value.other_block) == (0, 1)
+
+
 TILE_READ = """
 @pto.kernel
 def read_tile(a, o):

@@ -402,3 +402,16 @@ def test_initcheck_counts_the_rows_a_scatter_wrote_as_written(make_kernels, row,
         with pytest.raises(pto.UninitializedReadError, match=r"\[8\], which was never written"):
             pto.launch(k, grid=(1,), args=args, check="initcheck")
             pto.sync()
+
+
+def test_the_ai_core_debugger_refuses_an_indexed_transfer_with_a_launch_error(make_kernels):
+    """The debugger shows state by replaying the compiled event loop's log, which does not run
+    MGATHER (its GM addresses are in its index tile): debug_kernel raises a LaunchError naming
+    the kernel and the reason (it raised ValueError from the replay's family table)."""
+    from pypto_sim import debug
+    k = make_kernels(GATHER.format(n=4, rows=4, cols=8, size=8, co="row", oob="undefined")).k
+    args = (tensor(np.zeros(32, np.float32)), tensor(np.zeros((8, 8), np.float32)),
+            tensor(np.zeros(4, np.int32)))
+    with pytest.raises(pto.LaunchError, match="the AI-core debugger cannot step kernel 'k': MGATHER reads or "
+                                             "writes GM at addresses its index tile holds"):
+        debug.debug_kernel(k, args=args, grid=(1,), echo=False)

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import PtoError
+from ..errors import LaunchError, PtoError
 from ..exec.blas import single_threaded_blas, uses_matmul
 from ..ir.program import C_AUX
 from ..profiler.aicore_bubbles import UNITS, pipe_name
 from ..profiler.profile import Profile
 from ..runtime.launch import simulation_for
-from ..timing.aicore_fast import AICoreFastEngine
+from ..timing.aicore_fast import AICoreFastEngine, why_not_aicore_fast
 from ..timing.aicore_replay import event_order, replay_events, replay_table
 
 
@@ -129,6 +129,12 @@ class AICoreRun:
         prog = self.prog
         init = device.hbm.init if hbm is device.hbm.data else _copy(self.init_snapshot)
         sim = self.sim = simulation_for(pending, hbm, init, record=True, checks=frozenset(), values=True)
+        why = why_not_aicore_fast(sim)
+        if why is not None:         # the state at a stop is a replay of the compiled loop's log
+            raise LaunchError(f"the AI-core debugger cannot step kernel '{pending.kernel.name}': {why}, and the "
+                              "debugger replays the compiled event loop's log", kernel=pending.kernel.name,
+                              hint="run it with pto.launch or pto.profile (the SimPy model runs it), and read its "
+                                   "timeline and bubbles there")
         engine = self.engine = AICoreFastEngine(sim)
         sim.engine_used = "fast"
         with single_threaded_blas(uses_matmul(prog)) as sim.blas:

@@ -4,8 +4,8 @@ Memcheck (bounds) is always on in the executor. The rest is switched on per laun
 ``check=`` ("racecheck", "initcheck", "synccheck", "all", or a tuple) or the PYPTO_CHECK
 environment variable (read by the runtime into pto.Settings), and costs nothing when off: the model calls these hooks only then.
 
-- racecheck keeps a shadow entry per memory word (last writer, the last two distinct readers:
-  block, warp, lane, pc, cycle, barrier epoch). Two accesses to a word, at least one a write, conflict unless the
+- racecheck keeps a shadow entry per memory word (last writer, two readers: block, warp, lane,
+  pc, cycle, barrier epoch; exec/compiled/lane.py says which two). Two accesses to a word, at least one a write, conflict unless the
   same warp made both, or a barrier_block() of their block separates them, or (for a tile
   operation and lane code) the warp waited for the tile operation with wait_all(). Accesses by
   different blocks are never ordered within a kernel.
@@ -133,8 +133,10 @@ class KernelChecks:
                     self.report[:] = (word, int(col == 0), *sh[word, col:col + 5], -1)
                     raise self._race(pc, blk, 0, is_write, "l1", cycle, tile=True)
             me = blk.id * 4096 + TILE
-            if not is_write:                    # the last reader becomes the other (see exec/compiled/lane.py)
-                moved = (sh[lo:hi, ex.READER] >= 0) & (sh[lo:hi, ex.READER] != me)
+            if not is_write:      # the last reader becomes the other unless ordered before (exec/compiled/lane.py)
+                last, last_epoch = sh[lo:hi, ex.READER], sh[lo:hi, ex.READER + 1]
+                ordered = (last // 4096 == blk.id) & ((last % 4096 == TILE) | (last_epoch != blk.epoch))
+                moved = (last >= 0) & (last != me) & ~ordered
                 sh[lo:hi, ex.OTHER_READER:ex.OTHER_READER + 5][moved] = sh[lo:hi, ex.READER:ex.READER + 5][moved]
             col = ex.WRITER if is_write else ex.READER
             sh[lo:hi, col:col + 5] = (me, seq, pc, cycle, -1)

@@ -200,10 +200,14 @@ def execute(pc, code, imm, regs, mask, ctx, hbm, tbase, tcount, tbytes, l1, sect
 #                 reader, reader epoch, reader pc, reader cycle, reader lane,
 #                 other reader, its epoch, pc, cycle, lane); -1 = none.
 # An accessor ("who") is block * 4096 + warp; block * 4096 + 4095 is the block's tile engine,
-# whose epoch field holds the tile operation's sequence number instead. The readers are the
-# last two distinct accessors that read the word, the latest first: a write conflicts with a
-# read unordered before it by any accessor but the writer, and of two distinct readers at least
-# one is not the writer (one slot lost warp 1's read when warp 0 read the word before writing it).
+# whose epoch field holds the tile operation's sequence number instead. The readers: the last
+# accessor that read the word, and before it another. A new reader N takes the first slot; the
+# reader it displaces moves to the second unless a barrier_block() (or a wait_all()) ordered it
+# before N, in which case the second keeps what it had: a write W that the displaced reader races
+# with races with N too (W of another block than N's meets N across blocks; W of N's block comes
+# after the barrier). So a write is checked against an unordered read by another accessor even
+# when the writer read the word itself in between (one slot lost warp 1's read), or a read of
+# another block came before a barrier of the writer's block (a most-recent-two rule lost that).
 SHADOW_COLS = 15
 WRITER, READER, OTHER_READER = 0, 5, 10
 
@@ -252,7 +256,8 @@ def race_check(shadow, idx, n, mask, is_write, who, block, epoch, seen_tiles, pc
                     return 1
             _record(shadow, w, WRITER, who, epoch, pc, cycle, lane)
         else:
-            if shadow[w, READER] != who and shadow[w, READER] >= 0:
+            last = shadow[w, READER]
+            if last >= 0 and last != who and _unordered(last, shadow[w, READER + 1], who, block, epoch, seen_tiles):
                 for j in range(5):
                     shadow[w, OTHER_READER + j] = shadow[w, READER + j]
             _record(shadow, w, READER, who, epoch, pc, cycle, lane)
