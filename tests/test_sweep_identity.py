@@ -8,6 +8,7 @@ import shutil
 import sys
 
 import pandas as pd
+import pytest
 
 import pypto_sim as pto
 import pypto_sim._version
@@ -83,6 +84,29 @@ def test_an_edited_kernel_in_another_module_recomputes(tmp_path, monkeypatch):
         assert _runs(tmp_path) == 2
     finally:
         sys.modules.pop("edited_kernel", None)
+
+
+@pytest.mark.parametrize("how", ["dict", "local import"])
+def test_a_kernel_reached_through_a_dict_or_an_import_in_the_body_is_hashed(tmp_path, monkeypatch, how):
+    """The factory's module holds its kernels in a dict (KERNELS = {"one": add_one}), or the
+    factory imports the kernel's module inside its body (which has not run when the identity is
+    taken): editing only the kernel's file (+ 1.0 -> + 10.0) changes the factory's code hash."""
+    from pypto_sim.sweep.factory import factory_ref
+    monkeypatch.syspath_prepend(str(tmp_path))
+    name = "dict_kernels" if how == "dict" else "body_kernels"
+    kernel = tmp_path / f"{name}.py"
+    kernel.write_text("import pypto_sim as pto\n\n@pto.kernel\ndef add_one(a, o):\n"
+                      "    i = pto.get_global_id()\n    pto.store(o + i, pto.load(a + i) + 1.0)\n")
+    reach = (f"from {name} import add_one\nKERNELS = {{'one': add_one}}\n\ndef case(n):\n    return KERNELS\n"
+             if how == "dict" else f"def case(n):\n    from {name} import add_one\n    return add_one\n")
+    (tmp_path / f"factory_{name}.py").write_text(reach)
+    spec = f"{tmp_path / f'factory_{name}.py'}:case"
+    try:
+        before = factory_ref(spec)[0].sha256
+        kernel.write_text(kernel.read_text().replace("+ 1.0", "+ 10.0"))
+        assert factory_ref(spec)[0].sha256 != before
+    finally:
+        sys.modules.pop(name, None)
 
 
 def test_an_edited_or_renamed_machine_table_recomputes(tmp_path):

@@ -4,6 +4,7 @@
 its result: that file and the user modules it reaches, which hold the kernels it launches)."""
 from __future__ import annotations
 
+import ast
 import contextvars
 import dataclasses
 import hashlib
@@ -152,9 +153,11 @@ def code_sha256(fn, source=None) -> str:
     """sha256 over the source files of the code that decides what factory ``fn`` builds: its
     file ``source`` (always), and every file of the program it reaches through the names its
     module defines or imports - the module of each kernel, function, class or module named
-    there, transitively - so a kernel imported from another file is hashed with its file.
-    Python's own, installed packages' and pypto_sim's files are left out (the package version
-    is part of the identity). Reads a few files, once per sweep."""
+    there or held in a dict, list, tuple or set there, transitively - and every module an
+    import statement of those files names, at any depth (an import inside the factory's body
+    has not run yet), so a kernel imported from another file is hashed with its file. Python's
+    own, installed packages' and pypto_sim's files are left out (the package version is part of
+    the identity). Reads a few files, once per sweep."""
     files, seen = ({str(Path(source).resolve())} if source else set()), set()
     spaces = [_namespace(fn) or _namespace(type(fn)),
               *(_namespace(c.cell_contents) for c in getattr(fn, "__closure__", None) or ())]
@@ -164,11 +167,74 @@ def code_sha256(fn, source=None) -> str:
             continue
         seen.add(id(space))
         files.add(str(Path(space["__file__"]).resolve()))
-        spaces.extend(_namespace(value) for value in list(space.values()))
+        spaces.extend(_namespace(v) for value in list(space.values()) for v in _contents(value))
+    todo = sorted(files)
+    while todo:                                 # the files their import statements name
+        for found in _imported_files(todo.pop()):
+            if found not in files:
+                files.add(found)
+                todo.append(found)
     digest = hashlib.sha256()
     for path in sorted(files):
         digest.update(hashlib.sha256(Path(path).read_bytes()).digest())
     return digest.hexdigest()
+
+
+def _contents(value, depth=0) -> list:
+    """value, or the values a dict, list, tuple or set holds (nested up to three deep)."""
+    if isinstance(value, dict):
+        items = list(value.values())
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        items = list(value)
+    else:
+        return [value]
+    return [v for item in items for v in _contents(item, depth + 1)] if depth < 3 else []
+
+
+def _imported_files(path) -> list:
+    """The program's files that the import statements of file path name (anywhere in it, a
+    function's body too), found without importing them: absolute names by importlib's finder
+    once their parent packages are imported, else beside path; relative ones beside path."""
+    try:
+        tree = ast.parse(Path(path).read_text())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    here, out = Path(path).parent, []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [(0, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            names = [(node.level, f"{base}.{a.name}" if base else a.name) for a in node.names] + \
+                    ([(node.level, base)] if base else [])
+        else:
+            continue
+        for level, name in names:
+            found = _module_file(name, here, level)
+            if found is not None and _is_user_file(found):
+                out.append(str(Path(found).resolve()))
+    return out
+
+
+def _module_file(name, here, level):
+    """The .py file of module `name` imported from a file in directory here (level: how many
+    packages up a relative import starts), or None."""
+    root = here
+    for _ in range(max(level - 1, 0)):
+        root = root.parent
+    parts = name.split(".")
+    for candidate in (root.joinpath(*parts).with_suffix(".py"), root.joinpath(*parts, "__init__.py")):
+        if candidate.is_file():
+            return str(candidate)
+    if level == 0:
+        try:
+            spec = importlib.util.find_spec(name) if "." not in name or name.rsplit(".", 1)[0] in sys.modules \
+                else None
+        except (ImportError, ValueError, AttributeError):
+            spec = None
+        if spec is not None and spec.origin and spec.origin.endswith(".py"):
+            return spec.origin
+    return None
 
 
 def _namespace(value):
