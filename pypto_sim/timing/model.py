@@ -418,9 +418,12 @@ class LaunchSimulation(SteppingQueries):
                     ex.write_vote(pc, code, ws.regs, mask, *blk.vote_result)
                     ws.ready[d], ws.producer[d] = complete, pc
                 if record:
-                    self.rows.extend((blk.id, w, core.index, pc, issued, complete, stall,
-                                      CAUSE["barrier_block"] if complete - issued > lat else ws.cause,
-                                      ws.cause_pc, mask, 0, 0))
+                    # it issues when the last warp arrives (docs/timing.md, item 4): the wait from
+                    # its arrival is a barrier_block stall, its pipe busy for its latency only
+                    waited = env.now - issued
+                    self.rows.extend((blk.id, w, core.index, pc, env.now, complete, stall + waited,
+                                      CAUSE["barrier_block"] if waited else ws.cause,
+                                      -1 if waited else ws.cause_pc, mask, 0, 0))
                 ws.reset_stall()
                 pc = next_pc
                 continue

@@ -236,13 +236,15 @@ def engine_run(budget, cfg, st, ht, hk, hv, keys, vals, lk_s, lk_e, lk_n, bw, co
                             schedule(st, ht, hk, hv, c, NORMAL, EV_WARP, g)
                             break
                     elif phase == PH_BARRIER:
-                        # released: the block barrier completes now + its latency
-                        issued = wv[g, W_ARRIVED]
+                        # released: the block barrier issues now (its wait since it arrived a
+                        # barrier_block stall) and completes now + its latency
+                        waited = now - wv[g, W_ARRIVED]
                         lat = pc_lat[pc]
                         complete = now + lat
-                        cause = CA_BARRIER_BLOCK if complete - issued > lat else wv[g, W_CAUSE]
-                        _record(rec, totals, st, record, block_id, w, core, pc, issued, complete,
-                                wv[g, W_STALL], cause, wv[g, W_CAUSE_PC], state[1], 0, 0)
+                        cause = CA_BARRIER_BLOCK if waited > 0 else wv[g, W_CAUSE]
+                        cause_pc = -1 if waited > 0 else wv[g, W_CAUSE_PC]
+                        _record(rec, totals, st, record, block_id, w, core, pc, now, complete,
+                                wv[g, W_STALL] + waited, cause, cause_pc, state[1], 0, 0)
                         wv[g, W_NEXT] = complete
                         wv[g, W_CAUSE] = CA_NONE
                         wv[g, W_CAUSE_PC] = -1
