@@ -34,9 +34,9 @@ a view of the tile whose valid region is rounded up to c0 (the tile starts zeroe
 
 Not ported (none is a refusal of A2/A3, which compiles and runs every case):
 - The int16 cases (TLoadGM2L1Test ND_int16_t_*, DN_int16_t_*, NZ_int16_t_*, ND2NZ_int16_t_*,
-  DN2ZN_int16_t_*; TStoreMat2GMTest case_nd3, case_dn3, case_nz2): A2/A3's TLOAD takes int16
-  Mat tiles (tload_common.hpp lines 302-310), pypto_sim's Mat holds no int16 (docs/aicore.md:
-  "Mat those of Vec but int16 and uint8").
+  DN2ZN_int16_t_*; TStoreMat2GMTest case_nd3, case_dn3, case_nz2): left out when pypto_sim's Mat
+  held no int16; it does now (A2/A3's tload_common.hpp lines 302-310 take int16 Mat tiles), and
+  these cases are not yet ported.
 - The int64 / uint64 cases (TLoadGM2L1Test ND_int64_*, ND_uint64_*, DN_int64_*, DN_uint64_*;
   TStoreMat2GMTest case_nd1, case_dn1): A2/A3 moves 8-byte tiles ND2ND / DN2DN
   (tload_common.hpp lines 317-323); pypto_sim has no 64-bit tile dtype.

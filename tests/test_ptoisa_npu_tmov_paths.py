@@ -43,7 +43,7 @@ Left out, as pypto_sim does not express what the kernels ask for (none is a skip
   has no quant scalar or quant tensor operand and pypto_sim has no Scaling tile space; the
   fixpipe converts float32 only to float16 / bfloat16 (and moves float32 / int32 as they are),
   so int32 -> half / int8 / uint8 / int16 and float32 -> int8 are refused (CompileError "the
-  fixpipe moves int32 as int32 ..." / "the fixpipe converts float32 to ..."), and Mat tiles do not hold int16 or uint8 (docs/aicore.md's dtype rule).
+  fixpipe moves int32 as int32 ..." / "the fixpipe converts float32 to ...").
 - case_nz2nz_extract, case_nz2nz_sc_quant_extract, case_nz2nz_fb_quant_extract (TEXTRACT /
   TEXTRACT_FP from the Acc tile at (indexRow, indexCol) into a smaller Mat tile): pto.textract
   moves Mat -> Left / Right / Bias or Vec -> Vec only (isa/35_aicore.toml TEXTRACT spaces: dst

@@ -738,7 +738,14 @@ NO_VALUES = {
 }
 
 
-AICORE_VALUE_TESTED = {"TEXTRACT", "TEXTRACT_V2V", "TINSERT_V2V", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
+AICORE_VALUE_TESTED = {"TEXTRACT", "TEXTRACT_V2V", "TINSERT_V2V",
+                       # moves words: float32 / bfloat16 NaN payloads (signalling ones quieted) and
+                       # every float16 word in tests/test_ptoisa_npu_textract_nz.py
+                       "TEXTRACT_ND2NZ",
+                       # the scalar broadcast onto a Mat tile: TEXPANDS' rounding, the tile_alu
+                       # kernel's (tests/test_tile_differential.py runs it on special values)
+                       "TEXPANDS_MAT",
+                       "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
                        "TGEMV", "TGEMV_ACC", "TGEMV_BIAS",
                        "TSTORE_ACC", "TCVT",
                        # compares on special values, selects and triangles: tests/test_mask_ops.py

@@ -60,7 +60,10 @@ HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"M
                           # tests/test_img2col.py: tile_img2col numba against reference and numpy
                           "TIMG2COL",
                           # tile_gather's windows between Vec tiles: tests/test_vec_windows.py
-                          "TEXTRACT_V2V", "TINSERT_V2V"}}
+                          "TEXTRACT_V2V", "TINSERT_V2V",
+                          # tile_gather's windows into NZ Vec tiles (values held row-major):
+                          # tests/test_ptoisa_npu_textract_nz.py
+                          "TEXTRACT_ND2NZ"}}
 NO_VALUES = ("tile_sync",)          # wait_all / flags: timing only, no kernel computes values
 
 L1_WORDS = 2048

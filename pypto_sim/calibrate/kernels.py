@@ -82,11 +82,11 @@ PITCHES = ("cols", "dpitch", "apitch", "bpitch")      # an elementwise op's row 
 
 def _tile_ops():
     """{instruction: kind} of the vector tile ops the article's tile API runs (every tile_alu,
-    tile_reduce and tile_expand record but the AI core's TCVT and Vec -> Vec TMOV), from the ISA
-    table."""
+    tile_reduce and tile_expand record but the AI core's TCVT, Vec -> Vec TMOV and Mat fill
+    TEXPANDS_MAT), from the ISA table."""
     out = {}
     for spec in load_isa().specs:
-        if spec.family not in LANE_TILE_FAMILIES or spec.name in ("TCVT", "TMOV_V2V"):
+        if spec.family not in LANE_TILE_FAMILIES or spec.name in ("TCVT", "TMOV_V2V", "TEXPANDS_MAT"):
             continue
         names = [o.name for o in spec.value_operands if o.name not in PITCHES]
         out[spec.name] = ("reduce" if spec.family == "tile_reduce" else "expand" if spec.family == "tile_expand"

@@ -62,7 +62,8 @@ _DRAIN_LATENCY = ("TSTORE_ACC's latency adds to drain_fixed_cycles in every drai
 AICORE_INSTRUCTIONS = ("TEXTRACT", "TIMG2COL", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
                        "TGEMV", "TGEMV_ACC", "TGEMV_BIAS",
                        "TSTORE_ACC", "PIPE_BARRIER", "CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG",
-                       "TCVT", "TMOV_V2V", "TEXTRACT_V2V", "TINSERT_V2V", *_aicore_only_vector_ops())
+                       "TCVT", "TMOV_V2V", "TEXTRACT_V2V", "TINSERT_V2V", "TEXTRACT_ND2NZ", "TEXPANDS_MAT",
+                       *_aicore_only_vector_ops())
 UNCOVERED.update({(name, "issue_interval"): _AICORE_HIDDEN_II for name in AICORE_INSTRUCTIONS})
 UNCOVERED.update({(name, "latency"): _AICORE_SYNC
                   for name in ("PIPE_BARRIER", "CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG")})
@@ -79,6 +80,13 @@ UNCOVERED.update({(name, "latency"): (
     f"{name} is the vector pipe's UB -> UB window copy, priced by its row's per_repeat and repeat_bytes "
     "(pto-isa's UB_TO_UB rate, as TMOV_V2V) and one fixed cycle (assumed); no microbenchmark times a "
     "window between Vec tiles") for name in ("TEXTRACT_V2V", "TINSERT_V2V")})
+UNCOVERED[("TEXTRACT_ND2NZ", "latency")] = (
+    "TEXTRACT_ND2NZ is priced as its vcopys at pto-isa's CCE mock (head 11 + tail 13 as the fixed cycles, "
+    "1 a 32-byte block); no microbenchmark times a window into an NZ Vec tile")
+UNCOVERED[("TEXPANDS_MAT", "latency")] = (
+    "TEXPANDS_MAT is the cube core's create_cbuf_matrix on MTE2, priced by its row's per_repeat and "
+    "repeat_bytes at pto-isa's CCE mock L1_FILL rate; its latency field is the article path's, which "
+    "cannot run it (Mat tiles exist in AI-core kernels only), and no microbenchmark times it")
 UNCOVERED[("TIMG2COL", "latency")] = (
     "TIMG2COL is priced as pto-isa's CCE mock prices img2colv2_cbuf_to_ca, TEXTRACT's L1 -> L0A "
     "path: its bytes term is the measured l1_to_l0a bandwidth, but no microbenchmark times the "

@@ -31,6 +31,7 @@ from .builtin_checks import aicore_only
 from .col_reduce_order import check_col_reduce_overlaps
 from .conv_builtins import lower_setfmatrix
 from .layout_builtins import check_tile_shape, check_window
+from .nz_windows import check_nz_use, nz_layout
 from .operand_forms import OperandForms, flag_given
 from .registry import LOWERINGS
 from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo
@@ -42,7 +43,9 @@ MAX_MKN = 4095                                       # PTO-ISA docs/isa/TMATMUL.
 SPACE_NAMES = {"Vec": "UB", "Mat": "L1", "Left": "L0A", "Right": "L0B", "Acc": "L0C", "Bias": "BT"}
 SPACE_DTYPES = {
     "Vec": ("float32", "float16", "bfloat16", "int32", "int16", "int8", "uint8", "uint16", "uint32"),
-    "Mat": ("float32", "float16", "bfloat16", "int32", "int8", "uint16", "uint32"),
+    # Mat: those of Vec; int16 and uint8 too, as A2/A3's headers take them (tload_common.hpp
+    # CheckNormalTileData, tstore_common.hpp CheckStaticForVecAndMat, TExpandS.hpp TEXPANDS_IMPL)
+    "Mat": ("float32", "float16", "bfloat16", "int32", "int16", "int8", "uint8", "uint16", "uint32"),
     "Left": ("float32", "float16", "bfloat16", "int8"),
     "Right": ("float32", "float16", "bfloat16", "int8"),
     "Acc": ("float32", "int32"),
@@ -151,6 +154,7 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
             self.error(node, f"{spec.name.lower()} outside a section: tile instructions run on one "
                              "unit, so put them in `with pto.cube():` or `with pto.vector():`")
         check_window(self, v, node, spec, operand, what)
+        check_nz_use(self, v, node, spec, what)
         return v
 
     @staticmethod
@@ -410,9 +414,11 @@ def lower_alloc_tile(comp, node, builtin):
     if not isinstance(dtype, dtypes.DType):
         comp.error(node, "pto.alloc_tile: dtype must be a pto dtype such as pto.float16")
     loc = comp._name(given.get("loc"), "Vec", node, "loc", SPACES)
-    layout = comp._name(given.get("layout"), "row", node, "layout", ("row", "col"))
+    layout = comp._name(given.get("layout"), "row", node, "layout", ("row", "col", "NZ"))
     name = comp._target_name(node) or f"tile{len(comp.buffers)}"
     where = f"tile '{name}' ({loc}, {rows} x {cols} {dtype})"
+    if layout == "NZ":               # an NZ Vec tile (ColMajor, RowMajor fractal): frontend/nz_windows.py
+        layout = nz_layout(comp, node, where, loc)
     if comp.pipeline_state is not None:
         comp.error(node, f"{where}: typed tiles are not multi-buffered by pto.pipeline",
                    "allocate one tile per buffer (a_ping, a_pong) and alternate them")

@@ -52,26 +52,26 @@ def layout_note(layout) -> str:
 
 def check_vec_transfer_layout(comp, node, call, t, layout):
     """A Vec tile moves to and from GM in its own layout: ND with a RowMajor tile, DN with a
-    ColMajor one (NZ Vec tiles are not built); a store may also write a one-row or one-column
-    tile in either (A2/A3's static_asserts: "Fix: TLOAD(VecTile, GlobalTensor) only support
+    ColMajor one, NZ with an NZ one (frontend/nz_windows.py); a store may also write a one-row
+    or one-column tile in either (A2/A3's static_asserts: "Fix: TLOAD(VecTile, GlobalTensor) only support
     ND2ND/DN2DN/NZ2NZ!", include/pto/common/arch/memory/tload_common.hpp; "Src and dst layout
     must be same, only support ND/DN/NZ or the special case of one row/one column!",
     tstore_common.hpp). Other spaces convert on the way (ND -> NZ into Mat)."""
     if t.tile.loc != "Vec":
         return
     code = int(layout.value)
-    own = gm_layouts.ND if t.tile.layout == "row" else gm_layouts.DN
-    if code == own or (call == "tstore" and 1 in (t.tile.rows, t.tile.cols)):
+    own = {"row": gm_layouts.ND, "col": gm_layouts.DN, "nz": gm_layouts.NZ}[t.tile.layout]
+    if code == own or (call == "tstore" and t.tile.layout != "nz" and 1 in (t.tile.rows, t.tile.cols)):
         return
-    tile_layout = "RowMajor" if t.tile.layout == "row" else "ColMajor"
+    tile_layout = {"row": "RowMajor", "col": "ColMajor", "nz": "NZ"}[t.tile.layout]
     rule = ("\"Fix: TLOAD(VecTile, GlobalTensor) only support ND2ND/DN2DN/NZ2NZ!\", "
             "include/pto/common/arch/memory/tload_common.hpp" if call == "tload" else
             "\"Src and dst layout must be same, only support ND/DN/NZ or the special case of one row/one "
             "column!\", include/pto/common/arch/memory/tstore_common.hpp")
     comp.error(node, f"pto.{call}: '{t.name}' is a {tile_layout} Vec tile and the GM layout is "
                      f"{gm_layouts.LAYOUTS[code]}; A2/A3 moves a Vec tile in its own layout only ({rule})",
-               f"pass layout=pto.{gm_layouts.LAYOUTS[own]}, or allocate the tile "
-               f"{'ColMajor' if own == gm_layouts.ND else 'RowMajor'}")
+               f"pass layout=pto.{gm_layouts.LAYOUTS[own]}, or allocate the tile with layout="
+               f"{ {gm_layouts.ND: 'pto.RowMajor', gm_layouts.DN: 'pto.ColMajor'}.get(code, 'pto.NZ')}")
 
 
 def check_acc_store_layout(comp, node, layout, dtype, acc):

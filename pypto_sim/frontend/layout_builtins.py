@@ -60,6 +60,10 @@ def check_tile_shape(comp, node, where, loc, rows, cols, dtype, layout):
                          "tiles need Cols * sizeof(T) % 32 == 0, PTO-ISA Tile.md)",
                    f"use cols a multiple of {32 // item}, or layout=pto.ColMajor for a column "
                    "vector")
+    if layout == "nz" and (rows % BOX or (cols * item) % 32):
+        comp.error(node, f"{where}: an NZ tile is fractals of {BOX} rows x 32 bytes (c0 = {32 // item} "
+                         f"{dtype}), so its rows are a multiple of {BOX} and its cols of {32 // item} "
+                         "(TExtract.hpp CheckTExtractNdToNz: \"Destination cols must be c0-aligned.\")")
     if layout == "col" and (rows * item) % 32:
         comp.error(node, f"{where}: a column is {rows * item} bytes, not a multiple of 32 "
                          "(ColMajor tiles need Rows * sizeof(T) % 32 == 0, PTO-ISA Tile.md)",
@@ -284,6 +288,10 @@ def lower_view(comp, node, builtin):
             comp.error(node, "pto.treshape: dtype must be a pto dtype (pto.int32)")
         if new_dtype.dtype != src.dtype:
             return _reinterpreted_view(comp, node, spec, src, rows, cols, new_dtype.dtype, name)
+    if info.layout == "nz" and (call == "treshape" or (rows, cols) != (info.rows, info.cols)):
+        comp.error(node, f"pto.{call} of the NZ tile '{src.name}': views of NZ tiles are built for the whole "
+                         "tile only (a window's words are not its rows in NZ order)",
+                   "take pto.tsubview(t, 0, 0, rows, cols, valid=...) of the whole tile")
     if call == "treshape":
         layout = _view_layout(comp, args["layout"], info.layout, node)
         where = f"pto.treshape of '{src.name}' ({info.rows} x {info.cols}) into {rows} x {cols}"
