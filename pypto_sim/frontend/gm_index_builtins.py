@@ -97,16 +97,23 @@ def _operands(comp, node, call, spec, data, idx, table, args, header, what):
     return ops
 
 
+def _common(comp, node, call, args, name, tile, policies):
+    """(coalesce, the record, the Vec tile, the index tile, the GM table, the oob code) of an
+    MGATHER (name "MGATHER", tile "dst") or MSCATTER call, checked."""
+    coalesce = _choice(comp, node, call, args, "coalesce", ("row", "elem"))
+    spec = comp.isa[name if coalesce == "row" else f"{name}_ELEM"]
+    vec = comp.typed_tile(args[tile], node, spec, tile, f"{call}: {tile}")
+    idx = comp.typed_tile(args["indices"], node, spec, "idx", f"{call}: indices")
+    table = comp.require_ptr(args["table"], node, f"{call}: table")
+    oob = policies[_choice(comp, node, call, args, "oob", tuple(policies))]
+    return coalesce, spec, vec, idx, table, oob
+
+
 @LOWERINGS.lowering("mgather", checks=(aicore_only,))
 def lower_mgather(comp, node, args):
     """MGATHER (coalesce='row') or MGATHER_ELEM into a Vec tile, after MGatherCheck."""
     call = "pto.mgather"
-    coalesce = _choice(comp, node, call, args, "coalesce", ("row", "elem"))
-    spec = comp.isa["MGATHER" if coalesce == "row" else "MGATHER_ELEM"]
-    dst = comp.typed_tile(args["dst"], node, spec, "dst", f"{call}: dst")
-    idx = comp.typed_tile(args["indices"], node, spec, "idx", f"{call}: indices")
-    table = comp.require_ptr(args["table"], node, f"{call}: table")
-    oob = modes.GATHER_OOB[_choice(comp, node, call, args, "oob", tuple(modes.GATHER_OOB))]
+    coalesce, spec, dst, idx, table, oob = _common(comp, node, call, args, "MGATHER", "dst", modes.GATHER_OOB)
     ops = [comp._base(dst, node, call), comp.uniform_int(table.offset, node, f"{call}: the GM offset"),
            comp._base(idx, node, call)]
     ops += _operands(comp, node, call, spec, dst, idx, table, args, _GATHER_H, "source")
@@ -121,12 +128,7 @@ def lower_mgather(comp, node, args):
 def lower_mscatter(comp, node, args):
     """MSCATTER (coalesce='row') or MSCATTER_ELEM from a Vec tile, after MScatterCheck."""
     call = "pto.mscatter"
-    coalesce = _choice(comp, node, call, args, "coalesce", ("row", "elem"))
-    spec = comp.isa["MSCATTER" if coalesce == "row" else "MSCATTER_ELEM"]
-    src = comp.typed_tile(args["src"], node, spec, "src", f"{call}: src")
-    idx = comp.typed_tile(args["indices"], node, spec, "idx", f"{call}: indices")
-    table = comp.require_ptr(args["table"], node, f"{call}: table")
-    oob = modes.SCATTER_OOB[_choice(comp, node, call, args, "oob", tuple(modes.SCATTER_OOB))]
+    coalesce, spec, src, idx, table, oob = _common(comp, node, call, args, "MSCATTER", "src", modes.SCATTER_OOB)
     atomic = args["atomic"]
     add = atomic is not NONE and not (isinstance(atomic, Const) and atomic.value is None)
     if add and not (isinstance(atomic, Text) and atomic.value == "add"):
