@@ -33,10 +33,10 @@ kernel's bursts are 32-byte blocks of the tile, whose pad the MTE zero-fills), w
 a view of the tile whose valid region is rounded up to c0 (the tile starts zeroed).
 
 Not ported (none is a refusal of A2/A3, which compiles and runs every case):
-- The int16 cases (TLoadGM2L1Test ND_int16_t_*, DN_int16_t_*, NZ_int16_t_*, ND2NZ_int16_t_*,
-  DN2ZN_int16_t_*; TStoreMat2GMTest case_nd3, case_dn3, case_nz2): left out when pypto_sim's Mat
-  held no int16; it does now (A2/A3's tload_common.hpp lines 302-310 take int16 Mat tiles), and
-  these cases are not yet ported.
+- The int16 ND and DN cases (TLoadGM2L1Test ND_int16_t_2_2_1_2_32_*, DN_int16_t_2_2_1_32_2_*;
+  TStoreMat2GMTest case_nd3, case_dn3): four slabs of 2 rows (columns) into a Mat tile of 8
+  rows (columns), not a multiple of 16 (the refusal below). The other int16 cases are ported
+  (Mat tiles hold int16: A2/A3's tload_common.hpp lines 302-310).
 - The int64 / uint64 cases (TLoadGM2L1Test ND_int64_*, ND_uint64_*, DN_int64_*, DN_uint64_*;
   TStoreMat2GMTest case_nd1, case_dn1): A2/A3 moves 8-byte tiles ND2ND / DN2DN
   (tload_common.hpp lines 317-323); pypto_sim has no 64-bit tile dtype.
@@ -60,9 +60,14 @@ import pytest
 from ptoisa_st import as_words, result_cmp, run_kernel
 
 # main.cpp's C++ types -> (gen_data.py's numpy dtype, the kernel's dtype)
-TYPES = {"int8_t": ("int8", "int8"), "bfloat16_t": ("float16", "bfloat16"), "float": ("float32", "float32")}
+TYPES = {"int8_t": ("int8", "int8"), "int16_t": ("int16", "int16"), "bfloat16_t": ("float16", "bfloat16"),
+         "float": ("float32", "float32")}
 # the words main.cpp's ResultCmp<T> compares (uint16_t for the bfloat16 cases)
-CMP = {"int8": np.int8, "float16": np.uint16, "float32": np.float32}
+CMP = {"int8": np.int8, "int16": np.int16, "float16": np.uint16, "float32": np.float32}
+# cases whose name says another gShape than the one main.cpp launches and gen_data.py makes:
+# NZ_int16_t_2_16_11_... runs TestTload<2, int16_t, 2, 15, 11, 16, 16, ...> (GlobalTensorInfo
+# np.int16, "NZ", 2, 15, 11, 16, 16, ...)
+LAUNCHED_SHAPE = {"NZ_int16_t_2_16_11_16_16_3_23_13_16_16": (2, 15, 11, 16, 16)}
 
 FLAG = ["pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE3, 0)", "pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE3, 0)"]
 
@@ -155,7 +160,7 @@ def parse(name):
     fmt, rest = name.split("_", 1)
     t, dims = next((t, rest[len(t) + 1:]) for t in TYPES if rest.startswith(t + "_"))
     dims = [int(d) for d in dims.split("_")]
-    return fmt, t, tuple(dims[:5]), tuple(dims[5:])
+    return fmt, t, LAUNCHED_SHAPE.get(name, tuple(dims[:5])), tuple(dims[5:])
 
 
 def words_in(x, kdt):
@@ -173,7 +178,10 @@ TLOAD_CASES = ["NZ_int8_t_1_16_32_16_32_1_32_32_16_32",
                "ND2NZ_bfloat16_t_1_1_1_1_1_1_1_1_16_16",
                "ND2NZ_bfloat16_t_1_1_1_256_1024_1_1_1_256_1024",
                "DN2ZN_bfloat16_t_1_1_1_256_1024_1_1_1_256_1024",
-               "DN2ZN_int8_t_1_1_1_1023_511_1_1_1_1024_1024"]
+               "DN2ZN_int8_t_1_1_1_1023_511_1_1_1_1024_1024",
+               "NZ_int16_t_2_16_11_16_16_3_23_13_16_16",
+               "ND2NZ_int16_t_1_1_1_155_250_1_1_1_752_1000",
+               "DN2ZN_int16_t_1_1_1_155_250_1_1_1_752_1000"]
 
 
 def tload_golden(fmt, x, shape, c0):
@@ -213,7 +221,8 @@ def test_tload_gm2mat(make_kernels, case):
 # TEST_F(TStoreMat2GMTest, <case>) -> gen_data.py's (format, dtype, gShape, gWholeShape)
 TSTORE_CASES = {"case_nd5": ("ND", "bfloat16_t", (1, 1, 1, 128, 128), (1, 1, 1, 256, 256)),
                 "case_nz3": ("NZ", "int8_t", (1, 16, 32, 16, 32), (1, 32, 32, 16, 32)),
-                "case_nz4": ("NZ", "bfloat16_t", (2, 4, 5, 16, 16), (7, 7, 7, 16, 16))}
+                "case_nz4": ("NZ", "bfloat16_t", (2, 4, 5, 16, 16), (7, 7, 7, 16, 16)),
+                "case_nz2": ("NZ", "int16_t", (2, 15, 11, 16, 16), (3, 23, 13, 16, 16))}
 
 
 @pytest.mark.parametrize("case", TSTORE_CASES, ids=[f"TStoreMat2GMTest.{c}" for c in TSTORE_CASES])
