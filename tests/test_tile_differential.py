@@ -843,7 +843,7 @@ def test_relu_conversions_match_reference_and_numpy(ex):
 def test_dequantizing_relus_match_reference_and_numpy(ex):
     """TADDDEQRELU: y = ((float32(src0 + src1) * 2^-17) * scale) * 2^17 in float32 (the int32
     sum wraps: 2^30 + 2^30 is -2^31), src0 its bits, tmp 0, src1 the bits of max(y, 0) (a NaN
-    kept, the quiet NaN with its sign), dst its float16 (70000 and more: inf); at scales 0.5,
+    kept with its bits: here numpy's quiet NaN with its sign), dst its float16 (70000 and more: inf); at scales 0.5,
     1e-5, 3e38 (products overflow to inf), inf (0 x inf is NaN) and NaN, tiles of four pitches:
     the numba kernel and the reference agree word for word with numpy, and the four tiles' words
     past the valid columns are kept."""

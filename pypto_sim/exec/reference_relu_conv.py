@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import dtypes
 from ..isa import load_isa
+from .reference_sort import bits_of_f32
 from .reference_values import round_mode, words_grid
 
 
@@ -29,15 +30,6 @@ def tile_relu_conv(op, l1, dst, src0, src1, rows, cols, dpitch, pitch0, pitch1, 
         l1[dst + r * dpitch: dst + r * dpitch + cols] = out[r]
 
 
-def _f32_bits(y):
-    """The int32s whose bits are the float32s y (a NaN the quiet NaN with its sign, as
-    exec/compiled/gm_bytes.ieee_encode writes one)."""
-    bits = y.astype(np.float32).view(np.uint32).astype(np.int64)
-    quiet = np.where(np.signbit(y), 0xFFC00000, 0x7FC00000)
-    bits = np.where(np.isnan(y), quiet, bits)
-    return np.where(bits >= 2**31, bits - 2**32, bits).astype(np.float64)
-
-
 def tile_add_deq_relu(l1, dst, src0, src1, tmp, scale, rows, cols, dpitch, pitch0, pitch1, tpitch):
     """TADDDEQRELU op by op over rows x cols, as AddDeqReluComputeBlock runs them: tmp = src0 +
     src1 wrapped to int32; src0 = its float32 (numpy's, to nearest even) times 2^-17, scale and
@@ -49,7 +41,7 @@ def tile_add_deq_relu(l1, dst, src0, src1, tmp, scale, rows, cols, dpitch, pitch
     with np.errstate(all="ignore"):
         y = (t * np.float32(1.0 / 131072.0)) * np.float32(scale) * np.float32(131072.0)
     z = np.where((y > 0) | np.isnan(y), y, np.float32(0.0))
-    ybits, zbits = _f32_bits(y), _f32_bits(z)
+    ybits, zbits = bits_of_f32(y), bits_of_f32(z)
     for r in range(rows):
         l1[src0 + r * pitch0: src0 + r * pitch0 + cols] = ybits[r]
         l1[tmp + r * tpitch: tmp + r * tpitch + cols] = 0.0

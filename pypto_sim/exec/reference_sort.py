@@ -41,7 +41,7 @@ def _f32_of_bits(words):
         return u.view(np.float32).astype(np.float64)
 
 
-def _bits_of_f32(words):
+def bits_of_f32(words):
     """The int32 words (as float64) whose bits are those of the float32 words."""
     with np.errstate(invalid="ignore"):
         return np.asarray(words, np.float64).astype(np.float32).view(np.int32).astype(np.float64)
@@ -120,7 +120,7 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
         offset = next(r for r in range(times) if gather_selects(k, r))
         grid = words_grid(l1, src, rows * times, cols, spitch)[offset::times].ravel().copy()
         if mode & TO_I32_BITS:
-            grid = _bits_of_f32(grid)
+            grid = bits_of_f32(grid)
         elif mode & TO_F32_BITS:
             grid = _f32_of_bits(grid)
         dp = word_pitch(dpitch, cols)
@@ -132,7 +132,7 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
             grid = _int32_of_halves(grid.ravel()).reshape(rows, cols // 2)
         out = grid[:, _gather_mask(k, grid.shape[1])].ravel().copy()
         if mode & TO_I32_BITS:
-            out = _bits_of_f32(out)
+            out = bits_of_f32(out)
         elif mode & TO_F32_BITS:
             out = _f32_of_bits(out)
         l1[dst:dst + len(out)] = out

@@ -9,22 +9,18 @@ from numba import njit
 
 from .isa_constants import ITEMSIZE
 from .tiles import gm_gather, gm_scatter_mode
-from ...isa.gm_index_modes import CLAMP, DROP, UNDEFINED, WRAP
+from ...isa.gm_index_modes import UNDEFINED, remap as _remap_py
 from ...isa.store_modes import ATOMIC_ADD as STORE_ATOMIC_ADD
+
+_policy = njit(cache=True)(_remap_py)
 
 
 @njit(cache=True, error_model="numpy")
 def _remap(word, cap, oob):
-    """mgather_remap / mscatter_remap of the index word (its uint32 bits) against cap: the
-    index used, or -1 when oob is DROP and the index is at or past the cap."""
-    u = np.int64(word) & 0xFFFFFFFF
-    if oob == CLAMP:
-        return cap - 1 if u >= cap else u
-    if oob == WRAP:
-        return u % cap
-    if oob == DROP and u >= cap:
-        return np.int64(-1)
-    return u
+    """mgather_remap / mscatter_remap of the index word against cap (isa/gm_index_modes.remap,
+    the one statement of the policies): the index used, or -1 when the policy drops it."""
+    u, moves = _policy(word, cap, oob)
+    return np.int64(u) if moves else np.int64(-1)
 
 
 @njit(cache=True, error_model="numpy")

@@ -6,9 +6,9 @@ family dispatch calls them (exec/family_source.py)."""
 import numpy as np
 from numba import njit
 
-from .gm_bytes import ieee_encode
 from .isa_constants import CVT_RINT, OP_TSUBRELUCONV
 from .scalars import round_f16, round_to, wrap_i32
+from .sort import bits_of_f32
 from .tiles import round_mode
 
 # TAddDeqRelu.hpp's DEQ_SHIFT_RIGHT_17_BIT and DEQ_SHIFT_LEFT_17_BIT
@@ -32,12 +32,6 @@ def tile_relu_conv(op, l1, dst, src0, src1, rows, cols, dpitch, pitch0, pitch1, 
 
 
 @njit(cache=True, error_model="numpy")
-def _f32_bits(x):
-    """The int32 whose bits are float32 x (what an int32 tile holds after a float32 write)."""
-    return np.float64(wrap_i32(np.int64(ieee_encode(x, 32, 23))))
-
-
-@njit(cache=True, error_model="numpy")
 def tile_add_deq_relu(l1, dst, src0, src1, tmp, scale, rows, cols, dpitch, pitch0, pitch1, tpitch):
     """TADDDEQRELU as AddDeqReluComputeBlock leaves every word of rows x cols: x = float32 of
     the int32 wrapped src0 + src1 (to nearest even), y = ((x * 2^-17) * scale) * 2^17, each
@@ -52,7 +46,7 @@ def tile_add_deq_relu(l1, dst, src0, src1, tmp, scale, rows, cols, dpitch, pitch
             y = np.float32(np.float32(np.float32(t) * np.float32(DEQ_SHIFT_RIGHT)) * s)
             y = np.float32(y * np.float32(DEQ_SHIFT_LEFT))
             z = y if (y > 0.0 or y != y) else np.float32(0.0)
-            l1[a] = _f32_bits(np.float64(y))
+            l1[a] = bits_of_f32(np.float64(y))
             l1[tmp + r * tpitch + c] = 0.0
-            l1[b] = _f32_bits(np.float64(z))
+            l1[b] = bits_of_f32(np.float64(z))
             l1[dst + r * dpitch + c] = round_f16(np.float64(z))
