@@ -98,6 +98,7 @@ class AICoreUnits:
             self.n_lane = self.n_wide_lane = self.n_scalar = 0   # each unit has its own registers
             self.group_flags = self.kernel_flags = None          # and its own flags
             self.fmatrix_regs = None                              # and FMATRIX (pto.setfmatrix)
+            self.tpipes = []                                      # and TPipes (pto.tpipe)
             start = len(self.instrs)
             scope, args = new_scope()
             if implicit is not None:

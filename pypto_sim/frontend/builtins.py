@@ -1,7 +1,8 @@
 """The ``pto.*`` builtins, derived from the ISA table.
 
-Each builtin named by an instruction's ``builtin`` field becomes a :class:`Builtin` object whose
-signature and docstring come from the table. Builtins only have meaning inside a kernel: the
+Each builtin named by an instruction's ``builtin`` field, or by a ``[[composite]]`` record (a
+builtin that lowers to several instructions, such as ``pto.tpush``), becomes a :class:`Builtin`
+object whose signature and docstring come from the table. Builtins only have meaning inside a kernel: the
 compiler recognises them when it resolves a call; calling one from ordinary Python raises a
 CompileError that says so.
 """
@@ -17,17 +18,22 @@ from ..isa import load_isa
 class Builtin:
     """A kernel builtin such as ``pto.fma``: a name, the instructions it may emit, a signature."""
 
-    def __init__(self, name: str, specs: tuple):
+    def __init__(self, name: str, specs: tuple, composite=None):
         self.name = name
         self.specs = specs
-        self.signature_text = load_isa().signature_of(specs[0], name)
+        self.composite = composite      # the CompositeSpec of a builtin that expands to several
+        self.signature_text = composite.signature if composite else load_isa().signature_of(specs[0], name)
         self.__name__ = name
         self.__qualname__ = name
         self.__module__ = "pypto_sim"
         self.__signature__ = _parse_signature(self.signature_text)
-        lines = [specs[0].doc, ""]
-        for spec in specs:
-            lines.append(f"Emits {spec.name} ({spec.category}, {spec.pipe} pipe): {spec.doc}")
+        if composite:
+            lines = [composite.doc, "", f"{composite.name} (pto-isa {composite.source}) expands to "
+                     f"{', '.join(composite.expands_to)}; it has no cost of its own."]
+        else:
+            lines = [specs[0].doc, ""]
+            for spec in specs:
+                lines.append(f"Emits {spec.name} ({spec.category}, {spec.pipe} pipe): {spec.doc}")
         self.__doc__ = "\n".join(lines)
 
     def __call__(self, *args, **kwargs):
@@ -48,7 +54,11 @@ def _parse_signature(text: str) -> inspect.Signature:
 
 def make_builtins() -> dict:
     """name -> Builtin for every builtin the ISA table names."""
-    return {name: Builtin(name, specs) for name, specs in load_isa().builtins().items()}
+    isa = load_isa()
+    out = {name: Builtin(name, specs) for name, specs in isa.builtins().items()}
+    for name, c in isa.composite_builtins().items():
+        out[name] = Builtin(name, tuple(isa[n] for n in c.expands_to), composite=c)
+    return out
 
 
 BUILTINS = make_builtins()

@@ -21,8 +21,8 @@ from ..isa import load_isa
 from ..isa.tile_roles import FAMILY_ROLES
 from . import (aicore_builtins, conv_builtins, gm_index_builtins, gm_transfers, layout_builtins, mask_builtins,
                mat_fill_builtins, memory_builtins, nz_windows, pair_builtins, partial_arg_builtins,
-               quant_builtins, relu_conv_builtins, sort_builtins, tile_builtins, value_builtins, vec_windows,
-               warp_builtins)
+               quant_builtins, relu_conv_builtins, sort_builtins, tile_builtins, tpipe_builtins, value_builtins,
+               vec_windows, warp_builtins)
 from .aicore_builtins import AICoreTiles
 from .aicore_scalar import LANE_INSTRUCTIONS
 from .builtins import BUILTINS
@@ -34,6 +34,7 @@ from .pipeline import PipelineLowering
 from .registry import LOWERINGS
 from .tile_builtins import TileOperands
 from .tile_group import TileGroupLowering
+from .tpipe_builtins import drain_tpipes
 from .block_level import BlockLevel, check_tile_instruction
 from .uniformity import HELPER_CALL, UNRESOLVED, VARYING_BUILTINS, Uniformity, assignment_sites, callee
 from .scope import PER_LANE_IF, UNIFORM_IF, Scope
@@ -55,8 +56,8 @@ UNSUPPORTED_STMTS = {"Try": "a try statement", "TryStar": "a try statement",
 # registry is checked against the ISA table and frozen once they are all imported
 LOWERING_MODULES = (aicore_builtins, conv_builtins, gm_index_builtins, gm_transfers, layout_builtins, mask_builtins,
                     mat_fill_builtins, memory_builtins, nz_windows, pair_builtins, partial_arg_builtins,
-                    quant_builtins, relu_conv_builtins, sort_builtins, tile_builtins, value_builtins, vec_windows,
-                    warp_builtins)
+                    quant_builtins, relu_conv_builtins, sort_builtins, tile_builtins, tpipe_builtins,
+                    value_builtins, vec_windows, warp_builtins)
 LOWERINGS.freeze(BUILTINS)
 
 
@@ -246,6 +247,7 @@ class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering,
     def emit_exit(self, fn_ast, end=None):
         """The program's last instruction, at the kernel's last line (``end``: the line, in the
         kernel's source, where an AI-core unit's program ends, aicore_units._stream_end)."""
+        drain_tpipes(self)                # TPipe::~TPipe: the unit's pipes drain their free signals
         self.emit("EXIT", None, (), None, None)
         self.instrs[-1].line = (end or fn_ast.body[-1].end_lineno) + self.kernel.line_offset
 

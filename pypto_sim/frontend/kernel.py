@@ -254,11 +254,11 @@ def size_deciding_params(fn_ast, params) -> frozenset:
 
 
 # the calls that make a kernel run on the real AI core (docs/aicore.md)
-AICORE_CALLS = frozenset({"alloc_tile", "cube", "vector"})
+AICORE_CALLS = frozenset({"alloc_tile", "cube", "vector", "tpipe"})
 
 
 def uses_aicore(fn_ast) -> bool:
-    """True when the kernel allocates typed tiles or has cube()/vector() sections: it runs on
+    """True when the kernel allocates typed tiles, makes a TPipe or has cube()/vector() sections: it runs on
     the real AI core (one AIC and two AIVs per block) instead of the lane model."""
     for node in ast.walk(fn_ast):
         if isinstance(node, ast.Call):

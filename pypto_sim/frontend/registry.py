@@ -145,14 +145,18 @@ class Registry:
                            "builtin of the ISA table is in that family; fix the family name or "
                            "remove it from the registration")
             elif not any(b.specs[0].family == family and name not in self._named
-                         for name, b in builtins.items()):
+                         and getattr(b, "composite", None) is None for name, b in builtins.items()):
                 out.append(f"family '{family}': every builtin of it has its own lowering, so "
                            f"{lowerings[0].where} lowers none; remove '{family}' from its registration")
             if len(lowerings) > 1:
                 out.append(f"family '{family}' has {len(lowerings)} lowerings "
                            f"({', '.join(lw.where for lw in lowerings)}); keep one")
         for name, b in sorted(builtins.items()):
-            if name not in self._named and b.specs[0].family not in self._families:
+            if name not in self._named and getattr(b, "composite", None) is not None:
+                out.append(f"pto.{name} (the composite {b.composite.name}, {b.composite.source_file}) has no "
+                           f"lowering; register one with @LOWERINGS.lowering('{name}') (a composite's "
+                           "instructions are its lowering's to emit, never a family's)")
+            elif name not in self._named and b.specs[0].family not in self._families:
                 out.append(f"pto.{name} (ISA family '{b.specs[0].family}', instruction "
                            f"{b.specs[0].name}) has no lowering; register one with "
                            f"@LOWERINGS.lowering('{name}') in the frontend module of its topic "

@@ -34,6 +34,14 @@ def render_markdown() -> str:
             out.append(f"| 0x{s.opcode:02X} | {s.name} | {pipe} | {emitted} | {operands} | "
                        f"{', '.join(s.dtypes) or '-'} | {sem} | {s.doc.replace('|', '/')} |")
         out.append("")
+    if isa.composites:
+        out += ["## composite", "", "Builtins that lower to several instructions of the table (`[[composite]]` records: "
+                "pto-isa's header-level operations); each costs what it expands to.", "",
+                "| name | emitted by | expands to | pto-isa source | description |", "|---|---|---|---|---|"]
+        for c in isa.composites:
+            out.append(f"| {c.name} | `pto.{c.builtin}{c.signature}` | {', '.join(c.expands_to)} | {c.source} | "
+                       f"{c.doc.replace('|', '/')} |")
+        out.append("")
     return "\n".join(out)
 
 

@@ -40,6 +40,9 @@ RESULTS = ("value", "pred", "none")
 DTYPE_NAMES = ("float32", "float16", "int32", "bool", "int8", "uint8", "int16", "bfloat16", "uint16",
                "uint32", "float64", "int64")
 _REQUIRED = ("name", "opcode", "category", "family", "pipe", "operands", "result", "dtypes", "doc")
+# a [[composite]] record: a builtin that lowers to instructions of the table (pto-isa's header-level
+# operations such as TPUSH: a flag wait, a TSTORE and a flag set), with no opcode, pipe or cost
+_COMPOSITE_FIELDS = ("name", "builtin", "signature", "expands_to", "source", "doc")
 _OPTIONAL = ("uniform_pipe", "float", "int", "builtin", "signature", "syntax", "init", "alias",
              "alias_signature", "spaces", "reads_dst", "source_dtypes")
 
@@ -111,6 +114,21 @@ class InstrSpec:
         return (self.pipe,) + ((self.uniform_pipe,) if self.uniform_pipe else ())
 
 
+@dataclass(frozen=True)
+class CompositeSpec:
+    """A builtin that is not one instruction but lowers to several of the table's (a
+    [[composite]] record): its name, builtin, signature, the instructions it expands to, the
+    pto-isa source it follows and its doc."""
+
+    name: str
+    builtin: str
+    signature: str
+    expands_to: tuple
+    source: str
+    doc: str
+    source_file: str
+
+
 @dataclass
 class Isa:
     """The loaded instruction set: specs in opcode order, lookups by name and opcode, the enum."""
@@ -118,6 +136,7 @@ class Isa:
     version: str
     specs: tuple
     files: tuple
+    composites: tuple = ()
     by_name: dict = field(init=False)
     by_opcode: dict = field(init=False)
     Opcode: type = field(init=False)
@@ -140,6 +159,10 @@ class Isa:
             if spec.alias:
                 out.setdefault(spec.alias, []).append(spec)
         return {k: tuple(v) for k, v in out.items()}
+
+    def composite_builtins(self) -> dict:
+        """Builtin name -> CompositeSpec of every [[composite]] record."""
+        return {c.builtin: c for c in self.composites}
 
     def signature_of(self, spec: InstrSpec, builtin: str) -> str:
         """The signature instruction spec has under builtin (its own or its alias's)."""
@@ -241,13 +264,30 @@ def _parse_record(path: Path, rec: dict) -> InstrSpec:
         source_dtypes=tuple((k, tuple(v)) for k, v in mixed.items()))
 
 
+def _parse_composite(path: Path, rec: dict, seen_names: dict) -> CompositeSpec:
+    name = rec.get("name")
+    for key in _COMPOSITE_FIELDS:
+        if key not in rec:
+            _fail(path, name, f"composite: missing field '{key}'")
+    unknown = set(rec) - set(_COMPOSITE_FIELDS)
+    if unknown:
+        _fail(path, name, f"composite: unknown field(s) {sorted(unknown)}")
+    missing = [n for n in rec["expands_to"] if n not in seen_names]
+    if missing:
+        _fail(path, name, f"composite: expands_to names {missing}, which are not instructions of the table")
+    if not rec["builtin"].isidentifier() or keyword.iskeyword(rec["builtin"]):
+        _fail(path, name, f"builtin '{rec['builtin']}' is not a Python identifier")
+    return CompositeSpec(name, rec["builtin"], rec["signature"], tuple(rec["expands_to"]), rec["source"],
+                         rec["doc"], path.name)
+
+
 def load_isa_from(directory: Path) -> Isa:
     """Load and validate every ``*.toml`` in ``directory``; raise IsaError naming file and record."""
     directory = Path(directory)
     files = sorted(directory.glob("*.toml"))
     if not files:
         raise IsaError(f"{directory}: no *.toml instruction files")
-    specs, version = [], None
+    specs, version, composite_records = [], None, []
     seen_names, seen_opcodes = {}, {}
     for path in files:
         try:
@@ -267,10 +307,17 @@ def load_isa_from(directory: Path) -> Isa:
             seen_names[spec.name] = path.name
             seen_opcodes[spec.opcode] = spec.name
             specs.append(spec)
+        composite_records += [(path, rec) for rec in doc.get("composite", [])]
     if version is None:
         raise IsaError(f"{directory}: no file declares isa_version")
     specs.sort(key=lambda s: s.opcode)
-    isa = Isa(version=str(version), specs=tuple(specs), files=tuple(p.name for p in files))
+    composites = tuple(_parse_composite(path, rec, seen_names) for path, rec in composite_records)
+    isa = Isa(version=str(version), specs=tuple(specs), files=tuple(p.name for p in files), composites=composites)
+    taken = set(isa.builtins())
+    for c in composites:
+        if c.name in seen_names or c.builtin in taken:
+            _fail(c.source_file, c.name, f"composite: the name or builtin '{c.builtin}' is already the table's")
+        taken.add(c.builtin)
     for bname, group in isa.builtins().items():
         sigs = {isa.signature_of(s, bname) for s in group}
         if len(sigs) > 1:

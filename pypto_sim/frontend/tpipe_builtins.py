@@ -1,0 +1,422 @@
+"""pto.tpipe, pto.tpush, pto.tpop, pto.talloc and pto.tfree: pto-isa's cube <-> vector FIFO
+(TPipe) as A2/A3 builds it (include/pto/npu/a2a3/TPush.hpp, TPop.hpp, TAlloc.hpp, TFree.hpp at
+pto-isa 3186c381; isa/55_tpipe.toml's [[composite]] records).
+
+A TPipe is a ring of ``slot_num`` slots of ``slot_size`` bytes in a GM tensor and two counters of
+cross-core signals: FlagID (data ready) and FlagID + 1 (slot free); a 'both' pipe adds a V2C
+ring ``slot_num x slot_size`` bytes on, on FlagID + 2 / + 3. The operations are header code over
+instructions the table has, and lower to exactly those:
+
+- TPUSH (Producer): when ``shouldWaitFree(index)`` (index >= SlotNum and index % SyncPeriod ==
+  0), wait for a free signal; TSTORE the tile's valid region into slot ``index % SlotNum`` (FIX
+  from the AIC's Acc tile, MTE3 from an AIV's Vec tile at its split offset); index += 1; signal
+  data ready from that pipe (ffts_cross_core_sync(PIPE_FIX / PIPE_MTE3)).
+- TPOP (Consumer): wait for data ready; TLOAD the slot into the tile (MTE2; an AIV's part by its
+  split); when ``shouldNotifyFree(index)`` ((index + 1) % SyncPeriod == 0), signal free from
+  MTE2; index += 1.
+- TALLOC / TPOP without a tile hand the kernel the slot's GM address (the GlobalData forms);
+  TPUSH of such a slot only signals, TFREE of it signals free as TPOP would have.
+- At the end of a unit's program the producer waits for the free signals its pushes left
+  unconsumed (TPipe::~TPipe, countPendingFreeCredits), so no signal outlives the kernel.
+
+SyncPeriod is SlotNum for SlotNum <= 2, else SlotNum / 2. Each unit keeps its own producer and
+consumer index in two scalar registers, from 0 where the pipe is made. The consumer's local ring
+(LocalSlotNum tiles at C2V_CONSUMER_BUF / V2C_CONSUMER_BUF, TASSIGNed in turn) is not modelled:
+a pop loads into the tile the kernel names, where pto.alloc_tile placed it.
+Registered in registry.py's LOWERINGS; codegen.py imports it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import dtypes
+from ..ir import Imm
+from ..ir.program import int_sem_of
+from .aicore_builtins import PIPE_ALL, PTO_TO_PIPE
+from .builtin_checks import aicore_only
+from .gm_transfers import lower_tload, lower_tstore
+from .registry import LOWERINGS
+from .values import NONE, Const, Ptr, Text, Val
+
+_H = "include/pto/npu/a2a3/TPush.hpp"
+DIRECTIONS = ("c2v", "v2c", "both")
+PUSH_SPLITS = ("no_split", "up_down", "left_right")
+POP_SPLITS = PUSH_SPLITS + ("up_down_odd", "left_right_odd")
+FLAG_LIMIT = 16          # TPush.hpp: "FlagID + 1 must be less than 16 due to hardware limit."
+I32 = dtypes.int32
+_ND = Text("ND")             # the slots are row-major (GlobalTensor Layout::ND), rows valid-columns apart
+
+
+@dataclass(frozen=True)
+class TPipe:
+    """A TPipe of the kernel: its GM ring, flags and shape, and the unit's two tile indices."""
+    name: str
+    fifo: Ptr
+    flag_id: int
+    direction: str
+    slot_size: int           # bytes
+    slot_num: int
+    local_slot_num: int
+    prod: object             # Reg: the producer's tile index
+    cons: object             # Reg: the consumer's tile index
+    node: object             # the pto.tpipe call (its line is the drain's)
+
+    @property
+    def sync_period(self) -> int:
+        """TPipe::SyncPeriod: SlotNum for SlotNum <= 2, else SlotNum / 2."""
+        return self.slot_num if self.slot_num <= 2 else self.slot_num // 2
+
+    def ring(self, ring: str) -> tuple:
+        """(data-ready flag, slot-free flag, byte offset of the ring in fifo) of ring 'c2v' or 'v2c'."""
+        if ring == "v2c" and self.direction == "both":
+            return self.flag_id + 2, self.flag_id + 3, self.slot_num * self.slot_size
+        return self.flag_id, self.flag_id + 1, 0
+
+
+def _unit(comp, node, call) -> str:
+    """'cube' or 'vector': the core whose section the call is in."""
+    if comp.section is None:
+        comp.error(node, f"{call} outside a section: a TPipe hands tiles between the cube core and the vector "
+                         "cores, so push and pop inside `with pto.cube():` or `with pto.vector():`")
+    return "cube" if comp.section == "cube" else "vector"
+
+
+def _pipe(comp, node, call, v) -> TPipe:
+    if not isinstance(v, TPipe):
+        comp.error(node, f"{call}: pipe must be a TPipe of pto.tpipe(...)")
+    return v
+
+
+def _role(comp, node, call, pipe, producer) -> str:
+    """The ring this unit pushes into (producer) or pops from, checked against the pipe's direction."""
+    unit = _unit(comp, node, call)
+    ring = ("c2v" if unit == "cube" else "v2c") if producer else ("v2c" if unit == "cube" else "c2v")
+    if pipe.direction not in (ring, "both"):
+        core = "AIC" if unit == "cube" else "AIVs"
+        comp.error(node, f"{call} on the {core}: '{pipe.name}' is a '{pipe.direction}' pipe, which the {core} "
+                         f"{'pop' if producer else 'push'}s (A2/A3 compiles the {'push' if producer else 'pop'} "
+                         f"out of this core's program, {_H})",
+                   "use a 'both' pipe, or a second pipe for the other direction")
+    return ring
+
+
+def _choice(comp, node, call, v, what, choices, default):
+    if v is NONE or isinstance(v, Const) and v.value is None:
+        return default
+    if not (isinstance(v, Text) and v.value in choices):
+        comp.error(node, f"{call}: {what} must be one of {', '.join(repr(c) for c in choices)}")
+    return v.value
+
+
+def _wait(comp, node, flag):
+    comp.emit("CROSS_CORE_WAIT_FLAG", None, (), None, node, aux=(flag, PIPE_ALL, 0))
+
+
+def _signal(comp, node, flag, pipe_name):
+    comp.emit("CROSS_CORE_SET_FLAG", None, (), None, node, aux=(flag, PTO_TO_PIPE[pipe_name], 0))
+
+
+def _index(reg) -> Val:
+    return Val(reg)
+
+
+def _increment(comp, node, reg):
+    comp.emit("ADD", reg, (reg, Imm(1.0, I32)), I32, node, aux=(int_sem_of(I32),))
+
+
+def _wait_free_if_due(comp, node, pipe, free_flag):
+    """Producer::allocate under shouldWaitFree(index): index >= SlotNum and index % SyncPeriod == 0."""
+    idx = _index(pipe.prod)
+    due = comp.alu("GE", [idx, Const(pipe.slot_num, I32)], node, dtype=I32, result=dtypes.bool_)
+    if pipe.sync_period > 1:
+        on_period = comp.alu("EQ", [comp.alu("MOD", [idx, Const(pipe.sync_period, I32)], node, dtype=I32),
+                                    Const(0, I32)], node, dtype=I32, result=dtypes.bool_)
+        due = comp.alu("AND", [due, on_period], node, dtype=dtypes.bool_)
+    with comp.masked_if(due, node):
+        _wait(comp, node, free_flag)
+
+
+def _slot(comp, node, pipe, reg, ring_offset, dtype, extra=Const(0, I32)) -> Ptr:
+    """The GM pointer to slot index % SlotNum of a ring (ring_offset bytes into fifo), plus
+    `extra` elements, typed as the fifo."""
+    isz = pipe.fifo.dtype.itemsize
+    slot = Const(0, I32) if pipe.slot_num == 1 else comp.alu("MOD", [_index(reg), Const(pipe.slot_num, I32)], node,
+                                                               dtype=I32)
+    at = comp.alu("MUL", [slot, Const(pipe.slot_size // isz, I32)], node, dtype=I32)
+    at = comp.alu("ADD", [at, Const(ring_offset // isz, I32)], node, dtype=I32)
+    at = comp.alu("ADD", [at, extra], node, dtype=I32)
+    ptr = comp.ptr_add(pipe.fifo, at, node, 1)
+    return Ptr(ptr.space, ptr.slot, ptr.dtype, f"{pipe.name}_slot", ptr.offset, ptr.count, ptr.base)
+
+
+def _mul(comp, node, a, b):
+    return comp.alu("MUL", [a, b], node, dtype=I32)
+
+
+def _add(comp, node, a, b):
+    return comp.alu("ADD", [a, b], node, dtype=I32)
+
+
+def _split_place(comp, node, split, rows, cols):
+    """(element offset of this AIV's part in the slot, GM row stride or NONE for dense) of a
+    rows x cols part by split (TPush.hpp pushVec2GMFiFo, popVecTileFromGMFiFo; TAlloc.hpp
+    getSubAIVOffset, TPop.hpp getPopSubAIVOffset)."""
+    s = comp.unit_index - 1                     # pto.get_subblock_id(): a constant of the AIV's program
+    if split == "no_split":
+        return Const(0, I32), NONE
+    if split == "up_down":
+        return _mul(comp, node, Const(s, I32), _mul(comp, node, rows, cols)), NONE
+    if split == "left_right":
+        return _mul(comp, node, Const(s, I32), cols), _mul(comp, node, Const(2, I32), cols)
+    if split == "up_down_odd":            # AIV0 holds the odd row: AIV1 starts (its rows + 1) rows in
+        return _mul(comp, node, Const(s, I32), _mul(comp, node, _add(comp, node, rows, Const(s, I32)), cols)), NONE
+    # left_right_odd: AIV0 holds the odd column
+    return (_mul(comp, node, Const(s, I32), _add(comp, node, cols, Const(s, I32))),
+            _add(comp, node, _mul(comp, node, Const(2, I32), cols), Const(2 * s - 1, I32)))
+
+
+def _static(v):
+    return int(v.value) if isinstance(v, Const) else None
+
+
+def _check_fits(comp, node, call, pipe, tile_name, offset, stride, rows, cols):
+    """A part known when the kernel compiles must lie in its slot ("SlotSize must be large enough
+    for one logical FIFO entry", TPUSH.md)."""
+    off, r, c = _static(offset), _static(rows), _static(cols)
+    st = c if stride is NONE else _static(stride)
+    if None in (off, r, c, st) or r == 0 or c == 0:
+        return
+    end = (off + (r - 1) * st + c) * pipe.fifo.dtype.itemsize
+    if end > pipe.slot_size:
+        comp.error(node, f"{call}: '{tile_name}' ({r} x {c} of {pipe.fifo.dtype}, at byte {off * pipe.fifo.dtype.itemsize}"
+                         f" of its slot) reaches byte {end}, past the {pipe.slot_size}-byte slots of '{pipe.name}'",
+                   "make slot_size hold the whole tile (pto-isa sizes it as rows x cols x the element size)")
+
+
+def _tile(comp, node, call, t, loc):
+    if not (isinstance(t, Ptr) and t.tile is not None):
+        comp.error(node, f"{call}: the tile must be a tile of pto.alloc_tile")
+    if t.tile.loc != loc:
+        comp.error(node, f"{call}: '{t.name}' is a {t.tile.loc} tile; here the TPipe moves {loc} tiles "
+                         f"({_H}: TPUSH takes Acc on the AIC and Vec on an AIV, TPOP Vec on an AIV and Mat on "
+                         "the AIC)")
+    return t
+
+
+def _same_dtype(comp, node, call, pipe, t, converts=False):
+    if t.dtype == pipe.fifo.dtype or converts:
+        return
+    comp.error(node, f"{call}: '{t.name}' holds {t.dtype} but the pipe's fifo '{pipe.fifo.name}' holds "
+                     f"{pipe.fifo.dtype}; pto-isa reinterprets its GM ring as each tile's dtype, and a GM tensor "
+                     "here keeps one dtype",
+               f"allocate the fifo tensor as {t.dtype}, or one pipe (and tensor) per dtype")
+
+
+def _gm_shape(comp, node, call, split, rows, cols):
+    if split == "no_split":
+        return Const(0, I32), Const(0, I32)
+    if rows is NONE or cols is NONE:
+        comp.error(node, f"{call}: split={split!r} of a GM slot needs rows= and cols=, the shape of this AIV's "
+                         "part (the GlobalTensor's static shape in pto-isa)")
+    return (Const(comp._static_int(rows, node, f"{call}: rows"), I32),
+            Const(comp._static_int(cols, node, f"{call}: cols"), I32))
+
+
+# ---------------------------------------------------------------- lowerings
+@LOWERINGS.lowering("tpipe", checks=(aicore_only,))
+def lower_tpipe(comp, node, args):
+    """A TPipe: its checks (TPush.hpp's static_asserts) and the unit's two tile indices, set to 0."""
+    call = "pto.tpipe"
+    fifo = comp.require_ptr(args["fifo"], node, f"{call}: fifo")
+    if fifo.space != "hbm":
+        comp.error(node, f"{call}: fifo must point into a device tensor (GM): A2/A3's ring is in GM")
+    if comp.loop_depth or comp.scope is not comp.scopes[0] or len(comp.inline_stack) > 1:
+        comp.error(node, f"{call} inside a loop or a helper: a TPipe is made once, where the kernel starts, and "
+                         "lives to the end of the unit's program (its destructor drains its free signals there)")
+    direction = _choice(comp, node, call, args["direction"], "direction", DIRECTIONS, None)
+    if direction is None:
+        comp.error(node, f"{call}: direction must be one of {', '.join(map(repr, DIRECTIONS))}")
+    flag = comp.int_constant(args["flag_id"], node, f"{call}: flag_id")
+    if flag is None:
+        comp.error(node, f"{call}: flag_id must be an integer known at compile time (pto-isa's TPipe<FlagID, ...>)")
+    size, num, local = (comp._static_int(args[k], node, f"{call}: {k}")
+                        for k in ("slot_size", "slot_num", "local_slot_num"))
+    top = flag + (3 if direction == "both" else 1)
+    if flag < 0 or top >= FLAG_LIMIT:
+        comp.error(node, f"{call}: flag_id {flag} uses cross-core flags {flag}..{top}; they must be below "
+                         f"{FLAG_LIMIT} (\"FlagID + {top - flag} must be less than 16 due to hardware limit.\", {_H})")
+    if num < 1:
+        comp.error(node, f"{call}: slot_num {num}: \"Fix: TPipe requires SlotNum >= 1.\" ({_H})")
+    if local < 1:
+        comp.error(node, f"{call}: local_slot_num {local} must be at least 1")
+    if size < 1 or size % fifo.dtype.itemsize:
+        comp.error(node, f"{call}: slot_size {size} bytes is not a positive multiple of the fifo's "
+                         f"{fifo.dtype.itemsize}-byte {fifo.dtype} elements")
+    prod, cons = comp.new_reg(I32, True), comp.new_reg(I32, True)
+    for reg in (prod, cons):
+        comp.emit("MOV", reg, (Imm(0.0, I32),), I32, node, aux=(int_sem_of(I32),))
+    name = comp._target_name(node) or "tpipe"
+    pipe = TPipe(name, fifo, flag, direction, size, num, local, prod, cons, node)
+    comp.instrs[-1].comment = (f"{name}: {direction} TPipe of {num} x {size} B slots in {fifo.name}, flags "
+                               f"{flag}..{top}")
+    comp.tpipes = (getattr(comp, "tpipes", None) or []) + [pipe]
+    return pipe
+
+
+@LOWERINGS.lowering("tpush", checks=(aicore_only,))
+def lower_tpush(comp, node, args):
+    """TPUSH_IMPL: allocate (when due), push (TSTORE), index += 1, record; of a talloc slot: record."""
+    call = "pto.tpush"
+    pipe = _pipe(comp, node, call, args["pipe"])
+    ring = _role(comp, node, call, pipe, producer=True)
+    ready, free, ring_offset = pipe.ring(ring)
+    from_pipe = "PIPE_FIX" if ring == "c2v" else "PIPE_MTE3"
+    src = args["src"]
+    if isinstance(src, Ptr) and src.tile is None:             # TPUSH(Pipe&, GlobalData&): commit only
+        if src.space != "hbm" or src.slot != pipe.fifo.slot:
+            comp.error(node, f"{call}: '{src.name}' is not a slot of '{pipe.name}' (pto.talloc gives one)")
+        _signal(comp, node, ready, from_pipe)
+        return NONE
+    split = _choice(comp, node, call, args["split"], "split", PUSH_SPLITS, "no_split")
+    tile = _tile(comp, node, call, src, "Acc" if ring == "c2v" else "Vec")
+    _same_dtype(comp, node, call, pipe, tile, converts=ring == "c2v")
+    rows, cols = comp._extent(tile)
+    offset, stride = (Const(0, I32), NONE) if ring == "c2v" else _split_place(comp, node, split, rows, cols)
+    _check_fits(comp, node, call, pipe, tile.name, offset, stride, rows, cols)
+    _wait_free_if_due(comp, node, pipe, free)
+    ptr = _slot(comp, node, pipe, pipe.prod, ring_offset, tile.dtype, offset)
+    lower_tstore(comp, node, {"ptr": ptr, "tile": tile, "stride": stride, "layout": _ND, "atomic": NONE,
+                              "relu": NONE})
+    comp.instrs[-1].comment = f"TPUSH {pipe.name}: " + (comp.instrs[-1].comment or "")
+    _increment(comp, node, pipe.prod)
+    _signal(comp, node, ready, from_pipe)
+    return NONE
+
+
+@LOWERINGS.lowering("tpop", checks=(aicore_only,))
+def lower_tpop(comp, node, args):
+    """TPOP_IMPL: wait, pop (TLOAD), free (when due), index += 1; without dst: wait, the slot, index += 1."""
+    call = "pto.tpop"
+    pipe = _pipe(comp, node, call, args["pipe"])
+    ring = _role(comp, node, call, pipe, producer=False)
+    ready, free, ring_offset = pipe.ring(ring)
+    split = _choice(comp, node, call, args["split"], "split", POP_SPLITS, "no_split")
+    dst = args["dst"]
+    if dst is NONE or isinstance(dst, Const) and dst.value is None:     # TPOP(Pipe&, GlobalData&)
+        if split not in PUSH_SPLITS:
+            comp.error(node, f"{call}: split={split!r} of a GM slot; A2/A3's TPOP of a GlobalTensor takes "
+                             "'no_split', 'up_down' or 'left_right' (TPop.hpp getPopSubAIVOffset)")
+        rows, cols = _gm_shape(comp, node, call, split, args["rows"], args["cols"])
+        offset = Const(0, I32) if ring == "v2c" else _split_place(comp, node, split, rows, cols)[0]
+        _wait(comp, node, ready)
+        ptr = _slot(comp, node, pipe, pipe.cons, ring_offset, pipe.fifo.dtype, offset)
+        _increment(comp, node, pipe.cons)
+        return ptr
+    if args["rows"] is not NONE or args["cols"] is not NONE:
+        comp.error(node, f"{call}: rows= and cols= shape a GM slot (no dst); a tile pop reads dst's valid region")
+    tile = _tile(comp, node, call, dst, "Mat" if ring == "v2c" else "Vec")
+    _same_dtype(comp, node, call, pipe, tile)
+    rows, cols = comp._extent(tile)
+    # the AIC's pop of a Mat tile reads the whole slot whatever the split (TPush.hpp popMatTileFromGMFiFo)
+    offset, stride = (Const(0, I32), NONE) if ring == "v2c" else _split_place(comp, node, split, rows, cols)
+    _check_fits(comp, node, call, pipe, tile.name, offset, stride, rows, cols)
+    _wait(comp, node, ready)
+    ptr = _slot(comp, node, pipe, pipe.cons, ring_offset, tile.dtype, offset)
+    lower_tload(comp, node, {"ptr": ptr, "tile": tile, "stride": stride, "layout": _ND})
+    comp.instrs[-1].comment = f"TPOP {pipe.name}: " + (comp.instrs[-1].comment or "")
+    _free_if_due(comp, node, pipe, free, _index(pipe.cons))
+    _increment(comp, node, pipe.cons)
+    return NONE
+
+
+def _free_if_due(comp, node, pipe, free_flag, index):
+    """Consumer::free under shouldNotifyFree(index): (index + 1) % SyncPeriod == 0."""
+    if pipe.sync_period == 1:
+        _signal(comp, node, free_flag, "PIPE_MTE2")
+        return
+    nxt = comp.alu("ADD", [index, Const(1, I32)], node, dtype=I32)
+    due = comp.alu("EQ", [comp.alu("MOD", [nxt, Const(pipe.sync_period, I32)], node, dtype=I32), Const(0, I32)],
+                   node, dtype=I32, result=dtypes.bool_)
+    with comp.masked_if(due, node):
+        _signal(comp, node, free_flag, "PIPE_MTE2")
+
+
+@LOWERINGS.lowering("talloc", checks=(aicore_only,))
+def lower_talloc(comp, node, args):
+    """TALLOC_IMPL: allocate (when due), the slot's GM address (an AIV's part by split), index += 1."""
+    call = "pto.talloc"
+    pipe = _pipe(comp, node, call, args["pipe"])
+    ring = _role(comp, node, call, pipe, producer=True)
+    _ready, free, ring_offset = pipe.ring(ring)
+    split = _choice(comp, node, call, args["split"], "split", PUSH_SPLITS, "no_split")
+    rows, cols = _gm_shape(comp, node, call, split, args["rows"], args["cols"])
+    offset = Const(0, I32) if ring == "c2v" else _split_place(comp, node, split, rows, cols)[0]
+    _wait_free_if_due(comp, node, pipe, free)
+    ptr = _slot(comp, node, pipe, pipe.prod, ring_offset, pipe.fifo.dtype, offset)
+    _increment(comp, node, pipe.prod)
+    return ptr
+
+
+@LOWERINGS.lowering("tfree", checks=(aicore_only,))
+def lower_tfree(comp, node, args):
+    """TFREE_IMPL: of a GM slot, free when shouldNotifyFree(index - 1); of a tile pop, nothing."""
+    call = "pto.tfree"
+    pipe = _pipe(comp, node, call, args["pipe"])
+    ring = _role(comp, node, call, pipe, producer=False)
+    _choice(comp, node, call, args["split"], "split", PUSH_SPLITS, "no_split")
+    slot = args["slot"]
+    if slot is NONE or isinstance(slot, Const) and slot.value is None:
+        return NONE                      # A2/A3's TFREE(pipe) returns: TPOP freed the slot
+    if not (isinstance(slot, Ptr) and slot.space == "hbm" and slot.slot == pipe.fifo.slot):
+        comp.error(node, f"{call}: slot must be a slot of '{pipe.name}' (pto.tpop(pipe) without dst gives one)")
+    _ready, free, _offset = pipe.ring(ring)
+    index = comp.alu("SUB", [_index(pipe.cons), Const(1, I32)], node, dtype=I32)
+    _free_if_due(comp, node, pipe, free, index)
+    return NONE
+
+
+# ---------------------------------------------------------------- the destructor
+def pending_free_credits(slot_num: int, pushes: int) -> int:
+    """countPendingFreeCredits(tileCount) of TPush.hpp in closed form: the free signals a
+    producer that pushed `pushes` tiles has not waited for (SyncPeriod sp, ceil(SlotNum / sp)
+    = f): pushes // sp while pushes <= SlotNum, else f - 1, plus one when pushes % sp == 0.
+    drain_tpipes emits this as the unit's scalar code."""
+    sp = slot_num if slot_num <= 2 else slot_num // 2
+    if pushes <= slot_num:
+        return pushes // sp
+    return -(-slot_num // sp) - 1 + (pushes % sp == 0)
+
+
+def drain_tpipes(comp):
+    """TPipe::~TPipe at the end of a unit's program: the producer waits for the free signals its
+    pushes left unconsumed, countPendingFreeCredits(index) of them: index // SyncPeriod while
+    index <= SlotNum, then ceil(SlotNum / SyncPeriod) - 1, plus one when index % SyncPeriod == 0
+    (the closed form of TPush.hpp's notified - waited count)."""
+    for pipe in getattr(comp, "tpipes", None) or []:
+        node = pipe.node
+        unit = "cube" if comp.unit_index == 0 else "vector"
+        ring = "c2v" if unit == "cube" else "v2c"
+        if pipe.direction not in (ring, "both"):
+            continue                       # this unit only consumes the pipe
+        free = pipe.ring(ring)[1]
+        sp, sn = pipe.sync_period, pipe.slot_num
+        idx = _index(pipe.prod)
+        first = -(-sn // sp)               # ceil(SlotNum / SyncPeriod)
+        past = comp.alu("GT", [idx, Const(sn, I32)], node, dtype=I32, result=dtypes.bool_)
+        with comp.masked_if(past, node, has_else=True) as branch:
+            for _ in range(first - 1):
+                _wait(comp, node, free)
+            if sp == 1:
+                _wait(comp, node, free)
+            else:
+                on_period = comp.alu("EQ", [comp.alu("MOD", [idx, Const(sp, I32)], node, dtype=I32), Const(0, I32)],
+                                     node, dtype=I32, result=dtypes.bool_)
+                with comp.masked_if(on_period, node):
+                    _wait(comp, node, free)
+            branch.else_()
+            notified = idx if sp == 1 else comp.alu("FLOORDIV", [idx, Const(sp, I32)], node, dtype=I32)
+            for k in range(sn // sp):
+                more = comp.alu("GT", [notified, Const(k, I32)], node, dtype=I32, result=dtypes.bool_)
+                with comp.masked_if(more, node):
+                    _wait(comp, node, free)
+    comp.tpipes = []

@@ -1,0 +1,288 @@
+"""pto.tpipe / tpush / tpop / talloc / tfree: pto-isa's A2/A3 cube <-> vector FIFO
+(include/pto/npu/a2a3/TPush.hpp, TPop.hpp, TAlloc.hpp, TFree.hpp at 3186c381; isa/55_tpipe.toml),
+lowered to cross-core flags, TSTORE and TLOAD (frontend/tpipe_builtins.py). Values against numpy,
+the flag protocol against synccheck (a signal no wait took is an error, a wait no signal serves a
+deadlock) and racecheck (a slot reused before its reader is done), the destructor's drain against
+the header's own count, and the compile-time checks. pto-isa's on-device suites:
+tests/test_ptoisa_npu_tpushpop*.py."""
+import numpy as np
+import pytest
+
+import pypto_sim as pto
+from pypto_sim.frontend.tpipe_builtins import pending_free_credits
+from aicore_runs import compile_error_at
+
+
+def count_pending_free_credits(slot_num, tile_count):
+    """TPipe::countPendingFreeCredits, transcribed line for line from TPush.hpp (3186c381)."""
+    sync_period = slot_num if slot_num <= 2 else slot_num // 2
+    notified = tile_count // sync_period
+    waited = 0
+    if slot_num == 1:
+        waited = tile_count - 1 if tile_count > 0 else 0
+    elif tile_count > slot_num:
+        first = slot_num if slot_num % sync_period == 0 else (slot_num // sync_period + 1) * sync_period
+        last = ((tile_count - 1) // sync_period) * sync_period
+        if last >= first:
+            waited = (last - first) // sync_period + 1
+    return notified - waited if notified > waited else 0
+
+
+def test_the_drain_count_is_the_headers():
+    """The closed form the destructor's code computes equals the header's loop for every depth
+    1..16 and up to 100 pushes; TPush.hpp's own static_assert: depth 8 after 40 pushes drains 2."""
+    for slot_num in range(1, 17):
+        for pushes in range(101):
+            assert pending_free_credits(slot_num, pushes) == count_pending_free_credits(slot_num, pushes)
+    assert pending_free_credits(8, 40) == 2
+
+
+def v2c_kernel(slot_num, n, split):
+    """Each AIV fills its half of a 16 x 32 float16 tile with 2 i + its sub-block id and pushes
+    it (split 'up_down': rows 8 apart; 'left_right': columns 16 apart); the AIC pops the whole
+    tile into L1 and stores it as tile i of out."""
+    rows, cols = (8, 32) if split == "up_down" else (16, 16)
+
+    @pto.kernel
+    def v2c(out, fifo):
+        p = pto.tpipe(fifo, 2, "v2c", 16 * 32 * 2, slot_num)
+        with pto.vector():
+            half = pto.alloc_tile(rows, cols, pto.float16)
+            sub = pto.get_subblock_id()
+            for i in range(n):
+                pto.texpands(half, pto.cast(i * 2 + sub, pto.float16))
+                pto.tpush(p, half, split=split)
+        with pto.cube():
+            m = pto.alloc_tile(16, 32, pto.float16, loc=pto.Mat)
+            for i in range(n):
+                pto.tpop(p, m)
+                pto.tstore(out + i * 512, m)
+    return v2c
+
+
+@pytest.mark.parametrize("slot_num, n", [(1, 3), (2, 5), (3, 7), (4, 4), (4, 9), (8, 0), (8, 20)])
+@pytest.mark.parametrize("split", ["up_down", "left_right"])
+def test_v2c_rings_round_and_every_signal_is_taken(slot_num, n, split):
+    """Tile i lands whole in the AIC's L1: rows 0..7 (or columns 0..15) from AIV0 = 2 i, the rest
+    from AIV1 = 2 i + 1, through slot i % slot_num. check=('sync', 'race'): every free and ready
+    signal is waited for (the producers' last free signals by the destructor's drain, which a
+    count one too small leaves unmatched and one too large deadlocks), and no push overwrites a
+    slot before the AIC's load of it has finished."""
+    out = pto.alloc_tensor(max(n, 1) * 1024, pto.float16)
+    fifo = pto.alloc_tensor(slot_num * 1024, pto.float16)
+    pto.profile(v2c_kernel(slot_num, n, split), grid=(1,), args=(out, fifo), check=("sync", "race"))
+    got = np.empty((max(n, 1), 16, 32), np.float16)
+    pto.memcpy_d2h(got, out)
+    want = np.zeros_like(got)
+    for i in range(n):
+        if split == "up_down":
+            want[i, :8], want[i, 8:] = 2 * i, 2 * i + 1
+        else:
+            want[i, :, :16], want[i, :, 16:] = 2 * i, 2 * i + 1
+    np.testing.assert_array_equal(got[:n], want[:n])
+
+
+M_TILES, TM, K, N = 4, 16, 32, 32
+
+
+@pto.kernel(sync="manual")
+def matmul_add(out, A, B, bias, fifo):
+    """tpushpop_cv's kernel (tests/npu/a2a3/src/st/testcase/tpushpop_cv): the AIC's 16 x 32 Acc
+    tiles of A @ B through a one-slot C2V pipe, each AIV adding the bias to its 8 rows."""
+    mpipe = pto.tpipe(fifo, 0, "c2v", TM * N * 4, 1)
+    with pto.cube():
+        a_l1 = pto.alloc_tile(TM, K, pto.float16, loc=pto.Mat)
+        b_l1 = pto.alloc_tile(K, N, pto.float16, loc=pto.Mat)
+        a_l0 = pto.alloc_tile(TM, K, pto.float16, loc=pto.Left)
+        b_l0 = pto.alloc_tile(K, N, pto.float16, loc=pto.Right)
+        acc = pto.alloc_tile(TM, N, pto.float32, loc=pto.Acc)
+        pto.set_flag(pto.PIPE_FIX, pto.PIPE_MTE2, 0)
+        for m in range(M_TILES):
+            pto.wait_flag(pto.PIPE_FIX, pto.PIPE_MTE2, 0)
+            pto.tload(a_l1, A + m * TM * K)
+            pto.tload(b_l1, B)
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+            pto.tmov(a_l0, a_l1)
+            pto.tmov(b_l0, b_l1)
+            pto.set_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
+            pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
+            pto.tmatmul(acc, a_l0, b_l0)
+            pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+            pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+            pto.tpush(mpipe, acc, split="up_down")
+            pto.set_flag(pto.PIPE_FIX, pto.PIPE_MTE2, 0)
+        pto.wait_flag(pto.PIPE_FIX, pto.PIPE_MTE2, 0)
+    with pto.vector():
+        half = pto.alloc_tile(TM // 2, N, pto.float32)
+        bt = pto.alloc_tile(TM // 2, N, pto.float32)
+        ot = pto.alloc_tile(TM // 2, N, pto.float32)
+        sub = pto.get_subblock_id()
+        pto.set_flag(pto.PIPE_MTE3, pto.PIPE_MTE2, 0)
+        for m in range(M_TILES):
+            pto.wait_flag(pto.PIPE_MTE3, pto.PIPE_MTE2, 0)
+            pto.tpop(mpipe, half, split="up_down")
+            off = (m * TM + sub * (TM // 2)) * N
+            pto.tload(bt, bias + off)
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.tadd(ot, half, bt)
+            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.tstore(out + off, ot)
+            pto.set_flag(pto.PIPE_MTE3, pto.PIPE_MTE2, 0)
+        pto.wait_flag(pto.PIPE_MTE3, pto.PIPE_MTE2, 0)
+
+
+def test_c2v_matmul_then_bias_on_the_vector_cores():
+    """A @ B + bias through the FIFO, each AIV its half of every Acc tile, race- and sync-clean."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((M_TILES * TM, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    bias = rng.standard_normal((M_TILES * TM, N)).astype(np.float32)
+    out = pto.alloc_tensor(bias.nbytes, pto.float32)
+    fifo = pto.alloc_tensor(TM * N * 4, pto.float32)
+    pto.profile(matmul_add, grid=(1,), args=(out, pto.to_device(a), pto.to_device(b), pto.to_device(bias), fifo),
+                check=("sync", "race"))
+    got = np.empty_like(bias)
+    pto.memcpy_d2h(got, out)
+    np.testing.assert_allclose(got, a.astype(np.float32) @ b.astype(np.float32) + bias, rtol=1e-5, atol=1e-5)
+
+
+@pto.kernel
+def gm_slots(out, X, fifo):
+    """The GlobalData forms, as flash attention's kernel uses them: each AIV TALLOCs its 8-row
+    part of a slot, TSTOREs X's rows there and commits it; the AIC TPOPs the slot's address,
+    TLOADs all 16 rows into L1, TFREEs the slot and stores the rows to out."""
+    p = pto.tpipe(fifo, 0, "v2c", 16 * 16 * 4, 2)
+    with pto.vector():
+        t = pto.alloc_tile(8, 16, pto.float32)
+        sub = pto.get_subblock_id()
+        for i in range(3):
+            pto.tload(t, X + (i * 16 + sub * 8) * 16)
+            slot = pto.talloc(p, split="up_down", rows=8, cols=16)
+            pto.tstore(slot, t)
+            pto.tpush(p, slot)
+    with pto.cube():
+        m = pto.alloc_tile(16, 16, pto.float32, loc=pto.Mat)
+        for i in range(3):
+            slot = pto.tpop(p)
+            pto.tload(m, slot)
+            pto.tfree(p, slot)
+            pto.tstore(out + i * 256, m)
+
+
+def test_the_global_data_forms_hand_over_gm_slots():
+    """out = X: three 16 x 16 tiles, each written into its slot by the two AIVs' TALLOC / TSTORE
+    / TPUSH and read by the AIC's TPOP / TLOAD / TFREE, sync- and race-clean."""
+    x = np.arange(3 * 256, dtype=np.float32).reshape(48, 16)
+    out = pto.alloc_tensor(x.nbytes, pto.float32)
+    pto.profile(gm_slots, grid=(1,), args=(out, pto.to_device(x), pto.alloc_tensor(2 * 1024, pto.float32)),
+                check=("sync", "race"))
+    got = np.empty_like(x)
+    pto.memcpy_d2h(got, out)
+    np.testing.assert_array_equal(got, x)
+
+
+def both_kernel(slot_num):
+    """DIR_BOTH: each AIV pushes its 8 x 16 half of V (V2C ring, flags 4 + 2 / 4 + 3, slot_num x
+    slot_size bytes into fifo); the AIC pops the whole tile, doubles it through L0 with an
+    identity matmul and pushes it back (C2V ring, flags 4 / 5); each AIV pops its half."""
+    @pto.kernel
+    def both(out, V, I, fifo):
+        p = pto.tpipe(fifo, 4, "both", 16 * 16 * 4, slot_num)
+        with pto.vector():
+            t = pto.alloc_tile(8, 16, pto.float32)
+            r = pto.alloc_tile(8, 16, pto.float32)
+            sub = pto.get_subblock_id()
+            for i in range(3):
+                pto.tload(t, V + (i * 16 + sub * 8) * 16)
+                pto.tpush(p, t, split="up_down")
+                pto.tpop(p, r, split="up_down")
+                pto.tstore(out + (i * 16 + sub * 8) * 16, r)
+        with pto.cube():
+            m = pto.alloc_tile(16, 16, pto.float32, loc=pto.Mat)
+            eye = pto.alloc_tile(16, 16, pto.float32, loc=pto.Mat)
+            left = pto.alloc_tile(16, 16, pto.float32, loc=pto.Left)
+            right = pto.alloc_tile(16, 16, pto.float32, loc=pto.Right)
+            acc = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc)
+            pto.tload(eye, I)
+            pto.tmov(right, eye)
+            for i in range(3):
+                pto.tpop(p, m)
+                pto.tmov(left, m)
+                pto.tmatmul(acc, left, right)
+                pto.tpush(p, acc)
+    return both
+
+
+@pytest.mark.parametrize("slot_num", [1, 4])
+def test_both_directions_share_one_tensor_in_two_rings(slot_num):
+    """out = V @ (2 I) = 2 V, each tile V -> AIC -> back, the two rings apart in one tensor."""
+    v = np.arange(48 * 16, dtype=np.float32).reshape(48, 16) / 7
+    out = pto.alloc_tensor(v.nbytes, pto.float32)
+    pto.profile(both_kernel(slot_num), grid=(1,),
+                args=(out, pto.to_device(v), pto.to_device(2 * np.eye(16, dtype=np.float32)),
+                      pto.alloc_tensor(2 * slot_num * 1024, pto.float32)), check=("sync", "race"))
+    got = np.empty_like(v)
+    pto.memcpy_d2h(got, out)
+    np.testing.assert_allclose(got, 2 * v, rtol=1e-6)
+
+
+# ---------------------------------------------------------------- compile-time checks
+@pto.kernel
+def push_on_the_wrong_core(fifo):
+    p = pto.tpipe(fifo, 0, "c2v", 1024, 2)
+    with pto.vector():
+        t = pto.alloc_tile(8, 16, pto.float32)
+        pto.tpush(p, t)
+
+
+@pto.kernel
+def pop_into_acc(fifo):
+    p = pto.tpipe(fifo, 0, "v2c", 1024, 2)
+    with pto.cube():
+        acc = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc)
+        pto.tpop(p, acc)
+
+
+@pto.kernel
+def slot_too_small(fifo):
+    p = pto.tpipe(fifo, 0, "v2c", 256, 2)
+    with pto.vector():
+        t = pto.alloc_tile(8, 16, pto.float32)
+        pto.tpush(p, t, split="up_down")
+
+
+@pto.kernel
+def flags_past_15(fifo):
+    p = pto.tpipe(fifo, 13, "both", 1024, 2)
+
+
+@pto.kernel
+def pipe_in_a_loop(fifo):
+    for i in range(2):
+        p = pto.tpipe(fifo, 0, "v2c", 1024, 2)
+
+
+@pto.kernel
+def other_dtype(fifo):
+    p = pto.tpipe(fifo, 0, "v2c", 1024, 2)
+    with pto.vector():
+        t = pto.alloc_tile(16, 16, pto.float16)
+        pto.tpush(p, t)
+
+
+@pytest.mark.parametrize("kernel, message, culprit", [
+    (push_on_the_wrong_core, "pto.tpush on the AIVs: 'p' is a 'c2v' pipe, which the AIVs pop", "pto.tpush(p, t)"),
+    (pop_into_acc, "pto.tpop: 'acc' is a Acc tile; here the TPipe moves Mat tiles", "pto.tpop(p, acc)"),
+    (slot_too_small, "'t' (8 x 16 of float32, at byte 0 of its slot) reaches byte 512, past the 256-byte slots",
+     'pto.tpush(p, t, split="up_down")'),
+    (flags_past_15, "flag_id 13 uses cross-core flags 13..16; they must be below 16",
+     'p = pto.tpipe(fifo, 13, "both", 1024, 2)'),
+    (pipe_in_a_loop, "pto.tpipe inside a loop or a helper", 'p = pto.tpipe(fifo, 0, "v2c", 1024, 2)'),
+    (other_dtype, "'t' holds float16 but the pipe's fifo 'fifo' holds float32", "pto.tpush(p, t)"),
+])
+def test_a_tpipe_misuse_is_a_compile_error_at_its_line(kernel, message, culprit):
+    """Each of TPush.hpp's static_asserts and pypto_sim's own limits, at the offending line."""
+    compile_error_at(kernel, (pto.alloc_tensor(4096, pto.float32),), message, culprit)
