@@ -14,12 +14,12 @@ float32; non-causal (CAUSAL_MASK false), INTERMEDIATE_CHECK false. The source's 
   which then runs QK(t + 4) / P(t + 4) beside PV(t) / GU(t) (runTFA lines 820-905);
 - three cube-vector FIFOs in GM of CV_FIFO_SIZE 8 slots (TPipe, lines 790-806): QK (cube ->
   vector, float32 128 x 256), P (vector -> cube, float16 128 x 256) and PV (cube -> vector,
-  float32 128 x 128), with pto-isa's A2/A3 TALLOC / TPUSH / TPOP / TFREE protocol
-  (include/pto/npu/a2a3/TPush.hpp, TPop.hpp, TAlloc.hpp, TFree.hpp): TPUSH is a cross-core set
-  of the pipe's ready flag (from FIX on the cube, MTE3 on a vector core), TPOP a wait on it;
-  the consumer's TFREE signals the free flag (FlagID + 1, from MTE2) after every SyncPeriod =
-  SLOT_NUM / 2 = 4 slots, and the producer's TALLOC waits for one such signal at every 4th slot
-  from slot 8 on (TPipe::shouldWaitFree / shouldNotifyFree);
+  float32 128 x 128), used through TALLOC / TPUSH / TPOP / TFREE of GM slots as the source
+  writes them (pto.tpipe, pto.talloc, ...: pypto_sim/frontend/tpipe_builtins.py lowers them as
+  A2/A3's TPush.hpp, TPop.hpp, TAlloc.hpp, TFree.hpp do: a TPUSH is a cross-core set of the
+  pipe's ready flag from FIX on the cube or MTE3 on a vector core, a TPOP a wait on it, a TFREE
+  the free flag's set from MTE2 after every SyncPeriod = 4 slots, a TALLOC a wait for one at
+  every 4th slot from slot 8 on, and each producer drains its last free signals at its end);
 - each vector core takes 64 rows, as two row slices of Vec_S0 = 32 rows x 256 columns
   (compute_p, line 436); the row statistics are 64 x 1 ColMajor tiles per vector core whose
   32 x 1 slices are TRESHAPEd to 1 x 32 rows for TMAX / TSUB / TMULS / TEXP / TMUL / TADD
@@ -63,15 +63,14 @@ TILE_S1 = 256         # keys per logical S1 tile (kFaTileS1)
 K_TILE_FACTOR = TILE_S1 // CUBE_S1        # 2 cube sub-tiles per logical tile
 QK_PRELOAD = 4        # kFaQkPreload
 CV_FIFO = 8           # kFaCvFifoSize: slots of each cube-vector FIFO
-SYNC_PERIOD = CV_FIFO // 2                # TPipe::SyncPeriod (SlotNum / 2)
 VEC_CORES = 2
 GU_ROWS = CUBE_S0 // VEC_CORES            # 64 rows of O per vector core (VecGuRows)
 VEC_S0 = GU_ROWS // K_TILE_FACTOR         # 32 rows per softmax row slice (Vec_S0)
 QK_SLOT = CUBE_S0 * TILE_S1               # elements of one QK / P FIFO slot
 PV_SLOT = CUBE_S0 * HEAD                  # elements of one PV FIFO slot
 SUB = CUBE_S0 * CUBE_S1                   # one cube sub-tile inside a QK / P slot
-# FftsBufferFlag (lines 31-39): each TPipe uses FlagID (ready) and FlagID + 1 (free)
-QK_READY, QK_FREE, P_READY, P_FREE, PV_READY, PV_FREE = 0, 1, 2, 3, 4, 5
+# FftsBufferFlag (lines 31-39): each TPipe's FlagID (data ready); FlagID + 1 is its free flag
+QK_READY, P_READY, PV_READY = 0, 2, 4
 
 
 # ------------------------------------------------------------------ cube: pto_macro_matmul
@@ -104,13 +103,11 @@ def matmul_macro(a_l1, b_l1, acc, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, accumulate
 # ------------------------------------------------------------------ cube: compute_qk / compute_pv
 @pto.kernel
 def compute_qk(K, WS_QK, q_l1, k_l1, acc, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, acc_id, q_loaded,
-               tile_id, sub, kev, Q, q0):
+               tile_id, sub, kev, Q, q0, qk_pipe):
     """compute_qk (lines 263-340), !UF_ENABLE branches: QK of cube sub-tile `sub` of logical
     tile tile_id into the QK FIFO slot tile_id % 8."""
     if sub == 0:
-        # TALLOC (TAlloc.hpp): the producer waits for a free signal at every 4th slot from slot 8
-        if tile_id >= CV_FIFO and tile_id % SYNC_PERIOD == 0:
-            pto.cross_core_wait_flag(QK_FREE)
+        pto.talloc(qk_pipe, split="up_down", rows=CUBE_S0, cols=TILE_S1)     # TALLOC<QKPipe, QKSlotGlobal>
     pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, kev)
     if q_loaded == 0:
         pto.tload(q_l1, Q + q0 * HEAD)
@@ -123,26 +120,25 @@ def compute_qk(K, WS_QK, q_l1, k_l1, acc, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, ac
     pto.set_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, kev)
     pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
     pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
-    pto.tstore(WS_QK + (tile_id % CV_FIFO) * QK_SLOT + sub * SUB, acc)
+    pto.tstore(WS_QK + (tile_id % CV_FIFO) * QK_SLOT + sub * SUB, acc)     # qk_tile_fifo + base_elems
     if sub == K_TILE_FACTOR - 1:
-        pto.cross_core_set_flag(QK_READY, pipe=pto.PIPE_FIX)          # TPUSH from FIX
+        pto.tpush(qk_pipe, WS_QK)                                     # TPUSH<QKPipe, QKSlotGlobal>: commit
     pto.set_flag(pto.PIPE_FIX, pto.PIPE_M, acc_id)
 
 
 @pto.kernel
 def compute_pv(V, WS_P, WS_PV, p_l1, v_l1, acc, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, acc_id,
-               tile_id, sub, pev):
+               tile_id, sub, pev, p_pipe, pv_pipe):
     """compute_pv (lines 342-420), !UF_ENABLE branches: P of sub-tile `sub` (from the P FIFO)
     times its V rows, accumulated over the two sub-tiles and pushed into the PV FIFO."""
     if sub == 0:
-        pto.cross_core_wait_flag(P_READY)                             # TPOP: one from each AIV
+        pto.tpop(p_pipe, split="up_down", rows=CUBE_S0, cols=TILE_S1)   # TPOP<PPipe, PSlotGlobal>
     pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, pev)
     s1_index = tile_id * TILE_S1 + sub * CUBE_S1
     pto.tload(v_l1, V + s1_index * HEAD)
-    pto.tload(p_l1, WS_P + (tile_id % CV_FIFO) * QK_SLOT + sub * SUB)
+    pto.tload(p_l1, WS_P + (tile_id % CV_FIFO) * QK_SLOT + sub * SUB)     # p_tile_fifo + base_elems
     if sub == K_TILE_FACTOR - 1:
-        if (tile_id + 1) % SYNC_PERIOD == 0:                          # TFREE (TFree.hpp)
-            pto.cross_core_set_flag(P_FREE, pipe=pto.PIPE_MTE2)
+        pto.tfree(p_pipe, WS_P)                                       # TFREE<PPipe, PSlotGlobal>
     pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
     pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
     if sub == 0:
@@ -152,53 +148,52 @@ def compute_pv(V, WS_P, WS_PV, p_l1, v_l1, acc, a_l0_0, a_l0_1, b_l0_0, b_l0_1, 
     if sub == K_TILE_FACTOR - 1:
         pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
         pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
-        if tile_id >= CV_FIFO and tile_id % SYNC_PERIOD == 0:      # TALLOC
-            pto.cross_core_wait_flag(PV_FREE)
-        pto.tstore(WS_PV + (tile_id % CV_FIFO) * PV_SLOT, acc)
-        pto.cross_core_set_flag(PV_READY, pipe=pto.PIPE_FIX)          # TPUSH from FIX
+        pv_slot = pto.talloc(pv_pipe, split="up_down", rows=CUBE_S0, cols=HEAD)   # TALLOC<PVPipe, ...>
+        pto.tstore(pv_slot, acc)                                      # pvStoreGlobal(pvSlotGlobal.data())
+        pto.tpush(pv_pipe, pv_slot)
         pto.set_flag(pto.PIPE_FIX, pto.PIPE_M, acc_id)
 
 
 @pto.kernel
 def qk_step(K, WS_QK, q_l1, k_l1_0, k_l1_1, acc_0, acc_1, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp,
-            acc_id, q_loaded, tile_id, sub, Q, q0):
+            acc_id, q_loaded, tile_id, sub, Q, q0, qk_pipe):
     """compute_qk with kMatTile[sub] (k_src_pingpong_id % 2 equals sub: two QK calls a tile) and
     the accumulator acc_id."""
     if sub == 0:
         if acc_id == 0:
             compute_qk(K, WS_QK, q_l1, k_l1_0, acc_0, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, 0, q_loaded,
-                       tile_id, 0, 0, Q, q0)
+                       tile_id, 0, 0, Q, q0, qk_pipe)
         else:
             compute_qk(K, WS_QK, q_l1, k_l1_0, acc_1, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, 1, q_loaded,
-                       tile_id, 0, 0, Q, q0)
+                       tile_id, 0, 0, Q, q0, qk_pipe)
     else:
         if acc_id == 0:
             compute_qk(K, WS_QK, q_l1, k_l1_1, acc_0, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, 0, q_loaded,
-                       tile_id, 1, 1, Q, q0)
+                       tile_id, 1, 1, Q, q0, qk_pipe)
         else:
             compute_qk(K, WS_QK, q_l1, k_l1_1, acc_1, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, 1, q_loaded,
-                       tile_id, 1, 1, Q, q0)
+                       tile_id, 1, 1, Q, q0, qk_pipe)
 
 
 @pto.kernel
 def pv_step(V, WS_P, WS_PV, p_l1_0, p_l1_1, v_l1_0, v_l1_1, acc_0, acc_1, a_l0_0, a_l0_1, b_l0_0,
-            b_l0_1, pp, acc_id, tile_id, sub):
+            b_l0_1, pp, acc_id, tile_id, sub, p_pipe, pv_pipe):
     """compute_pv with pMatTile / vMatTile [sub] and events PV_EVENT_ID0 + sub (pv_src_pingpong_id
     % 2 equals sub), accumulator acc_id."""
     if sub == 0:
         if acc_id == 0:
             compute_pv(V, WS_P, WS_PV, p_l1_0, v_l1_0, acc_0, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, 0,
-                       tile_id, 0, 2)
+                       tile_id, 0, 2, p_pipe, pv_pipe)
         else:
             compute_pv(V, WS_P, WS_PV, p_l1_0, v_l1_0, acc_1, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, 1,
-                       tile_id, 0, 2)
+                       tile_id, 0, 2, p_pipe, pv_pipe)
     else:
         if acc_id == 0:
             compute_pv(V, WS_P, WS_PV, p_l1_1, v_l1_1, acc_0, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, 0,
-                       tile_id, 1, 3)
+                       tile_id, 1, 3, p_pipe, pv_pipe)
         else:
             compute_pv(V, WS_P, WS_PV, p_l1_1, v_l1_1, acc_1, a_l0_0, a_l0_1, b_l0_0, b_l0_1, pp, 1,
-                       tile_id, 1, 3)
+                       tile_id, 1, 3, p_pipe, pv_pipe)
 
 
 # ------------------------------------------------------------------ vector: pto_macro_fa_softmax
@@ -260,7 +255,7 @@ def softmax_slot(x_exp, x, lmax, lsum, gmax, gsum, emax_full, tmp, scale, init, 
 # ------------------------------------------------------------------ vector: compute_p / compute_gu
 @pto.kernel
 def compute_p(WS_QK, WS_P, qk_vec, x_exp, lmax, lsum, gmax, gsum, em0, em1, em2, em3, em4, em5, em6,
-              em7, tmp, scale, tile_id, row_slice, ev):
+              em7, tmp, scale, tile_id, row_slice, ev, qk_pipe, p_pipe):
     """compute_p (lines 422-540) for row slice row_slice of logical tile tile_id: load 32 x 256
     of QK from the FIFO, softmax, store x_exp (float16) into the P FIFO."""
     sb_rows = pto.get_subblock_id() * GU_ROWS
@@ -268,13 +263,12 @@ def compute_p(WS_QK, WS_P, qk_vec, x_exp, lmax, lsum, gmax, gsum, em0, em1, em2,
     slot = tile_id % CV_FIFO
     pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE2, ev)
     if row_slice == 0:
-        pto.cross_core_wait_flag(QK_READY)                            # TPOP
+        pto.tpop(qk_pipe, split="up_down", rows=GU_ROWS, cols=TILE_S1)   # TPOP<QKPipe, QKVecSlotGlobal>
     for sub_col in (0, 1):
         pto.tload(pto.tsubview(qk_vec, 0, sub_col * CUBE_S1, VEC_S0, CUBE_S1),
                   WS_QK + slot * QK_SLOT + sub_col * SUB + row_offset * CUBE_S1)
     if row_slice == K_TILE_FACTOR - 1:
-        if (tile_id + 1) % SYNC_PERIOD == 0:                          # TFREE
-            pto.cross_core_set_flag(QK_FREE, pipe=pto.PIPE_MTE2)
+        pto.tfree(qk_pipe, WS_QK)                                     # TFREE<QKPipe, QKVecSlotGlobal>
     pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
     pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
     pto.wait_flag(pto.PIPE_MTE3, pto.PIPE_V, ev)
@@ -301,26 +295,25 @@ def compute_p(WS_QK, WS_P, qk_vec, x_exp, lmax, lsum, gmax, gsum, em0, em1, em2,
     pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
     pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
     if row_slice == 0:
-        if tile_id >= CV_FIFO and tile_id % SYNC_PERIOD == 0:      # TALLOC
-            pto.cross_core_wait_flag(P_FREE)
+        pto.talloc(p_pipe, split="up_down", rows=GU_ROWS, cols=TILE_S1)  # TALLOC<PPipe, PVecSlotGlobal>
     for out_col in (0, 1):
         pto.tstore(WS_P + slot * QK_SLOT + out_col * SUB + row_offset * CUBE_S1,
                    pto.tsubview(x_exp, 0, out_col * CUBE_S1, VEC_S0, CUBE_S1))
     if row_slice == K_TILE_FACTOR - 1:
-        pto.cross_core_set_flag(P_READY, pipe=pto.PIPE_MTE3)          # TPUSH from MTE3
+        pto.tpush(p_pipe, WS_P)                                       # TPUSH<PPipe, PVecSlotGlobal>: commit
     pto.set_flag(pto.PIPE_MTE3, pto.PIPE_V, ev)
 
 
 @pto.kernel
 def p_step(WS_QK, WS_P, qk_vec_0, qk_vec_1, x_exp_0, x_exp_1, lmax, lsum, gmax, gsum, em0, em1, em2,
-           em3, em4, em5, em6, em7, tmp, scale, tile_id, row_slice, buf):
+           em3, em4, em5, em6, em7, tmp, scale, tile_id, row_slice, buf, qk_pipe, p_pipe):
     """compute_p with qkVecTile / x_expT [buf] and event buf (p_gu_src_pingpong_id % 2)."""
     if buf == 0:
         compute_p(WS_QK, WS_P, qk_vec_0, x_exp_0, lmax, lsum, gmax, gsum, em0, em1, em2, em3, em4, em5,
-                  em6, em7, tmp, scale, tile_id, row_slice, 0)
+                  em6, em7, tmp, scale, tile_id, row_slice, 0, qk_pipe, p_pipe)
     else:
         compute_p(WS_QK, WS_P, qk_vec_1, x_exp_1, lmax, lsum, gmax, gsum, em0, em1, em2, em3, em4, em5,
-                  em6, em7, tmp, scale, tile_id, row_slice, 1)
+                  em6, em7, tmp, scale, tile_id, row_slice, 1, qk_pipe, p_pipe)
 
 
 @pto.kernel
@@ -334,13 +327,12 @@ def gu_update(o, pv, emax, gsum, last):
 
 @pto.kernel
 def compute_gu(WS_PV, O, o_run, pv_vec, gsum, em0, em1, em2, em3, em4, em5, em6, em7, tile_id, n_tiles,
-               q0, ev):
+               q0, ev, pv_pipe):
     """compute_gu (lines 542-600): O = O * exp_max + PV for this core's 64 rows; the last tile
     divides by the row sums and stores O."""
     sb_rows = pto.get_subblock_id() * GU_ROWS
     pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE2, ev)
-    pto.cross_core_wait_flag(PV_READY)                                # TPOP
-    src = WS_PV + (tile_id % CV_FIFO) * PV_SLOT + sb_rows * HEAD
+    src = pto.tpop(pv_pipe, split="up_down", rows=GU_ROWS, cols=HEAD)  # TPOP<PVPipe, PVVecGlobal>: pvGlobal
     if tile_id == 0:
         pto.tload(o_run, src)
         pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
@@ -367,8 +359,7 @@ def compute_gu(WS_PV, O, o_run, pv_vec, gsum, em0, em1, em2, em3, em4, em5, em6,
             gu_update(o_run, pv_vec, em6, gsum, last)
         else:
             gu_update(o_run, pv_vec, em7, gsum, last)
-    if (tile_id + 1) % SYNC_PERIOD == 0:                              # TFREE
-        pto.cross_core_set_flag(PV_FREE, pipe=pto.PIPE_MTE2)
+    pto.tfree(pv_pipe, src)                                           # TFREE<PVPipe, PVVecGlobal>
     pto.set_flag(pto.PIPE_V, pto.PIPE_MTE2, ev)
     if tile_id == n_tiles - 1:
         pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
@@ -378,14 +369,14 @@ def compute_gu(WS_PV, O, o_run, pv_vec, gsum, em0, em1, em2, em3, em4, em5, em6,
 
 @pto.kernel
 def gu_step(WS_PV, O, o_run, pv_vec_0, pv_vec_1, gsum, em0, em1, em2, em3, em4, em5, em6, em7, tile_id,
-            n_tiles, q0, buf):
+            n_tiles, q0, buf, pv_pipe):
     """compute_gu with pvVecTile[buf] and event buf."""
     if buf == 0:
         compute_gu(WS_PV, O, o_run, pv_vec_0, gsum, em0, em1, em2, em3, em4, em5, em6, em7, tile_id,
-                   n_tiles, q0, 0)
+                   n_tiles, q0, 0, pv_pipe)
     else:
         compute_gu(WS_PV, O, o_run, pv_vec_1, gsum, em0, em1, em2, em3, em4, em5, em6, em7, tile_id,
-                   n_tiles, q0, 1)
+                   n_tiles, q0, 1, pv_pipe)
 
 
 # ------------------------------------------------------------------ runTFA
@@ -397,6 +388,10 @@ def run_tfa(Q, K, V, O, WS_QK, WS_P, WS_PV, S1, scale):
     ws_qk = WS_QK + blk * CV_FIFO * QK_SLOT          # comm_slot = block_idx
     ws_p = WS_P + blk * CV_FIFO * QK_SLOT
     ws_pv = WS_PV + blk * CV_FIFO * PV_SLOT
+    # QKPipe, PPipe, PVPipe (lines 795-806): CV_FIFO_SIZE 8 slots each, LocalSlotNum 2
+    qk_pipe = pto.tpipe(ws_qk, QK_READY, "c2v", QK_SLOT * 4, CV_FIFO)       # Cube_S0 x Tile_S1 float
+    p_pipe = pto.tpipe(ws_p, P_READY, "v2c", QK_SLOT * 2, CV_FIFO)          # Cube_S0 x Tile_S1 half
+    pv_pipe = pto.tpipe(ws_pv, PV_READY, "c2v", PV_SLOT * 4, CV_FIFO)       # Cube_S0 x HEAD float
     n_tiles = S1 // TILE_S1
     with pto.cube():
         # allocate_cube_tile_buffers: Q x1, K x2, P x2, V x2 in L1
@@ -427,7 +422,7 @@ def run_tfa(Q, K, V, O, WS_QK, WS_P, WS_PV, S1, scale):
             if t < n_tiles:
                 for pre_sub in (0, 1):
                     qk_step(K, ws_qk, q_l1, k_l1_0, k_l1_1, acc_0, acc_1, a_l0_0, a_l0_1, b_l0_0, b_l0_1,
-                            pp, acc_next, q_loaded, t, pre_sub, Q, q0)
+                            pp, acc_next, q_loaded, t, pre_sub, Q, q0, qk_pipe)
                     q_loaded = 1
                     pp = 1 - pp
                     acc_next = 1 - acc_next
@@ -441,10 +436,10 @@ def run_tfa(Q, K, V, O, WS_QK, WS_P, WS_PV, S1, scale):
             for sub in (0, 1):
                 if nxt < n_tiles:
                     qk_step(K, ws_qk, q_l1, k_l1_0, k_l1_1, acc_0, acc_1, a_l0_0, a_l0_1, b_l0_0, b_l0_1,
-                            pp, qk_acc, q_loaded, nxt, sub, Q, q0)
+                            pp, qk_acc, q_loaded, nxt, sub, Q, q0, qk_pipe)
                     pp = 1 - pp
                 pv_step(V, ws_p, ws_pv, p_l1_0, p_l1_1, v_l1_0, v_l1_1, acc_0, acc_1, a_l0_0, a_l0_1,
-                        b_l0_0, b_l0_1, pp, pv_acc, tile_id, sub)
+                        b_l0_0, b_l0_1, pp, pv_acc, tile_id, sub, p_pipe, pv_pipe)
                 pp = 1 - pp
         pto.wait_flag(pto.PIPE_M, pto.PIPE_MTE1, 0)
         pto.wait_flag(pto.PIPE_M, pto.PIPE_MTE1, 1)
@@ -485,17 +480,17 @@ def run_tfa(Q, K, V, O, WS_QK, WS_P, WS_PV, S1, scale):
             if t < n_tiles:
                 for pre_slice in (0, 1):
                     p_step(ws_qk, ws_p, qk_vec_0, qk_vec_1, x_exp_0, x_exp_1, lmax, lsum, gmax, gsum, em0,
-                           em1, em2, em3, em4, em5, em6, em7, tmp, scale, t, pre_slice, buf)
+                           em1, em2, em3, em4, em5, em6, em7, tmp, scale, t, pre_slice, buf, qk_pipe, p_pipe)
                     buf = 1 - buf
         for tile_id in range(n_tiles):
             nxt = tile_id + QK_PRELOAD
             for row_slice in (0, 1):
                 if nxt < n_tiles:
                     p_step(ws_qk, ws_p, qk_vec_0, qk_vec_1, x_exp_0, x_exp_1, lmax, lsum, gmax, gsum, em0,
-                           em1, em2, em3, em4, em5, em6, em7, tmp, scale, nxt, row_slice, buf)
+                           em1, em2, em3, em4, em5, em6, em7, tmp, scale, nxt, row_slice, buf, qk_pipe, p_pipe)
                     buf = 1 - buf
             gu_step(ws_pv, O, o_run, pv_vec_0, pv_vec_1, gsum, em0, em1, em2, em3, em4, em5, em6, em7,
-                    tile_id, n_tiles, q0, buf)
+                    tile_id, n_tiles, q0, buf, pv_pipe)
             buf = 1 - buf
         pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE2, 0)
         pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)

@@ -1,5 +1,6 @@
 """The port of pto-isa's A2/A3 flash attention (examples/flash_atten_a3.py): values against
-numpy, race-free under check="race", and the instruction mix its loop structure implies."""
+numpy, race-free under check="race" with every cross-core signal taken (check="sync"), and the
+instruction mix its loop structure implies."""
 import collections
 import sys
 from pathlib import Path
@@ -29,30 +30,32 @@ def test_two_blocks_values_and_races():
 def test_fifo_wraps_values_races_and_instruction_mix():
     """S0 = 128 (one block), S1 = 2560: n = 10 logical tiles, so the 8-slot FIFOs wrap and the
     producers' TALLOC waits for a free signal at tile 8 (slot index >= 8 and a multiple of
-    SyncPeriod 4); the consumers' TFREE signals after tiles 3 and 7 (index + 1 a multiple of 4).
+    SyncPeriod 4); the consumers' TFREE signals after tiles 3 and 7 (index + 1 a multiple of 4),
+    and each producer's TPipe destructor waits for the one its TALLOCs left
+    (countPendingFreeCredits(10) = 10 // 4 - 1 = 1).
 
     Per unit, from runTFA's loops (kTileFactor 2 cube sub-tiles / row slices per tile):
     AIC: TLOAD 1 (Q) + 2n (K) + 2n (P) + 2n (V) = 61; TMATMUL 2n (QK) + n (PV sub-tile 0) = 30,
     TMATMUL_ACC n (PV sub-tile 1) = 10; TEXTRACT 2 per matmul = 80; TSTORE from Acc 2n (QK) + n
     (PV) = 30; cross-core sets n (QK TPUSH) + n (PV TPUSH) + 2 (P TFREE) = 22; cross-core waits n
-    (P TPOP) + 1 (QK TALLOC) + 1 (PV TALLOC) = 12.
+    (P TPOP) + 1 (QK TALLOC) + 1 (PV TALLOC) + 1 (QK drain) + 1 (PV drain) = 14.
     Each AIV: TLOAD 2 halves x 2 slices x n (QK) + n (PV) = 50; TSTORE 2 x 2 x n (P) + 1 (O) = 41;
     TROWMAX 2n = 20; TMAX (the 1 x 32 running max, not on tile 0) 2 (n - 1) = 18;
     TROWEXPANDMUL n - 1 = 9, TROWEXPANDDIV 1; cross-core waits n (QK TPOP) + n (PV TPOP) + 1
-    (P TALLOC) = 21, sets n (P TPUSH) + 2 (QK TFREE) + 2 (PV TFREE) = 14."""
-    out, want, prof = fa.run(128, 2560, check="race")
+    (P TALLOC) + 1 (P drain) = 22, sets n (P TPUSH) + 2 (QK TFREE) + 2 (PV TFREE) = 14."""
+    out, want, prof = fa.run(128, 2560, check=("race", "sync"))
     assert np.allclose(out, want, rtol=1e-2, atol=2e-3)
     aic = _counts(prof, "AIC")
     assert {k: aic[k] for k in ("TLOAD", "TMATMUL", "TMATMUL_ACC", "TEXTRACT", "TSTORE_ACC",
                                 "CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG")} == {
         "TLOAD": 61, "TMATMUL": 30, "TMATMUL_ACC": 10, "TEXTRACT": 80, "TSTORE_ACC": 30,
-        "CROSS_CORE_SET_FLAG": 22, "CROSS_CORE_WAIT_FLAG": 12}
+        "CROSS_CORE_SET_FLAG": 22, "CROSS_CORE_WAIT_FLAG": 14}
     for unit in ("AIV0", "AIV1"):
         aiv = _counts(prof, unit)
         assert {k: aiv[k] for k in ("TLOAD", "TSTORE", "TROWMAX", "TMAX", "TROWEXPANDMUL", "TROWEXPANDDIV",
                                     "CROSS_CORE_WAIT_FLAG", "CROSS_CORE_SET_FLAG")} == {
             "TLOAD": 50, "TSTORE": 41, "TROWMAX": 20, "TMAX": 18, "TROWEXPANDMUL": 9, "TROWEXPANDDIV": 1,
-            "CROSS_CORE_WAIT_FLAG": 21, "CROSS_CORE_SET_FLAG": 14}
+            "CROSS_CORE_WAIT_FLAG": 22, "CROSS_CORE_SET_FLAG": 14}
 
 
 def test_single_tile_is_refused():
