@@ -266,6 +266,13 @@ def pipe_in_a_loop(fifo):
 
 
 @pto.kernel
+def pipe_under_an_if(fifo, n):
+    with pto.vector():
+        if n > 0:
+            p = pto.tpipe(fifo, 0, "v2c", 1024, 2)
+
+
+@pto.kernel
 def other_dtype(fifo):
     p = pto.tpipe(fifo, 0, "v2c", 1024, 2)
     with pto.vector():
@@ -280,9 +287,11 @@ def other_dtype(fifo):
      'pto.tpush(p, t, split="up_down")'),
     (flags_past_15, "flag_id 13 uses cross-core flags 13..16; they must be below 16",
      'p = pto.tpipe(fifo, 13, "both", 1024, 2)'),
-    (pipe_in_a_loop, "pto.tpipe inside a loop or a helper", 'p = pto.tpipe(fifo, 0, "v2c", 1024, 2)'),
+    (pipe_in_a_loop, "pto.tpipe inside a loop, an if or a helper", 'p = pto.tpipe(fifo, 0, "v2c", 1024, 2)'),
+    (pipe_under_an_if, "pto.tpipe inside a loop, an if or a helper", 'p = pto.tpipe(fifo, 0, "v2c", 1024, 2)'),
     (other_dtype, "'t' holds float16 but the pipe's fifo 'fifo' holds float32", "pto.tpush(p, t)"),
 ])
 def test_a_tpipe_misuse_is_a_compile_error_at_its_line(kernel, message, culprit):
     """Each of TPush.hpp's static_asserts and pypto_sim's own limits, at the offending line."""
-    compile_error_at(kernel, (pto.alloc_tensor(4096, pto.float32),), message, culprit)
+    args = (pto.alloc_tensor(4096, pto.float32),) + ((1,) if kernel is pipe_under_an_if else ())
+    compile_error_at(kernel, args, message, culprit)

@@ -27,6 +27,7 @@ Registered in registry.py's LOWERINGS; codegen.py imports it.
 """
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
 from .. import dtypes
@@ -230,9 +231,12 @@ def lower_tpipe(comp, node, args):
     fifo = comp.require_ptr(args["fifo"], node, f"{call}: fifo")
     if fifo.space != "hbm":
         comp.error(node, f"{call}: fifo must point into a device tensor (GM): A2/A3's ring is in GM")
-    if comp.loop_depth or comp.scope is not comp.scopes[0] or len(comp.inline_stack) > 1:
-        comp.error(node, f"{call} inside a loop or a helper: a TPipe is made once, where the kernel starts, and "
-                         "lives to the end of the unit's program (its destructor drains its free signals there)")
+    body = comp.kernel.fn_ast.body
+    top_level = list(body) + [st for w in body if isinstance(w, ast.With) for st in w.body]
+    if len(comp.inline_stack) > 1 or not any(st is comp.current_statement for st in top_level):
+        comp.error(node, f"{call} inside a loop, an if or a helper: a TPipe is made once, in the kernel's body or "
+                         "a section's, and lives to the end of the unit's program (its destructor drains its free "
+                         "signals there)")
     direction = _choice(comp, node, call, args["direction"], "direction", DIRECTIONS, None)
     if direction is None:
         comp.error(node, f"{call}: direction must be one of {', '.join(map(repr, DIRECTIONS))}")
