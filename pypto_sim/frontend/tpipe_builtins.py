@@ -281,7 +281,8 @@ def lower_tpush(comp, node, args):
             comp.error(node, f"{call}: '{src.name}' is not a slot of '{pipe.name}' (pto.talloc gives one)")
         _signal(comp, node, ready, from_pipe)
         return NONE
-    split = _choice(comp, node, call, args["split"], "split", PUSH_SPLITS, "no_split")
+    # the AIC's push stores its whole Acc tile whatever the split (TPush.hpp pushAcc2GMFiFo), the odd splits too
+    split = _choice(comp, node, call, args["split"], "split", POP_SPLITS if ring == "c2v" else PUSH_SPLITS, "no_split")
     tile = _tile(comp, node, call, src, "Acc" if ring == "c2v" else "Vec")
     _same_dtype(comp, node, call, pipe, tile, converts=ring == "c2v")
     rows, cols = comp._extent(tile)
