@@ -82,6 +82,37 @@ def test_v2c_rings_round_and_every_signal_is_taken(slot_num, n, split):
     np.testing.assert_array_equal(got[:n], want[:n])
 
 
+@pto.kernel
+def early_return(out, fifo, n):
+    """The AIVs push n tiles and return before their store when n > 3: TPipe's destructor runs at
+    the return too, so its drain is there as well as at the program's end."""
+    p = pto.tpipe(fifo, 2, "v2c", 16 * 32 * 2, 2)
+    with pto.vector():
+        half = pto.alloc_tile(8, 32, pto.float16)
+        for i in range(n):
+            pto.texpands(half, pto.cast(i, pto.float16))
+            pto.tpush(p, half, split="up_down")
+        if n > 3:
+            return
+        pto.tstore(out, half)
+    with pto.cube():
+        m = pto.alloc_tile(16, 32, pto.float16, loc=pto.Mat)
+        for i in range(n):
+            pto.tpop(p, m)
+            pto.tstore(out + i * 512, m)
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_a_return_drains_the_pipes_made_before_it(n):
+    """Two slots, SyncPeriod 2: after 4 pushes one free signal is left (4 // 2 - 1 waited at push 2
+    = 1), after 3 none; without a drain at the return, n = 4 leaves it unmatched (synccheck)."""
+    out = pto.alloc_tensor(4 * 1024, pto.float16)
+    pto.profile(early_return, grid=(1,), args=(out, pto.alloc_tensor(2 * 1024, pto.float16), n), check=("sync",))
+    got = np.empty((4, 16, 32), np.float16)
+    pto.memcpy_d2h(got, out)
+    assert all((got[i] == i).all() for i in range(1, n))
+
+
 M_TILES, TM, K, N = 4, 16, 32, 32
 
 

@@ -248,6 +248,7 @@ class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering,
         """The program's last instruction, at the kernel's last line (``end``: the line, in the
         kernel's source, where an AI-core unit's program ends, aicore_units._stream_end)."""
         drain_tpipes(self)                # TPipe::~TPipe: the unit's pipes drain their free signals
+        self.tpipes = []
         self.emit("EXIT", None, (), None, None)
         self.instrs[-1].line = (end or fn_ast.body[-1].end_lineno) + self.kernel.line_offset
 

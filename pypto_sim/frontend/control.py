@@ -17,6 +17,7 @@ from ..ir.program import int_sem_of
 from ..isa.run_time_checks import NONZERO_STEP
 from .pipeline import PipelineMethod
 from .scope import LOOP, PER_LANE_IF, UNIFORM_IF
+from .tpipe_builtins import drain_tpipes
 from .values import Const, ConstTuple, Ptr, Val
 
 
@@ -288,6 +289,7 @@ class ControlFlowLowering:
         if len(self.scopes) == 1:
             if node.value is not None:
                 self.error(node, "a kernel cannot return a value", "store results with pto.store")
+            drain_tpipes(self, node)     # TPipe::~TPipe runs on a return too
             self.emit("RET", None, (), None, node)
             return
         if node.value is not None:

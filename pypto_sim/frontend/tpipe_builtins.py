@@ -392,13 +392,14 @@ def pending_free_credits(slot_num: int, pushes: int) -> int:
     return -(-slot_num // sp) - 1 + (pushes % sp == 0)
 
 
-def drain_tpipes(comp):
-    """TPipe::~TPipe at the end of a unit's program: the producer waits for the free signals its
-    pushes left unconsumed, countPendingFreeCredits(index) of them: index // SyncPeriod while
-    index <= SlotNum, then ceil(SlotNum / SyncPeriod) - 1, plus one when index % SyncPeriod == 0
-    (the closed form of TPush.hpp's notified - waited count)."""
+def drain_tpipes(comp, at=None):
+    """TPipe::~TPipe where a unit's program ends (its EXIT, or a `return` at ``at``): the
+    producer waits for the free signals its pushes left unconsumed, countPendingFreeCredits(index)
+    of them: index // SyncPeriod while index <= SlotNum, then ceil(SlotNum / SyncPeriod) - 1, plus
+    one when index % SyncPeriod == 0 (the closed form of TPush.hpp's notified - waited count).
+    The pipes made so far in the unit's program drain, each at its own line or the return's."""
     for pipe in getattr(comp, "tpipes", None) or []:
-        node = pipe.node
+        node = at or pipe.node
         unit = "cube" if comp.unit_index == 0 else "vector"
         ring = "c2v" if unit == "cube" else "v2c"
         if pipe.direction not in (ring, "both"):
@@ -424,4 +425,3 @@ def drain_tpipes(comp):
                 more = comp.alu("GT", [notified, Const(k, I32)], node, dtype=I32, result=dtypes.bool_)
                 with comp.masked_if(more, node):
                     _wait(comp, node, free)
-    comp.tpipes = []
