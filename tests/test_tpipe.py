@@ -326,3 +326,50 @@ def test_a_tpipe_misuse_is_a_compile_error_at_its_line(kernel, message, culprit)
     """Each of TPush.hpp's static_asserts and pypto_sim's own limits, at the offending line."""
     args = (pto.alloc_tensor(4096, pto.float32),) + ((1,) if kernel is pipe_under_an_if else ())
     compile_error_at(kernel, args, message, culprit)
+
+
+def both_gm_slots(with_c2v):
+    """A 'both' pipe (two slots of 16 x 16 float32) whose V2C direction uses the GlobalData forms:
+    each AIV TALLOCs its 8 rows, stores X's there and commits; the AIC TPOPs the slot's address,
+    loads it, TFREEs it and stores it to out. with_c2v: the AIC also TPUSHes an Acc tile on the
+    C2V ring at the same time, and each AIV TPOPs its half."""
+    @pto.kernel
+    def both_gm(out, X, fifo):
+        p = pto.tpipe(fifo, 0, "both", 16 * 16 * 4, 2)
+        with pto.vector():
+            t = pto.alloc_tile(8, 16, pto.float32)
+            r = pto.alloc_tile(8, 16, pto.float32)
+            pto.tload(t, X + pto.get_subblock_id() * 128)
+            slot = pto.talloc(p, split="up_down", rows=8, cols=16)
+            pto.tstore(slot, t)
+            pto.tpush(p, slot)
+            if with_c2v:
+                pto.tpop(p, r, split="up_down")
+        with pto.cube():
+            m = pto.alloc_tile(16, 16, pto.float32, loc=pto.Mat)
+            acc = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc)
+            if with_c2v:
+                pto.tpush(p, acc)
+            slot = pto.tpop(p)
+            pto.tload(m, slot)
+            pto.tfree(p, slot)
+            pto.tstore(out, m)
+    return both_gm
+
+
+def test_the_global_data_forms_of_a_both_pipe_address_its_slots_as_a2a3_does():
+    """TAlloc.hpp and TPop.hpp's GlobalTensor forms compute a slot's address without the ring
+    offset the TPipe constructor gives a 'both' pipe's V2C side (SlotNum x SlotSize bytes): the V2C
+    slot 0 they name is the fifo's first 1024 bytes, where the C2V ring's slot 0 is. Alone, the
+    V2C hand-over works (out = X, the fifo's first bytes hold X); with the C2V ring in use beside
+    it, racecheck reports the AIC's Acc store and the AIVs' stores into the same bytes."""
+    x = np.arange(256, dtype=np.float32).reshape(16, 16)
+    out, fifo = pto.alloc_tensor(1024, pto.float32), pto.alloc_tensor(4096, pto.float32)
+    pto.profile(both_gm_slots(False), grid=(1,), args=(out, pto.to_device(x), fifo), check=("sync", "race"))
+    got, ring = np.empty_like(x), np.empty((4, 16, 16), np.float32)
+    pto.memcpy_d2h(got, out)
+    pto.memcpy_d2h(ring, fifo)
+    np.testing.assert_array_equal(got, x)
+    np.testing.assert_array_equal(ring[0], x)
+    with pytest.raises(pto.RaceError):
+        pto.profile(both_gm_slots(True), grid=(1,), args=(out, pto.to_device(x), fifo), check=("race",))

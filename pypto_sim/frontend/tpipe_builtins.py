@@ -15,7 +15,10 @@ instructions the table has, and lower to exactly those:
   split); when ``shouldNotifyFree(index)`` ((index + 1) % SyncPeriod == 0), signal free from
   MTE2; index += 1.
 - TALLOC / TPOP without a tile hand the kernel the slot's GM address (the GlobalData forms);
-  TPUSH of such a slot only signals, TFREE of it signals free as TPOP would have.
+  TPUSH of such a slot only signals, TFREE of it signals free as TPOP would have. As TAlloc.hpp
+  and TPop.hpp compute that address, it has no ring offset: on a 'both' pipe these V2C slots lie
+  in the C2V ring's bytes (the tile forms add the offset TPipe's constructor sets), which
+  racecheck reports when both rings are in use.
 - At the end of a unit's program the producer waits for the free signals its pushes left
   unconsumed (TPipe::~TPipe, countPendingFreeCredits), so no signal outlives the kernel.
 
@@ -314,7 +317,9 @@ def lower_tpop(comp, node, args):
         rows, cols = _gm_shape(comp, node, call, split, args["rows"], args["cols"])
         offset = Const(0, I32) if ring == "v2c" else _split_place(comp, node, split, rows, cols)[0]
         _wait(comp, node, ready)
-        ptr = _slot(comp, node, pipe, pipe.cons, ring_offset, pipe.fifo.dtype, offset)
+        # TPop.hpp's GlobalTensor TPOP adds no ring offset (cons.entryOffset): a 'both' pipe's V2C
+        # slot here is in the C2V ring's bytes, as on A2/A3 (racecheck sees the overlap)
+        ptr = _slot(comp, node, pipe, pipe.cons, 0, pipe.fifo.dtype, offset)
         _increment(comp, node, pipe.cons)
         return ptr
     if args["rows"] is not NONE or args["cols"] is not NONE:
@@ -352,12 +357,14 @@ def lower_talloc(comp, node, args):
     call = "pto.talloc"
     pipe = _pipe(comp, node, call, args["pipe"])
     ring = _role(comp, node, call, pipe, producer=True)
-    _ready, free, ring_offset = pipe.ring(ring)
+    free = pipe.ring(ring)[1]
     split = _choice(comp, node, call, args["split"], "split", PUSH_SPLITS, "no_split")
     rows, cols = _gm_shape(comp, node, call, split, args["rows"], args["cols"])
     offset = Const(0, I32) if ring == "c2v" else _split_place(comp, node, split, rows, cols)[0]
     _wait_free_if_due(comp, node, pipe, free)
-    ptr = _slot(comp, node, pipe, pipe.prod, ring_offset, pipe.fifo.dtype, offset)
+    # TAlloc.hpp adds no ring offset (prod.entryOffset): a 'both' pipe's V2C slot here is in the
+    # C2V ring's bytes, as on A2/A3 (racecheck sees the overlap)
+    ptr = _slot(comp, node, pipe, pipe.prod, 0, pipe.fifo.dtype, offset)
     _increment(comp, node, pipe.prod)
     return ptr
 
