@@ -71,55 +71,68 @@ def offset_steps(split):
     return (vr * K, cr * N) if split == "up_down" else (vc, cc)
 
 
-def dir_both_kernel(split):
-    """runTPushPopDirBoth<float, 128, 64, 128, SplitAxis> of tpushpop_dir_both_kernel.cpp."""
+def vector_side(split):
+    """The AIVs' code of both kernels (runVecPushV2C, then runVecPopC2V of
+    tpushpop_dir_both_concurrent_kernel.cpp; tpushpop_dir_both_kernel.cpp's Phase 1 and 2 are the
+    same statements): push this AIV's part of A + B into the V2C ring, pop its part of the C2V
+    tile and store it minus F's part."""
     vr, vc, cr, cc = parts(split)
     ab_step, fo_step = offset_steps(split)
+
+    @pto.kernel
+    def aiv_push_then_pop(pipe, out, A, B, F):
+        sub = pto.get_subblock_id()
+        ab = sub * ab_step
+        fo = sub * fo_step
+        # runVecPushV2C
+        tile_a = pto.alloc_tile(vr, vc, pto.float32)
+        tile_b = pto.alloc_tile(vr, vc, pto.float32)
+        tile_c = pto.alloc_tile(vr, vc, pto.float32)
+        pto.set_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
+        pto.set_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
+        pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
+        pto.tload(tile_a, A + ab, stride=K)
+        pto.tload(tile_b, B + ab, stride=K)
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+        pto.wait_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
+        pto.tadd(tile_c, tile_a, tile_b)
+        pto.set_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
+        pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+        pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+        pto.tpush(pipe, tile_c, split=split)
+        pto.set_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
+        # runVecPopC2V
+        half = pto.alloc_tile(cr, cc, pto.float32)
+        tile_f = pto.alloc_tile(cr, cc, pto.float32)
+        tile_g = pto.alloc_tile(cr, cc, pto.float32)
+        pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
+        pto.tpop(pipe, half, split=split)
+        pto.tload(tile_f, F + fo, stride=N)
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+        pto.wait_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
+        pto.tsub(tile_g, half, tile_f)
+        pto.set_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
+        pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+        pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+        pto.tstore(out + fo, tile_g, stride=N)
+        pto.set_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
+        pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
+        pto.wait_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
+        pto.pipe_barrier(pto.PIPE_ALL)
+    return aiv_push_then_pop
+
+
+def dir_both_kernel(split):
+    """runTPushPopDirBoth<float, 128, 64, 128, SplitAxis> of tpushpop_dir_both_kernel.cpp."""
+    aiv_code = vector_side(split)
 
     @pto.kernel(sync="manual")
     def dir_both(out, A, B, D, F, fifo):
         pipe = pto.tpipe(fifo, 0, "both", SLOT_SIZE, FIFO_DEPTH)
         with pto.vector():
-            # Phase 1: V2C
-            tile_a = pto.alloc_tile(vr, vc, pto.float32)
-            tile_b = pto.alloc_tile(vr, vc, pto.float32)
-            tile_c = pto.alloc_tile(vr, vc, pto.float32)
-            sub = pto.get_subblock_id()
-            ab = sub * ab_step
-            fo = sub * fo_step
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
-            pto.set_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
-            pto.tload(tile_a, A + ab, stride=K)
-            pto.tload(tile_b, B + ab, stride=K)
-            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
-            pto.tadd(tile_c, tile_a, tile_b)
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.tpush(pipe, tile_c, split=split)
-            pto.set_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
-            # Phase 2: C2V
-            half = pto.alloc_tile(cr, cc, pto.float32)
-            tile_f = pto.alloc_tile(cr, cc, pto.float32)
-            tile_g = pto.alloc_tile(cr, cc, pto.float32)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
-            pto.tpop(pipe, half, split=split)
-            pto.tload(tile_f, F + fo, stride=N)
-            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
-            pto.tsub(tile_g, half, tile_f)
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.tstore(out + fo, tile_g, stride=N)
-            pto.set_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
-            pto.wait_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
-            pto.pipe_barrier(pto.PIPE_ALL)
+            aiv_code(pipe, out, A, B, F)
         with pto.cube():
             pop_tile = pto.alloc_tile(M, K, pto.float32, loc=pto.Mat)
             mat_d = pto.alloc_tile(K, N, pto.float32, loc=pto.Mat)
@@ -158,53 +171,13 @@ def concurrent_kernel(split):
     """runTPushPopDirBoth<float, 128, 64, 128, SplitAxis> of tpushpop_dir_both_concurrent_kernel.cpp:
     runVecPushV2C then runVecPopC2V on the AIVs (the dir_both vector code), runCubeHalf on the AIC
     with movAndMatmul written out at its two calls."""
-    vr, vc, cr, cc = parts(split)
-    ab_step, fo_step = offset_steps(split)
+    aiv_code = vector_side(split)
 
     @pto.kernel(sync="manual")
     def concurrent(out, A, B, D, F, fifo, out_cube):
         pipe = pto.tpipe(fifo, 0, "both", SLOT_SIZE, FIFO_DEPTH)
         with pto.vector():
-            sub = pto.get_subblock_id()
-            ab = sub * ab_step
-            fo = sub * fo_step
-            # runVecPushV2C
-            tile_a = pto.alloc_tile(vr, vc, pto.float32)
-            tile_b = pto.alloc_tile(vr, vc, pto.float32)
-            tile_c = pto.alloc_tile(vr, vc, pto.float32)
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
-            pto.set_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
-            pto.tload(tile_a, A + ab, stride=K)
-            pto.tload(tile_b, B + ab, stride=K)
-            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
-            pto.tadd(tile_c, tile_a, tile_b)
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.tpush(pipe, tile_c, split=split)
-            pto.set_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
-            # runVecPopC2V
-            half = pto.alloc_tile(cr, cc, pto.float32)
-            tile_f = pto.alloc_tile(cr, cc, pto.float32)
-            tile_g = pto.alloc_tile(cr, cc, pto.float32)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
-            pto.tpop(pipe, half, split=split)
-            pto.tload(tile_f, F + fo, stride=N)
-            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
-            pto.wait_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
-            pto.tsub(tile_g, half, tile_f)
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
-            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
-            pto.tstore(out + fo, tile_g, stride=N)
-            pto.set_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
-            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE2, 1)
-            pto.wait_flag(pto.PIPE_MTE3, pto.PIPE_V, 1)
-            pto.pipe_barrier(pto.PIPE_ALL)
+            aiv_code(pipe, out, A, B, F)
         with pto.cube():
             pop_tile = pto.alloc_tile(M, K, pto.float32, loc=pto.Mat)
             mat_a = pto.alloc_tile(M, K, pto.float32, loc=pto.Mat)
