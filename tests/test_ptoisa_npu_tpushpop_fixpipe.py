@@ -175,5 +175,5 @@ def test_deqf16_push_is_refused():
     kernel = fixpipe_kernel("float16", True, in_dtype="int8", acc_dtype="int32", m=128, k=128, n=128)
     args = (pto.alloc_tensor(128 * 128 * 2, pto.float16), pto.alloc_tensor(128 * 128, pto.int8),
             pto.alloc_tensor(128 * 128, pto.int8), pto.alloc_tensor(2 * 128 * 128 * 2, pto.float16))
-    compile_error_at(kernel, args, "tstore: the fixpipe converts int32 to int32, not to float16",
+    compile_error_at(kernel, args, "pto.tpush: 'acc' holds int32 but the pipe's fifo 'fifoMem' holds float16",
                      "pto.tpush(pipe, acc)")

@@ -5,11 +5,18 @@ the flag protocol against synccheck (a signal no wait took is an error, a wait n
 deadlock) and racecheck (a slot reused before its reader is done), the destructor's drain against
 the header's own count, and the compile-time checks. pto-isa's on-device suites:
 tests/test_ptoisa_npu_tpushpop*.py."""
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import pypto_sim as pto
+from pypto_sim.errors import IsaError
+from pypto_sim.frontend.builtins import BUILTINS
+from pypto_sim.frontend.registry import Registry
 from pypto_sim.frontend.tpipe_builtins import pending_free_credits
+from pypto_sim.isa import load_isa_from
 from aicore_runs import compile_error_at
 
 
@@ -311,6 +318,12 @@ def other_dtype(fifo):
         pto.tpush(p, t)
 
 
+@pto.kernel
+def flag_taken_twice(fifo):
+    p = pto.tpipe(fifo, 0, "v2c", 1024, 2)
+    q = pto.tpipe(fifo + 512, 1, "c2v", 1024, 2)
+
+
 @pytest.mark.parametrize("kernel, message, culprit", [
     (push_on_the_wrong_core, "pto.tpush on the AIVs: 'p' is a 'c2v' pipe, which the AIVs pop", "pto.tpush(p, t)"),
     (pop_into_acc, "pto.tpop: 'acc' is a Acc tile; here the TPipe moves Mat tiles", "pto.tpop(p, acc)"),
@@ -321,6 +334,8 @@ def other_dtype(fifo):
     (pipe_in_a_loop, "pto.tpipe inside a loop, an if or a helper", 'p = pto.tpipe(fifo, 0, "v2c", 1024, 2)'),
     (pipe_under_an_if, "pto.tpipe inside a loop, an if or a helper", 'p = pto.tpipe(fifo, 0, "v2c", 1024, 2)'),
     (other_dtype, "'t' holds float16 but the pipe's fifo 'fifo' holds float32", "pto.tpush(p, t)"),
+    (flag_taken_twice, "'q' signals on cross-core flag 1, as 'p' (line",
+     'q = pto.tpipe(fifo + 512, 1, "c2v", 1024, 2)'),
 ])
 def test_a_tpipe_misuse_is_a_compile_error_at_its_line(kernel, message, culprit):
     """Each of TPush.hpp's static_asserts and pypto_sim's own limits, at the offending line."""
@@ -373,3 +388,89 @@ def test_the_global_data_forms_of_a_both_pipe_address_its_slots_as_a2a3_does():
     np.testing.assert_array_equal(ring[0], x)
     with pytest.raises(pto.RaceError):
         pto.profile(both_gm_slots(True), grid=(1,), args=(out, pto.to_device(x), fifo), check=("race",))
+
+
+@pto.kernel
+def rings_on_one_flag_id_to_two_cores(fifo):
+    p = pto.tpipe(fifo, 0, "v2c", 1024, 2)
+    q = pto.tpipe(fifo + 512, 1, "v2c", 1024, 2)
+
+
+def test_two_pipes_share_a_flag_id_only_where_different_cores_receive_it():
+    """A flag's counter is its receiving core's (AIC -> both AIVs, AIV -> AIC), so two pipes
+    collide where one core would take both pipes' signals: above, 'v2c' at 0 and 'c2v' at 1 both
+    signal flag 1 into the AIVs ('p' frees, 'q' is ready), which let an AIV's pop of 'q' take the
+    AIC's free of 'p' and read the slot before the AIC's TSTORE (a racecheck RaceError at run
+    time, far from the cause). 'v2c' at 0 and 'v2c' at 1 share id 1 as q's ready (into the AIC)
+    and p's free (into the AIVs): two counters, which compiles."""
+    rings_on_one_flag_id_to_two_cores.program_for((pto.alloc_tensor(4096, pto.float32),))
+
+
+@pto.kernel
+def acc_into_int8(fifo):
+    p = pto.tpipe(fifo, 0, "c2v", 1024, 2)
+    with pto.cube():
+        acc = pto.alloc_tile(16, 16, pto.float32, loc=pto.Acc)
+        pto.tpush(p, acc)
+
+
+@pto.kernel
+def col_major_push(fifo):
+    p = pto.tpipe(fifo, 0, "v2c", 1024, 2)
+    with pto.vector():
+        t = pto.alloc_tile(16, 8, pto.float32, layout=pto.ColMajor)
+        pto.tpush(p, t)
+
+
+@pytest.mark.parametrize("kernel, dtype, culprit, message", [
+    (acc_into_int8, pto.int8, "pto.tpush(p, acc)",
+     "pto.tpush: 'acc' holds float32 but the pipe's fifo 'fifo' holds int8; pto-isa reinterprets its GM ring as "
+     "each tile's dtype, and a GM tensor here keeps one dtype; the fixpipe converts float32 Acc to float16 or "
+     "bfloat16 only"),
+    (col_major_push, pto.float32, "pto.tpush(p, t)",
+     "pto.tpush: the TSTORE of 't' into a slot of 'p' (an ND GM tensor, rows valid columns apart) refuses it: "
+     "pto.tstore: 't' is a ColMajor Vec tile and the GM layout is ND"),
+])
+def test_a_tile_the_slot_cannot_take_is_the_pushs_error(kernel, dtype, culprit, message):
+    """The kernel wrote pto.tpush, not a tstore into 'p_slot': an Acc push converts float32 to
+    float16 / bfloat16 only (the fixpipe; pushAcc2GMFiFo's GlobalTensor is the tile's dtype), and
+    the slot is an ND GlobalTensor (pushVec2GMFiFo), which A2/A3's TSTORE of a ColMajor Vec tile
+    refuses; the error names the push, at its line."""
+    compile_error_at(kernel, (pto.alloc_tensor(4096, dtype),), message, culprit)
+
+
+COMPOSITE = """
+[[composite]]
+name = "{name}"
+builtin = "{builtin}"
+signature = "(pipe)"
+expands_to = {expands}
+source = "include/pto/npu/a2a3/TPush.hpp"
+doc = "A test record."
+"""
+
+
+@pytest.mark.parametrize("name, builtin, expands, message", [
+    ("TNOTHING", "tnothing", "[]", "TNOTHING: composite: expands_to must list the instructions"),
+    ("TPUSH", "tpush_again", '["TSTORE"]', "composite: the name 'TPUSH' or builtin 'tpush_again' is already"),
+])
+def test_a_composite_record_needs_instructions_and_a_name_of_its_own(tmp_path, name, builtin, expands, message):
+    """isa/*.toml's [[composite]] records (isa/README.md): a composite lowers to instructions of
+    the table, at least one, and its name is its own, as an instruction's is."""
+    isa = tmp_path / "isa"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "isa", isa)
+    with open(isa / "55_tpipe.toml", "a") as f:
+        f.write(COMPOSITE.format(name=name, builtin=builtin, expands=expands))
+    with pytest.raises(IsaError, match=message):
+        load_isa_from(isa)
+
+
+def test_the_registry_refuses_a_composite_without_a_lowering():
+    """A composite's instructions are its lowering's to emit: without one, pto.tpush is reported
+    even though its instructions' families have lowerings."""
+    reg = Registry()
+    reg.lowering("tpop")(lambda comp, node, args: None)
+    problems = reg.problems({"tpush": BUILTINS["tpush"], "tpop": BUILTINS["tpop"]})
+    assert problems == ["pto.tpush (the composite TPUSH, 55_tpipe.toml) has no lowering; register one with "
+                        "@LOWERINGS.lowering('tpush') (a composite's instructions are its lowering's to emit, "
+                        "never a family's)"]

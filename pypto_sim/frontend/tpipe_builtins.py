@@ -22,6 +22,8 @@ instructions the table has, and lower to exactly those:
 - At the end of a unit's program the producer waits for the free signals its pushes left
   unconsumed (TPipe::~TPipe, countPendingFreeCredits), so no signal outlives the kernel.
 
+Two pipes of a unit may not signal one core on one flag id (each core counts its own flags;
+the kernel's own cross_core_set_flag ids are not checked against the pipes').
 SyncPeriod is SlotNum for SlotNum <= 2, else SlotNum / 2. Each unit keeps its own producer and
 consumer index in two scalar registers, from 0 where the pipe is made. The consumer's local ring
 (LocalSlotNum tiles at C2V_CONSUMER_BUF / V2C_CONSUMER_BUF, TASSIGNed in turn) is not modelled:
@@ -31,9 +33,11 @@ Registered in registry.py's LOWERINGS; codegen.py imports it.
 from __future__ import annotations
 
 import ast
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .. import dtypes
+from ..errors import CompileError
 from ..ir import Imm
 from ..ir.program import int_sem_of
 from .aicore_builtins import PIPE_ALL, PTO_TO_PIPE
@@ -69,6 +73,13 @@ class TPipe:
     def sync_period(self) -> int:
         """TPipe::SyncPeriod: SlotNum for SlotNum <= 2, else SlotNum / 2."""
         return self.slot_num if self.slot_num <= 2 else self.slot_num // 2
+
+    def received(self) -> set:
+        """(receiving core, flag) of every signal of the pipe: a ring's ready flag the consumer's
+        counter, its free flag the producer's (a flag's counter is its receiver's, cube or vector)."""
+        rings = ("c2v", "v2c") if self.direction == "both" else (self.direction,)
+        into = {"c2v": ("vector", "cube"), "v2c": ("cube", "vector")}
+        return {(core, flag) for r in rings for core, flag in zip(into[r], self.ring(r)[:2])}
 
     def ring(self, ring: str) -> tuple:
         """(data-ready flag, slot-free flag, byte offset of the ring in fifo) of ring 'c2v' or 'v2c'."""
@@ -208,12 +219,30 @@ def _tile(comp, node, call, t, loc):
 
 
 def _same_dtype(comp, node, call, pipe, t, converts=False):
-    if t.dtype == pipe.fifo.dtype or converts:
+    """The fifo holds the tile's dtype; a push from Acc (converts) may also go float32 -> float16 /
+    bfloat16, which the fixpipe converts (TSTORE from Acc; any other pair is TSTORE's error)."""
+    if t.dtype == pipe.fifo.dtype or converts and t.dtype == dtypes.float32 and pipe.fifo.dtype in (
+            dtypes.float16, dtypes.bfloat16):
         return
     comp.error(node, f"{call}: '{t.name}' holds {t.dtype} but the pipe's fifo '{pipe.fifo.name}' holds "
                      f"{pipe.fifo.dtype}; pto-isa reinterprets its GM ring as each tile's dtype, and a GM tensor "
-                     "here keeps one dtype",
+                     "here keeps one dtype" + ("; the fixpipe converts float32 Acc to float16 or bfloat16 only"
+                                               if converts else ""),
                f"allocate the fifo tensor as {t.dtype}, or one pipe (and tensor) per dtype")
+
+
+@contextmanager
+def _issued_by(comp, node, call, what, tile, pipe):
+    """A TSTORE's or TLOAD's refusal of the tile, told as the push's or pop's: the kernel wrote no
+    tstore or tload, and its hints (layout=, stride=) are arguments tpush and tpop do not take."""
+    try:
+        yield
+    except CompileError as exc:
+        text = str(exc).split("\n")[0]
+        where = f"kernel '{exc.kernel}', {exc.file}:{exc.line}: "
+        comp.error(node, f"{call}: the {what} of '{tile.name}' {'into' if what == 'TSTORE' else 'from'} a "
+                         f"slot of '{pipe.name}' (an ND GM tensor, rows valid columns apart) refuses it: "
+                         f"{text[len(where):] if text.startswith(where) else text}")
 
 
 def _gm_shape(comp, node, call, split, rows, cols):
@@ -259,10 +288,18 @@ def lower_tpipe(comp, node, args):
     if size < 1 or size % fifo.dtype.itemsize:
         comp.error(node, f"{call}: slot_size {size} bytes is not a positive multiple of the fifo's "
                          f"{fifo.dtype.itemsize}-byte {fifo.dtype} elements")
+    name = comp._target_name(node) or "tpipe"
+    pipe = TPipe(name, fifo, flag, direction, size, num, local, None, None, node)
+    for other in getattr(comp, "tpipes", None) or []:
+        shared = sorted(flag for _core, flag in pipe.received() & other.received())
+        if shared:
+            comp.error(node, f"{call}: '{name}' signals on cross-core flag {shared[0]}, as '{other.name}' (line "
+                             f"{other.node.lineno + comp.kernel.line_offset}) does to the same core: the two pipes "
+                             f"would take each other's signals ({flag}..{top} here)",
+                       "give each TPipe its own flag ids (two apart, four for 'both')")
     prod, cons = comp.new_reg(I32, True), comp.new_reg(I32, True)
     for reg in (prod, cons):
         comp.emit("MOV", reg, (Imm(0.0, I32),), I32, node, aux=(int_sem_of(I32),))
-    name = comp._target_name(node) or "tpipe"
     pipe = TPipe(name, fifo, flag, direction, size, num, local, prod, cons, node)
     comp.instrs[-1].comment = (f"{name}: {direction} TPipe of {num} x {size} B slots in {fifo.name}, flags "
                                f"{flag}..{top}")
@@ -293,8 +330,9 @@ def lower_tpush(comp, node, args):
     _check_fits(comp, node, call, pipe, tile.name, offset, stride, rows, cols)
     _wait_free_if_due(comp, node, pipe, free)
     ptr = _slot(comp, node, pipe, pipe.prod, ring_offset, tile.dtype, offset)
-    lower_tstore(comp, node, {"ptr": ptr, "tile": tile, "stride": stride, "layout": _ND, "atomic": NONE,
-                              "relu": NONE})
+    with _issued_by(comp, node, call, "TSTORE", tile, pipe):
+        lower_tstore(comp, node, {"ptr": ptr, "tile": tile, "stride": stride, "layout": _ND, "atomic": NONE,
+                                  "relu": NONE})
     comp.instrs[-1].comment = f"TPUSH {pipe.name}: " + (comp.instrs[-1].comment or "")
     _increment(comp, node, pipe.prod)
     _signal(comp, node, ready, from_pipe)
@@ -332,7 +370,8 @@ def lower_tpop(comp, node, args):
     _check_fits(comp, node, call, pipe, tile.name, offset, stride, rows, cols)
     _wait(comp, node, ready)
     ptr = _slot(comp, node, pipe, pipe.cons, ring_offset, tile.dtype, offset)
-    lower_tload(comp, node, {"ptr": ptr, "tile": tile, "stride": stride, "layout": _ND})
+    with _issued_by(comp, node, call, "TLOAD", tile, pipe):
+        lower_tload(comp, node, {"ptr": ptr, "tile": tile, "stride": stride, "layout": _ND})
     comp.instrs[-1].comment = f"TPOP {pipe.name}: " + (comp.instrs[-1].comment or "")
     _free_if_due(comp, node, pipe, free, _index(pipe.cons))
     _increment(comp, node, pipe.cons)

@@ -272,6 +272,9 @@ def _parse_composite(path: Path, rec: dict, seen_names: dict) -> CompositeSpec:
     unknown = set(rec) - set(_COMPOSITE_FIELDS)
     if unknown:
         _fail(path, name, f"composite: unknown field(s) {sorted(unknown)}")
+    if not (isinstance(rec["expands_to"], list) and rec["expands_to"]
+            and all(isinstance(n, str) for n in rec["expands_to"])):
+        _fail(path, name, "composite: expands_to must list the instructions its lowering emits (at least one)")
     missing = [n for n in rec["expands_to"] if n not in seen_names]
     if missing:
         _fail(path, name, f"composite: expands_to names {missing}, which are not instructions of the table")
@@ -313,11 +316,13 @@ def load_isa_from(directory: Path) -> Isa:
     specs.sort(key=lambda s: s.opcode)
     composites = tuple(_parse_composite(path, rec, seen_names) for path, rec in composite_records)
     isa = Isa(version=str(version), specs=tuple(specs), files=tuple(p.name for p in files), composites=composites)
-    taken = set(isa.builtins())
+    taken, names = set(isa.builtins()), set(seen_names)
     for c in composites:
-        if c.name in seen_names or c.builtin in taken:
-            _fail(c.source_file, c.name, f"composite: the name or builtin '{c.builtin}' is already the table's")
+        if c.name in names or c.builtin in taken:
+            _fail(c.source_file, c.name, f"composite: the name '{c.name}' or builtin '{c.builtin}' is already the "
+                                         "table's")
         taken.add(c.builtin)
+        names.add(c.name)
     for bname, group in isa.builtins().items():
         sigs = {isa.signature_of(s, bname) for s in group}
         if len(sigs) > 1:
