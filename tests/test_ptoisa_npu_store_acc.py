@@ -46,9 +46,11 @@ Left out (the set OPEN below), as pypto_sim does not build what A2/A3 accepts:
   16-element blocks only; pypto_sim refuses it: CompileError "tstore: an Acc tile stored as int32
   NZ is written in 16-element (64-byte) blocks ... which is not built".
 
-Not ported: the cases with pre-stage quantization (case16 - case34, case_relu_21 - case_relu_51,
-case_ndc1hwc0_scalar_*, case_ndc1hwc0_vector_*): pto.tstore from Acc has no quant scalar or quant
-tensor operand (docs/aicore.md: "Pre-stage quantization ... is not built").
+The cases with scalar pre-stage quantization (case16 - case25, case_relu_21, case_relu_31,
+case_ndc1hwc0_scalar_1, _2: pto.tstore(..., quant=)) are tests/test_ptoisa_npu_store_acc_quant.py's.
+Not ported: the cases with vector pre-stage quantization (case26 - case34, case_relu_41,
+case_relu_51, case_ndc1hwc0_vector_1, case_ndc1hwc0_vector_relu_1: TSTORE_FP with a Scaling tile),
+which pypto_sim does not build (docs/aicore.md's tstore row).
 """
 import ml_dtypes
 import numpy as np

@@ -1,8 +1,8 @@
 """pto-isa's ON-DEVICE A2/A3 st suite of TPUSH with a fixpipe TConfig (hw-native-sys/pto-isa
 tests/npu/a2a3/src/st/testcase/tpushpop_fixpipe at 3186c381: main.cpp, tpushpop_fixpipe_kernel.cpp,
-gen_data.py): TPushPopFixpipeA2A3Test.case1_matmul_64x64_f322f16_tadds and
-case2_matmul_64x64_f322bf16, in the AI-core API as the kernels write them (the same tiles, flags
-and order; TPUSH / TPOP / TFREE through pto.tpipe, pypto_sim/frontend/tpipe_builtins.py).
+gen_data.py): TPushPopFixpipeA2A3Test.case1_matmul_64x64_f322f16_tadds, case2_matmul_64x64_f322bf16
+and case3_matmul_128x128_deqf16_tadds, in the AI-core API as the kernels write them (the same
+tiles, flags and order; TPUSH / TPOP / TFREE through pto.tpipe, pypto_sim/frontend/tpipe_builtins.py).
 
 The kernels (RunTPushPopFixpipeA2A3, RunTPushPopFixpipeF322BF16A2A3): one TPipe<0, DIR_C2V,
 sizeof(OutT) x M x N, 2 slots> in fifoMem (main.cpp's 2 x m x n halves). The AIC: set_flag FIX ->
@@ -15,29 +15,31 @@ float32 Acc tile into a float16 / bfloat16 fifo, the fixpipe converting); set FI
 waits; pipe_barrier(PIPE_ALL). Each AIV: set MTE3 -> V and V -> MTE2; wait V -> MTE2; TPOP<...,
 TILE_NO_SPLIT> the whole 64 x 64 tile; flag MTE2 -> V; wait MTE3 -> V; case1 TADDS(outTile,
 vecTile, 1.0); TFREE<..., TILE_NO_SPLIT> (A2/A3: returns, pto.tfree(pipe)); flag V -> MTE3;
-TSTORE out (outTile, case2 vecTile); set / wait MTE3 -> V; pipe_barrier(PIPE_ALL).
+TSTORE out (outTile, case2 vecTile); set / wait MTE3 -> V; pipe_barrier(PIPE_ALL). case3
+(RunTPushPopFixpipeDEQF16A2A3<int8_t, int32_t, half, 128, 128, 128>) is case1 at 128 x 128 with
+int8 A and B and an int32 Acc, its push SET_QUANT_SCALAR<half>(2.0f) then TPUSH<MatPipe, AccTile,
+FixpipeParams<NZ2ND, DEQF16>>: pto.tpush(pipe, acc, quant=2.0), the fixpipe's scalar pre-stage
+quantization into the float16 fifo (isa/store_modes.py quantize: the int32 as float32 times 2.0,
+saturated to +-65504, rounded to float16).
 
 Goldens: gen_data.py's formulas in numpy from np.random.RandomState(2027), one a case: x1, x2 =
-randint(-2, 3) as float16; case1 float16(x1 @ x2 in float32) + float16(1.0), case2 bfloat16(x1 @
-x2 in float32). main.cpp: ResultCmp over std::vector<aclFloat16> (uint16_t: the outputs' bits as
-integers) of m x n elements, eps 0.001.
+randint(-2, 3) as float16 (case3: int8); case1 float16(x1 @ x2 in float32) + float16(1.0), case2
+bfloat16(x1 @ x2 in float32), case3 float16(float32(x1 @ x2 in int32) x 2.0) + float16(1.0).
+main.cpp: ResultCmp over std::vector<aclFloat16> (uint16_t: the outputs' bits as integers) of
+m x n elements, eps 0.001.
 
 Checks: synccheck (every cross-core signal taken). Not racecheck: the kernels have a genuine race
-by design - both AIVs pop the whole tile (TILE_NO_SPLIT) and TSTORE the same 64 x 64 output, the
+by design - both AIVs pop the whole tile (TILE_NO_SPLIT) and TSTORE the same m x n output, the
 same bytes from each, which racecheck reports as a write-write race between the AIVs on 'out'
 (test_the_aivs_store_the_same_output).
 
-Not ported (the cube's pre-stage quantization, which pypto_sim does not build; docs/aicore.md's
-tstore row: "Pre-stage quantization ... is not built"):
-- case3_matmul_128x128_deqf16_tadds (RunTPushPopFixpipeDEQF16A2A3): an int8 matmul into an int32
-  Acc, SET_QUANT_SCALAR<half>(2.0f), then TPUSH with FixpipeParams<NZ2ND, DEQF16>: the fixpipe
-  scales each int32 by the quant scalar into float16. pypto_sim has no quant-scalar builtin, and
-  its fixpipe converts an int32 Acc only to int32: the TPUSH into the float16 fifo is a
-  CompileError (test_deqf16_push_is_refused).
-- case4_matmul_128x128_vdeqf16_tadds (RunTPushPopFixpipeVDEQF16A2A3): the same with a per-column
+Not ported (the cube's vector pre-stage quantization, which pypto_sim does not build; docs/aicore.md's
+tstore row):
+- case4_matmul_128x128_vdeqf16_tadds (RunTPushPopFixpipeVDEQF16A2A3): case3 with a per-column
   uint64 quant vector, TLOADed into a Mat tile, TMOVed into a Scaling (fixpipe buffer) tile and
   SET_QUANT_VECTOR before the VDEQF16 TPUSH; pypto_sim has no Scaling tile, no SET_QUANT_VECTOR
-  and no VDEQF16 store (the same CompileError at the TPUSH).
+  and no VDEQF16 store: without quant= the TPUSH of the int32 Acc into the float16 fifo is a
+  CompileError (test_an_unquantized_int32_push_into_float16_is_refused).
 """
 import ml_dtypes
 import numpy as np
@@ -51,20 +53,23 @@ from ptoisa_st import result_cmp
 NPU = "hw-native-sys/pto-isa tests/npu/a2a3/src/st/testcase/tpushpop_fixpipe at 3186c381"
 M = K = N = 64
 
-# TEST_F(TPushPopFixpipeA2A3Test, <case>): (OutT, the vector cores' TADDS(+1.0)) from main.cpp and the
-# kernel's LaunchTPushPopFixpipeA2A3<key>: InT half, AccT float, M = K = N = 64
+# TEST_F(TPushPopFixpipeA2A3Test, <case>): (OutT, the vector cores' TADDS(+1.0), InT, AccT, M = K = N, the quant
+# scalar) from main.cpp and the kernel's LaunchTPushPopFixpipeA2A3<key>
 CASES = {
-    "case1_matmul_64x64_f322f16_tadds": ("float16", True),
-    "case2_matmul_64x64_f322bf16": ("bfloat16", False),
+    "case1_matmul_64x64_f322f16_tadds": ("float16", True, "float16", "float32", 64, None),
+    "case2_matmul_64x64_f322bf16": ("bfloat16", False, "float16", "float32", 64, None),
+    "case3_matmul_128x128_deqf16_tadds": ("float16", True, "int8", "int32", 128, 2.0),
 }
 NP = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
 
-def fixpipe_kernel(out_dtype, tadds, in_dtype="float16", acc_dtype="float32", m=M, k=K, n=N):
-    """RunTPushPopFixpipeA2A3<half, float, half, 64, 64, 64> (tadds) or
-    RunTPushPopFixpipeF322BF16A2A3<half, float, bfloat16_t, 64, 64, 64>."""
+def fixpipe_kernel(out_dtype, tadds, in_dtype="float16", acc_dtype="float32", m=M, k=K, n=N, quant=None):
+    """RunTPushPopFixpipeA2A3<half, float, half, 64, 64, 64> (tadds),
+    RunTPushPopFixpipeF322BF16A2A3<half, float, bfloat16_t, 64, 64, 64> or, with quant,
+    RunTPushPopFixpipeDEQF16A2A3<int8_t, int32_t, half, 128, 128, 128> (SET_QUANT_SCALAR(quant))."""
     out_t, in_t, acc_t = getattr(pto, out_dtype), getattr(pto, in_dtype), getattr(pto, acc_dtype)
     slot_size = np.dtype(NP[out_dtype]).itemsize * m * n          # sizeof(OutT) * M * N
+    quantized = quant is not None
 
     @pto.kernel(sync="manual")
     def kernel(out, srcA, srcB, fifoMem):
@@ -94,7 +99,10 @@ def fixpipe_kernel(out_dtype, tadds, in_dtype="float16", acc_dtype="float32", m=
             pto.set_flag(pto.PIPE_M, pto.PIPE_MTE1, 1)
             pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
             pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
-            pto.tpush(pipe, acc)
+            if quantized:
+                pto.tpush(pipe, acc, quant=quant)
+            else:
+                pto.tpush(pipe, acc)
             pto.set_flag(pto.PIPE_FIX, pto.PIPE_M, 1)
             pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, 1)
             pto.wait_flag(pto.PIPE_M, pto.PIPE_MTE1, 1)
@@ -126,11 +134,16 @@ def fixpipe_kernel(out_dtype, tadds, in_dtype="float16", acc_dtype="float32", m=
 
 
 def golden_of(case):
-    """gen_case1_golden_data / gen_case2_golden_data from RandomState(2027): (x1, x2, golden)."""
-    out_dtype, tadds = CASES[case]
+    """gen_case1_golden_data / gen_case2_golden_data / gen_case3_golden_data from
+    RandomState(2027): (x1, x2, golden)."""
+    out_dtype, tadds, in_dtype, _acc, size, quant = CASES[case]
     rng = np.random.RandomState(2027)
-    x1 = rng.randint(-2, 3, [M, K]).astype(np.float16)
-    x2 = rng.randint(-2, 3, [K, N]).astype(np.float16)
+    x1 = rng.randint(-2, 3, [size, size]).astype(in_dtype)
+    x2 = rng.randint(-2, 3, [size, size]).astype(in_dtype)
+    if quant is not None:       # the int32 matmul, float32 x quant_scalar, float16, + 1.0
+        matmul = np.matmul(x1.astype(np.int32), x2.astype(np.int32))
+        dequant = (matmul.astype(np.float32) * quant).astype(np.float16)
+        return x1, x2, (dequant + np.float16(1.0)).astype(np.float16)
     matmul = np.matmul(x1.astype(np.float32), x2.astype(np.float32))
     if tadds:
         golden = (matmul.astype(np.float16) + np.float16(1.0)).astype(np.float16)
@@ -140,12 +153,12 @@ def golden_of(case):
 
 
 def run_case(case, check):
-    out_dtype, tadds = CASES[case]
+    out_dtype, tadds, in_dtype, acc_dtype, size, quant = CASES[case]
     x1, x2, golden = golden_of(case)
     out = pto.alloc_tensor(golden.nbytes, getattr(pto, out_dtype))
     fifo = pto.alloc_tensor(2 * golden.nbytes, getattr(pto, out_dtype))
-    pto.launch(fixpipe_kernel(out_dtype, tadds), grid=(1,), args=(out, pto.to_device(x1), pto.to_device(x2), fifo),
-               check=check)
+    kernel = fixpipe_kernel(out_dtype, tadds, in_dtype, acc_dtype, size, size, size, quant)
+    pto.launch(kernel, grid=(1,), args=(out, pto.to_device(x1), pto.to_device(x2), fifo), check=check)
     pto.sync()
     got = np.empty_like(golden)
     pto.memcpy_d2h(got, out)
@@ -154,8 +167,9 @@ def run_case(case, check):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_tpushpop_fixpipe(case):
-    """The AIC's float32 Acc through the fixpipe into the float16 / bfloat16 C2V fifo, each AIV's
-    TPOP of the whole tile (then + 1.0 in float16 for case1), every signal taken."""
+    """The AIC's float32 Acc through the fixpipe into the float16 / bfloat16 C2V fifo (case3: the
+    int32 Acc, DEQF16 by 2.0 into float16), each AIV's TPOP of the whole tile (then + 1.0 in float16
+    for case1 and case3), every signal taken."""
     golden, got = run_case(case, ("sync",))
     # main.cpp: ResultCmp over std::vector<aclFloat16> (uint16_t), m x n elements, eps 0.001
     assert result_cmp(golden.view(np.uint16), got.view(np.uint16), 0.001)
@@ -168,10 +182,10 @@ def test_the_aivs_store_the_same_output():
         run_case("case1_matmul_64x64_f322f16_tadds", ("race",))
 
 
-def test_deqf16_push_is_refused():
-    """case3 / case4's TPUSH of the int32 Acc of an int8 matmul into the float16 fifo (DEQF16 /
-    VDEQF16, the fixpipe's pre-stage quantization) is a CompileError at the push: pypto_sim's
-    fixpipe converts an int32 Acc to int32 only."""
+def test_an_unquantized_int32_push_into_float16_is_refused():
+    """case4's VDEQF16 push (a per-column quant vector) is not built: without quant= the TPUSH of
+    the int32 Acc of an int8 matmul into the float16 fifo is a CompileError at the push, the
+    fixpipe converting an int32 Acc to int32 only unless it quantizes."""
     kernel = fixpipe_kernel("float16", True, in_dtype="int8", acc_dtype="int32", m=128, k=128, n=128)
     args = (pto.alloc_tensor(128 * 128 * 2, pto.float16), pto.alloc_tensor(128 * 128, pto.int8),
             pto.alloc_tensor(128 * 128, pto.int8), pto.alloc_tensor(2 * 128 * 128 * 2, pto.float16))

@@ -20,7 +20,7 @@ from ..errors import LaunchError, OutOfBoundsError
 from ..ir.program import C_AUX, C_DTYPE, C_SRC, UNIT_NAMES
 from ..isa import gm_layouts
 from ..isa.sort_modes import BLOCK_BYTES, GATHER_BLOCKS, SCATTER, block_words
-from ..isa.store_modes import ATOMIC_ADD
+from ..isa.store_modes import ATOMIC_ADD, QUANT
 from ..isa.tile_roles import FAMILY_ROLES, data_operand, extract_alignment, walked_extents
 from . import gm, gm_index_ops
 from .tile_effects import effect as vector_effect, window
@@ -313,8 +313,12 @@ class TileOp:
             t, (rows, cols) = self.data, self.shape
             to = int(ctx.enc.code[self.pc, C_DTYPE])
             buf = np.empty(rows * cols, np.float64)
-            # a tile holds values of its dtype: only a store to another dtype rounds
-            ex.tile_gather(buf, arr, t.base, t.pitch, rows, cols, -1 if to == t.buf.dtype.code else to)
+            # a tile holds values of its dtype: only a store to another dtype rounds; a quantizing
+            # store (isa/store_modes.py QUANT) reads the Acc's values and quantizes them
+            quant = self.store_mode & QUANT
+            ex.tile_gather(buf, arr, t.base, t.pitch, rows, cols, -1 if to == t.buf.dtype.code or quant else to)
+            if quant:
+                ex.tile_store_quant(buf, rows * cols, float(self.vals[self.named["scale"]]), self.store_mode)
             return buf
         if fam == "tile_move" and "pos" in self.named:     # TIMG2COL (isa/45_conv.toml)
             s, (rows, cols), iv, named = self.view["src"], self.shape, self.iv, self.named

@@ -17,7 +17,7 @@ from .reference_concat import tile_concat, tile_concat_idx
 from .reference_conv import tile_trans_conv
 from .reference_relu_conv import tile_add_deq_relu, tile_relu_conv
 from .reference_sort import tile_sort
-from .reference_values import evaluate, round_mode, to_dtype, word_pitch, words_grid, wrap_int32
+from .reference_values import evaluate, round_mode, tile_store_quant, to_dtype, word_pitch, words_grid, wrap_int32
 
 
 def _integer(dt) -> bool:

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import dtypes
 from ..ir.program import INT_SEM_INT32, INT_SEM_INT64
+from ..isa import store_modes
 
 INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
 
@@ -292,3 +293,10 @@ def words_grid(l1, src, rows, cols, pitch):
     """A copy of the rows x cols elements from word src, rows pitch words apart (<= 0: cols)."""
     pitch = word_pitch(pitch, cols)
     return np.array([l1[src + r * pitch:src + r * pitch + cols] for r in range(rows)]).reshape(rows, cols)
+
+
+def tile_store_quant(buf, n, scale, mode):
+    """A TSTORE_ACC's scalar pre-stage quantization (isa/store_modes.py QUANT) of the n values of
+    buf in place: store_modes.quantize (the one statement of it) of each by the float32 scale."""
+    with np.errstate(all="ignore"):
+        buf[:n] = [store_modes.quantize(float(x), scale, mode) for x in buf[:n]]

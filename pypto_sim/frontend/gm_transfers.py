@@ -1,7 +1,7 @@
 """The AI core's transfers between typed tiles and GM: tload and tstore (isa/30_tiles.toml
 TLOAD, TSTORE; isa/35_aicore.toml TSTORE_ACC), the GM layout and stride of each (isa/gm_layouts.py),
 the layouts A2/A3 moves a Vec tile in and the fixpipe writes an Acc tile as, and a store's mode
-(isa/store_modes.py: atomic add, the fixpipe's relu)."""
+(isa/store_modes.py: atomic add, the fixpipe's relu and scalar pre-stage quantization)."""
 from __future__ import annotations
 
 from .. import dtypes
@@ -127,12 +127,15 @@ def lower_tstore(comp, node, args):
     dst = comp.require_ptr(args["ptr"], node, "tstore: ptr")
     if dst.space != "hbm":
         comp.error(node, "tstore: ptr must point into a device tensor (GM)")
+    qmode, scale = store_quant(comp, node, args, t, dst)
     if acc:
         ok = dst.dtype == t.dtype or (t.dtype == dtypes.float32 and dst.dtype in (dtypes.float16, dtypes.bfloat16))
-        if not ok:
+        if not ok and not qmode:
+            quantized = ", ".join(d for (a, d) in store_modes.QUANT_MODES if a == t.dtype.name)
             comp.error(node, f"tstore: the fixpipe converts {t.dtype} to {t.dtype}"
                              f"{', float16 or bfloat16' if t.dtype == dtypes.float32 else ''}, not to "
-                             f"{dst.dtype} ('{dst.name}')")
+                             f"{dst.dtype} ('{dst.name}')",
+                       f"a quantizing store (quant=scale) writes {t.dtype} as {quantized}" if quantized else None)
         check_acc_store_layout(comp, node, args["layout"], dst.dtype, t)
     elif dst.dtype != t.dtype:
         comp.error(node, f"tstore: tile '{t.name}' holds {t.dtype} but '{dst.name}' holds {dst.dtype}; "
@@ -140,14 +143,53 @@ def lower_tstore(comp, node, args):
     rows, cols = comp._extent(t)
     layout, stride = gm_layout_and_stride(comp, node, "tstore", t, args, dst.dtype.itemsize)
     check_vec_transfer_layout(comp, node, "tstore", t, layout)
-    mode = store_mode(comp, node, args, t, dst)
+    mode = store_mode(comp, node, args, t, dst) | qmode
     ops = (comp.uniform_int(dst.offset, node, "tstore: the GM offset"), comp._base(t, node, "tstore"),
            comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols"),
            comp._int_operand(stride, node, "tstore: stride"), comp._int_operand(layout, node, "layout"),
            comp._int_operand(Const(mode, dtypes.int32), node, "mode"))
+    if acc:                     # TSTORE_ACC's scale: the quant scalar's float32, 0.0 without one
+        ops += (comp.operand(scale if qmode else Const(0.0, dtypes.float32), dtypes.float32, node),)
     comp.emit(spec.name, None, ops, dst.dtype, node, aux=comp.tile_aux(dst.slot))
+    quant = f"quant({store_modes.QUANT_MODES[(t.dtype.name, dst.dtype.name)][1]}) " if qmode else ""
     comp.instrs[-1].comment = (f"{dst.name} {'+' if mode & store_modes.ATOMIC_ADD else ''}<- "
-                               f"{'relu ' if mode & store_modes.RELU else ''}{t.name}" + layout_note(layout))
+                               f"{'relu ' if mode & store_modes.RELU else ''}{quant}{t.name}" + layout_note(layout))
+
+
+def store_quant(comp, node, args, t, dst):
+    """(mode bit, scale value) of tstore's quant= (isa/store_modes.py QUANT), (0, None) without:
+    the fixpipe's scalar pre-stage quantization, TSTORE(dst, src, preQuantScalar), takes an Acc
+    source only (TSTORE_IMPL's static_assert "Source TileType only support Acc!", A2/A3
+    TStore.hpp) and the (Acc, GM) dtype pairs CheckAcc2gm<isQuant = true> allows. The scale is a
+    number, a constant or a uniform run-time scalar (the kernels pass it as a launch argument),
+    used as float32; the sign bit the kernels set (bit 46: 1 for int8) follows GM's dtype."""
+    quant = args.get("quant", NONE)
+    if quant is NONE or (isinstance(quant, Const) and quant.value is None):
+        return 0, None
+    if t.tile.loc != "Acc":
+        comp.error(node, f"tstore: quant= is the fixpipe's scalar pre-stage quantization, for a store from Acc; "
+                         f"'{t.name}' is in {t.tile.loc} (A2/A3 TStore.hpp TSTORE_IMPL(dst, src, preQuantScalar): "
+                         "static_assert \"Source TileType only support Acc!\")",
+                   "quantize in UB first (pto.tquant, pto.tcvt), or store from an Acc tile")
+    pair = (t.dtype.name, dst.dtype.name)
+    if pair not in store_modes.QUANT_MODES:
+        rule = {"float32": "\"The output data type must be restricted to int8_t/uint8_t when the source data type "
+                           "is float.\"",
+                "int32": "\"The output data type must be restricted to half/int8_t/uint8_t when the source data "
+                         "type is int32_t.\""}.get(t.dtype.name, "\"The input data type must be restricted to "
+                                                               "int32_t/float!\"")
+        comp.error(node, f"tstore: quant= from a {t.dtype} Acc into '{dst.name}' of {dst.dtype}; A2/A3 quantizes "
+                         "float32 to int8 / uint8 (QF322B8_PRE) and int32 to float16 (DEQF16), int8 / uint8 (REQ8) "
+                         f"(TStore.hpp CheckAcc2gm<isQuant = true>: {rule})",
+                   "store into a tensor of one of those dtypes, or drop quant= (a float32 Acc converts to "
+                   "float16 / bfloat16 without it)")
+    comp.require_value(quant, node)
+    if isinstance(quant, Const) and isinstance(quant.value, bool):
+        comp.error(node, "tstore: quant must be a number (the scale), not a bool")
+    if getattr(quant, "uniform", True) is False:
+        comp.error(node, "tstore: quant must be the same in every lane (a uniform value)",
+                   "pass a constant or a kernel argument")
+    return store_modes.QUANT_MODES[pair][0], quant
 
 
 def store_mode(comp, node, args, t, dst) -> int:

@@ -218,11 +218,12 @@ def _tile(comp, node, call, t, loc):
     return t
 
 
-def _same_dtype(comp, node, call, pipe, t, converts=False):
+def _same_dtype(comp, node, call, pipe, t, converts=False, quantized=False):
     """The fifo holds the tile's dtype; a push from Acc (converts) may also go float32 -> float16 /
-    bfloat16, which the fixpipe converts (TSTORE from Acc; any other pair is TSTORE's error)."""
-    if t.dtype == pipe.fifo.dtype or converts and t.dtype == dtypes.float32 and pipe.fifo.dtype in (
-            dtypes.float16, dtypes.bfloat16):
+    bfloat16, which the fixpipe converts, or with quant= to what its pre-stage quantization writes
+    (TSTORE from Acc checks that pair)."""
+    if t.dtype == pipe.fifo.dtype or converts and (quantized or t.dtype == dtypes.float32 and pipe.fifo.dtype in (
+            dtypes.float16, dtypes.bfloat16)):
         return
     comp.error(node, f"{call}: '{t.name}' holds {t.dtype} but the pipe's fifo '{pipe.fifo.name}' holds "
                      f"{pipe.fifo.dtype}; pto-isa reinterprets its GM ring as each tile's dtype, and a GM tensor "
@@ -319,12 +320,15 @@ def lower_tpush(comp, node, args):
     if isinstance(src, Ptr) and src.tile is None:             # TPUSH(Pipe&, GlobalData&): commit only
         if src.space != "hbm" or src.slot != pipe.fifo.slot:
             comp.error(node, f"{call}: '{src.name}' is not a slot of '{pipe.name}' (pto.talloc gives one)")
+        if args.get("quant", NONE) is not NONE:
+            comp.error(node, f"{call}: quant= with a slot: this form only commits what the kernel stored",
+                       "pass quant= to the pto.tstore into the slot")
         _signal(comp, node, ready, from_pipe)
         return NONE
     # the AIC's push stores its whole Acc tile whatever the split (TPush.hpp pushAcc2GMFiFo), the odd splits too
     split = _choice(comp, node, call, args["split"], "split", POP_SPLITS if ring == "c2v" else PUSH_SPLITS, "no_split")
     tile = _tile(comp, node, call, src, "Acc" if ring == "c2v" else "Vec")
-    _same_dtype(comp, node, call, pipe, tile, converts=ring == "c2v")
+    _same_dtype(comp, node, call, pipe, tile, converts=ring == "c2v", quantized=args.get("quant", NONE) is not NONE)
     rows, cols = comp._extent(tile)
     offset, stride = (Const(0, I32), NONE) if ring == "c2v" else _split_place(comp, node, split, rows, cols)
     _check_fits(comp, node, call, pipe, tile.name, offset, stride, rows, cols)
@@ -332,7 +336,7 @@ def lower_tpush(comp, node, args):
     ptr = _slot(comp, node, pipe, pipe.prod, ring_offset, tile.dtype, offset)
     with _issued_by(comp, node, call, "TSTORE", tile, pipe):
         lower_tstore(comp, node, {"ptr": ptr, "tile": tile, "stride": stride, "layout": _ND, "atomic": NONE,
-                                  "relu": NONE})
+                                  "relu": NONE, "quant": args.get("quant", NONE)})   # quant: to the fifo's dtype
     comp.instrs[-1].comment = f"TPUSH {pipe.name}: " + (comp.instrs[-1].comment or "")
     _increment(comp, node, pipe.prod)
     _signal(comp, node, ready, from_pipe)

@@ -16,6 +16,7 @@ from ..exec.tile_effects import reduction_identity
 from ..exec.aicore_tiles import (BLAS_MIN_PRODUCTS, INIT_ACC, INIT_BIAS, INIT_ZERO, MAX_MKN, index_fault_error,
                                  layout_of)
 from ..ir.program import C_AUX, C_DTYPE, C_OP, block_coords
+from ..isa.store_modes import QUANT
 from ..isa.tile_roles import KERNEL_FAMILIES, kernel_operands
 
 
@@ -79,8 +80,10 @@ def _row(sim, pc, spec, row, rf):
         row[ex.RP_STMODE] = int(sim.enc.imm[pc, named["mode"]])      # a compile-time constant
         row[ex.RP_SLOT] = int(code[pc, C_AUX])
         row[ex.RP_SBASE], row[ex.RP_SPITCH] = data.base, data.pitch
-        row[ex.RP_CONV] = -1 if to == data.buf.dtype.code else to
+        quant = row[ex.RP_STMODE] & QUANT          # a quantizing store reads the Acc's values
+        row[ex.RP_CONV] = -1 if to == data.buf.dtype.code or quant else to
         row[ex.RP_SIZE] = data.rows * data.cols
+        put(("scale",))                            # TSTORE_ACC's quant scale (run time), or -1
     elif fam == "tile_move" and "pos" in named:          # TIMG2COL (isa/45_conv.toml)
         d, s = writes[0], view["src"]
         row[ex.RP_KIND] = ex.RK_IMG2COL

@@ -20,11 +20,12 @@ from numba import njit
 from .isa_constants import ITEMSIZE
 from .matmul import matmul_bounds, matmul_round, tile_matmul
 from .tiles import (gm_gather, gm_scatter, gm_scatter_mode, tile_convert, tile_elementwise, tile_gather,
-                    tile_scatter)
+                    tile_scatter, tile_store_quant)
 from .family_dispatch import family_kernel
 from .conv import tile_img2col
 from .aicore_engine import LG_BLOCK, LG_COLS, LG_G, LG_LAYOUT, LG_OFF, LG_PC, LG_ROWS, LG_RUN, LG_RUNS, LG_STRIDE
 from .gm_layout import C0_BYTES, ND, scatter_window, tile_to_window
+from ...isa.store_modes import QUANT as STORE_QUANT
 
 # the replay's per-pc table (rp, int64); built by timing/aicore_replay.py
 RP_KIND = 0          # RK_*
@@ -52,7 +53,7 @@ RP_WHI = RP_WLO + 1
 RP_NR = RP_WLO + 2       # how many ranges of its unit's memory it reads (rr[pc, :RP_NR])
 RP_LO2 = RP_WLO + 3      # a vector op's second tile written [lo, hi) (val, a scratch tmp; [0, 0): none)
 RP_HI2 = RP_WLO + 4
-RP_STMODE = RP_WLO + 5   # a store's mode operand (isa/store_modes.py: atomic add, relu)
+RP_STMODE = RP_WLO + 5   # a store's mode operand (isa/store_modes.py: atomic add, relu, quantization)
 RP_LO3 = RP_WLO + 6      # a vector op's third tile written (TQUANT's tmp, after its src; [0, 0): none)
 RP_HI3 = RP_WLO + 7
 RP_LO4 = RP_WLO + 8      # a vector op's fourth tile written (TADDDEQRELU's tmp, after src0 and src1)
@@ -325,13 +326,17 @@ def _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, tmp):
         mode = rp[pc, RP_STMODE]
         if lay != ND:
             tile_gather(tmp, l1, sb, sp, rows, cols, rp[pc, RP_CONV])
+            if mode & STORE_QUANT:
+                tile_store_quant(tmp, rows * cols, lg_v[i, rp[pc, RP_J]], mode)
             win = np.empty(rows * cols)
             tile_to_window(win, tmp, lay, rows, cols, C0_BYTES // ITEMSIZE[dt])
             gm_scatter_mode(hbm, dst, lg_i[i, LG_STRIDE], win, lg_i[i, LG_RUNS], lg_i[i, LG_RUN], dt, mode)
         elif sp == cols and rp[pc, RP_CONV] < 0 and mode == 0:
             gm_scatter(hbm, dst, lg_i[i, LG_STRIDE], l1[sb:sb + rows * cols], rows, cols, dt)
-        else:                         # through tmp: a relu changes the values it stores
+        else:                         # through tmp: a relu or a quantization changes the values it stores
             tile_gather(tmp, l1, sb, sp, rows, cols, rp[pc, RP_CONV])
+            if mode & STORE_QUANT:
+                tile_store_quant(tmp, rows * cols, lg_v[i, rp[pc, RP_J]], mode)
             gm_scatter_mode(hbm, dst, lg_i[i, LG_STRIDE], tmp, rows, cols, dt, mode)
     elif kind == RK_MOVE:
         vrow = lg_v[i]
@@ -421,6 +426,8 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
                     scatter_window(out, 0, cols, saved, lay, rows, cols, C0_BYTES // ITEMSIZE[dt])
             elif kind == RK_STORE:
                 tile_gather(out, l1, rp[pc, RP_SBASE], rp[pc, RP_SPITCH], rows, cols, rp[pc, RP_CONV])
+                if rp[pc, RP_STMODE] & STORE_QUANT:        # TSTORE_ACC's scale: a run-time operand
+                    tile_store_quant(out, rows * cols, vrow[rp[pc, RP_J]], rp[pc, RP_STMODE])
             elif kind == RK_MOVE:
                 r0, c0 = _rv(vrow, rp[pc, RP_J]), _rv(vrow, rp[pc, RP_J + 1])
                 sp = rp[pc, RP_SPITCH]

@@ -13,7 +13,9 @@ from .scalars import round_f16, round_to, row_pitch, wrap_bits, wrap_i32
 from .alu import alu_float, alu_int, elementwise_float, expand_float
 from .gm_bytes import gm_load, gm_store, ieee_decode, ieee_encode
 from .matmul import tile_matmul
-from ...isa.store_modes import ATOMIC_ADD as STORE_ATOMIC_ADD, RELU as STORE_RELU
+from ...isa.store_modes import ATOMIC_ADD as STORE_ATOMIC_ADD, RELU as STORE_RELU, quantize as _quantize_py
+
+_quantize = njit(cache=True, error_model="numpy")(_quantize_py)
 
 # ---------------------------------------------------------------- tile instructions
 # Tiles are row-major runs of words in the block's L1 area (``l1``); the timing model calls
@@ -163,6 +165,14 @@ def gm_scatter_add(hbm, dst, stride, buf, rows, cols, dt):
             else:                        # floats round to dt; int16 / int8 wrap (round_to)
                 total = round_to(dt, old + v)
             gm_store(hbm, at, dt, total)
+
+
+@njit(cache=True, error_model="numpy")
+def tile_store_quant(buf, n, scale, mode):
+    """A TSTORE_ACC's scalar pre-stage quantization (isa/store_modes.py QUANT) of the n values of
+    buf in place: isa/store_modes.quantize (the one statement of it) of each by the float32 scale."""
+    for e in range(n):
+        buf[e] = _quantize(buf[e], scale, mode)
 
 
 @njit(cache=True, error_model="numpy")
