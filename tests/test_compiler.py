@@ -1240,6 +1240,38 @@ def test_module_constants_and_closure_variables(make_kernels):
     np.testing.assert_array_equal(o2[32:], a * 2)
 
 
+NONE_GLOBAL = """
+NO_ATOMIC = None
+
+
+def factory(relu):
+    @pto.kernel
+    def store_twice(X, O):
+        with pto.vector():
+            t = pto.alloc_tile(1, 8, pto.float32)
+            pto.tload(t, X)
+            pto.tstore(O, t, atomic=NO_ATOMIC)
+            pto.tstore(O + 8, t, atomic=relu)
+    return store_twice
+
+
+store_twice = factory(None)
+"""
+
+
+def test_a_module_or_closure_none_is_none(make_kernels):
+    """A module-level or closure variable holding None is None in the kernel, as the literal is:
+    `atomic=NO_ATOMIC` with NO_ATOMIC = None stores plainly (numpy's dtype(None) is float64, which
+    the kernel once took it for, refusing the argument)."""
+    k = make_kernels(NONE_GLOBAL).store_twice
+    x = np.arange(8, dtype=np.float32) - 3
+    d_x, d_o = pto.to_device(x), pto.alloc_tensor(64, pto.float32)
+    pto.launch(k, grid=(1,), args=(d_x, d_o))
+    o = np.empty(16, np.float32)
+    pto.memcpy_d2h(o, d_o)
+    np.testing.assert_array_equal(o, np.concatenate([x, x]))
+
+
 # =============================================================================== local memory
 
 LOCAL = """

@@ -552,6 +552,8 @@ class ExprLowering:
 
     def from_python(self, value, node, text):
         """A Python object reached from kernel code (global, closure, module attribute)."""
+        if value is None:
+            return NONE                 # as the literal None (numpy would read it as float64)
         if isinstance(value, Builtin):
             return value
         if isinstance(value, str):
