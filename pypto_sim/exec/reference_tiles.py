@@ -591,7 +591,7 @@ def _nearest_float32(terms):
 TILE_KERNELS = {**{name: fn for name, fn in list(globals().items())
                    if name.startswith(("tile_", "gm_")) and callable(fn)},        # and the imported ones:
                 **{fn.__name__: fn for fn in (tile_sort, tile_concat, tile_concat_idx, tile_trans_conv,
-                                                tile_relu_conv, tile_add_deq_relu)}}
+                                                tile_relu_conv, tile_add_deq_relu, tile_store_quant)}}
 # each value family's kernel: its descriptor's (isa/tile_roles.py), and the families whose values the executors
 # compute by hand (tile_move, TEXTRACT / TMOV on the AI core: a gather from the source window, scattered into
 # the destination; tile_mma: the article's MMA, over tile_matmul; tile_alu: the ALU's elementwise ops)
