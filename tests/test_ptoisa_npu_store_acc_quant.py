@@ -49,7 +49,7 @@ import pytest
 import pypto_sim as pto
 
 from aicore_runs import compile_error_at
-from engine_compare import assert_engines_agree, both_executors, same_words
+from engine_compare import assert_engines_agree, both_executors, same_words, tensor_values
 from ptoisa_st import MATMUL_TO_ACC, as_words, result_cmp
 
 NPU = "hw-native-sys/pto-isa tests/npu/a2a3/src/st/testcase/tstore_acc2gm at 3186c381"
@@ -225,8 +225,10 @@ def cpu_model(acc, scale, out, relu=False):
 def test_qf322b8_rounds_to_even_and_saturates(make_kernels, out, scale, relu):
     """QF322B8_PRE: a float32 Acc (the identity times chosen values: halves, values past the int8 /
     uint8 range, huge ones) scaled, rounded to nearest even and saturated to the output's range,
-    exactly as quantize_element computes it; with a negative scale and relu the ReLU zeroes what
-    the scale made negative, not the Acc's negative values (it applies last)."""
+    exactly as quantize_element computes it with the offset field 0; with a negative scale and
+    relu the ReLU zeroes what the scale made negative, not the Acc's negative values (it applies
+    last). (A kernel building the quant word as pto-isa's do sign-extends a negative scale into
+    the offset field, 0x1FF, which the CPU simulation would add: pypto_sim keeps it 0.)"""
     values = np.array([-300.5, -128.5, -127.5, -2.5, -1.5, -0.5, 0.0, 0.5, 1.5, 2.5, 3.5, 126.5, 127.5, 200.0,
                        255.5, 256.5, -3.0, 1e10, -1e10, 0.25, 0.75, 1.25, -1.75, 17.0, 64.5, -64.5, 100.0,
                        -100.0, 254.5, 253.5, 7.49, -7.51], np.float32)
@@ -261,6 +263,38 @@ def test_req8_scales_the_int32_acc(make_kernels):
     assert np.array_equal(got, cpu_model(acc, 0.25, I8))
 
 
+def deqf16_everywhere(make_kernels, acc, scale, atomic=False, init=0.0):
+    """O (float16, holding init) <- pto.tstore(O, c, quant=scale[, atomic="add"]) of the int32 Acc
+    acc (16 x 32, eye(16, 32) @ the int8 rows of acc), on the numba and the reference executor in
+    timing and functional mode: their O."""
+    source = IDENTITY.format(M=16, N=32, K=32, vm=16, vn=32, vk=32, src=I8, acc="int32",
+                             relu=', atomic="add"' if atomic else "")
+    x2 = np.zeros((32, 32), np.int8)
+    x2[:16] = acc
+    o = pto.alloc_tensor(16 * 32 * 2, pto.float16)
+    pto.memcpy_h2d(o, np.full((16, 32), init, np.float16))
+    args = (pto.to_device(np.eye(16, 32, dtype=np.int8)), pto.to_device(x2), o, scale)
+    return {way: tensor_values(image, o).reshape(16, 32)
+            for way, image in both_executors(make_kernels(source).k, (1,), args).items()}
+
+
+def test_deqf16_rounds_to_the_nearest_float16(make_kernels):
+    """DEQF16's value is quantize_element's static_cast<half> of the clamped float32 product:
+    rounded to the nearest float16, ties to even, on every executor (int8 values times 0.37, few
+    of them float16 values). With atomic="add" the float16 value is what GM adds (dst +=
+    converted): 1 x 0.5001 is 0.5 in float16, and 1024 + 0.5 ties to 1024, where the float32
+    product's 1024.5001 would give 1025."""
+    acc = np.random.RandomState(7).randint(-128, 128, (16, 32)).astype(np.int8)
+    want = cpu_model(acc.astype(np.int32), 0.37, F16)
+    for way, got in deqf16_everywhere(make_kernels, acc, 0.37).items():
+        assert np.array_equal(got.view(np.uint16), want.view(np.uint16)), way
+    ones = np.ones((16, 32), np.int8)
+    added = (np.float32(1024) + cpu_model(ones.astype(np.int32), 0.5001, F16).astype(np.float32)).astype(np.float16)
+    assert added[0, 0] == 1024
+    for way, got in deqf16_everywhere(make_kernels, ones, 0.5001, atomic=True, init=1024.0).items():
+        assert np.array_equal(got, added), way
+
+
 # ---------------------------------------------------------------- what A2/A3 refuses
 def refused(make_kernels, src, acc, out, store, message, loc="Acc"):
     """A kernel storing an Acc (or a Vec tile, loc="Vec") into out with `store` fails to compile
@@ -287,12 +321,13 @@ def refused(make_kernels, src, acc, out, store, message, loc="Acc"):
     ("int8", "int32", "int32", "pto.tstore(O, c, quant=2.0)", "tstore: quant= from a int32 Acc into 'O' of int32"),
     ("int8", "int32", I8, "pto.tstore(O, c)", "tstore: the fixpipe converts int32 to int32, not to int8 ('O')"),
     ("float16", F32, U8, "pto.tstore(O, c, quant=True)", "tstore: quant must be a number (the scale), not a bool"),
+    ("float16", F32, U8, "pto.tstore(O, c, quant=q > 1.0)", "tstore: quant must be a number (the scale), not a bool"),
 ])
 def test_a2a3_refuses_what_checkacc2gm_does(make_kernels, src, acc, out, store, message):
     """The (Acc, GM) dtype pairs CheckAcc2gm<isQuant = true> rejects (float32 to float16: the
     QF322F16_PRE of GetScalarPreQuantMode is refused on A2/A3; int32 to int16 or int32), an int8
-    GM without quant= (the fixpipe converts int32 to int32 only), a bool scale: CompileErrors at
-    the store."""
+    GM without quant= (the fixpipe converts int32 to int32 only), a bool scale (a constant or a
+    run-time comparison): CompileErrors at the store."""
     refused(make_kernels, src, acc, out, store, message)
 
 

@@ -297,6 +297,8 @@ def words_grid(l1, src, rows, cols, pitch):
 
 def tile_store_quant(buf, n, scale, mode):
     """A TSTORE_ACC's scalar pre-stage quantization (isa/store_modes.py QUANT) of the n values of
-    buf in place: store_modes.quantize (the one statement of it) of each by the float32 scale."""
+    buf in place: store_modes.quantize (the one statement of it) of each by the float32 scale, a
+    float16 result (DEQF16) then rounded to float16 (numpy's, nearest even)."""
     with np.errstate(all="ignore"):
-        buf[:n] = [store_modes.quantize(float(x), scale, mode) for x in buf[:n]]
+        out = np.array([store_modes.quantize(float(x), scale, mode) for x in buf[:n]], np.float64)
+        buf[:n] = out.astype(np.float16).astype(np.float64) if mode & store_modes.QUANT_F16 else out

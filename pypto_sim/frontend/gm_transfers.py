@@ -184,8 +184,9 @@ def store_quant(comp, node, args, t, dst):
                    "store into a tensor of one of those dtypes, or drop quant= (a float32 Acc converts to "
                    "float16 / bfloat16 without it)")
     comp.require_value(quant, node)
-    if isinstance(quant, Const) and isinstance(quant.value, bool):
-        comp.error(node, "tstore: quant must be a number (the scale), not a bool")
+    if getattr(quant, "dtype", None) == dtypes.bool_ or isinstance(quant, Const) and isinstance(quant.value, bool):
+        comp.error(node, "tstore: quant must be a number (the scale), not a bool",
+                   "a bool argument or comparison too: pass the float scale")
     if getattr(quant, "uniform", True) is False:
         comp.error(node, "tstore: quant must be the same in every lane (a uniform value)",
                    "pass a constant or a kernel argument")

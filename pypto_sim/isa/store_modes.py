@@ -44,13 +44,18 @@ def quantize(value, scale, mode):
     (static_cast<float>: an int32 rounds to nearest even) times the float32 scale, rounded once
     to float32; then
     - QUANT_S8 / QUANT_U8: rounded to the nearest integer, ties to even (std::nearbyint in the
-      default rounding mode; the offset field, bits 45:37, is 0), saturated to [-128, 127] /
-      [0, 255] (std::clamp; clamping first is the same for integer bounds, and an infinity
-      saturates). NaN, whose static_cast to an integer the CPU simulation leaves undefined,
+      default rounding mode; the offset field, bits 45:37, is 0, as the kernels and SET_QUANT_SCALAR
+      leave it for a scale of positive sign: for a negative one their static_cast<uint64_t> of the
+      int32 bits sign-extends it to 0x1FF, which the CPU simulation adds, and this does not),
+      saturated to [-128, 127] / [0, 255] (std::clamp; clamping first is the same for integer
+      bounds, and an infinity saturates). NaN, whose static_cast to an integer the CPU simulation leaves undefined,
       becomes 0;
     - QUANT_F16: saturated to [-65504, 65504] (std::clamp: an infinity saturates, NaN stays),
-      the store then rounding it to float16 (nearest even).
-    Returns the float64 value the store writes (before RELU and the conversion to GM's dtype).
+      then rounded to float16, nearest even (quantize_element's static_cast<half>), which each
+      executor's tile_store_quant does with its own float16 rounding (the compiled
+      scalars.round_f16, numpy's float16): the stores write GM with values already of its dtype,
+      and an atomic add adds the float16 value.
+    Returns the float64 value (before that rounding and RELU).
     The scale keeps all 24 bits of its float32 mantissa, as the CPU simulation's scalar form does;
     its vector form and gen_data.py's extract_quant_params read a quant word's M1 as bits 31:13
     (10 mantissa bits), which pypto_sim does not apply to the scalar (the st cases' scales, 5, 2,

@@ -13,7 +13,8 @@ from .scalars import round_f16, round_to, row_pitch, wrap_bits, wrap_i32
 from .alu import alu_float, alu_int, elementwise_float, expand_float
 from .gm_bytes import gm_load, gm_store, ieee_decode, ieee_encode
 from .matmul import tile_matmul
-from ...isa.store_modes import ATOMIC_ADD as STORE_ATOMIC_ADD, RELU as STORE_RELU, quantize as _quantize_py
+from ...isa.store_modes import (ATOMIC_ADD as STORE_ATOMIC_ADD, QUANT_F16 as STORE_QUANT_F16, RELU as STORE_RELU,
+                                quantize as _quantize_py)
 
 _quantize = njit(cache=True, error_model="numpy")(_quantize_py)
 
@@ -170,9 +171,11 @@ def gm_scatter_add(hbm, dst, stride, buf, rows, cols, dt):
 @njit(cache=True, error_model="numpy")
 def tile_store_quant(buf, n, scale, mode):
     """A TSTORE_ACC's scalar pre-stage quantization (isa/store_modes.py QUANT) of the n values of
-    buf in place: isa/store_modes.quantize (the one statement of it) of each by the float32 scale."""
+    buf in place: isa/store_modes.quantize (the one statement of it) of each by the float32 scale,
+    a float16 result (DEQF16) then rounded to float16, as gm_store writes values of its dtype."""
     for e in range(n):
-        buf[e] = _quantize(buf[e], scale, mode)
+        v = _quantize(buf[e], scale, mode)
+        buf[e] = round_f16(v) if mode & STORE_QUANT_F16 else v
 
 
 @njit(cache=True, error_model="numpy")
