@@ -293,6 +293,13 @@ def slot_too_small(fifo):
 
 
 @pto.kernel
+def gm_part_past_its_slot(fifo):
+    p = pto.tpipe(fifo, 0, "v2c", 512, 2)
+    with pto.vector():
+        slot = pto.talloc(p, split="up_down", rows=8, cols=16)
+
+
+@pto.kernel
 def flags_past_15(fifo):
     p = pto.tpipe(fifo, 13, "both", 1024, 2)
 
@@ -329,6 +336,8 @@ def flag_taken_twice(fifo):
     (pop_into_acc, "pto.tpop: 'acc' is a Acc tile; here the TPipe moves Mat tiles", "pto.tpop(p, acc)"),
     (slot_too_small, "'t' (8 x 16 of float32, at byte 0 of its slot) reaches byte 512, past the 256-byte slots",
      'pto.tpush(p, t, split="up_down")'),
+    (gm_part_past_its_slot, "this AIV's part by split='up_down' (8 x 16 of float32, at byte 512 of its slot) "
+     "reaches byte 1024, past the 512-byte slots", 'slot = pto.talloc(p, split="up_down", rows=8, cols=16)'),
     (flags_past_15, "flag_id 13 uses cross-core flags 13..16; they must be below 16",
      'p = pto.tpipe(fifo, 13, "both", 1024, 2)'),
     (pipe_in_a_loop, "pto.tpipe inside a loop, an if or a helper", 'p = pto.tpipe(fifo, 0, "v2c", 1024, 2)'),

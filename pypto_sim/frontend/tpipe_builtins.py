@@ -194,7 +194,7 @@ def _static(v):
     return int(v.value) if isinstance(v, Const) else None
 
 
-def _check_fits(comp, node, call, pipe, tile_name, offset, stride, rows, cols):
+def _check_fits(comp, node, call, pipe, what, offset, stride, rows, cols):
     """A part known when the kernel compiles must lie in its slot ("SlotSize must be large enough
     for one logical FIFO entry", TPUSH.md)."""
     off, r, c = _static(offset), _static(rows), _static(cols)
@@ -203,7 +203,7 @@ def _check_fits(comp, node, call, pipe, tile_name, offset, stride, rows, cols):
         return
     end = (off + (r - 1) * st + c) * pipe.fifo.dtype.itemsize
     if end > pipe.slot_size:
-        comp.error(node, f"{call}: '{tile_name}' ({r} x {c} of {pipe.fifo.dtype}, at byte {off * pipe.fifo.dtype.itemsize}"
+        comp.error(node, f"{call}: {what} ({r} x {c} of {pipe.fifo.dtype}, at byte {off * pipe.fifo.dtype.itemsize}"
                          f" of its slot) reaches byte {end}, past the {pipe.slot_size}-byte slots of '{pipe.name}'",
                    "make slot_size hold the whole tile (pto-isa sizes it as rows x cols x the element size)")
 
@@ -244,6 +244,14 @@ def _issued_by(comp, node, call, what, tile, pipe):
         comp.error(node, f"{call}: the {what} of '{tile.name}' {'into' if what == 'TSTORE' else 'from'} a "
                          f"slot of '{pipe.name}' (an ND GM tensor, rows valid columns apart) refuses it: "
                          f"{text[len(where):] if text.startswith(where) else text}")
+
+
+def _gm_part(comp, node, call, pipe, split, rows, cols):
+    """The element offset of this AIV's rows x cols part of a GM slot by split, which must lie in
+    the slot (the tile forms' check, _check_fits)."""
+    offset, stride = _split_place(comp, node, split, rows, cols)
+    _check_fits(comp, node, call, pipe, f"this AIV's part by split={split!r}", offset, stride, rows, cols)
+    return offset
 
 
 def _gm_shape(comp, node, call, split, rows, cols):
@@ -331,7 +339,7 @@ def lower_tpush(comp, node, args):
     _same_dtype(comp, node, call, pipe, tile, converts=ring == "c2v", quantized=args.get("quant", NONE) is not NONE)
     rows, cols = comp._extent(tile)
     offset, stride = (Const(0, I32), NONE) if ring == "c2v" else _split_place(comp, node, split, rows, cols)
-    _check_fits(comp, node, call, pipe, tile.name, offset, stride, rows, cols)
+    _check_fits(comp, node, call, pipe, f"'{tile.name}'", offset, stride, rows, cols)
     _wait_free_if_due(comp, node, pipe, free)
     ptr = _slot(comp, node, pipe, pipe.prod, ring_offset, tile.dtype, offset)
     with _issued_by(comp, node, call, "TSTORE", tile, pipe):
@@ -357,7 +365,7 @@ def lower_tpop(comp, node, args):
             comp.error(node, f"{call}: split={split!r} of a GM slot; A2/A3's TPOP of a GlobalTensor takes "
                              "'no_split', 'up_down' or 'left_right' (TPop.hpp getPopSubAIVOffset)")
         rows, cols = _gm_shape(comp, node, call, split, args["rows"], args["cols"])
-        offset = Const(0, I32) if ring == "v2c" else _split_place(comp, node, split, rows, cols)[0]
+        offset = Const(0, I32) if ring == "v2c" else _gm_part(comp, node, call, pipe, split, rows, cols)
         _wait(comp, node, ready)
         # TPop.hpp's GlobalTensor TPOP adds no ring offset (cons.entryOffset): a 'both' pipe's V2C
         # slot here is in the C2V ring's bytes, as on A2/A3 (racecheck sees the overlap)
@@ -371,7 +379,7 @@ def lower_tpop(comp, node, args):
     rows, cols = comp._extent(tile)
     # the AIC's pop of a Mat tile reads the whole slot whatever the split (TPush.hpp popMatTileFromGMFiFo)
     offset, stride = (Const(0, I32), NONE) if ring == "v2c" else _split_place(comp, node, split, rows, cols)
-    _check_fits(comp, node, call, pipe, tile.name, offset, stride, rows, cols)
+    _check_fits(comp, node, call, pipe, f"'{tile.name}'", offset, stride, rows, cols)
     _wait(comp, node, ready)
     ptr = _slot(comp, node, pipe, pipe.cons, ring_offset, tile.dtype, offset)
     with _issued_by(comp, node, call, "TLOAD", tile, pipe):
@@ -403,7 +411,7 @@ def lower_talloc(comp, node, args):
     free = pipe.ring(ring)[1]
     split = _choice(comp, node, call, args["split"], "split", PUSH_SPLITS, "no_split")
     rows, cols = _gm_shape(comp, node, call, split, args["rows"], args["cols"])
-    offset = Const(0, I32) if ring == "c2v" else _split_place(comp, node, split, rows, cols)[0]
+    offset = Const(0, I32) if ring == "c2v" else _gm_part(comp, node, call, pipe, split, rows, cols)
     _wait_free_if_due(comp, node, pipe, free)
     # TAlloc.hpp adds no ring offset (prod.entryOffset): a 'both' pipe's V2C slot here is in the
     # C2V ring's bytes, as on A2/A3 (racecheck sees the overlap)
