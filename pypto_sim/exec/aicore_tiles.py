@@ -122,7 +122,8 @@ class TileOp:
     elements it moves, the shape and bytes that size its cost, and its values."""
 
     __slots__ = ("ctx", "pc", "spec", "fam", "arr", "iv", "vals", "slot", "reads", "writes",
-                 "gm", "gm_layout", "shape", "data", "nbytes", "view", "named", "store_mode", "where", "index")
+                 "gm", "gm_layout", "shape", "data", "nbytes", "view", "named", "store_mode", "where", "index",
+                 "touched")
 
     def __init__(self, ctx, pc, vals, arr, unit, coords):
         layout = layout_of(ctx, pc)

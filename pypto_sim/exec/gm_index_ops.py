@@ -8,6 +8,13 @@ An index the oob policy leaves undefined (isa/gm_index_modes.py UNDEFINED) that 
 element of the table stops the launch at the read, before anything is written: the device would
 read or write whatever GM holds past the table, so the OutOfBoundsError names the instruction,
 its line, the unit, the index's position in the index tile and the GM element it names.
+
+read() also leaves on the TileOp (op.touched) the tensor elements the transfer reads (MGATHER) or
+writes (MSCATTER), in the order it moves them: each moved index's row of cols elements at
+off + index * stride, or its element at off + index, after the oob policy (a dropped index moves
+nothing). With check="race" / "initcheck" the SimPy model compares them with the other GM
+accesses when the instruction reads its index tile (timing/aicore.py gm_index_checks), and
+initcheck counts MSCATTER's as written at its write.
 """
 from __future__ import annotations
 
@@ -64,6 +71,7 @@ def read(op, fault):
     bad = int(ex.gm_index_fault(words, ir * ic, size, oob))
     if bad >= 0:
         raise _index_error(op, words, bad, fault)
+    op.touched = touched(op, words)
     if op.fam == "tile_gm_gather":
         out = np.empty(rows * cols, np.float64)
         ex.gm_index_gather(out, words, ctx.hbm, _table_byte(op), rows, cols, size, stride, oob, int(elem),
@@ -91,10 +99,17 @@ def write(op, result):
     init = getattr(ctx, "hbm_init", None)
     if init is not None:                     # initcheck: the elements the scatter wrote are written
         item = BY_CODE[int(ctx.enc.code[op.pc, C_DTYPE])].itemsize
-        used = [u for u, moves in (remap(int(x), size, oob) for x in words) if moves]
-        first = np.asarray(used, np.int64) * (1 if elem else stride)
-        elements = first if elem else (first[:, None] + np.arange(cols)).ravel()
-        gm.init_mark(init, _table_byte(op) + elements * item)
+        gm.init_mark(init, int(ctx.tbase[op.slot]) + op.touched * item)
+
+
+def touched(op, words) -> np.ndarray:
+    """The elements of op's tensor that the transfer at index words moves, in the order it moves
+    them (int64): each index the oob policy keeps, remapped, as its row's cols elements (row form)
+    or its element (element form), from the table's element 0 (op.index[0])."""
+    off, size, stride, oob, _atomic, elem = op.index
+    used = [u for u, moves in (remap(int(x), size, oob) for x in words) if moves]
+    first = off + np.asarray(used, np.int64) * (1 if elem else stride)
+    return first if elem else (first[:, None] + np.arange(op.shape[1], dtype=np.int64)).ravel()
 
 
 def _table_byte(op) -> int:

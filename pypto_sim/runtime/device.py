@@ -30,7 +30,7 @@ from ..exec import gm
 from ..timing.progress import compile_progress
 from ..timing.aicore_limits import check_aicore_program
 from ..profiler.collect import collecting, report as collected
-from .skip_values import check_values_off
+from .skip_values import check_indexed_checks, check_values_off
 from .memory import HBM, DeviceTensor, root_of
 from .launch import run_launch
 from .names import user_frame
@@ -207,6 +207,7 @@ class Device:
         if not values:
             check_values_off(program, [(v.byte_addr, v.byte_addr + v.nbytes) for v, a in
                                        zip(stored, program.args) if a.kind == "tensor"], kernel.name)
+            check_indexed_checks(program, checks, kernel.name)
         kernel.last_launch = (grid, block)     # the debugger's default grid and block
         handle = LaunchHandle(self, kernel.name)
         self.queue.append(PendingLaunch(kernel, program, grid, block, stored, tuple(names),

@@ -48,5 +48,26 @@ def check_values_off(program, tensor_ranges, kernel_name):
                  "without timing")
 
 
+def check_indexed_checks(program, checks, kernel_name):
+    """Raise LaunchError when values=False would leave racecheck or initcheck (checks: the
+    parsed names) blind to the GM elements of an MGATHER / MSCATTER of ``program``: they are
+    the rows or elements its index tile names, and with values off no index tile holds its values
+    (the indices, loaded or computed by tile instructions, are not computed)."""
+    blind = sorted(checks & {"racecheck", "initcheck"})
+    if not blind:
+        return
+    isa = load_isa()
+    for pc, row in enumerate(program.encode().code):
+        spec = isa.by_opcode[int(row[C_OP])]
+        if spec.family in ("tile_gm_gather", "tile_gm_scatter"):
+            line = program.instrs[pc].line
+            raise LaunchError(
+                f"values=False with check={blind}: {spec.name} at line {line} of kernel '{kernel_name}' reads or "
+                f"writes the GM elements its index tile names, and values=False computes no index values, so "
+                f"{' and '.join(blind)} could not see them", kernel=kernel_name, file=program.file, line=line,
+                hint="launch with values=True (the default) to check this kernel, or without check= to time it "
+                     "with values=False")
+
+
 def _overlap(a, b) -> bool:
     return a[0] < b[1] and b[0] < a[1]

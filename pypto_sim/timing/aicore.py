@@ -50,10 +50,11 @@ import numpy as np
 
 from ..errors import DeadlockError, UninitializedReadError
 from ..exec.aicore_flag_errors import cross_core_deadlock, cross_flag_overflow, unset_flag_error
-from ..exec.aicore_tiles import UNIT_NAMES, TileOp, operands
+from ..exec import gm
+from ..exec.aicore_tiles import GM_ADD, GM_READ, GM_WRITE, UNIT_NAMES, TileOp, operands
 from ..ir.program import C_AUX, block_coords
 from ..isa import PIPES, PTO_PIPE_NAMES
-from .aicore_races import AICoreRaces, race_check
+from .aicore_races import AICoreRaces, late_gm_check, late_gm_dispatch, race_check
 from .checks import flag_lines, never_waited_error
 from .records import CAUSE
 
@@ -97,8 +98,11 @@ def dispatch(sim, pc, blk, w, ws, now):
     op = TileOp(sim, pc, operands(sim, pc, ws.regs), ai.array(w), w, blk.coords)
     start, complete, nbytes, cause, cause_pc, why = sim.aicore_pipes.dispatch(pc, ai.p, w, ws.regs, now)
     why += ws.cause                     # records.why_code: the scalar unit's wait before it
+    late = None
     if ai.race is not None:
         race_check(sim, ai, blk, w, sim.pc_pipe[pc], pc, *op.race_views(), op.gm)
+        if op.index is not None:
+            late = late_gm_dispatch(sim, ai, w, sim.pc_pipe[pc], pc)
     if sim.checks and sim.checks.init:
         missing = op.first_unwritten(sim.hbm_init)
         if missing is not None:
@@ -106,11 +110,35 @@ def dispatch(sim, pc, blk, w, ws, now):
     # ---- values (the executor's): read at the start, written at the completion
     if sim.values:
         box = {}
-        sim._schedule_effect(start - now, lambda: box.__setitem__("v", op.read()))
+
+        def read():
+            v = op.read()
+            if op.index is not None:
+                gm_index_checks(sim, blk, w, pc, op, late)
+            box["v"] = v
+        sim._schedule_effect(start - now, read)
         # (no value when the read faulted: the launch stops, and its write never lands)
         sim._schedule_effect(complete - now, lambda: op.write(box.pop("v")) if "v" in box else None)
     op.mark_written(sim.hbm_init)       # initcheck: a store's elements count as written
     return start, complete, nbytes, cause, cause_pc, why
+
+
+def gm_index_checks(sim, blk, w, pc, op, late):
+    """check="race" / "initcheck" of an MGATHER / MSCATTER as it reads its index tile (its GM
+    elements, op.touched, are known from then): racecheck compares them with the other GM
+    accesses, with the clocks of its dispatch (late_gm_check); initcheck reports the first
+    element a gather reads that was never written, as a TLOAD's (a scatter's count as written
+    at its write, gm_index_ops.write)."""
+    if not sim.checks:
+        return
+    item = op.data.buf.dtype.itemsize
+    if late is not None:
+        access = GM_READ if op.fam == "tile_gm_gather" else GM_ADD if op.index[4] else GM_WRITE
+        late_gm_check(sim, blk.aicore, blk, w, sim.pc_pipe[pc], pc, late, op.slot, op.touched, item, access)
+    if sim.checks.init and op.fam == "tile_gm_gather" and len(op.touched):
+        bad = np.nonzero(~gm.init_test(sim.hbm_init, op.touched * item + int(sim.tbase[op.slot])))[0]
+        if len(bad):
+            raise uninitialised_load(sim, pc, blk, w, op.slot, int(op.touched[bad[0]]), sim.env.now)
 
 
 def uninitialised_load(sim, pc, blk, w, slot, element, now):
@@ -118,7 +146,7 @@ def uninitialised_load(sim, pc, blk, w, slot, element, now):
     a tstore(atomic='add') adds to it)."""
     ins = sim.prog.instrs[pc]
     line, tensor = ins.line, sim.tensor_names[slot]
-    load = ins.op == "TLOAD"
+    load = ins.op in ("TLOAD", "MGATHER", "MGATHER_ELEM")
     what = "reads" if load else "(atomic='add') adds to"
     return UninitializedReadError(
         f"initcheck: {ins.op} at line {line} (block {blk.coords} {UNIT_NAMES[w]}, cycle {now}) {what} "

@@ -39,6 +39,7 @@ class AICoreRaces:
         # sync="auto": (array index, owning buffer) -> {region: {"w": the last write's clocks,
         # "r": the reads' since, joined}}, the orders auto sync makes by the tiles' data
         self.auto: dict = {}
+        self.late: list = []         # LateGM: MGATHER / MSCATTER dispatched, elements not yet known
 
     def tick(self, unit, pipe) -> tuple:
         t = unit * P + pipe
@@ -60,31 +61,79 @@ class AICoreRaces:
     def barrier_all(self, unit):
         self.join(unit, ALL, self.carry(unit, ALL))
 
-    def access(self, history, t, stamp, pc, is_write):
+    def access(self, history, t, stamp, pc, is_write, late=None):
         """Record an access of queue t (clock stamp) to the object whose history this is;
         return the earlier (queue, pc, was_write) it races with, or None. is_write GM_ADD (an
         atomic add, tstore(atomic='add')) races with unordered reads and plain writes but not
-        with other atomic adds, as CUDA's racecheck treats atomics."""
-        seen = self.clock[t]
+        with other atomic adds, as CUDA's racecheck treats atomics. late: a GM access recorded
+        after the instruction's dispatch (LateGM: MGATHER / MSCATTER, whose elements are known
+        when they read their index tile): its queue's clocks at the dispatch and the accesses
+        dispatched since that were ordered after it; those it neither races with nor hides."""
+        seen = self.clock[t] if late is None else late.seen
+        after = () if late is None else late.after
+
+        def unordered(q, c):
+            return q != t and seen[q] < c and (q, c) not in after
         last = history.get("w")
-        if last is not None and last[0] != t and seen[last[0]] < last[1]:
+        if last is not None and unordered(last[0], last[1]):
             return last[0], last[2], True
         if is_write != GM_ADD:           # a read or a plain write: unordered atomic adds race
             for q, (c, apc) in history.get("a", {}).items():
-                if q != t and seen[q] < c:
+                if unordered(q, c):
                     return q, apc, True
         if is_write:
             for q, (c, rpc) in history.get("r", {}).items():
-                if q != t and seen[q] < c:
+                if unordered(q, c):
                     return q, rpc, False
-            if is_write == GM_ADD:
-                history.setdefault("a", {})[t] = (stamp, pc)
-                return None
+        if late is not None:
+            return _record_late(history, t, stamp, pc, is_write, after)
+        if is_write == GM_ADD:
+            history.setdefault("a", {})[t] = (stamp, pc)
+        elif is_write:
             history["w"] = (t, stamp, pc)
             history["r"], history["a"] = {}, {}
         else:
             history.setdefault("r", {})[t] = (stamp, pc)
         return None
+
+
+def _record_late(history, t, stamp, pc, is_write, after):
+    """Record a late access (AICoreRaces.access) that raced with nothing. A write dispatched
+    after it and ordered after it already stands for it (whatever is unordered with the late
+    access is unordered with that write, or ordered after both); otherwise it goes in as if at
+    its dispatch, keeping the reads and atomic adds ordered after it, and a queue's newest."""
+    last = history.get("w")
+    if last is not None and (last[0], last[1]) in after:
+        return None
+    if is_write and is_write != GM_ADD:
+        history["w"] = (t, stamp, pc)
+        for kind in ("r", "a"):
+            history[kind] = {q: e for q, e in history.get(kind, {}).items() if (q, e[0]) in after}
+        return None
+    mine = history.setdefault("a" if is_write else "r", {})
+    if t not in mine or mine[t][0] < stamp:
+        mine[t] = (stamp, pc)
+    return None
+
+
+class LateGM:
+    """An MGATHER / MSCATTER of one queue whose GM elements are known only when it reads its
+    index tile, after its dispatch: its queue t and stamp, that queue's clocks at the dispatch
+    (what it had seen), and the (queue, stamp) of each GM access dispatched since on the core
+    whose queue had seen it (ordered after it), which its late check must not call a race."""
+
+    __slots__ = ("t", "stamp", "seen", "after")
+
+    def __init__(self, race, t, stamp):
+        self.t, self.stamp, self.seen, self.after = t, stamp, race.clock[t].copy(), set()
+
+
+def late_gm_dispatched(race, t, stamp):
+    """A GM access of queue t (clock stamp) was dispatched: the pending late ones its queue had
+    seen are ordered before it."""
+    for late in race.late:
+        if race.clock[t, late.t] >= late.stamp and (t, stamp) != (late.t, late.stamp):
+            late.after.add((t, stamp))
 
 
 def _auto_wait(race, arr_id, w, pipe, accesses):
@@ -133,6 +182,7 @@ def race_check(sim, ai, blk, w, pipe, pc, reads, writes, gm):
                 raise race_error(sim, blk, pc, w, pipe, other, f"tile '{v.buf.name}' ({v.buf.space})",
                                  is_write)
     if gm is not None:
+        late_gm_dispatched(race, t, stamp)
         slot, off, rows, cols, stride, is_write, item = gm
         key = gm_window(sim, slot, off, rows, cols, stride, item)
         group = sim.checks.gm_groups[slot]
@@ -142,6 +192,47 @@ def race_check(sim, ai, blk, w, pipe, pc, reads, writes, gm):
         other = sim.checks.aicore_gm.access(group, key, (blk.id, w, pipe), pc, is_write)
         if other is not None:
             raise core_race_error(sim, blk, pc, w, pipe, other, is_write)
+
+
+def late_gm_dispatch(sim, ai, w, pipe, pc):
+    """After race_check of an MGATHER / MSCATTER (its tiles) at dispatch: its GM access, known
+    when it reads its index tile (late_gm_check), waits as a LateGM."""
+    race = ai.race
+    t = w * P + pipe
+    late = LateGM(race, t, int(race.clock[t, t]))
+    late_gm_dispatched(race, t, late.stamp)
+    race.late.append(late)
+    return late
+
+
+def late_gm_check(sim, ai, blk, w, pipe, pc, late, slot, elements, item, is_write):
+    """The GM access of an MGATHER / MSCATTER (late, from late_gm_dispatch) now that its index
+    tile is read: the tensor slot's elements (int64, any order) it reads (is_write GM_READ),
+    writes (GM_WRITE) or adds to (GM_ADD), in runs of consecutive elements, checked as race_check
+    checks a transfer's window: against the core's other queues with the clocks of its dispatch,
+    and against the other AI cores."""
+    race = ai.race
+    race.late.remove(late)
+    group = sim.checks.gm_groups[slot]
+    objs = race.gm.setdefault(group, {})
+    for first, count in _element_runs(elements):
+        key = gm_window(sim, slot, first, 1, count, count, item)
+        other = _region_access(race, objs, key, late.t, late.stamp, pc, is_write, late)
+        if other is not None:
+            raise race_error(sim, blk, pc, w, pipe, other, gm_tensors(sim, pc, other[1]), is_write)
+        other = sim.checks.aicore_gm.access(group, key, (blk.id, w, pipe), pc, is_write)
+        if other is not None:
+            raise core_race_error(sim, blk, pc, w, pipe, other, is_write)
+
+
+def _element_runs(elements) -> list:
+    """(first, count) of each run of consecutive elements among `elements` (deduplicated)."""
+    e = np.unique(np.asarray(elements, np.int64))
+    if not len(e):
+        return []
+    cut = np.nonzero(np.diff(e) != 1)[0] + 1
+    starts, ends = np.r_[0, cut], np.r_[cut, len(e)]
+    return [(int(e[a]), int(b - a)) for a, b in zip(starts, ends)]
 
 
 def gm_window(sim, slot, off, rows, cols, stride, item) -> tuple:
@@ -175,7 +266,7 @@ def gm_tensors(sim, pc, opc) -> str:
             f"{sim.prog.instrs[opc].line} (two kernel arguments over the same bytes)")
 
 
-def _region_access(race, objs, key, t, stamp, pc, is_write):
+def _region_access(race, objs, key, t, stamp, pc, is_write, late=None):
     """Record an access to the strided region key = (lo, hi, rows, cols, stride) of one object
     (the bytes of a GM alias group, or the words of one tile and its views) and return the earlier unordered
     access it races with, if any: against the same region, and against every other region of
@@ -184,10 +275,10 @@ def _region_access(race, objs, key, t, stamp, pc, is_write):
         if other_key == key or not windows_share(key, other_key):
             continue
         probe = {"w": hist.get("w"), "r": dict(hist.get("r", {})), "a": dict(hist.get("a", {}))}
-        other = race.access(probe, t, stamp, pc, is_write)
+        other = race.access(probe, t, stamp, pc, is_write, late)
         if other is not None:
             return other
-    return race.access(objs.setdefault(key, {}), t, stamp, pc, is_write)
+    return race.access(objs.setdefault(key, {}), t, stamp, pc, is_write, late)
 
 
 def _runs(key):
