@@ -215,6 +215,20 @@ def test_an_add_scatter_races_with_a_plain_store_of_its_rows_on_another_core(mak
         pto.sync()
 
 
+def test_initcheck_reports_an_add_scatter_into_elements_never_written(make_kernels):
+    """An atomic='add' scatter reads what it adds to, as tstore(atomic='add') does: into a table
+    the host never wrote, initcheck reports its first row's first element (row 3: element 24);
+    after a memcpy of zeros the same launch is clean."""
+    k = make_kernels(ADDS.format(atomic="'add'")).k
+    s, idx = np.ones((2, 8), np.float32), np.array([3, 0], np.int32)
+    with pytest.raises(pto.UninitializedReadError, match=r"MSCATTER at line \d+ .* \(atomic='add'\) adds to "
+                                                         r"T\b.*?\[24\], which was never written"):
+        pto.launch(k, grid=(1,), args=(pto.alloc_tensor(32 * 4, pto.float32), tensor(s), tensor(idx)), check="init")
+        pto.sync()
+    pto.launch(k, grid=(1,), args=(tensor(np.zeros(32, np.float32)), tensor(s), tensor(idx)), check="init")
+    pto.sync()
+
+
 INIT = """
 @pto.kernel
 def k(T, X, I, O):

@@ -127,15 +127,16 @@ def gm_index_checks(sim, blk, w, pc, op, late):
     """check="race" / "initcheck" of an MGATHER / MSCATTER as it reads its index tile (its GM
     elements, op.touched, are known from then): racecheck compares them with the other GM
     accesses, with the clocks of its dispatch (late_gm_check); initcheck reports the first
-    element a gather reads that was never written, as a TLOAD's (a scatter's count as written
-    at its write, gm_index_ops.write)."""
+    element a gather reads, or an atomic='add' scatter adds to, that was never written, as a
+    TLOAD's or a tstore(atomic='add')'s (a scatter's count as written at its write,
+    gm_index_ops.write)."""
     if not sim.checks:
         return
     item = op.data.buf.dtype.itemsize
     if late is not None:
         access = GM_READ if op.fam == "tile_gm_gather" else GM_ADD if op.index[4] else GM_WRITE
         late_gm_check(sim, blk.aicore, blk, w, sim.pc_pipe[pc], pc, late, op.slot, op.touched, item, access)
-    if sim.checks.init and op.fam == "tile_gm_gather" and len(op.touched):
+    if sim.checks.init and (op.fam == "tile_gm_gather" or op.index[4]) and len(op.touched):
         bad = np.nonzero(~gm.init_test(sim.hbm_init, op.touched * item + int(sim.tbase[op.slot])))[0]
         if len(bad):
             raise uninitialised_load(sim, pc, blk, w, op.slot, int(op.touched[bad[0]]), sim.env.now)
