@@ -480,10 +480,12 @@ def main():
     s = q.astype(np.float64) @ kt.astype(np.float64).T / math.sqrt(HEAD)
     p = np.exp(s - s.max(axis=1, keepdims=True))
     want = (p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float64)
-    for ordered in (True, False):
+    for ordered, how in ((True, "release flags after their readers"),
+                         (False, "as tfa_kernel.cpp places them: a buffer reloaded while read, which check='race' "
+                                 "reports")):
         got, prof = run(q, kt, v, ordered=ordered)
         err = float(np.max(np.abs(got["o"] - want)))
-        print(f"tfa st kernel S0={S0} S1={S1} ordered={ordered}: max |O - numpy| = {err:.2e} "
+        print(f"tfa st kernel S0={S0} S1={S1} ordered={ordered} ({how}): max |O - numpy| = {err:.2e} "
               f"({'ok' if np.allclose(got['o'], want, rtol=1e-2, atol=2e-3) else 'WRONG'}), {prof.total_cycles} cycles")
 
 
