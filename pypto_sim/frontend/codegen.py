@@ -31,6 +31,7 @@ from .expressions import ExprLowering
 from .helpers import HelperInlining
 from .memory_builtins import MemoryOperands
 from .pipeline import PipelineLowering
+from .python_objects import PythonObjects
 from .registry import LOWERINGS
 from .tile_builtins import TileOperands
 from .tile_group import TileGroupLowering
@@ -61,7 +62,7 @@ LOWERING_MODULES = (aicore_builtins, conv_builtins, gm_index_builtins, gm_transf
 LOWERINGS.freeze(BUILTINS)
 
 
-class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering, MemoryOperands,
+class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering, PythonObjects, MemoryOperands,
                      HelperInlining, PipelineLowering, ControlFlowLowering):
     """Compiles one kernel for one argument signature into a Program."""
 
