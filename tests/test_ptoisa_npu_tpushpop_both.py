@@ -167,10 +167,28 @@ def dir_both_kernel(split):
     return dir_both
 
 
+@pto.kernel
+def mov_and_matmul(left, right, acc, a, b):
+    """movAndMatmul of tpushpop_dir_both_concurrent_kernel.cpp: MTE2 -> MTE1, TMOV a and b to L0,
+    MTE1 -> M, TMATMUL into acc, M -> FIX (events 0; 1 the pre-armed reverse flags)."""
+    pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+    pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+    pto.wait_flag(pto.PIPE_M, pto.PIPE_MTE1, 1)
+    pto.tmov(left, a)
+    pto.tmov(right, b)
+    pto.set_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
+    pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
+    pto.wait_flag(pto.PIPE_FIX, pto.PIPE_M, 1)
+    pto.tmatmul(acc, left, right)
+    pto.set_flag(pto.PIPE_M, pto.PIPE_MTE1, 1)
+    pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+    pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+
+
 def concurrent_kernel(split):
     """runTPushPopDirBoth<float, 128, 64, 128, SplitAxis> of tpushpop_dir_both_concurrent_kernel.cpp:
     runVecPushV2C then runVecPopC2V on the AIVs (the dir_both vector code), runCubeHalf on the AIC
-    with movAndMatmul written out at its two calls."""
+    with its two movAndMatmul calls."""
     aiv_code = vector_side(split)
 
     @pto.kernel(sync="manual")
@@ -189,35 +207,11 @@ def concurrent_kernel(split):
             pto.set_flag(pto.PIPE_M, pto.PIPE_MTE1, 1)
             pto.tload(mat_a, A)
             pto.tload(mat_d, D)
-            # movAndMatmul(left, right, acc, mat_a, mat_d)
-            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
-            pto.wait_flag(pto.PIPE_M, pto.PIPE_MTE1, 1)
-            pto.tmov(left, mat_a)
-            pto.tmov(right, mat_d)
-            pto.set_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
-            pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
-            pto.wait_flag(pto.PIPE_FIX, pto.PIPE_M, 1)
-            pto.tmatmul(acc, left, right)
-            pto.set_flag(pto.PIPE_M, pto.PIPE_MTE1, 1)
-            pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
-            pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+            mov_and_matmul(left, right, acc, mat_a, mat_d)
             pto.tpush(pipe, acc, split=split)               # C2V push FIRST
             pto.set_flag(pto.PIPE_FIX, pto.PIPE_M, 1)
             pto.tpop(pipe, pop_tile, split=split)           # V2C pop SECOND: both rings hold tile 0
-            # movAndMatmul(left, right, acc, pop_tile, mat_d)
-            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
-            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
-            pto.wait_flag(pto.PIPE_M, pto.PIPE_MTE1, 1)
-            pto.tmov(left, pop_tile)
-            pto.tmov(right, mat_d)
-            pto.set_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
-            pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
-            pto.wait_flag(pto.PIPE_FIX, pto.PIPE_M, 1)
-            pto.tmatmul(acc, left, right)
-            pto.set_flag(pto.PIPE_M, pto.PIPE_MTE1, 1)
-            pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
-            pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+            mov_and_matmul(left, right, acc, pop_tile, mat_d)
             pto.tstore(out_cube, acc)
             pto.set_flag(pto.PIPE_FIX, pto.PIPE_M, 1)
             pto.wait_flag(pto.PIPE_M, pto.PIPE_MTE1, 1)
