@@ -131,17 +131,13 @@ def _signal(comp, node, flag, pipe_name):
     comp.emit("CROSS_CORE_SET_FLAG", None, (), None, node, aux=(flag, PTO_TO_PIPE[pipe_name], 0))
 
 
-def _index(reg) -> Val:
-    return Val(reg)
-
-
 def _increment(comp, node, reg):
     comp.emit("ADD", reg, (reg, Imm(1.0, I32)), I32, node, aux=(int_sem_of(I32),))
 
 
 def _wait_free_if_due(comp, node, pipe, free_flag):
     """Producer::allocate under shouldWaitFree(index): index >= SlotNum and index % SyncPeriod == 0."""
-    idx = _index(pipe.prod)
+    idx = Val(pipe.prod)
     due = comp.alu("GE", [idx, Const(pipe.slot_num, I32)], node, dtype=I32, result=dtypes.bool_)
     if pipe.sync_period > 1:
         on_period = comp.alu("EQ", [comp.alu("MOD", [idx, Const(pipe.sync_period, I32)], node, dtype=I32),
@@ -155,7 +151,7 @@ def _slot(comp, node, pipe, reg, ring_offset, dtype, extra=Const(0, I32)) -> Ptr
     """The GM pointer to slot index % SlotNum of a ring (ring_offset bytes into fifo), plus
     `extra` elements, typed as the fifo."""
     isz = pipe.fifo.dtype.itemsize
-    slot = Const(0, I32) if pipe.slot_num == 1 else comp.alu("MOD", [_index(reg), Const(pipe.slot_num, I32)], node,
+    slot = Const(0, I32) if pipe.slot_num == 1 else comp.alu("MOD", [Val(reg), Const(pipe.slot_num, I32)], node,
                                                                dtype=I32)
     at = comp.alu("MUL", [slot, Const(pipe.slot_size // isz, I32)], node, dtype=I32)
     at = comp.alu("ADD", [at, Const(ring_offset // isz, I32)], node, dtype=I32)
@@ -385,7 +381,7 @@ def lower_tpop(comp, node, args):
     with _issued_by(comp, node, call, "TLOAD", tile, pipe):
         lower_tload(comp, node, {"ptr": ptr, "tile": tile, "stride": stride, "layout": _ND})
     comp.instrs[-1].comment = f"TPOP {pipe.name}: " + (comp.instrs[-1].comment or "")
-    _free_if_due(comp, node, pipe, free, _index(pipe.cons))
+    _free_if_due(comp, node, pipe, free, Val(pipe.cons))
     _increment(comp, node, pipe.cons)
     return NONE
 
@@ -433,7 +429,7 @@ def lower_tfree(comp, node, args):
     if not (isinstance(slot, Ptr) and slot.space == "hbm" and slot.slot == pipe.fifo.slot):
         comp.error(node, f"{call}: slot must be a slot of '{pipe.name}' (pto.tpop(pipe) without dst gives one)")
     _ready, free, _offset = pipe.ring(ring)
-    index = comp.alu("SUB", [_index(pipe.cons), Const(1, I32)], node, dtype=I32)
+    index = comp.alu("SUB", [Val(pipe.cons), Const(1, I32)], node, dtype=I32)
     _free_if_due(comp, node, pipe, free, index)
     return NONE
 
@@ -464,7 +460,7 @@ def drain_tpipes(comp, at=None):
             continue                       # this unit only consumes the pipe
         free = pipe.ring(ring)[1]
         sp, sn = pipe.sync_period, pipe.slot_num
-        idx = _index(pipe.prod)
+        idx = Val(pipe.prod)
         first = -(-sn // sp)               # ceil(SlotNum / SyncPeriod)
         past = comp.alu("GT", [idx, Const(sn, I32)], node, dtype=I32, result=dtypes.bool_)
         with comp.masked_if(past, node, has_else=True) as branch:
