@@ -213,6 +213,7 @@ def aicore(h, f):
         pto.tload(v, f)
         pto.tcvt(v16, v)
         pto.tstore(h, v16)
+        pto.syncall()
         col = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
         pto.tabs(v, v)
         pto.tneg(v, v)

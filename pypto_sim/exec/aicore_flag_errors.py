@@ -1,11 +1,15 @@
 """The AI core's flag errors, as both executors raise them (exec/aicore_functional.py, the
 SimPy model in timing/aicore.py): a wait_flag no set_flag precedes, a cross-core flag's counter
-overflowing, and units of an AI core waiting for each other forever."""
+overflowing, and units waiting for each other forever (of one AI core, or at a SYNCALL of the
+launch)."""
 from __future__ import annotations
 
 from ..errors import DeadlockError
 from ..ir.program import C_AUX, UNIT_NAMES
 from ..isa import PIPES, PTO_PIPE_NAMES
+from ..isa.syncall_modes import KINDS
+
+SYNCALL_UNITS = {"aiv": "AIV", "aic": "AIC", "mix": "AIC and AIV"}
 
 
 def unset_flag_error(ctx, pc, unit, coords, key) -> DeadlockError:
@@ -50,6 +54,11 @@ def cross_core_deadlock(ctx, stuck) -> DeadlockError:
             who = "both AIVs" if unit == 0 else "the AIC"
             waiting.append(f"block {block} {UNIT_NAMES[unit]} waits at line {ins.line} (cross_core_wait_flag"
                            f"({int(ctx.enc.code[pc, C_AUX])})) for a signal from {who} that never comes")
+        elif ins.op == "SYNCALL":
+            kind = KINDS[int(ctx.enc.code[pc, C_AUX])]
+            waiting.append(f"block {block} {UNIT_NAMES[unit]} waits at line {ins.line} (pto.syncall('{kind}')) "
+                           f"for every {SYNCALL_UNITS[kind]} of the launch, and one finished or waits elsewhere "
+                           "without arriving")
         else:
             waiting.append(f"block {block} {UNIT_NAMES[unit]} waits at line {ins.line} ({ins.op}) "
                            "for units that finished without reaching it")
@@ -60,4 +69,5 @@ def cross_core_deadlock(ctx, stuck) -> DeadlockError:
         file=ctx.prog.file, line=ctx.prog.instrs[first].line if first is not None else None,
         block=block, warp=unit, unit=UNIT_NAMES[unit] if unit is not None else None,
         hint="every cross_core_wait_flag(id) needs a cross_core_set_flag(id) on the other side "
-             "(on the AIC: one from each AIV)")
+             "(on the AIC: one from each AIV); every participant of a pto.syncall must reach it as often as "
+             "the others")

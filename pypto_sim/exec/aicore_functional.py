@@ -2,7 +2,9 @@
 
 Each block is one AI core, whose three units (AIC, AIV0, AIV1) run their programs in turn: a
 unit runs until it finishes or reaches a ``cross_core_wait_flag`` (or block barrier) that
-nothing has released yet, then the next unit runs. Within a unit every instruction completes
+nothing has released yet, then the next unit runs. Blocks run one after another, except in a
+kernel with ``pto.syncall``, whose blocks all run in turn together (a unit waits at SYNCALL
+until every participant of the launch has arrived). Within a unit every instruction completes
 before the next starts, in program order, with the executor's kernels (exec/aicore_tiles.py),
 so flags within a unit need not order anything; they are still counted, and a wait_flag with
 no set_flag before it is the DeadlockError the timing model raises. For a race-free kernel
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DeadlockError, OutOfBoundsError, SimulationLimitError
+from ..errors import OutOfBoundsError, SimulationLimitError
 from ..ir.program import C_AUX, C_DTYPE, C_OP, block_coords
 from ..isa import load_isa
 from ..isa.run_time_checks import check_error
@@ -27,6 +29,7 @@ from .control_flow import ControlFlow
 from .functional import BLOCK_BARRIERS, FunctionalProfile, memory_space
 from .jit_clock import run_clock
 from .lane import executor
+from .syncall_rounds import SyncallRounds, participant_counts
 
 N_UNITS = len(UNIT_NAMES)
 SECTOR_BYTES = 32         # the lane executor counts sectors; functional mode reports none
@@ -36,7 +39,7 @@ class _Unit:
     """One unit's registers, control state and place in the program."""
 
     __slots__ = ("index", "regs", "mask", "stack", "exited", "pc", "done", "flags", "control",
-                 "barrier_epoch")
+                 "barrier_epoch", "syncall")
 
     def __init__(self, index, n_regs, code, imm, ex):
         self.index = index
@@ -46,6 +49,7 @@ class _Unit:
         self.flags: dict = {}            # (src pipe, dst pipe, event) -> set_flags not yet waited
         self.control = ControlFlow(code, imm, self, ex)
         self.barrier_epoch = 0
+        self.syncall = None              # the SYNCALL round it arrived at and waits for
 
 
 class AICoreFunctional:
@@ -83,14 +87,18 @@ class AICoreFunctional:
     # ---------------------------------------------------------------- the grid
     def run(self) -> FunctionalProfile:
         gx, gy, gz = self.grid
+        blocks = range(gx * gy * gz)
         with single_threaded_blas(uses_matmul(self.prog)) as self.blas, run_clock() as clock:
-            for block_id in range(gx * gy * gz):
-                self.run_block(block_id, block_coords(block_id, self.grid))
+            if any(name == "SYNCALL" for name in self.pc_name):
+                self.run_together([self.new_block(b) for b in blocks])
+            else:
+                for block_id in blocks:
+                    self.run_together([self.new_block(block_id)])
         return FunctionalProfile(self.kernel_name, self.grid, self.block, self.executed,
                                  clock.run_seconds, compile_seconds=clock.compile_seconds)
 
-    def run_block(self, block_id, coords):
-        """Run one AI core's three units to their ends, each until it finishes or waits."""
+    def new_block(self, block_id):
+        """One AI core's units, memories and flags, ready to run: (coords, units, arrays, state)."""
         enc, prog = self.enc, self.prog
         l1 = np.zeros(max(prog.local_words, 1), np.float64)
         arrays = (l1, l1, np.zeros_like(l1))     # AIC and AIV0 at different words of l1
@@ -102,14 +110,21 @@ class AICoreFunctional:
             for arg in prog.args:
                 if arg.reg is not None:
                     u.regs[prog.n_lane_slots + arg.reg.index, :] = self.scalars[arg.name]
-        state = {"cross": {}, "arrived": 0, "epoch": 0}
-        while not all(u.done for u in units):
+        return block_coords(block_id, self.grid), units, arrays, {"cross": {}, "arrived": 0, "epoch": 0}
+
+    def run_together(self, cores):
+        """Run the units of these AI cores in turn, each until it finishes or waits, to their
+        ends (a launch with SYNCALL runs all its cores together; others one core at a time)."""
+        self.rounds = SyncallRounds(participant_counts(self.prog.unit_entry, self.grid))
+        while any(not u.done for _, units, _, _ in cores for u in units):
             moved = False
-            for u in units:
-                if not u.done:
-                    moved |= self.run_unit(u, units, arrays, coords, state)
+            for coords, units, arrays, state in cores:
+                for u in units:
+                    if not u.done:
+                        moved |= self.run_unit(u, units, arrays, coords, state)
             if not moved:
-                raise self.deadlock(units, coords)
+                raise cross_core_deadlock(self, [(coords, u.index, u.pc) for coords, units, _, _ in cores
+                                                 for u in units if not u.done])
 
     def run_unit(self, u, units, arrays, coords, state) -> bool:
         """Run unit u until it finishes or waits for another unit; True if it executed anything."""
@@ -183,6 +198,13 @@ class AICoreFunctional:
                 if limit is not None and state["cross"].get(key, 0) >= limit:
                     raise cross_flag_overflow(self, pc, u.index, coords, to, limit)
                 state["cross"][key] = state["cross"].get(key, 0) + 1
+        elif name == "SYNCALL":
+            kind = int(aux[0])
+            if u.syncall is None:                   # arrive once, then wait for the round
+                u.syncall = self.rounds.arrive(kind)
+            if self.rounds.release(kind, u.syncall) is None:
+                return False
+            u.syncall = None
         elif name == "CROSS_CORE_WAIT_FLAG":
             event = int(aux[0])
             keys = [(u.index, event, s) for s in ((1, 2) if u.index == 0 else (0,))]
@@ -193,9 +215,6 @@ class AICoreFunctional:
         return True             # PIPE_BARRIER: program order already orders everything
 
     # ---------------------------------------------------------------- errors
-    def deadlock(self, units, coords) -> DeadlockError:
-        return cross_core_deadlock(self, [(coords, u.index, u.pc) for u in units if not u.done])
-
     def limit(self, pc, u, coords) -> SimulationLimitError:
         ins = self.prog.instrs[pc]
         return SimulationLimitError(

@@ -254,7 +254,7 @@ def size_deciding_params(fn_ast, params) -> frozenset:
 
 
 # the calls that make a kernel run on the real AI core (docs/aicore.md)
-AICORE_CALLS = frozenset({"alloc_tile", "cube", "vector", "tpipe"})
+AICORE_CALLS = frozenset({"alloc_tile", "cube", "vector", "tpipe", "syncall"})
 
 
 def uses_aicore(fn_ast) -> bool:

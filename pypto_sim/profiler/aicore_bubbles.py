@@ -34,8 +34,9 @@ from .memory_counters import moving_start
 from ..exec.aicore_tiles import UNIT_NAMES as UNITS
 from .bubbles import Bubble
 from ..errors import ArgumentError
+from ..isa.syncall_modes import KINDS as SYNCALL_KINDS
 
-KINDS = ("flag", "cross_core", "queue", "scalar", "bandwidth", "l2_miss", "data", "barrier", "tail",
+KINDS = ("flag", "cross_core", "syncall", "queue", "scalar", "bandwidth", "l2_miss", "data", "barrier", "tail",
          "idle")
 SCALAR = PIPES.index("scalar")
 
@@ -98,6 +99,7 @@ class _Attributor:
         m = prof.machine
         self.miss_extra = int(m.l2_miss_extra_latency) if m.has_l2 else 0
         self.segments = {}          # (core, unit) -> its scalar unit's timeline, made when needed
+        self.syncall_last = getattr(prof, "syncall_last", None)
         self.units = {}
         order = np.arange(len(rec))
         for core in np.unique(rec.core).tolist():
@@ -203,6 +205,21 @@ class _Attributor:
                      f"{self.lines[int(self.units[(core, sw)].pc[sk])]}")
         return "cross_core", text, "CROSS_CORE_WAIT_FLAG", self.lines[pc], pc
 
+    def _syncall_cause(self, core, w, k):
+        """A wait at SYNCALL (record k of unit w): for the launch's last participant of the
+        round, named with its line and arrival cycle when the profile has them."""
+        u = self.units[(core, w)]
+        pc = int(u.pc[k])
+        kind = self.aux[pc][0]
+        text = f"pto.syncall('{SYNCALL_KINDS[kind]}') at line {self.lines[pc]}: the launch's other units"
+        rounds = (self.syncall_last or [[]] * len(SYNCALL_KINDS))[kind]
+        rnd = sum(1 for j in range(k) if self.names[int(u.pc[j])] == "SYNCALL" and self.aux[int(u.pc[j])][0] == kind)
+        if rnd < len(rounds) and rounds[rnd][0] is not None:
+            (block, unit, arrival_pc), cycle = rounds[rnd]
+            text += (f"; the last to arrive was block {block} {UNITS[unit]} at cycle {cycle} (its pto.syncall at "
+                     f"line {self.lines[arrival_pc]}, its pipes drained)")
+        return "syncall", text, "SYNCALL", self.lines[pc], pc
+
     # ---------------------------------------------------------------- the scalar unit's timeline
     def scalar_segments(self, core, w):
         """([(start, end, cause)], their starts) of unit w's scalar unit, in time order: its
@@ -222,7 +239,8 @@ class _Attributor:
         cause_of = np.zeros(len(k_wait), np.int64)
         c = u.scalar_cause[k_wait]
         new_block = u.block[k_wait] != u.block[k_wait - 1]
-        other = (new_block | (c == CAUSE["cross_core"]) | ((c == CAUSE["pipe"]) & u.tile[k_wait])
+        other = (new_block | (c == CAUSE["cross_core"]) | (c == CAUSE["syncall"])
+                 | ((c == CAUSE["pipe"]) & u.tile[k_wait])
                  | (c == CAUSE["barrier"]) | ((c == CAUSE["flag"]) & ~u.tile[k_wait]))
         for i in np.nonzero(other)[0].tolist():
             k = int(k_wait[i])
@@ -256,6 +274,8 @@ class _Attributor:
                     None, None, -1)
         if c == CAUSE["cross_core"]:
             return self._cross_cause(core, w, k)
+        if c == CAUSE["syncall"]:
+            return self._syncall_cause(core, w, k)
         if c == CAUSE["flag"]:
             return self._flag_cause(core, w, k)[:5]
         if c == CAUSE["pipe"]:

@@ -98,6 +98,7 @@ class Profile:
         self.compile_seconds = 0.0            # numba compiling during the launch (not in the rate)
         self._cache = {}
         self.aicore_stats = None     # AI-core kernels: L2 hits/misses, shared-bandwidth waits
+        self.syncall_last = None     # and SYNCALL's rounds: per kind, each round's last arrival
         self.l2 = None               # {"hits", "misses"}: L2 line accesses of the tile DMA
 
     # ---------------------------------------------------------------- what the run kept

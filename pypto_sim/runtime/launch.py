@@ -67,6 +67,8 @@ def run_launch(device, pending, record=None, executor_module=None) -> Profile:
                    totals=sim.totals() if records is None else None)
     prof.compile_seconds = clock.compile_seconds
     prof.aicore_stats = getattr(sim, "aicore_stats", None)
+    grid_barrier = getattr(sim, "grid_barrier", None)     # SYNCALL: each round's last arrival, by kind
+    prof.syncall_last = None if grid_barrier is None else grid_barrier.last_arrivals
     l2 = getattr(sim, "l2", None)
     prof.l2 = None if l2 is None else {"hits": l2.hits, "misses": l2.misses}
     return prof

@@ -19,7 +19,7 @@ from ..ir.program import C_DST, C_DTYPE, C_OP, MAX_SRCS, register_sources
 from ..isa import FAMILIES, PIPES
 from .aicore_pipes import AICorePipes
 from .aicore_replay import replay_table, replay_values
-from .aicore_tables import SYNC_KINDS
+from .aicore_tables import SIMPY_ONLY_SYNC, SYNC_KINDS
 from .fast import EVENTS_PER_CALL, finished_records, flushed_records, grown, rebuilt_table, start_slots
 from .records import FIELDS, ROWS_PER_CHUNK, PcTotals, RecordColumns
 
@@ -40,7 +40,7 @@ def why_not_aicore_fast(sim) -> str | None:
             if sim.pc_pipe[pc] >= len(PIPES) - 1:
                 return f"{spec.name} on pipe {PIPES[sim.pc_pipe[pc]]}"
         elif spec.family == "tile_sync":
-            if spec.name not in SYNC_KINDS:
+            if spec.name not in SYNC_KINDS or spec.name in SIMPY_ONLY_SYNC:
                 return f"{spec.name} runs in the SimPy model"
         elif not spec.is_tile:
             return f"{spec.name} ({spec.family}) runs in the SimPy model"

@@ -1,11 +1,12 @@
 """What an AI-core program needs of a machine, checked at launch before anything runs: each
-memory space's capacity ([capacity] and [aicore] bias_bytes) and the event-id limits
-([aicore] event_ids, cross_core_event_ids). A program is compiled once per signature and may
-run on several machines, so these are checked per launch; the errors name the tile or the
-instruction, its line and the limit."""
+memory space's capacity ([capacity] and [aicore] bias_bytes), the event-id limits ([aicore]
+event_ids, cross_core_event_ids) and SYNCALL's own cross-core flags. A program is compiled once
+per signature and may run on several machines, so these are checked per launch; the errors
+name the tile or the instruction, its line and the limit."""
 from __future__ import annotations
 
 from ..errors import CompileError, L1CapacityError, LaunchError
+from ..isa.syncall_modes import FLAG_IDS, KINDS
 
 SPACE_KEYS = {"Vec": "ub_bytes", "Mat": "l1_bytes", "Left": "l0a_bytes", "Right": "l0b_bytes",
               "Acc": "l0c_bytes", "Bias": "bias_bytes"}
@@ -54,3 +55,34 @@ def check_aicore_program(program, machine, kernel_name):
                                    f"'{machine.name}' has {limit} ([aicore] {key})",
                                    kernel=kernel_name, file=program.file, line=ins.line,
                                    hint=f"use event ids 0..{limit - 1}")
+    check_syncall_flags(program, machine, kernel_name)
+
+
+def check_syncall_flags(program, machine, kernel_name):
+    """SYNCALL signals on FFTS cross-core flags of its own (isa/syncall_modes.py FLAG_IDS, as
+    pto-isa's SyncAll.hpp): the machine must have them, and the kernel's own cross-core flags
+    (and its TPipes') must not use them, or the barrier and the kernel would take each other's
+    signals."""
+    used = {}
+    for ins in program.instrs:
+        if ins.op == "SYNCALL":
+            for flag in FLAG_IDS[ins.aux[0]]:
+                used.setdefault(flag, ins)
+    if not used:
+        return
+    limit = int(machine.cross_core_event_ids)
+    top = max(used)
+    if top >= limit:
+        ins = used[top]
+        raise CompileError(f"pto.syncall('{KINDS[ins.aux[0]]}') signals on cross-core flag {top} but machine "
+                           f"'{machine.name}' has {limit} ([aicore] cross_core_event_ids)", kernel=kernel_name,
+                           file=program.file, line=ins.line, hint="use a machine table with 16 cross-core flags")
+    for ins in program.instrs:
+        if ins.op in ("CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG") and ins.aux[0] in used:
+            other = used[ins.aux[0]]
+            raise CompileError(
+                f"{ins.op.lower()}({ins.aux[0]}) at line {ins.line}: cross-core flag {ins.aux[0]} is the one "
+                f"pto.syncall('{KINDS[other.aux[0]]}') at line {other.line} signals on (pto-isa SyncAll.hpp), so "
+                "the barrier and this flag would take each other's signals", kernel=kernel_name,
+                file=program.file, line=ins.line,
+                hint=f"use other flag ids for the kernel's own signals (and TPipes): not {sorted(used)}")

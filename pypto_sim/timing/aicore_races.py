@@ -2,10 +2,10 @@
 (unit, pipe) queues of one AI core, moved by flags, barriers and cross-core signals; the
 RaceError names both instructions, their units and pipes, their lines and the tile or tensor.
 
-Between AI cores (blocks) of one launch nothing orders anything - cross-core flags pair the
-units of one core - so ChipGMAccesses, shared by all blocks of the launch, reports every pair
-of GM accesses of two cores that share an element, at least one a write, whenever they
-happen: the meaning lane kernels' racecheck gives two blocks (checks.py).
+Between AI cores (blocks) of one launch only SYNCALL orders anything - cross-core flags pair
+the units of one core - so ChipGMAccesses, shared by all blocks of the launch, reports every
+pair of GM accesses of two cores that share an element, at least one a write, that no SYNCALL
+separates: the meaning lane kernels' racecheck gives two blocks (checks.py).
 
 GM accesses are compared by the device bytes they touch, not by the kernel argument that
 reached them: two arguments naming one tensor, or a view (a slice) and its tensor, race
@@ -18,6 +18,7 @@ from ..isa import PIPES
 from ..exec.aicore_tiles import GM_ADD, UNIT_NAMES
 from ..errors import RaceError
 from ..isa import PTO_PIPE_NAMES
+from ..isa.syncall_modes import participates
 
 N_UNITS = len(UNIT_NAMES)
 P = len(PIPES)
@@ -189,7 +190,7 @@ def race_check(sim, ai, blk, w, pipe, pc, reads, writes, gm):
         other = _region_access(race, race.gm.setdefault(group, {}), key, t, stamp, pc, is_write)
         if other is not None:
             raise race_error(sim, blk, pc, w, pipe, other, gm_tensors(sim, pc, other[1]), is_write)
-        other = sim.checks.aicore_gm.access(group, key, (blk.id, w, pipe), pc, is_write)
+        other = sim.checks.aicore_gm.access(group, key, (blk.id, w, pipe), pc, is_write, ai.syncall_rounds[w])
         if other is not None:
             raise core_race_error(sim, blk, pc, w, pipe, other, is_write)
 
@@ -220,7 +221,7 @@ def late_gm_check(sim, ai, blk, w, pipe, pc, late, slot, elements, item, is_writ
         other = _region_access(race, objs, key, late.t, late.stamp, pc, is_write, late)
         if other is not None:
             raise race_error(sim, blk, pc, w, pipe, other, gm_tensors(sim, pc, other[1]), is_write)
-        other = sim.checks.aicore_gm.access(group, key, (blk.id, w, pipe), pc, is_write)
+        other = sim.checks.aicore_gm.access(group, key, (blk.id, w, pipe), pc, is_write, ai.syncall_rounds[w])
         if other is not None:
             raise core_race_error(sim, blk, pc, w, pipe, other, is_write)
 
@@ -310,48 +311,67 @@ def windows_share(a, b) -> bool:
 class ChipGMAccesses:
     """The GM accesses of every AI core of one launch, by alias group and strided byte window
     (as _region_access compares them). Each region keeps its last write (block, unit,
-    pipe, pc) and, per block, its last read since: an access races with an earlier one of
-    another block to a shared element when either is a write. Accesses of one block are left
-    to that core's vector clocks (AICoreRaces)."""
+    pipe, pc, SYNCALL rounds) and, per block, its last read since: an access races with an
+    earlier one of another block to a shared element when either is a write and no SYNCALL
+    orders them. Accesses of one block are left to that core's vector clocks (AICoreRaces).
+
+    A unit's rounds are the SYNCALLs of each kind it has passed (isa/syncall_modes.py): a round
+    completes only when every participant has arrived, after draining its pipes, so two
+    participants of a kind whose counts differ are ordered, the one with fewer rounds first."""
 
     def __init__(self):
         self.groups: dict = {}       # alias group -> {byte window: {"w": .., "r": {block: ..}, "a": ..}}
 
-    def access(self, group, key, who, pc, is_write):
-        """Record the access of who = (block id, unit, pipe) at pc; return the earlier access
-        of another block it races with as (block, unit, pipe, pc, was_write), or None."""
+    def access(self, group, key, who, pc, is_write, rounds=None):
+        """Record the access of who = (block id, unit, pipe) at pc, its unit having passed
+        rounds (SYNCALLs by kind; None: none); return the earlier access of another block it
+        races with as (block, unit, pipe, pc, was_write), or None."""
         objs = self.groups.setdefault(group, {})
+        rounds = tuple(rounds or ())
         for other_key, hist in objs.items():
-            clash = _other_block(hist, who[0], is_write)
+            clash = _other_block(hist, who, rounds, is_write)
             if clash is not None and (other_key == key or windows_share(key, other_key)):
                 return clash
         hist = objs.setdefault(key, {"w": None, "r": {}, "a": {}})
+        entry = (*who, pc, rounds)
         if is_write == GM_ADD:
-            hist["a"][who[0]] = (*who, pc)
+            hist["a"][who[0]] = entry
         elif is_write:
-            # no other block read or wrote it (or that was the race above): this write is all
-            # a later access of another block can race with
-            hist["w"], hist["r"], hist["a"] = (*who, pc), {}, {}
+            # no other block read or wrote it unordered (or that was the race above): this write
+            # is all a later access of another block can race with
+            hist["w"], hist["r"], hist["a"] = entry, {}, {}
         else:
-            hist["r"][who[0]] = (*who, pc)
+            hist["r"][who[0]] = entry
         return None
 
 
-def _other_block(hist, block, is_write):
-    """The access in hist of a block other than `block` that an access (a write when is_write,
-    an atomic add when it is GM_ADD) conflicts with: the last write; for a write also a read;
-    an atomic add of another block for anything but an atomic add."""
+def _unordered(entry, who, rounds) -> bool:
+    """Whether the recorded access entry of another block is unordered with an access of who
+    whose unit has passed rounds: no SYNCALL kind that both units take part in has been passed
+    a different number of times by them."""
+    if entry[0] == who[0]:
+        return False
+    for kind, (a, b) in enumerate(zip(entry[4], rounds)):
+        if a != b and participates(kind, entry[1]) and participates(kind, who[1]):
+            return False
+    return True
+
+
+def _other_block(hist, who, rounds, is_write):
+    """The access in hist of a block other than who's that an access (a write when is_write,
+    an atomic add when it is GM_ADD) conflicts with, unordered by SYNCALL: the last write; for
+    a write also a read; an atomic add of another block for anything but an atomic add."""
     w = hist["w"]
-    if w is not None and w[0] != block:
-        return (*w, True)
+    if w is not None and _unordered(w, who, rounds):
+        return (*w[:4], True)
     if is_write != GM_ADD:
-        for b, a in hist["a"].items():
-            if b != block:
-                return (*a, True)
+        for a in hist["a"].values():
+            if _unordered(a, who, rounds):
+                return (*a[:4], True)
     if is_write:
-        for b, r in hist["r"].items():
-            if b != block:
-                return (*r, False)
+        for r in hist["r"].values():
+            if _unordered(r, who, rounds):
+                return (*r[:4], False)
     return None
 
 

@@ -15,7 +15,8 @@ from . import peaks
 
 TILE_KINDS = {"tile_load": "LOAD", "tile_store": "STORE", "tile_move": "MOVE", "tile_mma": "MMA"}
 SYNC_KINDS = {"SET_FLAG": "SET_FLAG", "WAIT_FLAG": "WAIT_FLAG", "PIPE_BARRIER": "PIPE_BARRIER",
-              "CROSS_CORE_SET_FLAG": "CC_SET", "CROSS_CORE_WAIT_FLAG": "CC_WAIT"}
+              "CROSS_CORE_SET_FLAG": "CC_SET", "CROSS_CORE_WAIT_FLAG": "CC_WAIT", "SYNCALL": "SYNCALL"}
+SIMPY_ONLY_SYNC = ("SYNCALL",)     # the compiled event loop has no launch-wide barrier
 
 
 class AICoreTables:
@@ -46,6 +47,8 @@ class AICoreTables:
                     self.flag_events = max(self.flag_events, aux[2] + 1)
                 elif kind == "PIPE_BARRIER":
                     row[ex.TP_PIPEARG] = aux[0]
+                elif kind == "SYNCALL":
+                    row[ex.TP_PIPEARG], row[ex.TP_CCEVENT] = -1, aux[0]      # every pipe; the kind
                 else:
                     row[ex.TP_CCEVENT] = aux[0]
                     row[ex.TP_PIPEARG] = aux[1] if kind == "CC_SET" else 0

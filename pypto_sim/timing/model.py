@@ -32,6 +32,7 @@ from .fast import FastEngine, engine_setting, link_arrays, why_not_fast
 from .progress import Progress
 from .records import CAUSE, FoldedRecords, LaunchRecords, PcTotals, RecordBuffer
 from .aicore_pipes import AICorePipes, AICoreStats
+from .aicore_syncall import GridBarrier
 from .l2 import L2Cache, l2_touch, l2_transfer
 from .pc_tables import precompute_pc_tables
 from . import aicore as aicore_ops, launch_errors, tiles as tile_ops
@@ -128,6 +129,7 @@ class LaunchSimulation(SteppingQueries):
         if self.aicore:
             per_core = 1          # a block of an AI-core kernel is the whole AI core
             self.aicore_pipes = AICorePipes(self, min(m.cores, gx * gy * gz))
+            self.grid_barrier = GridBarrier(self)
         else:
             block_l1 = check_block_fits(self.prog, self.block, m, self.kernel_name)
             per_core = min(m.warp_slots_per_core // self.warps_per_block, m.l1_bytes // max(block_l1, 1))
