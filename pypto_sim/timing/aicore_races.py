@@ -18,7 +18,7 @@ from ..isa import PIPES
 from ..exec.aicore_tiles import GM_ADD, UNIT_NAMES
 from ..errors import RaceError
 from ..isa import PTO_PIPE_NAMES
-from ..isa.syncall_modes import participates
+from ..isa.syncall_modes import KIND_AIC, KIND_AIV, KIND_MIX, KINDS, participates
 
 N_UNITS = len(UNIT_NAMES)
 P = len(PIPES)
@@ -384,11 +384,21 @@ def core_race_error(sim, blk, pc, w, pipe, other, is_write):
     that = f"{oins.op} at line {oins.line} (block {oblock} {UNIT_NAMES[ou]} {PTO_PIPE_NAMES.get(PIPES[op], PIPES[op])})"
     return RaceError(
         f"racecheck: {kind} race on {gm_tensors(sim, pc, opc)} between AI cores: {this} "
-        f"and {that} touch the same elements; nothing orders two AI cores of one launch",
+        f"and {that} touch the same elements; no pto.syncall that both units take part in lies between them "
+        "(nothing else orders two AI cores of one launch)",
         kernel=sim.kernel_name, file=sim.prog.file, line=ins.line, block=blk.id, warp=w,
         unit=UNIT_NAMES[w], other_line=oins.line, other_block=oblock, other_warp=ou, other_unit=UNIT_NAMES[ou],
-        hint="give each AI core its own GM elements (offset by pto.get_block_id()), or split the "
-             "work into two launches")
+        hint=f"put a pto.syncall('{KINDS[syncall_kind(w, ou)]}') between the two accesses (pto-isa's SYNCALL, "
+             "a barrier of the launch's units), give each AI core its own GM elements (offset by "
+             "pto.get_block_id()), or split the work into two launches")
+
+
+def syncall_kind(unit, other) -> int:
+    """The SYNCALL kind whose participants include both units (isa/syncall_modes.py): 'aic' for
+    two AICs, 'aiv' for two AIVs, else 'mix'."""
+    if (unit == 0) != (other == 0):
+        return KIND_MIX
+    return KIND_AIC if unit == 0 else KIND_AIV
 
 
 def race_error(sim, blk, pc, w, pipe, other, what, is_write):
@@ -409,8 +419,8 @@ def race_error(sim, blk, pc, w, pipe, other, what, is_write):
         fix = ("two vector units cannot signal each other: relay through the AIC (both AIVs "
                "pto.cross_core_set_flag(id), the first after its access; the AIC pto.cross_core_wait_flag(id), "
                "which takes one from each, then pto.cross_core_set_flag(id2); both AIVs "
-               "pto.cross_core_wait_flag(id2), the second before its access), or give each AIV its own part "
-               "of the tensor")
+               "pto.cross_core_wait_flag(id2), the second before its access), a pto.syncall('aiv') between "
+               "them, or give each AIV its own part of the tensor")
     if ou == w:
         missing = (f"no set_flag({first}, {second}, id) after line {oins.line} is waited for (wait_flag) before "
                    f"line {ins.line}, and no pipe_barrier between them holds both pipes")

@@ -50,10 +50,14 @@ def check_fits_machine(program, grid, machine, kernel_name):
     if blocks <= machine.cores or not uses_syncall(program):
         return
     line = next(ins.line for ins in program.instrs if ins.op == "SYNCALL")
+    aivs = sum(pc >= 0 for pc in program.unit_entry[1:])
+    per_core = (f"; a block is one AI core, here with {aivs} AIV{'s' * (aivs > 1)} running: grid=({machine.cores},) "
+                f"runs {aivs * machine.cores} AIVs, as a CCE launch of {aivs * machine.cores} AIV blocks does"
+                ) if aivs else ""
     raise LaunchError(
         f"kernel '{kernel_name}' synchronises every AI core of its launch (pto.syncall at line {line}) but is "
         f"launched on {blocks} blocks and machine '{machine.name}' has {machine.cores} AI cores: the blocks "
         f"past the first {machine.cores} would wait for a core that the ones at the barrier never free",
         kernel=kernel_name, file=program.file, line=line,
         hint=f"launch at most {machine.cores} blocks (grid=({machine.cores},)) and loop over the work inside "
-             "the kernel, as pto-isa's SYNCALL kernels take the core count at run time")
+             "the kernel, as pto-isa's SYNCALL kernels take the core count at run time" + per_core)
