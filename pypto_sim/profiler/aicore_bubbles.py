@@ -216,8 +216,12 @@ class _Attributor:
         rnd = sum(1 for j in range(k) if self.names[int(u.pc[j])] == "SYNCALL" and self.aux[int(u.pc[j])][0] == kind)
         if rnd < len(rounds) and rounds[rnd][0] is not None:
             (block, unit, arrival_pc), cycle = rounds[rnd]
-            text += (f"; the last to arrive was block {block} {UNITS[unit]} at cycle {cycle} (its pto.syncall at "
-                     f"line {self.lines[arrival_pc]}, its pipes drained)")
+            if (block, unit) == (int(u.block[k]), w):     # it waited for its own pipes (pipe_barrier(PIPE_ALL))
+                text = (f"pto.syncall('{SYNCALL_KINDS[kind]}') at line {self.lines[pc]}: its own pipes draining "
+                        f"(the header's pipe_barrier(PIPE_ALL)); it arrived last, at cycle {cycle}")
+            else:
+                text += (f"; the last to arrive was block {block} {UNITS[unit]} at cycle {cycle} (its pto.syncall "
+                         f"at line {self.lines[arrival_pc]}, its pipes drained)")
         return "syncall", text, "SYNCALL", self.lines[pc], pc
 
     # ---------------------------------------------------------------- the scalar unit's timeline

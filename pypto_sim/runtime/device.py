@@ -29,7 +29,7 @@ from ..timing.block_fit import check_block_fits
 from ..exec import gm
 from ..timing.progress import compile_progress
 from ..timing.aicore_limits import check_aicore_program
-from ..timing.aicore_syncall import check_fits_machine
+from ..timing.aicore_syncall import check_fits_machine, check_mix_sides
 from ..profiler.collect import collecting, report as collected
 from .skip_values import check_indexed_checks, check_values_off
 from .memory import HBM, DeviceTensor, root_of
@@ -198,6 +198,7 @@ class Device:
                                   hint="leave block= out; grid=(n,) counts AI cores")
             check_aicore_program(program, active_machine(), kernel.name)
             check_fits_machine(program, grid, active_machine(), kernel.name)
+            check_mix_sides(program, kernel.name)
         else:
             check_block_fits(program, block, active_machine(), kernel.name)   # before any data moves
         _check_work(program, grid, block, _max_work(max_work, settings.max_work), kernel.name)

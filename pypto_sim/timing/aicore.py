@@ -54,8 +54,8 @@ from ..exec import gm
 from ..exec.aicore_tiles import GM_ADD, GM_READ, GM_WRITE, UNIT_NAMES, TileOp, operands
 from ..ir.program import C_AUX, block_coords
 from ..isa import PIPES, PTO_PIPE_NAMES
-from ..isa.syncall_modes import KINDS as SYNCALL_KINDS
-from .aicore_races import AICoreRaces, late_gm_check, late_gm_dispatch, race_check
+from .aicore_races import (AICoreRaces, late_gm_check, late_gm_dispatch, race_check, syncall_arrive,
+                           syncall_pass)
 from .checks import flag_lines, never_waited_error
 from .records import CAUSE
 
@@ -79,7 +79,6 @@ class AICoreState:
         self.race = AICoreRaces() if race else None
         self.flag_clocks: dict = {}      # (unit, src, dst, event) -> clocks, oldest first
         self.cross_clocks: dict = {}     # (to unit, event, from unit) -> clocks, oldest first
-        self.syncall_rounds = [[0] * len(SYNCALL_KINDS) for _ in range(N_UNITS)]   # passed, per unit and kind
         self.syncall_clocks: dict = {}   # (kind, round) -> the clocks its participants here arrived with
         sim.aicore_pipes.reset_block(self.p)
 
@@ -295,15 +294,14 @@ def wait_before_issue(sim, pc, blk, w, ws, t, cause):
 def syncall(sim, pc, blk, w, ws, t, cause):
     """SYNCALL of unit w before issue (timing/aicore_syncall.py): drain the unit's pipes, arrive,
     wait for the round's last participant; returns (t, cause) with the round's release. With
-    check="race" the unit's clocks join those its core's participants arrived with, and its
-    count of rounds passed (which orders its GM accesses against other cores') grows."""
+    check="race" the unit's clocks join those its core's participants arrived with, and know the
+    round completed (which orders GM accesses between cores: aicore_races.py syncall_pass)."""
     kind = int(sim.enc.code[pc, C_AUX])
     ai, grid = blk.aicore, sim.grid_barrier
     arrival = max(t, sim.aicore_pipes.barrier(ai.p, w, ALL, int(sim.env.now)))
     rnd = grid.arrive(kind, arrival, (blk.id, w, pc))
     if ai.race is not None:
-        ai.race.barrier_all(w)
-        ai.syncall_clocks.setdefault((kind, rnd), []).append(ai.race.carry(w, ALL))
+        syncall_arrive(sim, ai, w, kind, rnd)
     if grid.release(kind, rnd) is None:
         ws.note_stall(CAUSE["syncall"], -1)
         ws.waiting_at = pc
@@ -311,8 +309,7 @@ def syncall(sim, pc, blk, w, ws, t, cause):
             yield grid.event
         ws.waiting_at = None
     if ai.race is not None:
-        ai.race.join(w, ALL, np.max(ai.syncall_clocks[(kind, rnd)], axis=0))
-    ai.syncall_rounds[w][kind] += 1
+        syncall_pass(sim, ai, w, kind, rnd)
     t = max(t, sim.env.now)
     release = grid.release(kind, rnd)
     if release > t:

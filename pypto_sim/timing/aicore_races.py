@@ -18,10 +18,11 @@ from ..isa import PIPES
 from ..exec.aicore_tiles import GM_ADD, UNIT_NAMES
 from ..errors import RaceError
 from ..isa import PTO_PIPE_NAMES
-from ..isa.syncall_modes import KIND_AIC, KIND_AIV, KIND_MIX, KINDS, participates
+from ..isa.syncall_modes import KIND_AIC, KIND_AIV, KIND_MIX, KINDS
 
 N_UNITS = len(UNIT_NAMES)
 P = len(PIPES)
+Q = N_UNITS * P              # the (unit, pipe) queues; a clock's columns past them: SYNCALL rounds known
 ALL = -1
 
 
@@ -31,10 +32,13 @@ class AICoreRaces:
     queue's clock; set_flag carries the source queue's clock to the wait_flag's queue; a
     cross-core flag carries the signalling unit's clocks to every queue of the waiting unit;
     pipe_barrier(PIPE_ALL) joins a unit's queues. Two accesses to one tile (or overlapping GM
-    elements), at least one a write, race unless the later one's queue had seen the earlier."""
+    elements), at least one a write, race unless the later one's queue had seen the earlier.
+    A clock's last columns count the SYNCALL rounds of each kind the queue knows have completed
+    (a participant's on passing one, anyone's through the flags that carry its clocks): they
+    order GM accesses between AI cores (ChipGMAccesses)."""
 
     def __init__(self):
-        self.clock = np.zeros((N_UNITS * P, N_UNITS * P), np.int64)
+        self.clock = np.zeros((Q, Q + len(KINDS)), np.int64)
         self.tiles: dict = {}        # (array index, owning buffer) -> {region: access history}
         self.gm: dict = {}           # alias group -> {byte window (lo, hi, rows, width, pitch): history}
         # sync="auto": (array index, owning buffer) -> {region: {"w": the last write's clocks,
@@ -190,7 +194,8 @@ def race_check(sim, ai, blk, w, pipe, pc, reads, writes, gm):
         other = _region_access(race, race.gm.setdefault(group, {}), key, t, stamp, pc, is_write)
         if other is not None:
             raise race_error(sim, blk, pc, w, pipe, other, gm_tensors(sim, pc, other[1]), is_write)
-        other = sim.checks.aicore_gm.access(group, key, (blk.id, w, pipe), pc, is_write, ai.syncall_rounds[w])
+        other = sim.checks.aicore_gm.access(group, key, (blk.id, w, pipe), pc, is_write,
+                                            (t, stamp, race.clock[t, Q:], ai.syncall_clocks))
         if other is not None:
             raise core_race_error(sim, blk, pc, w, pipe, other, is_write)
 
@@ -221,7 +226,8 @@ def late_gm_check(sim, ai, blk, w, pipe, pc, late, slot, elements, item, is_writ
         other = _region_access(race, objs, key, late.t, late.stamp, pc, is_write, late)
         if other is not None:
             raise race_error(sim, blk, pc, w, pipe, other, gm_tensors(sim, pc, other[1]), is_write)
-        other = sim.checks.aicore_gm.access(group, key, (blk.id, w, pipe), pc, is_write, ai.syncall_rounds[w])
+        other = sim.checks.aicore_gm.access(group, key, (blk.id, w, pipe), pc, is_write,
+                                            (late.t, late.stamp, late.seen[Q:], ai.syncall_clocks))
         if other is not None:
             raise core_race_error(sim, blk, pc, w, pipe, other, is_write)
 
@@ -310,69 +316,98 @@ def windows_share(a, b) -> bool:
 # ---------------------------------------------------------------- between AI cores
 class ChipGMAccesses:
     """The GM accesses of every AI core of one launch, by alias group and strided byte window
-    (as _region_access compares them). Each region keeps its last write (block, unit,
-    pipe, pc, SYNCALL rounds) and, per block, its last read since: an access races with an
-    earlier one of another block to a shared element when either is a write and no SYNCALL
-    orders them. Accesses of one block are left to that core's vector clocks (AICoreRaces).
+    (as _region_access compares them). Each region keeps its last write (block, unit, pipe, pc
+    and its place in its core's clocks) and, per (block, queue), its last read since: an access
+    races with an earlier one of another block to a shared element when either is a write and
+    no SYNCALL orders them. Accesses of one block are left to that core's vector clocks
+    (AICoreRaces).
 
-    A unit's rounds are the SYNCALLs of each kind it has passed (isa/syncall_modes.py): a round
-    completes only when every participant has arrived, after draining its pipes, so two
-    participants of a kind whose counts differ are ordered, the one with fewer rounds first."""
+    A SYNCALL round completes only when every participant has arrived, its pipes drained: an
+    access is ordered before a round of a kind when a participant of its core arrived there
+    with clocks that had seen it (the participant's own earlier accesses, or a unit's that
+    signalled it), and after the round when its queue knows the round completed (a participant
+    that passed it, or a unit it signalled). known: per (kind, round), the rounds known by the
+    round's participants as they arrived, which every participant learns on passing it."""
 
     def __init__(self):
-        self.groups: dict = {}       # alias group -> {byte window: {"w": .., "r": {block: ..}, "a": ..}}
+        self.groups: dict = {}       # alias group -> {byte window: {"w": .., "r": {(block, queue): ..}, "a": ..}}
+        self.known: dict = {}        # (SYNCALL kind, round) -> its arrivals' rounds known, by kind
 
-    def access(self, group, key, who, pc, is_write, rounds=None):
-        """Record the access of who = (block id, unit, pipe) at pc, its unit having passed
-        rounds (SYNCALLs by kind; None: none); return the earlier access of another block it
-        races with as (block, unit, pipe, pc, was_write), or None."""
+    def access(self, group, key, who, pc, is_write, order=None):
+        """Record the access of who = (block id, unit, pipe) at pc; order = (its queue, its
+        clock stamp, the SYNCALL rounds its queue knows have completed, its core's arrival
+        clocks by (kind, round); None: no SYNCALL). Return the earlier access of another block
+        it races with as (block, unit, pipe, pc, was_write), or None."""
         objs = self.groups.setdefault(group, {})
-        rounds = tuple(rounds or ())
+        q, stamp, known, arrivals = order or (0, 0, (), {})
         for other_key, hist in objs.items():
-            clash = _other_block(hist, who, rounds, is_write)
+            clash = _other_block(hist, who[0], known, is_write)
             if clash is not None and (other_key == key or windows_share(key, other_key)):
                 return clash
         hist = objs.setdefault(key, {"w": None, "r": {}, "a": {}})
-        entry = (*who, pc, rounds)
+        entry = (*who, pc, q, stamp, arrivals)
         if is_write == GM_ADD:
-            hist["a"][who[0]] = entry
+            hist["a"][(who[0], q)] = entry
         elif is_write:
             # no other block read or wrote it unordered (or that was the race above): this write
             # is all a later access of another block can race with
             hist["w"], hist["r"], hist["a"] = entry, {}, {}
         else:
-            hist["r"][who[0]] = entry
+            # a queue's later read is ordered after whatever its earlier one is (its clocks grow)
+            hist["r"][(who[0], q)] = entry
         return None
 
 
-def _unordered(entry, who, rounds) -> bool:
-    """Whether the recorded access entry of another block is unordered with an access of who
-    whose unit has passed rounds: no SYNCALL kind that both units take part in has been passed
-    a different number of times by them."""
-    if entry[0] == who[0]:
+def _unordered(entry, block, known) -> bool:
+    """Whether the recorded access entry of another block is unordered with an access of block
+    whose queue knows `known` rounds of each SYNCALL kind completed: no participant of the
+    entry's core arrived at the last of them with clocks that had seen the entry (a
+    participant's clocks only grow, so an earlier round's arrival that had is seen there too)."""
+    if entry[0] == block:
         return False
-    for kind, (a, b) in enumerate(zip(entry[4], rounds)):
-        if a != b and participates(kind, entry[1]) and participates(kind, who[1]):
+    q, stamp, arrivals = entry[4:]
+    for kind, n in enumerate(known):
+        if n > 0 and any(a[q] >= stamp for a in arrivals.get((kind, int(n) - 1), ())):
             return False
     return True
 
 
-def _other_block(hist, who, rounds, is_write):
-    """The access in hist of a block other than who's that an access (a write when is_write,
+def _other_block(hist, block, known, is_write):
+    """The access in hist of a block other than `block` that an access (a write when is_write,
     an atomic add when it is GM_ADD) conflicts with, unordered by SYNCALL: the last write; for
     a write also a read; an atomic add of another block for anything but an atomic add."""
     w = hist["w"]
-    if w is not None and _unordered(w, who, rounds):
+    if w is not None and _unordered(w, block, known):
         return (*w[:4], True)
     if is_write != GM_ADD:
         for a in hist["a"].values():
-            if _unordered(a, who, rounds):
+            if _unordered(a, block, known):
                 return (*a[:4], True)
     if is_write:
         for r in hist["r"].values():
-            if _unordered(r, who, rounds):
+            if _unordered(r, block, known):
                 return (*r[:4], False)
     return None
+
+
+def syncall_arrive(sim, ai, w, kind, rnd):
+    """check="race" at unit w's arrival at round rnd of SYNCALL kind: its pipes join (the
+    header's pipe_barrier(PIPE_ALL)); its clocks are kept for its core's participants, and the
+    rounds it knows for the launch's."""
+    ai.race.barrier_all(w)
+    vc = ai.race.carry(w, ALL)
+    ai.syncall_clocks.setdefault((kind, rnd), []).append(vc)
+    known = sim.checks.aicore_gm.known
+    known[(kind, rnd)] = np.maximum(known.get((kind, rnd), 0), vc[Q:])
+
+
+def syncall_pass(sim, ai, w, kind, rnd):
+    """check="race" as unit w passes round rnd of SYNCALL kind: its clocks join those its core's
+    participants arrived with, the rounds every participant knew, and this round."""
+    vc = np.max(ai.syncall_clocks[(kind, rnd)], axis=0)
+    vc[Q:] = np.maximum(vc[Q:], sim.checks.aicore_gm.known[(kind, rnd)])
+    vc[Q + kind] = max(vc[Q + kind], rnd + 1)
+    ai.race.join(w, ALL, vc)
 
 
 def core_race_error(sim, blk, pc, w, pipe, other, is_write):

@@ -10,13 +10,15 @@ CROSS_CORE_SET_FLAG and CROSS_CORE_WAIT_FLAG latencies): one hop for 'aiv' and '
 
 The participants are every unit of the kind with a program, in every block of the launch: all
 blocks must be on AI cores at once, which the launch checks (check_fits_machine). A participant
-that ends without arriving leaves the others waiting: the launch's deadlock error names them.
+that ends without arriving leaves the others waiting: the launch's deadlock error names them;
+a 'mix' barrier in a kernel with no cube code, or no vector code, is refused at launch
+(check_mix_sides).
 """
 from __future__ import annotations
 
-from ..errors import LaunchError
+from ..errors import DeadlockError, LaunchError
 from ..exec.syncall_rounds import SyncallRounds, participant_counts
-from ..isa.syncall_modes import HOPS
+from ..isa.syncall_modes import HOPS, KIND_MIX
 
 
 class GridBarrier(SyncallRounds):
@@ -61,3 +63,24 @@ def check_fits_machine(program, grid, machine, kernel_name):
         kernel=kernel_name, file=program.file, line=line,
         hint=f"launch at most {machine.cores} blocks (grid=({machine.cores},)) and loop over the work inside "
              "the kernel, as pto-isa's SYNCALL kernels take the core count at run time" + per_core)
+
+
+def check_mix_sides(program, kernel_name):
+    """pto.syncall('mix') is SyncAll.hpp's Mix path: each AIV signals its AIC (flag 12) and
+    waits for the AIC's signal (13), and the AIC waits for its AIVs' (12). A kernel whose AIC,
+    or whose every AIV, has no program leaves the other side waiting forever (on the device, a
+    hang), so it is refused before anything runs."""
+    mix = next((ins for ins in program.instrs if ins.op == "SYNCALL" and ins.aux[0] == KIND_MIX), None)
+    if mix is None:
+        return
+    entry = program.unit_entry
+    if entry[0] >= 0 and any(pc >= 0 for pc in entry[1:]):
+        return
+    has, lacks, waits = (("vector", "cube", "AIC's signal on flag 13") if entry[0] < 0
+                         else ("cube", "vector", "AIVs' signal on flag 12"))
+    raise DeadlockError(
+        f"kernel '{kernel_name}' calls pto.syncall('mix') at line {mix.line} but has only {has} code: "
+        f"SyncAll.hpp's Mix path waits for the {waits}, which no {lacks} code sends (on the device, a hang)",
+        kernel=kernel_name, file=program.file, line=mix.line,
+        hint=f"call pto.syncall('mix') in both cube and vector code, or use core_type="
+             f"'{'aiv' if has == 'vector' else 'aic'}' for a barrier of the {has} units only")
