@@ -245,3 +245,23 @@ def test_a_kernel_flag_on_a_barrier_flag_is_refused_at_launch():
     with pytest.raises(pto.CompileError, match=r"cross_core_wait_flag\(13\) at line \d+: cross-core flag 13 is "
                                                r"the one pto.syncall\('mix'\) at line \d+ signals on"):
         pto.launch(own_flag_on_the_barriers, grid=(1,), args=(out,))
+
+
+def test_the_trace_draws_each_rounds_release_from_its_last_arrival():
+    """Two cores, 'aiv': block 1's AIV0 arrives last (its TLOAD), so the trace has three
+    "syncall" arrows, from its SYNCALL slice to those of block 0's AIV0 and AIV1 and block 1's
+    AIV1, each on the units' scalar tracks."""
+    out = pto.to_device(np.zeros(4 * LINE, np.int32))
+    big = pto.to_device(np.zeros(128 * 128, np.float32))
+    prof = pto.profile(slow_arrival_kernel("aiv"), grid=(2,), args=(out, big))
+    doc = prof.trace()
+    tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in doc["traceEvents"]
+              if e["ph"] == "M" and e["name"] == "thread_name"}
+    procs = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
+    ends = {e["id"]: e for e in doc["traceEvents"] if e["ph"] == "f"}
+    arrows = sorted((e["name"], procs[e["pid"]], tracks[(e["pid"], e["tid"])],
+                     procs[ends[e["id"]]["pid"]], tracks[(ends[e["id"]]["pid"], ends[e["id"]]["tid"])])
+                    for e in doc["traceEvents"] if e["ph"] == "s" and e["cat"] == "syncall")
+    assert arrows == [("pto.syncall('aiv')", "core 1", "AIV0 S", "core 0", "AIV0 S"),
+                      ("pto.syncall('aiv')", "core 1", "AIV0 S", "core 0", "AIV1 S"),
+                      ("pto.syncall('aiv')", "core 1", "AIV0 S", "core 1", "AIV1 S")]

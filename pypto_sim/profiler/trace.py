@@ -16,7 +16,8 @@ Layout (the JSON Object Format of the Trace Event Format):
 AI-core kernels: pipe tracks per unit and PTO pipe ("AIC PIPE_MTE2"), unit tracks ("AIC (block
 0)") instead of warp tracks, ``unit`` in the args instead of warp and lanes; flows of cat
 "flag" (one per flag handoff: set_flag -> the operation its wait_flag held, or the wait_flag
-when it held none), "cross_core" (one per cross-core signal: set -> wait) and "dependency"
+when it held none), "cross_core" (one per cross-core signal: set -> wait), "syncall" (one
+per participant of a SYNCALL round: from the last to arrive to it) and "dependency"
 (tile data waits under sync="auto" only); "C" counter events of GM / L2 / HBM bytes per cycle
 (memory_counters.py), per core and in a "chip memory" process; ``otherData`` has no
 ``block`` (an AI core's block is its units, not a number of lanes).
@@ -48,6 +49,7 @@ from ..output_files import output_path, write_file
 from .rowtext import Rows
 from .tracks import AICORE_UNITS, TID_STRIDE, layout
 from .aicore_bubbles import UNITS, flag_handoffs, pipe_name
+from ..isa.syncall_modes import KINDS as SYNCALL_KINDS
 from .intervals import lane_ranges
 from .memory_counters import memory_counters
 
@@ -112,7 +114,7 @@ class Arrows:
         return len(self.src)
 
 
-FLOW_CATS = ("dependency", "flag", "cross_core")
+FLOW_CATS = ("dependency", "flag", "cross_core", "syncall")
 
 
 def _dependency_flows(prof):
@@ -152,6 +154,35 @@ def _handoff_flows(prof):
     return src, dst, name, names, cat
 
 
+def _syncall_flows(prof):
+    """(last arrival records, released records, name index, names, cat) of the SYNCALL rounds of
+    an AI-core kernel: an arrow from the SYNCALL of each round's last participant to arrive
+    (prof.syncall_last) to every other participant's SYNCALL of that round."""
+    rec = prof.records
+    names = [f"pto.syncall('{kind}')" for kind in SYNCALL_KINDS]
+    sync = np.nonzero(np.asarray(prof.pc_name)[rec.pc] == "SYNCALL")[0]
+    kind_of = np.array([prof.program.instrs[int(pc)].aux[0] for pc in rec.pc[sync]], np.int64)
+    src, dst, name = [], [], []
+    for kind, rounds in enumerate(getattr(prof, "syncall_last", None) or []):
+        seen: dict = {}            # (block, unit) -> its SYNCALLs of the kind so far: round k is its k-th
+        by_round: dict = {}
+        for k in sync[kind_of == kind].tolist():
+            unit = (int(rec.block[k]), int(rec.warp[k]))
+            by_round.setdefault(seen.get(unit, 0), []).append((unit, k))
+            seen[unit] = seen.get(unit, 0) + 1
+        for rnd, ((block, unit, _pc), _cycle) in enumerate(rounds):
+            members = by_round.get(rnd, [])
+            last = [k for who, k in members if who == (block, unit)]
+            for who, k in members:
+                if last and who != (block, unit):
+                    src.append(last[0])
+                    dst.append(k)
+                    name.append(kind)
+    n = len(src)
+    return (np.array(src, np.int64), np.array(dst, np.int64), np.array(name, np.int64), names,
+            np.full(n, FLOW_CATS.index("syncall"), np.int64))
+
+
 def _flows(prof, at) -> Arrows:
     """The arrows of the trace, dependencies first, then (AI-core kernels) flag handoffs;
     arrows from or to a slice of no duration, or going back in time, are left out."""
@@ -161,12 +192,12 @@ def _flows(prof, at) -> Arrows:
     name, cat = [cause], [np.zeros(len(i), np.int64)]
     names = list(STALL_CAUSES)
     if getattr(prof.program, "aicore", False):
-        s, d, n, hand_names, c = _handoff_flows(prof)
-        src.append(s)
-        dst.append(d)
-        name.append(n + len(names))
-        cat.append(c)
-        names += hand_names
+        for s, d, n, more_names, c in (_handoff_flows(prof), _syncall_flows(prof)):
+            src.append(s)
+            dst.append(d)
+            name.append(n + len(names))
+            cat.append(c)
+            names += more_names
     src, dst, name, cat = (np.concatenate(x) for x in (src, dst, name, cat))
     keep = (rec.complete[src] > rec.issue[src]) & (rec.complete[dst] > rec.issue[dst])
     s_num = at(rec.issue[src]) + at(rec.complete[src])
