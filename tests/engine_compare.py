@@ -27,8 +27,10 @@ def simulate_engine(kernel, args, grid, block, engine, max_cycles=None, record=T
     del handle
     assert sim.engine_used == engine
     records = sim.records() if error is None else None
+    rounds = getattr(sim, "grid_barrier", None)        # an AI-core launch's SYNCALL rounds
     return dict(words=words, init=init, cycles=cycles, error=error, records=records,
-                totals=sim.totals(records) if error is None else None)
+                totals=sim.totals(records) if error is None else None,
+                syncall=None if rounds is None else (rounds.releases, rounds.last_arrivals))
 
 
 def assert_engines_agree(kernel, args, grid, block, **kw):
@@ -41,6 +43,7 @@ def assert_engines_agree(kernel, args, grid, block, **kw):
     same = fast["words"] == slow["words"]                 # HBM bytes, bit for bit
     assert same.all(), f"HBM differs at bytes {np.nonzero(~same)[0][:8]}"
     assert np.array_equal(fast["init"], slow["init"])
+    assert fast["syncall"] == slow["syncall"]              # each round's release and last arrival
     if slow["totals"] is not None:
         for name in ("count", "lanes", "busy", "stall"):
             assert np.array_equal(getattr(slow["totals"], name), getattr(fast["totals"], name)), name

@@ -1,5 +1,8 @@
-"""SYNCALL's rounds, as both the functional executor and the SimPy model count them
-(isa/syncall_modes.py; timing/aicore_syncall.py adds the cycles' rule).
+"""SYNCALL's rounds, as the functional executor, the SimPy model and the compiled event loop count
+them: by one step, exec/compiled/aicore_sync.py syncall_arrive, over this class's arrays
+(isa/syncall_modes.py has the kinds and hops; timing/aicore_syncall.py adds the SimPy model's
+event; timing/aicore_fast.py hands the compiled loop this class's arrays and reads its rounds
+back for the bubbles report).
 
 The participants of a kind are every unit of the kind that has a program, in every block of
 the launch. Each arrival joins the kind's open round; when the last participant arrives the
@@ -9,7 +12,11 @@ bubbles report (the cause of every other participant's wait).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..isa.syncall_modes import KINDS, participates
+from .compiled.aicore_sync import (N_SA, N_SL, SA_DONE, SA_HOP, SA_PARTS, SA_RELEASE, SA_WHO_B,
+                                   syncall_arrive)
 
 
 def participant_counts(unit_entry, grid) -> list:
@@ -21,31 +28,47 @@ def participant_counts(unit_entry, grid) -> list:
 
 
 class SyncallRounds:
-    """The launch's SYNCALL rounds by kind: arrivals of the open round, its latest arrival, and
-    the release cycle of each completed round."""
+    """The launch's SYNCALL rounds by kind, in the arrays the compiled loop's step counts them in
+    (sa: each kind's participants, hop cycles, open round and last release; sl: each completed
+    round's last arrival, in completion order), with the release cycle of every completed round.
+    arrive() runs that step (exec/compiled/aicore_sync.py syncall_arrive), so the SimPy model,
+    the functional executor and the compiled loop count rounds by one rule."""
 
     def __init__(self, participants, hop_cycles=(0,) * len(KINDS)):
         self.participants = list(participants)
         self.hop_cycles = list(hop_cycles)
-        self.arrived = [0] * len(KINDS)
-        self.latest = [0] * len(KINDS)
+        self.sa = np.zeros((len(KINDS), N_SA), np.int64)
+        self.sa[:, SA_PARTS] = self.participants
+        self.sa[:, SA_HOP] = self.hop_cycles
+        self.sa[:, SA_WHO_B] = -1
+        self.sl = np.zeros((16, N_SL), np.int64)
+        self.completed = 0                          # rows of sl
         self.releases: list = [[] for _ in KINDS]
-        self.latest_who = [None] * len(KINDS)
-        self.last_arrivals: list = [[] for _ in KINDS]     # per completed round: (who, cycle)
 
-    def arrive(self, kind: int, cycle: int = 0, who=None) -> int:
-        """Participant who (the caller's name for it) arrives at cycle; returns the round it
-        belongs to."""
-        rnd = len(self.releases[kind])
-        self.arrived[kind] += 1
-        if self.latest_who[kind] is None or cycle > self.latest[kind]:
-            self.latest[kind], self.latest_who[kind] = cycle, who
-        if self.arrived[kind] == self.participants[kind]:
-            self.releases[kind].append(self.latest[kind] + self.hop_cycles[kind])
-            self.last_arrivals[kind].append((self.latest_who[kind], self.latest[kind]))
-            self.arrived[kind] = self.latest[kind] = 0
-            self.latest_who[kind] = None
+    def arrive(self, kind: int, cycle: int = 0, who=(-1, -1, -1)) -> int:
+        """Participant who ((block id, unit, pc); the functional executor's: nobody) arrives at
+        cycle; returns the round it belongs to."""
+        if self.completed == len(self.sl):
+            self.sl = np.concatenate([self.sl, np.zeros_like(self.sl)])
+        rnd = int(syncall_arrive(self.sa, self.sl, self.completed, kind, cycle, *who))
+        if self.sa[kind, SA_DONE] > len(self.releases[kind]):
+            self.releases[kind].append(int(self.sa[kind, SA_RELEASE]))
+            self.completed += 1
         return rnd
+
+    def logged(self, completed: int):
+        """Take the rounds the compiled loop completed in sl's first `completed` rows."""
+        self.completed = completed
+        for kind, _block, _unit, _pc, cycle in self.sl[:completed].tolist():
+            self.releases[kind].append(cycle + self.hop_cycles[kind])
+
+    @property
+    def last_arrivals(self) -> list:
+        """Per kind, each completed round's last arrival: ((block id, unit, pc), cycle)."""
+        out: list = [[] for _ in KINDS]
+        for kind, block, unit, pc, cycle in self.sl[:self.completed].tolist():
+            out[kind].append(((block, unit, pc), cycle))
+        return out
 
     def release(self, kind: int, rnd: int):
         """The cycle round rnd of kind lets its participants go on (None: still open)."""

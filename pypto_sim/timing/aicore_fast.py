@@ -14,12 +14,14 @@ import numpy as np
 
 from ..dtypes import BY_CODE
 from ..exec import gm
+from ..exec.syncall_rounds import SyncallRounds, participant_counts
 from ..exec.gm_index_ops import GM_INDEX_FAMILIES
 from ..ir.program import C_DST, C_DTYPE, C_OP, MAX_SRCS, register_sources
 from ..isa import FAMILIES, PIPES
+from ..isa.syncall_modes import HOPS
 from .aicore_pipes import AICorePipes
 from .aicore_replay import replay_table, replay_values
-from .aicore_tables import SIMPY_ONLY_SYNC, SYNC_KINDS
+from .aicore_tables import SYNC_KINDS
 from .fast import EVENTS_PER_CALL, finished_records, flushed_records, grown, rebuilt_table, start_slots
 from .records import FIELDS, ROWS_PER_CHUNK, PcTotals, RecordColumns
 
@@ -40,7 +42,7 @@ def why_not_aicore_fast(sim) -> str | None:
             if sim.pc_pipe[pc] >= len(PIPES) - 1:
                 return f"{spec.name} on pipe {PIPES[sim.pc_pipe[pc]]}"
         elif spec.family == "tile_sync":
-            if spec.name not in SYNC_KINDS or spec.name in SIMPY_ONLY_SYNC:
+            if spec.name not in SYNC_KINDS:
                 return f"{spec.name} runs in the SimPy model"
         elif not spec.is_tile:
             return f"{spec.name} ({spec.family}) runs in the SimPy model"
@@ -141,8 +143,13 @@ class AICoreFastEngine:
         self.pend_idx = np.zeros(32, np.int64)
         self.pend_val = np.zeros(32, np.float64)
         self.l1 = np.zeros(1, np.float64)
-        self.waiters = np.zeros(3, np.int64)
+        self.waiters = np.zeros(max(3, units), np.int64)
         self.entry = np.array(prog.unit_entry, np.int64)     # each unit's own program
+        # SYNCALL's rounds by kind (exec/syncall_rounds.py, timing/aicore_syncall.py) and the log of
+        # each completed round's last arrival
+        hop = m.latency("CROSS_CORE_SET_FLAG") + m.latency("CROSS_CORE_WAIT_FLAG")
+        self.syncall = SyncallRounds(participant_counts(prog.unit_entry, sim.grid), [h * hop for h in HOPS])
+        self.syncall.sl = np.zeros((4 * units + 8, ex.N_SL), np.int64)
         start_slots(ex, self.st, self.ht, self.hk, self.hv, slots)
 
     def _call(self, budget):
@@ -158,7 +165,8 @@ class AICoreFastEngine:
             *q.hz, *q.ak, *q.l2_links, *q.lk, q.l2.state, q.l2.link, q.l2_first,
             self.sim.hbm, self.sim.tbase, self.sim.tcount, self.sim.tbytes, q.routes, self.rec,
             self.totals, self.lg_i, self.lg_v, self.ctx, self.info, self.pend_idx, self.pend_val,
-            self.l1, q.shape, q.hz_out, q.out, self.waiters, self.entry)
+            self.l1, q.shape, q.hz_out, q.out, self.waiters, self.entry, self.syncall.sa,
+            self.syncall.sl)
 
     def run(self):
         """Run the launch's timing; returns (status, total cycles) where status is 'done',
@@ -168,6 +176,8 @@ class AICoreFastEngine:
         while True:
             status = self._call(EVENTS_PER_CALL)
             sim.progress.update(int(st[ex.S_BLOCKS_DONE]), f"cycle {int(st[ex.S_NOW])}")
+            if 2 * int(st[ex.S_SA_N]) > len(self.syncall.sl):
+                self.syncall.sl = grown(self.syncall.sl, 2 * len(self.syncall.sl))
             if status == ex.ENG_YIELD:
                 continue
             if status == ex.ENG_GROW:
@@ -176,6 +186,7 @@ class AICoreFastEngine:
             break
         if status == ex.ENG_FALLBACK:
             return "fallback"
+        sim.grid_barrier = self.syncall_rounds()
         if sim.record:
             sim.record_columns, self.rec = finished_records(ex, st, self.rec, self.columns), None
         else:
@@ -190,6 +201,13 @@ class AICoreFastEngine:
         if unfinished:
             return "deadlock"
         return "done"
+
+    def syncall_rounds(self):
+        """The launch's SYNCALL rounds as the SimPy model leaves them (GridBarrier's
+        SyncallRounds): each completed round's release and last arrival, by kind, for the bubbles
+        report (runtime/launch.py)."""
+        self.syncall.logged(int(self.st[self.ex.S_SA_N]))
+        return self.syncall
 
     def positions(self):
         """(block id, unit, pc) of every unfinished unit, in order."""

@@ -31,7 +31,7 @@ class GridBarrier(SyncallRounds):
         self.env = sim.env
         self.event = sim.env.event()
 
-    def arrive(self, kind: int, cycle: int = 0, who=None) -> int:
+    def arrive(self, kind: int, cycle: int = 0, who=(-1, -1, -1)) -> int:
         """A participant arrives at cycle; returns its round (the event fires if it completes it)."""
         rnd = super().arrive(kind, cycle, who)
         if self.release(kind, rnd) is not None:

@@ -16,7 +16,6 @@ from . import peaks
 TILE_KINDS = {"tile_load": "LOAD", "tile_store": "STORE", "tile_move": "MOVE", "tile_mma": "MMA"}
 SYNC_KINDS = {"SET_FLAG": "SET_FLAG", "WAIT_FLAG": "WAIT_FLAG", "PIPE_BARRIER": "PIPE_BARRIER",
               "CROSS_CORE_SET_FLAG": "CC_SET", "CROSS_CORE_WAIT_FLAG": "CC_WAIT", "SYNCALL": "SYNCALL"}
-SIMPY_ONLY_SYNC = ("SYNCALL",)     # the compiled event loop has no launch-wide barrier
 
 
 class AICoreTables:

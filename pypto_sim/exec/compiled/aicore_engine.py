@@ -4,8 +4,9 @@ It replays, event for event, what the SimPy model does for an AI-core kernel
 (timing/model.py LaunchSimulation._warp with timing/aicore.py): one process per core slot,
 block and unit (AIC, AIV0, AIV1), each unit's scalar instructions on its own issue port, its
 tile instructions handed to in-order pipe queues, flags between pipes, cross-core flags, data
-ordering under sync="auto", the L2 and the GM links. Events are numbered and ordered as SimPy
-orders them, so the records are the SimPy model's, row for row (tests/test_aicore_fast.py).
+ordering under sync="auto", the L2 and the GM links, SYNCALL's launch-wide rounds. Events are
+numbered and ordered as SimPy orders them, so the records are the SimPy model's, row for row
+(tests/test_aicore_fast.py, tests/test_aicore_fast_syncall.py).
 
 Values are not computed here: timing never depends on tile values (runtime/skip_values.py),
 so every dispatched tile instruction is logged with its operands, start and completion, and
@@ -34,21 +35,26 @@ from .engine_parts import (_heap_pop, _record, B_BLOCK, B_ENDED, B_FAILED, book,
                            table_rebuild, URGENT)
 from .aicore_steps import (_operand, AK_BOOK_ROOM, AK_BX, AK_BY, AK_BZ, AK_CC_LIMIT, AK_CC_SET, AK_CC_WAIT, AK_DEPTH,
                            AK_GX, AK_GY, AK_GZ, AK_LOAD, AK_MAX_CYCLES, AK_N_BLOCKS, AK_PIPE_BARRIER,
-                           AK_PORTS, AK_RECORD, AK_SET_FLAG, AK_SLOTS, AK_VEC, AK_WAIT_FLAG, AK_WIDTH,
+                           AK_PORTS, AK_RECORD, AK_SET_FLAG, AK_SLOTS, AK_SYNCALL, AK_VEC, AK_WAIT_FLAG, AK_WIDTH,
                            book_port, CA_CROSS_CORE, CA_FLAG, queue_slot, reset_units, tile_dispatch,
                            tile_shape, TP_CCEVENT, TP_DST, TP_EVENT, TP_KIND, TP_MAXJ, TP_PIPEARG, TP_SRC,
                            unit_drained)
 from .aicore_sync import (barrier_step, cross_full, cross_ready, cross_set_step, cross_take, flag_release,
-                          set_flag_step, wait_flag_step)
+                          SA_DONE, SA_RELEASE, set_flag_step, syncall_arrive, wait_flag_step)
 
 EV_CROSS = 9          # a block's cross-core event fired: its waiting units resume
+EV_SYNCALL = 10       # the launch's SYNCALL event fired (a round completed): its waiting units resume
+CA_SYNCALL = 13       # records.py's cause: waiting for a SYNCALL's last participant
 ENG_FALLBACK = 5      # run this launch under SimPy (a fault to report, or a queue too small)
 GROW_LOG = 5
 
 # st[] beyond the lane engine's S_*
 S_LOG_N = N_ST
 S_FALLBACK_PC = N_ST + 1
-N_AST = N_ST + 2
+S_SA_GEN = N_ST + 2   # the launch's SYNCALL event (timing/aicore_syncall.py GridBarrier.event): its
+S_SA_SEQ = N_ST + 3   # number, waiters registered so far; and the rows of the log of rounds' last arrivals
+S_SA_N = N_ST + 4
+N_AST = N_ST + 5
 
 # uv[g, :]: a unit's process
 U_NEXT = 0          # ws.next_issue
@@ -61,8 +67,10 @@ U_T = 6             # a cross-core wait's t, cause and cause pc from before the 
 U_T_CAUSE = 7
 U_T_CAUSE_PC = 8
 U_WAITING_AT = 9    # the pc it waits at (-1: none)
-N_UV = 10
+U_ROUND = 10        # the SYNCALL round it waits for
+N_UV = 11
 PH_CROSS = 5        # waiting for a cross-core flag
+PH_SYNCALL = 6      # waiting at a SYNCALL for the round's last participant
 
 # bx[p, :]: a block's cross-core event
 X_GEN = 0           # the current event's number
@@ -128,11 +136,14 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                       qn, fb, fhd, fn, cb, chd, cn, hz_n, hz_ord, hz_has, hz_wd, hz_rd, hz_wpc,
                       hz_rpc, ak_s, ak_e, ak_n, l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, l2s, l2link,
                       l2first, hbm, tbase, tcount, tbytes, routes, rec, totals,
-                      lg_i, lg_v, ctx, info, pend_idx, pend_val, l1, shape, hz_out, out, waiters, entry):
+                      lg_i, lg_v, ctx, info, pend_idx, pend_val, l1, shape, hz_out, out, waiters, entry,
+                      sa, sl):
     """Process events in SimPy's order until none is left, the cycle limit, a fallback, a
     full buffer or `budget` events. Returns an ENG_* code. (keys2, vals2: a scratch booking
-    table of the same size; waiters: room for a block's three units; entry: each unit's
-    first pc, -1 for a unit without a program.)"""
+    table of the same size; waiters: room for every unit of the launch; entry: each unit's
+    first pc, -1 for a unit without a program; sa, sl: SYNCALL's rounds by kind and the log of
+    their last arrivals, aicore_sync.py: the driver grows sl when a call ends with it past
+    half full; the loop ends its call early when it fills.)"""
     running = 0
     for w in range(3):
         if entry[w] >= 0:
@@ -207,10 +218,23 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
             kind = hv[last, 0]
             arg = hv[last, 1]
         st[S_NOW] = now
-        if kind == EV_WARP or kind == EV_CROSS:
+        if kind == EV_WARP or kind == EV_CROSS or kind == EV_SYNCALL:
             count = 1
             if kind == EV_WARP:
                 waiters[0] = arg
+            elif kind == EV_SYNCALL:
+                # the launch's SYNCALL event: every unit waiting for it resumes, in the order they waited
+                count = 0
+                for g in range(uv.shape[0]):
+                    if uv[g, U_PHASE] == PH_SYNCALL and uv[g, U_WAIT_GEN] == arg:
+                        k = count
+                        while k > 0 and uv[waiters[k - 1], U_WAIT_SEQ] > uv[g, U_WAIT_SEQ]:
+                            waiters[k] = waiters[k - 1]
+                            k -= 1
+                        waiters[k] = g
+                        count += 1
+                for q in range(count):
+                    uv[waiters[q], U_WAIT_GEN] = -1
             else:
                 # the block's cross-core event: its waiters resume in the order they waited
                 p = arg % slots
@@ -256,7 +280,7 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                     fam = pc_fam[pc]
                     ikind = tp[pc, TP_KIND]
                     tile = ikind >= AK_LOAD and ikind <= AK_VEC
-                    if phase == PH_DECIDE or phase == PH_CROSS:
+                    if phase != PH_ISSUE:
                         if phase == PH_DECIDE:
                             # ---- when can this instruction issue?
                             t = uv[g, U_NEXT]
@@ -275,6 +299,50 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                                 bx[p, X_SEQ] += 1
                                 uv[g, U_PHASE] = PH_CROSS
                                 break
+                            if ikind == AK_SYNCALL:
+                                # drain the unit's pipes, arrive (timing/aicore.py syncall)
+                                sk = tp[pc, TP_CCEVENT]
+                                arrival = barrier_step(pf, pd, tl, fl, fh, g, -1, now)
+                                if t > arrival:
+                                    arrival = t
+                                rnd = syncall_arrive(sa, sl, st[S_SA_N], sk, arrival, block_id, w, pc)
+                                if sa[sk, SA_DONE] > rnd:
+                                    # the last participant: the launch's event fires, waking the waiters
+                                    st[S_SA_N] += 1
+                                    if st[S_SA_N] + ports >= sl.shape[0]:
+                                        budget = 0                      # the driver grows sl
+                                    gen = st[S_SA_GEN]
+                                    for r in range(uv.shape[0]):
+                                        if uv[r, U_PHASE] == PH_SYNCALL and uv[r, U_WAIT_GEN] == gen:
+                                            schedule(st, ht, hk, hv, now, NORMAL, EV_SYNCALL, gen)
+                                            break
+                                    st[S_SA_GEN] = gen + 1
+                                else:
+                                    uv[g, U_CAUSE] = CA_SYNCALL
+                                    uv[g, U_CAUSE_PC] = -1
+                                    uv[g, U_WAITING_AT] = pc
+                                    uv[g, U_T] = t
+                                    uv[g, U_T_CAUSE] = cause
+                                    uv[g, U_T_CAUSE_PC] = cause_pc
+                                    uv[g, U_ROUND] = rnd
+                                    uv[g, U_WAIT_GEN] = st[S_SA_GEN]
+                                    uv[g, U_WAIT_SEQ] = st[S_SA_SEQ]
+                                    st[S_SA_SEQ] += 1
+                                    uv[g, U_PHASE] = PH_SYNCALL
+                                    break
+                        elif phase == PH_SYNCALL:
+                            # resumed by the launch's SYNCALL event: its round still open? wait for the next
+                            t = uv[g, U_T]
+                            cause = uv[g, U_T_CAUSE]
+                            cause_pc = uv[g, U_T_CAUSE_PC]
+                            if sa[tp[pc, TP_CCEVENT], SA_DONE] <= uv[g, U_ROUND]:
+                                uv[g, U_WAIT_GEN] = st[S_SA_GEN]
+                                uv[g, U_WAIT_SEQ] = st[S_SA_SEQ]
+                                st[S_SA_SEQ] += 1
+                                break
+                            uv[g, U_WAITING_AT] = -1
+                            phase = PH_DECIDE
+                            uv[g, U_PHASE] = PH_DECIDE
                         else:
                             # resumed by the block's cross-core event: still nothing? wait for the next one
                             t = uv[g, U_T]
@@ -313,6 +381,13 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                                 t = slot
                                 cause = CA_PIPE
                                 cause_pc = -1
+                        elif ikind == AK_SYNCALL:
+                            # the round's release (its round is the kind's last completed one)
+                            if now > t:
+                                t = now
+                            if sa[tp[pc, TP_CCEVENT], SA_RELEASE] > t:
+                                t = sa[tp[pc, TP_CCEVENT], SA_RELEASE]
+                                cause = CA_SYNCALL
                         if tile:
                             booked = book_port(keys, vals, st, ports, g, t, width)
                         else:
@@ -411,7 +486,7 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                                 schedule(st, ht, hk, hv, now, NORMAL, EV_CROSS, gen * slots + p)
                                 break
                         bx[p, X_GEN] = gen + 1
-                    elif ikind == AK_CC_WAIT or ikind == AK_PIPE_BARRIER or fam == F_ALLOC:
+                    elif ikind == AK_CC_WAIT or ikind == AK_PIPE_BARRIER or ikind == AK_SYNCALL or fam == F_ALLOC:
                         pass                                        # done before issue, or nothing to do
                     elif fam == F_ALU or fam == F_ID or fam == F_WARP or fam == F_CHECK:
                         if execute(pc, code, imm, wregs, mask, ctx, hbm, tbase, tcount, tbytes, l1,

@@ -29,7 +29,7 @@ AK_WAIT_FLAG = 11
 AK_PIPE_BARRIER = 12
 AK_CC_SET = 13
 AK_CC_WAIT = 14
-AK_SYNCALL = 15     # SYNCALL (the SimPy model runs it: timing/aicore_syncall.py)
+AK_SYNCALL = 15     # SYNCALL (the launch's barrier: aicore_sync.py syncall_arrive)
 
 # tp[pc, :]: what one instruction is, decoded once per launch (timing/aicore_fast.py)
 TP_KIND = 0

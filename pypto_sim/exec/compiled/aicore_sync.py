@@ -1,6 +1,8 @@
 """The AI core's synchronisation steps over the arrays of timing/aicore_pipes.py: set_flag and
 wait_flag between a unit's pipes, pipe_barrier, and the cross-core signals between an AI core's
-units (cross_set_step, cross_ready, cross_take). Both drivers call them - the compiled loop
+units (cross_set_step, cross_ready, cross_take), and SYNCALL's rounds across the launch
+(syncall_arrive: the compiled loop's; the SimPy model counts them in exec/syncall_rounds.py by
+the same rule). Both drivers call the others - the compiled loop
 (aicore_engine.py) and the SimPy model (timing/aicore.py) - so each rule is written once.
 They call aicore_steps.py's unit_drained.
 """
@@ -132,3 +134,46 @@ def cross_set_step(pf, pd, tl, fl, cb, chd, cn, g, p, w, ev, pipe, now):
             cb[p, to, ev, w, (chd[p, to, ev, w] + cn[p, to, ev, w]) % cap] = fire
             cn[p, to, ev, w] += 1
     return True
+
+
+# sa[kind, :]: a SYNCALL kind's rounds in the compiled loop (exec/syncall_rounds.py SyncallRounds)
+SA_PARTS = 0        # the launch's participants of the kind
+SA_HOP = 1          # the release's cycles after the latest arrival (the kind's hops)
+SA_ARRIVED = 2      # arrivals in the open round, the latest of them and who it was (block id, unit,
+SA_LATEST = 3       # pc; block id -1: nobody yet)
+SA_WHO_B = 4
+SA_WHO_U = 5
+SA_WHO_PC = 6
+SA_DONE = 7         # rounds completed, and the release cycle of the last of them
+SA_RELEASE = 8
+N_SA = 9
+# sl[i, :]: each completed round's last arrival, in completion order (the bubbles report's)
+SL_KIND, SL_BLOCK, SL_UNIT, SL_PC, SL_CYCLE = range(5)
+N_SL = 5
+
+
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
+def syncall_arrive(sa, sl, n, kind, cycle, block, unit, pc):
+    """SyncallRounds.arrive in the compiled loop: unit `unit` of block `block`, at SYNCALL pc of
+    `kind`, arrives at cycle (its pipes drained: barrier_step(PIPE_ALL) first). Returns the
+    round it joins; when it is the round's last participant the round completes (its release:
+    the latest arrival plus the kind's hops) and its last arrival goes to row n of sl."""
+    rnd = sa[kind, SA_DONE]
+    sa[kind, SA_ARRIVED] += 1
+    if sa[kind, SA_WHO_B] < 0 or cycle > sa[kind, SA_LATEST]:
+        sa[kind, SA_LATEST] = cycle
+        sa[kind, SA_WHO_B] = block
+        sa[kind, SA_WHO_U] = unit
+        sa[kind, SA_WHO_PC] = pc
+    if sa[kind, SA_ARRIVED] == sa[kind, SA_PARTS]:
+        sa[kind, SA_RELEASE] = sa[kind, SA_LATEST] + sa[kind, SA_HOP]
+        sa[kind, SA_DONE] += 1
+        sl[n, SL_KIND] = kind
+        sl[n, SL_BLOCK] = sa[kind, SA_WHO_B]
+        sl[n, SL_UNIT] = sa[kind, SA_WHO_U]
+        sl[n, SL_PC] = sa[kind, SA_WHO_PC]
+        sl[n, SL_CYCLE] = sa[kind, SA_LATEST]
+        sa[kind, SA_ARRIVED] = 0
+        sa[kind, SA_LATEST] = 0
+        sa[kind, SA_WHO_B] = -1
+    return rnd
