@@ -93,6 +93,25 @@ N_LG = 12
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
+def _take_waiters(uv, waiters, first, last, phase, gen):
+    """The units first..last - 1 waiting in phase for event generation gen, into waiters in the
+    order they began to wait (as SimPy resumes an event's callbacks); they stop waiting. Returns
+    how many."""
+    count = 0
+    for g in range(first, last):
+        if uv[g, U_PHASE] == phase and uv[g, U_WAIT_GEN] == gen:
+            k = count
+            while k > 0 and uv[waiters[k - 1], U_WAIT_SEQ] > uv[g, U_WAIT_SEQ]:
+                waiters[k] = waiters[k - 1]
+                k -= 1
+            waiters[k] = g
+            count += 1
+    for q in range(count):
+        uv[waiters[q], U_WAIT_GEN] = -1
+    return count
+
+
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _init_units(p, now, st, ht, hk, hv, entry, seed_regs, regs, ready, producer, wst, uv, bv, bx,
                 pf, pd, fh, tl, fl, qn, fn, cn, hz_n, hz_has):
     """A block's process starts on core slot p: fresh units (each a process, at its program's
@@ -223,34 +242,12 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
             if kind == EV_WARP:
                 waiters[0] = arg
             elif kind == EV_SYNCALL:
-                # the launch's SYNCALL event: every unit waiting for it resumes, in the order they waited
-                count = 0
-                for g in range(uv.shape[0]):
-                    if uv[g, U_PHASE] == PH_SYNCALL and uv[g, U_WAIT_GEN] == arg:
-                        k = count
-                        while k > 0 and uv[waiters[k - 1], U_WAIT_SEQ] > uv[g, U_WAIT_SEQ]:
-                            waiters[k] = waiters[k - 1]
-                            k -= 1
-                        waiters[k] = g
-                        count += 1
-                for q in range(count):
-                    uv[waiters[q], U_WAIT_GEN] = -1
+                # the launch's SYNCALL event: every unit waiting for it resumes
+                count = _take_waiters(uv, waiters, 0, uv.shape[0], PH_SYNCALL, arg)
             else:
-                # the block's cross-core event: its waiters resume in the order they waited
+                # the block's cross-core event: its waiting units resume
                 p = arg % slots
-                gen = arg // slots
-                count = 0
-                for q in range(3):
-                    g = 3 * p + q
-                    if uv[g, U_PHASE] == PH_CROSS and uv[g, U_WAIT_GEN] == gen:
-                        k = count
-                        while k > 0 and uv[waiters[k - 1], U_WAIT_SEQ] > uv[g, U_WAIT_SEQ]:
-                            waiters[k] = waiters[k - 1]
-                            k -= 1
-                        waiters[k] = g
-                        count += 1
-                for q in range(count):
-                    uv[waiters[q], U_WAIT_GEN] = -1
+                count = _take_waiters(uv, waiters, 3 * p, 3 * p + 3, PH_CROSS, arg // slots)
             for q in range(count):
                 # ---- run unit g from cycle now until it waits (LaunchSimulation._warp's loop
                 # for an AI-core unit), written inline: a call passing its ~80 arrays cost more
