@@ -177,7 +177,7 @@ def tiles(a, o):
 
 
 @pto.kernel(sync="manual")
-def aicore(h, f):
+def aicore(h, f, ix):
     with pto.cube():
         m = pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat)
         a = pto.alloc_tile(16, 16, pto.float16, loc=pto.Left)
@@ -205,6 +205,8 @@ def aicore(h, f):
         pto.pipe_barrier(pto.PIPE_ALL)
         pto.tmov(mf, c)
         pto.tstore(f, c)
+        pto.mgather(mf, f, ix, 64)
+        pto.mgather(mf, f, ix, 4096, coalesce='elem', oob='wrap', scratch=f)
         pto.cross_core_set_flag(0)
     with pto.vector():
         v = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)
@@ -367,7 +369,7 @@ def test_the_compiler_can_emit_every_instruction(make_kernels):
     prog = mod.everything.program_for(args)
     emitted = {ins.op for ins in prog.instrs}
     emitted |= {ins.op for ins in mod.tiles.program_for((pto.alloc_tensor(256), pto.alloc_tensor(256))).instrs}
-    half = (pto.alloc_tensor(4096, pto.float16), pto.alloc_tensor(4096, pto.float32))
+    half = (pto.alloc_tensor(4096, pto.float16), pto.alloc_tensor(4096, pto.float32), pto.alloc_tensor(256, pto.int32))
     emitted |= {ins.op for ins in mod.aicore.program_for(half).instrs}
     assert emitted == set(ISA.by_name), f"never emitted: {sorted(set(ISA.by_name) - emitted)}"
 

@@ -43,8 +43,10 @@ HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"M
                "tile_fillpad": {"TFILLPAD", "TFILLPAD_INPLACE", "TFILLPAD_EXPAND"},
                "tile_row_arg": {"TROWARGMAX", "TROWARGMIN"}, "tile_col_arg": {"TCOLARGMAX", "TCOLARGMIN"},
                "tile_trans": {"TTRANS"}, "tile_trans_conv": {"TTRANS_CONV"},
-               # tests/test_gm_index.py: numba against reference (NaN bit for bit) and numpy
-               "tile_gm_gather": {"MGATHER", "MGATHER_ELEM"}, "tile_gm_scatter": {"MSCATTER", "MSCATTER_ELEM"},
+               # tests/test_gm_index.py: numba against reference (NaN bit for bit) and numpy; the GM -> L1
+               # forms (the same kernels) in both executors in tests/test_ptoisa_npu_mgather_gm2l1.py
+               "tile_gm_gather": {"MGATHER", "MGATHER_ELEM", "MGATHER_L1", "MGATHER_L1_ELEM"},
+               "tile_gm_scatter": {"MSCATTER", "MSCATTER_ELEM"},
                # tests/test_sort_ops.py: numba against reference, and against hand-derived values
                "tile_sort": {"TSORT32", "TMRGSORT", "TMRGSORT_LISTS", "TGATHER",
                              # tests/test_gather_indexed.py and tests/test_scatter_ops.py likewise

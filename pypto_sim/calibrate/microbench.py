@@ -100,10 +100,10 @@ UNCOVERED.update({("CHECK", field): "CHECK is the run-time form of a compile-tim
                   "emitted only in AI-core code, where the benchmarks time pipes, not the scalar unit's "
                   "own instructions; the tables assume 1 cycle" for field in ("latency", "issue_interval")})
 # the indexed GM transfers (isa/54_gm_index.toml): priced from their headers' issued operations
-GM_INDEX_INSTRUCTIONS = ("MGATHER", "MGATHER_ELEM", "MSCATTER", "MSCATTER_ELEM")
+GM_INDEX_INSTRUCTIONS = ("MGATHER", "MGATHER_ELEM", "MGATHER_L1", "MGATHER_L1_ELEM", "MSCATTER", "MSCATTER_ELEM")
 UNCOVERED.update({(name, field): (
     f"{name} is priced from A2/A3's MGather.hpp / MScatter.hpp loops (the CCE mock's DMA bandwidths, TLOAD's "
-    "and TSTORE's latencies, or an assumed scalar loop); its GM addresses come from an index tile, and no "
+    "and TSTORE's latencies, or an assumed scalar loop); its GM addresses come from its indices, and no "
     "microbenchmark times it") for name in GM_INDEX_INSTRUCTIONS for field in ("latency", "issue_interval")})
 NOT_FITTED = {
     "memory.sector_bytes": "structural: the access granule, not a rate (taken from the base table)",

@@ -4,8 +4,9 @@ A2/A3's checks (include/pto/npu/a2a3/MGather.hpp MGatherCheck, MScatter.hpp MSca
 compile errors at the kernel's line. coalesce='row' emits MGATHER / MSCATTER, 'elem'
 MGATHER_ELEM / MSCATTER_ELEM; size is the GM table's rows (row) or elements (elem), the shape
 pto-isa's GlobalTensor carries; stride the elements between the table's rows (row only, by
-default the valid columns: a dense table). Registered in registry.py's LOWERINGS; codegen.py
-imports it."""
+default the valid columns: a dense table). Into a Mat tile, the GM -> L1 forms MGATHER_L1 /
+MGATHER_L1_ELEM (lower_mgather_l1: the indices a GM tensor, scratch= for the element form) after
+MGatherCheckGm2L1. Registered in registry.py's LOWERINGS; codegen.py imports it."""
 from __future__ import annotations
 
 from .. import dtypes
@@ -13,7 +14,7 @@ from ..isa import gm_index_modes as modes
 from ..isa.table import PTO_PIPE_NAMES
 from .builtin_checks import aicore_only
 from .registry import LOWERINGS
-from .values import NONE, Const, Text
+from .values import NONE, Const, Ptr, Text
 
 _GATHER_H = "include/pto/npu/a2a3/MGather.hpp"
 # the vector core's pipes the headers' loops synchronise with (PtoSetWaitFlag, EVENT_ID0)
@@ -109,10 +110,104 @@ def _common(comp, node, call, args, name, tile, policies):
     return coalesce, spec, vec, idx, table, oob
 
 
+def _is_mat(v) -> bool:
+    return isinstance(v, Ptr) and v.space == "l1" and v.tile is not None and v.tile.loc == "Mat"
+
+
+def _gm_pointer(comp, node, v, what, dtype_names, rule):
+    """A GM tensor operand of the GM -> L1 form (indices, scratch): a pointer into a device
+    tensor whose dtype is among dtype_names (rule: MGatherCheckGm2L1's words)."""
+    if not (isinstance(v, Ptr) and v.space == "hbm"):
+        comp.error(node, f"pto.mgather: {what} of a Mat destination must be a pointer into a device tensor (GM), got "
+                         f"{getattr(v, 'name', type(v).__name__)} (\"{rule}\", {_GATHER_H} MGatherCheckGm2L1)",
+                   "the GM -> L1 form reads its indices (and writes its scratch) in GM: pass a tensor argument")
+    if v.dtype.name not in dtype_names:
+        comp.error(node, f"pto.mgather: {what} '{v.name}' holds {v.dtype} (\"{rule}\", {_GATHER_H})")
+    return v
+
+
+def lower_mgather_l1(comp, node, args):
+    """MGATHER_L1 (coalesce='row') or MGATHER_L1_ELEM (scratch=) into a Mat tile (A2/A3 MGATHER_IMPL's
+    Mat branch and its four-operand overload), after MGatherCheckGm2L1: the indices a GM int32 /
+    uint32 tensor, the table ND, the tile's Cols a multiple of c0 and Rows of 16. The overloads
+    decide the form by their operands, not by Coalesce: three operands run MGatherGm2L1RowImpl
+    whatever Mode says, four (a scratch) MGatherGm2L1ElemImpl, so a coalesce= that disagrees with
+    scratch= is a compile error here. The headers' only flags (PtoSetWaitFlag<PIPE_S, PIPE_MTE2>
+    after the Row loop and before the Elem form's copy) are inside the instruction, which runs on
+    MTE2. A Mat tile's fractal order is not modelled (docs/aicore.md): any Mat tile is the NZ
+    destination, holding its values row-major; the NZ order shows where the tile meets GM (a
+    tstore with layout=pto.NZ) and in the scratch, which the Elem form writes in NZ order."""
+    call = "pto.mgather"
+    coalesce = _choice(comp, node, call, args, "coalesce", ("row", "elem"))
+    scratch = args["scratch"]
+    elem = scratch is not NONE
+    if coalesce == "elem" and not elem:
+        comp.error(node, f"{call}: coalesce='elem' into a Mat tile needs scratch= (a GM tensor of the tile's Rows x "
+                         f"Cols elements): the three-operand MGATHER_IMPL's Mat branch runs MGatherGm2L1RowImpl "
+                         f"whatever Coalesce says ({_GATHER_H})")
+    if coalesce == "row" and elem:
+        comp.error(node, f"{call}: scratch= is the GM buffer of the element gather into a Mat tile; the "
+                         f"four-operand MGATHER_IMPL runs MGatherGm2L1ElemImpl whatever Coalesce says ({_GATHER_H})",
+                   "pass coalesce='elem' with scratch=, or drop scratch= for the row gather")
+    spec = comp.isa["MGATHER_L1_ELEM" if elem else "MGATHER_L1"]
+    dst = comp.typed_tile(args["dst"], node, spec, "dst", f"{call}: dst")
+    table = comp.require_ptr(args["table"], node, f"{call}: table")
+    if table.space != "hbm":
+        comp.error(node, f"{call}: table must point into a device tensor (GM)")
+    if dst.dtype.name not in modes.DATA_DTYPES:
+        comp.error(node, f"{call}: '{dst.name}' holds {dst.dtype}; A2/A3 gathers {', '.join(modes.DATA_DTYPES)} "
+                         f"into L1 ({_GATHER_H} MGatherCheckGm2L1)")
+    if table.dtype != dst.dtype:
+        comp.error(node, f"{call}: '{dst.name}' holds {dst.dtype} but the table '{table.name}' holds {table.dtype} "
+                         f"(\"GM->L1 table must be a GM GlobalTensor with element type matching the destination\", "
+                         f"{_GATHER_H})")
+    idx = _gm_pointer(comp, node, args["indices"], "indices", modes.INDEX_DTYPES,
+                      "MGATHER A2/A3 GM->L1 indices must be a GM int32_t/uint32_t GlobalTensor.")
+    c0 = 32 // dst.dtype.itemsize
+    if dst.tile.cols % c0 or dst.tile.rows % 16:
+        comp.error(node, f"{call}: '{dst.name}' is {dst.tile.rows} x {dst.tile.cols} {dst.dtype}; the GM -> L1 "
+                         f"destination's Cols must be a multiple of C0 ({c0}) and Rows of FRACTAL_NZ_ROW (16) "
+                         f"({_GATHER_H} MGatherCheckGm2L1)")
+    if elem:
+        scratch = _gm_pointer(comp, node, scratch, "scratch", (dst.dtype.name,),
+                              "MGATHER A2/A3 GM->L1 scratch must be a GM GlobalTensor with element type matching "
+                              "the destination.")
+        if args["stride"] is not NONE:
+            comp.error(node, f"{call}: stride= is the table's row pitch of the row gather; the element gather "
+                             "indexes the table's elements (its indices are rows x cols, dense)")
+    rows, cols = comp._extent(dst)
+    size = args["size"]
+    if _const(size) is not None and _const(size) < 1:
+        comp.error(node, f"{call}: size {_const(size)}: the table must hold at least one "
+                         f"{'element' if elem else 'row'}")
+    ops = [comp._base(dst, node, call), comp.uniform_int(table.offset, node, f"{call}: the GM offset"),
+           comp.uniform_int(idx.offset, node, f"{call}: the indices' GM offset"),
+           comp._int_operand(Const(idx.slot, dtypes.int32), node, "islot")]
+    if elem:
+        ops += [comp.uniform_int(scratch.offset, node, f"{call}: the scratch's GM offset"),
+                comp._int_operand(Const(scratch.slot, dtypes.int32), node, "sslot")]
+    ops += [comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols"),
+            comp._int_operand(size, node, f"{call}: size")]
+    if not elem:
+        stride = args["stride"]
+        ops.append(comp._int_operand(cols if stride is NONE else stride, node, f"{call}: stride"))
+    oob = modes.GATHER_OOB[_choice(comp, node, call, args, "oob", tuple(modes.GATHER_OOB))]
+    ops.append(comp._int_operand(Const(oob, dtypes.int32), node, "oob"))
+    comp.emit(spec.name, None, tuple(ops), dst.dtype, node, aux=comp.tile_aux(table.slot))
+    comp.instrs[-1].comment = (f"{dst.name} <- {table.name}[{idx.name}] ({coalesce}, oob={args['oob'].value}"
+                               + (f", scratch {scratch.name})" if elem else ")"))
+
+
 @LOWERINGS.lowering("mgather", checks=(aicore_only,))
 def lower_mgather(comp, node, args):
-    """MGATHER (coalesce='row') or MGATHER_ELEM into a Vec tile, after MGatherCheck."""
+    """MGATHER (coalesce='row') or MGATHER_ELEM into a Vec tile, after MGatherCheck; into a Mat
+    tile the GM -> L1 forms (lower_mgather_l1)."""
     call = "pto.mgather"
+    if _is_mat(args["dst"]):
+        return lower_mgather_l1(comp, node, args)
+    if args["scratch"] is not NONE:
+        comp.error(node, f"{call}: scratch= belongs to the GM -> L1 element gather (a Mat destination; "
+                         f"MGatherCheckGm2L1: \"destination must be a Mat tile (L1)\", {_GATHER_H})")
     coalesce, spec, dst, idx, table, oob = _common(comp, node, call, args, "MGATHER", "dst", modes.GATHER_OOB)
     ops = [comp._base(dst, node, call), comp.uniform_int(table.offset, node, f"{call}: the GM offset"),
            comp._base(idx, node, call)]

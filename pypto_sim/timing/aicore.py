@@ -50,7 +50,7 @@ import numpy as np
 
 from ..errors import DeadlockError, UninitializedReadError
 from ..exec.aicore_flag_errors import cross_core_deadlock, cross_flag_overflow, unset_flag_error
-from ..exec import gm
+from ..exec import gm, gm_index_ops
 from ..exec.aicore_tiles import GM_ADD, GM_READ, GM_WRITE, UNIT_NAMES, TileOp, operands
 from ..ir.program import C_AUX, block_coords
 from ..isa import PIPES, PTO_PIPE_NAMES
@@ -127,21 +127,26 @@ def dispatch(sim, pc, blk, w, ws, now):
 
 def gm_index_checks(sim, blk, w, pc, op, late):
     """check="race" / "initcheck" of an MGATHER / MSCATTER as it reads its index tile (its GM
-    elements, op.touched, are known from then): racecheck compares them with the other GM
-    accesses, with the clocks of its dispatch (late_gm_check); initcheck reports the first
-    element a gather reads, or an atomic='add' scatter adds to, that was never written, as a
-    TLOAD's or a tstore(atomic='add')'s (a scatter's count as written at its write,
-    gm_index_ops.write)."""
+    elements, gm_index_ops.gm_accesses: the table's, op.touched, and the GM -> L1 forms' indices
+    and scratch, are known from then): racecheck compares them with the other GM accesses, with
+    the clocks of its dispatch (late_gm_check); initcheck reports the first element a gather
+    reads (its indices, then its table's), or an atomic='add' scatter adds to, that was never
+    written, as a TLOAD's or a tstore(atomic='add')'s (a scatter's, and the element form's
+    scratch, count as written at its write, gm_index_ops.write)."""
     if not sim.checks:
         return
-    item = op.data.buf.dtype.itemsize
+    accesses = gm_index_ops.gm_accesses(op)
+    kinds = {"read": GM_READ, "write": GM_WRITE, "add": GM_ADD}
     if late is not None:
-        access = GM_READ if op.fam == "tile_gm_gather" else GM_ADD if op.index[4] else GM_WRITE
-        late_gm_check(sim, blk.aicore, blk, w, sim.pc_pipe[pc], pc, late, op.slot, op.touched, item, access)
-    if sim.checks.init and (op.fam == "tile_gm_gather" or op.index[4]) and len(op.touched):
-        bad = np.nonzero(~gm.init_test(sim.hbm_init, op.touched * item + int(sim.tbase[op.slot])))[0]
-        if len(bad):
-            raise uninitialised_load(sim, pc, blk, w, op.slot, int(op.touched[bad[0]]), sim.env.now)
+        late_gm_check(sim, blk.aicore, blk, w, sim.pc_pipe[pc], pc, late,
+                      [(slot, elements, item, kinds[kind]) for slot, elements, item, kind in accesses])
+    if not sim.checks.init:
+        return
+    for slot, elements, item, kind in accesses:
+        if kind != "write" and len(elements):
+            bad = np.nonzero(~gm.init_test(sim.hbm_init, elements * item + int(sim.tbase[slot])))[0]
+            if len(bad):
+                raise uninitialised_load(sim, pc, blk, w, slot, int(elements[bad[0]]), sim.env.now)
 
 
 def uninitialised_load(sim, pc, blk, w, slot, element, now):
@@ -149,7 +154,7 @@ def uninitialised_load(sim, pc, blk, w, slot, element, now):
     a tstore(atomic='add') adds to it)."""
     ins = sim.prog.instrs[pc]
     line, tensor = ins.line, sim.tensor_names[slot]
-    load = ins.op in ("TLOAD", "MGATHER", "MGATHER_ELEM")
+    load = ins.op == "TLOAD" or ins.op.startswith("MGATHER")
     what = "reads" if load else "(atomic='add') adds to"
     return UninitializedReadError(
         f"initcheck: {ins.op} at line {line} (block {blk.coords} {UNIT_NAMES[w]}, cycle {now}) {what} "

@@ -211,25 +211,28 @@ def late_gm_dispatch(sim, ai, w, pipe, pc):
     return late
 
 
-def late_gm_check(sim, ai, blk, w, pipe, pc, late, slot, elements, item, is_write):
-    """The GM access of an MGATHER / MSCATTER (late, from late_gm_dispatch) now that its index
-    tile is read: the tensor slot's elements (int64, any order) it reads (is_write GM_READ),
-    writes (GM_WRITE) or adds to (GM_ADD), in runs of consecutive elements, checked as race_check
-    checks a transfer's window: against the core's other queues with the clocks of its dispatch,
-    and against the other AI cores."""
+def late_gm_check(sim, ai, blk, w, pipe, pc, late, accesses):
+    """The GM accesses of an MGATHER / MSCATTER (late, from late_gm_dispatch) now that its index
+    tile is read: each (tensor slot, its elements (int64, any order), element bytes, GM_READ /
+    GM_WRITE / GM_ADD) it reads, writes or adds to, in runs of consecutive elements, checked as
+    race_check checks a transfer's window: against the core's other queues with the clocks of its
+    dispatch, and against the other AI cores."""
     race = ai.race
     race.late.remove(late)
-    group = sim.checks.gm_groups[slot]
-    objs = race.gm.setdefault(group, {})
-    for first, count in _element_runs(elements):
-        key = gm_window(sim, slot, first, 1, count, count, item)
-        other = _region_access(race, objs, key, late.t, late.stamp, pc, is_write, late)
-        if other is not None:
-            raise race_error(sim, blk, pc, w, pipe, other, gm_tensors(sim, pc, other[1]), is_write)
-        other = sim.checks.aicore_gm.access(group, key, (blk.id, w, pipe), pc, is_write,
-                                            (late.t, late.stamp, late.seen[Q:], ai.syncall_clocks))
-        if other is not None:
-            raise core_race_error(sim, blk, pc, w, pipe, other, is_write)
+    for slot, elements, item, is_write in accesses:
+        group = sim.checks.gm_groups[slot]
+        objs = race.gm.setdefault(group, {})
+        for first, count in _element_runs(elements):
+            key = gm_window(sim, slot, first, 1, count, count, item)
+            other = _region_access(race, objs, key, late.t, late.stamp, pc, is_write, late)
+            if other is not None:     # the GM -> L1 forms' indices and scratch are not the pc's own tensor
+                named = (gm_tensors(sim, pc, other[1]) if slot == int(sim.prog.instrs[pc].aux[0])
+                         else f"GM tensor '{sim.tensor_names[slot]}'")
+                raise race_error(sim, blk, pc, w, pipe, other, named, is_write)
+            other = sim.checks.aicore_gm.access(group, key, (blk.id, w, pipe), pc, is_write,
+                                                (late.t, late.stamp, late.seen[Q:], ai.syncall_clocks))
+            if other is not None:
+                raise core_race_error(sim, blk, pc, w, pipe, other, is_write)
 
 
 def _element_runs(elements) -> list:
