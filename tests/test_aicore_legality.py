@@ -68,8 +68,16 @@ with pto.cube():
      r"tile 't' \(Vec, 10 x 1 float32\): a column is 40 bytes, not a multiple of 32"),
     ("t = pto.alloc_tile(40, 16, pto.float16, loc=pto.Mat)",
      r"tile 't' \(Mat, 40 x 16 float16\): boxed tile rows must be a multiple of 16 .* but got 40"),
-    ("t = pto.alloc_tile(16, 24, pto.float32, loc=pto.Left)",
-     r"tile 't' \(Left, 16 x 24 float32\): boxed tile cols must be a multiple of 16"),
+    ("t = pto.alloc_tile(16, 20, pto.float32, loc=pto.Left)",
+     r"tile 't' \(Left, 16 x 20 float32\): boxed tile cols must be a multiple of 8 \(the 16 x 8 fractal box"),
+    ("t = pto.alloc_tile(16, 16, pto.int8, loc=pto.Left)",
+     r"tile 't' \(Left, 16 x 16 int8\): boxed tile cols must be a multiple of 32 \(the 16 x 32 fractal box"),
+    ("t = pto.alloc_tile(16, 16, pto.int8, loc=pto.Right)",
+     r"tile 't' \(Right, 16 x 16 int8\): boxed tile rows must be a multiple of 32 \(the 32 x 16 fractal box"),
+    ("t = pto.alloc_tile(8, 16, pto.float16, loc=pto.Mat, layout=pto.ColMajor)",
+     r"tile 't' \(Mat, 8 x 16 float16\): boxed tile rows must be a multiple of 16 \(the 16 x 16 fractal box"),
+    ("t = pto.alloc_tile(16, 8, pto.float32, loc=pto.Acc)",
+     r"tile 't' \(Acc, 16 x 8 float32\): boxed tile cols must be a multiple of 16 \(the 16 x 16 fractal box"),
     ("t = pto.alloc_tile(2, 16, pto.float32, loc=pto.Bias)", r"a Bias tile is one row"),
     ("t = pto.alloc_tile(16, 16, pto.float16, loc=pto.Acc)",
      r"Acc \(L0C\) holds float32, int32, not float16"),
@@ -80,6 +88,22 @@ def test_tile_shape_alignment_and_dtype_rules(make_kernels, body, message):
     with pytest.raises(pto.CompileError, match=message) as info:
         compile_body(make_kernels, "with pto.cube():\n    " + body)
     assert info.value.line == ALLOC_LINE
+
+
+@pytest.mark.parametrize("body", [
+    "t = pto.alloc_tile(16, 8, pto.float32, loc=pto.Left)",
+    "t = pto.alloc_tile(16, 8, pto.int32, loc=pto.Mat)",
+    "t = pto.alloc_tile(8, 16, pto.float32, loc=pto.Right)",
+    "t = pto.alloc_tile(32, 16, pto.int8, loc=pto.Right)",
+    "t = pto.alloc_tile(1, 32, pto.float16, loc=pto.Left)",
+    "t = pto.alloc_tile(32, 16, pto.int8, loc=pto.Mat, layout=pto.ColMajor)",
+])
+def test_tiles_of_whole_fractals_of_their_space_and_dtype_are_accepted(make_kernels, body):
+    """pto_tile.hpp's fractal box (getInnerRow / getInnerCol): 16 rows x 32 bytes for Left and the
+    NZ Mat tile (c0 = 8 float32 / int32 columns), 32 bytes x 16 columns for Right (8 float32 or 32
+    int8 rows, whose 16-byte rows a boxed tile may have) and a ColMajor (ZN) Mat tile, whole in
+    each; a tile of one row takes any whole number of box columns."""
+    compile_body(make_kernels, "with pto.cube():\n    " + body)
 
 
 CUBE = """

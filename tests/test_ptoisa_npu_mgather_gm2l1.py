@@ -25,15 +25,9 @@ nd_to_nz lays the R x C golden out as the output's NZ blocks. gen_data.py seeds 
 hash(name) & 0xFFFFFFFF, which Python salts per process; the ports seed it with zlib.crc32 of the
 case name.
 
-All 24 cases are ported. The four int32 cases of 8 columns (row_int32_16x8_32rows,
-row_int32_wrap_16x8_8rows, elem_int32_16x8_128size, elem_int32_wrap_16x8_32size) run a 16 x 16
-Mat tile with valid=(16, 8): pypto_sim's boxed tiles take cols that are multiples of 16
-(docs/aicore.md, frontend/layout_builtins.check_tile_shape), where pto-isa's NZ box of a 4-byte
-type is 16 x 8 (include/pto/common/pto_tile.hpp InnerCols = 512 / 16 / sizeof(T)). The row form
-and StoreNzToGm move the same words for that tile (validCol 8: one C0 block a row, one burst);
-the element form zeroes and copies the tile's Rows x Cols = 256 elements of scratch, so those two
-cases pass a 256-element scratch where main.cpp allocates R x C = 128 (the outputs are the same:
-the gathered elements' NZ offsets all lie in the first column block).
+All 24 cases are ported, each with the kernel's own tile shape (the four int32 cases of 8
+columns in 16 x 8 Mat tiles: pto-isa's NZ box of a 4-byte type is 16 x 8, pto_tile.hpp InnerCols
+= 512 / 16 / sizeof(T); frontend/layout_builtins.fractal_box) and main.cpp's R x C scratch.
 """
 import zlib
 
@@ -138,7 +132,7 @@ def tensor(a, dtype):
 
 def kernel_for(make_kernels, co, dt, rows, cols, size, oob):
     """The case's kernel: an R x C Mat tile (16 columns for the 8-column int32 cases, valid C)."""
-    return make_kernels(KERNEL.format(rows=rows, tile_cols=max(cols, 16), cols=cols, dt=dt, size=size, co=co,
+    return make_kernels(KERNEL.format(rows=rows, tile_cols=cols, cols=cols, dt=dt, size=size, co=co,
                                       oob=oob, scratch=", scratch=S" if co == "elem" else "")).k
 
 
@@ -165,7 +159,7 @@ def launch_args(dt, rows, cols, table, idx):
     16 x 16 tile's 256 elements for the 8-column int32 cases), the table and the indices."""
     kdt = ml_dtypes.bfloat16 if dt == "bfloat16" else HOST[dt]
     out = tensor(np.zeros(rows * cols, kdt), getattr(pto, dt))
-    scratch = tensor(np.zeros(rows * max(cols, 16), kdt), getattr(pto, dt))
+    scratch = tensor(np.zeros(rows * cols, kdt), getattr(pto, dt))
     return out, tensor(np.ascontiguousarray(table).view(kdt), getattr(pto, dt)), \
         tensor(np.ascontiguousarray(idx), pto.int32), scratch
 

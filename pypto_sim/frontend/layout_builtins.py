@@ -20,8 +20,24 @@ from .mask_builtins import share_words
 from .registry import LOWERINGS
 from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo, Val
 
-BOXED_SPACES = ("Mat", "Left", "Right", "Acc")     # NZ/ZN fractal tiles: 16-aligned extents
+BOXED_SPACES = ("Mat", "Left", "Right", "Acc")     # NZ/ZN fractal tiles
 BOX = 16
+
+
+def fractal_box(loc: str, itemsize: int, layout: str = "row") -> tuple:
+    """(rows, cols) of one fractal of a boxed tile in space loc (pto-isa 3186c381
+    include/pto/common/pto_tile.hpp Tile::getInnerRow / getInnerCol, with the A2/A3 aliases'
+    layouts): Acc's 1024-byte fractal is 16 x 16 (TileAcc, fractalCSize); a 512-byte fractal is
+    16 rows x 32 bytes when its inner layout is row-major - Left (TileLeft: SLayout::RowMajor) and
+    a Mat tile (the NZ tile, SLayout::RowMajor, that pto-isa's cube kernels load A into) - and 32
+    bytes x 16 columns when it is column-major: Right (TileRight: SLayout::ColMajor) and a
+    ColMajor Mat tile (the ZN tile a DN matrix is loaded into)."""
+    c0 = 32 // itemsize
+    if loc == "Acc":
+        return BOX, BOX
+    if loc == "Right" or (loc == "Mat" and layout == "col"):
+        return c0, BOX
+    return BOX, c0
 
 PAD_VALUES = ("zero", "min", "max")          # PadValue::Zero / Min / Max (PadValue::Null pads nothing)
 
@@ -52,10 +68,11 @@ def check_window(comp, v, node, spec, operand, what):
 
 
 def check_tile_shape(comp, node, where, loc, rows, cols, dtype, layout):
-    """PTO-ISA's static checks of a tile's shape (Tile.md): 32-byte rows (RowMajor) or
-    columns (ColMajor), 16-aligned extents of boxed (fractal) tiles, one-row Bias tiles."""
+    """PTO-ISA's static checks of a tile's shape (Tile.md, pto_tile.hpp's static_asserts):
+    32-byte rows (RowMajor) or columns (ColMajor) of an unboxed tile, extents of a boxed tile in
+    whole fractal boxes (fractal_box; one row allowed), one-row Bias tiles."""
     item = dtype.itemsize
-    if layout == "row" and (cols * item) % 32:
+    if layout == "row" and loc not in BOXED_SPACES and (cols * item) % 32:
         comp.error(node, f"{where}: a row is {cols * item} bytes, not a multiple of 32 (RowMajor "
                          "tiles need Cols * sizeof(T) % 32 == 0, PTO-ISA Tile.md)",
                    f"use cols a multiple of {32 // item}, or layout=pto.ColMajor for a column "
@@ -64,15 +81,17 @@ def check_tile_shape(comp, node, where, loc, rows, cols, dtype, layout):
         comp.error(node, f"{where}: an NZ tile is fractals of {BOX} rows x 32 bytes (c0 = {32 // item} "
                          f"{dtype}), so its rows are a multiple of {BOX} and its cols of {32 // item} "
                          "(TExtract.hpp CheckTExtractNdToNz: \"Destination cols must be c0-aligned.\")")
-    if layout == "col" and (rows * item) % 32:
+    if layout == "col" and loc not in BOXED_SPACES and (rows * item) % 32:
         comp.error(node, f"{where}: a column is {rows * item} bytes, not a multiple of 32 "
                          "(ColMajor tiles need Rows * sizeof(T) % 32 == 0, PTO-ISA Tile.md)",
                    f"use rows a multiple of {32 // item}")
-    if loc in BOXED_SPACES and (rows % BOX or cols % BOX):
-        bad = "rows" if rows % BOX else "cols"
-        comp.error(node, f"{where}: boxed tile {bad} must be a multiple of {BOX} (the fractal "
-                         f"box of {loc} tiles), but got {rows if bad == 'rows' else cols}",
-                   "pad the tile to a multiple of 16 and give the real extent as valid=(rows, cols)")
+    box_rows, box_cols = fractal_box(loc, item, layout)
+    if loc in BOXED_SPACES and (rows % box_rows and rows != 1 or cols % box_cols):
+        bad, size, need = ("cols", cols, box_cols) if not cols % box_cols == 0 else ("rows", rows, box_rows)
+        comp.error(node, f"{where}: boxed tile {bad} must be a multiple of {need} (the {box_rows} x {box_cols} "
+                         f"fractal box of {loc} {dtype} tiles; a tile of one row is allowed, pto-isa pto_tile.hpp "
+                         f"\"Layout {bad} must be divisible by inner box {bad}\"), but got {size}",
+                   f"pad the tile to a multiple of {need} and give the real extent as valid=(rows, cols)")
     if loc == "Bias" and rows != 1:
         comp.error(node, f"{where}: a Bias tile is one row (1 x n), not {rows} rows")
 
@@ -316,9 +335,10 @@ def lower_view(comp, node, builtin):
         if (offset * src.dtype.itemsize) % 32:
             comp.error(node, f"{where}: the window starts {offset * src.dtype.itemsize} bytes into "
                              "the tile, not a multiple of 32 (tile addresses are 32-byte aligned)")
-        if info.loc in BOXED_SPACES and (row % BOX or col % BOX):
-            comp.error(node, f"{where}: a window of a boxed {info.loc} tile starts on a {BOX} x "
-                             f"{BOX} fractal box")
+        box_rows, box_cols = fractal_box(info.loc, src.dtype.itemsize, info.layout)
+        if info.loc in BOXED_SPACES and (row % box_rows or col % box_cols):
+            comp.error(node, f"{where}: a window of a boxed {info.loc} tile starts on a {box_rows} x "
+                             f"{box_cols} fractal box")
         if pitch == cols or rows == 1:
             pitch = 0                  # the window's rows follow each other
     check_tile_shape(comp, node, where, info.loc, rows, cols, src.dtype, layout)
