@@ -14,8 +14,10 @@ Cases A2/A3 refuses, ported as the refusal (a CompileError):
   52-71) moves Mat into Left or Right (or Acc into Mat) only; with a dtype change
   CheckTExtract's static_assert fails ("TExtract: Destination and Source tile data types must
   be the same.", line 21); with one dtype no branch is taken and nothing moves. pypto_sim
-  refuses a Mat destination. (Layout 2, ColMajor with a RowMajor fractal, is a ColMajor Mat
-  tile here: pypto_sim does not model a Mat tile's fractal order.)
+  refuses a Mat destination. (Layout 2, NZ - ColMajor with a RowMajor fractal - is pypto_sim's
+  default Mat tile, whose layout names its fractals' inner order (frontend/layout_builtins.py
+  fractal_box); layout 1, an unboxed DN tile, is a ColMajor (ZN) Mat tile here: pypto_sim's Mat
+  tiles are boxed, and their fractal order is not modelled for values.)
 - TMOVTest's Acc -> Vec cases whose tiles have no fractal (SLayout NoneBox): A2/A3's TLOAD
   has no Acc destination ("Fix: Dst TileType must be Vec or Mat!",
   include/pto/common/arch/memory/tload_common.hpp line 312), nor is Acc -> Vec a TMOV path
@@ -506,7 +508,7 @@ TEXTRACT_CASES = [(st, dt, r, c, r, c, 0, 0, 0, 0) for st, dt, r, c in TEXTRACT_
 CPP = {"float16": "half", "float32": "float", "int32": "int32_t", "int8": "int8_t"}
 TEXTRACT_IDS = [f"case_{CPP[s]}_{CPP[d]}_{r}_{c}_{vr}_{vc}_IDX_{ir}_{ic}_L_{sl}_{dl}"
                 for s, d, r, c, vr, vc, ir, ic, sl, dl in TEXTRACT_CASES]
-LAYOUT = {0: "RowMajor", 1: "ColMajor", 2: "ColMajor"}
+LAYOUT = {0: "RowMajor", 1: "ColMajor", 2: "RowMajor"}
 
 
 @pytest.mark.parametrize("case", TEXTRACT_CASES, ids=TEXTRACT_IDS)
