@@ -4,11 +4,17 @@ Values in both modes, the release cycle from the rule (the latest arrival, its p
 plus the header's hops, each a CROSS_CORE_SET_FLAG and a CROSS_CORE_WAIT_FLAG of the machine
 table), racecheck between AI cores, the bubbles' cause, and the errors. pto-isa's own suite:
 tests/test_ptoisa_npu_syncall.py."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import pypto_sim as pto
 from aicore_runs import compile_error_at
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+import cross_core_sum  # noqa: E402
 
 LINE = 8                 # int32 elements per 32-byte line: one line per participant, as the suite's
 
@@ -265,3 +271,14 @@ def test_the_trace_draws_each_rounds_release_from_its_last_arrival():
     assert arrows == [("pto.syncall('aiv')", "core 1", "AIV0 S", "core 0", "AIV0 S"),
                       ("pto.syncall('aiv')", "core 1", "AIV0 S", "core 0", "AIV1 S"),
                       ("pto.syncall('aiv')", "core 1", "AIV0 S", "core 1", "AIV1 S")]
+
+
+def test_the_cross_core_sum_example_sums_and_needs_its_barrier():
+    """examples/cross_core_sum.py: 48 AIVs' column sums, then AIV0 of core 0's sum of them, equals
+    numpy's sum of x to float32's precision (each partial a float32 sum of 16, the last of 48 and of
+    64: relative error well under 1e-5); under racecheck and synccheck with the barrier; without it
+    the second phase's TLOAD of the partial sums races with the other cores' TSTOREs."""
+    total, expected, _ = cross_core_sum.run(check=("race", "sync"))
+    assert total == pytest.approx(expected, rel=1e-5)
+    with pytest.raises(pto.RaceError, match="race on GM tensor 'partial'"):
+        cross_core_sum.run(barrier=False, check=("race",))
