@@ -79,7 +79,7 @@ def test_every_instruction_is_covered_and_the_gaps_are_listed_with_reasons():
     aicore_v = {s.name for s in pto.instructions() if s.family in AICORE_ONLY_FAMILIES} | {"TCVT", "TMOV_V2V"}
     # tile_move on the V pipe: UB -> UB copies; the cube core's Mat fill on MTE2
     vec_windows = {"TEXTRACT_V2V", "TINSERT_V2V", "TEXTRACT_ND2NZ", "TEXPANDS_MAT"}
-    aicore_sync = {"PIPE_BARRIER", "CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG", "SYNCALL"}
+    aicore_sync = {"PIPE_BARRIER", "CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG", "SYNCALL", "SYNCALL_SOFT"}
     expected = ({(n, "latency") for n in no_latency} | {(n, "issue_interval") for n in held_pipe}
                 | {("EXIT", "issue_interval")}
                 | {(n, "issue_interval") for n in AICORE_INSTRUCTIONS}

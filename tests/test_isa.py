@@ -216,6 +216,7 @@ def aicore(h, f, ix):
         pto.tcvt(v16, v)
         pto.tstore(h, v16)
         pto.syncall()
+        pto.syncall(workspace=ix)
         col = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
         pto.tabs(v, v)
         pto.tneg(v, v)

@@ -62,11 +62,13 @@ _DRAIN_LATENCY = ("TSTORE_ACC's latency adds to drain_fixed_cycles in every drai
 AICORE_INSTRUCTIONS = ("TEXTRACT", "TIMG2COL", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
                        "TGEMV", "TGEMV_ACC", "TGEMV_BIAS",
                        "TSTORE_ACC", "PIPE_BARRIER", "CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG", "SYNCALL",
+                       "SYNCALL_SOFT",
                        "TCVT", "TMOV_V2V", "TEXTRACT_V2V", "TINSERT_V2V", "TEXTRACT_ND2NZ", "TEXPANDS_MAT",
                        *_aicore_only_vector_ops())
 UNCOVERED.update({(name, "issue_interval"): _AICORE_HIDDEN_II for name in AICORE_INSTRUCTIONS})
 UNCOVERED.update({(name, "latency"): _AICORE_SYNC
-                  for name in ("PIPE_BARRIER", "CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG", "SYNCALL")})
+                  for name in ("PIPE_BARRIER", "CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG", "SYNCALL",
+                               "SYNCALL_SOFT")})
 UNCOVERED.update({(name, "latency"): _AICORE_V_LATENCY
                   for name in ("TCVT", "TMOV_V2V", *_aicore_only_vector_ops())})
 # a family the chained microbenchmarks cannot measure (FamilyRoles.unchainable says why)

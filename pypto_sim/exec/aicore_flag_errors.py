@@ -59,6 +59,13 @@ def cross_core_deadlock(ctx, stuck) -> DeadlockError:
             waiting.append(f"block {block} {UNIT_NAMES[unit]} waits at line {ins.line} (pto.syncall('{kind}')) "
                            f"for every {SYNCALL_UNITS[kind]} of the launch, and one finished or waits elsewhere "
                            "without arriving")
+        elif ins.op == "SYNCALL_SOFT":
+            kind = KINDS[int(ctx.enc.code[pc, C_AUX])]
+            waiting.append(f"block {block} {UNIT_NAMES[unit]} polls at line {ins.line} (pto.syncall('{kind}', "
+                           f"workspace={ins.comment})) for a count the counter never reaches: fewer units arrive "
+                           "than used_cores counts, or the counter did not start at a multiple of it (on the "
+                           "device the poll gives up after 1,000,000 reads, SYNCALL_SOFT_MAX_POLL_ITERATIONS, and "
+                           "the kernel runs on unsynchronised)")
         else:
             waiting.append(f"block {block} {UNIT_NAMES[unit]} waits at line {ins.line} ({ins.op}) "
                            "for units that finished without reaching it")

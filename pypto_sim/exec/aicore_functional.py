@@ -29,7 +29,8 @@ from .control_flow import ControlFlow
 from .functional import BLOCK_BARRIERS, FunctionalProfile, memory_space
 from .jit_clock import run_clock
 from .lane import executor
-from .syncall_rounds import SyncallRounds, participant_counts
+from .syncall_rounds import SoftCounters, SyncallRounds, check_soft_count, participant_counts
+from ..isa.syncall_modes import soft_target
 
 N_UNITS = len(UNIT_NAMES)
 SECTOR_BYTES = 32         # the lane executor counts sectors; functional mode reports none
@@ -49,7 +50,7 @@ class _Unit:
         self.flags: dict = {}            # (src pipe, dst pipe, event) -> set_flags not yet waited
         self.control = ControlFlow(code, imm, self, ex)
         self.barrier_epoch = 0
-        self.syncall = None              # the SYNCALL round it arrived at and waits for
+        self.syncall = None              # the SYNCALL round it arrived at and waits for (soft: its target)
 
 
 class AICoreFunctional:
@@ -89,7 +90,7 @@ class AICoreFunctional:
         gx, gy, gz = self.grid
         blocks = range(gx * gy * gz)
         with single_threaded_blas(uses_matmul(self.prog)) as self.blas, run_clock() as clock:
-            if any(name == "SYNCALL" for name in self.pc_name):
+            if any(name in ("SYNCALL", "SYNCALL_SOFT") for name in self.pc_name):
                 self.run_together([self.new_block(b) for b in blocks])
             else:
                 for block_id in blocks:
@@ -115,7 +116,9 @@ class AICoreFunctional:
     def run_together(self, cores):
         """Run the units of these AI cores in turn, each until it finishes or waits, to their
         ends (a launch with SYNCALL runs all its cores together; others one core at a time)."""
-        self.rounds = SyncallRounds(participant_counts(self.prog.unit_entry, self.grid))
+        counts = participant_counts(self.prog.unit_entry, self.grid)
+        self.rounds = SyncallRounds(counts)
+        self.soft = SoftCounters(self.hbm, self.tbase, counts)
         while any(not u.done for _, units, _, _ in cores for u in units):
             moved = False
             for coords, units, arrays, state in cores:
@@ -203,6 +206,15 @@ class AICoreFunctional:
             if u.syncall is None:                   # arrive once, then wait for the round
                 u.syncall = self.rounds.arrive(kind)
             if self.rounds.release(kind, u.syncall) is None:
+                return False
+            u.syncall = None
+        elif name == "SYNCALL_SOFT":
+            _kind, address, total = self.soft.operands(self.enc, pc, u.regs)
+            if u.syncall is None:                   # read the counter, add 1, then poll it
+                check_soft_count(self, pc, u.index, coords, total)
+                u.syncall = soft_target(self.soft.value(address), total)
+                self.soft.add(address)
+            if self.soft.value(address) < u.syncall:
                 return False
             u.syncall = None
         elif name == "CROSS_CORE_WAIT_FLAG":

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import LaunchError
+from ..ir.program import C_AUX, C_SRC, UNIT_NAMES
 from ..isa.syncall_modes import KINDS, participates
 from .compiled.aicore_sync import (N_SA, N_SL, SA_DONE, SA_HOP, SA_PARTS, SA_RELEASE, SA_WHO_B,
                                    syncall_arrive)
@@ -74,3 +76,41 @@ class SyncallRounds:
         """The cycle round rnd of kind lets its participants go on (None: still open)."""
         done = self.releases[kind]
         return done[rnd] if rnd < len(done) else None
+
+
+class SoftCounters:
+    """Soft SYNCALL's counters in GM (isa/syncall_modes.py soft_target): each is the int32 at its
+    workspace's first element, read and added to in the launch's HBM bytes (hbm) as the units'
+    ld_dev and st_atomic do; participants is the launch's count of each kind (the default of
+    used_cores = 0)."""
+
+    def __init__(self, hbm, tbase, participants):
+        self.hbm, self.tbase, self.participants = hbm, tbase, list(participants)
+
+    def operands(self, enc, pc, regs) -> tuple:
+        """(kind, counter byte address, participant count) of SYNCALL_SOFT pc on a unit with regs."""
+        code, imm = enc.code, enc.imm
+        offset, used = (int(imm[pc, j] if code[pc, C_SRC + j] < 0 else regs[code[pc, C_SRC + j], 0])
+                        for j in range(2))
+        kind, slot = int(code[pc, C_AUX]), int(code[pc, C_AUX + 1])
+        return kind, int(self.tbase[slot]) + 4 * offset, used if used else self.participants[kind]
+
+    def value(self, address: int) -> int:
+        """The counter's value now."""
+        return int(self.hbm[address:address + 4].view(np.int32)[0])
+
+    def add(self, address: int):
+        """st_atomic's add of 1, wrapping as int32."""
+        word = self.hbm[address:address + 4].view(np.int32)
+        word[0] = np.int32((int(word[0]) + 1 + 2 ** 31) % 2 ** 32 - 2 ** 31)
+
+
+def check_soft_count(ctx, pc, unit, coords, total):
+    """A soft SYNCALL's participant count must be positive (syncall_soft.hpp divides by it)."""
+    if total < 1:
+        ins = ctx.prog.instrs[pc]
+        raise LaunchError(
+            f"pto.syncall at line {ins.line} on {UNIT_NAMES[unit]} of block {coords}: used_cores is {total}, "
+            "but the soft barrier needs a positive count of participants (syncall_soft.hpp divides the counter "
+            "by it)", kernel=ctx.kernel_name, file=ctx.prog.file, line=ins.line,
+            hint="pass used_cores=0 for every unit of core_type, or the number of units that call it")

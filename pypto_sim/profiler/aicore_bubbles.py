@@ -211,6 +211,10 @@ class _Attributor:
         u = self.units[(core, w)]
         pc = int(u.pc[k])
         kind = self.aux[pc][0]
+        if self.names[pc] == "SYNCALL_SOFT":
+            return ("syncall", f"pto.syncall('{SYNCALL_KINDS[kind]}', workspace=...) at line {self.lines[pc]}: its "
+                    "counter's read and add in GM, then its polls until the other units' adds reached the target",
+                    "SYNCALL_SOFT", self.lines[pc], pc)
         text = f"pto.syncall('{SYNCALL_KINDS[kind]}') at line {self.lines[pc]}: the launch's other units"
         rounds = (self.syncall_last or [[]] * len(SYNCALL_KINDS))[kind]
         rnd = sum(1 for j in range(k) if self.names[int(u.pc[j])] == "SYNCALL" and self.aux[int(u.pc[j])][0] == kind)

@@ -54,8 +54,11 @@ from ..exec import gm, gm_index_ops
 from ..exec.aicore_tiles import GM_ADD, GM_READ, GM_WRITE, UNIT_NAMES, TileOp, operands
 from ..ir.program import C_AUX, block_coords
 from ..isa import PIPES, PTO_PIPE_NAMES
-from .aicore_races import (AICoreRaces, late_gm_check, late_gm_dispatch, race_check, syncall_arrive,
-                           syncall_pass)
+from .aicore_races import (SOFT_COLUMN, AICoreRaces, late_gm_check, late_gm_dispatch, race_check,
+                           syncall_arrive, syncall_pass)
+from .aicore_syncall import land_soft_add
+from ..exec.syncall_rounds import check_soft_count
+from ..isa.syncall_modes import soft_release, soft_target
 from .checks import flag_lines, never_waited_error
 from .records import CAUSE
 
@@ -284,6 +287,8 @@ def wait_before_issue(sim, pc, blk, w, ws, t, cause):
             t, cause = fire, CAUSE["cross_core"]
     elif name == "SYNCALL":
         t, cause = yield from syncall(sim, pc, blk, w, ws, t, cause)
+    elif name == "SYNCALL_SOFT":
+        t, cause = yield from syncall_soft(sim, pc, blk, w, ws, t, cause)
     elif name == "PIPE_BARRIER":
         done = pipe_barrier(sim, pc, blk, w, int(sim.env.now))
         if done > t:
@@ -320,3 +325,52 @@ def syncall(sim, pc, blk, w, ws, t, cause):
     if release > t:
         t, cause = release, CAUSE["syncall"]
     return t, cause
+
+
+def syncall_soft(sim, pc, blk, w, ws, t, cause):
+    """SYNCALL_SOFT of unit w before issue (isa/syncall_modes.py, syncall_soft.hpp): drain the
+    unit's pipes; at that cycle read the counter (ld_dev) and so the target; its add (st_atomic,
+    after the read returns) lands a LOAD and an ATOM_ADD latency later, when the polls begin;
+    the unit goes on when the first poll issued once the counter reached the target returns
+    (soft_release). Racecheck orders its accesses as a round of the kind's soft column, the
+    target's multiple of the count."""
+    env, grid, ai = sim.env, sim.grid_barrier, blk.aicore
+    kind, address, total = grid.soft.operands(sim.enc, pc, ws.regs)
+    check_soft_count(sim, pc, w, blk.coords, total)
+    arrival = max(t, sim.aicore_pipes.barrier(ai.p, w, ALL, int(env.now)))
+    ws.note_stall(CAUSE["syncall"], -1)
+    ws.waiting_at = pc
+    if arrival > env.now:                  # the read sees what landed by its cycle
+        yield env.timeout(arrival - env.now)
+    if sim.checks and sim.checks.init and not gm.init_test(sim.hbm_init, np.array([address]))[0]:
+        raise uninitialised_counter(sim, pc, blk, w, address, arrival)
+    target = soft_target(grid.soft.value(address), total)
+    poll = sim.m.latency("LOAD")
+    first_poll = arrival + poll + sim.m.latency("ATOM_ADD")
+    sim._schedule_effect(first_poll - env.now, lambda: land_soft_add(sim, address))
+    column, rnd = SOFT_COLUMN + kind, target // total - 1
+    if ai.race is not None:
+        syncall_arrive(sim, ai, w, column, rnd)
+    yield env.timeout(first_poll - env.now)
+    while grid.soft.value(address) < target:
+        yield grid.soft_event
+    ws.waiting_at = None
+    if ai.race is not None:
+        syncall_pass(sim, ai, w, column, rnd)
+    release = soft_release(first_poll, int(env.now), poll)
+    t = max(t, int(env.now))
+    if release > t:
+        t, cause = release, CAUSE["syncall"]
+    return t, cause
+
+
+def uninitialised_counter(sim, pc, blk, w, address, cycle):
+    """initcheck: a soft SYNCALL reads a counter that was never written."""
+    ins = sim.prog.instrs[pc]
+    slot = int(sim.enc.code[pc, C_AUX + 1])
+    element = (address - int(sim.tbase[slot])) // 4
+    return UninitializedReadError(
+        f"initcheck: pto.syncall at line {ins.line} (block {blk.coords} {UNIT_NAMES[w]}, cycle {cycle}) reads its "
+        f"counter {sim.tensor_names[slot]}[{element}], which was never written", kernel=sim.kernel_name,
+        file=sim.prog.file, line=ins.line, block=blk.coords, warp=w, unit=UNIT_NAMES[w], lane=None, word=element,
+        hint="zero the workspace before its first use (pto.memcpy_h2d of zeros), as syncall_soft.hpp requires")

@@ -42,6 +42,9 @@ def why_not_aicore_fast(sim) -> str | None:
             if sim.pc_pipe[pc] >= len(PIPES) - 1:
                 return f"{spec.name} on pipe {PIPES[sim.pc_pipe[pc]]}"
         elif spec.family == "tile_sync":
+            if spec.name == "SYNCALL_SOFT":
+                return ("SYNCALL_SOFT's release depends on the GM counter's value (soft mode polls it), which "
+                        "the compiled loop does not read: the SimPy model runs it")
             if spec.name not in SYNC_KINDS:
                 return f"{spec.name} runs in the SimPy model"
         elif not spec.is_tile:

@@ -23,6 +23,7 @@ from ..isa.syncall_modes import KIND_AIC, KIND_AIV, KIND_MIX, KINDS
 N_UNITS = len(UNIT_NAMES)
 P = len(PIPES)
 Q = N_UNITS * P              # the (unit, pipe) queues; a clock's columns past them: SYNCALL rounds known
+SOFT_COLUMN = len(KINDS)     # by kind, hard mode's rounds, then soft mode's (its counter's multiples)
 ALL = -1
 
 
@@ -38,7 +39,7 @@ class AICoreRaces:
     order GM accesses between AI cores (ChipGMAccesses)."""
 
     def __init__(self):
-        self.clock = np.zeros((Q, Q + len(KINDS)), np.int64)
+        self.clock = np.zeros((Q, Q + 2 * len(KINDS)), np.int64)
         self.tiles: dict = {}        # (array index, owning buffer) -> {region: access history}
         self.gm: dict = {}           # alias group -> {byte window (lo, hi, rows, width, pitch): history}
         # sync="auto": (array index, owning buffer) -> {region: {"w": the last write's clocks,

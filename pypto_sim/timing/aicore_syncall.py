@@ -16,8 +16,11 @@ a 'mix' barrier in a kernel with no cube code, or no vector code, is refused at 
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import DeadlockError, LaunchError
-from ..exec.syncall_rounds import SyncallRounds, participant_counts
+from ..exec import gm
+from ..exec.syncall_rounds import SoftCounters, SyncallRounds, participant_counts
 from ..isa.syncall_modes import HOPS, KIND_MIX
 
 
@@ -30,6 +33,9 @@ class GridBarrier(SyncallRounds):
         super().__init__(participant_counts(sim.prog.unit_entry, sim.grid), [h * hop for h in HOPS])
         self.env = sim.env
         self.event = sim.env.event()
+        # soft mode: the counters in GM, and an event that fires as each add lands
+        self.soft = SoftCounters(sim.hbm, sim.tbase, self.participants)
+        self.soft_event = sim.env.event()
 
     def arrive(self, kind: int, cycle: int = 0, who=(-1, -1, -1)) -> int:
         """A participant arrives at cycle; returns its round (the event fires if it completes it)."""
@@ -84,3 +90,14 @@ def check_mix_sides(program, kernel_name):
         kernel=kernel_name, file=program.file, line=mix.line,
         hint=f"call pto.syncall('mix') in both cube and vector code, or use core_type="
              f"'{'aiv' if has == 'vector' else 'aic'}' for a barrier of the {has} units only")
+
+
+def land_soft_add(sim, address):
+    """A soft SYNCALL's st_atomic lands: the counter grows (initcheck: written) and its pollers
+    look again."""
+    grid = sim.grid_barrier
+    grid.soft.add(address)
+    if sim.hbm_init is not None:
+        gm.init_mark(sim.hbm_init, np.arange(address, address + 4))
+    event, grid.soft_event = grid.soft_event, sim.env.event()
+    event.succeed()

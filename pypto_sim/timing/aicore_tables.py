@@ -38,6 +38,8 @@ class AICoreTables:
         for pc, spec in enumerate(sim.pc_spec):
             row, frow = self.tp[pc], self.tf[pc]
             if spec.family == "tile_sync":
+                if spec.name not in SYNC_KINDS:        # the SimPy model's own (timing/aicore_fast.py says why)
+                    continue
                 kind = SYNC_KINDS[spec.name]
                 row[ex.TP_KIND] = getattr(ex, "AK_" + kind)
                 aux = [int(x) for x in code[pc, C_AUX:C_AUX + 3]]
