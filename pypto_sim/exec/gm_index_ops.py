@@ -69,8 +69,29 @@ def decode(op, iv, named, fault) -> tuple:
     if off < 0 or last > count:
         raise fault(f"the table of {what} from element {off} reaches element {last - 1} of '{tensor}', which has "
                     f"{count}", "check the table's offset, size and stride against the tensor")
+    if elem and l1 is not None:
+        _scratch_apart(op, l1, off, last, ir * ic, fault)
     atomic = iv[named["atomic"]] if "atomic" in named else 0
     return off, size, stride, iv[named["oob"]], atomic, elem, l1
+
+
+def _scratch_apart(op, l1, first, last, n_idx, fault):
+    """Check that MGATHER_L1_ELEM's scratch shares no byte with its table (elements first ..
+    last - 1) or its n_idx indices: MGatherGm2L1ElemImpl zeroes the scratch before its loop reads
+    them and writes it while the loop runs, which this model (indices and table read at the
+    start, the scratch written at the completion) does not follow."""
+    item, base, names = op.data.buf.dtype.itemsize, op.ctx.tbase, op.ctx.tensor_names
+    s0 = int(base[l1[2]]) + l1[3] * item
+    s1 = s0 + op.data.rows * op.data.cols * item
+    for what, slot, lo, hi, size in (("table", op.slot, first, last, item), ("indices", l1[0], l1[1], l1[1] + n_idx,
+                                                                              INDEX_ITEM)):
+        b0, b1 = int(base[slot]) + lo * size, int(base[slot]) + hi * size
+        if b0 < s1 and s0 < b1:
+            raise fault(f"the scratch ({op.data.rows * op.data.cols} elements from element {l1[3]} of "
+                        f"'{names[l1[2]]}') shares bytes with the {what} (elements {lo} .. {hi - 1} of "
+                        f"'{names[slot]}'): MGatherGm2L1ElemImpl zeroes the scratch before it reads them and writes "
+                        "it as it goes, so the device would gather those zeros and its own writes",
+                        "pass a scratch of its own (another tensor)")
 
 
 def _in_tensor(op, slot, off, n, what, fault):

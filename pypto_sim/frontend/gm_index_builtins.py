@@ -168,6 +168,10 @@ def lower_mgather_l1(comp, node, args):
         comp.error(node, f"{call}: '{dst.name}' is {dst.tile.rows} x {dst.tile.cols} {dst.dtype}; the GM -> L1 "
                          f"destination's Cols must be a multiple of C0 ({c0}) and Rows of FRACTAL_NZ_ROW (16) "
                          f"({_GATHER_H} MGatherCheckGm2L1)")
+    if dst.tile.layout != "row":
+        comp.error(node, f"{call}: '{dst.name}' is a ColMajor (ZN) Mat tile; \"MGATHER A2/A3 GM->L1 destination must "
+                         f"be NZ (BLayout::ColMajor + SLayout::RowMajor + SFractalSize=512).\" ({_GATHER_H} "
+                         f"MGatherCheckGm2L1)", "gather into a Mat tile of the default layout (pto-isa's NZ tile)")
     if elem:
         scratch = _gm_pointer(comp, node, scratch, "scratch", (dst.dtype.name,),
                               "MGATHER A2/A3 GM->L1 scratch must be a GM GlobalTensor with element type matching "

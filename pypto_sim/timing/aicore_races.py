@@ -227,13 +227,11 @@ def late_gm_check(sim, ai, blk, w, pipe, pc, late, accesses):
             key = gm_window(sim, slot, first, 1, count, count, item)
             other = _region_access(race, objs, key, late.t, late.stamp, pc, is_write, late)
             if other is not None:     # the GM -> L1 forms' indices and scratch are not the pc's own tensor
-                named = (gm_tensors(sim, pc, other[1]) if slot == int(sim.prog.instrs[pc].aux[0])
-                         else f"GM tensor '{sim.tensor_names[slot]}'")
-                raise race_error(sim, blk, pc, w, pipe, other, named, is_write)
+                raise race_error(sim, blk, pc, w, pipe, other, gm_tensors(sim, pc, other[1], slot), is_write)
             other = sim.checks.aicore_gm.access(group, key, (blk.id, w, pipe), pc, is_write,
                                                 (late.t, late.stamp, late.seen[Q:], ai.syncall_clocks))
             if other is not None:
-                raise core_race_error(sim, blk, pc, w, pipe, other, is_write)
+                raise core_race_error(sim, blk, pc, w, pipe, other, is_write, slot)
 
 
 def _element_runs(elements) -> list:
@@ -267,10 +265,17 @@ def gm_alias_groups(tbase, tcount, items) -> np.ndarray:
     return groups
 
 
-def gm_tensors(sim, pc, opc) -> str:
+def gm_tensors(sim, pc, opc, slot=None) -> str:
     """The GM tensor of a race between instructions pc and opc, as each named it: one argument,
-    or the two arguments (aliases of the same bytes) when they differ."""
-    this, that = (sim.tensor_names[int(sim.prog.instrs[p].aux[0])] for p in (pc, opc))
+    or the two arguments (aliases of the same bytes) when they differ. slot is the tensor pc's
+    access touched, by default its own (aux[0]); an MGATHER_L1's indices and scratch are other
+    tensors than its own (its table), so opc is named by its own only when that is in slot's alias
+    group (else by slot's: the race record keeps no tensor)."""
+    def own(p):
+        return int(sim.prog.instrs[p].aux[0])
+    this = own(pc) if slot is None else slot
+    that = own(opc) if sim.checks.gm_groups[own(opc)] == sim.checks.gm_groups[this] else this
+    this, that = sim.tensor_names[this], sim.tensor_names[that]
     if this == that:
         return f"GM tensor '{this}'"
     return (f"GM tensors '{this}' at line {sim.prog.instrs[pc].line} and '{that}' at line "
@@ -414,15 +419,16 @@ def syncall_pass(sim, ai, w, kind, rnd):
     ai.race.join(w, ALL, vc)
 
 
-def core_race_error(sim, blk, pc, w, pipe, other, is_write):
-    """Two AI cores (blocks) of one launch touch a GM element, at least one writing it."""
+def core_race_error(sim, blk, pc, w, pipe, other, is_write, slot=None):
+    """Two AI cores (blocks) of one launch touch a GM element, at least one writing it (pc's
+    access in tensor slot, by default pc's own: gm_tensors)."""
     oblock, ou, op, opc, was_write = other
     ins, oins = sim.prog.instrs[pc], sim.prog.instrs[opc]
     kind = "write-after-write" if is_write and was_write else "read-after-write" if was_write else "write-after-read"
     this = f"{ins.op} at line {ins.line} (block {blk.id} {UNIT_NAMES[w]} {PTO_PIPE_NAMES.get(PIPES[pipe], PIPES[pipe])})"
     that = f"{oins.op} at line {oins.line} (block {oblock} {UNIT_NAMES[ou]} {PTO_PIPE_NAMES.get(PIPES[op], PIPES[op])})"
     return RaceError(
-        f"racecheck: {kind} race on {gm_tensors(sim, pc, opc)} between AI cores: {this} "
+        f"racecheck: {kind} race on {gm_tensors(sim, pc, opc, slot)} between AI cores: {this} "
         f"and {that} touch the same elements; no pto.syncall that both units take part in lies between them "
         "(nothing else orders two AI cores of one launch)",
         kernel=sim.kernel_name, file=sim.prog.file, line=ins.line, block=blk.id, warp=w,
