@@ -29,13 +29,13 @@ own flags (MTE2 -> V before, V -> MTE3 after) and the PtoSetWaitFlag pairs of MG
 MGatherElemImpl, which pto.mgather emits around the instruction, order the TSTORE after the
 gather as on the device.
 """
-import zlib
 
 import ml_dtypes
 import numpy as np
 import pytest
 
 import pypto_sim as pto
+from mgather_data import make_indices, make_table, remap_golden
 from ptoisa_st import result_cmp
 
 # the kernel's dtype -> gen_data.py's numpy dtype (the words main.cpp launches)
@@ -120,37 +120,6 @@ ELEM = [
     ("elem2d_dyn_float_4x8_64size", "float32", 4, 8, 64, "undefined", (4, 8), True),
     ("elem2d_dyn_int32_3x3_in_3x8_64size", "int32", 3, 3, 64, "undefined", (3, 8), True),
 ]
-
-
-def make_table(dtype, count):
-    """gen_data.py make_table: (arange(1, count + 1) % mod) + 1, mod 251 or the integer range."""
-    mod = min(np.iinfo(dtype).max - np.iinfo(dtype).min + 1, 251) if np.issubdtype(dtype, np.integer) else 251
-    return ((np.arange(1, count + 1) % mod) + 1).astype(dtype)
-
-
-def make_indices(name, shape, size, oob):
-    """gen_data.py make_idx_random, or make_idx_with_oob (half, at least one, past the table)
-    for the clamp / wrap / zero cases, from default_rng(crc32(name))."""
-    rng = np.random.default_rng(zlib.crc32(name.encode()))
-    if oob == "undefined":
-        return rng.integers(0, size, size=shape, dtype=np.int32)
-    n = int(np.prod(shape))
-    flat = rng.integers(0, size, size=n, dtype=np.int32)
-    count = max(1, n // 2)
-    flat[:count] = rng.integers(size, size * 2, size=count, dtype=np.int32)
-    rng.shuffle(flat)
-    return flat.reshape(shape)
-
-
-def remap_golden(raw, cap, oob):
-    """golden_row / golden_elem's index (None: the zero case's out-of-range, a 0)."""
-    if oob == "clamp":
-        return min(max(raw, 0), cap - 1)
-    if oob == "wrap":
-        return raw % cap
-    if oob == "zero" and not 0 <= raw < cap:
-        return None
-    return raw
 
 
 def launch(make_kernels, co, dt, rows, cols, size, oob, dst_tile, idx_tile, dyn, table, idx):

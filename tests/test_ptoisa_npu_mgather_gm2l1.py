@@ -29,13 +29,13 @@ All 24 cases are ported, each with the kernel's own tile shape (the four int32 c
 columns in 16 x 8 Mat tiles: pto-isa's NZ box of a 4-byte type is 16 x 8, pto_tile.hpp InnerCols
 = 512 / 16 / sizeof(T); frontend/layout_builtins.fractal_box) and main.cpp's R x C scratch.
 """
-import zlib
 
 import ml_dtypes
 import numpy as np
 import pytest
 
 import pypto_sim as pto
+from mgather_data import make_indices, make_table, remap_golden
 from aicore_runs import compile_error_at
 from engine_compare import both_executors
 from ptoisa_st import result_cmp
@@ -84,37 +84,6 @@ ELEM = [
     ("elem_int32_wrap_16x8_32size", "int32", 16, 8, 32, "wrap"),
     ("elem_half_zero_16x16_64size", "float16", 16, 16, 64, "zero"),
 ]
-
-
-def make_table(dtype, count):
-    """gen_data.py make_table: (arange(1, count + 1) % mod) + 1, mod 251 or the integer range."""
-    mod = min(np.iinfo(dtype).max - np.iinfo(dtype).min + 1, 251) if np.issubdtype(dtype, np.integer) else 251
-    return ((np.arange(1, count + 1) % mod) + 1).astype(dtype)
-
-
-def make_indices(name, shape, cap, oob):
-    """gen_data.py make_idx_random, or make_idx_with_oob (half, at least one, in [cap, 2 cap))
-    for the clamp / wrap / zero cases, from default_rng(crc32(name))."""
-    rng = np.random.default_rng(zlib.crc32(name.encode()))
-    if oob == "undefined":
-        return rng.integers(0, cap, size=shape, dtype=np.int32)
-    n = int(np.prod(shape))
-    flat = rng.integers(0, cap, size=n, dtype=np.int32)
-    count = max(1, n // 2)
-    flat[:count] = rng.integers(cap, cap * 2, size=count, dtype=np.int32)
-    rng.shuffle(flat)
-    return flat.reshape(shape)
-
-
-def remap_golden(raw, cap, oob):
-    """golden_row / golden_elem's index (None: the zero case's out-of-range, a 0)."""
-    if oob == "clamp":
-        return min(max(raw, 0), cap - 1)
-    if oob == "wrap":
-        return raw % cap
-    if oob == "zero" and not 0 <= raw < cap:
-        return None
-    return raw
 
 
 def nd_to_nz(arr, c0):
