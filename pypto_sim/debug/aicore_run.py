@@ -264,14 +264,14 @@ class AICoreRun:
                 else:
                     count(key, 0)
                     count(key, 1, int(max(int(self.dispatched[r]), done.get((w, src), -1)) <= cycle))
-            elif name == "CROSS_CORE_SET_FLAG" and unit in ((1, 2) if w == 0 else (0,)):
+            elif name == "CROSS_CORE_SET_FLAG" and unit in self.prog.cross_partners(w):
                 pipe = int(code[pc, C_AUX + 1])
                 key = ("cross_core", UNITS[w], UNITS[unit], int(code[pc, C_AUX]))
                 count(key, 0)
                 count(key, 1, int(max(int(self.dispatched[r]), done.get((w, pipe if pipe >= 0 else -1), -1))
                                   <= cycle))
             elif name == "CROSS_CORE_WAIT_FLAG" and w == unit:
-                for src in ((1, 2) if w == 0 else (0,)):     # a wait takes one from each source
+                for src in self.prog.cross_partners(w):      # a wait takes one from each source
                     count(("cross_core", UNITS[src], UNITS[unit], int(code[pc, C_AUX])), 2)
         return [FlagState(*key, *n) for key, n in sorted(counts.items())]
 

@@ -196,7 +196,7 @@ class AICoreFunctional:
         elif name == "CROSS_CORE_SET_FLAG":
             event = int(aux[0])
             limit = self.cross_core_flag_limit
-            for to in ((1, 2) if u.index == 0 else (0,)):
+            for to in self.prog.cross_partners(u.index):
                 key = (to, event, u.index)
                 if limit is not None and state["cross"].get(key, 0) >= limit:
                     raise cross_flag_overflow(self, pc, u.index, coords, to, limit)
@@ -219,7 +219,7 @@ class AICoreFunctional:
             u.syncall = None
         elif name == "CROSS_CORE_WAIT_FLAG":
             event = int(aux[0])
-            keys = [(u.index, event, s) for s in ((1, 2) if u.index == 0 else (0,))]
+            keys = [(u.index, event, s) for s in self.prog.cross_partners(u.index)]
             if not all(state["cross"].get(k) for k in keys):
                 return False
             for k in keys:

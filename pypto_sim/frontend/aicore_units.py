@@ -90,7 +90,8 @@ class AICoreUnits:
                        for n in ast.walk(ast.Module(body=body, type_ignores=[])))
             implicit, running = ("cube", (0,)) if cube else ("vector0", (1,))
         else:
-            running = tuple(u for u in range(len(UNIT_KIND)) if UNIT_KIND[u] in kinds)
+            running = tuple(u for u in range(len(UNIT_KIND)) if UNIT_KIND[u] in kinds
+                            and not (u == 2 and getattr(self.kernel, "aiv_ratio", 2) == 1))
         self.buffer_sites = {}
         entry, sizes, scope, args = [-1] * len(UNIT_KIND), [], None, ()
         for unit in running:

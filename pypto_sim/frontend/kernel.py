@@ -29,13 +29,19 @@ class Kernel:
 
     is_pto_kernel = True
 
-    def __init__(self, fn, sync="auto"):
+    def __init__(self, fn, sync="auto", aiv_ratio=2):
         if sync not in ("auto", "manual"):
             raise CompileError(f"@pto.kernel(sync={sync!r}): sync must be 'auto' or 'manual'",
                                kernel=getattr(fn, "__name__", None),
                                hint="'auto' orders tile operations by their data (PTO-Auto); "
                                     "'manual' orders pipes only by set_flag/wait_flag")
+        if aiv_ratio not in (1, 2) or isinstance(aiv_ratio, bool):
+            raise CompileError(f"@pto.kernel(aiv_ratio={aiv_ratio!r}): an AI core runs its vector code on 2 AIVs "
+                               "(a 1:2 mix kernel, the default) or on AIV0 alone (1: CANN's "
+                               "KERNEL_TYPE_MIX_AIC_1_1, pto-isa's __MIX_CORE_AIV_RATIO__ 1)",
+                               kernel=getattr(fn, "__name__", None), hint="pass aiv_ratio=1 or aiv_ratio=2")
         self.sync = sync
+        self.aiv_ratio = aiv_ratio
         self.fn = fn
         self.name = fn.__name__
         self.__name__ = fn.__name__
@@ -269,12 +275,13 @@ def uses_aicore(fn_ast) -> bool:
     return False
 
 
-def kernel(fn=None, *, sync="auto"):
+def kernel(fn=None, *, sync="auto", aiv_ratio=2):
     """Decorator: compile a Python function into a PTO kernel (see docs/quickstart.md).
 
     ``@pto.kernel`` or ``@pto.kernel(sync="manual")``: tile kernels on the real AI core order
     their pipes by data by default (``"auto"``, as PTO-Auto); with ``"manual"`` only
-    set_flag / wait_flag (and pipe_barrier) order them, as on hardware (docs/aicore.md)."""
+    set_flag / wait_flag (and pipe_barrier) order them, as on hardware (docs/aicore.md).
+    ``aiv_ratio=1`` runs the vector sections on AIV0 alone (a 1:1 mix kernel)."""
     if fn is None:
-        return lambda f: Kernel(f, sync=sync)
-    return Kernel(fn, sync=sync)
+        return lambda f: Kernel(f, sync=sync, aiv_ratio=aiv_ratio)
+    return Kernel(fn, sync=sync, aiv_ratio=aiv_ratio)

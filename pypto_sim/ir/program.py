@@ -180,6 +180,18 @@ class Program:
     unit_entry: tuple = ()
 
     @property
+    def aiv_ratio(self) -> int:
+        """The AIVs an AIC's cross-core flags pair with (FFTS mode 2): 2, or 1 when AIV1 runs no
+        program (a 1:1 kernel, @pto.kernel(aiv_ratio=1), or vector code without sections)."""
+        return 1 if len(self.unit_entry) > 2 and self.unit_entry[2] < 0 else 2
+
+    def cross_partners(self, unit: int) -> tuple:
+        """The units a cross-core flag of `unit` signals, and a wait of it takes one signal from
+        each of: the AIC's AIVs for the AIC, the AIC for an AIV (exec/compiled/aicore_sync.py
+        cross_pairs, the compiled form)."""
+        return tuple(range(1, self.aiv_ratio + 1)) if unit == 0 else (0,)
+
+    @property
     def local_words(self) -> int:
         """L1 words of alloc_local buffers per block."""
         return sum(b.words for b in self.buffers if b.owns_memory)

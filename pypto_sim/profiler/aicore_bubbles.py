@@ -95,6 +95,7 @@ class _Attributor:
         rec = prof.records
         self.names, self.lines = prof.pc_name, prof.pc_line
         self.aux = [ins.aux for ins in prof.program.instrs]
+        self.partners = prof.program.cross_partners
         self.lat = [prof.pc_latency(pc) for pc in range(len(self.names))]
         m = prof.machine
         self.miss_extra = int(m.l2_miss_extra_latency) if m.has_l2 else 0
@@ -137,7 +138,7 @@ class _Attributor:
                 elif name == "CROSS_CORE_SET_FLAG":
                     ev, pipe = self.aux[u.pc[k]][:2]
                     j, fire = self._drained(u, k, pipe)
-                    for to in ((1, 2) if w == 0 else (0,)):
+                    for to in self.partners(w):
                         cross.setdefault((core, int(u.block[k]), to, ev, w), []).append((w, k, j, fire))
         self.holding = {}
         self.barriers = {}
@@ -167,7 +168,7 @@ class _Attributor:
                 elif name == "CROSS_CORE_WAIT_FLAG":
                     ev = self.aux[u.pc[k]][0]
                     got = [cross[key].pop(0) for key in ((core, int(u.block[k]), w, ev, s)
-                                                         for s in ((1, 2) if w == 0 else (0,)))
+                                                         for s in self.partners(w))
                            if cross.get(key)]
                     if got:
                         self.flag[(core, w, k)] = max(got, key=lambda g: g[3])

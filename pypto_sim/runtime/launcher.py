@@ -128,14 +128,15 @@ class LaunchableKernel(Kernel):
         return LaunchConfig(self, (-(-ntasks // block),), (block,))
 
 
-def kernel(fn=None, *, sync="auto"):
+def kernel(fn=None, *, sync="auto", aiv_ratio=2):
     """Decorator: compile a Python function into a PTO kernel (see docs/quickstart.md).
 
     ``@pto.kernel`` or ``@pto.kernel(sync="manual")``: tile kernels on the real AI core order
     their pipes by data by default (``"auto"``, as PTO-Auto); with ``"manual"`` only
     set_flag / wait_flag (and pipe_barrier) order them, as on hardware (docs/aicore.md).
     Besides pto.launch, the kernel launches as numba's do: ``kernel[grid, block](*args)`` and
-    ``kernel.forall(n)(*args)`` (runtime/launcher.py)."""
+    ``kernel.forall(n)(*args)`` (runtime/launcher.py). ``aiv_ratio=1`` runs the vector sections
+    on AIV0 alone (CANN's KERNEL_TYPE_MIX_AIC_1_1: the AIC's cross-core flags pair with it only)."""
     if fn is None:
-        return lambda f: LaunchableKernel(f, sync=sync)
-    return LaunchableKernel(fn, sync=sync)
+        return lambda f: LaunchableKernel(f, sync=sync, aiv_ratio=aiv_ratio)
+    return LaunchableKernel(fn, sync=sync, aiv_ratio=aiv_ratio)

@@ -226,16 +226,16 @@ def pipe_barrier(sim, pc, blk, w, now):
 
 def cross_core_set(sim, pc, blk, w, now):
     """CROSS_CORE_SET_FLAG: fires when the unit's queued operations (on the given pipe, or on
-    every pipe) are done; from the AIC to both AIVs, from an AIV to the AIC."""
+    every pipe) are done; from the AIC to its AIVs, from an AIV to the AIC (Program.cross_partners)."""
     event, pipe = int(sim.enc.code[pc, C_AUX]), int(sim.enc.code[pc, C_AUX + 1])
     ai = blk.aicore
     limit = sim.m.cross_core_flag_limit
-    for to in ((1, 2) if w == 0 else (0,)):
+    for to in sim.prog.cross_partners(w):
         if sim.aicore_pipes.cross_pending(ai.p, to, event, w) >= limit:
             raise cross_flag_overflow(sim, pc, w, blk.coords, to, limit)
     if ai.race is not None:
         vc = ai.race.carry(w, pipe)
-        for to in ((1, 2) if w == 0 else (0,)):
+        for to in sim.prog.cross_partners(w):
             ai.cross_clocks.setdefault((to, event, w), []).append(vc)
     sim.aicore_pipes.cross_set(ai.p, w, event, pipe, now)
     ai.signal()
@@ -245,7 +245,7 @@ def cross_core_take(sim, blk, w, event) -> int:
     """Consume the signals unit w waited for; return when the last of them fired."""
     ai = blk.aicore
     if ai.race is not None:
-        for s in ((1, 2) if w == 0 else (0,)):
+        for s in sim.prog.cross_partners(w):
             ai.race.join(w, ALL, ai.cross_clocks[(w, event, s)].pop(0))
     return sim.aicore_pipes.cross_take(ai.p, w, event)
 

@@ -64,6 +64,7 @@ class AICorePipes:
         acfg[ex.AK_AUTO] = 1 if sim.prog.sync == "auto" else 0
         acfg[ex.AK_DEPTH] = m.pipe_queue_depth
         acfg[ex.AK_CC_LIMIT] = m.cross_core_flag_limit
+        acfg[ex.AK_AIVS] = self.aivs = sim.prog.aiv_ratio
         acfg[ex.AK_HAS_L2] = 1 if sim.l2 is not None else 0
         # the launch's own L2 (the simulation's stays untouched until the run is done)
         if sim.l2 is None:                              # unused arrays of the right types
@@ -176,7 +177,7 @@ class AICorePipes:
     def cross_set(self, p, w, event, pipe, now):
         """CROSS_CORE_SET_FLAG of unit w at issue (the signal queues grow when full)."""
         while not self.ex.cross_set_step(self.pf, self.pd, self.tl, self.fl, self.cb, self.chd,
-                                         self.cn, 3 * p + w, p, w, event, pipe, now):
+                                         self.cn, 3 * p + w, p, w, event, pipe, now, self.aivs):
             self.cb = unrolled(self.cb, self.chd)
             self.chd[...] = 0
 
@@ -186,11 +187,11 @@ class AICorePipes:
 
     def cross_ready(self, p, w, event) -> bool:
         """True when unit w's cross_core_wait_flag(event) has a signal from each source."""
-        return bool(self.ex.cross_ready(self.cn, p, w, event))
+        return bool(self.ex.cross_ready(self.cn, p, w, event, self.aivs))
 
     def cross_take(self, p, w, event) -> int:
         """Consume the signals unit w waited for; when the last of them fired."""
-        return int(self.ex.cross_take(self.cb, self.chd, self.cn, p, w, event))
+        return int(self.ex.cross_take(self.cb, self.chd, self.cn, p, w, event, self.aivs))
 
     def finish(self, sim):
         """The launch ran: its L2 and the bandwidth waits by route go to the simulation."""

@@ -33,8 +33,8 @@ from .engine_parts import (_heap_pop, _record, B_BLOCK, B_ENDED, B_FAILED, book,
                            S_EVENTS, S_GROW, S_HEAP_N, S_LIMIT_KEY, S_NOW, S_REC_N, S_SEQ, S_TABLE_USED,
                            S_UNFINISHED, S_WARP_INSTRS, schedule, set_block_ctx, slot_takes_next_block,
                            table_rebuild, URGENT)
-from .aicore_steps import (_operand, AK_BOOK_ROOM, AK_BX, AK_BY, AK_BZ, AK_CC_LIMIT, AK_CC_SET, AK_CC_WAIT, AK_DEPTH,
-                           AK_GX, AK_GY, AK_GZ, AK_LOAD, AK_MAX_CYCLES, AK_N_BLOCKS, AK_PIPE_BARRIER,
+from .aicore_steps import (_operand, AK_AIVS, AK_BOOK_ROOM, AK_BX, AK_BY, AK_BZ, AK_CC_LIMIT, AK_CC_SET,
+                           AK_CC_WAIT, AK_DEPTH, AK_GX, AK_GY, AK_GZ, AK_LOAD, AK_MAX_CYCLES, AK_N_BLOCKS, AK_PIPE_BARRIER,
                            AK_PORTS, AK_RECORD, AK_SET_FLAG, AK_SLOTS, AK_SYNCALL, AK_VEC, AK_WAIT_FLAG, AK_WIDTH,
                            book_port, CA_CROSS_CORE, CA_FLAG, queue_slot, reset_units, tile_dispatch,
                            tile_shape, TP_CCEVENT, TP_DST, TP_EVENT, TP_KIND, TP_MAXJ, TP_PIPEARG, TP_SRC,
@@ -284,7 +284,7 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                             if t < now:
                                 t = now
                             t, cause, cause_pc = operands_ready(pc, t, pc_srcs, pc_dst, wready, wprod)
-                            if ikind == AK_CC_WAIT and not cross_ready(cn, p, w, tp[pc, TP_CCEVENT]):
+                            if ikind == AK_CC_WAIT and not cross_ready(cn, p, w, tp[pc, TP_CCEVENT], acfg[AK_AIVS]):
                                 uv[g, U_CAUSE] = CA_CROSS_CORE
                                 uv[g, U_CAUSE_PC] = -1
                                 uv[g, U_WAITING_AT] = pc
@@ -345,7 +345,7 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                             t = uv[g, U_T]
                             cause = uv[g, U_T_CAUSE]
                             cause_pc = uv[g, U_T_CAUSE_PC]
-                            if not cross_ready(cn, p, w, tp[pc, TP_CCEVENT]):
+                            if not cross_ready(cn, p, w, tp[pc, TP_CCEVENT], acfg[AK_AIVS]):
                                 uv[g, U_WAIT_GEN] = bx[p, X_GEN]
                                 uv[g, U_WAIT_SEQ] = bx[p, X_SEQ]
                                 bx[p, X_SEQ] += 1
@@ -354,7 +354,7 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                             phase = PH_DECIDE
                             uv[g, U_PHASE] = PH_DECIDE
                         if ikind == AK_CC_WAIT:
-                            fire = cross_take(cb, chd, cn, p, w, tp[pc, TP_CCEVENT])
+                            fire = cross_take(cb, chd, cn, p, w, tp[pc, TP_CCEVENT], acfg[AK_AIVS])
                             if now > t:
                                 t = now
                             if fire > t:
@@ -469,9 +469,9 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                             fallback = True
                             break
                     elif ikind == AK_CC_SET:
-                        if cross_full(cn, p, w, tp[pc, TP_CCEVENT], acfg[AK_CC_LIMIT]) or \
+                        if cross_full(cn, p, w, tp[pc, TP_CCEVENT], acfg[AK_CC_LIMIT], acfg[AK_AIVS]) or \
                                 not cross_set_step(pf, pd, tl, fl, cb, chd, cn, g, p, w, tp[pc, TP_CCEVENT],
-                                                   tp[pc, TP_PIPEARG], now):
+                                                   tp[pc, TP_PIPEARG], now, acfg[AK_AIVS]):
                             st[S_FALLBACK_PC] = pc
                             fallback = True
                             break

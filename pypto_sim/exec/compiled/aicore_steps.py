@@ -118,7 +118,8 @@ AK_BZ = 15
 AK_BOOK_ROOM = 16
 AK_PORTS = 17
 AK_CC_LIMIT = 18    # a cross-core flag id's counter ([aicore] cross_core_flag_limit)
-N_ACFG = 19
+AK_AIVS = 19        # the AIVs an AIC's cross-core flags pair with (Program.aiv_ratio: 1 or 2)
+N_ACFG = 20
 # af[]: launch constants (floats)
 AF_L2_BW = 0
 AF_HBM_BW = 1

@@ -14,20 +14,30 @@ from .jit_options import NO_REFCOUNT
 from .aicore_steps import HOLD_BARRIER, HOLD_FLAG, unit_drained
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
-def cross_ready(cn, p, w, event):
-    """cross_core_ready: unit w's cross_core_wait_flag(event) has a signal from each source."""
+def cross_pairs(w, to, aivs):
+    """Whether a cross-core flag of unit w signals unit `to` (and a wait of `to` takes one from
+    w): the AIC and each of the first `aivs` AIVs (FFTS mode 2; aivs 1 in a 1:1 kernel)."""
     if w == 0:
-        return cn[p, 0, event, 1] > 0 and cn[p, 0, event, 2] > 0
-    return cn[p, w, event, 0] > 0
+        return 1 <= to <= aivs
+    return to == 0 and w <= aivs
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
-def cross_take(cb, chd, cn, p, w, event):
+def cross_ready(cn, p, w, event, aivs):
+    """cross_core_ready: unit w's cross_core_wait_flag(event) has a signal from each source."""
+    for s in range(aivs + 1):
+        if cross_pairs(s, w, aivs) and cn[p, w, event, s] <= 0:
+            return False
+    return True
+
+
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
+def cross_take(cb, chd, cn, p, w, event, aivs):
     """cross_core_take: consume the signals; when the last of them fired."""
     cap = cb.shape[4]
     fire = np.int64(0)
-    for s in range(3):
-        if (w == 0 and s != 0) or (w != 0 and s == 0):
+    for s in range(aivs + 1):
+        if cross_pairs(s, w, aivs):
             t = cb[p, w, event, s, chd[p, w, event, s]]
             chd[p, w, event, s] = (chd[p, w, event, s] + 1) % cap
             cn[p, w, event, s] -= 1
@@ -107,30 +117,30 @@ def barrier_step(pf, pd, tl, fl, fh, g, pipe, now):
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
-def cross_full(cn, p, w, ev, limit):
+def cross_full(cn, p, w, ev, limit, aivs):
     """Whether CROSS_CORE_SET_FLAG(ev) of unit w would leave more than `limit` signals of ev
     untaken at a target (the SimPy model then reports it)."""
-    for to in range(3):
-        if ((w == 0 and to != 0) or (w != 0 and to == 0)) and cn[p, to, ev, w] >= limit:
+    for to in range(aivs + 1):
+        if cross_pairs(w, to, aivs) and cn[p, to, ev, w] >= limit:
             return True
     return False
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
-def cross_set_step(pf, pd, tl, fl, cb, chd, cn, g, p, w, ev, pipe, now):
+def cross_set_step(pf, pd, tl, fl, cb, chd, cn, g, p, w, ev, pipe, now, aivs):
     """CROSS_CORE_SET_FLAG(ev, pipe) of unit w (global unit g) of the block on slot p: fires
     when the unit's queued operations on pipe (every pipe for -1) are done; from the AIC to
-    both AIVs, from an AIV to the AIC. False, changing nothing, when a target's queue is full.
-    (The caller then signals the block's cross-core event.)"""
+    its AIVs (cross_pairs), from an AIV to the AIC. False, changing nothing, when a target's
+    queue is full. (The caller then signals the block's cross-core event.)"""
     cap = cb.shape[4]
-    for to in range(3):
-        if ((w == 0 and to != 0) or (w != 0 and to == 0)) and cn[p, to, ev, w] >= cap:
+    for to in range(aivs + 1):
+        if cross_pairs(w, to, aivs) and cn[p, to, ev, w] >= cap:
             return False
     fire = unit_drained(pf, pd, tl, fl, g, pipe)
     if now > fire:
         fire = now
-    for to in range(3):
-        if (w == 0 and to != 0) or (w != 0 and to == 0):
+    for to in range(aivs + 1):
+        if cross_pairs(w, to, aivs):
             cb[p, to, ev, w, (chd[p, to, ev, w] + cn[p, to, ev, w]) % cap] = fire
             cn[p, to, ev, w] += 1
     return True
