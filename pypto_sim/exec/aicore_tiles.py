@@ -477,9 +477,14 @@ def unit_fault(ctx, pc, unit, coords, msg, hint, **fields) -> OutOfBoundsError:
 
 
 def operands(ctx, pc, regs):
-    """The value operands of instruction pc: immediates, or the unit's registers (lane 0)."""
-    code, imm = ctx.enc.code, ctx.enc.imm
-    n = len(layout_of(ctx, pc).named)
+    """The value operands of tile instruction pc: immediates, or the unit's registers (lane 0)."""
+    return value_operands(ctx.enc, pc, regs, len(layout_of(ctx, pc).named))
+
+
+def value_operands(enc, pc, regs, n) -> list:
+    """The first n value operands of instruction pc of the encoded program enc: immediates, or
+    the unit's registers (lane 0)."""
+    code, imm = enc.code, enc.imm
     return [imm[pc, j] if code[pc, C_SRC + j] < 0 else regs[code[pc, C_SRC + j], 0] for j in range(n)]
 
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LaunchError
-from ..ir.program import C_AUX, C_SRC, UNIT_NAMES
+from ..ir.program import C_AUX, UNIT_NAMES
 from ..isa.syncall_modes import KINDS, participates
+from .aicore_tiles import value_operands
 from .compiled.aicore_sync import (N_SA, N_SL, SA_DONE, SA_HOP, SA_PARTS, SA_RELEASE, SA_WHO_B,
                                    syncall_arrive)
 
@@ -89,10 +90,8 @@ class SoftCounters:
 
     def operands(self, enc, pc, regs) -> tuple:
         """(kind, counter byte address, participant count) of SYNCALL_SOFT pc on a unit with regs."""
-        code, imm = enc.code, enc.imm
-        offset, used = (int(imm[pc, j] if code[pc, C_SRC + j] < 0 else regs[code[pc, C_SRC + j], 0])
-                        for j in range(2))
-        kind, slot = int(code[pc, C_AUX]), int(code[pc, C_AUX + 1])
+        offset, used = (int(v) for v in value_operands(enc, pc, regs, 2))
+        kind, slot = int(enc.code[pc, C_AUX]), int(enc.code[pc, C_AUX + 1])
         return kind, int(self.tbase[slot]) + 4 * offset, used if used else self.participants[kind]
 
     def value(self, address: int) -> int:

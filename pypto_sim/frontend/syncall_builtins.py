@@ -23,8 +23,7 @@ _SECTION_KINDS = {"cube": (KIND_AIC,), "vector": (KIND_AIV,), "vector0": (KIND_A
 @LOWERINGS.lowering("syncall", checks=(aicore_only,))
 def lower_syncall(comp, node, args):
     """SYNCALL of args['core_type'] ('aiv' by default), checked against the section it is in."""
-    given = args["core_type"]
-    kind = NONE if given is NONE else given
+    kind = args["core_type"]
     if kind is NONE:
         kind = KIND_AIV
     elif isinstance(kind, Text) and kind.value in KINDS:

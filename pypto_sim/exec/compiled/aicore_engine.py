@@ -34,8 +34,9 @@ from .engine_parts import (_heap_pop, _record, B_BLOCK, B_ENDED, B_FAILED, book,
                            S_UNFINISHED, S_WARP_INSTRS, schedule, set_block_ctx, slot_takes_next_block,
                            table_rebuild, URGENT)
 from .aicore_steps import (_operand, AK_AIVS, AK_BOOK_ROOM, AK_BX, AK_BY, AK_BZ, AK_CC_LIMIT, AK_CC_SET,
-                           AK_CC_WAIT, AK_DEPTH, AK_GX, AK_GY, AK_GZ, AK_LOAD, AK_MAX_CYCLES, AK_N_BLOCKS, AK_PIPE_BARRIER,
-                           AK_PORTS, AK_RECORD, AK_SET_FLAG, AK_SLOTS, AK_SYNCALL, AK_VEC, AK_WAIT_FLAG, AK_WIDTH,
+                           AK_CC_WAIT, AK_DEPTH, AK_GX, AK_GY, AK_GZ, AK_LOAD, AK_MAX_CYCLES, AK_N_BLOCKS,
+                           AK_PIPE_BARRIER, AK_PORTS, AK_RECORD, AK_SET_FLAG, AK_SLOTS, AK_SYNCALL, AK_VEC,
+                           AK_WAIT_FLAG, AK_WIDTH,
                            book_port, CA_CROSS_CORE, CA_FLAG, queue_slot, reset_units, tile_dispatch,
                            tile_shape, TP_CCEVENT, TP_DST, TP_EVENT, TP_KIND, TP_MAXJ, TP_PIPEARG, TP_SRC,
                            unit_drained)
@@ -90,6 +91,22 @@ LG_RUNS = 9
 LG_RUN = 10
 LG_LAYOUT = 11
 N_LG = 12
+
+
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
+def _begin_wait(uv, g, phase, why, pc, t, cause, cause_pc, gen, seq):
+    """Unit g starts waiting at pc, in phase (a cross-core flag or SYNCALL) for event generation
+    gen, the seq-th waiter: its stall's cause is why, and t, cause, cause_pc are where its issue
+    decision stood (taken up again when the event wakes it)."""
+    uv[g, U_CAUSE] = why
+    uv[g, U_CAUSE_PC] = -1
+    uv[g, U_WAITING_AT] = pc
+    uv[g, U_T] = t
+    uv[g, U_T_CAUSE] = cause
+    uv[g, U_T_CAUSE_PC] = cause_pc
+    uv[g, U_WAIT_GEN] = gen
+    uv[g, U_WAIT_SEQ] = seq
+    uv[g, U_PHASE] = phase
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
@@ -285,16 +302,9 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                                 t = now
                             t, cause, cause_pc = operands_ready(pc, t, pc_srcs, pc_dst, wready, wprod)
                             if ikind == AK_CC_WAIT and not cross_ready(cn, p, w, tp[pc, TP_CCEVENT], acfg[AK_AIVS]):
-                                uv[g, U_CAUSE] = CA_CROSS_CORE
-                                uv[g, U_CAUSE_PC] = -1
-                                uv[g, U_WAITING_AT] = pc
-                                uv[g, U_T] = t
-                                uv[g, U_T_CAUSE] = cause
-                                uv[g, U_T_CAUSE_PC] = cause_pc
-                                uv[g, U_WAIT_GEN] = bx[p, X_GEN]
-                                uv[g, U_WAIT_SEQ] = bx[p, X_SEQ]
+                                _begin_wait(uv, g, PH_CROSS, CA_CROSS_CORE, pc, t, cause, cause_pc, bx[p, X_GEN],
+                                            bx[p, X_SEQ])
                                 bx[p, X_SEQ] += 1
-                                uv[g, U_PHASE] = PH_CROSS
                                 break
                             if ikind == AK_SYNCALL:
                                 # drain the unit's pipes, arrive (timing/aicore.py syncall)
@@ -315,17 +325,10 @@ def aicore_engine_run(budget, acfg, af, st, ht, hk, hv, keys, vals, keys2, vals2
                                             break
                                     st[S_SA_GEN] = gen + 1
                                 else:
-                                    uv[g, U_CAUSE] = CA_SYNCALL
-                                    uv[g, U_CAUSE_PC] = -1
-                                    uv[g, U_WAITING_AT] = pc
-                                    uv[g, U_T] = t
-                                    uv[g, U_T_CAUSE] = cause
-                                    uv[g, U_T_CAUSE_PC] = cause_pc
+                                    _begin_wait(uv, g, PH_SYNCALL, CA_SYNCALL, pc, t, cause, cause_pc, st[S_SA_GEN],
+                                                st[S_SA_SEQ])
                                     uv[g, U_ROUND] = rnd
-                                    uv[g, U_WAIT_GEN] = st[S_SA_GEN]
-                                    uv[g, U_WAIT_SEQ] = st[S_SA_SEQ]
                                     st[S_SA_SEQ] += 1
-                                    uv[g, U_PHASE] = PH_SYNCALL
                                     break
                         elif phase == PH_SYNCALL:
                             # resumed by the launch's SYNCALL event: its round still open? wait for the next
