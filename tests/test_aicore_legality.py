@@ -222,9 +222,6 @@ FLAGS = r"pto.set_flag / pto.wait_flag.*cross_core"
     ("i = pto.get_lane_id()", r"pto.get_lane_id\(\) numbers lanes", r"pto.get_block_id\(\)"),
     ("i = pto.get_warp_id()", r"pto.get_warp_id\(\) numbers warps", r"pto.get_subblock_id\(\)"),
     ("i = pto.get_block_dim()", r"pto.get_block_dim\(\) counts a block's lanes", r"pto.get_grid_dim\(\)"),
-    ("pto.store(C + 1, 1.0)", r"STORE is a lane store", TILES),
-    ("C[3] = 1.0", r"STORE is a lane store", TILES),
-    ("x = C[3]", r"LOAD is a lane load", TILES),
     ("pto.fma(C, 1.0, 2.0, 3.0)", r"FMA_STORE is a lane store", TILES),
     ("x = pto.atomic_add(C, 1.0)", r"ATOM_ADD is a lane atomic", TILES),
     ("x = pto.shfl_xor(1.0, 1)", r"SHFL_XOR is a warp shuffle or vote", TILES),
@@ -242,6 +239,17 @@ def test_lane_code_in_an_ai_core_kernel_is_an_error_at_its_line(make_kernels, li
     with pytest.raises(pto.CompileError, match=f"(?s){message}.*{SCALAR_UNITS}.*hint: .*{hint}") as info:
         compile_body(make_kernels, VECTOR.format(line=line))
     assert info.value.line == 8
+
+
+@pytest.mark.parametrize("line, op", [("pto.store(C + 1, 1.0)", "SST_GM"), ("C[3] = 1.0", "SST_GM"),
+                                       ("x = C[3]", "SLD_GM"), ("x = pto.load(C + 3)", "SLD_GM"),
+                                       ("t[3] = 1.0", "SST_UB"), ("x = t[1, 3]", "SLD_UB")])
+def test_an_element_of_gm_or_a_vec_tile_is_the_scalar_units_own_access(make_kernels, line, op):
+    """A GM element or a Vec tile's word indexed in an AI-core kernel is not a lane access but the
+    scalar unit's own load or store (isa/56_scalar_memory.toml: through the DataCache, or
+    Tile::GetValue / SetValue), one instruction at the statement's line."""
+    asm = compile_body(make_kernels, VECTOR.format(line=line))
+    assert [ln.split()[1] for ln in asm.splitlines() if f"; 8: {line}" in ln][-1] == op
 
 
 def test_scalar_code_of_an_ai_core_kernel_still_compiles(make_kernels):

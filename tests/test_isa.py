@@ -7,7 +7,7 @@ import pytest
 
 import pypto_sim as pto
 from pypto_sim.errors import IsaError
-from pypto_sim.exec import reference
+from pypto_sim.exec import reference, scalar_memory
 from pypto_sim.exec.alu_source import generate_alu_source
 from pypto_sim.exec.lane import executor, family_code
 from pypto_sim.isa import load_isa, load_isa_from
@@ -43,7 +43,8 @@ def test_instructions_api_exposes_the_table():
 
 def test_every_executor_family_has_both_implementations():
     """The numba executor dispatches every family the table uses (each ALU instruction's
-    expression is a branch of the generated ALU module); the reference has a handler."""
+    expression is a branch of the generated ALU module); the reference has a handler. The AI
+    core's scalar memory family is one step both AI-core executors call (exec/scalar_memory.py)."""
     src = generate_alu_source()
     for spec in ISA.specs:
         if spec.family in ("alu", "fma_store"):
@@ -52,7 +53,9 @@ def test_every_executor_family_has_both_implementations():
         family_code(spec.family)
     ex = executor()
     for family in {s.family for s in ISA.specs} - {"alloc", "sync", "control", "tile_sync"}:
-        if family.startswith("tile_"):
+        if family == "scalar_mem":
+            assert scalar_memory.run.__doc__
+        elif family.startswith("tile_"):
             kernel = reference.TILE_FAMILY_KERNELS[family]
             assert getattr(ex, kernel.__name__).__doc__ and kernel.__doc__
         else:
@@ -217,6 +220,9 @@ def aicore(h, f, ix):
         pto.tstore(h, v16)
         pto.syncall()
         pto.syncall(workspace=ix)
+        v[3] = ix[1] + v[2]                     # the scalar unit on UB and GM
+        ix[2] = 5
+        pto.dcci(ix)
         col = pto.alloc_tile(16, 1, pto.float32, loc=pto.Vec, layout=pto.ColMajor)
         pto.tabs(v, v)
         pto.tneg(v, v)

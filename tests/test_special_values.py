@@ -739,6 +739,10 @@ NO_VALUES = {
 
 
 AICORE_VALUE_TESTED = {"TEXTRACT", "TEXTRACT_V2V", "TINSERT_V2V",
+                       # the scalar unit's loads and stores: NaN payloads, -0.0, infinities, subnormals,
+                       # extremes bit for bit, int8 / uint8 conversion (tests/test_scalar_memory.py); DCCI
+                       # moves whole lines of bytes
+                       "SLD_UB", "SST_UB", "SLD_GM", "SST_GM", "DCCI",
                        # moves words: float32 / bfloat16 NaN payloads (signalling ones quieted) and
                        # every float16 word in tests/test_ptoisa_npu_textract_nz.py
                        "TEXTRACT_ND2NZ",

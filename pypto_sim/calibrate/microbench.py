@@ -107,6 +107,13 @@ UNCOVERED.update({(name, field): (
     f"{name} is priced from A2/A3's MGather.hpp / MScatter.hpp loops (the CCE mock's DMA bandwidths, TLOAD's "
     "and TSTORE's latencies, or an assumed scalar loop); its GM addresses come from its indices, and no "
     "microbenchmark times it") for name in GM_INDEX_INSTRUCTIONS for field in ("latency", "issue_interval")})
+# the AI core's scalar unit on UB and GM (isa/56_scalar_memory.toml)
+SCALAR_MEMORY_INSTRUCTIONS = tuple(s.name for s in load_isa().specs if s.family == "scalar_mem")
+UNCOVERED.update({(name, field): (
+    f"{name} is the AI core's scalar unit reading or writing UB or GM itself (through its DataCache), emitted "
+    "only in AI-core code, where the benchmarks time pipes, not the scalar unit's own accesses; the tables' "
+    "values are assumed (no public source prices them)") for name in SCALAR_MEMORY_INSTRUCTIONS
+    for field in ("latency", "issue_interval")})
 NOT_FITTED = {
     "memory.sector_bytes": "structural: the access granule, not a rate (taken from the base table)",
     "k_tile, k_tile_f32, repeat_bytes": "structural: the cube's and vector unit's repeat geometry; "

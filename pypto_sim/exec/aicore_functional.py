@@ -28,6 +28,8 @@ from .blas import single_threaded_blas, uses_matmul
 from .control_flow import ControlFlow
 from .functional import BLOCK_BARRIERS, FunctionalProfile, memory_space
 from .jit_clock import run_clock
+from . import scalar_memory
+from .scalar_memory import DataCache, mark_written_back
 from .lane import executor
 from .syncall_rounds import SoftCounters, SyncallRounds, check_soft_count, participant_counts
 from ..isa.syncall_modes import soft_target
@@ -40,9 +42,9 @@ class _Unit:
     """One unit's registers, control state and place in the program."""
 
     __slots__ = ("index", "regs", "mask", "stack", "exited", "pc", "done", "flags", "control",
-                 "barrier_epoch", "syncall")
+                 "barrier_epoch", "syncall", "cache")
 
-    def __init__(self, index, n_regs, code, imm, ex):
+    def __init__(self, index, n_regs, code, imm, ex, hbm):
         self.index = index
         self.regs = np.zeros((max(n_regs, 1), 32), np.float64)
         self.mask, self.stack, self.exited = 1, [], 0       # one lane: the scalar unit
@@ -51,6 +53,7 @@ class _Unit:
         self.control = ControlFlow(code, imm, self, ex)
         self.barrier_epoch = 0
         self.syncall = None              # the SYNCALL round it arrived at and waits for (soft: its target)
+        self.cache = DataCache(hbm)      # its scalar unit's DataCache (exec/scalar_memory.py)
 
 
 class AICoreFunctional:
@@ -103,7 +106,7 @@ class AICoreFunctional:
         enc, prog = self.enc, self.prog
         l1 = np.zeros(max(prog.local_words, 1), np.float64)
         arrays = (l1, l1, np.zeros_like(l1))     # AIC and AIV0 at different words of l1
-        units = [_Unit(w, enc.n_regs, enc.code, enc.imm, self.ex) for w in range(N_UNITS)]
+        units = [_Unit(w, enc.n_regs, enc.code, enc.imm, self.ex, self.hbm) for w in range(N_UNITS)]
         for u in units:                  # each unit runs its own program, if it has one
             u.pc = prog.unit_entry[u.index]
             u.done = u.pc < 0
@@ -153,6 +156,9 @@ class AICoreFunctional:
             elif fam == "tile_sync":
                 if not self.sync(pc, name, u, state, coords):
                     break                                    # waits for another unit
+            elif fam == "scalar_mem":
+                scalar_memory.run(self, pc, u.index, coords, u.regs, arrays[u.index], u.cache)
+                mark_written_back(self.hbm_init, u.cache.take_written())
             elif fam in ("alu", "id", "warp", "local", "check", "load", "atomic", "store", "fma_store"):
                 if ex.execute(pc, code, imm, u.regs, u.mask, ctx, self.hbm, self.tbase, self.tcount,
                               self.tbytes, l1, SECTOR_BYTES, pend_idx, pend_val, info):
@@ -179,6 +185,8 @@ class AICoreFunctional:
         u.pc = pc
         if pc < 0:
             u.done = True
+            u.cache.write_back_all()                         # its dirty lines reach GM (isa/data_cache.py)
+            mark_written_back(self.hbm_init, u.cache.take_written())
         return u.done or pc != start_pc or self.executed != start_count
 
     # ---------------------------------------------------------------- flags

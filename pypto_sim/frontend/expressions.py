@@ -274,13 +274,22 @@ class ExprLowering:
                              "so it cannot be indexed",
                        f"index the tensor once: {ast.unparse(node.value)} is the element")
         if isinstance(node.slice, ast.Tuple):
-            return dataclasses.replace(self.ptr_add(base, self.index_2d(base, node), node, 1), indexed=True)
-        ptr = self.ptr_add(base, self.loaded(self.expr(node.slice), node.slice), node, 1)
-        return dataclasses.replace(ptr, indexed=True)
+            ptr = self.ptr_add(base, self.index_2d(base, node), node, 1)
+        else:
+            ptr = self.ptr_add(base, self.loaded(self.expr(node.slice), node.slice), node, 1)
+        # t[i] of a typed tile keeps the tile: the AI core's scalar unit reads a Vec tile's word
+        return dataclasses.replace(ptr, indexed=True, tile=base.tile)
 
     def index_2d(self, base: Ptr, node):
         """The element offset of ``a[r, c]`` in a 2-D tensor argument: r * row stride + c (the
-        stride is the launch's, compiled in: Kernel.signature_of)."""
+        stride is the launch's, compiled in: Kernel.signature_of), or of ``t[r, c]`` in a typed
+        tile: its word in the tile's storage order (r * row pitch + c, ColMajor c * rows + r)."""
+        if len(node.slice.elts) == 2 and base.tile is not None:
+            r, c = (self.int32_index(self.vexpr(e), node) for e in node.slice.elts)
+            info = base.tile
+            (major, minor), stride = ((r, c), info.row_pitch) if info.layout == "row" else ((c, r), info.rows)
+            row = self.alu("MUL", [major, Const(stride, dtypes.int32)], node, dtype=dtypes.int32)
+            return self.alu("ADD", [row, minor], node, dtype=dtypes.int32)
         if len(node.slice.elts) != 2 or not base.row_stride:
             self.error(node, f"'{ast.unparse(node)}': a 2-D index needs a 2-D tensor argument "
                              f"('{base.name}' is 1-D here)",

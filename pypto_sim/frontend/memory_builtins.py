@@ -13,6 +13,7 @@ from ..ir import LocalBuffer, Reg
 from ..ir.program import int_sem_of
 from .builtin_checks import lane_tiles_only
 from .registry import LOWERINGS
+from .scalar_memory_builtins import scalar_load, scalar_store
 from .values import NONE, Const, DTypeRef, LocalArray, Ptr, Val
 
 
@@ -60,6 +61,9 @@ class MemoryOperands:
 
 
     def store_to(self, ptr: Ptr, value, node):
+        if self.is_aicore:              # the AI core's scalar unit (scalar_memory_builtins.py)
+            scalar_store(self, ptr, value, node)
+            return
         self.require_value(value, node)
         offset = self.operand(ptr.offset, dtypes.int32, node)
         # the value in the compute dtype; the STORE rounds (bfloat16) or wraps (int8 ...) it
@@ -172,6 +176,8 @@ def lower_cast(comp, node, args):
 @LOWERINGS.lowering("load")
 def lower_load(comp, node, args):
     ptr = comp.require_ptr(args["ptr"], node, "pto.load(ptr): ptr")
+    if comp.is_aicore:                  # the AI core's scalar unit (scalar_memory_builtins.py)
+        return scalar_load(comp, ptr, node)
     offset = comp.operand(ptr.offset, dtypes.int32, node)
     uniform = not isinstance(offset, Reg) or offset.uniform
     # the LOAD's dtype is the memory's (bytes moved); its register holds the compute dtype

@@ -27,13 +27,14 @@ PTO_PIPE_SHORT = {p: name[len("PIPE_"):] for p, name in PTO_PIPE_NAMES.items()}
 # memory spaces of typed tiles (PTO-ISA TileType, docs/coding/Tile.md)
 SPACES = ("Vec", "Mat", "Left", "Right", "Acc", "Bias")
 CATEGORIES = ("id", "move", "lane_alu", "sfu", "compare", "convert", "lane_memory", "atomic", "warp", "sync",
-              "control", "tile_memory", "tile_alu", "mma")
+              "control", "tile_memory", "tile_alu", "mma", "scalar_memory")
 # the tile families and their groups derive from each family's descriptor (tile_roles.py);
 # the executor looks every family up by name (exec/compiled/isa_constants.py), but the order
 # of the others matters to the compiled timing loop: the families it executes itself are the
 # first five and the last four (`fam <= F_FMA_STORE or fam >= F_WARP`, compiled/timing.py),
-# so every tile family lies between them
-FAMILIES = ("alu", "id", "load", "store", "fma_store", "alloc", "sync", "control") + TILE_FAMILIES + (
+# so every tile family lies between them, and so does scalar_mem (the AI core's scalar unit reading
+# and writing UB and GM, isa/56_scalar_memory.toml), which the compiled loops never run
+FAMILIES = ("alu", "id", "load", "store", "fma_store", "alloc", "sync", "control", "scalar_mem") + TILE_FAMILIES + (
     "warp", "atomic", "local", "check")
 OPERAND_KINDS = ("value", "pointer", "dim", "dtype", "target", "imm", "tile")
 RESULTS = ("value", "pred", "none")

@@ -51,11 +51,13 @@ import numpy as np
 from ..errors import DeadlockError, UninitializedReadError
 from ..exec.aicore_flag_errors import cross_core_deadlock, cross_flag_overflow, unset_flag_error
 from ..exec import gm, gm_index_ops
+from ..exec.scalar_memory import DataCache
 from ..exec.aicore_tiles import GM_ADD, GM_READ, GM_WRITE, UNIT_NAMES, TileOp, operands
 from ..ir.program import C_AUX, block_coords
 from ..isa import PIPES, PTO_PIPE_NAMES
 from .aicore_races import (SOFT_COLUMN, AICoreRaces, late_gm_check, late_gm_dispatch, race_check,
                            syncall_arrive, syncall_pass)
+from .aicore_scalar_memory import check_dma
 from .aicore_syncall import land_soft_add
 from ..exec.syncall_rounds import check_soft_count
 from ..isa.syncall_modes import soft_release, soft_target
@@ -71,14 +73,16 @@ class AICoreState:
     """Per block (one AI core) in the SimPy model: its core slot (the row of the launch's
     AICorePipes its units use), its units' memories (units 0 and 1 share blk.l1: AIC spaces
     and AIV0's UB are at different words; the AIV1's UB is the same words of its own array),
-    its cross-core event and, with check="race", the happens-before record and the vector
-    clocks that travel with its flags and cross-core signals."""
+    its cross-core event, its units' DataCaches (exec/scalar_memory.py) and, with check="race",
+    the happens-before record and the vector clocks that travel with its flags and cross-core
+    signals."""
 
     def __init__(self, sim, blk, race):
         self.env = sim.env
         self.p = blk.core.index
         self.arrays = (blk.l1, blk.l1, np.zeros_like(blk.l1))
         self.cross_event = sim.env.event()
+        self.caches = tuple(DataCache(sim.hbm) for _ in range(N_UNITS))
         self.race = AICoreRaces() if race else None
         self.flag_clocks: dict = {}      # (unit, src, dst, event) -> clocks, oldest first
         self.cross_clocks: dict = {}     # (to unit, event, from unit) -> clocks, oldest first
@@ -106,6 +110,7 @@ def dispatch(sim, pc, blk, w, ws, now):
     late = None
     if ai.race is not None:
         race_check(sim, ai, blk, w, sim.pc_pipe[pc], pc, *op.race_views(), op.gm)
+        check_dma(sim, blk, w, pc, op.gm)           # against the DataCaches' dirty lines
         if op.index is not None:
             late = late_gm_dispatch(sim, ai, w, sim.pc_pipe[pc], pc)
     if sim.checks and sim.checks.init:

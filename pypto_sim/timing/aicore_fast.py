@@ -47,6 +47,9 @@ def why_not_aicore_fast(sim) -> str | None:
                         "the compiled loop does not read: the SimPy model runs it")
             if spec.name not in SYNC_KINDS:
                 return f"{spec.name} runs in the SimPy model"
+        elif spec.family == "scalar_mem":
+            return (f"{spec.name}: the scalar unit's own UB and GM accesses, through its DataCache, run in the "
+                    "SimPy model")
         elif not spec.is_tile:
             return f"{spec.name} ({spec.family}) runs in the SimPy model"
         elif spec.family in GM_INDEX_FAMILIES:

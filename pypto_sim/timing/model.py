@@ -32,6 +32,7 @@ from .fast import FastEngine, engine_setting, link_arrays, why_not_fast
 from .progress import Progress
 from .records import CAUSE, FoldedRecords, LaunchRecords, PcTotals, RecordBuffer
 from .aicore_pipes import AICorePipes, AICoreStats
+from .aicore_scalar_memory import scalar_memory_access, scalar_memory_wait, write_back_at_end
 from .aicore_syncall import GridBarrier
 from .l2 import L2Cache, l2_touch, l2_transfer
 from .pc_tables import precompute_pc_tables
@@ -303,6 +304,8 @@ class LaunchSimulation(SteppingQueries):
             if aicore and fam == "tile_sync":
                 t, cause = yield from aicore_ops.wait_before_issue(self, pc, blk, w, ws, t, cause)
                 now = env.now            # the wait may have slept
+            elif aicore and fam == "scalar_mem":
+                t, cause, cause_pc = scalar_memory_wait(self, pc, blk, w, t, cause, cause_pc)
             elif aicore and tile:
                 # the pipe's instruction queue holds pipe_queue_depth operations; when it is
                 # full the scalar unit waits for the oldest to complete
@@ -348,6 +351,10 @@ class LaunchSimulation(SteppingQueries):
                     ws.wait_alls += 1
                 else:
                     ws.seen_tiles = max(ws.seen_tiles, blk.tile_seq)
+            elif fam == "scalar_mem":               # the AI core's scalar unit on UB and GM
+                complete = scalar_memory_access(self, pc, blk, w, ws, now, complete)
+                if d >= 0:
+                    ws.ready[d], ws.producer[d] = complete, pc
             elif fam in ("alu", "id", "warp", "local", "check"):
                 if ex.execute(pc, code, imm, ws.regs, mask, ctx, self.hbm, self.tbase, self.tcount,
                               self.tbytes, blk.l1, sector, pend_idx, pend_val, info):
@@ -446,6 +453,8 @@ class LaunchSimulation(SteppingQueries):
             done = max(ws.store_done, blk.tiles.done if w == 0 else 0, max(ws.ready), complete)
         if done > env.now:
             yield env.timeout(done - env.now)
+        if aicore:                       # its pipes drained: the DataCache's dirty lines reach GM
+            write_back_at_end(self, blk, w)
         if w == 0:
             blk.warp0_retired()          # later wait_alls of other warps wait for what it issued
         del self.unfinished[key]
