@@ -138,6 +138,23 @@ SPECIAL = {      # dtype: (host values, their host dtype)
 }
 
 
+@pto.kernel
+def int64_words(g, o):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            o[0] = g[0] + 1
+            o[1] = g[1]
+
+
+def test_int64_gm_elements_keep_all_64_bits():
+    """The scalar unit is 64-bit (tiling data, offsets): an int64 element past 2**53 loads, adds and
+    stores exactly (a register holds an int64's bits, dtypes.WORD_BITS); no Vec tile is int64."""
+    def make():
+        return pto.to_device(np.array([2**60 + 1, -3], np.int64)), pto.to_device(np.zeros(2, np.int64))
+    got = run_both(int64_words, make, lambda a: host(a[1], 2, np.int64))
+    assert got.tolist() == [2**60 + 2, -3]
+
+
 @pytest.mark.parametrize("dtype", sorted(SPECIAL))
 def test_scalar_loads_and_stores_keep_every_special_value_bit_for_bit(dtype):
     """NaN payloads (quiet), -0.0, infinities, subnormals and the extremes of each dtype go UB ->

@@ -158,14 +158,16 @@ def run(ctx, pc, unit, coords, regs, ub, cache: DataCache, init_check=False) -> 
         return ScalarAccess(written_back=cache.clean_invalidate(address))
     dtype = dtypes.BY_CODE[int(code[pc, C_DTYPE])]
     if name in ("SLD_UB", "SST_UB"):
-        base, words = int(code[pc, C_AUX]), int(code[pc, C_AUX + 1])
+        base, words, col_rows = (int(v) for v in code[pc, C_AUX:C_AUX + 3])
         if not 0 <= offset < words:
             raise _out_of_bounds(ctx, pc, unit, coords, offset, words)
+        # a ColMajor tile's storage offset c * rows + r is word r * cols + c of its row-major values
+        word = base + (offset % col_rows * (words // col_rows) + offset // col_rows if col_rows else offset)
         if name == "SLD_UB":
-            regs[code[pc, C_DST], 0] = ub[base + offset]
+            regs[code[pc, C_DST], 0] = ub[word]
         else:
-            ub[base + offset] = _as_stored(values[1], dtype)
-        return ScalarAccess(word=base + offset)
+            ub[word] = _as_stored(values[1], dtype)
+        return ScalarAccess(word=word)
     slot = int(code[pc, C_AUX])
     _check_gm(ctx, pc, unit, coords, slot, offset)
     address = int(ctx.tbase[slot]) + offset * dtype.itemsize

@@ -16,9 +16,12 @@ VEC_ONLY = ("the scalar unit reads and writes only UB and GM (Tile::GetValue / S
             "tile must be Location::Vec.\")")
 
 
-def _tile_extent(comp, ptr, node, what) -> int:
-    """The words a scalar access of tile ptr may reach from its first: rows x cols, or a window's
-    last word + 1. Only Vec tiles of their own dtype."""
+def _tile_extent(comp, ptr, node, what) -> tuple:
+    """(the elements a scalar access of tile ptr may reach from its first in its storage order:
+    rows x cols, or a RowMajor window's last word + 1; a ColMajor tile's rows, 0 for RowMajor).
+    Only Vec tiles of their own dtype. The simulator holds every tile's values row-major
+    (docs/aicore.md), so a ColMajor tile's storage offset c x rows + r is translated to its word
+    r x cols + c when the access runs (exec/scalar_memory.py)."""
     info = ptr.tile
     if info.loc != "Vec":
         comp.error(node, f"{what}: '{ptr.name}' is a {info.loc} tile, but {VEC_ONLY}",
@@ -27,7 +30,20 @@ def _tile_extent(comp, ptr, node, what) -> int:
         comp.error(node, f"{what}: '{ptr.name}' is a treshape view of {info.storage} words as {ptr.dtype}; "
                          "a scalar access of such a view is not built",
                    "read the tile it views, in its own dtype")
-    return info.rows * info.cols if info.contiguous else (info.rows - 1) * info.row_pitch + info.cols
+    if info.layout == "nz":
+        comp.error(node, f"{what}: '{ptr.name}' is an NZ Vec tile, whose words are held in row order, not its "
+                         "fractal storage order; a scalar access of it is not built",
+                   "read the element from a RowMajor or ColMajor tile")
+    if info.layout == "col":
+        root = comp.buffers[ptr.slot]
+        while root.alias_of >= 0:
+            root = comp.buffers[root.alias_of]
+        if (root.rows, root.cols) != (info.rows, info.cols):
+            comp.error(node, f"{what}: '{ptr.name}' is a view of another shape of the ColMajor tile '{root.name}'; "
+                             "a scalar access of it is not built (its storage offsets are the tile's)",
+                       f"index '{root.name}' itself")
+        return info.rows * info.cols, info.rows
+    return (info.rows * info.cols if info.contiguous else (info.rows - 1) * info.row_pitch + info.cols), 0
 
 
 def scalar_load(comp, ptr, node):
@@ -35,8 +51,8 @@ def scalar_load(comp, ptr, node):
     offset = comp.operand(ptr.offset, dtypes.int32, node)
     dst = comp.new_reg(comp.compute_dtype(ptr, node, "a scalar load"), True)
     if ptr.tile is not None:
-        words = _tile_extent(comp, ptr, node, "a scalar load")
-        comp.emit("SLD_UB", dst, (offset,), ptr.dtype, node, aux=(ptr.base, words))
+        words, col_rows = _tile_extent(comp, ptr, node, "a scalar load")
+        comp.emit("SLD_UB", dst, (offset,), ptr.dtype, node, aux=(ptr.base, words, col_rows))
     elif ptr.space == "hbm":
         comp.emit("SLD_GM", dst, (offset,), ptr.dtype, node, aux=(ptr.slot,))
     else:
@@ -51,8 +67,8 @@ def scalar_store(comp, ptr, value, node):
     offset = comp.operand(ptr.offset, dtypes.int32, node)
     src = comp.operand(value, comp.compute_dtype(ptr, node, "a scalar store"), node)
     if ptr.tile is not None:
-        words = _tile_extent(comp, ptr, node, "a scalar store")
-        comp.emit("SST_UB", None, (offset, src), ptr.dtype, node, aux=(ptr.base, words))
+        words, col_rows = _tile_extent(comp, ptr, node, "a scalar store")
+        comp.emit("SST_UB", None, (offset, src), ptr.dtype, node, aux=(ptr.base, words, col_rows))
     elif ptr.space == "hbm":
         comp.emit("SST_GM", None, (offset, src), ptr.dtype, node, aux=(ptr.slot,))
     else:

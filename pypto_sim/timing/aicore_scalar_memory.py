@@ -71,7 +71,12 @@ def write_back_at_end(sim, blk, w):
     written = cache.take_written()
     scalar_memory.mark_written_back(sim.hbm_init, written)
     if blk.aicore.race is not None:
+        stores = {line: sim.checks.dirty_lines[line][(blk.id, w)][0] for line, _m, _c in written}
         _written_back(sim, blk, w, -1, written)
+        # nothing of the launch is ordered after a program's end (a flag or syncall before it does not
+        # carry this write-back): for the other units these bytes stay as if dirty
+        for line, mask, _changed in written:
+            sim.checks.dirty_lines.setdefault(line, {})[(blk.id, w)] = (stores[line], mask, blk.coords, True)
 
 
 # ---------------------------------------------------------------- check="race"
@@ -89,10 +94,27 @@ def _race(sim, ai, blk, w, pc, access, written):
         race_check(sim, ai, blk, w, SCALAR, pc, [], [], (slot, element, 1, 1, 1, is_write, item))
         if access.stale:
             raise _stale_read(sim, blk, w, pc, slot, element)
+        _other_dirty(sim, blk, w, pc, access, slot, element)
         if name == "SST_GM":
-            sim.checks.dirty_lines.setdefault(line_of(access.address), {})[(blk.id, w)] = (pc, ai.caches[w],
-                                                                                         blk.coords)
+            line = line_of(access.address)
+            sim.checks.dirty_lines.setdefault(line, {})[(blk.id, w)] = (pc, ai.caches[w].lines[line][1],
+                                                                        blk.coords, False)
     _written_back(sim, blk, w, pc, written)
+
+
+def _other_dirty(sim, blk, w, pc, access, slot, element):
+    """A scalar GM access of bytes another unit's DataCache holds dirty: a read gets GM (or this
+    unit's copy) without that store, and of two stores to one element the later write-back wins,
+    whatever order the units' stores have (two stores to different bytes of a line: the clobber
+    check at the second write-back, or here when the first was the end of its unit's program)."""
+    line = line_of(access.address)
+    lo = access.address - line
+    store = sim.pc_name[pc] == "SST_GM"
+    for (block_id, unit), (store_pc, mask, coords, at_end) in sim.checks.dirty_lines.get(line, {}).items():
+        # a store into a line flushed at a program's end: either whole-line write-back may come last
+        if (block_id, unit) != (blk.id, w) and (mask.any() if store and at_end else mask[lo:lo + access.nbytes].any()):
+            raise _scalar_on_dirty(sim, blk, w, pc, slot, element, f"{UNIT_NAMES[unit]} of block {coords}",
+                                   store_pc, at_end)
 
 
 def _word_view(sim, word) -> TileView:
@@ -106,13 +128,14 @@ def _written_back(sim, blk, w, pc, written):
     """Lines unit w's DataCache wrote back (by pc; -1: at its end): no longer dirty, and none may
     have overwritten GM bytes that changed since the line was cached."""
     dirty = sim.checks.dirty_lines
-    for line, _mask, changed in written:
+    for line, mask, changed in written:
         owners = dirty.get(line, {})
         store_pc = owners.pop((blk.id, w), (None,))[0]
         if not owners:
             dirty.pop(line, None)
-        if changed.any():
-            raise _clobber(sim, blk, w, pc, line, changed, store_pc)
+        lost = changed & ~mask           # bytes this unit stored itself replace what changed there
+        if lost.any():
+            raise _clobber(sim, blk, w, pc, line, lost, store_pc)
 
 
 def check_dma(sim, blk, w, pc, gm_access):
@@ -127,12 +150,11 @@ def check_dma(sim, blk, w, pc, gm_access):
     for line, owners in dirty.items():
         if line >= window[1] or line + LINE_BYTES <= window[0]:
             continue
-        for (_block_id, unit), (store_pc, cache, coords) in owners.items():
-            mask = cache.lines[line][1]
+        for (_block_id, unit), (store_pc, mask, coords, at_end) in owners.items():
             hit = [(line + a, line + b) for a, b in _runs(mask)] if is_write == GM_READ else [(line, line + LINE_BYTES)]
             if any(windows_share(window, (a, b, 1, b - a, b - a)) for a, b in hit):
                 raise _dma_on_dirty(sim, blk, w, pc, line, f"{UNIT_NAMES[unit]} of block {coords}", store_pc,
-                                    is_write == GM_READ)
+                                    is_write == GM_READ, at_end)
 
 
 def _runs(mask) -> list:
@@ -165,6 +187,11 @@ def _elements_text(sim, line, changed) -> str:
     return f"GM bytes {int(at[0])}..{int(at[-1])}"
 
 
+def _param(sim, slot) -> str:
+    """The kernel's name for tensor argument slot (what a hint's kernel code writes)."""
+    return [a.name for a in sim.prog.args if a.kind == "tensor"][slot]
+
+
 def _where(sim, blk, w, pc) -> str:
     if pc < 0:
         return f"the end of {UNIT_NAMES[w]}'s program (block {blk.coords})"
@@ -183,7 +210,8 @@ def _stale_read(sim, blk, w, pc, slot, element) -> RaceError:
         sim, blk, w, pc, f"{_where(sim, blk, w, pc)} reads {name}[{element}] from its DataCache, but GM's value "
         "changed since the unit cached that line: the scalar unit reads the stale copy (DMA and the other "
         "units do not update a DataCache)",
-        f"pto.dcci({name} + {element}) before the read (after the flag or syncall that orders it after the write)")
+        f"pto.dcci({_param(sim, slot)} + {element}) before the read (after the flag or syncall that orders it "
+        "after the write)")
 
 
 def _clobber(sim, blk, w, pc, line, changed, store_pc) -> RaceError:
@@ -197,12 +225,31 @@ def _clobber(sim, blk, w, pc, line, changed, store_pc) -> RaceError:
         "the others write it and after this unit's stores")
 
 
-def _dma_on_dirty(sim, blk, w, pc, line, owner, store_pc, reads) -> RaceError:
+# the line was written back when its unit's program ended: nothing of the launch is ordered after that
+AT_END = (" (written back only when that unit's program ended, which no flag or syncall orders before "
+          "anything: the device's flush at the program's end may come after this access)")
+
+
+def _scalar_on_dirty(sim, blk, w, pc, slot, element, owner, store_pc, at_end) -> RaceError:
+    name, sins = sim.tensor_names[slot], sim.prog.instrs[store_pc]
+    reads = sim.pc_name[pc] == "SLD_GM"
+    what = ("GM does not hold that store yet, and this unit's DataCache never sees it" if reads else
+            "both lines are written back whole, and the later write-back wins, whatever order the stores had")
+    end = AT_END if at_end else ""
+    return _race_error(
+        sim, blk, w, pc, f"{_where(sim, blk, w, pc)} {'reads' if reads else 'writes'} {name}[{element}], whose "
+        f"64-byte line {owner}'s DataCache holds dirty (its scalar store at line {sins.line}){end}: {what}",
+        f"pto.dcci({_param(sim, slot)} + {element}) on {owner} after line {sins.line}, before what orders line "
+        f"{sim.prog.instrs[pc].line} after it")
+
+
+def _dma_on_dirty(sim, blk, w, pc, line, owner, store_pc, reads, at_end) -> RaceError:
     ins, sins = sim.prog.instrs[pc], sim.prog.instrs[store_pc]
+    end = AT_END if at_end else ""
     what = (f"reads bytes of {_line_text(sim, line)} that the scalar store at line {sins.line} ({owner}) "
-            "left dirty in its DataCache: GM does not hold them yet" if reads else
+            f"left dirty in its DataCache{end}: GM does not hold them yet" if reads else
             f"writes into {_line_text(sim, line)}, which {owner}'s DataCache holds dirty (its scalar store "
-            f"at line {sins.line}): the line's write-back, whole, will overwrite what it writes")
+            f"at line {sins.line}){end}: the line's write-back, whole, will overwrite what it writes")
     return _race_error(sim, blk, w, pc, f"{ins.op} at line {ins.line} ({UNIT_NAMES[w]} of block {blk.coords}) {what}",
                        f"pto.dcci(...) of the stored element after line {sins.line}, before what orders "
                        f"line {ins.line} after it")

@@ -90,8 +90,9 @@ class KernelChecks:
         self.aicore_gm = ChipGMAccesses() if self.race and sim.aicore else None
         # ... compared by byte within groups of tensors whose bytes overlap (aliased arguments)
         self.gm_groups = gm_alias_groups(sim.tbase, sim.tcount, items) if self.aicore_gm is not None else None
-        # ... and the GM lines the units' DataCaches hold dirty: line -> {(block, unit): the store's pc}
-        # (timing/aicore_scalar_memory.py: a DMA must not read or write them before their write-back)
+        # ... and the GM lines the units' DataCaches hold dirty: line -> {(block, unit): (the store's pc,
+        # its dirty bytes, block coords, written back at the program's end)} (timing/aicore_scalar_memory.py:
+        # a DMA or another unit's scalar access must not read or write them before their write-back)
         self.dirty_lines = {} if self.aicore_gm is not None else None
 
     def _shadow(self, words):
