@@ -49,3 +49,23 @@ def tiles_then_call(make_kernels, tiles, call, message):
         mod.bad.program_for((pto.alloc_tensor(256),))
     else:
         compile_error_at(mod.bad, (pto.alloc_tensor(256),), message, call)
+
+
+def host_copy(tensor, shape, dtype):
+    """The device tensor's elements copied to a new host array of shape and dtype."""
+    out = np.empty(shape, dtype)
+    pto.memcpy_d2h(out, tensor)
+    return out
+
+
+def run_both_modes(kernel, make_args, read):
+    """read(args) after a one-block launch of kernel in timing and then functional mode, each on fresh
+    args from make_args(); the two must be equal (a race-free kernel computes the same in both)."""
+    got = []
+    for mode in ("timing", "functional"):
+        args = make_args()
+        pto.launch(kernel, grid=(1,), args=args, mode=mode)
+        pto.sync()
+        got.append(read(args))
+    np.testing.assert_array_equal(got[0], got[1])
+    return got[0]

@@ -8,27 +8,9 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from aicore_runs import compile_error_at
+from aicore_runs import compile_error_at, host_copy, run_both_modes
 from pypto_sim.runtime.device import DEFAULT_BLOCK, current_device
 from pypto_sim.runtime.launch import simulation_for
-
-
-def run_both(kernel, make_args, read):
-    """The kernel's result (read(args) after the launch) in timing and functional mode, checked equal."""
-    got = []
-    for mode in ("timing", "functional"):
-        args = make_args()
-        pto.launch(kernel, grid=(1,), args=args, mode=mode)
-        pto.sync()
-        got.append(read(args))
-    np.testing.assert_array_equal(got[0], got[1])
-    return got[0]
-
-
-def host(t, shape, dtype):
-    out = np.empty(shape, dtype)
-    pto.memcpy_d2h(out, t)
-    return out
 
 
 # ---------------------------------------------------------------- Vec tiles: GetValue / SetValue
@@ -55,7 +37,7 @@ def test_a_vec_tiles_words_are_read_and_written_in_its_storage_order():
 
     def make():
         return pto.to_device(np.zeros(64, np.float16)), pto.to_device(src)
-    got = run_both(get_set_value, make, lambda a: host(a[0], 64, np.float16))
+    got = run_both_modes(get_set_value, make, lambda a: host_copy(a[0], 64, np.float16))
     want = src.copy()
     want[0] = np.float16(src[17] + src[18])
     want[63] = np.inf
@@ -79,7 +61,7 @@ def early(out, src):
     args = make()
     pto.launch(mod.early, grid=(1,), args=args)
     pto.sync()
-    assert host(args[0], 8, np.float32)[0] == 0.0      # UB's word before the TLOAD landed
+    assert host_copy(args[0], 8, np.float32)[0] == 0.0      # UB's word before the TLOAD landed
     with pytest.raises(pto.RaceError, match=r"SLD_UB at line \d+ \(AIV0 PIPE_S\) is not ordered after "
                                             r"TLOAD at line \d+ \(AIV0 PIPE_MTE2\)"):
         pto.profile(mod.early, grid=(1,), args=make(), check=("race",))
@@ -97,7 +79,7 @@ def test_with_auto_sync_a_scalar_read_waits_for_the_load():
                 out[0] = t[3]
     args = (pto.to_device(np.zeros(8, np.float32)), pto.to_device(np.arange(8, dtype=np.float32)))
     prof = pto.profile(auto, grid=(1,), args=args, check=("race",))
-    assert host(args[0], 8, np.float32)[0] == 3.0
+    assert host_copy(args[0], 8, np.float32)[0] == 3.0
     rec, names = prof.records, np.array(prof.pc_name)
     (tload_done,) = rec.complete[names[rec.pc] == "TLOAD"]
     (read_at,) = rec.issue[names[rec.pc] == "SLD_UB"]
@@ -151,7 +133,7 @@ def test_int64_gm_elements_keep_all_64_bits():
     stores exactly (a register holds an int64's bits, dtypes.WORD_BITS); no Vec tile is int64."""
     def make():
         return pto.to_device(np.array([2**60 + 1, -3], np.int64)), pto.to_device(np.zeros(2, np.int64))
-    got = run_both(int64_words, make, lambda a: host(a[1], 2, np.int64))
+    got = run_both_modes(int64_words, make, lambda a: host_copy(a[1], 2, np.int64))
     assert got.tolist() == [2**60 + 2, -3]
 
 
@@ -170,8 +152,8 @@ def test_scalar_loads_and_stores_keep_every_special_value_bit_for_bit(dtype):
 
     def make():
         return tensor(np.zeros_like(values)), tensor(np.zeros_like(values)), tensor(values)
-    got = run_both(copy_through_the_scalar(dt, n), make,
-                   lambda a: np.stack([host(a[0], n, values.dtype), host(a[1], n, values.dtype)]))
+    got = run_both_modes(copy_through_the_scalar(dt, n), make,
+                   lambda a: np.stack([host_copy(a[0], n, values.dtype), host_copy(a[1], n, values.dtype)]))
     want = values.view(np.uint8).tolist()
     assert got[0].view(np.uint8).tolist() == want and got[1].view(np.uint8).tolist() == want
 
@@ -196,9 +178,9 @@ def test_a_store_converts_to_the_memorys_dtype():
     def make():
         return (pto.to_device(np.zeros(32, np.int8)), pto.to_device(np.zeros(32, np.uint8)),
                 pto.to_device(np.zeros(16, np.int32)))
-    got = run_both(narrow_stores, make, lambda a: np.concatenate([host(a[0], 32, np.int8).astype(np.int64),
-                                                                  host(a[1], 32, np.uint8).astype(np.int64),
-                                                                  host(a[2], 16, np.int32).astype(np.int64)]))
+    got = run_both_modes(narrow_stores, make, lambda a: np.concatenate([host_copy(a[0], 32, np.int8).astype(np.int64),
+                                                                  host_copy(a[1], 32, np.uint8).astype(np.int64),
+                                                                  host_copy(a[2], 16, np.int32).astype(np.int64)]))
     assert got[:2].tolist() == [44, 127] and got[32] == 255 and got[64] == 171
 
 
@@ -231,7 +213,7 @@ def test_a_cached_line_is_stale_until_dcci(flush):
     def make():
         return (pto.to_device(np.ones(16, np.int32)), pto.to_device(np.zeros(16, np.int32)),
                 pto.to_device(np.full(8, 7, np.int32)), flush)
-    got = run_both(reread, make, lambda a: host(a[1], 16, np.int32))
+    got = run_both_modes(reread, make, lambda a: host_copy(a[1], 16, np.int32))
     assert (got[0], got[8]) == (1, 7 if flush else 1)
 
 
@@ -269,8 +251,8 @@ def test_a_scalar_store_reaches_gm_at_its_write_back(flush):
     (the unit's dirty lines are written back when its program ends, isa/data_cache.py)."""
     def make():
         return pto.to_device(np.zeros(16, np.int32)), pto.to_device(np.full(8, -1, np.int32)), flush
-    got = run_both(store_then_load, make, lambda a: np.concatenate([host(a[0], 16, np.int32)[:8],
-                                                                    host(a[1], 8, np.int32)]))
+    got = run_both_modes(store_then_load, make, lambda a: np.concatenate([host_copy(a[0], 16, np.int32)[:8],
+                                                                    host_copy(a[1], 8, np.int32)]))
     assert got[2] == 42 and got[8 + 2] == (42 if flush else 0)
 
 
@@ -300,7 +282,7 @@ def test_write_backs_are_whole_lines(apart):
     g = pto.to_device(np.zeros(32, np.int32))
     pto.launch(two_writers, grid=(1,), args=(g, apart))
     pto.sync()
-    got = host(g, 32, np.int32)
+    got = host_copy(g, 32, np.int32)
     kept = sorted([int(got[0]), int(got[apart])])
     assert kept == ([0, 11] if apart == 1 else [10, 11]) or kept == [0, 10] and apart == 1
     if apart == 1:
@@ -338,7 +320,7 @@ def test_the_lru_line_is_evicted_and_written_back_when_the_cache_is_full(lines, 
     def make():
         return (pto.to_device(np.zeros(16, np.int32)), pto.to_device(big), pto.to_device(np.zeros(8, np.int32)),
                 pto.to_device(np.zeros(16, np.int32)), lines)
-    got = run_both(evict, make, lambda a: np.concatenate([host(a[2], 8, np.int32), host(a[3], 16, np.int32)]))
+    got = run_both_modes(evict, make, lambda a: np.concatenate([host_copy(a[2], 8, np.int32), host_copy(a[3], 16, np.int32)]))
     assert got[0] == seen and got[8] == sum(range(0, lines * 16, 16))
 
 
@@ -367,7 +349,7 @@ def test_a_miss_costs_the_gm_round_trip_and_a_dcci_the_write_latency():
     assert rec.issue[loads][1] == rec.complete[loads][0]
     (dcci,) = np.flatnonzero(names[rec.pc] == "DCCI")
     assert rec.complete[dcci] - rec.issue[dcci] == 1 + 153
-    assert host(g, 16, np.int32)[2] == 1
+    assert host_copy(g, 16, np.int32)[2] == 1
 
 
 def test_the_compiled_loop_hands_scalar_memory_to_simpy():

@@ -9,25 +9,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from aicore_runs import compile_error_at
-
-
-def host(t, n, dtype):
-    out = np.empty(n, dtype)
-    pto.memcpy_d2h(out, t)
-    return out
-
-
-def run_both(kernel, make_args, read):
-    """read(args) after the launch in timing and functional mode, checked equal."""
-    got = []
-    for mode in ("timing", "functional"):
-        args = make_args()
-        pto.launch(kernel, grid=(1,), args=args, mode=mode)
-        pto.sync()
-        got.append(read(args))
-    np.testing.assert_array_equal(got[0], got[1])
-    return got[0]
+from aicore_runs import compile_error_at, host_copy, run_both_modes
 
 
 # ---------------------------------------------------------------- tile words in storage order
@@ -57,8 +39,8 @@ def test_a_col_major_tiles_words_are_its_column_major_storage():
 
     def make():
         return pto.to_device(np.zeros(8, np.float32)), pto.to_device(x)
-    got = run_both(col_major_words, make, lambda a: np.concatenate([host(a[0], 8, np.float32)[:3],
-                                                                    host(a[1], 32, np.float32)]))
+    got = run_both_modes(col_major_words, make, lambda a: np.concatenate([host_copy(a[0], 8, np.float32)[:3],
+                                                                    host_copy(a[1], 32, np.float32)]))
     assert got[:3].tolist() == [x[17], x[9], x[8]]
     want = x.copy()
     want[11] = -1.0
@@ -88,7 +70,7 @@ def test_a_windows_words_keep_its_tiles_row_pitch():
 
     def make():
         return pto.to_device(np.zeros(8, np.float32)), pto.to_device(x)
-    got = run_both(pitched_window, make, lambda a: host(a[0], 8, np.float32)[:4])
+    got = run_both_modes(pitched_window, make, lambda a: host_copy(a[0], 8, np.float32)[:4])
     assert got.tolist() == [x[24], x[43], x[33], x[29]]
 
 
@@ -138,7 +120,7 @@ def handover_args(flush):
 def test_a_store_handed_over_by_syncall_needs_its_dcci(flush):
     """AIV0's store of 7 stays in its DataCache until a dcci writes the line back: after the SYNCALL
     AIV1's read (a miss, filled from GM) returns GM's 0 without it and 7 with it."""
-    got = run_both(handover_by_syncall, lambda: handover_args(flush), lambda a: host(a[1], 16, np.int32)[0])
+    got = run_both_modes(handover_by_syncall, lambda: handover_args(flush), lambda a: host_copy(a[1], 16, np.int32)[0])
     assert got == (7 if flush else 0)
 
 
@@ -185,7 +167,7 @@ def test_racecheck_reports_a_kernel_relying_on_the_write_back_at_a_programs_end(
         pto.profile(cube_to_vector, grid=(1,), args=make(0), check=("race",))
     args = make(1)
     pto.profile(cube_to_vector, grid=(1,), args=args, check=("race",))
-    assert host(args[1], 8, np.int32).tolist() == [0, 0, 0, 11, 0, 0, 0, 0]
+    assert host_copy(args[1], 8, np.int32).tolist() == [0, 0, 0, 11, 0, 0, 0, 0]
 
 
 @pto.kernel(sync="manual")
@@ -208,6 +190,6 @@ def test_a_write_back_may_replace_what_the_unit_itself_stored_over():
     equals GM): nothing is lost, GM holds 2, and racecheck reports nothing."""
     def make():
         return pto.to_device(np.zeros(16, np.int32)), pto.to_device(np.zeros(16, np.int32))
-    got = run_both(ordered_overwrite, make, lambda a: host(a[0], 16, np.int32))
+    got = run_both_modes(ordered_overwrite, make, lambda a: host_copy(a[0], 16, np.int32))
     assert got.tolist() == [2] + [0] * 15
     pto.profile(ordered_overwrite, grid=(1,), args=make(), check=("race",))
