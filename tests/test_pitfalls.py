@@ -14,6 +14,7 @@ PITFALLS = Path(__file__).resolve().parent.parent / "examples" / "pitfalls"
     ("use_after_free.py", "UseAfterFreeError: kernel 'scale': tensor 'd_a'", "right (with pto.Tensor)"),
     ("warp_barrier.py", "RaceError", "racecheck is silent"),
     ("bounds_check.py", "OutOfBoundsError", "right: `if i < n`"),
+    ("data_cache.py", "RaceError: kernel 'publish'", "right: pto.dcci after the store and before the read"),
 ])
 def test_pitfall_shows_the_error_then_the_fix(script, error, fixed, capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", [str(PITFALLS / script)])
