@@ -141,6 +141,17 @@ class AICorePipes:
         start, complete, nbytes, cause, cause_pc, missed, shared, hbm = (int(x) for x in self.out)
         return start, complete, nbytes, CAUSE_NAME[cause], cause_pc, why_code(0, missed, shared, hbm)
 
+    def scalar_hazard(self, pc, p, w) -> tuple:
+        """sync="auto": (the cycle unit w's scalar UB access pc may happen, cause name, the pc it
+        waits for) on the block on slot p: after the tile operations in flight on its tile (a read
+        after their writes, a write after their reads and writes)."""
+        hz_n, hz_ord, _has, hz_wd, hz_rd, hz_wpc, hz_rpc = self.hz
+        one = np.array([self.tables.scalar_ranges[pc]], np.int64)
+        self.ex.scalar_hazard(p, w, one, self.sim.pc_name[pc] == "SST_UB", self.tables.ov,
+                              hz_n, hz_ord, hz_wd, hz_rd, hz_wpc, hz_rpc, self.hz_out)
+        t, cause, cause_pc = (int(x) for x in self.hz_out)
+        return t, CAUSE_NAME[cause], cause_pc
+
     def queue_slot(self, p, w, pipe, t):
         """The first cycle >= t at which the pipe's queue has room for one more operation."""
         return int(self.ex.queue_slot(self.qb, self.qh, self.qn, 3 * p + w, pipe, t,

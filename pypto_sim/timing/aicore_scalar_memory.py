@@ -7,9 +7,8 @@ the scalar unit waits for both (a blocking cache, assumed: latency_tables/ascend
 A dirty line evicted by a fill is written back at once and not priced; the lines still dirty when
 the unit's program ends are written back then (isa/data_cache.py), also not priced.
 
-With sync="auto" a scalar UB access waits until the unit's pipes have drained (PTO-Auto inserts
-the flags to and from PIPE_S; waiting for every earlier operation, not only those on the tile,
-is this model's simplification). check="race": a UB access is a scalar-queue access of its
+With sync="auto" a scalar UB access waits for the tile operations in flight on its tile, as a
+tile operation does (PTO-Auto inserts the flags to and from PIPE_S). check="race": a UB access is a scalar-queue access of its
 word, a GM access one of its element (at issue: the cache's delays are checked apart), both
 ordered by flags as any pipe's; and the DataCache's own hazards are RaceErrors: a read of a
 cached element GM has changed since (a missing dcci), a DMA reading bytes a cache holds dirty
@@ -29,18 +28,16 @@ from .aicore_races import gm_window, race_check, windows_share
 from .records import CAUSE
 
 SCALAR = PIPES.index("scalar")
-ALL = -1
-UB_WAIT = {"SLD_UB": CAUSE["tile_raw"], "SST_UB": CAUSE["tile_war"]}
 
 
 def scalar_memory_wait(sim, pc, blk, w, t, cause, cause_pc) -> tuple:
     """(issue cycle, cause, cause pc) of scalar memory instruction pc of unit w, not before t:
-    with sync="auto" a UB access waits for the unit's pipes to drain."""
-    why = UB_WAIT.get(sim.pc_name[pc])
-    if why is None or sim.prog.sync == "manual":
+    with sync="auto" a UB access waits for the tile operations in flight on its tile, as a tile
+    operation would (a read for their writes, a write for their reads and writes)."""
+    if sim.pc_name[pc] not in ("SLD_UB", "SST_UB") or sim.prog.sync == "manual":
         return t, cause, cause_pc
-    drained = sim.aicore_pipes.drained(blk.aicore.p, w, ALL)
-    return (drained, why, -1) if drained > t else (t, cause, cause_pc)
+    ready, why, why_pc = sim.aicore_pipes.scalar_hazard(pc, blk.aicore.p, w)
+    return (ready, CAUSE[why], why_pc) if ready > t else (t, cause, cause_pc)
 
 
 def scalar_memory_access(sim, pc, blk, w, ws, now, complete) -> int:

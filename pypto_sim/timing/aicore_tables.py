@@ -32,6 +32,7 @@ class AICoreTables:
         self.tp[:, ex.TP_COLSJ] = -1
         self.tp[:, ex.TP_MSJ] = -1
         self.ranges: dict = {}
+        self.scalar_ranges: dict = {}      # pc of a scalar UB access -> its tile's range (auto sync)
         fm_i, fm_f = [], []
         self.flag_events = self.cross_events = 1
         self.formula_rows: dict = {}       # (op name, dtype) -> (first row, rows) of fm
@@ -54,6 +55,10 @@ class AICoreTables:
                     row[ex.TP_CCEVENT] = aux[0]
                     row[ex.TP_PIPEARG] = aux[1] if kind == "CC_SET" else 0
                     self.cross_events = max(self.cross_events, aux[0] + 1)
+                continue
+            if spec.name in ("SLD_UB", "SST_UB"):     # the scalar unit's access of a tile's words
+                base, words = (int(x) for x in code[pc, C_AUX:C_AUX + 2])
+                self.scalar_ranges[pc] = self._range((base, base + words))
                 continue
             if not (spec.is_tile and spec.family != "tile_sync"):
                 continue

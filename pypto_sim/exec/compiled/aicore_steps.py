@@ -252,6 +252,15 @@ def _hazard(p, e, reads, nr, writes, nw, ov, hz_n, hz_ord, hz_wd, hz_rd, hz_wpc,
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
+def scalar_hazard(p, w, one, is_write, ov, hz_n, hz_ord, hz_wd, hz_rd, hz_wpc, hz_rpc, out):
+    """sync="auto": unit w's scalar access (SLD_UB / SST_UB) of the tile range one[0] waits as a
+    tile operation would: a read for the writes in flight, a write for the reads and writes. out =
+    (earliest cycle, cause, the pc waited for), as _hazard's."""
+    _hazard(p, 1 if w == 2 else 0, one, 0 if is_write else 1, one, 1 if is_write else 0, ov, hz_n, hz_ord,
+            hz_wd, hz_rd, hz_wpc, hz_rpc, out)
+
+
+@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def _hazard_record(p, e, reads, nr, writes, nw, complete, pc, hz_n, hz_ord, hz_has, hz_wd,
                    hz_rd, hz_wpc, hz_rpc):
     """TileEngine.record: the ranges read and written are busy until complete."""
