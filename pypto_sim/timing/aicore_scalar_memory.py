@@ -2,7 +2,8 @@
 values and the DataCache: exec/scalar_memory.py). An access happens when the scalar unit issues
 it: a UB word as the vector and MTE pipes have left it by that cycle, a GM element through the
 unit's DataCache. Priced by the machine table's rows (a hit, a UB access) plus, for a line filled,
-the LOAD row's GM round trip and, for a dcci that writes lines back, the STORE row's latency once;
+the LOAD row's GM round trip (less the L2's miss extra when the L2 holds the line, as a TLOAD's)
+and, for a dcci that writes lines back, the STORE row's latency once;
 the scalar unit waits for both (a blocking cache, assumed: latency_tables/ascend910b.toml).
 A dirty line evicted by a fill is written back at once and not priced; the lines still dirty when
 the unit's program ends are written back then (isa/data_cache.py), also not priced.
@@ -53,12 +54,24 @@ def scalar_memory_access(sim, pc, blk, w, ws, now, complete) -> int:
     if ai.race is not None:
         _race(sim, ai, blk, w, pc, access, written)
     if access.missed:
-        complete += sim.m.latency("LOAD")
+        complete += sim.m.latency("LOAD") - _l2_saving(sim, pc, access)
     if access.written_back and sim.pc_name[pc] == "DCCI":
         complete += sim.m.latency("STORE")
     if complete > now + sim.pc_lat[pc]:
         ws.next_issue = max(ws.next_issue, complete)
     return complete
+
+
+def _l2_saving(sim, pc, access) -> int:
+    """A line fill through the launch's L2 (timing/l2.py, the AI cores' copy in AICorePipes, as a
+    TLOAD's): the L2's miss extra saved when it holds the line, which it then holds (LRU)."""
+    if sim.l2 is None:
+        return 0
+    slot, item = int(sim.enc.code[pc, C_AUX]), access.nbytes
+    first = (line_of(access.address) - int(sim.tbase[slot])) // item
+    _hits, misses = sim.aicore_pipes.l2.access_window(int(sim.tbase[slot]), first, 1, LINE_BYTES // item,
+                                                       LINE_BYTES // item, item)
+    return sim.m.l2_miss_extra_latency if misses == 0 else 0
 
 
 def write_back_at_end(sim, blk, w):
