@@ -90,6 +90,104 @@ def test_with_auto_sync_a_scalar_read_waits_for_the_load_of_its_tile_only():
     assert read_at == t_done < big_done
 
 
+def copy_through_the_scalar(dtype, n):
+    """out[i] = t[i] (UB -> register -> GM) and u[i] = g[i] (GM -> register -> UB, stored by a TSTORE to
+    back) for n elements of dtype."""
+    @pto.kernel(sync="manual")
+    def copy(out, back, g):
+        with pto.vector():
+            if pto.get_subblock_id() == 0:
+                t = pto.alloc_tile(1, n, dtype)
+                u = pto.alloc_tile(1, n, dtype)
+                pto.tload(t, g)
+                pto.set_flag(pto.PIPE_MTE2, pto.PIPE_S, 0)
+                pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_S, 0)
+                for i in range(n):
+                    out[i] = t[i]
+                    u[i] = g[i]
+                pto.set_flag(pto.PIPE_S, pto.PIPE_MTE3, 0)
+                pto.wait_flag(pto.PIPE_S, pto.PIPE_MTE3, 0)
+                pto.tstore(back, u)
+    return copy
+
+
+SPECIAL = {      # dtype: (host values, their host dtype)
+    "float32": np.array([0x7FC12345, 0xFFC00001, 0x80000000, 0x7F800000, 0xFF800000, 0x00000001, 0x7F7FFFFF,
+                         0x3F800000], np.uint32).view(np.float32),
+    "float16": np.array([0x7E01, 0xFE00, 0x8000, 0x7C00, 0xFC00, 0x0001, 0x7BFF, 0x3C00] * 2, np.uint16)
+    .view(np.float16),
+    # bfloat16 words as the float32 the host reads them as (their bits the top 16)
+    "bfloat16": (np.array([0x7FC1, 0xFFC0, 0x8000, 0x7F80, 0xFF80, 0x0001, 0x7F7F, 0x3F80] * 2, np.uint32) << 16)
+    .view(np.float32),
+    "int8": np.array([-128, -1, 0, 1, 127, 44, -44, 100] * 4, np.int8),
+    "uint32": np.array([0, 1, 2**31, 2**32 - 1, 7, 8, 9, 10], np.uint32),
+}
+
+
+@pto.kernel
+def int64_words(g, o):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            o[0] = g[0] + 1
+            o[1] = g[1]
+
+
+def test_int64_gm_elements_keep_all_64_bits():
+    """The scalar unit is 64-bit (tiling data, offsets): an int64 element past 2**53 loads, adds and
+    stores exactly (a register holds an int64's bits, dtypes.WORD_BITS); no Vec tile is int64."""
+    def make():
+        return pto.to_device(np.array([2**60 + 1, -3], np.int64)), pto.to_device(np.zeros(2, np.int64))
+    got = run_both_modes(int64_words, make, lambda a: host_copy(a[1], 2, np.int64))
+    assert got.tolist() == [2**60 + 2, -3]
+
+
+@pytest.mark.parametrize("dtype", sorted(SPECIAL))
+def test_scalar_loads_and_stores_keep_every_special_value_bit_for_bit(dtype):
+    """NaN payloads (quiet), -0.0, infinities, subnormals and the extremes of each dtype go UB ->
+    register -> GM and GM -> register -> UB unchanged (a register holds any of them; the element's
+    bytes are its dtype's, exec/gm.py)."""
+    values = SPECIAL[dtype]
+    n, dt = len(values), getattr(pto, dtype)
+
+    def tensor(host_values):
+        t = pto.alloc_tensor(n * dt.itemsize, dt)
+        pto.memcpy_h2d(t, host_values)
+        return t
+
+    def make():
+        return tensor(np.zeros_like(values)), tensor(np.zeros_like(values)), tensor(values)
+    got = run_both_modes(copy_through_the_scalar(dt, n), make,
+                   lambda a: np.stack([host_copy(a[0], n, values.dtype), host_copy(a[1], n, values.dtype)]))
+    want = values.view(np.uint8).tolist()
+    assert got[0].view(np.uint8).tolist() == want and got[1].view(np.uint8).tolist() == want
+
+
+@pto.kernel(sync="manual")
+def narrow_stores(out, b, total):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            t = pto.alloc_tile(1, 32, pto.int8)
+            t[0] = 300                      # int8 wraps: 300 - 256
+            t[1] = -129                     # -129 + 256
+            total[0] = t[0] + t[1]          # computed in int32: 44 + 127
+            b[0] = -1
+            pto.set_flag(pto.PIPE_S, pto.PIPE_MTE3, 0)
+            pto.wait_flag(pto.PIPE_S, pto.PIPE_MTE3, 0)
+            pto.tstore(out, t)
+
+
+def test_a_store_converts_to_the_memorys_dtype():
+    """SetValue's `*(ptr + offset) = val` converts to the element type as C does: int8 wraps (300 ->
+    44, -129 -> 127), uint8 -1 is 255; a load widens to the int32 the scalar unit computes in (171)."""
+    def make():
+        return (pto.to_device(np.zeros(32, np.int8)), pto.to_device(np.zeros(32, np.uint8)),
+                pto.to_device(np.zeros(16, np.int32)))
+    got = run_both_modes(narrow_stores, make, lambda a: np.concatenate([host_copy(a[0], 32, np.int8).astype(np.int64),
+                                                                  host_copy(a[1], 32, np.uint8).astype(np.int64),
+                                                                  host_copy(a[2], 16, np.int32).astype(np.int64)]))
+    assert got[:2].tolist() == [44, 127] and got[32] == 255 and got[64] == 171
+
+
 # ---------------------------------------------------------------- GM through the DataCache
 @pto.kernel(sync="manual")
 def reread(g, out, new, flush):
