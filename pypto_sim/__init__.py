@@ -15,7 +15,7 @@ from .frontend.pipeline import pipeline
 from .frontend.warp_builtins import activemask, lanemask_lt
 from .frontend.aicore_names import (DN, FRACTAL_Z, ND, NZ, Acc, Bias, ColMajor, Left, Mat, PIPE_ALL,
                                     PIPE_FIX, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_S, PIPE_V,
-                                    Right, RowMajor, Vec, cube, get_subblock_id, setfmatrix, tile_group,
+                                    Right, RowMajor, Scaling, Vec, cube, get_subblock_id, setfmatrix, tile_group,
                                     vector)
 
 globals().update(_BUILTINS)
@@ -46,7 +46,7 @@ __all__ = ["bfloat16", "bool_", "float16", "float32", "float64", "int8", "int16"
            "SyncCheckError", "UninitializedReadError", "UseAfterFreeError", "Kernel", "pipeline",
            "activemask", "lanemask_lt", "Acc", "Bias", "ColMajor", "Left", "Mat", "PIPE_ALL",
            "PIPE_FIX", "PIPE_M", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3", "PIPE_S", "PIPE_V",
-           "Right", "RowMajor", "Vec", "ND", "DN", "NZ", "FRACTAL_Z", "cube", "get_subblock_id",
+           "Right", "RowMajor", "Scaling", "Vec", "ND", "DN", "NZ", "FRACTAL_Z", "cube", "get_subblock_id",
            "setfmatrix", "tile_group", "vector",
            "__version__", "Settings", "settings", "Tensor", "alloc_tensor", "launch",
            "memcpy_d2h", "memcpy_h2d", "profile", "sync", "to_device", "DeviceTensor", "kernel",

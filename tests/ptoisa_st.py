@@ -124,6 +124,50 @@ STORE_ACC = MATMUL_TO_ACC + """        pto.tstore(O, c{store})
 """
 
 
+
+
+# tstore_acc2gm's quantizing ports (tests/test_ptoisa_npu_store_acc_quant.py, _quant_vector.py): an Acc tile's
+# shape and its store's layout and stride, and gen_data.py's last steps on a golden
+def round_up(v, a=16):
+    """v rounded up to a multiple of a (the kernels' (v + a - 1) / a * a)."""
+    return -(-v // a) * a
+
+
+def c0_of(dtype):
+    """A 32-byte block's elements of the dtype named (GetNDC1HWC0C0Size, gen_data.py's c0 for
+    int8 / uint8 NZ)."""
+    return 32 // getattr(pto, dtype).itemsize
+
+
+def acc_store(out, src, m, n, layout, shape):
+    """(the Acc tile's Cols, the tstore's layout= and stride=) of a tstore_acc2gm case: out and
+    src dtype names, validM x validN, its GM layout ('nd', 'nz', 'ndc1hwc0') and shape."""
+    if layout == "nd":
+        return round_up(n), ""
+    if layout == "nz":          # Acc (Shape2 x Shape3) x (Shape0 x Shape1 x Shape4), runs Shape2 x 16 x C0 apart
+        g0, g1, g2, g3, g4 = shape
+        assert (g2 * g3, g0 * g1 * g4, g4) == (m, n, c0_of(out))
+        return round_up(n), f", layout=pto.NZ, stride={g2 * g3 * g4}"
+    n_dim, d_dim, c1_dim, h_dim, w_dim = shape      # N rounded to max(16, 32 / sizeof(src)), runs H x W x C0 apart
+    assert n_dim == 1 and (h_dim * w_dim, d_dim * c1_dim * c0_of(out)) == (m, n)
+    stride = h_dim * w_dim * c0_of(out)
+    return round_up(n, max(16, 32 // getattr(pto, src).itemsize)), f", layout=pto.NZ, stride={stride}"
+
+
+def arranged(golden, out, m, n, layout, shape, relu):
+    """tstore_acc2gm gen_golden_data's last steps: the GM layout's order (format 2: NZ, c0 32 for
+    int8 / uint8, else 16; format 4: nz_matrix_to_ndc1hwc0), then max(golden, 0) with relu_mode 1."""
+    if layout == "nz":
+        c0 = c0_of(out)
+        golden = golden.reshape(m // 16, 16, n // c0, c0).transpose(2, 0, 1, 3)
+    elif layout == "ndc1hwc0":
+        n_dim, d_dim, c1_dim, h_dim, w_dim = shape
+        golden = golden.reshape(n_dim, h_dim, w_dim, d_dim, c1_dim, c0_of(out)).transpose(0, 3, 4, 1, 2, 5)
+    if relu:
+        golden = np.maximum(golden, 0)
+    return np.ascontiguousarray(golden)
+
+
 # The fused multiply-adds' one-block kernel (TMULADDDST, TFUSEDMULADD, TFUSEDMULADDRELU,
 # TSUBRELU; pto-isa's CPU and on-device suites write it alike): src0, src1 and dst tiles of their
 # own shapes with one valid region, dst loaded from GM first (the ops read it), rows at each

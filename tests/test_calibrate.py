@@ -62,8 +62,8 @@ def test_microbenchmarks_rederive_every_covered_entry_exactly(default_rows):
 
 def test_every_instruction_is_covered_and_the_gaps_are_listed_with_reasons():
     """Each instruction has its latency or its issue interval (or both) measured, except EXIT,
-    whose neither can influence any cycle count, and the AI core's syncs, TSTORE_ACC and its
-    vector-only ops (priced by other fields, aicore_coverage). The uncovered entries are exactly
+    whose neither can influence any cycle count, and the AI core's syncs, TSTORE_ACC, TSTORE_FP,
+    TMOV_M2S and its vector-only ops (priced by other fields, aicore_coverage). The uncovered entries are exactly
     these, each with its reason: control, sync and ALLOC_LOCAL latencies (no result; the next
     instruction issues a cycle later whatever the latency), EXIT's issue interval (nothing
     follows it), the issue intervals of MMA and vector tile ops (the pipe is held for the whole
@@ -83,7 +83,8 @@ def test_every_instruction_is_covered_and_the_gaps_are_listed_with_reasons():
     expected = ({(n, "latency") for n in no_latency} | {(n, "issue_interval") for n in held_pipe}
                 | {("EXIT", "issue_interval")}
                 | {(n, "issue_interval") for n in AICORE_INSTRUCTIONS}
-                | {(n, "latency") for n in aicore_v | aicore_sync | vec_windows | {"TSTORE_ACC", "TIMG2COL"}}
+                | {(n, "latency") for n in aicore_v | aicore_sync | vec_windows
+                   | {"TSTORE_ACC", "TIMG2COL", "TSTORE_FP", "TMOV_M2S"}}
                 | {(n, f) for n in ("TRESHAPE", "TSUBVIEW", "CHECK", *GM_INDEX_INSTRUCTIONS,
                                     *SCALAR_MEMORY_INSTRUCTIONS)
                    for f in ("latency", "issue_interval")})
@@ -92,7 +93,8 @@ def test_every_instruction_is_covered_and_the_gaps_are_listed_with_reasons():
     status = coverage()
     for spec in pto.instructions():
         measured = [f for f in ("latency", "issue_interval") if status[(spec.name, f)] == "covered"]
-        unmeasured = {"EXIT", "TSTORE_ACC", "TIMG2COL", "TRESHAPE", "TSUBVIEW", "CHECK", *GM_INDEX_INSTRUCTIONS,
+        unmeasured = {"EXIT", "TSTORE_ACC", "TSTORE_FP", "TMOV_M2S", "TIMG2COL", "TRESHAPE", "TSUBVIEW", "CHECK",
+                      *GM_INDEX_INSTRUCTIONS,
                       *SCALAR_MEMORY_INSTRUCTIONS}
         assert measured or spec.name in unmeasured | aicore_v | aicore_sync | vec_windows, spec.name
     assert status[("pipes.scalar", "latency")] == status[("pipes.scalar", "issue_interval")] == "covered"

@@ -208,6 +208,11 @@ def aicore(h, f, ix):
         pto.pipe_barrier(pto.PIPE_ALL)
         pto.tmov(mf, c)
         pto.tstore(f, c)
+        qm = pto.alloc_tile(1, 16, pto.int64, loc=pto.Mat)
+        fp = pto.alloc_tile(1, 16, pto.int64, loc=pto.Scaling)
+        ci = pto.alloc_tile(16, 16, pto.int32, loc=pto.Acc)
+        pto.tmov(fp, qm)                        # TMOV_M2S: the quant words into the fixpipe buffer
+        pto.tstore(h, ci, quant=fp)             # TSTORE_FP: VDEQF16, a word a column
         pto.mgather(mf, f, ix, 64)
         pto.mgather(mf, f, ix, 4096, coalesce='elem', oob='wrap', scratch=f)
         pto.cross_core_set_flag(0)

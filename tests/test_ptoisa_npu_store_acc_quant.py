@@ -37,10 +37,9 @@ quantize_element): the Acc value as float32 times the float32 scale, rounded to 
 nearest integer, ties to even (std::nearbyint), saturated; DEQF16: saturated to +-65504, then
 float16; ReLU applies to the quantized value (last in quantize_element).
 
-Not ported: the vector-quantization cases (case26 - case34, case_relu_41, case_relu_51,
-case_ndc1hwc0_vector_1, case_ndc1hwc0_vector_relu_1: TStoreAcc2gmVector*, TSTORE_FP with a
-per-column uint64 quant tensor TLOADed into a Mat tile and TMOVed into a Scaling tile, VDEQF16 /
-VREQ8 / VQF322B8_PRE): pypto_sim has no Scaling (fixpipe buffer) tile and no TSTORE_FP.
+The vector-quantization cases (case26 - case34, case_relu_41, case_relu_51, case_ndc1hwc0_vector_1,
+case_ndc1hwc0_vector_relu_1: TStoreAcc2gmVector*, TSTORE_FP with a Scaling tile) are
+tests/test_ptoisa_npu_store_acc_quant_vector.py's.
 """
 import ml_dtypes
 import numpy as np
@@ -50,7 +49,7 @@ import pypto_sim as pto
 
 from aicore_runs import compile_error_at
 from engine_compare import assert_engines_agree, both_executors, same_words, tensor_values
-from ptoisa_st import MATMUL_TO_ACC, as_words, result_cmp
+from ptoisa_st import MATMUL_TO_ACC, acc_store, arranged, as_words, result_cmp, round_up
 
 NPU = "hw-native-sys/pto-isa tests/npu/a2a3/src/st/testcase/tstore_acc2gm at 3186c381"
 
@@ -84,11 +83,6 @@ DRAWS = {I8: (-1, 2), U8: (1, 4)}
 BOUNDS = {I8: (-128, 127), U8: (0, 255)}
 
 
-def c0_of(dtype):
-    """A 32-byte block's elements (GetNDC1HWC0C0Size, gen_data.py's c0 for int8 / uint8 NZ)."""
-    return 32 // np.dtype(NP[dtype]).itemsize
-
-
 def golden_of(case):
     """gen_data.py's gen_golden_data with quant_mode 1, from np.random.RandomState(19):
     (x1, x2, golden in the GM layout's order)."""
@@ -101,21 +95,7 @@ def golden_of(case):
     golden = golden * NP[out](scalar) if out == F16 else golden * scalar
     if out in BOUNDS:                   # saturation(): np.round(np.clip(...)).astype
         golden = np.round(np.clip(golden, *BOUNDS[out])).astype(NP[out])
-    if layout == "nz":                  # format 2: c0 32 for int8 / uint8, else 16
-        c0 = c0_of(out)
-        golden = golden.reshape(m // 16, 16, n // c0, c0).transpose(2, 0, 1, 3).astype(NP[out])
-    elif layout == "ndc1hwc0":          # format 4: nz_matrix_to_ndc1hwc0
-        n_dim, d_dim, c1_dim, h_dim, w_dim = shape
-        golden = (golden.reshape(n_dim, h_dim, w_dim, d_dim, c1_dim, c0_of(out)).transpose(0, 3, 4, 1, 2, 5)
-                  .astype(NP[out]))
-    if relu:
-        golden = np.maximum(golden, 0)
-    return x1, x2, np.ascontiguousarray(golden)
-
-
-def round_up(v, a=16):
-    """v rounded up to a multiple of a (the kernels' (v + a - 1) / a * a)."""
-    return -(-v // a) * a
+    return x1, x2, arranged(golden, out, m, n, layout, shape, relu)
 
 
 # the scalar kernels: MATMUL_TO_ACC with the launch's float scalarQuant, then the quantizing TSTORE
@@ -129,23 +109,12 @@ def kernel_source(case, quant="q"):
     """The case's kernel: its tiles' shapes and valid regions and its TSTORE's layout, stride,
     AtomicType, ReluPreMode and quant scalar (the launch argument q, or a constant)."""
     out, src, m, n, k, layout, shape, atomic, relu, _scalar = CASES[case]
-    M, K = round_up(m), round_up(k)
-    if layout == "nd":
-        N, store = round_up(n), ""
-    elif layout == "nz":        # Acc (Shape2 x Shape3) x (Shape0 x Shape1 x Shape4), runs Shape2 x 16 x C0 apart
-        g0, g1, g2, g3, g4 = shape
-        assert (g2 * g3, g0 * g1 * g4, g4) == (m, n, c0_of(out))
-        N, store = round_up(n), f", layout=pto.NZ, stride={g2 * g3 * g4}"
-    else:                       # N rounded to max(16, 32 / sizeof(src)), runs H x W x C0 apart
-        n_dim, d_dim, c1_dim, h_dim, w_dim = shape
-        assert n_dim == 1 and (h_dim * w_dim, d_dim * c1_dim * c0_of(out)) == (m, n)
-        N = round_up(n, max(16, 32 // np.dtype(NP[src]).itemsize))
-        store = f", layout=pto.NZ, stride={h_dim * w_dim * c0_of(out)}"
+    N, store = acc_store(out, src, m, n, layout, shape)
     store += ', atomic="add"' if atomic else ""
     store += ", relu=True" if relu else ""
     store += f", quant={quant}"
     acc = "int32" if src == I8 else F32
-    return QUANT_KERNEL.format(M=M, N=N, K=K, vm=m, vn=n, vk=k, src=src, acc=acc, store=store)
+    return QUANT_KERNEL.format(M=round_up(m), N=N, K=round_up(k), vm=m, vn=n, vk=k, src=src, acc=acc, store=store)
 
 
 def launch_args(case):

@@ -752,6 +752,9 @@ AICORE_VALUE_TESTED = {"TEXTRACT", "TEXTRACT_V2V", "TINSERT_V2V",
                        "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
                        "TGEMV", "TGEMV_ACC", "TGEMV_BIAS",
                        "TSTORE_ACC", "TCVT",
+                       # the vector quantization on NaN, infinities, an infinite and a zero scale, and words
+                       # that are float64 NaNs moved bit for bit: tests/test_ptoisa_npu_store_acc_quant_vector.py
+                       "TSTORE_FP", "TMOV_M2S",
                        # compares on special values, selects and triangles: tests/test_mask_ops.py
                        "TCMP", "TCMPS", "TSEL", "TSELS", "TTRI",
                        # pads copy words: NaN, infinities and -0.0 kept bit for bit in

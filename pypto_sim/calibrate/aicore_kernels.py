@@ -373,8 +373,8 @@ AICORE_RATES = ("gm_to_l1_bytes_per_cycle", "gm_to_ub_bytes_per_cycle", "ub_to_g
                 "l1_to_gm_bytes_per_cycle", "l1_to_l0a_bytes_per_cycle", "l1_to_l0b_bytes_per_cycle",
                 "l1_to_bias_bytes_per_cycle", "l0c_to_l1_bytes_per_cycle", "drain_fixed_cycles",
                 "drain_row_cycles", "drain_penalty_cycles", "drain_bytes_per_cycle")
-AICORE_STRUCTURE = ("structural: a count, a size or a geometry of the AI core (units, bias table "
-                    "bytes, event ids, queue depth, the fixpipe's 32-byte C0 block), not a rate")
+AICORE_STRUCTURE = ("structural: a count, a size or a geometry of the AI core (units, bias table and "
+                    "fixpipe buffer bytes, event ids, queue depth, the fixpipe's 32-byte C0 block), not a rate")
 TASK_OVERHEAD = ("outside the cores: msprof's Task Duration less the cores' own time, which a device run "
                  "gives directly (Task Duration - aicore_time); the calibration times instructions on a core")
 
@@ -390,7 +390,10 @@ def aicore_coverage(machine=None) -> dict:
     for key in m.values:
         if key in AICORE_RATES:
             out[(f"aicore.{key}", "value")] = "covered"
-        elif key in ("vector_units", "bias_bytes", "event_ids", "pipe_queue_depth",
+        elif key == "l1_to_fb_bytes_per_cycle":
+            out[(f"aicore.{key}", "value")] = ("pto-isa's CCE mock L1_TO_FB rate (arch_config.hpp); no microbenchmark "
+                                               "moves quant words Mat -> Scaling (TMOV_M2S)")
+        elif key in ("vector_units", "bias_bytes", "fb_bytes", "event_ids", "pipe_queue_depth",
                      "cross_core_event_ids", "drain_c0_bytes"):
             out[(f"aicore.{key}", "value")] = AICORE_STRUCTURE
         elif key == "task_overhead_cycles":

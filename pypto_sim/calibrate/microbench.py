@@ -60,7 +60,7 @@ _DRAIN_LATENCY = ("TSTORE_ACC's latency adds to drain_fixed_cycles in every drai
                   "cannot be told apart; the fit keeps the latency and puts the rest in "
                   "drain_fixed_cycles")
 AICORE_INSTRUCTIONS = ("TEXTRACT", "TIMG2COL", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
-                       "TGEMV", "TGEMV_ACC", "TGEMV_BIAS",
+                       "TGEMV", "TGEMV_ACC", "TGEMV_BIAS", "TMOV_M2S", "TSTORE_FP",
                        "TSTORE_ACC", "PIPE_BARRIER", "CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG", "SYNCALL",
                        "SYNCALL_SOFT",
                        "TCVT", "TMOV_V2V", "TEXTRACT_V2V", "TINSERT_V2V", "TEXTRACT_ND2NZ", "TEXPANDS_MAT",
@@ -82,6 +82,13 @@ UNCOVERED.update({(name, "latency"): (
     f"{name} is the vector pipe's UB -> UB window copy, priced by its row's per_repeat and repeat_bytes "
     "(pto-isa's UB_TO_UB rate, as TMOV_V2V) and one fixed cycle (assumed); no microbenchmark times a "
     "window between Vec tiles") for name in ("TEXTRACT_V2V", "TINSERT_V2V")})
+UNCOVERED[("TMOV_M2S", "latency")] = (
+    "TMOV_M2S (the quant words Mat -> Scaling, copy_cbuf_to_fbuf on FIX) is priced at pto-isa's CCE mock "
+    "L1_TO_FB rate (l1_to_fb_bytes_per_cycle) and one fixed cycle (assumed, as TMOV_ACC); no microbenchmark "
+    "times it")
+UNCOVERED[("TSTORE_FP", "latency")] = (
+    "TSTORE_FP's latency is pto-isa's CCE mock set_fpc (1 cycle) before TSTORE_ACC's drain, whose "
+    "drain_fixed_cycles it adds to as TSTORE_ACC's does; no microbenchmark times the vector quantization")
 UNCOVERED[("TEXTRACT_ND2NZ", "latency")] = (
     "TEXTRACT_ND2NZ is priced as its vcopys at pto-isa's CCE mock (head 11 + tail 13 as the fixed cycles, "
     "1 a 32-byte block); no microbenchmark times a window into an NZ Vec tile")

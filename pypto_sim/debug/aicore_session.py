@@ -27,7 +27,7 @@ from .describe import Describer
 PIPE_BY_NAME = {pipe_name(p): p for p in range(len(PIPES)) if p != PIPES.index("sfu")}
 FLAG_INSTS = ("SET_FLAG", "WAIT_FLAG")
 CROSS_INSTS = ("CROSS_CORE_SET_FLAG", "CROSS_CORE_WAIT_FLAG")
-CUBE_SPACES = ("Mat", "Left", "Right", "Acc", "Bias")
+CUBE_SPACES = ("Mat", "Left", "Right", "Acc", "Bias", "Scaling")
 
 
 @dataclass

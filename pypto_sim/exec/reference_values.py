@@ -302,3 +302,15 @@ def tile_store_quant(buf, n, scale, mode):
     with np.errstate(all="ignore"):
         out = np.array([store_modes.quantize(float(x), scale, mode) for x in buf[:n]], np.float64)
         buf[:n] = out.astype(np.float16).astype(np.float64) if mode & store_modes.QUANT_F16 else out
+
+
+def tile_store_quant_vector(buf, rows, cols, scales, offsets, modes):
+    """A TSTORE_FP's vector pre-stage quantization (isa/store_modes.py QUANT_VECTOR) of the rows x
+    cols values of buf (row-major) in place: column c's by scales[c], offsets[c] and modes[c]
+    through store_modes.quantize, a float16 result (VDEQF16) rounded to float16 (numpy's)."""
+    with np.errstate(all="ignore"):
+        for c in range(cols):
+            col = np.array([store_modes.quantize(float(x), float(scales[c]), int(modes[c]), float(offsets[c]))
+                            for x in buf[c:rows * cols:cols]], np.float64)
+            f16 = int(modes[c]) & store_modes.QUANT_F16
+            buf[c:rows * cols:cols] = col.astype(np.float16).astype(np.float64) if f16 else col

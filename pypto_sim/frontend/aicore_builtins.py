@@ -40,16 +40,18 @@ from .warp_builtins import WARP_INTRINSICS, warp_intrinsic
 from ..ir.program import LocalBuffer
 
 MAX_MKN = 4095                                       # PTO-ISA docs/isa/TMATMUL.md: m, k, n in [1, 4095]
-SPACE_NAMES = {"Vec": "UB", "Mat": "L1", "Left": "L0A", "Right": "L0B", "Acc": "L0C", "Bias": "BT"}
+SPACE_NAMES = {"Vec": "UB", "Mat": "L1", "Left": "L0A", "Right": "L0B", "Acc": "L0C", "Bias": "BT", "Scaling": "FB"}
 SPACE_DTYPES = {
     "Vec": ("float32", "float16", "bfloat16", "int32", "int16", "int8", "uint8", "uint16", "uint32"),
     # Mat: those of Vec; int16 and uint8 too, as A2/A3's headers take them (tload_common.hpp
     # CheckNormalTileData, tstore_common.hpp CheckStaticForVecAndMat, TExpandS.hpp TEXPANDS_IMPL)
-    "Mat": ("float32", "float16", "bfloat16", "int32", "int16", "int8", "uint8", "uint16", "uint32"),
+    "Mat": ("float32", "float16", "bfloat16", "int32", "int16", "int8", "uint8", "uint16", "uint32", "int64"),
     "Left": ("float32", "float16", "bfloat16", "int8"),
     "Right": ("float32", "float16", "bfloat16", "int8"),
     "Acc": ("float32", "int32"),
     "Bias": ("float32", "int32"),
+    # the fixpipe buffer's quant words (TMovToFb: uint64_t or int64_t; pypto_sim has no uint64)
+    "Scaling": ("int64",),
 }
 # TMATMUL (C, A, B) dtypes on A2/A3 (PTO-ISA docs/isa/TMATMUL.md)
 MATMUL_TYPES = {("int32", "int8"), ("float32", "float16"), ("float32", "float32"),
@@ -170,8 +172,8 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
                     "and textract it into the Bias tile on MTE1")
         return None
 
-    def _base(self, v, node, what):
-        return self.tile_base(v, node, what)[0]
+    def _base(self, v, node, what, quant_words=False):
+        return self.tile_base(v, node, what, quant_words=quant_words)[0]
 
     def _extent(self, v):
         """(valid rows, valid cols) operands of a typed tile."""
@@ -222,9 +224,10 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
                                  f"not a multiple of {align}: A2/A3 moves whole fractals from Mat "
                                  "(textract_common.hpp's index asserts)", f"start the window at a {what} that is "
                                  f"a multiple of {align} ({s.dtype} {d.tile.loc} windows)")
-        ops = (self._base(d, node, call), self._base(s, node, call), self._int_operand(rows, node, "rows"),
-               self._int_operand(cols, node, "cols"), self._int_operand(row, node, f"{call}: row"),
-               self._int_operand(col, node, f"{call}: col"))
+        words = name == "TMOV_M2S"         # the fixpipe's int64 quant words
+        ops = (self._base(d, node, call, words), self._base(s, node, call, words),
+               self._int_operand(rows, node, "rows"), self._int_operand(cols, node, "cols"),
+               self._int_operand(row, node, f"{call}: row"), self._int_operand(col, node, f"{call}: col"))
         self.emit(name, None, ops, d.dtype, node, aux=self.tile_aux())
         self.instrs[-1].comment = f"{d.name} <- {s.name}"
 
@@ -462,8 +465,20 @@ def lower_tmov(comp, node, args):
     if all(isinstance(t, Ptr) and t.tile is not None and t.tile.loc == "Vec" for t in (src, dst)):
         # Vec -> Vec: A2/A3 TMovToVec, a UB -> UB copy on the V pipe (isa/44_sort.toml)
         return comp.lower_tile_op(comp.isa["TMOV_V2V"], node, {"dst": dst, "src": src, "n": NONE})
+    if isinstance(dst, Ptr) and dst.tile is not None and dst.tile.loc == "Scaling":
+        return lower_tmov_m2s(comp, node, dst, src)
     comp._move("TMOV_ACC" if acc else "TMOV", node, dst, src, Const(0, dtypes.int32),
                Const(0, dtypes.int32))
+
+
+def lower_tmov_m2s(comp, node, dst, src):
+    """TMOV Mat -> Scaling (isa/35_aicore.toml TMOV_M2S) after A2/A3 TMov.hpp TMovToFb's static_asserts
+    (one row, the same dtype and shape: _move's checks; the Scaling tile's dtype is int64)."""
+    if dst.tile.cols * dst.dtype.itemsize % 128:
+        comp.error(node, f"tmov: '{dst.name}' is a row of {dst.tile.cols * dst.dtype.itemsize} bytes, not a multiple "
+                         "of 128 (A2/A3 TMov.hpp TMovToFb: static_assert \"TMov: When TileType is Scaling, col * "
+                         "sizeof(srcType) must be aligned to 128\")", "allocate the tiles with cols a multiple of 16")
+    comp._move("TMOV_M2S", node, dst, src, Const(0, dtypes.int32), Const(0, dtypes.int32))
 
 
 @LOWERINGS.lowering("tmatmul", "tmatmul_acc", "tmatmul_bias", "tgemv", "tgemv_acc", "tgemv_bias",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..errors import CompileError
 
 # memory spaces of typed tiles (PTO-ISA TileType)
-Vec, Mat, Left, Right, Acc, Bias = "Vec", "Mat", "Left", "Right", "Acc", "Bias"
+Vec, Mat, Left, Right, Acc, Bias, Scaling = "Vec", "Mat", "Left", "Right", "Acc", "Bias", "Scaling"
 # base layouts (PTO-ISA BLayout)
 RowMajor, ColMajor = "row", "col"
 # GM layouts of a tload / tstore (PTO-ISA GlobalTensor Layout; isa/gm_layouts.py)
@@ -59,6 +59,6 @@ tile_group = Intrinsic("tile_group",
                        "Multi-buffered typed tiles whose set_flag/wait_flag the compiler places: "
                        "g.next(), g.ready(t), g.take(t), g.release(t) (docs/aicore.md, 'Tile groups').")
 
-__all__ = ["Vec", "Mat", "Left", "Right", "Acc", "Bias", "RowMajor", "ColMajor", "ND", "DN", "NZ",
+__all__ = ["Vec", "Mat", "Left", "Right", "Acc", "Bias", "Scaling", "RowMajor", "ColMajor", "ND", "DN", "NZ",
            "FRACTAL_Z", "PIPE_S", "PIPE_V", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3", "PIPE_M", "PIPE_FIX", "PIPE_ALL",
            "cube", "vector", "get_subblock_id", "setfmatrix", "tile_group"]

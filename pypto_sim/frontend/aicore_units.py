@@ -22,7 +22,7 @@ from .. import dtypes
 from ..ir.program import JUMP_OPS
 from .values import Const
 
-CUBE_SPACES = ("Mat", "Left", "Right", "Acc", "Bias")
+CUBE_SPACES = ("Mat", "Left", "Right", "Acc", "Bias", "Scaling")
 UNIT_KIND = ("cube", "vector", "vector")       # AIC, AIV0, AIV1: the section each one runs
 
 

@@ -109,7 +109,7 @@ def lower_tload(comp, node, args):
     rows, cols = comp._extent(t)
     layout, stride = gm_layout_and_stride(comp, node, "tload", t, args, src.dtype.itemsize)
     check_vec_transfer_layout(comp, node, "tload", t, layout)
-    ops = (comp._base(t, node, "tload"), comp.uniform_int(src.offset, node, "tload: the GM offset"),
+    ops = (comp._base(t, node, "tload", quant_words=True), comp.uniform_int(src.offset, node, "tload: the GM offset"),
            comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols"),
            comp._int_operand(stride, node, "tload: stride"), comp._int_operand(layout, node, "layout"))
     comp.emit("TLOAD", None, ops, t.dtype, node, aux=comp.tile_aux(src.slot))
@@ -122,12 +122,14 @@ def lower_tstore(comp, node, args):
     if not (isinstance(t, Ptr) and t.tile is not None):
         comp.error(node, "tstore: tile must be a tile from pto.alloc_tile(...)")
     acc = t.tile.loc == "Acc"
-    spec = comp.isa["TSTORE_ACC" if acc else "TSTORE"]
+    fp = args.get("quant", NONE)
+    fp = fp if isinstance(fp, Ptr) and fp.tile is not None else None     # quant=tile: TSTORE_FP
+    spec = comp.isa["TSTORE_FP" if fp is not None and acc else "TSTORE_ACC" if acc else "TSTORE"]
     comp.typed_tile(t, node, spec, "src", "tstore: tile")
     dst = comp.require_ptr(args["ptr"], node, "tstore: ptr")
     if dst.space != "hbm":
         comp.error(node, "tstore: ptr must point into a device tensor (GM)")
-    qmode, scale = store_quant(comp, node, args, t, dst)
+    qmode, scale = store_quant(comp, node, args, t, dst, fp)
     if acc:
         ok = dst.dtype == t.dtype or (t.dtype == dtypes.float32 and dst.dtype in (dtypes.float16, dtypes.bfloat16))
         if not ok and not qmode:
@@ -148,21 +150,28 @@ def lower_tstore(comp, node, args):
            comp._int_operand(rows, node, "rows"), comp._int_operand(cols, node, "cols"),
            comp._int_operand(stride, node, "tstore: stride"), comp._int_operand(layout, node, "layout"),
            comp._int_operand(Const(mode, dtypes.int32), node, "mode"))
-    if acc:                     # TSTORE_ACC's scale: the quant scalar's float32, 0.0 without one
+    if fp is not None:          # TSTORE_FP's Scaling tile
+        ops += (comp._base(scale, node, "tstore", quant_words=True),)
+    elif acc:                   # TSTORE_ACC's scale: the quant scalar's float32, 0.0 without one
         ops += (comp.operand(scale if qmode else Const(0.0, dtypes.float32), dtypes.float32, node),)
     comp.emit(spec.name, None, ops, dst.dtype, node, aux=comp.tile_aux(dst.slot))
-    quant = f"quant({store_modes.QUANT_MODES[(t.dtype.name, dst.dtype.name)][1]}) " if qmode else ""
+    quant = store_modes.QUANT_MODES[(t.dtype.name, dst.dtype.name)][1] if qmode else ""
+    quant = f"quant({store_modes.VECTOR_MODE_NAMES[quant]} by {scale.name}) " if fp is not None else \
+        f"quant({quant}) " if qmode else ""
     comp.instrs[-1].comment = (f"{dst.name} {'+' if mode & store_modes.ATOMIC_ADD else ''}<- "
                                f"{'relu ' if mode & store_modes.RELU else ''}{quant}{t.name}" + layout_note(layout))
 
 
-def store_quant(comp, node, args, t, dst):
-    """(mode bit, scale value) of tstore's quant= (isa/store_modes.py QUANT), (0, None) without:
+def store_quant(comp, node, args, t, dst, fp=None):
+    """(mode bits, scale value) of tstore's quant= (isa/store_modes.py QUANT), (0, None) without:
     the fixpipe's scalar pre-stage quantization, TSTORE(dst, src, preQuantScalar), takes an Acc
     source only (TSTORE_IMPL's static_assert "Source TileType only support Acc!", A2/A3
     TStore.hpp) and the (Acc, GM) dtype pairs CheckAcc2gm<isQuant = true> allows. The scale is a
     number, a constant or a uniform run-time scalar (the kernels pass it as a launch argument),
-    used as float32; the sign bit the kernels set (bit 46: 1 for int8) follows GM's dtype."""
+    used as float32; the sign bit the kernels set (bit 46: 1 for int8) follows GM's dtype.
+    fp: quant= a Scaling tile, the vector form (TSTORE_FP; QUANT_VECTOR with the mode bit of the
+    pair, the scale value the tile): the same Acc and dtype rules, and a word a column of the Acc
+    tile."""
     quant = args.get("quant", NONE)
     if quant is NONE or (isinstance(quant, Const) and quant.value is None):
         return 0, None
@@ -183,6 +192,8 @@ def store_quant(comp, node, args, t, dst):
                          f"(TStore.hpp CheckAcc2gm<isQuant = true>: {rule})",
                    "store into a tensor of one of those dtypes, or drop quant= (a float32 Acc converts to "
                    "float16 / bfloat16 without it)")
+    if fp is not None:
+        return store_quant_vector(comp, node, t, dst, fp)
     comp.require_value(quant, node)
     if getattr(quant, "dtype", None) == dtypes.bool_ or isinstance(quant, Const) and isinstance(quant.value, bool):
         comp.error(node, "tstore: quant must be a number (the scale), not a bool",
@@ -191,6 +202,20 @@ def store_quant(comp, node, args, t, dst):
         comp.error(node, "tstore: quant must be the same in every lane (a uniform value)",
                    "pass a constant or a kernel argument")
     return store_modes.QUANT_MODES[pair][0], quant
+
+
+def store_quant_vector(comp, node, t, dst, fp):
+    """(QUANT_VECTOR | the pair's bit, the Scaling tile fp) of TSTORE_FP, after the checks the
+    pair's: fp is a Scaling tile (TStoreAccFp reads it at its __fbuf__ address; SET_QUANT_VECTOR's
+    static_assert "Fix: SET_QUANT_VECTOR only supports Scaling input tile type.") with a word
+    for every column of the Acc tile (pypto_sim's rule: the fixpipe reads column c's word at the
+    tile's address + c)."""
+    comp.typed_tile(fp, node, comp.isa["TSTORE_FP"], "fp", "tstore: quant")
+    if fp.tile.cols < t.tile.cols:
+        comp.error(node, f"tstore: quant tile '{fp.name}' holds {fp.tile.cols} quant words but the Acc tile "
+                         f"'{t.name}' has {t.tile.cols} columns; the fixpipe reads one word a column",
+                   "allocate the Scaling tile with at least the Acc tile's cols")
+    return store_modes.QUANT_MODES[(t.dtype.name, dst.dtype.name)][0] | store_modes.QUANT_VECTOR, fp
 
 
 def store_mode(comp, node, args, t, dst) -> int:

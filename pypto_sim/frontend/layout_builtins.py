@@ -92,8 +92,10 @@ def check_tile_shape(comp, node, where, loc, rows, cols, dtype, layout):
                          f"fractal box of {loc} {dtype} tiles; a tile of one row is allowed, pto-isa pto_tile.hpp "
                          f"\"Layout {bad} must be divisible by inner box {bad}\"), but got {size}",
                    f"pad the tile to a multiple of {need} and give the real extent as valid=(rows, cols)")
-    if loc == "Bias" and rows != 1:
-        comp.error(node, f"{where}: a Bias tile is one row (1 x n), not {rows} rows")
+    if loc in ("Bias", "Scaling") and rows != 1:
+        comp.error(node, f"{where}: a {loc} tile is one row (1 x n), not {rows} rows"
+                         + (" (A2/A3 TMov.hpp TMovToFb: \"TMov: When TileType is Scaling, row must be 1\")"
+                            if loc == "Scaling" else ""))
 
 
 @LOWERINGS.lowering("tfillpad", "tfillpad_expand", "tfillpad_inplace", checks=(aicore_only,), per_builtin=True)

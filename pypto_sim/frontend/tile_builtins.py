@@ -28,10 +28,11 @@ class TileOperands:
     stage_after = 0
 
     # ---------------------------------------------------------------- operands
-    def tile_base(self, v, node, what, reinterpreted=False):
+    def tile_base(self, v, node, what, reinterpreted=False, quant_words=False):
         """(operand holding the tile's first L1 word, the tile pointer). A view of another
         dtype's words (pto.treshape(..., dtype=)) is taken only where `reinterpreted` says the
-        instruction reads it (TGATHER)."""
+        instruction reads it (TGATHER). quant_words: the instruction moves the fixpipe's int64
+        quant words (TLOAD into Mat, TMOV_M2S, TSTORE_FP's Scaling tile), which no unit computes."""
         if not (isinstance(v, Ptr) and v.space == "l1"):
             self.error(node, f"{what} must be a tile from pto.alloc_local(...), got "
                              f"{getattr(v, 'name', type(v).__name__)}",
@@ -41,7 +42,7 @@ class TileOperands:
                              "(pto.treshape(..., dtype=)); only pto.tgather reads such a view here "
                              "(other instructions on it are not built)",
                        "gather from the view, or work on the tile it views")
-        if v.dtype.itemsize == 8:
+        if v.dtype.itemsize == 8 and not (quant_words and v.tile is not None and v.tile.loc in ("Mat", "Scaling")):
             # 64-bit buffers are lane (shared) memory only: A2/A3's vector units list no 64-bit type
             self.error(node, f"{what}: the buffer '{v.name}' holds {v.dtype}, which no tile unit of "
                              "the AI core computes (its vector and cube units work on float32, float16, "

@@ -18,6 +18,11 @@ include/pto/npu/a2a3/TStore.hpp; its CPU simulation: include/pto/cpu/TStore.hpp 
   int8 / uint8), the sign bit (preQuantScalar bit 46) 1 for int8 and 0 for uint8 as the kernels
   and SET_QUANT_SCALAR set it. The store's `scale` operand is the scalar's float32 (bits 31:0).
   RELU, with a quantization, applies to the quantized value (quantize_element: ReLU last).
+- QUANT_VECTOR, with one of those: TSTORE_FP(dst, acc, fp) (isa/35_aicore.toml TSTORE_FP), the
+  vector pre-stage quantization (A2/A3 TStore.hpp TSTORE_IMPL(dst, src, fp): set_fpc of the
+  Scaling tile's FB address, then the mode GetVectorPreQuantMode picks: VDEQF16, VREQ8,
+  VQF322B8_PRE): each column's scale, offset and sign come from its own quant word, the
+  Scaling tile's word at that column (``decode_word``).
 """
 import numpy as np
 
@@ -27,6 +32,7 @@ QUANT_F16 = 4                  # DEQF16
 QUANT_S8 = 8                   # QF322B8_PRE / REQ8 into int8 (sign 1)
 QUANT_U8 = 16                  # QF322B8_PRE / REQ8 into uint8 (sign 0)
 QUANT = QUANT_F16 | QUANT_S8 | QUANT_U8
+QUANT_VECTOR = 32              # TSTORE_FP: a quant word a column, from the Scaling tile
 # the GM dtypes SetAtomicAdd takes (tstore_common.hpp)
 ATOMIC_DTYPES = ("float32", "float16", "bfloat16", "int32", "int16", "int8")
 # (Acc dtype, GM dtype) -> (mode bit, QuantMode_t) of a scalar-quantized store on A2/A3
@@ -34,10 +40,32 @@ ATOMIC_DTYPES = ("float32", "float16", "bfloat16", "int32", "int16", "int8")
 QUANT_MODES = {("int32", "float16"): (QUANT_F16, "DEQF16"), ("int32", "int8"): (QUANT_S8, "REQ8"),
                ("int32", "uint8"): (QUANT_U8, "REQ8"), ("float32", "int8"): (QUANT_S8, "QF322B8_PRE"),
                ("float32", "uint8"): (QUANT_U8, "QF322B8_PRE")}
+# the vector form's QuantMode_t names (GetVectorPreQuantMode, include/pto/npu/a2a3/common.hpp)
+VECTOR_MODE_NAMES = {"DEQF16": "VDEQF16", "REQ8": "VREQ8", "QF322B8_PRE": "VQF322B8_PRE"}
 F16_MAX = 65504.0
 
 
-def quantize(value, scale, mode):
+def decode_word(bits):
+    """(scale, offset, mode bit) of one quant word of the vector form (a uint64: the Scaling
+    tile's word of a column), as pto-isa's CPU simulation reads it (include/pto/cpu/common.hpp
+    extract_m1_from_quant<true> and quantize_element) and gen_data.py's extract_quant_params:
+    M1, bits 31:13, is a float of 1 sign, 8 exponent and 10 mantissa bits (a float32's bits
+    with the low 13 mantissa bits dropped), (-1)^s x (1 + m / 1024) x 2^(e - 127), 0.0 when e
+    and m are 0, rounded to float32 (2^128 is infinity); the offset, bits 45:37 (unsigned,
+    0..511), is added before a B8 result is rounded; the sign, bit 46, picks B8's saturation:
+    QUANT_S8 ([-128, 127]) when set, else QUANT_U8 ([0, 255])."""
+    bits = int(bits) & 0xFFFFFFFFFFFFFFFF
+    m1 = (bits >> 13) & 0x7FFFF
+    sign, exponent, mantissa = (m1 >> 18) & 1, (m1 >> 10) & 0xFF, m1 & 0x3FF
+    if exponent == 0 and mantissa == 0:
+        scale = 0.0
+    else:
+        with np.errstate(over="ignore"):
+            scale = float(np.float32((-1.0 if sign else 1.0) * (1.0 + mantissa / 1024.0) * 2.0 ** (exponent - 127)))
+    return scale, float((bits >> 37) & 0x1FF), QUANT_S8 if (bits >> 46) & 1 else QUANT_U8
+
+
+def quantize(value, scale, mode, offset=0.0):
     """The fixpipe's scalar pre-stage quantization of one Acc value by mode's QUANT bit, as
     pto-isa's CPU simulation computes it (include/pto/cpu/common.hpp quantize_element, scalar
     form: extract_m1_from_quant's scale is the float32 of bits 31:0): the value read as float32
@@ -56,6 +84,8 @@ def quantize(value, scale, mode):
       scalars.round_f16, numpy's float16): the stores write GM with values already of its dtype,
       and an atomic add adds the float16 value.
     Returns the float64 value (before that rounding and RELU).
+    offset: the vector form's (decode_word), added in float32 to a B8 product before it is
+    rounded (quantize_element: nearbyint(result_f + offset)); the scalar form's is 0.
     The scale keeps all 24 bits of its float32 mantissa, as the CPU simulation's scalar form does;
     its vector form and gen_data.py's extract_quant_params read a quant word's M1 as bits 31:13
     (10 mantissa bits), which pypto_sim does not apply to the scalar (the st cases' scales, 5, 2,
@@ -68,6 +98,8 @@ def quantize(value, scale, mode):
             return F16_MAX
         return r
     lo, hi = (-128.0, 127.0) if mode & QUANT_S8 else (0.0, 255.0)
+    if offset != 0.0:
+        r = float(np.float32(r + offset))
     if r != r:
         return 0.0
     if r < lo:

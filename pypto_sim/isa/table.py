@@ -25,7 +25,7 @@ PTO_PIPE_NAMES = {"scalar": "PIPE_S", "vector": "PIPE_V", "load": "PIPE_MTE2", "
 # the pipe's name in AI-core reports, timelines, traces and the debugger (S, V, MTE2, ...)
 PTO_PIPE_SHORT = {p: name[len("PIPE_"):] for p, name in PTO_PIPE_NAMES.items()}
 # memory spaces of typed tiles (PTO-ISA TileType, docs/coding/Tile.md)
-SPACES = ("Vec", "Mat", "Left", "Right", "Acc", "Bias")
+SPACES = ("Vec", "Mat", "Left", "Right", "Acc", "Bias", "Scaling")
 CATEGORIES = ("id", "move", "lane_alu", "sfu", "compare", "convert", "lane_memory", "atomic", "warp", "sync",
               "control", "tile_memory", "tile_alu", "mma", "scalar_memory")
 # the tile families and their groups derive from each family's descriptor (tile_roles.py);

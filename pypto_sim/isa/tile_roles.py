@@ -154,7 +154,7 @@ _QUANT_EXTENTS = (("dst", "R", "C"), ("src", "R", "C"), ("scale", "R", "1"), ("o
 
 FAMILY_ROLES = {
     "tile_load": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), gm="src", lane=True),
-    "tile_store": FamilyRoles(None, ("src",), ("rows", "cols"), ("src",), gm="dst", lane=True),
+    "tile_store": FamilyRoles(None, ("src", "fp"), ("rows", "cols"), ("src",), gm="dst", lane=True),
     "tile_mma": FamilyRoles("c", ("a", "b", "bias"), ("m", "n"), ("a",), lane=True),
     "tile_alu": FamilyRoles("dst", ("a", "b", "src", "base", "exp"), ("n",),
                             ("a", "src", "base", "dst"), lane=True, alu=True, flops=True,

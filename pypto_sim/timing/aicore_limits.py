@@ -1,5 +1,5 @@
 """What an AI-core program needs of a machine, checked at launch before anything runs: each
-memory space's capacity ([capacity] and [aicore] bias_bytes), the event-id limits ([aicore]
+memory space's capacity ([capacity] and [aicore] bias_bytes, fb_bytes), the event-id limits ([aicore]
 event_ids, cross_core_event_ids) and SYNCALL's own cross-core flags. A program is compiled once
 per signature and may run on several machines, so these are checked per launch; the errors
 name the tile or the instruction, its line and the limit."""
@@ -9,10 +9,11 @@ from ..errors import CompileError, L1CapacityError, LaunchError
 from ..isa.syncall_modes import FLAG_IDS, KINDS
 
 SPACE_KEYS = {"Vec": "ub_bytes", "Mat": "l1_bytes", "Left": "l0a_bytes", "Right": "l0b_bytes",
-              "Acc": "l0c_bytes", "Bias": "bias_bytes"}
-SPACE_NAMES = {"Vec": "UB", "Mat": "L1", "Left": "L0A", "Right": "L0B", "Acc": "L0C", "Bias": "BT"}
+              "Acc": "l0c_bytes", "Bias": "bias_bytes", "Scaling": "fb_bytes"}
+SPACE_NAMES = {"Vec": "UB", "Mat": "L1", "Left": "L0A", "Right": "L0B", "Acc": "L0C", "Bias": "BT", "Scaling": "FB"}
 UNIT_OF_SPACE = {"Vec": "vector core (each AIV has its own UB)", "Mat": "cube core",
-                 "Left": "cube core", "Right": "cube core", "Acc": "cube core", "Bias": "cube core"}
+                 "Left": "cube core", "Right": "cube core", "Acc": "cube core", "Bias": "cube core",
+                 "Scaling": "cube core"}
 
 
 def space_capacity(machine, space: str) -> int:

@@ -143,7 +143,8 @@ class AICoreTables:
                 frow[ex.TF_BW] = m.cost_term(spec.name, "repeat_bytes") / m.cost_term(spec.name, "per_repeat")
             else:
                 frow[ex.TF_BW] = {"Left": m.l1_to_l0a_bytes_per_cycle, "Right": m.l1_to_l0b_bytes_per_cycle,
-                                  "Bias": m.l1_to_bias_bytes_per_cycle, "Mat": m.l0c_to_l1_bytes_per_cycle}[space]
+                                  "Bias": m.l1_to_bias_bytes_per_cycle, "Mat": m.l0c_to_l1_bytes_per_cycle,
+                                  "Scaling": m.l1_to_fb_bytes_per_cycle}[space]
         elif fam == "tile_mma":
             a, b = view["a"], view["b"]
             row[ex.TP_MJ], row[ex.TP_NNJ], row[ex.TP_KJ] = named["m"], named["n"], named["k"]

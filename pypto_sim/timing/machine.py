@@ -33,11 +33,12 @@ _MEMORY = ("hbm_chip_bytes_per_cycle", "hbm_core_read_bytes_per_cycle",
            "hbm_core_write_bytes_per_cycle", "sector_bytes")
 # optional sections: the real AI core (typed tiles, docs/aicore.md) and the L2 cache; a table
 # that has one has every key of it
-_AICORE = ("vector_units", "bias_bytes", "event_ids", "cross_core_event_ids", "cross_core_flag_limit",
+_AICORE = ("vector_units", "bias_bytes", "fb_bytes", "event_ids", "cross_core_event_ids", "cross_core_flag_limit",
            "pipe_queue_depth",
            "gm_to_l1_bytes_per_cycle", "gm_to_ub_bytes_per_cycle", "ub_to_gm_bytes_per_cycle",
            "l1_to_gm_bytes_per_cycle", "l1_to_l0a_bytes_per_cycle", "l1_to_l0b_bytes_per_cycle",
-           "l1_to_bias_bytes_per_cycle", "l0c_to_l1_bytes_per_cycle", "drain_fixed_cycles",
+           "l1_to_bias_bytes_per_cycle", "l1_to_fb_bytes_per_cycle", "l0c_to_l1_bytes_per_cycle",
+           "drain_fixed_cycles",
            "drain_row_cycles", "drain_penalty_cycles", "drain_bytes_per_cycle", "drain_c0_bytes",
            "task_overhead_cycles")
 _L2 = ("l2_bytes", "l2_line_bytes", "l2_hit_latency", "l2_miss_extra_latency", "l2_chip_bytes_per_cycle")
@@ -45,7 +46,7 @@ _OPTIONAL_SECTIONS = (("aicore", _AICORE), ("l2", _L2))
 _TOP_LEVEL = {"name", "isa_version", "description", "structure", "capacity", "memory", "pipes",
               "instruction", "fusion", "formulas", "row_reduce_fp32", "peaks"} | {section for section, _keys in _OPTIONAL_SECTIONS}
 _WHOLE = ("cores", "warp_slots_per_core", "lanes_per_warp", "issue_width", "sector_bytes",
-          "vector_units", "bias_bytes", "event_ids", "cross_core_event_ids", "cross_core_flag_limit",
+          "vector_units", "bias_bytes", "fb_bytes", "event_ids", "cross_core_event_ids", "cross_core_flag_limit",
           "drain_c0_bytes", "pipe_queue_depth",
           "task_overhead_cycles",
           "l2_bytes", "l2_line_bytes", "l2_hit_latency", "l2_miss_extra_latency")

@@ -179,6 +179,19 @@ def tile_store_quant(buf, n, scale, mode):
 
 
 @njit(cache=True, error_model="numpy")
+def tile_store_quant_vector(buf, rows, cols, scales, offsets, modes):
+    """A TSTORE_FP's vector pre-stage quantization (isa/store_modes.py QUANT_VECTOR) of the rows x
+    cols values of buf (row-major) in place: column c's by scales[c], offsets[c] and modes[c]
+    (store_modes.decode_word of its quant word) through store_modes.quantize, as
+    tile_store_quant."""
+    for r in range(rows):
+        for c in range(cols):
+            e = r * cols + c
+            v = _quantize(buf[e], scales[c], modes[c], offsets[c])
+            buf[e] = round_f16(v) if modes[c] & STORE_QUANT_F16 else v
+
+
+@njit(cache=True, error_model="numpy")
 def gm_scatter_mode(hbm, dst, stride, buf, rows, cols, dt, mode):
     """TSTORE's write of GM by its mode (isa/store_modes.py): RELU (2) first makes each value of
     buf that is not positive 0 (in place), then ATOMIC_ADD (1) adds them to GM's
