@@ -1,8 +1,9 @@
 """pto-isa's ON-DEVICE A2/A3 st suite of TPUSH with a fixpipe TConfig (hw-native-sys/pto-isa
 tests/npu/a2a3/src/st/testcase/tpushpop_fixpipe at 3186c381: main.cpp, tpushpop_fixpipe_kernel.cpp,
-gen_data.py): TPushPopFixpipeA2A3Test.case1_matmul_64x64_f322f16_tadds, case2_matmul_64x64_f322bf16
-and case3_matmul_128x128_deqf16_tadds, in the AI-core API as the kernels write them (the same
-tiles, flags and order; TPUSH / TPOP / TFREE through pto.tpipe, pypto_sim/frontend/tpipe_builtins.py).
+gen_data.py): TPushPopFixpipeA2A3Test.case1_matmul_64x64_f322f16_tadds, case2_matmul_64x64_f322bf16,
+case3_matmul_128x128_deqf16_tadds and case4_matmul_128x128_vdeqf16_tadds, in the AI-core API as the
+kernels write them (the same tiles, flags and order; TPUSH / TPOP / TFREE through pto.tpipe,
+pypto_sim/frontend/tpipe_builtins.py). Every case of the suite is ported.
 
 The kernels (RunTPushPopFixpipeA2A3, RunTPushPopFixpipeF322BF16A2A3): one TPipe<0, DIR_C2V,
 sizeof(OutT) x M x N, 2 slots> in fifoMem (main.cpp's 2 x m x n halves). The AIC: set_flag FIX ->
@@ -20,11 +21,20 @@ TSTORE out (outTile, case2 vecTile); set / wait MTE3 -> V; pipe_barrier(PIPE_ALL
 int8 A and B and an int32 Acc, its push SET_QUANT_SCALAR<half>(2.0f) then TPUSH<MatPipe, AccTile,
 FixpipeParams<NZ2ND, DEQF16>>: pto.tpush(pipe, acc, quant=2.0), the fixpipe's scalar pre-stage
 quantization into the float16 fifo (isa/store_modes.py quantize: the int32 as float32 times 2.0,
-saturated to +-65504, rounded to float16).
+saturated to +-65504, rounded to float16). case4 (RunTPushPopFixpipeVDEQF16A2A3, the same sizes and
+dtypes) quantizes per column: after the M -> FIX wait the AIC TLOADs the N uint64 quant words
+(srcQuant) into a 1 x N Mat tile, flags MTE2 -> FIX (event 2), TMOVs them into a Scaling tile
+(TMOV_M2S on FIX), SET_QUANT_VECTOR(fbTile) and TPUSH<MatPipe, AccTile, FixpipeParams<NZ2ND,
+VDEQF16>>: pto.tmov(fb_tile, fb_mat), pto.tpush(pipe, acc, quant=fb_tile), the set_fpc and the
+VDEQF16 store A2/A3 issues for it, TSTORE_FP (column c of the int32 Acc times word c's scale M1,
+isa/store_modes.py decode_word). pypto_sim holds the words as int64 (the same bits). Cases 1 - 3
+get a nullptr srcQuant from main.cpp; here they get one word they never read.
 
 Goldens: gen_data.py's formulas in numpy from np.random.RandomState(2027), one a case: x1, x2 =
 randint(-2, 3) as float16 (case3: int8); case1 float16(x1 @ x2 in float32) + float16(1.0), case2
-bfloat16(x1 @ x2 in float32), case3 float16(float32(x1 @ x2 in int32) x 2.0) + float16(1.0).
+bfloat16(x1 @ x2 in float32), case3 float16(float32(x1 @ x2 in int32) x 2.0) + float16(1.0), case4
+get_vector_quant's: N scales randint(1, 5) as float32, each word its float32 bits (quant_gm.bin),
+golden float16(round(saturate(float32(x1 @ x2 in int32) x m1 of column c's word))) + float16(1.0).
 main.cpp: ResultCmp over std::vector<aclFloat16> (uint16_t: the outputs' bits as integers) of
 m x n elements, eps 0.001.
 
@@ -33,13 +43,10 @@ by design - both AIVs pop the whole tile (TILE_NO_SPLIT) and TSTORE the same m x
 same bytes from each, which racecheck reports as a write-write race between the AIVs on 'out'
 (test_the_aivs_store_the_same_output).
 
-Not ported (the cube's vector pre-stage quantization, which pypto_sim does not build; docs/aicore.md's
-tstore row):
-- case4_matmul_128x128_vdeqf16_tadds (RunTPushPopFixpipeVDEQF16A2A3): case3 with a per-column
-  uint64 quant vector, TLOADed into a Mat tile, TMOVed into a Scaling (fixpipe buffer) tile and
-  SET_QUANT_VECTOR before the VDEQF16 TPUSH; pypto_sim has no Scaling tile, no SET_QUANT_VECTOR
-  and no VDEQF16 store: without quant= the TPUSH of the int32 Acc into the float16 fifo is a
-  CompileError (test_an_unquantized_int32_push_into_float16_is_refused).
+What A2/A3 refuses, CompileErrors at the push: without quant= the int32 Acc into the float16 fifo
+(the fixpipe converts int32 to int32 only unless it quantizes), quant= a Mat tile (SET_QUANT_VECTOR's
+static_assert: Scaling only) and quant= on an AIV's push of a Vec tile (Producer::push's
+static_assert: Acc only).
 """
 import ml_dtypes
 import numpy as np
@@ -54,27 +61,34 @@ NPU = "hw-native-sys/pto-isa tests/npu/a2a3/src/st/testcase/tpushpop_fixpipe at 
 M = K = N = 64
 
 # TEST_F(TPushPopFixpipeA2A3Test, <case>): (OutT, the vector cores' TADDS(+1.0), InT, AccT, M = K = N, the quant
-# scalar) from main.cpp and the kernel's LaunchTPushPopFixpipeA2A3<key>
+# scalar or VECTOR: the quant words) from main.cpp and the kernel's LaunchTPushPopFixpipeA2A3<key>
+VECTOR = "vector"
 CASES = {
     "case1_matmul_64x64_f322f16_tadds": ("float16", True, "float16", "float32", 64, None),
     "case2_matmul_64x64_f322bf16": ("bfloat16", False, "float16", "float32", 64, None),
     "case3_matmul_128x128_deqf16_tadds": ("float16", True, "int8", "int32", 128, 2.0),
+    "case4_matmul_128x128_vdeqf16_tadds": ("float16", True, "int8", "int32", 128, VECTOR),
 }
 NP = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
 
 def fixpipe_kernel(out_dtype, tadds, in_dtype="float16", acc_dtype="float32", m=M, k=K, n=N, quant=None):
     """RunTPushPopFixpipeA2A3<half, float, half, 64, 64, 64> (tadds),
-    RunTPushPopFixpipeF322BF16A2A3<half, float, bfloat16_t, 64, 64, 64> or, with quant,
-    RunTPushPopFixpipeDEQF16A2A3<int8_t, int32_t, half, 128, 128, 128> (SET_QUANT_SCALAR(quant))."""
+    RunTPushPopFixpipeF322BF16A2A3<half, float, bfloat16_t, 64, 64, 64>, with a quant scalar
+    RunTPushPopFixpipeDEQF16A2A3<int8_t, int32_t, half, 128, 128, 128> (SET_QUANT_SCALAR(quant)), with
+    VECTOR RunTPushPopFixpipeVDEQF16A2A3<int8_t, int32_t, half, 128, 128, 128> (SET_QUANT_VECTOR(fbTile))."""
     out_t, in_t, acc_t = getattr(pto, out_dtype), getattr(pto, in_dtype), getattr(pto, acc_dtype)
     slot_size = np.dtype(NP[out_dtype]).itemsize * m * n          # sizeof(OutT) * M * N
-    quantized = quant is not None
+    vector_quant = quant == VECTOR
+    quantized = quant is not None and not vector_quant
 
     @pto.kernel(sync="manual")
-    def kernel(out, srcA, srcB, fifoMem):
+    def kernel(out, srcA, srcB, srcQuant, fifoMem):
         pipe = pto.tpipe(fifoMem, 0, "c2v", slot_size, 2)
         with pto.cube():
+            if vector_quant:        # TileMatFbData and FbTile: 1 x N uint64 words in L1 and in the fixpipe buffer
+                fb_mat = pto.alloc_tile(1, n, pto.int64, loc=pto.Mat)
+                fb_tile = pto.alloc_tile(1, n, pto.int64, loc=pto.Scaling)
             a_mat = pto.alloc_tile(m, k, in_t, loc=pto.Mat)
             b_mat = pto.alloc_tile(k, n, in_t, loc=pto.Mat)
             a_tile = pto.alloc_tile(m, k, in_t, loc=pto.Left)
@@ -99,7 +113,13 @@ def fixpipe_kernel(out_dtype, tadds, in_dtype="float16", acc_dtype="float32", m=
             pto.set_flag(pto.PIPE_M, pto.PIPE_MTE1, 1)
             pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
             pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
-            if quantized:
+            if vector_quant:
+                pto.tload(fb_mat, srcQuant)
+                pto.set_flag(pto.PIPE_MTE2, pto.PIPE_FIX, 2)
+                pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_FIX, 2)
+                pto.tmov(fb_tile, fb_mat)                   # TMOV_M2S
+                pto.tpush(pipe, acc, quant=fb_tile)         # SET_QUANT_VECTOR(fbTile); TPUSH<..., VDEQF16>
+            elif quantized:
                 pto.tpush(pipe, acc, quant=quant)
             else:
                 pto.tpush(pipe, acc)
@@ -133,32 +153,49 @@ def fixpipe_kernel(out_dtype, tadds, in_dtype="float16", acc_dtype="float32", m=
     return kernel
 
 
+def m1_of(words):
+    """gen_data.py's extract_quant_params' m1 of each quant word: bits 31:13 as a sign, 8 exponent
+    and 10 mantissa bits, (-1)^s x (1 + m / 1024) x 2^(e - 127)."""
+    bits = (words >> np.uint64(13)) & np.uint64(0x7FFFF)
+    sign, exponent, mantissa = ((bits >> np.uint64(18)) & np.uint64(1), (bits >> np.uint64(10)) & np.uint64(0xFF),
+                                bits & np.uint64(0x3FF))
+    return ((-1.0) ** sign * (1 + mantissa / 1024) * 2.0 ** (exponent.astype(np.int64) - 127)).astype(np.float32)
+
+
 def golden_of(case):
-    """gen_case1_golden_data / gen_case2_golden_data / gen_case3_golden_data from
-    RandomState(2027): (x1, x2, golden)."""
+    """gen_case1_golden_data .. gen_case4_golden_data from RandomState(2027): (x1, x2, the quant
+    words (case4; else None), golden)."""
     out_dtype, tadds, in_dtype, _acc, size, quant = CASES[case]
     rng = np.random.RandomState(2027)
     x1 = rng.randint(-2, 3, [size, size]).astype(in_dtype)
     x2 = rng.randint(-2, 3, [size, size]).astype(in_dtype)
+    if quant == VECTOR:         # get_vector_quant: a word a column, float32 x its m1, saturate, round, float16; + 1.0
+        matmul = np.matmul(x1.astype(np.int32), x2.astype(np.int32))
+        words = rng.randint(1, 5, size).astype(np.float32).view(np.uint32).astype(np.uint64)
+        f16 = np.finfo(np.float16)
+        dequant = np.round(np.clip(matmul.astype(np.float32) * m1_of(words), f16.min, f16.max)).astype(np.float16)
+        return x1, x2, words, (dequant + np.float16(1.0)).astype(np.float16)
     if quant is not None:       # the int32 matmul, float32 x quant_scalar, float16, + 1.0
         matmul = np.matmul(x1.astype(np.int32), x2.astype(np.int32))
         dequant = (matmul.astype(np.float32) * quant).astype(np.float16)
-        return x1, x2, (dequant + np.float16(1.0)).astype(np.float16)
+        return x1, x2, None, (dequant + np.float16(1.0)).astype(np.float16)
     matmul = np.matmul(x1.astype(np.float32), x2.astype(np.float32))
     if tadds:
         golden = (matmul.astype(np.float16) + np.float16(1.0)).astype(np.float16)
     else:
         golden = matmul.astype(ml_dtypes.bfloat16)
-    return x1, x2, golden
+    return x1, x2, None, golden
 
 
 def run_case(case, check):
     out_dtype, tadds, in_dtype, acc_dtype, size, quant = CASES[case]
-    x1, x2, golden = golden_of(case)
+    x1, x2, words, golden = golden_of(case)
     out = pto.alloc_tensor(golden.nbytes, getattr(pto, out_dtype))
     fifo = pto.alloc_tensor(2 * golden.nbytes, getattr(pto, out_dtype))
+    # quant_gm.bin's uint64 words as int64 (case4); main.cpp's nullptr srcQuant of the others: one unread word
+    src_quant = pto.to_device(words.view(np.int64)) if words is not None else pto.alloc_tensor(8, pto.int64)
     kernel = fixpipe_kernel(out_dtype, tadds, in_dtype, acc_dtype, size, size, size, quant)
-    pto.launch(kernel, grid=(1,), args=(out, pto.to_device(x1), pto.to_device(x2), fifo), check=check)
+    pto.launch(kernel, grid=(1,), args=(out, pto.to_device(x1), pto.to_device(x2), src_quant, fifo), check=check)
     pto.sync()
     got = np.empty_like(golden)
     pto.memcpy_d2h(got, out)
@@ -168,8 +205,8 @@ def run_case(case, check):
 @pytest.mark.parametrize("case", list(CASES))
 def test_tpushpop_fixpipe(case):
     """The AIC's float32 Acc through the fixpipe into the float16 / bfloat16 C2V fifo (case3: the
-    int32 Acc, DEQF16 by 2.0 into float16), each AIV's TPOP of the whole tile (then + 1.0 in float16
-    for case1 and case3), every signal taken."""
+    int32 Acc, DEQF16 by 2.0 into float16; case4: VDEQF16, column c by quant word c), each AIV's
+    TPOP of the whole tile (then + 1.0 in float16 for case1, case3 and case4), every signal taken."""
     golden, got = run_case(case, ("sync",))
     # main.cpp: ResultCmp over std::vector<aclFloat16> (uint16_t), m x n elements, eps 0.001
     assert result_cmp(golden.view(np.uint16), got.view(np.uint16), 0.001)
@@ -182,12 +219,53 @@ def test_the_aivs_store_the_same_output():
         run_case("case1_matmul_64x64_f322f16_tadds", ("race",))
 
 
+def int8_args():
+    """out, srcA, srcB, srcQuant and fifoMem of the 128 x 128 int8 cases (case3, case4)."""
+    return (pto.alloc_tensor(128 * 128 * 2, pto.float16), pto.alloc_tensor(128 * 128, pto.int8),
+            pto.alloc_tensor(128 * 128, pto.int8), pto.alloc_tensor(128 * 8, pto.int64),
+            pto.alloc_tensor(2 * 128 * 128 * 2, pto.float16))
+
+
 def test_an_unquantized_int32_push_into_float16_is_refused():
-    """case4's VDEQF16 push (a per-column quant vector) is not built: without quant= the TPUSH of
+    """Without quant= (neither SET_QUANT_SCALAR's DEQF16 nor SET_QUANT_VECTOR's VDEQF16) the TPUSH of
     the int32 Acc of an int8 matmul into the float16 fifo is a CompileError at the push, the
     fixpipe converting an int32 Acc to int32 only unless it quantizes."""
     kernel = fixpipe_kernel("float16", True, in_dtype="int8", acc_dtype="int32", m=128, k=128, n=128)
-    args = (pto.alloc_tensor(128 * 128 * 2, pto.float16), pto.alloc_tensor(128 * 128, pto.int8),
-            pto.alloc_tensor(128 * 128, pto.int8), pto.alloc_tensor(2 * 128 * 128 * 2, pto.float16))
-    compile_error_at(kernel, args, "pto.tpush: 'acc' holds int32 but the pipe's fifo 'fifoMem' holds float16",
+    compile_error_at(kernel, int8_args(), "pto.tpush: 'acc' holds int32 but the pipe's fifo 'fifoMem' holds float16",
                      "pto.tpush(pipe, acc)")
+
+
+def test_a_push_quantized_by_a_mat_tile_is_refused():
+    """SET_QUANT_VECTOR takes a Scaling tile only (A2/A3 SetQuantVector.hpp: static_assert "Fix:
+    SET_QUANT_VECTOR only supports Scaling input tile type."): case4's push by the Mat tile of the
+    words, before their TMOV, is a CompileError at the push."""
+    @pto.kernel(sync="auto")
+    def kernel(out, srcA, srcB, srcQuant, fifoMem):
+        pipe = pto.tpipe(fifoMem, 0, "c2v", 2 * 128 * 128, 2)
+        with pto.cube():
+            fb_mat = pto.alloc_tile(1, 128, pto.int64, loc=pto.Mat)
+            acc = pto.alloc_tile(128, 128, pto.int32, loc=pto.Acc)
+            pto.tload(fb_mat, srcQuant)
+            pto.tpush(pipe, acc, quant=fb_mat)
+        with pto.vector():
+            pto.tpop(pipe, pto.alloc_tile(128, 128, pto.float16), split="no_split")
+    compile_error_at(kernel, int8_args(), "pto.tpush: quant= tile 'fb_mat' is a Mat tile; SET_QUANT_VECTOR takes a "
+                                          "Scaling tile", "pto.tpush(pipe, acc, quant=fb_mat)")
+
+
+def test_a_quantized_push_of_a_vec_tile_is_refused():
+    """The fixpipe quantizes a push from Acc only (A2/A3 TPush.hpp Producer::push: static_assert "Fix:
+    the push interface with cast quant mode only support Acc tile type!"): an AIV's V2C push of a
+    Vec tile with quant= is a CompileError at the push (a Scaling tile is the AIC's: an AIV has
+    none to name)."""
+    @pto.kernel(sync="auto")
+    def kernel(fifoMem):
+        pipe = pto.tpipe(fifoMem, 0, "v2c", 2 * 16 * 16, 2)
+        with pto.cube():
+            pto.tpop(pipe, pto.alloc_tile(16, 16, pto.float16, loc=pto.Mat))
+        with pto.vector():
+            v = pto.alloc_tile(8, 16, pto.float16)
+            pto.tpush(pipe, v, split="up_down", quant=2.0)
+    compile_error_at(kernel, (pto.alloc_tensor(4 * 16 * 16 * 2, pto.float16),),
+                     "pto.tpush: quant= on the push of the Vec tile 'v': the fixpipe quantizes a push from Acc only",
+                     'pto.tpush(pipe, v, split="up_down", quant=2.0)')

@@ -10,7 +10,14 @@ instructions the table has, and lower to exactly those:
 - TPUSH (Producer): when ``shouldWaitFree(index)`` (index >= SlotNum and index % SyncPeriod ==
   0), wait for a free signal; TSTORE the tile's valid region into slot ``index % SlotNum`` (FIX
   from the AIC's Acc tile, MTE3 from an AIV's Vec tile at its split offset); index += 1; signal
-  data ready from that pipe (ffts_cross_core_sync(PIPE_FIX / PIPE_MTE3)).
+  data ready from that pipe (ffts_cross_core_sync(PIPE_FIX / PIPE_MTE3)). With ``quant=`` (an Acc
+  tile only: Producer::push's static_assert) the store is the fixpipe's pre-stage quantization:
+  a scale is SET_QUANT_SCALAR (set_quant_pre) then TPUSH<FixpipeParams<NZ2ND, DEQF16 / REQ8 /
+  QF322B8_PRE>>, TSTORE_ACC with quant=; a Scaling tile is SET_QUANT_VECTOR (set_fpc of its FB
+  address) then TPUSH<FixpipeParams<NZ2ND, VDEQF16 / VREQ8 / VQF322B8_PRE>>, which pushAcc2GMFiFo
+  issues as TStoreAcc in that mode: the set_fpc and copy_matrix_cc_to_gm that TSTORE_FP
+  (tstore_common.hpp TStoreAccFp) issues, so TSTORE_FP with quant=fp. The fifo's dtype picks the
+  mode, as tstore's quant= does (FixpipeConsDType's half / int8 fifo of each mode).
 - TPOP (Consumer): wait for data ready; TLOAD the slot into the tile (MTE2; an AIV's part by its
   split); when ``shouldNotifyFree(index)`` ((index + 1) % SyncPeriod == 0), signal free from
   MTE2; index += 1.
@@ -321,10 +328,12 @@ def lower_tpush(comp, node, args):
     ready, free, ring_offset = pipe.ring(ring)
     from_pipe = "PIPE_FIX" if ring == "c2v" else "PIPE_MTE3"
     src = args["src"]
+    quant = args.get("quant", NONE)             # a scale (SET_QUANT_SCALAR) or a Scaling tile (SET_QUANT_VECTOR)
+    quant = NONE if isinstance(quant, Const) and quant.value is None else quant
     if isinstance(src, Ptr) and src.tile is None:             # TPUSH(Pipe&, GlobalData&): commit only
         if src.space != "hbm" or src.slot != pipe.fifo.slot:
             comp.error(node, f"{call}: '{src.name}' is not a slot of '{pipe.name}' (pto.talloc gives one)")
-        if args.get("quant", NONE) is not NONE:
+        if quant is not NONE:
             comp.error(node, f"{call}: quant= with a slot: this form only commits what the kernel stored",
                        "pass quant= to the pto.tstore into the slot")
         _signal(comp, node, ready, from_pipe)
@@ -332,7 +341,15 @@ def lower_tpush(comp, node, args):
     # the AIC's push stores its whole Acc tile whatever the split (TPush.hpp pushAcc2GMFiFo), the odd splits too
     split = _choice(comp, node, call, args["split"], "split", POP_SPLITS if ring == "c2v" else PUSH_SPLITS, "no_split")
     tile = _tile(comp, node, call, src, "Acc" if ring == "c2v" else "Vec")
-    _same_dtype(comp, node, call, pipe, tile, converts=ring == "c2v", quantized=args.get("quant", NONE) is not NONE)
+    if quant is not NONE and ring != "c2v":
+        comp.error(node, f"{call}: quant= on the push of the Vec tile '{tile.name}': the fixpipe quantizes a push "
+                         f"from Acc only ({_H} Producer::push: static_assert \"Fix: the push interface with cast "
+                         "quant mode only support Acc tile type!\")", "quantize in UB first (pto.tquant, pto.tcvt)")
+    if isinstance(quant, Ptr) and quant.tile is not None and quant.tile.loc != "Scaling":
+        comp.error(node, f"{call}: quant= tile '{quant.name}' is a {quant.tile.loc} tile; SET_QUANT_VECTOR takes a "
+                         "Scaling tile (A2/A3 SetQuantVector.hpp: static_assert \"Fix: SET_QUANT_VECTOR only supports "
+                         "Scaling input tile type.\")", "pto.tmov the quant words into a pto.Scaling tile first")
+    _same_dtype(comp, node, call, pipe, tile, converts=ring == "c2v", quantized=quant is not NONE)
     rows, cols = comp._extent(tile)
     offset, stride = (Const(0, I32), NONE) if ring == "c2v" else _split_place(comp, node, split, rows, cols)
     _check_fits(comp, node, call, pipe, f"'{tile.name}'", offset, stride, rows, cols)
@@ -340,7 +357,7 @@ def lower_tpush(comp, node, args):
     ptr = _slot(comp, node, pipe, pipe.prod, ring_offset, tile.dtype, offset)
     with _issued_by(comp, node, call, "TSTORE", tile, pipe):
         lower_tstore(comp, node, {"ptr": ptr, "tile": tile, "stride": stride, "layout": _ND, "atomic": NONE,
-                                  "relu": NONE, "quant": args.get("quant", NONE)})   # quant: to the fifo's dtype
+                                  "relu": NONE, "quant": quant})   # TSTORE_ACC / TSTORE_FP to the fifo's dtype
     comp.instrs[-1].comment = f"TPUSH {pipe.name}: " + (comp.instrs[-1].comment or "")
     _increment(comp, node, pipe.prod)
     _signal(comp, node, ready, from_pipe)
