@@ -84,6 +84,8 @@ class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering,
         self.captured_globals: dict = {}
         # line -> source text for the listing, profiler and errors; inlined helpers add theirs
         self.source_lines = dict(kernel.source_lines)
+        # while inlining a helper defined in another file: the line of its outermost call here
+        self.call_site_line = None
 
     # ---------------------------------------------------------------- infrastructure
     def error(self, node, message, hint=None, kernel=None):
@@ -95,7 +97,7 @@ class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering,
             except Exception:
                 construct = type(node).__name__
         raise CompileError(message, kernel=self.kernel.name, file=self.kernel.file, line=line,
-                           hint=hint, construct=construct, source=self.source_lines.get(line))
+                           hint=hint, construct=construct, source=self.kernel.source_lines.get(line))
 
     def new_reg(self, dtype, uniform: bool) -> Reg:
         if uniform:
@@ -112,6 +114,8 @@ class KernelCompiler(TileGroupLowering, AICoreTiles, TileOperands, ExprLowering,
         if self.block_level is not None and node is not None and self.isa[op].family in FAMILY_ROLES:
             check_tile_instruction(self, self.block_level, op, node)     # warp 0 alone issues it
         line = getattr(node, "lineno", 0) + self.kernel.line_offset if node is not None else 0
+        if self.call_site_line is not None:     # inlined from another file: its call's line (helpers.py)
+            line = self.call_site_line
         self.instrs.append(Instr(op, dst, tuple(srcs), dtype, tuple(aux), line))
         return len(self.instrs) - 1
 

@@ -86,14 +86,15 @@ class HelperInlining:
         self.scopes.append(scope)
         self.inline_stack.append(helper)
         # the inlined instructions carry the helper's line numbers: show the helper's text there.
-        # (Instructions record a line, not a file: a helper from another module keeps its text
-        # only where that does not clash with a line of this kernel's file.)
+        # Instructions record a line, not a file, so a helper from another file is attributed to
+        # its call in the kernel's file (each instruction's line, for run-time errors, traces and
+        # hotspots); compile errors inside it still name the helper's own file and line.
+        outer_kernel = self.kernel
+        call_line = self.call_site_line
         if helper.file == self.inline_stack[0].file:
             self.source_lines.update(helper.source_lines)
-        else:
-            for line, text in helper.source_lines.items():
-                self.source_lines.setdefault(line, text)
-        outer_kernel = self.kernel
+        elif call_line is None:
+            self.call_site_line = getattr(node, "lineno", 0) + outer_kernel.line_offset
         self.kernel = _HelperView(outer_kernel, helper)
         depth = self.loop_depth
         try:
@@ -126,6 +127,7 @@ class HelperInlining:
                 self.block(fn_ast.body)
         finally:
             self.loop_depth = depth
+            self.call_site_line = call_line
             self.kernel = outer_kernel
             self.block_level = outer_block
             self.scopes.pop()
@@ -146,6 +148,6 @@ class _HelperView:
         self.file = helper.file
         self.line_offset = helper.line_offset
         self.first_line = outer.first_line
-        self.source_lines = outer.source_lines
+        self.source_lines = helper.source_lines      # a compile error's text, from the helper's own file
         self.fn_globals = helper.fn_globals
         self.closure = helper.closure
