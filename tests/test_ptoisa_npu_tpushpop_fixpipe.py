@@ -30,7 +30,8 @@ VDEQF16 store A2/A3 issues for it, TSTORE_FP (column c of the int32 Acc times wo
 isa/store_modes.py decode_word). pypto_sim holds the words as int64 (the same bits). Cases 1 - 3
 get a nullptr srcQuant from main.cpp; here they get one word they never read.
 
-Goldens: gen_data.py's formulas in numpy from np.random.RandomState(2027), one a case: x1, x2 =
+Goldens: gen_data.py's formulas in numpy, its inputs drawn as it draws them: np.random.seed(2027)
+once, then case1 to case4 in order from the one stream (golden_of replays the earlier cases' draws): x1, x2 =
 randint(-2, 3) as float16 (case3: int8); case1 float16(x1 @ x2 in float32) + float16(1.0), case2
 bfloat16(x1 @ x2 in float32), case3 float16(float32(x1 @ x2 in int32) x 2.0) + float16(1.0), case4
 get_vector_quant's: N scales randint(1, 5) as float32, each word its float32 bits (quant_gm.bin),
@@ -163,10 +164,14 @@ def m1_of(words):
 
 
 def golden_of(case):
-    """gen_case1_golden_data .. gen_case4_golden_data from RandomState(2027): (x1, x2, the quant
-    words (case4; else None), golden)."""
+    """gen_case1_golden_data .. gen_case4_golden_data as gen_data.py runs them, in order from one
+    RandomState(2027) stream: (x1, x2, the quant words (case4; else None), golden)."""
     out_dtype, tadds, in_dtype, _acc, size, quant = CASES[case]
     rng = np.random.RandomState(2027)
+    for earlier in list(CASES)[:list(CASES).index(case)]:      # their x1 and x2 (only case4 draws scales)
+        n = CASES[earlier][4]
+        rng.randint(-2, 3, [n, n])
+        rng.randint(-2, 3, [n, n])
     x1 = rng.randint(-2, 3, [size, size]).astype(in_dtype)
     x2 = rng.randint(-2, 3, [size, size]).astype(in_dtype)
     if quant == VECTOR:         # get_vector_quant: a word a column, float32 x its m1, saturate, round, float16; + 1.0
