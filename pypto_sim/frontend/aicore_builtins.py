@@ -209,7 +209,9 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
             built = ("converts float32 to float32, float16 or bfloat16" if s.dtype == dtypes.float32
                      else f"moves {s.dtype} as {s.dtype} (its conversions are built from float32 only)")
             self.error(node, f"{call}: the fixpipe {built}, not to {d.dtype}")
-        rows, cols = self._extent(d)
+        # TMOV_M2S moves the whole tile, whatever its valid region (TMovToFb: burstLen of Rows x Cols words)
+        rows, cols = ((Const(d.tile.rows, dtypes.int32), Const(d.tile.cols, dtypes.int32)) if name == "TMOV_M2S"
+                      else self._extent(d))
         if name != "TEXTRACT" and (d.tile.rows, d.tile.cols) != (s.tile.rows, s.tile.cols):
             self.error(node, f"{call}: '{d.name}' is {d.tile.rows} x {d.tile.cols} but '{s.name}' is "
                              f"{s.tile.rows} x {s.tile.cols}", "use textract(dst, src, row, col) for a window")

@@ -208,13 +208,15 @@ def store_quant_vector(comp, node, t, dst, fp):
     """(QUANT_VECTOR | the pair's bit, the Scaling tile fp) of TSTORE_FP, after the checks the
     pair's: fp is a Scaling tile (TStoreAccFp reads it at its __fbuf__ address; SET_QUANT_VECTOR's
     static_assert "Fix: SET_QUANT_VECTOR only supports Scaling input tile type.") with a word
-    for every column of the Acc tile (pypto_sim's rule: the fixpipe reads column c's word at the
-    tile's address + c)."""
+    for every valid column of the Acc tile (the fixpipe reads column c's word at the tile's
+    address + c, nSize = validCol of them; every column when the valid region is a run-time value)."""
     comp.typed_tile(fp, node, comp.isa["TSTORE_FP"], "fp", "tstore: quant")
-    if fp.tile.cols < t.tile.cols:
+    # TStoreAccNz2nd & co. read nSize = validCol words: a constant valid region is what counts
+    cols = int(t.tile.valid_cols.value) if isinstance(t.tile.valid_cols, Const) else t.tile.cols
+    if fp.tile.cols < cols:
         comp.error(node, f"tstore: quant tile '{fp.name}' holds {fp.tile.cols} quant words but the Acc tile "
-                         f"'{t.name}' has {t.tile.cols} columns; the fixpipe reads one word a column",
-                   "allocate the Scaling tile with at least the Acc tile's cols")
+                         f"'{t.name}' has {cols} {'valid ' if cols != t.tile.cols else ''}columns; the fixpipe "
+                         "reads one word a column", "allocate the Scaling tile with at least the Acc tile's cols")
     return store_modes.QUANT_MODES[(t.dtype.name, dst.dtype.name)][0] | store_modes.QUANT_VECTOR, fp
 
 
