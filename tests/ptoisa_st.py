@@ -154,6 +154,17 @@ def acc_store(out, src, m, n, layout, shape):
     return round_up(n, max(16, 32 // getattr(pto, src).itemsize)), f", layout=pto.NZ, stride={stride}"
 
 
+def quant_m1(words):
+    """The m1 of each uint64 quant word as pto-isa's gen_data.py (extract_quant_params) reads it:
+    bits 31:13 as a sign (bit 18 of the field), 8 exponent and 10 mantissa bits, (-1)^s x
+    (1 + m / 1024) x 2^(e - 127), as float32. (tstore_acc2gm's gen_data.py masks the field with
+    0xFFFFF, tpushpop_fixpipe's with 0x7FFFF: the same m1, bit 19 is never read.)"""
+    bits = (words >> np.uint64(13)) & np.uint64(0x7FFFF)
+    sign, exponent, mantissa = ((bits >> np.uint64(18)) & np.uint64(1), (bits >> np.uint64(10)) & np.uint64(0xFF),
+                                bits & np.uint64(0x3FF))
+    return ((-1.0) ** sign * (1 + mantissa / 1024) * 2.0 ** (exponent.astype(np.int64) - 127)).astype(np.float32)
+
+
 def arranged(golden, out, m, n, layout, shape, relu):
     """tstore_acc2gm gen_golden_data's last steps: the GM layout's order (format 2: NZ, c0 32 for
     int8 / uint8, else 16; format 4: nz_matrix_to_ndc1hwc0), then max(golden, 0) with relu_mode 1."""

@@ -46,7 +46,7 @@ import pypto_sim as pto
 
 from aicore_runs import compile_error_at
 from engine_compare import assert_engines_agree, both_executors, same_words, tensor_values
-from ptoisa_st import MATMUL_TO_ACC, acc_store, arranged, as_words, result_cmp, round_up
+from ptoisa_st import MATMUL_TO_ACC, acc_store, arranged, as_words, quant_m1, result_cmp, round_up
 
 NPU = "hw-native-sys/pto-isa tests/npu/a2a3/src/st/testcase/tstore_acc2gm at 3186c381"
 
@@ -77,14 +77,6 @@ VECTOR_CASES = {
 GEN_OUT = {"case33": U8}
 
 
-def gen_m1(words):
-    """gen_data.py's extract_quant_params' m1 of each quant word: bits 31:13 as a sign, 8 exponent
-    and 10 mantissa bits, (-1)^s x (1 + m / 1024) x 2^(e - 127)."""
-    bits = (words >> np.uint64(13)) & np.uint64(0xFFFFF)
-    sign, exponent, mantissa = ((bits >> np.uint64(18)) & np.uint64(1), (bits >> np.uint64(10)) & np.uint64(0xFF),
-                                bits & np.uint64(0x3FF))
-    return ((-1.0) ** sign * (1 + mantissa / 1024) * 2.0 ** (exponent.astype(np.int64) - 127)).astype(np.float32)
-
 
 def vector_golden_of(case):
     """gen_data.py's gen_golden_data with quant_mode 2 (get_quant_golden), from RandomState(19):
@@ -104,12 +96,12 @@ def vector_golden_of(case):
     words = rng.randint(1, 5, n).astype(np.float32).view(np.uint32).astype(np.uint64)
     if out == I8:
         words |= np.uint64(0x400000000000)
-        tmp = np.round(np.clip(golden.astype(np.float32) * gen_m1(words), -256, 255)).astype(np.int16)
+        tmp = np.round(np.clip(golden.astype(np.float32) * quant_m1(words), -256, 255)).astype(np.int16)
         golden = np.round(np.clip(tmp + ((words >> np.uint64(37)) & np.uint64(0x1FF)).astype(np.int16),
                                   -128, 127)).astype(np.int8)
     elif out == F16:
         f16 = np.finfo(np.float16)
-        golden = np.round(np.clip(golden.astype(np.float32) * gen_m1(words), f16.min, f16.max)).astype(np.float16)
+        golden = np.round(np.clip(golden.astype(np.float32) * quant_m1(words), f16.min, f16.max)).astype(np.float16)
     else:
         words &= np.uint64(0xFF)
         golden = (golden.astype(np.uint64) * words).astype(NP[out])

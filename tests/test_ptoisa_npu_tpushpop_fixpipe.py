@@ -56,7 +56,7 @@ import pytest
 import pypto_sim as pto
 
 from aicore_runs import compile_error_at
-from ptoisa_st import result_cmp
+from ptoisa_st import quant_m1, result_cmp
 
 NPU = "hw-native-sys/pto-isa tests/npu/a2a3/src/st/testcase/tpushpop_fixpipe at 3186c381"
 M = K = N = 64
@@ -154,14 +154,6 @@ def fixpipe_kernel(out_dtype, tadds, in_dtype="float16", acc_dtype="float32", m=
     return kernel
 
 
-def m1_of(words):
-    """gen_data.py's extract_quant_params' m1 of each quant word: bits 31:13 as a sign, 8 exponent
-    and 10 mantissa bits, (-1)^s x (1 + m / 1024) x 2^(e - 127)."""
-    bits = (words >> np.uint64(13)) & np.uint64(0x7FFFF)
-    sign, exponent, mantissa = ((bits >> np.uint64(18)) & np.uint64(1), (bits >> np.uint64(10)) & np.uint64(0xFF),
-                                bits & np.uint64(0x3FF))
-    return ((-1.0) ** sign * (1 + mantissa / 1024) * 2.0 ** (exponent.astype(np.int64) - 127)).astype(np.float32)
-
 
 def golden_of(case):
     """gen_case1_golden_data .. gen_case4_golden_data as gen_data.py runs them, in order from one
@@ -178,7 +170,7 @@ def golden_of(case):
         matmul = np.matmul(x1.astype(np.int32), x2.astype(np.int32))
         words = rng.randint(1, 5, size).astype(np.float32).view(np.uint32).astype(np.uint64)
         f16 = np.finfo(np.float16)
-        dequant = np.round(np.clip(matmul.astype(np.float32) * m1_of(words), f16.min, f16.max)).astype(np.float16)
+        dequant = np.round(np.clip(matmul.astype(np.float32) * quant_m1(words), f16.min, f16.max)).astype(np.float16)
         return x1, x2, words, (dequant + np.float16(1.0)).astype(np.float16)
     if quant is not None:       # the int32 matmul, float32 x quant_scalar, float16, + 1.0
         matmul = np.matmul(x1.astype(np.int32), x2.astype(np.int32))
