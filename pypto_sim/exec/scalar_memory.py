@@ -150,11 +150,11 @@ def run(ctx, pc, unit, coords, regs, ub, cache: DataCache, init_check=False) -> 
     values = value_operands(ctx.enc, pc, regs, n_values)
     offset = int(values[0])
     if name == "DCCI":
-        slot, entire = int(code[pc, C_AUX]), int(code[pc, C_AUX + 1])
+        slot, entire, item = (int(v) for v in code[pc, C_AUX:C_AUX + 3])
         address = None
         if not entire:
             _check_gm(ctx, pc, unit, coords, slot, offset)
-            address = int(ctx.tbase[slot]) + offset * ctx.prog.instrs[pc].aux[2]
+            address = int(ctx.tbase[slot]) + offset * item
         return ScalarAccess(written_back=cache.clean_invalidate(address))
     dtype = dtypes.BY_CODE[int(code[pc, C_DTYPE])]
     if name in ("SLD_UB", "SST_UB"):
