@@ -174,9 +174,8 @@ def _runs(mask) -> list:
 
 
 def _tensor_slots(sim, lo, hi):
-    """(name, first byte, element bytes, first element, last element) of each tensor with bytes in [lo, hi)."""
-    items = [a.dtype.itemsize for a in sim.prog.args if a.kind == "tensor"]
-    for slot, (base, item) in enumerate(zip(sim.tbase, items)):
+    """(name, first element, last element) of each tensor with bytes in [lo, hi)."""
+    for slot, (base, item) in enumerate(zip(sim.tbase, sim.checks.tensor_items)):
         base, end = int(base), int(base) + int(sim.tcount[slot]) * item
         if base < hi and lo < end:
             yield sim.tensor_names[slot], (max(lo, base) - base) // item, (min(hi, end) - 1 - base) // item

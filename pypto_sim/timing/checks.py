@@ -82,7 +82,8 @@ class KernelChecks:
         # HBM's shadow has a row per unit of the launch's smallest tensor element, up to the
         # end of its last tensor: an element's row is its first byte >> hbm_shift (exec/gm.py;
         # every element starts on a multiple of that size, tensors on 512 bytes)
-        items = [a.dtype.itemsize for a in sim.prog.args if a.kind == "tensor"]
+        # each tensor argument's element bytes, by slot (the reports' tensor[index] and byte windows)
+        items = self.tensor_items = [a.dtype.itemsize for a in sim.prog.args if a.kind == "tensor"]
         self.hbm_shift = min(items, default=1).bit_length() - 1
         used = int(max((b + n * i for b, n, i in zip(sim.tbase, sim.tcount, items)), default=1))
         self.hbm_shadow = self._shadow((used >> self.hbm_shift) + 1) if self.race else None
@@ -195,8 +196,7 @@ class KernelChecks:
         buffer[index] (L1 word)."""
         sim = self.sim
         if space == "hbm":
-            items = [a.dtype.itemsize for a in sim.prog.args if a.kind == "tensor"]
-            for slot, (base, count, item) in enumerate(zip(sim.tbase, sim.tcount, items)):
+            for slot, (base, count, item) in enumerate(zip(sim.tbase, sim.tcount, self.tensor_items)):
                 if base <= word < base + count * item:
                     return f"{sim.tensor_names[slot]}[{(word - base) // item}]"
             return f"HBM byte {word}"

@@ -304,14 +304,14 @@ class LaunchSimulation(SteppingQueries):
             if aicore and fam == "tile_sync":
                 t, cause = yield from aicore_ops.wait_before_issue(self, pc, blk, w, ws, t, cause)
                 now = env.now            # the wait may have slept
-            elif aicore and fam == "scalar_mem":
-                t, cause, cause_pc = scalar_memory_wait(self, pc, blk, w, t, cause, cause_pc)
             elif aicore and tile:
                 # the pipe's instruction queue holds pipe_queue_depth operations; when it is
                 # full the scalar unit waits for the oldest to complete
                 slot = self.aicore_pipes.queue_slot(blk.aicore.p, w, p, t)
                 if slot > t:
                     t, cause, cause_pc = slot, CAUSE["pipe"], -1
+            elif aicore and fam == "scalar_mem":
+                t, cause, cause_pc = scalar_memory_wait(self, pc, blk, w, t, cause, cause_pc)
             port = blk.unit_ports[w] if aicore else core
             c, why = port.book(t, -1 if tile else p, self.pc_ii[pc], width, now)
             if why:
@@ -351,10 +351,6 @@ class LaunchSimulation(SteppingQueries):
                     ws.wait_alls += 1
                 else:
                     ws.seen_tiles = max(ws.seen_tiles, blk.tile_seq)
-            elif fam == "scalar_mem":               # the AI core's scalar unit on UB and GM
-                complete = scalar_memory_access(self, pc, blk, w, ws, now, complete)
-                if d >= 0:
-                    ws.ready[d], ws.producer[d] = complete, pc
             elif fam in ("alu", "id", "warp", "local", "check"):
                 if ex.execute(pc, code, imm, ws.regs, mask, ctx, self.hbm, self.tbase, self.tcount,
                               self.tbytes, blk.l1, sector, pend_idx, pend_val, info):
@@ -402,6 +398,10 @@ class LaunchSimulation(SteppingQueries):
                 ws.pending_stores[seq] = (self.pc_mem[pc], words.reshape(1, -1), values.reshape(1, -1))
                 if complete > ws.store_done:
                     ws.store_done = complete
+            elif fam == "scalar_mem":               # the AI core's scalar unit on UB and GM
+                complete = scalar_memory_access(self, pc, blk, w, ws, now, complete)
+                if d >= 0:
+                    ws.ready[d], ws.producer[d] = complete, pc
             elif fam == "sync" and self.pc_name[pc] in BLOCK_BARRIERS:
                 issued = now
                 if self.checks:

@@ -3,7 +3,7 @@ tile_dispatch (when a tile instruction starts - after its pipe, its flag waits a
 sync="auto", its tiles' hazards - and what it costs: DMA over the unit's link, L2 and HBM, the
 fixpipe drain, the cube's repeats, the vector formula or head/repeats/tail), a pipe queue's
 room and a pipe's drain at a sync; the flags, barriers and cross-core signals are in
-aicore_sync.py. Both drivers call them - the compiled loop (aicore_engine.py) and the SimPy
+aicore_sync.py, the tiles' hazards under sync="auto" in tile_hazards.py. Both drivers call them - the compiled loop (aicore_engine.py) and the SimPy
 model (timing/aicore.py) - so each rule is written once. They call the engine's parts
 (engine_parts.py) and the L2's lines (l2.py).
 """
@@ -15,6 +15,7 @@ from .jit_options import NO_REFCOUNT
 from .engine_parts import _add, _get, CA_BARRIER, CA_ISSUE, CA_NONE, CA_PIPE, link_book
 from .gm_layout import C0_BYTES, gm_window
 from .l2 import l2_touch_window
+from .tile_hazards import _hazard, _hazard_record
 
 # tile and sync instruction kinds (tp[pc, TP_KIND])
 AK_NONE = 0
@@ -133,8 +134,6 @@ N_AF = 7
 CA_FLAG = 11        # records.py's causes the AI core adds
 HOLD_FLAG, HOLD_BARRIER = 0, 1     # fh[unit, kind, pipe]: until when a wait_flag / a pipe_barrier holds the pipe
 CA_CROSS_CORE = 12
-CA_TILE_RAW = 8
-CA_TILE_WAR = 9
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
 def book_port(keys, vals, st, ports, port, t, width):
@@ -216,71 +215,6 @@ def _shared_links(l2_s, l2_e, l2_n, lk_s, lk_e, lk_n, af, has_l2, nbytes, start,
         if d > done:
             done = d
     return _ceil(done - s)
-
-
-@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
-def _hazard(p, e, reads, nr, writes, nw, ov, hz_n, hz_ord, hz_wd, hz_rd, hz_wpc, hz_rpc, out):
-    """TileEngine.ready_time: out = (earliest start, cause, the pc waited for)."""
-    t = np.int64(0)
-    kind = 0
-    pc = np.int64(-1)
-    n = hz_n[p, e]
-    for i in range(nr):
-        q = reads[i]
-        for k in range(n):
-            r = hz_ord[p, e, k]
-            if ov[q, r] and hz_wd[p, e, r] > t:
-                t = hz_wd[p, e, r]
-                kind = CA_TILE_RAW
-                pc = hz_wpc[p, e, r]
-    for i in range(nw):
-        q = writes[i]
-        for k in range(n):
-            r = hz_ord[p, e, k]
-            if ov[q, r]:
-                if hz_wd[p, e, r] > t:
-                    t = hz_wd[p, e, r]
-                    kind = CA_TILE_RAW
-                    pc = hz_wpc[p, e, r]
-                if hz_rd[p, e, r] > t:
-                    t = hz_rd[p, e, r]
-                    kind = CA_TILE_WAR
-                    pc = hz_rpc[p, e, r]
-    out[0] = t
-    out[1] = kind
-    out[2] = pc
-
-
-@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
-def scalar_hazard(p, w, one, is_write, ov, hz_n, hz_ord, hz_wd, hz_rd, hz_wpc, hz_rpc, out):
-    """sync="auto": unit w's scalar access (SLD_UB / SST_UB) of the tile range one[0] waits as a
-    tile operation would: a read for the writes in flight, a write for the reads and writes. out =
-    (earliest cycle, cause, the pc waited for), as _hazard's."""
-    _hazard(p, 1 if w == 2 else 0, one, 0 if is_write else 1, one, 1 if is_write else 0, ov, hz_n, hz_ord,
-            hz_wd, hz_rd, hz_wpc, hz_rpc, out)
-
-
-@njit(cache=True, error_model="numpy", **NO_REFCOUNT)
-def _hazard_record(p, e, reads, nr, writes, nw, complete, pc, hz_n, hz_ord, hz_has, hz_wd,
-                   hz_rd, hz_wpc, hz_rpc):
-    """TileEngine.record: the ranges read and written are busy until complete."""
-    for i in range(nr + nw):
-        r = reads[i] if i < nr else writes[i - nr]
-        if hz_has[p, e, r] == 0:
-            hz_has[p, e, r] = 1
-            hz_ord[p, e, hz_n[p, e]] = r
-            hz_n[p, e] += 1
-            hz_wd[p, e, r] = 0
-            hz_rd[p, e, r] = 0
-            hz_wpc[p, e, r] = -1
-            hz_rpc[p, e, r] = -1
-        if i < nr:
-            if complete >= hz_rd[p, e, r]:
-                hz_rd[p, e, r] = complete
-                hz_rpc[p, e, r] = pc
-        elif complete >= hz_wd[p, e, r]:
-            hz_wd[p, e, r] = complete
-            hz_wpc[p, e, r] = pc
 
 
 @njit(cache=True, error_model="numpy", **NO_REFCOUNT)
