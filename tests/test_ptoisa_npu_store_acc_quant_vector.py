@@ -166,8 +166,8 @@ def test_tstore_acc2gm_vector(make_kernels, case):
 @pytest.mark.parametrize("case", ["case26", "case_relu_41", "case_ndc1hwc0_vector_relu_1"])
 def test_every_executor_quantizes_by_the_words_alike(make_kernels, case):
     """TSTORE_FP in timing and functional mode with the numba and the reference executor: the
-    same GM bytes, the golden's exactly (the compiled event loop does not run TSTORE_FP:
-    timing/aicore_fast.py why_not_aicore_fast names it, and SimPy runs the launch)."""
+    same GM bytes, the golden's exactly (timing mode: the numba executor's on the compiled event
+    loop, the reference executor's on SimPy)."""
     golden, args = vector_launch_args(case)
     images = both_executors(make_kernels(vector_kernel_source(case)).k, (1,), args)
     first = images[("timing", "reference")]
@@ -176,14 +176,15 @@ def test_every_executor_quantizes_by_the_words_alike(make_kernels, case):
         assert np.array_equal(tensor_values(image, args[2]).view(np.uint8), golden.view(np.uint8).ravel()), way
 
 
-def test_the_compiled_loop_leaves_tstore_fp_to_simpy_and_says_why(make_kernels, monkeypatch):
-    """PYPTO_TIMING_ENGINE=fast refuses a launch with TSTORE_FP, naming why; the default runs it
-    under SimPy (test_tstore_acc2gm_vector)."""
-    _golden, args = vector_launch_args("case28")
-    monkeypatch.setenv("PYPTO_TIMING_ENGINE", "fast")
-    with pytest.raises(pto.LaunchError, match="TSTORE_FP quantizes each column by its quant word"):
-        pto.launch(make_kernels(vector_kernel_source("case28")).k, grid=(1,), args=args)
-        pto.sync()
+@pytest.mark.parametrize("case", ["case26", "case28", "case30", "case33", "case_relu_41",
+                                  "case_ndc1hwc0_vector_relu_1"])
+def test_the_compiled_loop_quantizes_by_the_words_as_simpy_does(make_kernels, case):
+    """TSTORE_FP on the compiled event loop, whose replay reads the Scaling tile's words with the
+    Acc tile when the store starts (exec/compiled/replay.py _store_quant), and on SimPy: the same
+    cycles, records and GM bytes, for VDEQF16 (case26), VREQ8 into uint8 (case28) and NZ
+    (case30), VQF322B8_PRE into NZ (case33), with relu (case_relu_41) and into NC1HWC0."""
+    _golden, args = vector_launch_args(case)
+    assert_engines_agree(make_kernels(vector_kernel_source(case)).k, args, (1, 1, 1), (32, 1, 1))
 
 
 def test_the_compiled_loop_runs_the_fb_move_as_simpy_does(make_kernels):

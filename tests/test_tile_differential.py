@@ -59,7 +59,7 @@ HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"M
                "aicore": {"TEXTRACT", "TMOV", "TMOV_ACC", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
                           "TGEMV", "TGEMV_ACC", "TGEMV_BIAS",
                           "TSTORE_ACC",
-                          # the vector quantization: tile_store_quant_vector and the quant words' moves in
+                          # the vector quantization: tile_store_quant_words and the quant words' moves in
                           # both executors, timing and functional, against quantize_element on special
                           # values and words in tests/test_ptoisa_npu_store_acc_quant_vector.py
                           "TSTORE_FP", "TMOV_M2S",

@@ -20,7 +20,7 @@ from ..errors import LaunchError, OutOfBoundsError
 from ..ir.program import C_AUX, C_DTYPE, C_SRC, UNIT_NAMES
 from ..isa import gm_layouts
 from ..isa.sort_modes import BLOCK_BYTES, GATHER_BLOCKS, SCATTER, block_words
-from ..isa.store_modes import ATOMIC_ADD, QUANT, QUANT_F16, QUANT_VECTOR, decode_word
+from ..isa.store_modes import ATOMIC_ADD, QUANT, QUANT_F16, QUANT_VECTOR
 from ..isa.tile_roles import FAMILY_ROLES, data_operand, extract_alignment, walked_extents
 from . import gm, gm_index_ops
 from .tile_effects import effect as vector_effect, window
@@ -319,13 +319,8 @@ class TileOp:
             quant = self.store_mode & QUANT
             ex.tile_gather(buf, arr, t.base, t.pitch, rows, cols, -1 if to == t.buf.dtype.code or quant else to)
             if self.store_mode & QUANT_VECTOR:        # TSTORE_FP: column c by the Scaling tile's word c
-                fp = self.view["fp"]
-                words = np.ascontiguousarray(arr[fp.base:fp.base + cols]).view(np.uint64)
-                scales, offsets, modes = (np.array(v) for v in zip(*(decode_word(w) for w in words)))
-                if self.store_mode & QUANT_F16:       # VDEQF16: the word's scale only
-                    modes[:] = QUANT_F16
-                ex.tile_store_quant_vector(buf, rows, cols, scales.astype(np.float64), offsets.astype(np.float64),
-                                           modes.astype(np.int64))
+                ex.tile_store_quant_words(buf, rows, cols, arr, self.view["fp"].base,
+                                          bool(self.store_mode & QUANT_F16))   # VDEQF16: the scale only
             elif quant:
                 ex.tile_store_quant(buf, rows * cols, float(self.vals[self.named["scale"]]), self.store_mode)
             return buf

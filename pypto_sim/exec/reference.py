@@ -37,12 +37,12 @@ from ..isa import load_isa
 # executor module (executor_module=), tile kernels and all
 from .reference_tiles import TILE_FAMILY_KERNELS as _TILE_FAMILY_KERNELS, TILE_KERNELS as _TILE_KERNELS
 from .reference_gm_index import GM_INDEX_KERNELS, gm_index_fault
-from .reference_values import tile_store_quant_vector
+from .reference_values import tile_store_quant_words
 
 # the indexed GM transfers' kernels (reference_gm_index.py) and TSTORE_FP's quantization
 # (reference_values.py) beside reference_tiles.py's
 TILE_KERNELS = {**_TILE_KERNELS, **{k.__name__: k for k in GM_INDEX_KERNELS.values()},
-                gm_index_fault.__name__: gm_index_fault, tile_store_quant_vector.__name__: tile_store_quant_vector}
+                gm_index_fault.__name__: gm_index_fault, tile_store_quant_words.__name__: tile_store_quant_words}
 TILE_FAMILY_KERNELS = {**_TILE_FAMILY_KERNELS, **GM_INDEX_KERNELS}
 
 from .reference_values import cast_word, evaluate, to_dtype, wrap_int32

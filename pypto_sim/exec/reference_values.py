@@ -304,13 +304,18 @@ def tile_store_quant(buf, n, scale, mode):
         buf[:n] = out.astype(np.float16).astype(np.float64) if mode & store_modes.QUANT_F16 else out
 
 
-def tile_store_quant_vector(buf, rows, cols, scales, offsets, modes):
+def tile_store_quant_words(buf, rows, cols, mem, fp, vdeq):
     """A TSTORE_FP's vector pre-stage quantization (isa/store_modes.py QUANT_VECTOR) of the rows x
-    cols values of buf (row-major) in place: column c's by scales[c], offsets[c] and modes[c]
-    through store_modes.quantize, a float16 result (VDEQF16) rounded to float16 (numpy's)."""
+    cols values of buf (row-major) in place: column c's by the quant word at mem[fp + c] (the
+    Scaling tile's word c, its int64 bits in a float64 slot), decoded by store_modes.decode_word,
+    through store_modes.quantize; vdeq (VDEQF16) takes the word's scale only, a float16 result
+    rounded to float16 (numpy's)."""
+    words = np.ascontiguousarray(mem[fp:fp + cols]).view(np.int64)
     with np.errstate(all="ignore"):
         for c in range(cols):
-            col = np.array([store_modes.quantize(float(x), float(scales[c]), int(modes[c]), float(offsets[c]))
+            scale, offset, mode = store_modes.decode_word(int(words[c]))
+            mode = store_modes.QUANT_F16 if vdeq else mode
+            col = np.array([store_modes.quantize(float(x), scale, mode, offset)
                             for x in buf[c:rows * cols:cols]], np.float64)
-            f16 = int(modes[c]) & store_modes.QUANT_F16
+            f16 = mode & store_modes.QUANT_F16
             buf[c:rows * cols:cols] = col.astype(np.float16).astype(np.float64) if f16 else col

@@ -52,9 +52,6 @@ def why_not_aicore_fast(sim) -> str | None:
                     "SimPy model")
         elif not spec.is_tile:
             return f"{spec.name} ({spec.family}) runs in the SimPy model"
-        elif spec.name == "TSTORE_FP":
-            return ("TSTORE_FP quantizes each column by its quant word in the Scaling tile, which the compiled loop "
-                    "does not read: the SimPy model runs it")
         elif spec.family in GM_INDEX_FAMILIES:
             return f"{spec.name} reads or writes GM at addresses its index tile holds (the SimPy model runs it)"
     return None

@@ -84,6 +84,8 @@ def _row(sim, pc, spec, row, rf):
         row[ex.RP_CONV] = -1 if to == data.buf.dtype.code or quant else to
         row[ex.RP_SIZE] = data.rows * data.cols
         put(("scale",))                            # TSTORE_ACC's quant scale (run time), or -1
+        if "fp" in view:                           # TSTORE_FP's Scaling tile: its quant words
+            row[ex.RP_BBASE] = view["fp"].base
     elif fam == "tile_move" and "pos" in named:          # TIMG2COL (isa/45_conv.toml)
         d, s = writes[0], view["src"]
         row[ex.RP_KIND] = ex.RK_IMG2COL

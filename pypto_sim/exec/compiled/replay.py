@@ -20,12 +20,12 @@ from numba import njit
 from .isa_constants import ITEMSIZE
 from .matmul import matmul_bounds, matmul_round, tile_matmul
 from .tiles import (gm_gather, gm_scatter, gm_scatter_mode, tile_convert, tile_elementwise, tile_gather,
-                    tile_scatter, tile_store_quant)
+                    tile_scatter, tile_store_quant, tile_store_quant_words)
 from .family_dispatch import family_kernel
 from .conv import tile_img2col
 from .aicore_engine import LG_BLOCK, LG_COLS, LG_G, LG_LAYOUT, LG_OFF, LG_PC, LG_ROWS, LG_RUN, LG_RUNS, LG_STRIDE
 from .gm_layout import C0_BYTES, ND, scatter_window, tile_to_window
-from ...isa.store_modes import QUANT as STORE_QUANT
+from ...isa.store_modes import QUANT as STORE_QUANT, QUANT_F16 as STORE_QUANT_F16, QUANT_VECTOR as STORE_QUANT_VECTOR
 
 # the replay's per-pc table (rp, int64); built by timing/aicore_replay.py
 RP_KIND = 0          # RK_*
@@ -39,7 +39,7 @@ RP_SPITCH = 7
 RP_DBASE = 8         # the tile written (load, move) / a matmul's c
 RP_DPITCH = 9
 RP_CONV = 10         # a copy's rounding: the destination dtype code, or -1
-RP_BBASE = 11        # a matmul's b, bias (0 when none), starting value (INIT_*), c's dtype
+RP_BBASE = 11        # a matmul's b (a TSTORE_FP's Scaling tile), bias (0 when none), starting value (INIT_*), c's dtype
 RP_BPITCH = 12
 RP_BIAS = 13
 RP_INIT = 14
@@ -301,6 +301,17 @@ def replay_deferrable(order, n, lg_i, rp, rr, tbase, defer):
 
 
 @njit(cache=True, error_model="numpy")
+def _store_quant(buf, rows, cols, l1, rp, pc, vrow, mode):
+    """A quantizing store's values in buf (its Acc tile's, read at its start) quantized in place:
+    TSTORE_FP by the words of its Scaling tile (at RP_BBASE in l1, read now, with the Acc),
+    TSTORE_ACC by its scale (a run-time operand)."""
+    if mode & STORE_QUANT_VECTOR:
+        tile_store_quant_words(buf, rows, cols, l1, rp[pc, RP_BBASE], mode & STORE_QUANT_F16 != 0)
+    elif mode & STORE_QUANT:
+        tile_store_quant(buf, rows * cols, vrow[rp[pc, RP_J]], mode)
+
+
+@njit(cache=True, error_model="numpy")
 def _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, tmp):
     """Deferred operation i's values computed and written at once (replay_deferrable): a
     dense destination takes a copy straight from the source, else through tmp. Returns -1, or
@@ -326,8 +337,7 @@ def _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, tmp):
         mode = rp[pc, RP_STMODE]
         if lay != ND:
             tile_gather(tmp, l1, sb, sp, rows, cols, rp[pc, RP_CONV])
-            if mode & STORE_QUANT:
-                tile_store_quant(tmp, rows * cols, lg_v[i, rp[pc, RP_J]], mode)
+            _store_quant(tmp, rows, cols, l1, rp, pc, lg_v[i], mode)
             win = np.empty(rows * cols)
             tile_to_window(win, tmp, lay, rows, cols, C0_BYTES // ITEMSIZE[dt])
             gm_scatter_mode(hbm, dst, lg_i[i, LG_STRIDE], win, lg_i[i, LG_RUNS], lg_i[i, LG_RUN], dt, mode)
@@ -335,8 +345,7 @@ def _replay_now(kind, pc, i, lg_i, lg_v, rp, rf, hbm, tbase, l1, tmp):
             gm_scatter(hbm, dst, lg_i[i, LG_STRIDE], l1[sb:sb + rows * cols], rows, cols, dt)
         else:                         # through tmp: a relu or a quantization changes the values it stores
             tile_gather(tmp, l1, sb, sp, rows, cols, rp[pc, RP_CONV])
-            if mode & STORE_QUANT:
-                tile_store_quant(tmp, rows * cols, lg_v[i, rp[pc, RP_J]], mode)
+            _store_quant(tmp, rows, cols, l1, rp, pc, lg_v[i], mode)
             gm_scatter_mode(hbm, dst, lg_i[i, LG_STRIDE], tmp, rows, cols, dt, mode)
     elif kind == RK_MOVE:
         vrow = lg_v[i]
@@ -426,8 +435,7 @@ def aicore_replay(order, n, lg_i, lg_v, rp, rf, hbm, tbase, mem, mem_row, left, 
                     scatter_window(out, 0, cols, saved, lay, rows, cols, C0_BYTES // ITEMSIZE[dt])
             elif kind == RK_STORE:
                 tile_gather(out, l1, rp[pc, RP_SBASE], rp[pc, RP_SPITCH], rows, cols, rp[pc, RP_CONV])
-                if rp[pc, RP_STMODE] & STORE_QUANT:        # TSTORE_ACC's scale: a run-time operand
-                    tile_store_quant(out, rows * cols, vrow[rp[pc, RP_J]], rp[pc, RP_STMODE])
+                _store_quant(out, rows, cols, l1, rp, pc, vrow, rp[pc, RP_STMODE])
             elif kind == RK_MOVE:
                 r0, c0 = _rv(vrow, rp[pc, RP_J]), _rv(vrow, rp[pc, RP_J + 1])
                 sp = rp[pc, RP_SPITCH]

@@ -14,9 +14,10 @@ from .alu import alu_float, alu_int, elementwise_float, expand_float
 from .gm_bytes import gm_load, gm_store, ieee_decode, ieee_encode
 from .matmul import tile_matmul
 from ...isa.store_modes import (ATOMIC_ADD as STORE_ATOMIC_ADD, QUANT_F16 as STORE_QUANT_F16, RELU as STORE_RELU,
-                                quantize as _quantize_py)
+                                decode_word as _decode_word_py, quantize as _quantize_py)
 
 _quantize = njit(cache=True, error_model="numpy")(_quantize_py)
+_decode_word = njit(cache=True, error_model="numpy")(_decode_word_py)
 
 # ---------------------------------------------------------------- tile instructions
 # Tiles are row-major runs of words in the block's L1 area (``l1``); the timing model calls
@@ -179,16 +180,20 @@ def tile_store_quant(buf, n, scale, mode):
 
 
 @njit(cache=True, error_model="numpy")
-def tile_store_quant_vector(buf, rows, cols, scales, offsets, modes):
+def tile_store_quant_words(buf, rows, cols, mem, fp, vdeq):
     """A TSTORE_FP's vector pre-stage quantization (isa/store_modes.py QUANT_VECTOR) of the rows x
-    cols values of buf (row-major) in place: column c's by scales[c], offsets[c] and modes[c]
-    (store_modes.decode_word of its quant word) through store_modes.quantize, as
-    tile_store_quant."""
-    for r in range(rows):
-        for c in range(cols):
+    cols values of buf (row-major) in place: column c's by the quant word at mem[fp + c] (the
+    Scaling tile's word c; a float64 slot holding the int64's bits), decoded by
+    store_modes.decode_word, through store_modes.quantize, as tile_store_quant; vdeq (VDEQF16)
+    takes the word's scale only, to float16."""
+    for c in range(cols):
+        scale, offset, mode = _decode_word(np.float64(mem[fp + c]).view(np.int64))
+        if vdeq:
+            mode = STORE_QUANT_F16
+        for r in range(rows):
             e = r * cols + c
-            v = _quantize(buf[e], scales[c], modes[c], offsets[c])
-            buf[e] = round_f16(v) if modes[c] & STORE_QUANT_F16 else v
+            v = _quantize(buf[e], scale, mode, offset)
+            buf[e] = round_f16(v) if mode & STORE_QUANT_F16 else v
 
 
 @njit(cache=True, error_model="numpy")
