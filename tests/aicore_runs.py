@@ -58,13 +58,14 @@ def host_copy(tensor, shape, dtype):
     return out
 
 
-def run_both_modes(kernel, make_args, read):
+def run_both_modes(kernel, make_args, read, check=None):
     """read(args) after a one-block launch of kernel in timing and then functional mode, each on fresh
-    args from make_args(); the two must be equal (a race-free kernel computes the same in both)."""
+    args from make_args(); the two must be equal (a race-free kernel computes the same in both).
+    ``check`` (e.g. ("sync", "race")) is the timing launch's; the functional one runs unchecked."""
     got = []
     for mode in ("timing", "functional"):
         args = make_args()
-        pto.launch(kernel, grid=(1,), args=args, mode=mode)
+        pto.launch(kernel, grid=(1,), args=args, mode=mode, check=check if mode == "timing" else None)
         pto.sync()
         got.append(read(args))
     np.testing.assert_array_equal(got[0], got[1])

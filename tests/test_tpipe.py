@@ -332,7 +332,7 @@ def flag_taken_twice(fifo):
 
 
 @pytest.mark.parametrize("kernel, message, culprit", [
-    (push_on_the_wrong_core, "pto.tpush on the AIVs: 'p' is a 'c2v' pipe, which the AIVs pop", "pto.tpush(p, t)"),
+    (push_on_the_wrong_core, "pto.tpush on the AIVs: 'p' is a 'c2v' pipe, which the AIVs pop (", "pto.tpush(p, t)"),
     (pop_into_acc, "pto.tpop: 'acc' is a Acc tile; here the TPipe moves Mat tiles", "pto.tpop(p, acc)"),
     (slot_too_small, "'t' (8 x 16 of float32, at byte 0 of its slot) reaches byte 512, past the 256-byte slots",
      'pto.tpush(p, t, split="up_down")'),

@@ -114,9 +114,9 @@ def _role(comp, node, call, pipe, producer) -> str:
     unit = _unit(comp, node, call)
     ring = ("c2v" if unit == "cube" else "v2c") if producer else ("v2c" if unit == "cube" else "c2v")
     if pipe.direction not in (ring, "both"):
-        core = "AIC" if unit == "cube" else "AIVs"
+        core, verb = ("AIC", ("pops", "pushes")) if unit == "cube" else ("AIVs", ("pop", "push"))
         comp.error(node, f"{call} on the {core}: '{pipe.name}' is a '{pipe.direction}' pipe, which the {core} "
-                         f"{'pop' if producer else 'push'}s (A2/A3 compiles the {'push' if producer else 'pop'} "
+                         f"{verb[0] if producer else verb[1]} (A2/A3 compiles the {'push' if producer else 'pop'} "
                          f"out of this core's program, {_H})",
                    "use a 'both' pipe, or a second pipe for the other direction")
     return ring
