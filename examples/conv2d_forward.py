@@ -27,7 +27,8 @@ Not ported as written:
 - the two L1 feature-map buffers are allocated at the largest hinCount (128 outputs starting
   late in a row span (127 // wout) + 2 output rows, + 2 input rows), where the kernel's nominal
   bufferSizeA has ceil(128 / wout) + 2 rows and its second buffer's TASSIGN address moves with
-  hinCount.
+  hinCount; as a Mat tile of pixels x 16 channels their pixels are rounded up to whole 16 x 16
+  fractal boxes (the source's ConvTile is a byte size: any W).
 The port needs an even C1 (the kernel's flags then start every output tile on buffer 0, which
 the unrolled flag ids rely on): all five published shapes have one.
 
@@ -102,7 +103,8 @@ def conv2d_forward(X, W, Y, C1, H, WIN, N):
         n_core = pto.get_block_id() % N_CORES
         x_base = m_core * C1 * H * WIN * C0
         y_base = m_core * core_m * N                 # image m_core's N / 16 planes of core_m x 16
-        rows_a = WIN * ((BM - 1) // WIN + 2 + HK - 1)    # the most input rows a block reads
+        # the most input pixels a block reads, in whole 16 x 16 fractal boxes
+        rows_a = (WIN * ((BM - 1) // WIN + 2 + HK - 1) + C0 - 1) // C0 * C0
         w0 = pto.alloc_tile(KL1, BN, pto.float16, loc=pto.Mat)
         w1 = pto.alloc_tile(KL1, BN, pto.float16, loc=pto.Mat)
         b0 = pto.alloc_tile(BK, BN, pto.float16, loc=pto.Right)
@@ -167,7 +169,9 @@ def run(batch=4, c1=8, h=8, w=48, n=1536, values=True, check=None):
     """The port at X = [batch, c1, h, w, 16], N = n, on batch x 6 blocks; returns (the largest
     error against the golden relative to max(|golden|, 1), or None when values=False; profile)."""
     if c1 % 2 or n % (N_CORES * BN):
-        raise ValueError(f"the port needs an even C1 and N a multiple of {N_CORES * BN}, not {c1}, {n}")
+        raise pto.ArgumentError(f"the port needs an even C1 and N a multiple of {N_CORES * BN}, not {c1}, {n}",
+                                kernel="conv2d_forward", hint=f"zero-pad X's C1 planes to an even count and "
+                                f"the weights' N to a multiple of {N_CORES * BN} ({N_CORES} N cores x {BN})")
     x, fz, y = golden(batch, c1, h, w, n)
     X = pto.alloc_tensor(x.nbytes, pto.float16)
     Wt = pto.alloc_tensor(fz.nbytes, pto.float16)

@@ -510,10 +510,12 @@ def run(S0=1024, S1=None, seed=0, check=None, mode="timing", values=True):
     """Run the port on random data; return (O, reference, profile). values=False: cycles only,
     O is not computed and the reference is None."""
     S1 = S0 if S1 is None else S1
-    if S0 % CUBE_S0 or S1 % TILE_S1 or S1 < 2 * TILE_S1:
-        raise ValueError(f"S0 must be a multiple of {CUBE_S0} and S1 one of {TILE_S1}, at least "
-                         f"{2 * TILE_S1} (with one S1 tile the source's non-causal path never divides "
-                         "by the row sums: compute_gu's tile 0 branch)")
+    if S0 < CUBE_S0 or S0 % CUBE_S0 or S1 % TILE_S1 or S1 < 2 * TILE_S1:
+        raise pto.ArgumentError(f"S0 must be a multiple of {CUBE_S0} and S1 one of {TILE_S1}, at least "
+                                f"{2 * TILE_S1} (with one S1 tile the source's non-causal path never divides "
+                                "by the row sums: compute_gu's tile 0 branch)", kernel="run_tfa",
+                                hint=f"give S0 >= {CUBE_S0} and S1 >= {2 * TILE_S1} in whole tiles; pad a "
+                                "sequence only with a mask, which this non-causal port has not")
     rng = np.random.default_rng(seed)
     q = rng.standard_normal((S0, HEAD)).astype(np.float16)
     k = rng.standard_normal((S1, HEAD)).astype(np.float16)

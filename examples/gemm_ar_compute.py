@@ -77,7 +77,9 @@ def panel(A, B, acc, a_l1, b_l1, a_l0_0, b_l0_0, a_l0_1, b_l0_1, m0, n0, k0, K, 
 @pto.kernel(sync="manual")
 def gemm_ar_compute(A, B, C, MP, NP, K):
     """C[MP, NP] (float16) = A[MP, K] @ B (float16; B[K, NP] as DN: B^T [NP, K] row-major), MP
-    a multiple of 128, NP of 256, K of 512, as GemmComputeKernel on pto.get_grid_dim() AIC blocks."""
+    a multiple of 128, NP of 256, K of 256 (G_K_LOOP % G_STEP_KA == 0: whole L1 panels, taken
+    alternately from buffers 0 and 1 as mte2DBFlag toggles), as GemmComputeKernel on
+    pto.get_grid_dim() AIC blocks."""
     with pto.cube():
         n_tiles = NP // BN
         total = (MP // BM) * n_tiles
@@ -110,9 +112,12 @@ def gemm_ar_compute(A, B, C, MP, NP, K):
             pto.set_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, 1)
             pto.set_flag(pto.PIPE_M, pto.PIPE_MTE1, 0)
             pto.set_flag(pto.PIPE_M, pto.PIPE_MTE1, 1)
-            for k0 in range(0, K, 2 * KL1):
+            pairs = K // (2 * KL1) * (2 * KL1)
+            for k0 in range(0, pairs, 2 * KL1):
                 panel(A, B, acc, a_l1_0, b_l1_0, a_l0_0, b_l0_0, a_l0_1, b_l0_1, m0, n0, k0, K, NP, 0)
                 panel(A, B, acc, a_l1_1, b_l1_1, a_l0_0, b_l0_0, a_l0_1, b_l0_1, m0, n0, k0 + KL1, K, NP, 1)
+            if pairs < K:                                 # an odd number of panels: the last on buffer 0
+                panel(A, B, acc, a_l1_0, b_l1_0, a_l0_0, b_l0_0, a_l0_1, b_l0_1, m0, n0, pairs, K, NP, 0)
             pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, 0)
             pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_MTE2, 1)
             pto.wait_flag(pto.PIPE_M, pto.PIPE_MTE1, 0)
@@ -130,7 +135,15 @@ def padded(x, mult):
 
 def run(m=M, k=K, n=N, cores=CORES, seed=0, values=True):
     """Run the kernel on random data padded as gemm_ar's main.cpp pads it (zero rows of A and
-    columns of B); return (sample check ok or None when values=False, profile)."""
+    columns of B); return (sample check ok or None when values=False, profile). K is not padded
+    (gemm_ar_config.h's G_K = G_ORIG_K): it must be a positive multiple of 256 (its static_asserts
+    G_K_LOOP % G_STEP_KA == 0 and G_K_LOOP >= G_STEP_KA)."""
+    if k < KL1 or k % KL1 or m < 1 or n < 1:
+        raise pto.ArgumentError(f"gemm_ar_compute needs M, N >= 1 and K a positive multiple of {KL1}, "
+                                f"got M={m} K={k} N={n}", kernel="gemm_ar_compute",
+                                hint=f"K is not padded (gemm_ar_config.h: G_K = G_ORIG_K, static_assert "
+                                f"G_K_LOOP % G_STEP_KA == 0): zero-pad A's columns and B's rows to a "
+                                f"multiple of {KL1}")
     mp, np_ = padded(m, BM), padded(n, BN)
     rng = np.random.default_rng(seed)
     a = np.zeros((mp, k), np.float16)

@@ -8,9 +8,13 @@ each followed by a TMOV back -> the two-list TMRGSORT of the tail (FillMrgArray)
 first topk structures -> TGATHER of the values (P0101 of floats, P0001 of halves) and P1010 of
 the indices (for half through copyTile, a uint32 view of the row's halves:
 pto.treshape(..., dtype=pto.int32)) -> TSTORE of each. topk is 1000 for float and 1008 for half,
-as the README measured them. Flags as the source (sync="manual": nothing else orders the pipes;
-check="race" finds no race): V->MTE2 per buffer (pre-set twice), MTE2->V, V->MTE3 ids cur and
-cur + 2, and pipe_barrier(PIPE_V) where it has them.
+as the README measured them. Flags as the source (sync="manual": nothing else orders the pipes):
+V->MTE2 per buffer (pre-set twice), MTE2->V, V->MTE3 ids cur and cur + 2, and pipe_barrier(PIPE_V)
+where it has them. check="race" finds no race in one iteration (4 rows a core: 192 rows); from two
+on (rows >= 384, the published 4800 included) it reports the source's own: ProcessSingleRow's
+TGATHERs into dTile[cur] / iTile[cur] wait for nothing after the previous iteration's TSTOREs of
+them (MTE3 reads, then V writes; no MTE3 -> V flag in topk_kernel.cpp), a hazard the hardware
+hides behind the sorts between them. The port keeps the source's flags.
 
 Differences forced by the simulator, none of which changes a byte moved or an instruction run:
 tiles are placed by the compiler (no TASSIGN addresses); the gathered index tiles are int32
@@ -211,9 +215,11 @@ def golden(rows, seed=19, dtype="float32"):
 def run(rows=4800, profile=True, values=True, dtype="float32"):
     """Launch topk on rows x 1024 of dtype (gen_data's input) over 24 AI cores; returns (values,
     indices, profile or None)."""
-    if rows % (BLOCK_DIM * SINGLE_LOOP_ROW * 2):
-        raise ValueError(f"rows must be a multiple of {BLOCK_DIM * SINGLE_LOOP_ROW * 2} (Check<>'s "
-                         f"validRow % (SINGLE_LOOP_ROW * 2) == 0 on {BLOCK_DIM} cores), got {rows}")
+    if rows < 1 or rows % (BLOCK_DIM * SINGLE_LOOP_ROW * 2):
+        raise pto.ArgumentError(f"rows must be a multiple of {BLOCK_DIM * SINGLE_LOOP_ROW * 2} (Check<>'s "
+                                f"validRow % (SINGLE_LOOP_ROW * 2) == 0 on {BLOCK_DIM} cores), got {rows}",
+                                kernel="topk", hint=f"give a positive multiple of "
+                                f"{BLOCK_DIM * SINGLE_LOOP_ROW * 2} rows")
     data, idx, _, _ = golden(rows, dtype=dtype)
     dt, k = getattr(pto, dtype), TOPK_OF[dtype]
     src = pto.alloc_tensor(data.nbytes, dt)
