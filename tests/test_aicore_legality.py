@@ -595,3 +595,26 @@ def test_synccheck_reports_a_cross_core_signal_no_unit_took(make_kernels):
     both = body.replace("ALSO", "else:\n            pto.cross_core_wait_flag(2)")
     pto.launch(make_kernels(both).k, grid=(1,), args=(X, O), check="synccheck")
     pto.sync()
+
+
+def test_a_size_assigned_twice_is_a_run_time_value_and_the_hint_says_why(make_kernels):
+    """`rows = 5; rows = (rows + 7) // 8 * 8`: a variable assigned more than once is a scalar
+    register (its value is the last assignment's when the kernel runs), so alloc_tile's rows is
+    not a compile-time size although each value is a constant; the hint names that cause and
+    the mend (a name of its own), beside the usual ways of giving a size."""
+    mod = make_kernels('''
+@pto.kernel
+def k(X):
+    with pto.vector():
+        rows = 5
+        rows = (rows + 7) // 8 * 8
+        t = pto.alloc_tile(rows, 64, pto.float32)
+        pto.tload(t, X)
+''')
+    x = pto.alloc_tensor(8 * 64 * 4, pto.float32)
+    with pytest.raises(pto.CompileError, match="rows must be a positive integer known at compile time, not a "
+                                               r"value computed while the kernel runs \(int32\)") as info:
+        pto.launch(mod.k, grid=(1,), args=(x,))
+        pto.sync()
+    assert "assigned more than once holds a run-time value" in info.value.hint
+    assert "give the final one its own name" in info.value.hint

@@ -34,7 +34,7 @@ from .layout_builtins import check_tile_shape, check_window
 from .nz_windows import check_nz_use, nz_layout
 from .operand_forms import OperandForms, flag_given
 from .registry import LOWERINGS
-from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo
+from .values import NONE, Const, DTypeRef, Ptr, Text, TileInfo, Val
 from .vec_windows import is_vec_window, lower_vec_window
 from .warp_builtins import WARP_INTRINSICS, warp_intrinsic
 from ..ir.program import LocalBuffer
@@ -101,7 +101,9 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
         got = repr(v.value) if isinstance(v, Const) else self.value_kind(v)
         self.error(node, f"{what} must be a positive integer known at compile time, not {got}",
                    "use a literal, a module constant or a size-deciding kernel argument "
-                   "(the kernel is specialised on its value); give a run-time extent as valid=")
+                   "(the kernel is specialised on its value); give a run-time extent as valid="
+                   + ("; a variable assigned more than once holds a run-time value even when each "
+                      "value is a constant: give the final one its own name" if isinstance(v, Val) else ""))
 
     def _name(self, ast_value, default, node, what, allowed):
         if ast_value is None:
