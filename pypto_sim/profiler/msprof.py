@@ -32,7 +32,8 @@ total cycles" (hiascend PipeUtilization, atlasopdev_16_0099). Here, from the pro
   / clock, as msprof's aicore_time is per core), ratios = summed busy / summed total cycles.
 
 A row is one AI core's unit that ran an operation on one of its pipes (the vector units of a
-cube kernel do not run: they have none); ``core_id`` and ``unit`` (not msprof's)
+cube kernel do not run: they have none), or, in a kernel of scalar code alone, one that ran
+scalar instructions; ``core_id`` and ``unit`` (not msprof's)
 name it, and the other side's fields are None (N/A in the CSV, as msprof writes them). Not
 modelled, so left out: ``aic_icache_miss_rate``, ``aiv_icache_miss_rate`` (no instruction
 cache) and ``cube_utilization(%)``.
@@ -95,7 +96,10 @@ def _ran_a_pipe(row) -> bool:
 def op_summary_rows(prof) -> list:
     """The op_summary rows of a profile of an AI-core kernel (module docstring)."""
     mhz = prof.machine.clock_ghz * 1e3
-    units = [r for r in summary_rows(prof) if _ran_a_pipe(r)]
+    ran = summary_rows(prof)
+    # the units that ran pipe work; a kernel of scalar code alone ran none, and its units'
+    # scalar rows are then its only figures (msprof gives their time and scalar ratio)
+    units = [r for r in ran if _ran_a_pipe(r)] or ran
     aic = [r for r in units if r["unit"] == "AIC"]
     aiv = [r for r in units if r["unit"] != "AIC"]
     # the kind of task: by the units that ran pipe work, else by the units the kernel has code

@@ -156,7 +156,8 @@ def _init_units(p, now, st, ht, hk, hv, entry, seed_regs, regs, ready, producer,
         wst[g, 4] = 0
         for k in range(N_UV):
             uv[g, k] = 0
-        uv[g, U_CAUSE_PC] = -1
+        uv[g, U_NEXT] = now               # a later block's units start when it takes the core:
+        uv[g, U_CAUSE_PC] = -1            # its wait for the core is no stall of its first instruction
         uv[g, U_WAIT_GEN] = -1
         uv[g, U_WAITING_AT] = -1
         uv[g, U_T_CAUSE_PC] = -1
