@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..arguments import whole_number
+from ..dtypes import words_as_values
 from ..errors import ArgumentError, ProfileError
 from ..exec import gm
 from ..ir.program import C_AUX
@@ -426,7 +427,9 @@ class AICoreDebugContext(BreakpointList):
         dtype: values after every event before the stop, so the stopped instruction's inputs
         read as it reads them. A Vec tile lives in each vector core's UB: ``unit`` "AIV0" or
         "AIV1" (default: the stopped unit when it is a vector core, else AIV0); the cube's
-        spaces (Mat, Left, Right, Acc, Bias) are the AIC's. ``block``: default the stop's."""
+        spaces (Mat, Left, Right, Acc, Bias, Scaling) are the AIC's. An int64 tile (TSTORE_FP's
+        quant words) reads as the words' bits (dtypes.words_as_values). ``block``: default the
+        stop's."""
         buf = next((b for b in self.program.buffers if b.name == tile and b.rows), None)
         if buf is None:
             known = ", ".join(f"{b.name} ({b.space})" for b in self.program.buffers if b.rows) or "none"
@@ -446,7 +449,7 @@ class AICoreDebugContext(BreakpointList):
             values = np.zeros(len(words))
         else:
             values = mem[mem_row[b], 1 if u == 2 else 0][words]
-        return values.astype(buf.dtype.numpy).reshape(buf.rows, buf.cols)
+        return words_as_values(values, buf.dtype).reshape(buf.rows, buf.cols)   # int64: the words' bits
 
     def tensor(self, t) -> np.ndarray:
         """A tensor argument's contents at the stop (its DeviceTensor, variable or parameter

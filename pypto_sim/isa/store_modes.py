@@ -51,8 +51,9 @@ def decode_word(bits):
     pto-isa's CPU simulation reads it (include/pto/cpu/common.hpp extract_m1_from_quant<true>
     and quantize_element) and gen_data.py's extract_quant_params: M1, bits 31:13, is a float of
     1 sign, 8 exponent and 10 mantissa bits (a float32's bits with the low 13 mantissa bits
-    dropped), (-1)^s x (1 + m / 1024) x 2^(e - 127), 0.0 when e and m are 0, as a float32 (exact
-    for every e below 255, subnormal at e = 0; infinity at e = 255, 2^128 and above); the offset,
+    dropped), (-1)^s x (1 + m / 1024) x 2^(e - 127), +0.0 when e and m are 0 whatever s (the CPU
+    simulation returns 0.0f before it reads the sign), as a float32 (exact for every e below
+    255, subnormal at e = 0; infinity at e = 255, 2^128 and above); the offset,
     bits 45:37 (unsigned, 0..511), is added before a B8 result is rounded; the sign, bit 46,
     picks B8's saturation: QUANT_S8 ([-128, 127]) when set, else QUANT_U8 ([0, 255]).
     Every field lies below bit 63, so an arithmetic shift reads it as a logical one: numba
@@ -60,13 +61,11 @@ def decode_word(bits):
     m1 = (bits >> 13) & 0x7FFFF
     sign, exponent, mantissa = (m1 >> 18) & 1, (m1 >> 10) & 0xFF, m1 & 0x3FF
     if exponent == 0 and mantissa == 0:
-        scale = 0.0
+        scale = 0.0                       # +0.0: a set sign bit does not make it -0.0
     elif exponent == 0xFF:
-        scale = np.inf
+        scale = -np.inf if sign else np.inf
     else:
-        scale = (1.0 + mantissa / 1024.0) * 2.0 ** (int(exponent) - 127)
-    if sign:
-        scale = -scale
+        scale = (-1.0 if sign else 1.0) * (1.0 + mantissa / 1024.0) * 2.0 ** (int(exponent) - 127)
     return scale, float((bits >> 37) & 0x1FF), QUANT_S8 if (bits >> 46) & 1 else QUANT_U8
 
 
