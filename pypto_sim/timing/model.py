@@ -246,8 +246,8 @@ class LaunchSimulation(SteppingQueries):
         aicore = self.aicore
         lanes_here = 1 if aicore else min(32, self.block_lanes - w * 32)
         ws = WarpState(enc.n_regs, FULL_MASK if lanes_here == 32 else (1 << lanes_here) - 1)
-        if aicore:                       # as aicore_engine's _init_units: a later block's wait
-            ws.next_issue = env.now      # for its core is no stall of its first instruction
+        ws.next_issue = env.now          # as aicore_engine's _init_units: a later block's wait
+                                         # for its core is no stall of its first instruction
         for arg in self.prog.args:
             if arg.reg is not None:
                 ws.regs[self.prog.n_lane_slots + arg.reg.index, :] = self.scalars[arg.name]

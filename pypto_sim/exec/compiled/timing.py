@@ -72,6 +72,7 @@ def _init_block(p, now, cfg, st, ht, hk, hv, seed_regs, regs, ready, producer, w
         start_warp(wst[g], lanes, w)
         for k in range(N_WV):
             wv[g, k] = 0
+        wv[g, W_NEXT] = now         # a block that waited for a core: no stall of its first
         wv[g, W_CAUSE_PC] = -1
         wv[g, W_PEND_HEAD] = -1
         wv[g, W_PEND_TAIL] = -1
