@@ -166,7 +166,8 @@ def test_initcheck_bitmap_ranges_and_elements():
 def test_tload_and_tstore_windows_agree_with_the_reference(d):
     """gm_gather (TLOAD's GM read) and gm_scatter (TSTORE's write) of a 5 x 7 window, rows 9
     elements apart, from element 3 of a tensor at byte 512: the numba kernels (typed views for
-    float32, int32 and the 2-byte floats, gm_load / gm_store otherwise) and the reference's read
+    float32, the integers of 1, 2 and 4 bytes and the 2-byte floats, gm_load / gm_store
+    otherwise) and the reference's read
     and write the same values and bytes, specials included; bytes outside the window keep
     their values."""
     from pypto_sim.exec import reference

@@ -8,7 +8,7 @@ import numpy as np
 from numba import njit
 
 from .isa_constants import ITEMSIZE
-from .tiles import gm_gather, gm_scatter_mode
+from .gm_copy import gm_gather, gm_scatter_mode
 from ...isa.gm_index_modes import UNDEFINED, remap as _remap_py
 from ...isa.store_modes import ATOMIC_ADD as STORE_ATOMIC_ADD
 

@@ -19,8 +19,8 @@ from numba import njit
 
 from .isa_constants import ITEMSIZE
 from .matmul import matmul_bounds, matmul_round, tile_matmul
-from .tiles import (gm_gather, gm_scatter, gm_scatter_mode, tile_convert, tile_elementwise, tile_gather,
-                    tile_scatter, tile_store_quant, tile_store_quant_words)
+from .gm_copy import gm_gather, gm_scatter, gm_scatter_mode
+from .tiles import tile_convert, tile_elementwise, tile_gather, tile_scatter, tile_store_quant, tile_store_quant_words
 from .family_dispatch import family_kernel
 from .conv import tile_img2col
 from .aicore_engine import LG_BLOCK, LG_COLS, LG_G, LG_LAYOUT, LG_OFF, LG_PC, LG_ROWS, LG_RUN, LG_RUNS, LG_STRIDE
