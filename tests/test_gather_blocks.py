@@ -204,7 +204,8 @@ def test_the_numba_kernel_matches_the_reference(rows, blocks, item, pitch):
         outs = []
         for impl in (ex, reference):
             m = mem.copy()
-            outs.append((int(impl.tile_sort(m, dst, src, idx, -1, mode, pitch, rows, cols, bound, 300)), m))
+            outs.append((int(impl.tile_sort(m, dst, src, idx, -1, -1, -1, -1, mode, pitch, 0, 0, rows, cols, 0, bound,
+                                                    300)), m))
         assert outs[0][0] == outs[1][0] == (-1 if bad is None else bad[0] * cols + bad[1])
         np.testing.assert_array_equal(outs[0][1], outs[1][1])
         if bad is None:

@@ -229,7 +229,8 @@ def test_the_numba_kernel_matches_the_reference(rows, cols, pitch, bound):
         outs = []
         for impl in (ex, reference):
             m = mem.copy()
-            outs.append((int(impl.tile_sort(m, dst, src, idx, -1, 3 | INDEXED, -1, rows, cols, bound, pitch)), m))
+            outs.append((int(impl.tile_sort(m, dst, src, idx, -1, -1, -1, -1, 3 | INDEXED, -1, 0, 0, rows, cols, 0,
+                                                    bound, pitch)), m))
         assert outs[0][0] == outs[1][0] == (-1 if bad is None else bad[0] * cols + bad[1])
         np.testing.assert_array_equal(outs[0][1], outs[1][1])
         if bad is None:

@@ -43,9 +43,9 @@ Ported as A2/A3 runs them:
 
 Not ported:
 - TGATHERBTest (8 cases): pypto_sim has no TGATHERB.
-- TMRGSORTTest.case_multi1, case_multi2 (4 lists), case_exhausted2 (3 lists, exhausted) and
-  case_exhausted1 (2 lists, EXHAUSTED = true): pto.tmrgsort merges one list of blocks or two
-  lists, without the exhausted mode.
+- TMRGSORTTest.case_multi1, case_multi2, case_exhausted1 and case_exhausted2 (the multi-list
+  form): ported from pto-isa's on-device suite, which has them and two more, in
+  test_ptoisa_st_tmrgsort.py.
 - TEXTRACTTest.FpVariantSlicesSourceTile: TEXTRACT_FP (a Scaling fp tile) is not built.
 - TMOVTest's cases with a fractal Vec or Acc tile (SLayout RowMajor / ColMajor): pypto_sim
   has no SLayout (A2/A3 would refuse them at TLOAD / TSTORE as above).

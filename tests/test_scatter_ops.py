@@ -194,7 +194,8 @@ def test_the_numba_kernel_matches_the_reference(mode, k, rows, cols, sp, dp):
         outs = []
         for impl in (ex, reference):
             m = mem.copy()
-            outs.append((int(impl.tile_sort(m, dst, src, idx, -1, 3 | mode, k, rows, cols, sp, dp)), m))
+            outs.append((int(impl.tile_sort(m, dst, src, idx, -1, -1, -1, -1, 3 | mode, k, 0, 0, rows, cols, 0,
+                                                    sp, dp)), m))
         assert outs[0][0] == outs[1][0] == want
         np.testing.assert_array_equal(outs[0][1], outs[1][1])
 

@@ -159,7 +159,8 @@ def k(A, C):
             pto.pipe_barrier(pto.PIPE_V)
             pto.tmrgsort(t, d, 128)
             pto.pipe_barrier(pto.PIPE_V)
-            pto.tmrgsort(d, pto.tsubview(t, 0, 0, 1, 128), src1=pto.tsubview(t, 0, 128, 1, 128), tmp=g)
+            pto.tmrgsort(pto.tsubview(d, 0, 0, 1, 256), pto.tsubview(t, 0, 0, 1, 128),
+                         src1=pto.tsubview(t, 0, 128, 1, 128), tmp=g)
             pto.pipe_barrier(pto.PIPE_V)
             pto.tgather(o, pto.treshape(pto.tsubview(d, 0, 0, 1, 256), 1, 128, dtype=pto.int32), "P1010")
             pto.pipe_barrier(pto.PIPE_V)

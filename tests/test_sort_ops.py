@@ -251,7 +251,8 @@ def k(A, C):
             pto.pipe_barrier(pto.PIPE_V)
             pto.tmrgsort(t, d, 64)
             pto.pipe_barrier(pto.PIPE_V)
-            pto.tmrgsort(d, pto.tsubview(t, 0, 0, 1, 64), src1=pto.tsubview(t, 0, 64, 1, 64), tmp=g)
+            pto.tmrgsort(pto.tsubview(d, 0, 0, 1, 128), pto.tsubview(t, 0, 0, 1, 64),
+                         src1=pto.tsubview(t, 0, 64, 1, 64), tmp=g)
             pto.pipe_barrier(pto.PIPE_V)
             pto.tgather(s, pto.tsubview(d, 0, 0, 1, 128), "P0101")
             pto.pipe_barrier(pto.PIPE_V)
@@ -283,13 +284,14 @@ ti = pto.alloc_tile(1, 512, pto.uint32, loc=pto.Vec)
 d = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
 m = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
 g = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
+t = pto.alloc_tile(1, 16, pto.float32, loc=pto.Vec)
 o = pto.alloc_tile(1, 48, pto.float32, loc=pto.Vec)
 pad = pto.alloc_tile(1, 32, pto.float32, loc=pto.Vec)
 pto.tload(s, X)
 pto.tci(i, 0, ti)
 pto.tsort32(d, s, i, pad)
 pto.tload(m, X + 16)
-pto.tmrgsort(g, pto.tsubview(m, 0, 0, 1, 8), src1=pto.tsubview(m, 0, 8, 1, 8), tmp=d)
+pto.tmrgsort(g, pto.tsubview(m, 0, 0, 1, 8), src1=pto.tsubview(m, 0, 8, 1, 8), tmp=t)
 pto.tmov(pto.tsubview(o, 0, 0, 1, 16), d)
 pto.tmov(pto.tsubview(o, 0, 16, 1, 16), g)
 pto.tgather(pto.tsubview(o, 0, 32, 1, 8), d, "P0101")
@@ -335,7 +337,34 @@ def test_the_numba_sort_kernel_matches_the_reference(mode, k, rows, cols):
             # TGATHER (mode & 3 == 3) of plain words reads src's rows at a pitch wider than cols
             spitch = cols + 5 if mode & 3 == 3 and not mode & 4 and trial % 2 else 0
             dpitch = cols + 3 if mode & 32 and trial % 2 else 0
-            impl.tile_sort(m, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch)
+            k1 = cols - k if mode == 2 else 0          # two lists: src1 holds the rest, tmp at 4000
+            impl.tile_sort(m, dst, src, idx, src1, src1, src1, 4000, mode, k, k1, 0, rows, cols, cols, spitch,
+                           dpitch)
+            outs.append(m)
+        np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("sizes, dcols, exhausted", [((64, 64, 64, 64), 256, False), ((64, 32, 16, 0), 112, False),
+                                                     ((40, 64, 8, 0), 48, False), ((16, 32, 48, 64), 200, False),
+                                                     ((64, 64, 0, 0), 128, True), ((24, 64, 40, 0), 128, True),
+                                                     ((32, 8, 64, 16), 64, True)])
+def test_the_numba_merge_of_lists_matches_the_reference(sizes, dcols, exhausted):
+    """TMRGSORT_LISTS (mode 2) of both executors on 2 to 4 sorted lists of random pairs (small
+    integer values: many ties) at random places, into tmp, then dcols words of tmp into dst (more
+    than the merge wrote in some: tmp's old words): every word of memory identical. Exhausted
+    (mode bit 2048) stops the merge when one list runs out."""
+    ex = executor()
+    rng = np.random.default_rng(sum(sizes) + dcols)
+    for trial in range(4):
+        mem = rng.integers(-6, 6, 6000).astype(np.float64)
+        at = [1000 + 500 * b + int(rng.integers(0, 100)) for b in range(4)]
+        for lo, n in zip(at, sizes):
+            mem[lo:lo + n:2] = np.sort(mem[lo:lo + n:2])[::-1]
+        outs = []
+        for impl in (ex, reference):
+            m = mem.copy()
+            impl.tile_sort(m, 3000, at[0], -1, at[1], at[2], at[3], 4000, 2 | (2048 if exhausted else 0),
+                           sizes[0], sizes[1], sizes[2], 1, sum(sizes), dcols, 0, 0)
             outs.append(m)
         np.testing.assert_array_equal(outs[0], outs[1])
 

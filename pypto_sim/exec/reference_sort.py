@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..isa.sort_modes import (AXIS_COL, BLOCK_BYTES, GATHER_BLOCKS, INDEXED, MODE_F16, SCATTER, STRUCT_BYTES,
-                              TO_F32_BITS, TO_I32_BITS, block_words)
+from ..isa.sort_modes import (AXIS_COL, BLOCK_BYTES, EXHAUSTED, GATHER_BLOCKS, INDEXED, MODE_F16, SCATTER,
+                              STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS, block_words)
 from ..isa.tile_roles import gather_picks, gather_selects
 from .reference_values import word_pitch, words_grid
 
@@ -16,9 +16,10 @@ def _gather_mask(pattern, cols):
     return np.array([gather_selects(pattern, c) for c in range(cols)], bool)
 
 
-def _merge(lists):
+def _merge(lists, exhausted=False):
     """Merge sorted lists of (value, index) pairs: each step takes the head of the first list
-    whose value no earlier list's head exceeds (TMrgSort.hpp's strict compare)."""
+    whose value no earlier list's head exceeds (TMrgSort.hpp's strict compare); with exhausted,
+    the merge stops after the pair that empties its list."""
     at, out = [0] * len(lists), []
     while True:
         live = [b for b in range(len(lists)) if at[b] < len(lists[b])]
@@ -30,6 +31,8 @@ def _merge(lists):
                 best = b
         out.append(lists[best][at[best]])
         at[best] += 1
+        if exhausted and at[best] == len(lists[best]):
+            return np.array(out, np.float64).ravel()
 
 
 def _f32_of_bits(words):
@@ -67,10 +70,11 @@ def _first_outside(index, bound) -> int:
     return int(bad[0]) if len(bad) else -1
 
 
-def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
+def tile_sort(l1, dst, src, idx, src1, src2, src3, tmp, mode, k, k1, k2, rows, cols, dcols, spitch, dpitch):
     """The tile_sort family (isa/44_sort.toml) in numpy: TSORT32 (mode & 3 == 0) by an insertion
     sort on (value descending, index ascending), which places a NaN where it arrives (nothing
-    compares before or after it); TMRGSORT (1) and TMRGSORT_LISTS (2) by _merge; TGATHER (3) by a
+    compares before or after it); TMRGSORT (1) by _merge, TMRGSORT_LISTS (2) by _merge of its four
+    lists (k, k1, k2, cols - k - k1 - k2 words) into tmp, whose first dcols words dst gets; TGATHER (3) by a
     boolean mask over src's rows spitch words apart (<= 0: cols), or with AXIS_COL the rows the
     pattern picks into dst's rows dpitch apart, or with INDEXED (TGATHER_IDX) src's words the
     index tile names, or with GATHER_BLOCKS (TGATHERB) src's 32-byte blocks at the offsets' bytes; the
@@ -113,8 +117,11 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
         if out:
             l1[dst:dst + n] = np.concatenate(out)
     elif op == 2:
-        out = _merge([l1[src:src + k].reshape(-1, width), l1[src1:src1 + cols - k].reshape(-1, width)])
-        l1[dst:dst + cols] = out
+        sizes = (k, k1, k2, cols - k - k1 - k2)
+        lists = [l1[at:at + n].reshape(-1, width) for at, n in zip((src, src1, src2, src3), sizes) if n > 0]
+        out = _merge(lists, bool(mode & EXHAUSTED))
+        l1[tmp:tmp + len(out)] = out
+        l1[dst:dst + dcols] = l1[tmp:tmp + dcols].copy()
     elif mode & AXIS_COL:
         times = gather_picks(k)
         offset = next(r for r in range(times) if gather_selects(k, r))

@@ -1,5 +1,5 @@
 """Lowering of the sort family on typed Vec tiles (isa/44_sort.toml): pto.tsort32,
-pto.tmrgsort (PTO-ISA's two forms: blocks of one list, or two lists) and the mask-pattern
+pto.tmrgsort (PTO-ISA's two forms: blocks of one list, or 2 to 4 lists) and the mask-pattern
 pto.tgather, on float32 or float16 tiles (8-byte (value, index) structures; TGATHER also reads
 an int32 view of float16 words, pto.treshape(..., dtype=pto.int32), and moves the bits of 32-bit
 words between float32 and int32 tiles), with the checks of
@@ -13,8 +13,8 @@ registry.py's LOWERINGS.
 from __future__ import annotations
 
 from .. import dtypes
-from ..isa.sort_modes import (AXIS_COL, BLOCK_BYTES, GATHER_BLOCKS, INDEXED, ITEM_SHIFT, MODE_F16, SCATTER, SORT_MODES,
-                              STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS)
+from ..isa.sort_modes import (AXIS_COL, BLOCK_BYTES, EXHAUSTED, GATHER_BLOCKS, INDEXED, ITEM_SHIFT, MODE_F16, SCATTER,
+                              SORT_MODES, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS)
 from ..isa.tile_roles import GATHER_PATTERNS, gather_picks, gather_selects
 from .mask_builtins import share_words
 from .registry import LOWERINGS
@@ -36,11 +36,13 @@ def _sort_valid(comp, t, node, call):
     return int(vr.value), int(vc.value)
 
 
-def _sort_emit(comp, name, node, tiles, k, rows, cols, dtype, comment, half=False, bits=0, spitch=0, dpitch=0):
+def _sort_emit(comp, name, node, tiles, k, rows, cols, dtype, comment, half=False, bits=0, spitch=0, dpitch=0,
+               extra=None):
     """Emit `name` over tiles with the kernel's mode (| MODE_F16 for float16 words, | bits:
     TGATHER's TO_I32_BITS or TO_F32_BITS, and AXIS_COL) and the k, rows, cols (and TGATHER's
-    spitch and dpitch: src's and dst's row pitches, 0 dense) operands. Only TGATHER's src may be
-    an int32 view of float16 words."""
+    spitch and dpitch: src's and dst's row pitches, 0 dense; extra: other value operands by name,
+    TMRGSORT_LISTS' k1, k2 and dcols) operands. Only TGATHER's src may be an int32 view of float16
+    words."""
     spec = comp.isa[name]
     ops = []
     for o in spec.value_operands:
@@ -49,7 +51,7 @@ def _sort_emit(comp, name, node, tiles, k, rows, cols, dtype, comment, half=Fals
             ops.append(comp.tile_base(tiles[o.name], node, f"pto.{spec.builtin}: {o.name}", reinterpreted)[0])
         else:
             value = {"mode": SORT_MODES[name] | (MODE_F16 if half else 0) | bits, "k": k, "rows": rows,
-                     "cols": cols, "spitch": spitch, "dpitch": dpitch}[o.name]
+                     "cols": cols, "spitch": spitch, "dpitch": dpitch, **(extra or {})}[o.name]
             ops.append(comp._int_operand(Const(value, dtypes.int32), node, o.name))
     comp.emit(name, None, tuple(ops), dtype, node, aux=comp.tile_aux())
     comp.instrs[-1].comment = comment
@@ -111,41 +113,19 @@ def lower_tsort32(comp, node, args):
 
 @LOWERINGS.lowering("tmrgsort")
 def lower_tmrgsort(comp, node, args):
-    """TMRGSORT(dst, src, block_len) or TMRGSORT(dst, src0, src1=, tmp=): TMrgSort.hpp."""
+    """TMRGSORT(dst, src, block_len) or TMRGSORT(dst, executedNumList, tmp, src0, src1[, src2[,
+    src3]]) as pto.tmrgsort(dst, src0, src1=, src2=, src3=, tmp=, exhausted=): TMrgSort.hpp."""
     call = "pto.tmrgsort"
     if args["src1"] is not NONE:
-        if args["block_len"] is not NONE:
-            comp.error(node, f"{call}: give block_len (one list of blocks) or src1 (two lists), not both")
-        spec = comp.isa["TMRGSORT_LISTS"]
-        t = _sort_tiles(comp, spec, node, {"dst": args["dst"], "src": args["src"], "src1": args["src1"]})
-        if args["tmp"] is not NONE:
-            comp.typed_tile(args["tmp"], node, spec, "dst", f"{call}: tmp")
-        dst, s0, s1 = t["dst"], t["src"], t["src1"]
-        width = _structure_words(comp, node, call, dst, s0, s1)
-        n = []
-        for v in (dst, s0, s1):
-            r, c = _sort_valid(comp, v, node, call)
-            if r != 1 or c % width:
-                comp.error(node, f"{call}: '{v.name}' must be one row of (value, index) structures "
-                                 f"of {width} words (TMRGSORT: tile rows must be 1), not {r} x {c} valid")
-            n.append(c)
-        if n[0] < n[1] + n[2]:
-            comp.error(node, f"{call}: '{dst.name}' has {n[0]} valid words, fewer than the {n[1] + n[2]} "
-                             "of the two lists")
-        if args["tmp"] is not NONE:
-            # A2/A3 merges into tmp, then copies it to dst (TMrgSort.hpp MovUb2Ub): tmp takes
-            # the merged words. (The values here go straight to dst: tmp's words are not
-            # written, so racecheck does not see it.)
-            tmp = args["tmp"]
-            words = tmp.tile.rows * tmp.tile.cols
-            if words < n[1] + n[2]:
-                comp.error(node, f"{call}: tmp '{tmp.name}' holds {words} words, fewer than the "
-                                 f"{n[1] + n[2]} merged words A2/A3 writes to it before copying them "
-                                 f"to '{dst.name}' (TMrgSort.hpp)", "give tmp a row of at least the "
-                                 "two lists' words")
-        _sort_emit(comp, "TMRGSORT_LISTS", node, t, n[1], 1, n[1] + n[2], dst.dtype,
-                   f"{dst.name} <- merge({s0.name}, {s1.name})", half=width == STRUCT_BYTES // 2)
-        return
+        return _merge_lists(comp, node, call, args)
+    for name in ("src2", "src3", "tmp"):
+        if args[name] is not NONE:
+            comp.error(node, f"{call}: {name} belongs to the multi-list form, which takes src1 too "
+                             "(pto.tmrgsort(dst, src0, src1=, src2=, src3=, tmp=))")
+    exhausted = args["exhausted"]
+    if exhausted is not NONE and not (isinstance(exhausted, Const) and exhausted.value is False):
+        comp.error(node, f"{call}: exhausted belongs to the multi-list form; the one-list form merges its blocks "
+                         "without suspension (TMRGSORT.md: \"No exhausted parameter\")")
     spec = comp.isa["TMRGSORT"]
     t = _sort_tiles(comp, spec, node, {"dst": args["dst"], "src": args["src"]})
     dst, src = t["dst"], t["src"]
@@ -163,6 +143,72 @@ def lower_tmrgsort(comp, node, args):
         comp.error(node, f"{call}: '{dst.name}' must hold the {cols} words of '{src.name}'")
     _sort_emit(comp, "TMRGSORT", node, t, block, 1, cols, dst.dtype,
                f"{dst.name} <- mrgsort({src.name}, {block})", half=width == STRUCT_BYTES // 2)
+
+
+def _merge_lists(comp, node, call, args):
+    """TMRGSORT's multi-list form: A2/A3 TMrgSort.hpp's CheckStatic, CheckOverMemory and
+    PTO_ASSERTs (lines 164-277, cited by their messages) and TMRGSORT.md's tmp size as compile
+    errors. The record names src1 for an absent src2 and src3, src2 for an absent src3, as
+    TMRGSORT_IMPL passes them (their list lengths are 0); tmp is written (the merge), then dst
+    (tmp's first dcols words)."""
+    spec, where = comp.isa["TMRGSORT_LISTS"], "include/pto/npu/a2a3/TMrgSort.hpp"
+    if args["block_len"] is not NONE:
+        comp.error(node, f"{call}: give block_len (one list of blocks) or src1 (2 to 4 lists), not both")
+    if args["src3"] is not NONE and args["src2"] is NONE:
+        comp.error(node, f"{call}: src3 without src2; pto-isa's forms merge src0, src1[, src2[, src3]]")
+    if args["tmp"] is NONE:
+        comp.error(node, f"{call}: the multi-list form takes tmp, the tile vmrgsort4 merges into before the copy to "
+                         f"dst (TMRGSORT(dst, executedNumList, tmp, src0, src1, ...), {where})",
+                   "pass tmp= a 1-row tile of at least the lists' words (GETMRGSORTTMPSIZE)")
+    exhausted = args["exhausted"]
+    if exhausted is not NONE and not (isinstance(exhausted, Const) and isinstance(exhausted.value, bool)):
+        comp.error(node, f"{call}: exhausted must be True or False, known when the kernel compiles (a template "
+                         "parameter of TMRGSORT)")
+    names = [n for n in ("src", "src1", "src2", "src3") if args[n] is not NONE]
+    t = _sort_tiles(comp, spec, node, {n: args[n] for n in ["dst", "tmp"] + names})
+    dst, tmp, lists = t["dst"], t["tmp"], [t[n] for n in names]
+    if dst.dtype not in (dtypes.float32, dtypes.float16):
+        comp.error(node, f"{call}: '{dst.name}' holds {dst.dtype} (\"TMrgsort: Unsupported data type! Supported "
+                         f"types is half/float\", {where})")
+    for v in [tmp] + lists:
+        if v.dtype != dst.dtype:
+            comp.error(node, f"{call}: '{v.name}' holds {v.dtype} and '{dst.name}' {dst.dtype} (\"TMrgsort: "
+                             f"Destination and Source tile data types must be the same.\", {where})")
+    width = STRUCT_BYTES // dst.dtype.itemsize
+    n = []
+    for v in [dst, tmp] + lists:
+        r, c = _sort_valid(comp, v, node, call)
+        if r != 1 or c % width or c == 0:
+            comp.error(node, f"{call}: '{v.name}' must be one row of (value, index) structures of {width} words "
+                             f"(\"TMrgsort: the row of Destination and Source tile must be 1.\", {where}), not "
+                             f"{r} x {c} valid")
+        n.append(c)
+    dcols, tcols, sizes = n[0], n[1], n[2:]
+    total, item = sum(sizes), dst.dtype.itemsize
+    if (total + tcols) * item >= 196608:
+        comp.error(node, f"{call}: the lists' {total} words and tmp's {tcols} take {(total + tcols) * item} "
+                         f"bytes (\"ERROR: Total memory usage exceeds UB limit!\": under UB_SIZE 196608, {where})")
+    words = tmp.tile.rows * tmp.tile.cols
+    if words < total:
+        comp.error(node, f"{call}: tmp '{tmp.name}' holds {words} words, fewer than the {total} merged words "
+                         f"A2/A3 writes to it before copying them to '{dst.name}' ({where}; TMRGSORT.md: tmp Cols "
+                         "at least the sum of the sources')", "give tmp a row of at least the lists' words")
+    if words < dcols:
+        comp.error(node, f"{call}: '{dst.name}' has {dcols} valid words and tmp '{tmp.name}' holds {words}; "
+                         f"MovUb2Ub copies dst's valid words from tmp ({where})")
+    for v in [dst] + lists:
+        if share_words(tmp, v):
+            comp.error(node, f"{call}: tmp '{tmp.name}' shares words with '{v.name}'; vmrgsort4 writes the merge "
+                             f"into tmp while it reads the lists, and MovUb2Ub copies tmp to dst ({where})",
+                       "give tmp words of its own")
+    while len(names) < 4:                 # TMRGSORT_IMPL passes the last list for the absent ones
+        t[("src", "src1", "src2", "src3")[len(names)]] = t[names[-1]]
+        names.append(names[-1])
+    sizes += [0] * (4 - len(sizes))
+    mode = EXHAUSTED if isinstance(exhausted, Const) and exhausted.value is True else 0
+    _sort_emit(comp, "TMRGSORT_LISTS", node, t, sizes[0], 1, total, dst.dtype,
+               f"{dst.name} <- merge({', '.join(v.name for v in lists)}){' exhausted' if mode else ''}",
+               half=width == STRUCT_BYTES // 2, bits=mode, extra={"k1": sizes[1], "k2": sizes[2], "dcols": dcols})
 
 
 @LOWERINGS.lowering("tgather")

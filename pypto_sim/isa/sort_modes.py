@@ -23,6 +23,10 @@ GATHER_BLOCKS, TGATHERB (A2/A3 TGatherB.hpp): dst's rows x cols in 32-byte block
 the 32 bytes of src at the byte offset idx(i, j) (the offset rows k words apart), dst's rows dpitch
 words apart, src's spitch words the bound; bits ITEM_SHIFT.. hold log2 of the element size, so a
 block is 32 >> that many words (block_words).
+TMRGSORT_LISTS merges 2 to 4 lists, src, src1, src2 and src3 of k, k1, k2 and cols - k - k1 - k2
+words (0 for a list the call does not have), into tmp, then copies tmp's first dcols words to dst;
+with EXHAUSTED (pto-isa's TMRGSORT<..., exhausted = true>, vmrgsort4's Xt[12]) the merge stops
+after the structure that empties one of its lists.
 """
 SORT_MODES = {"TSORT32": 0, "TMRGSORT": 1, "TMRGSORT_LISTS": 2, "TGATHER": 3, "TGATHER_IDX": 3, "TSCATTER": 3,
               "TSCATTER_COL": 3, "TSCATTER_IDX": 3, "TGATHERB": 3}
@@ -36,6 +40,7 @@ STRUCT_BYTES = 8
 GATHER_BLOCKS = 256
 ITEM_SHIFT = 9
 BLOCK_BYTES = 32
+EXHAUSTED = 2048
 
 
 def block_words(mode):

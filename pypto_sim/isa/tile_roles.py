@@ -225,11 +225,12 @@ FAMILY_ROLES = {
                                    unchainable="its layouts and shapes are the ConvTiles', which a chain over "
                                                "one tile's rows does not have"),
     # TSORT32, TMRGSORT, TMRGSORT_LISTS, TGATHER, TGATHER_IDX (isa/44_sort.toml): rows x cols of
-    # src's words; TGATHER_IDX's tmp its scratch, and its kernel returns the first index it refuses
-    "tile_sort": FamilyRoles("dst", ("src", "idx", "src1"), ("rows", "cols"), ("src",), scratch="tmp",
-                             kernel="tile_sort", faults=True,
-                             args=("l1", "dst", "src", "idx", "src1", "mode", "k", "rows", "cols", "spitch",
-                                   "dpitch"),
+    # src's words; tmp the scratch of TGATHER_IDX and of TMRGSORT_LISTS (which merges its 2 to 4
+    # lists into it), and the kernel returns the first index TGATHER_IDX refuses
+    "tile_sort": FamilyRoles("dst", ("src", "idx", "src1", "src2", "src3"), ("rows", "cols"), ("src",),
+                             scratch="tmp", kernel="tile_sort", faults=True,
+                             args=("l1", "dst", "src", "idx", "src1", "src2", "src3", "tmp", "mode", "k", "k1",
+                                   "k2", "rows", "cols", "dcols", "spitch", "dpitch"),
                              unchainable="its merges take one row of sorted blocks"),
     # TCI (isa/46_sequence.toml): one row of cols integers, tmp its vector path's scratch
     "tile_ci": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), scratch="tmp", kernel="tile_ci",

@@ -18,8 +18,8 @@ limit of float64 words, not the device's (which moves all 32 bits).
 import numpy as np
 from numba import njit
 
-from ...isa.sort_modes import (AXIS_COL, BLOCK_BYTES, GATHER_BLOCKS, INDEXED, MODE_F16, SCATTER, STRUCT_BYTES,
-                                TO_F32_BITS, TO_I32_BITS, block_words as _block_words_py)
+from ...isa.sort_modes import (AXIS_COL, BLOCK_BYTES, EXHAUSTED, GATHER_BLOCKS, INDEXED, MODE_F16, SCATTER,
+                                STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS, block_words as _block_words_py)
 from .gm_bytes import ieee_decode, ieee_encode
 from .scalars import row_pitch, wrap_i32
 
@@ -57,7 +57,7 @@ def _put_structure(out, at, v, i, width):
 
 
 @njit(cache=True, error_model="numpy")
-def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
+def tile_sort(l1, dst, src, idx, src1, src2, src3, tmp, mode, k, k1, k2, rows, cols, dcols, spitch, dpitch):
     """The tile_sort family (isa/44_sort.toml) on float64 words; every source word is read
     before dst is written. mode & 3 picks the instruction; mode & MODE_F16 marks float16 words
     (structures of 4 words, or TGATHER's int32 view of word pairs). mode 0 TSORT32: each run of
@@ -65,8 +65,9 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
     index row) insertion-sorted (stable) into structures, 2 or 4 x cols words a row. mode 1
     TMRGSORT: each whole group of 4 blocks of k words of the cols words of src merged by value (a
     later block wins only when strictly greater) into dst at the group's place. mode 2
-    TMRGSORT_LISTS: the sorted structures of src (k words) and src1 (cols - k) merged into dst,
-    src first on ties. mode 3 TGATHER: the words of each row whose column pattern k selects
+    TMRGSORT_LISTS: the sorted structures of src, src1, src2 and src3 (k, k1, k2 and
+    cols - k - k1 - k2 words) merged into tmp (_merge_lists), then tmp's first dcols words copied
+    to dst. mode 3 TGATHER: the words of each row whose column pattern k selects
     (1 P0101, 2 P1010, 3 P0001, 4 P0010, 5 P0100, 6 P1000, 7 P1111), packed into dst one after
     another across rows; with MODE_F16 the same over the row's cols / 2 int32 elements, each two
     half words' bits (low first). Then TO_I32_BITS: each picked float32 word becomes the int32 of
@@ -124,19 +125,8 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
         for e in range(n):
             l1[dst + e] = out[e]
     elif op == 2:
-        out = np.empty(max(cols, 1), np.float64)
-        a, b = 0, 0
-        for o in range(0, cols, width):
-            if b >= cols - k or (a < k and not l1[src1 + b] > l1[src + a]):
-                for q in range(width):
-                    out[o + q] = l1[src + a + q]
-                a += width
-            else:
-                for q in range(width):
-                    out[o + q] = l1[src1 + b + q]
-                b += width
-        for e in range(cols):
-            l1[dst + e] = out[e]
+        _merge_lists(l1, dst, src, src1, src2, src3, tmp, (mode & EXHAUSTED) != 0, k, k1, k2, cols - k - k1 - k2,
+                     dcols, width)
     elif mode & AXIS_COL:
         sp, dp = row_pitch(spitch, cols), row_pitch(dpitch, cols)
         out = np.empty(max(rows * cols, 1), np.float64)
@@ -175,6 +165,39 @@ def tile_sort(l1, dst, src, idx, src1, mode, k, rows, cols, spitch, dpitch):
         for e in range(n):
             l1[dst + e] = out[e]
     return np.int64(-1)
+
+
+@njit(cache=True, error_model="numpy")
+def _merge_lists(l1, dst, s0, s1, s2, s3, tmp, exhausted, n0, n1, n2, n3, dcols, width):
+    """TMRGSORT_LISTS (A2/A3 TMrgSort.hpp): the lists of n0..n3 words at s0..s3 merged by value,
+    descending, each step taking the head of the first list whose value no later list's head
+    exceeds (cpu/TMrgSort.hpp's strict compare: the lower list wins a tie), into tmp (vmrgsort4);
+    with `exhausted`, stopping after the structure that empties its list. Then tmp's first
+    dcols words are copied to dst (MovUb2Ub): all sources are read before tmp is written."""
+    total = n0 + n1 + n2 + n3
+    out = np.empty(max(total, 1), np.float64)
+    base = np.array([s0, s1, s2, s3], np.int64)
+    size = np.array([n0, n1, n2, n3], np.int64)
+    at = np.zeros(4, np.int64)
+    o = 0
+    while o < total:
+        pick = -1
+        best = 0.0
+        for b in range(4):
+            if at[b] < size[b]:
+                v = l1[base[b] + at[b]]
+                if pick < 0 or v > best:
+                    pick, best = b, v
+        for q in range(width):
+            out[o + q] = l1[base[pick] + at[pick] + q]
+        at[pick] += width
+        o += width
+        if exhausted and at[pick] >= size[pick]:
+            break
+    for e in range(o):
+        l1[tmp + e] = out[e]
+    for e in range(dcols):
+        l1[dst + e] = l1[tmp + e]
 
 
 @njit(cache=True, error_model="numpy")
