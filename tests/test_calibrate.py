@@ -70,7 +70,8 @@ def test_every_instruction_is_covered_and_the_gaps_are_listed_with_reasons():
     operation) and of the AI core's tile instructions (hidden behind their pipes), and both fields
     of the tile views TRESHAPE and TSUBVIEW (scalar-unit bindings the AI-core benchmarks do not
     time), of CHECK (the run-time form of a compile-time rule, emitted only in AI-core code) and of
-    the indexed GM transfers MGATHER / MSCATTER (priced from their headers' loops, not timed)."""
+    the indexed GM transfers MGATHER / MSCATTER (priced from their headers' loops, not timed) and of
+    TPREFETCH (TLOAD's rows: each record one of its header's DMAs, priced as a TLOAD of its bytes)."""
     no_latency = {"ALLOC_LOCAL", "LOCAL_ARRAY", "LOCAL_STORE", "BARRIER", "FENCE", "IF", "ELSE", "ENDIF", "LOOP", "BRK_UNLESS", "BREAK",
                   "CONTINUE", "LOOP_CONT", "ENDLOOP", "RET", "EXIT", "WAIT_ALL", "SET_FLAG", "WAIT_FLAG"}
     held_pipe = {"MMA"} | {s.name for s in pto.instructions()
@@ -85,7 +86,7 @@ def test_every_instruction_is_covered_and_the_gaps_are_listed_with_reasons():
                 | {(n, "issue_interval") for n in AICORE_INSTRUCTIONS}
                 | {(n, "latency") for n in aicore_v | aicore_sync | vec_windows
                    | {"TSTORE_ACC", "TIMG2COL", "TSTORE_FP", "TMOV_M2S"}}
-                | {(n, f) for n in ("TRESHAPE", "TSUBVIEW", "CHECK", *GM_INDEX_INSTRUCTIONS,
+                | {(n, f) for n in ("TRESHAPE", "TSUBVIEW", "CHECK", "TPREFETCH", *GM_INDEX_INSTRUCTIONS,
                                     *SCALAR_MEMORY_INSTRUCTIONS)
                    for f in ("latency", "issue_interval")})
     assert set(UNCOVERED) == expected
@@ -94,6 +95,7 @@ def test_every_instruction_is_covered_and_the_gaps_are_listed_with_reasons():
     for spec in pto.instructions():
         measured = [f for f in ("latency", "issue_interval") if status[(spec.name, f)] == "covered"]
         unmeasured = {"EXIT", "TSTORE_ACC", "TSTORE_FP", "TMOV_M2S", "TIMG2COL", "TRESHAPE", "TSUBVIEW", "CHECK",
+                      "TPREFETCH",
                       *GM_INDEX_INSTRUCTIONS,
                       *SCALAR_MEMORY_INSTRUCTIONS}
         assert measured or spec.name in unmeasured | aicore_v | aicore_sync | vec_windows, spec.name

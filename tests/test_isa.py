@@ -370,6 +370,7 @@ def aicore(h, f, ix):
         pto.mgather(gd, f, ge, 64, coalesce='elem', oob='zero')
         pto.mscatter(f, gd, gx, 8, atomic='add')
         pto.mscatter(f, gd, ge, 64, coalesce='elem', oob='skip')
+        pto.tprefetch(gd, f)
 '''
 
 

@@ -746,6 +746,9 @@ AICORE_VALUE_TESTED = {"TEXTRACT", "TEXTRACT_V2V", "TINSERT_V2V",
                        # moves words: float32 / bfloat16 NaN payloads (signalling ones quieted) and
                        # every float16 word in tests/test_ptoisa_npu_textract_nz.py
                        "TEXTRACT_ND2NZ",
+                       # TLOAD's kernel moves words: NaN payloads, infinities and -0.0 bit for bit in
+                       # tests/test_tprefetch.py (test_a_prefetch_moves_special_values_bit_for_bit)
+                       "TPREFETCH",
                        # the scalar broadcast onto a Mat tile: TEXPANDS' rounding, the tile_alu
                        # kernel's (tests/test_tile_differential.py runs it on special values)
                        "TEXPANDS_MAT",

@@ -38,7 +38,11 @@ TILE_COL_REDUCE = [s for s in ISA.specs if s.family == "tile_col_reduce"]
 TILE_COL_EXPAND_OP = [s for s in ISA.specs if s.family == "tile_col_expand_op"]
 TILE_MASK = [s for s in ISA.specs if s.family in ("tile_cmp", "tile_sel")]
 # the instructions of the other value-computing tile families, each tested by hand below
-HAND_TESTED = {"tile_load": {"TLOAD"}, "tile_store": {"TSTORE"}, "tile_mma": {"MMA"},
+HAND_TESTED = {"tile_load": {"TLOAD",
+                             # TLOAD-shaped DMAs through tile_load's kernels: both executors against
+                             # hand-derived values in tests/test_tprefetch.py
+                             "TPREFETCH"},
+               "tile_store": {"TSTORE"}, "tile_mma": {"MMA"},
                "tile_expand": {"TROWEXPAND"}, "tile_col_expand": {"TCOLEXPAND"},
                "tile_fillpad": {"TFILLPAD", "TFILLPAD_INPLACE", "TFILLPAD_EXPAND"},
                "tile_row_arg": {"TROWARGMAX", "TROWARGMIN"}, "tile_col_arg": {"TCOLARGMAX", "TCOLARGMIN"},

@@ -114,6 +114,11 @@ UNCOVERED.update({(name, field): (
     f"{name} is priced from A2/A3's MGather.hpp / MScatter.hpp loops (the CCE mock's DMA bandwidths, TLOAD's "
     "and TSTORE's latencies, or an assumed scalar loop); its GM addresses come from its indices, and no "
     "microbenchmark times it") for name in GM_INDEX_INSTRUCTIONS for field in ("latency", "issue_interval")})
+# TPREFETCH (isa/57_prefetch.toml): each record is one of the header's DMAs, priced as a TLOAD of its bytes
+UNCOVERED.update({("TPREFETCH", field): (
+    "TPREFETCH's rows are TLOAD's (each record is one TLoadInstrGm2ub of A2/A3's TPrefetch.hpp, priced as a "
+    "TLOAD into UB of its bytes); it runs in AI-core kernels only and no microbenchmark times it apart from "
+    "TLOAD, whose fields the tload benchmarks measure") for field in ("latency", "issue_interval")})
 # the AI core's scalar unit on UB and GM (isa/56_scalar_memory.toml)
 SCALAR_MEMORY_INSTRUCTIONS = tuple(s.name for s in load_isa().specs if s.family == "scalar_mem")
 UNCOVERED.update({(name, field): (

@@ -394,8 +394,9 @@ class TileOp:
     def first_unwritten(self, init):
         """initcheck: the element index of the first GM element a load (or an atomic add, which
         reads what it adds to) reads that was never written (its window's elements, run after
-        run), or None (also for any other op)."""
-        if init is None or self.gm is None or self.gm[5] == GM_WRITE:
+        run), or None (also for any other op). A TPREFETCH reads as a TLOAD does but is not
+        reported: the device only warms its cache and its dst is temporary (docs/aicore.md)."""
+        if init is None or self.gm is None or self.gm[5] == GM_WRITE or self.spec.name == "TPREFETCH":
             return None
         slot, off, runs, run, pitch, _access, item = self.gm
         elements = gm.window_elements(off, runs, run, pitch)

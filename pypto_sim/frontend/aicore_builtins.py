@@ -168,6 +168,10 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
                     "into a Vec tile on a vector core")
         if spec.family == "tile_mma":
             return "textract / tmov the operands from Mat into Left and Right tiles first"
+        if spec.name == "TPREFETCH":
+            return ("A2/A3's TPREFETCH copies into a UB tile only (include/pto/npu/a2a3/TPrefetch.hpp "
+                    "TPrefetchDoCopy: TLoadInstrGm2ub to the tile's __ubuf__ address); prefetch into a Vec tile "
+                    "on a vector core, or tload the Mat tile")
         if spec.name == "TLOAD" and loc == "Bias":
             return (f"A2/A3's TLOAD has no Bias destination: static_assert \"{TLOAD_DST_ASSERT}\" "
                     f"({TLOAD_DST_SOURCE}); tload the bias row into a Mat tile (16 x n, valid=(1, n)) "

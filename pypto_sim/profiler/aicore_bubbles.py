@@ -299,12 +299,12 @@ class _Attributor:
         u = unit
         pc = int(u.pc[j])
         name = self.names[pc]
-        if name not in ("TLOAD", "TSTORE", "TSTORE_ACC"):
+        if name not in ("TLOAD", "TPREFETCH", "TSTORE", "TSTORE_ACC"):
             return []
         c, s = int(u.complete[j]), int(u.start[j])
         shared = int(u.shared[j])
         missed = int(u.missed[j])
-        own = max(0, c - shared - int(moving_start(s, self.lat[pc], name == "TLOAD", missed,
+        own = max(0, c - shared - int(moving_start(s, self.lat[pc], name in ("TLOAD", "TPREFETCH"), missed,
                                                    self.miss_extra)))
         at = self._at(pc)
         segs = []

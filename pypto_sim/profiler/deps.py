@@ -17,7 +17,7 @@ import numpy as np
 from ..timing.records import CAUSE
 
 # instructions whose completion includes an HBM transfer (bandwidth and link contention)
-HBM_INSTRUCTIONS = frozenset({"LOAD", "STORE", "FMA_STORE", "TLOAD", "TSTORE"})
+HBM_INSTRUCTIONS = frozenset({"LOAD", "STORE", "FMA_STORE", "TLOAD", "TPREFETCH", "TSTORE"})
 _SCAN = 8          # how many earlier records with the same pc to try for the exact completion
 
 

@@ -1,7 +1,7 @@
 """Memory traffic of an AI-core launch over time: GM, L2 and HBM bytes per cycle, bucketed,
 from the records (the trace's counter tracks).
 
-A transfer (TLOAD: GM -> L1/UB, a read; TSTORE / TSTORE_ACC: to GM, a write) first pays its
+A transfer (TLOAD, TPREFETCH: GM -> L1/UB, a read; TSTORE / TSTORE_ACC: to GM, a write) first pays its
 fixed latency (the machine table's, less the L2's miss extra when a load found every line in
 the L2: records.why_fields' ``missed`` is 0) and then moves its bytes until it completes
 (exec/compiled/aicore_steps.py's tile_dispatch: complete = start + fixed - saving + busy).
@@ -22,7 +22,7 @@ import numpy as np
 
 from ..timing.records import why_fields, why_hbm_read_bytes
 
-READS = ("TLOAD",)
+READS = ("TLOAD", "TPREFETCH")        # a prefetch reads GM as a TLOAD does
 WRITES = ("TSTORE", "TSTORE_ACC")
 MAX_BUCKETS = 512
 

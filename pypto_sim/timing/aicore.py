@@ -23,7 +23,8 @@ does around them: the SimPy processes' waits, the values, the race check and the
 Costs (machine table; sources there):
 - TLOAD GM -> Mat / Vec (MTE2): latency + bytes over the unit's GM->L1 / GM->UB link, the L2's
   chip link and, for the lines that miss in L2, HBM's chip link; latency less the L2's miss
-  extra when every line hits (timing/l2.py).
+  extra when every line hits (timing/l2.py). Each TPREFETCH record (one DMA of the header's) is
+  a TLOAD into Vec of its bytes (family tile_load), its lines kept in the L2 as a TLOAD's.
 - TSTORE Vec / Mat -> GM (MTE3): latency + bytes over the UB->GM / L1->GM link and HBM.
 - Both transfers hold their pipe only while their bytes are issued (the next transfer starts
   then; the data lands a latency later) and retire in order: a transfer completes no earlier
