@@ -282,17 +282,19 @@ TILES = ("a = pto.alloc_tile(1, 64, pto.float32)\nb = pto.alloc_tile(1, 64, pto.
     ("pto.tmrgsort(d, a, src1=b, src2=c)", "the multi-list form takes tmp"),
     ("pto.tmrgsort(d, a, src1=b, src2=c, tmp=pto.tsubview(t, 0, 0, 1, 128))",
      "tmp 't_subview' holds 128 words, fewer than the 192 merged words"),
-    ("pto.tmrgsort(d, a, src1=b, src2=c, tmp=d)", "tmp 'd' shares words with 'd'"),
+    ("pto.tmrgsort(d, a, src1=b, src2=pto.tsubview(t, 0, 0, 1, 64), tmp=t)", "tmp 't' shares words with 't_subview'"),
     ("pto.tmrgsort(pto.tsubview(t, 0, 64, 1, 64), a, src1=b, src2=c, tmp=t)", "tmp 't' shares words with"),
     ("pto.tmrgsort(d, a, src1=b, src3=c, tmp=t)", "src3 without src2"),
     ("pto.tmrgsort(d, a, 64, src1=b, tmp=t)", "give block_len .* or src1 .*, not both"),
     ("pto.tmrgsort(d, a, 64, exhausted=True)", "exhausted belongs to the multi-list form"),
-    ("pto.tmrgsort(d, a, src1=b, src2=e, tmp=t)", r"'e' must be one row of \(value, index\) structures of 2 words"),
+    ("pto.tmrgsort(d, a, src1=b, src2=e, tmp=t)", r"'e' has 7 valid words, not a whole number .* of \(value, index\) "
+                                                 "structures of 2 words"),
 ])
 def test_multi_list_operand_errors_name_the_rule(make_kernels, call, message):
     """TMrgSort.hpp's CheckStatic (one dtype, rows 1), the multi-list form's tmp (TMRGSORT.md:
     at least the lists' words; written by vmrgsort4 while it reads the lists, then copied to
-    dst, so it shares no words with them), pto-isa's list orders, as CompileErrors at the line."""
+    dst, so it shares no words with them, nor with dst but for tmp = dst), pto-isa's list
+    orders, as CompileErrors at the line."""
     source = ("\n@pto.kernel\ndef k(X):\n    with pto.vector():\n"
               + "".join(" " * 8 + line + "\n" for line in (TILES + call).split("\n")))
     with pytest.raises(pto.CompileError, match=message) as info:

@@ -12,11 +12,13 @@ registry.py's LOWERINGS.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes
 from ..isa.sort_modes import (AXIS_COL, BLOCK_BYTES, EXHAUSTED, GATHER_BLOCKS, INDEXED, ITEM_SHIFT, MODE_F16, SCATTER,
                               SORT_MODES, STRUCT_BYTES, TO_F32_BITS, TO_I32_BITS)
 from ..isa.tile_roles import GATHER_PATTERNS, gather_picks, gather_selects
-from .mask_builtins import share_words
+from .mask_builtins import share_words, tile_words
 from .registry import LOWERINGS
 from .values import NONE, Const, Ptr, Text
 
@@ -130,6 +132,8 @@ def lower_tmrgsort(comp, node, args):
     t = _sort_tiles(comp, spec, node, {"dst": args["dst"], "src": args["src"]})
     dst, src = t["dst"], t["src"]
     width = _structure_words(comp, node, call, dst, src)
+    for v in (dst, src):
+        _one_row(comp, node, call, v)
     block = args["block_len"]
     if not isinstance(block, Const) or int(block.value) <= 0 or int(block.value) % 64:
         comp.error(node, f"{call}: block_len must be a constant multiple of 64 words (TMrgSort.hpp: "
@@ -143,6 +147,23 @@ def lower_tmrgsort(comp, node, args):
         comp.error(node, f"{call}: '{dst.name}' must hold the {cols} words of '{src.name}'")
     _sort_emit(comp, "TMRGSORT", node, t, block, 1, cols, dst.dtype,
                f"{dst.name} <- mrgsort({src.name}, {block})", half=width == STRUCT_BYTES // 2)
+
+
+def _one_row(comp, node, call, t):
+    """A2/A3 TMrgSort.hpp's CheckStatic (and the CPU simulation's CheckMrgSortTileConstraints):
+    every tile of a merge is a tile type of one row (its Rows, not only its valid rows)."""
+    if t.tile.rows != 1:
+        comp.error(node, f"{call}: '{t.name}' is a tile of {t.tile.rows} rows (\"TMrgsort: the row of Destination "
+                         "and Source tile must be 1.\", include/pto/npu/a2a3/TMrgSort.hpp CheckStatic: the tile "
+                         "type's Rows, whatever its valid rows)",
+                   f"allocate '{t.name}' with 1 row, or pass pto.tsubview(tile, row, 0, 1, cols) of one row")
+
+
+def _same_words(a, b) -> bool:
+    """Whether typed tiles a and b are known to hold exactly the same words (one tile, or views
+    of it that cover the same words; not when a place is known only at run time)."""
+    wa, wb = tile_words(a), tile_words(b)
+    return wa is not None and wb is not None and np.array_equal(wa, wb)
 
 
 def _merge_lists(comp, node, call, args):
@@ -177,11 +198,14 @@ def _merge_lists(comp, node, call, args):
     width = STRUCT_BYTES // dst.dtype.itemsize
     n = []
     for v in [dst, tmp] + lists:
-        r, c = _sort_valid(comp, v, node, call)
-        if r != 1 or c % width or c == 0:
-            comp.error(node, f"{call}: '{v.name}' must be one row of (value, index) structures of {width} words "
-                             f"(\"TMrgsort: the row of Destination and Source tile must be 1.\", {where}), not "
-                             f"{r} x {c} valid")
+        _one_row(comp, node, call, v)
+        c = _sort_valid(comp, v, node, call)[1]
+        if c % width or c == 0:
+            comp.error(node, f"{call}: '{v.name}' has {c} valid words, not a whole number (at least 1) of (value, "
+                             f"index) structures of {width} words: A2/A3 counts a list's validCol >> "
+                             f"{width // 2} structures and copies all of dst's valid words ({where}), the CPU "
+                             f"simulation validCol / {width} of each; pypto_sim takes whole structures only",
+                       f"give every tile of the merge a multiple of {width} valid words")
         n.append(c)
     dcols, tcols, sizes = n[0], n[1], n[2:]
     total, item = sum(sizes), dst.dtype.itemsize
@@ -197,7 +221,7 @@ def _merge_lists(comp, node, call, args):
         comp.error(node, f"{call}: '{dst.name}' has {dcols} valid words and tmp '{tmp.name}' holds {words}; "
                          f"MovUb2Ub copies dst's valid words from tmp ({where})")
     for v in [dst] + lists:
-        if share_words(tmp, v):
+        if share_words(tmp, v) and not (v is dst and _same_words(tmp, dst)):   # tmp = dst: a copy onto itself
             comp.error(node, f"{call}: tmp '{tmp.name}' shares words with '{v.name}'; vmrgsort4 writes the merge "
                              f"into tmp while it reads the lists, and MovUb2Ub copies tmp to dst ({where})",
                        "give tmp words of its own")
