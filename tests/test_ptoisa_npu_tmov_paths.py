@@ -51,7 +51,7 @@ Left out, as pypto_sim does not express what the kernels ask for (none is a skip
   does not convert dtypes; plus the quantization above for the two quant cases.
 - case_nz2nz_insert, case_nz2nz_sc_quant_insert, case_nz2nz_fb_quant_insert (TINSERT /
   TINSERT_FP of the Acc tile into a Mat tile TLOADed from GM first): pto.tinsert is built
-  between two Vec tiles only ("its Acc -> Mat and NZ forms are not", frontend/vec_windows.py);
+  between two Vec tiles only ("its Acc -> Mat form is not", frontend/vec_windows.py);
   plus the quantization above for the two quant cases.
 """
 import ml_dtypes

@@ -45,11 +45,8 @@ main.cpp does not initialise the output tensor; the port's starts as zeros (the 
 whole dst tile over it). The kernels TASSIGN src at UB 0 and dst at the next 256-byte boundary;
 pypto_sim places the tiles itself.
 
-Not ported: the NZ cases, TExtractVecTest.case_nz_* and TInsertVecTest.case_nz_* (in each suite
-31 TEST_Fs of testNZ and 12 of testNZScalar, case_nz_scalar_*): their tiles are NZ Vec
-tiles (Tile<TileType::Vec, T, R, C, BLayout::ColMajor, ..., SLayout::RowMajor>, TLOADed from
-Layout::NZ GM tensors), which pypto_sim does not build (it holds a Vec tile's values row-major;
-frontend/vec_windows.py: "the NZ Vec tiles of those headers are not built").
+The NZ cases, TExtractVecTest.case_nz_* and TInsertVecTest.case_nz_* (in each suite 31 TEST_Fs
+of testNZ and 12 of testNZScalar), are tests/test_ptoisa_npu_vec_windows_nz.py.
 
 The bfloat16 cases (case_nd_aligned_4_bf16, case_nd_aligned_bf16_2, case_nd_nonpow2_partial_bf16,
 case_nd_unalignedvalid_bf16, case_nd_scalar_3_bf16 in each suite) move NaN words: gen_data.py's
@@ -60,20 +57,13 @@ of a bfloat16 NaN gave float64's plain quiet NaN, and memcpy between ml_dtypes' 
 arrays and bfloat16 tensors went through float32); both keep the words now (exec/compiled/
 gm_bytes.py, exec/gm.py), and the 10 cases run.
 """
-import ml_dtypes
 import numpy as np
 import pytest
 
-from ptoisa_st import PTOISA_DTYPES, as_words, result_cmp, run_kernel
+from ptoisa_st import PTOISA_DTYPES
+from ptoisa_vec_windows import TYPES, check, constexpr, rand_data, run_case
 
 NPU = "hw-native-sys/pto-isa tests/npu/a2a3/src/st/testcase at 3186c381"
-
-# the kernel's T (PTOISA_DTYPES' name) -> (gen_data.py's numpy dtype, the tensors' numpy dtype, main.cpp's dType)
-TYPES = {"float": (np.float32, np.float32, np.float32), "half": (np.float16, np.float16, np.uint16),
-         "bf16": (np.uint16, ml_dtypes.bfloat16, np.uint16), "int32": (np.int32, np.int32, np.int32),
-         "uint32": (np.uint32, np.uint32, np.uint32), "int16": (np.int16, np.int16, np.int16),
-         "uint16": (np.uint16, np.uint16, np.uint16), "int8": (np.int8, np.int8, np.int8),
-         "uint8": (np.uint8, np.uint8, np.uint8)}
 
 # TExtractVecTest's ND TEST_Fs: case -> (T, SrcRows, SrcCols, DstStaticRows, DstStaticCols, DstValidRows,
 # DstValidCols, IdxRow, IdxCol), as gen_data.py's nd_cases and the kernel's testKeys list them
@@ -179,40 +169,6 @@ TEXTRACT_CASES = _with_scalars(TEXTRACT_ND)
 TINSERT_CASES = _with_scalars(TINSERT_ND)
 
 
-def constexpr(kernel, full):
-    """The kernel's text with its ``if constexpr (isFullValid)`` branches resolved: lines marked
-    ``# full`` kept when the valid region is the whole tile, ``# partial`` when it is not."""
-    drop = "# partial" if full else "# full"
-    return "\n".join(line.split("  # ")[0] for line in kernel.splitlines() if not line.endswith(drop))
-
-
-def rand_data(rng, dtype, shape):
-    """gen_data.py's rand_data from the case's own generator."""
-    if dtype == np.int8:
-        return rng.randint(-128, 127, size=shape).astype(dtype)
-    if dtype == np.uint8:
-        return rng.randint(0, 256, size=shape).astype(dtype)
-    if dtype == np.int32:
-        return rng.randint(-1000, 1000, size=shape).astype(dtype)
-    return rng.uniform(-10, 10, size=shape).astype(dtype)
-
-
-def run_case(kernel, src, dst_init, t):
-    """Launch kernel(S, D, O) with src and dst_init (gen_data.py's words as the kernel's T) and an output
-    tensor of dst_init's shape that starts as zeros; returns the output."""
-    _, np_dt, _ = TYPES[t]
-    out, = run_kernel(kernel, [as_words(a, np_dt).reshape(a.shape) for a in (src, dst_init)],
-                      [(dst_init.shape, np_dt)])
-    return out
-
-
-def _check(golden, out, t):
-    """main.cpp's ResultCmp<dType>(golden, out, 0.0f) over the output's elements, then its bytes."""
-    _, _, cmp_dt = TYPES[t]
-    assert result_cmp(as_words(golden, cmp_dt), as_words(out, cmp_dt), 0.0)
-    np.testing.assert_array_equal(as_words(out, np.uint8), as_words(golden, np.uint8))
-
-
 # ------------------------------------------------------------------------------ TEXTRACT (Vec -> Vec)
 
 # RunTExtractNDVec (and RunTExtractNDVecScalar, its !isFullValid path with a 1 x 32 B dst of valid (1, 1))
@@ -254,7 +210,7 @@ def test_textract_vec(make_kernels, case):
     source = constexpr(TEXTRACT, full).format(sr=sr, sc=sc, dr=dr, dc=dc, vr=vr, vc=vc, row=row, col=col,
                                               dt=PTOISA_DTYPES[t])
     out = run_case(make_kernels(source).k, src, dst_init, t)
-    _check(golden, out, t)
+    check(golden, out, t)
 
 
 # ------------------------------------------------------------------------------ TINSERT (Vec -> Vec)
@@ -298,4 +254,4 @@ def test_tinsert_vec(make_kernels, case):
     source = constexpr(TINSERT, full).format(sr=sr, sc=sc, dr=dr, dc=dc, vr=vr, vc=vc, row=row, col=col,
                                              dt=PTOISA_DTYPES[t])
     out = run_case(make_kernels(source).k, src, dst_init, t)
-    _check(golden, out, t)
+    check(golden, out, t)

@@ -5,9 +5,12 @@
 x 32 bytes, element (r, c) at word (c / c0) Rows c0 + r c0 + c % c0. As every tile here, it
 holds its values row-major (docs/aicore.md); the NZ order shows where it meets GM: a TSTORE of
 it moves NZ2NZ (layout=pto.NZ, TStore.hpp TStoreUb2gmNz2nz: one burst of validRow x 32 bytes a
-column block). Built for what A2/A3's TEXTRACT ND -> 2 x NZ kernels do with it: fill
-(pto.texpands of the whole tile: a constant is the same in any order), be a destination of
-pto.textract_nd2xnz, be stored to GM, and whole-tile views (pto.tsubview(t, 0, 0, R, C,
+column block), a TLOAD moves NZ2NZ too (tload_common.hpp TLoadGm2ubNz2nz: the same bursts
+from GM). Built for what A2/A3's TEXTRACT kernels do with it: fill (pto.texpands of the whole
+tile: a constant is the same in any order), be a destination of pto.textract_nd2xnz, be loaded
+from and stored to GM, windows between two NZ tiles (pto.textract / pto.tinsert, TExtract.hpp /
+TInsert.hpp's NZ Vec -> Vec paths, frontend/vec_windows.py: they copy exactly the window, so on
+values held row-major they are the ND record), and whole-tile views (pto.tsubview(t, 0, 0, R, C,
 valid=...)); any other instruction reads or writes it as rows, which its words are not, and is
 a compile error.
 
@@ -27,7 +30,7 @@ from .values import Const, Ptr
 HEADER = "include/pto/npu/a2a3/TExtract.hpp"
 WHAT = "TEXTRACT A2A3 ND->2xNZ"
 # what may touch an NZ Vec tile (the module docstring)
-NZ_OPS = ("TSTORE", "TEXPANDS", "TEXTRACT_ND2NZ")
+NZ_OPS = ("TLOAD", "TSTORE", "TEXPANDS", "TEXTRACT_ND2NZ", "TEXTRACT_V2V", "TINSERT_V2V")
 
 
 def nz_layout(comp, node, where, loc) -> str:

@@ -1,14 +1,21 @@
 """Windows between two Vec tiles: pto.textract(dst, src, row, col) and pto.tinsert(dst, src, row,
 col) when both tiles are in UB (isa/35_aicore.toml TEXTRACT_V2V, TINSERT_V2V), with A2/A3's
-checks (include/pto/npu/a2a3/TExtract.hpp TExtractVecToVecNDDispatch, TInsert.hpp
+checks (include/pto/npu/a2a3/TExtract.hpp TExtractVecToVecND/NZDispatch, TInsert.hpp
 TInsertVecToVecNDDispatch, include/pto/common/arch/memory/textract_common.hpp and
-tinsert_common.hpp) as compile errors at the kernel's line. ND (RowMajor) tiles only: the NZ
-Vec tiles of those headers are not built (pypto_sim holds a tile's values row-major).
+tinsert_common.hpp's CheckT*VecToVecND / NZ and TInsertVecToVecNZDispatch) as compile errors at
+the kernel's line. Both tiles RowMajor (ND) or both NZ (frontend/nz_windows.py: ColMajor with a
+RowMajor fractal); anything else is the headers' static_assert.
 
-A window of more than one element starts at a column whose byte offset is a multiple of 32
-and is at least 2 bytes wide a row; a 1 x 1 window (the scalar path) may start anywhere. The
-insert's record writes a view of dst bound at (row, col), so what it writes is that window
-(check="race", sync="auto") and its own row and col are 0.
+ND: a window of more than one element starts at a column whose byte offset is a multiple of 32
+and is at least 2 bytes wide a row. NZ: it starts at a row of a multiple of 16 and a column of
+c0 (32 bytes of elements), is at least 2 bytes wide a row, and the tiles' extents are whole
+fractals (the NZ tile's own rule); the headers' NZ copies (copy_ubuf_to_ubuf of the window's
+rows of each whole c0 column stripe, a vcopy of the rows' tail columns of the last stripe) move
+exactly the window, as the ND ones do. A 1 x 1 window (the scalar path) may start anywhere in
+either layout. Tiles hold their values row-major whatever their layout (docs/aicore.md), so the
+record and its cost are the same in both. The insert's record writes a view of dst bound at
+(row, col), so what it writes is that window (check="race", sync="auto") and its own row and
+col are 0.
 
 pto.tconcat(dst, src0, src1) (TCONCAT, isa/49_concat.toml), the other Vec -> Vec copy, with
 TConcat.hpp's checks, is here too.
@@ -24,13 +31,35 @@ from .layout_builtins import window_offset, window_view
 from .registry import LOWERINGS
 from .values import Const, Ptr
 
-_ASSERTS = {"TEXTRACT_V2V": ("TEXTRACT ND Vec->Vec", "TExtract.hpp", "textract_common.hpp"),
-            "TINSERT_V2V": ("TINSERT ND Vec->Vec", "TInsert.hpp", "tinsert_common.hpp")}
+_ASSERTS = {"TEXTRACT_V2V": ("TEXTRACT {} Vec->Vec", "TExtract.hpp", "textract_common.hpp"),
+            "TINSERT_V2V": ("TINSERT {} Vec->Vec", "TInsert.hpp", "tinsert_common.hpp")}
 
 
 def is_vec_window(dst, src) -> bool:
     """Whether a textract / tinsert of dst and src is between two Vec tiles."""
     return all(isinstance(t, Ptr) and t.tile is not None and t.tile.loc == "Vec" for t in (dst, src))
+
+
+def _path(comp, node, call, op, impl, d, s) -> str:
+    """"ND" when both tiles are RowMajor, "NZ" when both are NZ (the headers' dispatch); else
+    their static_asserts, or (two ColMajor tiles, which both asserts pass) no path at all."""
+    for t in (d, s):
+        if t.tile.storage is not None:
+            comp.error(node, f"{call}: '{t.name}' is a view of {t.tile.storage} words as {t.dtype}; a window "
+                             "of such a view is not built", f"use the tile '{t.name}' views")
+    layouts = (d.tile.layout, s.tile.layout)
+    if layouts in (("row", "row"), ("nz", "nz")):
+        return "ND" if layouts[0] == "row" else "NZ"
+    names = {"row": "RowMajor (ND)", "col": "ColMajor (DN)", "nz": "NZ"}
+    given = f"'{d.name}' is {names[layouts[0]]} and '{s.name}' {names[layouts[1]]}"
+    if "row" in layouts:
+        comp.error(node, f"{call}: {given} (\"{op} Vec->Vec : Source and destination layout must match (both ND "
+                         f"or both NZ).\", {impl})", "allocate both tiles RowMajor or both with layout=pto.NZ")
+    if "nz" in layouts:
+        comp.error(node, f"{call}: {given} (\"{op} Vec->Vec : Source and destination SFractal must match.\", "
+                         f"{impl})", "allocate both tiles with layout=pto.NZ")
+    comp.error(node, f"{call}: {given}: {impl} has no path for two ColMajor Vec tiles (its static_asserts pass "
+                     "and it issues no copy)", "allocate both tiles RowMajor or both with layout=pto.NZ")
 
 
 def lower_vec_window(comp, node, name, dst, src, row, col):
@@ -39,17 +68,17 @@ def lower_vec_window(comp, node, name, dst, src, row, col):
     spec = comp.isa[name]
     call = f"pto.{spec.builtin}"
     what, impl, common = _ASSERTS[name]
+    op = what.split()[0]
     d = comp.typed_tile(dst, node, spec, "dst", f"{call}: dst")
     s = comp.typed_tile(src, node, spec, "src", f"{call}: src")
     if d.dtype != s.dtype:
-        comp.error(node, f"{call}: '{d.name}' holds {d.dtype} and '{s.name}' {s.dtype} (\"{what} : Source and "
+        comp.error(node, f"{call}: '{d.name}' holds {d.dtype} and '{s.name}' {s.dtype} (\"{op} Vec->Vec : Source and "
                          f"destination data types must match.\", {common})")
     if d.dtype.name not in spec.dtypes:
-        comp.error(node, f"{call}: '{d.name}' holds {d.dtype}; {what} takes {', '.join(spec.dtypes)} ({common})")
-    for t in (d, s):
-        if t.tile.layout != "row" or t.tile.storage is not None:
-            comp.error(node, f"{call}: '{t.name}' is not a RowMajor tile of its own dtype; the ND path is built "
-                             "(NZ Vec tiles are not)")
+        comp.error(node, f"{call}: '{d.name}' holds {d.dtype}; {op} Vec->Vec takes {', '.join(spec.dtypes)} "
+                         f"({common})")
+    path = _path(comp, node, call, op, impl, d, s)
+    what = what.format(path)
     window, whole = (d, s) if name == "TEXTRACT_V2V" else (s, d)      # the window's shape; the tile it is in
     vr, vc = window.tile.valid_rows, window.tile.valid_cols
     if not (isinstance(vr, Const) and isinstance(vc, Const)):
@@ -57,29 +86,23 @@ def lower_vec_window(comp, node, name, dst, src, row, col):
     vr, vc = int(vr.value), int(vc.value)
     r0, c0 = (window_offset(comp, v, node, k, call, ("dst", "src", "row", "col"), "the window is bound then")
               for k, v in (("row", row), ("col", col)))
-    item = d.dtype.itemsize
     side = "source" if name == "TEXTRACT_V2V" else "destination"
-    if window.tile.rows > whole.tile.rows or window.tile.cols > whole.tile.cols:
+    scalar = (vr, vc) == (1, 1)                    # the scalar path
+    # TInsertVecToVecNZDispatch checks the extents (CheckTInsertVecToVecNZ) off the scalar path only
+    if not (scalar and path == "NZ" and name == "TINSERT_V2V") and (
+            window.tile.rows > whole.tile.rows or window.tile.cols > whole.tile.cols):
+        ext = "Rows" if window.tile.rows > whole.tile.rows else "Cols"
+        mine = "Destination" if name == "TEXTRACT_V2V" else "Source"
         comp.error(node, f"{call}: '{window.name}' ({window.tile.rows} x {window.tile.cols}) is larger than "
-                         f"'{whole.name}' ({whole.tile.rows} x {whole.tile.cols}) (\"{what} : ... must not exceed "
-                         f"{side} Rows / Cols.\", {common})")
-    if (vr, vc) == (1, 1):                         # the scalar path
+                         f"'{whole.name}' ({whole.tile.rows} x {whole.tile.cols}) (\"{what} : {mine} {ext} must not "
+                         f"exceed {side} {ext}.\", {common})")
+    if scalar:
         if not (r0 < whole.tile.rows and c0 < whole.tile.cols):
             comp.error(node, f"{call}: ({r0}, {c0}) is outside '{whole.name}' ({whole.tile.rows} x "
                              f"{whole.tile.cols}) (\"{what} : indexRow / indexCol exceeds ...\", {impl})")
     else:
-        if (c0 * item) % 32:
-            comp.error(node, f"{call}: the window starts at column {c0}, {c0 * item} bytes into a row, not a "
-                             f"multiple of 32 (\"{what} : indexCol bytes must be 32-byte aligned (A3 limitation).\", "
-                             f"{impl})", "start the window at a 32-byte column, or move one element at a time")
-        if (vc * item) % 2:
-            comp.error(node, f"{call}: '{window.name}' has {vc} valid {d.dtype} columns, an odd byte count (\"{what} : "
-                             f"... ValidCol bytes must be at least 2-byte aligned.\", {common}): A2/A3 copies a "
-                             "row's tail in 16-bit words")
-        if r0 + vr > whole.tile.rows or c0 + vc > whole.tile.cols:
-            comp.error(node, f"{call}: the {vr} x {vc} window at ({r0}, {c0}) reaches past '{whole.name}' "
-                             f"({whole.tile.rows} x {whole.tile.cols}) (\"{what} : indexRow / indexCol + ... exceeds "
-                             f"{side} rows / cols!\", {impl})")
+        _window_asserts(comp, node, call, what, (impl, common), path, d.dtype, window, whole, (r0, c0, vr, vc),
+                        side)
     if name == "TINSERT_V2V":                      # the record writes the window of dst
         d = window_view(comp, node, d, r0, c0, vr, vc)
         r0 = c0 = 0
@@ -92,12 +115,41 @@ def lower_vec_window(comp, node, name, dst, src, row, col):
     comp.instrs[-1].comment = f"{d.name} <- {s.name}"
 
 
+def _window_asserts(comp, node, call, what, sources, path, dt, window, whole, place, side):
+    """The PTO_ASSERTs and static_asserts of a window of more than one element (the ND and NZ
+    dispatches): where it starts, its width in bytes, that it lies in the whole tile."""
+    impl, common = sources
+    r0, c0, vr, vc = place
+    item, n = dt.itemsize, 32 // dt.itemsize
+    if path == "NZ" and r0 % 16:
+        comp.error(node, f"{call}: the window starts at row {r0}, not a multiple of 16 (\"{what} : indexRow must be "
+                         f"16-aligned (A3 limitation).\", {impl}): A2/A3 copies an NZ tile's rows within its "
+                         "16-row fractals", "start the window at a multiple of 16 rows, or move one element")
+    if path == "NZ" and c0 % n:
+        comp.error(node, f"{call}: the window starts at column {c0}, not a multiple of c0 = {n} {dt} (\"{what} : "
+                         f"indexCol must be c0Size-aligned (A3 limitation).\", {impl})",
+                   f"start the window at a multiple of {n} columns, or move one element at a time")
+    if path == "ND" and (c0 * item) % 32:
+        comp.error(node, f"{call}: the window starts at column {c0}, {c0 * item} bytes into a row, not a "
+                         f"multiple of 32 (\"{what} : indexCol bytes must be 32-byte aligned (A3 limitation).\", "
+                         f"{impl})", "start the window at a 32-byte column, or move one element at a time")
+    if (vc * item) % 2:
+        tile = "DstTile" if side == "source" else "SrcTile"
+        comp.error(node, f"{call}: '{window.name}' has {vc} valid {dt} columns, an odd byte count (\"{what} : "
+                         f"{tile} ValidCol bytes must be at least 2-byte aligned.\", {common}): A2/A3 copies a "
+                         "row's tail in 16-bit words")
+    if r0 + vr > whole.tile.rows or c0 + vc > whole.tile.cols:
+        comp.error(node, f"{call}: the {vr} x {vc} window at ({r0}, {c0}) reaches past '{whole.name}' "
+                         f"({whole.tile.rows} x {whole.tile.cols}) (\"{what} : indexRow / indexCol + ... exceeds "
+                         f"{side} rows / cols!\", {impl})")
+
+
 @LOWERINGS.lowering("tinsert")
 def lower_tinsert(comp, node, args):
     """TINSERT(dst, src, row, col) between Vec tiles (TINSERT_V2V)."""
     if not is_vec_window(args["dst"], args["src"]):
-        comp.error(node, "pto.tinsert is built between two Vec tiles (A2/A3 TInsert.hpp's ND Vec -> Vec path); "
-                         "its Acc -> Mat and NZ forms are not", "allocate both tiles in Vec")
+        comp.error(node, "pto.tinsert is built between two Vec tiles (A2/A3 TInsert.hpp's ND and NZ Vec -> Vec "
+                         "paths); its Acc -> Mat form is not", "allocate both tiles in Vec")
     lower_vec_window(comp, node, "TINSERT_V2V", args["dst"], args["src"], args["row"], args["col"])
 
 
