@@ -216,11 +216,14 @@ def same_value(then, now) -> bool:
         return then is now
 
 
-# call -> (positional index, keyword) of the arguments that size a buffer, a pipeline or a
-# contiguous tile transfer (nbytes must be checked when the kernel compiles: tile_shape)
+# call -> (positional index, keyword) of the arguments that size a buffer, a pipeline, a
+# contiguous tile transfer (nbytes must be checked when the kernel compiles: tile_shape) or a
+# prefetch's DMAs
 SIZING_CALLS = {"alloc_local": ((0, "n_elems"),), "alloc_tile": ((0, "rows"), (1, "cols")),
                 "pipeline": ((0, "depth"),), "async_load": ((2, "nbytes"),),
-                "store": ((2, "nbytes"),)}
+                "store": ((2, "nbytes"),),
+                # the slice's shape decides the DMAs TPrefetch.hpp issues (frontend/prefetch_builtins.py)
+                "tprefetch": ((2, "rows"), (3, "cols"))}
 
 
 def size_deciding_params(fn_ast, params) -> frozenset:

@@ -15,7 +15,11 @@ the tile's end (narrow rows) is a CompileError: the device would overwrite the U
 
 Not built: the header's outer dimensions (a 5-D GlobalTensor's n0, n1, n2: one call a
 slice, which is what its loops issue), a run-time slice shape (the DMA count is the compiler's
-decision here), a GM dtype other than dst's, and non-RowMajor tiles.
+decision here: a kernel argument as rows or cols specialises the kernel on its value, as an
+alloc_tile shape's does, frontend/kernel.py SIZING_CALLS), a GM dtype other than dst's, and
+non-RowMajor tiles. A constant stride is checked against each DMA's columns, as the header's gm
+gap (st3 - colChunk) * sizeof is: a stride shorter than the slice's rows but not than any
+multi-row DMA's (overlapping GM rows, chunked) is the header's and is built.
 """
 from __future__ import annotations
 
@@ -61,16 +65,19 @@ def lower_tprefetch(comp, node, args):
     if info.layout != "row" or info.storage is not None or not info.contiguous:
         comp.error(node, f"{call}: '{t.name}' is not a RowMajor tile of its own dtype with contiguous rows; "
                          "the prefetch is built into those", "prefetch into a RowMajor Vec tile")
-    rows = args["rows"] if args["rows"] is not NONE else info.valid_rows
-    cols = args["cols"] if args["cols"] is not NONE else info.valid_cols
-    rows, cols = (comp._static_int(v, node, f"{call}: {k}") for k, v in (("rows", rows), ("cols", cols)))
+    rows, cols = (_extent(comp, node, t, args[k], default, k)
+                  for k, default in (("rows", info.valid_rows), ("cols", info.valid_cols)))
     stride = args["stride"] if args["stride"] is not NONE else Const(cols, dtypes.int32)
     known = comp.int_constant(stride, node, f"{call}: stride")
-    if known is not None and rows > 1 and known < cols:
-        comp.error(node, f"{call}: stride {known} is shorter than a row of {cols} elements (the header's gm "
-                         "gap (st3 - s4) * sizeof would be negative)", "pass stride >= cols")
     item = t.dtype.itemsize
     dmas = prefetch_dmas(rows, cols, info.rows, info.cols)
+    # the header's gm gap is (st3 - colChunk) * sizeof a DMA (TPrefetchDoCopy), negative only for
+    # a DMA of more than one row wider than the stride
+    short = [nc for _r0, _c0, nr, nc in dmas if nr > 1 and known is not None and known < nc]
+    if short:
+        comp.error(node, f"{call}: stride {known} is shorter than a row of {short[0]} elements of the "
+                         f"{rows} x {cols} slice's DMAs (the header's gm gap (st3 - colChunk) * sizeof "
+                         "would be negative)", f"pass stride >= {max(short)}")
     for k, (r0, c0, nr, nc) in enumerate(dmas):
         pitch = ub_pitch(nc, item)
         if (nr - 1) * pitch + nc > info.rows * info.cols:
@@ -91,6 +98,22 @@ def lower_tprefetch(comp, node, args):
         comp.emit("TPREFETCH", None, ops, t.dtype, node, aux=comp.tile_aux(src.slot))
         part = f" (DMA {k + 1} of {len(dmas)}: rows {r0}.., cols {c0}..)" if len(dmas) > 1 else ""
         comp.instrs[-1].comment = f"{t.name} <- {src.name}{part}"
+
+
+def _extent(comp, node, t, given, default, what):
+    """rows or cols of the slice: the argument (a compile-time int, a size-deciding kernel
+    argument among them) or, when not given, dst's valid extent, which must then be known at
+    compile time too."""
+    call = "pto.tprefetch"
+    if given is not NONE:
+        return comp._static_int(given, node, f"{call}: {what}")
+    if comp.int_constant(default, node, f"{call}: {what}") is None:
+        comp.error(node, f"{call}: {what} not given, and the valid {what} of '{t.name}' (the default) is a value "
+                         "computed while the kernel runs; the slice's shape decides the DMAs TPrefetch.hpp "
+                         "issues, so it is needed when the kernel compiles",
+                   f"pass {what}= (a literal, a module constant or a kernel argument: the kernel is then "
+                   "specialised on its value)")
+    return comp._static_int(default, node, f"{call}: {what}")
 
 
 def _gm_offset(comp, node, offset, stride, known, r0, c0):
