@@ -2,7 +2,8 @@
 and mgather_gm2l1 at 3186c381), for their ports (tests/test_ptoisa_npu_mgather.py,
 tests/test_ptoisa_npu_mgather_gm2l1.py): the table, the indices (gen_data.py seeds its generator
 with hash(name) & 0xFFFFFFFF, which Python salts per process; the ports seed it with
-zlib.crc32 of the case name) and the golden's index remap."""
+zlib.crc32 of the case name), the golden's index remap and nd_to_nz, which the mgather and
+mscatter suites' NZ cases use alike (tests/test_ptoisa_npu_mscatter.py too)."""
 import zlib
 
 import numpy as np
@@ -37,3 +38,10 @@ def remap_golden(raw, cap, oob):
     if oob == "zero" and not 0 <= raw < cap:
         return None
     return raw
+
+
+def nd_to_nz(arr, c0):
+    """gen_data.py nd_to_nz (mgather's and mscatter's): the R x C array as its C / c0 column
+    blocks of R / 16 fractals of 16 x c0, one after the other ([1, C / c0, R / 16, 16, c0])."""
+    r, c = arr.shape
+    return arr.reshape(r // 16, 16, c // c0, c0).transpose(2, 0, 1, 3).ravel()

@@ -155,7 +155,8 @@ def test_a_table_past_its_tensor_is_an_error(make_kernels):
 @pytest.mark.parametrize("call, message", [
     ("pto.mgather(d, H, i, 8)", "'d' holds float32 but the table 'H' holds float16"),
     ("pto.mgather(d, T, i, 64, stride=8, coalesce='elem')", "stride= is the table's row pitch of coalesce='row'"),
-    ("pto.mgather(c, T, i, 8)", "'c' is ColMajor; pypto_sim builds the ND form"),
+    ("pto.mgather(c, T, i, 8)", "'c' is a ColMajor Vec tile and the table's layout is ND; A2/A3 pairs GM "
+                                "Layout::ND with a RowMajor tile"),
     ("pto.mgather(d, T, h, 8)", "the indices 'h' hold int16 (\"index type must be int32_t or uint32_t\""),
     ("pto.mgather(d, T, w, 8)", "coalesce='row' over 4 rows of 'd' needs indices of valid shape [1, 4], and 'w' "
                                 "has 1 x 8"),
@@ -241,7 +242,8 @@ def test_the_numba_kernels_match_the_reference(dt_name):
             outs = []
             for impl in (ex, reference):
                 out = np.full(rows * cols, -7.0)
-                impl.gm_index_gather(out, words, hbm0.copy(), table, rows, cols, cap, stride, oob, elem, dt.code)
+                impl.gm_index_gather(out, words, hbm0.copy(), table, rows, cols, cap, stride, oob, elem, 0, 0,
+                                     dt.code)
                 outs.append(out)
             np.testing.assert_array_equal(outs[0].view(np.uint64), outs[1].view(np.uint64))
             flat = reference.gm.load(hbm0, table + np.arange(64) * dt.itemsize, dt)
@@ -257,7 +259,7 @@ def test_the_numba_kernels_match_the_reference(dt_name):
                 for impl in (ex, reference):
                     h = hbm0.copy()
                     impl.gm_index_scatter(h, table, vals.copy(), words, rows, cols, cap, stride, oob, elem, atomic,
-                                          dt.code)
+                                          0, 0, dt.code)
                     hbms.append(h)
                 np.testing.assert_array_equal(hbms[0], hbms[1])
     assert ex.gm_index_fault(words, 12, 6, modes.UNDEFINED) == reference.gm_index_fault(words, 12, 6,

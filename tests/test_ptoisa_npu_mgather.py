@@ -21,13 +21,18 @@ index as the case's Oob does. Its generator is np.random.default_rng(hash(name) 
 Python salts str hashes per process, so gen_data.py's indices differ from run to run (each run
 self-consistent); the ports seed default_rng with zlib.crc32 of the case name instead.
 
-Not ported: the 11 NZ cases (case_row_nz_* and case_elem2d_nz_*: a Layout::NZ table into a
-ColMajor / SLayout::RowMajor 512-byte-fractal Vec tile, MGatherRowNzImpl / MGatherElemNzImpl):
-pypto_sim does not build NZ Vec tiles (docs/aicore.md, GM layouts), and pto.mgather refuses a
-ColMajor tile saying so. The kernels run as written, in sync="manual" under check="race": their
-own flags (MTE2 -> V before, V -> MTE3 after) and the PtoSetWaitFlag pairs of MGatherRowImpl /
-MGatherElemImpl, which pto.mgather emits around the instruction, order the TSTORE after the
-gather as on the device.
+- runRowNz / runElem2DNz (ROW_NZ_TEST, ELEM2D_NZ_TEST, 11 cases): the NZ form, a Layout::NZ
+  table ([1, BC, BR, 16, c0]: BR x 16 rows, BC x c0 columns) into an NZ Vec tile (ColMajor,
+  SLayout::RowMajor, 512-byte fractals; here layout=pto.NZ), TSTOREd as Layout::NZ
+  ([1, BC, R / 16, 16, c0]). gen_data.py's case_row_nz / case_elem2d_nz compute golden_row /
+  golden_elem on the ND table (make_table(BR x 16 x BC x c0) as BR x 16 rows of BC x c0) and
+  nd_to_nz both the table and the golden: dst's logical (r, c) is what the ND form gathers,
+  as MGatherRowNzImpl / MGatherElemNzImpl walk the tile's logical (r, c) at its NZ offsets.
+
+The kernels run as written, in sync="manual" under check="race": their own flags (MTE2 -> V
+before, V -> MTE3 after) and the PtoSetWaitFlag pairs of MGatherRowImpl / MGatherElemImpl (and
+their NZ twins, which set and wait the same), which pto.mgather emits around the instruction,
+order the TSTORE after the gather as on the device.
 """
 
 import ml_dtypes
@@ -35,7 +40,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
-from mgather_data import make_indices, make_table, remap_golden
+from mgather_data import make_indices, make_table, nd_to_nz, remap_golden
 from ptoisa_st import result_cmp
 
 # the kernel's dtype -> gen_data.py's numpy dtype (the words main.cpp launches)
@@ -180,3 +185,79 @@ def test_mgather_elem(make_kernels, case):
     got = launch(make_kernels, "elem", dt, rows, cols, size, oob, tile, tile, dyn, table, idx)
     assert result_cmp(golden, got, 0.0)
     assert np.array_equal(golden, got)
+
+
+KERNEL_NZ = """
+@pto.kernel(sync="manual")
+def k(O, T, I):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            idx = pto.alloc_tile({ir}, {ic}, pto.int32)
+            dst = pto.alloc_tile({rows}, {cols}, pto.{dt}, layout=pto.NZ)
+            pto.tload(idx, I)
+            pto.set_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_V, 0)
+            pto.mgather(dst, T, idx, ({trows}, {tcols}), coalesce='{co}', oob='{oob}', layout=pto.NZ)
+            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.tstore(O, dst, layout=pto.NZ)
+"""
+
+# (name, coalesce, dtype, rows, cols, block rows BR, block cols BC, oob): DEFINE_ROW_NZ and
+# DEFINE_ELEM2D_NZ as mgather_kernel.cpp lists them (R, C, BR, BC; c0 is 32 bytes of the dtype)
+NZ = [
+    ("row_nz_float_16x16_2blk", "row", "float32", 16, 16, 2, 2, "undefined"),
+    ("row_nz_half_32x16_2blk", "row", "float16", 32, 16, 2, 1, "undefined"),
+    ("row_nz_int32_16x16_2blk", "row", "int32", 16, 16, 2, 2, "undefined"),
+    ("row_nz_int16_32x16_1blk", "row", "int16", 32, 16, 2, 1, "undefined"),
+    ("row_nz_int8_16x32_1blk", "row", "int8", 16, 32, 2, 1, "undefined"),
+    ("row_nz_float_clamp_16x8_1blk", "row", "float32", 16, 8, 2, 1, "clamp"),
+    ("row_nz_half_zero_16x16_2blk", "row", "float16", 16, 16, 2, 1, "zero"),
+    ("elem2d_nz_float_16x16_2blk", "elem", "float32", 16, 16, 2, 2, "undefined"),
+    ("elem2d_nz_half_16x16_1blk", "elem", "float16", 16, 16, 2, 1, "undefined"),
+    ("elem2d_nz_int32_16x8_1blk", "elem", "int32", 16, 8, 2, 1, "undefined"),
+    ("elem2d_nz_half_zero_16x16_1blk", "elem", "float16", 16, 16, 2, 1, "zero"),
+]
+
+
+@pytest.mark.parametrize("case", NZ, ids=[f"MGATHERTest.case_{c[0]}" for c in NZ])
+def test_mgather_nz(make_kernels, case):
+    """gen_data.py case_row_nz / case_elem2d_nz: an ND table of BR x 16 rows by BC x c0 columns
+    (make_table), indices as the ND cases' (R of the rows, or R x C of the elements; half past
+    the table for clamp / zero), golden_row / golden_elem on the ND table, then nd_to_nz of the
+    table (the NZ GM the kernel reads) and of the golden (what its NZ TSTORE writes).
+    MGATHER<Coalesce, Oob> from the Layout::NZ table into an NZ tile; exact."""
+    name, co, dt, rows, cols, br, bc, oob = case
+    host = HOST[dt]
+    c0 = 32 // np.dtype(host).itemsize
+    trows, tcols = br * 16, bc * c0
+    table = make_table(host, trows * tcols).reshape(trows, tcols)
+    if co == "row":
+        idx = make_indices(name, (rows, 1), trows, oob)
+        golden = np.zeros((rows, cols), host)
+        for i, raw in enumerate(idx.ravel()):
+            r = remap_golden(int(raw), trows, oob)
+            golden[i] = 0 if r is None else table[r]
+    else:
+        idx = make_indices(name, (rows, cols), trows * tcols, oob)
+        flat = table.ravel()
+        golden = np.array([0 if remap_golden(int(raw), flat.size, oob) is None else
+                           flat[remap_golden(int(raw), flat.size, oob)] for raw in idx.ravel()], host)
+        golden = golden.reshape(rows, cols)
+    ir, ic = (1, rows) if co == "row" else (rows, cols)
+    kernel = make_kernels(KERNEL_NZ.format(ir=ir, ic=ic, rows=rows, cols=cols, dt=dt, trows=trows, tcols=tcols,
+                                           co=co, oob=oob)).k
+    kdt = getattr(pto, dt)
+
+    def tensor(a, dtype):
+        t = pto.alloc_tensor(a.nbytes, dtype)
+        pto.memcpy_h2d(t, a)
+        return t
+    out = np.zeros(rows * cols, host)
+    o = tensor(out, kdt)
+    pto.launch(kernel, grid=(1,), args=(o, tensor(nd_to_nz(table, c0), kdt),
+                                        tensor(np.ascontiguousarray(idx), pto.int32)), check="race")
+    pto.sync()
+    pto.memcpy_d2h(out, o)
+    assert result_cmp(nd_to_nz(golden, c0), out, 0.0)
+    assert np.array_equal(nd_to_nz(golden, c0), out)

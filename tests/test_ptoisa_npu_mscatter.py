@@ -22,11 +22,18 @@ table written (or added to: bfloat16 sums as float32 rounded to nearest even, th
 dtype) in index order. gen_data.py seeds default_rng(hash(name) & 0xFFFFFFFF), which Python
 salts per process; the ports seed it with zlib.crc32 of the case name.
 
-Not ported: the 10 NZ cases (case_row_nz_* and case_elem2d_nz_*: an NZ source tile into a
-Layout::NZ table, MScatterRowNzImpl / MScatterElemNzImpl): pypto_sim does not build NZ Vec tiles
-(docs/aicore.md), and pto.mscatter refuses a ColMajor tile saying so. The kernels run as written,
-in sync="manual" under check="race" (pto.mscatter emits MScatterRowImpl's / MScatterElemImpl's
-PtoSetWaitFlag pairs around the instruction).
+- runRowNz / runElem2DNz (ROW_NZ_TEST, ELEM2D_NZ_TEST, 10 cases): the NZ form, an NZ source
+  tile (ColMajor, SLayout::RowMajor, 512-byte fractals; here layout=pto.NZ) TLOADed from NZ GM
+  ([1, BC, R / 16, 16, c0]) into a Layout::NZ table ([1, BC, BR, 16, c0]: BR x 16 rows, BC x c0
+  columns). gen_data.py's case_row_nz / case_elem2d_nz compute golden_row / golden_elem from
+  the ND source and nd_to_nz the source and the golden table: the logical (r, c) of the tile
+  goes where the ND form sends it, as MScatterRowNzImpl / MScatterElemNzImpl walk the tile's
+  logical (r, c) at its NZ offsets (the element form column block by column block: the same
+  table here, the plain cases' indices being distinct).
+
+The kernels run as written, in sync="manual" under check="race" (pto.mscatter emits
+MScatterRowImpl's / MScatterElemImpl's PtoSetWaitFlag pairs around the instruction; their NZ
+twins set and wait the same).
 """
 import zlib
 
@@ -35,6 +42,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
+from mgather_data import nd_to_nz
 from ptoisa_st import result_cmp
 
 HOST = {"float32": np.float32, "float16": np.float16, "bfloat16": np.uint16, "int32": np.int32,
@@ -244,3 +252,76 @@ def test_mscatter_elem(make_kernels, case):
                  idx, size)
     assert result_cmp(golden, got, 0.0)
     assert np.array_equal(golden, got)
+
+
+KERNEL_NZ = """
+@pto.kernel(sync="manual")
+def k(O, S, I):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            idx = pto.alloc_tile({ir}, {ic}, pto.int32)
+            src = pto.alloc_tile({rows}, {cols}, pto.{dt}, layout=pto.NZ)
+            pto.tload(idx, I)
+            pto.tload(src, S, layout=pto.NZ)
+            pto.pipe_barrier(pto.PIPE_ALL)
+            pto.mscatter(O, src, idx, ({trows}, {tcols}), coalesce='{co}', oob='{oob}', atomic={atomic},
+                         layout=pto.NZ)
+            pto.pipe_barrier(pto.PIPE_ALL)
+            pto.set_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
+            pto.set_flag(pto.PIPE_MTE3, pto.PIPE_S, 0)
+            pto.wait_flag(pto.PIPE_MTE3, pto.PIPE_S, 0)
+            pto.pipe_barrier(pto.PIPE_ALL)
+"""
+
+# (name, coalesce, dtype, rows, cols, block rows BR, block cols BC, atomic, oob): DEFINE_ROW_NZ and
+# DEFINE_ELEM2D_NZ as mscatter_kernel.cpp lists them (R, C, BR, BC; c0 is 32 bytes of the dtype)
+NZ = [
+    ("row_nz_float_16x16_2blk", "row", "float32", 16, 16, 2, 2, None, "undefined"),
+    ("row_nz_half_32x16_2blk", "row", "float16", 32, 16, 2, 1, None, "undefined"),
+    ("row_nz_int32_16x16_2blk", "row", "int32", 16, 16, 2, 2, None, "undefined"),
+    ("row_nz_int16_32x16_1blk", "row", "int16", 32, 16, 2, 1, None, "undefined"),
+    ("row_nz_int8_16x32_1blk", "row", "int8", 16, 32, 2, 1, None, "undefined"),
+    ("row_nz_float_clamp_16x8_1blk", "row", "float32", 16, 8, 2, 1, None, "clamp"),
+    ("row_nz_float_atomic_add_16x8_1blk", "row", "float32", 16, 8, 2, 1, "add", "undefined"),
+    ("elem2d_nz_float_16x16_2blk", "elem", "float32", 16, 16, 2, 2, None, "undefined"),
+    ("elem2d_nz_half_16x16_1blk", "elem", "float16", 16, 16, 2, 1, None, "undefined"),
+    ("elem2d_nz_int32_16x8_1blk", "elem", "int32", 16, 8, 2, 1, None, "undefined"),
+]
+
+
+@pytest.mark.parametrize("case", NZ, ids=[f"MSCATTERTest.case_{c[0]}" for c in NZ])
+def test_mscatter_nz(make_kernels, case):
+    """gen_data.py case_row_nz / case_elem2d_nz: an R x C source (make_src), indices of the
+    case's kind over a table of BR x 16 rows by BC x c0 columns (R of the rows, or R x C of its
+    elements), golden_row / golden_elem over a zero ND table, then nd_to_nz of the source (the
+    NZ GM the kernel TLOADs) and of the golden (the NZ table main.cpp reads back, all of it).
+    MSCATTER<Coalesce, Atomic, Oob> from an NZ tile into the Layout::NZ table; exact."""
+    name, co, dt, rows, cols, br, bc, atomic, oob = case
+    host = HOST[dt]
+    c0 = 32 // np.dtype(host).itemsize
+    trows, tcols = br * 16, bc * c0
+    src = make_src(host, rows * cols, False).reshape(rows, cols)
+    if co == "row":
+        idx = make_indices(name, (rows, 1), trows, atomic, oob)
+        golden = golden_of(src, idx, (trows, tcols), atomic, oob, False)
+    else:
+        idx = make_indices(name, (rows, cols), trows * tcols, atomic, oob)
+        golden = golden_of(src.ravel(), idx, (trows * tcols,), atomic, oob, False).reshape(trows, tcols)
+    ir, ic = (1, rows) if co == "row" else (rows, cols)
+    kernel = make_kernels(KERNEL_NZ.format(ir=ir, ic=ic, rows=rows, cols=cols, dt=dt, trows=trows, tcols=tcols,
+                                           co=co, oob=oob, atomic="'add'" if atomic else None)).k
+    kdt = getattr(pto, dt)
+
+    def tensor(a, dtype):
+        t = pto.alloc_tensor(a.nbytes, dtype)
+        pto.memcpy_h2d(t, a)
+        return t
+    out = np.zeros(trows * tcols, host)
+    o = tensor(out, kdt)
+    pto.launch(kernel, grid=(1,), args=(o, tensor(nd_to_nz(src, c0), kdt),
+                                        tensor(np.ascontiguousarray(idx), pto.int32)), check="race")
+    pto.sync()
+    pto.memcpy_d2h(out, o)
+    assert result_cmp(nd_to_nz(golden, c0), out, 0.0)
+    assert np.array_equal(nd_to_nz(golden, c0), out)

@@ -57,13 +57,18 @@ class TileView:
         return self.base, self.base + (self.rows - 1) * self.pitch + self.cols, self.rows, self.cols, self.pitch
 
 
-def _window_of(v, rows, cols) -> TileView:
-    """v's first rows x cols elements (at v's pitch) as a TileView, or v when they are all of it."""
-    rows, cols = max(1, min(rows, v.rows)), max(1, min(cols, v.cols))
-    if (rows, cols) == (v.rows, v.cols):
+# the Vec -> Vec window copies (frontend/vec_windows.py): A2/A3's copies move exactly the window
+WINDOW_COPIES = ("TEXTRACT_V2V", "TINSERT_V2V")
+
+
+def _window_of(v, rows, cols, row=0, col=0) -> TileView:
+    """v's rows x cols elements from its (row, col) (at v's pitch) as a TileView, or v when they
+    are all of it."""
+    rows, cols = max(1, min(rows, v.rows - row)), max(1, min(cols, v.cols - col))
+    if (rows, cols, row, col) == (v.rows, v.cols, 0, 0):
         return v
     w = object.__new__(TileView)
-    w.buf, w.base, w.pitch, w.slot, w.root = v.buf, v.base, v.pitch, v.slot, v.root
+    w.buf, w.base, w.pitch, w.slot, w.root = v.buf, v.base + row * v.pitch + col, v.pitch, v.slot, v.root
     w.rows, w.cols = rows, cols
     return w
 
@@ -268,6 +273,10 @@ class TileOp:
             if name in walked:
                 r, c = (-(-self.iv[self.named["n"]] // v.cols), v.cols) if run else walked[name]
                 narrowed[id(v)] = _window_of(v, r, c)
+        if self.spec.name in WINDOW_COPIES:     # they read src's window at (row, col), write dst's first
+            s, at = self.view["src"], (self.iv[self.named["row"]], self.iv[self.named["col"]])
+            narrowed[id(s)], narrowed[id(self.view["dst"])] = _window_of(s, rows, cols, *at), \
+                _window_of(self.view["dst"], rows, cols)
         return ([narrowed.get(id(v), v) for v in self.reads], [narrowed.get(id(v), v) for v in self.writes])
 
     def extent(self, token: str) -> int:

@@ -36,10 +36,12 @@ INDEX_ITEM = 4                      # an int32 / uint32 index's bytes
 
 
 def decode(op, iv, named, fault) -> tuple:
-    """(GM offset, size, stride, oob, atomic, elem) of TileOp op (its operands' values iv by
-    name index named), after checking that the index tile holds the indices the transfer reads
-    and that the table (size rows of the row's columns, stride apart, or size elements) lies in
-    its tensor; fault(msg, hint) makes the OutOfBoundsError."""
+    """(GM offset, size, stride, oob, atomic, elem, the GM -> L1 forms' (islot, ioff, sslot,
+    soff) or None, tcols, tpitch) of TileOp op (its operands' values iv by name index named),
+    after checking that the index tile holds the indices the transfer reads and that the table
+    (size rows of the row's columns, stride apart, or size elements; an NZ table, tcols > 0,
+    its tcols / c0 column blocks of its rows x c0, tpitch apart) lies in its tensor;
+    fault(msg, hint) makes the OutOfBoundsError."""
     rows, cols = op.shape
     data = op.data
     elem = op.spec.name.endswith("_ELEM")
@@ -60,11 +62,20 @@ def decode(op, iv, named, fault) -> tuple:
                         "within the tile")
     off, size = iv[named["table"]], iv[named["size"]]
     stride = 1 if elem else iv[named["stride"]]
+    tcols, tpitch = (iv[named["tcols"]], iv[named["tpitch"]]) if "tcols" in named else (0, 0)
     what = f"{size} elements" if elem else f"{size} rows of {cols} elements, {stride} apart"
     if size < 1 or (not elem and stride < 1):
         raise fault(f"a table of {what}: it must hold at least one {'element' if elem else 'row'}, rows at least "
                     "one element apart", "pass the GM table's shape as size= (and its row pitch as stride=)")
     last = off + size if elem else off + (size - 1) * stride + cols
+    if tcols > 0:                                 # NZ: tcols / c0 column blocks of trows x c0, tpitch apart
+        c0 = gm_layouts.c0_of(data.buf.dtype.itemsize)
+        trows = size // tcols if elem else size
+        what = f"NZ {trows} x {tcols}, column blocks {tpitch} apart"
+        if tpitch < trows * c0:
+            raise fault(f"a table of {what}: its column blocks of {trows} x {c0} overlap",
+                        "pass stride= at least the table's rows x c0 (the elements between its column blocks)")
+        last = off + (tcols // c0 - 1) * tpitch + trows * c0
     count, tensor = int(op.ctx.tcount[op.slot]), op.ctx.tensor_names[op.slot]
     if off < 0 or last > count:
         raise fault(f"the table of {what} from element {off} reaches element {last - 1} of '{tensor}', which has "
@@ -72,7 +83,7 @@ def decode(op, iv, named, fault) -> tuple:
     if elem and l1 is not None:
         _scratch_apart(op, l1, off, last, ir * ic, fault)
     atomic = iv[named["atomic"]] if "atomic" in named else 0
-    return off, size, stride, iv[named["oob"]], atomic, elem, l1
+    return off, size, stride, iv[named["oob"]], atomic, elem, l1, tcols, tpitch
 
 
 def _scratch_apart(op, l1, first, last, n_idx, fault):
@@ -108,7 +119,7 @@ def read(op, fault):
     values, the index words) (MSCATTER); an undefined index past the table raises fault's
     OutOfBoundsError first."""
     ctx, ex, arr = op.ctx, op.ctx.ex, op.arr
-    off, size, stride, oob, _atomic, elem, l1 = op.index
+    off, size, stride, oob, _atomic, elem, l1, tcols, tpitch = op.index
     rows, cols = op.shape
     ir, ic = (rows, cols) if elem else (1, rows)
     words = np.empty(ir * ic, np.float64)
@@ -124,13 +135,32 @@ def read(op, fault):
     op.touched = touched(op, words)
     if op.fam == "tile_gm_gather":
         out = np.empty(rows * cols, np.float64)
-        ex.gm_index_gather(out, words, ctx.hbm, _table_byte(op), rows, cols, size, stride, oob, int(elem),
-                           int(ctx.enc.code[op.pc, C_DTYPE]))
+        ex.gm_index_gather(out, words, ctx.hbm, _table_byte(op), rows, cols, size, stride, oob, int(elem), tcols,
+                           tpitch, int(ctx.enc.code[op.pc, C_DTYPE]))
+        if _zeroes_tile(op):                # MGatherRowNzImpl zeroes the whole tile before its loop
+            dst = op.writes[0]
+            full = np.zeros((dst.rows, dst.cols))
+            full[:rows, :cols] = out.reshape(rows, cols)
+            return full.ravel()
         return out if l1 is None else _l1_result(op, out)
     src = op.view["src"]
     vals = np.empty(rows * cols, np.float64)
     ex.tile_gather(vals, arr, src.base, src.pitch, rows, cols, -1)
     return vals, words
+
+
+def _zeroes_tile(op) -> bool:
+    """Whether op is MGATHER's NZ row form under oob='zero', which writes the whole tile:
+    MGatherRowNzImpl zeroes dst's Rows x Cols before it gathers (MGatherRowImpl zeroes only the
+    rows of dropped indices)."""
+    return op.fam == "tile_gm_gather" and op.index[7] > 0 and not op.index[5] and op.index[3] == DROP
+
+
+def nz_walk(rows, cols, c0) -> np.ndarray:
+    """The positions (r * cols + c) of a rows x cols region in the order MScatterElemNzImpl /
+    MGatherElemNzImpl walk it: column block, then row, then column in the block."""
+    pos = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
+    return np.concatenate([pos[:, b:b + c0].ravel() for b in range(0, cols, c0)])
 
 
 def _l1_result(op, out):
@@ -161,6 +191,8 @@ def write(op, result):
     if op.fam == "tile_gm_gather":
         dst = op.writes[0]
         if op.index[6] is None:
+            if _zeroes_tile(op):
+                rows, cols = dst.rows, dst.cols
             ex.tile_scatter(op.arr, dst.base, dst.pitch, result, rows, cols)
             return
         vals, rows, cols, scratch = result
@@ -175,10 +207,13 @@ def write(op, result):
             if init is not None:             # initcheck: the scratch's elements are written
                 gm.init_mark(init, byte + np.arange(len(scratch), dtype=np.int64) * item)
         return
-    _off, size, stride, oob, atomic, elem, _l1 = op.index
+    _off, size, stride, oob, atomic, elem, _l1, tcols, tpitch = op.index
     vals, words = result
+    if tcols > 0 and elem:                   # MScatterElemNzImpl's order: a repeated index keeps its last
+        order = nz_walk(rows, cols, gm_layouts.c0_of(op.data.buf.dtype.itemsize))
+        vals, words = np.ascontiguousarray(vals[order]), np.ascontiguousarray(words[order])
     ex.gm_index_scatter(ctx.hbm, _table_byte(op), vals, words, rows, cols, size, stride, oob, int(elem), atomic,
-                        int(ctx.enc.code[op.pc, C_DTYPE]))
+                        tcols, tpitch, int(ctx.enc.code[op.pc, C_DTYPE]))
     init = getattr(ctx, "hbm_init", None)
     if init is not None:                     # initcheck: the elements the scatter wrote are written
         item = BY_CODE[int(ctx.enc.code[op.pc, C_DTYPE])].itemsize
@@ -208,9 +243,13 @@ def touched(op, words) -> np.ndarray:
     """The elements of op's tensor that the transfer at index words moves, in the order it moves
     them (int64): each index the oob policy keeps, remapped, as its row's cols elements (row form)
     or its element (element form), from the table's element 0 (op.index[0])."""
-    off, size, stride, oob, _atomic, elem, _l1 = op.index
-    used = [u for u, moves in (remap(int(x), size, oob) for x in words) if moves]
-    first = off + np.asarray(used, np.int64) * (1 if elem else stride)
+    off, size, stride, oob, _atomic, elem, _l1, tcols, tpitch = op.index
+    used = np.asarray([u for u, moves in (remap(int(x), size, oob) for x in words) if moves], np.int64)
+    if tcols > 0:                           # NZ: logical (r, c) at (c // c0) * tpitch + r * c0 + c % c0
+        c0 = gm_layouts.c0_of(op.data.buf.dtype.itemsize)
+        r, c = (used // tcols, used % tcols) if elem else (used[:, None], np.arange(op.shape[1], dtype=np.int64))
+        return (off + (c // c0) * tpitch + r * c0 + c % c0).ravel()
+    first = off + used * (1 if elem else stride)
     return first if elem else (first[:, None] + np.arange(op.shape[1], dtype=np.int64)).ravel()
 
 
@@ -222,13 +261,17 @@ def _table_byte(op) -> int:
 
 def _index_error(op, words, position, fault):
     """The OutOfBoundsError of an undefined index at position (of the index words op read)."""
-    off, size, stride, _oob, _atomic, elem, l1 = op.index
+    off, size, stride, _oob, _atomic, elem, l1, tcols, tpitch = op.index
     rows, cols = op.shape
     value = int(words[position]) & 0xFFFFFFFF
     r, c = divmod(position, cols) if elem else (0, position)
     where = (f"position ({r}, {c}) of '{op.view['idx'].buf.name}'" if l1 is None else
              f"element {l1[1] + position} of '{op.ctx.tensor_names[l1[0]]}' (position ({r}, {c}))")
     element = off + (value if elem else value * stride)
+    if tcols > 0:                            # NZ: the logical element's (its row's first) GM element
+        c0 = gm_layouts.c0_of(op.data.buf.dtype.itemsize)
+        tr, tc = divmod(value, tcols) if elem else (value, 0)
+        element = off + (tc // c0) * tpitch + tr * c0 + tc % c0
     count, tensor = int(op.ctx.tcount[op.slot]), op.ctx.tensor_names[op.slot]
     unit = "element" if elem else "row"
     verb = "read" if op.fam == "tile_gm_gather" else "write"

@@ -4,8 +4,10 @@ A2/A3's checks (include/pto/npu/a2a3/MGather.hpp MGatherCheck, MScatter.hpp MSca
 compile errors at the kernel's line. coalesce='row' emits MGATHER / MSCATTER, 'elem'
 MGATHER_ELEM / MSCATTER_ELEM; size is the GM table's rows (row) or elements (elem), the shape
 pto-isa's GlobalTensor carries; stride the elements between the table's rows (row only, by
-default the valid columns: a dense table). Into a Mat tile, the GM -> L1 forms MGATHER_L1 /
-MGATHER_L1_ELEM (lower_mgather_l1: the indices a GM tensor, scratch= for the element form) after
+default the valid columns: a dense table). layout=pto.NZ is the NZ form (a Layout::NZ table with
+an NZ Vec tile, _nz_table): size is then the table's logical (rows, cols) and stride= the elements
+between its column blocks. Into a Mat tile, the GM -> L1 forms MGATHER_L1 / MGATHER_L1_ELEM
+(lower_mgather_l1: the indices a GM tensor, scratch= for the element form) after
 MGatherCheckGm2L1. Registered in registry.py's LOWERINGS; codegen.py imports it."""
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from ..isa import gm_index_modes as modes
 from ..isa.table import PTO_PIPE_NAMES
 from .builtin_checks import aicore_only
 from .registry import LOWERINGS
-from .values import NONE, Const, Ptr, Text
+from .values import NONE, Const, ConstTuple, Ptr, Text
 
 _GATHER_H = "include/pto/npu/a2a3/MGather.hpp"
 # the vector core's pipes the headers' loops synchronise with (PtoSetWaitFlag, EVENT_ID0)
@@ -51,9 +53,70 @@ def _const(v):
     return int(v.value) if isinstance(v, Const) else None
 
 
+_TILE_NAMES = {"row": "RowMajor", "col": "ColMajor", "nz": "NZ"}
+
+
+def _table_layout(comp, node, call, data, idx, args, header) -> bool:
+    """Whether the table is NZ (layout=pto.NZ), after the header's layout rules: the index tile
+    RowMajor ND, and GM Layout::ND with a RowMajor tile or Layout::NZ with an NZ tile."""
+    given = args["layout"]
+    if not (isinstance(given, Text) and given.value in ("ND", "NZ")):
+        comp.error(node, f"{call}: layout must be pto.ND or pto.NZ (\"table must use Layout::ND or Layout::NZ\", "
+                         f"{header})")
+    if idx.tile.layout != "row":
+        comp.error(node, f"{call}: the indices '{idx.name}' are a {_TILE_NAMES[idx.tile.layout]} tile (\"index tile "
+                         f"must be BLayout::RowMajor\", \"must be ND (SLayout::NoneBox)\", {header})",
+                   "allocate the index tile RowMajor (the default layout)")
+    own = {"row": "ND", "nz": "NZ"}.get(data.tile.layout)
+    if own != given.value:
+        comp.error(node, f"{call}: '{data.name}' is a {_TILE_NAMES[data.tile.layout]} Vec tile and the table's layout "
+                         f"is {given.value}; A2/A3 pairs GM Layout::ND with a RowMajor tile and Layout::NZ with an NZ "
+                         f"tile (BLayout::ColMajor + SLayout::RowMajor, 512-byte fractals: \"layout pairing must be "
+                         f"either ...\", {header})",
+                   "pass layout=pto.NZ with an NZ tile (alloc_tile(..., layout=pto.NZ)), or a RowMajor tile with "
+                   "an ND table")
+    return given.value == "NZ"
+
+
+def _nz_table(comp, node, call, data, args, header, row_form):
+    """(trows, tcols, tpitch operand) of an NZ table: size is its logical (rows, cols), as
+    pto-isa's NZ GlobalTensor carries them (gShape2 x 16 rows, gShape0 x gShape1 x C0 columns:
+    staticShape[3] == 16 and staticShape[4] == C0, so whole fractals); stride= the elements
+    between its column blocks (gStride1), by default rows x c0 (a dense table). The row form
+    moves the table's whole width into the tile's column blocks (MGatherRowNzImpl /
+    MScatterRowNzImpl: gShape1 bursts of c0 a row, whatever the valid columns), so the table is
+    at most as wide as the tile."""
+    size, c0 = args["size"], 32 // data.dtype.itemsize
+    shape = size.items if isinstance(size, ConstTuple) else ()
+    dims = [comp.int_constant(v, node, f"{call}: size") for v in shape]
+    if len(dims) != 2 or None in dims:
+        comp.error(node, f"{call}: an NZ table's size is its logical (rows, cols), two constants (pto-isa's NZ "
+                         f"GlobalTensor shape: gShape2 x 16 rows, gShape0 x gShape1 x C0 columns)",
+                   "pass size=(rows, cols)")
+    trows, tcols = dims
+    if trows < 16 or tcols < c0 or trows % 16 or tcols % c0:
+        comp.error(node, f"{call}: an NZ table of {trows} x {tcols} {data.dtype}: it is whole 16 x {c0} fractals "
+                         f"(\"NZ table requires staticShape[3] == FRACTAL_NZ_ROW (16)\", \"staticShape[4] == 32 / "
+                         f"sizeof(T)\", {header})")
+    if row_form and tcols > data.tile.cols:
+        comp.error(node, f"{call}: the NZ row form moves the table's whole width, {tcols} columns, into the column "
+                         f"blocks of '{data.name}', which has {data.tile.cols} (its gShape1 bursts of c0 a row, "
+                         f"{header}): they would reach past the tile", "give the tile the table's columns")
+    stride = args["stride"]
+    if stride is NONE:
+        stride = Const(trows * c0, dtypes.int32)
+    pitch = comp.int_constant(stride, node, f"{call}: stride")
+    if pitch is not None and pitch < trows * c0:
+        comp.error(node, f"{call}: stride {pitch}: an NZ table's column blocks are its {trows} rows x c0 = "
+                         f"{trows * c0} elements, so they lie at least that far apart",
+                   "pass stride= the elements between the table's column blocks (gStride1)")
+    return trows, tcols, stride
+
+
 def _operands(comp, node, call, spec, data, idx, table, args, header, what):
     """The shared checks of both directions and the operands after the three tiles / pointer:
-    rows, cols, size, [stride,] oob. data: dst (gather) or src (scatter)."""
+    (rows, cols, size, [stride]), then (tcols, tpitch), which follow oob [and atomic]. data: dst
+    (gather) or src (scatter)."""
     if table.space != "hbm":
         comp.error(node, f"{call}: table must point into a device tensor (GM)")
     if table.dtype != data.dtype:
@@ -66,14 +129,10 @@ def _operands(comp, node, call, spec, data, idx, table, args, header, what):
     if idx.dtype.name not in modes.INDEX_DTYPES:
         comp.error(node, f"{call}: the indices '{idx.name}' hold {idx.dtype} (\"index type must be int32_t or "
                          f"uint32_t\", {header})")
-    for t in (data, idx):
-        if t.tile.layout != "row":
-            comp.error(node, f"{call}: '{t.name}' is ColMajor; pypto_sim builds the ND form (a RowMajor tile, "
-                             f"{header}'s layout pairing (a)); the NZ form (GM Layout::NZ with an NZ tile) is "
-                             "not built")
+    nz = _table_layout(comp, node, call, data, idx, args, header)
     row_form = spec.name in ("MGATHER", "MSCATTER")
     stride = args["stride"]
-    if not row_form and stride is not NONE:
+    if not row_form and stride is not NONE and not nz:
         comp.error(node, f"{call}: stride= is the table's row pitch of coalesce='row'; coalesce='elem' indexes "
                          "the table's elements")
     rows, cols = comp._extent(data)
@@ -88,6 +147,22 @@ def _operands(comp, node, call, spec, data, idx, table, args, header, what):
                          f"shape, and '{idx.name}' has {ir} x {ic} (\"Coalesce::Elem requires index tile ValidRow "
                          f"/ ValidCol == ...\", {header})")
     size = args["size"]
+    if nz:
+        trows, tcols, pitch = _nz_table(comp, node, call, data, args, header, row_form)
+        c0 = Const(32 // data.dtype.itemsize, dtypes.int32)
+        if row_form:            # the table's whole width; a row c0 elements after the last in its block
+            cols, size, stride = Const(tcols, dtypes.int32), Const(trows, dtypes.int32), c0
+        else:
+            size = Const(trows * tcols, dtypes.int32)
+        tail = [comp._int_operand(Const(tcols, dtypes.int32), node, "tcols"),
+                comp._int_operand(pitch, node, f"{call}: stride")]
+    else:
+        if isinstance(size, ConstTuple):
+            comp.error(node, f"{call}: size {tuple(v.value for v in size.items)}: an ND table's size is its rows "
+                             "(coalesce='row') or elements ('elem'); a (rows, cols) shape is an NZ table's "
+                             "(layout=pto.NZ)")
+        tail = [comp._int_operand(Const(0, dtypes.int32), node, "tcols"),
+                comp._int_operand(Const(0, dtypes.int32), node, "tpitch")]
     if _const(size) is not None and _const(size) < 1:
         comp.error(node, f"{call}: size {_const(size)}: the table must hold at least one "
                          f"{'row' if row_form else 'element'}")
@@ -95,7 +170,7 @@ def _operands(comp, node, call, spec, data, idx, table, args, header, what):
            comp._int_operand(size, node, f"{call}: size")]
     if row_form:
         ops.append(comp._int_operand(cols if stride is NONE else stride, node, f"{call}: stride"))
-    return ops
+    return ops, tail
 
 
 def _common(comp, node, call, args, name, tile, policies):
@@ -108,6 +183,11 @@ def _common(comp, node, call, args, name, tile, policies):
     table = comp.require_ptr(args["table"], node, f"{call}: table")
     oob = policies[_choice(comp, node, call, args, "oob", tuple(policies))]
     return coalesce, spec, vec, idx, table, oob
+
+
+def _nz_note(args) -> str:
+    """', NZ' in a listing's comment of an NZ form."""
+    return ", NZ" if args["layout"].value == "NZ" else ""
 
 
 def _is_mat(v) -> bool:
@@ -150,6 +230,9 @@ def lower_mgather_l1(comp, node, args):
                          f"four-operand MGATHER_IMPL runs MGatherGm2L1ElemImpl whatever Coalesce says ({_GATHER_H})",
                    "pass coalesce='elem' with scratch=, or drop scratch= for the row gather")
     spec = comp.isa["MGATHER_L1_ELEM" if elem else "MGATHER_L1"]
+    if not (isinstance(args["layout"], Text) and args["layout"].value == "ND"):
+        comp.error(node, f"{call}: the GM -> L1 forms read an ND table (\"MGATHER A2/A3 GM->L1 table must use "
+                         f"Layout::ND.\", {_GATHER_H} MGatherCheckGm2L1)", "drop layout= (pto.ND)")
     dst = comp.typed_tile(args["dst"], node, spec, "dst", f"{call}: dst")
     table = comp.require_ptr(args["table"], node, f"{call}: table")
     if table.space != "hbm":
@@ -215,11 +298,12 @@ def lower_mgather(comp, node, args):
     coalesce, spec, dst, idx, table, oob = _common(comp, node, call, args, "MGATHER", "dst", modes.GATHER_OOB)
     ops = [comp._base(dst, node, call), comp.uniform_int(table.offset, node, f"{call}: the GM offset"),
            comp._base(idx, node, call)]
-    ops += _operands(comp, node, call, spec, dst, idx, table, args, _GATHER_H, "source")
-    ops.append(comp._int_operand(Const(oob, dtypes.int32), node, "oob"))
+    head, tail = _operands(comp, node, call, spec, dst, idx, table, args, _GATHER_H, "source")
+    ops += head + [comp._int_operand(Const(oob, dtypes.int32), node, "oob")] + tail
     _header_flags(comp, node, spec, before=True)
     comp.emit(spec.name, None, tuple(ops), dst.dtype, node, aux=comp.tile_aux(table.slot))
-    comp.instrs[-1].comment = f"{dst.name} <- {table.name}[{idx.name}] ({coalesce}, oob={args['oob'].value})"
+    comp.instrs[-1].comment = (f"{dst.name} <- {table.name}[{idx.name}] ({coalesce}{_nz_note(args)}, "
+                               f"oob={args['oob'].value})")
     _header_flags(comp, node, spec, before=False)
 
 
@@ -237,11 +321,12 @@ def lower_mscatter(comp, node, args):
                          f"(IsValidMScatterAtomic, {_SCATTER_H})")
     ops = [comp.uniform_int(table.offset, node, f"{call}: the GM offset"), comp._base(src, node, call),
            comp._base(idx, node, call)]
-    ops += _operands(comp, node, call, spec, src, idx, table, args, _SCATTER_H, "destination")
-    ops += [comp._int_operand(Const(oob, dtypes.int32), node, "oob"),
-            comp._int_operand(Const(modes.ATOMIC_ADD if add else 0, dtypes.int32), node, "atomic")]
+    head, tail = _operands(comp, node, call, spec, src, idx, table, args, _SCATTER_H, "destination")
+    ops += head + [comp._int_operand(Const(oob, dtypes.int32), node, "oob"),
+                   comp._int_operand(Const(modes.ATOMIC_ADD if add else 0, dtypes.int32), node, "atomic")] + tail
     _header_flags(comp, node, spec, before=True)
     comp.emit(spec.name, None, tuple(ops), src.dtype, node, aux=comp.tile_aux(table.slot))
-    comp.instrs[-1].comment = (f"{table.name}[{idx.name}] {'+' if add else ''}<- {src.name} ({coalesce}, "
+    comp.instrs[-1].comment = (f"{table.name}[{idx.name}] {'+' if add else ''}<- {src.name} "
+                               f"({coalesce}{_nz_note(args)}, "
                                f"oob={args['oob'].value})")
     _header_flags(comp, node, spec, before=False)

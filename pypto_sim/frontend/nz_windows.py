@@ -10,7 +10,9 @@ from GM). Built for what A2/A3's TEXTRACT kernels do with it: fill (pto.texpands
 tile: a constant is the same in any order), be a destination of pto.textract_nd2xnz, be loaded
 from and stored to GM, windows between two NZ tiles (pto.textract / pto.tinsert, TExtract.hpp /
 TInsert.hpp's NZ Vec -> Vec paths, frontend/vec_windows.py: they copy exactly the window, so on
-values held row-major they are the ND record), and whole-tile views (pto.tsubview(t, 0, 0, R, C,
+values held row-major they are the ND record), the NZ forms of pto.mgather / pto.mscatter
+(layout=pto.NZ: MGather.hpp / MScatter.hpp walk the tile's logical (r, c) at its NZ offsets,
+frontend/gm_index_builtins.py), and whole-tile views (pto.tsubview(t, 0, 0, R, C,
 valid=...)); any other instruction reads or writes it as rows, which its words are not, and is
 a compile error.
 
@@ -30,7 +32,8 @@ from .values import Const, Ptr
 HEADER = "include/pto/npu/a2a3/TExtract.hpp"
 WHAT = "TEXTRACT A2A3 ND->2xNZ"
 # what may touch an NZ Vec tile (the module docstring)
-NZ_OPS = ("TLOAD", "TSTORE", "TEXPANDS", "TEXTRACT_ND2NZ", "TEXTRACT_V2V", "TINSERT_V2V")
+NZ_OPS = ("TLOAD", "TSTORE", "TEXPANDS", "TEXTRACT_ND2NZ", "TEXTRACT_V2V", "TINSERT_V2V", "MGATHER", "MGATHER_ELEM",
+          "MSCATTER", "MSCATTER_ELEM")
 
 
 def nz_layout(comp, node, where, loc) -> str:

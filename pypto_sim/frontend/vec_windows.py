@@ -15,7 +15,8 @@ exactly the window, as the ND ones do. A 1 x 1 window (the scalar path) may star
 either layout. Tiles hold their values row-major whatever their layout (docs/aicore.md), so the
 record and its cost are the same in both. The insert's record writes a view of dst bound at
 (row, col), so what it writes is that window (check="race", sync="auto") and its own row and
-col are 0.
+col are 0; the race check narrows the extract's src to its window and dst to its valid region,
+the insert's src to its valid region (exec/aicore_tiles.py WINDOW_COPIES).
 
 pto.tconcat(dst, src0, src1) (TCONCAT, isa/49_concat.toml), the other Vec -> Vec copy, with
 TConcat.hpp's checks, is here too.
