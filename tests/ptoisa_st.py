@@ -300,3 +300,17 @@ def k(S, O):
             pto.wait_flag(pto.PIPE_V, pto.PIPE_MTE3, 0)
             pto.tstore(O, dst)
 """
+
+
+def tgatherb_golden(dtype, ds1, ds0, ss1, ss0):
+    """tgatherb's gen_data.py gen_golden_data_tgatherb (the CPU and on-device suites' are the same):
+    (src, offset, golden). src = arange(srcS1 x srcS0) cast to the dtype (the narrow integers
+    wrap), offset[i] = 32 i over the dstS1 x dstS0 / (32 / size) offsets, golden block i = the 32
+    bytes of src at offset[i]."""
+    size = np.dtype(dtype).itemsize
+    block = 32 // size
+    n_off = ds1 * (ds0 // block)
+    src = np.arange(ss1 * ss0).astype(dtype)
+    offset = (np.arange(n_off) * 32).astype(np.uint32)
+    golden = np.concatenate([src[o // size:o // size + block] for o in offset]).astype(dtype)
+    return src.reshape(ss1, ss0), offset, golden

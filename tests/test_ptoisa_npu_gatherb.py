@@ -18,7 +18,7 @@ Not ported: gen_data.py also makes a half 1 x 32768 case, which main.cpp runs no
 import numpy as np
 import pytest
 
-from ptoisa_st import FLAGS_IN, FLAGS_OUT, PTOISA_DTYPES, result_cmp, run_arrays
+from ptoisa_st import FLAGS_IN, FLAGS_OUT, PTOISA_DTYPES, result_cmp, run_arrays, tgatherb_golden
 
 KERNEL = f"""
 @pto.kernel
@@ -48,17 +48,6 @@ def _case_name(case):
     return f"case_{dt}_{ds1}x{ds0}_{os1}x{os0}_{ss1}x{ss0}"
 
 
-def gen_golden(dtype, ds1, ds0, ss1, ss0):
-    """gen_data.py's gen_golden_data_tgatherb: (src, offset, golden)."""
-    size = np.dtype(dtype).itemsize
-    block = 32 // size
-    n_off = ds1 * (ds0 // block)
-    src = np.arange(ss1 * ss0).astype(dtype)
-    offset = (np.arange(n_off) * 32).astype(np.uint32)
-    golden = np.concatenate([src[o // size:o // size + block] for o in offset]).astype(dtype)
-    return src.reshape(ss1, ss0), offset, golden
-
-
 @pytest.mark.parametrize("case", CASES, ids=_case_name)
 def test_tgatherb_on_device_case(make_kernels, case):
     """One TEST_F of main.cpp, its shapes and dtype as written; the output compared as
@@ -66,7 +55,7 @@ def test_tgatherb_on_device_case(make_kernels, case):
     dt, ds1, ds0, os1, os0, ss1, ss0 = case
     dtype = np.dtype(PTOISA_DTYPES[dt])
     kernel = make_kernels(KERNEL.format(ss1=ss1, ss0=ss0, os1=os1, os0=os0, ds1=ds1, ds0=ds0, dt=dtype.name)).k
-    src, offset, golden = gen_golden(dtype, ds1, ds0, ss1, ss0)
+    src, offset, golden = tgatherb_golden(dtype, ds1, ds0, ss1, ss0)
     out = run_arrays(kernel, [src, offset.reshape(os1, os0), np.zeros((ds1, ds0), dtype)])
     assert result_cmp(golden, out, 0.001, compared=ds1 * ds0 * dtype.itemsize)
     np.testing.assert_array_equal(out.ravel(), golden)

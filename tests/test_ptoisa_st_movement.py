@@ -41,26 +41,27 @@ Ported as A2/A3 runs them:
 - TSORT32's cases with their uint32 index tile ("Idx must be uint32_t.", TSort32.hpp line
   154), one row of indices per row.
 
+Ported in tests/test_ptoisa_st_gatherb_nz_quant.py (this module is past 600 lines): TGATHERBTest
+(8), TLOADTest.case_NZ_* and TStoreTest.NZ_* (6), TStoreAcc2gmTest.case16, 17, 18, 24, 25 and
+case_relu_21 (pre-quant scalar; case26, a float Acc quantized to half, as A2/A3's refusal), and
+TMOVTest's 12 Vec cases with an NZ tile (as the refusal).
+
 Not ported:
-- TGATHERBTest (8 cases): pypto_sim has no TGATHERB.
 - TMRGSORTTest.case_multi1, case_multi2, case_exhausted1 and case_exhausted2 (the multi-list
   form): ported from pto-isa's on-device suite, which has them and two more, in
   test_ptoisa_st_tmrgsort.py.
-- TEXTRACTTest.FpVariantSlicesSourceTile: TEXTRACT_FP (a Scaling fp tile) is not built.
-- TMOVTest's cases with a fractal Vec or Acc tile (SLayout RowMajor / ColMajor): pypto_sim
-  has no SLayout (A2/A3 would refuse them at TLOAD / TSTORE as above).
-- TStoreAcc2gmTest.case16, case17, case18, case24, case25, case26 (pre-quant scalar) and
-  case_relu_21 (pre-quant and ReluPreMode): pto.tstore from Acc has no quantization operand
-  (its atomic='add' and relu=True are ported: case0, case1, case13, case_relu_1).
+- TEXTRACTTest.FpVariantSlicesSourceTile: TEXTRACT_FP (an extract between Vec tiles with an fp
+  tile) is not built (pypto_sim's quantizing fp operand is tstore's Scaling tile only).
+- TMOVTest's Acc -> Vec cases with a fractal (SLayout RowMajor / ColMajor) tile: A2/A3 refuses
+  their TLOAD into Acc as the NoneBox ones above; the Vec tiles other than NZ that they name
+  (RowMajor with a ColMajor fractal, ColMajor with a ColMajor one) have no pypto_sim form.
 - TLOADTest.case_float_GT_32_64_128_VT_64_128_BLK32_DN and ..._255_60_..._DN: a Layout::DN
   GlobalTensor given row-major strides (stride3 = 4, stride4 = 1) into a ColMajor tile;
   pto.tload's DN takes one run pitch, its runs the columns.
-- TLOADTest.case_NZ_* and TStoreTest.NZ_* (6): an NZ Vec tile (ColMajor with a RowMajor
-  fractal), whose memory order the TLOAD cases read; pypto_sim holds a tile's values
-  row-major and has no NZ Vec tile.
 - TStoreTest.ND_uint64_t_*, DN_uint64_t_*, ND_int64_* and DN_int64_*: A2/A3 loads and stores
   8-byte Vec tiles ND2ND / DN2DN (tload_common.hpp lines 317-323, tstore_common.hpp lines
-  347-353); pypto_sim has no 64-bit tile dtype (not built).
+  347-353); pypto_sim has no 64-bit Vec tile dtype (int64 is a Scaling / Mat dtype only, for
+  the quantization words: not built).
 - TStoreTest.DN_int16_t_3_1_1_1_124_5_1_1_2_128: a 5-D box, one TLOAD / TSTORE in pto-isa;
   pto.tload has one stride, so a port needs one transfer per (x0, x1, x2) slab through column
   windows of a ColMajor tile, which A2/A3 places at colIdx x ColStride (TSubView.hpp: 124 x 16
