@@ -239,6 +239,7 @@ def aicore(h, f, ix):
         vchk = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec, valid=(pto.get_block_id() + 16, 16))
         pto.tadds(vchk, v, 1.0)                 # a run-time valid region: CHECK that it is v's
         pto.tdivs(v, v, 0.5)
+        pto.tdivs(vchk, 2.0, v)                 # the scalar first: TSDIVS, scalar / tile
         pto.tmins(v, v, 0.5)
         pto.tlrelu(v, v, 0.5)
         pto.trowmin(col, v)

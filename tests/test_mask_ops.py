@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import pypto_sim as pto
+from engine_compare import assert_engines_agree, tensors
 from pypto_sim.errors import CompileError
 
 ROWS, COLS = 16, 64
@@ -185,6 +186,10 @@ def causal(S, O):
      "holds float16"),
     ('u = pto.alloc_tile(16, 32, pto.uint8, loc=pto.Vec)\n            pto.ttri(u, 0)',
      "pto.ttri fills"),
+    ('v = pto.alloc_tile(16, 64, pto.float32, loc=pto.Vec, valid=(16, 31))\n            pto.tsels(v, m, a, 1.0)',
+     "TSels.hpp lines 64-65"),
+    ('w = pto.alloc_tile(16, 128, pto.float32, loc=pto.Vec)\n            pto.tsel(w, m, a, a)',
+     "'w' has 128 valid columns but 'a' has 64"),
 ])
 def test_illegal_masks_are_compile_errors_at_the_line(make_kernels, body, message):
     src = f'''
@@ -254,3 +259,42 @@ def cmp(A, B, EQ, NE, NES):
     np.testing.assert_array_equal(got[0], np.tile(cols % 3 != 0, (2, 1)))
     np.testing.assert_array_equal(got[1], np.tile(cols % 3 == 0, (2, 1)))
     np.testing.assert_array_equal(got[2], np.tile(cols != 5, (2, 1)))
+
+
+NARROW_SELECT = """
+@pto.kernel
+def narrow(Mask, X, O0, O1):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            m = pto.alloc_tile(2, 32, pto.uint8, loc=pto.Vec)
+            x = pto.alloc_tile(2, 128, pto.float32, loc=pto.Vec, valid=(2, 31))
+            y = pto.alloc_tile(3, 64, pto.float32, loc=pto.Vec, valid=(2, 31))
+            d = pto.alloc_tile(2, 32, pto.float32, loc=pto.Vec, valid=(2, 31))
+            e = pto.alloc_tile(2, 40, pto.float32, loc=pto.Vec, valid=(2, 31))
+            pto.tload(m, Mask)
+            pto.tload(x, X, stride=128)
+            pto.texpands(y, -1.0)
+            pto.tsels(d, m, x, 7.0)
+            pto.tsel(e, m, x, y)
+            pto.tstore(O0, d, stride=32)
+            pto.tstore(O1, e, stride=40)
+"""
+
+
+def test_select_over_a_narrow_valid_region_reads_each_tile_at_its_row_stride(make_kernels):
+    """TSEL / TSELS cover dst's valid region (2 x 31), each tile at its own RowStride (TSel.hpp
+    lines 48-59, TSels.hpp lines 36-45): x is 2 x 128 (row 1 starts 128 words on), y 3 x 64, d
+    2 x 32, e 2 x 40. Mask bytes 0x55 set the even columns: d[r, c] = x[r, c] for even c < 31,
+    else 7; e[r, c] = x[r, c] for even c, else y's -1. Both engines give the same run."""
+    mod = make_kernels(NARROW_SELECT)
+    x = np.arange(256, dtype=np.float32).reshape(2, 128)
+    args = tensors(np.full((2, 32), 0x55, np.uint8), x, np.zeros((2, 32), np.float32), np.zeros((2, 40), np.float32))
+    assert_engines_agree(mod.narrow, tuple(args), (1, 1, 1), (32, 1, 1))
+    pto.launch(mod.narrow, grid=(1,), args=tuple(args), check=("sync", "race"))
+    got_d, got_e = np.empty((2, 32), np.float32), np.empty((2, 40), np.float32)
+    pto.memcpy_d2h(got_d, args[2])
+    pto.memcpy_d2h(got_e, args[3])
+    even = np.arange(31) % 2 == 0
+    np.testing.assert_array_equal(got_d[:, :31], np.where(even, x[:, :31], 7.0))
+    np.testing.assert_array_equal(got_e[:, :31], np.where(even, x[:, :31], -1.0))
+    assert not got_d[:, 31:].any() and not got_e[:, 31:].any()      # past the valid region: GM untouched

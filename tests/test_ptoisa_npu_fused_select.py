@@ -26,13 +26,10 @@ Differences from the kernels as written:
   stride - Shape4 = 0, so the rows land c / 8 bytes apart (golden.bin's packing); the port stores
   at that pitch.
 
-Left out (the set OPEN below; pypto_sim differs from the on-device golden or does not build the form;
-reported, not fitted):
-- TSELTest.case7, case13 and TSELSTest's 32x672 (valid 666) cases: A2/A3 selects validCol elements
-  a row (TSel.hpp / TSels.hpp: set_vector_mask(0, validCol), rows at each tile's RowStride);
-  pypto_sim refuses a valid column count below the tile's for masks.
-- TSELSTest's 2x32 dst / 2x128 src cases: A2/A3 requires only equal valid regions (TSels.hpp lines
-  64-65, each tile at its own RowStride); pypto_sim refuses src and dst tiles of two shapes.
+TSEL and TSELS cover dst's valid region, each row masked to validCol, every tile at its own
+RowStride (TSel.hpp lines 48-59, TSels.hpp lines 36-45; TSELS asserts its source's valid region is
+dst's, lines 64-65), as pypto_sim runs them: TSELTest.case7, case13 (a valid region narrower than
+the tiles), TSELSTest's 32x672 (valid 666) cases and its 2x32 dst / 2x128 src cases run as written.
 
 Not ported: the TCMP and TCMPS cases whose global shape exceeds the tile's (64x64 global / 32x32
 tile, 128x128 / 64x64, 77x81 / 32x32: TCMPTest 6 cases, TCMPSTest 6). Their kernels TLOAD the
@@ -45,16 +42,6 @@ import numpy as np
 import pytest
 
 from ptoisa_st import FLAGS_IN, FLAGS_OUT, FUSED, PTOISA_DTYPES, result_cmp, run_arrays, tsel_golden
-
-
-# Cases of the on-device suite this module leaves out, with why (each reported in docs/performance.md's
-# session-43 section): TSEL / TSELS over a valid region narrower than the tile or tiles of different shapes
-# (TSel.hpp line 55, TSels.hpp lines 37 and 64-65), not built for the select family.
-OPEN = {
-    "TSELTest.case7", "TSELTest.case13",
-    "TSELSTest.case_uint16_uint8_2x32_2x64_2x128_2x31", "TSELSTest.case_float_uint8_2x32_2x64_2x128_2x31",
-    "TSELSTest.case_half_uint8_32x672_32x96_32x672_32x666", "TSELSTest.case_float_uint8_32x672_32x96_32x672_32x666",
-}
 
 
 # ---------------------------------------------------------------- TMULADDDST, TFUSEDMULADD, TFUSEDMULADDRELU
@@ -82,7 +69,6 @@ def fused_id(op, p):
     return f"{FUSED_SUITES[op]}.case_{name}_{dr}x{dc}_{ar}x{ac}_{br}x{bc}_{vr}x{vc}"
 
 
-FUSED_CASES = [(op, p) for op, p in FUSED_CASES if fused_id(op, p) not in OPEN]
 
 
 @pytest.mark.parametrize("op, p", FUSED_CASES, ids=[fused_id(op, p) for op, p in FUSED_CASES])
@@ -139,7 +125,6 @@ TAXPY_CASES = {"case1": ("float16", "float16", 64, 64, 64, 64), "case2": ("float
                "case9": ("float32", "float16", 256, 16, 256, 15)}
 
 
-TAXPY_CASES = {k: v for k, v in TAXPY_CASES.items() if f"TAXPYTest.{k}" not in OPEN}
 
 
 @pytest.mark.parametrize("case", TAXPY_CASES, ids=[f"TAXPYTest.{c}" for c in TAXPY_CASES])
@@ -281,7 +266,6 @@ TSEL_CASES = {"case1": ("float32", 2, 128, 2, 128), "case2": ("float32", 2, 32, 
               "case13": ("float16", 2, 16, 2, 8)}
 
 
-TSEL_CASES = {k: v for k, v in TSEL_CASES.items() if f"TSELTest.{k}" not in OPEN}
 
 
 @pytest.mark.parametrize("case", TSEL_CASES, ids=[f"TSELTest.{c}" for c in TSEL_CASES])
@@ -342,7 +326,6 @@ def tsels_id(p):
     return f"TSELSTest.case_{name}_{mname}_{dr}x{dc}_{mr}x{mcol}_{sr}x{sc}_{vr}x{vc}"
 
 
-TSELS_CASES = [p for p in TSELS_CASES if tsels_id(p) not in OPEN]
 
 
 @pytest.mark.parametrize("p", TSELS_CASES, ids=[tsels_id(p) for p in TSELS_CASES])

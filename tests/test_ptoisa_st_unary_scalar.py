@@ -59,9 +59,8 @@ tfusedmuladd/gen_data.py, numpy half arithmetic), and the device must meet it. p
 the product of every tile multiply-add first (isa/40_fused_scalar.toml), which misses this golden on
 65 and 79 elements where ResultCmp allows 4 (its on-device cases pass: tests/
 test_ptoisa_npu_fused_select.py).
-Not ported:
-- TDIVSTest.case5 - case8: TDIVS(dst, scalar, src), scalar / tile (TDivS.hpp TSDiv); pypto_sim's
-  tdivs has only the tile / scalar form (dst, src, scalar).
+TDIVSTest.case5 - case8 are TDIVS(dst, scalar, src), scalar / tile (TDivS.hpp TSDiv), which
+pto.tdivs(dst, scalar, src) emits as TSDIVS.
 """
 import numpy as np
 import pytest
@@ -337,29 +336,35 @@ def k(S, O, scalar):
             pto.tload(dst, O)
             pto.tload(src, S)
             """ + FLAGS_IN + """
-            pto.tdivs(dst, src, scalar)
+            pto.tdivs(dst, {operands})
             """ + FLAGS_OUT + """
             pto.tstore(O, dst)
 """
 
-# TDivsParams(name, dtype, row, col) of the tile / scalar cases (case1 - case4)
+# TDivsParams(name, dtype, row, col): tile / scalar (case1 - case4, runTDivS's TDIVS(dst, src,
+# scalar)) and scalar / tile (case5 - case8, runSTDivS's TDIVS(dst, scalar, src))
 TDIVS_CASES = {"case1": ("float32", 32, 64), "case2": ("float16", 63, 64), "case3": ("int32", 31, 128),
-               "case4": ("int16", 15, 192)}
+               "case4": ("int16", 15, 192), "case5": ("float32", 32, 64), "case6": ("float16", 63, 64),
+               "case7": ("int32", 31, 128), "case8": ("int16", 15, 192)}
 
 
 @pytest.mark.parametrize("case", TDIVS_CASES, ids=[f"TDIVSTest.{c}" for c in TDIVS_CASES])
 def test_tdivs(make_kernels, case):
     """gen_data.py (seed 23): input uniform(1, 8) of row x col, divider uniform(1, 8) of 1 x 1,
-    as dtype; golden input / divider stored to dtype (integers: truncated). divider.bin holds
-    float32(divider), which the launcher converts to T. ResultCmp(golden, out, 0.001) over
-    dstByteSize elements. A2/A3 takes int32 and int16 (TDivS.hpp line 224's static_assert) and
-    divides them on the scalar unit (TDivs_naive, line 207)."""
+    as dtype; golden input / divider (case1 - 4) or divider / input (case5 - 8, `int(name[-1]) <=
+    4`) stored to dtype (integers: truncated). divider.bin holds float32(divider), which the
+    launcher converts to T. ResultCmp(golden, out, 0.001) over dstByteSize elements. A2/A3 takes
+    int32 and int16 (TDivS.hpp line 224's static_assert) and divides them on the scalar unit
+    (TDivs_naive, line 207; the scalar / tile form TSDiv_naive, line 189); half and float scalar /
+    tile is vector_dup of the scalar, then vdiv(dst, dst, src) (SDivOp, lines 73-75)."""
     dt, r, c = TDIVS_CASES[case]
     rng = np.random.RandomState(23)
     x = rng.uniform(low=1, high=8, size=(r, c)).astype(dt)
     divider = rng.uniform(low=1, high=8, size=(1, 1)).astype(dt)
-    golden = (x / divider[0, 0]).astype(dt)
-    kernel = make_kernels(TDIVS.format(r=r, c=c, dt=dt)).k
+    scalar_first = int(case[-1]) > 4
+    golden = ((divider[0, 0] / x) if scalar_first else (x / divider[0, 0])).astype(dt)
+    kernel = make_kernels(TDIVS.format(r=r, c=c, dt=dt,
+                                       operands="scalar, src" if scalar_first else "src, scalar")).k
     out, = run_kernel(kernel, [x], [((r, c), dt)], divider[0, 0].item())
     assert result_cmp(golden, out, 0.001, compared=golden.nbytes)
 

@@ -326,6 +326,7 @@ TILE = {
     "TPRELU": ("pto.tprelu(d, s, t, N)", lambda a, b: np.where(a > 0, a, a * b), ("float32", "float16")),
     "TSUBS": ("pto.tsubs(d, s, SCALAR, N)", lambda a, s: a - s, ("float32", "float16", "int32")),
     "TDIVS": ("pto.tdivs(d, s, SCALAR, N)", lambda a, s: a / s, ("float32", "float16")),
+    "TSDIVS": ("pto.tdivs(d, SCALAR, s, N)", lambda a, s: s / a, ("float32", "float16")),  # the scalar first
     "TMINS": ("pto.tmins(d, s, SCALAR, N)", lambda a, s: np.minimum(a, s), ("float32", "float16", "int32")),
     "TLRELU": ("pto.tlrelu(d, s, SCALAR, N)", lambda a, s: np.where(a > 0, a, a * s), ("float32", "float16")),
     "TANDS": ("pto.tands(d, s, SCALAR, N)", lambda a, s: np.bitwise_and(a, s), ("int32",)),

@@ -672,7 +672,7 @@ def test_compares_and_selects_match_reference(ex, name):
     """TCMP/TCMPS pack one bit per element (every mode, special values, widths that are not
     whole bytes, a mask row longer than needed); TSEL/TSELS pick by random mask words of 8, 16
     or 32 bits (bit c % bits of word c // bits), the destination disjoint from or equal to a
-    source."""
+    source, each tile at its own row pitch."""
     spec = ISA.by_name[name]
     rng = np.random.default_rng(spec.opcode)
     scalar_form = any(o.name == "scalar" for o in spec.value_operands)
@@ -693,15 +693,18 @@ def test_compares_and_selects_match_reference(ex, name):
                              [spec.opcode, "l1", dst, a, other, scalar, scalar_form, mode, rows, cols,
                               mstride, dt], f"{name} dt={dt_name} {rows}x{cols} mode={mode}")
             else:
+                # each tile at its own row pitch (TSel.hpp's RowStrides; 0: cols), in regions that hold it
+                pitches = [0 if trial == 0 else cols + (trial + k) % 3 for k in range(3)]
+                dst, a, b, mask = regions(rng, [rows * max(cols, p) for p in pitches] + [rows * 4 * mstride])
                 if trial % 2:
-                    dst = a
+                    dst, pitches[0] = a, pitches[1]
                 for mbits in (8, 16, 32):                  # a uint8, uint16 or uint32 mask's words
                     stride = -(-cols // mbits) + trial % 3
                     m = l1.copy()
                     m[mask:mask + rows * stride] = rng.integers(0, 2**mbits, rows * stride)
                     run_both(ex, "tile_sel", dict(l1=m),
                              [spec.opcode, "l1", dst, mask, a, other, scalar, scalar_form, rows, cols, stride,
-                              mbits, dt], f"{name} dt={dt_name} {rows}x{cols} mbits={mbits}")
+                              mbits, *pitches, dt], f"{name} dt={dt_name} {rows}x{cols} mbits={mbits} {pitches}")
 
 
 def test_triangles_match_reference_and_numpy(ex):
@@ -1120,6 +1123,9 @@ def test_tile_alu_known_answers():
     assert one("TDIV", 1.0, 3.0) == float(np.float32(1 / 3))
     assert one("TSQRT", 2.0, dt=F16) == float(np.float16(math.sqrt(2)))
     assert one("TEXP", 0.0) == 1.0 and one("TLOG", 0.0) == -math.inf
+    # TDIVS is src / scalar, TSDIVS scalar / src (pto.tdivs(dst, scalar, src), TDivS.hpp TSDiv)
+    assert one("TDIVS", 3.0, scalar=1.0) == 3.0 and one("TSDIVS", 3.0, scalar=1.0) == float(np.float32(1 / 3))
+    assert one("TSDIVS", -2.0, scalar=7.0, dt=I32) == -3.0 and one("TSDIVS", 0.0, scalar=7.0, dt=I32) == 0.0
 
 
 def test_fused_remainder_and_fill_known_answers():
@@ -1453,6 +1459,8 @@ def kernel_source(dt_name):
     for i, spec in enumerate(TILE_ALU):
         form = alu_form(spec)
         call = {"binary": "t, ta, tb, N", "scalar": "t, ta, s, N", "unary": "t, ta, N", "fill": "t, s, N"}[form]
+        if spec.name == "TSDIVS":    # pto.tdivs with the scalar first: scalar / tile
+            call = "t, s, ta, N"
         call = call.replace("t,", f"t{i},", 1)
         lines += [f"    t{i} = pto.alloc_local(N, dtype=pto.{dt_name})"]
         if spec.reads_dst:           # dst is an input too (TMULADDDST, TAXPY): give it values

@@ -158,6 +158,12 @@ def op_dtype(spec) -> str:
 _TILE_NAMES = {"tile": ("big", "other"), "col": ("col",), "row": ("row",), "mask": ("mask",), "trans": ("tr",)}
 
 
+# records a builtin emits when the call gives its scalar before its source tile, the
+# signature's order swapped: pto.tdivs(dst, scalar, src) (frontend/value_builtins.py lower_tdivs),
+# whose half / float form refuses dst == src: its call writes the spare tile
+SCALAR_FIRST = ("TSDIVS",)
+
+
 def _parameters(spec) -> list:
     """[(name, has_default), ...] of spec's builtin signature, in order."""
     args = ast.parse(f"def _f{spec.signature}: pass").body[0].args
@@ -255,6 +261,8 @@ def op_call(spec, dtype) -> tuple:
             args.append(f"{p}={_value(spec, values[p], dtype)}" if default else _value(spec, values[p], dtype))
         elif not default:
             raise _missing(spec, "bench_values", f"its call needs a value for '{p}'")
+    if spec.name in SCALAR_FIRST:        # the builtin emits it with the scalar before the tile,
+        args[:3] = ["other", args[2], args[1]]  # into the spare tile (in place is refused for floats)
     return tiles, f"pto.{op}({', '.join(args)})"
 
 

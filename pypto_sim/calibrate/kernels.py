@@ -339,8 +339,10 @@ def _tile_benches(cores):
     for op, kind in TILE_OPS.items():
         dt = "float32" if "float32" in load_isa()[op].dtypes else "int32"
         one = "1.0" if dt == "float32" else "1"
+        # TSDIVS is pto.tdivs with the scalar first (scalar / tile)
+        scalar = f"pto.tdivs(d, {one}, s1, n)" if op == "TSDIVS" else f"pto.{op.lower()}(d, s1, {one}, n)"
         call = {"binary": f"pto.{op.lower()}(d, s1, s2, n)", "unary": f"pto.{op.lower()}(d, s1, n)",
-                "scalar": f"pto.{op.lower()}(d, s1, {one}, n)", "fill": f"pto.{op.lower()}(d, {one}, n)",
+                "scalar": scalar, "fill": f"pto.{op.lower()}(d, {one}, n)",
                 "reduce": f"pto.{op.lower()}(d, s1, 16, n)",
                 "expand": f"pto.{op.lower()}(s1, d, 16, n)", "col_expand": f"pto.{op.lower()}(s1, d, 16, n)",
                 "expand_op": f"pto.{op.lower()}(s1, s2, d, 16, n)",

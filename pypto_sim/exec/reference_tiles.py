@@ -224,19 +224,19 @@ def tile_cmp(op, l1, dst, a, b, scalar, use_scalar, mode, rows, cols, mstride, d
             l1[dst + r * mstride + w] = float(sum(1 << k for k, on in enumerate(bits[8 * w:8 * w + 8]) if on))
 
 
-def tile_sel(op, l1, dst, mask, a, b, scalar, use_scalar, rows, cols, mstride, mbits, dt):
+def tile_sel(op, l1, dst, mask, a, b, scalar, use_scalar, rows, cols, mstride, mbits, dpitch, apitch, bpitch, dt):
     """TSEL / TSELS: the table's select by each element's mask bit (bit c % mb of mask element
-    c // mb of the row, mb = mbits or 8), rounded to dt."""
-    spec = load_isa().by_opcode[int(op)]
-    is_int = _integer(dt)
-    mb = 8 if mbits <= 0 else mbits
-    out = np.empty(rows * cols)
+    c // mb of the row, mb = mbits or 8), rounded to dt, over rows x cols, dst's, a's and b's rows
+    dpitch, apitch, bpitch words apart (<= 0: cols); the words past cols are left alone."""
+    spec, is_int, mb = load_isa().by_opcode[int(op)], _integer(dt), 8 if mbits <= 0 else mbits
+    dp, ap, bp, out = *(word_pitch(p, cols) for p in (dpitch, apitch, bpitch)), np.empty((rows, cols))
     for r in range(rows):
         for c in range(cols):
             bit = (int(l1[mask + r * mstride + c // mb]) >> (c % mb)) & 1
-            y = scalar if use_scalar else l1[b + r * cols + c]
-            out[r * cols + c] = to_dtype(dt, evaluate(spec, l1[a + r * cols + c], y, bit, is_int, dt))
-    l1[dst:dst + rows * cols] = out
+            y = scalar if use_scalar else l1[b + r * bp + c]
+            out[r, c] = to_dtype(dt, evaluate(spec, l1[a + r * ap + c], y, bit, is_int, dt))
+    for r in range(rows):
+        l1[dst + r * dp:dst + r * dp + cols] = out[r]
 
 
 def tile_tri(l1, dst, diagonal, upper, rows, cols, dpitch):

@@ -35,6 +35,27 @@ def _same_shape(comp, node, call, ref, *others):
             comp.error(node, f"pto.{call}: '{t.name}' holds {t.dtype} but '{ref.name}' {ref.dtype}")
 
 
+def _sel_region(comp, node, call, spec, dst, sources):
+    """TSEL / TSELS cover dst's valid region, each row masked to validCol, every tile at its own
+    RowStride (TSel.hpp lines 48-59, TSels.hpp lines 36-45): the sources may be tiles of other
+    shapes whose words hold that region; TSELS asserts its source's valid region is dst's
+    (TSels.hpp lines 64-65), TSEL reads its sources' rows whatever theirs. Returns (rows, cols)."""
+    rows, cols = dst.tile.valid_rows, dst.tile.valid_cols
+    for t in sources:
+        if t.dtype != dst.dtype:
+            comp.error(node, f"pto.{call}: '{t.name}' holds {t.dtype} but '{dst.name}' {dst.dtype}")
+        if spec.name == "TSELS":
+            for what in ("rows", "columns"):
+                comp.match_valid(node, f"pto.{call}", t, dst, what, "TSELS_IMPL in include/pto/npu/a2a3/"
+                                                                     "TSels.hpp lines 64-65")
+        for v, lim, what in ((rows, t.tile.rows, "rows"), (cols, t.tile.cols, "columns")):
+            if isinstance(v, Const) and int(v.value) > lim:
+                comp.error(node, f"pto.{call}: '{dst.name}' has {int(v.value)} valid {what} but '{t.name}' "
+                                 f"has {lim}; A2/A3 reads dst's valid region from each source (TSel.hpp)",
+                           "allocate the sources at least as large as dst's valid region")
+    return rows, cols
+
+
 def _mask_shape(comp, node, call, mask, data, raw_bits=False):
     """A mask holds a bit per element of data, packed: TCMP / TCMPS write uint8, at least
     ceil(cols / 8) a row; TSEL / TSELS (raw_bits) read a row's bits from the mask tile's row
@@ -95,13 +116,19 @@ def _mask_op(comp, name, node, args):
     tiles = dict(zip(names, comp.typed_tiles(spec, node, args, names)))
     mask_name, data_name = ("dst", "a") if spec.family == "tile_cmp" else ("mask", "dst")
     mask, data = tiles[mask_name], tiles[data_name]
-    _same_shape(comp, node, call, data, *(t for n, t in tiles.items() if n not in (mask_name, data_name)))
+    others = [t for n, t in tiles.items() if n not in (mask_name, data_name)]
     if data.dtype.name not in spec.dtypes:
         comp.error(node, f"pto.{call} takes {', '.join(spec.dtypes)} tiles, not {data.dtype}")
     bits = _mask_shape(comp, node, call, mask, data, raw_bits=spec.family == "tile_sel")
-    rows, cols = _full_rows(comp, data, node, call)
+    if spec.family == "tile_sel":
+        rows, cols = _sel_region(comp, node, call, spec, data, others)
+    else:
+        _same_shape(comp, node, call, data, *others)
+        rows, cols = _full_rows(comp, data, node, call)
     sizes = {"rows": rows, "cols": cols, "mstride": Const(mask.tile.row_pitch, dtypes.int32),
              "mbits": Const(bits, dtypes.int32)}
+    sizes.update((p, Const(tiles[t].tile.row_pitch, dtypes.int32))
+                 for p, t in (("dpitch", "dst"), ("apitch", "a"), ("bpitch", "b")) if t in tiles)
     ops = []
     for o in spec.value_operands:
         if o.name == "tmp":

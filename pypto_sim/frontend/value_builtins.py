@@ -1,7 +1,8 @@
 """Lowering of the builtins whose ISA record decides it: the ids (family id), the scalar ALU
 builtins (family alu), select, and the vector tile operations of the elementwise, reduce and
 expand families (the compiler's ``lower_tile_op``). A builtin added to one of these families
-in the ISA table needs no code here.
+in the ISA table needs no code here; ``pto.tdivs``, whose two records (TDIVS, TSDIVS) the
+operands' order picks, has its own.
 
 Functions of the kernel compiler ``comp``, registered in registry.py's LOWERINGS.
 """
@@ -12,7 +13,7 @@ from ..ir import Reg
 from ..ir.program import int_sem_of
 from .builtin_checks import no_simt_id_on_aicore
 from .registry import LOWERINGS
-from .values import Const, Val
+from .values import NONE, Const, Ptr, Val
 
 # the families whose builtins lower_tile_op lowers from their operands (isa/*.toml)
 TILE_OP_FAMILIES = ("tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce",
@@ -45,6 +46,43 @@ def lower_alu(comp, node, builtin):
 def lower_tile_family(comp, node, builtin):
     """pto.tadd(dst, a, b) and the other vector tile operations, from their ISA operands."""
     return comp.lower_tile_op(builtin.specs[0], node, comp.bind_call(builtin, node))
+
+
+@LOWERINGS.lowering("tdivs", binds=False)
+def lower_tdivs(comp, node, builtin):
+    """pto.tdivs(dst, src, scalar): TDIVS, tile / scalar; pto.tdivs(dst, scalar, src), the scalar
+    before the tile as pto-isa's TDIVS(dst, scalar, src): TSDIVS, scalar / tile (TDivS.hpp TSDiv)."""
+    args = comp.bind_call(builtin, node)
+    spec = {s.name: s for s in builtin.specs}
+    if isinstance(args["scalar"], Ptr) and not isinstance(args["src"], Ptr):
+        args = dict(args, src=args["scalar"], scalar=args["src"])
+        _tsdivs_alias(comp, node, args["dst"], args["src"], args.get("n", NONE))
+        return comp.lower_tile_op(spec["TSDIVS"], node, args)
+    return comp.lower_tile_op(spec["TDIVS"], node, args)
+
+
+def _tsdivs_alias(comp, node, dst, src, n):
+    """A CompileError for a half or float TSDIVS whose src shares words with dst: A2/A3 fills dst
+    with the scalar (vector_dup) before vdiv reads src (TDivS.hpp SDivOp, lines 72-75), so those
+    elements would divide the scalar by itself. The integers' scalar loop (TSDiv_naive) reads each
+    element before it writes it. Tiles placed at run time (a tile group's) are not checked."""
+    if dst.tile is None or src.tile is None or not dst.dtype.is_float:
+        return
+    if not (isinstance(dst.offset, Const) and isinstance(src.offset, Const)) or dst.space != src.space:
+        return
+
+    def words(t):
+        start = t.base + int(t.offset.value)
+        if isinstance(n, Const):
+            return set(range(start, start + int(n.value)))
+        rows = int(t.tile.valid_rows.value) if isinstance(t.tile.valid_rows, Const) else t.tile.rows
+        cols = int(t.tile.valid_cols.value) if isinstance(t.tile.valid_cols, Const) else t.tile.cols
+        return {start + r * t.tile.row_pitch + c for r in range(rows) for c in range(cols)}
+    if words(dst) & words(src):
+        comp.error(node, f"pto.tdivs(dst, scalar, src): src '{src.name}' shares words with dst '{dst.name}'; "
+                         f"for {dst.dtype} A2/A3 first fills dst with the scalar (vector_dup), then divides it "
+                         "by src (vdiv, TDivS.hpp SDivOp lines 72-75), so src's shared elements would already "
+                         "hold the scalar", "write the quotient into a tile apart from src")
 
 
 @LOWERINGS.lowering("select")

@@ -191,7 +191,7 @@ FAMILY_ROLES = {
     "tile_sel": FamilyRoles("dst", ("mask", "a", "b"), ("rows", "cols"), ("a",), mask="mask", bounded=True,
                             scratch="tmp", kernel="tile_sel",
                             args=("op", "l1", "dst", "mask", "a", "b", "real:scalar", "has:scalar", "rows",
-                                  "cols", "mstride", "mbits", "dt"), alu=True,
+                                  "cols", "mstride", "mbits", "dpitch", "apitch", "bpitch", "dt"), alu=True,
                             operand_shapes=_pairs(dst="tile", mask="mask", a="tile", b="tile"),
                             bench_values=_ONE, bench_in_place=True),
     "tile_tri": FamilyRoles("dst", (), ("rows", "cols"), ("dst",), bounded=True, kernel="tile_tri",

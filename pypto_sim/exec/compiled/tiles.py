@@ -248,23 +248,26 @@ def tile_cmp(op, l1, dst, a, b, scalar, use_scalar, mode, rows, cols, mstride, d
 
 
 @njit(cache=True, error_model="numpy")
-def tile_sel(op, l1, dst, mask, a, b, scalar, use_scalar, rows, cols, mstride, mbits, dt):
+def tile_sel(op, l1, dst, mask, a, b, scalar, use_scalar, rows, cols, mstride, mbits, dpitch, apitch, bpitch, dt):
     """TSEL / TSELS: dst[r, c] = the table's select of a[r, c] and b[r, c] (or scalar) by bit
     (c % mb) of mask[r * mstride + c // mb], mb the mask element's bits (mbits; <= 0: 8),
-    rounded to dt; every source is read first."""
+    rounded to dt, over rows x cols, dst's, a's and b's rows dpitch, apitch, bpitch words apart
+    (<= 0: cols); every source is read first."""
     mb = 8 if mbits <= 0 else mbits
+    dp, ap, bp = row_pitch(dpitch, cols), row_pitch(apitch, cols), row_pitch(bpitch, cols)
     out = np.empty(rows * cols, np.float64)
     for r in range(rows):
         for c in range(cols):
             bit = (np.int64(l1[mask + r * mstride + c // mb]) >> (c % mb)) & 1
-            x = l1[a + r * cols + c]
-            y = scalar if use_scalar else l1[b + r * cols + c]
+            x = l1[a + r * ap + c]
+            y = scalar if use_scalar else l1[b + r * bp + c]
             if INT_SEM[dt] == 1:
                 out[r * cols + c] = round_to(dt, np.float64(wrap_i32(alu_int(op, np.int64(x), np.int64(y), bit))))
             else:
                 out[r * cols + c] = round_to(dt, alu_float(op, x, y, np.float64(bit), dt))
-    for e in range(rows * cols):
-        l1[dst + e] = out[e]
+    for r in range(rows):
+        for c in range(cols):
+            l1[dst + r * dp + c] = out[r * cols + c]
 
 
 @njit(cache=True, error_model="numpy")
