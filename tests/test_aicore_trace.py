@@ -202,6 +202,50 @@ def test_memory_counters_show_each_transfers_bytes_when_it_moves_them():
             assert any(e["ts"] < b and a < e["ts"] + 16 for a, b in windows)
 
 
+@pto.kernel(sync="manual")
+def dequant_store(A, B, Q, O):
+    with pto.cube():
+        a_mat = pto.alloc_tile(16, 32, pto.int8, loc=pto.Mat)
+        b_mat = pto.alloc_tile(32, 32, pto.int8, loc=pto.Mat)
+        a = pto.alloc_tile(16, 32, pto.int8, loc=pto.Left)
+        b = pto.alloc_tile(32, 32, pto.int8, loc=pto.Right)
+        c = pto.alloc_tile(16, 32, pto.int32, loc=pto.Acc)
+        q_mat = pto.alloc_tile(1, 32, pto.int64, loc=pto.Mat)
+        fp = pto.alloc_tile(1, 32, pto.int64, loc=pto.Scaling)
+        pto.tload(a_mat, A)
+        pto.tload(b_mat, B)
+        pto.tload(q_mat, Q)
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_MTE1, 0)
+        pto.tmov(a, a_mat)
+        pto.tmov(b, b_mat)
+        pto.set_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
+        pto.wait_flag(pto.PIPE_MTE1, pto.PIPE_M, 0)
+        pto.tmatmul(c, a, b)
+        pto.set_flag(pto.PIPE_MTE2, pto.PIPE_FIX, 0)
+        pto.wait_flag(pto.PIPE_MTE2, pto.PIPE_FIX, 0)
+        pto.tmov(fp, q_mat)
+        pto.set_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+        pto.wait_flag(pto.PIPE_M, pto.PIPE_FIX, 0)
+        pto.tstore(O, c, quant=fp)
+
+
+def test_memory_counters_count_a_quantizing_stores_bytes_as_a_write():
+    """The GM counters take every tile transfer of the ISA table's tile_load and tile_store
+    families, TSTORE_FP (a store from Acc quantized by a Scaling tile) among them: A (16 x 32
+    int8, 512 bytes), B (32 x 32 int8, 1024 bytes) and Q (32 int64 words, 256 bytes) are read,
+    1792 bytes; O (16 x 32 float16 by VDEQF16) is written, 16 * 32 * 2 = 1024 bytes (the counters
+    had left TSTORE_FP out: 0 written)."""
+    a, b = _tensor(512, pto.int8), _tensor(1024, pto.int8)
+    q = pto.to_device(np.full(32, np.float32(1.0).view(np.uint32), np.int64))
+    prof = pto.profile(dequant_store, grid=(1,), args=(a, b, q, _tensor(512, pto.float16)))
+    assert [e.inst for e in prof.timeline if e.inst.startswith("TSTORE")] == ["TSTORE_FP"]
+    doc = prof.trace(bucket_cycles=16)
+    gm = [e for e in doc["traceEvents"] if e["ph"] == "C" and e["name"] == "GM bytes/cycle"]
+    assert sum(e["args"]["read"] for e in gm) * 16 == pytest.approx(512 + 1024 + 256)
+    assert sum(e["args"]["write"] for e in gm) * 16 == pytest.approx(1024)
+
+
 def test_utilization_busy_intervals_hotspots_and_repr_of_an_ai_core_kernel_speak_units_and_pipes():
     """copy_through on one core: each AIV's TLOAD is its only MTE2 operation, so its unit's
     MTE2 utilisation is that load's cycles in flight over the kernel's cycles, and its busy

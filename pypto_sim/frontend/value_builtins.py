@@ -12,8 +12,9 @@ from .. import dtypes
 from ..ir import Reg
 from ..ir.program import int_sem_of
 from .builtin_checks import no_simt_id_on_aicore
+from .mask_builtins import share_words
 from .registry import LOWERINGS
-from .values import NONE, Const, Ptr, Val
+from .values import Const, Ptr, Val
 
 # the families whose builtins lower_tile_op lowers from their operands (isa/*.toml)
 TILE_OP_FAMILIES = ("tile_alu", "tile_reduce", "tile_expand", "tile_expand_op", "tile_col_reduce",
@@ -56,29 +57,17 @@ def lower_tdivs(comp, node, builtin):
     spec = {s.name: s for s in builtin.specs}
     if isinstance(args["scalar"], Ptr) and not isinstance(args["src"], Ptr):
         args = dict(args, src=args["scalar"], scalar=args["src"])
-        _tsdivs_alias(comp, node, args["dst"], args["src"], args.get("n", NONE))
+        _tsdivs_alias(comp, node, args["dst"], args["src"])
         return comp.lower_tile_op(spec["TSDIVS"], node, args)
     return comp.lower_tile_op(spec["TDIVS"], node, args)
 
 
-def _tsdivs_alias(comp, node, dst, src, n):
+def _tsdivs_alias(comp, node, dst, src):
     """A CompileError for a half or float TSDIVS whose src shares words with dst: A2/A3 fills dst
     with the scalar (vector_dup) before vdiv reads src (TDivS.hpp SDivOp, lines 72-75), so those
     elements would divide the scalar by itself. The integers' scalar loop (TSDiv_naive) reads each
     element before it writes it. Tiles placed at run time (a tile group's) are not checked."""
-    if dst.tile is None or src.tile is None or not dst.dtype.is_float:
-        return
-    if not (isinstance(dst.offset, Const) and isinstance(src.offset, Const)) or dst.space != src.space:
-        return
-
-    def words(t):
-        start = t.base + int(t.offset.value)
-        if isinstance(n, Const):
-            return set(range(start, start + int(n.value)))
-        rows = int(t.tile.valid_rows.value) if isinstance(t.tile.valid_rows, Const) else t.tile.rows
-        cols = int(t.tile.valid_cols.value) if isinstance(t.tile.valid_cols, Const) else t.tile.cols
-        return {start + r * t.tile.row_pitch + c for r in range(rows) for c in range(cols)}
-    if words(dst) & words(src):
+    if dst.tile is not None and src.tile is not None and dst.dtype.is_float and share_words(dst, src):
         comp.error(node, f"pto.tdivs(dst, scalar, src): src '{src.name}' shares words with dst '{dst.name}'; "
                          f"for {dst.dtype} A2/A3 first fills dst with the scalar (vector_dup), then divides it "
                          "by src (vdiv, TDivS.hpp SDivOp lines 72-75), so src's shared elements would already "

@@ -30,7 +30,7 @@ import numpy as np
 from ..isa import PIPES, PTO_PIPE_SHORT
 from ..timing.records import CAUSE, why_fields
 from .bubbles import BubbleReport, cause_lines
-from .memory_counters import moving_start
+from .memory_counters import READS, WRITES, moving_start
 from ..exec.aicore_tiles import UNIT_NAMES as UNITS
 from .bubbles import Bubble
 from ..errors import ArgumentError
@@ -299,12 +299,12 @@ class _Attributor:
         u = unit
         pc = int(u.pc[j])
         name = self.names[pc]
-        if name not in ("TLOAD", "TPREFETCH", "TSTORE", "TSTORE_ACC"):
+        if name not in READS and name not in WRITES:
             return []
         c, s = int(u.complete[j]), int(u.start[j])
         shared = int(u.shared[j])
         missed = int(u.missed[j])
-        own = max(0, c - shared - int(moving_start(s, self.lat[pc], name in ("TLOAD", "TPREFETCH"), missed,
+        own = max(0, c - shared - int(moving_start(s, self.lat[pc], name in READS, missed,
                                                    self.miss_extra)))
         at = self._at(pc)
         segs = []

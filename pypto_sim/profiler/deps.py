@@ -15,9 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..timing.records import CAUSE
+from .memory_counters import READS as TILE_READS
 
 # instructions whose completion includes an HBM transfer (bandwidth and link contention)
-HBM_INSTRUCTIONS = frozenset({"LOAD", "STORE", "FMA_STORE", "TLOAD", "TPREFETCH", "TSTORE"})
+HBM_INSTRUCTIONS = frozenset({"LOAD", "STORE", "FMA_STORE", "TSTORE", *TILE_READS})
 _SCAN = 8          # how many earlier records with the same pc to try for the exact completion
 
 

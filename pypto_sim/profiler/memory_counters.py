@@ -1,7 +1,7 @@
 """Memory traffic of an AI-core launch over time: GM, L2 and HBM bytes per cycle, bucketed,
 from the records (the trace's counter tracks).
 
-A transfer (TLOAD, TPREFETCH: GM -> L1/UB, a read; TSTORE / TSTORE_ACC: to GM, a write) first pays its
+A transfer (READS, GM -> L1/UB: TLOAD, TPREFETCH; WRITES, to GM: TSTORE, TSTORE_ACC, TSTORE_FP) first pays its
 fixed latency (the machine table's, less the L2's miss extra when a load found every line in
 the L2: records.why_fields' ``missed`` is 0) and then moves its bytes until it completes
 (exec/compiled/aicore_steps.py's tile_dispatch: complete = start + fixed - saving + busy).
@@ -20,10 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..isa import load_isa
 from ..timing.records import why_fields, why_hbm_read_bytes
 
-READS = ("TLOAD", "TPREFETCH")        # a prefetch reads GM as a TLOAD does
-WRITES = ("TSTORE", "TSTORE_ACC")
+# the tile transfers that read GM, and those that write it: the ISA table's tile_load family
+# (TLOAD, TPREFETCH) and tile_store family (TSTORE, TSTORE_ACC, TSTORE_FP)
+READS, WRITES = (tuple(sorted(s.name for s in load_isa().specs if s.family == family))
+                 for family in ("tile_load", "tile_store"))
 MAX_BUCKETS = 512
 
 

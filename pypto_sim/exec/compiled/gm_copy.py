@@ -14,21 +14,15 @@ from ...isa.store_modes import ATOMIC_ADD as STORE_ATOMIC_ADD, RELU as STORE_REL
 @njit(cache=True, error_model="numpy")
 def gm_gather(out, hbm, src, stride, rows, cols, dt):
     """out[r * cols + c] = the dtype-dt GM element (r * stride + c) after the one at byte src:
-    TLOAD's read of GM. float32, int32 and the 2-byte floats read through one typed view of
-    the region (an element's bytes are aligned to its size: tensors start on 512 bytes);
-    other dtypes element by element (gm_load)."""
+    TLOAD's read of GM. float32, the 2-byte floats and the integers of 1, 2 and 4 bytes read
+    through one typed view of the region (an element's bytes are aligned to its size: tensors
+    start on 512 bytes); other dtypes element by element (gm_load)."""
     item = ITEMSIZE[dt]
     span = ((rows - 1) * stride + cols) * item
     if dt == DT_FLOAT32:
         f32 = hbm[src:src + span].view(np.float32)
         for r in range(rows):
             o_, s_ = out[r * cols:(r + 1) * cols], f32[r * stride:r * stride + cols]
-            for c in range(cols):
-                o_[c] = s_[c]
-    elif dt == DT_INT32:
-        i32 = hbm[src:src + span].view(np.int32)
-        for r in range(rows):
-            o_, s_ = out[r * cols:(r + 1) * cols], i32[r * stride:r * stride + cols]
             for c in range(cols):
                 o_[c] = s_[c]
     elif item == 2 and GM_KIND[dt] == 0:
