@@ -450,7 +450,7 @@ def lower_alloc_tile(comp, node, builtin):
     comp.emit("ALLOC_LOCAL", None, (), dtype if dtype in dtypes.TILE_DTYPES else dtypes.float32,
               node, aux=(base, rows * cols))
     comp.instrs[-1].comment = f"{name}: {loc} {rows} x {cols} x {dtype} at word {base}"
-    info = TileInfo(loc, rows, cols, layout, valid_rows, valid_cols)
+    info = TileInfo(loc, rows, cols, layout, valid_rows, valid_cols, dynamic=given.get("valid") is not None)
     return Ptr("l1", slot, dtype, name, Const(0, dtypes.int32), rows * cols, base, tile=info)
 
 

@@ -244,3 +244,21 @@ def store_mode(comp, node, args, t, dst) -> int:
                                  f"'{t.name}' is in {t.tile.loc}", "apply pto.trelu in UB before the store")
             mode |= store_modes.RELU
     return mode
+
+
+def slice_offset(comp, node, offset, stride, known, r0, c0):
+    """The element offset of the chunk at (r0, c0) of a GM slice at offset whose rows are stride
+    elements apart (known: the stride's value when a constant, else None): offset + r0 * stride
+    + c0 (a header's basePtr + r * st3 + c * st4, st4 = 1), the scalar's arithmetic when the
+    stride is a run-time value."""
+    if (r0, c0) == (0, 0):
+        return offset
+    i32 = dtypes.int32
+    if known is not None:
+        delta = Const(r0 * known + c0, i32)
+    elif r0:
+        delta = comp.alu("ADD", [comp.alu("MUL", [stride, Const(r0, i32)], node, dtype=i32), Const(c0, i32)],
+                         node, dtype=i32)
+    else:
+        delta = Const(c0, i32)
+    return comp.alu("ADD", [offset, delta], node, dtype=i32)

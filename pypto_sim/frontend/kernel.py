@@ -223,7 +223,9 @@ SIZING_CALLS = {"alloc_local": ((0, "n_elems"),), "alloc_tile": ((0, "rows"), (1
                 "pipeline": ((0, "depth"),), "async_load": ((2, "nbytes"),),
                 "store": ((2, "nbytes"),),
                 # the slice's shape decides the DMAs TPrefetch.hpp issues (frontend/prefetch_builtins.py)
-                "tprefetch": ((2, "rows"), (3, "cols"))}
+                "tprefetch": ((2, "rows"), (3, "cols")),
+                # the slice's shape decides the chunks TPut.hpp / TGet.hpp move (frontend/comm_transfers.py)
+                "tput": ((3, "rows"), (4, "cols")), "tget": ((3, "rows"), (4, "cols"))}
 
 
 def size_deciding_params(fn_ast, params) -> frozenset:

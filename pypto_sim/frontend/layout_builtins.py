@@ -344,7 +344,8 @@ def lower_view(comp, node, builtin):
         if pitch == cols or rows == 1:
             pitch = 0                  # the window's rows follow each other
     check_tile_shape(comp, node, where, info.loc, rows, cols, src.dtype, layout)
-    view = TileInfo(info.loc, rows, cols, layout, *comp._valid(valid_ast, rows, cols, node, where), pitch=pitch)
+    view = TileInfo(info.loc, rows, cols, layout, *comp._valid(valid_ast, rows, cols, node, where), pitch=pitch,
+                    dynamic=valid_ast is not None)
     return _bind_view(comp, node, spec, src, name, offset, (rows, cols), src.dtype, view, pitch)
 
 

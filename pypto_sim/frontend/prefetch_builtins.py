@@ -27,6 +27,7 @@ from .. import dtypes
 from ..isa import gm_layouts
 from ..ir.program import LocalBuffer
 from .builtin_checks import aicore_only
+from .gm_transfers import slice_offset
 from .registry import LOWERINGS
 from .values import NONE, Const, Ptr, TileInfo
 
@@ -89,7 +90,7 @@ def lower_tprefetch(comp, node, args):
                        f"give the tile at least {(nr - 1) * pitch + nc} elements, or prefetch rows of a "
                        "multiple of 32 bytes")
         view = _dma_view(comp, node, t, nr, nc, pitch, k)
-        off = _gm_offset(comp, node, src.offset, stride, known, r0, c0)
+        off = slice_offset(comp, node, src.offset, stride, known, r0, c0)
         ops = (comp._base(view, node, call), comp.uniform_int(off, node, f"{call}: the GM offset"),
                comp._int_operand(Const(nr, dtypes.int32), node, "rows"),
                comp._int_operand(Const(nc, dtypes.int32), node, "cols"),
@@ -114,23 +115,6 @@ def _extent(comp, node, t, given, default, what):
                    f"pass {what}= (a literal, a module constant or a kernel argument: the kernel is then "
                    "specialised on its value)")
     return comp._static_int(default, node, f"{call}: {what}")
-
-
-def _gm_offset(comp, node, offset, stride, known, r0, c0):
-    """The element offset of the chunk at (r0, c0) of the slice at offset: offset + r0 * stride
-    + c0 (the header's basePtr + r * st3 + c * st4, st4 = 1), the scalar's arithmetic when the
-    stride is a run-time value."""
-    if (r0, c0) == (0, 0):
-        return offset
-    i32 = dtypes.int32
-    if known is not None:
-        delta = Const(r0 * known + c0, i32)
-    elif r0:
-        delta = comp.alu("ADD", [comp.alu("MUL", [stride, Const(r0, i32)], node, dtype=i32), Const(c0, i32)],
-                         node, dtype=i32)
-    else:
-        delta = Const(c0, i32)
-    return comp.alu("ADD", [offset, delta], node, dtype=i32)
 
 
 def _dma_view(comp, node, t, nr, nc, pitch, k):

@@ -66,6 +66,9 @@ class TileInfo:
     # a view of another dtype's words (pto.treshape(..., dtype=)): the dtype the words hold;
     # each element is itemsize / storage.itemsize of them (None: the tile's own dtype)
     storage: object = None
+    # allocated with valid= (pto-isa's Tile<..., DYNAMIC, DYNAMIC>, whose valid region the header
+    # code may set chunk by chunk), not a tile whose valid region is its static shape
+    dynamic: bool = False
 
     @property
     def row_pitch(self) -> int:
