@@ -372,6 +372,8 @@ def aicore(h, f, ix):
         pto.mscatter(f, gd, gx, 8, atomic='add')
         pto.mscatter(f, gd, ge, 64, coalesce='elem', oob='skip')
         pto.tprefetch(gd, f)
+        pto.tprint(gd)
+        pto.tprint(f, rows=2, cols=4)
 '''
 
 

@@ -18,7 +18,7 @@ from .. import dtypes
 from ..errors import OutOfBoundsError, UninitializedReadError
 from ..ir.program import C_AUX, C_DST, C_DTYPE
 from ..isa.data_cache import LINE_BYTES, LINES, line_of, lines_covering
-from . import gm
+from . import gm, tile_print
 from .aicore_tiles import UNIT_NAMES, value_operands
 
 
@@ -129,13 +129,14 @@ def mark_written_back(hbm_init, written) -> None:
 
 class ScalarAccess:
     """What one scalar memory instruction did: a line filled (miss), lines written back, and
-    where: a GM byte address and its bytes, or a UB word (-1: none)."""
+    where: a GM byte address and its bytes, or a UB word (-1: none); a TPRINT the elements it
+    read and the GM lines it filled."""
 
-    __slots__ = ("missed", "written_back", "address", "nbytes", "word", "stale")
+    __slots__ = ("missed", "written_back", "address", "nbytes", "word", "stale", "reads", "fills")
 
-    def __init__(self, missed=False, written_back=0, address=-1, nbytes=0, word=-1, stale=False):
+    def __init__(self, missed=False, written_back=0, address=-1, nbytes=0, word=-1, stale=False, reads=1, fills=0):
         self.missed, self.written_back, self.address, self.nbytes = missed, written_back, address, nbytes
-        self.word, self.stale = word, stale
+        self.word, self.stale, self.reads, self.fills = word, stale, reads, fills
 
 
 def run(ctx, pc, unit, coords, regs, ub, cache: DataCache, init_check=False) -> ScalarAccess:
@@ -146,6 +147,14 @@ def run(ctx, pc, unit, coords, regs, ub, cache: DataCache, init_check=False) -> 
     code = ctx.enc.code
     name = ctx.prog.instrs[pc].op
     before = len(cache.written)
+    if name in ("TPRINT", "TPRINT_GM"):
+        operands = value_operands(ctx.enc, pc, regs, 4 if name == "TPRINT" else 5)
+        if name == "TPRINT_GM":                 # the slice's first and last elements (its rows are in order)
+            offset, rows, cols, stride = (int(v) for v in operands[:4])
+            for element in (offset, offset + (rows - 1) * stride + cols - 1):
+                _check_gm(ctx, pc, unit, coords, int(code[pc, C_AUX]), element)
+        reads, fills = tile_print.run(ctx, pc, ub, cache, operands)
+        return ScalarAccess(written_back=len(cache.written) - before, reads=reads, fills=fills)
     n_values = 2 if name in ("SST_UB", "SST_GM") else 1
     values = value_operands(ctx.enc, pc, regs, n_values)
     offset = int(values[0])
