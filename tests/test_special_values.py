@@ -821,7 +821,10 @@ AICORE_VALUE_TESTED = {"TEXTRACT", "TEXTRACT_V2V", "TINSERT_V2V",
                        # NaN among the floats): numba against the reference in tests/test_gm_index.py
                        # (test_the_numba_kernels_match_the_reference); the GM -> L1 forms run the same
                        # kernels (tests/test_ptoisa_npu_mgather_gm2l1.py: both executors)
-                       "MGATHER", "MGATHER_ELEM", "MGATHER_L1", "MGATHER_L1_ELEM", "MSCATTER", "MSCATTER_ELEM"}
+                       "MGATHER", "MGATHER_ELEM", "MGATHER_L1", "MGATHER_L1_ELEM", "MSCATTER", "MSCATTER_ELEM",
+                       # prints read words and write text: inf, -inf, NaN, -0.0, the largest and the
+                       # smallest float16 in tests/test_tprint.py (test_special_values_print_as_printf_prints_them)
+                       "TPRINT", "TPRINT_GM"}
 
 
 def test_every_instruction_is_covered():

@@ -203,3 +203,26 @@ def test_values_off_refuses_a_print():
     kernel's: the launch is refused naming the TPRINT."""
     with pytest.raises(pto.LaunchError, match="TPRINT at line"):
         pto.profile(formats, grid=(1,), args=(pto.alloc_tensor(64),), values=False)
+
+
+@pto.kernel
+def specials(X):
+    with pto.vector():
+        if pto.get_subblock_id() == 0:
+            t = pto.alloc_tile(1, 16, pto.float16, loc=pto.Vec)
+            pto.tload(t, X)
+            pto.tprint(t)
+
+
+def test_special_values_print_as_printf_prints_them(capsys):
+    """float16 inf, -inf, NaN, -0.0, 65504 (the largest), 2^-24 (the smallest subnormal, 0.0000
+    at 4 decimals) and 1/3 (0.33325 in float16, printed from its float32 value: 0.3333), as C's
+    "%8.4f" prints them (TPrint.hpp casts half to float); a NaN prints as "nan" whatever its sign
+    bit (cce::printf's NaN text is not documented; C's glibc would print "-nan" for a negative one)."""
+    x = np.array([np.inf, -np.inf, np.nan, -0.0, 65504, 2.0 ** -24, 1 / 3] + [0] * 9, np.float16)
+    capsys.readouterr()
+    pto.launch(specials, grid=(1,), args=(_tensor(x, pto.float16),))
+    pto.sync()
+    row = capsys.readouterr().out.splitlines()[2]
+    assert row.split()[:7] == ["inf", "-inf", "nan", "-0.0000", "65504.0000", "0.0000", "0.3333"]
+    assert row.startswith("     inf     -inf      nan  -0.0000 65504.0000   0.0000   0.3333")
