@@ -15,8 +15,8 @@ from .frontend.pipeline import pipeline
 from .frontend.warp_builtins import activemask, lanemask_lt
 from .frontend.aicore_names import (DN, FRACTAL_Z, ND, NZ, Acc, Bias, ColMajor, Left, Mat, PIPE_ALL,
                                     PIPE_FIX, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_S, PIPE_V,
-                                    Right, RowMajor, Scaling, Vec, cube, get_subblock_id, setfmatrix, tile_group,
-                                    vector)
+                                    Right, RowMajor, Scaling, Vec, cube, get_subblock_id, parallel_group, setfmatrix,
+                                    tile_group, vector)
 
 globals().update(_BUILTINS)
 
@@ -29,6 +29,7 @@ from .timing.machine import machine, use_machine
 from .calibrate.npu import profile_on_npu
 from .sweep import SweepCase, sweep
 from .isa import load_isa as _load_isa
+from . import comm          # pto.comm: pto-isa's communication instructions under pto-isa's names
 
 
 def instructions():
@@ -47,7 +48,7 @@ __all__ = ["bfloat16", "bool_", "float16", "float32", "float64", "int8", "int16"
            "activemask", "lanemask_lt", "Acc", "Bias", "ColMajor", "Left", "Mat", "PIPE_ALL",
            "PIPE_FIX", "PIPE_M", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3", "PIPE_S", "PIPE_V",
            "Right", "RowMajor", "Scaling", "Vec", "ND", "DN", "NZ", "FRACTAL_Z", "cube", "get_subblock_id",
-           "setfmatrix", "tile_group", "vector",
+           "setfmatrix", "tile_group", "vector", "parallel_group", "comm",
            "__version__", "Settings", "settings", "Tensor", "alloc_tensor", "launch",
            "memcpy_d2h", "memcpy_h2d", "profile", "sync", "to_device", "DeviceTensor", "kernel",
            "machine", "use_machine", "profile_on_npu", "SweepCase", "sweep", "instructions"]

@@ -29,6 +29,7 @@ from .aicore_scalar import AICoreScalarRules
 from .aicore_units import CUBE_SPACES, AICoreUnits
 from .builtin_checks import aicore_only
 from .col_reduce_order import check_col_reduce_overlaps
+from .comm_group import make_parallel_group
 from .conv_builtins import lower_setfmatrix
 from .layout_builtins import check_tile_shape, check_window
 from .nz_windows import check_nz_use, nz_layout
@@ -85,6 +86,8 @@ class AICoreTiles(AICoreUnits, OperandForms, AICoreScalarRules):
             return self.subblock_id(node)
         if func.name == "setfmatrix":
             return lower_setfmatrix(self, node)
+        if func.name == "parallel_group":
+            return make_parallel_group(self, node)
         self.error(node, f"pto.{func.name}() is written `{func.usage}`")
 
     def _target_name(self, node):

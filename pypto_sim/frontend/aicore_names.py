@@ -59,6 +59,12 @@ tile_group = Intrinsic("tile_group",
                        "Multi-buffered typed tiles whose set_flag/wait_flag the compiler places: "
                        "g.next(), g.ready(t), g.take(t), g.release(t) (docs/aicore.md, 'Tile groups').")
 
+parallel_group = Intrinsic("parallel_group", "g = pto.parallel_group((t0, t1, ...), root)",
+                           "pto-isa's comm::ParallelGroup: one GM pointer per rank (a tuple or list of "
+                           "pointers, or [t + r * W for r in range(n)]) and the calling rank's index, the root; "
+                           "the group of pto.tbroadcast, pto.comm_tgather, pto.comm_tscatter and pto.treduce "
+                           "(docs/aicore.md, 'TPUT, TGET and the collectives').")
+
 __all__ = ["Vec", "Mat", "Left", "Right", "Acc", "Bias", "Scaling", "RowMajor", "ColMajor", "ND", "DN", "NZ",
            "FRACTAL_Z", "PIPE_S", "PIPE_V", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3", "PIPE_M", "PIPE_FIX", "PIPE_ALL",
-           "cube", "vector", "get_subblock_id", "setfmatrix", "tile_group"]
+           "cube", "vector", "get_subblock_id", "setfmatrix", "tile_group", "parallel_group"]

@@ -61,4 +61,16 @@ def make_builtins() -> dict:
     return out
 
 
+def comm_names() -> dict:
+    """pto-isa's names of its communication instructions (``pto::comm::TGATHER``) -> the builtin
+    of each: every builtin whose ISA record is in an ``isa/*_comm_*.toml`` file, under its
+    record's name in lower case less a ``comm_`` prefix (the collective COMM_TGATHER, pto.comm_tgather
+    because pto.tgather is the tile instruction, is ``tgather``). pypto_sim/comm.py's namespace."""
+    isa = load_isa()
+    records = [(c.name, c.builtin, c.source_file) for c in isa.composites]
+    records += [(s.name, s.builtin, s.source_file) for s in isa.specs if s.builtin]
+    return {name.lower().removeprefix("comm_"): builtin for name, builtin, file in records if "_comm_" in file}
+
+
 BUILTINS = make_builtins()
+COMM_BUILTINS = comm_names()

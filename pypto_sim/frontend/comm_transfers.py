@@ -28,7 +28,8 @@ TSTORE an atomic add (AtomicType::AtomicAdd, TSTORE_IMPL<..., atomicType>).
 The staging tiles are Vec tiles in UB (TPUT.md: "must be pre-allocated in Unified Buffer"), so
 the transfers are vector-core code. Each record is an ordinary TLOAD / TSTORE: priced, ordered,
 race-checked and seen by the L2 as the kernel's own. Registered in registry.py's LOWERINGS;
-codegen.py imports it.
+codegen.py imports it. Its Stager, Region and PingPong and the checks at its end are the
+collectives' too (frontend/comm_collectives.py: TBROADCAST, TGATHER, TSCATTER, TREDUCE).
 """
 from __future__ import annotations
 
@@ -50,37 +51,48 @@ I32 = dtypes.int32
 PING_PONG_CHUNKS = (8, 16)      # TputChunkedDispatch: totalChunkCount >= 8 && totalChunkCount <= 16
 
 
+@dataclasses.dataclass(frozen=True)
+class Region:
+    """Where a chunk is in GM: the chunk at (r0, c0) of the slice at base, rows stride elements
+    apart (stride: a Const or a run-time int32 value)."""
+    base: Ptr
+    stride: object
+    r0: int = 0
+    c0: int = 0
+
+    def moved(self, rows, cols=0):
+        """The region rows rows and cols columns further on (a rank's block of a gather's dst)."""
+        return dataclasses.replace(self, r0=self.r0 + rows, c0=self.c0 + cols)
+
+
 @dataclasses.dataclass
-class _Transfer:
-    """One call's operands, fixed once checked: where the chunks come from and go to."""
+class Stager:
+    """One call of a header that stages GM data through UB tiles (TPut.hpp, TGet.hpp and the
+    collectives of frontend/comm_collectives.py): its TLOADs and TSTOREs of chunks, flags and
+    barriers, each an ordinary record, a refusal of one told as the call's."""
     comp: object
     node: object
     call: str
-    dst: Ptr
-    src: Ptr
-    dst_stride: object            # Const or a run-time int32 value
-    src_stride: object
-    atomic: object                # NONE or Text('add')
+    atomic: object = NONE         # NONE or Text('add'): every TSTORE an atomic add (TPUT only)
 
-    def chunk_ptr(self, which, r0, c0):
-        """src's or dst's pointer at the slice's (r0, c0)."""
-        base, stride = (self.src, self.src_stride) if which == "src" else (self.dst, self.dst_stride)
+    def ptr(self, region):
+        """The pointer to region's chunk (a header's basePtr + r * st3 + c * st4, st4 = 1)."""
+        stride = region.stride
         known = int(stride.value) if isinstance(stride, Const) else None
-        return dataclasses.replace(base, offset=slice_offset(self.comp, self.node, base.offset, stride, known,
-                                                             r0, c0))
+        return dataclasses.replace(region.base, offset=slice_offset(self.comp, self.node, region.base.offset, stride,
+                                                                    known, region.r0, region.c0))
 
-    def load(self, tile, r0, c0):
-        """TLOAD of the chunk at (r0, c0), tile's valid region of it, from src."""
+    def load(self, tile, region):
+        """TLOAD of the chunk at region, tile's valid region of it."""
         with self._as_call("TLOAD", tile):
-            lower_tload(self.comp, self.node, {"tile": tile, "ptr": self.chunk_ptr("src", r0, c0),
-                                               "stride": self.src_stride, "layout": _ND})
+            lower_tload(self.comp, self.node, {"tile": tile, "ptr": self.ptr(region), "stride": region.stride,
+                                               "layout": _ND})
 
-    def store(self, tile, r0, c0):
-        """TSTORE of tile's valid region to the chunk at (r0, c0) of dst."""
+    def store(self, region, tile):
+        """TSTORE of tile's valid region to the chunk at region."""
         with self._as_call("TSTORE", tile):
-            lower_tstore(self.comp, self.node, {"ptr": self.chunk_ptr("dst", r0, c0), "tile": tile,
-                                                "stride": self.dst_stride, "layout": _ND, "atomic": self.atomic,
-                                                "relu": NONE, "quant": NONE})
+            lower_tstore(self.comp, self.node, {"ptr": self.ptr(region), "tile": tile, "stride": region.stride,
+                                                "layout": _ND, "atomic": self.atomic, "relu": NONE, "quant": NONE})
 
     def flag(self, op, src, dst, event):
         self.comp._flag(op, self.node, {"src_pipe": Text(src), "dst_pipe": Text(dst),
@@ -93,12 +105,12 @@ class _Transfer:
     def barrier(self):
         self.comp.emit("PIPE_BARRIER", None, (), None, self.node, aux=(PIPE_ALL, 0, 0))
 
-    def once(self, tile, r0, c0):
-        """TputTransferOnce / TgetTransferOnce."""
-        self.load(tile, r0, c0)
+    def once(self, tile, src, dst):
+        """TputTransferOnce / TgetTransferOnce: the chunk at src to dst through tile."""
+        self.load(tile, src)
         self.set_wait("PIPE_MTE2", "PIPE_MTE3", 0)
         self.barrier()
-        self.store(tile, r0, c0)
+        self.store(dst, tile)
         self.set_wait("PIPE_MTE3", "PIPE_MTE2", 0)
 
     @contextmanager
@@ -114,63 +126,78 @@ class _Transfer:
                                        f"{text[len(where):] if text.startswith(where) else text}")
 
 
-class _PingPong:
-    """TputPingPongState and its two steps, ProcessChunk and Flush: a chunk's TLOAD into one tile
-    is issued with the TSTORE of the chunk pending in the other, on EVENT_ID0 for the ping tile
-    and EVENT_ID1 for the pong tile."""
+class PingPong:
+    """The ping-pong state of the headers' two-tile forms (TputPingPongState,
+    TbroadcastPingPongState, TgatherPingPongState, TscatterPingPongState) and its two steps,
+    ProcessChunk and Flush / Epilogue: a chunk's TLOAD into one tile is issued with the TSTOREs
+    of the chunk pending in the other, on EVENT_ID0 for the ping tile and EVENT_ID1 for the pong
+    tile. barrier: TPut.hpp / TGet.hpp put a pipe_barrier(PIPE_ALL) before each pending TSTORE,
+    the collectives do not. A chunk has one destination, or one per rank (TBROADCAST)."""
 
-    def __init__(self, xfer, ping, pong):
-        self.xfer, self.tiles = xfer, (ping, pong)
-        self.use_ping, self.pending = True, None          # pending: (tile view, r0, c0)
+    def __init__(self, stager, ping, pong, barrier=True):
+        self.x, self.tiles, self.barrier = stager, (ping, pong), barrier
+        self.use_ping, self.pending = True, None          # pending: (tile view, destinations)
 
-    def chunk(self, r0, c0, rows, cols):
-        """ProcessChunk of the rows x cols chunk at (r0, c0) of the slice."""
-        x = self.xfer
+    def chunk(self, src, dests, rows, cols):
+        """ProcessChunk of the rows x cols chunk at src, bound for the regions dests."""
+        x = self.x
         here, there = (0, 1) if self.use_ping else (1, 0)
         view = with_valid(self.tiles[here], rows, cols)
         if self.pending is not None:
-            stored, s0, s1 = self.pending
+            stored, to = self.pending
             x.flag("WAIT_FLAG", "PIPE_MTE2", "PIPE_MTE3", there)
-            x.barrier()
-            x.store(stored, s0, s1)
-            x.load(view, r0, c0)
+            self._stores(stored, to)
+            x.load(view, src)
             x.flag("SET_FLAG", "PIPE_MTE3", "PIPE_MTE2", there)
             x.flag("SET_FLAG", "PIPE_MTE2", "PIPE_MTE3", here)
             x.flag("WAIT_FLAG", "PIPE_MTE3", "PIPE_MTE2", there)
         else:
-            x.load(view, r0, c0)
+            x.load(view, src)
             x.flag("SET_FLAG", "PIPE_MTE2", "PIPE_MTE3", here)
-        self.pending = (view, r0, c0)
+        self.pending = (view, tuple(dests))
         self.use_ping = not self.use_ping
 
     def flush(self):
         if self.pending is None:
             return
-        x, last = self.xfer, 1 if self.use_ping else 0
-        stored, s0, s1 = self.pending
+        x, last = self.x, 1 if self.use_ping else 0
+        stored, to = self.pending
         x.flag("WAIT_FLAG", "PIPE_MTE2", "PIPE_MTE3", last)
-        x.barrier()
-        x.store(stored, s0, s1)
+        self._stores(stored, to)
         x.set_wait("PIPE_MTE3", "PIPE_MTE2", last)
+
+    def _stores(self, tile, dests):
+        if self.barrier:
+            self.x.barrier()
+        for region in dests:
+            self.x.store(region, tile)
 
 
 def with_valid(tile, rows, cols):
     """tile with valid region rows x cols: what the header's RowMaskInternal / ColMaskInternal
     (or a half tile's constructor) set before a chunk's TLOAD."""
     info = tile.tile
-    if (rows, cols) == _valid_of(info):
+    if (rows, cols) == valid_of(tile):
         return tile
     return dataclasses.replace(tile, tile=dataclasses.replace(info, valid_rows=Const(rows, I32, weak=False),
                                                               valid_cols=Const(cols, I32, weak=False)))
 
 
-def _valid_of(info):
+def valid_of(tile):
+    """A tile's valid (rows, cols), each None when a run-time value."""
+    info = tile.tile
     return tuple(int(v.value) if isinstance(v, Const) else None for v in (info.valid_rows, info.valid_cols))
 
 
 def _extent_text(tile):
-    rows, cols = _valid_of(tile.tile)
+    rows, cols = valid_of(tile)
     return f"{rows} x {cols}"
+
+
+def chunks_of(rows, cols, vr, vc):
+    """The header's 2-D sliding: (r0, c0, rows, cols) of each vr x vc chunk of a rows x cols
+    slice, row chunks outer, the last of a row or column partial."""
+    return [(r0, c0, min(vr, rows - r0), min(vc, cols - c0)) for r0 in range(0, rows, vr) for c0 in range(0, cols, vc)]
 
 
 @LOWERINGS.lowering("tput", "tget", checks=(aicore_only,), per_builtin=True)
@@ -178,57 +205,42 @@ def lower_comm_transfer(comp, node, args, builtin):
     """TPUT_IMPL / TGET_IMPL of args, one or two staging tiles."""
     name = builtin.name
     call, header = f"pto.{name}", _HEADERS[name]
-    if comp.section not in ("vector", "vector0"):
-        comp.error(node, f"{call} stages its chunks in a UB tile (MTE2 -> UB -> MTE3): it is vector-core code",
-                   "call it inside `with pto.vector():`")
-    tile = _staging_tile(comp, node, call, args["tile"], "tile")
-    pong = None if args["pong"] is NONE else _staging_tile(comp, node, call, args["pong"], "pong")
-    dst, src = (_gm(comp, node, call, args[k], k, tile) for k in ("dst", "src"))
-    vr, vc = _valid_of(tile.tile)
-    if vr is None or vc is None:
-        comp.error(node, f"{call}: the valid region of '{tile.name}' is a value computed while the kernel runs; "
-                         "its chunks are laid out when the kernel compiles",
-                   "allocate the staging tile with a constant valid region")
+    vector_only(comp, node, call)
+    tile = staging_tile(comp, node, call, args["tile"], "tile")
+    pong = None if args["pong"] is NONE else staging_tile(comp, node, call, args["pong"], "pong")
+    dst, src = (gm_operand(comp, node, call, args[k], k, tile) for k in ("dst", "src"))
+    vr, vc = constant_valid(comp, node, call, tile)
     if pong is not None:
-        _check_pong(comp, node, call, tile, pong)
-    rows, cols = (_extent(comp, node, call, args[k], default, k) for k, default in (("rows", vr), ("cols", vc)))
-    strides = [args[k] if args[k] is not NONE else Const(cols, I32) for k in ("dst_stride", "src_stride")]
+        check_pong(comp, node, call, tile, pong)
+    rows, cols = (extent(comp, node, call, args[k], default, k) for k, default in (("rows", vr), ("cols", vc)))
+    dst_stride, src_stride = (args[k] if args[k] is not NONE else Const(cols, I32)
+                              for k in ("dst_stride", "src_stride"))
     atomic = args.get("atomic", NONE)
     if isinstance(atomic, Const) and atomic.value is None:
         atomic = NONE
     if atomic is not NONE and not (isinstance(atomic, Text) and atomic.value == "add"):
         comp.error(node, f"{call}: atomic must be None or 'add' (pto-isa's AtomicType::AtomicNone, AtomicAdd)")
-    xfer = _Transfer(comp, node, call, dst, src, strides[0], strides[1], atomic)
+    x = Stager(comp, node, call, atomic)
     if rows == 0 or cols == 0:
         return                                       # the header returns: nothing to move
+    at_src, at_dst = Region(src, src_stride), Region(dst, dst_stride)
     if rows <= vr and cols <= vc:
-        if (rows, cols) != (vr, vc):
-            comp.error(node, f"{call}: the {rows} x {cols} slice fits '{tile.name}' (valid {vr} x {vc}), so "
-                             f"{header} moves it in one TLOAD of the tile, whose ND path asserts that the tile's "
-                             "valid region is the slice's (\"The validRow of TileData must be equal to (Shape0 * "
-                             "Shape1 * Shape2 * Shape3) of ND shape!\", tload_common.hpp)",
-                       f"allocate the staging tile with valid=({rows}, {cols})")
+        whole_slice_load(comp, node, call, header, tile, rows, cols)
         if pong is not None:
-            xfer.once(tile, 0, 0)
+            x.once(tile, at_src, at_dst)
             return
-        xfer.load(tile, 0, 0)
-        xfer.set_wait("PIPE_MTE2", "PIPE_MTE3", 0)
-        xfer.store(tile, 0, 0)
-        xfer.set_wait("PIPE_MTE3", "PIPE_MTE2", 0)
+        x.load(tile, at_src)
+        x.set_wait("PIPE_MTE2", "PIPE_MTE3", 0)
+        x.store(at_dst, tile)
+        x.set_wait("PIPE_MTE3", "PIPE_MTE2", 0)
         return
-    if not tile.tile.dynamic and (rows % vr or cols % vc):
-        comp.error(node, f"{call}: the {rows} x {cols} slice does not divide into '{tile.name}''s static {vr} x "
-                         f"{vc} chunks (\"{name.upper()} chunked: shape{3 if rows % vr else 4} must be divisible by "
-                         f"tile Valid{'Row' if rows % vr else 'Col'} when Valid{'Row' if rows % vr else 'Col'} is "
-                         f"static\", {header})",
-                   "allocate the staging tile with valid= (a DYNAMIC valid region: partial chunks are then "
-                   "allowed), or choose a tile that divides the slice")
-    chunks = [(r0, c0, min(vr, rows - r0), min(vc, cols - c0))
-              for r0 in range(0, rows, vr) for c0 in range(0, cols, vc)]
+    divisible(comp, node, call, tile, rows, cols, f"\"{name.upper()} chunked: shape{{dim}} must be divisible by "
+              "tile Valid{which} when Valid{which} is static\", " + header)
+    chunks = chunks_of(rows, cols, vr, vc)
     if pong is not None:
-        pp = _PingPong(xfer, tile, pong)
+        pp = PingPong(x, tile, pong)
         for r0, c0, nr, nc in chunks:
-            pp.chunk(r0, c0, nr, nc)
+            pp.chunk(at_src.moved(r0, c0), (at_dst.moved(r0, c0),), nr, nc)
         pp.flush()
         return
     info = tile.tile
@@ -240,15 +252,22 @@ def lower_comm_transfer(comp, node, args, builtin):
             half = info.rows // 2
             if halves is None:           # TASSIGN of the two halves (TputIntraPingPongOneChunk)
                 halves = [window_view(comp, node, tile, r, 0, half, info.cols) for r in (0, half)]
-            pp = _PingPong(xfer, *halves)
-            pp.chunk(r0, c0, half, nc)
-            pp.chunk(r0 + half, c0, half, nc)
+            pp = PingPong(x, *halves)
+            pp.chunk(at_src.moved(r0, c0), (at_dst.moved(r0, c0),), half, nc)
+            pp.chunk(at_src.moved(r0 + half, c0), (at_dst.moved(r0 + half, c0),), half, nc)
             pp.flush()
         else:
-            xfer.once(with_valid(tile, nr, nc), r0, c0)
+            x.once(with_valid(tile, nr, nc), at_src.moved(r0, c0), at_dst.moved(r0, c0))
 
 
-def _staging_tile(comp, node, call, t, what):
+def vector_only(comp, node, call):
+    """The staging tiles are in UB: the call is vector-core code."""
+    if comp.section not in ("vector", "vector0"):
+        comp.error(node, f"{call} stages its chunks in a UB tile (MTE2 -> UB -> MTE3): it is vector-core code",
+                   "call it inside `with pto.vector():`")
+
+
+def staging_tile(comp, node, call, t, what):
     """A RowMajor Vec tile of its own dtype with contiguous rows (the staging tile in UB)."""
     if not (isinstance(t, Ptr) and t.tile is not None):
         comp.error(node, f"{call}: {what} must be a Vec tile from pto.alloc_tile(..., loc=pto.Vec), the staging "
@@ -262,7 +281,22 @@ def _staging_tile(comp, node, call, t, what):
     return t
 
 
-def _gm(comp, node, call, p, what, tile):
+def constant_valid(comp, node, call, tile):
+    """The staging tile's valid (rows, cols), compile-time constants, each at least 1 (the
+    headers' PTO_ASSERT(tileValidRow > 0, ...))."""
+    vr, vc = valid_of(tile)
+    if vr is None or vc is None:
+        comp.error(node, f"{call}: the valid region of '{tile.name}' is a value computed while the kernel runs; "
+                         "its chunks are laid out when the kernel compiles",
+                   "allocate the staging tile with a constant valid region")
+    if vr < 1 or vc < 1:
+        comp.error(node, f"{call}: the staging tile '{tile.name}' has a {vr} x {vc} valid region (the header's "
+                         f"PTO_ASSERT: \"tileValid{'Row' if vr < 1 else 'Col'} must be greater than 0\")",
+                   "give the staging tile at least one valid row and column")
+    return vr, vc
+
+
+def gm_operand(comp, node, call, p, what, tile, rule="TileData element type must match GlobalData element type"):
     """dst or src: a pointer into a device tensor of the staging tile's dtype."""
     p = comp.require_ptr(p, node, f"{call}: {what}")
     if p.space != "hbm":
@@ -270,34 +304,64 @@ def _gm(comp, node, call, p, what, tile):
                    "pass a tensor argument (plus an offset)")
     if p.dtype != tile.dtype:
         comp.error(node, f"{call}: '{p.name}' holds {p.dtype} but the staging tile '{tile.name}' holds "
-                         f"{tile.dtype} (\"TileData element type must match GlobalData element type\")",
-                   "allocate the staging tile with the tensors' dtype")
+                         f"{tile.dtype} (\"{rule}\")", "allocate the staging tile with the tensors' dtype")
     return p
 
 
-def _check_pong(comp, node, call, ping, pong):
-    """pong: the same type and shape as the ping tile, at a UB offset of its own (TPUT.md)."""
+def check_pong(comp, node, call, ping, pong, rule="TPUT.md: \"pingTile and pongTile must have the same type and "
+               "dimensions\"", names=("ping", "pong"), apart="TPUT.md: \"Must reside at non-overlapping UB offsets\""):
+    """pong: the same type and shape as the ping tile (one TileData type), at UB words of its own
+    (apart: why)."""
     a, b = ping.tile, pong.tile
-    if (pong.dtype, b.rows, b.cols, _valid_of(b), b.dynamic) != (ping.dtype, a.rows, a.cols, _valid_of(a),
-                                                                 a.dynamic):
-        comp.error(node, f"{call}: the ping tile '{ping.name}' and the pong tile '{pong.name}' must have the same "
-                         f"type and dimensions (TPUT.md: \"pingTile and pongTile must have the same type and "
-                         f"dimensions\"): {a.rows} x {a.cols} {ping.dtype} against {b.rows} x {b.cols} {pong.dtype}",
-                   "allocate both with the same alloc_tile arguments")
+    if (pong.dtype, b.rows, b.cols, valid_of(pong), b.dynamic) != (ping.dtype, a.rows, a.cols, valid_of(ping),
+                                                                   a.dynamic):
+        comp.error(node, f"{call}: the {names[0]} tile '{ping.name}' and the {names[1]} tile '{pong.name}' must have "
+                         f"the same type and dimensions ({rule}): {a.rows} x {a.cols} {ping.dtype} against "
+                         f"{b.rows} x {b.cols} {pong.dtype}", "allocate both with the same alloc_tile arguments")
     lo = [comp.buffers[t.slot].offset for t in (ping, pong)]
-    words = a.rows * a.cols
-    if abs(lo[0] - lo[1]) < words:
-        comp.error(node, f"{call}: the ping tile '{ping.name}' and the pong tile '{pong.name}' overlap in UB "
-                         "(TPUT.md: \"Must reside at non-overlapping UB offsets\")",
-                   "allocate two tiles, not a view of one")
+    if abs(lo[0] - lo[1]) < a.rows * a.cols:
+        comp.error(node, f"{call}: the {names[0]} tile '{ping.name}' and the {names[1]} tile '{pong.name}' overlap "
+                         f"in UB ({apart})", "allocate two tiles, not a view of one")
 
 
-def _extent(comp, node, call, given, default, what):
+def extent(comp, node, call, given, default, what):
     """rows or cols of the GM slice: a compile-time int (a kernel argument specialises the kernel
     on its value), by default the staging tile's valid one."""
     if given is NONE:
         return default
-    n = comp._static_int(given, node, f"{call}: {what}")
+    n = comp.int_constant(given, node, f"{call}: {what}")
+    if n is None:
+        comp._static_int(given, node, f"{call}: {what}")
     if n < 0:
         comp.error(node, f"{call}: {what} is {n}; a GM slice has at least 0 {what}")
     return n
+
+
+def whole_slice_load(comp, node, call, header, tile, rows, cols, why=None):
+    """A header's TLOAD of a whole rows x cols tensor into tile (the slice fits it, or why says
+    what else led there): TLOAD's ND path asserts that the tile's valid region is the tensor's
+    (include/pto/npu/a2a3/TLoad.hpp)."""
+    vr, vc = valid_of(tile)
+    if (rows, cols) == (vr, vc):
+        return
+    what = (f"the {rows} x {cols} slice fits '{tile.name}' (valid {vr} x {vc}), so {header} moves it in one TLOAD "
+            "of the tile" if why is None else f"{why}, so {header} moves the {rows} x {cols} slice in one TLOAD of "
+            f"'{tile.name}' (valid {vr} x {vc})")
+    comp.error(node, f"{call}: {what}, whose ND path asserts that the tile's valid region is the slice's (\"The "
+                     "validRow of TileData must be equal to (Shape0 * Shape1 * Shape2 * Shape3) of ND shape!\", "
+                     "include/pto/npu/a2a3/TLoad.hpp)", f"allocate the tile with valid=({rows}, {cols})")
+
+
+def divisible(comp, node, call, tile, rows, cols, assertion):
+    """A static valid region must divide the slice into whole chunks (the headers' chunked
+    PTO_ASSERTs; a DYNAMIC one, a tile allocated with valid=, may end in partial chunks).
+    assertion: the header's message with {dim} (3 or 4), {which} (Row or Col) and {per} ("per-rank "
+    for dim 3) to fill."""
+    vr, vc = valid_of(tile)
+    if tile.tile.dynamic or not (rows % vr or cols % vc):
+        return
+    dim, which = (3, "Row") if rows % vr else (4, "Col")
+    comp.error(node, f"{call}: the {rows} x {cols} slice does not divide into '{tile.name}''s static {vr} x {vc} "
+                     f"chunks ({assertion.format(dim=dim, which=which, per='per-rank ' if dim == 3 else '')})",
+               "allocate the staging tile with valid= (a DYNAMIC valid region: partial chunks are then allowed), "
+               "or choose a tile that divides the slice")

@@ -12,6 +12,7 @@ from ..errors import CompileError, LaunchError
 from ..ir import ArgSpec, Program
 from ..ir.verify import verify
 from ..ir.printer import format_program
+from .builtins import COMM_BUILTINS
 from .codegen import KernelCompiler
 
 # the module-level values a kernel compiles in that are compared by value when it launches
@@ -225,7 +226,20 @@ SIZING_CALLS = {"alloc_local": ((0, "n_elems"),), "alloc_tile": ((0, "rows"), (1
                 # the slice's shape decides the DMAs TPrefetch.hpp issues (frontend/prefetch_builtins.py)
                 "tprefetch": ((2, "rows"), (3, "cols")),
                 # the slice's shape decides the chunks TPut.hpp / TGet.hpp move (frontend/comm_transfers.py)
-                "tput": ((3, "rows"), (4, "cols")), "tget": ((3, "rows"), (4, "cols"))}
+                "tput": ((3, "rows"), (4, "cols")), "tget": ((3, "rows"), (4, "cols")),
+                # ... and the chunks of the collectives (frontend/comm_collectives.py)
+                "tbroadcast": ((3, "rows"), (4, "cols")), "comm_tgather": ((3, "rows"), (4, "cols")),
+                "comm_tscatter": ((3, "rows"), (4, "cols")), "treduce": ((5, "rows"), (6, "cols"))}
+
+
+def call_name(func) -> str | None:
+    """The builtin a call's function names: pto.X's X, or for pto.comm.X (pypto_sim/comm.py,
+    pto-isa's comm names) the builtin it stands for (pto.comm.tgather: comm_tgather)."""
+    if isinstance(func, ast.Attribute):
+        if isinstance(func.value, ast.Attribute) and func.value.attr == "comm":
+            return COMM_BUILTINS.get(func.attr, func.attr)
+        return func.attr
+    return getattr(func, "id", None)
 
 
 def size_deciding_params(fn_ast, params) -> frozenset:
@@ -236,8 +250,7 @@ def size_deciding_params(fn_ast, params) -> frozenset:
     needed = set()
     for node in ast.walk(fn_ast):
         if isinstance(node, ast.Call):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            name = call_name(node.func)
             if name in SIZING_CALLS:
                 where = SIZING_CALLS[name]
                 exprs = [node.args[i] for i, _ in where if i < len(node.args)]

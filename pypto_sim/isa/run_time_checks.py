@@ -12,6 +12,7 @@ MATMUL_K_AGREES = 2
 PARAMETER_ROWS = 3
 NONZERO_STEP = 4
 TUPLE_INDEX = 5
+ROOT_INDEX = 6
 
 
 
@@ -44,6 +45,10 @@ RULES = (
          "give range() a step that is not zero", KernelValueError, "it is 0"),
     Rule("a tuple of n constants takes indices -n .. n - 1, as Python's tuples do (IndexError)",
          "keep the index within the tuple"),
+    Rule("pto-isa's collectives assert that the group's root is one of its ranks (PTO_ASSERT(rootIdx >= 0 && "
+         "rootIdx < nranks, \"rootIdx must be in range [0, nranks)!\"), include/pto/comm/a2a3/TBroadCast.hpp, "
+         "TGather.hpp, TScatter.hpp, TReduce.hpp)",
+         "give pto.parallel_group the calling rank's index, 0 .. nranks - 1"),
 )
 
 
