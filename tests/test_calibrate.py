@@ -13,6 +13,7 @@ import pytest
 
 import pypto_sim as pto
 from pypto_sim.calibrate.microbench import AICORE_INSTRUCTIONS, GM_INDEX_INSTRUCTIONS, SCALAR_MEMORY_INSTRUCTIONS
+from pypto_sim.calibrate.microbench import COMM_SIGNAL_INSTRUCTIONS
 from pypto_sim.calibrate import (UNCOVERED, CalibrationError, aicore_coverage, Row, correlate, coverage, fit,
                                  read_rows, run_microbenchmarks, write_rows, write_table)
 from pypto_sim.calibrate.fitmath import ceil_fit, simplest_in
@@ -71,7 +72,8 @@ def test_every_instruction_is_covered_and_the_gaps_are_listed_with_reasons():
     of the tile views TRESHAPE and TSUBVIEW (scalar-unit bindings the AI-core benchmarks do not
     time), of CHECK (the run-time form of a compile-time rule, emitted only in AI-core code) and of
     the indexed GM transfers MGATHER / MSCATTER (priced from their headers' loops, not timed) and of
-    TPREFETCH (TLOAD's rows: each record one of its header's DMAs, priced as a TLOAD of its bytes)."""
+    TPREFETCH (TLOAD's rows: each record one of its header's DMAs, priced as a TLOAD of its bytes) and of
+    the communication signals TNOTIFY / TWAIT / TTEST (priced by the rows of their headers' intrinsics)."""
     no_latency = {"ALLOC_LOCAL", "LOCAL_ARRAY", "LOCAL_STORE", "BARRIER", "FENCE", "IF", "ELSE", "ENDIF", "LOOP", "BRK_UNLESS", "BREAK",
                   "CONTINUE", "LOOP_CONT", "ENDLOOP", "RET", "EXIT", "WAIT_ALL", "SET_FLAG", "WAIT_FLAG"}
     held_pipe = {"MMA"} | {s.name for s in pto.instructions()
@@ -87,7 +89,7 @@ def test_every_instruction_is_covered_and_the_gaps_are_listed_with_reasons():
                 | {(n, "latency") for n in aicore_v | aicore_sync | vec_windows
                    | {"TSTORE_ACC", "TIMG2COL", "TSTORE_FP", "TMOV_M2S"}}
                 | {(n, f) for n in ("TRESHAPE", "TSUBVIEW", "CHECK", "TPREFETCH", *GM_INDEX_INSTRUCTIONS,
-                                    *SCALAR_MEMORY_INSTRUCTIONS)
+                                    *SCALAR_MEMORY_INSTRUCTIONS, *COMM_SIGNAL_INSTRUCTIONS)
                    for f in ("latency", "issue_interval")})
     assert set(UNCOVERED) == expected
     assert all(len(reason) > 40 for reason in UNCOVERED.values())
@@ -97,7 +99,7 @@ def test_every_instruction_is_covered_and_the_gaps_are_listed_with_reasons():
         unmeasured = {"EXIT", "TSTORE_ACC", "TSTORE_FP", "TMOV_M2S", "TIMG2COL", "TRESHAPE", "TSUBVIEW", "CHECK",
                       "TPREFETCH",
                       *GM_INDEX_INSTRUCTIONS,
-                      *SCALAR_MEMORY_INSTRUCTIONS}
+                      *SCALAR_MEMORY_INSTRUCTIONS, *COMM_SIGNAL_INSTRUCTIONS}
         assert measured or spec.name in unmeasured | aicore_v | aicore_sync | vec_windows, spec.name
     assert status[("pipes.scalar", "latency")] == status[("pipes.scalar", "issue_interval")] == "covered"
 

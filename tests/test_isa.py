@@ -7,7 +7,7 @@ import pytest
 
 import pypto_sim as pto
 from pypto_sim.errors import IsaError
-from pypto_sim.exec import reference, scalar_memory
+from pypto_sim.exec import comm_signals, reference, scalar_memory
 from pypto_sim.exec.alu_source import generate_alu_source
 from pypto_sim.exec.lane import executor, family_code
 from pypto_sim.isa import load_isa, load_isa_from
@@ -44,7 +44,9 @@ def test_instructions_api_exposes_the_table():
 def test_every_executor_family_has_both_implementations():
     """The numba executor dispatches every family the table uses (each ALU instruction's
     expression is a branch of the generated ALU module); the reference has a handler. The AI
-    core's scalar memory family is one step both AI-core executors call (exec/scalar_memory.py)."""
+    core's scalar memory family is one step both AI-core executors call (exec/scalar_memory.py), and so is
+    the functional executor's communication-signal family (exec/comm_signals.py; the SimPy model splits it
+    in time, timing/aicore_signals.py)."""
     src = generate_alu_source()
     for spec in ISA.specs:
         if spec.family in ("alu", "fma_store"):
@@ -55,6 +57,8 @@ def test_every_executor_family_has_both_implementations():
     for family in {s.family for s in ISA.specs} - {"alloc", "sync", "control", "tile_sync"}:
         if family == "scalar_mem":
             assert scalar_memory.run.__doc__
+        elif family == "comm_signal":
+            assert comm_signals.run.__doc__
         elif family.startswith("tile_"):
             kernel = reference.TILE_FAMILY_KERNELS[family]
             assert getattr(ex, kernel.__name__).__doc__ and kernel.__doc__
@@ -310,6 +314,9 @@ def aicore(h, f, ix):
         pto.txors(iv, iv, 3)
         pto.tshls(iv, iv, 3)
         pto.tshrs(iv, iv, 3)
+        pto.tnotify(ix, 1, op="atomic_add")
+        if pto.ttest(ix + 1, 0, cmp="ge", rows=2, cols=2, stride=8):
+            pto.twait(ix, 1)
         fr = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)
         fs = pto.alloc_tile(1, 256, pto.float32, loc=pto.Vec)
         ir = pto.alloc_tile(1, 128, pto.int32, loc=pto.Vec)

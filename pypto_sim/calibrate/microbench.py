@@ -126,6 +126,13 @@ UNCOVERED.update({(name, field): (
     "only in AI-core code, where the benchmarks time pipes, not the scalar unit's own accesses; the tables' "
     "values are assumed (no public source prices them)") for name in SCALAR_MEMORY_INSTRUCTIONS
     for field in ("latency", "issue_interval")})
+# the communication signals (isa/58_comm_signals.toml): the scalar unit's notify, wait and test of GM signals
+COMM_SIGNAL_INSTRUCTIONS = tuple(s.name for s in load_isa().specs if s.family == "comm_signal")
+UNCOVERED.update({(name, field): (
+    f"{name} is a communication signal (TNotify.hpp / TWait.hpp / TTest.hpp): the AI core's scalar unit "
+    "notifying or polling GM, priced by the DCCI, SLD_GM / SST_GM, LOAD, STORE and ATOM_ADD rows of the "
+    "intrinsics it issues plus one constant cycle (assumed); no microbenchmark times it")
+    for name in COMM_SIGNAL_INSTRUCTIONS for field in ("latency", "issue_interval")})
 NOT_FITTED = {
     "memory.sector_bytes": "structural: the access granule, not a rate (taken from the base table)",
     "k_tile, k_tile_f32, repeat_bytes": "structural: the cube's and vector unit's repeat geometry; "

@@ -8,6 +8,7 @@ from ..errors import DeadlockError
 from ..ir.program import C_AUX, UNIT_NAMES
 from ..isa import PIPES, PTO_PIPE_NAMES
 from ..isa.syncall_modes import KINDS
+from .comm_signals import deadlock_text
 
 SYNCALL_UNITS = {"aiv": "AIV", "aic": "AIC", "mix": "AIC and AIV"}
 
@@ -66,6 +67,8 @@ def cross_core_deadlock(ctx, stuck) -> DeadlockError:
                            "than used_cores counts, or the counter did not start at a multiple of it (on the "
                            "device the poll gives up after 1,000,000 reads, SYNCALL_SOFT_MAX_POLL_ITERATIONS, and "
                            "the kernel runs on unsynchronised)")
+        elif ins.op == "TWAIT":
+            waiting.append(deadlock_text(ctx, block, unit, pc))
         else:
             waiting.append(f"block {block} {UNIT_NAMES[unit]} waits at line {ins.line} ({ins.op}) "
                            "for units that finished without reaching it")
@@ -75,6 +78,17 @@ def cross_core_deadlock(ctx, stuck) -> DeadlockError:
         "cross-core deadlock: " + "; ".join(waiting[:6]) + more, kernel=ctx.kernel_name,
         file=ctx.prog.file, line=ctx.prog.instrs[first].line if first is not None else None,
         block=block, warp=unit, unit=UNIT_NAMES[unit] if unit is not None else None,
-        hint="every cross_core_wait_flag(id) needs a cross_core_set_flag(id) on the other side "
-             "(on the AIC: one from each AIV); every participant of a pto.syncall must reach it as often as "
-             "the others")
+        hint=_hint(ctx, stuck))
+
+
+def _hint(ctx, stuck) -> str:
+    """What to do: pair the flags and syncalls; for a TWAIT, find the notify it misses."""
+    ops = {ctx.prog.instrs[pc].op for _b, _u, pc in stuck if pc is not None}
+    flags = ("every cross_core_wait_flag(id) needs a cross_core_set_flag(id) on the other side (on the AIC: one "
+             "from each AIV); every participant of a pto.syncall must reach it as often as the others")
+    if "TWAIT" not in ops:
+        return flags
+    signals = ("a pto.twait needs a pto.tnotify (or another write) of a unit still running that makes its comparison "
+               "true: check the signal's offset, value and cmp against it; with more blocks than AI cores a waiting "
+               "block holds its core, and a notifier that never gets one never runs")
+    return signals if ops == {"TWAIT"} else f"{flags}; {signals}"

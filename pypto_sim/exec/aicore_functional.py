@@ -3,8 +3,10 @@
 Each block is one AI core, whose three units (AIC, AIV0, AIV1) run their programs in turn: a
 unit runs until it finishes or reaches a ``cross_core_wait_flag`` (or block barrier) that
 nothing has released yet, then the next unit runs. Blocks run one after another, except in a
-kernel with ``pto.syncall``, whose blocks all run in turn together (a unit waits at SYNCALL
-until every participant of the launch has arrived). Within a unit every instruction completes
+kernel with ``pto.syncall`` or the communication signals (pto.tnotify / twait / ttest), whose
+blocks all run in turn together (a unit waits at SYNCALL until every participant of the launch
+has arrived, at a TWAIT until a pass sees its signals satisfied; it lets the others run after
+each TNOTIFY and each TTEST that fails, exec/comm_signals.py). Within a unit every instruction completes
 before the next starts, in program order, with the executor's kernels (exec/aicore_tiles.py),
 so flags within a unit need not order anything; they are still counted, and a wait_flag with
 no set_flag before it is the DeadlockError the timing model raises. For a race-free kernel
@@ -28,7 +30,7 @@ from .blas import single_threaded_blas, uses_matmul
 from .control_flow import ControlFlow
 from .functional import BLOCK_BARRIERS, FunctionalProfile, memory_space
 from .jit_clock import run_clock
-from . import scalar_memory
+from . import comm_signals, scalar_memory
 from .scalar_memory import DataCache, mark_written_back
 from .lane import executor
 from .syncall_rounds import SoftCounters, SyncallRounds, check_soft_count, participant_counts
@@ -93,7 +95,7 @@ class AICoreFunctional:
         gx, gy, gz = self.grid
         blocks = range(gx * gy * gz)
         with single_threaded_blas(uses_matmul(self.prog)) as self.blas, run_clock() as clock:
-            if any(name in ("SYNCALL", "SYNCALL_SOFT") for name in self.pc_name):
+            if any(name in ("SYNCALL", "SYNCALL_SOFT") for name in self.pc_name) or "comm_signal" in self.pc_family:
                 self.run_together([self.new_block(b) for b in blocks])
             else:
                 for block_id in blocks:
@@ -142,7 +144,8 @@ class AICoreFunctional:
         l1 = arrays[0]
         start_pc, start_count = u.pc, self.executed
         pc = u.pc
-        while pc >= 0:
+        pause = False
+        while pc >= 0 and not pause:
             if self.executed >= self.max_instructions:
                 raise self.limit(pc, u, coords)
             fam, name = self.pc_family[pc], self.pc_name[pc]
@@ -159,6 +162,11 @@ class AICoreFunctional:
             elif fam == "scalar_mem":
                 scalar_memory.run(self, pc, u.index, coords, u.regs, arrays[u.index], u.cache)
                 mark_written_back(self.hbm_init, u.cache.take_written())
+            elif fam == "comm_signal":
+                outcome = comm_signals.run(self, pc, u.index, coords, u.regs, u.cache)
+                if outcome == comm_signals.WAIT:
+                    break                                    # its signals are not there yet
+                pause = outcome == comm_signals.PAUSE
             elif fam in ("alu", "id", "warp", "local", "check", "load", "atomic", "store", "fma_store"):
                 if ex.execute(pc, code, imm, u.regs, u.mask, ctx, self.hbm, self.tbase, self.tcount,
                               self.tbytes, l1, SECTOR_BYTES, pend_idx, pend_val, info):

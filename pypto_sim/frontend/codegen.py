@@ -19,11 +19,11 @@ from ..ir import ArgSpec, Instr, Program, Reg
 from ..ir.program import int_sem_of
 from ..isa import load_isa
 from ..isa.tile_roles import FAMILY_ROLES
-from . import (aicore_builtins, comm_collectives, comm_transfers, conv_builtins, gm_index_builtins, gm_transfers,
-               layout_builtins, mask_builtins, mat_fill_builtins, memory_builtins, nz_windows, pair_builtins,
-               partial_arg_builtins, prefetch_builtins, print_builtins, quant_builtins, relu_conv_builtins,
-               scalar_memory_builtins, sort_builtins, syncall_builtins, tile_builtins, tpipe_builtins, value_builtins,
-               vec_windows, warp_builtins)
+from . import (aicore_builtins, comm_collectives, comm_signal_builtins, comm_transfers, conv_builtins,
+               gm_index_builtins, gm_transfers, layout_builtins, mask_builtins, mat_fill_builtins, memory_builtins,
+               nz_windows, pair_builtins, partial_arg_builtins, prefetch_builtins, print_builtins, quant_builtins,
+               relu_conv_builtins, scalar_memory_builtins, sort_builtins, syncall_builtins, tile_builtins,
+               tpipe_builtins, value_builtins, vec_windows, warp_builtins)
 from .aicore_builtins import AICoreTiles
 from .aicore_scalar import LANE_INSTRUCTIONS
 from .builtins import BUILTINS
@@ -56,11 +56,11 @@ UNSUPPORTED_STMTS = {"Try": "a try statement", "TryStar": "a try statement",
 
 # the modules whose @LOWERINGS decorators register the builtins' lowerings (registry.py); the
 # registry is checked against the ISA table and frozen once they are all imported
-LOWERING_MODULES = (aicore_builtins, comm_collectives, comm_transfers, conv_builtins, gm_index_builtins, gm_transfers,
-                    layout_builtins, mask_builtins, mat_fill_builtins, memory_builtins, nz_windows, pair_builtins,
-                    partial_arg_builtins, prefetch_builtins, print_builtins, quant_builtins, relu_conv_builtins,
-                    scalar_memory_builtins, sort_builtins, syncall_builtins, tile_builtins, tpipe_builtins,
-                    value_builtins, vec_windows, warp_builtins)
+LOWERING_MODULES = (aicore_builtins, comm_collectives, comm_signal_builtins, comm_transfers, conv_builtins,
+                    gm_index_builtins, gm_transfers, layout_builtins, mask_builtins, mat_fill_builtins,
+                    memory_builtins, nz_windows, pair_builtins, partial_arg_builtins, prefetch_builtins,
+                    print_builtins, quant_builtins, relu_conv_builtins, scalar_memory_builtins, sort_builtins,
+                    syncall_builtins, tile_builtins, tpipe_builtins, value_builtins, vec_windows, warp_builtins)
 LOWERINGS.freeze(BUILTINS)
 
 

@@ -32,9 +32,11 @@ CATEGORIES = ("id", "move", "lane_alu", "sfu", "compare", "convert", "lane_memor
 # the executor looks every family up by name (exec/compiled/isa_constants.py), but the order
 # of the others matters to the compiled timing loop: the families it executes itself are the
 # first five and the last four (`fam <= F_FMA_STORE or fam >= F_WARP`, compiled/timing.py),
-# so every tile family lies between them, and so does scalar_mem (the AI core's scalar unit reading
-# and writing UB and GM, isa/56_scalar_memory.toml), which the compiled loops never run
-FAMILIES = ("alu", "id", "load", "store", "fma_store", "alloc", "sync", "control", "scalar_mem") + TILE_FAMILIES + (
+# so every tile family lies between them, and so do scalar_mem (the AI core's scalar unit reading
+# and writing UB and GM, isa/56_scalar_memory.toml) and comm_signal (the communication signals
+# TNOTIFY / TWAIT / TTEST, isa/58_comm_signals.toml), which the compiled loops never run
+FAMILIES = ("alu", "id", "load", "store", "fma_store", "alloc", "sync", "control", "scalar_mem",
+            "comm_signal") + TILE_FAMILIES + (
     "warp", "atomic", "local", "check")
 OPERAND_KINDS = ("value", "pointer", "dim", "dtype", "target", "imm", "tile")
 RESULTS = ("value", "pred", "none")

@@ -248,7 +248,7 @@ class _Attributor:
         cause_of = np.zeros(len(k_wait), np.int64)
         c = u.scalar_cause[k_wait]
         new_block = u.block[k_wait] != u.block[k_wait - 1]
-        other = (new_block | (c == CAUSE["cross_core"]) | (c == CAUSE["syncall"])
+        other = (new_block | (c == CAUSE["cross_core"]) | (c == CAUSE["syncall"]) | (c == CAUSE["signal"])
                  | ((c == CAUSE["pipe"]) & u.tile[k_wait])
                  | (c == CAUSE["barrier"]) | ((c == CAUSE["flag"]) & ~u.tile[k_wait]))
         for i in np.nonzero(other)[0].tolist():
@@ -285,6 +285,11 @@ class _Attributor:
             return self._cross_cause(core, w, k)
         if c == CAUSE["syncall"]:
             return self._syncall_cause(core, w, k)
+        if c == CAUSE["signal"]:                 # its own scalar unit, reading GM signals (TWait.hpp's loop)
+            what = "until a pass saw them satisfied" if self.names[pc] == "TWAIT" else "once"
+            return ("scalar", f"pto.{self.names[pc].lower()} at line {self.lines[pc]}: the scalar unit of {UNITS[w]} "
+                    f"reading its GM signals (a dcci and a GM round trip each) {what}", self.names[pc],
+                    self.lines[pc], pc)
         if c == CAUSE["flag"]:
             return self._flag_cause(core, w, k)[:5]
         if c == CAUSE["pipe"]:

@@ -27,7 +27,8 @@ def check_values_off(program, tensor_ranges, kernel_name):
         return
     stores = [pc for pc in tiled if specs[pc].family in ("tile_store", "tile_gm_scatter")]
     for pc, spec in enumerate(specs):
-        if spec.family not in ("load", "atomic") and spec.name not in ("SLD_UB", "SLD_GM", "TPRINT", "TPRINT_GM"):
+        if spec.family not in ("load", "atomic") and spec.name not in ("SLD_UB", "SLD_GM", "TPRINT", "TPRINT_GM",
+                                                                       "TWAIT", "TTEST"):
             continue
         line = program.instrs[pc].line
         if spec.name.endswith("_L1") or spec.name in ("SLD_UB", "TPRINT"):

@@ -59,6 +59,7 @@ from ..isa import PIPES, PTO_PIPE_NAMES
 from .aicore_races import (SOFT_COLUMN, AICoreRaces, late_gm_check, late_gm_dispatch, race_check,
                            syncall_arrive, syncall_pass)
 from .aicore_scalar_memory import check_dma
+from .aicore_signals import signal_columns
 from .aicore_syncall import land_soft_add
 from ..exec.syncall_rounds import check_soft_count
 from ..isa.syncall_modes import soft_release, soft_target
@@ -84,7 +85,7 @@ class AICoreState:
         self.arrays = (blk.l1, blk.l1, np.zeros_like(blk.l1))
         self.cross_event = sim.env.event()
         self.caches = tuple(DataCache(sim.hbm) for _ in range(N_UNITS))
-        self.race = AICoreRaces() if race else None
+        self.race = AICoreRaces(signal_columns(sim)) if race else None
         self.flag_clocks: dict = {}      # (unit, src, dst, event) -> clocks, oldest first
         self.cross_clocks: dict = {}     # (to unit, event, from unit) -> clocks, oldest first
         self.syncall_clocks: dict = {}   # (kind, round) -> the clocks its participants here arrived with

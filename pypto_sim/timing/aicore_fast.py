@@ -47,6 +47,9 @@ def why_not_aicore_fast(sim) -> str | None:
                         "the compiled loop does not read: the SimPy model runs it")
             if spec.name not in SYNC_KINDS:
                 return f"{spec.name} runs in the SimPy model"
+        elif spec.family == "comm_signal":
+            return (f"{spec.name}: the communication signals' GM values decide when a TWAIT goes on (it polls "
+                    "them) and what a TTEST answers, which the compiled loop does not read: the SimPy model runs it")
         elif spec.family == "scalar_mem":
             return (f"{spec.name}: the scalar unit's own UB and GM accesses, through its DataCache, run in the "
                     "SimPy model")

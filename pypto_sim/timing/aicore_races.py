@@ -38,8 +38,10 @@ class AICoreRaces:
     (a participant's on passing one, anyone's through the flags that carry its clocks): they
     order GM accesses between AI cores (ChipGMAccesses)."""
 
-    def __init__(self):
-        self.clock = np.zeros((Q, Q + 2 * len(KINDS)), np.int64)
+    def __init__(self, signal_columns=0):
+        # past the queues: SYNCALL's rounds by kind, then one column per unit that may TNOTIFY
+        # (timing/aicore_signals.py), which ChipGMAccesses reads as it reads the rounds
+        self.clock = np.zeros((Q, Q + 2 * len(KINDS) + signal_columns), np.int64)
         self.tiles: dict = {}        # (array index, owning buffer) -> {region: access history}
         self.gm: dict = {}           # alias group -> {byte window (lo, hi, rows, width, pitch): history}
         # sync="auto": (array index, owning buffer) -> {region: {"w": the last write's clocks,
@@ -375,8 +377,8 @@ def _unordered(entry, block, known) -> bool:
     if entry[0] == block:
         return False
     q, stamp, arrivals = entry[4:]
-    for kind, n in enumerate(known):
-        if n > 0 and any(a[q] >= stamp for a in arrivals.get((kind, int(n) - 1), ())):
+    for kind in np.flatnonzero(known).tolist():
+        if any(a[q] >= stamp for a in arrivals.get((kind, int(known[kind]) - 1), ())):
             return False
     return True
 
@@ -430,12 +432,23 @@ def core_race_error(sim, blk, pc, w, pipe, other, is_write, slot=None):
     return RaceError(
         f"racecheck: {kind} race on {gm_tensors(sim, pc, opc, slot)} between AI cores: {this} "
         f"and {that} touch the same elements; no pto.syncall that both units take part in lies between them "
-        "(nothing else orders two AI cores of one launch)",
+        + (SIGNAL_ORDER if _signals(sim) else "(nothing else orders two AI cores of one launch)"),
         kernel=sim.kernel_name, file=sim.prog.file, line=ins.line, block=blk.id, warp=w,
         unit=UNIT_NAMES[w], other_line=oins.line, other_block=oblock, other_warp=ou, other_unit=UNIT_NAMES[ou],
         hint=f"put a pto.syncall('{KINDS[syncall_kind(w, ou)]}') between the two accesses (pto-isa's SYNCALL, "
              "a barrier of the launch's units), give each AI core its own GM elements (offset by "
              "pto.get_block_id()), or split the work into two launches")
+
+
+# the other order two AI cores may have: a TWAIT (a TTEST that answered 1) that read a notify's value
+SIGNAL_ORDER = ("and the second's unit read no signal value of a pto.tnotify ordered after the first (a pto.twait, "
+                "or a pto.ttest that answered 1, before the second; the first's pipe ordered before the notify by "
+                "a pipe_barrier(PIPE_ALL) or a flag to PIPE_S)")
+
+
+def _signals(sim) -> bool:
+    """Whether the launch's program waits for or tests communication signals."""
+    return "TWAIT" in sim.pc_name or "TTEST" in sim.pc_name
 
 
 def syncall_kind(unit, other) -> int:
@@ -471,7 +484,9 @@ def race_error(sim, blk, pc, w, pipe, other, what, is_write):
                    f"line {ins.line}, and no pipe_barrier between them holds both pipes")
     else:
         missing = (f"no cross_core_set_flag of {UNIT_NAMES[ou]} on {first} (or every pipe) after line {oins.line} "
-                   f"is taken by a cross_core_wait_flag of {UNIT_NAMES[w]} before line {ins.line}")
+                   f"is taken by a cross_core_wait_flag of {UNIT_NAMES[w]} before line {ins.line}"
+                   + (f", and {UNIT_NAMES[w]} read no signal value of a pto.tnotify of {UNIT_NAMES[ou]} ordered "
+                      f"after line {oins.line} before line {ins.line}" if _signals(sim) else ""))
     return RaceError(f"racecheck: {kind} race on {what} in block {blk.coords}: {this} is not ordered "
                      f"after {that}: {missing}", kernel=sim.kernel_name,
                      file=sim.prog.file, line=ins.line, block=blk.id, warp=w, unit=UNIT_NAMES[w],

@@ -84,7 +84,7 @@ def write_back_at_end(sim, blk, w):
     scalar_memory.mark_written_back(sim.hbm_init, written)
     if blk.aicore.race is not None:
         stores = {line: sim.checks.dirty_lines[line][(blk.id, w)][0] for line, _m, _c in written}
-        _written_back(sim, blk, w, -1, written)
+        written_back(sim, blk, w, -1, written)
         # nothing of the launch is ordered after a program's end (a flag or syncall before it does not
         # carry this write-back): for the other units these bytes stay as if dirty
         for line, mask, _changed in written:
@@ -111,7 +111,7 @@ def _race(sim, ai, blk, w, pc, access, written):
             line = line_of(access.address)
             sim.checks.dirty_lines.setdefault(line, {})[(blk.id, w)] = (pc, ai.caches[w].lines[line][1],
                                                                         blk.coords, False)
-    _written_back(sim, blk, w, pc, written)
+    written_back(sim, blk, w, pc, written)
 
 
 def _other_dirty(sim, blk, w, pc, access, slot, element):
@@ -136,7 +136,7 @@ def _word_view(sim, word) -> TileView:
     return view
 
 
-def _written_back(sim, blk, w, pc, written):
+def written_back(sim, blk, w, pc, written):
     """Lines unit w's DataCache wrote back (by pc; -1: at its end): no longer dirty, and none may
     have overwritten GM bytes that changed since the line was cached."""
     dirty = sim.checks.dirty_lines

@@ -36,7 +36,7 @@ from .aicore_scalar_memory import scalar_memory_access, scalar_memory_wait, writ
 from .aicore_syncall import GridBarrier
 from .l2 import L2Cache, l2_touch, l2_transfer
 from .pc_tables import precompute_pc_tables
-from . import aicore as aicore_ops, launch_errors, tiles as tile_ops
+from . import aicore as aicore_ops, aicore_signals as signal_ops, launch_errors, tiles as tile_ops
 from .state import BlockState, CoreState
 from .stepping import SteppingQueries
 from ..exec.control_flow import ControlFlow
@@ -314,6 +314,9 @@ class LaunchSimulation(SteppingQueries):
                     t, cause, cause_pc = slot, CAUSE["pipe"], -1
             elif aicore and fam == "scalar_mem":
                 t, cause, cause_pc = scalar_memory_wait(self, pc, blk, w, t, cause, cause_pc)
+            elif fam == "comm_signal":              # a TWAIT / TTEST reads its signals first
+                t, cause = yield from signal_ops.wait_before_issue(self, pc, blk, w, ws, t, cause)
+                now = env.now
             port = blk.unit_ports[w] if aicore else core
             c, why = port.book(t, -1 if tile else p, self.pc_ii[pc], width, now)
             if why:
@@ -402,6 +405,10 @@ class LaunchSimulation(SteppingQueries):
                     ws.store_done = complete
             elif fam == "scalar_mem":               # the AI core's scalar unit on UB and GM
                 complete = scalar_memory_access(self, pc, blk, w, ws, now, complete)
+                if d >= 0:
+                    ws.ready[d], ws.producer[d] = complete, pc
+            elif fam == "comm_signal":              # pto.tnotify / twait / ttest (timing/aicore_signals.py)
+                complete = signal_ops.at_issue(self, pc, blk, w, ws, now, complete)
                 if d >= 0:
                     ws.ready[d], ws.producer[d] = complete, pc
             elif fam == "sync" and self.pc_name[pc] in BLOCK_BARRIERS:

@@ -14,7 +14,7 @@ from ..exec.record_why import WHY_HBM, WHY_MISSED, WHY_SHARED
 
 # stall causes: why a warp-instruction issued later than the warp was ready to issue
 STALL_CAUSES = ("none", "operand", "pipe", "issue", "barrier", "barrier_block", "memory", "wait_all",
-                "tile_raw", "tile_war", "after", "flag", "cross_core", "syncall")
+                "tile_raw", "tile_war", "after", "flag", "cross_core", "syncall", "signal")
 # what each cause means, for reports
 CAUSE_TEXT = {"none": "no wait", "operand": "an operand from an earlier instruction",
               "pipe": "its pipe was busy (issue interval)", "issue": "the core's issue port",
@@ -25,7 +25,8 @@ CAUSE_TEXT = {"none": "no wait", "operand": "an operand from an earlier instruct
               "tile_war": "a tile it overwrites was still being read (pipeline depth: no free buffer)",
               "after": "a pipeline stage it comes after", "flag": "an event flag (wait_flag)",
               "cross_core": "a cross-core flag of the other unit(s) of the AI core",
-              "syncall": "pto.syncall: the other AI cores of the launch had not all arrived"}
+              "syncall": "pto.syncall: the other AI cores of the launch had not all arrived",
+              "signal": "pto.twait / pto.ttest: the scalar unit reading GM signals (a TWAIT until they are set)"}
 CAUSE = {name: i for i, name in enumerate(STALL_CAUSES)}
 
 FIELDS = ("block", "warp", "core", "pc", "issue", "complete", "stall", "cause", "cause_pc", "mask",
