@@ -3,7 +3,23 @@ its lowering. Each is ``check(comp, node, name)`` for the compiler ``comp`` and 
 ``node`` of ``pto.<name>``, and raises a CompileError or returns."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
+from ..errors import CompileError
 from .aicore_scalar import SIMT_IDS
+
+
+@contextmanager
+def refusals_told_as(comp, node, prefix: str):
+    """A composite builtin (a [[composite]] record: TPUSH, TPUT, ...) lowers to records whose own
+    lowerings may refuse an operand; the kernel wrote no such call, so re-raise the refusal at the
+    builtin's call, ``prefix`` before the refusal's text (without its location)."""
+    try:
+        yield
+    except CompileError as exc:
+        text = str(exc).split("\n")[0]
+        where = f"kernel '{exc.kernel}', {exc.file}:{exc.line}: "
+        comp.error(node, prefix + (text[len(where):] if text.startswith(where) else text))
 
 
 def aicore_only(comp, node, name):

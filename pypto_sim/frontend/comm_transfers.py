@@ -34,12 +34,10 @@ collectives' too (frontend/comm_collectives.py: TBROADCAST, TGATHER, TSCATTER, T
 from __future__ import annotations
 
 import dataclasses
-from contextlib import contextmanager
 
 from .. import dtypes
-from ..errors import CompileError
 from .aicore_builtins import PIPE_ALL
-from .builtin_checks import aicore_only
+from .builtin_checks import aicore_only, refusals_told_as
 from .gm_transfers import lower_tload, lower_tstore, slice_offset
 from .layout_builtins import window_view
 from .registry import LOWERINGS
@@ -113,17 +111,10 @@ class Stager:
         self.store(dst, tile)
         self.set_wait("PIPE_MTE3", "PIPE_MTE2", 0)
 
-    @contextmanager
     def _as_call(self, what, tile):
         """A TLOAD's or TSTORE's refusal of a chunk, told as the call's."""
-        try:
-            yield
-        except CompileError as exc:
-            text = str(exc).split("\n")[0]
-            where = f"kernel '{exc.kernel}', {exc.file}:{exc.line}: "
-            self.comp.error(self.node, f"{self.call}: the {what} of a {_extent_text(tile)} chunk through "
-                                       f"'{tile.name}' refuses it: "
-                                       f"{text[len(where):] if text.startswith(where) else text}")
+        return refusals_told_as(self.comp, self.node, f"{self.call}: the {what} of a {_extent_text(tile)} chunk "
+                                                      f"through '{tile.name}' refuses it: ")
 
 
 class PingPong:

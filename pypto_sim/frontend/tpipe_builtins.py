@@ -40,15 +40,13 @@ Registered in registry.py's LOWERINGS; codegen.py imports it.
 from __future__ import annotations
 
 import ast
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .. import dtypes
-from ..errors import CompileError
 from ..ir import Imm
 from ..ir.program import int_sem_of
 from .aicore_builtins import PIPE_ALL, PTO_TO_PIPE
-from .builtin_checks import aicore_only
+from .builtin_checks import aicore_only, refusals_told_as
 from .gm_transfers import lower_tload, lower_tstore
 from .registry import LOWERINGS
 from .values import NONE, Const, Ptr, Text, Val
@@ -235,18 +233,12 @@ def _same_dtype(comp, node, call, pipe, t, converts=False, quantized=False):
                f"allocate the fifo tensor as {t.dtype}, or one pipe (and tensor) per dtype")
 
 
-@contextmanager
 def _issued_by(comp, node, call, what, tile, pipe):
     """A TSTORE's or TLOAD's refusal of the tile, told as the push's or pop's: the kernel wrote no
     tstore or tload, and its hints (layout=, stride=) are arguments tpush and tpop do not take."""
-    try:
-        yield
-    except CompileError as exc:
-        text = str(exc).split("\n")[0]
-        where = f"kernel '{exc.kernel}', {exc.file}:{exc.line}: "
-        comp.error(node, f"{call}: the {what} of '{tile.name}' {'into' if what == 'TSTORE' else 'from'} a "
-                         f"slot of '{pipe.name}' (an ND GM tensor, rows valid columns apart) refuses it: "
-                         f"{text[len(where):] if text.startswith(where) else text}")
+    return refusals_told_as(comp, node, f"{call}: the {what} of '{tile.name}' "
+                                        f"{'into' if what == 'TSTORE' else 'from'} a slot of '{pipe.name}' (an ND "
+                                        "GM tensor, rows valid columns apart) refuses it: ")
 
 
 def _gm_part(comp, node, call, pipe, split, rows, cols):
