@@ -242,7 +242,8 @@ def lower_comm_transfer(comp, node, args, builtin):
         if split and (nr, nc) == (info.rows, info.cols):
             half = info.rows // 2
             if halves is None:           # TASSIGN of the two halves (TputIntraPingPongOneChunk)
-                halves = [window_view(comp, node, tile, r, 0, half, info.cols) for r in (0, half)]
+                halves = [window_view(comp, node, tile, r, 0, half, info.cols, suffix)
+                          for r, suffix in ((0, "ping_half"), (half, "pong_half"))]
             pp = PingPong(x, *halves)
             pp.chunk(at_src.moved(r0, c0), (at_dst.moved(r0, c0),), half, nc)
             pp.chunk(at_src.moved(r0 + half, c0), (at_dst.moved(r0 + half, c0),), half, nc)

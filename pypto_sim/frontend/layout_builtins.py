@@ -349,15 +349,15 @@ def lower_view(comp, node, builtin):
     return _bind_view(comp, node, spec, src, name, offset, (rows, cols), src.dtype, view, pitch)
 
 
-def window_view(comp, node, src, row, col, rows, cols):
+def window_view(comp, node, src, row, col, rows, cols, suffix="window"):
     """A rows x cols view of typed tile src at (row, col), all of it valid, as pto.tsubview binds
     one (its TSUBVIEW record, no data moved), for a lowering that writes that window; its start
-    need not be 32-byte aligned (a one-element window)."""
+    need not be 32-byte aligned (a one-element window). It is named src's name + '_' + suffix."""
     info = src.tile
     pitch = 0 if (info.row_pitch == cols or rows == 1) else info.row_pitch
     view = TileInfo(info.loc, rows, cols, info.layout, Const(rows, dtypes.int32, weak=False),
                     Const(cols, dtypes.int32, weak=False), pitch=pitch)
-    return _bind_view(comp, node, comp.isa["TSUBVIEW"], src, f"{src.name}_window", row * info.row_pitch + col,
+    return _bind_view(comp, node, comp.isa["TSUBVIEW"], src, f"{src.name}_{suffix}", row * info.row_pitch + col,
                       (rows, cols), src.dtype, view, pitch)
 
 
