@@ -112,8 +112,7 @@ def notify_land(ctx, cache, address, op, value) -> None:
     if op == OP_SET:
         cache.clean_invalidate(address)
         return
-    word = ctx.hbm[address:address + ITEM].view(np.int32)
-    word[0] = np.int32((int(word[0]) + value + 2 ** 31) % 2 ** 32 - 2 ** 31)
+    gm.add_int32(ctx.hbm, address, value)
     if ctx.hbm_init is not None:
         gm.init_mark(ctx.hbm_init, np.array([address]))
 

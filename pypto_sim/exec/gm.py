@@ -199,3 +199,15 @@ def init_mark_window(init: np.ndarray, byte0: int, rows: int, row_bytes: int, pi
 def init_clear_range(init: np.ndarray, lo: int, hi: int) -> None:
     """Mark bytes [lo, hi) unwritten (a fresh allocation; lo and hi are multiples of 8)."""
     init[lo >> 3:-(-hi // 8)] = 0
+
+
+def int32_at(hbm: np.ndarray, address: int) -> int:
+    """The int32 at byte address of the launch's HBM bytes (a counter or signal word)."""
+    return int(hbm[address:address + 4].view(np.int32)[0])
+
+
+def add_int32(hbm: np.ndarray, address: int, value: int) -> None:
+    """An atomic add of value to the int32 at byte address, in GM (st_atomic's ATOMIC_S32 /
+    ATOMIC_SUM: two's-complement wrapping)."""
+    word = hbm[address:address + 4].view(np.int32)
+    word[0] = np.int32((int(word[0]) + value + 2 ** 31) % 2 ** 32 - 2 ** 31)

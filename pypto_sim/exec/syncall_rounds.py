@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import LaunchError
 from ..ir.program import C_AUX, UNIT_NAMES
 from ..isa.syncall_modes import KINDS, participates
+from . import gm
 from .aicore_tiles import value_operands
 from .compiled.aicore_sync import (N_SA, N_SL, SA_DONE, SA_HOP, SA_PARTS, SA_RELEASE, SA_WHO_B,
                                    syncall_arrive)
@@ -96,12 +97,11 @@ class SoftCounters:
 
     def value(self, address: int) -> int:
         """The counter's value now."""
-        return int(self.hbm[address:address + 4].view(np.int32)[0])
+        return gm.int32_at(self.hbm, address)
 
     def add(self, address: int):
         """st_atomic's add of 1, wrapping as int32."""
-        word = self.hbm[address:address + 4].view(np.int32)
-        word[0] = np.int32((int(word[0]) + 1 + 2 ** 31) % 2 ** 32 - 2 ** 31)
+        gm.add_int32(self.hbm, address, 1)
 
 
 def check_soft_count(ctx, pc, unit, coords, total):

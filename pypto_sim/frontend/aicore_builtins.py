@@ -500,7 +500,12 @@ def lower_matmul(comp, node, args, builtin):
 
 @LOWERINGS.lowering("pipe_barrier", checks=(aicore_only,))
 def lower_pipe_barrier(comp, node, args):
-    pipe = comp._pipe_arg(args["pipe"], node, "pipe_barrier: pipe", allow_all=True)
+    emit_pipe_barrier(comp, node, comp._pipe_arg(args["pipe"], node, "pipe_barrier: pipe", allow_all=True))
+
+
+def emit_pipe_barrier(comp, node, pipe=PIPE_ALL):
+    """A PIPE_BARRIER record of pipe at node: pto.pipe_barrier's, and the pipe_barrier(PIPE_ALL) a
+    header's code issues inside a composite builtin (TPUT, TNOTIFY, TPRINT, ...)."""
     comp.emit("PIPE_BARRIER", None, (), None, node, aux=(pipe, 0, 0))
 
 

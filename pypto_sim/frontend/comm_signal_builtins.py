@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..isa.comm_signal_modes import CMPS, OPS
+from .aicore_builtins import emit_pipe_barrier
 from .registry import LOWERINGS
 from .values import NONE, Const, Ptr, Text, Val
 
-PIPE_ALL = -1
 INT32_MIN, INT32_MAX = -2 ** 31, 2 ** 31 - 1
 
 
@@ -74,7 +74,7 @@ def lower_tnotify(comp, node, args):
     offset = comp.operand(sig.offset, dtypes.int32, node)
     comp.emit("TNOTIFY", None, (offset, value), dtypes.int32, node, aux=(sig.slot, op, 0))
     comp.instrs[-1].comment = sig.name
-    comp.emit("PIPE_BARRIER", None, (), None, node, aux=(PIPE_ALL, 0, 0))
+    emit_pipe_barrier(comp, node)
 
 
 def _region(comp, node, args, builtin) -> tuple:

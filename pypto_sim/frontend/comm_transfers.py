@@ -36,7 +36,7 @@ from __future__ import annotations
 import dataclasses
 
 from .. import dtypes
-from .aicore_builtins import PIPE_ALL
+from .aicore_builtins import emit_pipe_barrier
 from .builtin_checks import aicore_only, refusals_told_as
 from .gm_transfers import lower_tload, lower_tstore, slice_offset
 from .layout_builtins import window_view
@@ -101,7 +101,7 @@ class Stager:
         self.flag("WAIT_FLAG", src, dst, event)
 
     def barrier(self):
-        self.comp.emit("PIPE_BARRIER", None, (), None, self.node, aux=(PIPE_ALL, 0, 0))
+        emit_pipe_barrier(self.comp, self.node)
 
     def once(self, tile, src, dst):
         """TputTransferOnce / TgetTransferOnce: the chunk at src to dst through tile."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..isa.print_modes import DTYPE_NAMES, FORMATS, LAYOUT_CODES
-from .aicore_builtins import PIPE_ALL
+from .aicore_builtins import emit_pipe_barrier
 from .builtin_checks import aicore_only
 from .registry import LOWERINGS
 from .values import NONE, Const, Ptr, Text
@@ -76,7 +76,7 @@ def _tile_form(comp, node, call, t, args, fmt):
 
 def _barrier(comp, node):
     """TPRINT_IMPL's pipe_barrier(PIPE_ALL): the pipes' writes land before the scalar reads."""
-    comp.emit("PIPE_BARRIER", None, (), None, node, aux=(PIPE_ALL, 0, 0))
+    emit_pipe_barrier(comp, node)
 
 
 def _format(comp, node, v) -> int:

@@ -58,7 +58,8 @@ def scalar_memory_access(sim, pc, blk, w, ws, now, complete) -> int:
     if access.written_back and sim.pc_name[pc] == "DCCI":
         complete += sim.m.latency("STORE")
     # a TPRINT's reads, one an issue slot after its first, and each GM line it fills a round trip
-    complete += (access.reads - 1) * sim.m.issue_interval("SLD_UB") + access.fills * sim.m.latency("LOAD")
+    if access.reads > 1 or access.fills:
+        complete += (access.reads - 1) * sim.m.issue_interval("SLD_UB") + access.fills * sim.m.latency("LOAD")
     if complete > now + sim.pc_lat[pc]:
         ws.next_issue = max(ws.next_issue, complete)
     return complete

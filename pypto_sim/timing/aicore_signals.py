@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DeadlockError
-from ..exec import comm_signals
+from ..exec import comm_signals, gm
 from ..exec.aicore_tiles import UNIT_NAMES
 from ..exec.scalar_memory import mark_written_back
 from ..isa import PIPES
@@ -102,7 +102,7 @@ class Poller:
         if not self.waits:
             return True
         reg = self.region
-        return all(satisfied(int(hbm[a:a + 4].view(np.int32)[0]), reg.cmp, reg.target)
+        return all(satisfied(gm.int32_at(hbm, a), reg.cmp, reg.target)
                    for a in reg.addresses)
 
 
