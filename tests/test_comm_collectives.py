@@ -156,12 +156,6 @@ def reduce_min_run_time_root(W, D):
             pto.treduce(g, D + me * 40 * 64, a, b, "min", rows=40, cols=64)
 
 
-def _tensor(values):
-    t = pto.alloc_tensor(values.nbytes, getattr(pto, values.dtype.name))
-    pto.memcpy_h2d(t, values)
-    return t
-
-
 def _ops(kernel, args):
     """(op, flag pipes and event) of the kernel's records but the section's bookkeeping."""
     return [(i.op, tuple(i.aux)) if i.op in ("SET_FLAG", "WAIT_FLAG") else i.op
@@ -185,7 +179,7 @@ def test_a_broadcast_that_fits_is_one_tload_and_a_tstore_per_rank():
     no barrier. 64 x 64 float32 to two ranks: ALLOC_LOCAL 1 + TLOAD 587, rank 0's TSTORE holds
     MTE3 150 cycles, rank 1's starts then and lands 303 later: 1 + 587 + 150 + 303 = 1041."""
     s = np.arange(N, dtype=np.float32)
-    w, src = _tensor(np.zeros(2 * N, np.float32)), _tensor(s)
+    w, src = pto.to_device(np.zeros(2 * N, np.float32)), pto.to_device(s)
     assert _ops(broadcast_fits, (w, src)) == ["TLOAD", *sw(MTE2, MTE3), "TSTORE", *sw(MTE3, MTE2),
                                               "TSTORE", *sw(MTE3, MTE2)]
     assert pto.profile(broadcast_fits, grid=(1,), args=(w, src)).total_cycles == 1 + 587 + 150 + 303
@@ -198,7 +192,7 @@ def test_a_larger_broadcast_moves_chunk_by_chunk_as_the_header_writes_it():
     written out by hand, on both engines: per chunk TLOAD 377, rank 0's TSTORE holding MTE3 38,
     rank 1's landing 191 later, the next TLOAD waiting for it: 1 + 4 x (377 + 38 + 191) = 2425."""
     s = np.arange(N, dtype=np.float32) - 9
-    w, src = _tensor(np.zeros(2 * N, np.float32)), _tensor(s)
+    w, src = pto.to_device(np.zeros(2 * N, np.float32)), pto.to_device(s)
     assert _ops(broadcast_chunks, (w, src)) == ["TLOAD", *sw(MTE2, MTE3), "TSTORE", "TSTORE", *sw(MTE3, MTE2)] * 4
     mine = pto.profile(broadcast_chunks, grid=(1,), args=(w, src)).total_cycles
     np.testing.assert_array_equal(host_copy(w, (2, N), np.float32), [s, s])
@@ -216,7 +210,7 @@ def test_a_pong_tile_overlaps_each_chunks_tload_with_the_previous_chunks_tstores
     chunk 3's for chunk 1's (event 1): 684..1061; chunk 2's TSTOREs 985.. and 1023.., chunk 3's
     1061.. and 1099..1290 = 1099 + 191. One tile takes 2425."""
     s = np.arange(N, dtype=np.float32) * 3
-    w, src = _tensor(np.zeros(2 * N, np.float32)), _tensor(s)
+    w, src = pto.to_device(np.zeros(2 * N, np.float32)), pto.to_device(s)
 
     def step(here, there):
         return [("WAIT_FLAG", (MTE2, MTE3, there)), "TSTORE", "TSTORE", "TLOAD", ("SET_FLAG", (MTE3, MTE2, there)),
@@ -235,7 +229,7 @@ def test_a_gather_that_fits_goes_rank_by_rank():
     MTE3 -> MTE2; the root (1) changes nothing but the assert. 16 x 64 float32 from two ranks:
     1 + 2 x (377 + 191) = 1137."""
     x = np.arange(2 * N, dtype=np.float32).reshape(2, N)
-    w, d = _tensor(x), _tensor(np.zeros(2 * 1024, np.float32))
+    w, d = pto.to_device(x), pto.to_device(np.zeros(2 * 1024, np.float32))
     assert _ops(gather_fits, (w, d)) == ["TLOAD", *sw(MTE2, MTE3), "TSTORE", *sw(MTE3, MTE2)] * 2
     assert _moves(gather_fits, (w, d)) == [("TLOAD", "W[0]"), ("TSTORE", "D[0]"), ("TLOAD", "W[4096]"),
                                            ("TSTORE", "D[1024]")]
@@ -251,14 +245,14 @@ def test_gather_ping_pong_runs_over_every_ranks_chunks_and_scatter_undoes_it():
     with one tile (rank by rank, 8 chunks each: TLOAD, flags, TSTORE, flags) gives the slices
     back; the words around them keep their values."""
     x = np.arange(3 * N, dtype=np.float32).reshape(3, 64, 64) % 1013
-    w, d = _tensor(x), _tensor(np.full((3, 150, 48), -1, np.float32))
+    w, d = pto.to_device(x), pto.to_device(np.full((3, 150, 48), -1, np.float32))
     ops = _ops(gather_ping_pong, (w, d))
     assert "CHECK" in ops and (ops.count("TLOAD"), ops.count("TSTORE")) == (24, 24)
     pto.launch(gather_ping_pong, grid=(3,), args=(w, d), check="all")
     got = host_copy(d, (3, 150, 48), np.float32)
     np.testing.assert_array_equal(got[:, :, :40], [x[:, :50, :40].reshape(150, 40)] * 3)
     assert (got[:, :, 40:] == -1).all()
-    back = _tensor(np.full((3, 64, 64), 7, np.float32))
+    back = pto.to_device(np.full((3, 64, 64), 7, np.float32))
     assert _ops(scatter_chunks, (d, back)) == ["TLOAD", *sw(MTE2, MTE3), "TSTORE", *sw(MTE3, MTE2)] * 24
     pto.launch(scatter_chunks, grid=(1,), args=(d, back), check="all")
     want = np.full((3, 64, 64), 7, np.float32)
@@ -273,7 +267,7 @@ def test_a_reduce_that_fits():
     MTE3 -> MTE2. Cycles: two ALLOC_LOCAL, acc's TLOAD from 2, recv's from 2 + 70 landing at
     72 + 377 = 449, TADD 44, its tail 14 at the set_flag, TSTORE 191: 449 + 44 + 14 + 191 = 698."""
     x = np.arange(2 * N, dtype=np.float32).reshape(2, N) % 97
-    w, d = _tensor(x), _tensor(np.zeros(1024, np.float32))
+    w, d = pto.to_device(x), pto.to_device(np.zeros(1024, np.float32))
     assert _ops(reduce_fits, (w, d)) == ["TLOAD", *sw(MTE2, V), "TLOAD", *sw(MTE2, V, 1), "TADD", *sw(V, MTE2),
                                          *sw(V, MTE3), "TSTORE", *sw(MTE3, MTE2)]
     assert pto.profile(reduce_fits, grid=(1,), args=(w, d)).total_cycles == 449 + 44 + 14 + 191
@@ -288,7 +282,7 @@ def test_reduce_skips_the_root_and_ping_pong_overlaps_the_next_tload_with_the_op
     ping tile from 73, the pong tile from 143 landing at 520), the first TADD 450..494 and its
     tail, the second TADD from 520: 520 + 44 + 14 + 191 = 769."""
     x = np.arange(3 * N, dtype=np.float32).reshape(3, N) % 89
-    w, d = _tensor(x), _tensor(np.zeros(1024, np.float32))
+    w, d = pto.to_device(x), pto.to_device(np.zeros(1024, np.float32))
     order = [("TLOAD", "W[4096]"), ("TLOAD", "W[0]"), ("TLOAD", "W[8192]"), ("TSTORE", "D[0]")]
     assert _moves(reduce_three, (w, d)) == _moves(reduce_three_ping_pong, (w, d)) == order
     assert _ops(reduce_three_ping_pong, (w, d)) == [
@@ -312,7 +306,7 @@ def test_chunked_reduce_with_a_run_time_root(kernel, op):
     max (ping-pong form) or min (one recv tile). check="all" clean, both engines agree."""
     rng = np.random.default_rng(7)
     x = rng.integers(-1000, 1000, size=(3, 64, 64), dtype=np.int32)
-    w, d = _tensor(x), _tensor(np.zeros((3, 40, 64), np.int32))
+    w, d = pto.to_device(x), pto.to_device(np.zeros((3, 40, 64), np.int32))
     ops = _ops(kernel, (w, d))
     assert ops.count("CHECK") == 1 and ops.count("SELECT") == 4
     assert (ops.count("TLOAD"), ops.count(op), ops.count("TSTORE")) == (9, 6, 3)
@@ -394,7 +388,7 @@ def test_a_run_time_root_outside_the_group_stops_the_kernel(make_kernels):
                        "            t = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)\n"
                        "            pto.comm.tgather(pto.parallel_group((A, A + 256), pto.get_block_id()), "
                        "A + 1024 + pto.get_block_id() * 512, t)\n")
-    a = _tensor(np.zeros(4096, np.float32))
+    a = pto.to_device(np.zeros(4096, np.float32))
     with pytest.raises(pto.OutOfBoundsError, match=r"0 <= the group's root <= 1 fails \(2 is outside \[0, 1\]\)"):
         pto.launch(mod.k, grid=(3,), args=(a,))
         pto.sync()
@@ -429,7 +423,7 @@ def test_pto_comm_names_the_collectives_as_pto_isa_does(make_kernels):
     mod = make_kernels("\n@pto.kernel\ndef k(W, D, R):\n    with pto.vector():\n"
                        "        t = pto.alloc_tile(16, 16, pto.float32, loc=pto.Vec)\n"
                        "        pto.comm.tgather(pto.parallel_group((W, W + 512), 0), D, t, rows=R)\n")
-    w, d = _tensor(np.arange(1024, dtype=np.float32)), _tensor(np.zeros(1024, np.float32))
+    w, d = pto.to_device(np.arange(1024, dtype=np.float32)), pto.to_device(np.zeros(1024, np.float32))
     assert _ops(mod.k, (w, d, 32)).count("TLOAD") == 4
     pto.launch(mod.k, grid=(1,), args=(w, d, 32))
     np.testing.assert_array_equal(host_copy(d, (1024,), np.float32), np.arange(1024, dtype=np.float32))
@@ -444,7 +438,7 @@ def test_a_one_rank_broadcast_is_the_root_copying_to_itself(make_kernels):
                        "            t = pto.alloc_tile(32, 16, pto.float32, loc=pto.Vec)\n"
                        "            pto.tbroadcast(pto.parallel_group([W + 64], 0), S, t)\n")
     s = np.arange(512, dtype=np.float32)
-    src, w = _tensor(s), _tensor(np.zeros(640, np.float32))
+    src, w = pto.to_device(s), pto.to_device(np.zeros(640, np.float32))
     assert _ops(mod.k, (src, w)) == ["TLOAD", *sw(MTE2, MTE3), "TSTORE", *sw(MTE3, MTE2)]
     pto.launch(mod.k, grid=(1,), args=(src, w), check="all")
     np.testing.assert_array_equal(host_copy(w, (640,), np.float32), np.r_[np.zeros(64, np.float32), s, np.zeros(64)])

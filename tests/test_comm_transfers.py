@@ -89,12 +89,6 @@ def put_irregular_strided(D, S):
             pto.tput(D, S, t, rows=37, cols=24, dst_stride=32, src_stride=40, atomic="add")
 
 
-def _tensor(values, dtype):
-    t = pto.alloc_tensor(values.nbytes, dtype)
-    pto.memcpy_h2d(t, values)
-    return t
-
-
 def _ops(kernel, args):
     """(op, flag pipes and event) of the kernel's records but the section's bookkeeping."""
     return [(i.op, tuple(i.aux)) if i.op in ("SET_FLAG", "WAIT_FLAG") else i.op
@@ -111,7 +105,7 @@ def test_a_slice_that_fits_the_tile_is_one_tload_and_one_tstore():
     """TPUT_IMPL's fits path: TLOAD, flag MTE2 -> MTE3, TSTORE, flag MTE3 -> MTE2, no barrier.
     64 x 64 float32: ALLOC_LOCAL (1) + TLOAD 587 + TSTORE 303 = 891 cycles; D holds S."""
     s = np.arange(64 * 64, dtype=np.float32)
-    d, src = _tensor(np.zeros_like(s), pto.float32), _tensor(s, pto.float32)
+    d, src = pto.to_device(np.zeros_like(s)), pto.to_device(s)
     assert _ops(put_fits, (d, src)) == ["TLOAD", ("SET_FLAG", (MTE2, MTE3, 0)), ("WAIT_FLAG", (MTE2, MTE3, 0)),
                                         "TSTORE", ("SET_FLAG", (MTE3, MTE2, 0)), ("WAIT_FLAG", (MTE3, MTE2, 0))]
     prof = pto.profile(put_fits, grid=(1,), args=(d, src))
@@ -125,7 +119,7 @@ def test_a_larger_slice_moves_chunk_by_chunk_as_the_header_writes_it():
     out by hand, on both engines: per chunk TLOAD 377, the barrier 1, TSTORE 191, the next TLOAD
     waiting for the TSTORE (MTE3 -> MTE2): 1 + 4 x (377 + 1 + 191) = 2277."""
     s = np.arange(64 * 64, dtype=np.float32)
-    d, src = _tensor(np.zeros_like(s), pto.float32), _tensor(s, pto.float32)
+    d, src = pto.to_device(np.zeros_like(s)), pto.to_device(s)
     assert _ops(get_four_chunks, (d, src)) == _once() * 4
     mine = pto.profile(get_four_chunks, grid=(1,), args=(d, src)).total_cycles
     np.testing.assert_array_equal(host_copy(d, s.shape, np.float32), s)
@@ -142,7 +136,7 @@ def test_a_pong_tile_overlaps_each_chunks_tload_with_the_previous_tstore():
     each (2 x 1), the barrier before each TSTORE (3 x 1), the last TSTORE: 2 + 3 x 377 + 2 + 3 +
     191 = 1329; one tile (three TransferOnce) takes 1 + 3 x (377 + 1 + 191) = 1708."""
     s = np.arange(48 * 64, dtype=np.float32) - 7
-    d, src = _tensor(np.zeros_like(s), pto.float32), _tensor(s, pto.float32)
+    d, src = pto.to_device(np.zeros_like(s)), pto.to_device(s)
     w = ("WAIT_FLAG", (MTE2, MTE3, 0))
     assert _ops(get_three_ping_pong, (d, src)) == [
         "TLOAD", ("SET_FLAG", (MTE2, MTE3, 0)),
@@ -163,7 +157,7 @@ def test_eight_whole_tile_chunks_each_go_as_two_overlapping_halves():
     once (TSUBVIEW each), then per chunk half 0's TLOAD, half 1's TLOAD issued with half 0's
     TSTORE, the flush of half 1. D holds S; racecheck sees no race; both engines agree."""
     s = np.arange(128 * 64, dtype=np.float32) * 0.5
-    d, src = _tensor(np.zeros_like(s), pto.float32), _tensor(s, pto.float32)
+    d, src = pto.to_device(np.zeros_like(s)), pto.to_device(s)
     chunk = ["TLOAD", ("SET_FLAG", (MTE2, MTE3, 0)),
              ("WAIT_FLAG", (MTE2, MTE3, 0)), "PIPE_BARRIER", "TSTORE", "TLOAD", ("SET_FLAG", (MTE3, MTE2, 0)),
              ("SET_FLAG", (MTE2, MTE3, 1)), ("WAIT_FLAG", (MTE3, MTE2, 0)),
@@ -182,7 +176,7 @@ def test_partial_chunks_strides_and_atomic_add():
     elsewhere."""
     s = np.arange(40 * 40, dtype=np.int32).reshape(40, 40)
     d0 = np.full((40, 32), 100, np.int32)
-    d, src = _tensor(d0, pto.int32), _tensor(s, pto.int32)
+    d, src = pto.to_device(d0), pto.to_device(s)
     assert _ops(put_irregular_strided, (d, src)) == _once() * 6
     pto.launch(put_irregular_strided, grid=(1,), args=(d, src), check="all")
     want = d0.copy()

@@ -68,19 +68,13 @@ def broadcast_kernel(make_kernels, case):
                                          rows=d0 * d1 * d2 * d3)).k
 
 
-def _tensor(values, dtype):
-    t = pto.alloc_tensor(values.nbytes, getattr(pto, dtype))
-    pto.memcpy_h2d(t, values)
-    return t
-
-
 @pytest.mark.parametrize("case", BROADCAST_CASES[:3], ids=[c[0] for c in BROADCAST_CASES[:3]])
 def test_tbroadcast_cpu_suite(make_kernels, case):
     """test_tbroadcast_5d: the output is KN copies of the input (golden.bin)."""
     i = [c[0] for c in BROADCAST_CASES].index(case[0])
     dtype, kn = case[1], case[3]
     x = broadcast_inputs()[i].astype(dtype)
-    out, src = _tensor(np.zeros(kn * x.size, dtype), dtype), _tensor(x, dtype)
+    out, src = pto.to_device(np.zeros(kn * x.size, dtype)), pto.to_device(x)
     pto.launch(broadcast_kernel(make_kernels, case), grid=(1,), args=(out, src), check="all")
     np.testing.assert_array_equal(host_copy(out, (kn * x.size,), dtype), np.tile(x, kn))
 
@@ -102,7 +96,7 @@ def test_treduce_cpu_suite(make_kernels, case):
     draws = [np.random.randint(0, 6, size=[64, 64]).astype(np.int32) for _ in range(2 * len(REDUCE_CASES))]
     i = [c[0] for c in REDUCE_CASES].index(case[0])
     a, b = draws[2 * i], draws[2 * i + 1]
-    src0, src1, out = _tensor(a, "int32"), _tensor(b, "int32"), _tensor(np.zeros_like(a), "int32")
+    src0, src1, out = pto.to_device(a), pto.to_device(b), pto.to_device(np.zeros_like(a))
     pto.launch(make_kernels(REDUCE.format(op=case[1])).k, grid=(1,), args=(src0, src1, out), check="all")
     want = np.maximum(a, b) if case[1] == "max" else a + b
     np.testing.assert_array_equal(host_copy(out, (64, 64), np.int32), want)

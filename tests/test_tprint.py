@@ -103,16 +103,10 @@ def two_by_eight(O):
             pto.tprint(t)
 
 
-def _tensor(values, dtype):
-    t = pto.alloc_tensor(values.nbytes, dtype)
-    pto.memcpy_h2d(t, values)
-    return t
-
-
 def test_a_tile_prints_every_word_with_its_valid_region_fenced(capsys):
     """Rows 0-1 columns 0-4 are X's (0.5 .. 4.5, 5.5 .. 9.5); the rest keep texpands' 9.0; "|"
     after column 4, dashes after row 1; the same text in timing and functional mode."""
-    x = _tensor(np.arange(10, dtype=np.float32) + 0.5, pto.float32)
+    x = pto.to_device(np.arange(10, dtype=np.float32) + 0.5)
     o = pto.alloc_tensor(64, pto.float32)
     row = "  {:.4f}   {:.4f}   {:.4f}   {:.4f}   {:.4f}|   9.0000   9.0000   9.0000\n"
     want = ("=== [TPRINT Tile] Data Type: float32, Layout: ND, TileType: Vec ===\n"
@@ -164,8 +158,8 @@ def test_gm_prints_through_the_scalar_units_data_cache(capsys):
     the unit's DataCache; the TSTORE writes 5 into X[0:8] in GM; the first print of the 2 x 3 slice
     (rows 4 apart) reads the cached line: 0 1 2 / 4 5 6; after pto.dcci(X) it reads GM: 5 5 5 /
     5 5 5."""
-    x = _tensor(np.arange(16, dtype=np.int32), pto.int32)
-    o = _tensor(np.zeros(16, np.int32), pto.int32)
+    x = pto.to_device(np.arange(16, dtype=np.int32))
+    o = pto.to_device(np.zeros(16, np.int32))
     capsys.readouterr()
     pto.launch(stale_then_fresh, grid=(1,), args=(x, o))
     pto.sync()
@@ -221,7 +215,7 @@ def test_special_values_print_as_printf_prints_them(capsys):
     bit (cce::printf's NaN text is not documented; C's glibc would print "-nan" for a negative one)."""
     x = np.array([np.inf, -np.inf, np.nan, -0.0, 65504, 2.0 ** -24, 1 / 3] + [0] * 9, np.float16)
     capsys.readouterr()
-    pto.launch(specials, grid=(1,), args=(_tensor(x, pto.float16),))
+    pto.launch(specials, grid=(1,), args=(pto.to_device(x),))
     pto.sync()
     row = capsys.readouterr().out.splitlines()[2]
     assert row.split()[:7] == ["inf", "-inf", "nan", "-0.0000", "65504.0000", "0.0000", "0.3333"]
